@@ -1,0 +1,54 @@
+// Command ferretdb-embedded runs FerretDB 1.24 in-process so that machines without
+// MongoDB (CI, laptops without Docker) still speak the MongoDB wire protocol.
+// The upstream `cmd/ferretdb` binary panics on a build-info version check when built
+// with `go install`, which is why the project embeds the library instead.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/FerretDB/FerretDB/ferretdb"
+)
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:27017", "TCP address to listen on")
+	handler := flag.String("handler", "sqlite", "backend: sqlite or postgresql")
+	sqliteURL := flag.String("sqlite-url", "", "SQLite directory URI, e.g. file:/tmp/ferret/ (trailing slash, folder must exist)")
+	postgresURL := flag.String("postgresql-url", "", "PostgreSQL URL for the postgresql backend")
+	logLevel := flag.String("log-level", "warn", "debug, info, warn or error")
+	flag.Parse()
+
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(os.Stderr, "ferretdb-embedded: bad -log-level %q\n", *logLevel)
+		os.Exit(2)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	f, err := ferretdb.New(&ferretdb.Config{
+		Listener:      ferretdb.ListenerConfig{TCP: *listen},
+		Logger:        logger,
+		Handler:       *handler,
+		SQLiteURL:     *sqliteURL,
+		PostgreSQLURL: *postgresURL,
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ferretdb-embedded: %v\n", err)
+		os.Exit(1)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+
+	fmt.Println(f.MongoDBURI())
+	if err := f.Run(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "ferretdb-embedded: %v\n", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Makes Redis, RabbitMQ and a MongoDB-wire server available on loopback and prints their
+# URLs. Idempotent: uses what already runs, starts what is stopped, and remembers what it
+# started so that `down` stops exactly that and nothing else.
+#   infra/local/infra.sh up     -> writes .run/infra.env (REDIS_URL, AMQP_URL, MONGO_URL)
+#   infra/local/infra.sh down   -> stops what `up` started
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+RUN="$ROOT/.run"
+STATE="$RUN/infra"
+mkdir -p "$STATE"
+
+log() { echo "[infra] $*" >&2; }
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+wait_port() { # port seconds
+  local i; for ((i = 0; i < $2 * 10; i++)); do port_open "$1" && return 0; sleep 0.1; done; return 1
+}
+free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+
+redis_up() {
+  if port_open 6379; then log "redis: using the one on 127.0.0.1:6379"; return; fi
+  command -v redis-server >/dev/null || { log "redis-server not installed (apt-get install redis-server)"; exit 1; }
+  mkdir -p /var/lib/redis /var/log/redis 2>/dev/null || true
+  redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+    --dir "${REDIS_DIR:-/var/lib/redis}" --pidfile "$STATE/redis.pid" --logfile "$STATE/redis.log"
+  wait_port 6379 20 || { log "redis did not start"; exit 1; }
+  touch "$STATE/redis.started"; log "redis: started on 127.0.0.1:6379"
+}
+
+rabbit_up() {
+  if port_open 5672; then log "rabbitmq: using the one on 127.0.0.1:5672"; return; fi
+  command -v rabbitmq-server >/dev/null || { log "rabbitmq-server not installed (apt-get install rabbitmq-server)"; exit 1; }
+  rabbitmq-server -detached >/dev/null 2>&1 || true
+  rabbitmqctl -q await_startup --timeout 120 >/dev/null 2>&1 || true
+  wait_port 5672 120 || { log "rabbitmq did not start"; exit 1; }
+  touch "$STATE/rabbitmq.started"; log "rabbitmq: started on 127.0.0.1:5672"
+}
+
+ferret_binary() {
+  local src="$ROOT/infra/ferretdb" hash cache
+  hash="$(cat "$src/go.mod" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-16)"
+  cache="${XDG_CACHE_HOME:-$HOME/.cache}/signal-service"
+  mkdir -p "$cache"
+  if [ ! -x "$cache/ferretdb-$hash" ]; then
+    command -v go >/dev/null || { log "no MONGO_URL, no mongod and no Go toolchain to build FerretDB"; exit 1; }
+    log "building the embedded FerretDB 1.24.2 wrapper (first time only, ~1-2 min)"
+    (cd "$src" && go build -trimpath -o "$cache/ferretdb-$hash.tmp" . && mv "$cache/ferretdb-$hash.tmp" "$cache/ferretdb-$hash")
+  fi
+  echo "$cache/ferretdb-$hash"
+}
+
+pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+mongo_up() {
+  if [ -n "${MONGO_URL:-}" ]; then log "mongo: using MONGO_URL"; echo "$MONGO_URL" >"$STATE/mongo.url"; return; fi
+  if pid_alive "$STATE/mongo.pid" && [ -f "$STATE/mongo.url" ]; then log "mongo: already running ($(cat "$STATE/mongo.url"))"; return; fi
+  local port="${MONGO_PORT:-27017}"
+  port_open "$port" && port="$(free_port)"
+  if command -v mongod >/dev/null; then
+    mkdir -p "$STATE/mongod-data"
+    setsid nohup mongod --bind_ip 127.0.0.1 --port "$port" --dbpath "$STATE/mongod-data" >"$STATE/mongo.log" 2>&1 &
+    echo $! >"$STATE/mongo.pid"
+  else
+    local bin; bin="$(ferret_binary)"
+    rm -rf "$STATE/ferretdb-data"; mkdir -p "$STATE/ferretdb-data"
+    setsid nohup "$bin" -listen "127.0.0.1:$port" -handler sqlite -sqlite-url "file:$STATE/ferretdb-data/" >"$STATE/mongo.log" 2>&1 &
+    echo $! >"$STATE/mongo.pid"
+    if ! wait_port "$port" 30; then
+      log "FerretDB with SQLite did not start ($(tail -n 3 "$STATE/mongo.log")); trying the PostgreSQL backend"
+      kill "$(cat "$STATE/mongo.pid")" 2>/dev/null || true
+      psql -h 127.0.0.1 -U postgres -tc "SELECT 1 FROM pg_database WHERE datname='signal_ferretdb'" | grep -q 1 ||
+        psql -h 127.0.0.1 -U postgres -c "CREATE DATABASE signal_ferretdb ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0" >/dev/null
+      setsid nohup "$bin" -listen "127.0.0.1:$port" -handler postgresql \
+        -postgresql-url "postgres://postgres@127.0.0.1:5432/signal_ferretdb" >"$STATE/mongo.log" 2>&1 &
+      echo $! >"$STATE/mongo.pid"
+    fi
+  fi
+  wait_port "$port" 30 || { log "MongoDB-wire server did not start: $(tail -n 5 "$STATE/mongo.log")"; exit 1; }
+  echo "mongodb://127.0.0.1:$port" >"$STATE/mongo.url"
+  log "mongo: started $(command -v mongod >/dev/null && echo mongod || echo FerretDB) on 127.0.0.1:$port"
+}
+
+up() {
+  redis_up
+  rabbit_up
+  mongo_up
+  cat >"$RUN/infra.env" <<ENV
+REDIS_URL=redis://127.0.0.1:6379
+AMQP_URL=amqp://guest:guest@127.0.0.1:5672
+MONGO_URL=$(cat "$STATE/mongo.url")
+ENV
+  cat "$RUN/infra.env"
+}
+
+down() {
+  if pid_alive "$STATE/mongo.pid"; then
+    kill "$(cat "$STATE/mongo.pid")" 2>/dev/null || true
+    for _ in $(seq 50); do pid_alive "$STATE/mongo.pid" || break; sleep 0.1; done
+    pid_alive "$STATE/mongo.pid" && kill -9 "$(cat "$STATE/mongo.pid")" 2>/dev/null || true
+    log "mongo: stopped"
+  fi
+  rm -f "$STATE/mongo.pid" "$STATE/mongo.url"; rm -rf "$STATE/ferretdb-data" "$STATE/mongod-data"
+  if [ -f "$STATE/rabbitmq.started" ]; then rabbitmqctl -q stop >/dev/null 2>&1 || true; rm -f "$STATE/rabbitmq.started"; log "rabbitmq: stopped"; fi
+  if [ -f "$STATE/redis.started" ]; then redis-cli -p 6379 shutdown nosave >/dev/null 2>&1 || true; rm -f "$STATE/redis.started"; log "redis: stopped"; fi
+  rm -f "$RUN/infra.env"
+}
+
+case "${1:-up}" in
+  up) up ;;
+  down) down ;;
+  *) echo "usage: $0 up|down" >&2; exit 2 ;;
+esac

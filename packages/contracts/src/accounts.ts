@@ -1,0 +1,31 @@
+import { z } from 'zod';
+
+export const API_KEY_PREFIX = 'sk_live_';
+
+export const createApiKeyInputSchema = z
+  .strictObject({
+    name: z.string().trim().min(1, 'name is required').max(100),
+    expires_at: z.iso.datetime({ offset: true }).optional(),
+  })
+  .meta({ id: 'CreateApiKeyRequest' });
+
+export const apiKeySchema = z
+  .strictObject({
+    id: z.string(),
+    name: z.string(),
+    prefix: z.string().describe('First characters of the key, for recognising it'),
+    created_at: z.iso.datetime({ offset: true }),
+    expires_at: z.iso.datetime({ offset: true }).nullable(),
+    last_used_at: z.iso.datetime({ offset: true }).nullable(),
+    revoked_at: z.iso.datetime({ offset: true }).nullable(),
+  })
+  .meta({ id: 'ApiKey' });
+export type ApiKeyView = z.infer<typeof apiKeySchema>;
+
+export const apiKeyWithSecretSchema = apiKeySchema
+  .extend({ key: z.string().describe('The API key; shown only once') })
+  .meta({ id: 'ApiKeyWithSecret' });
+
+export const loginInputSchema = z
+  .strictObject({ email: z.email(), password: z.string().min(1).max(200) })
+  .meta({ id: 'LoginRequest' });

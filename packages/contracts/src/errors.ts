@@ -1,0 +1,57 @@
+import { z } from 'zod';
+
+/** The one code → HTTP status table (Unkey's `codeToStatus`). */
+export const ERROR_STATUS = {
+  VALIDATION_ERROR: 400,
+  UNAUTHORIZED: 401,
+  KEY_EXPIRED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  INVALID_STATUS_TRANSITION: 409,
+  IDEMPOTENCY_CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMIT_EXCEEDED: 429,
+  INTERNAL_ERROR: 500,
+  BAD_GATEWAY: 502,
+  SERVICE_UNAVAILABLE: 503,
+  GATEWAY_TIMEOUT: 504,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
+
+export const DEFAULT_ERROR_MESSAGES: Record<ErrorCode, string> = {
+  VALIDATION_ERROR: 'The request is invalid.',
+  UNAUTHORIZED: 'Invalid or missing API key.',
+  KEY_EXPIRED: 'This API key has expired. Generate a new key in your dashboard under API settings.',
+  FORBIDDEN: 'You are not allowed to do this.',
+  NOT_FOUND: 'The resource was not found.',
+  METHOD_NOT_ALLOWED: 'This method is not allowed on this resource.',
+  CONFLICT: 'The request conflicts with the current state of the resource.',
+  INVALID_STATUS_TRANSITION: 'This status change is not allowed.',
+  IDEMPOTENCY_CONFLICT: 'This Idempotency-Key was used with a different request body.',
+  PAYLOAD_TOO_LARGE: 'The request body is too large.',
+  UNSUPPORTED_MEDIA_TYPE: 'Request bodies must be application/json.',
+  RATE_LIMIT_EXCEEDED: 'Rate limit exceeded. Retry after the number of seconds in retry_after.',
+  INTERNAL_ERROR: 'An internal error occurred.',
+  BAD_GATEWAY: 'An upstream service answered badly.',
+  SERVICE_UNAVAILABLE: 'The service is temporarily unavailable. Retry shortly.',
+  GATEWAY_TIMEOUT: 'An upstream service did not answer in time.',
+};
+
+export const errorEnvelopeSchema = z
+  .object({
+    success: z.literal(false),
+    error: z.object({
+      code: z.enum(ERROR_CODES as [ErrorCode, ...ErrorCode[]]),
+      message: z.string(),
+      request_id: z.string().optional(),
+      retry_after: z.number().int().nonnegative().optional(),
+      details: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
+    }),
+  })
+  .meta({ id: 'ErrorEnvelope' });
+export type ErrorEnvelope = z.infer<typeof errorEnvelopeSchema>;

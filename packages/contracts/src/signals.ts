@@ -1,0 +1,169 @@
+import { z } from 'zod';
+import { SIGNAL_STATUSES, SIGNAL_TYPES } from './enums';
+
+export const signalTypeSchema = z.enum(SIGNAL_TYPES);
+export const signalStatusSchema = z.enum(SIGNAL_STATUSES);
+export const signalIdSchema = z.string().regex(/^sig_[0-9A-HJKMNP-TV-Z]{26}$/, 'must be sig_ followed by a ULID');
+const isoTimestamp = z.iso.datetime({ offset: true });
+const money = z.number().finite().nonnegative();
+
+export const signalListItemSchema = z
+  .strictObject({
+    id: z.string().describe('Signal identifier, `sig_` + ULID'),
+    token: z.strictObject({
+      symbol: z.string(),
+      name: z.string(),
+      contract: z.string().describe('Token contract address'),
+      age_hours: z.number().describe('Token age in hours'),
+    }),
+    metrics: z.strictObject({
+      mcap_entry: z.number().describe('Market cap at entry (USD)'),
+      mcap_current: z.number().describe('Current market cap (USD)'),
+      volume_24h: z.number(),
+      holders: z.number(),
+      liquidity: z.number(),
+    }),
+    performance: z.strictObject({
+      roi: z.number().describe('Return since entry, percent (150 = +150%)'),
+      ath_roi: z.number().describe('Return at the all-time high since entry, percent'),
+      status: signalStatusSchema,
+    }),
+    type: signalTypeSchema,
+    is_premium: z.boolean(),
+    created_at: isoTimestamp,
+  })
+  .meta({ id: 'SignalListItem' });
+export type SignalListItem = z.infer<typeof signalListItemSchema>;
+
+const socialUrl = z.url().nullable().describe('URL, or null when the token has none');
+
+export const signalDetailSchema = z
+  .strictObject({
+    ...signalListItemSchema.shape,
+    token: z.strictObject({
+      ...signalListItemSchema.shape.token.shape,
+      dex_paid: z.boolean(),
+      socials: z.strictObject({ twitter: socialUrl, telegram: socialUrl, website: socialUrl }),
+    }),
+    metrics: z.strictObject({ ...signalListItemSchema.shape.metrics.shape, mcap_ath: z.number() }),
+    performance: z.strictObject({
+      ...signalListItemSchema.shape.performance.shape,
+      time_to_ath_hours: z.number(),
+    }),
+    updated_at: isoTimestamp,
+  })
+  .meta({ id: 'SignalDetail' });
+export type SignalDetail = z.infer<typeof signalDetailSchema>;
+
+export const listMetaSchema = z
+  .strictObject({
+    total: z.number().int(),
+    page: z.number().int(),
+    per_page: z.number().int(),
+    total_pages: z.number().int(),
+    next_cursor: z
+      .string()
+      .nullable()
+      .describe('Opaque cursor for the next page (pass as `cursor`); null on the last page'),
+  })
+  .meta({ id: 'ListMeta' });
+export type ListMeta = z.infer<typeof listMetaSchema>;
+
+export const signalListResponseSchema = z
+  .strictObject({ success: z.literal(true), data: z.array(signalListItemSchema), meta: listMetaSchema })
+  .meta({ id: 'SignalListResponse' });
+export const signalDetailResponseSchema = z
+  .strictObject({ success: z.literal(true), data: signalDetailSchema })
+  .meta({ id: 'SignalDetailResponse' });
+
+/** Query of GET /v1/signals. Values arrive as strings; every bad value names its parameter. */
+export const MAX_PAGE_SIZE = 100;
+export const DEFAULT_PAGE_SIZE = 20;
+const intString = (name: string, min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, `${name} must be a whole number`)
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, `${name} must be between ${min} and ${max}`);
+
+export const signalListQuerySchema = z
+  .strictObject({
+    type: z.enum(SIGNAL_TYPES, { error: `type must be one of ${SIGNAL_TYPES.join(', ')}` }).optional(),
+    status: z.enum(SIGNAL_STATUSES, { error: `status must be one of ${SIGNAL_STATUSES.join(', ')}` }).optional(),
+    since: z.iso
+      .datetime({ offset: true, error: 'since must be an ISO 8601 timestamp, e.g. 2026-01-31T12:00:00Z' })
+      .optional()
+      .describe('Only signals created strictly after this time'),
+    limit: intString('limit', 1, MAX_PAGE_SIZE).optional().describe('Results per page; default 20, max 100'),
+    page: intString('page', 1, 1_000_000).optional().describe('Page number, from 1 (default 1)'),
+    cursor: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,200}$/, 'cursor must be a value returned in meta.next_cursor')
+      .optional()
+      .describe('Keyset cursor from meta.next_cursor; fast at any depth; excludes page'),
+  })
+  .refine((q) => !(q.cursor !== undefined && q.page !== undefined), {
+    message: 'page and cursor cannot be used together',
+    path: ['cursor'],
+  });
+export type SignalListQuery = z.infer<typeof signalListQuerySchema>;
+
+/* ---------- Ingestion (internal) ---------- */
+
+const socialsInput = z
+  .strictObject({ twitter: z.url().optional(), telegram: z.url().optional(), website: z.url().optional() })
+  .optional();
+
+export const createSignalInputSchema = z.strictObject({
+  token: z.strictObject({
+    symbol: z.string().trim().min(1).max(32),
+    name: z.string().trim().min(1).max(128),
+    contract: z.string().trim().min(8).max(128),
+    age_hours: z.number().finite().nonnegative(),
+    dex_paid: z.boolean().default(false),
+    socials: socialsInput,
+  }),
+  metrics: z.strictObject({
+    mcap_entry: money.positive(),
+    mcap_current: money.optional(),
+    mcap_ath: money.optional(),
+    volume_24h: money,
+    holders: z.number().int().nonnegative(),
+    liquidity: money,
+  }),
+  type: signalTypeSchema,
+  is_premium: z.boolean().default(false),
+  /** Backfills may date a signal in the past; never in the future. */
+  created_at: isoTimestamp.optional(),
+});
+export type CreateSignalInput = z.infer<typeof createSignalInputSchema>;
+
+export const bulkCreateSignalsInputSchema = z.strictObject({
+  signals: z.array(createSignalInputSchema).min(1).max(1000),
+});
+
+export const updateSignalInputSchema = z
+  .strictObject({
+    metrics: z
+      .strictObject({
+        mcap_current: money.optional(),
+        mcap_ath: money.optional(),
+        volume_24h: money.optional(),
+        holders: z.number().int().nonnegative().optional(),
+        liquidity: money.optional(),
+      })
+      .optional(),
+    performance: z
+      .strictObject({
+        roi: z.number().finite().optional(),
+        ath_roi: z.number().finite().optional(),
+        time_to_ath_hours: z.number().finite().nonnegative().optional(),
+      })
+      .optional(),
+  })
+  .refine((u) => Object.keys(u.metrics ?? {}).length + Object.keys(u.performance ?? {}).length > 0, {
+    message: 'nothing to update: give metrics and/or performance fields',
+  });
+export type UpdateSignalInput = z.infer<typeof updateSignalInputSchema>;
+
+export const changeStatusInputSchema = z.strictObject({ status: signalStatusSchema });

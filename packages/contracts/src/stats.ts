@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { SIGNAL_TYPES, STATS_PERIODS } from './enums';
+
+const typeStats = z.strictObject({
+  total: z.number().int(),
+  winners: z.number().int(),
+  win_rate: z.number().describe('Percent 0–100 of winners / total; 0 when total is 0'),
+});
+
+export const statisticsSchema = z
+  .strictObject({
+    total_signals: z.number().int(),
+    winners: z.number().int(),
+    win_rate: z.number().describe('Percent 0–100'),
+    avg_roi: z.number().describe('Mean ROI in percent'),
+    best_roi: z.number().describe('Highest ROI in percent; 0 with no signals'),
+    by_type: z.strictObject(
+      Object.fromEntries(SIGNAL_TYPES.map((t) => [t, typeStats])) as Record<
+        (typeof SIGNAL_TYPES)[number],
+        typeof typeStats
+      >,
+    ),
+  })
+  .meta({ id: 'Statistics' });
+export type Statistics = z.infer<typeof statisticsSchema>;
+
+export const statsResponseSchema = z
+  .strictObject({ success: z.literal(true), data: statisticsSchema })
+  .meta({ id: 'StatisticsResponse' });
+
+export const statsQuerySchema = z.strictObject({
+  type: z.enum(SIGNAL_TYPES, { error: `type must be one of ${SIGNAL_TYPES.join(', ')}` }).optional(),
+  period: z
+    .enum(STATS_PERIODS, { error: `period must be one of ${STATS_PERIODS.join(', ')}` })
+    .optional()
+    .describe('Default all'),
+});
+export type StatsQuery = z.infer<typeof statsQuerySchema>;

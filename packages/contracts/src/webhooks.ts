@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import { SIGNAL_TYPES, WEBHOOK_EVENTS } from './enums';
+import { signalDetailSchema } from './signals';
+
+export const webhookIdSchema = z.string().regex(/^wh_[0-9A-HJKMNP-TV-Z]{26}$/);
+
+const eventsField = z
+  .array(z.enum(WEBHOOK_EVENTS, { error: `each event must be one of ${WEBHOOK_EVENTS.join(', ')}` }))
+  .min(1, 'events must name at least one event')
+  .refine((a) => new Set(a).size === a.length, 'events must not repeat');
+const typesField = z
+  .array(z.enum(SIGNAL_TYPES, { error: `each type must be one of ${SIGNAL_TYPES.join(', ')}` }))
+  .min(1, 'types, when given, must name at least one type')
+  .refine((a) => new Set(a).size === a.length, 'types must not repeat');
+const urlField = z.string().max(2048).url('url must be an absolute URL');
+
+export const createWebhookInputSchema = z
+  .strictObject({
+    url: urlField,
+    events: eventsField,
+    types: typesField.optional().describe('Restrict to these signal types; omitted = every type'),
+    description: z.string().max(200).optional(),
+  })
+  .meta({ id: 'CreateWebhookRequest' });
+export type CreateWebhookInput = z.infer<typeof createWebhookInputSchema>;
+
+export const updateWebhookInputSchema = z
+  .strictObject({
+    url: urlField.optional(),
+    events: eventsField.optional(),
+    types: typesField.nullable().optional(),
+    description: z.string().max(200).optional(),
+    enabled: z.boolean().optional(),
+  })
+  .refine((u) => Object.keys(u).length > 0, { message: 'nothing to update' })
+  .meta({ id: 'UpdateWebhookRequest' });
+export type UpdateWebhookInput = z.infer<typeof updateWebhookInputSchema>;
+
+export const webhookSubscriptionSchema = z
+  .strictObject({
+    id: z.string(),
+    url: z.string(),
+    events: z.array(z.enum(WEBHOOK_EVENTS)),
+    types: z.array(z.enum(SIGNAL_TYPES)).nullable().describe('null = every type'),
+    description: z.string().nullable(),
+    status: z.enum(['enabled', 'disabled']),
+    disabled_reason: z.string().nullable(),
+    created_at: z.iso.datetime({ offset: true }),
+    updated_at: z.iso.datetime({ offset: true }),
+  })
+  .meta({ id: 'WebhookSubscription' });
+export type WebhookSubscription = z.infer<typeof webhookSubscriptionSchema>;
+
+export const webhookWithSecretSchema = webhookSubscriptionSchema
+  .extend({ secret: z.string().describe('Signing secret `whsec_…`; shown only here') })
+  .meta({ id: 'WebhookSubscriptionWithSecret' });
+
+export const webhookDataSchema = z.object({
+  id: z.string(),
+  token: signalDetailSchema.shape.token,
+  metrics: signalDetailSchema.shape.metrics,
+  type: signalDetailSchema.shape.type,
+  is_premium: z.boolean(),
+  performance: signalDetailSchema.shape.performance.optional(),
+});
+
+/** Body POSTed to subscribers. */
+export const webhookPayloadSchema = z
+  .object({
+    event: z.string(),
+    timestamp: z.iso.datetime({ offset: true }),
+    data: z.union([webhookDataSchema, z.object({ subscription_id: z.string(), message: z.string() })]),
+  })
+  .meta({ id: 'WebhookPayload' });
+export type WebhookPayload = z.infer<typeof webhookPayloadSchema>;
+
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+
+export const deliveryAttemptSchema = z.strictObject({
+  attempt: z.number().int(),
+  started_at: z.iso.datetime({ offset: true }),
+  duration_ms: z.number(),
+  status_code: z.number().int().nullable(),
+  error: z.string().nullable().describe('timeout, connection_refused, redirect, blocked_address, …'),
+});
+
+export const deliverySchema = z
+  .strictObject({
+    id: z.string(),
+    webhook_id: z.string(),
+    event_id: z.string(),
+    event: z.string(),
+    status: z.enum(DELIVERY_STATUSES),
+    attempts_made: z.number().int(),
+    next_attempt_at: z.iso.datetime({ offset: true }).nullable(),
+    created_at: z.iso.datetime({ offset: true }),
+    updated_at: z.iso.datetime({ offset: true }),
+    attempts: z.array(deliveryAttemptSchema).optional(),
+  })
+  .meta({ id: 'WebhookDelivery' });
+export type Delivery = z.infer<typeof deliverySchema>;
+
+export const deliveryListQuerySchema = z.strictObject({
+  status: z.enum(DELIVERY_STATUSES, { error: `status must be one of ${DELIVERY_STATUSES.join(', ')}` }).optional(),
+  event: z.string().max(64).optional(),
+  limit: z
+    .string()
+    .regex(/^\d+$/, 'limit must be a whole number')
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 100, 'limit must be between 1 and 100')
+    .optional(),
+  page: z
+    .string()
+    .regex(/^\d+$/, 'page must be a whole number')
+    .transform(Number)
+    .refine((n) => n >= 1, 'page must be 1 or more')
+    .optional(),
+});

@@ -1,0 +1,158 @@
+import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import type { AmqpClient } from './amqp-client';
+
+export type QueueType = 'quorum' | 'classic';
+
+export interface RetryPolicy {
+  maxAttempts: number;
+  retryDelayMs: number;
+  handlerTimeoutMs: number;
+}
+
+export interface MessageMeta {
+  attempt: number;
+  messageId?: string;
+  requestId?: string;
+  routingKey: string;
+}
+
+export interface ConsumerOptions<S extends z.ZodType> {
+  client: AmqpClient;
+  logger: Logger;
+  queue: string;
+  schema: S;
+  policy: RetryPolicy;
+  prefetch: number;
+  queueType?: QueueType;
+  bindings?: { exchange: string; routingKeys: string[] };
+  handler: (message: z.infer<S>, meta: MessageMeta) => Promise<void>;
+}
+
+export const ATTEMPT_HEADER = 'x-attempt';
+
+/** Queue + its retry queue (TTL, dead-letters back) + its dead-letter queue. */
+export async function declareConsumerQueues(
+  channel: ConfirmChannel,
+  queue: string,
+  retryDelayMs: number,
+  queueType: QueueType = 'quorum',
+): Promise<void> {
+  await channel.assertQueue(queue, { durable: true, arguments: { 'x-queue-type': queueType } });
+  await channel.assertQueue(`${queue}.retry`, {
+    durable: true,
+    arguments: { 'x-message-ttl': retryDelayMs, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': queue },
+  });
+  await channel.assertQueue(`${queue}.dead`, { durable: true, arguments: { 'x-queue-type': queueType } });
+}
+
+function sendConfirmed(channel: ConfirmChannel, queue: string, msg: ConsumeMessage, headers: Record<string, unknown>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    channel.sendToQueue(
+      queue,
+      msg.content,
+      { ...msg.properties, headers: { ...msg.properties.headers, ...headers }, persistent: true },
+      (err) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve()),
+    );
+  });
+}
+
+/**
+ * Manual-ack consumer: ack only after the handler committed its work. A failing message goes
+ * to `<queue>.retry` (comes back after the delay) up to `maxAttempts`, then to `<queue>.dead`;
+ * a message that does not match its schema is poison and goes to `.dead` at once.
+ */
+export class Consumer<S extends z.ZodType> {
+  private channel?: ConfirmChannel;
+  private consumerTag?: string;
+  private stopped = false;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(private readonly options: ConsumerOptions<S>) {}
+
+  async start(): Promise<void> {
+    await this.options.client.addSetup(async () => {
+      if (this.stopped) return;
+      await this.subscribe();
+    });
+  }
+
+  private async subscribe(): Promise<void> {
+    const { client, queue, prefetch, policy, bindings, queueType } = this.options;
+    const channel = await client.createChannel();
+    channel.on('error', () => undefined);
+    await declareConsumerQueues(channel, queue, policy.retryDelayMs, queueType);
+    if (bindings) {
+      await channel.assertExchange(bindings.exchange, 'topic', { durable: true });
+      for (const key of bindings.routingKeys) await channel.bindQueue(queue, bindings.exchange, key);
+    }
+    await channel.prefetch(prefetch);
+    this.channel = channel;
+    const { consumerTag } = await channel.consume(queue, (msg) => {
+      if (!msg) return;
+      const work = this.handle(channel, msg).finally(() => this.inFlight.delete(work));
+      this.inFlight.add(work);
+    });
+    this.consumerTag = consumerTag;
+  }
+
+  private async handle(channel: ConfirmChannel, msg: ConsumeMessage): Promise<void> {
+    const { logger, queue, schema, policy, handler } = this.options;
+    const headers = msg.properties.headers ?? {};
+    const attempt = Number(headers[ATTEMPT_HEADER] ?? 1);
+    const meta: MessageMeta = {
+      attempt,
+      messageId: msg.properties.messageId as string | undefined,
+      requestId: headers['x-request-id'] as string | undefined,
+      routingKey: msg.fields.routingKey,
+    };
+    try {
+      let parsed: z.infer<S>;
+      try {
+        parsed = schema.parse(JSON.parse(msg.content.toString('utf8')));
+      } catch (err) {
+        logger.error({ queue, messageId: meta.messageId, err: (err as Error).message }, 'poison message → dead-letter');
+        await sendConfirmed(channel, `${queue}.dead`, msg, { 'x-error': 'invalid message' });
+        channel.ack(msg);
+        return;
+      }
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await Promise.race([
+          handler(parsed, meta),
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`handler timed out after ${policy.handlerTimeoutMs} ms`)), policy.handlerTimeoutMs);
+          }),
+        ]);
+      } finally {
+        clearTimeout(timer);
+      }
+      channel.ack(msg);
+    } catch (err) {
+      const reason = (err as Error).message;
+      try {
+        if (attempt >= policy.maxAttempts) {
+          logger.error({ queue, messageId: meta.messageId, attempt, err: reason }, 'message failed for good → dead-letter');
+          await sendConfirmed(channel, `${queue}.dead`, msg, { 'x-error': reason.slice(0, 200) });
+        } else {
+          logger.warn({ queue, messageId: meta.messageId, attempt, err: reason }, 'message failed; will retry');
+          await sendConfirmed(channel, `${queue}.retry`, msg, { [ATTEMPT_HEADER]: attempt + 1 });
+        }
+        channel.ack(msg);
+      } catch {
+        // The channel is gone; the broker redelivers the unacked message after reconnect.
+      }
+    }
+  }
+
+  /** Stops taking messages and waits for the ones being handled. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const channel = this.channel;
+    if (channel && this.consumerTag) await channel.cancel(this.consumerTag).catch(() => undefined);
+    await Promise.allSettled([...this.inFlight]);
+    if (channel) await channel.close().catch(() => undefined);
+    this.channel = undefined;
+  }
+}

@@ -1,0 +1,4 @@
+export * from './amqp-client';
+export * from './consumer';
+export * from './topology';
+export * from './outbox-relay';

@@ -1,0 +1,27 @@
+import type { ConfirmChannel } from 'amqplib';
+
+/** Every broker name gets the same prefix, so tests (and tenants of a shared broker) never collide. */
+export function brokerNames(prefix = '') {
+  return {
+    signalEvents: `${prefix}signal.events`,
+    statsQueue: `${prefix}stats.signal-events`,
+    webhooksQueue: `${prefix}webhooks.signal-events`,
+    deliveriesQueue: `${prefix}webhooks.deliveries`,
+    deliveryDelayQueue: (attempt: number) => `${prefix}webhooks.deliveries.delay.${attempt}`,
+  };
+}
+export type BrokerNames = ReturnType<typeof brokerNames>;
+
+export async function declareEventExchange(channel: ConfirmChannel, exchange: string): Promise<void> {
+  await channel.assertExchange(exchange, 'topic', { durable: true });
+}
+
+/** Removes everything a prefix owns (tests). */
+export async function deleteBrokerNames(channel: ConfirmChannel, names: BrokerNames, extraQueues: string[] = []): Promise<void> {
+  const queues = [names.statsQueue, names.webhooksQueue, names.deliveriesQueue, ...extraQueues];
+  for (const q of queues) {
+    for (const suffix of ['', '.retry', '.dead']) await channel.deleteQueue(`${q}${suffix}`).catch(() => undefined);
+  }
+  for (let i = 1; i <= 10; i++) await channel.deleteQueue(names.deliveryDelayQueue(i)).catch(() => undefined);
+  await channel.deleteExchange(names.signalEvents).catch(() => undefined);
+}

@@ -1,0 +1,59 @@
+import { DEFAULT_ERROR_MESSAGES, ERROR_STATUS, type ErrorCode } from '@signal/contracts';
+import type { z } from 'zod';
+
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
+/** The one error type services throw; the code decides the HTTP status (ERROR_STATUS). */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details?: FieldProblem[];
+  readonly retryAfter?: number;
+  readonly headers?: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    message: string = DEFAULT_ERROR_MESSAGES[code],
+    extra: { details?: FieldProblem[]; retryAfter?: number; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(message, { cause: extra.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.details = extra.details;
+    this.retryAfter = extra.retryAfter;
+    this.headers = extra.headers;
+  }
+}
+
+export function isAppError(e: unknown): e is AppError {
+  return e instanceof AppError;
+}
+
+/** Turns a zod failure into a VALIDATION_ERROR whose message names the field(s). */
+export function validationError(error: z.ZodError, where: 'query' | 'body' | 'path'): AppError {
+  const details: FieldProblem[] = error.issues.map((issue) => {
+    let field = issue.path.map(String).join('.');
+    let message = issue.message;
+    if (issue.code === 'unrecognized_keys') {
+      const keys = issue.keys.join(', ');
+      field = field ? `${field}.${issue.keys[0]}` : (issue.keys[0] ?? '');
+      message = `unknown ${where === 'query' ? 'parameter' : 'field'}${issue.keys.length > 1 ? 's' : ''}: ${keys}`;
+    } else if (issue.code === 'invalid_type' && issue.input === undefined) {
+      message = `${field || where} is required`;
+    } else if (field && !message.toLowerCase().startsWith(field.split('.').pop()!.toLowerCase())) {
+      message = `${field}: ${message}`;
+    }
+    return { field: field || where, message };
+  });
+  return new AppError('VALIDATION_ERROR', details.map((d) => d.message).join('; '), { details });
+}
+
+export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, where: 'query' | 'body' | 'path'): z.infer<S> {
+  const result = schema.safeParse(input);
+  if (!result.success) throw validationError(result.error, where);
+  return result.data;
+}

@@ -1,0 +1,54 @@
+import express, { type Express, type RequestHandler } from 'express';
+import helmet from 'helmet';
+import { AppError } from './app-error';
+import { healthRouter, type HealthCheck, type Lifecycle } from './health';
+import type { Logger } from './logger';
+import { isMongoUnavailable } from './mongo';
+import { accessLogMiddleware, errorMiddleware, jsonBodyMiddleware, notFoundMiddleware, requestIdMiddleware } from './middleware';
+import { metricsMiddleware, metricsRoute } from './metrics';
+
+export interface BaseAppOptions {
+  service: string;
+  logger: Logger;
+  lifecycle: Lifecycle;
+  checks: Record<string, HealthCheck>;
+  jsonLimit?: string;
+  trustProxy?: boolean | string | number;
+}
+
+/** Common front half of every service: security headers, request id, logs, metrics, health. */
+export function createBaseApp(options: BaseAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', options.trustProxy ?? false);
+  app.use(helmet());
+  app.use(requestIdMiddleware());
+  app.use(accessLogMiddleware(options.logger));
+  app.use(metricsMiddleware(options.service));
+  app.use(healthRouter(options.checks, options.lifecycle));
+  app.get('/metrics', metricsRoute());
+  app.use(jsonBodyMiddleware(options.jsonLimit));
+  return app;
+}
+
+/** Back half: unknown routes → 404 envelope, dependency faults → 503, the one error handler. */
+export function finishApp(app: Express, logger: Logger): Express {
+  app.use(notFoundMiddleware());
+  app.use(dependencyErrorMapper());
+  app.use(errorMiddleware(logger));
+  return app;
+}
+
+function dependencyErrorMapper() {
+  const handler = (err: unknown, _req: express.Request, _res: express.Response, next: express.NextFunction) => {
+    if (!(err instanceof AppError) && isMongoUnavailable(err)) {
+      return next(new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable. Retry shortly.', { cause: err, headers: { 'Retry-After': '1' } }));
+    }
+    next(err);
+  };
+  return handler as unknown as RequestHandler;
+}
+
+/** Wraps an async route so a rejection reaches the error middleware (express 5 does this too; explicit for clarity). */
+export type AsyncHandler = (req: express.Request, res: express.Response) => Promise<void>;

@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
+import { AppError, isAppError } from './app-error';
+import type { Logger } from './logger';
+import { requestContext } from './request-context';
+
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Accepts a sane inbound X-Request-Id (so traces join up), else makes one; echoes it back. */
+export function requestIdMiddleware(): RequestHandler {
+  return (req, res, next) => {
+    const inbound = req.header('x-request-id');
+    const requestId = inbound && REQUEST_ID_PATTERN.test(inbound) ? inbound : `req_${randomUUID()}`;
+    res.locals.requestId = requestId;
+    res.setHeader('X-Request-Id', requestId);
+    requestContext.run({ requestId }, () => next());
+  };
+}
+
+export function accessLogMiddleware(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      const level = res.statusCode >= 500 ? 'error' : 'debug';
+      logger[level](
+        { method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10, request_id: res.locals.requestId },
+        'request',
+      );
+    });
+    next();
+  };
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/**
+ * JSON bodies only: a body of another type is a 415, a too-large one a 413, broken JSON a 400.
+ * An empty body is fine (e.g. POST …/test).
+ */
+export function jsonBodyMiddleware(limit = '100kb'): RequestHandler[] {
+  const parse = express.json({ limit, strict: true, type: () => true });
+  return [
+    (req, _res, next) => {
+      if (!BODY_METHODS.has(req.method)) return next();
+      const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+      if (!hasBody) return next();
+      if (!req.is('application/json') && !req.is('application/*+json')) {
+        return next(new AppError('UNSUPPORTED_MEDIA_TYPE'));
+      }
+      return parse(req, _res, next);
+    },
+  ];
+}
+
+export function notFoundMiddleware(): RequestHandler {
+  return (req, _res, next) => next(new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`));
+}
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+}
+
+function fromBodyParser(err: unknown): AppError | undefined {
+  const e = err as BodyParserError;
+  if (e?.type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE');
+  if (e?.type === 'entity.parse.failed') return new AppError('VALIDATION_ERROR', 'The request body is not valid JSON.', { details: [{ field: 'body', message: 'invalid JSON' }] });
+  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') return new AppError('UNSUPPORTED_MEDIA_TYPE');
+  if (e?.type === 'request.aborted') return new AppError('VALIDATION_ERROR', 'The request body was cut off.');
+  return undefined;
+}
+
+/** The one error handler: logs, adds the request id, answers with the spec's envelope. */
+export function errorMiddleware(logger: Logger): ErrorRequestHandler {
+  return (err: unknown, _req, res, _next) => {
+    const appError = isAppError(err) ? err : (fromBodyParser(err) ?? new AppError('INTERNAL_ERROR', undefined, { cause: err }));
+    if (appError.status >= 500) logger.error({ err: appError.cause ?? err, code: appError.code }, 'request failed');
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
+    if (appError.retryAfter !== undefined) res.setHeader('Retry-After', String(appError.retryAfter));
+    res.status(appError.status).json({
+      success: false,
+      error: {
+        code: appError.code,
+        message: appError.message,
+        request_id: res.locals.requestId as string | undefined,
+        ...(appError.retryAfter !== undefined ? { retry_after: appError.retryAfter } : {}),
+        ...(appError.details ? { details: appError.details } : {}),
+      },
+    });
+  };
+}

@@ -1,0 +1,88 @@
+import { randomBytes } from 'node:crypto';
+import { connect } from 'amqplib';
+import mongoose from 'mongoose';
+import pino from 'pino';
+
+export interface InfraUrls {
+  mongoUrl: string;
+  redisUrl: string;
+  amqpUrl: string;
+}
+
+/** URLs of the real services the tests talk to (set by test/global-setup.js from .run/infra.env). */
+export function infraUrls(): InfraUrls {
+  const { MONGO_URL, REDIS_URL, AMQP_URL } = process.env;
+  if (!MONGO_URL || !REDIS_URL || !AMQP_URL) {
+    throw new Error('MONGO_URL, REDIS_URL and AMQP_URL must be set: run `bash scripts/test.sh` or `infra/local/infra.sh up`');
+  }
+  return { mongoUrl: MONGO_URL, redisUrl: REDIS_URL, amqpUrl: AMQP_URL };
+}
+
+/** A name no other test file (or run) uses: `<prefix>_<pid>_<random>`. */
+export function uniqueName(prefix: string): string {
+  return `${prefix}_${process.pid}_${randomBytes(4).toString('hex')}`;
+}
+
+export const silentLogger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+export interface TestDatabase {
+  url: string;
+  dbName: string;
+  drop(): Promise<void>;
+}
+
+/** A database of this test file's own; `drop()` removes it. */
+export function testDatabase(prefix: string): TestDatabase {
+  const { mongoUrl } = infraUrls();
+  const dbName = uniqueName(`t_${prefix}`).replace(/[^A-Za-z0-9_]/g, '_');
+  return {
+    url: mongoUrl,
+    dbName,
+    async drop() {
+      const conn = await mongoose.createConnection(mongoUrl, { dbName, serverSelectionTimeoutMS: 5000 }).asPromise();
+      try {
+        await conn.dropDatabase();
+      } finally {
+        await conn.close();
+      }
+    },
+  };
+}
+
+/** A prefix for exchanges and queues, plus the clean-up of everything under it. */
+export function testBrokerPrefix(label: string): { prefix: string; cleanup(extraQueues?: string[]): Promise<void> } {
+  const prefix = `${uniqueName(`t.${label}`)}.`;
+  return {
+    prefix,
+    async cleanup(extraQueues: string[] = []) {
+      const conn = await connect(infraUrls().amqpUrl);
+      try {
+        const { brokerNames, deleteBrokerNames } = await import('@signal/messaging');
+        const channel = await conn.createConfirmChannel();
+        channel.on('error', () => undefined);
+        await deleteBrokerNames(channel, brokerNames(prefix), extraQueues);
+        await channel.close().catch(() => undefined);
+      } finally {
+        await conn.close();
+      }
+    },
+  };
+}
+
+/** Polls until `check` returns a truthy value or time runs out. */
+export async function waitFor<T>(check: () => Promise<T> | T, timeoutMs = 10_000, intervalMs = 50, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

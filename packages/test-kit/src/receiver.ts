@@ -1,0 +1,62 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  receivedAt: number;
+}
+
+export type ReceiverBehaviour = (req: ReceivedRequest) => { status: number; delayMs?: number; headers?: Record<string, string> };
+
+/** A real HTTP endpoint on loopback that records what it is sent (webhook receivers, upstreams). */
+export interface Receiver {
+  url: string;
+  requests: ReceivedRequest[];
+  setBehaviour(b: ReceiverBehaviour): void;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(behaviour: ReceiverBehaviour = () => ({ status: 200 })): Promise<Receiver> {
+  let current = behaviour;
+  const requests: ReceivedRequest[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const received: ReceivedRequest = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        receivedAt: Date.now(),
+      };
+      requests.push(received);
+      const answer = current(received);
+      const respond = () => {
+        if (res.destroyed) return;
+        res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers });
+        res.end('ok');
+      };
+      if (answer.delayMs) setTimeout(respond, answer.delayMs);
+      else respond();
+    });
+  });
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    setBehaviour(b) {
+      current = b;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
