@@ -1,5 +1,5 @@
 /** Tests run TypeScript sources directly (swc), so `pnpm test` needs no build; the
- * process-level tests under services/*/test/process spawn the built output. */
+ * process-level tests (test/process.test.ts in each service) spawn the built output. */
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',

@@ -49,6 +49,23 @@ ferret_binary() {
   echo "$cache/ferretdb-$hash"
 }
 
+PG_DB="${FERRETDB_PG_DB:-signal_ferretdb}"
+
+# FerretDB 1.24's SQLite backend pushes down only `_id` equality: every other filter, and every
+# compare-and-set update, scans the whole collection in Go. The PostgreSQL backend pushes down
+# top-level filters, which keeps outbox and CAS writes fast; so PostgreSQL when it is here.
+ferret_backend() {
+  if [ -n "${FERRETDB_BACKEND:-}" ]; then echo "$FERRETDB_BACKEND"; return; fi
+  if command -v psql >/dev/null; then
+    if ! port_open 5432 && command -v pg_ctlcluster >/dev/null; then
+      pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start >/dev/null 2>&1 && touch "$STATE/postgres.started" || true
+      wait_port 5432 20 || true
+    fi
+    if port_open 5432 && psql -h 127.0.0.1 -U postgres -tAc 'SELECT 1' >/dev/null 2>&1; then echo postgresql; return; fi
+  fi
+  echo sqlite
+}
+
 pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
 mongo_up() {
@@ -61,19 +78,21 @@ mongo_up() {
     setsid nohup mongod --bind_ip 127.0.0.1 --port "$port" --dbpath "$STATE/mongod-data" >"$STATE/mongo.log" 2>&1 &
     echo $! >"$STATE/mongo.pid"
   else
-    local bin; bin="$(ferret_binary)"
-    rm -rf "$STATE/ferretdb-data"; mkdir -p "$STATE/ferretdb-data"
-    setsid nohup "$bin" -listen "127.0.0.1:$port" -handler sqlite -sqlite-url "file:$STATE/ferretdb-data/" >"$STATE/mongo.log" 2>&1 &
-    echo $! >"$STATE/mongo.pid"
-    if ! wait_port "$port" 30; then
-      log "FerretDB with SQLite did not start ($(tail -n 3 "$STATE/mongo.log")); trying the PostgreSQL backend"
-      kill "$(cat "$STATE/mongo.pid")" 2>/dev/null || true
-      psql -h 127.0.0.1 -U postgres -tc "SELECT 1 FROM pg_database WHERE datname='signal_ferretdb'" | grep -q 1 ||
-        psql -h 127.0.0.1 -U postgres -c "CREATE DATABASE signal_ferretdb ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0" >/dev/null
+    local bin backend; bin="$(ferret_binary)"
+    backend="$(ferret_backend)"
+    if [ "$backend" = postgresql ]; then
+      # A database of our own, new on every `up`, dropped on `down`.
+      psql -h 127.0.0.1 -U postgres -q -c "DROP DATABASE IF EXISTS $PG_DB" >/dev/null 2>&1 || true
+      psql -h 127.0.0.1 -U postgres -q -c "CREATE DATABASE $PG_DB ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0" >/dev/null
+      touch "$STATE/pg-db.created"
       setsid nohup "$bin" -listen "127.0.0.1:$port" -handler postgresql \
-        -postgresql-url "postgres://postgres@127.0.0.1:5432/signal_ferretdb" >"$STATE/mongo.log" 2>&1 &
-      echo $! >"$STATE/mongo.pid"
+        -postgresql-url "postgres://postgres@127.0.0.1:5432/$PG_DB" >"$STATE/mongo.log" 2>&1 &
+    else
+      rm -rf "$STATE/ferretdb-data"; mkdir -p "$STATE/ferretdb-data"
+      setsid nohup "$bin" -listen "127.0.0.1:$port" -handler sqlite -sqlite-url "file:$STATE/ferretdb-data/" >"$STATE/mongo.log" 2>&1 &
     fi
+    echo $! >"$STATE/mongo.pid"
+    log "mongo: FerretDB 1.24.2 with the $backend backend"
   fi
   wait_port "$port" 30 || { log "MongoDB-wire server did not start: $(tail -n 5 "$STATE/mongo.log")"; exit 1; }
   echo "mongodb://127.0.0.1:$port" >"$STATE/mongo.url"
@@ -100,6 +119,14 @@ down() {
     log "mongo: stopped"
   fi
   rm -f "$STATE/mongo.pid" "$STATE/mongo.url"; rm -rf "$STATE/ferretdb-data" "$STATE/mongod-data"
+  if [ -f "$STATE/pg-db.created" ]; then
+    psql -h 127.0.0.1 -U postgres -q -c "DROP DATABASE IF EXISTS $PG_DB" >/dev/null 2>&1 || true
+    rm -f "$STATE/pg-db.created"
+  fi
+  if [ -f "$STATE/postgres.started" ]; then
+    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main stop >/dev/null 2>&1 || true
+    rm -f "$STATE/postgres.started"; log "postgresql: stopped"
+  fi
   if [ -f "$STATE/rabbitmq.started" ]; then rabbitmqctl -q stop >/dev/null 2>&1 || true; rm -f "$STATE/rabbitmq.started"; log "rabbitmq: stopped"; fi
   if [ -f "$STATE/redis.started" ]; then redis-cli -p 6379 shutdown nosave >/dev/null 2>&1 || true; rm -f "$STATE/redis.started"; log "redis: stopped"; fi
   rm -f "$RUN/infra.env"

@@ -1,2 +1,3 @@
 export * from './infra';
 export * from './receiver';
+export * from './tcp-proxy';

@@ -1,0 +1,22 @@
+import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
+import type { Express } from 'express';
+import type { SignalRepository } from './data/signal.repository';
+import { ingestRouter } from './http/ingest.router';
+import { signalsRouter } from './http/signals.router';
+
+export interface SignalsAppDeps {
+  logger: Logger;
+  lifecycle: Lifecycle;
+  checks: Record<string, HealthCheck>;
+  repository: SignalRepository;
+  internalJwtSecret: string;
+  ingestToken: string;
+  onWrite: () => void;
+}
+
+export function buildApp(deps: SignalsAppDeps): Express {
+  const app = createBaseApp({ service: 'signals', logger: deps.logger, lifecycle: deps.lifecycle, checks: deps.checks, jsonLimit: '5mb' });
+  app.use(signalsRouter(deps.repository, deps.internalJwtSecret));
+  app.use(ingestRouter(deps.repository, deps.ingestToken, deps.onWrite));
+  return finishApp(app, deps.logger);
+}

@@ -1,0 +1,20 @@
+import { env, parseConfig } from '@signal/service-kit';
+import { z } from 'zod';
+
+export const configSchema = z.object({
+  NODE_ENV: env.nodeEnv(),
+  PORT: env.port(4001),
+  HOST: z.string().default('127.0.0.1'),
+  LOG_LEVEL: env.logLevel(),
+  MONGO_URL: env.url(['mongodb', 'mongodb+srv']),
+  SIGNALS_DB: z.string().default('signals'),
+  AMQP_URL: env.url(['amqp', 'amqps']),
+  AMQP_PREFIX: z.string().default(''),
+  INTERNAL_JWT_SECRET: env.secret(),
+  /** Credential of the ingest API (simulator, data pipeline); distinct from the gateway's. */
+  INGEST_TOKEN: env.secret(24),
+  OUTBOX_INTERVAL_MS: env.int(500, 10),
+});
+export type SignalsConfig = z.infer<typeof configSchema>;
+
+export const loadConfig = (e: NodeJS.ProcessEnv = process.env): SignalsConfig => parseConfig('signals', configSchema, e);

@@ -1,0 +1,150 @@
+import type { SignalEvent, SignalStatus, SignalType } from '@signal/contracts';
+import type { FilterQuery } from 'mongoose';
+import type { SignalDocument, SignalModel } from './signal.model';
+
+export interface SignalFilter {
+  type?: SignalType;
+  status?: SignalStatus;
+  since?: Date;
+  /** Keyset paging: only signals older than this id. */
+  beforeId?: string;
+  /** Only signals at or newer than this id (to number the page a cursor lands on). */
+  fromId?: string;
+}
+
+export type StoredSignal = Omit<SignalDocument, 'outbox' | 'has_outbox'>;
+const PUBLIC_PROJECTION = { outbox: 0, has_outbox: 0 } as const;
+
+export class DuplicateIdempotencyKeyError extends Error {}
+
+function isDuplicateKey(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
+}
+
+/** Persistence of signals; returns plain objects (`lean`), never mongoose documents. */
+export class SignalRepository {
+  constructor(private readonly model: SignalModel) {}
+
+  private toQuery(filter: SignalFilter): FilterQuery<SignalDocument> {
+    const q: FilterQuery<SignalDocument> = {};
+    if (filter.type) q.type = filter.type;
+    if (filter.status) q['performance.status'] = filter.status;
+    if (filter.since) q.created_at = { $gt: filter.since };
+    if (filter.beforeId || filter.fromId) {
+      q._id = {
+        ...(filter.beforeId ? { $lt: filter.beforeId } : {}),
+        ...(filter.fromId ? { $gte: filter.fromId } : {}),
+      };
+    }
+    return q;
+  }
+
+  async list(filter: SignalFilter, skip: number, limit: number): Promise<StoredSignal[]> {
+    return this.model
+      .find(this.toQuery(filter), PUBLIC_PROJECTION)
+      .sort({ created_at: -1, _id: -1 })
+      .skip(skip)
+      .limit(limit)
+      .lean<StoredSignal[]>()
+      .exec();
+  }
+
+  async count(filter: SignalFilter): Promise<number> {
+    return this.model.countDocuments(this.toQuery(filter)).exec();
+  }
+
+  async findById(id: string): Promise<StoredSignal | null> {
+    return this.model.findById(id, PUBLIC_PROJECTION).lean<StoredSignal>().exec();
+  }
+
+  async findByIdemKey(key: string): Promise<StoredSignal | null> {
+    return this.model.findOne({ idem_key: key }, PUBLIC_PROJECTION).lean<StoredSignal>().exec();
+  }
+
+  /** Inserts a new signal with its `signal.new` event in one atomic write. */
+  async insert(doc: SignalDocument): Promise<void> {
+    try {
+      await this.model.collection.insertOne(doc as never);
+    } catch (err) {
+      if (isDuplicateKey(err)) throw new DuplicateIdempotencyKeyError(doc.idem_key);
+      throw err;
+    }
+  }
+
+  /** Bulk insert; returns the ids whose idempotency key already existed (not inserted again). */
+  async insertMany(docs: SignalDocument[]): Promise<{ duplicates: string[] }> {
+    try {
+      await this.model.collection.insertMany(docs as never[], { ordered: false });
+      return { duplicates: [] };
+    } catch (err) {
+      const writeErrors = (err as { writeErrors?: Array<{ code?: number; index: number; err?: { code?: number; index?: number } }> })
+        .writeErrors;
+      if (!writeErrors) throw err;
+      const dupes: string[] = [];
+      for (const w of writeErrors) {
+        const code = w.code ?? w.err?.code;
+        const index = w.index ?? w.err?.index;
+        if (code !== 11000) throw err;
+        if (index !== undefined && docs[index]) dupes.push(docs[index].idem_key);
+      }
+      return { duplicates: dupes };
+    }
+  }
+
+  /**
+   * Compare-and-set on `version`: writes the new state and appends its event atomically.
+   * Returns false when someone else changed the signal first (caller re-reads and retries).
+   */
+  async replaceState(
+    id: string,
+    expectedVersion: number,
+    set: Partial<Pick<SignalDocument, 'metrics' | 'performance' | 'updated_at'>>,
+    event: SignalEvent,
+  ): Promise<boolean> {
+    const result = await this.model.collection.updateOne(
+      { _id: id as never, version: expectedVersion },
+      { $set: { ...set, version: expectedVersion + 1, has_outbox: true }, $push: { outbox: event as never } },
+    );
+    return result.matchedCount === 1;
+  }
+
+  async findPendingOutbox(limit: number): Promise<Array<{ documentId: string; events: SignalEvent[] }>> {
+    const docs = await this.model
+      .find({ has_outbox: true }, { outbox: 1 })
+      .limit(limit)
+      .lean<Array<{ _id: string; outbox: SignalEvent[] }>>()
+      .exec();
+    return docs.map((d) => ({ documentId: d._id, events: d.outbox ?? [] }));
+  }
+
+  /** Removes published events; a concurrent append (version moved) makes it re-read and retry. */
+  async removeFromOutbox(id: string, eventIds: string[]): Promise<void> {
+    const published = new Set(eventIds);
+    for (let i = 0; i < 10; i++) {
+      const doc = await this.model.findById(id, { outbox: 1, version: 1 }).lean<{ outbox: SignalEvent[]; version: number }>().exec();
+      if (!doc) return;
+      const remaining = (doc.outbox ?? []).filter((e) => !published.has(e.id));
+      const result = await this.model.collection.updateOne(
+        { _id: id as never, version: doc.version },
+        { $set: { outbox: remaining, has_outbox: remaining.length > 0 } },
+      );
+      if (result.matchedCount === 1) return;
+    }
+    throw new Error(`outbox of ${id} kept changing`);
+  }
+
+  /** Internal export for projections: signals in id order after `afterId`. */
+  async exportPage(afterId: string | undefined, limit: number): Promise<StoredSignal[]> {
+    return this.model
+      .find(afterId ? { _id: { $gt: afterId } } : {}, PUBLIC_PROJECTION)
+      .sort({ _id: 1 })
+      .limit(limit)
+      .lean<StoredSignal[]>()
+      .exec();
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.model.createCollection().catch(() => undefined);
+    await this.model.createIndexes();
+  }
+}

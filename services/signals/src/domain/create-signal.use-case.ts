@@ -1,0 +1,115 @@
+import { createHash } from 'node:crypto';
+import type { CreateSignalInput, SignalDetail } from '@signal/contracts';
+import { AppError, newId } from '@signal/service-kit';
+import type { SignalDocument } from '../data/signal.model';
+import { DuplicateIdempotencyKeyError, type SignalRepository } from '../data/signal.repository';
+import { roiPercent } from './performance';
+import { signalEvent } from './signal-events';
+import { toDetail } from './signal.mapper';
+
+const FUTURE_TOLERANCE_MS = 60_000;
+
+function requestHash(input: CreateSignalInput): string {
+  return createHash('sha256').update(JSON.stringify(input)).digest('base64url');
+}
+
+/** Builds the stored signal and its `signal.new` event (one document, one atomic write). */
+export function newSignalDocument(input: CreateSignalInput, idempotencyKey: string | undefined, now = new Date()): SignalDocument {
+  const createdAt = input.created_at ? new Date(input.created_at) : now;
+  if (createdAt.getTime() > now.getTime() + FUTURE_TOLERANCE_MS) {
+    throw new AppError('VALIDATION_ERROR', 'created_at must not be in the future', {
+      details: [{ field: 'created_at', message: 'must not be in the future' }],
+    });
+  }
+  // The id's ULID time is created_at, so id order is created_at order (see signal.model.ts).
+  const id = newId('sig', createdAt.getTime());
+  const entry = input.metrics.mcap_entry;
+  const current = input.metrics.mcap_current ?? entry;
+  const ath = Math.max(input.metrics.mcap_ath ?? current, current, entry);
+  const base: Omit<SignalDocument, 'outbox' | 'has_outbox'> = {
+    _id: id,
+    token: {
+      symbol: input.token.symbol,
+      name: input.token.name,
+      contract: input.token.contract,
+      age_hours: input.token.age_hours,
+      dex_paid: input.token.dex_paid,
+      socials: {
+        twitter: input.token.socials?.twitter ?? null,
+        telegram: input.token.socials?.telegram ?? null,
+        website: input.token.socials?.website ?? null,
+      },
+    },
+    metrics: {
+      mcap_entry: entry,
+      mcap_current: current,
+      mcap_ath: ath,
+      volume_24h: input.metrics.volume_24h,
+      holders: input.metrics.holders,
+      liquidity: input.metrics.liquidity,
+    },
+    performance: { roi: roiPercent(entry, current), ath_roi: roiPercent(entry, ath), status: 'active', time_to_ath_hours: 0 },
+    type: input.type,
+    is_premium: input.is_premium,
+    created_at: createdAt,
+    updated_at: now,
+    version: 1,
+    idem_key: idempotencyKey ?? id,
+    idem_hash: requestHash(input),
+  };
+  return { ...base, outbox: [signalEvent('signal.new', base, now)], has_outbox: true };
+}
+
+export interface CreateSignalResult {
+  signal: SignalDetail;
+  /** false when an earlier create with the same Idempotency-Key made it. */
+  created: boolean;
+}
+
+/**
+ * Story: build the signal with its `signal.new` event → store both in one write → hand back
+ * the detail. A retry with the same Idempotency-Key returns the first signal, and a reuse of
+ * the key for a different body is refused.
+ */
+export async function createSignal(
+  repository: SignalRepository,
+  input: CreateSignalInput,
+  idempotencyKey?: string,
+): Promise<CreateSignalResult> {
+  if (idempotencyKey) {
+    const existing = await repository.findByIdemKey(idempotencyKey);
+    if (existing) return replay(existing, input);
+  }
+  const doc = newSignalDocument(input, idempotencyKey);
+  try {
+    await repository.insert(doc);
+  } catch (err) {
+    if (err instanceof DuplicateIdempotencyKeyError && idempotencyKey) {
+      const existing = await repository.findByIdemKey(idempotencyKey);
+      if (existing) return replay(existing, input);
+    }
+    throw err;
+  }
+  return { signal: toDetail(doc), created: true };
+}
+
+function replay(existing: Omit<SignalDocument, 'outbox' | 'has_outbox'>, input: CreateSignalInput): CreateSignalResult {
+  if (existing.idem_hash !== requestHash(input)) throw new AppError('IDEMPOTENCY_CONFLICT');
+  return { signal: toDetail(existing), created: false };
+}
+
+/** Backfill: many signals in one unordered insert; keyed items already stored are skipped. */
+export async function bulkCreateSignals(
+  repository: SignalRepository,
+  inputs: CreateSignalInput[],
+  idempotencyKey?: string,
+): Promise<{ created: number; skipped: number; ids: string[] }> {
+  const docs = inputs.map((input, i) => newSignalDocument(input, idempotencyKey ? `${idempotencyKey}:${i}` : undefined));
+  const { duplicates } = await repository.insertMany(docs);
+  const skipped = new Set(duplicates);
+  return {
+    created: docs.length - skipped.size,
+    skipped: skipped.size,
+    ids: docs.filter((d) => !skipped.has(d.idem_key)).map((d) => d._id),
+  };
+}

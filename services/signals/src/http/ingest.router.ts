@@ -1,0 +1,84 @@
+import {
+  bulkCreateSignalsInputSchema,
+  changeStatusInputSchema,
+  createSignalInputSchema,
+  updateSignalInputSchema,
+} from '@signal/contracts';
+import { AppError, parseOrThrow, requireStaticToken } from '@signal/service-kit';
+import { Router, type Request } from 'express';
+import { z } from 'zod';
+import type { SignalRepository } from '../data/signal.repository';
+import { toDetail } from '../domain/signal.mapper';
+import { bulkCreateSignals, createSignal } from '../domain/create-signal.use-case';
+import { changeSignalStatus, updateSignal } from '../domain/update-signal.use-case';
+
+const exportQuerySchema = z.strictObject({
+  after: z.string().max(64).optional(),
+  limit: z
+    .string()
+    .regex(/^\d+$/, 'limit must be a whole number')
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 5000, 'limit must be between 1 and 5000')
+    .optional(),
+});
+
+function idempotencyKey(req: Request): string | undefined {
+  const key = req.header('idempotency-key');
+  if (key === undefined) return undefined;
+  if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
+    throw new AppError('VALIDATION_ERROR', 'Idempotency-Key must be 1-255 visible ASCII characters', {
+      details: [{ field: 'Idempotency-Key', message: 'invalid header value' }],
+    });
+  }
+  return key;
+}
+
+/**
+ * Ingestion: never routed by the gateway, guarded by its own credential. Every write
+ * carries its event in the same atomic write (outbox) and then nudges the relay.
+ */
+export function ingestRouter(repository: SignalRepository, ingestToken: string, onWrite: () => void): Router {
+  const router = Router();
+  router.use('/internal', requireStaticToken(ingestToken));
+
+  router.post('/internal/signals', async (req, res) => {
+    const input = parseOrThrow(createSignalInputSchema, req.body, 'body');
+    const { signal, created } = await createSignal(repository, input, idempotencyKey(req));
+    if (created) onWrite();
+    res.status(created ? 201 : 200).json({ success: true, data: signal });
+  });
+
+  router.post('/internal/signals/bulk', async (req, res) => {
+    const { signals } = parseOrThrow(bulkCreateSignalsInputSchema, req.body, 'body');
+    const result = await bulkCreateSignals(repository, signals, idempotencyKey(req));
+    onWrite();
+    res.status(201).json({ success: true, data: result });
+  });
+
+  router.patch('/internal/signals/:signalId', async (req, res) => {
+    const patch = parseOrThrow(updateSignalInputSchema, req.body, 'body');
+    const data = await updateSignal(repository, req.params.signalId, patch);
+    onWrite();
+    res.json({ success: true, data });
+  });
+
+  router.post('/internal/signals/:signalId/status', async (req, res) => {
+    const { status } = parseOrThrow(changeStatusInputSchema, req.body, 'body');
+    const data = await changeSignalStatus(repository, req.params.signalId, status);
+    onWrite();
+    res.json({ success: true, data });
+  });
+
+  /** Paged export in id order for projections that rebuild themselves (stats). */
+  router.get('/internal/signals/export', async (req, res) => {
+    const query = parseOrThrow(exportQuerySchema, req.query, 'query');
+    const rows = await repository.exportPage(query.after, query.limit ?? 1000);
+    const last = rows[rows.length - 1];
+    res.json({
+      success: true,
+      data: rows.map((r) => ({ ...toDetail(r), version: r.version })),
+      meta: { next_after: rows.length === (query.limit ?? 1000) && last ? last._id : null },
+    });
+  });
+  return router;
+}

@@ -1,0 +1,34 @@
+import { GracefulShutdown, createLogger, startHttpServer } from '@signal/service-kit';
+import { buildApp } from './app';
+import { loadConfig } from './config';
+import { createDependencies, healthChecks } from './dependencies';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger('signals', config.LOG_LEVEL);
+  const shutdown = new GracefulShutdown(logger);
+  const deps = await createDependencies(config, logger);
+  deps.relay.start();
+  const app = buildApp({
+    logger,
+    lifecycle: shutdown,
+    checks: healthChecks(deps),
+    repository: deps.repository,
+    internalJwtSecret: config.INTERNAL_JWT_SECRET,
+    ingestToken: config.INGEST_TOKEN,
+    onWrite: () => deps.relay.kick(),
+  });
+  const http = await startHttpServer(app, config.PORT, config.HOST);
+  shutdown
+    .register('http', () => http.close())
+    .register('outbox-relay', () => deps.relay.stop())
+    .register('rabbitmq', () => deps.amqp.close())
+    .register('mongo', () => deps.mongo.close())
+    .listen();
+  logger.info({ url: http.url }, 'signals listening');
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`signals: failed to start: ${(err as Error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,221 @@
+import {
+  errorEnvelopeSchema,
+  signalDetailResponseSchema,
+  signalListResponseSchema,
+  type SignalDetail,
+} from '@signal/contracts';
+import { signInternalToken } from '@signal/service-kit';
+import request from 'supertest';
+import { JWT_SECRET, signalInput, startSignals, type SignalsHarness } from './signals-harness';
+
+let svc: SignalsHarness;
+const created: SignalDetail[] = [];
+const DAY = 86_400_000;
+
+beforeAll(async () => {
+  svc = await startSignals('signals_api');
+  // 25 signals over the last 25 days, mixed types, then a few status moves.
+  const types = ['new', '3d', '7d', '30d', 'wallet', 'premium'];
+  for (let i = 0; i < 25; i++) {
+    const res = await request(svc.url)
+      .post('/internal/signals')
+      .set(svc.ingestAuth)
+      .send(signalInput({ type: types[i % types.length], is_premium: i % 5 === 0, created_at: new Date(Date.now() - (i + 1) * DAY).toISOString() }))
+      .expect(201);
+    created.push(res.body.data);
+  }
+  await request(svc.url).post(`/internal/signals/${created[0]!.id}/status`).set(svc.ingestAuth).send({ status: 'winner' }).expect(200);
+  await request(svc.url).post(`/internal/signals/${created[1]!.id}/status`).set(svc.ingestAuth).send({ status: 'rugged' }).expect(200);
+});
+afterAll(() => svc.stop());
+
+const get = (path: string) => request(svc.url).get(path).set('Authorization', `Bearer ${svc.token()}`);
+
+describe('GET /v1/signals', () => {
+  it('when called without filters, then it returns the newest 20 with exact meta and only spec fields', async () => {
+    const res = await get('/v1/signals').expect(200);
+    const body = signalListResponseSchema.parse(res.body);
+    expect(body.data).toHaveLength(20);
+    expect(body.meta).toMatchObject({ total: 25, page: 1, per_page: 20, total_pages: 2 });
+    expect(body.data[0]!.id).toBe(created[0]!.id);
+    const times = body.data.map((s) => Date.parse(s.created_at));
+    expect([...times].sort((a, b) => b - a)).toEqual(times);
+    expect(JSON.stringify(res.body)).not.toMatch(/_id|__v|outbox|version|idem/);
+  });
+
+  it('when filtering by type and status, then only matching signals come back', async () => {
+    const res = await get('/v1/signals?type=new&status=winner').expect(200);
+    expect(res.body.data.map((s: SignalDetail) => s.id)).toEqual([created[0]!.id]);
+    const rugged = await get('/v1/signals?status=rugged').expect(200);
+    expect(rugged.body.meta.total).toBe(1);
+    const byType = await get('/v1/signals?type=3d&limit=100').expect(200);
+    expect(byType.body.data.every((s: SignalDetail) => s.type === '3d')).toBe(true);
+    expect(byType.body.meta.total).toBe(created.filter((s) => s.type === '3d').length);
+  });
+
+  it('when since is given, then only signals created strictly after it are listed', async () => {
+    const since = created[4]!.created_at;
+    const res = await get(`/v1/signals?since=${encodeURIComponent(since)}&limit=100`).expect(200);
+    expect(res.body.data.map((s: SignalDetail) => s.id)).toEqual(created.slice(0, 4).map((s) => s.id));
+  });
+
+  it('when paging past the end, then data is empty and meta intact', async () => {
+    const res = await get('/v1/signals?page=9&limit=10').expect(200);
+    expect(res.body.data).toEqual([]);
+    expect(res.body.meta).toMatchObject({ total: 25, page: 9, per_page: 10, total_pages: 3, next_cursor: null });
+  });
+
+  it('when following next_cursor, then pages match page-based paging and report their page', async () => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pageNo = 0;
+    do {
+      const res = await get(`/v1/signals?limit=7${cursor ? `&cursor=${cursor}` : ''}`).expect(200);
+      pageNo += 1;
+      expect(res.body.meta.page).toBe(pageNo);
+      const byPage = await get(`/v1/signals?limit=7&page=${pageNo}`).expect(200);
+      expect(res.body.data).toEqual(byPage.body.data);
+      seen.push(...res.body.data.map((s: SignalDetail) => s.id));
+      cursor = res.body.meta.next_cursor;
+    } while (cursor);
+    expect(seen).toEqual(created.map((s) => s.id));
+  });
+
+  it.each([
+    ['type=bogus', 'type'],
+    ['status=alive', 'status'],
+    ['limit=0', 'limit'],
+    ['limit=101', 'limit'],
+    ['limit=abc', 'limit'],
+    ['page=0', 'page'],
+    ['page=-1', 'page'],
+    ['since=yesterday', 'since'],
+    ['sort=asc', 'sort'],
+    ['cursor=%24%24', 'cursor'],
+    ['cursor=abc', 'cursor'],
+    ['type=new&type=3d', 'type'],
+  ])('when the query has %s, then it is a 400 VALIDATION_ERROR naming %s', async (qs, field) => {
+    const res = await get(`/v1/signals?${qs}`).expect(400);
+    const body = errorEnvelopeSchema.parse(res.body);
+    expect(body.error.code).toBe('VALIDATION_ERROR');
+    expect(body.error.message).toContain(field);
+    expect(body.error.request_id).toBe(res.headers['x-request-id']);
+  });
+});
+
+describe('GET /v1/signals/{id}', () => {
+  it('when the signal exists, then the detail shape comes back', async () => {
+    const res = await get(`/v1/signals/${created[0]!.id}`).expect(200);
+    const { data } = signalDetailResponseSchema.parse(res.body);
+    expect(data.performance.status).toBe('winner');
+    expect(data.token.socials).toEqual({ twitter: 'https://x.com/token', telegram: 'https://t.me/token', website: null });
+    expect(data.metrics.mcap_ath).toBeGreaterThanOrEqual(data.metrics.mcap_current);
+    expect(data.performance.roi).toBe(50);
+  });
+
+  it.each(['sig_01HZZZZZZZZZZZZZZZZZZZZZZZ', 'nope', 'sig_'])('when the id is %s, then 404 NOT_FOUND', async (id) => {
+    const res = await get(`/v1/signals/${id}`).expect(404);
+    expect(res.body.error.code).toBe('NOT_FOUND');
+  });
+});
+
+describe('internal authentication', () => {
+  it('when called directly without the gateway token, then 401 and nothing leaks', async () => {
+    const res = await request(svc.url).get('/v1/signals').expect(401);
+    expect(res.body).toEqual({ success: false, error: expect.objectContaining({ code: 'UNAUTHORIZED' }) });
+    expect(res.body.data).toBeUndefined();
+  });
+  it('when the token is forged, then 401', async () => {
+    const forged = signInternalToken('another-secret-that-is-long-enough-000', 'signals', 'acc_x');
+    await request(svc.url).get('/v1/signals').set('Authorization', `Bearer ${forged}`).expect(401);
+  });
+  it('when the token is for another service, then 401', async () => {
+    const other = signInternalToken(JWT_SECRET, 'stats', 'acc_x');
+    await request(svc.url).get('/v1/signals').set('Authorization', `Bearer ${other}`).expect(401);
+  });
+  it('when ingest is called without its token, then 401', async () => {
+    await request(svc.url).post('/internal/signals').send(signalInput()).expect(401);
+    await request(svc.url).post('/internal/signals').set('Authorization', `Bearer ${svc.token()}`).send(signalInput()).expect(401);
+  });
+});
+
+describe('ingestion', () => {
+  it('when a create is retried with the same Idempotency-Key, then the first signal is returned', async () => {
+    const body = signalInput();
+    const first = await request(svc.url).post('/internal/signals').set(svc.ingestAuth).set('Idempotency-Key', 'k-1').send(body).expect(201);
+    const again = await request(svc.url).post('/internal/signals').set(svc.ingestAuth).set('Idempotency-Key', 'k-1').send(body).expect(200);
+    expect(again.body.data.id).toBe(first.body.data.id);
+    const conflict = await request(svc.url)
+      .post('/internal/signals')
+      .set(svc.ingestAuth)
+      .set('Idempotency-Key', 'k-1')
+      .send(signalInput())
+      .expect(409);
+    expect(conflict.body.error.code).toBe('IDEMPOTENCY_CONFLICT');
+  });
+
+  it('when concurrent creates share a key, then exactly one signal is made', async () => {
+    const body = signalInput();
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => request(svc.url).post('/internal/signals').set(svc.ingestAuth).set('Idempotency-Key', 'k-concurrent').send(body)),
+    );
+    const ids = new Set(results.map((r) => r.body.data.id));
+    expect(ids.size).toBe(1);
+    expect(results.filter((r) => r.status === 201)).toHaveLength(1);
+  });
+
+  it('when metrics move, then roi and ath follow', async () => {
+    const id = created[2]!.id;
+    const res = await request(svc.url).patch(`/internal/signals/${id}`).set(svc.ingestAuth).send({ metrics: { mcap_current: 400_000 } }).expect(200);
+    expect(res.body.data.performance).toMatchObject({ roi: 300, ath_roi: 300 });
+    expect(res.body.data.metrics.mcap_ath).toBe(400_000);
+    const down = await request(svc.url).patch(`/internal/signals/${id}`).set(svc.ingestAuth).send({ metrics: { mcap_current: 50_000 } }).expect(200);
+    expect(down.body.data.performance).toMatchObject({ roi: -50, ath_roi: 300 });
+  });
+
+  it.each([
+    ['active', 'winner', 200],
+    ['winner', 'dead', 200],
+    ['dead', 'active', 409],
+    ['dead', 'winner', 409],
+  ])('when a signal goes %s → %s, then %i', async (from, to, status) => {
+    const res0 = await request(svc.url).post('/internal/signals').set(svc.ingestAuth).send(signalInput()).expect(201);
+    const id = res0.body.data.id as string;
+    const path: Record<string, string[]> = { active: [], winner: ['winner'], dead: ['dead'] };
+    for (const s of path[from]!) await request(svc.url).post(`/internal/signals/${id}/status`).set(svc.ingestAuth).send({ status: s }).expect(200);
+    const res = await request(svc.url).post(`/internal/signals/${id}/status`).set(svc.ingestAuth).send({ status: to }).expect(status);
+    if (status === 409) expect(res.body.error.code).toBe('INVALID_STATUS_TRANSITION');
+  });
+
+  it('when the body is bad, then 400 names the field; wrong type 415; huge 413', async () => {
+    const bad = await request(svc.url).post('/internal/signals').set(svc.ingestAuth).send({ ...signalInput(), type: 'moon' }).expect(400);
+    expect(bad.body.error.message).toContain('type');
+    const missing = await request(svc.url).post('/internal/signals').set(svc.ingestAuth).send({ type: 'new' }).expect(400);
+    expect(missing.body.error.message).toContain('token');
+    await request(svc.url).post('/internal/signals').set(svc.ingestAuth).set('Content-Type', 'text/plain').send('hello').expect(415);
+    const broken = await request(svc.url).post('/internal/signals').set(svc.ingestAuth).set('Content-Type', 'application/json').send('{"a":').expect(400);
+    expect(broken.body.error.code).toBe('VALIDATION_ERROR');
+    await request(svc.url)
+      .post('/internal/signals')
+      .set(svc.ingestAuth)
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ pad: 'x'.repeat(6 * 1024 * 1024) }))
+      .expect(413);
+  });
+
+  it('when backfilling in bulk, then all are stored and a retried batch is skipped', async () => {
+    const batch = Array.from({ length: 50 }, () => signalInput({ created_at: new Date(Date.now() - 40 * DAY).toISOString() }));
+    const first = await request(svc.url).post('/internal/signals/bulk').set(svc.ingestAuth).set('Idempotency-Key', 'bulk-1').send({ signals: batch }).expect(201);
+    expect(first.body.data).toMatchObject({ created: 50, skipped: 0 });
+    const again = await request(svc.url).post('/internal/signals/bulk').set(svc.ingestAuth).set('Idempotency-Key', 'bulk-1').send({ signals: batch }).expect(201);
+    expect(again.body.data).toMatchObject({ created: 0, skipped: 50 });
+  });
+});
+
+describe('unknown routes', () => {
+  it('when the route does not exist, then 404 envelope with request id', async () => {
+    const res = await request(svc.url).get('/nope').set('X-Request-Id', 'abc-123').expect(404);
+    expect(res.body.error).toMatchObject({ code: 'NOT_FOUND', request_id: 'abc-123' });
+    expect(res.headers['x-request-id']).toBe('abc-123');
+  });
+});

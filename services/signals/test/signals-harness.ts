@@ -1,0 +1,89 @@
+import { GracefulShutdown, signInternalToken, startHttpServer, type RunningServer } from '@signal/service-kit';
+import { silentLogger, testBrokerPrefix, testDatabase, infraUrls } from '@signal/test-kit';
+import { buildApp } from '../src/app';
+import { loadConfig, type SignalsConfig } from '../src/config';
+import { createDependencies, healthChecks, type SignalsDependencies } from '../src/dependencies';
+
+export const JWT_SECRET = 'test-internal-jwt-secret-0123456789abcdef';
+export const INGEST_TOKEN = 'test-ingest-token-0123456789abcdef';
+
+export interface SignalsHarness {
+  url: string;
+  config: SignalsConfig;
+  deps: SignalsDependencies;
+  token: (accountId?: string) => string;
+  ingestAuth: { Authorization: string };
+  stop(): Promise<void>;
+}
+
+/** The signals service in-process on a random port, over its own database and broker prefix. */
+export async function startSignals(
+  label: string,
+  overrides: Partial<Record<string, string>> = {},
+  shared?: { prefix: string; dbName?: string },
+): Promise<SignalsHarness> {
+  const db = testDatabase(label);
+  const broker = shared ? undefined : testBrokerPrefix(label);
+  const { amqpUrl } = infraUrls();
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    MONGO_URL: db.url,
+    SIGNALS_DB: shared?.dbName ?? db.dbName,
+    AMQP_URL: amqpUrl,
+    AMQP_PREFIX: shared?.prefix ?? broker!.prefix,
+    INTERNAL_JWT_SECRET: JWT_SECRET,
+    INGEST_TOKEN,
+    OUTBOX_INTERVAL_MS: '100',
+    ...overrides,
+  });
+  const lifecycle = new GracefulShutdown(silentLogger);
+  const deps = await createDependencies(config, silentLogger);
+  deps.relay.start();
+  const app = buildApp({
+    logger: silentLogger,
+    lifecycle,
+    checks: healthChecks(deps),
+    repository: deps.repository,
+    internalJwtSecret: JWT_SECRET,
+    ingestToken: INGEST_TOKEN,
+    onWrite: () => deps.relay.kick(),
+  });
+  const http: RunningServer = await startHttpServer(app, 0);
+  return {
+    url: http.url,
+    config,
+    deps,
+    token: (accountId = 'acc_test') => signInternalToken(JWT_SECRET, 'signals', accountId),
+    ingestAuth: { Authorization: `Bearer ${INGEST_TOKEN}` },
+    async stop() {
+      await http.close();
+      await deps.relay.stop();
+      await deps.amqp.close();
+      if (!shared?.dbName) await deps.mongo.dropDatabase().catch(() => undefined);
+      await deps.mongo.close();
+      await broker?.cleanup();
+    },
+  };
+}
+
+let counter = 0;
+/** A valid ingest body; `over` replaces top-level parts. */
+export function signalInput(over: Record<string, unknown> = {}) {
+  counter += 1;
+  return {
+    token: {
+      symbol: `TKN${counter}`,
+      name: `Token ${counter}`,
+      contract: `So1ana${String(counter).padStart(10, '0')}pump`,
+      age_hours: 3.5,
+      dex_paid: true,
+      socials: { twitter: 'https://x.com/token', telegram: 'https://t.me/token' },
+    },
+    metrics: { mcap_entry: 100_000, mcap_current: 150_000, volume_24h: 50_000, holders: 420, liquidity: 30_000 },
+    type: 'new',
+    is_premium: false,
+    ...over,
+  };
+}
