@@ -11,3 +11,4 @@ export * from './mongo';
 export * from './base-app';
 export * from './metrics';
 export * from './ids';
+export * from './keyed-mutex';

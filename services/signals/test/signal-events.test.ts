@@ -16,7 +16,7 @@ async function collectEvents(prefix: string) {
   const events: Array<{ event: SignalEvent; messageId: unknown }> = [];
   await ch.consume(queue, (m) => {
     if (!m) return;
-    try { events.push({ event: signalEventSchema.parse(JSON.parse(m.content.toString())), messageId: m.properties.messageId }); } catch (e) { console.log('PARSE', String(e).slice(0, 500)); }
+    events.push({ event: signalEventSchema.parse(JSON.parse(m.content.toString())), messageId: m.properties.messageId });
     ch.ack(m);
   });
   return { events, close: () => conn.close() };
@@ -53,8 +53,7 @@ describe('signal events', () => {
     expect(mine.map((e) => e.event.signal.version)).toEqual([1, 2, 3]);
     expect(mine[2]!.event.signal.performance).toMatchObject({ status: 'winner', roi: 200 });
     for (const e of mine) expect(e.messageId).toBe(e.event.id);
-    const stored = await svc.deps.repository.findPendingOutbox(10);
-    expect(stored).toEqual([]);
+    await waitFor(async () => (await svc.deps.repository.findPendingOutbox(10)).length === 0, 5000, 50, 'an empty outbox');
   });
 
   it('when RabbitMQ is unreachable, then 500 creates are stored and readable, and on return exactly one event per signal arrives', async () => {
@@ -83,6 +82,6 @@ describe('signal events', () => {
     const eventIds = newEvents.map((e) => e.event.id);
     expect(new Set(eventIds).size).toBe(eventIds.length);
     expect(newEvents.map((e) => e.event.signal.id).sort()).toEqual([...ids].sort());
-    expect(await svc.deps.repository.findPendingOutbox(10)).toEqual([]);
+    await waitFor(async () => (await svc.deps.repository.findPendingOutbox(10)).length === 0, 10_000, 100, 'an empty outbox');
   });
 });

@@ -1,4 +1,5 @@
 import type { SignalEvent, SignalStatus, SignalType } from '@signal/contracts';
+import { KeyedMutex } from '@signal/service-kit';
 import type { FilterQuery } from 'mongoose';
 import type { SignalDocument, SignalModel } from './signal.model';
 
@@ -23,6 +24,9 @@ function isDuplicateKey(err: unknown): boolean {
 
 /** Persistence of signals; returns plain objects (`lean`), never mongoose documents. */
 export class SignalRepository {
+  /** Serialises this process's writes to one signal (see KeyedMutex for why). */
+  private readonly writes = new KeyedMutex();
+
   constructor(private readonly model: SignalModel) {}
 
   private toQuery(filter: SignalFilter): FilterQuery<SignalDocument> {
@@ -101,9 +105,11 @@ export class SignalRepository {
     set: Partial<Pick<SignalDocument, 'metrics' | 'performance' | 'updated_at'>>,
     event: SignalEvent,
   ): Promise<boolean> {
-    const result = await this.model.collection.updateOne(
-      { _id: id as never, version: expectedVersion },
-      { $set: { ...set, version: expectedVersion + 1, has_outbox: true }, $push: { outbox: event as never } },
+    const result = await this.writes.run(id, () =>
+      this.model.collection.updateOne(
+        { _id: id as never, version: expectedVersion },
+        { $set: { ...set, version: expectedVersion + 1, has_outbox: true }, $push: { outbox: event as never } },
+      ),
     );
     return result.matchedCount === 1;
   }
@@ -119,7 +125,10 @@ export class SignalRepository {
 
   /** Removes published events; a concurrent append (version moved) makes it re-read and retry. */
   async removeFromOutbox(id: string, eventIds: string[]): Promise<void> {
-    const published = new Set(eventIds);
+    await this.writes.run(id, () => this.removeUnlocked(id, new Set(eventIds)));
+  }
+
+  private async removeUnlocked(id: string, published: Set<string>): Promise<void> {
     for (let i = 0; i < 10; i++) {
       const doc = await this.model.findById(id, { outbox: 1, version: 1 }).lean<{ outbox: SignalEvent[]; version: number }>().exec();
       if (!doc) return;
