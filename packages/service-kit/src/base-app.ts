@@ -14,6 +14,8 @@ export interface BaseAppOptions {
   checks: Record<string, HealthCheck>;
   jsonLimit?: string;
   trustProxy?: boolean | string | number;
+  /** false for the gateway, which streams bodies to the services untouched. */
+  parseJson?: boolean;
 }
 
 /** Common front half of every service: security headers, request id, logs, metrics, health. */
@@ -28,7 +30,7 @@ export function createBaseApp(options: BaseAppOptions): Express {
   app.use(metricsMiddleware(options.service));
   app.use(healthRouter(options.checks, options.lifecycle));
   app.get('/metrics', metricsRoute());
-  app.use(jsonBodyMiddleware(options.jsonLimit));
+  if (options.parseJson !== false) app.use(jsonBodyMiddleware(options.jsonLimit));
   return app;
 }
 
@@ -49,6 +51,3 @@ function dependencyErrorMapper() {
   };
   return handler as unknown as RequestHandler;
 }
-
-/** Wraps an async route so a rejection reaches the error middleware (express 5 does this too; explicit for clarity). */
-export type AsyncHandler = (req: express.Request, res: express.Response) => Promise<void>;

@@ -9,7 +9,7 @@ export interface ReceivedRequest {
   receivedAt: number;
 }
 
-export type ReceiverBehaviour = (req: ReceivedRequest) => { status: number; delayMs?: number; headers?: Record<string, string> };
+export type ReceiverBehaviour = (req: ReceivedRequest) => { status: number; delayMs?: number; headers?: Record<string, string>; body?: string };
 
 /** A real HTTP endpoint on loopback that records what it is sent (webhook receivers, upstreams). */
 export interface Receiver {
@@ -38,7 +38,7 @@ export async function startReceiver(behaviour: ReceiverBehaviour = () => ({ stat
       const respond = () => {
         if (res.destroyed) return;
         res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers });
-        res.end('ok');
+        res.end(answer.body ?? 'ok');
       };
       if (answer.delayMs) setTimeout(respond, answer.delayMs);
       else respond();

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The one test command (README "Quick start"): sets up everything it needs on a fresh machine —
+# Node 24 when the machine's node is older, pnpm, dependencies, build, Redis/RabbitMQ/MongoDB-wire
+# server — runs lint, typecheck and every test, then stops what it started.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/lib/toolchain.sh
+started=$(date +%s)
+
+echo "==> dependencies"
+pnpm install --frozen-lockfile --reporter=append-only >/dev/null
+echo "==> build + typecheck"
+pnpm run -s typecheck
+echo "==> lint"
+pnpm run -s lint
+
+echo "==> infrastructure"
+trap 'infra/local/infra.sh down || true' EXIT
+set -a; eval "$(infra/local/infra.sh up)"; set +a
+
+echo "==> tests"
+mkdir -p .run
+status=0
+pnpm exec jest --ci --json --outputFile=.run/jest-result.json "$@" || status=$?
+node -e '
+  const r = require("./.run/jest-result.json");
+  console.log(`jest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);
+' || true
+echo "==> done in $(( $(date +%s) - started ))s"
+exit $status

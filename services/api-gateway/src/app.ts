@@ -1,0 +1,47 @@
+import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
+import type { Express } from 'express';
+import type { AccountDeps } from './domain/accounts.use-cases';
+import type { AuthDeps } from './domain/authenticate.use-case';
+import { accountRouter } from './http/account.router';
+import { apiKeyAuth, ipRateLimit } from './http/auth.middleware';
+import { docsRouter } from './http/docs.router';
+import { proxyTo, type InternalTokenCache, type Upstream } from './http/proxy';
+
+export interface GatewayAppDeps {
+  logger: Logger;
+  lifecycle: Lifecycle;
+  checks: Record<string, HealthCheck>;
+  auth: AuthDeps;
+  accounts: AccountDeps;
+  sessionSecret: string;
+  sessionTtlSeconds: number;
+  upstreams: { signals: Upstream; stats: Upstream; webhooks: Upstream };
+  tokens: InternalTokenCache;
+  upstreamTimeoutMs: number;
+  trustProxy: boolean | number | string;
+  publicUrl?: string;
+}
+
+/**
+ * The only public entry point. Own routes: login, account keys, docs. Everything else under
+ * /v1 needs an API key, is rate limited per account, and is streamed to the owning service.
+ */
+export function buildApp(deps: GatewayAppDeps): Express {
+  const app = createBaseApp({
+    service: 'api-gateway',
+    logger: deps.logger,
+    lifecycle: deps.lifecycle,
+    checks: deps.checks,
+    trustProxy: deps.trustProxy,
+    parseJson: false,
+  });
+  const guard = ipRateLimit(deps.auth);
+  app.use(docsRouter(guard, deps.publicUrl));
+  app.use(accountRouter(deps.accounts, deps.sessionSecret, deps.sessionTtlSeconds, guard));
+  app.use('/v1', apiKeyAuth(deps.auth));
+  const { signals, stats, webhooks } = deps.upstreams;
+  app.use('/v1/signals', proxyTo(signals, deps.tokens, deps.upstreamTimeoutMs));
+  app.use('/v1/stats', proxyTo(stats, deps.tokens, deps.upstreamTimeoutMs));
+  app.use('/v1/webhooks', proxyTo(webhooks, deps.tokens, deps.upstreamTimeoutMs));
+  return finishApp(app, deps.logger);
+}

@@ -1,0 +1,45 @@
+import { env, parseConfig } from '@signal/service-kit';
+import { z } from 'zod';
+
+export const configSchema = z
+  .object({
+    NODE_ENV: env.nodeEnv(),
+    PORT: env.port(4000),
+    HOST: z.string().default('127.0.0.1'),
+    LOG_LEVEL: env.logLevel(),
+    MONGO_URL: env.url(['mongodb', 'mongodb+srv']),
+    GATEWAY_DB: z.string().default('gateway'),
+    REDIS_URL: env.url(['redis', 'rediss']),
+    REDIS_PREFIX: z.string().default(''),
+    INTERNAL_JWT_SECRET: env.secret(),
+    /** Server-side pepper of API key hashes: a database leak alone does not reveal usable keys. */
+    API_KEY_PEPPER: env.secret(),
+    SESSION_JWT_SECRET: env.secret(),
+    SESSION_TTL_SECONDS: env.int(900, 60),
+    SIGNALS_URL: env.url(['http', 'https']),
+    STATS_URL: env.url(['http', 'https']),
+    WEBHOOKS_URL: env.url(['http', 'https']),
+    UPSTREAM_TIMEOUT_MS: env.int(10_000, 100),
+    UPSTREAM_CONNECTIONS: env.int(64, 1),
+    /** Brute-force guard: requests without a valid API key, per client IP and minute. */
+    IP_RATE_LIMIT_PER_MINUTE: env.int(60, 1),
+    DEFAULT_PLAN_PER_MINUTE: env.int(60, 1),
+    DEFAULT_PLAN_PER_DAY: env.int(10_000, 1),
+    /** How long a key stays "known" for the Redis-down fallback limiter. */
+    KNOWN_KEY_WINDOW_MS: env.int(10 * 60_000, 0),
+    TRUST_PROXY: z.string().default('false'),
+    PUBLIC_URL: z.string().url().optional(),
+  })
+  .refine((c) => c.API_KEY_PEPPER !== c.INTERNAL_JWT_SECRET && c.SESSION_JWT_SECRET !== c.INTERNAL_JWT_SECRET, {
+    message: 'API_KEY_PEPPER, SESSION_JWT_SECRET and INTERNAL_JWT_SECRET must differ',
+    path: ['API_KEY_PEPPER'],
+  });
+export type GatewayConfig = z.infer<typeof configSchema>;
+
+export const loadConfig = (e: NodeJS.ProcessEnv = process.env): GatewayConfig => parseConfig('api-gateway', configSchema, e);
+
+export function trustProxySetting(value: string): boolean | number | string {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  return /^\d+$/.test(value) ? Number(value) : value;
+}

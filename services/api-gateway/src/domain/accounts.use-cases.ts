@@ -1,0 +1,119 @@
+import type { ApiKeyView } from '@signal/contracts';
+import { AppError, newId } from '@signal/service-kit';
+import jwt from 'jsonwebtoken';
+import type { ApiKeyDocument, Plan } from '../data/account.model';
+import { EmailTakenError, type AccountRepository } from '../data/account.repository';
+import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
+import type { KeyCache } from './key-cache';
+import { hashPassword, verifyPassword } from './password';
+import type { RateLimiter } from './rate-limiter';
+
+export interface AccountDeps {
+  repository: AccountRepository;
+  limiter: RateLimiter;
+  cache: KeyCache;
+  pepper: string;
+}
+
+export function toKeyView(k: ApiKeyDocument): ApiKeyView {
+  const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+  return {
+    id: k._id,
+    name: k.name,
+    prefix: k.prefix,
+    created_at: new Date(k.created_at).toISOString(),
+    expires_at: iso(k.expires_at),
+    last_used_at: iso(k.last_used_at),
+    revoked_at: iso(k.revoked_at),
+  };
+}
+
+export async function createAccount(deps: AccountDeps, email: string, password: string | undefined, plan: Plan) {
+  const id = newId('acc');
+  try {
+    await deps.repository.insertAccount({
+      _id: id,
+      email: email.toLowerCase(),
+      password_hash: password ? await hashPassword(password) : null,
+      plan,
+      created_at: new Date(),
+    });
+  } catch (err) {
+    if (err instanceof EmailTakenError) throw new AppError('CONFLICT', `An account with email ${email} exists.`);
+    throw err;
+  }
+  await deps.limiter.setPlan(id, plan.per_minute, plan.per_day);
+  return { id, email: email.toLowerCase(), plan };
+}
+
+export async function changePlan(deps: AccountDeps, accountId: string, plan: Plan): Promise<void> {
+  if (!(await deps.repository.setPlan(accountId, plan))) throw new AppError('NOT_FOUND', `Account ${accountId} was not found.`);
+  await deps.limiter.setPlan(accountId, plan.per_minute, plan.per_day);
+}
+
+/** The key is returned once, here; only its keyed hash and display prefix are stored. */
+export async function createApiKey(deps: AccountDeps, accountId: string, name: string, expiresAt?: Date) {
+  if (!(await deps.repository.findAccount(accountId))) throw new AppError('NOT_FOUND', `Account ${accountId} was not found.`);
+  if (expiresAt && expiresAt.getTime() <= Date.now()) {
+    throw new AppError('VALIDATION_ERROR', 'expires_at must be in the future', { details: [{ field: 'expires_at', message: 'must be in the future' }] });
+  }
+  const key = generateApiKey();
+  const doc: ApiKeyDocument = {
+    _id: newId('key'),
+    account_id: accountId,
+    name,
+    prefix: displayPrefix(key),
+    hash: hashApiKey(key, deps.pepper),
+    created_at: new Date(),
+    expires_at: expiresAt ?? null,
+    last_used_at: null,
+    revoked_at: null,
+  };
+  await deps.repository.insertKey(doc);
+  return { ...toKeyView(doc), key };
+}
+
+export async function listApiKeys(deps: AccountDeps, accountId: string): Promise<ApiKeyView[]> {
+  return (await deps.repository.listKeys(accountId)).map(toKeyView);
+}
+
+/** Revocation lands in Redis first (every gateway checks it on every request), then MongoDB. */
+export async function revokeApiKey(deps: AccountDeps, accountId: string, keyId: string): Promise<ApiKeyView> {
+  const key = await deps.repository.findKey(accountId, keyId);
+  if (!key) throw new AppError('NOT_FOUND', `API key ${keyId} was not found.`);
+  try {
+    await deps.limiter.markRevoked(accountId, keyId);
+  } catch (err) {
+    throw new AppError('SERVICE_UNAVAILABLE', 'Revocation could not be applied everywhere; retry.', { cause: err, retryAfter: 1 });
+  }
+  const at = key.revoked_at ?? new Date();
+  await deps.repository.revokeKey(accountId, keyId, at);
+  deps.cache.deleteByKeyId(keyId);
+  return toKeyView({ ...key, revoked_at: at });
+}
+
+export const SESSION_AUDIENCE = 'dashboard';
+
+export async function login(
+  deps: AccountDeps,
+  sessionSecret: string,
+  ttlSeconds: number,
+  email: string,
+  password: string,
+): Promise<{ token: string; expires_at: string }> {
+  const account = await deps.repository.findAccountByEmail(email.toLowerCase());
+  const ok = await verifyPassword(password, account?.password_hash ?? null);
+  if (!account || !ok) throw new AppError('UNAUTHORIZED', 'Invalid email or password.');
+  const token = jwt.sign({}, sessionSecret, { algorithm: 'HS256', audience: SESSION_AUDIENCE, subject: account._id, expiresIn: ttlSeconds });
+  return { token, expires_at: new Date(Date.now() + ttlSeconds * 1000).toISOString() };
+}
+
+export function verifySession(sessionSecret: string, token: string): string {
+  try {
+    const claims = jwt.verify(token, sessionSecret, { algorithms: ['HS256'], audience: SESSION_AUDIENCE }) as jwt.JwtPayload;
+    if (typeof claims.sub !== 'string') throw new Error('no subject');
+    return claims.sub;
+  } catch {
+    throw new AppError('UNAUTHORIZED', 'Invalid or expired dashboard session; log in again.');
+  }
+}

@@ -1,0 +1,43 @@
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { API_KEY_PREFIX } from '@signal/contracts';
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const BODY_LENGTH = 43; // 43 base62 characters ≈ 256 bits
+const CHECK_LENGTH = 6;
+const KEY_PATTERN = new RegExp(`^${API_KEY_PREFIX}[0-9A-Za-z]{${BODY_LENGTH + CHECK_LENGTH}}$`);
+
+function base62(bytes: Buffer, length: number): string {
+  let n = BigInt(`0x${bytes.toString('hex')}`);
+  let out = '';
+  for (let i = 0; i < length; i++) {
+    out = ALPHABET[Number(n % 62n)]! + out;
+    n /= 62n;
+  }
+  return out;
+}
+
+function checksum(body: string): string {
+  return base62(createHash('sha256').update(body).digest().subarray(0, 8), CHECK_LENGTH);
+}
+
+/** `sk_live_` + 256 random bits in base62 + a 6-character checksum (typos and junk fail before any lookup). */
+export function generateApiKey(): string {
+  const body = base62(randomBytes(40), BODY_LENGTH);
+  return `${API_KEY_PREFIX}${body}${checksum(body)}`;
+}
+
+export function isWellFormedApiKey(key: string): boolean {
+  if (!KEY_PATTERN.test(key)) return false;
+  const rest = key.slice(API_KEY_PREFIX.length);
+  return checksum(rest.slice(0, BODY_LENGTH)) === rest.slice(BODY_LENGTH);
+}
+
+/** Keyed hash stored instead of the key; lookups go by this value. */
+export function hashApiKey(key: string, pepper: string): string {
+  return createHmac('sha256', pepper).update(key).digest('base64url');
+}
+
+/** What lists show: enough to recognise a key, useless to use it. */
+export function displayPrefix(key: string): string {
+  return key.slice(0, API_KEY_PREFIX.length + 6);
+}

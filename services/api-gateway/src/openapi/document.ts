@@ -1,0 +1,250 @@
+import {
+  ERROR_STATUS,
+  apiKeySchema,
+  apiKeyWithSecretSchema,
+  createApiKeyInputSchema,
+  createWebhookInputSchema,
+  deliveryListQuerySchema,
+  deliverySchema,
+  errorEnvelopeSchema,
+  loginInputSchema,
+  signalDetailResponseSchema,
+  signalListQuerySchema,
+  signalListResponseSchema,
+  statsQuerySchema,
+  statsResponseSchema,
+  updateWebhookInputSchema,
+  webhookPayloadSchema,
+  webhookSubscriptionSchema,
+  webhookWithSecretSchema,
+  type ErrorCode,
+} from '@signal/contracts';
+import { z } from 'zod';
+
+type JsonObject = Record<string, unknown>;
+
+/** Components come from the zod contracts themselves, so the document cannot drift from the code. */
+const COMPONENTS = {
+  ErrorEnvelope: errorEnvelopeSchema,
+  SignalListResponse: signalListResponseSchema,
+  SignalDetailResponse: signalDetailResponseSchema,
+  StatisticsResponse: statsResponseSchema,
+  CreateWebhookRequest: createWebhookInputSchema,
+  UpdateWebhookRequest: updateWebhookInputSchema,
+  WebhookSubscription: webhookSubscriptionSchema,
+  WebhookSubscriptionWithSecret: webhookWithSecretSchema,
+  WebhookDelivery: deliverySchema,
+  WebhookPayload: webhookPayloadSchema,
+  ApiKey: apiKeySchema,
+  ApiKeyWithSecret: apiKeyWithSecretSchema,
+  CreateApiKeyRequest: createApiKeyInputSchema,
+  LoginRequest: loginInputSchema,
+} as const;
+type ComponentName = keyof typeof COMPONENTS;
+
+const ref = (name: ComponentName) => ({ $ref: `#/components/schemas/${name}` });
+const envelope = (data: JsonObject, meta?: JsonObject) => ({
+  type: 'object',
+  required: ['success', 'data', ...(meta ? ['meta'] : [])],
+  properties: { success: { const: true }, data, ...(meta ? { meta } : {}) },
+});
+
+function componentSchemas(): Record<string, JsonObject> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(COMPONENTS)) registry.add(schema as z.ZodType, { id });
+  const out = z.toJSONSchema(registry, {
+    target: 'draft-2020-12',
+    io: 'output',
+    unrepresentable: 'any',
+    uri: (id) => `#/components/schemas/${id}`,
+  }) as { schemas: Record<string, JsonObject> };
+  for (const s of Object.values(out.schemas)) delete s.$schema;
+  return out.schemas;
+}
+
+function queryParameters(schema: z.ZodType): JsonObject[] {
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, JsonObject>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, s]) => {
+    const { description, ...rest } = s;
+    return { name, in: 'query', required: (json.required ?? []).includes(name), description, schema: rest };
+  });
+}
+
+const pathParam = (name: string, description: string) => ({ name, in: 'path', required: true, description, schema: { type: 'string' } });
+
+function errors(...codes: ErrorCode[]): Record<string, JsonObject> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of ['UNAUTHORIZED', 'KEY_EXPIRED', 'RATE_LIMIT_EXCEEDED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', ...codes] as ErrorCode[]) {
+    const status = ERROR_STATUS[code];
+    byStatus.set(status, [...new Set([...(byStatus.get(status) ?? []), code])]);
+  }
+  return Object.fromEntries(
+    [...byStatus].map(([status, list]) => [
+      String(status),
+      { description: `Error: ${list.join(', ')}`, headers: rateHeaders, content: { 'application/json': { schema: ref('ErrorEnvelope') } } },
+    ]),
+  );
+}
+
+const rateHeaders = {
+  'X-RateLimit-Limit': { description: 'Requests allowed in the window closest to exhaustion', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Requests left in that window', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'Unix time (seconds) when that window resets', schema: { type: 'integer' } },
+  'X-Request-Id': { description: 'Request id, also in error.request_id', schema: { type: 'string' } },
+};
+
+const ok = (description: string, schema: JsonObject, status = '200') => ({
+  [status]: { description, headers: rateHeaders, content: { 'application/json': { schema } } },
+});
+const body = (name: ComponentName) => ({ required: true, content: { 'application/json': { schema: ref(name) } } });
+const secured = [{ apiKey: [] }];
+const session = [{ dashboardSession: [] }];
+
+export function buildOpenApiDocument(serverUrl = '/'): JsonObject {
+  const webhookId = pathParam('webhook_id', 'Subscription id `wh_…`');
+  const deliveryId = pathParam('delivery_id', 'Delivery id `dlv_…`');
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Signal Service API',
+      version: '1.0.0',
+      description:
+        'Token signals, aggregated statistics and webhooks. Every request needs `Authorization: Bearer <API_KEY>`. ' +
+        'Limits: 60 requests/minute and 10,000/day on the listed plan, per account; headers describe the window closest to exhaustion.',
+    },
+    servers: [{ url: serverUrl }],
+    components: {
+      schemas: componentSchemas(),
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'API key `sk_live_…`' },
+        dashboardSession: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'From POST /v1/auth/login' },
+      },
+    },
+    paths: {
+      '/v1/signals': {
+        get: {
+          summary: 'List signals, newest first',
+          security: secured,
+          parameters: queryParameters(signalListQuerySchema),
+          responses: { ...ok('A page of signals', ref('SignalListResponse')), ...errors('VALIDATION_ERROR') },
+        },
+      },
+      '/v1/signals/{signal_id}': {
+        get: {
+          summary: 'One signal in detail',
+          security: secured,
+          parameters: [pathParam('signal_id', 'Signal id `sig_…`')],
+          responses: { ...ok('The signal', ref('SignalDetailResponse')), ...errors('NOT_FOUND') },
+        },
+      },
+      '/v1/stats': {
+        get: {
+          summary: 'Aggregated performance statistics',
+          security: secured,
+          parameters: queryParameters(statsQuerySchema),
+          responses: { ...ok('Statistics', ref('StatisticsResponse')), ...errors('VALIDATION_ERROR') },
+        },
+      },
+      '/v1/webhooks': {
+        post: {
+          summary: 'Subscribe a URL to events',
+          security: secured,
+          requestBody: body('CreateWebhookRequest'),
+          responses: {
+            ...ok('Created; the signing secret is shown only here', envelope(ref('WebhookSubscriptionWithSecret')), '201'),
+            ...errors('VALIDATION_ERROR', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
+          },
+        },
+        get: {
+          summary: 'List subscriptions',
+          security: secured,
+          responses: { ...ok('Subscriptions', envelope({ type: 'array', items: ref('WebhookSubscription') })), ...errors() },
+        },
+      },
+      '/v1/webhooks/{webhook_id}': {
+        get: { summary: 'One subscription', security: secured, parameters: [webhookId], responses: { ...ok('Subscription', envelope(ref('WebhookSubscription'))), ...errors('NOT_FOUND') } },
+        patch: {
+          summary: 'Change url, events, types or enabled',
+          security: secured,
+          parameters: [webhookId],
+          requestBody: body('UpdateWebhookRequest'),
+          responses: { ...ok('Updated', envelope(ref('WebhookSubscription'))), ...errors('NOT_FOUND', 'VALIDATION_ERROR') },
+        },
+        delete: {
+          summary: 'Delete a subscription',
+          security: secured,
+          parameters: [webhookId],
+          responses: { ...ok('Deleted', envelope(ref('WebhookSubscription'))), ...errors('NOT_FOUND') },
+        },
+      },
+      '/v1/webhooks/{webhook_id}/rotate-secret': {
+        post: {
+          summary: 'New signing secret; the old one stays valid for the overlap period',
+          security: secured,
+          parameters: [webhookId],
+          responses: { ...ok('New secret', envelope(ref('WebhookSubscriptionWithSecret'))), ...errors('NOT_FOUND') },
+        },
+      },
+      '/v1/webhooks/{webhook_id}/test': {
+        post: {
+          summary: 'Send a signed webhook.test event',
+          security: secured,
+          parameters: [webhookId],
+          responses: { ...ok('Queued', envelope(ref('WebhookDelivery')), '202'), ...errors('NOT_FOUND') },
+        },
+      },
+      '/v1/webhooks/{webhook_id}/deliveries': {
+        get: {
+          summary: 'Delivery log, newest first',
+          security: secured,
+          parameters: [webhookId, ...queryParameters(deliveryListQuerySchema)],
+          responses: { ...ok('Deliveries', envelope({ type: 'array', items: ref('WebhookDelivery') }, { type: 'object' })), ...errors('NOT_FOUND', 'VALIDATION_ERROR') },
+        },
+      },
+      '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}': {
+        get: { summary: 'One delivery with its attempts', security: secured, parameters: [webhookId, deliveryId], responses: { ...ok('Delivery', envelope(ref('WebhookDelivery'))), ...errors('NOT_FOUND') } },
+      },
+      '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry': {
+        post: { summary: 'Send a delivery again', security: secured, parameters: [webhookId, deliveryId], responses: { ...ok('Queued', envelope(ref('WebhookDelivery')), '202'), ...errors('NOT_FOUND', 'CONFLICT') } },
+      },
+      '/v1/auth/login': {
+        post: {
+          summary: 'Dashboard login (email + password) → short-lived session token',
+          requestBody: body('LoginRequest'),
+          responses: { ...ok('Session', envelope({ type: 'object', properties: { token: { type: 'string' }, expires_at: { type: 'string' } } })), ...errors('VALIDATION_ERROR') },
+        },
+      },
+      '/v1/account/keys': {
+        get: { summary: "This account's API keys", security: session, responses: { ...ok('Keys', envelope({ type: 'array', items: ref('ApiKey') })), ...errors('FORBIDDEN') } },
+        post: {
+          summary: 'Create an API key (shown once)',
+          security: session,
+          requestBody: body('CreateApiKeyRequest'),
+          responses: { ...ok('The new key', envelope(ref('ApiKeyWithSecret')), '201'), ...errors('VALIDATION_ERROR', 'FORBIDDEN') },
+        },
+      },
+      '/v1/account/keys/{key_id}': {
+        delete: {
+          summary: 'Revoke a key, immediately and everywhere',
+          security: session,
+          parameters: [pathParam('key_id', 'Key id `key_…`')],
+          responses: { ...ok('Revoked', envelope(ref('ApiKey'))), ...errors('NOT_FOUND', 'FORBIDDEN') },
+        },
+      },
+    },
+    webhooks: {
+      signalEvent: {
+        post: {
+          summary: 'signal.new, signal.winner, signal.dead, signal.rugged, webhook.test — signed per Standard Webhooks',
+          parameters: [
+            { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' } },
+            { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string' } },
+            { name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string' } },
+          ],
+          requestBody: body('WebhookPayload'),
+          responses: { '200': { description: 'Any 2xx within 5 seconds acknowledges the delivery' } },
+        },
+      },
+    },
+  };
+}

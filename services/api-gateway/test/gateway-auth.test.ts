@@ -1,0 +1,219 @@
+import { errorEnvelopeSchema } from '@signal/contracts';
+import { startReceiver, type Receiver } from '@signal/test-kit';
+import request from 'supertest';
+import { signalInput, startSignals, type SignalsHarness } from '../../signals/test/signals-harness';
+import { createApiKey, revokeApiKey } from '../src/domain/accounts.use-cases';
+import { generateApiKey } from '../src/domain/api-key';
+import { startGateway, type GatewayHarness } from './gateway-harness';
+
+let signals: SignalsHarness;
+let upstreamEcho: Receiver;
+let gw: GatewayHarness;
+
+beforeAll(async () => {
+  signals = await startSignals('gw_auth');
+  await request(signals.url).post('/internal/signals').set(signals.ingestAuth).send(signalInput()).expect(201);
+  upstreamEcho = await startReceiver(() => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '{"success":true}' }));
+  gw = await startGateway({ label: 'gw_auth', upstreams: { signals: signals.url, stats: upstreamEcho.url, webhooks: 'http://127.0.0.1:9' } });
+});
+afterAll(async () => {
+  await gw.stop();
+  await signals.stop();
+  await upstreamEcho.close();
+});
+
+const api = (key?: string) => {
+  const r = request(gw.url).get('/v1/signals');
+  return key ? r.set('Authorization', `Bearer ${key}`) : r;
+};
+
+function expectRateHeaders(res: request.Response) {
+  expect(Number(res.headers['x-ratelimit-limit'])).toBeGreaterThan(0);
+  expect(Number(res.headers['x-ratelimit-remaining'])).toBeGreaterThanOrEqual(0);
+  expect(Number(res.headers['x-ratelimit-reset'])).toBeGreaterThan(Date.now() / 1000);
+}
+
+describe('authentication', () => {
+  it('when a valid key is sent, then the signals list comes back through the gateway with rate and security headers', async () => {
+    const { key } = await gw.account();
+    const res = await api(key).expect(200);
+    expect(res.body.success).toBe(true);
+    expect(res.body.meta.total).toBe(1);
+    expectRateHeaders(res);
+    expect(res.headers['x-ratelimit-limit']).toBe('60');
+    expect(res.headers['x-ratelimit-remaining']).toBe('59');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['x-request-id']).toMatch(/^req_/);
+  });
+
+  it.each([
+    ['no header', undefined],
+    ['a malformed key', 'sk_live_nope'],
+    ['an unknown well-formed key', generateApiKey()],
+    ['a non-bearer scheme', 'Basic Zm9vOmJhcg=='],
+  ])('when the request has %s, then 401 UNAUTHORIZED "invalid or missing API key" with rate headers', async (_label, value) => {
+    const r = request(gw.url).get('/v1/signals');
+    const res = await (value ? r.set('Authorization', value.startsWith('Basic') ? value : `Bearer ${value}`) : r).expect(401);
+    const body = errorEnvelopeSchema.parse(res.body);
+    expect(body.error.code).toBe('UNAUTHORIZED');
+    expect(body.error.message).toBe('Invalid or missing API key.');
+    expect(body.error.request_id).toBe(res.headers['x-request-id']);
+    expectRateHeaders(res);
+  });
+
+  it('when the key was revoked, then 401 with the same body as an unknown key', async () => {
+    const { key, keyId, accountId } = await gw.account();
+    await api(key).expect(200);
+    await revokeApiKey(gw.deps.accounts, accountId, keyId);
+    const revoked = await api(key).expect(401);
+    const unknown = await api(generateApiKey()).expect(401);
+    expect({ ...revoked.body.error, request_id: 0 }).toEqual({ ...unknown.body.error, request_id: 0 });
+  });
+
+  it('when the key has expired, then 401 KEY_EXPIRED asking for a new key', async () => {
+    const { accountId } = await gw.account();
+    const created = await createApiKey(gw.deps.accounts, accountId, 'short', new Date(Date.now() + 300));
+    await api(created.key).expect(200);
+    await new Promise((r) => setTimeout(r, 400));
+    const res = await api(created.key).expect(401);
+    expect(res.body.error.code).toBe('KEY_EXPIRED');
+    expect(res.body.error.message).toMatch(/generate a new key/i);
+  });
+
+  it('when the client sends internal headers, then they are not passed to the service', async () => {
+    const { key } = await gw.account();
+    upstreamEcho.requests.length = 0;
+    await request(gw.url).get('/v1/stats?period=all').set('Authorization', `Bearer ${key}`).set('X-Internal-Account', 'acc_evil').expect(200);
+    const seen = upstreamEcho.requests[0]!;
+    expect(seen.headers['x-internal-account']).toBeUndefined();
+    expect(seen.headers.authorization).toMatch(/^Bearer ey/);
+    expect(seen.headers.authorization).not.toContain(key);
+    expect(seen.path).toBe('/v1/stats?period=all');
+  });
+});
+
+describe('rate limits', () => {
+  it('when 200 requests arrive at once on a 60/min plan, then exactly 60 are admitted and the rest get 429 with retry_after', async () => {
+    const { key } = await gw.account({ per_minute: 60, per_day: 10_000 });
+    const results = await Promise.all(Array.from({ length: 200 }, () => request(gw.url).get('/v1/signals?limit=1').set('Authorization', `Bearer ${key}`)));
+    const ok = results.filter((r) => r.status === 200);
+    const limited = results.filter((r) => r.status === 429);
+    expect(ok).toHaveLength(60);
+    expect(limited).toHaveLength(140);
+    for (const r of limited) {
+      expect(r.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+      expect(Number.isInteger(r.body.error.retry_after)).toBe(true);
+      expect(r.body.error.retry_after).toBeGreaterThan(0);
+      expect(r.body.error.retry_after).toBeLessThanOrEqual(60);
+      expect(r.headers['retry-after']).toBe(String(r.body.error.retry_after));
+      expect(r.headers['x-ratelimit-remaining']).toBe('0');
+    }
+    const remaining = ok.map((r) => Number(r.headers['x-ratelimit-remaining'])).sort((a, b) => a - b);
+    expect(remaining).toEqual(Array.from({ length: 60 }, (_, i) => i));
+  });
+
+  it('when requests come one by one, then X-RateLimit-Remaining counts down by one', async () => {
+    const { key } = await gw.account({ per_minute: 5, per_day: 100 });
+    const seen: string[] = [];
+    for (let i = 0; i < 6; i++) seen.push((await api(key)).headers['x-ratelimit-remaining']!);
+    expect(seen).toEqual(['4', '3', '2', '1', '0', '0']);
+  });
+
+  it('when the day window is used up, then 429 with retry_after until the day resets and headers describe the day', async () => {
+    const { key } = await gw.account({ per_minute: 100, per_day: 3 });
+    for (let i = 0; i < 3; i++) await api(key).expect(200);
+    const res = await api(key).expect(429);
+    const untilMidnight = Math.ceil(((Math.floor(Date.now() / 86_400_000) + 1) * 86_400_000 - Date.now()) / 1000);
+    expect(Math.abs(res.body.error.retry_after - untilMidnight)).toBeLessThanOrEqual(2);
+    expect(res.headers['x-ratelimit-limit']).toBe('3');
+    expect(Number(res.headers['x-ratelimit-reset'])).toBe((Math.floor(Date.now() / 86_400_000) + 1) * 86_400);
+  });
+
+  it('when several keys of one account are used, then they share the account limit', async () => {
+    const { key, accountId } = await gw.account({ per_minute: 4, per_day: 100 });
+    const second = await createApiKey(gw.deps.accounts, accountId, 'second');
+    await api(key).expect(200);
+    await api(second.key).expect(200);
+    await api(key).expect(200);
+    await api(second.key).expect(200);
+    await api(key).expect(429);
+    await api(second.key).expect(429);
+  });
+
+  it('when a key is revoked mid-burst, then every request after the revocation fails', async () => {
+    const { key, keyId, accountId } = await gw.account({ per_minute: 10_000, per_day: 100_000 });
+    const statuses: number[] = [];
+    let revokedAt = -1;
+    for (let i = 0; i < 30; i++) {
+      if (i === 15) {
+        await revokeApiKey(gw.deps.accounts, accountId, keyId);
+        revokedAt = i;
+      }
+      statuses.push((await api(key)).status);
+    }
+    expect(statuses.slice(0, revokedAt).every((s) => s === 200)).toBe(true);
+    expect(statuses.slice(revokedAt).every((s) => s === 401)).toBe(true);
+  });
+});
+
+describe('two gateway instances sharing Redis and MongoDB', () => {
+  it('when a key is revoked through one instance, then the very next request on the other fails', async () => {
+    const other = await startGateway({
+      label: 'gw_auth_b',
+      upstreams: { signals: signals.url, stats: upstreamEcho.url, webhooks: 'http://127.0.0.1:9' },
+      share: { dbName: gw.config.GATEWAY_DB, redisPrefix: gw.config.REDIS_PREFIX },
+    });
+    try {
+      const { key, keyId, accountId } = await gw.account({ per_minute: 1000, per_day: 10_000 });
+      await request(other.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(200);
+      await revokeApiKey(gw.deps.accounts, accountId, keyId);
+      await request(other.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(401);
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it('when both instances take a burst for one account, then the limit holds across them', async () => {
+    const other = await startGateway({
+      label: 'gw_auth_c',
+      upstreams: { signals: signals.url, stats: upstreamEcho.url, webhooks: 'http://127.0.0.1:9' },
+      share: { dbName: gw.config.GATEWAY_DB, redisPrefix: gw.config.REDIS_PREFIX },
+    });
+    try {
+      const { key } = await gw.account({ per_minute: 30, per_day: 10_000 });
+      const results = await Promise.all(
+        Array.from({ length: 80 }, (_, i) => request(i % 2 ? other.url : gw.url).get('/v1/signals?limit=1').set('Authorization', `Bearer ${key}`)),
+      );
+      expect(results.filter((r) => r.status === 200)).toHaveLength(30);
+    } finally {
+      await other.stop();
+    }
+  });
+});
+
+describe('upstream faults', () => {
+  it('when the upstream is down, then 503 SERVICE_UNAVAILABLE envelope, not a hang', async () => {
+    const { key } = await gw.account();
+    const res = await request(gw.url).get('/v1/webhooks').set('Authorization', `Bearer ${key}`).expect(503);
+    expect(res.body.error.code).toBe('SERVICE_UNAVAILABLE');
+    expectRateHeaders(res);
+  });
+
+  it('when the upstream is too slow, then 504 GATEWAY_TIMEOUT', async () => {
+    const { key } = await gw.account();
+    upstreamEcho.setBehaviour(() => ({ status: 200, delayMs: 3000 }));
+    try {
+      const res = await request(gw.url).get('/v1/stats').set('Authorization', `Bearer ${key}`).expect(504);
+      expect(res.body.error.code).toBe('GATEWAY_TIMEOUT');
+    } finally {
+      upstreamEcho.setBehaviour(() => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '{"success":true}' }));
+    }
+  });
+
+  it('when an unknown /v1 route is called with a valid key, then 404 envelope with rate headers', async () => {
+    const { key } = await gw.account();
+    const res = await request(gw.url).get('/v1/nothing').set('Authorization', `Bearer ${key}`).expect(404);
+    expect(res.body.error.code).toBe('NOT_FOUND');
+    expectRateHeaders(res);
+  });
+});

@@ -1,0 +1,84 @@
+import { GracefulShutdown, startHttpServer, type RunningServer } from '@signal/service-kit';
+import { infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
+import { randomBytes } from 'node:crypto';
+import { buildApp } from '../src/app';
+import { loadConfig, type GatewayConfig } from '../src/config';
+import { createDependencies, healthChecks, type GatewayDependencies } from '../src/dependencies';
+import { createAccount, createApiKey } from '../src/domain/accounts.use-cases';
+
+export const JWT_SECRET = 'test-internal-jwt-secret-0123456789abcdef';
+
+export interface GatewayHarness {
+  url: string;
+  config: GatewayConfig;
+  deps: GatewayDependencies;
+  /** A new account with the given plan and one key for it. */
+  account(plan?: { per_minute: number; per_day: number }, password?: string): Promise<{ accountId: string; key: string; keyId: string; email: string }>;
+  stop(): Promise<void>;
+}
+
+export interface GatewayOptions {
+  label: string;
+  upstreams: { signals: string; stats: string; webhooks: string };
+  env?: Record<string, string>;
+  /** Share database and Redis prefix with another instance (multi-instance tests). */
+  share?: { dbName: string; redisPrefix: string };
+}
+
+export async function startGateway(options: GatewayOptions): Promise<GatewayHarness> {
+  const db = testDatabase(options.label);
+  const { redisUrl } = infraUrls();
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    MONGO_URL: db.url,
+    GATEWAY_DB: options.share?.dbName ?? db.dbName,
+    REDIS_URL: redisUrl,
+    REDIS_PREFIX: options.share?.redisPrefix ?? `t:${randomBytes(6).toString('hex')}:`,
+    INTERNAL_JWT_SECRET: JWT_SECRET,
+    API_KEY_PEPPER: 'test-pepper-0123456789abcdef0123456789',
+    SESSION_JWT_SECRET: 'test-session-secret-0123456789abcdef0123',
+    SIGNALS_URL: options.upstreams.signals,
+    STATS_URL: options.upstreams.stats,
+    WEBHOOKS_URL: options.upstreams.webhooks,
+    UPSTREAM_TIMEOUT_MS: '1500',
+    IP_RATE_LIMIT_PER_MINUTE: '1000',
+    ...options.env,
+  });
+  const deps = await createDependencies(config, silentLogger);
+  const app = buildApp({
+    logger: silentLogger,
+    lifecycle: new GracefulShutdown(silentLogger),
+    checks: healthChecks(deps),
+    auth: deps.auth,
+    accounts: deps.accounts,
+    sessionSecret: config.SESSION_JWT_SECRET,
+    sessionTtlSeconds: config.SESSION_TTL_SECONDS,
+    upstreams: deps.upstreams,
+    tokens: deps.tokens,
+    upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    trustProxy: false,
+  });
+  const http: RunningServer = await startHttpServer(app, 0);
+  let n = 0;
+  return {
+    url: http.url,
+    config,
+    deps,
+    async account(plan = { per_minute: 60, per_day: 10_000 }, password) {
+      n += 1;
+      const email = `user${n}-${randomBytes(3).toString('hex')}@example.com`;
+      const acc = await createAccount(deps.accounts, email, password, plan);
+      const key = await createApiKey(deps.accounts, acc.id, 'test key');
+      return { accountId: acc.id, key: key.key, keyId: key.id, email };
+    },
+    async stop() {
+      await http.close();
+      const keys = await deps.redis.keys(`${config.REDIS_PREFIX}*`).catch(() => []);
+      if (!options.share && keys.length) await deps.redis.del(...keys).catch(() => undefined);
+      if (!options.share) await deps.mongo.dropDatabase().catch(() => undefined);
+      await deps.close();
+    },
+  };
+}
