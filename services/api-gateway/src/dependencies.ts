@@ -48,7 +48,9 @@ export async function createDependencies(config: GatewayConfig, logger: Logger):
     wasReady = true;
   });
   // Start even if Redis is down (requests then follow the documented fallback), but give it a moment.
-  await Promise.race([once(redis, 'ready'), new Promise((r) => setTimeout(r, 3000))]).catch(() => undefined);
+  let readyTimer: NodeJS.Timeout | undefined;
+  await Promise.race([once(redis, 'ready'), new Promise((r) => (readyTimer = setTimeout(r, 3000)))]).catch(() => undefined);
+  clearTimeout(readyTimer);
   const limiter = new RateLimiter(redis, config.REDIS_PREFIX);
   const lastTouched = new Map<string, number>();
   const auth: AuthDeps = {

@@ -50,9 +50,10 @@ const envelope = (data: JsonObject, meta?: JsonObject) => ({
 });
 
 function componentSchemas(): Record<string, JsonObject> {
-  const registry = z.registry<{ id: string }>();
-  for (const [id, schema] of Object.entries(COMPONENTS)) registry.add(schema as z.ZodType, { id });
-  const out = z.toJSONSchema(registry, {
+  // Every contract schema carries `.meta({ id })`, so the global registry holds them all,
+  // nested ones (SignalListItem, Statistics, …) included, and refs stay inside components.
+  void COMPONENTS;
+  const out = z.toJSONSchema(z.globalRegistry, {
     target: 'draft-2020-12',
     io: 'output',
     unrepresentable: 'any',

@@ -1,0 +1,190 @@
+import { apiKeySchema } from '@signal/contracts';
+import { infraUrls, startTcpProxy, viaProxy, waitFor, type TcpProxy } from '@signal/test-kit';
+import Ajv2020 from 'ajv/dist/2020';
+import request from 'supertest';
+import { signalInput, startSignals, type SignalsHarness } from '../../signals/test/signals-harness';
+import { createApiKey } from '../src/domain/accounts.use-cases';
+import { startGateway, type GatewayHarness } from './gateway-harness';
+
+let signals: SignalsHarness;
+let gw: GatewayHarness;
+
+beforeAll(async () => {
+  signals = await startSignals('gw_account');
+  await request(signals.url).post('/internal/signals').set(signals.ingestAuth).send(signalInput()).expect(201);
+  gw = await startGateway({
+    label: 'gw_account',
+    upstreams: { signals: signals.url, stats: 'http://127.0.0.1:9', webhooks: 'http://127.0.0.1:9' },
+    env: { IP_RATE_LIMIT_PER_MINUTE: '500' },
+  });
+});
+afterAll(async () => {
+  await gw.stop();
+  await signals.stop();
+});
+
+async function session(email: string, password: string): Promise<string> {
+  const res = await request(gw.url).post('/v1/auth/login').send({ email, password }).expect(200);
+  return res.body.data.token as string;
+}
+
+describe('account API (dashboard)', () => {
+  it('when a holder logs in and creates a key, then it is shown once, works at once, lists without secrets, and revokes', async () => {
+    const { email } = await gw.account(undefined, 'correct horse battery');
+    const token = await session(email, 'correct horse battery');
+    const created = await request(gw.url).post('/v1/account/keys').set('Authorization', `Bearer ${token}`).send({ name: 'production' }).expect(201);
+    const key = created.body.data.key as string;
+    expect(key).toMatch(/^sk_live_/);
+    await request(gw.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(200);
+
+    const list = await request(gw.url).get('/v1/account/keys').set('Authorization', `Bearer ${token}`).expect(200);
+    expect(list.body.data).toHaveLength(2);
+    for (const k of list.body.data) apiKeySchema.parse(k);
+    expect(JSON.stringify(list.body)).not.toContain(key);
+    expect(JSON.stringify(list.body)).not.toMatch(/hash/);
+    const listed = list.body.data.find((k: { id: string }) => k.id === created.body.data.id);
+    expect(listed.prefix).toBe(key.slice(0, 14));
+
+    const revoked = await request(gw.url).delete(`/v1/account/keys/${created.body.data.id}`).set('Authorization', `Bearer ${token}`).expect(200);
+    expect(revoked.body.data.revoked_at).not.toBeNull();
+    await request(gw.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(401);
+  });
+
+  it('when a holder touches another account’s key, then 404 and the key keeps working', async () => {
+    const a = await gw.account(undefined, 'password-a');
+    const b = await gw.account(undefined, 'password-b');
+    const tokenA = await session(a.email, 'password-a');
+    await request(gw.url).delete(`/v1/account/keys/${b.keyId}`).set('Authorization', `Bearer ${tokenA}`).expect(404);
+    await request(gw.url).get('/v1/signals').set('Authorization', `Bearer ${b.key}`).expect(200);
+  });
+
+  it('when an API key is used on the account API, then 403 — a key never manages keys', async () => {
+    const { key } = await gw.account();
+    const res = await request(gw.url).post('/v1/account/keys').set('Authorization', `Bearer ${key}`).send({ name: 'x' }).expect(403);
+    expect(res.body.error.code).toBe('FORBIDDEN');
+  });
+
+  it('when the password is wrong or the email unknown, then the same 401', async () => {
+    const { email } = await gw.account(undefined, 'right-password');
+    const wrong = await request(gw.url).post('/v1/auth/login').send({ email, password: 'wrong' }).expect(401);
+    const unknown = await request(gw.url).post('/v1/auth/login').send({ email: 'nobody@example.com', password: 'wrong' }).expect(401);
+    expect(wrong.body.error.message).toBe(unknown.body.error.message);
+  });
+
+  it('when the body is invalid, then 400 naming the field; a non-JSON body is 415', async () => {
+    const { email } = await gw.account(undefined, 'pw-123456');
+    const token = await session(email, 'pw-123456');
+    const res = await request(gw.url).post('/v1/account/keys').set('Authorization', `Bearer ${token}`).send({ name: '' }).expect(400);
+    expect(res.body.error.message).toContain('name');
+    const past = await request(gw.url)
+      .post('/v1/account/keys')
+      .set('Authorization', `Bearer ${token}`)
+      .send({ name: 'old', expires_at: '2020-01-01T00:00:00Z' })
+      .expect(400);
+    expect(past.body.error.message).toContain('expires_at');
+    await request(gw.url).post('/v1/auth/login').set('Content-Type', 'text/plain').send('email=x').expect(415);
+  });
+});
+
+describe('per-IP guard for requests without a valid key', () => {
+  it('when one IP keeps failing, then it gets 429 after the guard limit', async () => {
+    const guarded = await startGateway({
+      label: 'gw_ip',
+      upstreams: { signals: signals.url, stats: 'http://127.0.0.1:9', webhooks: 'http://127.0.0.1:9' },
+      env: { IP_RATE_LIMIT_PER_MINUTE: '5' },
+    });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 7; i++) statuses.push((await request(guarded.url).get('/v1/signals').set('Authorization', 'Bearer nope')).status);
+      expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
+      const { key } = await guarded.account();
+      await request(guarded.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(200);
+    } finally {
+      await guarded.stop();
+    }
+  });
+});
+
+describe('Redis outage policy', () => {
+  let proxy: TcpProxy;
+  let fragile: GatewayHarness;
+  beforeAll(async () => {
+    const redis = new URL(infraUrls().redisUrl);
+    proxy = await startTcpProxy(redis.hostname, Number(redis.port || 6379));
+    fragile = await startGateway({
+      label: 'gw_redis',
+      upstreams: { signals: signals.url, stats: 'http://127.0.0.1:9', webhooks: 'http://127.0.0.1:9' },
+      env: { REDIS_URL: viaProxy(infraUrls().redisUrl, proxy) },
+    });
+  });
+  afterAll(async () => {
+    proxy.restore();
+    await fragile.stop();
+    await proxy.close();
+  });
+
+  it('when Redis goes away, then recently seen keys keep working on a local limiter, unknown ones get 503, nothing hangs; and it recovers', async () => {
+    const known = await fragile.account({ per_minute: 3, per_day: 100 });
+    const fresh = await createApiKey(fragile.deps.accounts, known.accountId, 'never used');
+    await request(fragile.url).get('/v1/signals').set('Authorization', `Bearer ${known.key}`).expect(200);
+
+    proxy.cut();
+    await waitFor(() => fragile.deps.redis.status !== 'ready', 5000, 20, 'redis to drop');
+    const started = Date.now();
+    const ok = await request(fragile.url).get('/v1/signals').set('Authorization', `Bearer ${known.key}`);
+    expect(ok.status).toBe(200);
+    expect(ok.headers['x-ratelimit-limit']).toBe('3');
+    const unknown = await request(fragile.url).get('/v1/signals').set('Authorization', `Bearer ${fresh.key}`).expect(503);
+    expect(unknown.body.error.code).toBe('SERVICE_UNAVAILABLE');
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await request(fragile.url).get('/v1/signals').set('Authorization', `Bearer ${known.key}`)).status);
+    expect(statuses).toContain(429);
+    expect(Date.now() - started).toBeLessThan(5000);
+    const ready = await request(fragile.url).get('/readyz').expect(503);
+    expect(ready.body.checks.redis).not.toBe('ok');
+
+    proxy.restore();
+    await waitFor(() => fragile.deps.redis.status === 'ready', 10_000, 50, 'redis to return');
+    await request(fragile.url).get('/v1/signals').set('Authorization', `Bearer ${fresh.key}`).expect(200);
+    await request(fragile.url).get('/readyz').expect(200);
+  });
+});
+
+describe('OpenAPI document', () => {
+  it('when /openapi.json and /docs are fetched, then every public route is documented and the page renders it', async () => {
+    const doc = (await request(gw.url).get('/openapi.json').expect(200)).body;
+    expect(doc.openapi).toBe('3.1.0');
+    for (const p of ['/v1/signals', '/v1/signals/{signal_id}', '/v1/stats', '/v1/webhooks', '/v1/webhooks/{webhook_id}/deliveries', '/v1/account/keys']) {
+      expect(doc.paths[p]).toBeDefined();
+    }
+    const params = doc.paths['/v1/signals'].get.parameters.map((p: { name: string }) => p.name);
+    expect(params).toEqual(expect.arrayContaining(['type', 'status', 'since', 'limit', 'page', 'cursor']));
+    const page = await request(gw.url).get('/docs').expect(200);
+    expect(page.text).toContain('/docs/app.js');
+    await request(gw.url).get('/docs/app.js').expect(200);
+  });
+
+  it('when real responses come back, then they validate against the document', async () => {
+    const doc = (await request(gw.url).get('/openapi.json')).body;
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    ajv.addSchema({ $id: 'api', components: doc.components }, 'api');
+    const check = (path: string, method: string, status: string, body: unknown) => {
+      const schema = doc.paths[path][method].responses[status].content['application/json'].schema;
+      const validate = ajv.compile({ $ref: `api${schema.$ref ?? ''}`, ...(schema.$ref ? {} : schema) });
+      const valid = validate(body);
+      if (!valid) throw new Error(`${method} ${path} ${status}: ${ajv.errorsText(validate.errors)}`);
+    };
+    const { key } = await gw.account();
+    const auth = { Authorization: `Bearer ${key}` };
+    const list = await request(gw.url).get('/v1/signals').set(auth).expect(200);
+    check('/v1/signals', 'get', '200', list.body);
+    const one = await request(gw.url).get(`/v1/signals/${list.body.data[0].id}`).set(auth).expect(200);
+    check('/v1/signals/{signal_id}', 'get', '200', one.body);
+    const bad = await request(gw.url).get('/v1/signals?limit=0').set(auth).expect(400);
+    check('/v1/signals', 'get', '400', bad.body);
+    const missing = await request(gw.url).get('/v1/signals/sig_x').set(auth).expect(404);
+    check('/v1/signals/{signal_id}', 'get', '404', missing.body);
+    const unauthorized = await request(gw.url).get('/v1/signals').expect(401);
+    check('/v1/signals', 'get', '401', unauthorized.body);
+  });
+});
