@@ -22,6 +22,6 @@ export async function deleteBrokerNames(channel: ConfirmChannel, names: BrokerNa
   for (const q of queues) {
     for (const suffix of ['', '.retry', '.dead']) await channel.deleteQueue(`${q}${suffix}`).catch(() => undefined);
   }
-  for (let i = 1; i <= 10; i++) await channel.deleteQueue(names.deliveryDelayQueue(i)).catch(() => undefined);
+  for (let i = 0; i <= 10; i++) await channel.deleteQueue(names.deliveryDelayQueue(i)).catch(() => undefined);
   await channel.deleteExchange(names.signalEvents).catch(() => undefined);
 }

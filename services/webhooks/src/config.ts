@@ -1,0 +1,41 @@
+import { env, parseConfig } from '@signal/service-kit';
+import { z } from 'zod';
+
+const delays = z
+  .string()
+  .regex(/^\d+(,\d+)*$/, 'must be comma-separated milliseconds, e.g. 10000,120000,900000')
+  .transform((s) => s.split(',').map(Number));
+
+export const configSchema = z
+  .object({
+    NODE_ENV: env.nodeEnv(),
+    PORT: env.port(4003),
+    HOST: z.string().default('127.0.0.1'),
+    LOG_LEVEL: env.logLevel(),
+    MONGO_URL: env.url(['mongodb', 'mongodb+srv']),
+    WEBHOOKS_DB: z.string().default('webhooks'),
+    AMQP_URL: env.url(['amqp', 'amqps']),
+    AMQP_PREFIX: z.string().default(''),
+    AMQP_QUEUE_TYPE: z.enum(['quorum', 'classic']).default('quorum'),
+    INTERNAL_JWT_SECRET: env.secret(),
+    /** Spacing of the 3 retries after the first attempt; ±20 % jitter is added. */
+    WEBHOOK_RETRY_DELAYS_MS: delays.default([10_000, 120_000, 900_000]),
+    WEBHOOK_TIMEOUT_MS: env.int(5000, 100),
+    WEBHOOK_MAX_RESPONSE_BYTES: env.int(4096, 0),
+    /** In-flight deliveries per subscription per worker, so one slow receiver cannot starve the rest. */
+    WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: env.int(10, 1),
+    WEBHOOK_WORKER_PREFETCH: env.int(100, 1),
+    /** Longest Retry-After (429/503) the worker honours. */
+    WEBHOOK_MAX_RETRY_AFTER_MS: env.int(3_600_000, 0),
+    /** How long a rotated-out secret keeps signing (both signatures are sent). */
+    WEBHOOK_SECRET_OVERLAP_MS: env.int(24 * 3_600_000, 0),
+    /** Allow http:// and private/loopback receivers (local development and tests only). */
+    WEBHOOK_ALLOW_PRIVATE_URLS: env.bool(false),
+  })
+  .refine((c) => !(c.NODE_ENV === 'production' && c.WEBHOOK_ALLOW_PRIVATE_URLS), {
+    message: 'must not be true in production',
+    path: ['WEBHOOK_ALLOW_PRIVATE_URLS'],
+  });
+export type WebhooksConfig = z.infer<typeof configSchema>;
+
+export const loadConfig = (e: NodeJS.ProcessEnv = process.env): WebhooksConfig => parseConfig('webhooks', configSchema, e);

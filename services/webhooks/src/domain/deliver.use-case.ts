@@ -1,0 +1,142 @@
+import { isIP } from 'node:net';
+import type { WebhookDeliveryJob } from '@signal/contracts';
+import type { Logger } from '@signal/service-kit';
+import { request, type Dispatcher } from 'undici';
+import type { AttemptRecord, SubscriptionDocument } from '../data/webhook.models';
+import type { WebhookRepository } from '../data/webhook.repository';
+import { parseRetryAfter, retryDelayMs, type ScheduleJob } from './delivery-jobs';
+import { signatureHeaders } from './signing';
+import { isBlockedAddress } from './url-guard';
+
+export interface DeliverDeps {
+  repository: WebhookRepository;
+  dispatcher: Dispatcher;
+  schedule: ScheduleJob;
+  logger: Logger;
+  concurrency: SubscriptionConcurrency;
+  retryDelaysMs: number[];
+  timeoutMs: number;
+  maxResponseBytes: number;
+  maxRetryAfterMs: number;
+  allowPrivate: boolean;
+}
+
+/** Caps in-flight deliveries per subscription; a job over the cap is put back for a moment. */
+export class SubscriptionConcurrency {
+  private readonly inFlight = new Map<string, number>();
+  constructor(private readonly max: number) {}
+  tryAcquire(id: string): boolean {
+    const n = this.inFlight.get(id) ?? 0;
+    if (n >= this.max) return false;
+    this.inFlight.set(id, n + 1);
+    return true;
+  }
+  release(id: string): void {
+    const n = (this.inFlight.get(id) ?? 1) - 1;
+    if (n <= 0) this.inFlight.delete(id);
+    else this.inFlight.set(id, n);
+  }
+}
+
+interface PostResult {
+  statusCode: number | null;
+  error: string | null;
+  retryAfterMs?: number;
+}
+
+function errorClass(err: unknown): string {
+  const e = err as { name?: string; code?: string; cause?: { code?: string } };
+  const code = e.code ?? e.cause?.code ?? '';
+  if (e.name === 'TimeoutError' || e.name === 'AbortError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'timeout';
+  if (code === 'ECONNREFUSED') return 'connection_refused';
+  if (code === 'EBLOCKEDADDRESS') return 'blocked_address';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns_error';
+  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'connection_reset';
+  if (code.startsWith('ERR_TLS') || code.includes('CERT')) return 'tls_error';
+  return 'network_error';
+}
+
+async function post(deps: DeliverDeps, sub: SubscriptionDocument, deliveryId: string, payload: string): Promise<PostResult> {
+  const host = new URL(sub.url).hostname.replace(/^\[|\]$/g, '');
+  // Literal IPs never go through DNS, so the connect-time guard checks them here.
+  if (!deps.allowPrivate && isIP(host) && isBlockedAddress(host)) return { statusCode: null, error: 'blocked_address' };
+  try {
+    const res = await request(sub.url, {
+      method: 'POST',
+      dispatcher: deps.dispatcher,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'SignalService-Webhooks/1.0',
+        ...signatureHeaders(sub.secrets, deliveryId, payload),
+      },
+      body: payload,
+      signal: AbortSignal.timeout(deps.timeoutMs),
+    });
+    // Read at most a small cap of the answer, then drop the rest.
+    let read = 0;
+    for await (const chunk of res.body) {
+      read += (chunk as Buffer).length;
+      if (read > deps.maxResponseBytes) {
+        res.body.destroy();
+        break;
+      }
+    }
+    const statusCode = res.statusCode;
+    if (statusCode >= 200 && statusCode < 300) return { statusCode, error: null };
+    if (statusCode >= 300 && statusCode < 400) return { statusCode, error: 'redirect_not_followed' };
+    return { statusCode, error: `http_${statusCode}`, retryAfterMs: statusCode === 429 || statusCode === 503 ? parseRetryAfter(res.headers['retry-after']) : undefined };
+  } catch (err) {
+    return { statusCode: null, error: errorClass(err) };
+  }
+}
+
+/**
+ * Story: one attempt of one delivery. Skip what is already done → refuse disabled
+ * subscriptions → respect the per-subscription cap → POST signed → on failure schedule the
+ * next attempt *before* recording this one (a crash then re-sends, never forgets) → record.
+ */
+export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob): Promise<void> {
+  const { repository } = deps;
+  const delivery = await repository.findDelivery(job.delivery_id);
+  if (!delivery || delivery.status !== 'pending' || delivery.attempts_made >= job.attempt) return;
+  const sub = await repository.findSubscriptionById(delivery.webhook_id);
+  if (!sub || sub.status !== 'enabled') {
+    await repository.markDelivery(delivery._id, { status: 'failed', next_attempt_at: null });
+    return;
+  }
+  if (!deps.concurrency.tryAcquire(sub._id)) {
+    await deps.schedule(job, 250);
+    return;
+  }
+  const startedAt = new Date();
+  let result: PostResult;
+  try {
+    result = await post(deps, sub, delivery._id, delivery.payload);
+  } finally {
+    deps.concurrency.release(sub._id);
+  }
+  const attempt: AttemptRecord = {
+    attempt: job.attempt,
+    started_at: startedAt,
+    duration_ms: Date.now() - startedAt.getTime(),
+    status_code: result.statusCode,
+    error: result.error,
+  };
+  if (result.error === null) {
+    await repository.recordAttempt(delivery._id, attempt, { status: 'succeeded', next_attempt_at: null });
+    return;
+  }
+  if (result.statusCode === 410) {
+    await repository.disableSubscription(sub._id, 'The endpoint answered 410 Gone.');
+    await repository.recordAttempt(delivery._id, attempt, { status: 'failed', next_attempt_at: null });
+    return;
+  }
+  const delay = retryDelayMs(deps.retryDelaysMs, job.attempt, result.retryAfterMs, deps.maxRetryAfterMs);
+  if (delay === undefined) {
+    deps.logger.info({ delivery: delivery._id, attempts: job.attempt }, 'delivery failed for good');
+    await repository.recordAttempt(delivery._id, attempt, { status: 'failed', next_attempt_at: null });
+    return;
+  }
+  await deps.schedule({ delivery_id: delivery._id, attempt: job.attempt + 1 }, delay);
+  await repository.recordAttempt(delivery._id, attempt, { status: 'pending', next_attempt_at: new Date(Date.now() + delay) });
+}

@@ -1,0 +1,27 @@
+import type { WebhookDeliveryJob } from '@signal/contracts';
+
+/** Puts a delivery attempt on the queue, now or after `delayMs` (through a TTL delay queue). */
+export type ScheduleJob = (job: WebhookDeliveryJob, delayMs?: number) => Promise<void>;
+
+/** Retry n (1-based) waits delays[n-1] ±20 %; a receiver's Retry-After wins when longer, up to a cap. */
+export function retryDelayMs(
+  delays: number[],
+  failedAttempt: number,
+  retryAfterMs: number | undefined,
+  maxRetryAfterMs: number,
+  random = Math.random,
+): number | undefined {
+  const base = delays[failedAttempt - 1];
+  if (base === undefined) return undefined;
+  const jittered = Math.round(base * (0.8 + 0.4 * random()));
+  return retryAfterMs === undefined ? jittered : Math.min(Math.max(jittered, retryAfterMs), maxRetryAfterMs);
+}
+
+/** Retry-After as seconds or an HTTP date → milliseconds from now. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (!v) return undefined;
+  if (/^\d+$/.test(v.trim())) return Number(v.trim()) * 1000;
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}

@@ -1,0 +1,60 @@
+import { WEBHOOK_EVENTS, type SignalEvent, type WebhookEventName, type WebhookPayload } from '@signal/contracts';
+import { newId } from '@signal/service-kit';
+import type { SubscriptionDocument } from '../data/webhook.models';
+import type { WebhookRepository } from '../data/webhook.repository';
+import type { ScheduleJob } from './delivery-jobs';
+
+export function payloadFor(event: SignalEvent): WebhookPayload {
+  const s = event.signal;
+  return {
+    event: event.name,
+    timestamp: event.occurred_at,
+    data: {
+      id: s.id,
+      token: s.token,
+      metrics: s.metrics,
+      type: s.type,
+      is_premium: s.is_premium,
+      ...(event.name === 'signal.new' ? {} : { performance: s.performance }),
+    },
+  };
+}
+
+/** The spec's rule 4: `types` (when set) restricts by signal type. */
+export function wants(sub: SubscriptionDocument, event: SignalEvent): boolean {
+  return sub.events.includes(event.name as WebhookEventName) && (sub.types === null || sub.types.includes(event.signal.type));
+}
+
+/**
+ * Story: a bus event → every subscription that wants it gets one delivery (unique per
+ * subscription and event, so a redelivered event adds nothing) → each pending delivery's
+ * first attempt is queued. Disabled subscriptions get their delivery kept as failed.
+ */
+export async function fanOut(repository: WebhookRepository, schedule: ScheduleJob, event: SignalEvent): Promise<number> {
+  if (!(WEBHOOK_EVENTS as readonly string[]).includes(event.name)) return 0;
+  const subscriptions = (await repository.subscriptionsFor(event.name as WebhookEventName)).filter((s) => wants(s, event));
+  const body = JSON.stringify(payloadFor(event));
+  let queued = 0;
+  for (const sub of subscriptions) {
+    const now = new Date();
+    const { delivery } = await repository.insertDelivery({
+      _id: newId('dlv'),
+      account_id: sub.account_id,
+      webhook_id: sub._id,
+      event_id: event.id,
+      event: event.name,
+      payload: body,
+      status: sub.status === 'enabled' ? 'pending' : 'failed',
+      attempts_made: 0,
+      next_attempt_at: sub.status === 'enabled' ? now : null,
+      attempts: [],
+      created_at: now,
+      updated_at: now,
+    });
+    if (delivery.status === 'pending' && delivery.attempts_made === 0) {
+      await schedule({ delivery_id: delivery._id, attempt: 1 });
+      queued += 1;
+    }
+  }
+  return queued;
+}

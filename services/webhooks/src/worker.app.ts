@@ -1,0 +1,77 @@
+import { MESSAGE_POLICIES, WEBHOOK_EVENTS } from '@signal/contracts';
+import { Consumer } from '@signal/messaging';
+import { createBaseApp, finishApp, type Lifecycle, type Logger } from '@signal/service-kit';
+import type { Express } from 'express';
+import { Agent } from 'undici';
+import type { WebhooksConfig } from './config';
+import { healthChecks, type WebhooksDependencies } from './dependencies';
+import { SubscriptionConcurrency, deliverAttempt } from './domain/deliver.use-case';
+import { fanOut } from './domain/fan-out.use-case';
+import { guardedLookup } from './domain/url-guard';
+
+export interface Worker {
+  start(): Promise<void>;
+  /** Stops taking messages and waits for the ones in hand. */
+  stop(): Promise<void>;
+  health: Express;
+}
+
+/** Delivery worker: fan-out of bus events, then signed POSTs with retries through RabbitMQ. */
+export function buildWorker(config: WebhooksConfig, deps: WebhooksDependencies, logger: Logger, lifecycle: Lifecycle): Worker {
+  const dispatcher = new Agent({
+    connect: { timeout: config.WEBHOOK_TIMEOUT_MS, ...(config.WEBHOOK_ALLOW_PRIVATE_URLS ? {} : { lookup: guardedLookup }) },
+    keepAliveTimeout: 10_000,
+    connections: 64,
+  });
+  const fanOutConsumer = new Consumer({
+    client: deps.amqp,
+    logger,
+    queue: deps.names.webhooksQueue,
+    schema: MESSAGE_POLICIES['webhooks.signal-events'].schema,
+    policy: MESSAGE_POLICIES['webhooks.signal-events'],
+    prefetch: 20,
+    queueType: config.AMQP_QUEUE_TYPE,
+    bindings: { exchange: deps.names.signalEvents, routingKeys: [...WEBHOOK_EVENTS] },
+    handler: async (event) => {
+      await fanOut(deps.repository, deps.schedule, event);
+    },
+  });
+  const concurrency = new SubscriptionConcurrency(config.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION);
+  const deliveryConsumer = new Consumer({
+    client: deps.amqp,
+    logger,
+    queue: deps.names.deliveriesQueue,
+    schema: MESSAGE_POLICIES['webhooks.deliveries'].schema,
+    policy: MESSAGE_POLICIES['webhooks.deliveries'],
+    prefetch: config.WEBHOOK_WORKER_PREFETCH,
+    queueType: config.AMQP_QUEUE_TYPE,
+    handler: (job) =>
+      deliverAttempt(
+        {
+          repository: deps.repository,
+          dispatcher,
+          schedule: deps.schedule,
+          logger,
+          concurrency,
+          retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
+          timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+          maxResponseBytes: config.WEBHOOK_MAX_RESPONSE_BYTES,
+          maxRetryAfterMs: config.WEBHOOK_MAX_RETRY_AFTER_MS,
+          allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_URLS,
+        },
+        job,
+      ),
+  });
+  const health = finishApp(createBaseApp({ service: 'webhooks-worker', logger, lifecycle, checks: healthChecks(deps) }), logger);
+  return {
+    health,
+    async start() {
+      await deliveryConsumer.start();
+      await fanOutConsumer.start();
+    },
+    async stop() {
+      await Promise.all([fanOutConsumer.stop(), deliveryConsumer.stop()]);
+      await dispatcher.close();
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import { GracefulShutdown, signInternalToken, startHttpServer, type RunningServer } from '@signal/service-kit';
+import { infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
+import { buildApp } from '../src/app';
+import { loadConfig, type WebhooksConfig } from '../src/config';
+import { createDependencies, healthChecks, type WebhooksDependencies } from '../src/dependencies';
+import { buildWorker, type Worker } from '../src/worker.app';
+
+export const JWT_SECRET = 'test-internal-jwt-secret-0123456789abcdef';
+
+export interface WebhooksHarness {
+  url: string;
+  config: WebhooksConfig;
+  deps: WebhooksDependencies;
+  worker?: Worker;
+  auth(accountId: string): { Authorization: string };
+  stop(): Promise<void>;
+}
+
+/** Webhooks API (and, unless `worker: false`, the worker) in-process over real infra. */
+export async function startWebhooks(options: {
+  label: string;
+  prefix: string;
+  env?: Record<string, string>;
+  worker?: boolean;
+  dbName?: string;
+}): Promise<WebhooksHarness> {
+  const db = testDatabase(options.label);
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    MONGO_URL: db.url,
+    WEBHOOKS_DB: options.dbName ?? db.dbName,
+    AMQP_URL: infraUrls().amqpUrl,
+    AMQP_PREFIX: options.prefix,
+    INTERNAL_JWT_SECRET: JWT_SECRET,
+    WEBHOOK_RETRY_DELAYS_MS: '200,400,600',
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    ...options.env,
+  });
+  const lifecycle = new GracefulShutdown(silentLogger);
+  const deps = await createDependencies(config, silentLogger, 'webhooks-test');
+  await deps.amqp.waitUntilConnected();
+  const app = buildApp({
+    logger: silentLogger,
+    lifecycle,
+    checks: healthChecks(deps),
+    internalJwtSecret: JWT_SECRET,
+    subscriptions: {
+      repository: deps.repository,
+      schedule: deps.schedule,
+      allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_URLS,
+      secretOverlapMs: config.WEBHOOK_SECRET_OVERLAP_MS,
+    },
+  });
+  const http: RunningServer = await startHttpServer(app, 0);
+  let worker: Worker | undefined;
+  if (options.worker !== false) {
+    worker = buildWorker(config, deps, silentLogger, lifecycle);
+    await worker.start();
+  }
+  return {
+    url: http.url,
+    config,
+    deps,
+    worker,
+    auth: (accountId) => ({ Authorization: `Bearer ${signInternalToken(JWT_SECRET, 'webhooks', accountId)}` }),
+    async stop() {
+      await http.close();
+      await worker?.stop();
+      if (!options.dbName) await deps.mongo.dropDatabase().catch(() => undefined);
+      await deps.close();
+    },
+  };
+}
