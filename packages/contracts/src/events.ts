@@ -28,7 +28,12 @@ export type WebhookDeliveryJob = z.infer<typeof webhookDeliveryJobSchema>;
 
 /** Where each message goes, how often it may be retried and how long one handling may take. */
 export const MESSAGE_POLICIES = {
-  'stats.signal-events': { schema: signalEventSchema, maxAttempts: 5, retryDelayMs: 1000, handlerTimeoutMs: 10_000 },
+  'stats.signal-events': {
+    schema: signalEventSchema,
+    maxAttempts: 5,
+    retryDelayMs: 1000,
+    handlerTimeoutMs: 10_000,
+  },
   'webhooks.signal-events': {
     schema: signalEventSchema,
     maxAttempts: 5,

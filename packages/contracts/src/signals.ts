@@ -3,7 +3,9 @@ import { SIGNAL_STATUSES, SIGNAL_TYPES } from './enums';
 
 export const signalTypeSchema = z.enum(SIGNAL_TYPES);
 export const signalStatusSchema = z.enum(SIGNAL_STATUSES);
-export const signalIdSchema = z.string().regex(/^sig_[0-9A-HJKMNP-TV-Z]{26}$/, 'must be sig_ followed by a ULID');
+export const signalIdSchema = z
+  .string()
+  .regex(/^sig_[0-9A-HJKMNP-TV-Z]{26}$/, 'must be sig_ followed by a ULID');
 const isoTimestamp = z.iso.datetime({ offset: true });
 const money = z.number().finite().nonnegative();
 
@@ -89,7 +91,9 @@ const intString = (name: string, min: number, max: number) =>
 export const signalListQuerySchema = z
   .strictObject({
     type: z.enum(SIGNAL_TYPES, { error: `type must be one of ${SIGNAL_TYPES.join(', ')}` }).optional(),
-    status: z.enum(SIGNAL_STATUSES, { error: `status must be one of ${SIGNAL_STATUSES.join(', ')}` }).optional(),
+    status: z
+      .enum(SIGNAL_STATUSES, { error: `status must be one of ${SIGNAL_STATUSES.join(', ')}` })
+      .optional(),
     since: z.iso
       .datetime({ offset: true, error: 'since must be an ISO 8601 timestamp, e.g. 2026-01-31T12:00:00Z' })
       .optional()

@@ -101,7 +101,9 @@ export const deliverySchema = z
 export type Delivery = z.infer<typeof deliverySchema>;
 
 export const deliveryListQuerySchema = z.strictObject({
-  status: z.enum(DELIVERY_STATUSES, { error: `status must be one of ${DELIVERY_STATUSES.join(', ')}` }).optional(),
+  status: z
+    .enum(DELIVERY_STATUSES, { error: `status must be one of ${DELIVERY_STATUSES.join(', ')}` })
+    .optional(),
   event: z.string().max(64).optional(),
   limit: z
     .string()

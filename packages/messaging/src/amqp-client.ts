@@ -66,8 +66,12 @@ export class AmqpClient {
     const channel = this.publishChannel;
     if (!channel) throw new Error('AMQP not connected');
     await new Promise<void>((resolve, reject) => {
-      channel.publish(exchange, routingKey, body, { persistent: true, contentType: 'application/json', ...options }, (err) =>
-        err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve(),
+      channel.publish(
+        exchange,
+        routingKey,
+        body,
+        { persistent: true, contentType: 'application/json', ...options },
+        (err) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve()),
       );
     });
   }

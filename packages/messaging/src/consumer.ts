@@ -42,12 +42,21 @@ export async function declareConsumerQueues(
   await channel.assertQueue(queue, { durable: true, arguments: { 'x-queue-type': queueType } });
   await channel.assertQueue(`${queue}.retry`, {
     durable: true,
-    arguments: { 'x-message-ttl': retryDelayMs, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': queue },
+    arguments: {
+      'x-message-ttl': retryDelayMs,
+      'x-dead-letter-exchange': '',
+      'x-dead-letter-routing-key': queue,
+    },
   });
   await channel.assertQueue(`${queue}.dead`, { durable: true, arguments: { 'x-queue-type': queueType } });
 }
 
-function sendConfirmed(channel: ConfirmChannel, queue: string, msg: ConsumeMessage, headers: Record<string, unknown>): Promise<void> {
+function sendConfirmed(
+  channel: ConfirmChannel,
+  queue: string,
+  msg: ConsumeMessage,
+  headers: Record<string, unknown>,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     channel.sendToQueue(
       queue,
@@ -112,7 +121,10 @@ export class Consumer<S extends z.ZodType> {
       try {
         parsed = schema.parse(JSON.parse(msg.content.toString('utf8')));
       } catch (err) {
-        logger.error({ queue, messageId: meta.messageId, err: (err as Error).message }, 'poison message → dead-letter');
+        logger.error(
+          { queue, messageId: meta.messageId, err: (err as Error).message },
+          'poison message → dead-letter',
+        );
         await sendConfirmed(channel, `${queue}.dead`, msg, { 'x-error': 'invalid message' });
         channel.ack(msg);
         return;
@@ -122,7 +134,10 @@ export class Consumer<S extends z.ZodType> {
         await Promise.race([
           handler(parsed, meta),
           new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`handler timed out after ${policy.handlerTimeoutMs} ms`)), policy.handlerTimeoutMs);
+            timer = setTimeout(
+              () => reject(new Error(`handler timed out after ${policy.handlerTimeoutMs} ms`)),
+              policy.handlerTimeoutMs,
+            );
           }),
         ]);
       } finally {
@@ -133,10 +148,16 @@ export class Consumer<S extends z.ZodType> {
       const reason = (err as Error).message;
       try {
         if (attempt >= policy.maxAttempts) {
-          logger.error({ queue, messageId: meta.messageId, attempt, err: reason }, 'message failed for good → dead-letter');
+          logger.error(
+            { queue, messageId: meta.messageId, attempt, err: reason },
+            'message failed for good → dead-letter',
+          );
           await sendConfirmed(channel, `${queue}.dead`, msg, { 'x-error': reason.slice(0, 200) });
         } else {
-          logger.warn({ queue, messageId: meta.messageId, attempt, err: reason }, 'message failed; will retry');
+          logger.warn(
+            { queue, messageId: meta.messageId, attempt, err: reason },
+            'message failed; will retry',
+          );
           await sendConfirmed(channel, `${queue}.retry`, msg, { [ATTEMPT_HEADER]: attempt + 1 });
         }
         channel.ack(msg);

@@ -59,12 +59,14 @@ export class OutboxRelay<E> {
   private schedule(delay: number): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
-      this.running = this.drain().then(() => undefined).finally(() => {
-        this.running = undefined;
-        const next = this.again ? 0 : (this.options.intervalMs ?? 500);
-        this.again = false;
-        this.schedule(next);
-      });
+      this.running = this.drain()
+        .then(() => undefined)
+        .finally(() => {
+          this.running = undefined;
+          const next = this.again ? 0 : (this.options.intervalMs ?? 500);
+          this.again = false;
+          this.schedule(next);
+        });
     }, delay);
   }
 

@@ -17,10 +17,15 @@ export async function declareEventExchange(channel: ConfirmChannel, exchange: st
 }
 
 /** Removes everything a prefix owns (tests). */
-export async function deleteBrokerNames(channel: ConfirmChannel, names: BrokerNames, extraQueues: string[] = []): Promise<void> {
+export async function deleteBrokerNames(
+  channel: ConfirmChannel,
+  names: BrokerNames,
+  extraQueues: string[] = [],
+): Promise<void> {
   const queues = [names.statsQueue, names.webhooksQueue, names.deliveriesQueue, ...extraQueues];
   for (const q of queues) {
-    for (const suffix of ['', '.retry', '.dead']) await channel.deleteQueue(`${q}${suffix}`).catch(() => undefined);
+    for (const suffix of ['', '.retry', '.dead'])
+      await channel.deleteQueue(`${q}${suffix}`).catch(() => undefined);
   }
   for (let i = 0; i <= 10; i++) await channel.deleteQueue(names.deliveryDelayQueue(i)).catch(() => undefined);
   await channel.deleteExchange(names.signalEvents).catch(() => undefined);

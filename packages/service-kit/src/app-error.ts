@@ -17,7 +17,12 @@ export class AppError extends Error {
   constructor(
     code: ErrorCode,
     message: string = DEFAULT_ERROR_MESSAGES[code],
-    extra: { details?: FieldProblem[]; retryAfter?: number; headers?: Record<string, string>; cause?: unknown } = {},
+    extra: {
+      details?: FieldProblem[];
+      retryAfter?: number;
+      headers?: Record<string, string>;
+      cause?: unknown;
+    } = {},
   ) {
     super(message, { cause: extra.cause });
     this.name = 'AppError';
@@ -52,7 +57,11 @@ export function validationError(error: z.ZodError, where: 'query' | 'body' | 'pa
   return new AppError('VALIDATION_ERROR', details.map((d) => d.message).join('; '), { details });
 }
 
-export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, where: 'query' | 'body' | 'path'): z.infer<S> {
+export function parseOrThrow<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  where: 'query' | 'body' | 'path',
+): z.infer<S> {
   const result = schema.safeParse(input);
   if (!result.success) throw validationError(result.error, where);
   return result.data;

@@ -4,7 +4,13 @@ import { AppError } from './app-error';
 import { healthRouter, type HealthCheck, type Lifecycle } from './health';
 import type { Logger } from './logger';
 import { isMongoUnavailable } from './mongo';
-import { accessLogMiddleware, errorMiddleware, jsonBodyMiddleware, notFoundMiddleware, requestIdMiddleware } from './middleware';
+import {
+  accessLogMiddleware,
+  errorMiddleware,
+  jsonBodyMiddleware,
+  notFoundMiddleware,
+  requestIdMiddleware,
+} from './middleware';
 import { metricsMiddleware, metricsRoute } from './metrics';
 
 export interface BaseAppOptions {
@@ -43,9 +49,19 @@ export function finishApp(app: Express, logger: Logger): Express {
 }
 
 function dependencyErrorMapper() {
-  const handler = (err: unknown, _req: express.Request, _res: express.Response, next: express.NextFunction) => {
+  const handler = (
+    err: unknown,
+    _req: express.Request,
+    _res: express.Response,
+    next: express.NextFunction,
+  ) => {
     if (!(err instanceof AppError) && isMongoUnavailable(err)) {
-      return next(new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable. Retry shortly.', { cause: err, headers: { 'Retry-After': '1' } }));
+      return next(
+        new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable. Retry shortly.', {
+          cause: err,
+          headers: { 'Retry-After': '1' },
+        }),
+      );
     }
     next(err);
   };

@@ -23,7 +23,10 @@ export const env = {
     z
       .string({ error: 'is required' })
       .url('must be a URL')
-      .refine((u) => protocols.some((p) => u.startsWith(`${p}:`)), `must start with ${protocols.join(' or ')}:`),
+      .refine(
+        (u) => protocols.some((p) => u.startsWith(`${p}:`)),
+        `must start with ${protocols.join(' or ')}:`,
+      ),
   secret: (minLength = 32) =>
     z.string({ error: 'is required' }).min(minLength, `must be at least ${minLength} characters`),
   int: (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback),

@@ -44,7 +44,9 @@ export function healthRouter(checks: Record<string, HealthCheck>, lifecycle: Lif
       success: false,
       error: {
         code: 'SERVICE_UNAVAILABLE',
-        message: lifecycle.shuttingDown ? 'Shutting down.' : `Not ready: ${names.filter((_, i) => results[i] !== 'ok').join(', ')}`,
+        message: lifecycle.shuttingDown
+          ? 'Shutting down.'
+          : `Not ready: ${names.filter((_, i) => results[i] !== 'ok').join(', ')}`,
         request_id: res.locals.requestId as string | undefined,
       },
       checks: detail,

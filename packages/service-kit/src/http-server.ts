@@ -10,7 +10,11 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
-export async function startHttpServer(app: Express, port: number, host = '127.0.0.1'): Promise<RunningServer> {
+export async function startHttpServer(
+  app: Express,
+  port: number,
+  host = '127.0.0.1',
+): Promise<RunningServer> {
   const server = createServer(app);
   // Longer than typical load-balancer idle timeouts, so the balancer closes first.
   server.keepAliveTimeout = 65_000;

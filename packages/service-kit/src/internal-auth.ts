@@ -14,7 +14,12 @@ export interface InternalClaims {
 }
 
 /** A short-lived token the gateway forwards instead of the client's API key. */
-export function signInternalToken(secret: string, audience: string, accountId: string, ttlSeconds = 30): string {
+export function signInternalToken(
+  secret: string,
+  audience: string,
+  accountId: string,
+  ttlSeconds = 30,
+): string {
   return jwt.sign({}, secret, {
     algorithm: ALGORITHM,
     issuer: INTERNAL_ISSUER,

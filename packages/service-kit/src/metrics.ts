@@ -19,7 +19,9 @@ export function metricsMiddleware(service: string): RequestHandler {
     const end = h.startTimer({ service, method: req.method });
     res.on('finish', () => {
       // Route pattern, not the raw path, to keep label cardinality bounded.
-      const route = (req.route?.path as string | undefined) ?? (res.statusCode === 404 ? 'unmatched' : req.baseUrl || 'other');
+      const route =
+        (req.route?.path as string | undefined) ??
+        (res.statusCode === 404 ? 'unmatched' : req.baseUrl || 'other');
       end({ route, status: String(res.statusCode) });
     });
     next();

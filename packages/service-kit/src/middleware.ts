@@ -24,7 +24,13 @@ export function accessLogMiddleware(logger: Logger): RequestHandler {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const level = res.statusCode >= 500 ? 'error' : 'debug';
       logger[level](
-        { method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10, request_id: res.locals.requestId },
+        {
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          ms: Math.round(ms * 10) / 10,
+          request_id: res.locals.requestId,
+        },
         'request',
       );
     });
@@ -43,7 +49,8 @@ export function jsonBodyMiddleware(limit = '100kb'): RequestHandler[] {
   return [
     (req, _res, next) => {
       if (!BODY_METHODS.has(req.method)) return next();
-      const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+      const hasBody =
+        Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
       if (!hasBody) return next();
       if (!req.is('application/json') && !req.is('application/*+json')) {
         return next(new AppError('UNSUPPORTED_MEDIA_TYPE'));
@@ -65,8 +72,12 @@ interface BodyParserError {
 function fromBodyParser(err: unknown): AppError | undefined {
   const e = err as BodyParserError;
   if (e?.type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE');
-  if (e?.type === 'entity.parse.failed') return new AppError('VALIDATION_ERROR', 'The request body is not valid JSON.', { details: [{ field: 'body', message: 'invalid JSON' }] });
-  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') return new AppError('UNSUPPORTED_MEDIA_TYPE');
+  if (e?.type === 'entity.parse.failed')
+    return new AppError('VALIDATION_ERROR', 'The request body is not valid JSON.', {
+      details: [{ field: 'body', message: 'invalid JSON' }],
+    });
+  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported')
+    return new AppError('UNSUPPORTED_MEDIA_TYPE');
   if (e?.type === 'request.aborted') return new AppError('VALIDATION_ERROR', 'The request body was cut off.');
   return undefined;
 }
@@ -74,8 +85,11 @@ function fromBodyParser(err: unknown): AppError | undefined {
 /** The one error handler: logs, adds the request id, answers with the spec's envelope. */
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (err: unknown, _req, res, _next) => {
-    const appError = isAppError(err) ? err : (fromBodyParser(err) ?? new AppError('INTERNAL_ERROR', undefined, { cause: err }));
-    if (appError.status >= 500) logger.error({ err: appError.cause ?? err, code: appError.code }, 'request failed');
+    const appError = isAppError(err)
+      ? err
+      : (fromBodyParser(err) ?? new AppError('INTERNAL_ERROR', undefined, { cause: err }));
+    if (appError.status >= 500)
+      logger.error({ err: appError.cause ?? err, code: appError.code }, 'request failed');
     if (res.headersSent) {
       res.destroy();
       return;

@@ -28,7 +28,10 @@ export async function pingMongo(connection: Connection): Promise<void> {
 /** Is this a driver error meaning "the database is unreachable" (→ 503)? */
 export function isMongoUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
-  return /MongoServerSelectionError|MongoNetworkError|MongoNotConnectedError|MongoTopologyClosedError|MongoNetworkTimeoutError|PoolClearedError/.test(
-    err.name,
-  ) || /connection .* closed|ECONNREFUSED|Client must be connected|topology was destroyed/i.test(err.message);
+  return (
+    /MongoServerSelectionError|MongoNetworkError|MongoNotConnectedError|MongoTopologyClosedError|MongoNetworkTimeoutError|PoolClearedError/.test(
+      err.name,
+    ) ||
+    /connection .* closed|ECONNREFUSED|Client must be connected|topology was destroyed/i.test(err.message)
+  );
 }

@@ -51,7 +51,10 @@ export class GracefulShutdown implements Lifecycle {
         await Promise.race([
           step.run(),
           new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`timed out after ${this.stepTimeoutMs} ms`)), this.stepTimeoutMs);
+            timer = setTimeout(
+              () => reject(new Error(`timed out after ${this.stepTimeoutMs} ms`)),
+              this.stepTimeoutMs,
+            );
           }),
         ]);
         this.logger.info({ step: step.name }, 'shutdown step done');

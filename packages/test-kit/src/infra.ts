@@ -13,7 +13,9 @@ export interface InfraUrls {
 export function infraUrls(): InfraUrls {
   const { MONGO_URL, REDIS_URL, AMQP_URL } = process.env;
   if (!MONGO_URL || !REDIS_URL || !AMQP_URL) {
-    throw new Error('MONGO_URL, REDIS_URL and AMQP_URL must be set: run `bash scripts/test.sh` or `infra/local/infra.sh up`');
+    throw new Error(
+      'MONGO_URL, REDIS_URL and AMQP_URL must be set: run `bash scripts/test.sh` or `infra/local/infra.sh up`',
+    );
   }
   return { mongoUrl: MONGO_URL, redisUrl: REDIS_URL, amqpUrl: AMQP_URL };
 }
@@ -39,7 +41,9 @@ export function testDatabase(prefix: string): TestDatabase {
     url: mongoUrl,
     dbName,
     async drop() {
-      const conn = await mongoose.createConnection(mongoUrl, { dbName, serverSelectionTimeoutMS: 5000 }).asPromise();
+      const conn = await mongoose
+        .createConnection(mongoUrl, { dbName, serverSelectionTimeoutMS: 5000 })
+        .asPromise();
       try {
         await conn.dropDatabase();
       } finally {
@@ -50,7 +54,10 @@ export function testDatabase(prefix: string): TestDatabase {
 }
 
 /** A prefix for exchanges and queues, plus the clean-up of everything under it. */
-export function testBrokerPrefix(label: string): { prefix: string; cleanup(extraQueues?: string[]): Promise<void> } {
+export function testBrokerPrefix(label: string): {
+  prefix: string;
+  cleanup(extraQueues?: string[]): Promise<void>;
+} {
   const prefix = `${uniqueName(`t.${label}`)}.`;
   return {
     prefix,
@@ -70,7 +77,12 @@ export function testBrokerPrefix(label: string): { prefix: string; cleanup(extra
 }
 
 /** Polls until `check` returns a truthy value or time runs out. */
-export async function waitFor<T>(check: () => Promise<T> | T, timeoutMs = 10_000, intervalMs = 50, what = 'condition'): Promise<T> {
+export async function waitFor<T>(
+  check: () => Promise<T> | T,
+  timeoutMs = 10_000,
+  intervalMs = 50,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -81,7 +93,9 @@ export async function waitFor<T>(check: () => Promise<T> | T, timeoutMs = 10_000
       last = err;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`,
+      );
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }

@@ -9,7 +9,12 @@ export interface ReceivedRequest {
   receivedAt: number;
 }
 
-export type ReceiverBehaviour = (req: ReceivedRequest) => { status: number; delayMs?: number; headers?: Record<string, string>; body?: string };
+export type ReceiverBehaviour = (req: ReceivedRequest) => {
+  status: number;
+  delayMs?: number;
+  headers?: Record<string, string>;
+  body?: string;
+};
 
 /** A real HTTP endpoint on loopback that records what it is sent (webhook receivers, upstreams). */
 export interface Receiver {
@@ -19,7 +24,9 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(behaviour: ReceiverBehaviour = () => ({ status: 200 })): Promise<Receiver> {
+export async function startReceiver(
+  behaviour: ReceiverBehaviour = () => ({ status: 200 }),
+): Promise<Receiver> {
   let current = behaviour;
   const requests: ReceivedRequest[] = [];
   const server: Server = createServer((req, res) => {

@@ -30,13 +30,17 @@ export const configSchema = z
     TRUST_PROXY: z.string().default('false'),
     PUBLIC_URL: z.string().url().optional(),
   })
-  .refine((c) => c.API_KEY_PEPPER !== c.INTERNAL_JWT_SECRET && c.SESSION_JWT_SECRET !== c.INTERNAL_JWT_SECRET, {
-    message: 'API_KEY_PEPPER, SESSION_JWT_SECRET and INTERNAL_JWT_SECRET must differ',
-    path: ['API_KEY_PEPPER'],
-  });
+  .refine(
+    (c) => c.API_KEY_PEPPER !== c.INTERNAL_JWT_SECRET && c.SESSION_JWT_SECRET !== c.INTERNAL_JWT_SECRET,
+    {
+      message: 'API_KEY_PEPPER, SESSION_JWT_SECRET and INTERNAL_JWT_SECRET must differ',
+      path: ['API_KEY_PEPPER'],
+    },
+  );
 export type GatewayConfig = z.infer<typeof configSchema>;
 
-export const loadConfig = (e: NodeJS.ProcessEnv = process.env): GatewayConfig => parseConfig('api-gateway', configSchema, e);
+export const loadConfig = (e: NodeJS.ProcessEnv = process.env): GatewayConfig =>
+  parseConfig('api-gateway', configSchema, e);
 
 export function trustProxySetting(value: string): boolean | number | string {
   if (value === 'true') return true;

@@ -35,7 +35,10 @@ export function createRedis(url: string, logger: Logger): Redis {
   return redis;
 }
 
-export async function createDependencies(config: GatewayConfig, logger: Logger): Promise<GatewayDependencies> {
+export async function createDependencies(
+  config: GatewayConfig,
+  logger: Logger,
+): Promise<GatewayDependencies> {
   const mongo = await connectMongo(config.MONGO_URL, config.GATEWAY_DB);
   const repository = new AccountRepository(accountModel(mongo), apiKeyModel(mongo));
   await repository.ensureIndexes();
@@ -49,7 +52,9 @@ export async function createDependencies(config: GatewayConfig, logger: Logger):
   });
   // Start even if Redis is down (requests then follow the documented fallback), but give it a moment.
   let readyTimer: NodeJS.Timeout | undefined;
-  await Promise.race([once(redis, 'ready'), new Promise((r) => (readyTimer = setTimeout(r, 3000)))]).catch(() => undefined);
+  await Promise.race([once(redis, 'ready'), new Promise((r) => (readyTimer = setTimeout(r, 3000)))]).catch(
+    () => undefined,
+  );
   clearTimeout(readyTimer);
   const limiter = new RateLimiter(redis, config.REDIS_PREFIX);
   const lastTouched = new Map<string, number>();
@@ -66,7 +71,9 @@ export async function createDependencies(config: GatewayConfig, logger: Logger):
       const now = Date.now();
       if (now - (lastTouched.get(keyId) ?? 0) < 60_000) return;
       lastTouched.set(keyId, now);
-      repository.touchKey(keyId, new Date(now)).catch((err: Error) => logger.warn({ err: err.message }, 'last_used_at not saved'));
+      repository
+        .touchKey(keyId, new Date(now))
+        .catch((err: Error) => logger.warn({ err: err.message }, 'last_used_at not saved'));
     },
   };
   const upstreams = {

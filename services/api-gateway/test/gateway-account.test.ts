@@ -11,7 +11,11 @@ let gw: GatewayHarness;
 
 beforeAll(async () => {
   signals = await startSignals('gw_account');
-  await request(signals.url).post('/internal/signals').set(signals.ingestAuth).send(signalInput()).expect(201);
+  await request(signals.url)
+    .post('/internal/signals')
+    .set(signals.ingestAuth)
+    .send(signalInput())
+    .expect(201);
   gw = await startGateway({
     label: 'gw_account',
     upstreams: { signals: signals.url, stats: 'http://127.0.0.1:9', webhooks: 'http://127.0.0.1:9' },
@@ -32,12 +36,19 @@ describe('account API (dashboard)', () => {
   it('when a holder logs in and creates a key, then it is shown once, works at once, lists without secrets, and revokes', async () => {
     const { email } = await gw.account(undefined, 'correct horse battery');
     const token = await session(email, 'correct horse battery');
-    const created = await request(gw.url).post('/v1/account/keys').set('Authorization', `Bearer ${token}`).send({ name: 'production' }).expect(201);
+    const created = await request(gw.url)
+      .post('/v1/account/keys')
+      .set('Authorization', `Bearer ${token}`)
+      .send({ name: 'production' })
+      .expect(201);
     const key = created.body.data.key as string;
     expect(key).toMatch(/^sk_live_/);
     await request(gw.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(200);
 
-    const list = await request(gw.url).get('/v1/account/keys').set('Authorization', `Bearer ${token}`).expect(200);
+    const list = await request(gw.url)
+      .get('/v1/account/keys')
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
     expect(list.body.data).toHaveLength(2);
     for (const k of list.body.data) apiKeySchema.parse(k);
     expect(JSON.stringify(list.body)).not.toContain(key);
@@ -45,7 +56,10 @@ describe('account API (dashboard)', () => {
     const listed = list.body.data.find((k: { id: string }) => k.id === created.body.data.id);
     expect(listed.prefix).toBe(key.slice(0, 14));
 
-    const revoked = await request(gw.url).delete(`/v1/account/keys/${created.body.data.id}`).set('Authorization', `Bearer ${token}`).expect(200);
+    const revoked = await request(gw.url)
+      .delete(`/v1/account/keys/${created.body.data.id}`)
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
     expect(revoked.body.data.revoked_at).not.toBeNull();
     await request(gw.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(401);
   });
@@ -54,27 +68,41 @@ describe('account API (dashboard)', () => {
     const a = await gw.account(undefined, 'password-a');
     const b = await gw.account(undefined, 'password-b');
     const tokenA = await session(a.email, 'password-a');
-    await request(gw.url).delete(`/v1/account/keys/${b.keyId}`).set('Authorization', `Bearer ${tokenA}`).expect(404);
+    await request(gw.url)
+      .delete(`/v1/account/keys/${b.keyId}`)
+      .set('Authorization', `Bearer ${tokenA}`)
+      .expect(404);
     await request(gw.url).get('/v1/signals').set('Authorization', `Bearer ${b.key}`).expect(200);
   });
 
   it('when an API key is used on the account API, then 403 — a key never manages keys', async () => {
     const { key } = await gw.account();
-    const res = await request(gw.url).post('/v1/account/keys').set('Authorization', `Bearer ${key}`).send({ name: 'x' }).expect(403);
+    const res = await request(gw.url)
+      .post('/v1/account/keys')
+      .set('Authorization', `Bearer ${key}`)
+      .send({ name: 'x' })
+      .expect(403);
     expect(res.body.error.code).toBe('FORBIDDEN');
   });
 
   it('when the password is wrong or the email unknown, then the same 401', async () => {
     const { email } = await gw.account(undefined, 'right-password');
     const wrong = await request(gw.url).post('/v1/auth/login').send({ email, password: 'wrong' }).expect(401);
-    const unknown = await request(gw.url).post('/v1/auth/login').send({ email: 'nobody@example.com', password: 'wrong' }).expect(401);
+    const unknown = await request(gw.url)
+      .post('/v1/auth/login')
+      .send({ email: 'nobody@example.com', password: 'wrong' })
+      .expect(401);
     expect(wrong.body.error.message).toBe(unknown.body.error.message);
   });
 
   it('when the body is invalid, then 400 naming the field; a non-JSON body is 415', async () => {
     const { email } = await gw.account(undefined, 'pw-123456');
     const token = await session(email, 'pw-123456');
-    const res = await request(gw.url).post('/v1/account/keys').set('Authorization', `Bearer ${token}`).send({ name: '' }).expect(400);
+    const res = await request(gw.url)
+      .post('/v1/account/keys')
+      .set('Authorization', `Bearer ${token}`)
+      .send({ name: '' })
+      .expect(400);
     expect(res.body.error.message).toContain('name');
     const past = await request(gw.url)
       .post('/v1/account/keys')
@@ -82,7 +110,11 @@ describe('account API (dashboard)', () => {
       .send({ name: 'old', expires_at: '2020-01-01T00:00:00Z' })
       .expect(400);
     expect(past.body.error.message).toContain('expires_at');
-    await request(gw.url).post('/v1/auth/login').set('Content-Type', 'text/plain').send('email=x').expect(415);
+    await request(gw.url)
+      .post('/v1/auth/login')
+      .set('Content-Type', 'text/plain')
+      .send('email=x')
+      .expect(415);
   });
 });
 
@@ -95,7 +127,10 @@ describe('per-IP guard for requests without a valid key', () => {
     });
     try {
       const statuses: number[] = [];
-      for (let i = 0; i < 7; i++) statuses.push((await request(guarded.url).get('/v1/signals').set('Authorization', 'Bearer nope')).status);
+      for (let i = 0; i < 7; i++)
+        statuses.push(
+          (await request(guarded.url).get('/v1/signals').set('Authorization', 'Bearer nope')).status,
+        );
       expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
       const { key } = await guarded.account();
       await request(guarded.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(200);
@@ -134,10 +169,16 @@ describe('Redis outage policy', () => {
     const ok = await request(fragile.url).get('/v1/signals').set('Authorization', `Bearer ${known.key}`);
     expect(ok.status).toBe(200);
     expect(ok.headers['x-ratelimit-limit']).toBe('3');
-    const unknown = await request(fragile.url).get('/v1/signals').set('Authorization', `Bearer ${fresh.key}`).expect(503);
+    const unknown = await request(fragile.url)
+      .get('/v1/signals')
+      .set('Authorization', `Bearer ${fresh.key}`)
+      .expect(503);
     expect(unknown.body.error.code).toBe('SERVICE_UNAVAILABLE');
     const statuses = [];
-    for (let i = 0; i < 4; i++) statuses.push((await request(fragile.url).get('/v1/signals').set('Authorization', `Bearer ${known.key}`)).status);
+    for (let i = 0; i < 4; i++)
+      statuses.push(
+        (await request(fragile.url).get('/v1/signals').set('Authorization', `Bearer ${known.key}`)).status,
+      );
     expect(statuses).toContain(429);
     expect(Date.now() - started).toBeLessThan(5000);
     const ready = await request(fragile.url).get('/readyz').expect(503);
@@ -154,7 +195,14 @@ describe('OpenAPI document', () => {
   it('when /openapi.json and /docs are fetched, then every public route is documented and the page renders it', async () => {
     const doc = (await request(gw.url).get('/openapi.json').expect(200)).body;
     expect(doc.openapi).toBe('3.1.0');
-    for (const p of ['/v1/signals', '/v1/signals/{signal_id}', '/v1/stats', '/v1/webhooks', '/v1/webhooks/{webhook_id}/deliveries', '/v1/account/keys']) {
+    for (const p of [
+      '/v1/signals',
+      '/v1/signals/{signal_id}',
+      '/v1/stats',
+      '/v1/webhooks',
+      '/v1/webhooks/{webhook_id}/deliveries',
+      '/v1/account/keys',
+    ]) {
       expect(doc.paths[p]).toBeDefined();
     }
     const params = doc.paths['/v1/signals'].get.parameters.map((p: { name: string }) => p.name);

@@ -12,9 +12,20 @@ let gw: GatewayHarness;
 
 beforeAll(async () => {
   signals = await startSignals('gw_auth');
-  await request(signals.url).post('/internal/signals').set(signals.ingestAuth).send(signalInput()).expect(201);
-  upstreamEcho = await startReceiver(() => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '{"success":true}' }));
-  gw = await startGateway({ label: 'gw_auth', upstreams: { signals: signals.url, stats: upstreamEcho.url, webhooks: 'http://127.0.0.1:9' } });
+  await request(signals.url)
+    .post('/internal/signals')
+    .set(signals.ingestAuth)
+    .send(signalInput())
+    .expect(201);
+  upstreamEcho = await startReceiver(() => ({
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    body: '{"success":true}',
+  }));
+  gw = await startGateway({
+    label: 'gw_auth',
+    upstreams: { signals: signals.url, stats: upstreamEcho.url, webhooks: 'http://127.0.0.1:9' },
+  });
 });
 afterAll(async () => {
   await gw.stop();
@@ -51,15 +62,20 @@ describe('authentication', () => {
     ['a malformed key', 'sk_live_nope'],
     ['an unknown well-formed key', generateApiKey()],
     ['a non-bearer scheme', 'Basic Zm9vOmJhcg=='],
-  ])('when the request has %s, then 401 UNAUTHORIZED "invalid or missing API key" with rate headers', async (_label, value) => {
-    const r = request(gw.url).get('/v1/signals');
-    const res = await (value ? r.set('Authorization', value.startsWith('Basic') ? value : `Bearer ${value}`) : r).expect(401);
-    const body = errorEnvelopeSchema.parse(res.body);
-    expect(body.error.code).toBe('UNAUTHORIZED');
-    expect(body.error.message).toBe('Invalid or missing API key.');
-    expect(body.error.request_id).toBe(res.headers['x-request-id']);
-    expectRateHeaders(res);
-  });
+  ])(
+    'when the request has %s, then 401 UNAUTHORIZED "invalid or missing API key" with rate headers',
+    async (_label, value) => {
+      const r = request(gw.url).get('/v1/signals');
+      const res = await (
+        value ? r.set('Authorization', value.startsWith('Basic') ? value : `Bearer ${value}`) : r
+      ).expect(401);
+      const body = errorEnvelopeSchema.parse(res.body);
+      expect(body.error.code).toBe('UNAUTHORIZED');
+      expect(body.error.message).toBe('Invalid or missing API key.');
+      expect(body.error.request_id).toBe(res.headers['x-request-id']);
+      expectRateHeaders(res);
+    },
+  );
 
   it('when the key was revoked, then 401 with the same body as an unknown key', async () => {
     const { key, keyId, accountId } = await gw.account();
@@ -83,7 +99,11 @@ describe('authentication', () => {
   it('when the client sends internal headers, then they are not passed to the service', async () => {
     const { key } = await gw.account();
     upstreamEcho.requests.length = 0;
-    await request(gw.url).get('/v1/stats?period=all').set('Authorization', `Bearer ${key}`).set('X-Internal-Account', 'acc_evil').expect(200);
+    await request(gw.url)
+      .get('/v1/stats?period=all')
+      .set('Authorization', `Bearer ${key}`)
+      .set('X-Internal-Account', 'acc_evil')
+      .expect(200);
     const seen = upstreamEcho.requests[0]!;
     expect(seen.headers['x-internal-account']).toBeUndefined();
     expect(seen.headers.authorization).toMatch(/^Bearer ey/);
@@ -95,7 +115,11 @@ describe('authentication', () => {
 describe('rate limits', () => {
   it('when 200 requests arrive at once on a 60/min plan, then exactly 60 are admitted and the rest get 429 with retry_after', async () => {
     const { key } = await gw.account({ per_minute: 60, per_day: 10_000 });
-    const results = await Promise.all(Array.from({ length: 200 }, () => request(gw.url).get('/v1/signals?limit=1').set('Authorization', `Bearer ${key}`)));
+    const results = await Promise.all(
+      Array.from({ length: 200 }, () =>
+        request(gw.url).get('/v1/signals?limit=1').set('Authorization', `Bearer ${key}`),
+      ),
+    );
     const ok = results.filter((r) => r.status === 200);
     const limited = results.filter((r) => r.status === 429);
     expect(ok).toHaveLength(60);
@@ -123,7 +147,9 @@ describe('rate limits', () => {
     const { key } = await gw.account({ per_minute: 100, per_day: 3 });
     for (let i = 0; i < 3; i++) await api(key).expect(200);
     const res = await api(key).expect(429);
-    const untilMidnight = Math.ceil(((Math.floor(Date.now() / 86_400_000) + 1) * 86_400_000 - Date.now()) / 1000);
+    const untilMidnight = Math.ceil(
+      ((Math.floor(Date.now() / 86_400_000) + 1) * 86_400_000 - Date.now()) / 1000,
+    );
     expect(Math.abs(res.body.error.retry_after - untilMidnight)).toBeLessThanOrEqual(2);
     expect(res.headers['x-ratelimit-limit']).toBe('3');
     expect(Number(res.headers['x-ratelimit-reset'])).toBe((Math.floor(Date.now() / 86_400_000) + 1) * 86_400);
@@ -182,7 +208,11 @@ describe('two gateway instances sharing Redis and MongoDB', () => {
     try {
       const { key } = await gw.account({ per_minute: 30, per_day: 10_000 });
       const results = await Promise.all(
-        Array.from({ length: 80 }, (_, i) => request(i % 2 ? other.url : gw.url).get('/v1/signals?limit=1').set('Authorization', `Bearer ${key}`)),
+        Array.from({ length: 80 }, (_, i) =>
+          request(i % 2 ? other.url : gw.url)
+            .get('/v1/signals?limit=1')
+            .set('Authorization', `Bearer ${key}`),
+        ),
       );
       expect(results.filter((r) => r.status === 200)).toHaveLength(30);
     } finally {
@@ -206,7 +236,11 @@ describe('upstream faults', () => {
       const res = await request(gw.url).get('/v1/stats').set('Authorization', `Bearer ${key}`).expect(504);
       expect(res.body.error.code).toBe('GATEWAY_TIMEOUT');
     } finally {
-      upstreamEcho.setBehaviour(() => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '{"success":true}' }));
+      upstreamEcho.setBehaviour(() => ({
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+        body: '{"success":true}',
+      }));
     }
   });
 

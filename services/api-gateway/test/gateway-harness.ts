@@ -13,7 +13,10 @@ export interface GatewayHarness {
   config: GatewayConfig;
   deps: GatewayDependencies;
   /** A new account with the given plan and one key for it. */
-  account(plan?: { per_minute: number; per_day: number }, password?: string): Promise<{ accountId: string; key: string; keyId: string; email: string }>;
+  account(
+    plan?: { per_minute: number; per_day: number },
+    password?: string,
+  ): Promise<{ accountId: string; key: string; keyId: string; email: string }>;
   stop(): Promise<void>;
 }
 

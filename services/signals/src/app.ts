@@ -15,7 +15,13 @@ export interface SignalsAppDeps {
 }
 
 export function buildApp(deps: SignalsAppDeps): Express {
-  const app = createBaseApp({ service: 'signals', logger: deps.logger, lifecycle: deps.lifecycle, checks: deps.checks, jsonLimit: '5mb' });
+  const app = createBaseApp({
+    service: 'signals',
+    logger: deps.logger,
+    lifecycle: deps.lifecycle,
+    checks: deps.checks,
+    jsonLimit: '5mb',
+  });
   app.use(signalsRouter(deps.repository, deps.internalJwtSecret));
   app.use(ingestRouter(deps.repository, deps.ingestToken, deps.onWrite));
   return finishApp(app, deps.logger);

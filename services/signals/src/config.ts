@@ -17,4 +17,5 @@ export const configSchema = z.object({
 });
 export type SignalsConfig = z.infer<typeof configSchema>;
 
-export const loadConfig = (e: NodeJS.ProcessEnv = process.env): SignalsConfig => parseConfig('signals', configSchema, e);
+export const loadConfig = (e: NodeJS.ProcessEnv = process.env): SignalsConfig =>
+  parseConfig('signals', configSchema, e);

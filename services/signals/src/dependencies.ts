@@ -14,7 +14,10 @@ export interface SignalsDependencies {
   exchange: string;
 }
 
-export async function createDependencies(config: SignalsConfig, logger: Logger): Promise<SignalsDependencies> {
+export async function createDependencies(
+  config: SignalsConfig,
+  logger: Logger,
+): Promise<SignalsDependencies> {
   const mongo = await connectMongo(config.MONGO_URL, config.SIGNALS_DB);
   const repository = new SignalRepository(signalModel(mongo));
   await repository.ensureIndexes();

@@ -1,6 +1,13 @@
 import { signalEventSchema, type SignalEvent } from '@signal/contracts';
 import { brokerNames } from '@signal/messaging';
-import { infraUrls, startTcpProxy, testBrokerPrefix, viaProxy, waitFor, type TcpProxy } from '@signal/test-kit';
+import {
+  infraUrls,
+  startTcpProxy,
+  testBrokerPrefix,
+  viaProxy,
+  waitFor,
+  type TcpProxy,
+} from '@signal/test-kit';
 import { connect, type ChannelModel } from 'amqplib';
 import request from 'supertest';
 import { signalInput, startSignals, type SignalsHarness } from './signals-harness';
@@ -16,7 +23,10 @@ async function collectEvents(prefix: string) {
   const events: Array<{ event: SignalEvent; messageId: unknown }> = [];
   await ch.consume(queue, (m) => {
     if (!m) return;
-    events.push({ event: signalEventSchema.parse(JSON.parse(m.content.toString())), messageId: m.properties.messageId });
+    events.push({
+      event: signalEventSchema.parse(JSON.parse(m.content.toString())),
+      messageId: m.properties.messageId,
+    });
     ch.ack(m);
   });
   return { events, close: () => conn.close() };
@@ -32,7 +42,11 @@ describe('signal events', () => {
     const amqp = new URL(infraUrls().amqpUrl);
     proxy = await startTcpProxy(amqp.hostname, Number(amqp.port || 5672));
     collector = await collectEvents(broker.prefix);
-    svc = await startSignals('sig_events', { AMQP_URL: viaProxy(infraUrls().amqpUrl, proxy) }, { prefix: broker.prefix });
+    svc = await startSignals(
+      'sig_events',
+      { AMQP_URL: viaProxy(infraUrls().amqpUrl, proxy) },
+      { prefix: broker.prefix },
+    );
     await svc.deps.amqp.waitUntilConnected();
   });
   afterAll(async () => {
@@ -43,17 +57,39 @@ describe('signal events', () => {
   });
 
   it('when a signal is created and moves, then signal.new, signal.updated and signal.winner arrive in order with the snapshot', async () => {
-    const res = await request(svc.url).post('/internal/signals').set(svc.ingestAuth).send(signalInput({ type: 'wallet' })).expect(201);
+    const res = await request(svc.url)
+      .post('/internal/signals')
+      .set(svc.ingestAuth)
+      .send(signalInput({ type: 'wallet' }))
+      .expect(201);
     const id = res.body.data.id as string;
-    await request(svc.url).patch(`/internal/signals/${id}`).set(svc.ingestAuth).send({ metrics: { mcap_current: 300_000 } }).expect(200);
-    await request(svc.url).post(`/internal/signals/${id}/status`).set(svc.ingestAuth).send({ status: 'winner' }).expect(200);
-    await waitFor(() => collector.events.filter((e) => e.event.signal.id === id).length === 3, 10_000, 50, 'three events');
+    await request(svc.url)
+      .patch(`/internal/signals/${id}`)
+      .set(svc.ingestAuth)
+      .send({ metrics: { mcap_current: 300_000 } })
+      .expect(200);
+    await request(svc.url)
+      .post(`/internal/signals/${id}/status`)
+      .set(svc.ingestAuth)
+      .send({ status: 'winner' })
+      .expect(200);
+    await waitFor(
+      () => collector.events.filter((e) => e.event.signal.id === id).length === 3,
+      10_000,
+      50,
+      'three events',
+    );
     const mine = collector.events.filter((e) => e.event.signal.id === id);
     expect(mine.map((e) => e.event.name)).toEqual(['signal.new', 'signal.updated', 'signal.winner']);
     expect(mine.map((e) => e.event.signal.version)).toEqual([1, 2, 3]);
     expect(mine[2]!.event.signal.performance).toMatchObject({ status: 'winner', roi: 200 });
     for (const e of mine) expect(e.messageId).toBe(e.event.id);
-    await waitFor(async () => (await svc.deps.repository.findPendingOutbox(10)).length === 0, 5000, 50, 'an empty outbox');
+    await waitFor(
+      async () => (await svc.deps.repository.findPendingOutbox(10)).length === 0,
+      5000,
+      50,
+      'an empty outbox',
+    );
   });
 
   it('when RabbitMQ is unreachable, then 500 creates are stored and readable, and on return exactly one event per signal arrives', async () => {
@@ -63,25 +99,43 @@ describe('signal events', () => {
     const ids: string[] = [];
     for (let i = 0; i < 10; i++) {
       const batch = await Promise.all(
-        Array.from({ length: 50 }, () => request(svc.url).post('/internal/signals').set(svc.ingestAuth).send(signalInput())),
+        Array.from({ length: 50 }, () =>
+          request(svc.url).post('/internal/signals').set(svc.ingestAuth).send(signalInput()),
+        ),
       );
       for (const r of batch) {
         expect(r.status).toBe(201);
         ids.push(r.body.data.id);
       }
     }
-    const list = await request(svc.url).get('/v1/signals?limit=100').set('Authorization', `Bearer ${svc.token()}`).expect(200);
+    const list = await request(svc.url)
+      .get('/v1/signals?limit=100')
+      .set('Authorization', `Bearer ${svc.token()}`)
+      .expect(200);
     expect(list.body.meta.total).toBeGreaterThanOrEqual(500);
-    await request(svc.url).get(`/v1/signals/${ids[499]}`).set('Authorization', `Bearer ${svc.token()}`).expect(200);
+    await request(svc.url)
+      .get(`/v1/signals/${ids[499]}`)
+      .set('Authorization', `Bearer ${svc.token()}`)
+      .expect(200);
     expect(collector.events.filter((e) => ids.includes(e.event.signal.id))).toHaveLength(0);
 
     proxy.restore();
-    await waitFor(() => new Set(collector.events.map((e) => e.event.signal.id)).size >= 500, 30_000, 100, '500 events');
+    await waitFor(
+      () => new Set(collector.events.map((e) => e.event.signal.id)).size >= 500,
+      30_000,
+      100,
+      '500 events',
+    );
     await new Promise((r) => setTimeout(r, 500)); // room for any duplicate to show up
     const newEvents = collector.events.filter((e) => e.event.name === 'signal.new');
     const eventIds = newEvents.map((e) => e.event.id);
     expect(new Set(eventIds).size).toBe(eventIds.length);
     expect(newEvents.map((e) => e.event.signal.id).sort()).toEqual([...ids].sort());
-    await waitFor(async () => (await svc.deps.repository.findPendingOutbox(10)).length === 0, 10_000, 100, 'an empty outbox');
+    await waitFor(
+      async () => (await svc.deps.repository.findPendingOutbox(10)).length === 0,
+      10_000,
+      100,
+      'an empty outbox',
+    );
   });
 });

@@ -20,12 +20,26 @@ beforeAll(async () => {
     const res = await request(svc.url)
       .post('/internal/signals')
       .set(svc.ingestAuth)
-      .send(signalInput({ type: types[i % types.length], is_premium: i % 5 === 0, created_at: new Date(Date.now() - (i + 1) * DAY).toISOString() }))
+      .send(
+        signalInput({
+          type: types[i % types.length],
+          is_premium: i % 5 === 0,
+          created_at: new Date(Date.now() - (i + 1) * DAY).toISOString(),
+        }),
+      )
       .expect(201);
     created.push(res.body.data);
   }
-  await request(svc.url).post(`/internal/signals/${created[0]!.id}/status`).set(svc.ingestAuth).send({ status: 'winner' }).expect(200);
-  await request(svc.url).post(`/internal/signals/${created[1]!.id}/status`).set(svc.ingestAuth).send({ status: 'rugged' }).expect(200);
+  await request(svc.url)
+    .post(`/internal/signals/${created[0]!.id}/status`)
+    .set(svc.ingestAuth)
+    .send({ status: 'winner' })
+    .expect(200);
+  await request(svc.url)
+    .post(`/internal/signals/${created[1]!.id}/status`)
+    .set(svc.ingestAuth)
+    .send({ status: 'rugged' })
+    .expect(200);
 });
 afterAll(() => svc.stop());
 
@@ -62,7 +76,13 @@ describe('GET /v1/signals', () => {
   it('when paging past the end, then data is empty and meta intact', async () => {
     const res = await get('/v1/signals?page=9&limit=10').expect(200);
     expect(res.body.data).toEqual([]);
-    expect(res.body.meta).toMatchObject({ total: 25, page: 9, per_page: 10, total_pages: 3, next_cursor: null });
+    expect(res.body.meta).toMatchObject({
+      total: 25,
+      page: 9,
+      per_page: 10,
+      total_pages: 3,
+      next_cursor: null,
+    });
   });
 
   it('when following next_cursor, then pages match page-based paging and report their page', async () => {
@@ -108,15 +128,22 @@ describe('GET /v1/signals/{id}', () => {
     const res = await get(`/v1/signals/${created[0]!.id}`).expect(200);
     const { data } = signalDetailResponseSchema.parse(res.body);
     expect(data.performance.status).toBe('winner');
-    expect(data.token.socials).toEqual({ twitter: 'https://x.com/token', telegram: 'https://t.me/token', website: null });
+    expect(data.token.socials).toEqual({
+      twitter: 'https://x.com/token',
+      telegram: 'https://t.me/token',
+      website: null,
+    });
     expect(data.metrics.mcap_ath).toBeGreaterThanOrEqual(data.metrics.mcap_current);
     expect(data.performance.roi).toBe(50);
   });
 
-  it.each(['sig_01HZZZZZZZZZZZZZZZZZZZZZZZ', 'nope', 'sig_'])('when the id is %s, then 404 NOT_FOUND', async (id) => {
-    const res = await get(`/v1/signals/${id}`).expect(404);
-    expect(res.body.error.code).toBe('NOT_FOUND');
-  });
+  it.each(['sig_01HZZZZZZZZZZZZZZZZZZZZZZZ', 'nope', 'sig_'])(
+    'when the id is %s, then 404 NOT_FOUND',
+    async (id) => {
+      const res = await get(`/v1/signals/${id}`).expect(404);
+      expect(res.body.error.code).toBe('NOT_FOUND');
+    },
+  );
 });
 
 describe('internal authentication', () => {
@@ -135,15 +162,29 @@ describe('internal authentication', () => {
   });
   it('when ingest is called without its token, then 401', async () => {
     await request(svc.url).post('/internal/signals').send(signalInput()).expect(401);
-    await request(svc.url).post('/internal/signals').set('Authorization', `Bearer ${svc.token()}`).send(signalInput()).expect(401);
+    await request(svc.url)
+      .post('/internal/signals')
+      .set('Authorization', `Bearer ${svc.token()}`)
+      .send(signalInput())
+      .expect(401);
   });
 });
 
 describe('ingestion', () => {
   it('when a create is retried with the same Idempotency-Key, then the first signal is returned', async () => {
     const body = signalInput();
-    const first = await request(svc.url).post('/internal/signals').set(svc.ingestAuth).set('Idempotency-Key', 'k-1').send(body).expect(201);
-    const again = await request(svc.url).post('/internal/signals').set(svc.ingestAuth).set('Idempotency-Key', 'k-1').send(body).expect(200);
+    const first = await request(svc.url)
+      .post('/internal/signals')
+      .set(svc.ingestAuth)
+      .set('Idempotency-Key', 'k-1')
+      .send(body)
+      .expect(201);
+    const again = await request(svc.url)
+      .post('/internal/signals')
+      .set(svc.ingestAuth)
+      .set('Idempotency-Key', 'k-1')
+      .send(body)
+      .expect(200);
     expect(again.body.data.id).toBe(first.body.data.id);
     const conflict = await request(svc.url)
       .post('/internal/signals')
@@ -157,7 +198,13 @@ describe('ingestion', () => {
   it('when concurrent creates share a key, then exactly one signal is made', async () => {
     const body = signalInput();
     const results = await Promise.all(
-      Array.from({ length: 5 }, () => request(svc.url).post('/internal/signals').set(svc.ingestAuth).set('Idempotency-Key', 'k-concurrent').send(body)),
+      Array.from({ length: 5 }, () =>
+        request(svc.url)
+          .post('/internal/signals')
+          .set(svc.ingestAuth)
+          .set('Idempotency-Key', 'k-concurrent')
+          .send(body),
+      ),
     );
     const ids = new Set(results.map((r) => r.body.data.id));
     expect(ids.size).toBe(1);
@@ -166,10 +213,18 @@ describe('ingestion', () => {
 
   it('when metrics move, then roi and ath follow', async () => {
     const id = created[2]!.id;
-    const res = await request(svc.url).patch(`/internal/signals/${id}`).set(svc.ingestAuth).send({ metrics: { mcap_current: 400_000 } }).expect(200);
+    const res = await request(svc.url)
+      .patch(`/internal/signals/${id}`)
+      .set(svc.ingestAuth)
+      .send({ metrics: { mcap_current: 400_000 } })
+      .expect(200);
     expect(res.body.data.performance).toMatchObject({ roi: 300, ath_roi: 300 });
     expect(res.body.data.metrics.mcap_ath).toBe(400_000);
-    const down = await request(svc.url).patch(`/internal/signals/${id}`).set(svc.ingestAuth).send({ metrics: { mcap_current: 50_000 } }).expect(200);
+    const down = await request(svc.url)
+      .patch(`/internal/signals/${id}`)
+      .set(svc.ingestAuth)
+      .send({ metrics: { mcap_current: 50_000 } })
+      .expect(200);
     expect(down.body.data.performance).toMatchObject({ roi: -50, ath_roi: 300 });
   });
 
@@ -179,21 +234,52 @@ describe('ingestion', () => {
     ['dead', 'active', 409],
     ['dead', 'winner', 409],
   ])('when a signal goes %s → %s, then %i', async (from, to, status) => {
-    const res0 = await request(svc.url).post('/internal/signals').set(svc.ingestAuth).send(signalInput()).expect(201);
+    const res0 = await request(svc.url)
+      .post('/internal/signals')
+      .set(svc.ingestAuth)
+      .send(signalInput())
+      .expect(201);
     const id = res0.body.data.id as string;
     const path: Record<string, string[]> = { active: [], winner: ['winner'], dead: ['dead'] };
-    for (const s of path[from]!) await request(svc.url).post(`/internal/signals/${id}/status`).set(svc.ingestAuth).send({ status: s }).expect(200);
-    const res = await request(svc.url).post(`/internal/signals/${id}/status`).set(svc.ingestAuth).send({ status: to }).expect(status);
+    for (const s of path[from]!)
+      await request(svc.url)
+        .post(`/internal/signals/${id}/status`)
+        .set(svc.ingestAuth)
+        .send({ status: s })
+        .expect(200);
+    const res = await request(svc.url)
+      .post(`/internal/signals/${id}/status`)
+      .set(svc.ingestAuth)
+      .send({ status: to })
+      .expect(status);
     if (status === 409) expect(res.body.error.code).toBe('INVALID_STATUS_TRANSITION');
   });
 
   it('when the body is bad, then 400 names the field; wrong type 415; huge 413', async () => {
-    const bad = await request(svc.url).post('/internal/signals').set(svc.ingestAuth).send({ ...signalInput(), type: 'moon' }).expect(400);
+    const bad = await request(svc.url)
+      .post('/internal/signals')
+      .set(svc.ingestAuth)
+      .send({ ...signalInput(), type: 'moon' })
+      .expect(400);
     expect(bad.body.error.message).toContain('type');
-    const missing = await request(svc.url).post('/internal/signals').set(svc.ingestAuth).send({ type: 'new' }).expect(400);
+    const missing = await request(svc.url)
+      .post('/internal/signals')
+      .set(svc.ingestAuth)
+      .send({ type: 'new' })
+      .expect(400);
     expect(missing.body.error.message).toContain('token');
-    await request(svc.url).post('/internal/signals').set(svc.ingestAuth).set('Content-Type', 'text/plain').send('hello').expect(415);
-    const broken = await request(svc.url).post('/internal/signals').set(svc.ingestAuth).set('Content-Type', 'application/json').send('{"a":').expect(400);
+    await request(svc.url)
+      .post('/internal/signals')
+      .set(svc.ingestAuth)
+      .set('Content-Type', 'text/plain')
+      .send('hello')
+      .expect(415);
+    const broken = await request(svc.url)
+      .post('/internal/signals')
+      .set(svc.ingestAuth)
+      .set('Content-Type', 'application/json')
+      .send('{"a":')
+      .expect(400);
     expect(broken.body.error.code).toBe('VALIDATION_ERROR');
     await request(svc.url)
       .post('/internal/signals')
@@ -204,10 +290,22 @@ describe('ingestion', () => {
   });
 
   it('when backfilling in bulk, then all are stored and a retried batch is skipped', async () => {
-    const batch = Array.from({ length: 50 }, () => signalInput({ created_at: new Date(Date.now() - 40 * DAY).toISOString() }));
-    const first = await request(svc.url).post('/internal/signals/bulk').set(svc.ingestAuth).set('Idempotency-Key', 'bulk-1').send({ signals: batch }).expect(201);
+    const batch = Array.from({ length: 50 }, () =>
+      signalInput({ created_at: new Date(Date.now() - 40 * DAY).toISOString() }),
+    );
+    const first = await request(svc.url)
+      .post('/internal/signals/bulk')
+      .set(svc.ingestAuth)
+      .set('Idempotency-Key', 'bulk-1')
+      .send({ signals: batch })
+      .expect(201);
     expect(first.body.data).toMatchObject({ created: 50, skipped: 0 });
-    const again = await request(svc.url).post('/internal/signals/bulk').set(svc.ingestAuth).set('Idempotency-Key', 'bulk-1').send({ signals: batch }).expect(201);
+    const again = await request(svc.url)
+      .post('/internal/signals/bulk')
+      .set(svc.ingestAuth)
+      .set('Idempotency-Key', 'bulk-1')
+      .send({ signals: batch })
+      .expect(201);
     expect(again.body.data).toMatchObject({ created: 0, skipped: 50 });
   });
 });

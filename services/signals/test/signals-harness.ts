@@ -1,4 +1,9 @@
-import { GracefulShutdown, signInternalToken, startHttpServer, type RunningServer } from '@signal/service-kit';
+import {
+  GracefulShutdown,
+  signInternalToken,
+  startHttpServer,
+  type RunningServer,
+} from '@signal/service-kit';
 import { silentLogger, testBrokerPrefix, testDatabase, infraUrls } from '@signal/test-kit';
 import { buildApp } from '../src/app';
 import { loadConfig, type SignalsConfig } from '../src/config';
@@ -81,7 +86,13 @@ export function signalInput(over: Record<string, unknown> = {}) {
       dex_paid: true,
       socials: { twitter: 'https://x.com/token', telegram: 'https://t.me/token' },
     },
-    metrics: { mcap_entry: 100_000, mcap_current: 150_000, volume_24h: 50_000, holders: 420, liquidity: 30_000 },
+    metrics: {
+      mcap_entry: 100_000,
+      mcap_current: 150_000,
+      volume_24h: 50_000,
+      holders: 420,
+      liquidity: 30_000,
+    },
     type: 'new',
     is_premium: false,
     ...over,

@@ -12,7 +12,13 @@ export interface WebhooksAppDeps {
 }
 
 export function buildApp(deps: WebhooksAppDeps): Express {
-  const app = createBaseApp({ service: 'webhooks', logger: deps.logger, lifecycle: deps.lifecycle, checks: deps.checks, jsonLimit: '64kb' });
+  const app = createBaseApp({
+    service: 'webhooks',
+    logger: deps.logger,
+    lifecycle: deps.lifecycle,
+    checks: deps.checks,
+    jsonLimit: '64kb',
+  });
   app.use(webhooksRouter(deps.subscriptions, deps.internalJwtSecret));
   return finishApp(app, deps.logger);
 }

@@ -38,4 +38,5 @@ export const configSchema = z
   });
 export type WebhooksConfig = z.infer<typeof configSchema>;
 
-export const loadConfig = (e: NodeJS.ProcessEnv = process.env): WebhooksConfig => parseConfig('webhooks', configSchema, e);
+export const loadConfig = (e: NodeJS.ProcessEnv = process.env): WebhooksConfig =>
+  parseConfig('webhooks', configSchema, e);

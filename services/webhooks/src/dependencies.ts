@@ -20,7 +20,12 @@ export interface WebhooksDependencies {
 const THROTTLE_LANE = 0;
 
 /** Delivery queue + one TTL delay queue per retry lane, each dead-lettering back into it. */
-async function declareDeliveryTopology(channel: ConfirmChannel, names: BrokerNames, lanes: number, queueType: 'quorum' | 'classic') {
+async function declareDeliveryTopology(
+  channel: ConfirmChannel,
+  names: BrokerNames,
+  lanes: number,
+  queueType: 'quorum' | 'classic',
+) {
   const policy = MESSAGE_POLICIES['webhooks.deliveries'];
   await declareConsumerQueues(channel, names.deliveriesQueue, policy.retryDelayMs, queueType);
   for (let lane = 0; lane <= lanes; lane++) {
@@ -31,7 +36,11 @@ async function declareDeliveryTopology(channel: ConfirmChannel, names: BrokerNam
   }
 }
 
-export async function createDependencies(config: WebhooksConfig, logger: Logger, name: string): Promise<WebhooksDependencies> {
+export async function createDependencies(
+  config: WebhooksConfig,
+  logger: Logger,
+  name: string,
+): Promise<WebhooksDependencies> {
   const mongo = await connectMongo(config.MONGO_URL, config.WEBHOOKS_DB);
   const repository = new WebhookRepository(subscriptionModel(mongo), deliveryModel(mongo));
   await repository.ensureIndexes();
@@ -51,7 +60,10 @@ export async function createDependencies(config: WebhooksConfig, logger: Logger,
       return;
     }
     const lane = delayMs <= 1000 ? THROTTLE_LANE : Math.min(job.attempt - 1, lanes) || 1;
-    await amqp.publish('', names.deliveryDelayQueue(lane), body, { messageId, expiration: String(Math.round(delayMs)) });
+    await amqp.publish('', names.deliveryDelayQueue(lane), body, {
+      messageId,
+      expiration: String(Math.round(delayMs)),
+    });
   };
 
   return {

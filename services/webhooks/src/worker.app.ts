@@ -17,9 +17,17 @@ export interface Worker {
 }
 
 /** Delivery worker: fan-out of bus events, then signed POSTs with retries through RabbitMQ. */
-export function buildWorker(config: WebhooksConfig, deps: WebhooksDependencies, logger: Logger, lifecycle: Lifecycle): Worker {
+export function buildWorker(
+  config: WebhooksConfig,
+  deps: WebhooksDependencies,
+  logger: Logger,
+  lifecycle: Lifecycle,
+): Worker {
   const dispatcher = new Agent({
-    connect: { timeout: config.WEBHOOK_TIMEOUT_MS, ...(config.WEBHOOK_ALLOW_PRIVATE_URLS ? {} : { lookup: guardedLookup }) },
+    connect: {
+      timeout: config.WEBHOOK_TIMEOUT_MS,
+      ...(config.WEBHOOK_ALLOW_PRIVATE_URLS ? {} : { lookup: guardedLookup }),
+    },
     keepAliveTimeout: 10_000,
     connections: 64,
   });
@@ -62,7 +70,10 @@ export function buildWorker(config: WebhooksConfig, deps: WebhooksDependencies, 
         job,
       ),
   });
-  const health = finishApp(createBaseApp({ service: 'webhooks-worker', logger, lifecycle, checks: healthChecks(deps) }), logger);
+  const health = finishApp(
+    createBaseApp({ service: 'webhooks-worker', logger, lifecycle, checks: healthChecks(deps) }),
+    logger,
+  );
   return {
     health,
     async start() {

@@ -1,4 +1,9 @@
-import { GracefulShutdown, signInternalToken, startHttpServer, type RunningServer } from '@signal/service-kit';
+import {
+  GracefulShutdown,
+  signInternalToken,
+  startHttpServer,
+  type RunningServer,
+} from '@signal/service-kit';
 import { infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
 import { buildApp } from '../src/app';
 import { loadConfig, type WebhooksConfig } from '../src/config';
@@ -64,7 +69,9 @@ export async function startWebhooks(options: {
     config,
     deps,
     worker,
-    auth: (accountId) => ({ Authorization: `Bearer ${signInternalToken(JWT_SECRET, 'webhooks', accountId)}` }),
+    auth: (accountId) => ({
+      Authorization: `Bearer ${signInternalToken(JWT_SECRET, 'webhooks', accountId)}`,
+    }),
     async stop() {
       await http.close();
       await worker?.stop();

@@ -30,7 +30,11 @@ async function subscribe(body: Record<string, unknown>, account = ACC) {
 }
 
 async function ingest(over: Record<string, unknown> = {}): Promise<string> {
-  const res = await request(signals.url).post('/internal/signals').set(signals.ingestAuth).send(signalInput(over)).expect(201);
+  const res = await request(signals.url)
+    .post('/internal/signals')
+    .set(signals.ingestAuth)
+    .send(signalInput(over))
+    .expect(201);
   return res.body.data.id as string;
 }
 
@@ -54,7 +58,11 @@ describe('subscriptions API', () => {
     expect(list.body.data.map((s: { id: string }) => s.id)).toContain(created.id);
     expect(JSON.stringify(list.body)).not.toContain('whsec_');
 
-    const patched = await request(hooks.url).patch(`/v1/webhooks/${created.id}`).set(hooks.auth(ACC)).send({ types: null, enabled: false }).expect(200);
+    const patched = await request(hooks.url)
+      .patch(`/v1/webhooks/${created.id}`)
+      .set(hooks.auth(ACC))
+      .send({ types: null, enabled: false })
+      .expect(200);
     expect(patched.body.data).toMatchObject({ types: null, status: 'disabled' });
     await request(hooks.url).delete(`/v1/webhooks/${created.id}`).set(hooks.auth(ACC)).expect(200);
     await request(hooks.url).get(`/v1/webhooks/${created.id}`).set(hooks.auth(ACC)).expect(404);
@@ -93,10 +101,15 @@ describe('delivery', () => {
   it('when a signal is ingested, then the subscriber receives signal.new signed per Standard Webhooks', async () => {
     const { secret } = await subscribe({ url: `${receiver.url}/e2e`, events: ['signal.new'] });
     const signalId = await ingest({ type: 'premium', is_premium: true });
-    const [req] = await waitFor(() => {
-      const got = forPath('/e2e').filter((r) => JSON.parse(r.body).data.id === signalId);
-      return got.length ? got : undefined;
-    }, 10_000, 50, 'the delivery');
+    const [req] = await waitFor(
+      () => {
+        const got = forPath('/e2e').filter((r) => JSON.parse(r.body).data.id === signalId);
+        return got.length ? got : undefined;
+      },
+      10_000,
+      50,
+      'the delivery',
+    );
     const verified = new Webhook(secret).verify(req!.body, {
       'webhook-id': req!.headers['webhook-id'] as string,
       'webhook-timestamp': req!.headers['webhook-timestamp'] as string,
@@ -105,17 +118,32 @@ describe('delivery', () => {
     expect(verified.event).toBe('signal.new');
     expect(Object.keys(verified.data).sort()).toEqual(['id', 'is_premium', 'metrics', 'token', 'type']);
     expect(verified.data).toMatchObject({ id: signalId, type: 'premium', is_premium: true });
-    expect(() => new Webhook('whsec_' + Buffer.from('wrong-secret-wrong-secret').toString('base64')).verify(req!.body, req!.headers as Record<string, string>)).toThrow();
+    expect(() =>
+      new Webhook('whsec_' + Buffer.from('wrong-secret-wrong-secret').toString('base64')).verify(
+        req!.body,
+        req!.headers as Record<string, string>,
+      ),
+    ).toThrow();
   });
 
   it('when types restrict the subscription, then only those signal types are delivered', async () => {
-    await subscribe({ url: `${receiver.url}/typed`, events: ['signal.new', 'signal.winner'], types: ['wallet'] });
+    await subscribe({
+      url: `${receiver.url}/typed`,
+      events: ['signal.new', 'signal.winner'],
+      types: ['wallet'],
+    });
     const skipped = await ingest({ type: '3d' });
     const wanted = await ingest({ type: 'wallet' });
-    await request(signals.url).post(`/internal/signals/${wanted}/status`).set(signals.ingestAuth).send({ status: 'winner' }).expect(200);
+    await request(signals.url)
+      .post(`/internal/signals/${wanted}/status`)
+      .set(signals.ingestAuth)
+      .send({ status: 'winner' })
+      .expect(200);
     await waitFor(() => forPath('/typed').length >= 2, 10_000, 50, 'two typed deliveries');
     await new Promise((r) => setTimeout(r, 300));
-    const got = forPath('/typed').map((r) => JSON.parse(r.body) as { event: string; data: { id: string; performance?: { status: string } } });
+    const got = forPath('/typed').map(
+      (r) => JSON.parse(r.body) as { event: string; data: { id: string; performance?: { status: string } } },
+    );
     expect(got.map((g) => g.data.id)).not.toContain(skipped);
     expect(got.map((g) => g.event).sort()).toEqual(['signal.new', 'signal.winner']);
     expect(got.find((g) => g.event === 'signal.winner')!.data.performance!.status).toBe('winner');
@@ -127,14 +155,29 @@ describe('delivery', () => {
     try {
       const { id } = await subscribe({ url: `${failing.url}/fail`, events: ['signal.new'] });
       await ingest();
-      const list = await waitFor(async () => {
-        const r = await request(hooks.url).get(`/v1/webhooks/${id}/deliveries?status=failed`).set(hooks.auth(ACC));
-        return r.body.data?.length ? r.body.data : undefined;
-      }, 15_000, 100, 'a failed delivery');
+      const list = await waitFor(
+        async () => {
+          const r = await request(hooks.url)
+            .get(`/v1/webhooks/${id}/deliveries?status=failed`)
+            .set(hooks.auth(ACC));
+          return r.body.data?.length ? r.body.data : undefined;
+        },
+        15_000,
+        100,
+        'a failed delivery',
+      );
       expect(failing.requests).toHaveLength(4);
       expect(new Set(failing.requests.map((r) => r.headers['webhook-id'])).size).toBe(1);
-      const detail = await request(hooks.url).get(`/v1/webhooks/${id}/deliveries/${list[0].id}`).set(hooks.auth(ACC)).expect(200);
-      expect(detail.body.data.attempts.map((a: { attempt: number; status_code: number }) => [a.attempt, a.status_code])).toEqual([
+      const detail = await request(hooks.url)
+        .get(`/v1/webhooks/${id}/deliveries/${list[0].id}`)
+        .set(hooks.auth(ACC))
+        .expect(200);
+      expect(
+        detail.body.data.attempts.map((a: { attempt: number; status_code: number }) => [
+          a.attempt,
+          a.status_code,
+        ]),
+      ).toEqual([
         [1, 500],
         [2, 500],
         [3, 500],
@@ -144,14 +187,27 @@ describe('delivery', () => {
       expect(gaps[0]).toBeGreaterThanOrEqual(150);
 
       mode = 200;
-      await request(hooks.url).post(`/v1/webhooks/${id}/deliveries/${list[0].id}/retry`).set(hooks.auth(ACC)).expect(202);
-      await waitFor(async () => {
-        const r = await request(hooks.url).get(`/v1/webhooks/${id}/deliveries/${list[0].id}`).set(hooks.auth(ACC));
-        return r.body.data.status === 'succeeded';
-      }, 10_000, 100, 'the re-sent delivery');
+      await request(hooks.url)
+        .post(`/v1/webhooks/${id}/deliveries/${list[0].id}/retry`)
+        .set(hooks.auth(ACC))
+        .expect(202);
+      await waitFor(
+        async () => {
+          const r = await request(hooks.url)
+            .get(`/v1/webhooks/${id}/deliveries/${list[0].id}`)
+            .set(hooks.auth(ACC));
+          return r.body.data.status === 'succeeded';
+        },
+        10_000,
+        100,
+        'the re-sent delivery',
+      );
       expect(failing.requests).toHaveLength(5);
       expect(failing.requests[4]!.headers['webhook-id']).toBe(failing.requests[0]!.headers['webhook-id']);
-      await request(hooks.url).post(`/v1/webhooks/${id}/deliveries/${list[0].id}/retry`).set(hooks.auth(ACC)).expect(409);
+      await request(hooks.url)
+        .post(`/v1/webhooks/${id}/deliveries/${list[0].id}/retry`)
+        .set(hooks.auth(ACC))
+        .expect(409);
     } finally {
       await failing.close();
     }
@@ -167,14 +223,29 @@ describe('delivery', () => {
       env: { WEBHOOK_RETRY_DELAYS_MS: '60000' },
     });
     try {
-      const res = await request(quick.url).post('/v1/webhooks').set(quick.auth(ACC)).send({ url: `${slow.url}/slow`, events: ['signal.new'] }).expect(201);
+      const res = await request(quick.url)
+        .post('/v1/webhooks')
+        .set(quick.auth(ACC))
+        .send({ url: `${slow.url}/slow`, events: ['signal.new'] })
+        .expect(201);
       await request(quick.url).post(`/v1/webhooks/${res.body.data.id}/test`).set(quick.auth(ACC)).expect(202);
-      const attempt = await waitFor(async () => {
-        const r = await request(quick.url).get(`/v1/webhooks/${res.body.data.id}/deliveries`).set(quick.auth(ACC));
-        const d = r.body.data[0];
-        if (!d || d.attempts_made < 1) return undefined;
-        return (await request(quick.url).get(`/v1/webhooks/${res.body.data.id}/deliveries/${d.id}`).set(quick.auth(ACC))).body.data;
-      }, 12_000, 200, 'the first attempt');
+      const attempt = await waitFor(
+        async () => {
+          const r = await request(quick.url)
+            .get(`/v1/webhooks/${res.body.data.id}/deliveries`)
+            .set(quick.auth(ACC));
+          const d = r.body.data[0];
+          if (!d || d.attempts_made < 1) return undefined;
+          return (
+            await request(quick.url)
+              .get(`/v1/webhooks/${res.body.data.id}/deliveries/${d.id}`)
+              .set(quick.auth(ACC))
+          ).body.data;
+        },
+        12_000,
+        200,
+        'the first attempt',
+      );
       expect(attempt.attempts[0]).toMatchObject({ status_code: null, error: 'timeout' });
       expect(attempt.attempts[0].duration_ms).toBeGreaterThanOrEqual(4900);
       expect(attempt.attempts[0].duration_ms).toBeLessThan(6000);
@@ -191,12 +262,24 @@ describe('delivery', () => {
     try {
       const { id } = await subscribe({ url: `${gone.url}/gone`, events: ['signal.new'] });
       await ingest();
-      await waitFor(async () => (await request(hooks.url).get(`/v1/webhooks/${id}`).set(hooks.auth(ACC))).body.data.status === 'disabled', 10_000, 100, 'disabled');
+      await waitFor(
+        async () =>
+          (await request(hooks.url).get(`/v1/webhooks/${id}`).set(hooks.auth(ACC))).body.data.status ===
+          'disabled',
+        10_000,
+        100,
+        'disabled',
+      );
       await ingest();
-      const deliveries = await waitFor(async () => {
-        const r = await request(hooks.url).get(`/v1/webhooks/${id}/deliveries`).set(hooks.auth(ACC));
-        return r.body.data.length === 2 ? r.body.data : undefined;
-      }, 10_000, 100, 'two deliveries');
+      const deliveries = await waitFor(
+        async () => {
+          const r = await request(hooks.url).get(`/v1/webhooks/${id}/deliveries`).set(hooks.auth(ACC));
+          return r.body.data.length === 2 ? r.body.data : undefined;
+        },
+        10_000,
+        100,
+        'two deliveries',
+      );
       expect(deliveries.map((d: { status: string }) => d.status)).toEqual(['failed', 'failed']);
       expect(gone.requests).toHaveLength(1);
     } finally {
@@ -205,14 +288,31 @@ describe('delivery', () => {
   });
 
   it('when the secret is rotated, then both secrets verify during the overlap', async () => {
-    const { id, secret: oldSecret } = await subscribe({ url: `${receiver.url}/rotate`, events: ['signal.new'] });
-    const rotated = await request(hooks.url).post(`/v1/webhooks/${id}/rotate-secret`).set(hooks.auth(ACC)).expect(200);
+    const { id, secret: oldSecret } = await subscribe({
+      url: `${receiver.url}/rotate`,
+      events: ['signal.new'],
+    });
+    const rotated = await request(hooks.url)
+      .post(`/v1/webhooks/${id}/rotate-secret`)
+      .set(hooks.auth(ACC))
+      .expect(200);
     const newSecret = rotated.body.data.secret as string;
     expect(newSecret).not.toBe(oldSecret);
     await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(ACC)).expect(202);
-    const [req] = await waitFor(() => (forPath('/rotate').length ? forPath('/rotate') : undefined), 10_000, 50, 'test event');
-    const headers = { 'webhook-id': req!.headers['webhook-id'] as string, 'webhook-timestamp': req!.headers['webhook-timestamp'] as string, 'webhook-signature': req!.headers['webhook-signature'] as string };
-    expect((new Webhook(newSecret).verify(req!.body, headers) as { event: string }).event).toBe('webhook.test');
+    const [req] = await waitFor(
+      () => (forPath('/rotate').length ? forPath('/rotate') : undefined),
+      10_000,
+      50,
+      'test event',
+    );
+    const headers = {
+      'webhook-id': req!.headers['webhook-id'] as string,
+      'webhook-timestamp': req!.headers['webhook-timestamp'] as string,
+      'webhook-signature': req!.headers['webhook-signature'] as string,
+    };
+    expect((new Webhook(newSecret).verify(req!.body, headers) as { event: string }).event).toBe(
+      'webhook.test',
+    );
     expect(new Webhook(oldSecret).verify(req!.body, headers)).toBeTruthy();
   });
 });
@@ -220,13 +320,33 @@ describe('delivery', () => {
 describe('URL safety', () => {
   it('when private URLs are not allowed, then http and private addresses are refused at creation', async () => {
     const strictBroker = testBrokerPrefix('wh_strict');
-    const strict = await startWebhooks({ label: 'wh_strict', prefix: strictBroker.prefix, worker: false, env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'false' } });
+    const strict = await startWebhooks({
+      label: 'wh_strict',
+      prefix: strictBroker.prefix,
+      worker: false,
+      env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'false' },
+    });
     try {
-      for (const url of ['http://example.com/h', 'https://10.1.2.3/h', 'https://127.0.0.1/h', 'https://[::1]/h', 'https://localhost/h', 'https://169.254.169.254/latest']) {
-        const res = await request(strict.url).post('/v1/webhooks').set(strict.auth(ACC)).send({ url, events: ['signal.new'] }).expect(400);
+      for (const url of [
+        'http://example.com/h',
+        'https://10.1.2.3/h',
+        'https://127.0.0.1/h',
+        'https://[::1]/h',
+        'https://localhost/h',
+        'https://169.254.169.254/latest',
+      ]) {
+        const res = await request(strict.url)
+          .post('/v1/webhooks')
+          .set(strict.auth(ACC))
+          .send({ url, events: ['signal.new'] })
+          .expect(400);
         expect(res.body.error.message).toMatch(/url/);
       }
-      await request(strict.url).post('/v1/webhooks').set(strict.auth(ACC)).send({ url: 'https://hooks.example.com/h', events: ['signal.new'] }).expect(201);
+      await request(strict.url)
+        .post('/v1/webhooks')
+        .set(strict.auth(ACC))
+        .send({ url: 'https://hooks.example.com/h', events: ['signal.new'] })
+        .expect(201);
     } finally {
       await strict.stop();
       await strictBroker.cleanup();
@@ -234,7 +354,9 @@ describe('URL safety', () => {
   });
 
   it('when a hostname resolves to a private address at connect time, then the connection is refused', async () => {
-    const err = await new Promise<NodeJS.ErrnoException | null>((resolve) => guardedLookup('localhost', {}, (e) => resolve(e)));
+    const err = await new Promise<NodeJS.ErrnoException | null>((resolve) =>
+      guardedLookup('localhost', {}, (e) => resolve(e)),
+    );
     expect(err?.code).toBe('EBLOCKEDADDRESS');
   });
 });

@@ -28,7 +28,12 @@ export function toKeyView(k: ApiKeyDocument): ApiKeyView {
   };
 }
 
-export async function createAccount(deps: AccountDeps, email: string, password: string | undefined, plan: Plan) {
+export async function createAccount(
+  deps: AccountDeps,
+  email: string,
+  password: string | undefined,
+  plan: Plan,
+) {
   const id = newId('acc');
   try {
     await deps.repository.insertAccount({
@@ -39,7 +44,8 @@ export async function createAccount(deps: AccountDeps, email: string, password: 
       created_at: new Date(),
     });
   } catch (err) {
-    if (err instanceof EmailTakenError) throw new AppError('CONFLICT', `An account with email ${email} exists.`);
+    if (err instanceof EmailTakenError)
+      throw new AppError('CONFLICT', `An account with email ${email} exists.`);
     throw err;
   }
   await deps.limiter.setPlan(id, plan.per_minute, plan.per_day);
@@ -47,15 +53,19 @@ export async function createAccount(deps: AccountDeps, email: string, password: 
 }
 
 export async function changePlan(deps: AccountDeps, accountId: string, plan: Plan): Promise<void> {
-  if (!(await deps.repository.setPlan(accountId, plan))) throw new AppError('NOT_FOUND', `Account ${accountId} was not found.`);
+  if (!(await deps.repository.setPlan(accountId, plan)))
+    throw new AppError('NOT_FOUND', `Account ${accountId} was not found.`);
   await deps.limiter.setPlan(accountId, plan.per_minute, plan.per_day);
 }
 
 /** The key is returned once, here; only its keyed hash and display prefix are stored. */
 export async function createApiKey(deps: AccountDeps, accountId: string, name: string, expiresAt?: Date) {
-  if (!(await deps.repository.findAccount(accountId))) throw new AppError('NOT_FOUND', `Account ${accountId} was not found.`);
+  if (!(await deps.repository.findAccount(accountId)))
+    throw new AppError('NOT_FOUND', `Account ${accountId} was not found.`);
   if (expiresAt && expiresAt.getTime() <= Date.now()) {
-    throw new AppError('VALIDATION_ERROR', 'expires_at must be in the future', { details: [{ field: 'expires_at', message: 'must be in the future' }] });
+    throw new AppError('VALIDATION_ERROR', 'expires_at must be in the future', {
+      details: [{ field: 'expires_at', message: 'must be in the future' }],
+    });
   }
   const key = generateApiKey();
   const doc: ApiKeyDocument = {
@@ -84,7 +94,10 @@ export async function revokeApiKey(deps: AccountDeps, accountId: string, keyId: 
   try {
     await deps.limiter.markRevoked(accountId, keyId);
   } catch (err) {
-    throw new AppError('SERVICE_UNAVAILABLE', 'Revocation could not be applied everywhere; retry.', { cause: err, retryAfter: 1 });
+    throw new AppError('SERVICE_UNAVAILABLE', 'Revocation could not be applied everywhere; retry.', {
+      cause: err,
+      retryAfter: 1,
+    });
   }
   const at = key.revoked_at ?? new Date();
   await deps.repository.revokeKey(accountId, keyId, at);
@@ -104,13 +117,21 @@ export async function login(
   const account = await deps.repository.findAccountByEmail(email.toLowerCase());
   const ok = await verifyPassword(password, account?.password_hash ?? null);
   if (!account || !ok) throw new AppError('UNAUTHORIZED', 'Invalid email or password.');
-  const token = jwt.sign({}, sessionSecret, { algorithm: 'HS256', audience: SESSION_AUDIENCE, subject: account._id, expiresIn: ttlSeconds });
+  const token = jwt.sign({}, sessionSecret, {
+    algorithm: 'HS256',
+    audience: SESSION_AUDIENCE,
+    subject: account._id,
+    expiresIn: ttlSeconds,
+  });
   return { token, expires_at: new Date(Date.now() + ttlSeconds * 1000).toISOString() };
 }
 
 export function verifySession(sessionSecret: string, token: string): string {
   try {
-    const claims = jwt.verify(token, sessionSecret, { algorithms: ['HS256'], audience: SESSION_AUDIENCE }) as jwt.JwtPayload;
+    const claims = jwt.verify(token, sessionSecret, {
+      algorithms: ['HS256'],
+      audience: SESSION_AUDIENCE,
+    }) as jwt.JwtPayload;
     if (typeof claims.sub !== 'string') throw new Error('no subject');
     return claims.sub;
   } catch {

@@ -65,12 +65,18 @@ async function loadRecord(deps: AuthDeps, hash: string): Promise<KeyRecord | und
 
 function isRedisDown(err: unknown): boolean {
   const msg = (err as Error)?.message ?? '';
-  return /Stream isn't writeable|enableOfflineQueue|Connection is closed|ECONNREFUSED|Command timed out|connect ETIMEDOUT|MaxRetriesPerRequest/i.test(msg);
+  return /Stream isn't writeable|enableOfflineQueue|Connection is closed|ECONNREFUSED|Command timed out|connect ETIMEDOUT|MaxRetriesPerRequest/i.test(
+    msg,
+  );
 }
 
 /** Counts an anonymous (or failed) request against its IP, then answers 401 — or 429 past the guard. */
 async function rejectAnonymous(deps: AuthDeps, ip: string, error: AppError): Promise<never> {
-  const subject: LimitSubject = { subject: `ip:${ip}`, perMinute: deps.ipPerMinute, perDay: Number.MAX_SAFE_INTEGER };
+  const subject: LimitSubject = {
+    subject: `ip:${ip}`,
+    perMinute: deps.ipPerMinute,
+    perDay: Number.MAX_SAFE_INTEGER,
+  };
   let decision: LimitDecision;
   try {
     decision = await deps.limiter.check(subject);
@@ -81,7 +87,10 @@ async function rejectAnonymous(deps: AuthDeps, ip: string, error: AppError): Pro
   if (decision.outcome === 'revoked') throw error;
   const headers = rateHeaders(decision.minute, decision.day);
   if (decision.outcome === 'limited') {
-    throw new AppError('RATE_LIMIT_EXCEEDED', undefined, { retryAfter: retryAfterSeconds(decision.minute, decision.day), headers });
+    throw new AppError('RATE_LIMIT_EXCEEDED', undefined, {
+      retryAfter: retryAfterSeconds(decision.minute, decision.day),
+      headers,
+    });
   }
   throw new AppError(error.code, error.message, { headers });
 }
@@ -92,7 +101,11 @@ async function rejectAnonymous(deps: AuthDeps, ip: string, error: AppError): Pro
  * check revocation and both rate windows in one Redis call → admit with the headers.
  * Redis down: keys that passed recently get a local limiter; anything else gets a 503.
  */
-export async function authenticate(deps: AuthDeps, authorization: string | undefined, ip: string): Promise<AuthResult> {
+export async function authenticate(
+  deps: AuthDeps,
+  authorization: string | undefined,
+  ip: string,
+): Promise<AuthResult> {
   const unauthorized = new AppError('UNAUTHORIZED');
   const key = bearerToken(authorization);
   if (!key || !isWellFormedApiKey(key)) return rejectAnonymous(deps, ip, unauthorized);
@@ -110,7 +123,12 @@ export async function authenticate(deps: AuthDeps, authorization: string | undef
     return rejectAnonymous(deps, ip, new AppError('KEY_EXPIRED'));
   }
 
-  const subject: LimitSubject = { subject: record.accountId, keyId: record.keyId, perMinute: record.perMinute, perDay: record.perDay };
+  const subject: LimitSubject = {
+    subject: record.accountId,
+    keyId: record.keyId,
+    perMinute: record.perMinute,
+    perDay: record.perDay,
+  };
   let decision: LimitDecision;
   try {
     decision = await deps.limiter.check(subject);
@@ -127,7 +145,10 @@ export async function authenticate(deps: AuthDeps, authorization: string | undef
   }
   const headers = rateHeaders(decision.minute, decision.day);
   if (decision.outcome === 'limited') {
-    throw new AppError('RATE_LIMIT_EXCEEDED', undefined, { retryAfter: retryAfterSeconds(decision.minute, decision.day), headers });
+    throw new AppError('RATE_LIMIT_EXCEEDED', undefined, {
+      retryAfter: retryAfterSeconds(decision.minute, decision.day),
+      headers,
+    });
   }
   deps.cache.markAllowed(hash);
   deps.onKeyUsed(record.keyId);

@@ -36,8 +36,7 @@ export interface WindowState {
 }
 
 export type LimitDecision =
-  | { outcome: 'allowed' | 'limited'; minute: WindowState; day: WindowState }
-  | { outcome: 'revoked' };
+  { outcome: 'allowed' | 'limited'; minute: WindowState; day: WindowState } | { outcome: 'revoked' };
 
 export interface LimitSubject {
   /** Hash-tagged id: `acc_…` for accounts, `ip:…` for anonymous clients. */
@@ -59,13 +58,19 @@ export class RateLimiter {
     private readonly prefix = '',
   ) {
     const withScript = redis as unknown as RedisWithScript;
-    if (typeof withScript.signalRateLimit !== 'function') redis.defineCommand('signalRateLimit', { numberOfKeys: 4, lua: SCRIPT });
+    if (typeof withScript.signalRateLimit !== 'function')
+      redis.defineCommand('signalRateLimit', { numberOfKeys: 4, lua: SCRIPT });
     this.redis = withScript;
   }
 
   keys(subject: string) {
     const tag = `${this.prefix}{${subject}}`;
-    return { revoked: `${tag}:revoked`, plan: `${tag}:plan`, minute: (w: number) => `${tag}:m:${w}`, day: (w: number) => `${tag}:d:${w}` };
+    return {
+      revoked: `${tag}:revoked`,
+      plan: `${tag}:plan`,
+      minute: (w: number) => `${tag}:m:${w}`,
+      day: (w: number) => `${tag}:d:${w}`,
+    };
   }
 
   async check(s: LimitSubject, now = Date.now()): Promise<LimitDecision> {
@@ -129,7 +134,11 @@ export class LocalFallbackLimiter {
     const allowed = current.count < s.perMinute;
     if (allowed) current.count += 1;
     this.counters.set(s.subject, current);
-    const minute = { limit: s.perMinute, used: current.count, resetAt: ((minuteWindow + 1) * MINUTE_MS) / 1000 };
+    const minute = {
+      limit: s.perMinute,
+      used: current.count,
+      resetAt: ((minuteWindow + 1) * MINUTE_MS) / 1000,
+    };
     const day = { limit: s.perDay, used: 0, resetAt: ((Math.floor(now / DAY_MS) + 1) * DAY_MS) / 1000 };
     return { outcome: allowed ? 'allowed' : 'limited', minute, day };
   }

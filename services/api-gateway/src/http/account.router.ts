@@ -1,20 +1,34 @@
 import { createApiKeyInputSchema, loginInputSchema } from '@signal/contracts';
 import { AppError, jsonBodyMiddleware, parseOrThrow } from '@signal/service-kit';
 import { Router, type RequestHandler } from 'express';
-import { createApiKey, listApiKeys, login, revokeApiKey, verifySession, type AccountDeps } from '../domain/accounts.use-cases';
+import {
+  createApiKey,
+  listApiKeys,
+  login,
+  revokeApiKey,
+  verifySession,
+  type AccountDeps,
+} from '../domain/accounts.use-cases';
 
 function requireSession(secret: string): RequestHandler {
   return (req, res, next) => {
     const m = /^Bearer\s+(\S+)$/i.exec(req.header('authorization') ?? '');
-    if (!m) return next(new AppError('UNAUTHORIZED', 'A dashboard session is required: POST /v1/auth/login.'));
-    if (m[1]!.startsWith('sk_')) return next(new AppError('FORBIDDEN', 'API keys cannot manage API keys; use a dashboard session.'));
+    if (!m)
+      return next(new AppError('UNAUTHORIZED', 'A dashboard session is required: POST /v1/auth/login.'));
+    if (m[1]!.startsWith('sk_'))
+      return next(new AppError('FORBIDDEN', 'API keys cannot manage API keys; use a dashboard session.'));
     res.locals.accountId = verifySession(secret, m[1]!);
     next();
   };
 }
 
 /** The dashboard's API: log in, then manage this account's keys (never another account's). */
-export function accountRouter(deps: AccountDeps, sessionSecret: string, sessionTtlSeconds: number, guard: RequestHandler): Router {
+export function accountRouter(
+  deps: AccountDeps,
+  sessionSecret: string,
+  sessionTtlSeconds: number,
+  guard: RequestHandler,
+): Router {
   const router = Router();
   router.use(['/v1/auth', '/v1/account'], guard, ...jsonBodyMiddleware('16kb'));
 
@@ -29,11 +43,19 @@ export function accountRouter(deps: AccountDeps, sessionSecret: string, sessionT
   });
   router.post('/v1/account/keys', async (req, res) => {
     const input = parseOrThrow(createApiKeyInputSchema, req.body ?? {}, 'body');
-    const created = await createApiKey(deps, res.locals.accountId as string, input.name, input.expires_at ? new Date(input.expires_at) : undefined);
+    const created = await createApiKey(
+      deps,
+      res.locals.accountId as string,
+      input.name,
+      input.expires_at ? new Date(input.expires_at) : undefined,
+    );
     res.status(201).json({ success: true, data: created });
   });
   router.delete('/v1/account/keys/:keyId', async (req, res) => {
-    res.json({ success: true, data: await revokeApiKey(deps, res.locals.accountId as string, req.params.keyId!) });
+    res.json({
+      success: true,
+      data: await revokeApiKey(deps, res.locals.accountId as string, req.params.keyId!),
+    });
   });
   return router;
 }

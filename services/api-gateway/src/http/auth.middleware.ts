@@ -21,7 +21,11 @@ export function apiKeyAuth(deps: AuthDeps): RequestHandler {
 /** Routes without an API key (login, account API, docs): the per-IP guard and its headers. */
 export function ipRateLimit(deps: AuthDeps): RequestHandler {
   return async (req, res, next) => {
-    const subject = { subject: `ip:${req.ip ?? 'unknown'}`, perMinute: deps.ipPerMinute, perDay: Number.MAX_SAFE_INTEGER };
+    const subject = {
+      subject: `ip:${req.ip ?? 'unknown'}`,
+      perMinute: deps.ipPerMinute,
+      perDay: Number.MAX_SAFE_INTEGER,
+    };
     let decision: LimitDecision;
     try {
       decision = await deps.limiter.check(subject);
@@ -34,7 +38,11 @@ export function ipRateLimit(deps: AuthDeps): RequestHandler {
     res.setHeader('X-RateLimit-Remaining', String(Math.max(0, w.limit - w.used)));
     res.setHeader('X-RateLimit-Reset', String(Math.ceil(w.resetAt)));
     if (decision.outcome === 'limited') {
-      return next(new AppError('RATE_LIMIT_EXCEEDED', undefined, { retryAfter: retryAfterSeconds(decision.minute, decision.day) }));
+      return next(
+        new AppError('RATE_LIMIT_EXCEEDED', undefined, {
+          retryAfter: retryAfterSeconds(decision.minute, decision.day),
+        }),
+      );
     }
     next();
   };

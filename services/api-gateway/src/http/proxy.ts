@@ -16,7 +16,14 @@ const HOP_BY_HOP = new Set([
 ]);
 
 /** Request headers worth passing on; everything else (Authorization, X-Internal-*, cookies) stays here. */
-const FORWARDED_REQUEST_HEADERS = ['accept', 'accept-encoding', 'content-type', 'content-length', 'idempotency-key', 'user-agent'];
+const FORWARDED_REQUEST_HEADERS = [
+  'accept',
+  'accept-encoding',
+  'content-type',
+  'content-length',
+  'idempotency-key',
+  'user-agent',
+];
 
 export interface Upstream {
   name: string;
@@ -64,7 +71,10 @@ function upstreamError(err: unknown, name: string): AppError {
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
     return new AppError('GATEWAY_TIMEOUT', `The ${name} service did not answer in time.`, { cause: err });
   }
-  return new AppError('SERVICE_UNAVAILABLE', `The ${name} service is unavailable. Retry shortly.`, { cause: err, retryAfter: 1 });
+  return new AppError('SERVICE_UNAVAILABLE', `The ${name} service is unavailable. Retry shortly.`, {
+    cause: err,
+    retryAfter: 1,
+  });
 }
 
 function requestHeaders(req: Request, token: string, requestId: string): Record<string, string> {
@@ -79,10 +89,19 @@ function requestHeaders(req: Request, token: string, requestId: string): Record<
   return out;
 }
 
-function copyResponseHeaders(res: Response, headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): void {
+function copyResponseHeaders(
+  res: Response,
+  headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>,
+): void {
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
-    if (value === undefined || HOP_BY_HOP.has(lower) || lower === 'x-request-id' || lower.startsWith('x-ratelimit')) continue;
+    if (
+      value === undefined ||
+      HOP_BY_HOP.has(lower) ||
+      lower === 'x-request-id' ||
+      lower.startsWith('x-ratelimit')
+    )
+      continue;
     res.setHeader(name, value);
   }
 }

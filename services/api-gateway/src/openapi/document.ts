@@ -64,40 +64,69 @@ function componentSchemas(): Record<string, JsonObject> {
 }
 
 function queryParameters(schema: z.ZodType): JsonObject[] {
-  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, JsonObject>; required?: string[] };
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as {
+    properties?: Record<string, JsonObject>;
+    required?: string[];
+  };
   return Object.entries(json.properties ?? {}).map(([name, s]) => {
     const { description, ...rest } = s;
     return { name, in: 'query', required: (json.required ?? []).includes(name), description, schema: rest };
   });
 }
 
-const pathParam = (name: string, description: string) => ({ name, in: 'path', required: true, description, schema: { type: 'string' } });
+const pathParam = (name: string, description: string) => ({
+  name,
+  in: 'path',
+  required: true,
+  description,
+  schema: { type: 'string' },
+});
 
 function errors(...codes: ErrorCode[]): Record<string, JsonObject> {
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of ['UNAUTHORIZED', 'KEY_EXPIRED', 'RATE_LIMIT_EXCEEDED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', ...codes] as ErrorCode[]) {
+  for (const code of [
+    'UNAUTHORIZED',
+    'KEY_EXPIRED',
+    'RATE_LIMIT_EXCEEDED',
+    'INTERNAL_ERROR',
+    'SERVICE_UNAVAILABLE',
+    ...codes,
+  ] as ErrorCode[]) {
     const status = ERROR_STATUS[code];
     byStatus.set(status, [...new Set([...(byStatus.get(status) ?? []), code])]);
   }
   return Object.fromEntries(
     [...byStatus].map(([status, list]) => [
       String(status),
-      { description: `Error: ${list.join(', ')}`, headers: rateHeaders, content: { 'application/json': { schema: ref('ErrorEnvelope') } } },
+      {
+        description: `Error: ${list.join(', ')}`,
+        headers: rateHeaders,
+        content: { 'application/json': { schema: ref('ErrorEnvelope') } },
+      },
     ]),
   );
 }
 
 const rateHeaders = {
-  'X-RateLimit-Limit': { description: 'Requests allowed in the window closest to exhaustion', schema: { type: 'integer' } },
+  'X-RateLimit-Limit': {
+    description: 'Requests allowed in the window closest to exhaustion',
+    schema: { type: 'integer' },
+  },
   'X-RateLimit-Remaining': { description: 'Requests left in that window', schema: { type: 'integer' } },
-  'X-RateLimit-Reset': { description: 'Unix time (seconds) when that window resets', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': {
+    description: 'Unix time (seconds) when that window resets',
+    schema: { type: 'integer' },
+  },
   'X-Request-Id': { description: 'Request id, also in error.request_id', schema: { type: 'string' } },
 };
 
 const ok = (description: string, schema: JsonObject, status = '200') => ({
   [status]: { description, headers: rateHeaders, content: { 'application/json': { schema } } },
 });
-const body = (name: ComponentName) => ({ required: true, content: { 'application/json': { schema: ref(name) } } });
+const body = (name: ComponentName) => ({
+  required: true,
+  content: { 'application/json': { schema: ref(name) } },
+});
 const secured = [{ apiKey: [] }];
 const session = [{ dashboardSession: [] }];
 
@@ -118,7 +147,12 @@ export function buildOpenApiDocument(serverUrl = '/'): JsonObject {
       schemas: componentSchemas(),
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'API key `sk_live_…`' },
-        dashboardSession: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'From POST /v1/auth/login' },
+        dashboardSession: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'From POST /v1/auth/login',
+        },
       },
     },
     paths: {
@@ -152,24 +186,39 @@ export function buildOpenApiDocument(serverUrl = '/'): JsonObject {
           security: secured,
           requestBody: body('CreateWebhookRequest'),
           responses: {
-            ...ok('Created; the signing secret is shown only here', envelope(ref('WebhookSubscriptionWithSecret')), '201'),
+            ...ok(
+              'Created; the signing secret is shown only here',
+              envelope(ref('WebhookSubscriptionWithSecret')),
+              '201',
+            ),
             ...errors('VALIDATION_ERROR', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
           },
         },
         get: {
           summary: 'List subscriptions',
           security: secured,
-          responses: { ...ok('Subscriptions', envelope({ type: 'array', items: ref('WebhookSubscription') })), ...errors() },
+          responses: {
+            ...ok('Subscriptions', envelope({ type: 'array', items: ref('WebhookSubscription') })),
+            ...errors(),
+          },
         },
       },
       '/v1/webhooks/{webhook_id}': {
-        get: { summary: 'One subscription', security: secured, parameters: [webhookId], responses: { ...ok('Subscription', envelope(ref('WebhookSubscription'))), ...errors('NOT_FOUND') } },
+        get: {
+          summary: 'One subscription',
+          security: secured,
+          parameters: [webhookId],
+          responses: { ...ok('Subscription', envelope(ref('WebhookSubscription'))), ...errors('NOT_FOUND') },
+        },
         patch: {
           summary: 'Change url, events, types or enabled',
           security: secured,
           parameters: [webhookId],
           requestBody: body('UpdateWebhookRequest'),
-          responses: { ...ok('Updated', envelope(ref('WebhookSubscription'))), ...errors('NOT_FOUND', 'VALIDATION_ERROR') },
+          responses: {
+            ...ok('Updated', envelope(ref('WebhookSubscription'))),
+            ...errors('NOT_FOUND', 'VALIDATION_ERROR'),
+          },
         },
         delete: {
           summary: 'Delete a subscription',
@@ -183,7 +232,10 @@ export function buildOpenApiDocument(serverUrl = '/'): JsonObject {
           summary: 'New signing secret; the old one stays valid for the overlap period',
           security: secured,
           parameters: [webhookId],
-          responses: { ...ok('New secret', envelope(ref('WebhookSubscriptionWithSecret'))), ...errors('NOT_FOUND') },
+          responses: {
+            ...ok('New secret', envelope(ref('WebhookSubscriptionWithSecret'))),
+            ...errors('NOT_FOUND'),
+          },
         },
       },
       '/v1/webhooks/{webhook_id}/test': {
@@ -199,29 +251,67 @@ export function buildOpenApiDocument(serverUrl = '/'): JsonObject {
           summary: 'Delivery log, newest first',
           security: secured,
           parameters: [webhookId, ...queryParameters(deliveryListQuerySchema)],
-          responses: { ...ok('Deliveries', envelope({ type: 'array', items: ref('WebhookDelivery') }, { type: 'object' })), ...errors('NOT_FOUND', 'VALIDATION_ERROR') },
+          responses: {
+            ...ok(
+              'Deliveries',
+              envelope({ type: 'array', items: ref('WebhookDelivery') }, { type: 'object' }),
+            ),
+            ...errors('NOT_FOUND', 'VALIDATION_ERROR'),
+          },
         },
       },
       '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}': {
-        get: { summary: 'One delivery with its attempts', security: secured, parameters: [webhookId, deliveryId], responses: { ...ok('Delivery', envelope(ref('WebhookDelivery'))), ...errors('NOT_FOUND') } },
+        get: {
+          summary: 'One delivery with its attempts',
+          security: secured,
+          parameters: [webhookId, deliveryId],
+          responses: { ...ok('Delivery', envelope(ref('WebhookDelivery'))), ...errors('NOT_FOUND') },
+        },
       },
       '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry': {
-        post: { summary: 'Send a delivery again', security: secured, parameters: [webhookId, deliveryId], responses: { ...ok('Queued', envelope(ref('WebhookDelivery')), '202'), ...errors('NOT_FOUND', 'CONFLICT') } },
+        post: {
+          summary: 'Send a delivery again',
+          security: secured,
+          parameters: [webhookId, deliveryId],
+          responses: {
+            ...ok('Queued', envelope(ref('WebhookDelivery')), '202'),
+            ...errors('NOT_FOUND', 'CONFLICT'),
+          },
+        },
       },
       '/v1/auth/login': {
         post: {
           summary: 'Dashboard login (email + password) → short-lived session token',
           requestBody: body('LoginRequest'),
-          responses: { ...ok('Session', envelope({ type: 'object', properties: { token: { type: 'string' }, expires_at: { type: 'string' } } })), ...errors('VALIDATION_ERROR') },
+          responses: {
+            ...ok(
+              'Session',
+              envelope({
+                type: 'object',
+                properties: { token: { type: 'string' }, expires_at: { type: 'string' } },
+              }),
+            ),
+            ...errors('VALIDATION_ERROR'),
+          },
         },
       },
       '/v1/account/keys': {
-        get: { summary: "This account's API keys", security: session, responses: { ...ok('Keys', envelope({ type: 'array', items: ref('ApiKey') })), ...errors('FORBIDDEN') } },
+        get: {
+          summary: "This account's API keys",
+          security: session,
+          responses: {
+            ...ok('Keys', envelope({ type: 'array', items: ref('ApiKey') })),
+            ...errors('FORBIDDEN'),
+          },
+        },
         post: {
           summary: 'Create an API key (shown once)',
           security: session,
           requestBody: body('CreateApiKeyRequest'),
-          responses: { ...ok('The new key', envelope(ref('ApiKeyWithSecret')), '201'), ...errors('VALIDATION_ERROR', 'FORBIDDEN') },
+          responses: {
+            ...ok('The new key', envelope(ref('ApiKeyWithSecret')), '201'),
+            ...errors('VALIDATION_ERROR', 'FORBIDDEN'),
+          },
         },
       },
       '/v1/account/keys/{key_id}': {
@@ -236,7 +326,8 @@ export function buildOpenApiDocument(serverUrl = '/'): JsonObject {
     webhooks: {
       signalEvent: {
         post: {
-          summary: 'signal.new, signal.winner, signal.dead, signal.rugged, webhook.test — signed per Standard Webhooks',
+          summary:
+            'signal.new, signal.winner, signal.dead, signal.rugged, webhook.test — signed per Standard Webhooks',
           parameters: [
             { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' } },
             { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string' } },

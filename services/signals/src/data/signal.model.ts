@@ -43,7 +43,11 @@ const signalSchema = new Schema(
       contract: { type: String, required: true },
       age_hours: { type: Number, required: true },
       dex_paid: { type: Boolean, required: true },
-      socials: { twitter: { type: String, default: null }, telegram: { type: String, default: null }, website: { type: String, default: null } },
+      socials: {
+        twitter: { type: String, default: null },
+        telegram: { type: String, default: null },
+        website: { type: String, default: null },
+      },
     },
     metrics: {
       mcap_entry: Number,

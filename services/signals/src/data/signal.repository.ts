@@ -81,8 +81,11 @@ export class SignalRepository {
       await this.model.collection.insertMany(docs as never[], { ordered: false });
       return { duplicates: [] };
     } catch (err) {
-      const writeErrors = (err as { writeErrors?: Array<{ code?: number; index: number; err?: { code?: number; index?: number } }> })
-        .writeErrors;
+      const writeErrors = (
+        err as {
+          writeErrors?: Array<{ code?: number; index: number; err?: { code?: number; index?: number } }>;
+        }
+      ).writeErrors;
       if (!writeErrors) throw err;
       const dupes: string[] = [];
       for (const w of writeErrors) {
@@ -108,7 +111,10 @@ export class SignalRepository {
     const result = await this.writes.run(id, () =>
       this.model.collection.updateOne(
         { _id: id as never, version: expectedVersion },
-        { $set: { ...set, version: expectedVersion + 1, has_outbox: true }, $push: { outbox: event as never } },
+        {
+          $set: { ...set, version: expectedVersion + 1, has_outbox: true },
+          $push: { outbox: event as never },
+        },
       ),
     );
     return result.matchedCount === 1;
@@ -130,7 +136,10 @@ export class SignalRepository {
 
   private async removeUnlocked(id: string, published: Set<string>): Promise<void> {
     for (let i = 0; i < 10; i++) {
-      const doc = await this.model.findById(id, { outbox: 1, version: 1 }).lean<{ outbox: SignalEvent[]; version: number }>().exec();
+      const doc = await this.model
+        .findById(id, { outbox: 1, version: 1 })
+        .lean<{ outbox: SignalEvent[]; version: number }>()
+        .exec();
       if (!doc) return;
       const remaining = (doc.outbox ?? []).filter((e) => !published.has(e.id));
       const result = await this.model.collection.updateOne(

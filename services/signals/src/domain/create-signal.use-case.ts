@@ -14,7 +14,11 @@ function requestHash(input: CreateSignalInput): string {
 }
 
 /** Builds the stored signal and its `signal.new` event (one document, one atomic write). */
-export function newSignalDocument(input: CreateSignalInput, idempotencyKey: string | undefined, now = new Date()): SignalDocument {
+export function newSignalDocument(
+  input: CreateSignalInput,
+  idempotencyKey: string | undefined,
+  now = new Date(),
+): SignalDocument {
   const createdAt = input.created_at ? new Date(input.created_at) : now;
   if (createdAt.getTime() > now.getTime() + FUTURE_TOLERANCE_MS) {
     throw new AppError('VALIDATION_ERROR', 'created_at must not be in the future', {
@@ -48,7 +52,12 @@ export function newSignalDocument(input: CreateSignalInput, idempotencyKey: stri
       holders: input.metrics.holders,
       liquidity: input.metrics.liquidity,
     },
-    performance: { roi: roiPercent(entry, current), ath_roi: roiPercent(entry, ath), status: 'active', time_to_ath_hours: 0 },
+    performance: {
+      roi: roiPercent(entry, current),
+      ath_roi: roiPercent(entry, ath),
+      status: 'active',
+      time_to_ath_hours: 0,
+    },
     type: input.type,
     is_premium: input.is_premium,
     created_at: createdAt,
@@ -93,7 +102,10 @@ export async function createSignal(
   return { signal: toDetail(doc), created: true };
 }
 
-function replay(existing: Omit<SignalDocument, 'outbox' | 'has_outbox'>, input: CreateSignalInput): CreateSignalResult {
+function replay(
+  existing: Omit<SignalDocument, 'outbox' | 'has_outbox'>,
+  input: CreateSignalInput,
+): CreateSignalResult {
   if (existing.idem_hash !== requestHash(input)) throw new AppError('IDEMPOTENCY_CONFLICT');
   return { signal: toDetail(existing), created: false };
 }
@@ -104,7 +116,9 @@ export async function bulkCreateSignals(
   inputs: CreateSignalInput[],
   idempotencyKey?: string,
 ): Promise<{ created: number; skipped: number; ids: string[] }> {
-  const docs = inputs.map((input, i) => newSignalDocument(input, idempotencyKey ? `${idempotencyKey}:${i}` : undefined));
+  const docs = inputs.map((input, i) =>
+    newSignalDocument(input, idempotencyKey ? `${idempotencyKey}:${i}` : undefined),
+  );
   const { duplicates } = await repository.insertMany(docs);
   const skipped = new Set(duplicates);
   return {

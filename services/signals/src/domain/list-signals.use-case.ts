@@ -1,4 +1,9 @@
-import { DEFAULT_PAGE_SIZE, type ListMeta, type SignalListItem, type SignalListQuery } from '@signal/contracts';
+import {
+  DEFAULT_PAGE_SIZE,
+  type ListMeta,
+  type SignalListItem,
+  type SignalListQuery,
+} from '@signal/contracts';
 import type { SignalFilter, SignalRepository } from '../data/signal.repository';
 import { decodeCursor, encodeCursor } from './cursor';
 import { toListItem } from './signal.mapper';
@@ -12,7 +17,11 @@ export async function listSignals(
   query: SignalListQuery,
 ): Promise<{ data: SignalListItem[]; meta: ListMeta }> {
   const perPage = query.limit ?? DEFAULT_PAGE_SIZE;
-  const filter: SignalFilter = { type: query.type, status: query.status, since: query.since ? new Date(query.since) : undefined };
+  const filter: SignalFilter = {
+    type: query.type,
+    status: query.status,
+    since: query.since ? new Date(query.since) : undefined,
+  };
 
   let page = query.page ?? 1;
   let rowsPromise;

@@ -3,7 +3,11 @@ import { newId } from '@signal/service-kit';
 import type { SignalDocument } from '../data/signal.model';
 import { toSnapshot } from './signal.mapper';
 
-export function signalEvent(name: BusEventName, doc: Omit<SignalDocument, 'outbox' | 'has_outbox'>, at: Date): SignalEvent {
+export function signalEvent(
+  name: BusEventName,
+  doc: Omit<SignalDocument, 'outbox' | 'has_outbox'>,
+  at: Date,
+): SignalEvent {
   return { id: newId('evt'), name, occurred_at: at.toISOString(), signal: toSnapshot(doc) };
 }
 

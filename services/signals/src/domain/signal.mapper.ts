@@ -7,7 +7,12 @@ type StoredSignal = Omit<SignalDocument, 'outbox' | 'has_outbox' | 'idem_key' | 
 export function toListItem(doc: StoredSignal): SignalListItem {
   return {
     id: doc._id,
-    token: { symbol: doc.token.symbol, name: doc.token.name, contract: doc.token.contract, age_hours: doc.token.age_hours },
+    token: {
+      symbol: doc.token.symbol,
+      name: doc.token.name,
+      contract: doc.token.contract,
+      age_hours: doc.token.age_hours,
+    },
     metrics: {
       mcap_entry: doc.metrics.mcap_entry,
       mcap_current: doc.metrics.mcap_current,
@@ -15,7 +20,11 @@ export function toListItem(doc: StoredSignal): SignalListItem {
       holders: doc.metrics.holders,
       liquidity: doc.metrics.liquidity,
     },
-    performance: { roi: doc.performance.roi, ath_roi: doc.performance.ath_roi, status: doc.performance.status },
+    performance: {
+      roi: doc.performance.roi,
+      ath_roi: doc.performance.ath_roi,
+      status: doc.performance.status,
+    },
     type: doc.type,
     is_premium: doc.is_premium,
     created_at: new Date(doc.created_at).toISOString(),

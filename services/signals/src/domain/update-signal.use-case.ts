@@ -1,4 +1,10 @@
-import { STATUS_TRANSITIONS, type BusEventName, type SignalDetail, type SignalStatus, type UpdateSignalInput } from '@signal/contracts';
+import {
+  STATUS_TRANSITIONS,
+  type BusEventName,
+  type SignalDetail,
+  type SignalStatus,
+  type UpdateSignalInput,
+} from '@signal/contracts';
 import { AppError } from '@signal/service-kit';
 import type { StoredSignal, SignalRepository } from '../data/signal.repository';
 import { roiPercent } from './performance';
@@ -29,30 +35,43 @@ async function applyChange(repository: SignalRepository, id: string, change: Cha
 }
 
 /** Market moves: metrics and performance, with ROI derived from market caps unless given. */
-export function updateSignal(repository: SignalRepository, id: string, patch: UpdateSignalInput): Promise<SignalDetail> {
+export function updateSignal(
+  repository: SignalRepository,
+  id: string,
+  patch: UpdateSignalInput,
+): Promise<SignalDetail> {
   return applyChange(repository, id, (current) => {
     const metrics = { ...current.metrics, ...patch.metrics };
     metrics.mcap_ath = Math.max(metrics.mcap_ath, metrics.mcap_current);
     const reachedNewAth = metrics.mcap_ath > current.metrics.mcap_ath;
-    const hoursSinceEntry = Math.round(((Date.now() - new Date(current.created_at).getTime()) / 3_600_000) * 100) / 100;
+    const hoursSinceEntry =
+      Math.round(((Date.now() - new Date(current.created_at).getTime()) / 3_600_000) * 100) / 100;
     const performance = {
       ...current.performance,
       roi: patch.performance?.roi ?? roiPercent(metrics.mcap_entry, metrics.mcap_current),
       ath_roi: patch.performance?.ath_roi ?? roiPercent(metrics.mcap_entry, metrics.mcap_ath),
       time_to_ath_hours:
-        patch.performance?.time_to_ath_hours ?? (reachedNewAth ? hoursSinceEntry : current.performance.time_to_ath_hours),
+        patch.performance?.time_to_ath_hours ??
+        (reachedNewAth ? hoursSinceEntry : current.performance.time_to_ath_hours),
     };
     return { next: { ...current, metrics, performance }, event: 'signal.updated' };
   });
 }
 
 /** Status moves only along STATUS_TRANSITIONS; anything else is a 409. */
-export function changeSignalStatus(repository: SignalRepository, id: string, status: SignalStatus): Promise<SignalDetail> {
+export function changeSignalStatus(
+  repository: SignalRepository,
+  id: string,
+  status: SignalStatus,
+): Promise<SignalDetail> {
   return applyChange(repository, id, (current) => {
     const from = current.performance.status;
     if (!STATUS_TRANSITIONS[from].includes(status)) {
       throw new AppError('INVALID_STATUS_TRANSITION', `A signal cannot go from ${from} to ${status}.`);
     }
-    return { next: { ...current, performance: { ...current.performance, status } }, event: statusEventName(status) };
+    return {
+      next: { ...current, performance: { ...current.performance, status } },
+      event: statusEventName(status),
+    };
   });
 }

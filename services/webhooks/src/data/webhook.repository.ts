@@ -29,7 +29,11 @@ export class WebhookRepository {
   }
 
   listSubscriptions(accountId: string): Promise<SubscriptionDocument[]> {
-    return this.subscriptions.find({ account_id: accountId }).sort({ created_at: -1 }).lean<SubscriptionDocument[]>().exec();
+    return this.subscriptions
+      .find({ account_id: accountId })
+      .sort({ created_at: -1 })
+      .lean<SubscriptionDocument[]>()
+      .exec();
   }
 
   /** Enabled and disabled alike: a disabled subscription's deliveries are kept (as failed), not dropped. */
@@ -37,13 +41,22 @@ export class WebhookRepository {
     return this.subscriptions.find({ events: event }).lean<SubscriptionDocument[]>().exec();
   }
 
-  async updateSubscription(accountId: string, id: string, set: Partial<SubscriptionDocument>): Promise<SubscriptionDocument | null> {
+  async updateSubscription(
+    accountId: string,
+    id: string,
+    set: Partial<SubscriptionDocument>,
+  ): Promise<SubscriptionDocument | null> {
     const r = await this.subscriptions.updateOne({ _id: id, account_id: accountId }, { $set: set }).exec();
     return r.matchedCount ? this.findSubscription(accountId, id) : null;
   }
 
   async disableSubscription(id: string, reason: string): Promise<void> {
-    await this.subscriptions.updateOne({ _id: id }, { $set: { status: 'disabled', disabled_reason: reason, updated_at: new Date() } }).exec();
+    await this.subscriptions
+      .updateOne(
+        { _id: id },
+        { $set: { status: 'disabled', disabled_reason: reason, updated_at: new Date() } },
+      )
+      .exec();
   }
 
   async deleteSubscription(accountId: string, id: string): Promise<boolean> {
@@ -58,7 +71,10 @@ export class WebhookRepository {
       return { delivery: doc, created: true };
     } catch (err) {
       if ((err as { code?: number }).code !== 11000) throw err;
-      const existing = await this.deliveries.findOne({ webhook_id: doc.webhook_id, event_id: doc.event_id }).lean<DeliveryDocument>().exec();
+      const existing = await this.deliveries
+        .findOne({ webhook_id: doc.webhook_id, event_id: doc.event_id })
+        .lean<DeliveryDocument>()
+        .exec();
       if (!existing) throw err;
       return { delivery: existing, created: false };
     }
@@ -69,7 +85,10 @@ export class WebhookRepository {
   }
 
   findAccountDelivery(accountId: string, webhookId: string, id: string): Promise<DeliveryDocument | null> {
-    return this.deliveries.findOne({ _id: id, webhook_id: webhookId, account_id: accountId }).lean<DeliveryDocument>().exec();
+    return this.deliveries
+      .findOne({ _id: id, webhook_id: webhookId, account_id: accountId })
+      .lean<DeliveryDocument>()
+      .exec();
   }
 
   async listDeliveries(
@@ -82,7 +101,13 @@ export class WebhookRepository {
     if (filter.status) q.status = filter.status;
     if (filter.event) q.event = filter.event;
     const [rows, total] = await Promise.all([
-      this.deliveries.find(q, { payload: 0 }).sort({ created_at: -1, _id: -1 }).skip(skip).limit(limit).lean<DeliveryDocument[]>().exec(),
+      this.deliveries
+        .find(q, { payload: 0 })
+        .sort({ created_at: -1, _id: -1 })
+        .skip(skip)
+        .limit(limit)
+        .lean<DeliveryDocument[]>()
+        .exec(),
       this.deliveries.countDocuments(q).exec(),
     ]);
     return { rows, total };

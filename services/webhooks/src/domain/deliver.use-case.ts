@@ -47,7 +47,13 @@ interface PostResult {
 function errorClass(err: unknown): string {
   const e = err as { name?: string; code?: string; cause?: { code?: string } };
   const code = e.code ?? e.cause?.code ?? '';
-  if (e.name === 'TimeoutError' || e.name === 'AbortError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'timeout';
+  if (
+    e.name === 'TimeoutError' ||
+    e.name === 'AbortError' ||
+    code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    code === 'UND_ERR_BODY_TIMEOUT'
+  )
+    return 'timeout';
   if (code === 'ECONNREFUSED') return 'connection_refused';
   if (code === 'EBLOCKEDADDRESS') return 'blocked_address';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns_error';
@@ -56,10 +62,16 @@ function errorClass(err: unknown): string {
   return 'network_error';
 }
 
-async function post(deps: DeliverDeps, sub: SubscriptionDocument, deliveryId: string, payload: string): Promise<PostResult> {
+async function post(
+  deps: DeliverDeps,
+  sub: SubscriptionDocument,
+  deliveryId: string,
+  payload: string,
+): Promise<PostResult> {
   const host = new URL(sub.url).hostname.replace(/^\[|\]$/g, '');
   // Literal IPs never go through DNS, so the connect-time guard checks them here.
-  if (!deps.allowPrivate && isIP(host) && isBlockedAddress(host)) return { statusCode: null, error: 'blocked_address' };
+  if (!deps.allowPrivate && isIP(host) && isBlockedAddress(host))
+    return { statusCode: null, error: 'blocked_address' };
   try {
     const res = await request(sub.url, {
       method: 'POST',
@@ -84,7 +96,12 @@ async function post(deps: DeliverDeps, sub: SubscriptionDocument, deliveryId: st
     const statusCode = res.statusCode;
     if (statusCode >= 200 && statusCode < 300) return { statusCode, error: null };
     if (statusCode >= 300 && statusCode < 400) return { statusCode, error: 'redirect_not_followed' };
-    return { statusCode, error: `http_${statusCode}`, retryAfterMs: statusCode === 429 || statusCode === 503 ? parseRetryAfter(res.headers['retry-after']) : undefined };
+    return {
+      statusCode,
+      error: `http_${statusCode}`,
+      retryAfterMs:
+        statusCode === 429 || statusCode === 503 ? parseRetryAfter(res.headers['retry-after']) : undefined,
+    };
   } catch (err) {
     return { statusCode: null, error: errorClass(err) };
   }
@@ -138,5 +155,8 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
     return;
   }
   await deps.schedule({ delivery_id: delivery._id, attempt: job.attempt + 1 }, delay);
-  await repository.recordAttempt(delivery._id, attempt, { status: 'pending', next_attempt_at: new Date(Date.now() + delay) });
+  await repository.recordAttempt(delivery._id, attempt, {
+    status: 'pending',
+    next_attempt_at: new Date(Date.now() + delay),
+  });
 }

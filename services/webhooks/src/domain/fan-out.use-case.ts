@@ -1,4 +1,9 @@
-import { WEBHOOK_EVENTS, type SignalEvent, type WebhookEventName, type WebhookPayload } from '@signal/contracts';
+import {
+  WEBHOOK_EVENTS,
+  type SignalEvent,
+  type WebhookEventName,
+  type WebhookPayload,
+} from '@signal/contracts';
 import { newId } from '@signal/service-kit';
 import type { SubscriptionDocument } from '../data/webhook.models';
 import type { WebhookRepository } from '../data/webhook.repository';
@@ -22,7 +27,10 @@ export function payloadFor(event: SignalEvent): WebhookPayload {
 
 /** The spec's rule 4: `types` (when set) restricts by signal type. */
 export function wants(sub: SubscriptionDocument, event: SignalEvent): boolean {
-  return sub.events.includes(event.name as WebhookEventName) && (sub.types === null || sub.types.includes(event.signal.type));
+  return (
+    sub.events.includes(event.name as WebhookEventName) &&
+    (sub.types === null || sub.types.includes(event.signal.type))
+  );
 }
 
 /**
@@ -30,9 +38,15 @@ export function wants(sub: SubscriptionDocument, event: SignalEvent): boolean {
  * subscription and event, so a redelivered event adds nothing) → each pending delivery's
  * first attempt is queued. Disabled subscriptions get their delivery kept as failed.
  */
-export async function fanOut(repository: WebhookRepository, schedule: ScheduleJob, event: SignalEvent): Promise<number> {
+export async function fanOut(
+  repository: WebhookRepository,
+  schedule: ScheduleJob,
+  event: SignalEvent,
+): Promise<number> {
   if (!(WEBHOOK_EVENTS as readonly string[]).includes(event.name)) return 0;
-  const subscriptions = (await repository.subscriptionsFor(event.name as WebhookEventName)).filter((s) => wants(s, event));
+  const subscriptions = (await repository.subscriptionsFor(event.name as WebhookEventName)).filter((s) =>
+    wants(s, event),
+  );
   const body = JSON.stringify(payloadFor(event));
   let queued = 0;
   for (const sub of subscriptions) {

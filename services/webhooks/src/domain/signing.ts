@@ -12,7 +12,12 @@ export function sign(secret: string, id: string, timestamp: number, body: string
 }
 
 /** Standard Webhooks headers; during a rotation overlap every live secret signs (space-separated). */
-export function signatureHeaders(secrets: SigningSecret[], id: string, body: string, now = Date.now()): Record<string, string> {
+export function signatureHeaders(
+  secrets: SigningSecret[],
+  id: string,
+  body: string,
+  now = Date.now(),
+): Record<string, string> {
   const timestamp = Math.floor(now / 1000);
   const live = secrets.filter((s) => s.expires_at === null || new Date(s.expires_at).getTime() > now);
   return {

@@ -1,4 +1,9 @@
-import type { CreateWebhookInput, Delivery, UpdateWebhookInput, WebhookSubscription } from '@signal/contracts';
+import type {
+  CreateWebhookInput,
+  Delivery,
+  UpdateWebhookInput,
+  WebhookSubscription,
+} from '@signal/contracts';
 import { AppError, newId } from '@signal/service-kit';
 import type { DeliveryDocument, SubscriptionDocument } from '../data/webhook.models';
 import type { WebhookRepository } from '../data/webhook.repository';
@@ -56,7 +61,8 @@ export function toDeliveryView(d: DeliveryDocument, withAttempts = false): Deliv
 
 function checkUrl(url: string, allowPrivate: boolean): void {
   const problem = urlProblem(url, allowPrivate);
-  if (problem) throw new AppError('VALIDATION_ERROR', problem, { details: [{ field: 'url', message: problem }] });
+  if (problem)
+    throw new AppError('VALIDATION_ERROR', problem, { details: [{ field: 'url', message: problem }] });
 }
 
 async function owned(deps: SubscriptionDeps, accountId: string, id: string): Promise<SubscriptionDocument> {
@@ -65,7 +71,11 @@ async function owned(deps: SubscriptionDeps, accountId: string, id: string): Pro
   return sub;
 }
 
-export async function createSubscription(deps: SubscriptionDeps, accountId: string, input: CreateWebhookInput) {
+export async function createSubscription(
+  deps: SubscriptionDeps,
+  accountId: string,
+  input: CreateWebhookInput,
+) {
   checkUrl(input.url, deps.allowPrivate);
   const now = new Date();
   const secret = generateSecret();
@@ -94,7 +104,12 @@ export async function getSubscription(deps: SubscriptionDeps, accountId: string,
   return toSubscriptionView(await owned(deps, accountId, id));
 }
 
-export async function updateSubscription(deps: SubscriptionDeps, accountId: string, id: string, input: UpdateWebhookInput) {
+export async function updateSubscription(
+  deps: SubscriptionDeps,
+  accountId: string,
+  id: string,
+  input: UpdateWebhookInput,
+) {
   await owned(deps, accountId, id);
   if (input.url !== undefined) checkUrl(input.url, deps.allowPrivate);
   const set: Partial<SubscriptionDocument> = { updated_at: new Date() };
@@ -167,8 +182,16 @@ export async function listDeliveries(
   await owned(deps, accountId, id);
   const perPage = q.limit ?? 20;
   const page = q.page ?? 1;
-  const { rows, total } = await deps.repository.listDeliveries(id, { status: q.status, event: q.event }, (page - 1) * perPage, perPage);
-  return { data: rows.map((d) => toDeliveryView(d)), meta: { total, page, per_page: perPage, total_pages: Math.ceil(total / perPage) } };
+  const { rows, total } = await deps.repository.listDeliveries(
+    id,
+    { status: q.status, event: q.event },
+    (page - 1) * perPage,
+    perPage,
+  );
+  return {
+    data: rows.map((d) => toDeliveryView(d)),
+    meta: { total, page, per_page: perPage, total_pages: Math.ceil(total / perPage) },
+  };
 }
 
 export async function getDelivery(deps: SubscriptionDeps, accountId: string, id: string, deliveryId: string) {
@@ -179,12 +202,19 @@ export async function getDelivery(deps: SubscriptionDeps, accountId: string, id:
 }
 
 /** Re-sends a failed delivery: one more attempt, same webhook-id, same body. */
-export async function retryDelivery(deps: SubscriptionDeps, accountId: string, id: string, deliveryId: string) {
+export async function retryDelivery(
+  deps: SubscriptionDeps,
+  accountId: string,
+  id: string,
+  deliveryId: string,
+) {
   const sub = await owned(deps, accountId, id);
   const d = await deps.repository.findAccountDelivery(accountId, id, deliveryId);
   if (!d) throw new AppError('NOT_FOUND', `Delivery ${deliveryId} was not found.`);
-  if (d.status !== 'failed') throw new AppError('CONFLICT', `Only failed deliveries can be re-sent; this one is ${d.status}.`);
-  if (sub.status !== 'enabled') throw new AppError('CONFLICT', 'Enable the webhook before re-sending its deliveries.');
+  if (d.status !== 'failed')
+    throw new AppError('CONFLICT', `Only failed deliveries can be re-sent; this one is ${d.status}.`);
+  if (sub.status !== 'enabled')
+    throw new AppError('CONFLICT', 'Enable the webhook before re-sending its deliveries.');
   const now = new Date();
   await deps.repository.markDelivery(d._id, { status: 'pending', next_attempt_at: now });
   await deps.schedule({ delivery_id: d._id, attempt: d.attempts_made + 1 });

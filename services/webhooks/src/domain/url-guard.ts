@@ -45,17 +45,27 @@ export function urlProblem(raw: string, allowPrivate: boolean): string | undefin
     return 'url must be an absolute URL';
   }
   if (url.username || url.password) return 'url must not contain credentials';
-  if (allowPrivate) return url.protocol === 'https:' || url.protocol === 'http:' ? undefined : 'url must be http(s)';
+  if (allowPrivate)
+    return url.protocol === 'https:' || url.protocol === 'http:' ? undefined : 'url must be http(s)';
   if (url.protocol !== 'https:') return 'url must use https';
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.internal') || host.endsWith('.local')) {
+  if (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    host.endsWith('.internal') ||
+    host.endsWith('.local')
+  ) {
     return 'url must point to a public host';
   }
   if (isIP(host) && isBlockedAddress(host)) return 'url must point to a public address';
   return undefined;
 }
 
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
 
 /**
  * DNS lookup for outgoing deliveries that refuses private answers, so a hostname that

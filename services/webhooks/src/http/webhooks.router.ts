@@ -1,4 +1,8 @@
-import { createWebhookInputSchema, deliveryListQuerySchema, updateWebhookInputSchema } from '@signal/contracts';
+import {
+  createWebhookInputSchema,
+  deliveryListQuerySchema,
+  updateWebhookInputSchema,
+} from '@signal/contracts';
 import { parseOrThrow, requireInternalAuth } from '@signal/service-kit';
 import { Router, type Response } from 'express';
 import * as uc from '../domain/subscriptions.use-cases';
@@ -39,10 +43,18 @@ export function webhooksRouter(deps: uc.SubscriptionDeps, jwtSecret: string): Ro
     res.json({ success: true, data, meta });
   });
   r.get('/v1/webhooks/:id/deliveries/:deliveryId', async (req, res) => {
-    res.json({ success: true, data: await uc.getDelivery(deps, account(res), req.params.id!, req.params.deliveryId!) });
+    res.json({
+      success: true,
+      data: await uc.getDelivery(deps, account(res), req.params.id!, req.params.deliveryId!),
+    });
   });
   r.post('/v1/webhooks/:id/deliveries/:deliveryId/retry', async (req, res) => {
-    res.status(202).json({ success: true, data: await uc.retryDelivery(deps, account(res), req.params.id!, req.params.deliveryId!) });
+    res
+      .status(202)
+      .json({
+        success: true,
+        data: await uc.retryDelivery(deps, account(res), req.params.id!, req.params.deliveryId!),
+      });
   });
   return r;
 }

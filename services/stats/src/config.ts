@@ -1,0 +1,28 @@
+import { env, parseConfig } from '@signal/service-kit';
+import { z } from 'zod';
+
+export const configSchema = z.object({
+  NODE_ENV: env.nodeEnv(),
+  PORT: env.port(4002),
+  HOST: z.string().default('127.0.0.1'),
+  LOG_LEVEL: env.logLevel(),
+  MONGO_URL: env.url(['mongodb', 'mongodb+srv']),
+  STATS_DB: z.string().default('stats'),
+  REDIS_URL: env.url(['redis', 'rediss']),
+  REDIS_PREFIX: z.string().default(''),
+  AMQP_URL: env.url(['amqp', 'amqps']),
+  AMQP_PREFIX: z.string().default(''),
+  AMQP_QUEUE_TYPE: z.enum(['quorum', 'classic']).default('quorum'),
+  INTERNAL_JWT_SECRET: env.secret(),
+  /** A cached answer is dropped when newer events arrive, and never served after this. */
+  STATS_CACHE_TTL_MS: env.int(5000, 0),
+  /** Within this age a cached answer is served even if events arrived since (protects the DB under event bursts). */
+  STATS_CACHE_MIN_FRESH_MS: env.int(1000, 0),
+  /** For the rebuild command: where to read the signals export. */
+  SIGNALS_URL: z.string().url().optional(),
+  INGEST_TOKEN: z.string().optional(),
+});
+export type StatsConfig = z.infer<typeof configSchema>;
+
+export const loadConfig = (e: NodeJS.ProcessEnv = process.env): StatsConfig =>
+  parseConfig('stats', configSchema, e);

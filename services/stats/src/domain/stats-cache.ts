@@ -1,0 +1,52 @@
+import type { Statistics } from '@signal/contracts';
+import type Redis from 'ioredis';
+
+interface Cached {
+  gen: number;
+  at: number;
+  stats: Statistics;
+}
+
+/**
+ * Answers per (type, period) in Redis. Every projected change bumps a generation counter,
+ * which makes older answers stale; a stale answer younger than `minFreshMs` is still served
+ * (bursts of events must not turn every request into an aggregation), and none older than `ttlMs`.
+ * One MGET per lookup. Redis trouble only costs the cache, never the answer.
+ */
+export class StatsCache {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly ttlMs: number,
+    private readonly minFreshMs: number,
+  ) {}
+
+  private get genKey() {
+    return `${this.prefix}stats:gen`;
+  }
+
+  async get(key: string, now = Date.now()): Promise<{ stats?: Statistics; gen: number }> {
+    try {
+      const [gen, raw] = await this.redis.mget(this.genKey, `${this.prefix}stats:${key}`);
+      const current = Number(gen ?? 0);
+      if (!raw) return { gen: current };
+      const cached = JSON.parse(raw) as Cached;
+      const fresh = cached.gen === current || now - cached.at < this.minFreshMs;
+      return { stats: fresh && now - cached.at < this.ttlMs ? cached.stats : undefined, gen: current };
+    } catch {
+      return { gen: -1 };
+    }
+  }
+
+  async set(key: string, gen: number, stats: Statistics): Promise<void> {
+    if (gen < 0 || this.ttlMs === 0) return;
+    const value: Cached = { gen, at: Date.now(), stats };
+    await this.redis
+      .set(`${this.prefix}stats:${key}`, JSON.stringify(value), 'PX', this.ttlMs)
+      .catch(() => undefined);
+  }
+
+  async invalidate(): Promise<void> {
+    await this.redis.incr(this.genKey).catch(() => undefined);
+  }
+}

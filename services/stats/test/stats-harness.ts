@@ -1,0 +1,69 @@
+import {
+  GracefulShutdown,
+  signInternalToken,
+  startHttpServer,
+  type RunningServer,
+} from '@signal/service-kit';
+import { infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
+import { buildApp } from '../src/app';
+import { loadConfig } from '../src/config';
+import { createDependencies, healthChecks, type StatsDependencies } from '../src/dependencies';
+
+export const JWT_SECRET = 'test-internal-jwt-secret-0123456789abcdef';
+
+export interface StatsHarness {
+  url: string;
+  deps: StatsDependencies;
+  /** A fresh gateway token each time (they live 30 s). */
+  readonly auth: { Authorization: string };
+  stop(): Promise<void>;
+}
+
+export async function startStats(
+  label: string,
+  prefix: string,
+  env: Record<string, string> = {},
+): Promise<StatsHarness> {
+  const db = testDatabase(label);
+  const { amqpUrl, redisUrl } = infraUrls();
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    MONGO_URL: db.url,
+    STATS_DB: db.dbName,
+    REDIS_URL: redisUrl,
+    REDIS_PREFIX: `${prefix}`,
+    AMQP_URL: amqpUrl,
+    AMQP_PREFIX: prefix,
+    INTERNAL_JWT_SECRET: JWT_SECRET,
+    ...env,
+  });
+  const deps = await createDependencies(config, silentLogger);
+  await deps.consumer.start();
+  deps.amqp.start();
+  await deps.amqp.waitUntilConnected();
+  const app = buildApp({
+    logger: silentLogger,
+    lifecycle: new GracefulShutdown(silentLogger),
+    checks: healthChecks(deps),
+    repository: deps.repository,
+    cache: deps.cache,
+    internalJwtSecret: JWT_SECRET,
+  });
+  const http: RunningServer = await startHttpServer(app, 0);
+  return {
+    url: http.url,
+    deps,
+    get auth() {
+      return { Authorization: `Bearer ${signInternalToken(JWT_SECRET, 'stats', 'acc_stats')}` };
+    },
+    async stop() {
+      await http.close();
+      const keys = await deps.redis.keys(`${prefix}stats:*`).catch(() => []);
+      if (keys.length) await deps.redis.del(...keys).catch(() => undefined);
+      await deps.mongo.dropDatabase().catch(() => undefined);
+      await deps.close();
+    },
+  };
+}
