@@ -82,13 +82,13 @@ export async function waitFor<T>(
   timeoutMs = 10_000,
   intervalMs = 50,
   what = 'condition',
-): Promise<T> {
+): Promise<Exclude<T, undefined | null | false | '' | 0>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
       const value = await check();
-      if (value) return value;
+      if (value) return value as Exclude<T, undefined | null | false | '' | 0>;
     } catch (err) {
       last = err;
     }

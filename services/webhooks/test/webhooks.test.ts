@@ -1,5 +1,5 @@
 import { webhookSubscriptionSchema, webhookWithSecretSchema } from '@signal/contracts';
-import { startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
+import { startReceiver, testBrokerPrefix, waitFor, type ReceivedRequest, type Receiver } from '@signal/test-kit';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { signalInput, startSignals, type SignalsHarness } from '../../signals/test/signals-harness';
@@ -101,7 +101,7 @@ describe('delivery', () => {
   it('when a signal is ingested, then the subscriber receives signal.new signed per Standard Webhooks', async () => {
     const { secret } = await subscribe({ url: `${receiver.url}/e2e`, events: ['signal.new'] });
     const signalId = await ingest({ type: 'premium', is_premium: true });
-    const [req] = await waitFor(
+    const [req] = await waitFor<ReceivedRequest[] | undefined>(
       () => {
         const got = forPath('/e2e').filter((r) => JSON.parse(r.body).data.id === signalId);
         return got.length ? got : undefined;
