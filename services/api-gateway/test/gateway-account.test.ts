@@ -1,6 +1,7 @@
 import { apiKeySchema } from '@signal/contracts';
 import { infraUrls, startTcpProxy, viaProxy, waitFor, type TcpProxy } from '@signal/test-kit';
 import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import request from 'supertest';
 import { signalInput, startSignals, type SignalsHarness } from '../../signals/test/signals-harness';
 import { createApiKey } from '../src/domain/accounts.use-cases';
@@ -215,6 +216,7 @@ describe('OpenAPI document', () => {
   it('when real responses come back, then they validate against the document', async () => {
     const doc = (await request(gw.url).get('/openapi.json')).body;
     const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
     ajv.addSchema({ $id: 'api', components: doc.components }, 'api');
     const check = (path: string, method: string, status: string, body: unknown) => {
       const schema = doc.paths[path][method].responses[status].content['application/json'].schema;

@@ -1,0 +1,106 @@
+import { z } from 'zod';
+import request from 'supertest';
+import pino from 'pino';
+import {
+  AppError,
+  GracefulShutdown,
+  KeyedMutex,
+  createBaseApp,
+  finishApp,
+  parseOrThrow,
+  requireInternalAuth,
+  signInternalToken,
+} from '../src';
+
+const logger = pino({ level: 'silent' });
+
+function app() {
+  const lifecycle = { shuttingDown: false };
+  const a = createBaseApp({ service: 't', logger, lifecycle, checks: { ok: async () => undefined }, jsonLimit: '1kb' });
+  a.post('/echo', (req, res) => {
+    const body = parseOrThrow(z.strictObject({ name: z.string().min(1) }), req.body ?? {}, 'body');
+    res.json({ success: true, data: body });
+  });
+  a.get('/boom', () => {
+    throw new Error('driver said: password=hunter2 at 10.0.0.5');
+  });
+  a.get('/limited', () => {
+    throw new AppError('RATE_LIMIT_EXCEEDED', undefined, { retryAfter: 7 });
+  });
+  a.get('/secure', requireInternalAuth('s'.repeat(32), 'svc'), (_req, res) => {
+    res.json({ success: true, data: res.locals.accountId });
+  });
+  return { app: finishApp(a, logger), lifecycle };
+}
+
+describe('service-kit HTTP pieces', () => {
+  const { app: a, lifecycle } = app();
+
+  it('when a route throws an unknown error, then 500 INTERNAL_ERROR without stack or driver text', async () => {
+    const res = await request(a).get('/boom').expect(500);
+    expect(res.body).toEqual({ success: false, error: { code: 'INTERNAL_ERROR', message: 'An internal error occurred.', request_id: res.headers['x-request-id'] } });
+  });
+
+  it('when the body is wrong, too big, not JSON, or broken, then 400/413/415/400 envelopes', async () => {
+    expect((await request(a).post('/echo').send({ name: '' }).expect(400)).body.error.message).toContain('name');
+    expect((await request(a).post('/echo').send({ name: 'x', x: 1 }).expect(400)).body.error.message).toContain('unknown field');
+    await request(a).post('/echo').send({ name: 'x'.repeat(2000) }).expect(413);
+    await request(a).post('/echo').set('Content-Type', 'text/plain').send('hi').expect(415);
+    await request(a).post('/echo').set('Content-Type', 'application/json').send('{').expect(400);
+  });
+
+  it('when an AppError carries retryAfter, then body and Retry-After header agree', async () => {
+    const res = await request(a).get('/limited').expect(429);
+    expect(res.body.error.retry_after).toBe(7);
+    expect(res.headers['retry-after']).toBe('7');
+  });
+
+  it('when a route is unknown, then 404 envelope; helmet headers are set', async () => {
+    const res = await request(a).get('/nope').expect(404);
+    expect(res.body.error.code).toBe('NOT_FOUND');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+  });
+
+  it('when an internal token is valid for the audience, then it passes; otherwise 401', async () => {
+    const secret = 's'.repeat(32);
+    await request(a).get('/secure').set('Authorization', `Bearer ${signInternalToken(secret, 'svc', 'acc_1')}`).expect(200);
+    await request(a).get('/secure').set('Authorization', `Bearer ${signInternalToken(secret, 'other', 'acc_1')}`).expect(401);
+    await request(a).get('/secure').set('Authorization', `Bearer ${signInternalToken('x'.repeat(32), 'svc', 'acc_1')}`).expect(401);
+    await request(a).get('/secure').expect(401);
+  });
+
+  it('when shutting down, then /readyz answers 503', async () => {
+    await request(a).get('/readyz').expect(200);
+    lifecycle.shuttingDown = true;
+    await request(a).get('/readyz').expect(503);
+    lifecycle.shuttingDown = false;
+  });
+});
+
+describe('GracefulShutdown', () => {
+  it('when run, then steps run once, in order, and a hanging step is abandoned', async () => {
+    const order: string[] = [];
+    const s = new GracefulShutdown(logger, 50)
+      .register('http', async () => void order.push('http'))
+      .register('stuck', () => new Promise<void>(() => undefined))
+      .register('db', async () => void order.push('db'));
+    await expect(s.run()).rejects.toThrow('shutdown finished with errors');
+    expect(order).toEqual(['http', 'db']);
+    expect(s.shuttingDown).toBe(true);
+  });
+});
+
+describe('KeyedMutex', () => {
+  it('when tasks share a key, then they run one at a time in order; other keys run alongside', async () => {
+    const m = new KeyedMutex();
+    const log: string[] = [];
+    const task = (k: string, id: string, ms: number) => m.run(k, async () => {
+      log.push(`${id}>`);
+      await new Promise((r) => setTimeout(r, ms));
+      log.push(`<${id}`);
+    });
+    await Promise.all([task('a', 'a1', 20), task('a', 'a2', 1), task('b', 'b1', 5)]);
+    expect(log.indexOf('<a1')).toBeLessThan(log.indexOf('a2>'));
+    expect(log.indexOf('b1>')).toBeLessThan(log.indexOf('<a1'));
+  });
+});
