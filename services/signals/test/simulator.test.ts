@@ -1,0 +1,56 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import request from 'supertest';
+import { startSignals, type SignalsHarness, INGEST_TOKEN } from './signals-harness';
+
+const CLI = path.join(__dirname, '..', 'dist', 'simulator', 'simulate.cli.js');
+
+function simulate(url: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  if (!existsSync(CLI)) throw new Error('simulator not built: run "pnpm build"');
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, '--url', url, ...args], { env: { PATH: process.env.PATH ?? '', INGEST_TOKEN } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+let svc: SignalsHarness;
+beforeAll(async () => {
+  svc = await startSignals('simulator');
+});
+afterAll(() => svc.stop());
+
+describe('simulator', () => {
+  it('when it backfills 120 signals and runs live for 3, then they are stored over 30 days, varied, and resolved', async () => {
+    const out = await simulate(svc.url, '--backfill', '120', '--count', '3', '--rate', '20', '--seed', '42');
+    expect(out.code).toBe(0);
+    expect(out.stderr).toMatch(/backfill \[#+\] 100% 120\/120/);
+    expect(out.stdout.match(/^signal\.new /gm)).toHaveLength(3);
+
+    const auth = { Authorization: `Bearer ${svc.token()}` };
+    const all = await request(svc.url).get('/v1/signals?limit=100').set(auth).expect(200);
+    expect(all.body.meta.total).toBe(123);
+    const statuses = await Promise.all(
+      ['winner', 'dead', 'rugged', 'active'].map(async (s) => (await request(svc.url).get(`/v1/signals?status=${s}&limit=1`).set(auth)).body.meta.total as number),
+    );
+    for (const n of statuses) expect(n).toBeGreaterThan(0);
+    expect(statuses[0]! / 123).toBeGreaterThan(0.1);
+    expect(statuses[0]! / 123).toBeLessThan(0.45);
+    const types = new Set(all.body.data.map((s: { type: string }) => s.type));
+    expect(types.size).toBeGreaterThanOrEqual(4);
+    const ages = all.body.data.map((s: { created_at: string }) => Date.now() - Date.parse(s.created_at));
+    expect(Math.max(...ages)).toBeGreaterThan(10 * 86_400_000);
+    const winner = (await request(svc.url).get('/v1/signals?status=winner&limit=1').set(auth)).body.data[0];
+    expect(winner.performance.roi).toBeGreaterThan(100);
+  }, 60_000);
+
+  it('when the ingest token is missing or the arguments are bad, then it says so and exits non-zero', async () => {
+    const bad = await simulate(svc.url, '--backfill', '-3');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--backfill must be a non-negative number');
+  });
+});
