@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The one run command (README "Quick start"): brings up the whole system, seeds demo data,
+# prints the gateway URL and a demo API key.
+#   bash scripts/up.sh          start (Docker Compose when an engine answers, else local processes)
+#   bash scripts/up.sh down     stop everything this script started
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+RUN=.run
+mkdir -p "$RUN/logs" "$RUN/pids"
+
+secrets() {
+  # Random secrets on first use, kept out of the repo (.run/ and .env are ignored).
+  if [ ! -f "$RUN/secrets.env" ]; then
+    r() { head -c 32 /dev/urandom | base64 | tr -d '/+=' | head -c 43; }
+    cat >"$RUN/secrets.env" <<ENV
+INTERNAL_JWT_SECRET=$(r)
+API_KEY_PEPPER=$(r)
+SESSION_JWT_SECRET=$(r)
+INGEST_TOKEN=$(r)
+ENV
+    chmod 600 "$RUN/secrets.env"
+  fi
+  set -a; . "$RUN/secrets.env"; set +a
+}
+
+wait_ready() { # url seconds
+  for _ in $(seq $(( $2 * 10 ))); do
+    curl -fsS "$1/readyz" >/dev/null 2>&1 && return 0; sleep 0.1
+  done
+  echo "error: $1 is not ready; see $RUN/logs/" >&2; return 1
+}
+
+down() {
+  if [ -f "$RUN/compose" ]; then docker compose down; rm -f "$RUN/compose"; return; fi
+  for f in "$RUN"/pids/*.pid; do
+    [ -f "$f" ] || continue
+    kill "$(cat "$f")" 2>/dev/null || true
+  done
+  sleep 1
+  for f in "$RUN"/pids/*.pid; do
+    [ -f "$f" ] || continue
+    kill -9 "$(cat "$f")" 2>/dev/null || true; rm -f "$f"
+  done
+  infra/local/infra.sh down || true
+  echo "stopped"
+}
+
+up_docker() {
+  secrets
+  cp "$RUN/secrets.env" .env
+  docker compose up -d --build --wait
+  touch "$RUN/compose"
+  docker compose exec -T signals node dist/simulator/simulate.cli.js --backfill 300 --url http://127.0.0.1:4001 --quiet
+  docker compose exec -T -d signals node dist/simulator/simulate.cli.js --forever --rate 0.2 --url http://127.0.0.1:4001
+  key=$(docker compose exec -T api-gateway node dist/cli/admin.cli.js demo | sed -n 's/^DEMO_API_KEY=//p')
+  summary "http://127.0.0.1:${GATEWAY_PORT:-8080}" "$key"
+}
+
+start() { # name entry port extra-env...
+  local name=$1 entry=$2 port=$3; shift 3
+  env PORT="$port" WORKER_PORT="$port" "$@" node "$entry" >"$RUN/logs/$name.log" 2>&1 &
+  echo $! >"$RUN/pids/$name.pid"
+}
+
+up_local() {
+  source scripts/lib/toolchain.sh
+  echo "==> dependencies and build"
+  pnpm install --frozen-lockfile --reporter=append-only >/dev/null
+  pnpm run -s build
+  echo "==> infrastructure"
+  set -a; eval "$(infra/local/infra.sh up)"; set +a
+  secrets
+  export LOG_LEVEL="${LOG_LEVEL:-info}" WEBHOOK_ALLOW_PRIVATE_URLS="${WEBHOOK_ALLOW_PRIVATE_URLS:-true}"
+  echo "==> services"
+  start signals services/signals/dist/main.js 4001
+  start stats services/stats/dist/main.js 4002
+  start webhooks-api services/webhooks/dist/main.js 4003
+  start webhooks-worker services/webhooks/dist/worker.js 4004
+  start api-gateway services/api-gateway/dist/main.js "${GATEWAY_PORT:-8080}" \
+    SIGNALS_URL=http://127.0.0.1:4001 STATS_URL=http://127.0.0.1:4002 WEBHOOKS_URL=http://127.0.0.1:4003
+  for p in 4001 4002 4003 4004 "${GATEWAY_PORT:-8080}"; do wait_ready "http://127.0.0.1:$p" 60; done
+  echo "==> demo data"
+  SIGNALS_URL=http://127.0.0.1:4001 node services/signals/dist/simulator/simulate.cli.js --backfill 300 --seed 7
+  SIGNALS_URL=http://127.0.0.1:4001 node services/signals/dist/simulator/simulate.cli.js --forever --rate 0.2 >"$RUN/logs/simulator.log" 2>&1 &
+  echo $! >"$RUN/pids/simulator.pid"
+  key=$(node services/api-gateway/dist/cli/admin.cli.js demo | sed -n 's/^DEMO_API_KEY=//p')
+  summary "http://127.0.0.1:${GATEWAY_PORT:-8080}" "$key"
+}
+
+summary() {
+  cat <<TXT
+
+Signal Service is up.
+  Gateway:       $1
+  API docs:      $1/docs
+  Demo API key:  $2
+
+  curl -H "Authorization: Bearer $2" "$1/v1/signals?limit=5"
+  curl -H "Authorization: Bearer $2" "$1/v1/stats?period=7d"
+
+Logs in .run/logs/. Stop with: bash scripts/up.sh down
+TXT
+}
+
+case "${1:-up}" in
+  down) down ;;
+  up)
+    if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1 && [ "${NO_DOCKER:-}" != 1 ]; then up_docker; else up_local; fi ;;
+  *) echo "usage: $0 [up|down]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,78 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import type { z } from 'zod';
+import { configSchema as gatewayConfig } from '../services/api-gateway/src/config';
+import { configSchema as signalsConfig } from '../services/signals/src/config';
+import { configSchema as statsConfig } from '../services/stats/src/config';
+import { configSchema as webhooksConfig } from '../services/webhooks/src/config';
+
+/** No Docker engine runs here, so the compose file's structure is checked instead. */
+const ROOT = path.join(__dirname, '..');
+interface Service {
+  image?: string;
+  build?: { context: string; dockerfile: string };
+  command?: string[];
+  ports?: string[];
+  environment?: Record<string, string>;
+  depends_on?: Record<string, { condition: string }>;
+  healthcheck?: { test: string[] };
+}
+const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, Service> };
+
+/** Variables a service cannot start without (no default in its config schema). */
+function required(schema: z.ZodType): string[] {
+  const probe = schema.safeParse({});
+  return probe.success ? [] : [...new Set(probe.error.issues.map((i) => String(i.path[0])))];
+}
+
+describe('docker-compose.yml', () => {
+  const s = compose.services;
+
+  it('when read, then it has the infrastructure and every service, each with a healthcheck', () => {
+    expect(Object.keys(s).sort()).toEqual(['api-gateway', 'mongo', 'rabbitmq', 'redis', 'signals', 'stats', 'webhooks-api', 'webhooks-worker']);
+    for (const [name, svc] of Object.entries(s)) expect({ name, health: Boolean(svc.healthcheck?.test?.length) }).toEqual({ name, health: true });
+    expect(s.rabbitmq!.image).toMatch(/management/);
+  });
+
+  it('when a service is built, then its Dockerfile exists, runs Node 24 as non-root with a HEALTHCHECK', () => {
+    for (const name of ['signals', 'stats', 'webhooks-api', 'webhooks-worker', 'api-gateway']) {
+      const build = s[name]!.build!;
+      const file = path.join(ROOT, build.context, build.dockerfile);
+      expect(existsSync(file)).toBe(true);
+      const text = readFileSync(file, 'utf8');
+      expect(text).toMatch(/FROM node:24/);
+      expect(text).toMatch(/^USER node$/m);
+      expect(text).toMatch(/^HEALTHCHECK /m);
+      expect(text).toMatch(/--prod/);
+    }
+    expect(s['webhooks-worker']!.command).toEqual(['node', 'dist/worker.js']);
+  });
+
+  it('when ports are published, then only the gateway is public (management UI on loopback)', () => {
+    const published = Object.entries(s).filter(([, v]) => v.ports?.length).map(([k, v]) => [k, v.ports]);
+    expect(published).toEqual([
+      ['rabbitmq', ['127.0.0.1:15672:15672']],
+      ['api-gateway', ['${GATEWAY_PORT:-8080}:4000']],
+    ]);
+  });
+
+  it('when services start, then they wait for healthy dependencies', () => {
+    expect(s['api-gateway']!.depends_on).toMatchObject({ signals: { condition: 'service_healthy' }, stats: { condition: 'service_healthy' }, 'webhooks-api': { condition: 'service_healthy' } });
+    for (const name of ['signals', 'stats', 'webhooks-api', 'webhooks-worker']) {
+      for (const dep of Object.values(s[name]!.depends_on!)) expect(dep.condition).toBe('service_healthy');
+    }
+  });
+
+  it.each([
+    ['signals', signalsConfig],
+    ['stats', statsConfig],
+    ['webhooks-api', webhooksConfig],
+    ['webhooks-worker', webhooksConfig],
+    ['api-gateway', gatewayConfig],
+  ] as const)('when %s starts, then every variable its config requires is set', (name, schema) => {
+    const env = s[name]!.environment ?? {};
+    for (const v of required(schema)) expect({ name, v, set: v in env }).toEqual({ name, v, set: true });
+    expect(JSON.stringify(env)).not.toMatch(/secret-|sk_live_|whsec_/);
+  });
+});
