@@ -49,7 +49,8 @@ ferret_binary() {
   echo "$cache/ferretdb-$hash"
 }
 
-PG_DB="${FERRETDB_PG_DB:-signal_ferretdb}"
+# One database per checkout, so two clones on one machine never share or drop each other's.
+PG_DB="${FERRETDB_PG_DB:-signal_ferretdb_$(echo "$ROOT" | sha256sum | cut -c1-8)}"
 
 # FerretDB 1.24's SQLite backend pushes down only `_id` equality: every other filter, and every
 # compare-and-set update, scans the whole collection in Go. The PostgreSQL backend pushes down
