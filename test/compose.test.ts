@@ -18,7 +18,9 @@ interface Service {
   depends_on?: Record<string, { condition: string }>;
   healthcheck?: { test: string[] };
 }
-const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, Service> };
+const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, Service>;
+};
 
 /** Variables a service cannot start without (no default in its config schema). */
 function required(schema: z.ZodType): string[] {
@@ -30,8 +32,18 @@ describe('docker-compose.yml', () => {
   const s = compose.services;
 
   it('when read, then it has the infrastructure and every service, each with a healthcheck', () => {
-    expect(Object.keys(s).sort()).toEqual(['api-gateway', 'mongo', 'rabbitmq', 'redis', 'signals', 'stats', 'webhooks-api', 'webhooks-worker']);
-    for (const [name, svc] of Object.entries(s)) expect({ name, health: Boolean(svc.healthcheck?.test?.length) }).toEqual({ name, health: true });
+    expect(Object.keys(s).sort()).toEqual([
+      'api-gateway',
+      'mongo',
+      'rabbitmq',
+      'redis',
+      'signals',
+      'stats',
+      'webhooks-api',
+      'webhooks-worker',
+    ]);
+    for (const [name, svc] of Object.entries(s))
+      expect({ name, health: Boolean(svc.healthcheck?.test?.length) }).toEqual({ name, health: true });
     expect(s.rabbitmq!.image).toMatch(/management/);
   });
 
@@ -50,7 +62,9 @@ describe('docker-compose.yml', () => {
   });
 
   it('when ports are published, then only the gateway is public (management UI on loopback)', () => {
-    const published = Object.entries(s).filter(([, v]) => v.ports?.length).map(([k, v]) => [k, v.ports]);
+    const published = Object.entries(s)
+      .filter(([, v]) => v.ports?.length)
+      .map(([k, v]) => [k, v.ports]);
     expect(published).toEqual([
       ['rabbitmq', ['127.0.0.1:15672:15672']],
       ['api-gateway', ['${GATEWAY_PORT:-8080}:4000']],
@@ -58,7 +72,11 @@ describe('docker-compose.yml', () => {
   });
 
   it('when services start, then they wait for healthy dependencies', () => {
-    expect(s['api-gateway']!.depends_on).toMatchObject({ signals: { condition: 'service_healthy' }, stats: { condition: 'service_healthy' }, 'webhooks-api': { condition: 'service_healthy' } });
+    expect(s['api-gateway']!.depends_on).toMatchObject({
+      signals: { condition: 'service_healthy' },
+      stats: { condition: 'service_healthy' },
+      'webhooks-api': { condition: 'service_healthy' },
+    });
     for (const name of ['signals', 'stats', 'webhooks-api', 'webhooks-worker']) {
       for (const dep of Object.values(s[name]!.depends_on!)) expect(dep.condition).toBe('service_healthy');
     }

@@ -1,22 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import mongoose from 'mongoose';
-import { infraUrls, testBrokerPrefix, uniqueName, waitFor } from '@signal/test-kit';
+import { freePort, infraUrls, testBrokerPrefix, uniqueName, waitFor } from '@signal/test-kit';
 
 const ROOT = path.join(__dirname, '..');
 const broker = testBrokerPrefix('proc');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Running {
   child: ChildProcess;
@@ -27,7 +16,10 @@ interface Running {
 function run(entry: string, env: Record<string, string>): Running {
   const file = path.join(ROOT, entry);
   if (!existsSync(file)) throw new Error(`${entry} is not built: run "pnpm build" (scripts/test.sh does)`);
-  const child = spawn(process.execPath, [file], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [file], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -47,15 +39,26 @@ const secrets = {
   SESSION_JWT_SECRET: 'proc-session-secret-0123456789abcdef012',
 };
 
-
 describe('each service as a process from its built output', () => {
   const { mongoUrl, redisUrl, amqpUrl } = infraUrls();
   const db = uniqueName('t_proc');
-  const common = { ...secrets, MONGO_URL: mongoUrl, REDIS_URL: redisUrl, AMQP_URL: amqpUrl, AMQP_PREFIX: broker.prefix, REDIS_PREFIX: broker.prefix, LOG_LEVEL: 'warn' };
+  const common = {
+    ...secrets,
+    MONGO_URL: mongoUrl,
+    REDIS_URL: redisUrl,
+    AMQP_URL: amqpUrl,
+    AMQP_PREFIX: broker.prefix,
+    REDIS_PREFIX: broker.prefix,
+    LOG_LEVEL: 'warn',
+  };
   afterAll(async () => {
     await broker.cleanup();
     const conn = await mongoose.createConnection(mongoUrl).asPromise();
-    for (const suffix of ['signals', 'stats', 'webhooks', 'gateway']) await conn.useDb(`${db}_${suffix}`).dropDatabase().catch(() => undefined);
+    for (const suffix of ['signals', 'stats', 'webhooks', 'gateway'])
+      await conn
+        .useDb(`${db}_${suffix}`)
+        .dropDatabase()
+        .catch(() => undefined);
     await conn.close();
   });
   const cases: Array<[string, string, Record<string, string>]> = [
@@ -66,27 +69,39 @@ describe('each service as a process from its built output', () => {
     [
       'api-gateway',
       'services/api-gateway/dist/main.js',
-      { GATEWAY_DB: `${db}_gateway`, SIGNALS_URL: 'http://127.0.0.1:1', STATS_URL: 'http://127.0.0.1:1', WEBHOOKS_URL: 'http://127.0.0.1:1' },
+      {
+        GATEWAY_DB: `${db}_gateway`,
+        SIGNALS_URL: 'http://127.0.0.1:1',
+        STATS_URL: 'http://127.0.0.1:1',
+        WEBHOOKS_URL: 'http://127.0.0.1:1',
+      },
     ],
   ];
 
-  it.each(cases)('when %s starts against real infra, then /readyz is 200, and SIGTERM drains and exits 0', async (_name, entry, env) => {
-    const port = await freePort();
-    const proc = run(entry, { ...common, ...env, PORT: String(port), WORKER_PORT: String(port) });
-    try {
-      await waitFor(() => ready(port), 20_000, 100, `${entry} to be ready`);
-      const health = await fetch(`http://127.0.0.1:${port}/healthz`);
-      expect(health.status).toBe(200);
-      proc.child.kill('SIGTERM');
-      expect(await proc.exited).toBe(0);
-      expect(proc.output()).not.toMatch(/secret-0123|ingest-token/);
-    } finally {
-      if (proc.child.exitCode === null) proc.child.kill('SIGKILL');
-    }
-  }, 40_000);
+  it.each(cases)(
+    'when %s starts against real infra, then /readyz is 200, and SIGTERM drains and exits 0',
+    async (_name, entry, env) => {
+      const port = await freePort();
+      const proc = run(entry, { ...common, ...env, PORT: String(port), WORKER_PORT: String(port) });
+      try {
+        await waitFor(() => ready(port), 20_000, 100, `${entry} to be ready`);
+        const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+        expect(health.status).toBe(200);
+        proc.child.kill('SIGTERM');
+        expect(await proc.exited).toBe(0);
+        expect(proc.output()).not.toMatch(/secret-0123|ingest-token/);
+      } finally {
+        if (proc.child.exitCode === null) proc.child.kill('SIGKILL');
+      }
+    },
+    40_000,
+  );
 
   it('when a required variable is missing or bad, then the process stops at once with one clear line per variable', async () => {
-    const proc = run('services/signals/dist/main.js', { MONGO_URL: 'not-a-url', INTERNAL_JWT_SECRET: 'short' });
+    const proc = run('services/signals/dist/main.js', {
+      MONGO_URL: 'not-a-url',
+      INTERNAL_JWT_SECRET: 'short',
+    });
     expect(await proc.exited).toBe(1);
     expect(proc.output()).toContain('signals: invalid configuration');
     expect(proc.output()).toMatch(/MONGO_URL: must be a URL/);

@@ -11,11 +11,21 @@ import {
 describe('contracts', () => {
   it('when the error table is read, then every code maps to a status and the spec codes are as decided', () => {
     for (const code of ERROR_CODES) expect(ERROR_STATUS[code]).toBeGreaterThanOrEqual(400);
-    expect(ERROR_STATUS).toMatchObject({ UNAUTHORIZED: 401, KEY_EXPIRED: 401, RATE_LIMIT_EXCEEDED: 429, VALIDATION_ERROR: 400, NOT_FOUND: 404 });
+    expect(ERROR_STATUS).toMatchObject({
+      UNAUTHORIZED: 401,
+      KEY_EXPIRED: 401,
+      RATE_LIMIT_EXCEEDED: 429,
+      VALIDATION_ERROR: 400,
+      NOT_FOUND: 404,
+    });
   });
 
   it('when a list query is parsed, then strings become numbers and bad values are refused', () => {
-    expect(signalListQuerySchema.parse({ limit: '50', page: '2', type: 'new' })).toEqual({ limit: 50, page: 2, type: 'new' });
+    expect(signalListQuerySchema.parse({ limit: '50', page: '2', type: 'new' })).toEqual({
+      limit: 50,
+      page: 2,
+      type: 'new',
+    });
     expect(signalListQuerySchema.safeParse({ limit: '101' }).success).toBe(false);
     expect(signalListQuerySchema.safeParse({ limit: '1.5' }).success).toBe(false);
     expect(signalListQuerySchema.safeParse({ extra: '1' }).success).toBe(false);
@@ -30,19 +40,44 @@ describe('contracts', () => {
 
   it('when statistics miss a type, then the schema refuses them', () => {
     const t = { total: 0, winners: 0, win_rate: 0 };
-    const ok = { total_signals: 0, winners: 0, win_rate: 0, avg_roi: 0, best_roi: 0, by_type: { new: t, '3d': t, '7d': t, '30d': t, wallet: t, premium: t } };
+    const ok = {
+      total_signals: 0,
+      winners: 0,
+      win_rate: 0,
+      avg_roi: 0,
+      best_roi: 0,
+      by_type: { new: t, '3d': t, '7d': t, '30d': t, wallet: t, premium: t },
+    };
     expect(statisticsSchema.safeParse(ok).success).toBe(true);
     const { wallet: _w, ...partial } = ok.by_type;
     expect(statisticsSchema.safeParse({ ...ok, by_type: partial }).success).toBe(false);
   });
 
   it('when a webhook request repeats an event or names an unknown one, then it is refused', () => {
-    expect(createWebhookInputSchema.safeParse({ url: 'https://a.example/h', events: ['signal.new', 'signal.new'] }).success).toBe(false);
-    expect(createWebhookInputSchema.safeParse({ url: 'https://a.example/h', events: ['signal.updated'] }).success).toBe(false);
-    expect(createWebhookInputSchema.safeParse({ url: 'https://a.example/h', events: ['signal.winner'], types: ['wallet'] }).success).toBe(true);
+    expect(
+      createWebhookInputSchema.safeParse({ url: 'https://a.example/h', events: ['signal.new', 'signal.new'] })
+        .success,
+    ).toBe(false);
+    expect(
+      createWebhookInputSchema.safeParse({ url: 'https://a.example/h', events: ['signal.updated'] }).success,
+    ).toBe(false);
+    expect(
+      createWebhookInputSchema.safeParse({
+        url: 'https://a.example/h',
+        events: ['signal.winner'],
+        types: ['wallet'],
+      }).success,
+    ).toBe(true);
   });
 
   it('when a bus event has a malformed id, then it is refused', () => {
-    expect(signalEventSchema.safeParse({ id: 'evt_nope', name: 'signal.new', occurred_at: new Date().toISOString(), signal: {} }).success).toBe(false);
+    expect(
+      signalEventSchema.safeParse({
+        id: 'evt_nope',
+        name: 'signal.new',
+        occurred_at: new Date().toISOString(),
+        signal: {},
+      }).success,
+    ).toBe(false);
   });
 });

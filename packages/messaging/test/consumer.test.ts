@@ -66,8 +66,15 @@ describe('OutboxRelay', () => {
         published.push(e);
       },
       store: {
-        findPending: async () => [...outbox].filter(([, ev]) => ev.length).map(([documentId, events]) => ({ documentId, events: [...events] })),
-        markPublished: async (id, ids) => void outbox.set(id, outbox.get(id)!.filter((e) => !ids.includes(e))),
+        findPending: async () =>
+          [...outbox]
+            .filter(([, ev]) => ev.length)
+            .map(([documentId, events]) => ({ documentId, events: [...events] })),
+        markPublished: async (id, ids) =>
+          void outbox.set(
+            id,
+            outbox.get(id)!.filter((e) => !ids.includes(e)),
+          ),
       },
     });
     expect(await relay.drain()).toBe(1);

@@ -16,7 +16,13 @@ const logger = pino({ level: 'silent' });
 
 function app() {
   const lifecycle = { shuttingDown: false };
-  const a = createBaseApp({ service: 't', logger, lifecycle, checks: { ok: async () => undefined }, jsonLimit: '1kb' });
+  const a = createBaseApp({
+    service: 't',
+    logger,
+    lifecycle,
+    checks: { ok: async () => undefined },
+    jsonLimit: '1kb',
+  });
   a.post('/echo', (req, res) => {
     const body = parseOrThrow(z.strictObject({ name: z.string().min(1) }), req.body ?? {}, 'body');
     res.json({ success: true, data: body });
@@ -38,13 +44,27 @@ describe('service-kit HTTP pieces', () => {
 
   it('when a route throws an unknown error, then 500 INTERNAL_ERROR without stack or driver text', async () => {
     const res = await request(a).get('/boom').expect(500);
-    expect(res.body).toEqual({ success: false, error: { code: 'INTERNAL_ERROR', message: 'An internal error occurred.', request_id: res.headers['x-request-id'] } });
+    expect(res.body).toEqual({
+      success: false,
+      error: {
+        code: 'INTERNAL_ERROR',
+        message: 'An internal error occurred.',
+        request_id: res.headers['x-request-id'],
+      },
+    });
   });
 
   it('when the body is wrong, too big, not JSON, or broken, then 400/413/415/400 envelopes', async () => {
-    expect((await request(a).post('/echo').send({ name: '' }).expect(400)).body.error.message).toContain('name');
-    expect((await request(a).post('/echo').send({ name: 'x', x: 1 }).expect(400)).body.error.message).toContain('unknown field');
-    await request(a).post('/echo').send({ name: 'x'.repeat(2000) }).expect(413);
+    expect((await request(a).post('/echo').send({ name: '' }).expect(400)).body.error.message).toContain(
+      'name',
+    );
+    expect(
+      (await request(a).post('/echo').send({ name: 'x', x: 1 }).expect(400)).body.error.message,
+    ).toContain('unknown field');
+    await request(a)
+      .post('/echo')
+      .send({ name: 'x'.repeat(2000) })
+      .expect(413);
     await request(a).post('/echo').set('Content-Type', 'text/plain').send('hi').expect(415);
     await request(a).post('/echo').set('Content-Type', 'application/json').send('{').expect(400);
   });
@@ -63,9 +83,18 @@ describe('service-kit HTTP pieces', () => {
 
   it('when an internal token is valid for the audience, then it passes; otherwise 401', async () => {
     const secret = 's'.repeat(32);
-    await request(a).get('/secure').set('Authorization', `Bearer ${signInternalToken(secret, 'svc', 'acc_1')}`).expect(200);
-    await request(a).get('/secure').set('Authorization', `Bearer ${signInternalToken(secret, 'other', 'acc_1')}`).expect(401);
-    await request(a).get('/secure').set('Authorization', `Bearer ${signInternalToken('x'.repeat(32), 'svc', 'acc_1')}`).expect(401);
+    await request(a)
+      .get('/secure')
+      .set('Authorization', `Bearer ${signInternalToken(secret, 'svc', 'acc_1')}`)
+      .expect(200);
+    await request(a)
+      .get('/secure')
+      .set('Authorization', `Bearer ${signInternalToken(secret, 'other', 'acc_1')}`)
+      .expect(401);
+    await request(a)
+      .get('/secure')
+      .set('Authorization', `Bearer ${signInternalToken('x'.repeat(32), 'svc', 'acc_1')}`)
+      .expect(401);
     await request(a).get('/secure').expect(401);
   });
 
@@ -94,11 +123,12 @@ describe('KeyedMutex', () => {
   it('when tasks share a key, then they run one at a time in order; other keys run alongside', async () => {
     const m = new KeyedMutex();
     const log: string[] = [];
-    const task = (k: string, id: string, ms: number) => m.run(k, async () => {
-      log.push(`${id}>`);
-      await new Promise((r) => setTimeout(r, ms));
-      log.push(`<${id}`);
-    });
+    const task = (k: string, id: string, ms: number) =>
+      m.run(k, async () => {
+        log.push(`${id}>`);
+        await new Promise((r) => setTimeout(r, ms));
+        log.push(`<${id}`);
+      });
     await Promise.all([task('a', 'a1', 20), task('a', 'a2', 1), task('b', 'b1', 5)]);
     expect(log.indexOf('<a1')).toBeLessThan(log.indexOf('a2>'));
     expect(log.indexOf('b1>')).toBeLessThan(log.indexOf('<a1'));

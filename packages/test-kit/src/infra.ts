@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { connect } from 'amqplib';
 import mongoose from 'mongoose';
@@ -99,4 +100,16 @@ export async function waitFor<T>(
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/** A TCP port free on loopback right now (for child processes that must listen on a known port). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
 }

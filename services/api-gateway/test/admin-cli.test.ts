@@ -7,8 +7,15 @@ let gw: GatewayHarness;
 let signals: SignalsHarness;
 beforeAll(async () => {
   signals = await startSignals('admin_cli');
-  await request(signals.url).post('/internal/signals').set(signals.ingestAuth).send(signalInput()).expect(201);
-  gw = await startGateway({ label: 'admin_cli', upstreams: { signals: signals.url, stats: 'http://127.0.0.1:9', webhooks: 'http://127.0.0.1:9' } });
+  await request(signals.url)
+    .post('/internal/signals')
+    .set(signals.ingestAuth)
+    .send(signalInput())
+    .expect(201);
+  gw = await startGateway({
+    label: 'admin_cli',
+    upstreams: { signals: signals.url, stats: 'http://127.0.0.1:9', webhooks: 'http://127.0.0.1:9' },
+  });
 });
 afterAll(async () => {
   await gw.stop();
@@ -23,7 +30,15 @@ async function cli(...argv: string[]): Promise<string[]> {
 
 describe('operator CLI', () => {
   it('when an operator creates an account and a key, then the key works, lists, changes plan and revokes', async () => {
-    const [created] = await cli('create-account', '--email', 'ops@example.com', '--per-minute', '2', '--per-day', '100');
+    const [created] = await cli(
+      'create-account',
+      '--email',
+      'ops@example.com',
+      '--per-minute',
+      '2',
+      '--per-day',
+      '100',
+    );
     const accountId = /account (acc_\S+)/.exec(created!)![1]!;
     const keyLines = await cli('create-key', '--account', accountId, '--name', 'prod');
     const key = /API key \(shown once\): (\S+)/.exec(keyLines[1]!)![1]!;
@@ -49,8 +64,12 @@ describe('operator CLI', () => {
 
   it('when arguments are missing or wrong, then a clear error names them', async () => {
     await expect(cli('create-key', '--name', 'x')).rejects.toThrow('--account is required');
-    await expect(cli('set-plan', '--account', 'acc_x', '--per-minute', 'ten', '--per-day', '1')).rejects.toThrow('--per-minute must be a whole number');
-    await expect(cli('create-key', '--account', 'acc_missing', '--name', 'x')).rejects.toThrow('Account acc_missing was not found.');
+    await expect(
+      cli('set-plan', '--account', 'acc_x', '--per-minute', 'ten', '--per-day', '1'),
+    ).rejects.toThrow('--per-minute must be a whole number');
+    await expect(cli('create-key', '--account', 'acc_missing', '--name', 'x')).rejects.toThrow(
+      'Account acc_missing was not found.',
+    );
     await expect(cli('frobnicate')).rejects.toThrow('unknown command "frobnicate"');
     await cli('create-account', '--email', 'twice@example.com');
     await expect(cli('create-account', '--email', 'twice@example.com')).rejects.toThrow('exists');

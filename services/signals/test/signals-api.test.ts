@@ -90,7 +90,9 @@ describe('GET /v1/signals', () => {
     let cursor: string | null = null;
     let pageNo = 0;
     do {
-      const res: request.Response = await get(`/v1/signals?limit=7${cursor ? `&cursor=${cursor}` : ''}`).expect(200);
+      const res: request.Response = await get(
+        `/v1/signals?limit=7${cursor ? `&cursor=${cursor}` : ''}`,
+      ).expect(200);
       pageNo += 1;
       expect(res.body.meta.page).toBe(pageNo);
       const byPage = await get(`/v1/signals?limit=7&page=${pageNo}`).expect(200);

@@ -6,10 +6,15 @@ import { startSignals, type SignalsHarness, INGEST_TOKEN } from './signals-harne
 
 const CLI = path.join(__dirname, '..', 'dist', 'simulator', 'simulate.cli.js');
 
-function simulate(url: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function simulate(
+  url: string,
+  ...args: string[]
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   if (!existsSync(CLI)) throw new Error('simulator not built: run "pnpm build"');
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, '--url', url, ...args], { env: { PATH: process.env.PATH ?? '', INGEST_TOKEN } });
+    const child = spawn(process.execPath, [CLI, '--url', url, ...args], {
+      env: { PATH: process.env.PATH ?? '', INGEST_TOKEN },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -35,7 +40,10 @@ describe('simulator', () => {
     const all = await request(svc.url).get('/v1/signals?limit=100').set(auth).expect(200);
     expect(all.body.meta.total).toBe(123);
     const statuses = await Promise.all(
-      ['winner', 'dead', 'rugged', 'active'].map(async (s) => (await request(svc.url).get(`/v1/signals?status=${s}&limit=1`).set(auth)).body.meta.total as number),
+      ['winner', 'dead', 'rugged', 'active'].map(
+        async (s) =>
+          (await request(svc.url).get(`/v1/signals?status=${s}&limit=1`).set(auth)).body.meta.total as number,
+      ),
     );
     for (const n of statuses) expect(n).toBeGreaterThan(0);
     expect(statuses[0]! / 123).toBeGreaterThan(0.1);

@@ -1,5 +1,11 @@
 import { webhookSubscriptionSchema, webhookWithSecretSchema } from '@signal/contracts';
-import { startReceiver, testBrokerPrefix, waitFor, type ReceivedRequest, type Receiver } from '@signal/test-kit';
+import {
+  startReceiver,
+  testBrokerPrefix,
+  waitFor,
+  type ReceivedRequest,
+  type Receiver,
+} from '@signal/test-kit';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { signalInput, startSignals, type SignalsHarness } from '../../signals/test/signals-harness';

@@ -2,7 +2,14 @@ import { env, parseConfig } from '@signal/service-kit';
 import pino from 'pino';
 import { z } from 'zod';
 import { createDependencies } from './admin.dependencies';
-import { changePlan, createAccount, createApiKey, listApiKeys, revokeApiKey, type AccountDeps } from '../domain/accounts.use-cases';
+import {
+  changePlan,
+  createAccount,
+  createApiKey,
+  listApiKeys,
+  revokeApiKey,
+  type AccountDeps,
+} from '../domain/accounts.use-cases';
 
 /**
  * Operator CLI (pnpm admin <command> …), working on the gateway's own MongoDB and Redis:
@@ -56,7 +63,10 @@ export async function run(argv: string[], deps: AccountDeps, print: (line: strin
   const a = args(rest);
   switch (command) {
     case 'create-account': {
-      const acc = await createAccount(deps, a.need('email'), a.get('password'), { per_minute: a.int('per-minute', 60), per_day: a.int('per-day', 10_000) });
+      const acc = await createAccount(deps, a.need('email'), a.get('password'), {
+        per_minute: a.int('per-minute', 60),
+        per_day: a.int('per-day', 10_000),
+      });
       print(`account ${acc.id} ${acc.email} plan ${acc.plan.per_minute}/min ${acc.plan.per_day}/day`);
       return;
     }
@@ -68,8 +78,14 @@ export async function run(argv: string[], deps: AccountDeps, print: (line: strin
     }
     case 'create-key': {
       const expires = a.get('expires-at');
-      if (expires !== undefined && Number.isNaN(Date.parse(expires))) throw new UsageError('--expires-at must be an ISO 8601 timestamp');
-      const key = await createApiKey(deps, a.need('account'), a.need('name'), expires ? new Date(expires) : undefined);
+      if (expires !== undefined && Number.isNaN(Date.parse(expires)))
+        throw new UsageError('--expires-at must be an ISO 8601 timestamp');
+      const key = await createApiKey(
+        deps,
+        a.need('account'),
+        a.need('name'),
+        expires ? new Date(expires) : undefined,
+      );
       print(`key ${key.id} (${key.name})${key.expires_at ? ` expires ${key.expires_at}` : ''}`);
       print(`API key (shown once): ${key.key}`);
       return;
@@ -78,7 +94,11 @@ export async function run(argv: string[], deps: AccountDeps, print: (line: strin
       const keys = await listApiKeys(deps, a.need('account'));
       if (keys.length === 0) print('no keys');
       for (const k of keys) {
-        const state = k.revoked_at ? `revoked ${k.revoked_at}` : k.expires_at && Date.parse(k.expires_at) < Date.now() ? `expired ${k.expires_at}` : 'active';
+        const state = k.revoked_at
+          ? `revoked ${k.revoked_at}`
+          : k.expires_at && Date.parse(k.expires_at) < Date.now()
+            ? `expired ${k.expires_at}`
+            : 'active';
         print(`${k.id}  ${k.prefix}…  ${k.name}  ${state}  last used ${k.last_used_at ?? 'never'}`);
       }
       return;
@@ -91,7 +111,9 @@ export async function run(argv: string[], deps: AccountDeps, print: (line: strin
     case 'demo': {
       const email = a.get('email') ?? 'demo@signal.local';
       const existing = await deps.repository.findAccountByEmail(email);
-      const accountId = existing?._id ?? (await createAccount(deps, email, 'demo-password', { per_minute: 60, per_day: 10_000 })).id;
+      const accountId =
+        existing?._id ??
+        (await createAccount(deps, email, 'demo-password', { per_minute: 60, per_day: 10_000 })).id;
       const key = await createApiKey(deps, accountId, `demo ${new Date().toISOString()}`);
       print(`account ${accountId} (${email}, dashboard password "demo-password")`);
       print(`DEMO_API_KEY=${key.key}`);

@@ -16,14 +16,22 @@ export interface AdminConfig {
 }
 
 /** The slice of the gateway the operator CLI needs: accounts in MongoDB, plans and revocations in Redis. */
-export async function createDependencies(config: AdminConfig, logger: Logger): Promise<{ accounts: AccountDeps; close(): Promise<void> }> {
+export async function createDependencies(
+  config: AdminConfig,
+  logger: Logger,
+): Promise<{ accounts: AccountDeps; close(): Promise<void> }> {
   const mongo = await connectMongo(config.MONGO_URL, config.GATEWAY_DB);
   const repository = new AccountRepository(accountModel(mongo), apiKeyModel(mongo));
   await repository.ensureIndexes();
   const redis = createRedis(config.REDIS_URL, logger);
   await once(redis, 'ready');
   return {
-    accounts: { repository, limiter: new RateLimiter(redis, config.REDIS_PREFIX), cache: new KeyCache(), pepper: config.API_KEY_PEPPER },
+    accounts: {
+      repository,
+      limiter: new RateLimiter(redis, config.REDIS_PREFIX),
+      cache: new KeyCache(),
+      pepper: config.API_KEY_PEPPER,
+    },
     async close() {
       redis.disconnect();
       await mongo.close();

@@ -12,10 +12,55 @@ export function rng(seed: number): () => number {
   };
 }
 
-const PREFIXES = ['Moon', 'Pepe', 'Doge', 'Shiba', 'Bonk', 'Wif', 'Giga', 'Turbo', 'Based', 'Frog', 'Cat', 'Chad', 'Pump', 'Degen', 'Laser', 'Rocket', 'Sigma', 'Bull', 'Ape', 'Whale'];
-const SUFFIXES = ['Inu', 'Coin', 'AI', 'Cat', 'Dog', 'Mars', 'King', 'Lord', 'Punk', 'Bros', 'Fi', 'Verse', 'X', 'Wizard', 'Hat', 'Sol'];
+const PREFIXES = [
+  'Moon',
+  'Pepe',
+  'Doge',
+  'Shiba',
+  'Bonk',
+  'Wif',
+  'Giga',
+  'Turbo',
+  'Based',
+  'Frog',
+  'Cat',
+  'Chad',
+  'Pump',
+  'Degen',
+  'Laser',
+  'Rocket',
+  'Sigma',
+  'Bull',
+  'Ape',
+  'Whale',
+];
+const SUFFIXES = [
+  'Inu',
+  'Coin',
+  'AI',
+  'Cat',
+  'Dog',
+  'Mars',
+  'King',
+  'Lord',
+  'Punk',
+  'Bros',
+  'Fi',
+  'Verse',
+  'X',
+  'Wizard',
+  'Hat',
+  'Sol',
+];
 const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-const TYPES: Array<[SignalType, number]> = [['new', 0.4], ['3d', 0.15], ['7d', 0.12], ['30d', 0.08], ['wallet', 0.15], ['premium', 0.1]];
+const TYPES: Array<[SignalType, number]> = [
+  ['new', 0.4],
+  ['3d', 0.15],
+  ['7d', 0.12],
+  ['30d', 0.08],
+  ['wallet', 0.15],
+  ['premium', 0.1],
+];
 
 function pick<T>(r: () => number, items: readonly T[]): T {
   return items[Math.floor(r() * items.length)]!;
@@ -65,8 +110,19 @@ export function newToken(r: () => number, createdAt?: Date): CreateSignalInput {
 
 /** Where a signal ends up: roughly a quarter win, most fade out, some rug (plus a few still active). */
 export function outcome(r: () => number): { status: SignalStatus; multiple: number } {
-  const status = weighted<SignalStatus>(r, [['winner', 0.25], ['dead', 0.45], ['rugged', 0.12], ['active', 0.18]]);
+  const status = weighted<SignalStatus>(r, [
+    ['winner', 0.25],
+    ['dead', 0.45],
+    ['rugged', 0.12],
+    ['active', 0.18],
+  ]);
   const multiple =
-    status === 'winner' ? 2 + r() * 18 : status === 'rugged' ? 0.01 + r() * 0.1 : status === 'dead' ? 0.1 + r() * 0.6 : 0.6 + r() * 1.8;
+    status === 'winner'
+      ? 2 + r() * 18
+      : status === 'rugged'
+        ? 0.01 + r() * 0.1
+        : status === 'dead'
+          ? 0.1 + r() * 0.6
+          : 0.6 + r() * 1.8;
   return { status, multiple: Math.round(multiple * 1000) / 1000 };
 }

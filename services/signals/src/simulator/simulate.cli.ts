@@ -64,7 +64,8 @@ class Ingest {
       body: JSON.stringify(body),
     });
     const text = await res.body.text();
-    if (res.statusCode >= 300) throw new Error(`${method} ${path} → ${res.statusCode}: ${text.slice(0, 300)}`);
+    if (res.statusCode >= 300)
+      throw new Error(`${method} ${path} → ${res.statusCode}: ${text.slice(0, 300)}`);
     return (JSON.parse(text) as { data: T }).data;
   }
   close() {
@@ -100,15 +101,25 @@ async function backfill(ingest: Ingest, o: Options, r: () => number) {
   let done = 0;
   for (let i = 0; i < o.backfill; i += BATCH) {
     const n = Math.min(BATCH, o.backfill - i);
-    const batch: CreateSignalInput[] = Array.from({ length: n }, () => newToken(r, new Date(Date.now() - r() * 30 * 86_400_000)));
-    const result = await ingest.call<{ ids: string[] }>('POST', '/internal/signals/bulk', { signals: batch }, `backfill-${o.seed}-${i}`);
+    const batch: CreateSignalInput[] = Array.from({ length: n }, () =>
+      newToken(r, new Date(Date.now() - r() * 30 * 86_400_000)),
+    );
+    const result = await ingest.call<{ ids: string[] }>(
+      'POST',
+      '/internal/signals/bulk',
+      { signals: batch },
+      `backfill-${o.seed}-${i}`,
+    );
     // Resolve each new historical signal (a few requests each), 8 at a time.
     const ids = result.ids;
     for (let j = 0; j < ids.length; j += 8) {
       await Promise.all(
         ids.slice(j, j + 8).map((id, k) => {
           const input = batch[j + k]!;
-          const detail = { id, metrics: { mcap_entry: input.metrics.mcap_entry, holders: input.metrics.holders } } as SignalDetail;
+          const detail = {
+            id,
+            metrics: { mcap_entry: input.metrics.mcap_entry, holders: input.metrics.holders },
+          } as SignalDetail;
           return resolve(ingest, r, detail);
         }),
       );
@@ -123,7 +134,12 @@ async function live(ingest: Ingest, o: Options, r: () => number) {
   const open: SignalDetail[] = [];
   const interval = 1000 / Math.max(o.rate, 0.001);
   for (let i = 0; i < o.count || o.count === 0; i++) {
-    const s = await ingest.call<SignalDetail>('POST', '/internal/signals', newToken(r), `live-${o.seed}-${i}`);
+    const s = await ingest.call<SignalDetail>(
+      'POST',
+      '/internal/signals',
+      newToken(r),
+      `live-${o.seed}-${i}`,
+    );
     open.push(s);
     process.stdout.write(`signal.new ${s.id} ${s.token.symbol} (${s.type}) mcap ${s.metrics.mcap_entry}\n`);
     // Some older open signals move; a few resolve.
@@ -138,7 +154,9 @@ async function live(ingest: Ingest, o: Options, r: () => number) {
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   if (!o.backfill && !o.count && !process.argv.includes('--forever')) {
-    process.stderr.write('usage: simulate [--backfill N] [--count N | --forever] [--rate PER_SECOND] [--seed S] [--url URL] [--quiet]\n');
+    process.stderr.write(
+      'usage: simulate [--backfill N] [--count N | --forever] [--rate PER_SECOND] [--seed S] [--url URL] [--quiet]\n',
+    );
     process.exit(2);
   }
   const r = rng(o.seed);

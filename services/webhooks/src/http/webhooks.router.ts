@@ -49,12 +49,10 @@ export function webhooksRouter(deps: uc.SubscriptionDeps, jwtSecret: string): Ro
     });
   });
   r.post('/v1/webhooks/:id/deliveries/:deliveryId/retry', async (req, res) => {
-    res
-      .status(202)
-      .json({
-        success: true,
-        data: await uc.retryDelivery(deps, account(res), req.params.id!, req.params.deliveryId!),
-      });
+    res.status(202).json({
+      success: true,
+      data: await uc.retryDelivery(deps, account(res), req.params.id!, req.params.deliveryId!),
+    });
   });
   return r;
 }

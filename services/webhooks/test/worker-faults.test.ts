@@ -1,0 +1,188 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { brokerNames } from '@signal/messaging';
+import { newId } from '@signal/service-kit';
+import {
+  freePort,
+  infraUrls,
+  startReceiver,
+  startTcpProxy,
+  testBrokerPrefix,
+  uniqueName,
+  viaProxy,
+  waitFor,
+  type Receiver,
+} from '@signal/test-kit';
+import { connect } from 'amqplib';
+import mongoose from 'mongoose';
+import request from 'supertest';
+import { JWT_SECRET, startWebhooks, type WebhooksHarness } from './webhooks-harness';
+
+const WORKER = path.join(__dirname, '..', 'dist', 'worker.js');
+const ACC = 'acc_faults';
+
+function snapshot(id: string) {
+  const now = new Date().toISOString();
+  return {
+    id,
+    token: {
+      symbol: 'X',
+      name: 'X',
+      contract: 'So1anaXXXXXXXXpump',
+      age_hours: 1,
+      dex_paid: true,
+      socials: { twitter: null, telegram: null, website: null },
+    },
+    metrics: { mcap_entry: 1, mcap_current: 1, volume_24h: 1, holders: 1, liquidity: 1, mcap_ath: 1 },
+    performance: { roi: 0, ath_roi: 0, status: 'active', time_to_ath_hours: 0 },
+    type: 'new',
+    is_premium: false,
+    created_at: now,
+    updated_at: now,
+    version: 1,
+  };
+}
+
+async function publishEvents(prefix: string, count: number): Promise<string[]> {
+  const conn = await connect(infraUrls().amqpUrl);
+  const ch = await conn.createConfirmChannel();
+  const exchange = brokerNames(prefix).signalEvents;
+  await ch.assertExchange(exchange, 'topic', { durable: true });
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const e = {
+      id: newId('evt'),
+      name: 'signal.new',
+      occurred_at: new Date().toISOString(),
+      signal: snapshot(newId('sig')),
+    };
+    ids.push(e.id);
+    ch.publish(exchange, e.name, Buffer.from(JSON.stringify(e)), { messageId: e.id, persistent: true });
+  }
+  await ch.waitForConfirms();
+  await conn.close();
+  return ids;
+}
+
+function spawnWorker(env: Record<string, string>): ChildProcess {
+  if (!existsSync(WORKER)) throw new Error('worker not built: run "pnpm build"');
+  return spawn(process.execPath, [WORKER], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: 'ignore',
+  });
+}
+
+/** (event, subscription) pairs seen, and whether every duplicate of a pair carried the same webhook-id. */
+function coverage(receiver: Receiver) {
+  const pairs = new Map<string, Set<string>>();
+  for (const r of receiver.requests) {
+    const key = `${JSON.parse(r.body).data.id}|${r.path}`;
+    const ids = pairs.get(key) ?? new Set<string>();
+    ids.add(String(r.headers['webhook-id']));
+    pairs.set(key, ids);
+  }
+  return {
+    pairs: pairs.size,
+    consistentIds: [...pairs.values()].every((s) => s.size === 1),
+    requests: receiver.requests.length,
+  };
+}
+
+describe('webhook worker faults', () => {
+  it('when the worker is SIGKILLed in the middle of 1,000 deliveries and restarted, then every (event, subscription) is delivered at least once with a stable webhook-id', async () => {
+    const broker = testBrokerPrefix('wh_kill');
+    const dbName = uniqueName('t_wh_kill');
+    const receiver = await startReceiver(() => ({ status: 200, delayMs: 2 }));
+    const api: WebhooksHarness = await startWebhooks({
+      label: 'wh_kill',
+      prefix: broker.prefix,
+      worker: false,
+      dbName,
+    });
+    let worker: ChildProcess | undefined;
+    try {
+      for (let i = 0; i < 10; i++) {
+        await request(api.url)
+          .post('/v1/webhooks')
+          .set(api.auth(ACC))
+          .send({ url: `${receiver.url}/s${i}`, events: ['signal.new'] })
+          .expect(201);
+      }
+      const env = {
+        MONGO_URL: infraUrls().mongoUrl,
+        WEBHOOKS_DB: dbName,
+        AMQP_URL: infraUrls().amqpUrl,
+        AMQP_PREFIX: broker.prefix,
+        INTERNAL_JWT_SECRET: JWT_SECRET,
+        WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+        WEBHOOK_RETRY_DELAYS_MS: '200,400,600',
+        WORKER_PORT: String(await freePort()),
+        LOG_LEVEL: 'silent',
+      };
+      worker = spawnWorker(env);
+      const ready = async () =>
+        (await fetch(`http://127.0.0.1:${env.WORKER_PORT}/readyz`).catch(() => undefined))?.status === 200;
+      await waitFor(ready, 20_000, 100, 'the worker to be ready');
+      await publishEvents(broker.prefix, 100);
+      await waitFor(() => receiver.requests.length >= 250, 30_000, 20, '250 deliveries before the kill');
+      worker.kill('SIGKILL');
+      await new Promise((r) => worker!.once('exit', r));
+      const atKill = receiver.requests.length;
+      expect(atKill).toBeLessThan(1000);
+
+      worker = spawnWorker(env);
+      await waitFor(() => coverage(receiver).pairs === 1000, 60_000, 100, 'all 1,000 pairs');
+      const c = coverage(receiver);
+      expect(c.consistentIds).toBe(true);
+      expect(c.requests).toBeGreaterThanOrEqual(1000);
+    } finally {
+      worker?.kill('SIGTERM');
+      await api.stop();
+      await receiver.close();
+      const conn = await mongoose.createConnection(infraUrls().mongoUrl, { dbName }).asPromise();
+      await conn.dropDatabase();
+      await conn.close();
+      await broker.cleanup();
+    }
+  }, 120_000);
+
+  it('when the broker connection drops mid-stream, then the worker reconnects and nothing is lost', async () => {
+    const broker = testBrokerPrefix('wh_broker');
+    const amqp = new URL(infraUrls().amqpUrl);
+    const proxy = await startTcpProxy(amqp.hostname, Number(amqp.port || 5672));
+    const receiver = await startReceiver(() => ({ status: 200, delayMs: 2 }));
+    const hooks = await startWebhooks({
+      label: 'wh_broker',
+      prefix: broker.prefix,
+      env: { AMQP_URL: viaProxy(infraUrls().amqpUrl, proxy) },
+    });
+    try {
+      for (let i = 0; i < 5; i++) {
+        await request(hooks.url)
+          .post('/v1/webhooks')
+          .set(hooks.auth(ACC))
+          .send({ url: `${receiver.url}/b${i}`, events: ['signal.new'] })
+          .expect(201);
+      }
+      await publishEvents(broker.prefix, 60);
+      await waitFor(() => receiver.requests.length >= 60, 20_000, 10, 'some deliveries');
+      proxy.cut();
+      await new Promise((r) => setTimeout(r, 1500));
+      proxy.restore();
+      await waitFor(
+        () => coverage(receiver).pairs === 300,
+        60_000,
+        100,
+        'all 300 pairs after the broker came back',
+      );
+      expect(coverage(receiver).consistentIds).toBe(true);
+    } finally {
+      proxy.restore();
+      await hooks.stop();
+      await proxy.close();
+      await receiver.close();
+      await broker.cleanup();
+    }
+  }, 120_000);
+});
