@@ -14,4 +14,5 @@ if [ "$name" = gateway ] && ! command -v nginx >/dev/null && [ ! -x /usr/sbin/ng
 fi
 trap 'infra/local/infra.sh down >/dev/null 2>&1 || true' EXIT
 set -a; eval "$(infra/local/infra.sh up 2>/dev/null)"; set +a
+mkdir -p bench-results
 node "infra/bench/dist/$name.bench.js" "$@" 2>&1 | tee "bench-results/$name.txt"

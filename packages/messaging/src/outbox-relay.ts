@@ -7,7 +7,10 @@ export interface PendingOutbox<E> {
 }
 
 export interface OutboxStore<E> {
+  /** The sweep: any documents with unpublished events. */
   findPending(limit: number): Promise<PendingOutbox<E>[]>;
+  /** The fast path: these documents were just written (looked up by id). */
+  findPendingByIds(documentIds: string[]): Promise<PendingOutbox<E>[]>;
   /** Removes exactly these events from the document's outbox (after the broker confirmed them). */
   markPublished(documentId: string, eventIds: string[]): Promise<void>;
 }
@@ -17,7 +20,10 @@ export interface OutboxRelayOptions<E> {
   publish: (event: E) => Promise<void>;
   eventId: (event: E) => string;
   logger: Logger;
+  /** How often hinted documents are picked up when no kick came (ms). */
   intervalMs?: number;
+  /** How often the whole outbox is swept for what hints missed: broker outages, crashes (ms). */
+  sweepIntervalMs?: number;
   batchSize?: number;
 }
 
@@ -31,6 +37,8 @@ export class OutboxRelay<E> {
   private running?: Promise<void>;
   private stopped = true;
   private again = false;
+  private readonly hinted = new Set<string>();
+  private nextSweepAt = 0;
 
   constructor(private readonly options: OutboxRelayOptions<E>) {}
 
@@ -39,8 +47,12 @@ export class OutboxRelay<E> {
     this.schedule(0);
   }
 
-  /** Asks for a pass now (e.g. right after a write) instead of at the next tick. */
-  kick(): void {
+  /**
+   * Asks for a pass now, right after a write, naming the written documents so the pass reads
+   * them by id instead of sweeping the whole outbox.
+   */
+  kick(documentIds: string[] = []): void {
+    for (const id of documentIds) this.hinted.add(id);
     if (this.stopped) return;
     if (this.running) {
       this.again = true;
@@ -70,32 +82,57 @@ export class OutboxRelay<E> {
     }, delay);
   }
 
-  /** One pass: publish pending batches until the outbox is empty or a publish fails. */
+  /** One pass: hinted documents first, then (when due) a sweep until the outbox is empty. */
   async drain(): Promise<number> {
-    const { store, publish, eventId, logger } = this.options;
+    const { store, logger } = this.options;
     const batchSize = this.options.batchSize ?? 200;
     let published = 0;
     try {
-      for (;;) {
-        const pending = await store.findPending(batchSize);
-        if (pending.length === 0) return published;
-        // Publishes of one batch go out together on one channel (so a document's events keep
-        // their order) and are confirmed together; only confirmed events leave the outbox.
-        const results = await Promise.all(
-          pending.map(async (doc) => {
-            const settled = await Promise.allSettled(doc.events.map((event) => publish(event)));
-            const done = doc.events.filter((_, i) => settled[i]!.status === 'fulfilled').map(eventId);
-            if (done.length) await store.markPublished(doc.documentId, done);
-            return { done: done.length, failed: done.length < doc.events.length };
-          }),
-        );
-        published += results.reduce((n, r) => n + r.done, 0);
-        if (results.some((r) => r.failed)) throw new Error('broker refused or is unreachable');
-        if (this.stopped) return published;
+      while (this.hinted.size > 0) {
+        const ids = [...this.hinted].slice(0, batchSize);
+        for (const id of ids) this.hinted.delete(id);
+        const result = await this.publishAll(await store.findPendingByIds(ids));
+        published += result.done;
+        this.orThrow(result);
       }
+      if (Date.now() >= this.nextSweepAt) {
+        this.nextSweepAt = Date.now() + (this.options.sweepIntervalMs ?? 5000);
+        for (;;) {
+          const pending = await store.findPending(batchSize);
+          if (pending.length === 0) break;
+          const result = await this.publishAll(pending);
+          published += result.done;
+          this.orThrow(result);
+          if (this.stopped) break;
+        }
+      }
+      return published;
     } catch (err) {
       logger.warn({ err: (err as Error).message, published }, 'outbox relay paused');
+      // Retry soon: whatever was not confirmed stays in the outbox for the next sweep.
+      this.nextSweepAt = Math.min(this.nextSweepAt, Date.now() + 1000);
       return published;
     }
+  }
+
+  /**
+   * Publishes of one batch go out together on one channel (so a document's events keep their
+   * order) and are confirmed together; only confirmed events leave the outbox.
+   */
+  private orThrow(result: { failed: boolean }): void {
+    if (result.failed) throw new Error('broker refused or is unreachable');
+  }
+
+  private async publishAll(pending: PendingOutbox<E>[]): Promise<{ done: number; failed: boolean }> {
+    const { store, publish, eventId } = this.options;
+    const results = await Promise.all(
+      pending.map(async (doc) => {
+        const settled = await Promise.allSettled(doc.events.map((event) => publish(event)));
+        const done = doc.events.filter((_, i) => settled[i]!.status === 'fulfilled').map(eventId);
+        if (done.length) await store.markPublished(doc.documentId, done);
+        return { done: done.length, failed: done.length < doc.events.length };
+      }),
+    );
+    return { done: results.reduce((n, r) => n + r.done, 0), failed: results.some((r) => r.failed) };
   }
 }

@@ -11,7 +11,7 @@ export interface SignalsAppDeps {
   repository: SignalRepository;
   internalJwtSecret: string;
   ingestToken: string;
-  onWrite: () => void;
+  onWrite: (signalIds: string[]) => void;
 }
 
 export function buildApp(deps: SignalsAppDeps): Express {

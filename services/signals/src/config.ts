@@ -13,7 +13,9 @@ export const configSchema = z.object({
   INTERNAL_JWT_SECRET: env.secret(),
   /** Credential of the ingest API (simulator, data pipeline); distinct from the gateway's. */
   INGEST_TOKEN: env.secret(24),
-  OUTBOX_INTERVAL_MS: env.int(500, 10),
+  OUTBOX_INTERVAL_MS: env.int(200, 10),
+  /** Full outbox sweep (what write-time hints missed: broker outages, crashes). */
+  OUTBOX_SWEEP_INTERVAL_MS: env.int(5000, 100),
 });
 export type SignalsConfig = z.infer<typeof configSchema>;
 

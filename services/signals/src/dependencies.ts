@@ -31,6 +31,7 @@ export async function createDependencies(
   const relay = new OutboxRelay<SignalEvent>({
     store: {
       findPending: (limit) => repository.findPendingOutbox(limit),
+      findPendingByIds: (ids) => repository.findPendingByIds(ids),
       markPublished: (id, eventIds) => repository.removeFromOutbox(id, eventIds),
     },
     publish: (event) =>
@@ -43,6 +44,7 @@ export async function createDependencies(
     eventId: (event) => event.id,
     logger,
     intervalMs: config.OUTBOX_INTERVAL_MS,
+    sweepIntervalMs: config.OUTBOX_SWEEP_INTERVAL_MS,
   });
   return { mongo, amqp, repository, relay, exchange };
 }

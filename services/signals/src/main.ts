@@ -16,7 +16,7 @@ async function main(): Promise<void> {
     repository: deps.repository,
     internalJwtSecret: config.INTERNAL_JWT_SECRET,
     ingestToken: config.INGEST_TOKEN,
-    onWrite: () => deps.relay.kick(),
+    onWrite: (ids) => deps.relay.kick(ids),
   });
   const http = await startHttpServer(app, config.PORT, config.HOST);
   shutdown

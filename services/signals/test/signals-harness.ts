@@ -53,7 +53,7 @@ export async function startSignals(
     repository: deps.repository,
     internalJwtSecret: JWT_SECRET,
     ingestToken: INGEST_TOKEN,
-    onWrite: () => deps.relay.kick(),
+    onWrite: (ids) => deps.relay.kick(ids),
   });
   const http: RunningServer = await startHttpServer(app, 0);
   return {

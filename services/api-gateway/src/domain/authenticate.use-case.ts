@@ -106,9 +106,10 @@ export async function authenticate(
   authorization: string | undefined,
   ip: string,
 ): Promise<AuthResult> {
-  const unauthorized = new AppError('UNAUTHORIZED');
+  // Built only when needed: an Error captures a stack trace, too costly for every request.
+  const unauthorized = () => new AppError('UNAUTHORIZED');
   const key = bearerToken(authorization);
-  if (!key || !isWellFormedApiKey(key)) return rejectAnonymous(deps, ip, unauthorized);
+  if (!key || !isWellFormedApiKey(key)) return rejectAnonymous(deps, ip, unauthorized());
 
   const hash = hashApiKey(key, deps.pepper);
   let record: KeyRecord | undefined;
@@ -118,7 +119,7 @@ export async function authenticate(
     record = deps.cache.knownRecently(hash, deps.knownKeyWindowMs);
     if (!record) throw new AppError('SERVICE_UNAVAILABLE', undefined, { cause: err, retryAfter: 1 });
   }
-  if (!record || record.revoked) return rejectAnonymous(deps, ip, unauthorized);
+  if (!record || record.revoked) return rejectAnonymous(deps, ip, unauthorized());
   if (record.expiresAt !== null && record.expiresAt <= Date.now()) {
     return rejectAnonymous(deps, ip, new AppError('KEY_EXPIRED'));
   }
@@ -141,7 +142,7 @@ export async function authenticate(
   }
   if (decision.outcome === 'revoked') {
     deps.cache.set(hash, { ...record, revoked: true });
-    return rejectAnonymous(deps, ip, unauthorized);
+    return rejectAnonymous(deps, ip, unauthorized());
   }
   const headers = rateHeaders(decision.minute, decision.day);
   if (decision.outcome === 'limited') {

@@ -129,6 +129,17 @@ export class SignalRepository {
     return docs.map((d) => ({ documentId: d._id, events: d.outbox ?? [] }));
   }
 
+  /**
+   * One `_id` lookup per id, in parallel: an `_id` equality is the one filter every backend
+   * serves from its index (FerretDB 1.24 scans the collection for `$in`).
+   */
+  async findPendingByIds(ids: string[]): Promise<Array<{ documentId: string; events: SignalEvent[] }>> {
+    const docs = await Promise.all(
+      ids.map((id) => this.model.findById(id, { outbox: 1, has_outbox: 1 }).lean<{ _id: string; outbox: SignalEvent[]; has_outbox: boolean }>().exec()),
+    );
+    return docs.filter((d) => d?.has_outbox).map((d) => ({ documentId: d!._id, events: d!.outbox ?? [] }));
+  }
+
   /** Removes published events; a concurrent append (version moved) makes it re-read and retry. */
   async removeFromOutbox(id: string, eventIds: string[]): Promise<void> {
     await this.writes.run(id, () => this.removeUnlocked(id, new Set(eventIds)));

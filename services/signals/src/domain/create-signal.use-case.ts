@@ -18,6 +18,7 @@ export function newSignalDocument(
   input: CreateSignalInput,
   idempotencyKey: string | undefined,
   now = new Date(),
+  eventName: 'signal.new' | 'signal.updated' = 'signal.new',
 ): SignalDocument {
   const createdAt = input.created_at ? new Date(input.created_at) : now;
   if (createdAt.getTime() > now.getTime() + FUTURE_TOLERANCE_MS) {
@@ -66,7 +67,7 @@ export function newSignalDocument(
     idem_key: idempotencyKey ?? id,
     idem_hash: requestHash(input),
   };
-  return { ...base, outbox: [signalEvent('signal.new', base, now)], has_outbox: true };
+  return { ...base, outbox: [signalEvent(eventName, base, now)], has_outbox: true };
 }
 
 export interface CreateSignalResult {
@@ -110,7 +111,11 @@ function replay(
   return { signal: toDetail(existing), created: false };
 }
 
-/** Backfill: many signals in one unordered insert; keyed items already stored are skipped. */
+/**
+ * Backfill: many signals in one unordered insert; keyed items already stored are skipped.
+ * Historical signals are announced as the internal `signal.updated` (projections such as stats
+ * take them in), not as `signal.new`: subscribers are not paged about old signals.
+ */
 export async function bulkCreateSignals(
   repository: SignalRepository,
   inputs: CreateSignalInput[],

@@ -37,35 +37,35 @@ function idempotencyKey(req: Request): string | undefined {
  * Ingestion: never routed by the gateway, guarded by its own credential. Every write
  * carries its event in the same atomic write (outbox) and then nudges the relay.
  */
-export function ingestRouter(repository: SignalRepository, ingestToken: string, onWrite: () => void): Router {
+export function ingestRouter(repository: SignalRepository, ingestToken: string, onWrite: (signalIds: string[]) => void): Router {
   const router = Router();
   router.use('/internal', requireStaticToken(ingestToken));
 
   router.post('/internal/signals', async (req, res) => {
     const input = parseOrThrow(createSignalInputSchema, req.body, 'body');
     const { signal, created } = await createSignal(repository, input, idempotencyKey(req));
-    if (created) onWrite();
+    if (created) onWrite([signal.id]);
     res.status(created ? 201 : 200).json({ success: true, data: signal });
   });
 
   router.post('/internal/signals/bulk', async (req, res) => {
     const { signals } = parseOrThrow(bulkCreateSignalsInputSchema, req.body, 'body');
     const result = await bulkCreateSignals(repository, signals, idempotencyKey(req));
-    onWrite();
+    onWrite(result.ids);
     res.status(201).json({ success: true, data: result });
   });
 
   router.patch('/internal/signals/:signalId', async (req, res) => {
     const patch = parseOrThrow(updateSignalInputSchema, req.body, 'body');
     const data = await updateSignal(repository, req.params.signalId, patch);
-    onWrite();
+    onWrite([data.id]);
     res.json({ success: true, data });
   });
 
   router.post('/internal/signals/:signalId/status', async (req, res) => {
     const { status } = parseOrThrow(changeStatusInputSchema, req.body, 'body');
     const data = await changeSignalStatus(repository, req.params.signalId, status);
-    onWrite();
+    onWrite([data.id]);
     res.json({ success: true, data });
   });
 
