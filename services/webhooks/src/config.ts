@@ -25,6 +25,8 @@ export const configSchema = z
     /** In-flight deliveries per subscription per worker, so one slow receiver cannot starve the rest. */
     WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: env.int(10, 1),
     WEBHOOK_WORKER_PREFETCH: env.int(100, 1),
+    /** How long the worker holds subscription reads (changes reach it within this). */
+    WEBHOOK_SUBSCRIPTION_CACHE_MS: env.int(1000, 0),
     /** Longest Retry-After (429/503) the worker honours. */
     WEBHOOK_MAX_RETRY_AFTER_MS: env.int(3_600_000, 0),
     /** How long a rotated-out secret keeps signing (both signatures are sent). */

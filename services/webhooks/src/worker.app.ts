@@ -7,6 +7,7 @@ import type { WebhooksConfig } from './config';
 import { healthChecks, type WebhooksDependencies } from './dependencies';
 import { SubscriptionConcurrency, deliverAttempt } from './domain/deliver.use-case';
 import { fanOut } from './domain/fan-out.use-case';
+import { SubscriptionCache } from './domain/subscription-cache';
 import { guardedLookup } from './domain/url-guard';
 
 export interface Worker {
@@ -31,6 +32,7 @@ export function buildWorker(
     keepAliveTimeout: 10_000,
     connections: 64,
   });
+  const subscriptions = new SubscriptionCache(deps.repository, config.WEBHOOK_SUBSCRIPTION_CACHE_MS);
   const fanOutConsumer = new Consumer({
     client: deps.amqp,
     logger,
@@ -41,7 +43,7 @@ export function buildWorker(
     queueType: config.AMQP_QUEUE_TYPE,
     bindings: { exchange: deps.names.signalEvents, routingKeys: [...WEBHOOK_EVENTS] },
     handler: async (event) => {
-      await fanOut(deps.repository, deps.schedule, event);
+      await fanOut(deps.repository, deps.schedule, event, (name) => subscriptions.subscriptionsFor(name));
     },
   });
   const concurrency = new SubscriptionConcurrency(config.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION);
@@ -57,6 +59,7 @@ export function buildWorker(
       deliverAttempt(
         {
           repository: deps.repository,
+          subscriptions,
           dispatcher,
           schedule: deps.schedule,
           logger,

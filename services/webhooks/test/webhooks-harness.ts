@@ -41,6 +41,7 @@ export async function startWebhooks(options: {
     INTERNAL_JWT_SECRET: JWT_SECRET,
     WEBHOOK_RETRY_DELAYS_MS: '200,400,600',
     WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    WEBHOOK_SUBSCRIPTION_CACHE_MS: '0',
     ...options.env,
   });
   const lifecycle = new GracefulShutdown(silentLogger);

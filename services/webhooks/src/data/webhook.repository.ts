@@ -80,6 +80,31 @@ export class WebhookRepository {
     }
   }
 
+  /**
+   * Inserts many deliveries in one unordered write; those that exist already (a redelivered
+   * event) are returned as stored instead.
+   */
+  async insertDeliveries(docs: DeliveryDocument[]): Promise<DeliveryDocument[]> {
+    if (docs.length === 0) return [];
+    try {
+      await this.deliveries.collection.insertMany(docs as never[], { ordered: false });
+      return docs;
+    } catch (err) {
+      const writeErrors = (err as { writeErrors?: Array<{ code?: number; index?: number; err?: { code?: number; index?: number } }> }).writeErrors;
+      if (!writeErrors || writeErrors.some((w) => (w.code ?? w.err?.code) !== 11000)) throw err;
+      const failed = new Set(writeErrors.map((w) => w.index ?? w.err?.index));
+      const out: DeliveryDocument[] = [];
+      for (const [i, doc] of docs.entries()) {
+        if (!failed.has(i)) out.push(doc);
+        else {
+          const existing = await this.deliveries.findOne({ webhook_id: doc.webhook_id, event_id: doc.event_id }).lean<DeliveryDocument>().exec();
+          if (existing) out.push(existing);
+        }
+      }
+      return out;
+    }
+  }
+
   findDelivery(id: string): Promise<DeliveryDocument | null> {
     return this.deliveries.findById(id).lean<DeliveryDocument>().exec();
   }

@@ -6,10 +6,12 @@ import type { AttemptRecord, SubscriptionDocument } from '../data/webhook.models
 import type { WebhookRepository } from '../data/webhook.repository';
 import { parseRetryAfter, retryDelayMs, type ScheduleJob } from './delivery-jobs';
 import { signatureHeaders } from './signing';
+import type { SubscriptionCache } from './subscription-cache';
 import { isBlockedAddress } from './url-guard';
 
 export interface DeliverDeps {
   repository: WebhookRepository;
+  subscriptions: SubscriptionCache;
   dispatcher: Dispatcher;
   schedule: ScheduleJob;
   logger: Logger;
@@ -116,7 +118,7 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
   const { repository } = deps;
   const delivery = await repository.findDelivery(job.delivery_id);
   if (!delivery || delivery.status !== 'pending' || delivery.attempts_made >= job.attempt) return;
-  const sub = await repository.findSubscriptionById(delivery.webhook_id);
+  const sub = await deps.subscriptions.findById(delivery.webhook_id);
   if (!sub || sub.status !== 'enabled') {
     await repository.markDelivery(delivery._id, { status: 'failed', next_attempt_at: null });
     return;
@@ -145,6 +147,7 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
   }
   if (result.statusCode === 410) {
     await repository.disableSubscription(sub._id, 'The endpoint answered 410 Gone.');
+    deps.subscriptions.forget();
     await repository.recordAttempt(delivery._id, attempt, { status: 'failed', next_attempt_at: null });
     return;
   }

@@ -42,16 +42,16 @@ export async function fanOut(
   repository: WebhookRepository,
   schedule: ScheduleJob,
   event: SignalEvent,
+  subscriptionsFor: (event: WebhookEventName) => Promise<SubscriptionDocument[]> = (e) => repository.subscriptionsFor(e),
 ): Promise<number> {
   if (!(WEBHOOK_EVENTS as readonly string[]).includes(event.name)) return 0;
-  const subscriptions = (await repository.subscriptionsFor(event.name as WebhookEventName)).filter((s) =>
+  const subscriptions = (await subscriptionsFor(event.name as WebhookEventName)).filter((s) =>
     wants(s, event),
   );
   const body = JSON.stringify(payloadFor(event));
-  let queued = 0;
-  for (const sub of subscriptions) {
-    const now = new Date();
-    const { delivery } = await repository.insertDelivery({
+  const now = new Date();
+  const deliveries = await repository.insertDeliveries(
+    subscriptions.map((sub) => ({
       _id: newId('dlv'),
       account_id: sub.account_id,
       webhook_id: sub._id,
@@ -64,11 +64,9 @@ export async function fanOut(
       attempts: [],
       created_at: now,
       updated_at: now,
-    });
-    if (delivery.status === 'pending' && delivery.attempts_made === 0) {
-      await schedule({ delivery_id: delivery._id, attempt: 1 });
-      queued += 1;
-    }
-  }
-  return queued;
+    })),
+  );
+  const first = deliveries.filter((d) => d.status === 'pending' && d.attempts_made === 0);
+  await Promise.all(first.map((d) => schedule({ delivery_id: d._id, attempt: 1 })));
+  return first.length;
 }
