@@ -17,13 +17,22 @@ async function main() {
   const out = path.join(ROOT, 'bench-results');
   mkdirSync(out, { recursive: true });
   const db = `bench_gw_${Date.now()}`;
-  const signals = await startService('services/signals/dist/main.js', 4101, { SIGNALS_DB: `${db}_signals`, AMQP_PREFIX: `${db}.` });
+  const signals = await startService('services/signals/dist/main.js', 4101, {
+    SIGNALS_DB: `${db}_signals`,
+    AMQP_PREFIX: `${db}.`,
+  });
   const profDir = path.join(out, 'gateway-profile');
   rmSync(profDir, { recursive: true, force: true });
   const gateway = await startService(
     'services/api-gateway/dist/main.js',
     4100,
-    { GATEWAY_DB: `${db}_gateway`, REDIS_PREFIX: `${db}:`, SIGNALS_URL: signals.url, STATS_URL: signals.url, WEBHOOKS_URL: signals.url },
+    {
+      GATEWAY_DB: `${db}_gateway`,
+      REDIS_PREFIX: `${db}:`,
+      SIGNALS_URL: signals.url,
+      STATS_URL: signals.url,
+      WEBHOOKS_URL: signals.url,
+    },
     ['--cpu-prof', `--cpu-prof-dir=${profDir}`],
   );
   const nginxConf = path.join(out, 'nginx.conf');
@@ -34,23 +43,55 @@ async function main() {
       method: 'POST',
       headers: { authorization: `Bearer ${SECRETS.INGEST_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({
-        token: { symbol: 'BENCH', name: 'Bench Token', contract: 'So1anaBenchContract0001pump', age_hours: 2, dex_paid: true },
+        token: {
+          symbol: 'BENCH',
+          name: 'Bench Token',
+          contract: 'So1anaBenchContract0001pump',
+          age_hours: 2,
+          dex_paid: true,
+        },
         metrics: { mcap_entry: 100000, volume_24h: 5000, holders: 100, liquidity: 9000 },
         type: 'new',
       }),
     });
     const id = ((await created.body.json()) as { data: { id: string } }).data.id;
     const route = `/v1/signals/${id}`;
-    const admin = execFileSync(process.execPath, [path.join(ROOT, 'services/api-gateway/dist/cli/admin.cli.js'), 'create-account', '--email', `${db}@bench.local`, '--per-minute', '100000000', '--per-day', '1000000000'], {
-      env: { ...process.env, ...SECRETS, GATEWAY_DB: `${db}_gateway`, REDIS_PREFIX: `${db}:` },
-    }).toString();
+    const admin = execFileSync(
+      process.execPath,
+      [
+        path.join(ROOT, 'services/api-gateway/dist/cli/admin.cli.js'),
+        'create-account',
+        '--email',
+        `${db}@bench.local`,
+        '--per-minute',
+        '100000000',
+        '--per-day',
+        '1000000000',
+      ],
+      {
+        env: { ...process.env, ...SECRETS, GATEWAY_DB: `${db}_gateway`, REDIS_PREFIX: `${db}:` },
+      },
+    ).toString();
     const accountId = /account (acc_\S+)/.exec(admin)![1]!;
-    const keyOut = execFileSync(process.execPath, [path.join(ROOT, 'services/api-gateway/dist/cli/admin.cli.js'), 'create-key', '--account', accountId, '--name', 'bench'], {
-      env: { ...process.env, ...SECRETS, GATEWAY_DB: `${db}_gateway`, REDIS_PREFIX: `${db}:` },
-    }).toString();
+    const keyOut = execFileSync(
+      process.execPath,
+      [
+        path.join(ROOT, 'services/api-gateway/dist/cli/admin.cli.js'),
+        'create-key',
+        '--account',
+        accountId,
+        '--name',
+        'bench',
+      ],
+      {
+        env: { ...process.env, ...SECRETS, GATEWAY_DB: `${db}_gateway`, REDIS_PREFIX: `${db}:` },
+      },
+    ).toString();
     const key = /API key \(shown once\): (\S+)/.exec(keyOut)![1]!;
 
-    const direct = { authorization: `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'signals', accountId, 60)}` };
+    const direct = {
+      authorization: `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'signals', accountId, 60)}`,
+    };
     const nginxBin = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
     if (nginxBin) {
       writeFileSync(
@@ -71,17 +112,43 @@ http { access_log off; upstream up { server 127.0.0.1:4101; keepalive 64; }
     ];
     for (const [label, path] of routes) {
       const rows: LoadResult[] = [];
-      const fresh = { authorization: `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'signals', accountId, 60)}` };
+      const fresh = {
+        authorization: `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'signals', accountId, 60)}`,
+      };
       await load('warm-up', `${signals.url}${path}`, fresh, 2, connections);
       await load('warm-up', `${gateway.url}${path}`, { authorization: `Bearer ${key}` }, 2, connections);
       rows.push(await load('(a) signals directly', `${signals.url}${path}`, fresh, seconds, connections));
-      rows.push(await load('(b) through the gateway (auth + rate limit)', `${gateway.url}${path}`, { authorization: `Bearer ${key}` }, seconds, connections));
-      if (nginxBin) rows.push(await load('(c) through nginx (proxy only)', `http://127.0.0.1:4102${path}`, fresh, seconds, connections));
-      console.log(`\n${label} — ${seconds}s each, ${connections} connections; load generator, servers and database share 2 cores\n`);
+      rows.push(
+        await load(
+          '(b) through the gateway (auth + rate limit)',
+          `${gateway.url}${path}`,
+          { authorization: `Bearer ${key}` },
+          seconds,
+          connections,
+        ),
+      );
+      if (nginxBin)
+        rows.push(
+          await load(
+            '(c) through nginx (proxy only)',
+            `http://127.0.0.1:4102${path}`,
+            fresh,
+            seconds,
+            connections,
+          ),
+        );
+      console.log(
+        `\n${label} — ${seconds}s each, ${connections} connections; load generator, servers and database share 2 cores\n`,
+      );
       table(rows);
       const [a, b, c] = rows;
-      console.log(`ratio b/a throughput: ${(b!.rps / a!.rps).toFixed(2)} (target ≥ 0.70); p99 added by the gateway: ${(b!.p99 - a!.p99).toFixed(2)} ms (target ≤ 2 ms)`);
-      if (c) console.log(`ratio b/c throughput: ${(b!.rps / c.rps).toFixed(2)}; p99 b−c: ${(b!.p99 - c.p99).toFixed(2)} ms`);
+      console.log(
+        `ratio b/a throughput: ${(b!.rps / a!.rps).toFixed(2)} (target ≥ 0.70); p99 added by the gateway: ${(b!.p99 - a!.p99).toFixed(2)} ms (target ≤ 2 ms)`,
+      );
+      if (c)
+        console.log(
+          `ratio b/c throughput: ${(b!.rps / c.rps).toFixed(2)}; p99 b−c: ${(b!.p99 - c.p99).toFixed(2)} ms`,
+        );
       else console.log('nginx not installed (apt-get install nginx-light): (c) skipped');
     }
     void direct;
@@ -91,7 +158,8 @@ http { access_log off; upstream up { server 127.0.0.1:4101; keepalive 64; }
     await signals.stop();
   }
   const prof = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
-  if (prof) console.log(`\n${summarize(path.join(profDir, prof))}\n(profile: bench-results/gateway-profile/${prof})`);
+  if (prof)
+    console.log(`\n${summarize(path.join(profDir, prof))}\n(profile: bench-results/gateway-profile/${prof})`);
 }
 
 main().catch((err: unknown) => {

@@ -14,7 +14,8 @@ export const SECRETS = {
 
 export function infra() {
   const { MONGO_URL, REDIS_URL, AMQP_URL } = process.env;
-  if (!MONGO_URL || !REDIS_URL || !AMQP_URL) throw new Error('run through `pnpm bench` (it starts the infrastructure)');
+  if (!MONGO_URL || !REDIS_URL || !AMQP_URL)
+    throw new Error('run through `pnpm bench` (it starts the infrastructure)');
   return { MONGO_URL, REDIS_URL, AMQP_URL };
 }
 
@@ -25,14 +26,30 @@ export interface Proc {
 }
 
 /** Starts one service from its built output and waits for /readyz. */
-export async function startService(entry: string, port: number, env: Record<string, string>, nodeArgs: string[] = []): Promise<Proc> {
+export async function startService(
+  entry: string,
+  port: number,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<Proc> {
   const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, entry)], {
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...infra(), ...SECRETS, PORT: String(port), WORKER_PORT: String(port), ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      LOG_LEVEL: 'warn',
+      ...infra(),
+      ...SECRETS,
+      PORT: String(port),
+      WORKER_PORT: String(port),
+      ...env,
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
-    const ok = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (child.exitCode !== null) throw new Error(`${entry} exited with ${child.exitCode}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -58,9 +75,22 @@ export interface LoadResult {
   non2xx: number;
 }
 
-export async function load(name: string, url: string, headers: Record<string, string>, seconds: number, connections: number): Promise<LoadResult> {
+export async function load(
+  name: string,
+  url: string,
+  headers: Record<string, string>,
+  seconds: number,
+  connections: number,
+): Promise<LoadResult> {
   const r = await autocannon({ url, headers, duration: seconds, connections, pipelining: 1 });
-  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+  return {
+    name,
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors,
+    non2xx: r.non2xx,
+  };
 }
 
 /** Sequential timed requests, for endpoints too slow for a load generator to be meaningful. */
@@ -74,11 +104,20 @@ export async function timed(name: string, count: number, fn: () => Promise<void>
   }
   samples.sort((a, b) => a - b);
   const q = (p: number) => samples[Math.min(samples.length - 1, Math.floor(p * samples.length))]!;
-  return { name, rps: count / ((Date.now() - started) / 1000), p50: q(0.5), p99: q(0.99), errors: 0, non2xx: 0 };
+  return {
+    name,
+    rps: count / ((Date.now() - started) / 1000),
+    p50: q(0.5),
+    p99: q(0.99),
+    errors: 0,
+    non2xx: 0,
+  };
 }
 
 export function table(rows: LoadResult[]): void {
-  console.log(`${'scenario'.padEnd(46)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'errors'.padStart(7)} ${'non2xx'.padStart(7)}`);
+  console.log(
+    `${'scenario'.padEnd(46)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'errors'.padStart(7)} ${'non2xx'.padStart(7)}`,
+  );
   for (const r of rows) {
     console.log(
       `${r.name.padEnd(46)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(2).padStart(9)} ${r.p99.toFixed(2).padStart(9)} ${String(r.errors).padStart(7)} ${String(r.non2xx).padStart(7)}`,
@@ -88,7 +127,9 @@ export function table(rows: LoadResult[]): void {
 
 export function progress(label: string, done: number, total: number, started: number): void {
   const pct = Math.floor((done / total) * 100);
-  process.stderr.write(`\r${label} [${'#'.repeat(Math.floor(pct / 4)).padEnd(25, '.')}] ${pct}% ${done}/${total} (${Math.round(done / Math.max(0.001, (Date.now() - started) / 1000))}/s)`);
+  process.stderr.write(
+    `\r${label} [${'#'.repeat(Math.floor(pct / 4)).padEnd(25, '.')}] ${pct}% ${done}/${total} (${Math.round(done / Math.max(0.001, (Date.now() - started) / 1000))}/s)`,
+  );
   if (done >= total) process.stderr.write('\n');
 }
 

@@ -16,7 +16,10 @@ async function main() {
   const count = arg('count', 3_000);
   const requests = arg('requests', 10);
   const db = `bench_signals_${Date.now()}`;
-  const signals = await startService('services/signals/dist/main.js', 4201, { SIGNALS_DB: db, AMQP_PREFIX: `${db}.` });
+  const signals = await startService('services/signals/dist/main.js', 4201, {
+    SIGNALS_DB: db,
+    AMQP_PREFIX: `${db}.`,
+  });
   const pool = new Pool(signals.url, { connections: 4 });
   const conn = await mongoose.createConnection(infra().MONGO_URL, { dbName: db }).asPromise();
   try {
@@ -25,8 +28,18 @@ async function main() {
     for (let i = 0; i < count; i += BATCH) {
       const n = Math.min(BATCH, count - i);
       const signalsBatch = Array.from({ length: n }, (_, k) => ({
-        token: { symbol: `B${i + k}`, name: `Bench ${i + k}`, contract: `So1ana${String(i + k).padStart(12, '0')}pump`, age_hours: 1 },
-        metrics: { mcap_entry: 50_000 + ((i + k) % 1000) * 100, volume_24h: 1000, holders: 10, liquidity: 500 },
+        token: {
+          symbol: `B${i + k}`,
+          name: `Bench ${i + k}`,
+          contract: `So1ana${String(i + k).padStart(12, '0')}pump`,
+          age_hours: 1,
+        },
+        metrics: {
+          mcap_entry: 50_000 + ((i + k) % 1000) * 100,
+          volume_24h: 1000,
+          holders: 10,
+          liquidity: 500,
+        },
         type: TYPES[(i + k) % TYPES.length],
         created_at: new Date(Date.now() - ((i + k) / count) * 30 * 86_400_000 - 60_000).toISOString(),
       }));
@@ -51,14 +64,27 @@ async function main() {
       await new Promise((r) => setTimeout(r, 2000));
     }
     process.stderr.write('\n');
-    const auth = () => ({ authorization: `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'signals', 'acc_bench', 60)}` });
+    const auth = () => ({
+      authorization: `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'signals', 'acc_bench', 60)}`,
+    });
     const since = new Date(Date.now() - 7 * 86_400_000);
     const deep = Math.max(2, Math.min(5000, Math.floor(count / 20) - 1));
     const deepSkip = (deep - 1) * 20;
-    const cursorDoc = await col.find({}, { projection: { _id: 1 } }).sort({ created_at: -1, _id: -1 }).skip(deepSkip - 1).limit(1).toArray();
+    const cursorDoc = await col
+      .find({}, { projection: { _id: 1 } })
+      .sort({ created_at: -1, _id: -1 })
+      .skip(deepSkip - 1)
+      .limit(1)
+      .toArray();
     const cursor = cursorDoc[0] ? Buffer.from(String(cursorDoc[0]._id)).toString('base64url') : undefined;
 
-    const scenarios: Array<{ name: string; path: string; filter: Record<string, unknown>; skip: number; extra?: Record<string, unknown> }> = [
+    const scenarios: Array<{
+      name: string;
+      path: string;
+      filter: Record<string, unknown>;
+      skip: number;
+      extra?: Record<string, unknown>;
+    }> = [
       { name: '(a) page 1, no filter', path: '/v1/signals', filter: {}, skip: 0 },
       {
         name: '(b) type+status+since',
@@ -66,9 +92,20 @@ async function main() {
         filter: { type: 'wallet', 'performance.status': 'active', created_at: { $gt: since } },
         skip: 0,
       },
-      { name: `(c) page ${deep} of limit 20 (skip)`, path: `/v1/signals?page=${deep}`, filter: {}, skip: deepSkip },
+      {
+        name: `(c) page ${deep} of limit 20 (skip)`,
+        path: `/v1/signals?page=${deep}`,
+        filter: {},
+        skip: deepSkip,
+      },
     ];
-    if (cursor) scenarios.push({ name: `(c') same depth by cursor`, path: `/v1/signals?cursor=${cursor}`, filter: { _id: { $lt: String(cursorDoc[0]!._id) } }, skip: 0 });
+    if (cursor)
+      scenarios.push({
+        name: `(c') same depth by cursor`,
+        path: `/v1/signals?cursor=${cursor}`,
+        filter: { _id: { $lt: String(cursorDoc[0]!._id) } },
+        skip: 0,
+      });
 
     const rows: LoadResult[] = [];
     const explains: string[] = [];
@@ -93,16 +130,35 @@ async function main() {
         .skip(s.skip)
         .limit(21)
         .explain()
-        .catch(() => col.find(s.filter).sort({ created_at: -1, _id: -1 }).limit(21).explain())) as Record<string, unknown>;
+        .catch(() => col.find(s.filter).sort({ created_at: -1, _id: -1 }).limit(21).explain())) as Record<
+        string,
+        unknown
+      >;
       const planner = (explain.queryPlanner ?? {}) as Record<string, unknown>;
       // MongoDB reports stages and index names; FerretDB reports the PostgreSQL plan (node types, index names).
-      const plan = [...new Set(JSON.stringify(planner.winningPlan ?? planner.Plan ?? {}).match(/"(stage|indexName|Node Type|Index Name)":"[^"]+"/g) ?? [])].join(' ');
-      const ferret = ['filterPushdown', 'sortPushdown', 'limitPushdown'].filter((k) => k in explain).map((k) => `${k}=${String(explain[k])}`).join(' ');
-      explains.push(`${s.name}: ${matched} matching documents; explain: ${plan || '(no winning plan reported)'} ${ferret}`.trim());
+      const plan = [
+        ...new Set(
+          JSON.stringify(planner.winningPlan ?? planner.Plan ?? {}).match(
+            /"(stage|indexName|Node Type|Index Name)":"[^"]+"/g,
+          ) ?? [],
+        ),
+      ].join(' ');
+      const ferret = ['filterPushdown', 'sortPushdown', 'limitPushdown']
+        .filter((k) => k in explain)
+        .map((k) => `${k}=${String(explain[k])}`)
+        .join(' ');
+      explains.push(
+        `${s.name}: ${matched} matching documents; explain: ${plan || '(no winning plan reported)'} ${ferret}`.trim(),
+      );
     }
-    console.log(`\n${count} signals (backfill ${backfillSeconds.toFixed(0)} s, ${Math.round(count / backfillSeconds)}/s through the bulk ingest API); ${requests} sequential requests per row\n`);
+    console.log(
+      `\n${count} signals (backfill ${backfillSeconds.toFixed(0)} s, ${Math.round(count / backfillSeconds)}/s through the bulk ingest API); ${requests} sequential requests per row\n`,
+    );
     table(rows);
-    for (let i = 0; i < rows.length; i += 2) console.log(`ratio HTTP/driver p50 ${rows[i]!.name.split(' — ')[0]}: ${(rows[i]!.p50 / rows[i + 1]!.p50).toFixed(2)}`);
+    for (let i = 0; i < rows.length; i += 2)
+      console.log(
+        `ratio HTTP/driver p50 ${rows[i]!.name.split(' — ')[0]}: ${(rows[i]!.p50 / rows[i + 1]!.p50).toFixed(2)}`,
+      );
     console.log('\nindex use');
     for (const e of explains) console.log(`  ${e}`);
   } finally {

@@ -40,9 +40,16 @@ async function main() {
         };
       });
       await conn.db!.collection('signal_projection').insertMany(rows as never[]);
-      await naiveDb.db!.collection('signals').insertMany(
-        rows.map((r) => ({ _id: r._id, type: r.type, performance: { status: r.status, roi: r.roi }, created_at: r.created_at })) as never[],
-      );
+      await naiveDb
+        .db!.collection('signals')
+        .insertMany(
+          rows.map((r) => ({
+            _id: r._id,
+            type: r.type,
+            performance: { status: r.status, roi: r.roi },
+            created_at: r.created_at,
+          })) as never[],
+        );
       progress('projection + signals collection', i + n, count, started);
     }
     const stats = await startService('services/stats/dist/main.js', 4401, {
@@ -60,7 +67,9 @@ async function main() {
         const res = await pool.request({
           method: 'GET',
           path: `/v1/stats${qs}`,
-          headers: { authorization: `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'stats', 'acc_bench', 60)}` },
+          headers: {
+            authorization: `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'stats', 'acc_bench', 60)}`,
+          },
         });
         const text = await res.body.text();
         if (res.statusCode !== 200) throw new Error(`${qs} → ${res.statusCode} ${text.slice(0, 200)}`);
@@ -73,13 +82,23 @@ async function main() {
       ] as const) {
         const qs = `?period=${period}${type ? `&type=${type}` : ''}`;
         const since = period === '24h' ? new Date(Date.now() - 86_400_000) : undefined;
-        const match: Record<string, unknown> = { ...(type ? { type } : {}), ...(since ? { created_at: { $gt: since } } : {}) };
+        const match: Record<string, unknown> = {
+          ...(type ? { type } : {}),
+          ...(since ? { created_at: { $gt: since } } : {}),
+        };
         rows.push(
           await timed(`naive: aggregate signals ${qs}`, coldN, async () => {
             await Promise.all([
               signals.aggregate([{ $match: match }, { $group: { _id: '$type', n: { $sum: 1 } } }]).toArray(),
-              signals.aggregate([{ $match: { ...match, 'performance.status': 'winner' } }, { $group: { _id: '$type', n: { $sum: 1 } } }]).toArray(),
-              signals.aggregate([{ $match: match }, { $group: { _id: '$type', r: { $sum: '$performance.roi' } } }]).toArray(),
+              signals
+                .aggregate([
+                  { $match: { ...match, 'performance.status': 'winner' } },
+                  { $group: { _id: '$type', n: { $sum: 1 } } },
+                ])
+                .toArray(),
+              signals
+                .aggregate([{ $match: match }, { $group: { _id: '$type', r: { $sum: '$performance.roi' } } }])
+                .toArray(),
               signals.find(match).sort({ 'performance.roi': -1 }).limit(1).toArray(),
             ]);
           }),
@@ -97,12 +116,16 @@ async function main() {
       await pool.close();
       await stats.stop();
     }
-    console.log(`\nprojection of ${count} signals; naive/cold: ${coldN} sequential requests, warm: ${warmN}\n`);
+    console.log(
+      `\nprojection of ${count} signals; naive/cold: ${coldN} sequential requests, warm: ${warmN}\n`,
+    );
     table(rows);
     console.log('');
     for (let i = 0; i < rows.length; i += 3) {
       const [naive, cold, warm] = [rows[i]!, rows[i + 1]!, rows[i + 2]!];
-      console.log(`${cold.name.replace('cold ', '').padEnd(36)} naive/cold p50 ${(naive.p50 / cold.p50).toFixed(2)}   cold/warm p50 ${(cold.p50 / warm.p50).toFixed(0)}×   naive/warm p50 ${(naive.p50 / warm.p50).toFixed(0)}×`);
+      console.log(
+        `${cold.name.replace('cold ', '').padEnd(36)} naive/cold p50 ${(naive.p50 / cold.p50).toFixed(2)}   cold/warm p50 ${(cold.p50 / warm.p50).toFixed(0)}×   naive/warm p50 ${(naive.p50 / warm.p50).toFixed(0)}×`,
+      );
     }
   } finally {
     const keys = await redis.keys(`${db}:*`);

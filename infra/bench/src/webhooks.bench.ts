@@ -16,7 +16,10 @@ interface Receipt {
   at: number;
 }
 
-async function receivers(n: number, seen: Map<string, Receipt[]>): Promise<{ urls: string[]; close(): Promise<void> }> {
+async function receivers(
+  n: number,
+  seen: Map<string, Receipt[]>,
+): Promise<{ urls: string[]; close(): Promise<void> }> {
   const servers: Server[] = [];
   const urls: string[] = [];
   for (let i = 0; i < n; i++) {
@@ -24,7 +27,9 @@ async function receivers(n: number, seen: Map<string, Receipt[]>): Promise<{ url
       let body = '';
       req.on('data', (c: Buffer) => (body += c.toString()));
       req.on('end', () => {
-        const key = String(req.headers['x-bench-event'] ?? (JSON.parse(body) as { data: { id: string } }).data.id);
+        const key = String(
+          req.headers['x-bench-event'] ?? (JSON.parse(body) as { data: { id: string } }).data.id,
+        );
         const list = seen.get(key) ?? [];
         list.push({ at: Date.now() });
         seen.set(key, list);
@@ -60,7 +65,14 @@ async function main() {
   const total = rate * seconds;
   const db = `bench_webhooks_${Date.now()}`;
   const prefix = `${db}.`;
-  const env = { WEBHOOKS_DB: db, AMQP_PREFIX: prefix, WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_WORKER_PREFETCH: '300', WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: '50', AMQP_QUEUE_TYPE: 'classic' };
+  const env = {
+    WEBHOOKS_DB: db,
+    AMQP_PREFIX: prefix,
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    WEBHOOK_WORKER_PREFETCH: '300',
+    WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: '50',
+    AMQP_QUEUE_TYPE: 'classic',
+  };
   const api = await startService('services/webhooks/dist/main.js', 4501, env);
   const worker = await startService('services/webhooks/dist/worker.js', 4502, env);
   const seen = new Map<string, Receipt[]>();
@@ -71,7 +83,10 @@ async function main() {
     for (const url of recv.urls) {
       const res = await request(`${api.url}/v1/webhooks`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'webhooks', 'acc_bench', 60)}`, 'content-type': 'application/json' },
+        headers: {
+          authorization: `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'webhooks', 'acc_bench', 60)}`,
+          'content-type': 'application/json',
+        },
         body: JSON.stringify({ url, events: ['signal.new'] }),
       });
       await res.body.text();
@@ -84,7 +99,14 @@ async function main() {
       occurred_at: new Date().toISOString(),
       signal: {
         id: sig,
-        token: { symbol: 'B', name: 'Bench', contract: 'So1anaBenchBench0001pump', age_hours: 1, dex_paid: true, socials: { twitter: null, telegram: null, website: null } },
+        token: {
+          symbol: 'B',
+          name: 'Bench',
+          contract: 'So1anaBenchBench0001pump',
+          age_hours: 1,
+          dex_paid: true,
+          socials: { twitter: null, telegram: null, website: null },
+        },
         metrics: { mcap_entry: 1, mcap_current: 1, volume_24h: 1, holders: 1, liquidity: 1, mcap_ath: 1 },
         performance: { roi: 0, ath_roi: 0, status: 'active', time_to_ath_hours: 0 },
         type: 'new',
@@ -104,11 +126,15 @@ async function main() {
       const sig = newId('sig');
       const e = body(newId('evt'), sig);
       published.set(sig, Date.now());
-      ch.publish(exchange, 'signal.new', Buffer.from(JSON.stringify(e)), { messageId: e.id, persistent: true });
+      ch.publish(exchange, 'signal.new', Buffer.from(JSON.stringify(e)), {
+        messageId: e.id,
+        persistent: true,
+      });
     }
     await ch.waitForConfirms();
     const deadline = Date.now() + 180_000;
-    const delivered = () => [...published.keys()].reduce((n, k) => n + Math.min(subscribers, seen.get(k)?.length ?? 0), 0);
+    const delivered = () =>
+      [...published.keys()].reduce((n, k) => n + Math.min(subscribers, seen.get(k)?.length ?? 0), 0);
     while (delivered() < total * subscribers && Date.now() < deadline) {
       process.stderr.write(`\rdelivered ${delivered()}/${total * subscribers}`);
       await new Promise((r) => setTimeout(r, 250));
@@ -116,10 +142,11 @@ async function main() {
     process.stderr.write('\n');
     const sysLat: number[] = [];
     let last = start;
-    for (const [sig, at] of published) for (const r of seen.get(sig) ?? []) {
-      sysLat.push(r.at - at);
-      last = Math.max(last, r.at);
-    }
+    for (const [sig, at] of published)
+      for (const r of seen.get(sig) ?? []) {
+        sysLat.push(r.at - at);
+        last = Math.max(last, r.at);
+      }
     const system = stats(sysLat, sysLat.length, last - start);
 
     // Baseline: the same receivers POSTed directly with undici at the same rate.
@@ -135,10 +162,17 @@ async function main() {
       const t0 = Date.now();
       for (const p of pools) {
         inflight.push(
-          p.request({ method: 'POST', path: '/hook', headers: { 'content-type': 'application/json', 'x-bench-event': key }, body: payload }).then(async (r) => {
-            await r.body.text();
-            baseLat.push(Date.now() - t0);
-          }),
+          p
+            .request({
+              method: 'POST',
+              path: '/hook',
+              headers: { 'content-type': 'application/json', 'x-bench-event': key },
+              body: payload,
+            })
+            .then(async (r) => {
+              await r.body.text();
+              baseLat.push(Date.now() - t0);
+            }),
         );
       }
     }
@@ -146,26 +180,41 @@ async function main() {
     const baseline = stats(baseLat, baseLat.length, Date.now() - bStart);
     await Promise.all(pools.map((p) => p.close()));
 
-    console.log(`\n${rate} events/s × ${seconds}s × ${subscribers} subscribers = ${total * subscribers} deliveries; worker, API, database, broker, receivers and load share 2 cores\n`);
+    console.log(
+      `\n${rate} events/s × ${seconds}s × ${subscribers} subscribers = ${total * subscribers} deliveries; worker, API, database, broker, receivers and load share 2 cores\n`,
+    );
     const line = (name: string, s: ReturnType<typeof stats>) =>
-      console.log(`${name.padEnd(44)} ${s.perSecond.toFixed(0).padStart(10)} ${s.p50.toFixed(0).padStart(8)} ${s.p99.toFixed(0).padStart(8)} ${String(s.count).padStart(8)}`);
-    console.log(`${'path'.padEnd(44)} ${'deliv/s'.padStart(10)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'count'.padStart(8)}`);
+      console.log(
+        `${name.padEnd(44)} ${s.perSecond.toFixed(0).padStart(10)} ${s.p50.toFixed(0).padStart(8)} ${s.p99.toFixed(0).padStart(8)} ${String(s.count).padStart(8)}`,
+      );
+    console.log(
+      `${'path'.padEnd(44)} ${'deliv/s'.padStart(10)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'count'.padStart(8)}`,
+    );
     line('signed delivery through queue + worker', system);
     line('baseline: direct undici POST', baseline);
-    console.log(`\nratio system/baseline deliveries/s: ${(system.perSecond / baseline.perSecond).toFixed(2)}; p99 ${system.p99.toFixed(0)} ms vs ${baseline.p99.toFixed(0)} ms (target ≥ 1000/s and p99 < 250 ms at 100 events/s × 10)`);
+    console.log(
+      `\nratio system/baseline deliveries/s: ${(system.perSecond / baseline.perSecond).toFixed(2)}; p99 ${system.p99.toFixed(0)} ms vs ${baseline.p99.toFixed(0)} ms (target ≥ 1000/s and p99 < 250 ms at 100 events/s × 10)`,
+    );
   } finally {
     await conn.close();
     await recv.close();
     await worker.stop();
     await api.stop();
-    const m = await (await import('mongoose')).default.createConnection(infra().MONGO_URL, { dbName: db }).asPromise();
+    const m = await (
+      await import('mongoose')
+    ).default
+      .createConnection(infra().MONGO_URL, { dbName: db })
+      .asPromise();
     await m.dropDatabase();
     await m.close();
     const c2 = await connect(infra().AMQP_URL);
     const ch2 = await c2.createChannel();
     ch2.on('error', () => undefined);
-    for (const q of ['webhooks.signal-events', 'webhooks.deliveries']) for (const s of ['', '.retry', '.dead']) await ch2.deleteQueue(`${prefix}${q}${s}`).catch(() => undefined);
-    for (let i = 0; i <= 3; i++) await ch2.deleteQueue(`${prefix}webhooks.deliveries.delay.${i}`).catch(() => undefined);
+    for (const q of ['webhooks.signal-events', 'webhooks.deliveries'])
+      for (const s of ['', '.retry', '.dead'])
+        await ch2.deleteQueue(`${prefix}${q}${s}`).catch(() => undefined);
+    for (let i = 0; i <= 3; i++)
+      await ch2.deleteQueue(`${prefix}webhooks.deliveries.delay.${i}`).catch(() => undefined);
     await ch2.deleteExchange(`${prefix}signal.events`).catch(() => undefined);
     await c2.close().catch(() => undefined);
   }

@@ -135,7 +135,12 @@ export class SignalRepository {
    */
   async findPendingByIds(ids: string[]): Promise<Array<{ documentId: string; events: SignalEvent[] }>> {
     const docs = await Promise.all(
-      ids.map((id) => this.model.findById(id, { outbox: 1, has_outbox: 1 }).lean<{ _id: string; outbox: SignalEvent[]; has_outbox: boolean }>().exec()),
+      ids.map((id) =>
+        this.model
+          .findById(id, { outbox: 1, has_outbox: 1 })
+          .lean<{ _id: string; outbox: SignalEvent[]; has_outbox: boolean }>()
+          .exec(),
+      ),
     );
     return docs.filter((d) => d?.has_outbox).map((d) => ({ documentId: d!._id, events: d!.outbox ?? [] }));
   }

@@ -37,7 +37,11 @@ function idempotencyKey(req: Request): string | undefined {
  * Ingestion: never routed by the gateway, guarded by its own credential. Every write
  * carries its event in the same atomic write (outbox) and then nudges the relay.
  */
-export function ingestRouter(repository: SignalRepository, ingestToken: string, onWrite: (signalIds: string[]) => void): Router {
+export function ingestRouter(
+  repository: SignalRepository,
+  ingestToken: string,
+  onWrite: (signalIds: string[]) => void,
+): Router {
   const router = Router();
   router.use('/internal', requireStaticToken(ingestToken));
 

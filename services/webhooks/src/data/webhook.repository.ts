@@ -90,14 +90,21 @@ export class WebhookRepository {
       await this.deliveries.collection.insertMany(docs as never[], { ordered: false });
       return docs;
     } catch (err) {
-      const writeErrors = (err as { writeErrors?: Array<{ code?: number; index?: number; err?: { code?: number; index?: number } }> }).writeErrors;
+      const writeErrors = (
+        err as {
+          writeErrors?: Array<{ code?: number; index?: number; err?: { code?: number; index?: number } }>;
+        }
+      ).writeErrors;
       if (!writeErrors || writeErrors.some((w) => (w.code ?? w.err?.code) !== 11000)) throw err;
       const failed = new Set(writeErrors.map((w) => w.index ?? w.err?.index));
       const out: DeliveryDocument[] = [];
       for (const [i, doc] of docs.entries()) {
         if (!failed.has(i)) out.push(doc);
         else {
-          const existing = await this.deliveries.findOne({ webhook_id: doc.webhook_id, event_id: doc.event_id }).lean<DeliveryDocument>().exec();
+          const existing = await this.deliveries
+            .findOne({ webhook_id: doc.webhook_id, event_id: doc.event_id })
+            .lean<DeliveryDocument>()
+            .exec();
           if (existing) out.push(existing);
         }
       }

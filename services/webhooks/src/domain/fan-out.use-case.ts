@@ -42,7 +42,8 @@ export async function fanOut(
   repository: WebhookRepository,
   schedule: ScheduleJob,
   event: SignalEvent,
-  subscriptionsFor: (event: WebhookEventName) => Promise<SubscriptionDocument[]> = (e) => repository.subscriptionsFor(e),
+  subscriptionsFor: (event: WebhookEventName) => Promise<SubscriptionDocument[]> = (e) =>
+    repository.subscriptionsFor(e),
 ): Promise<number> {
   if (!(WEBHOOK_EVENTS as readonly string[]).includes(event.name)) return 0;
   const subscriptions = (await subscriptionsFor(event.name as WebhookEventName)).filter((s) =>

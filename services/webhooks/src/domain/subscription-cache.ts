@@ -29,7 +29,11 @@ export class SubscriptionCache {
     this.byId.clear();
   }
 
-  private cached<T>(map: Map<string, { at: number; value: Promise<T> }>, key: string, load: () => Promise<T>): Promise<T> {
+  private cached<T>(
+    map: Map<string, { at: number; value: Promise<T> }>,
+    key: string,
+    load: () => Promise<T>,
+  ): Promise<T> {
     const now = Date.now();
     const hit = map.get(key);
     if (hit && now - hit.at < this.ttlMs) return hit.value;
