@@ -1,6 +1,8 @@
 import { startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import { startGateway, type GatewayHarness } from '../services/api-gateway/test/gateway-harness';
 import { signalInput, startSignals, type SignalsHarness } from '../services/signals/test/signals-harness';
 import { startStats, type StatsHarness } from '../services/stats/test/stats-harness';
@@ -90,5 +92,117 @@ describe('end to end through the gateway', () => {
       .get(`/v1/webhooks/${webhookId}`)
       .set('Authorization', `Bearer ${other.key}`)
       .expect(404);
+  });
+
+  it('when every public route answers, then its real response validates against /openapi.json', async () => {
+    const doc = (await request(gw.url).get('/openapi.json').expect(200)).body;
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema({ $id: 'api', components: doc.components }, 'api');
+    const check = (path: string, method: string, res: request.Response) => {
+      const spec = doc.paths[path]?.[method]?.responses?.[String(res.status)];
+      expect({ path, method, status: res.status, documented: Boolean(spec) }).toEqual({
+        path,
+        method,
+        status: res.status,
+        documented: true,
+      });
+      const schema = spec.content['application/json'].schema;
+      // Inline envelopes refer to components of the document: point those refs at the added 'api' schema.
+      const validate = ajv.compile(
+        JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"api#/components/')),
+      );
+      if (!validate(res.body))
+        throw new Error(`${method} ${path} ${res.status}: ${ajv.errorsText(validate.errors)}`);
+    };
+    const { key } = await gw.account(undefined, 'pw-openapi');
+    const auth = { Authorization: `Bearer ${key}` };
+    const signal = await request(signals.url)
+      .post('/internal/signals')
+      .set(signals.ingestAuth)
+      .send(signalInput())
+      .expect(201);
+
+    check('/v1/signals', 'get', await request(gw.url).get('/v1/signals').set(auth));
+    check(
+      '/v1/signals/{signal_id}',
+      'get',
+      await request(gw.url).get(`/v1/signals/${signal.body.data.id}`).set(auth),
+    );
+    check('/v1/signals/{signal_id}', 'get', await request(gw.url).get('/v1/signals/sig_nope').set(auth));
+    check('/v1/stats', 'get', await request(gw.url).get('/v1/stats?period=7d').set(auth));
+    check('/v1/stats', 'get', await request(gw.url).get('/v1/stats?period=1y').set(auth));
+    const created = await request(gw.url)
+      .post('/v1/webhooks')
+      .set(auth)
+      .send({ url: `${receiver.url}/doc`, events: ['signal.new'] });
+    check('/v1/webhooks', 'post', created);
+    check(
+      '/v1/webhooks',
+      'post',
+      await request(gw.url).post('/v1/webhooks').set(auth).send({ url: 'nope', events: [] }),
+    );
+    const id = created.body.data.id as string;
+    check('/v1/webhooks', 'get', await request(gw.url).get('/v1/webhooks').set(auth));
+    check('/v1/webhooks/{webhook_id}', 'get', await request(gw.url).get(`/v1/webhooks/${id}`).set(auth));
+    check(
+      '/v1/webhooks/{webhook_id}',
+      'patch',
+      await request(gw.url)
+        .patch(`/v1/webhooks/${id}`)
+        .set(auth)
+        .send({ types: ['new'] }),
+    );
+    check(
+      '/v1/webhooks/{webhook_id}/rotate-secret',
+      'post',
+      await request(gw.url).post(`/v1/webhooks/${id}/rotate-secret`).set(auth),
+    );
+    const test = await request(gw.url).post(`/v1/webhooks/${id}/test`).set(auth);
+    check('/v1/webhooks/{webhook_id}/test', 'post', test);
+    await waitFor(
+      async () =>
+        (await request(gw.url).get(`/v1/webhooks/${id}/deliveries`).set(auth)).body.data?.[0]?.status ===
+        'succeeded',
+      10_000,
+      100,
+      'test delivery',
+    );
+    check(
+      '/v1/webhooks/{webhook_id}/deliveries',
+      'get',
+      await request(gw.url).get(`/v1/webhooks/${id}/deliveries`).set(auth),
+    );
+    check(
+      '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}',
+      'get',
+      await request(gw.url).get(`/v1/webhooks/${id}/deliveries/${test.body.data.id}`).set(auth),
+    );
+    check(
+      '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry',
+      'post',
+      await request(gw.url).post(`/v1/webhooks/${id}/deliveries/${test.body.data.id}/retry`).set(auth),
+    );
+    check(
+      '/v1/webhooks/{webhook_id}',
+      'delete',
+      await request(gw.url).delete(`/v1/webhooks/${id}`).set(auth),
+    );
+
+    const account = await gw.account(undefined, 'pw-openapi-2');
+    const login = await request(gw.url)
+      .post('/v1/auth/login')
+      .send({ email: account.email, password: 'pw-openapi-2' });
+    check('/v1/auth/login', 'post', login);
+    const session = { Authorization: `Bearer ${login.body.data.token}` };
+    const newKey = await request(gw.url).post('/v1/account/keys').set(session).send({ name: 'doc' });
+    check('/v1/account/keys', 'post', newKey);
+    check('/v1/account/keys', 'get', await request(gw.url).get('/v1/account/keys').set(session));
+    check(
+      '/v1/account/keys/{key_id}',
+      'delete',
+      await request(gw.url).delete(`/v1/account/keys/${newKey.body.data.id}`).set(session),
+    );
+    check('/v1/signals', 'get', await request(gw.url).get('/v1/signals'));
   });
 });
