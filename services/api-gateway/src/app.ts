@@ -1,3 +1,5 @@
+import { trustProxySetting, type GatewayConfig } from './config';
+import { healthChecks, type GatewayDependencies } from './dependencies';
 import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
 import type { Express } from 'express';
 import type { AccountDeps } from './domain/accounts.use-cases';
@@ -44,4 +46,27 @@ export function buildApp(deps: GatewayAppDeps): Express {
   app.use('/v1/stats', proxyTo(stats, deps.tokens, deps.upstreamTimeoutMs));
   app.use('/v1/webhooks', proxyTo(webhooks, deps.tokens, deps.upstreamTimeoutMs));
   return finishApp(app, deps.logger);
+}
+
+/** The app as main.ts and the tests run it: everything from config and the built dependencies. */
+export function appFromDependencies(
+  config: GatewayConfig,
+  deps: GatewayDependencies,
+  logger: Logger,
+  lifecycle: Lifecycle,
+): Express {
+  return buildApp({
+    logger,
+    lifecycle,
+    checks: healthChecks(deps),
+    auth: deps.auth,
+    accounts: deps.accounts,
+    sessionSecret: config.SESSION_JWT_SECRET,
+    sessionTtlSeconds: config.SESSION_TTL_SECONDS,
+    upstreams: deps.upstreams,
+    tokens: deps.tokens,
+    upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    trustProxy: trustProxySetting(config.TRUST_PROXY),
+    publicUrl: config.PUBLIC_URL,
+  });
 }

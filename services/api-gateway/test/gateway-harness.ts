@@ -1,9 +1,9 @@
 import { GracefulShutdown, startHttpServer, type RunningServer } from '@signal/service-kit';
 import { infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
 import { randomBytes } from 'node:crypto';
-import { buildApp } from '../src/app';
+import { appFromDependencies } from '../src/app';
 import { loadConfig, type GatewayConfig } from '../src/config';
-import { createDependencies, healthChecks, type GatewayDependencies } from '../src/dependencies';
+import { createDependencies, type GatewayDependencies } from '../src/dependencies';
 import { createAccount, createApiKey } from '../src/domain/accounts.use-cases';
 
 export const JWT_SECRET = 'test-internal-jwt-secret-0123456789abcdef';
@@ -50,19 +50,7 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHarn
     ...options.env,
   });
   const deps = await createDependencies(config, silentLogger);
-  const app = buildApp({
-    logger: silentLogger,
-    lifecycle: new GracefulShutdown(silentLogger),
-    checks: healthChecks(deps),
-    auth: deps.auth,
-    accounts: deps.accounts,
-    sessionSecret: config.SESSION_JWT_SECRET,
-    sessionTtlSeconds: config.SESSION_TTL_SECONDS,
-    upstreams: deps.upstreams,
-    tokens: deps.tokens,
-    upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
-    trustProxy: false,
-  });
+  const app = appFromDependencies(config, deps, silentLogger, new GracefulShutdown(silentLogger));
   const http: RunningServer = await startHttpServer(app, 0);
   let n = 0;
   return {

@@ -1,3 +1,5 @@
+import type { SignalsConfig } from './config';
+import { healthChecks, type SignalsDependencies } from './dependencies';
 import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
 import type { Express } from 'express';
 import type { SignalRepository } from './data/signal.repository';
@@ -25,4 +27,22 @@ export function buildApp(deps: SignalsAppDeps): Express {
   app.use(signalsRouter(deps.repository, deps.internalJwtSecret));
   app.use(ingestRouter(deps.repository, deps.ingestToken, deps.onWrite));
   return finishApp(app, deps.logger);
+}
+
+/** The app as main.ts and the tests run it: everything from config and the built dependencies. */
+export function appFromDependencies(
+  config: SignalsConfig,
+  deps: SignalsDependencies,
+  logger: Logger,
+  lifecycle: Lifecycle,
+): Express {
+  return buildApp({
+    logger,
+    lifecycle,
+    checks: healthChecks(deps),
+    repository: deps.repository,
+    internalJwtSecret: config.INTERNAL_JWT_SECRET,
+    ingestToken: config.INGEST_TOKEN,
+    onWrite: (ids) => deps.relay.kick(ids),
+  });
 }

@@ -1,7 +1,7 @@
 import { GracefulShutdown, createLogger, startHttpServer } from '@signal/service-kit';
-import { buildApp } from './app';
+import { appFromDependencies } from './app';
 import { loadConfig } from './config';
-import { createDependencies, healthChecks } from './dependencies';
+import { createDependencies } from './dependencies';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -9,15 +9,7 @@ async function main(): Promise<void> {
   const shutdown = new GracefulShutdown(logger);
   const deps = await createDependencies(config, logger);
   deps.relay.start();
-  const app = buildApp({
-    logger,
-    lifecycle: shutdown,
-    checks: healthChecks(deps),
-    repository: deps.repository,
-    internalJwtSecret: config.INTERNAL_JWT_SECRET,
-    ingestToken: config.INGEST_TOKEN,
-    onWrite: (ids) => deps.relay.kick(ids),
-  });
+  const app = appFromDependencies(config, deps, logger, shutdown);
   const http = await startHttpServer(app, config.PORT, config.HOST);
   shutdown
     .register('http', () => http.close())

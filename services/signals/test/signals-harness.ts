@@ -5,9 +5,9 @@ import {
   type RunningServer,
 } from '@signal/service-kit';
 import { silentLogger, testBrokerPrefix, testDatabase, infraUrls } from '@signal/test-kit';
-import { buildApp } from '../src/app';
+import { appFromDependencies } from '../src/app';
 import { loadConfig, type SignalsConfig } from '../src/config';
-import { createDependencies, healthChecks, type SignalsDependencies } from '../src/dependencies';
+import { createDependencies, type SignalsDependencies } from '../src/dependencies';
 
 export const JWT_SECRET = 'test-internal-jwt-secret-0123456789abcdef';
 export const INGEST_TOKEN = 'test-ingest-token-0123456789abcdef';
@@ -46,15 +46,7 @@ export async function startSignals(
   const lifecycle = new GracefulShutdown(silentLogger);
   const deps = await createDependencies(config, silentLogger);
   deps.relay.start();
-  const app = buildApp({
-    logger: silentLogger,
-    lifecycle,
-    checks: healthChecks(deps),
-    repository: deps.repository,
-    internalJwtSecret: JWT_SECRET,
-    ingestToken: INGEST_TOKEN,
-    onWrite: (ids) => deps.relay.kick(ids),
-  });
+  const app = appFromDependencies(config, deps, silentLogger, lifecycle);
   const http: RunningServer = await startHttpServer(app, 0);
   return {
     url: http.url,

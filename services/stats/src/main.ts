@@ -1,7 +1,7 @@
 import { GracefulShutdown, createLogger, startHttpServer } from '@signal/service-kit';
-import { buildApp } from './app';
+import { appFromDependencies } from './app';
 import { loadConfig } from './config';
-import { createDependencies, healthChecks } from './dependencies';
+import { createDependencies } from './dependencies';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -10,14 +10,7 @@ async function main(): Promise<void> {
   const deps = await createDependencies(config, logger);
   await deps.consumer.start();
   deps.amqp.start();
-  const app = buildApp({
-    logger,
-    lifecycle: shutdown,
-    checks: healthChecks(deps),
-    repository: deps.repository,
-    cache: deps.cache,
-    internalJwtSecret: config.INTERNAL_JWT_SECRET,
-  });
+  const app = appFromDependencies(config, deps, logger, shutdown);
   const http = await startHttpServer(app, config.PORT, config.HOST);
   shutdown
     .register('http', () => http.close())

@@ -5,9 +5,9 @@ import {
   type RunningServer,
 } from '@signal/service-kit';
 import { infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
-import { buildApp } from '../src/app';
+import { appFromDependencies } from '../src/app';
 import { loadConfig } from '../src/config';
-import { createDependencies, healthChecks, type StatsDependencies } from '../src/dependencies';
+import { createDependencies, type StatsDependencies } from '../src/dependencies';
 
 export const JWT_SECRET = 'test-internal-jwt-secret-0123456789abcdef';
 
@@ -43,14 +43,7 @@ export async function startStats(
   await deps.consumer.start();
   deps.amqp.start();
   await deps.amqp.waitUntilConnected();
-  const app = buildApp({
-    logger: silentLogger,
-    lifecycle: new GracefulShutdown(silentLogger),
-    checks: healthChecks(deps),
-    repository: deps.repository,
-    cache: deps.cache,
-    internalJwtSecret: JWT_SECRET,
-  });
+  const app = appFromDependencies(config, deps, silentLogger, new GracefulShutdown(silentLogger));
   const http: RunningServer = await startHttpServer(app, 0);
   return {
     url: http.url,

@@ -1,3 +1,5 @@
+import type { WebhooksConfig } from './config';
+import { healthChecks, type WebhooksDependencies } from './dependencies';
 import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
 import type { Express } from 'express';
 import type { SubscriptionDeps } from './domain/subscriptions.use-cases';
@@ -21,4 +23,25 @@ export function buildApp(deps: WebhooksAppDeps): Express {
   });
   app.use(webhooksRouter(deps.subscriptions, deps.internalJwtSecret));
   return finishApp(app, deps.logger);
+}
+
+/** The app as main.ts and the tests run it: everything from config and the built dependencies. */
+export function appFromDependencies(
+  config: WebhooksConfig,
+  deps: WebhooksDependencies,
+  logger: Logger,
+  lifecycle: Lifecycle,
+): Express {
+  return buildApp({
+    logger,
+    lifecycle,
+    checks: healthChecks(deps),
+    internalJwtSecret: config.INTERNAL_JWT_SECRET,
+    subscriptions: {
+      repository: deps.repository,
+      schedule: deps.schedule,
+      allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_URLS,
+      secretOverlapMs: config.WEBHOOK_SECRET_OVERLAP_MS,
+    },
+  });
 }

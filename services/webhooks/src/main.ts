@@ -1,7 +1,7 @@
 import { GracefulShutdown, createLogger, startHttpServer } from '@signal/service-kit';
-import { buildApp } from './app';
+import { appFromDependencies } from './app';
 import { loadConfig } from './config';
-import { createDependencies, healthChecks } from './dependencies';
+import { createDependencies } from './dependencies';
 
 /** The subscriptions API (scale it with HTTP traffic); deliveries run in worker.ts. */
 async function main(): Promise<void> {
@@ -9,18 +9,7 @@ async function main(): Promise<void> {
   const logger = createLogger('webhooks-api', config.LOG_LEVEL);
   const shutdown = new GracefulShutdown(logger);
   const deps = await createDependencies(config, logger, 'webhooks-api');
-  const app = buildApp({
-    logger,
-    lifecycle: shutdown,
-    checks: healthChecks(deps),
-    internalJwtSecret: config.INTERNAL_JWT_SECRET,
-    subscriptions: {
-      repository: deps.repository,
-      schedule: deps.schedule,
-      allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_URLS,
-      secretOverlapMs: config.WEBHOOK_SECRET_OVERLAP_MS,
-    },
-  });
+  const app = appFromDependencies(config, deps, logger, shutdown);
   const http = await startHttpServer(app, config.PORT, config.HOST);
   shutdown
     .register('http', () => http.close())

@@ -5,9 +5,9 @@ import {
   type RunningServer,
 } from '@signal/service-kit';
 import { infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
-import { buildApp } from '../src/app';
+import { appFromDependencies } from '../src/app';
 import { loadConfig, type WebhooksConfig } from '../src/config';
-import { createDependencies, healthChecks, type WebhooksDependencies } from '../src/dependencies';
+import { createDependencies, type WebhooksDependencies } from '../src/dependencies';
 import { buildWorker, type Worker } from '../src/worker.app';
 
 export const JWT_SECRET = 'test-internal-jwt-secret-0123456789abcdef';
@@ -47,18 +47,7 @@ export async function startWebhooks(options: {
   const lifecycle = new GracefulShutdown(silentLogger);
   const deps = await createDependencies(config, silentLogger, 'webhooks-test');
   await deps.amqp.waitUntilConnected();
-  const app = buildApp({
-    logger: silentLogger,
-    lifecycle,
-    checks: healthChecks(deps),
-    internalJwtSecret: JWT_SECRET,
-    subscriptions: {
-      repository: deps.repository,
-      schedule: deps.schedule,
-      allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_URLS,
-      secretOverlapMs: config.WEBHOOK_SECRET_OVERLAP_MS,
-    },
-  });
+  const app = appFromDependencies(config, deps, silentLogger, lifecycle);
   const http: RunningServer = await startHttpServer(app, 0);
   let worker: Worker | undefined;
   if (options.worker !== false) {
