@@ -4,7 +4,9 @@ import path from 'node:path';
 import { signInternalToken } from '@signal/service-kit';
 import { request } from 'undici';
 import { summarize } from './cpu-profile';
-import { ROOT, SECRETS, arg, load, startService, table, type LoadResult } from './harness';
+import Redis from 'ioredis';
+import mongoose from 'mongoose';
+import { ROOT, SECRETS, arg, infra, load, startService, table, type LoadResult } from './harness';
 
 /**
  * pnpm bench gateway [--seconds 10] [--connections 50]
@@ -156,6 +158,14 @@ http { access_log off; upstream up { server 127.0.0.1:4101; keepalive 64; }
     nginx?.kill('SIGTERM');
     await gateway.stop();
     await signals.stop();
+    // Leave nothing behind: the bench account's Redis keys and both databases.
+    const redis = new Redis(infra().REDIS_URL);
+    const keys = await redis.keys(`${db}:*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+    const conn = await mongoose.createConnection(infra().MONGO_URL).asPromise();
+    for (const name of [`${db}_signals`, `${db}_gateway`]) await conn.useDb(name).dropDatabase().catch(() => undefined);
+    await conn.close();
   }
   const prof = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
   if (prof)
