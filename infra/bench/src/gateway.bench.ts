@@ -91,9 +91,6 @@ async function main() {
     ).toString();
     const key = /API key \(shown once\): (\S+)/.exec(keyOut)![1]!;
 
-    const direct = {
-      authorization: `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'signals', accountId, 60)}`,
-    };
     const nginxBin = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
     if (nginxBin) {
       writeFileSync(
@@ -153,7 +150,6 @@ http { access_log off; upstream up { server 127.0.0.1:4101; keepalive 64; }
         );
       else console.log('nginx not installed (apt-get install nginx-light): (c) skipped');
     }
-    void direct;
   } finally {
     nginx?.kill('SIGTERM');
     await gateway.stop();
@@ -164,7 +160,11 @@ http { access_log off; upstream up { server 127.0.0.1:4101; keepalive 64; }
     if (keys.length) await redis.del(...keys);
     redis.disconnect();
     const conn = await mongoose.createConnection(infra().MONGO_URL).asPromise();
-    for (const name of [`${db}_signals`, `${db}_gateway`]) await conn.useDb(name).dropDatabase().catch(() => undefined);
+    for (const name of [`${db}_signals`, `${db}_gateway`])
+      await conn
+        .useDb(name)
+        .dropDatabase()
+        .catch(() => undefined);
     await conn.close();
   }
   const prof = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));

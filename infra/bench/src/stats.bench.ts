@@ -40,16 +40,14 @@ async function main() {
         };
       });
       await conn.db!.collection('signal_projection').insertMany(rows as never[]);
-      await naiveDb
-        .db!.collection('signals')
-        .insertMany(
-          rows.map((r) => ({
-            _id: r._id,
-            type: r.type,
-            performance: { status: r.status, roi: r.roi },
-            created_at: r.created_at,
-          })) as never[],
-        );
+      await naiveDb.db!.collection('signals').insertMany(
+        rows.map((r) => ({
+          _id: r._id,
+          type: r.type,
+          performance: { status: r.status, roi: r.roi },
+          created_at: r.created_at,
+        })) as never[],
+      );
       progress('projection + signals collection', i + n, count, started);
     }
     const stats = await startService('services/stats/dist/main.js', 4401, {

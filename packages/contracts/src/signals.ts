@@ -81,12 +81,16 @@ export const signalDetailResponseSchema = z
 /** Query of GET /v1/signals. Values arrive as strings; every bad value names its parameter. */
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
-const intString = (name: string, min: number, max: number) =>
+/** A query parameter holding a whole number; every failure names the parameter. */
+export const wholeNumberParam = (name: string, min: number, max?: number) =>
   z
     .string()
     .regex(/^\d+$/, `${name} must be a whole number`)
     .transform(Number)
-    .refine((n) => n >= min && n <= max, `${name} must be between ${min} and ${max}`);
+    .refine(
+      (n) => n >= min && (max === undefined || n <= max),
+      max === undefined ? `${name} must be ${min} or more` : `${name} must be between ${min} and ${max}`,
+    );
 
 export const signalListQuerySchema = z
   .strictObject({
@@ -98,8 +102,10 @@ export const signalListQuerySchema = z
       .datetime({ offset: true, error: 'since must be an ISO 8601 timestamp, e.g. 2026-01-31T12:00:00Z' })
       .optional()
       .describe('Only signals created strictly after this time'),
-    limit: intString('limit', 1, MAX_PAGE_SIZE).optional().describe('Results per page; default 20, max 100'),
-    page: intString('page', 1, 1_000_000).optional().describe('Page number, from 1 (default 1)'),
+    limit: wholeNumberParam('limit', 1, MAX_PAGE_SIZE)
+      .optional()
+      .describe('Results per page; default 20, max 100'),
+    page: wholeNumberParam('page', 1, 1_000_000).optional().describe('Page number, from 1 (default 1)'),
     cursor: z
       .string()
       .regex(/^[A-Za-z0-9_-]{1,200}$/, 'cursor must be a value returned in meta.next_cursor')

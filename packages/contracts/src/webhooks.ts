@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SIGNAL_TYPES, WEBHOOK_EVENTS } from './enums';
-import { signalDetailSchema } from './signals';
+import { signalDetailSchema, wholeNumberParam } from './signals';
 
 export const webhookIdSchema = z.string().regex(/^wh_[0-9A-HJKMNP-TV-Z]{26}$/);
 
@@ -105,16 +105,6 @@ export const deliveryListQuerySchema = z.strictObject({
     .enum(DELIVERY_STATUSES, { error: `status must be one of ${DELIVERY_STATUSES.join(', ')}` })
     .optional(),
   event: z.string().max(64).optional(),
-  limit: z
-    .string()
-    .regex(/^\d+$/, 'limit must be a whole number')
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= 100, 'limit must be between 1 and 100')
-    .optional(),
-  page: z
-    .string()
-    .regex(/^\d+$/, 'page must be a whole number')
-    .transform(Number)
-    .refine((n) => n >= 1, 'page must be 1 or more')
-    .optional(),
+  limit: wholeNumberParam('limit', 1, 100).optional(),
+  page: wholeNumberParam('page', 1).optional(),
 });

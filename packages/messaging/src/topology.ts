@@ -1,9 +1,10 @@
+import { SIGNAL_EVENTS_EXCHANGE } from '@signal/contracts';
 import type { ConfirmChannel } from 'amqplib';
 
 /** Every broker name gets the same prefix, so tests (and tenants of a shared broker) never collide. */
 export function brokerNames(prefix = '') {
   return {
-    signalEvents: `${prefix}signal.events`,
+    signalEvents: `${prefix}${SIGNAL_EVENTS_EXCHANGE}`,
     statsQueue: `${prefix}stats.signal-events`,
     webhooksQueue: `${prefix}webhooks.signal-events`,
     deliveriesQueue: `${prefix}webhooks.deliveries`,

@@ -12,3 +12,4 @@ export * from './base-app';
 export * from './metrics';
 export * from './ids';
 export * from './keyed-mutex';
+export * from './redis';

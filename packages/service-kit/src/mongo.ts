@@ -35,3 +35,23 @@ export function isMongoUnavailable(err: unknown): boolean {
     /connection .* closed|ECONNREFUSED|Client must be connected|topology was destroyed/i.test(err.message)
   );
 }
+
+interface WriteError {
+  code?: number;
+  index?: number;
+  err?: { code?: number; index?: number };
+}
+
+export function isDuplicateKeyError(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
+}
+
+/**
+ * For an unordered insertMany that failed only on duplicate keys: the positions of the refused
+ * documents. Undefined when anything else went wrong (the caller rethrows).
+ */
+export function duplicateKeyPositions(err: unknown): Set<number> | undefined {
+  const writeErrors = (err as { writeErrors?: WriteError[] })?.writeErrors;
+  if (!writeErrors || writeErrors.some((w) => (w.code ?? w.err?.code) !== 11000)) return undefined;
+  return new Set(writeErrors.map((w) => w.index ?? w.err?.index).filter((i): i is number => i !== undefined));
+}

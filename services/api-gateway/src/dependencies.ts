@@ -1,6 +1,5 @@
-import { once } from 'node:events';
-import { connectMongo, pingMongo, type Logger } from '@signal/service-kit';
-import Redis from 'ioredis';
+import { connectMongo, connectRedis, pingMongo, type Logger } from '@signal/service-kit';
+import type Redis from 'ioredis';
 import type { Connection } from 'mongoose';
 import type { GatewayConfig } from './config';
 import { accountModel, apiKeyModel } from './data/account.model';
@@ -22,19 +21,6 @@ export interface GatewayDependencies {
   close(): Promise<void>;
 }
 
-/** Redis that fails fast while down (no offline queue) and reconnects by itself. */
-export function createRedis(url: string, logger: Logger): Redis {
-  const redis = new Redis(url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    commandTimeout: 1000,
-    connectTimeout: 2000,
-    retryStrategy: (times) => Math.min(times * 100, 2000),
-  });
-  redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
-  return redis;
-}
-
 export async function createDependencies(
   config: GatewayConfig,
   logger: Logger,
@@ -42,20 +28,14 @@ export async function createDependencies(
   const mongo = await connectMongo(config.MONGO_URL, config.GATEWAY_DB);
   const repository = new AccountRepository(accountModel(mongo), apiKeyModel(mongo));
   await repository.ensureIndexes();
-  const redis = createRedis(config.REDIS_URL, logger);
+  const redis = await connectRedis(config.REDIS_URL, logger);
   const cache = new KeyCache();
   // Redis may have lost the revoked-key set while it was away: forget what we cached.
-  let wasReady = false;
+  let wasReady = redis.status === 'ready';
   redis.on('ready', () => {
     if (wasReady) cache.clear();
     wasReady = true;
   });
-  // Start even if Redis is down (requests then follow the documented fallback), but give it a moment.
-  let readyTimer: NodeJS.Timeout | undefined;
-  await Promise.race([once(redis, 'ready'), new Promise((r) => (readyTimer = setTimeout(r, 3000)))]).catch(
-    () => undefined,
-  );
-  clearTimeout(readyTimer);
   const limiter = new RateLimiter(redis, config.REDIS_PREFIX);
   const lastTouched = new Map<string, number>();
   const auth: AuthDeps = {

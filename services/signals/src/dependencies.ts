@@ -1,4 +1,4 @@
-import { SIGNAL_EVENTS_EXCHANGE, type SignalEvent } from '@signal/contracts';
+import type { SignalEvent } from '@signal/contracts';
 import { AmqpClient, OutboxRelay, brokerNames, declareEventExchange } from '@signal/messaging';
 import { connectMongo, currentRequestId, pingMongo, type Logger } from '@signal/service-kit';
 import type { Connection } from 'mongoose';
@@ -23,7 +23,6 @@ export async function createDependencies(
   await repository.ensureIndexes();
 
   const exchange = brokerNames(config.AMQP_PREFIX).signalEvents;
-  void SIGNAL_EVENTS_EXCHANGE;
   const amqp = new AmqpClient({ url: config.AMQP_URL, logger, name: 'signals' });
   await amqp.addSetup((channel) => declareEventExchange(channel, exchange));
   amqp.start();

@@ -1,8 +1,7 @@
-import { once } from 'node:events';
 import { MESSAGE_POLICIES } from '@signal/contracts';
 import { AmqpClient, Consumer, brokerNames } from '@signal/messaging';
-import { connectMongo, pingMongo, type Logger } from '@signal/service-kit';
-import Redis from 'ioredis';
+import { connectMongo, connectRedis, pingMongo, type Logger } from '@signal/service-kit';
+import type Redis from 'ioredis';
 import type { Connection } from 'mongoose';
 import type { StatsConfig } from './config';
 import { projectionModel } from './data/projection.model';
@@ -24,17 +23,7 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
   const mongo = await connectMongo(config.MONGO_URL, config.STATS_DB);
   const repository = new ProjectionRepository(projectionModel(mongo));
   await repository.ensureIndexes();
-  const redis = new Redis(config.REDIS_URL, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    commandTimeout: 1000,
-  });
-  redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([once(redis, 'ready'), new Promise((r) => (timer = setTimeout(r, 3000)))]).catch(
-    () => undefined,
-  );
-  clearTimeout(timer);
+  const redis = await connectRedis(config.REDIS_URL, logger);
   const cache = new StatsCache(
     redis,
     config.REDIS_PREFIX,

@@ -1,11 +1,9 @@
-import { connectMongo, type Logger } from '@signal/service-kit';
+import { connectMongo, connectRedis, type Logger } from '@signal/service-kit';
 import { accountModel, apiKeyModel } from '../data/account.model';
 import { AccountRepository } from '../data/account.repository';
-import { createRedis } from '../dependencies';
 import type { AccountDeps } from '../domain/accounts.use-cases';
 import { KeyCache } from '../domain/key-cache';
 import { RateLimiter } from '../domain/rate-limiter';
-import { once } from 'node:events';
 
 export interface AdminConfig {
   MONGO_URL: string;
@@ -23,8 +21,7 @@ export async function createDependencies(
   const mongo = await connectMongo(config.MONGO_URL, config.GATEWAY_DB);
   const repository = new AccountRepository(accountModel(mongo), apiKeyModel(mongo));
   await repository.ensureIndexes();
-  const redis = createRedis(config.REDIS_URL, logger);
-  await once(redis, 'ready');
+  const redis = await connectRedis(config.REDIS_URL, logger);
   return {
     accounts: {
       repository,

@@ -1,3 +1,4 @@
+import { isDuplicateKeyError } from '@signal/service-kit';
 import type { Model } from 'mongoose';
 import type { AccountDocument, ApiKeyDocument, Plan } from './account.model';
 
@@ -21,7 +22,7 @@ export class AccountRepository {
     try {
       await this.accounts.collection.insertOne(account as never);
     } catch (err) {
-      if ((err as { code?: number }).code === 11000) throw new EmailTakenError(account.email);
+      if (isDuplicateKeyError(err)) throw new EmailTakenError(account.email);
       throw err;
     }
   }

@@ -1,5 +1,5 @@
 import type { SignalEvent, SignalStatus, SignalType } from '@signal/contracts';
-import { KeyedMutex } from '@signal/service-kit';
+import { KeyedMutex, duplicateKeyPositions, isDuplicateKeyError } from '@signal/service-kit';
 import type { FilterQuery } from 'mongoose';
 import type { SignalDocument, SignalModel } from './signal.model';
 
@@ -17,10 +17,6 @@ export type StoredSignal = Omit<SignalDocument, 'outbox' | 'has_outbox'>;
 const PUBLIC_PROJECTION = { outbox: 0, has_outbox: 0 } as const;
 
 export class DuplicateIdempotencyKeyError extends Error {}
-
-function isDuplicateKey(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
-}
 
 /** Persistence of signals; returns plain objects (`lean`), never mongoose documents. */
 export class SignalRepository {
@@ -70,7 +66,7 @@ export class SignalRepository {
     try {
       await this.model.collection.insertOne(doc as never);
     } catch (err) {
-      if (isDuplicateKey(err)) throw new DuplicateIdempotencyKeyError(doc.idem_key);
+      if (isDuplicateKeyError(err)) throw new DuplicateIdempotencyKeyError(doc.idem_key);
       throw err;
     }
   }
@@ -81,20 +77,9 @@ export class SignalRepository {
       await this.model.collection.insertMany(docs as never[], { ordered: false });
       return { duplicates: [] };
     } catch (err) {
-      const writeErrors = (
-        err as {
-          writeErrors?: Array<{ code?: number; index: number; err?: { code?: number; index?: number } }>;
-        }
-      ).writeErrors;
-      if (!writeErrors) throw err;
-      const dupes: string[] = [];
-      for (const w of writeErrors) {
-        const code = w.code ?? w.err?.code;
-        const index = w.index ?? w.err?.index;
-        if (code !== 11000) throw err;
-        if (index !== undefined && docs[index]) dupes.push(docs[index].idem_key);
-      }
-      return { duplicates: dupes };
+      const refused = duplicateKeyPositions(err);
+      if (!refused) throw err;
+      return { duplicates: [...refused].map((i) => docs[i]!.idem_key) };
     }
   }
 

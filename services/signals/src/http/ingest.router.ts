@@ -3,6 +3,7 @@ import {
   changeStatusInputSchema,
   createSignalInputSchema,
   updateSignalInputSchema,
+  wholeNumberParam,
 } from '@signal/contracts';
 import { AppError, parseOrThrow, requireStaticToken } from '@signal/service-kit';
 import { Router, type Request } from 'express';
@@ -14,12 +15,7 @@ import { changeSignalStatus, updateSignal } from '../domain/update-signal.use-ca
 
 const exportQuerySchema = z.strictObject({
   after: z.string().max(64).optional(),
-  limit: z
-    .string()
-    .regex(/^\d+$/, 'limit must be a whole number')
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= 5000, 'limit must be between 1 and 5000')
-    .optional(),
+  limit: wholeNumberParam('limit', 1, 5000).optional(),
 });
 
 function idempotencyKey(req: Request): string | undefined {

@@ -1,5 +1,5 @@
 import type { SignalType } from '@signal/contracts';
-import { KeyedMutex } from '@signal/service-kit';
+import { KeyedMutex, isDuplicateKeyError } from '@signal/service-kit';
 import type { FilterQuery, Model } from 'mongoose';
 import type { ProjectedSignal } from './projection.model';
 
@@ -34,7 +34,7 @@ export class ProjectionRepository {
         await this.model.collection.insertOne(doc as never);
         return true;
       } catch (err) {
-        if ((err as { code?: number }).code === 11000) return false; // same or newer already there
+        if (isDuplicateKeyError(err)) return false; // same or newer already there
         throw err;
       }
     });

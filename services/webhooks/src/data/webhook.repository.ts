@@ -1,3 +1,4 @@
+import { duplicateKeyPositions, isDuplicateKeyError } from '@signal/service-kit';
 import type { WebhookEventName } from '@signal/contracts';
 import type { FilterQuery, Model } from 'mongoose';
 import type { AttemptRecord, DeliveryDocument, SubscriptionDocument } from './webhook.models';
@@ -70,7 +71,7 @@ export class WebhookRepository {
       await this.deliveries.collection.insertOne(doc as never);
       return { delivery: doc, created: true };
     } catch (err) {
-      if ((err as { code?: number }).code !== 11000) throw err;
+      if (!isDuplicateKeyError(err)) throw err;
       const existing = await this.deliveries
         .findOne({ webhook_id: doc.webhook_id, event_id: doc.event_id })
         .lean<DeliveryDocument>()
@@ -90,13 +91,8 @@ export class WebhookRepository {
       await this.deliveries.collection.insertMany(docs as never[], { ordered: false });
       return docs;
     } catch (err) {
-      const writeErrors = (
-        err as {
-          writeErrors?: Array<{ code?: number; index?: number; err?: { code?: number; index?: number } }>;
-        }
-      ).writeErrors;
-      if (!writeErrors || writeErrors.some((w) => (w.code ?? w.err?.code) !== 11000)) throw err;
-      const failed = new Set(writeErrors.map((w) => w.index ?? w.err?.index));
+      const failed = duplicateKeyPositions(err);
+      if (!failed) throw err;
       const out: DeliveryDocument[] = [];
       for (const [i, doc] of docs.entries()) {
         if (!failed.has(i)) out.push(doc);
