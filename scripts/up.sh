@@ -2,7 +2,8 @@
 # The one run command (README "Quick start"): brings up the whole system, seeds demo data,
 # prints the gateway URL and a demo API key.
 #   bash scripts/up.sh          start (Docker Compose when an engine answers, else local processes)
-#   bash scripts/up.sh down     stop everything this script started
+#   bash scripts/up.sh down     stop everything this script started (local data is kept)
+#   bash scripts/up.sh reset    stop, then wipe the local data (accounts, keys, signals, subscriptions)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 RUN=.run
@@ -41,8 +42,14 @@ down() {
     [ -f "$f" ] || continue
     kill -9 "$(cat "$f")" 2>/dev/null || true; rm -f "$f"
   done
-  infra/local/infra.sh down || true
-  echo "stopped"
+  INFRA_PERSIST=1 infra/local/infra.sh down || true
+  echo "stopped (data kept; 'bash scripts/up.sh reset' wipes it)"
+}
+
+reset() {
+  down
+  INFRA_PERSIST=1 infra/local/infra.sh reset
+  rm -f "$RUN/data/seeded"
 }
 
 up_docker() {
@@ -52,8 +59,9 @@ up_docker() {
   touch "$RUN/compose"
   docker compose exec -T signals node dist/simulator/simulate.cli.js --backfill 300 --url http://127.0.0.1:4001 --quiet
   docker compose exec -T -d signals node dist/simulator/simulate.cli.js --forever --rate 0.2 --url http://127.0.0.1:4001
-  key=$(docker compose exec -T api-gateway node dist/cli/admin.cli.js demo | sed -n 's/^DEMO_API_KEY=//p')
-  summary "http://127.0.0.1:${GATEWAY_PORT:-8080}" "$key"
+  # Compose runs NODE_ENV=production: no demo login exists there. Sign up in the dashboard, or
+  # create an account and a key with the operator CLI (docker compose exec api-gateway node dist/cli/admin.cli.js …).
+  summary "http://127.0.0.1:${GATEWAY_PORT:-8080}" "(none: production mode; see the operator CLI)" ""
 }
 
 start() { # name entry port extra-env...
@@ -68,9 +76,9 @@ up_local() {
   pnpm install --frozen-lockfile --reporter=append-only >/dev/null
   pnpm run -s build
   echo "==> infrastructure"
-  set -a; eval "$(infra/local/infra.sh up)"; set +a
+  set -a; eval "$(INFRA_PERSIST=1 infra/local/infra.sh up)"; set +a
   secrets
-  export LOG_LEVEL="${LOG_LEVEL:-info}" WEBHOOK_ALLOW_PRIVATE_URLS="${WEBHOOK_ALLOW_PRIVATE_URLS:-true}"
+  export LOG_LEVEL="${LOG_LEVEL:-info}" WEBHOOK_ALLOW_LOOPBACK_URLS="${WEBHOOK_ALLOW_LOOPBACK_URLS:-true}"
   echo "==> services"
   start signals services/signals/dist/main.js 4001
   start stats services/stats/dist/main.js 4002
@@ -80,20 +88,29 @@ up_local() {
     SIGNALS_URL=http://127.0.0.1:4001 STATS_URL=http://127.0.0.1:4002 WEBHOOKS_URL=http://127.0.0.1:4003
   for p in 4001 4002 4003 4004 "${GATEWAY_PORT:-8080}"; do wait_ready "http://127.0.0.1:$p" 60; done
   echo "==> demo data"
-  SIGNALS_URL=http://127.0.0.1:4001 node services/signals/dist/simulator/simulate.cli.js --backfill 300 --seed 7
+  # History once per data set: the data is kept across down/up, so a restart must not add more.
+  if [ ! -f "$RUN/data/seeded" ]; then
+    SIGNALS_URL=http://127.0.0.1:4001 node services/signals/dist/simulator/simulate.cli.js --backfill 300 --seed 7
+    mkdir -p "$RUN/data"; touch "$RUN/data/seeded"
+  fi
   SIGNALS_URL=http://127.0.0.1:4001 node services/signals/dist/simulator/simulate.cli.js --forever --rate 0.2 >"$RUN/logs/simulator.log" 2>&1 &
   echo $! >"$RUN/pids/simulator.pid"
-  key=$(node services/api-gateway/dist/cli/admin.cli.js demo | sed -n 's/^DEMO_API_KEY=//p')
-  summary "http://127.0.0.1:${GATEWAY_PORT:-8080}" "$key"
+  demo=$(node services/api-gateway/dist/cli/admin.cli.js demo)
+  key=$(echo "$demo" | sed -n 's/^DEMO_API_KEY=//p')
+  password=$(echo "$demo" | sed -n 's/^DEMO_PASSWORD=\([^ ]*\).*/\1/p')
+  summary "http://127.0.0.1:${GATEWAY_PORT:-8080}" "$key" "$password"
 }
 
 summary() {
+  local login="demo@signal.local (password printed once, when the account was first made)"
+  [ -n "${3:-}" ] && login="demo@signal.local / $3   (shown once: keep it)"
   cat <<TXT
 
 Signal Service is up.
   Gateway:       $1
   API docs:      $1/docs
   Demo API key:  $2
+  Demo login:    $login
 
   curl -H "Authorization: Bearer $2" "$1/v1/signals?limit=5"
   curl -H "Authorization: Bearer $2" "$1/v1/stats?period=7d"
@@ -104,7 +121,8 @@ TXT
 
 case "${1:-up}" in
   down) down ;;
+  reset) reset ;;
   up)
     if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1 && [ "${NO_DOCKER:-}" != 1 ]; then up_docker; else up_local; fi ;;
-  *) echo "usage: $0 [up|down]" >&2; exit 2 ;;
+  *) echo "usage: $0 [up|down|reset]" >&2; exit 2 ;;
 esac

@@ -4,6 +4,9 @@
 # started so that `down` stops exactly that and nothing else.
 #   infra/local/infra.sh up     -> writes .run/infra.env (REDIS_URL, AMQP_URL, MONGO_URL)
 #   infra/local/infra.sh down   -> stops what `up` started
+#   INFRA_PERSIST=1 infra/local/infra.sh up|down   -> the run command's mode: the local
+#       MongoDB-wire data is kept across down/up (tests leave it unset: throwaway data)
+#   infra/local/infra.sh reset  -> stops it and wipes the kept data
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 RUN="$ROOT/.run"
@@ -51,6 +54,7 @@ ferret_binary() {
 
 # One database per checkout, so two clones on one machine never share or drop each other's.
 PG_DB="${FERRETDB_PG_DB:-signal_ferretdb_$(echo "$ROOT" | sha256sum | cut -c1-8)}"
+PG_KEPT_DB="signal_run_$(echo "$ROOT" | sha256sum | cut -c1-8)"
 
 # FerretDB 1.24's SQLite backend pushes down only `_id` equality: every other filter, and every
 # compare-and-set update, scans the whole collection in Go. The PostgreSQL backend pushes down
@@ -82,15 +86,24 @@ mongo_up() {
     local bin backend; bin="$(ferret_binary)"
     backend="$(ferret_backend)"
     if [ "$backend" = postgresql ]; then
-      # A database of our own, new on every `up`, dropped on `down`.
-      psql -h 127.0.0.1 -U postgres -q -c "DROP DATABASE IF EXISTS $PG_DB" >/dev/null 2>&1 || true
-      psql -h 127.0.0.1 -U postgres -q -c "CREATE DATABASE $PG_DB ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0" >/dev/null
-      touch "$STATE/pg-db.created"
+      if [ -n "${INFRA_PERSIST:-}" ]; then
+        # The run command's database: kept across down/up, wiped only by `reset`.
+        psql -h 127.0.0.1 -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$PG_KEPT_DB'" | grep -q 1 \
+          || psql -h 127.0.0.1 -U postgres -q -c "CREATE DATABASE $PG_KEPT_DB ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0" >/dev/null
+        db="$PG_KEPT_DB"
+      else
+        # A throwaway database of our own, new on every `up`, dropped on `down`.
+        psql -h 127.0.0.1 -U postgres -q -c "DROP DATABASE IF EXISTS $PG_DB" >/dev/null 2>&1 || true
+        psql -h 127.0.0.1 -U postgres -q -c "CREATE DATABASE $PG_DB ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0" >/dev/null
+        touch "$STATE/pg-db.created"; db="$PG_DB"
+      fi
       setsid nohup "$bin" -listen "127.0.0.1:$port" -handler postgresql \
-        -postgresql-url "postgres://postgres@127.0.0.1:5432/$PG_DB" >"$STATE/mongo.log" 2>&1 &
+        -postgresql-url "postgres://postgres@127.0.0.1:5432/$db" >"$STATE/mongo.log" 2>&1 &
     else
-      rm -rf "$STATE/ferretdb-data"; mkdir -p "$STATE/ferretdb-data"
-      setsid nohup "$bin" -listen "127.0.0.1:$port" -handler sqlite -sqlite-url "file:$STATE/ferretdb-data/" >"$STATE/mongo.log" 2>&1 &
+      local dir="$STATE/ferretdb-data"
+      if [ -n "${INFRA_PERSIST:-}" ]; then dir="$RUN/data/ferretdb-sqlite"; else rm -rf "$dir"; fi
+      mkdir -p "$dir"
+      setsid nohup "$bin" -listen "127.0.0.1:$port" -handler sqlite -sqlite-url "file:$dir/" >"$STATE/mongo.log" 2>&1 &
     fi
     echo $! >"$STATE/mongo.pid"
     log "mongo: FerretDB 1.24.2 with the $backend backend"
@@ -133,8 +146,18 @@ down() {
   rm -f "$RUN/infra.env"
 }
 
+reset() {
+  down
+  rm -rf "$RUN/data/ferretdb-sqlite"
+  if command -v psql >/dev/null && port_open 5432; then
+    psql -h 127.0.0.1 -U postgres -q -c "DROP DATABASE IF EXISTS $PG_KEPT_DB" >/dev/null 2>&1 || true
+  fi
+  log "local data wiped"
+}
+
 case "${1:-up}" in
   up) up ;;
   down) down ;;
-  *) echo "usage: $0 up|down" >&2; exit 2 ;;
+  reset) reset ;;
+  *) echo "usage: $0 up|down|reset" >&2; exit 2 ;;
 esac

@@ -68,7 +68,7 @@ async function main() {
   const env = {
     WEBHOOKS_DB: db,
     AMQP_PREFIX: prefix,
-    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    WEBHOOK_ALLOW_LOOPBACK_URLS: 'true',
     WEBHOOK_WORKER_PREFETCH: '300',
     WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: '50',
     AMQP_QUEUE_TYPE: 'classic',

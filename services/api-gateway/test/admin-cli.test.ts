@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { run } from '../src/cli/admin.cli';
+import { run, UsageError } from '../src/cli/admin.cli';
 import { startGateway, type GatewayHarness } from './gateway-harness';
 import { signalInput, startSignals, type SignalsHarness } from '../../signals/test/signals-harness';
 
@@ -22,9 +22,11 @@ afterAll(async () => {
   await signals.stop();
 });
 
+const DEVELOPMENT = { production: false, defaultPlan: { per_minute: 60, per_day: 10_000 } };
+
 async function cli(...argv: string[]): Promise<string[]> {
   const lines: string[] = [];
-  await run(argv, gw.deps.accounts, (l) => lines.push(l));
+  await run(argv, gw.deps.accounts, (l) => lines.push(l), DEVELOPMENT);
   return lines;
 }
 
@@ -75,11 +77,44 @@ describe('operator CLI', () => {
     await expect(cli('create-account', '--email', 'twice@example.com')).rejects.toThrow('exists');
   });
 
-  it('when the demo command runs twice, then it reuses the demo account and prints a working key', async () => {
-    const first = await cli('demo');
-    const second = await cli('demo');
+  it('when a flag is misspelt or belongs to another command, then it is a usage error, never a silent default', async () => {
+    await expect(
+      cli('create-account', '--email', 'typo@example.com', '--per-minte', '100'),
+    ).rejects.toThrow(UsageError);
+    await expect(cli('list-keys', '--account', 'acc_x', '--name', 'x')).rejects.toThrow(
+      'list-keys does not take --name',
+    );
+    await expect(cli('list-keys', 'stray')).rejects.toThrow(UsageError);
+  });
+
+  it('when the demo command runs twice, then it reuses the demo account, prints its random password once and a working key', async () => {
+    const first = await cli('demo', '--email', 'demo-cli@signal.local');
+    const second = await cli('demo', '--email', 'demo-cli@signal.local');
     expect(first[0]!.split(' ')[1]).toBe(second[0]!.split(' ')[1]);
-    const key = second[1]!.replace('DEMO_API_KEY=', '');
+    const password = first.find((l) => l.startsWith('DEMO_PASSWORD='))!.split(/[= ]/)[1]!;
+    expect(password).toMatch(/^[A-Za-z0-9_-]{24}$/);
+    expect(password).not.toBe('demo-password');
+    expect(second.join('\n')).not.toContain('DEMO_PASSWORD');
+    const key = second.find((l) => l.startsWith('DEMO_API_KEY='))!.replace('DEMO_API_KEY=', '');
     await request(gw.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(200);
+    await request(gw.url)
+      .post('/v1/auth/login')
+      .send({ email: 'demo-cli@signal.local', password })
+      .expect(200);
+    await request(gw.url)
+      .post('/v1/auth/login')
+      .send({ email: 'demo-cli@signal.local', password: 'demo-password' })
+      .expect(401);
+  });
+
+  it('when the demo command runs in production, then it is refused and no account is made', async () => {
+    const lines: string[] = [];
+    await expect(
+      run(['demo', '--email', 'prod-demo@signal.local'], gw.deps.accounts, (l) => lines.push(l), {
+        ...DEVELOPMENT,
+        production: true,
+      }),
+    ).rejects.toThrow('development only');
+    expect(await gw.deps.accounts.repository.findAccountByEmail('prod-demo@signal.local')).toBeNull();
   });
 });

@@ -1,4 +1,4 @@
-import type { WebhooksConfig } from './config';
+import { guardPolicy, type WebhooksConfig } from './config';
 import { healthChecks, type WebhooksDependencies } from './dependencies';
 import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
 import type { Express } from 'express';
@@ -40,7 +40,7 @@ export function appFromDependencies(
     subscriptions: {
       repository: deps.repository,
       schedule: deps.schedule,
-      allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_URLS,
+      guard: guardPolicy(config),
       secretOverlapMs: config.WEBHOOK_SECRET_OVERLAP_MS,
     },
   });

@@ -1,5 +1,6 @@
 import { env, parseConfig } from '@signal/service-kit';
 import { z } from 'zod';
+import type { GuardPolicy } from './domain/url-guard';
 
 const delays = z
   .string()
@@ -31,14 +32,20 @@ export const configSchema = z
     WEBHOOK_MAX_RETRY_AFTER_MS: env.int(3_600_000, 0),
     /** How long a rotated-out secret keeps signing (both signatures are sent). */
     WEBHOOK_SECRET_OVERLAP_MS: env.int(24 * 3_600_000, 0),
-    /** Allow http:// and private/loopback receivers (local development and tests only). */
-    WEBHOOK_ALLOW_PRIVATE_URLS: env.bool(false),
+    /**
+     * Allow http:// and loopback receivers (127.0.0.0/8, ::1, localhost) for local development
+     * and tests. Private, link-local and every other special range stay refused.
+     */
+    WEBHOOK_ALLOW_LOOPBACK_URLS: env.bool(false),
   })
-  .refine((c) => !(c.NODE_ENV === 'production' && c.WEBHOOK_ALLOW_PRIVATE_URLS), {
+  .refine((c) => !(c.NODE_ENV === 'production' && c.WEBHOOK_ALLOW_LOOPBACK_URLS), {
     message: 'must not be true in production',
-    path: ['WEBHOOK_ALLOW_PRIVATE_URLS'],
+    path: ['WEBHOOK_ALLOW_LOOPBACK_URLS'],
   });
 export type WebhooksConfig = z.infer<typeof configSchema>;
 
 export const loadConfig = (e: NodeJS.ProcessEnv = process.env): WebhooksConfig =>
   parseConfig('webhooks', configSchema, e);
+
+/** The SSRF wall's policy this configuration asks for. */
+export const guardPolicy = (c: WebhooksConfig): GuardPolicy => ({ allowLoopback: c.WEBHOOK_ALLOW_LOOPBACK_URLS });

@@ -3,12 +3,12 @@ import { Consumer } from '@signal/messaging';
 import { createBaseApp, finishApp, type Lifecycle, type Logger } from '@signal/service-kit';
 import type { Express } from 'express';
 import { Agent } from 'undici';
-import type { WebhooksConfig } from './config';
+import { guardPolicy, type WebhooksConfig } from './config';
 import { healthChecks, type WebhooksDependencies } from './dependencies';
 import { SubscriptionConcurrency, deliverAttempt } from './domain/deliver.use-case';
 import { fanOut } from './domain/fan-out.use-case';
 import { SubscriptionCache } from './domain/subscription-cache';
-import { guardedLookup } from './domain/url-guard';
+import { guardedLookupFor, type GuardPolicy } from './domain/url-guard';
 
 export interface Worker {
   start(): Promise<void>;
@@ -23,11 +23,13 @@ export function buildWorker(
   deps: WebhooksDependencies,
   logger: Logger,
   lifecycle: Lifecycle,
+  /** Tests that run the production wall against a local receiver pass its exact address here. */
+  guard: GuardPolicy = guardPolicy(config),
 ): Worker {
   const dispatcher = new Agent({
     connect: {
       timeout: config.WEBHOOK_TIMEOUT_MS,
-      ...(config.WEBHOOK_ALLOW_PRIVATE_URLS ? {} : { lookup: guardedLookup }),
+      lookup: guardedLookupFor(guard),
     },
     keepAliveTimeout: 10_000,
     connections: 64,
@@ -68,7 +70,7 @@ export function buildWorker(
           timeoutMs: config.WEBHOOK_TIMEOUT_MS,
           maxResponseBytes: config.WEBHOOK_MAX_RESPONSE_BYTES,
           maxRetryAfterMs: config.WEBHOOK_MAX_RETRY_AFTER_MS,
-          allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_URLS,
+          guard,
         },
         job,
       ),

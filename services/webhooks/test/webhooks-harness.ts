@@ -40,7 +40,7 @@ export async function startWebhooks(options: {
     AMQP_PREFIX: options.prefix,
     INTERNAL_JWT_SECRET: JWT_SECRET,
     WEBHOOK_RETRY_DELAYS_MS: '200,400,600',
-    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    WEBHOOK_ALLOW_LOOPBACK_URLS: 'true',
     WEBHOOK_SUBSCRIPTION_CACHE_MS: '0',
     ...options.env,
   });

@@ -330,7 +330,7 @@ describe('URL safety', () => {
       label: 'wh_strict',
       prefix: strictBroker.prefix,
       worker: false,
-      env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'false' },
+      env: { WEBHOOK_ALLOW_LOOPBACK_URLS: 'false' },
     });
     try {
       for (const url of [

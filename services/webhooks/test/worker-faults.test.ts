@@ -115,7 +115,7 @@ describe('webhook worker faults', () => {
         AMQP_URL: infraUrls().amqpUrl,
         AMQP_PREFIX: broker.prefix,
         INTERNAL_JWT_SECRET: JWT_SECRET,
-        WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+        WEBHOOK_ALLOW_LOOPBACK_URLS: 'true',
         WEBHOOK_RETRY_DELAYS_MS: '200,400,600',
         WORKER_PORT: String(await freePort()),
         LOG_LEVEL: 'silent',

@@ -1,6 +1,9 @@
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
 import { env, parseConfig } from '@signal/service-kit';
 import pino from 'pino';
 import { z } from 'zod';
+import type { Plan } from '../data/account.model';
 import { createDependencies } from './admin.dependencies';
 import {
   changePlan,
@@ -18,54 +21,100 @@ import {
  *   create-key     --account ACC --name NAME [--expires-at ISO]
  *   list-keys      --account ACC
  *   revoke-key     --account ACC --key KEY_ID
- *   demo           [--email demo@signal.local] prints a fresh key of the demo account (created if missing)
+ *   demo           [--email demo@signal.local] development only: a fresh key of the demo account
+ *                  (created if missing, with a random password printed once)
  */
 const configSchema = z.object({
+  NODE_ENV: env.nodeEnv(),
   MONGO_URL: env.url(['mongodb', 'mongodb+srv']),
   GATEWAY_DB: z.string().default('gateway'),
   REDIS_URL: env.url(['redis', 'rediss']),
   REDIS_PREFIX: z.string().default(''),
   API_KEY_PEPPER: env.secret(),
+  DEFAULT_PLAN_PER_MINUTE: env.int(60, 1),
+  DEFAULT_PLAN_PER_DAY: env.int(10_000, 1),
 });
 
 const USAGE = `usage: admin <create-account|set-plan|create-key|list-keys|revoke-key|demo> [--options]
-  create-account --email E [--password P] [--per-minute 60] [--per-day 10000]
+  create-account --email E [--password P] [--per-minute N] [--per-day N]
   set-plan       --account ACC --per-minute N --per-day N
   create-key     --account ACC --name NAME [--expires-at 2027-01-01T00:00:00Z]
   list-keys      --account ACC
   revoke-key     --account ACC --key KEY_ID
-  demo           [--email demo@signal.local]`;
+  demo           [--email demo@signal.local]   (development only)`;
 
-class UsageError extends Error {}
+export class UsageError extends Error {}
 
-function args(argv: string[]) {
-  const get = (name: string): string | undefined => {
-    const i = argv.indexOf(`--${name}`);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
-  const need = (name: string): string => {
-    const v = get(name);
-    if (!v || v.startsWith('--')) throw new UsageError(`--${name} is required`);
+export interface AdminOptions {
+  /** The demo account is refused in production: it exists to try the system locally. */
+  production: boolean;
+  defaultPlan: Plan;
+}
+
+const OPTIONS = {
+  email: { type: 'string' },
+  password: { type: 'string' },
+  'per-minute': { type: 'string' },
+  'per-day': { type: 'string' },
+  account: { type: 'string' },
+  name: { type: 'string' },
+  'expires-at': { type: 'string' },
+  key: { type: 'string' },
+} as const;
+
+/** Which options each command takes; any other is a usage error, so a typo never falls back silently. */
+const COMMAND_OPTIONS: Record<string, readonly (keyof typeof OPTIONS)[]> = {
+  'create-account': ['email', 'password', 'per-minute', 'per-day'],
+  'set-plan': ['account', 'per-minute', 'per-day'],
+  'create-key': ['account', 'name', 'expires-at'],
+  'list-keys': ['account'],
+  'revoke-key': ['account', 'key'],
+  demo: ['email'],
+};
+
+function parseCommand(argv: string[]) {
+  const [command, ...rest] = argv;
+  const allowed = command ? COMMAND_OPTIONS[command] : undefined;
+  if (!command || !allowed) throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
+  let values: Partial<Record<keyof typeof OPTIONS, string>>;
+  try {
+    ({ values } = parseArgs({ args: rest, options: OPTIONS, strict: true, allowPositionals: false }));
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  for (const name of Object.keys(values)) {
+    if (!allowed.some((a) => a === name)) throw new UsageError(`${command} does not take --${name}`);
+  }
+  const need = (name: keyof typeof OPTIONS): string => {
+    const v = values[name];
+    if (v === undefined || v === '') throw new UsageError(`--${name} is required`);
     return v;
   };
-  const int = (name: string, fallback?: number): number => {
-    const raw = get(name);
+  const int = (name: keyof typeof OPTIONS, fallback?: number): number => {
+    const raw = values[name];
     if (raw === undefined && fallback !== undefined) return fallback;
     const n = Number(raw);
     if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} must be a whole number ≥ 1`);
     return n;
   };
-  return { get, need, int };
+  return { command, get: (name: keyof typeof OPTIONS) => values[name], need, int };
 }
 
-export async function run(argv: string[], deps: AccountDeps, print: (line: string) => void): Promise<void> {
-  const [command, ...rest] = argv;
-  const a = args(rest);
-  switch (command) {
+/** A password for the local demo account: random, printed once, never a default. */
+const randomPassword = (): string => randomBytes(18).toString('base64url');
+
+export async function run(
+  argv: string[],
+  deps: AccountDeps,
+  print: (line: string) => void,
+  options: AdminOptions,
+): Promise<void> {
+  const a = parseCommand(argv);
+  switch (a.command) {
     case 'create-account': {
       const acc = await createAccount(deps, a.need('email'), a.get('password'), {
-        per_minute: a.int('per-minute', 60),
-        per_day: a.int('per-day', 10_000),
+        per_minute: a.int('per-minute', options.defaultPlan.per_minute),
+        per_day: a.int('per-day', options.defaultPlan.per_day),
       });
       print(`account ${acc.id} ${acc.email} plan ${acc.plan.per_minute}/min ${acc.plan.per_day}/day`);
       return;
@@ -109,18 +158,26 @@ export async function run(argv: string[], deps: AccountDeps, print: (line: strin
       return;
     }
     case 'demo': {
+      if (options.production)
+        throw new UsageError('the demo account is for local development only (NODE_ENV=production)');
       const email = a.get('email') ?? 'demo@signal.local';
       const existing = await deps.repository.findAccountByEmail(email);
-      const accountId =
-        existing?._id ??
-        (await createAccount(deps, email, 'demo-password', { per_minute: 60, per_day: 10_000 })).id;
+      let accountId: string;
+      if (existing) {
+        accountId = existing._id;
+        print(`account ${accountId} (${email}; dashboard password as printed when it was created)`);
+      } else {
+        const password = randomPassword();
+        accountId = (await createAccount(deps, email, password, options.defaultPlan)).id;
+        print(`account ${accountId} (${email})`);
+        print(`DEMO_PASSWORD=${password}   (shown once)`);
+      }
       const key = await createApiKey(deps, accountId, `demo ${new Date().toISOString()}`);
-      print(`account ${accountId} (${email}, dashboard password "demo-password")`);
       print(`DEMO_API_KEY=${key.key}`);
       return;
     }
     default:
-      throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
+      throw new UsageError(`unknown command "${a.command}"`);
   }
 }
 
@@ -133,7 +190,10 @@ async function main(): Promise<void> {
   const config = parseConfig('admin', configSchema);
   const deps = await createDependencies(config, pino({ level: 'warn' }));
   try {
-    await run(argv, deps.accounts, (line) => process.stdout.write(`${line}\n`));
+    await run(argv, deps.accounts, (line) => process.stdout.write(`${line}\n`), {
+      production: config.NODE_ENV === 'production',
+      defaultPlan: { per_minute: config.DEFAULT_PLAN_PER_MINUTE, per_day: config.DEFAULT_PLAN_PER_DAY },
+    });
   } finally {
     await deps.close();
   }
@@ -141,8 +201,8 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
   main().catch((err: unknown) => {
-    const e = err as Error & { code?: string };
-    process.stderr.write(`admin: ${e.message}\n${err instanceof UsageError ? `${USAGE}\n` : ''}`);
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`admin: ${message}\n${err instanceof UsageError ? `${USAGE}\n` : ''}`);
     process.exit(err instanceof UsageError ? 2 : 1);
   });
 }

@@ -7,7 +7,7 @@ import type { WebhookRepository } from '../data/webhook.repository';
 import { parseRetryAfter, retryDelayMs, type ScheduleJob } from './delivery-jobs';
 import { signatureHeaders } from './signing';
 import type { SubscriptionCache } from './subscription-cache';
-import { isBlockedAddress } from './url-guard';
+import { addressProblem, type GuardPolicy } from './url-guard';
 
 export interface DeliverDeps {
   repository: WebhookRepository;
@@ -20,7 +20,7 @@ export interface DeliverDeps {
   timeoutMs: number;
   maxResponseBytes: number;
   maxRetryAfterMs: number;
-  allowPrivate: boolean;
+  guard: GuardPolicy;
 }
 
 /** Caps in-flight deliveries per subscription; a job over the cap is put back for a moment. */
@@ -72,7 +72,7 @@ async function post(
 ): Promise<PostResult> {
   const host = new URL(sub.url).hostname.replace(/^\[|\]$/g, '');
   // Literal IPs never go through DNS, so the connect-time guard checks them here.
-  if (!deps.allowPrivate && isIP(host) && isBlockedAddress(host))
+  if (isIP(host) !== 0 && addressProblem(host, deps.guard) !== undefined)
     return { statusCode: null, error: 'blocked_address' };
   try {
     const res = await request(sub.url, {

@@ -9,12 +9,12 @@ import type { DeliveryDocument, SubscriptionDocument } from '../data/webhook.mod
 import type { WebhookRepository } from '../data/webhook.repository';
 import type { ScheduleJob } from './delivery-jobs';
 import { generateSecret } from './signing';
-import { urlProblem } from './url-guard';
+import { urlProblem, type GuardPolicy } from './url-guard';
 
 export interface SubscriptionDeps {
   repository: WebhookRepository;
   schedule: ScheduleJob;
-  allowPrivate: boolean;
+  guard: GuardPolicy;
   secretOverlapMs: number;
 }
 
@@ -59,8 +59,8 @@ export function toDeliveryView(d: DeliveryDocument, withAttempts = false): Deliv
   };
 }
 
-function checkUrl(url: string, allowPrivate: boolean): void {
-  const problem = urlProblem(url, allowPrivate);
+function checkUrl(url: string, guard: GuardPolicy): void {
+  const problem = urlProblem(url, guard);
   if (problem)
     throw new AppError('VALIDATION_ERROR', problem, { details: [{ field: 'url', message: problem }] });
 }
@@ -76,7 +76,7 @@ export async function createSubscription(
   accountId: string,
   input: CreateWebhookInput,
 ) {
-  checkUrl(input.url, deps.allowPrivate);
+  checkUrl(input.url, deps.guard);
   const now = new Date();
   const secret = generateSecret();
   const doc: SubscriptionDocument = {
@@ -111,7 +111,7 @@ export async function updateSubscription(
   input: UpdateWebhookInput,
 ) {
   await owned(deps, accountId, id);
-  if (input.url !== undefined) checkUrl(input.url, deps.allowPrivate);
+  if (input.url !== undefined) checkUrl(input.url, deps.guard);
   const set: Partial<SubscriptionDocument> = { updated_at: new Date() };
   if (input.url !== undefined) set.url = input.url;
   if (input.events !== undefined) set.events = input.events;

@@ -1,43 +1,191 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 
-/** Addresses a webhook may never reach: private, loopback, link-local, CGNAT, multicast, reserved. */
-const blocked = new BlockList();
-for (const [net, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  blocked.addSubnet(net, bits, 'ipv4');
-}
-for (const [net, bits] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-  ['::ffff:0:0', 96],
-  ['64:ff9b::', 96],
-] as const) {
-  blocked.addSubnet(net, bits, 'ipv6');
+/**
+ * The SSRF wall: which addresses a webhook may reach. Pure rules over parsed bytes, no
+ * `net.BlockList`: a BlockList that holds `::ffff:0:0/96` matches every IPv4 address
+ * against it (Node maps IPv4 checks into that range), which once refused every IPv4 host in
+ * production. Our own parser also lets us look inside the IPv6 forms that embed an IPv4
+ * address (mapped, compatible, translated, NAT64, 6to4, Teredo).
+ */
+
+/** What the guard lets through beside public addresses. Production: nothing. */
+export interface GuardPolicy {
+  /** Development only: loopback receivers (127.0.0.0/8, ::1) and http://. Never private or link-local. */
+  allowLoopback: boolean;
+  /**
+   * Exact addresses to allow whatever their range — set in code by tests that run a delivery
+   * with the production guard on against a local receiver; no configuration reaches it.
+   */
+  allowAddresses?: ReadonlySet<string>;
 }
 
-export function isBlockedAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return true;
-  return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6');
+export const PRODUCTION_POLICY: GuardPolicy = { allowLoopback: false };
+
+type Cidr4 = readonly [number, number]; // network as uint32, prefix bits
+
+function ipv4ToInt(address: string): number | undefined {
+  const parts = address.split('.');
+  if (parts.length !== 4) return undefined;
+  let n = 0;
+  for (const p of parts) {
+    if (!/^\d{1,3}$/.test(p)) return undefined;
+    const v = Number(p);
+    if (v > 255) return undefined;
+    n = n * 256 + v;
+  }
+  return n;
 }
 
-/** Creation-time check: scheme and literal addresses. Hostnames are checked again at connect time. */
-export function urlProblem(raw: string, allowPrivate: boolean): string | undefined {
+const v4 = (net: string, bits: number): Cidr4 => [ipv4ToInt(net) ?? 0, bits];
+
+/** IANA special-purpose IPv4 ranges that are not globally reachable (RFC 6890 and successors). */
+const REFUSED_V4: readonly Cidr4[] = [
+  v4('0.0.0.0', 8), // "this network"
+  v4('10.0.0.0', 8), // private
+  v4('100.64.0.0', 10), // CGNAT shared space
+  v4('127.0.0.0', 8), // loopback
+  v4('169.254.0.0', 16), // link-local, cloud metadata
+  v4('172.16.0.0', 12), // private
+  v4('192.0.0.0', 24), // IETF protocol assignments
+  v4('192.0.2.0', 24), // TEST-NET-1
+  v4('192.31.196.0', 24), // AS112
+  v4('192.52.193.0', 24), // AMT
+  v4('192.88.99.0', 24), // 6to4 relay anycast (deprecated)
+  v4('192.168.0.0', 16), // private
+  v4('192.175.48.0', 24), // AS112 direct delegation
+  v4('198.18.0.0', 15), // benchmarking
+  v4('198.51.100.0', 24), // TEST-NET-2
+  v4('203.0.113.0', 24), // TEST-NET-3
+  v4('224.0.0.0', 4), // multicast
+  v4('240.0.0.0', 4), // reserved, and 255.255.255.255 broadcast
+];
+
+function inCidr4(addr: number, [net, bits]: Cidr4): boolean {
+  if (bits === 0) return true;
+  const shift = 32 - bits;
+  return Math.floor(addr / 2 ** shift) === Math.floor(net / 2 ** shift);
+}
+
+const isLoopback4 = (addr: number): boolean => inCidr4(addr, v4('127.0.0.0', 8));
+
+/** 8 groups of 16 bits, or undefined when `address` is not IPv6 text. */
+function ipv6Groups(address: string): number[] | undefined {
+  let text = address.toLowerCase();
+  const zone = text.indexOf('%');
+  if (zone >= 0) text = text.slice(0, zone);
+  let tail: number[] = [];
+  const lastColon = text.lastIndexOf(':');
+  if (text.slice(lastColon + 1).includes('.')) {
+    const embedded = ipv4ToInt(text.slice(lastColon + 1));
+    if (embedded === undefined) return undefined;
+    tail = [Math.floor(embedded / 65536), embedded % 65536];
+    text = `${text.slice(0, lastColon + 1)}0`; // placeholder group, dropped below
+  }
+  const halves = text.split('::');
+  if (halves.length > 2) return undefined;
+  const parse = (s: string): number[] | undefined => {
+    if (s === '') return [];
+    const out: number[] = [];
+    for (const g of s.split(':')) {
+      if (!/^[0-9a-f]{1,4}$/.test(g)) return undefined;
+      out.push(parseInt(g, 16));
+    }
+    return out;
+  };
+  const head = parse(halves[0] ?? '');
+  const rest = halves.length === 2 ? parse(halves[1] ?? '') : [];
+  if (!head || !rest) return undefined;
+  if (tail.length > 0) (rest.length > 0 ? rest : head).pop();
+  const given = head.length + rest.length + tail.length;
+  if (halves.length === 1 && given !== 8) return undefined;
+  if (halves.length === 2 && given > 7) return undefined;
+  const zeros = new Array<number>(8 - given).fill(0);
+  return halves.length === 2 ? [...head, ...zeros, ...rest, ...tail] : [...head, ...rest, ...tail];
+}
+
+/** Does the address start with the given prefix (groups, bit length)? */
+function hasPrefix6(g: number[], prefix: readonly number[], bits: number): boolean {
+  for (let i = 0; i < 8 && bits > 0; i++) {
+    const take = Math.min(16, bits);
+    const mask = (0xffff << (16 - take)) & 0xffff;
+    if (((g[i] ?? 0) & mask) !== ((prefix[i] ?? 0) & mask)) return false;
+    bits -= take;
+  }
+  return true;
+}
+
+const int32 = (hi: number, lo: number): number => hi * 65536 + lo;
+
+/** Why an IPv6 address is refused, or undefined when it is a public unicast address. */
+function refusedV6(g: number[], policy: GuardPolicy): string | undefined {
+  const allZeroTo = (n: number): boolean => g.slice(0, n).every((x) => x === 0);
+  if (allZeroTo(7) && g[7] === 1) return policy.allowLoopback ? undefined : 'loopback';
+  if (allZeroTo(8)) return 'unspecified';
+  if (allZeroTo(5) && g[5] === 0xffff) return 'IPv4-mapped';
+  if (allZeroTo(6)) return 'IPv4-compatible';
+  if (allZeroTo(4) && g[4] === 0xffff && g[5] === 0) return 'IPv4-translated';
+  // NAT64 well-known prefix: allowed only when the IPv4 address it carries is public.
+  if (hasPrefix6(g, [0x64, 0xff9b, 0, 0, 0, 0], 96)) {
+    return refusedV4(int32(g[6] ?? 0, g[7] ?? 0), PRODUCTION_POLICY) ? 'NAT64 of a refused IPv4' : undefined;
+  }
+  if (hasPrefix6(g, [0x64, 0xff9b, 1], 48)) return 'local-use NAT64';
+  if (hasPrefix6(g, [0x2002], 16)) {
+    return refusedV4(int32(g[1] ?? 0, g[2] ?? 0), PRODUCTION_POLICY) ? '6to4 of a refused IPv4' : undefined;
+  }
+  if (hasPrefix6(g, [0x2001, 0], 32)) {
+    const server = int32(g[2] ?? 0, g[3] ?? 0);
+    const client = int32((g[6] ?? 0) ^ 0xffff, (g[7] ?? 0) ^ 0xffff);
+    return refusedV4(server, PRODUCTION_POLICY) || refusedV4(client, PRODUCTION_POLICY)
+      ? 'Teredo of a refused IPv4'
+      : undefined;
+  }
+  const refusedRanges: readonly [readonly number[], number, string][] = [
+    [[0x2001, 0x0002, 0], 48, 'benchmarking'],
+    [[0x2001, 0x0010], 28, 'ORCHID'],
+    [[0x2001, 0x0020], 28, 'ORCHIDv2'],
+    [[0x2001, 0x0db8], 32, 'documentation'],
+    [[0x3fff, 0], 20, 'documentation'],
+    [[0x2001, 0], 23, 'IETF protocol assignments'],
+    [[0x5f00], 16, 'SRv6 SIDs'],
+  ];
+  for (const [prefix, bits, why] of refusedRanges) if (hasPrefix6(g, prefix, bits)) return why;
+  // Everything outside global unicast 2000::/3: ULA fc00::/7 (fd00:ec2::254), link-local,
+  // site-local fec0::/10, multicast, discard 100::/64, reserved.
+  if (!hasPrefix6(g, [0x2000], 3)) return 'not global unicast';
+  return undefined;
+}
+
+function refusedV4(addr: number, policy: GuardPolicy): string | undefined {
+  if (policy.allowLoopback && isLoopback4(addr)) return undefined;
+  return REFUSED_V4.some((c) => inCidr4(addr, c)) ? 'special-purpose IPv4' : undefined;
+}
+
+/** Why a literal address may not be reached, or undefined when it may. Non-addresses are refused. */
+export function addressProblem(address: string, policy: GuardPolicy = PRODUCTION_POLICY): string | undefined {
+  const bare = address.replace(/^\[|\]$/g, '');
+  if (policy.allowAddresses?.has(bare)) return undefined;
+  const family = isIP(bare);
+  if (family === 4) return refusedV4(ipv4ToInt(bare) ?? 0, policy);
+  if (family === 6) {
+    const groups = ipv6Groups(bare);
+    return groups ? refusedV6(groups, policy) : 'not an address';
+  }
+  return 'not an address';
+}
+
+export const isBlockedAddress = (address: string, policy: GuardPolicy = PRODUCTION_POLICY): boolean =>
+  addressProblem(address, policy) !== undefined;
+
+const INTERNAL_NAME = /(^|\.)(localhost|local|internal|localdomain|home\.arpa|intranet|lan)$/;
+
+/**
+ * Creation-time check of a subscription URL: scheme, credentials, internal names and literal
+ * addresses. The WHATWG URL parser already turns decimal, octal and hex IPv4 forms
+ * (`2130706433`, `0177.0.0.1`, `0x7f.1`) into dotted quads, so they meet the same rules.
+ * Names are checked again at connect time (guardedLookup), against DNS rebinding.
+ */
+export function urlProblem(raw: string, policy: GuardPolicy = PRODUCTION_POLICY): string | undefined {
   let url: URL;
   try {
     url = new URL(raw);
@@ -45,20 +193,21 @@ export function urlProblem(raw: string, allowPrivate: boolean): string | undefin
     return 'url must be an absolute URL';
   }
   if (url.username || url.password) return 'url must not contain credentials';
-  if (allowPrivate)
-    return url.protocol === 'https:' || url.protocol === 'http:' ? undefined : 'url must be http(s)';
-  if (url.protocol !== 'https:') return 'url must use https';
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (
-    host === 'localhost' ||
-    host.endsWith('.localhost') ||
-    host.endsWith('.internal') ||
-    host.endsWith('.local')
-  ) {
-    return 'url must point to a public host';
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  const literal = isIP(host) !== 0;
+  const loopbackTarget =
+    policy.allowLoopback &&
+    (host === 'localhost' || host === '::1' || (isIP(host) === 4 && isLoopback4(ipv4ToInt(host) ?? 0)));
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopbackTarget)) {
+    return 'url must use https';
   }
-  if (isIP(host) && isBlockedAddress(host)) return 'url must point to a public address';
-  return undefined;
+  if (!literal) {
+    if (host === 'localhost' && policy.allowLoopback) return undefined;
+    if (INTERNAL_NAME.test(host) || !host.includes('.')) return 'url must point to a public host';
+    return undefined;
+  }
+  const problem = addressProblem(host, policy);
+  return problem ? `url must point to a public address (${problem})` : undefined;
 }
 
 type LookupCallback = (
@@ -67,21 +216,31 @@ type LookupCallback = (
   family?: number,
 ) => void;
 
+export type Lookup = (hostname: string, options: object, callback: LookupCallback) => void;
+
 /**
- * DNS lookup for outgoing deliveries that refuses private answers, so a hostname that
- * resolves (or re-resolves, DNS rebinding) to an internal address is never connected to.
+ * DNS lookup for outgoing deliveries that refuses any answer outside the policy, so a name
+ * that resolves (or re-resolves, DNS rebinding) to an internal address is never connected to.
+ * One refused answer refuses the name: the connection could otherwise pick it.
  */
-export function guardedLookup(hostname: string, options: object, callback: LookupCallback): void {
-  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-    if (err) return callback(err, []);
-    const list = addresses as LookupAddress[];
-    const bad = list.find((a) => isBlockedAddress(a.address));
-    if (bad || list.length === 0) {
-      const e: NodeJS.ErrnoException = new Error(`blocked address for ${hostname}`);
-      e.code = 'EBLOCKEDADDRESS';
-      return callback(e, []);
-    }
-    if ((options as { all?: boolean }).all) return callback(null, list);
-    callback(null, list[0]!.address, list[0]!.family);
-  });
+export function guardedLookupFor(policy: GuardPolicy, resolve: Lookup = dnsLookup): Lookup {
+  return (hostname, options, callback) => {
+    resolve(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, []);
+      const list = Array.isArray(addresses) ? addresses : [];
+      const bad = list.find((a) => isBlockedAddress(a.address, policy));
+      if (bad || list.length === 0) {
+        const e: NodeJS.ErrnoException = new Error(`blocked address for ${hostname}`);
+        e.code = 'EBLOCKEDADDRESS';
+        return callback(e, []);
+      }
+      if ('all' in options && options.all === true) return callback(null, list);
+      const first = list[0];
+      if (!first) return callback(null, []);
+      callback(null, first.address, first.family);
+    });
+  };
 }
+
+/** The production guard. */
+export const guardedLookup: Lookup = guardedLookupFor(PRODUCTION_POLICY);
