@@ -13,3 +13,4 @@ export * from './metrics';
 export * from './ids';
 export * from './keyed-mutex';
 export * from './redis';
+export * from './redis-script';

@@ -3,6 +3,8 @@ import { healthChecks, type SignalsDependencies } from './dependencies';
 import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
 import type { Express } from 'express';
 import type { SignalRepository } from './data/signal.repository';
+import type { ListDeps } from './domain/list-signals.use-case';
+import type { WriteEffects } from './domain/ports';
 import { ingestRouter } from './http/ingest.router';
 import { signalsRouter } from './http/signals.router';
 
@@ -11,9 +13,10 @@ export interface SignalsAppDeps {
   lifecycle: Lifecycle;
   checks: Record<string, HealthCheck>;
   repository: SignalRepository;
+  reads: ListDeps;
+  effects: WriteEffects;
   internalJwtSecret: string;
   ingestToken: string;
-  onWrite: (signalIds: string[]) => void;
 }
 
 export function buildApp(deps: SignalsAppDeps): Express {
@@ -24,8 +27,8 @@ export function buildApp(deps: SignalsAppDeps): Express {
     checks: deps.checks,
     jsonLimit: '5mb',
   });
-  app.use(signalsRouter(deps.repository, deps.internalJwtSecret));
-  app.use(ingestRouter(deps.repository, deps.ingestToken, deps.onWrite));
+  app.use(signalsRouter(deps.reads, deps.internalJwtSecret));
+  app.use(ingestRouter(deps.repository, deps.effects, deps.ingestToken));
   return finishApp(app, deps.logger);
 }
 
@@ -43,6 +46,7 @@ export function appFromDependencies(
     repository: deps.repository,
     internalJwtSecret: config.INTERNAL_JWT_SECRET,
     ingestToken: config.INGEST_TOKEN,
-    onWrite: (ids) => deps.relay.kick(ids),
+    reads: deps.reads,
+    effects: deps.effects,
   });
 }

@@ -9,6 +9,11 @@ export const configSchema = z.object({
   MONGO_URL: env.url(['mongodb', 'mongodb+srv']),
   SIGNALS_DB: z.string().default('signals'),
   AMQP_URL: env.url(['amqp', 'amqps']),
+  /** The timeline index (list and detail reads) lives here, under REDIS_PREFIX. */
+  REDIS_URL: env.url(['redis', 'rediss']),
+  REDIS_PREFIX: z.string().default(''),
+  /** How often the keeper checks for a lost index and retries failed index updates. */
+  TIMELINE_CHECK_INTERVAL_MS: env.int(1000, 50),
   AMQP_PREFIX: z.string().default(''),
   INTERNAL_JWT_SECRET: env.secret(),
   /** Credential of the ingest API (simulator, data pipeline); distinct from the gateway's. */

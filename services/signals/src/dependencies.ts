@@ -1,17 +1,44 @@
 import type { SignalEvent } from '@signal/contracts';
 import { AmqpClient, OutboxRelay, brokerNames, declareEventExchange } from '@signal/messaging';
-import { connectMongo, currentRequestId, pingMongo, type Logger } from '@signal/service-kit';
+import {
+  connectMongo,
+  connectRedis,
+  currentRequestId,
+  pingMongo,
+  type GracefulShutdown,
+  type Logger,
+} from '@signal/service-kit';
+import type Redis from 'ioredis';
 import type { Connection } from 'mongoose';
 import type { SignalsConfig } from './config';
 import { signalModel } from './data/signal.model';
 import { SignalRepository } from './data/signal.repository';
+import { TimelineIndex } from './data/timeline-index';
+import { TimelineRepairs } from './data/timeline-repairs';
+import type { ListDeps } from './domain/list-signals.use-case';
+import type { WriteEffects } from './domain/ports';
+import { TimelineKeeper } from './domain/timeline-keeper';
+
+/** A background worker of this service, started and stopped by the one lifecycle runner. */
+export interface BackgroundWorker {
+  name: string;
+  start(): void;
+  stop(): Promise<void>;
+}
 
 export interface SignalsDependencies {
   mongo: Connection;
+  redis: Redis;
   amqp: AmqpClient;
   repository: SignalRepository;
+  index: TimelineIndex;
+  keeper: TimelineKeeper;
   relay: OutboxRelay<SignalEvent>;
   exchange: string;
+  reads: ListDeps;
+  effects: WriteEffects;
+  /** In start order; stopped in reverse. */
+  workers: BackgroundWorker[];
 }
 
 export async function createDependencies(
@@ -21,6 +48,15 @@ export async function createDependencies(
   const mongo = await connectMongo(config.MONGO_URL, config.SIGNALS_DB);
   const repository = new SignalRepository(signalModel(mongo));
   await repository.ensureIndexes();
+  const redis = await connectRedis(config.REDIS_URL, logger);
+  const index = new TimelineIndex(redis, config.REDIS_PREFIX);
+  const keeper = new TimelineKeeper({
+    index,
+    repository,
+    repairs: new TimelineRepairs(mongo),
+    logger,
+    intervalMs: config.TIMELINE_CHECK_INTERVAL_MS,
+  });
 
   const exchange = brokerNames(config.AMQP_PREFIX).signalEvents;
   const amqp = new AmqpClient({ url: config.AMQP_URL, logger, name: 'signals' });
@@ -33,21 +69,69 @@ export async function createDependencies(
       findPendingByIds: (ids) => repository.findPendingByIds(ids),
       markPublished: (id, eventIds) => repository.removeFromOutbox(id, eventIds),
     },
-    publish: (event) =>
-      amqp.publish(exchange, event.name, Buffer.from(JSON.stringify(event)), {
+    publish: async (event) => {
+      await amqp.publish(exchange, event.name, Buffer.from(JSON.stringify(event)), {
         messageId: event.id,
         timestamp: Math.floor(Date.parse(event.occurred_at) / 1000),
         type: event.name,
         headers: currentRequestId() ? { 'x-request-id': currentRequestId() } : {},
-      }),
+      });
+      // Before the event leaves the outbox: repairs an index update lost to a crash.
+      await keeper.record([event.signal]);
+    },
     eventId: (event) => event.id,
     logger,
     intervalMs: config.OUTBOX_INTERVAL_MS,
     sweepIntervalMs: config.OUTBOX_SWEEP_INTERVAL_MS,
   });
-  return { mongo, amqp, repository, relay, exchange };
+  return {
+    mongo,
+    redis,
+    amqp,
+    repository,
+    index,
+    keeper,
+    relay,
+    exchange,
+    reads: { index, repository, logger, indexMissed: () => keeper.kick() },
+    effects: {
+      async written(snapshots) {
+        await keeper.record(snapshots);
+        relay.kick(snapshots.map((s) => s.id));
+      },
+    },
+    workers: [
+      { name: 'timeline-keeper', start: () => keeper.start(), stop: () => keeper.stop() },
+      { name: 'outbox-relay', start: () => relay.start(), stop: () => relay.stop() },
+    ],
+  };
 }
 
+/**
+ * The one lifecycle of this service, for main.ts and the tests alike: background workers
+ * start in order after the dependencies; on shutdown the HTTP server closes first, then the
+ * workers in reverse order, then the connections.
+ */
+export function startWorkers(deps: SignalsDependencies): void {
+  for (const worker of deps.workers) worker.start();
+}
+
+export function registerShutdown(
+  shutdown: GracefulShutdown,
+  deps: SignalsDependencies,
+  http: { close(): Promise<void> },
+): GracefulShutdown {
+  shutdown.register('http', () => http.close());
+  for (const worker of [...deps.workers].reverse()) shutdown.register(worker.name, () => worker.stop());
+  return shutdown
+    .register('rabbitmq', () => deps.amqp.close())
+    .register('redis', async () => {
+      deps.redis.disconnect();
+    })
+    .register('mongo', () => deps.mongo.close());
+}
+
+/** Readiness: what the service cannot serve without. Redis is not among them (MongoDB answers reads). */
 export const healthChecks = (deps: SignalsDependencies) => ({
   mongo: () => pingMongo(deps.mongo),
   rabbitmq: async () => {

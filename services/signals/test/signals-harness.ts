@@ -7,7 +7,12 @@ import {
 import { silentLogger, testBrokerPrefix, testDatabase, infraUrls } from '@signal/test-kit';
 import { appFromDependencies } from '../src/app';
 import { loadConfig, type SignalsConfig } from '../src/config';
-import { createDependencies, type SignalsDependencies } from '../src/dependencies';
+import {
+  createDependencies,
+  registerShutdown,
+  startWorkers,
+  type SignalsDependencies,
+} from '../src/dependencies';
 
 export const JWT_SECRET = 'test-internal-jwt-secret-0123456789abcdef';
 export const INGEST_TOKEN = 'test-ingest-token-0123456789abcdef';
@@ -29,7 +34,7 @@ export async function startSignals(
 ): Promise<SignalsHarness> {
   const db = testDatabase(label);
   const broker = shared ? undefined : testBrokerPrefix(label);
-  const { amqpUrl } = infraUrls();
+  const { amqpUrl, redisUrl } = infraUrls();
   const config = loadConfig({
     NODE_ENV: 'test',
     PORT: '0',
@@ -38,6 +43,9 @@ export async function startSignals(
     SIGNALS_DB: shared?.dbName ?? db.dbName,
     AMQP_URL: amqpUrl,
     AMQP_PREFIX: shared?.prefix ?? broker!.prefix,
+    REDIS_URL: redisUrl,
+    REDIS_PREFIX: `${db.dbName}:`,
+    TIMELINE_CHECK_INTERVAL_MS: '100',
     INTERNAL_JWT_SECRET: JWT_SECRET,
     INGEST_TOKEN,
     OUTBOX_INTERVAL_MS: '100',
@@ -45,9 +53,10 @@ export async function startSignals(
   });
   const lifecycle = new GracefulShutdown(silentLogger);
   const deps = await createDependencies(config, silentLogger);
-  deps.relay.start();
+  startWorkers(deps);
   const app = appFromDependencies(config, deps, silentLogger, lifecycle);
   const http: RunningServer = await startHttpServer(app, 0);
+  registerShutdown(lifecycle, deps, http);
   return {
     url: http.url,
     config,
@@ -55,11 +64,11 @@ export async function startSignals(
     token: (accountId = 'acc_test') => signInternalToken(JWT_SECRET, 'signals', accountId),
     ingestAuth: { Authorization: `Bearer ${INGEST_TOKEN}` },
     async stop() {
-      await http.close();
-      await deps.relay.stop();
-      await deps.amqp.close();
-      if (!shared?.dbName) await deps.mongo.dropDatabase().catch(() => undefined);
-      await deps.mongo.close();
+      if (!shared?.dbName) {
+        await deps.mongo.dropDatabase().catch(() => undefined);
+        await deps.index.clear().catch(() => undefined);
+      }
+      await lifecycle.run();
       await broker?.cleanup();
     },
   };

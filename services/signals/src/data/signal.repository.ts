@@ -162,6 +162,20 @@ export class SignalRepository {
       .exec();
   }
 
+  /** Every signal once, in batches, in natural order: the index rebuild's single pass. */
+  async *streamAll(batchSize: number): AsyncGenerator<StoredSignal[]> {
+    const cursor = this.model.find({}, PUBLIC_PROJECTION).lean<StoredSignal[]>().cursor({ batchSize });
+    let batch: StoredSignal[] = [];
+    for await (const doc of cursor) {
+      batch.push(doc);
+      if (batch.length >= batchSize) {
+        yield batch;
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield batch;
+  }
+
   async ensureIndexes(): Promise<void> {
     await this.model.createCollection().catch(() => undefined);
     await this.model.createIndexes();

@@ -5,7 +5,8 @@ import type { SignalDocument } from '../data/signal.model';
 import { DuplicateIdempotencyKeyError, type SignalRepository } from '../data/signal.repository';
 import { roiPercent } from './performance';
 import { signalEvent } from './signal-events';
-import { toDetail } from './signal.mapper';
+import type { WriteEffects } from './ports';
+import { toDetail, toSnapshot } from './signal.mapper';
 
 const FUTURE_TOLERANCE_MS = 60_000;
 
@@ -83,6 +84,7 @@ export interface CreateSignalResult {
  */
 export async function createSignal(
   repository: SignalRepository,
+  effects: WriteEffects,
   input: CreateSignalInput,
   idempotencyKey?: string,
 ): Promise<CreateSignalResult> {
@@ -100,6 +102,7 @@ export async function createSignal(
     }
     throw err;
   }
+  await effects.written([toSnapshot(doc)]);
   return { signal: toDetail(doc), created: true };
 }
 
@@ -118,17 +121,17 @@ function replay(
  */
 export async function bulkCreateSignals(
   repository: SignalRepository,
+  effects: WriteEffects,
   inputs: CreateSignalInput[],
   idempotencyKey?: string,
 ): Promise<{ created: number; skipped: number; ids: string[] }> {
+  const now = new Date();
   const docs = inputs.map((input, i) =>
-    newSignalDocument(input, idempotencyKey ? `${idempotencyKey}:${i}` : undefined),
+    newSignalDocument(input, idempotencyKey ? `${idempotencyKey}:${i}` : undefined, now, 'signal.updated'),
   );
   const { duplicates } = await repository.insertMany(docs);
   const skipped = new Set(duplicates);
-  return {
-    created: docs.length - skipped.size,
-    skipped: skipped.size,
-    ids: docs.filter((d) => !skipped.has(d.idem_key)).map((d) => d._id),
-  };
+  const created = docs.filter((d) => !skipped.has(d.idem_key));
+  await effects.written(created.map(toSnapshot));
+  return { created: created.length, skipped: skipped.size, ids: created.map((d) => d._id) };
 }

@@ -1,11 +1,24 @@
 import { signalIdSchema, type SignalDetail } from '@signal/contracts';
 import { AppError } from '@signal/service-kit';
-import type { SignalRepository } from '../data/signal.repository';
+import type { ListDeps } from './list-signals.use-case';
 import { toDetail } from './signal.mapper';
 
-export async function getSignal(repository: SignalRepository, id: string): Promise<SignalDetail> {
-  // A malformed id cannot exist: answer 404 without a lookup.
-  const found = signalIdSchema.safeParse(id).success ? await repository.findById(id) : null;
+/**
+ * Story: a malformed id cannot exist (404 without a lookup) → the detail from the index → a
+ * MongoDB `_id` read only when the index is incomplete, unreachable, or has not seen the
+ * signal yet (an index update that failed and awaits repair).
+ */
+export async function getSignal(deps: ListDeps, id: string): Promise<SignalDetail> {
+  if (!signalIdSchema.safeParse(id).success) throw new AppError('NOT_FOUND', `Signal ${id} was not found.`);
+  try {
+    const indexed = await deps.index.get(id);
+    if (indexed && indexed !== 'missing') return indexed;
+    if (indexed === undefined) deps.indexMissed();
+  } catch (err) {
+    deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'timeline index unreachable');
+    deps.indexMissed();
+  }
+  const found = await deps.repository.findById(id);
   if (!found) throw new AppError('NOT_FOUND', `Signal ${id} was not found.`);
   return toDetail(found);
 }

@@ -4,32 +4,86 @@ import {
   type SignalListItem,
   type SignalListQuery,
 } from '@signal/contracts';
+import type { Logger } from '@signal/service-kit';
 import type { SignalFilter, SignalRepository } from '../data/signal.repository';
+import { ulidTimeMs } from '../data/timeline-index';
 import { decodeCursor, encodeCursor } from './cursor';
-import { toListItem } from './signal.mapper';
+import type { SignalReadIndex } from './ports';
+import { detailToListItem, toListItem } from './signal.mapper';
+
+export interface ListDeps {
+  index: SignalReadIndex;
+  repository: SignalRepository;
+  logger: Logger;
+  /** The index was incomplete or unreachable: the keeper should look now. */
+  indexMissed(): void;
+}
+
+type ListResult = { data: SignalListItem[]; meta: ListMeta };
 
 /**
- * Newest first (created_at desc, id desc). `page` skips; `cursor` seeks (fast at any depth)
- * and still reports which page it landed on, so meta is the same either way.
+ * Story: the page from the timeline index (one round trip, cost independent of depth) → or,
+ * while the index is being rebuilt or Redis is unreachable, the same page from MongoDB.
+ * Newest first (created_at desc, id desc). `page` counts ranks; `cursor` continues after the
+ * previous page's last id and still reports which page it landed on, so meta is the same.
  */
-export async function listSignals(
+export async function listSignals(deps: ListDeps, query: SignalListQuery): Promise<ListResult> {
+  const perPage = query.limit ?? DEFAULT_PAGE_SIZE;
+  const cursorId = query.cursor ? decodeCursor(query.cursor) : undefined;
+  const sinceMs = query.since ? Date.parse(query.since) : undefined;
+  try {
+    const page = await deps.index.page({
+      type: query.type,
+      status: query.status,
+      sinceMs,
+      limit: perPage,
+      start: ((query.page ?? 1) - 1) * perPage,
+      cursorId,
+      cursorMs: cursorId ? ulidTimeMs(cursorId) : undefined,
+    });
+    if (page) {
+      const last = page.rows[page.rows.length - 1];
+      const hasMore = page.start + page.rows.length < page.total;
+      return {
+        data: page.rows.map(detailToListItem),
+        meta: meta(page.total, Math.floor(page.start / perPage) + 1, perPage, hasMore && last ? last.id : null),
+      };
+    }
+  } catch (err) {
+    deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'timeline index unreachable');
+  }
+  deps.indexMissed();
+  return listFromStore(deps.repository, query, perPage, cursorId);
+}
+
+function meta(total: number, page: number, perPage: number, nextId: string | null): ListMeta {
+  return {
+    total,
+    page,
+    per_page: perPage,
+    total_pages: Math.ceil(total / perPage),
+    next_cursor: nextId ? encodeCursor(nextId) : null,
+  };
+}
+
+/** The store's query engine: correct, but its cost grows with the collection (see README). */
+async function listFromStore(
   repository: SignalRepository,
   query: SignalListQuery,
-): Promise<{ data: SignalListItem[]; meta: ListMeta }> {
-  const perPage = query.limit ?? DEFAULT_PAGE_SIZE;
+  perPage: number,
+  cursorId: string | undefined,
+): Promise<ListResult> {
   const filter: SignalFilter = {
     type: query.type,
     status: query.status,
     since: query.since ? new Date(query.since) : undefined,
   };
-
   let page = query.page ?? 1;
   let rowsPromise;
-  if (query.cursor) {
-    const beforeId = decodeCursor(query.cursor);
+  if (cursorId) {
     rowsPromise = Promise.all([
-      repository.list({ ...filter, beforeId }, 0, perPage + 1),
-      repository.count({ ...filter, fromId: beforeId }),
+      repository.list({ ...filter, beforeId: cursorId }, 0, perPage + 1),
+      repository.count({ ...filter, fromId: cursorId }),
     ]).then(([rows, newer]) => {
       page = Math.floor(newer / perPage) + 1;
       return rows;
@@ -38,18 +92,8 @@ export async function listSignals(
     rowsPromise = repository.list(filter, (page - 1) * perPage, perPage + 1);
   }
   const [rows, total] = await Promise.all([rowsPromise, repository.count(filter)]);
-
   const hasMore = rows.length > perPage;
   const pageRows = hasMore ? rows.slice(0, perPage) : rows;
   const last = pageRows[pageRows.length - 1];
-  return {
-    data: pageRows.map(toListItem),
-    meta: {
-      total,
-      page,
-      per_page: perPage,
-      total_pages: Math.ceil(total / perPage),
-      next_cursor: hasMore && last ? encodeCursor(last._id) : null,
-    },
-  };
+  return { data: pageRows.map(toListItem), meta: meta(total, page, perPage, hasMore && last ? last._id : null) };
 }

@@ -9,14 +9,20 @@ import { AppError } from '@signal/service-kit';
 import type { StoredSignal, SignalRepository } from '../data/signal.repository';
 import { roiPercent } from './performance';
 import { signalEvent, statusEventName } from './signal-events';
-import { toDetail } from './signal.mapper';
+import type { WriteEffects } from './ports';
+import { toDetail, toSnapshot } from './signal.mapper';
 
 const MAX_CAS_RETRIES = 8;
 
 type Change = (current: StoredSignal) => { next: StoredSignal; event: BusEventName };
 
 /** Read → change → compare-and-set with its event; on a concurrent write, read again. */
-async function applyChange(repository: SignalRepository, id: string, change: Change): Promise<SignalDetail> {
+async function applyChange(
+  repository: SignalRepository,
+  effects: WriteEffects,
+  id: string,
+  change: Change,
+): Promise<SignalDetail> {
   for (let i = 0; i < MAX_CAS_RETRIES; i++) {
     const current = await repository.findById(id);
     if (!current) throw new AppError('NOT_FOUND', `Signal ${id} was not found.`);
@@ -29,7 +35,10 @@ async function applyChange(repository: SignalRepository, id: string, change: Cha
       { metrics: stored.metrics, performance: stored.performance, updated_at: now },
       signalEvent(event, stored, now),
     );
-    if (written) return toDetail(stored);
+    if (written) {
+      await effects.written([toSnapshot(stored)]);
+      return toDetail(stored);
+    }
   }
   throw new AppError('CONFLICT', 'The signal is being changed concurrently; retry.');
 }
@@ -37,10 +46,11 @@ async function applyChange(repository: SignalRepository, id: string, change: Cha
 /** Market moves: metrics and performance, with ROI derived from market caps unless given. */
 export function updateSignal(
   repository: SignalRepository,
+  effects: WriteEffects,
   id: string,
   patch: UpdateSignalInput,
 ): Promise<SignalDetail> {
-  return applyChange(repository, id, (current) => {
+  return applyChange(repository, effects, id, (current) => {
     const metrics = { ...current.metrics, ...patch.metrics };
     metrics.mcap_ath = Math.max(metrics.mcap_ath, metrics.mcap_current);
     const reachedNewAth = metrics.mcap_ath > current.metrics.mcap_ath;
@@ -61,10 +71,11 @@ export function updateSignal(
 /** Status moves only along STATUS_TRANSITIONS; anything else is a 409. */
 export function changeSignalStatus(
   repository: SignalRepository,
+  effects: WriteEffects,
   id: string,
   status: SignalStatus,
 ): Promise<SignalDetail> {
-  return applyChange(repository, id, (current) => {
+  return applyChange(repository, effects, id, (current) => {
     const from = current.performance.status;
     if (!STATUS_TRANSITIONS[from].includes(status)) {
       throw new AppError('INVALID_STATUS_TRANSITION', `A signal cannot go from ${from} to ${status}.`);

@@ -9,6 +9,7 @@ import { AppError, parseOrThrow, requireStaticToken } from '@signal/service-kit'
 import { Router, type Request } from 'express';
 import { z } from 'zod';
 import type { SignalRepository } from '../data/signal.repository';
+import type { WriteEffects } from '../domain/ports';
 import { toDetail } from '../domain/signal.mapper';
 import { bulkCreateSignals, createSignal } from '../domain/create-signal.use-case';
 import { changeSignalStatus, updateSignal } from '../domain/update-signal.use-case';
@@ -33,39 +34,31 @@ function idempotencyKey(req: Request): string | undefined {
  * Ingestion: never routed by the gateway, guarded by its own credential. Every write
  * carries its event in the same atomic write (outbox) and then nudges the relay.
  */
-export function ingestRouter(
-  repository: SignalRepository,
-  ingestToken: string,
-  onWrite: (signalIds: string[]) => void,
-): Router {
+export function ingestRouter(repository: SignalRepository, effects: WriteEffects, ingestToken: string): Router {
   const router = Router();
   router.use('/internal', requireStaticToken(ingestToken));
 
   router.post('/internal/signals', async (req, res) => {
     const input = parseOrThrow(createSignalInputSchema, req.body, 'body');
-    const { signal, created } = await createSignal(repository, input, idempotencyKey(req));
-    if (created) onWrite([signal.id]);
+    const { signal, created } = await createSignal(repository, effects, input, idempotencyKey(req));
     res.status(created ? 201 : 200).json({ success: true, data: signal });
   });
 
   router.post('/internal/signals/bulk', async (req, res) => {
     const { signals } = parseOrThrow(bulkCreateSignalsInputSchema, req.body, 'body');
-    const result = await bulkCreateSignals(repository, signals, idempotencyKey(req));
-    onWrite(result.ids);
+    const result = await bulkCreateSignals(repository, effects, signals, idempotencyKey(req));
     res.status(201).json({ success: true, data: result });
   });
 
   router.patch('/internal/signals/:signalId', async (req, res) => {
     const patch = parseOrThrow(updateSignalInputSchema, req.body, 'body');
-    const data = await updateSignal(repository, req.params.signalId, patch);
-    onWrite([data.id]);
+    const data = await updateSignal(repository, effects, req.params.signalId, patch);
     res.json({ success: true, data });
   });
 
   router.post('/internal/signals/:signalId/status', async (req, res) => {
     const { status } = parseOrThrow(changeStatusInputSchema, req.body, 'body');
-    const data = await changeSignalStatus(repository, req.params.signalId, status);
-    onWrite([data.id]);
+    const data = await changeSignalStatus(repository, effects, req.params.signalId, status);
     res.json({ success: true, data });
   });
 

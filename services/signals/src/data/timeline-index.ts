@@ -1,0 +1,226 @@
+import type { SignalDetail, SignalSnapshot, SignalStatus, SignalType } from '@signal/contracts';
+import { RedisScript } from '@signal/service-kit';
+import type Redis from 'ioredis';
+import { decodeDetail, encodeBody } from './timeline-body';
+
+/**
+ * The read side of signals: a timeline index in Redis that the signals service keeps from its
+ * own writes, so list and detail reads never touch the document store's query engine.
+ *
+ * One sorted set per filter combination — all, each type, each status, each type×status —
+ * with member = signal id and score = created_at in ms. Redis orders equal scores by member,
+ * and ids are ULIDs of created_at, so rank order is exactly `created_at desc, id desc`.
+ * Detail bodies sit in one hash beside them. Every key carries the hash tag `{timeline}`, so
+ * the scripts' keys (some derived inside the script from the prefix: the old status set)
+ * stay on one Redis Cluster slot.
+ */
+
+/** Applies one snapshot if it is newer than the stored one; a status change moves sets atomically. */
+const APPLY = new RedisScript(`
+local p, id, ver, typ, st, score, body = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local old = redis.call('HGET', p .. 'b', id)
+if old then
+  local ov, ost = string.match(old, '^(%d+)|(%a+)|')
+  if ov and tonumber(ov) >= ver then return 0 end
+  if ost and ost ~= st then
+    redis.call('ZREM', p .. 's:' .. ost, id)
+    redis.call('ZREM', p .. 'ts:' .. typ .. ':' .. ost, id)
+    redis.call('ZADD', p .. 's:' .. st, score, id)
+    redis.call('ZADD', p .. 'ts:' .. typ .. ':' .. st, score, id)
+  end
+else
+  redis.call('ZADD', p .. 'all', score, id)
+  redis.call('ZADD', p .. 't:' .. typ, score, id)
+  redis.call('ZADD', p .. 's:' .. st, score, id)
+  redis.call('ZADD', p .. 'ts:' .. typ .. ':' .. st, score, id)
+end
+redis.call('HSET', p .. 'b', id, body)
+return 1
+`);
+
+/**
+ * One page in one round trip: total (ZCARD, or ZCOUNT above \`since\`), the start rank (from
+ * the page number, or from the cursor's rank), then ids by rank and their bodies. \`since\` is a
+ * rank window — the newest \`total\` ranks — never a score scan with an offset.
+ * Returns nil while the index is not complete (never built, or Redis lost it).
+ */
+const PAGE = new RedisScript(`
+local p = KEYS[1]
+if redis.call('EXISTS', p .. 'ready') == 0 then return false end
+local key = p .. ARGV[1]
+local total
+if ARGV[2] ~= '' then total = redis.call('ZCOUNT', key, '(' .. ARGV[2], '+inf') else total = redis.call('ZCARD', key) end
+local start, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
+local cursor, cursorScore = ARGV[5], ARGV[6]
+if cursor ~= '' then
+  local r = redis.call('ZREVRANK', key, cursor)
+  if r then
+    start = r + 1
+  else
+    -- The cursor's signal left this set (its status moved): count what orders before it.
+    start = redis.call('ZCOUNT', key, '(' .. cursorScore, '+inf')
+    for _, m in ipairs(redis.call('ZRANGE', key, cursorScore, cursorScore, 'BYSCORE')) do
+      if m > cursor then start = start + 1 end
+    end
+  end
+end
+local out = {total, start}
+if start < total then
+  local ids = redis.call('ZRANGE', key, start, math.min(start + limit, total) - 1, 'REV')
+  if #ids > 0 then
+    local bodies = redis.call('HMGET', p .. 'b', unpack(ids))
+    for i = 1, #ids do
+      out[#out + 1] = ids[i]
+      out[#out + 1] = bodies[i] or ''
+    end
+  end
+end
+return out
+`);
+
+/** Marks a rebuild finished, unless Redis lost the index meanwhile (its \`building\` mark is gone). */
+const FINISH_BUILD = new RedisScript(`
+if redis.call('GET', KEYS[1] .. 'building') ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1] .. 'ready', ARGV[1])
+redis.call('DEL', KEYS[1] .. 'building')
+return 1
+`);
+
+export interface TimelineQuery {
+  type?: SignalType;
+  status?: SignalStatus;
+  /** Strictly after, in ms. */
+  sinceMs?: number;
+  limit: number;
+  /** Rank of the first row (page number based). */
+  start: number;
+  /** Keyset: the last id of the previous page. */
+  cursorId?: string;
+  cursorMs?: number;
+}
+
+export interface TimelinePage {
+  total: number;
+  start: number;
+  rows: SignalDetail[];
+}
+
+/** The ULID's first 10 characters are its time in ms (Crockford base32). */
+export function ulidTimeMs(id: string): number {
+  const alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+  const ulid = id.slice(id.indexOf('_') + 1);
+  let ms = 0;
+  for (const ch of ulid.slice(0, 10)) ms = ms * 32 + alphabet.indexOf(ch);
+  return ms;
+}
+
+export function setName(type?: SignalType, status?: SignalStatus): string {
+  if (type && status) return `ts:${type}:${status}`;
+  if (type) return `t:${type}`;
+  if (status) return `s:${status}`;
+  return 'all';
+}
+
+export class TimelineIndex {
+  readonly prefix: string;
+
+  constructor(
+    readonly redis: Redis,
+    keyPrefix: string,
+  ) {
+    this.prefix = `${keyPrefix}signals:{timeline}:`;
+  }
+
+  private applyCall(s: SignalSnapshot) {
+    return {
+      keys: [this.prefix],
+      args: [s.id, s.version, s.type, s.performance.status, Date.parse(s.created_at), encodeBody(s)],
+    };
+  }
+
+  /** Version-guarded: an older or repeated snapshot changes nothing. Pipelined: one round trip. */
+  async apply(snapshots: SignalSnapshot[]): Promise<void> {
+    for (let i = 0; i < snapshots.length; i += 1000) {
+      await APPLY.runMany(
+        this.redis,
+        snapshots.slice(i, i + 1000).map((s) => this.applyCall(s)),
+      );
+    }
+  }
+
+  /** undefined while the index is incomplete: the caller answers from MongoDB. */
+  async page(q: TimelineQuery): Promise<TimelinePage | undefined> {
+    const reply = await PAGE.run(
+      this.redis,
+      [this.prefix],
+      [
+        setName(q.type, q.status),
+        q.sinceMs === undefined ? '' : String(q.sinceMs),
+        q.start,
+        q.limit,
+        q.cursorId ?? '',
+        q.cursorMs ?? 0,
+      ],
+    );
+    if (!Array.isArray(reply)) return undefined;
+    const [total, start, ...pairs] = reply;
+    const rows: SignalDetail[] = [];
+    for (let i = 0; i + 1 < pairs.length; i += 2) {
+      const id = pairs[i];
+      const body = pairs[i + 1];
+      if (typeof id !== 'string' || typeof body !== 'string') continue;
+      const detail = decodeDetail(id, body);
+      if (detail) rows.push(detail);
+    }
+    return { total: Number(total), start: Number(start), rows };
+  }
+
+  /** The detail from the index; `missing` when the index is complete and has no such signal. */
+  async get(id: string): Promise<SignalDetail | 'missing' | undefined> {
+    const [ready, body] = await Promise.all([
+      this.redis.exists(`${this.prefix}ready`),
+      this.redis.hget(`${this.prefix}b`, id),
+    ]);
+    if (body) return decodeDetail(id, body);
+    return ready === 1 ? 'missing' : undefined;
+  }
+
+  async isReady(): Promise<boolean> {
+    return (await this.redis.exists(`${this.prefix}ready`)) === 1;
+  }
+
+  /** Starts a rebuild: returns its token, or undefined when another process holds the lock. */
+  async beginBuild(lockMs: number): Promise<string | undefined> {
+    const token = `${Date.now()}-${Math.random().toString(36).slice(2)}`;
+    const locked = await this.redis.set(`${this.prefix}lock`, token, 'PX', lockMs, 'NX');
+    if (locked !== 'OK') return undefined;
+    await this.redis.set(`${this.prefix}building`, token);
+    return token;
+  }
+
+  async extendBuild(token: string, lockMs: number): Promise<void> {
+    await this.redis.set(`${this.prefix}lock`, token, 'PX', lockMs, 'XX');
+  }
+
+  /** true when the build is complete; false when Redis lost the index meanwhile (build again). */
+  async finishBuild(token: string): Promise<boolean> {
+    const done = await FINISH_BUILD.run(this.redis, [this.prefix], [token]);
+    await this.redis.del(`${this.prefix}lock`);
+    return done === 1;
+  }
+
+  /** Index memory and size, for the benchmark's bytes-per-signal figure. */
+  async size(): Promise<number> {
+    return this.redis.zcard(`${this.prefix}all`);
+  }
+
+  /** Drops the whole index (tests, reindex --fresh). */
+  async clear(): Promise<void> {
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${this.prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await this.redis.del(...keys);
+    } while (cursor !== '0');
+  }
+}

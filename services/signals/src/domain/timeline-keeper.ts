@@ -1,0 +1,125 @@
+import type { SignalSnapshot } from '@signal/contracts';
+import type { Logger } from '@signal/service-kit';
+import type { SignalRepository } from '../data/signal.repository';
+import type { TimelineIndex } from '../data/timeline-index';
+import type { TimelineRepairs } from '../data/timeline-repairs';
+import { toSnapshot } from './signal.mapper';
+
+export interface KeeperOptions {
+  index: TimelineIndex;
+  repository: SignalRepository;
+  repairs: TimelineRepairs;
+  logger: Logger;
+  /** How often Redis is checked for a lost index and failed updates are retried. */
+  intervalMs: number;
+  /** Lock lifetime of a rebuild; refreshed after every batch. */
+  lockMs?: number;
+}
+
+export type RebuildProgress = (done: number) => void;
+
+/**
+ * Keeps the timeline index equal to MongoDB:
+ * - every write applies its new snapshot (version-guarded) right after the MongoDB write;
+ * - a failed apply (Redis unreachable) is recorded and re-applied from MongoDB later;
+ * - the outbox relay applies each event's snapshot again before the event leaves the outbox,
+ *   so a crash between the MongoDB write and the index update is repaired by the same sweep
+ *   that repairs the outbox;
+ * - Redis losing the index (restart, flush, failover: its `ready` mark is gone) is noticed on
+ *   the next read or tick, and the index is rebuilt by streaming the collection once; reads
+ *   are answered from MongoDB until the rebuild is complete.
+ */
+export class TimelineKeeper {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private stopped = true;
+  private readonly lockMs: number;
+
+  constructor(private readonly o: KeeperOptions) {
+    this.lockMs = o.lockMs ?? 30_000;
+  }
+
+  /** After a MongoDB write: make it visible in the index now; never fails the write. */
+  async record(snapshots: SignalSnapshot[]): Promise<void> {
+    try {
+      await this.o.index.apply(snapshots);
+    } catch (err) {
+      this.o.logger.warn({ err: errorText(err), count: snapshots.length }, 'timeline index update failed');
+      await this.o.repairs.record(snapshots.map((s) => s.id)).catch((e: unknown) =>
+        this.o.logger.error({ err: errorText(e) }, 'timeline repair not recorded; the next rebuild covers it'),
+      );
+      this.kick();
+    }
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** A read found the index incomplete: check now rather than at the next tick. */
+  kick(): void {
+    if (this.stopped || this.running) return;
+    clearTimeout(this.timer);
+    this.schedule(0);
+  }
+
+  private schedule(delay: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.tick()
+        .catch((err: unknown) => this.o.logger.warn({ err: errorText(err) }, 'timeline keeper paused'))
+        .finally(() => {
+          this.running = undefined;
+          this.schedule(this.o.intervalMs);
+        });
+    }, delay);
+  }
+
+  private async tick(): Promise<void> {
+    if (!(await this.o.index.isReady())) {
+      await this.rebuild();
+      return;
+    }
+    for (;;) {
+      const ids = await this.o.repairs.next(500);
+      if (ids.length === 0) return;
+      const docs = await Promise.all(ids.map((id) => this.o.repository.findById(id)));
+      await this.o.index.apply(docs.flatMap((d) => (d ? [toSnapshot(d)] : [])));
+      await this.o.repairs.done(ids);
+      if (this.stopped) return;
+    }
+  }
+
+  /**
+   * Streams the collection once into the index (version-guarded, so concurrent writes stay
+   * correct), then marks it ready. Returns false when another process is rebuilding.
+   */
+  async rebuild(progress?: RebuildProgress): Promise<boolean> {
+    for (;;) {
+      const token = await this.o.index.beginBuild(this.lockMs);
+      if (!token) return false;
+      this.o.logger.info('timeline index: rebuilding from MongoDB');
+      let done = 0;
+      for await (const batch of this.o.repository.streamAll(1000)) {
+        await this.o.index.apply(batch.map(toSnapshot));
+        done += batch.length;
+        progress?.(done);
+        await this.o.index.extendBuild(token, this.lockMs);
+      }
+      if (await this.o.index.finishBuild(token)) {
+        this.o.logger.info({ signals: done }, 'timeline index: ready');
+        return true;
+      }
+      this.o.logger.warn('timeline index: Redis lost the index during the rebuild; again');
+    }
+  }
+}
+
+const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
