@@ -67,7 +67,7 @@ function meta(total: number, page: number, perPage: number, nextId: string | nul
 }
 
 /** The store's query engine: correct, but its cost grows with the collection (see README). */
-async function listFromStore(
+export async function listFromStore(
   repository: SignalRepository,
   query: SignalListQuery,
   perPage: number,
