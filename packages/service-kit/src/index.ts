@@ -14,3 +14,5 @@ export * from './ids';
 export * from './keyed-mutex';
 export * from './redis';
 export * from './redis-script';
+export * from './read-model';
+export * from './periodic-task';

@@ -49,7 +49,7 @@ export async function createDependencies(
   const repository = new SignalRepository(signalModel(mongo));
   await repository.ensureIndexes();
   const redis = await connectRedis(config.REDIS_URL, logger);
-  const index = new TimelineIndex(redis, config.REDIS_PREFIX);
+  const index = new TimelineIndex(redis, config.REDIS_PREFIX, logger);
   const keeper = new TimelineKeeper({
     index,
     repository,

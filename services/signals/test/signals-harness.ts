@@ -66,7 +66,7 @@ export async function startSignals(
     async stop() {
       if (!shared?.dbName) {
         await deps.mongo.dropDatabase().catch(() => undefined);
-        await deps.index.clear().catch(() => undefined);
+        await deps.index.model.clear().catch(() => undefined);
       }
       await lifecycle.run();
       await broker?.cleanup();

@@ -103,7 +103,7 @@ async function load(ids: string[], rounds: number): Promise<void> {
 async function settled(): Promise<void> {
   await waitFor(
     async () =>
-      (await signals.deps.index.isReady()) &&
+      (await signals.deps.index.model.isReady()) &&
       (await signals.deps.repository.findPendingOutbox(1)).length === 0,
     20_000,
     50,
@@ -191,7 +191,7 @@ describe('the timeline index against MongoDB', () => {
     await load(ids, 6);
 
     // Redis loses the index mid-load (as a restart or flush would): lists fall back, then rebuild.
-    await signals.deps.index.clear();
+    await signals.deps.index.model.clear();
     const duringLoss = await request(gw.url).get('/v1/signals').set(auth).query({ limit: 5 }).expect(200);
     expect(duringLoss.body.meta.total).toBeGreaterThan(0);
     await load(ids, 6);

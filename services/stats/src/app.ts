@@ -2,16 +2,14 @@ import type { StatsConfig } from './config';
 import { healthChecks, type StatsDependencies } from './dependencies';
 import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
 import type { Express } from 'express';
-import type { ProjectionRepository } from './data/projection.repository';
-import type { StatsCache } from './domain/stats-cache';
+import type { StatsReadDeps } from './domain/get-stats.use-case';
 import { statsRouter } from './http/stats.router';
 
 export interface StatsAppDeps {
   logger: Logger;
   lifecycle: Lifecycle;
   checks: Record<string, HealthCheck>;
-  repository: ProjectionRepository;
-  cache: StatsCache;
+  reads: StatsReadDeps;
   internalJwtSecret: string;
 }
 
@@ -22,7 +20,7 @@ export function buildApp(deps: StatsAppDeps): Express {
     lifecycle: deps.lifecycle,
     checks: deps.checks,
   });
-  app.use(statsRouter(deps.repository, deps.cache, deps.internalJwtSecret));
+  app.use(statsRouter(deps.reads, deps.internalJwtSecret));
   return finishApp(app, deps.logger);
 }
 
@@ -37,8 +35,7 @@ export function appFromDependencies(
     logger,
     lifecycle,
     checks: healthChecks(deps),
-    repository: deps.repository,
-    cache: deps.cache,
+    reads: deps.reads,
     internalJwtSecret: config.INTERNAL_JWT_SECRET,
   });
 }

@@ -18,6 +18,8 @@ export const configSchema = z.object({
   STATS_CACHE_TTL_MS: env.int(5000, 0),
   /** Within this age a cached answer is served even if events arrived since (protects the DB under event bursts). */
   STATS_CACHE_MIN_FRESH_MS: env.int(1000, 0),
+  /** How often the keeper checks whether Redis lost the aggregates (then rebuilds them). */
+  STATS_CHECK_INTERVAL_MS: env.int(1000, 50),
   /** For the rebuild command: where to read the signals export. */
   SIGNALS_URL: z.string().url().optional(),
   INGEST_TOKEN: z.string().optional(),

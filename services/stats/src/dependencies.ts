@@ -1,21 +1,43 @@
 import { MESSAGE_POLICIES } from '@signal/contracts';
 import { AmqpClient, Consumer, brokerNames } from '@signal/messaging';
-import { connectMongo, connectRedis, pingMongo, type Logger } from '@signal/service-kit';
+import {
+  PeriodicTask,
+  connectMongo,
+  connectRedis,
+  pingMongo,
+  type GracefulShutdown,
+  type Logger,
+} from '@signal/service-kit';
 import type Redis from 'ioredis';
 import type { Connection } from 'mongoose';
 import type { StatsConfig } from './config';
 import { projectionModel } from './data/projection.model';
 import { ProjectionRepository } from './data/projection.repository';
+import { StatsAggregates } from './data/stats-aggregates';
+import type { StatsReadDeps } from './domain/get-stats.use-case';
 import { projectSignal } from './domain/project-event.use-case';
 import { StatsCache } from './domain/stats-cache';
+
+/** A background worker of this service, started and stopped by the one lifecycle runner. */
+export interface BackgroundWorker {
+  name: string;
+  start(): Promise<void> | void;
+  stop(): Promise<void>;
+}
 
 export interface StatsDependencies {
   mongo: Connection;
   redis: Redis;
   amqp: AmqpClient;
   repository: ProjectionRepository;
+  aggregates: StatsAggregates;
   cache: StatsCache;
   consumer: Consumer<(typeof MESSAGE_POLICIES)['stats.signal-events']['schema']>;
+  reads: StatsReadDeps;
+  /** Rebuilds the aggregates from the projection when Redis lost them (or never had them). */
+  rebuildAggregates(progress?: (done: number) => void): Promise<boolean>;
+  /** In start order; stopped in reverse. */
+  workers: BackgroundWorker[];
   close(): Promise<void>;
 }
 
@@ -30,6 +52,23 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
     config.STATS_CACHE_TTL_MS,
     config.STATS_CACHE_MIN_FRESH_MS,
   );
+  const aggregates = new StatsAggregates(redis, config.REDIS_PREFIX, logger);
+  const rebuildAggregates = (progress?: (done: number) => void) =>
+    aggregates.model.rebuild(
+      () => repository.streamAll(1000),
+      async (batch) => {
+        await aggregates.apply(batch);
+      },
+      progress,
+    );
+  const keeper = new PeriodicTask(
+    'stats-aggregates-keeper',
+    config.STATS_CHECK_INTERVAL_MS,
+    async () => {
+      if (!(await aggregates.model.isReady())) await rebuildAggregates();
+    },
+    logger,
+  );
   const names = brokerNames(config.AMQP_PREFIX);
   const amqp = new AmqpClient({ url: config.AMQP_URL, logger, name: 'stats' });
   const policy = MESSAGE_POLICIES['stats.signal-events'];
@@ -43,18 +82,33 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
     queueType: config.AMQP_QUEUE_TYPE,
     bindings: { exchange: names.signalEvents, routingKeys: ['signal.*'] },
     handler: async (event) => {
-      await projectSignal(repository, cache, event.signal);
+      await projectSignal({ repository, aggregates, cache }, event.signal);
     },
   });
+  const workers: BackgroundWorker[] = [
+    { name: 'aggregates-keeper', start: () => keeper.start(), stop: () => keeper.stop() },
+    {
+      name: 'event-consumer',
+      start: async () => {
+        await consumer.start();
+        amqp.start();
+      },
+      stop: () => consumer.stop(),
+    },
+  ];
   return {
     mongo,
     redis,
     amqp,
     repository,
+    aggregates,
     cache,
     consumer,
+    reads: { aggregates, repository, cache, logger, aggregatesMissed: () => keeper.kick() },
+    rebuildAggregates,
+    workers,
     async close() {
-      await consumer.stop();
+      for (const w of [...workers].reverse()) await w.stop();
       await amqp.close();
       redis.disconnect();
       await mongo.close();
@@ -62,9 +116,29 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
   };
 }
 
+/** The one lifecycle of this service, for main.ts and the tests alike. */
+export async function startWorkers(deps: StatsDependencies): Promise<void> {
+  for (const worker of deps.workers) await worker.start();
+}
+
+export function registerShutdown(
+  shutdown: GracefulShutdown,
+  deps: StatsDependencies,
+  http: { close(): Promise<void> },
+): GracefulShutdown {
+  shutdown.register('http', () => http.close());
+  for (const worker of [...deps.workers].reverse()) shutdown.register(worker.name, () => worker.stop());
+  return shutdown
+    .register('rabbitmq', () => deps.amqp.close())
+    .register('redis', async () => {
+      deps.redis.disconnect();
+    })
+    .register('mongo', () => deps.mongo.close());
+}
+
+/** Readiness: MongoDB and the broker; Redis is not needed to answer (the projection answers). */
 export const healthChecks = (deps: StatsDependencies) => ({
   mongo: () => pingMongo(deps.mongo),
-  redis: () => deps.redis.ping(),
   rabbitmq: async () => {
     if (!deps.amqp.connected) throw new Error('down');
   },

@@ -7,7 +7,7 @@ import {
 import { infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
 import { appFromDependencies } from '../src/app';
 import { loadConfig } from '../src/config';
-import { createDependencies, type StatsDependencies } from '../src/dependencies';
+import { createDependencies, startWorkers, type StatsDependencies } from '../src/dependencies';
 
 export const JWT_SECRET = 'test-internal-jwt-secret-0123456789abcdef';
 
@@ -40,8 +40,7 @@ export async function startStats(
     ...env,
   });
   const deps = await createDependencies(config, silentLogger);
-  await deps.consumer.start();
-  deps.amqp.start();
+  await startWorkers(deps);
   await deps.amqp.waitUntilConnected();
   const app = appFromDependencies(config, deps, silentLogger, new GracefulShutdown(silentLogger));
   const http: RunningServer = await startHttpServer(app, 0);
@@ -55,6 +54,7 @@ export async function startStats(
       await http.close();
       const keys = await deps.redis.keys(`${prefix}stats:*`).catch(() => []);
       if (keys.length) await deps.redis.del(...keys).catch(() => undefined);
+      await deps.aggregates.model.clear().catch(() => undefined);
       await deps.mongo.dropDatabase().catch(() => undefined);
       await deps.close();
     },

@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   const deps = await createDependencies(config, createLogger('reindex', 'warn'));
   try {
     const total = await deps.repository.count({});
-    if (values.fresh) await deps.index.clear();
+    if (values.fresh) await deps.index.model.clear();
     const started = Date.now();
     const built = await deps.keeper.rebuild((done) => {
       if (values.quiet) return;

@@ -1,5 +1,5 @@
 import type { SignalDetail, SignalSnapshot, SignalStatus, SignalType } from '@signal/contracts';
-import { RedisScript } from '@signal/service-kit';
+import { RedisReadModel, RedisScript, type Logger } from '@signal/service-kit';
 import type Redis from 'ioredis';
 import { decodeDetail, encodeBody } from './timeline-body';
 
@@ -78,14 +78,6 @@ end
 return out
 `);
 
-/** Marks a rebuild finished, unless Redis lost the index meanwhile (its \`building\` mark is gone). */
-const FINISH_BUILD = new RedisScript(`
-if redis.call('GET', KEYS[1] .. 'building') ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1] .. 'ready', ARGV[1])
-redis.call('DEL', KEYS[1] .. 'building')
-return 1
-`);
-
 export interface TimelineQuery {
   type?: SignalType;
   status?: SignalStatus;
@@ -123,12 +115,16 @@ export function setName(type?: SignalType, status?: SignalStatus): string {
 
 export class TimelineIndex {
   readonly prefix: string;
+  /** Completeness mark and rebuild protocol. */
+  readonly model: RedisReadModel;
 
   constructor(
     readonly redis: Redis,
     keyPrefix: string,
+    logger: Logger,
   ) {
     this.prefix = `${keyPrefix}signals:{timeline}:`;
+    this.model = new RedisReadModel(redis, this.prefix, logger);
   }
 
   private applyCall(s: SignalSnapshot) {
@@ -185,42 +181,8 @@ export class TimelineIndex {
     return ready === 1 ? 'missing' : undefined;
   }
 
-  async isReady(): Promise<boolean> {
-    return (await this.redis.exists(`${this.prefix}ready`)) === 1;
-  }
-
-  /** Starts a rebuild: returns its token, or undefined when another process holds the lock. */
-  async beginBuild(lockMs: number): Promise<string | undefined> {
-    const token = `${Date.now()}-${Math.random().toString(36).slice(2)}`;
-    const locked = await this.redis.set(`${this.prefix}lock`, token, 'PX', lockMs, 'NX');
-    if (locked !== 'OK') return undefined;
-    await this.redis.set(`${this.prefix}building`, token);
-    return token;
-  }
-
-  async extendBuild(token: string, lockMs: number): Promise<void> {
-    await this.redis.set(`${this.prefix}lock`, token, 'PX', lockMs, 'XX');
-  }
-
-  /** true when the build is complete; false when Redis lost the index meanwhile (build again). */
-  async finishBuild(token: string): Promise<boolean> {
-    const done = await FINISH_BUILD.run(this.redis, [this.prefix], [token]);
-    await this.redis.del(`${this.prefix}lock`);
-    return done === 1;
-  }
-
   /** Index memory and size, for the benchmark's bytes-per-signal figure. */
   async size(): Promise<number> {
     return this.redis.zcard(`${this.prefix}all`);
-  }
-
-  /** Drops the whole index (tests, reindex --fresh). */
-  async clear(): Promise<void> {
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${this.prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await this.redis.del(...keys);
-    } while (cursor !== '0');
   }
 }

@@ -1,5 +1,5 @@
 import type { SignalSnapshot } from '@signal/contracts';
-import type { Logger } from '@signal/service-kit';
+import { PeriodicTask, type Logger } from '@signal/service-kit';
 import type { SignalRepository } from '../data/signal.repository';
 import type { TimelineIndex } from '../data/timeline-index';
 import type { TimelineRepairs } from '../data/timeline-repairs';
@@ -12,8 +12,6 @@ export interface KeeperOptions {
   logger: Logger;
   /** How often Redis is checked for a lost index and failed updates are retried. */
   intervalMs: number;
-  /** Lock lifetime of a rebuild; refreshed after every batch. */
-  lockMs?: number;
 }
 
 export type RebuildProgress = (done: number) => void;
@@ -30,13 +28,10 @@ export type RebuildProgress = (done: number) => void;
  *   are answered from MongoDB until the rebuild is complete.
  */
 export class TimelineKeeper {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private stopped = true;
-  private readonly lockMs: number;
+  private readonly task: PeriodicTask;
 
   constructor(private readonly o: KeeperOptions) {
-    this.lockMs = o.lockMs ?? 30_000;
+    this.task = new PeriodicTask('timeline-keeper', o.intervalMs, () => this.tick(), o.logger);
   }
 
   /** After a MongoDB write: make it visible in the index now; never fails the write. */
@@ -53,37 +48,20 @@ export class TimelineKeeper {
   }
 
   start(): void {
-    this.stopped = false;
-    this.schedule(0);
+    this.task.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.task.stop();
   }
 
   /** A read found the index incomplete: check now rather than at the next tick. */
   kick(): void {
-    if (this.stopped || this.running) return;
-    clearTimeout(this.timer);
-    this.schedule(0);
-  }
-
-  private schedule(delay: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.tick()
-        .catch((err: unknown) => this.o.logger.warn({ err: errorText(err) }, 'timeline keeper paused'))
-        .finally(() => {
-          this.running = undefined;
-          this.schedule(this.o.intervalMs);
-        });
-    }, delay);
+    this.task.kick();
   }
 
   private async tick(): Promise<void> {
-    if (!(await this.o.index.isReady())) {
+    if (!(await this.o.index.model.isReady())) {
       await this.rebuild();
       return;
     }
@@ -93,7 +71,6 @@ export class TimelineKeeper {
       const docs = await Promise.all(ids.map((id) => this.o.repository.findById(id)));
       await this.o.index.apply(docs.flatMap((d) => (d ? [toSnapshot(d)] : [])));
       await this.o.repairs.done(ids);
-      if (this.stopped) return;
     }
   }
 
@@ -101,24 +78,12 @@ export class TimelineKeeper {
    * Streams the collection once into the index (version-guarded, so concurrent writes stay
    * correct), then marks it ready. Returns false when another process is rebuilding.
    */
-  async rebuild(progress?: RebuildProgress): Promise<boolean> {
-    for (;;) {
-      const token = await this.o.index.beginBuild(this.lockMs);
-      if (!token) return false;
-      this.o.logger.info('timeline index: rebuilding from MongoDB');
-      let done = 0;
-      for await (const batch of this.o.repository.streamAll(1000)) {
-        await this.o.index.apply(batch.map(toSnapshot));
-        done += batch.length;
-        progress?.(done);
-        await this.o.index.extendBuild(token, this.lockMs);
-      }
-      if (await this.o.index.finishBuild(token)) {
-        this.o.logger.info({ signals: done }, 'timeline index: ready');
-        return true;
-      }
-      this.o.logger.warn('timeline index: Redis lost the index during the rebuild; again');
-    }
+  rebuild(progress?: RebuildProgress): Promise<boolean> {
+    return this.o.index.model.rebuild(
+      () => this.o.repository.streamAll(1000),
+      (batch) => this.o.index.apply(batch.map(toSnapshot)),
+      progress,
+    );
   }
 }
 

@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util';
 import { signalSnapshotSchema } from '@signal/contracts';
 import { createLogger } from '@signal/service-kit';
 import { request } from 'undici';
@@ -17,6 +18,12 @@ const pageSchema = z.object({
  *   SIGNALS_URL=… INGEST_TOKEN=… pnpm --filter stats rebuild
  */
 async function main(): Promise<void> {
+  try {
+    parseArgs({ args: process.argv.slice(2), options: {}, strict: true, allowPositionals: false });
+  } catch (err) {
+    process.stderr.write(`stats rebuild: ${err instanceof Error ? err.message : String(err)}\nusage: rebuild (no options)\n`);
+    process.exit(2);
+  }
   const config = loadConfig();
   if (!config.SIGNALS_URL || !config.INGEST_TOKEN) {
     process.stderr.write('stats rebuild: SIGNALS_URL and INGEST_TOKEN are required\n');
@@ -36,7 +43,9 @@ async function main(): Promise<void> {
     if (res.statusCode !== 200)
       throw new Error(`export answered ${res.statusCode}: ${await res.body.text()}`);
     const page = pageSchema.parse(await res.body.json());
-    for (const s of page.data) if (await deps.repository.apply(toProjection(s))) changed += 1;
+    const projected = page.data.map(toProjection);
+    for (const s of projected) if (await deps.repository.apply(s)) changed += 1;
+    await deps.aggregates.apply(projected);
     seen += page.data.length;
     after = page.meta.next_after;
     process.stderr.write(
@@ -49,6 +58,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`\nstats rebuild failed: ${(err as Error).message}\n`);
+  process.stderr.write(`\nstats rebuild failed: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });

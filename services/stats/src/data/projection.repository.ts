@@ -79,6 +79,19 @@ export class ProjectionRepository {
     return top[0]?.roi;
   }
 
+  /** Every projected signal once, in batches: the aggregates' rebuild pass. */
+  async *streamAll(batchSize: number): AsyncGenerator<ProjectedSignal[]> {
+    let batch: ProjectedSignal[] = [];
+    for await (const doc of this.model.find({}).lean<ProjectedSignal>().cursor({ batchSize })) {
+      batch.push(doc);
+      if (batch.length >= batchSize) {
+        yield batch;
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield batch;
+  }
+
   count(): Promise<number> {
     return this.model.countDocuments({}).exec();
   }

@@ -1,24 +1,51 @@
 import type { Statistics, StatsQuery } from '@signal/contracts';
+import type { Logger } from '@signal/service-kit';
 import type { ProjectionRepository } from '../data/projection.repository';
+import type { StatsAggregates } from '../data/stats-aggregates';
 import type { StatsCache } from './stats-cache';
 import { periodStart, toStatistics } from './statistics';
 
-/** Story: cached answer if fresh → else group by type and find the best ROI → cache → answer. */
-export async function getStats(
-  repository: ProjectionRepository,
-  cache: StatsCache,
-  query: StatsQuery,
-): Promise<Statistics> {
+export interface StatsReadDeps {
+  aggregates: StatsAggregates;
+  repository: ProjectionRepository;
+  cache: StatsCache;
+  logger: Logger;
+  /** The aggregates were incomplete or unreachable: the keeper should look now. */
+  aggregatesMissed(): void;
+}
+
+/**
+ * Story: the figures from the incrementally kept aggregates (nothing aggregates on the request
+ * path) → or, while they are rebuilt or Redis is unreachable, a cached or fresh aggregation of
+ * the MongoDB projection.
+ */
+export async function getStats(deps: StatsReadDeps, query: StatsQuery, now = Date.now()): Promise<Statistics> {
   const period = query.period ?? 'all';
-  const key = `${query.type ?? '*'}:${period}`;
-  const cached = await cache.get(key);
+  const since = periodStart(period, now);
+  try {
+    const figures = await deps.aggregates.figures(query.type, since, now);
+    if (figures) return toStatistics(figures.rows, figures.bestRoi);
+  } catch (err) {
+    deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'stats aggregates unreachable');
+  }
+  deps.aggregatesMissed();
+  return aggregateFromStore(deps, query.type, period, since);
+}
+
+async function aggregateFromStore(
+  deps: StatsReadDeps,
+  type: StatsQuery['type'],
+  period: string,
+  since: Date | undefined,
+): Promise<Statistics> {
+  const key = `${type ?? '*'}:${period}`;
+  const cached = await deps.cache.get(key);
   if (cached.stats) return cached.stats;
-  const since = periodStart(period);
   const [rows, best] = await Promise.all([
-    repository.groupByType(query.type, since),
-    repository.bestRoi(query.type, since),
+    deps.repository.groupByType(type, since),
+    deps.repository.bestRoi(type, since),
   ]);
   const stats = toStatistics(rows, best);
-  await cache.set(key, cached.gen, stats);
+  await deps.cache.set(key, cached.gen, stats);
   return stats;
 }

@@ -1,6 +1,7 @@
 import type { SignalSnapshot } from '@signal/contracts';
 import type { ProjectedSignal } from '../data/projection.model';
 import type { ProjectionRepository } from '../data/projection.repository';
+import type { StatsAggregates } from '../data/stats-aggregates';
 import type { StatsCache } from './stats-cache';
 
 export function toProjection(s: SignalSnapshot): ProjectedSignal {
@@ -15,13 +16,22 @@ export function toProjection(s: SignalSnapshot): ProjectedSignal {
   };
 }
 
-/** Every signal.* event carries the whole snapshot: keep it if newer, and expire cached answers. */
-export async function projectSignal(
-  repository: ProjectionRepository,
-  cache: StatsCache,
-  snapshot: SignalSnapshot,
-): Promise<boolean> {
-  const changed = await repository.apply(toProjection(snapshot));
-  if (changed) await cache.invalidate();
+export interface ProjectDeps {
+  repository: ProjectionRepository;
+  aggregates: StatsAggregates;
+  cache: StatsCache;
+}
+
+/**
+ * Story: every signal.* event carries the whole snapshot → keep it in the projection if newer
+ * (MongoDB, the source of truth) → apply the difference to the aggregates (Redis, version-
+ * guarded on its own, so a redelivery after a Redis failure still lands) → expire the
+ * fallback path's cached answers. A failure throws: the consumer retries the event.
+ */
+export async function projectSignal(deps: ProjectDeps, snapshot: SignalSnapshot): Promise<boolean> {
+  const projected = toProjection(snapshot);
+  const changed = await deps.repository.apply(projected);
+  await deps.aggregates.apply([projected]);
+  if (changed) await deps.cache.invalidate();
   return changed;
 }

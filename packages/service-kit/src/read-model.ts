@@ -1,0 +1,77 @@
+import type Redis from 'ioredis';
+import type { Logger } from './logger';
+import { RedisScript } from './redis-script';
+
+/** Marks a rebuild finished, unless Redis lost the model meanwhile (its `building` mark is gone). */
+const FINISH_BUILD = new RedisScript(`
+if redis.call('GET', KEYS[1] .. 'building') ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1] .. 'ready', ARGV[1])
+redis.call('DEL', KEYS[1] .. 'building')
+return 1
+`);
+
+/**
+ * The life of a read model that a service keeps in Redis beside its MongoDB source of truth:
+ * a `ready` mark that exists only while the model is complete (Redis losing its data — restart,
+ * flush, failover — loses the mark too), and a rebuild that streams the source once under a
+ * lock, version-guarded so that writes arriving meanwhile stay correct, then sets the mark
+ * unless the data was lost again during the rebuild.
+ */
+export class RedisReadModel {
+  constructor(
+    readonly redis: Redis,
+    /** Ends with ':' and carries the model's hash tag, e.g. `p:signals:{timeline}:`. */
+    readonly prefix: string,
+    private readonly logger: Logger,
+    private readonly lockMs = 30_000,
+  ) {}
+
+  async isReady(): Promise<boolean> {
+    return (await this.redis.exists(`${this.prefix}ready`)) === 1;
+  }
+
+  /**
+   * Rebuilds from `source` (batches of the source of truth) through `apply` (version-guarded).
+   * Returns false when another process holds the rebuild lock.
+   */
+  async rebuild<T>(
+    source: () => AsyncIterable<T[]>,
+    apply: (batch: T[]) => Promise<void>,
+    progress?: (done: number) => void,
+  ): Promise<boolean> {
+    for (;;) {
+      const token = `${Date.now()}-${Math.random().toString(36).slice(2)}`;
+      const locked = await this.redis.set(`${this.prefix}lock`, token, 'PX', this.lockMs, 'NX');
+      if (locked !== 'OK') return false;
+      await this.redis.set(`${this.prefix}building`, token);
+      this.logger.info({ model: this.prefix }, 'read model: rebuilding from MongoDB');
+      let done = 0;
+      try {
+        for await (const batch of source()) {
+          await apply(batch);
+          done += batch.length;
+          progress?.(done);
+          await this.redis.set(`${this.prefix}lock`, token, 'PX', this.lockMs, 'XX');
+        }
+        const finished = await FINISH_BUILD.run(this.redis, [this.prefix], [token]);
+        if (finished === 1) {
+          this.logger.info({ model: this.prefix, items: done }, 'read model: ready');
+          return true;
+        }
+        this.logger.warn({ model: this.prefix }, 'read model: Redis lost it during the rebuild; again');
+      } finally {
+        await this.redis.del(`${this.prefix}lock`).catch(() => undefined);
+      }
+    }
+  }
+
+  /** Drops the whole model (tests, `--fresh` rebuilds). */
+  async clear(): Promise<void> {
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${this.prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await this.redis.del(...keys);
+    } while (cursor !== '0');
+  }
+}

@@ -1,0 +1,127 @@
+import { SIGNAL_TYPES, type SignalType, type StatsPeriod } from '@signal/contracts';
+import { connectRedis } from '@signal/service-kit';
+import { infraUrls, silentLogger, uniqueName } from '@signal/test-kit';
+import type Redis from 'ioredis';
+import type { ProjectedSignal } from '../src/data/projection.model';
+import { StatsAggregates } from '../src/data/stats-aggregates';
+import { periodStart, toStatistics } from '../src/domain/statistics';
+
+/**
+ * The incremental aggregates against a reference computed from the final states, at a fixed
+ * "now", with signals placed right at each period's edge, on hour and day boundaries, ROIs
+ * that fall (the best must follow), and stale or repeated versions replayed.
+ */
+let redis: Redis;
+let aggregates: StatsAggregates;
+
+beforeAll(async () => {
+  redis = await connectRedis(infraUrls().redisUrl, silentLogger);
+  aggregates = new StatsAggregates(redis, `${uniqueName('agg')}:`, silentLogger);
+  await redis.set(`${aggregates.prefix}ready`, 'test');
+});
+afterAll(async () => {
+  await aggregates.model.clear();
+  redis.disconnect();
+});
+
+const NOW = Date.UTC(2026, 10, 22, 13, 37, 12, 345);
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
+const PERIODS: StatsPeriod[] = ['24h', '7d', '30d', 'all'];
+
+let seed = 7;
+const random = () => {
+  seed = (seed * 16807) % 2147483647;
+  return seed / 2147483647;
+};
+
+function reference(states: Map<string, ProjectedSignal>, type: SignalType | undefined, period: StatsPeriod) {
+  const since = periodStart(period, NOW);
+  const rows = [...states.values()].filter(
+    (s) => (!type || s.type === type) && (!since || s.created_at.getTime() > since.getTime()),
+  );
+  const byType = SIGNAL_TYPES.flatMap((t) => {
+    const of = rows.filter((s) => s.type === t);
+    return of.length
+      ? [{ _id: t, total: of.length, winners: of.filter((s) => s.is_winner === 1).length, roi_sum: of.reduce((a, s) => a + s.roi, 0) }]
+      : [];
+  });
+  return toStatistics(byType, rows.length ? Math.max(...rows.map((s) => s.roi)) : undefined);
+}
+
+async function expectEveryPeriodMatches(states: Map<string, ProjectedSignal>) {
+  for (const type of [undefined, ...SIGNAL_TYPES]) {
+    for (const period of PERIODS) {
+      const figures = await aggregates.figures(type, periodStart(period, NOW), NOW);
+      expect({ type, period, stats: toStatistics(figures!.rows, figures!.bestRoi) }).toEqual({
+        type,
+        period,
+        stats: reference(states, type, period),
+      });
+    }
+  }
+}
+
+describe('incremental stats aggregates', () => {
+  it('when signals sit at period edges and hour/day boundaries, move, fall and arrive stale, then every (type, period) equals the reference', async () => {
+    const edges = [DAY, 7 * DAY, 30 * DAY].flatMap((p) => [NOW - p - 1, NOW - p, NOW - p + 1, NOW - p + 2]);
+    const boundaries = [0, 1, 2, 6, 7, 29, 30, 31].flatMap((d) => {
+      const day = Math.floor((NOW - d * DAY) / DAY) * DAY;
+      return [day, day - 1, day + HOUR, day + HOUR - 1];
+    });
+    const times = [
+      ...edges,
+      ...boundaries,
+      NOW,
+      NOW + 30_000, // created_at may sit a little in the future
+      ...Array.from({ length: 300 }, () => NOW - Math.floor(random() * 45 * DAY)),
+    ];
+    const states = new Map<string, ProjectedSignal>();
+    const history: ProjectedSignal[] = [];
+    let n = 0;
+    for (const t of times) {
+      n += 1;
+      const s: ProjectedSignal = {
+        _id: `sig_${String(n).padStart(26, '0')}`,
+        type: SIGNAL_TYPES[n % SIGNAL_TYPES.length]!,
+        status: 'active',
+        is_winner: 0,
+        roi: Math.round((random() * 300 - 80) * 100) / 100,
+        created_at: new Date(t),
+        version: 1,
+      };
+      states.set(s._id, s);
+      history.push(s);
+    }
+    await aggregates.apply([...states.values()]);
+    await expectEveryPeriodMatches(states);
+
+    // Moves: ROI changes (the current best falls hard), winners come and go.
+    const sortedByRoi = [...states.values()].sort((a, b) => b.roi - a.roi);
+    const moves: ProjectedSignal[] = [];
+    for (const s of [...sortedByRoi.slice(0, 5), ...[...states.values()].filter(() => random() < 0.4)]) {
+      const current = states.get(s._id)!;
+      const winner = random() < 0.5;
+      const next: ProjectedSignal = {
+        ...current,
+        version: current.version + 1,
+        roi: sortedByRoi.indexOf(s) >= 0 && sortedByRoi.indexOf(s) < 5 ? -50 : Math.round(random() * 500 * 100) / 100,
+        status: winner ? 'winner' : 'dead',
+        is_winner: winner ? 1 : 0,
+      };
+      states.set(s._id, next);
+      moves.push(next);
+      history.push(next);
+    }
+    // Delivered out of order and twice; older versions interleaved.
+    const shuffled = [...moves, ...moves].sort(() => random() - 0.5);
+    await aggregates.apply(shuffled);
+    await aggregates.apply(history.filter((h) => h.version === 1).slice(0, 100));
+    await expectEveryPeriodMatches(states);
+  });
+
+  it('when the model is not marked ready, then figures are undefined and callers fall back', async () => {
+    const other = new StatsAggregates(redis, `${uniqueName('agg_unready')}:`, silentLogger);
+    expect(await other.figures(undefined, undefined, NOW)).toBeUndefined();
+  });
+});
