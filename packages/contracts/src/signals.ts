@@ -141,6 +141,13 @@ export const createSignalInputSchema = z.strictObject({
     holders: z.number().int().nonnegative(),
     liquidity: money,
   }),
+  /** Imports of history may give the signal's resolved state; new signals start active. */
+  performance: z
+    .strictObject({
+      status: signalStatusSchema.optional(),
+      time_to_ath_hours: z.number().finite().nonnegative().optional(),
+    })
+    .optional(),
   type: signalTypeSchema,
   is_premium: z.boolean().default(false),
   /** Backfills may date a signal in the past; never in the future. */

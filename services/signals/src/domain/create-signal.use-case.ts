@@ -57,8 +57,8 @@ export function newSignalDocument(
     performance: {
       roi: roiPercent(entry, current),
       ath_roi: roiPercent(entry, ath),
-      status: 'active',
-      time_to_ath_hours: 0,
+      status: input.performance?.status ?? 'active',
+      time_to_ath_hours: input.performance?.time_to_ath_hours ?? 0,
     },
     type: input.type,
     is_premium: input.is_premium,

@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util';
 import type { CreateSignalInput, SignalDetail } from '@signal/contracts';
 import { Pool } from 'undici';
 import { newToken, outcome, rng } from './market';
@@ -13,44 +14,73 @@ interface Options {
   token: string;
   backfill: number;
   count: number;
+  forever: boolean;
   rate: number;
   seed: number;
   quiet: boolean;
+  concurrency: number;
 }
 
-function parseArgs(argv: string[]): Options {
-  const get = (name: string, fallback: string) => {
-    const i = argv.indexOf(`--${name}`);
-    return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1]! : fallback;
+const USAGE =
+  'usage: simulate [--backfill N] [--count N | --forever] [--rate PER_SECOND] [--seed S] [--url URL] [--concurrency N] [--quiet]';
+
+function usage(problem: string): never {
+  process.stderr.write(`simulate: ${problem}\n${USAGE}\n`);
+  process.exit(2);
+}
+
+function parseOptions(argv: string[]): Options {
+  let values: Partial<Record<'url' | 'backfill' | 'count' | 'rate' | 'seed' | 'concurrency', string>> & {
+    forever?: boolean;
+    quiet?: boolean;
   };
-  const num = (name: string, fallback: number) => {
-    const v = Number(get(name, String(fallback)));
-    if (!Number.isFinite(v) || v < 0) {
-      process.stderr.write(`simulate: --${name} must be a non-negative number\n`);
-      process.exit(2);
-    }
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        url: { type: 'string' },
+        backfill: { type: 'string' },
+        count: { type: 'string' },
+        rate: { type: 'string' },
+        seed: { type: 'string' },
+        concurrency: { type: 'string' },
+        forever: { type: 'boolean' },
+        quiet: { type: 'boolean' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    usage(err instanceof Error ? err.message : String(err));
+  }
+  const num = (name: keyof typeof values, fallback: number, min = 0): number => {
+    const raw = values[name];
+    if (raw === undefined) return fallback;
+    const v = Number(raw);
+    if (typeof raw !== 'string' || !Number.isFinite(v) || v < min) usage(`--${name} must be a number ≥ ${min}`);
     return v;
   };
   const token = process.env.INGEST_TOKEN ?? '';
-  if (!token) {
-    process.stderr.write('simulate: INGEST_TOKEN is required\n');
-    process.exit(2);
-  }
-  return {
-    url: get('url', process.env.SIGNALS_URL ?? 'http://127.0.0.1:4001'),
+  if (!token) usage('INGEST_TOKEN is required');
+  const o: Options = {
+    url: values.url ?? process.env.SIGNALS_URL ?? 'http://127.0.0.1:4001',
     token,
-    backfill: num('backfill', 0),
-    count: num('count', 0),
+    backfill: Math.floor(num('backfill', 0)),
+    count: Math.floor(num('count', 0)),
+    forever: values.forever ?? false,
     rate: num('rate', 1),
-    seed: num('seed', Date.now() % 1_000_000),
-    quiet: argv.includes('--quiet'),
+    seed: Math.floor(num('seed', Date.now() % 1_000_000)),
+    quiet: values.quiet ?? false,
+    concurrency: Math.floor(num('concurrency', 4, 1)),
   };
+  if (!o.backfill && !o.count && !o.forever) usage('nothing to do: give --backfill, --count or --forever');
+  return o;
 }
 
 class Ingest {
   private readonly pool: Pool;
   constructor(private readonly o: Options) {
-    this.pool = new Pool(new URL(o.url).origin, { connections: 8 });
+    this.pool = new Pool(new URL(o.url).origin, { connections: Math.max(8, o.concurrency) });
   }
   async call<T>(method: 'POST' | 'PATCH', path: string, body: unknown, idempotencyKey?: string): Promise<T> {
     const res = await this.pool.request({
@@ -95,39 +125,44 @@ async function resolve(ingest: Ingest, r: () => number, s: SignalDetail) {
   if (status !== 'active') await ingest.call('POST', `/internal/signals/${s.id}/status`, { status });
 }
 
+/** A historical signal with its resolved state, in one create: no follow-up requests. */
+function historicalSignal(r: () => number): CreateSignalInput {
+  const input = newToken(r, new Date(Date.now() - 120_000 - r() * 30 * 86_400_000));
+  const { status, multiple } = outcome(r);
+  const peak = Math.max(multiple, 1 + r() * (status === 'winner' ? multiple : 1.5));
+  return {
+    ...input,
+    metrics: {
+      ...input.metrics,
+      mcap_current: Math.round(input.metrics.mcap_entry * multiple),
+      mcap_ath: Math.round(input.metrics.mcap_entry * peak),
+    },
+    performance: { status, time_to_ath_hours: Math.round(r() * 72 * 10) / 10 },
+  };
+}
+
+/**
+ * History through the bulk ingest API: batches of 1,000 resolved signals, `concurrency` in
+ * flight. Each batch has its own Idempotency-Key, so a re-run with the same seed adds nothing.
+ */
 async function backfill(ingest: Ingest, o: Options, r: () => number) {
   const started = Date.now();
-  const BATCH = 200;
+  const BATCH = 1000;
   let done = 0;
-  for (let i = 0; i < o.backfill; i += BATCH) {
-    const n = Math.min(BATCH, o.backfill - i);
-    const batch: CreateSignalInput[] = Array.from({ length: n }, () =>
-      newToken(r, new Date(Date.now() - r() * 30 * 86_400_000)),
-    );
-    const result = await ingest.call<{ ids: string[] }>(
-      'POST',
-      '/internal/signals/bulk',
-      { signals: batch },
-      `backfill-${o.seed}-${i}`,
-    );
-    // Resolve each new historical signal (a few requests each), 8 at a time.
-    const ids = result.ids;
-    for (let j = 0; j < ids.length; j += 8) {
-      await Promise.all(
-        ids.slice(j, j + 8).map((id, k) => {
-          const input = batch[j + k]!;
-          const detail = {
-            id,
-            metrics: { mcap_entry: input.metrics.mcap_entry, holders: input.metrics.holders },
-          } as SignalDetail;
-          return resolve(ingest, r, detail);
-        }),
-      );
+  let next = 0;
+  const worker = async () => {
+    while (next < o.backfill) {
+      const from = next;
+      const n = Math.min(BATCH, o.backfill - from);
+      next += n;
+      const batch = Array.from({ length: n }, () => historicalSignal(r));
+      await ingest.call('POST', '/internal/signals/bulk', { signals: batch }, `backfill-${o.seed}-${from}`);
+      done += n;
+      if (!o.quiet) progress('backfill', done, o.backfill, started);
     }
-    done += n;
-    if (!o.quiet) progress('backfill', done, o.backfill, started);
-  }
-  if (!o.quiet) process.stderr.write('\n');
+  };
+  await Promise.all(Array.from({ length: o.concurrency }, worker));
+  if (!o.quiet) process.stderr.write(`\nbackfill: ${done} signals in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }
 
 async function live(ingest: Ingest, o: Options, r: () => number) {
@@ -152,24 +187,18 @@ async function live(ingest: Ingest, o: Options, r: () => number) {
 }
 
 async function main() {
-  const o = parseArgs(process.argv.slice(2));
-  if (!o.backfill && !o.count && !process.argv.includes('--forever')) {
-    process.stderr.write(
-      'usage: simulate [--backfill N] [--count N | --forever] [--rate PER_SECOND] [--seed S] [--url URL] [--quiet]\n',
-    );
-    process.exit(2);
-  }
+  const o = parseOptions(process.argv.slice(2));
   const r = rng(o.seed);
   const ingest = new Ingest(o);
   try {
     if (o.backfill) await backfill(ingest, o, r);
-    if (o.count || process.argv.includes('--forever')) await live(ingest, o, r);
+    if (o.count || o.forever) await live(ingest, o, r);
   } finally {
     await ingest.close();
   }
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`\nsimulate: ${(err as Error).message}\n`);
+  process.stderr.write(`\nsimulate: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });
