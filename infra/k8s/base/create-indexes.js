@@ -1,6 +1,6 @@
 // Creates one service's MongoDB collections and indexes — the same ensureIndexes() the service
 // runs at start-up — and exits, so a rollout never starts against missing indexes.
-// Runs inside that service's own image, from its WORKDIR (/app): node /scripts/create-indexes.cjs <service>
+// Runs inside that service's own image, from its WORKDIR (/app): node /scripts/create-indexes.js <service>
 'use strict';
 const { createRequire } = require('node:module');
 const path = require('node:path');
@@ -28,7 +28,7 @@ const databases = { 'api-gateway': 'GATEWAY_DB', signals: 'SIGNALS_DB', stats: '
 
 async function main() {
   const build = repositories[service];
-  if (!build || !process.env.MONGO_URL) throw new Error(`usage: MONGO_URL=… create-indexes.cjs <${Object.keys(repositories).join('|')}>`);
+  if (!build || !process.env.MONGO_URL) throw new Error(`usage: MONGO_URL=… create-indexes.js <${Object.keys(repositories).join('|')}>`);
   const db = process.env[databases[service]] || (service === 'api-gateway' ? 'gateway' : service);
   const { connectMongo } = app('@signal/service-kit');
   const connection = await connectMongo(process.env.MONGO_URL, db);
