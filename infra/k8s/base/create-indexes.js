@@ -8,38 +8,54 @@ const path = require('node:path');
 const app = createRequire(path.join(process.cwd(), 'package.json'));
 
 const service = process.argv[2];
+// Per service: load its repository and models (from the image's dist/), return a constructor.
 const repositories = {
-  'api-gateway': (c) => {
+  'api-gateway': () => {
     const m = app('./dist/data/account.model.js');
-    return new (app('./dist/data/account.repository.js').AccountRepository)(m.accountModel(c), m.apiKeyModel(c));
+    const { AccountRepository } = app('./dist/data/account.repository.js');
+    return (c) => new AccountRepository(m.accountModel(c), m.apiKeyModel(c));
   },
-  signals: (c) =>
-    new (app('./dist/data/signal.repository.js').SignalRepository)(app('./dist/data/signal.model.js').signalModel(c)),
-  stats: (c) =>
-    new (app('./dist/data/projection.repository.js').ProjectionRepository)(
-      app('./dist/data/projection.model.js').projectionModel(c),
-    ),
-  webhooks: (c) => {
+  signals: () => {
+    const { signalModel } = app('./dist/data/signal.model.js');
+    const { SignalRepository } = app('./dist/data/signal.repository.js');
+    return (c) => new SignalRepository(signalModel(c));
+  },
+  stats: () => {
+    const { projectionModel } = app('./dist/data/projection.model.js');
+    const { ProjectionRepository } = app('./dist/data/projection.repository.js');
+    return (c) => new ProjectionRepository(projectionModel(c));
+  },
+  webhooks: () => {
     const m = app('./dist/data/webhook.models.js');
-    return new (app('./dist/data/webhook.repository.js').WebhookRepository)(m.subscriptionModel(c), m.deliveryModel(c));
+    const { WebhookRepository } = app('./dist/data/webhook.repository.js');
+    return (c) => new WebhookRepository(m.subscriptionModel(c), m.deliveryModel(c));
   },
 };
-const databases = { 'api-gateway': 'GATEWAY_DB', signals: 'SIGNALS_DB', stats: 'STATS_DB', webhooks: 'WEBHOOKS_DB' };
+const databases = {
+  'api-gateway': 'GATEWAY_DB',
+  signals: 'SIGNALS_DB',
+  stats: 'STATS_DB',
+  webhooks: 'WEBHOOKS_DB',
+};
 
 async function main() {
-  const build = repositories[service];
-  if (!build || !process.env.MONGO_URL) throw new Error(`usage: MONGO_URL=… create-indexes.js <${Object.keys(repositories).join('|')}>`);
+  const load = repositories[service];
+  if (!load || !process.env.MONGO_URL)
+    throw new Error(`usage: MONGO_URL=… create-indexes.js <${Object.keys(repositories).join('|')}>`);
   const db = process.env[databases[service]] || (service === 'api-gateway' ? 'gateway' : service);
   const { connectMongo } = app('@signal/service-kit');
+  const repository = load(); // fails here, before connecting, if this is not the service's image
   const connection = await connectMongo(process.env.MONGO_URL, db);
   try {
-    await build(connection).ensureIndexes();
+    await repository(connection).ensureIndexes();
     process.stdout.write(`${JSON.stringify({ msg: 'indexes ready', service, db })}\n`);
   } finally {
     await connection.close();
   }
 }
 main().catch((err) => {
-  process.stderr.write(`${JSON.stringify({ msg: 'index creation failed', service, err: String(err && err.message) })}\n`);
+  process.stderr.write(
+    `${JSON.stringify({ msg: 'index creation failed', service, err: String(err && err.message) })}\n`,
+  );
   process.exit(1);
 });
