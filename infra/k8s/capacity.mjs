@@ -3,11 +3,13 @@
 // 10M webhook deliveries/day, and which part saturates first. Plain Node, no dependencies.
 //
 //   node infra/k8s/capacity.mjs                         # the README's current benchmark figures
+//                                                        (read from README.md "Benchmarks"; built-in copies if absent)
 //   node infra/k8s/capacity.mjs --bench-dir bench-results   # figures read from `pnpm bench …` outputs
 //   node infra/k8s/capacity.mjs --list-p99-ms 8 --stats-p99-ms 2   # any figure overridden by a flag
 //   node infra/k8s/capacity.mjs --json
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 /** name → [default, meaning]. Measured: README "Benchmarks" (2-core machine, everything shared). */
@@ -50,6 +52,7 @@ try {
         [...Object.keys(MEASURED), ...Object.keys(ASSUMED)].map((k) => [k, { type: 'string' }]),
       ),
       'bench-dir': { type: 'string' },
+      readme: { type: 'string', default: fileURLToPath(new URL('../../README.md', import.meta.url)) },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -94,12 +97,43 @@ function fromBench(dir) {
   return out;
 }
 
-const bench = values['bench-dir'] ? fromBench(values['bench-dir']) : {};
+/** Figures from the README's Benchmarks tables, so the defaults follow the README when it changes. */
+function fromReadme(file) {
+  if (!existsSync(file)) return {};
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const cells = (prefix) => {
+    const line = lines.find((l) => l.startsWith(prefix));
+    return line
+      ? line
+          .split('|')
+          .slice(2)
+          .map((c) => c.match(/[\d.]+/g)?.map(Number) ?? [])
+      : undefined;
+  };
+  const out = {};
+  const db = cells('| `GET /v1/signals/{id}` (database read)');
+  if (db) [out['db-direct-rps'], out['db-gateway-rps']] = [db[0][0], db[1][0]];
+  const nodb = cells('| `GET /v1/signals/sig_0` (404');
+  if (nodb) [out['nodb-direct-rps'], out['nodb-gateway-rps']] = [nodb[0][0], nodb[1][0]];
+  const list = cells('| (b) type + status + since');
+  if (list) out['list-p99-ms'] = list[0][1];
+  const stats = cells('| `period=all` |');
+  if (stats) out['stats-p99-ms'] = stats[2][1];
+  const wh = cells('| 10 events/s × 10 |');
+  if (wh) out['deliveries-per-s'] = wh[0][0];
+  return Object.fromEntries(Object.entries(out).filter(([, v]) => Number.isFinite(v)));
+}
+
+const readme = fromReadme(values.readme);
+const bench = { ...readme, ...(values['bench-dir'] ? fromBench(values['bench-dir']) : {}) };
 const f = {};
 for (const [k, [d]] of Object.entries({ ...MEASURED, ...ASSUMED })) {
   const raw = values[k] ?? bench[k] ?? d;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${k}: a positive number, got ${raw}`);
+  if (!Number.isFinite(n) || n <= 0) {
+    console.error(`--${k}: a positive number, got ${raw}`);
+    process.exit(2);
+  }
   f[k] = n;
 }
 
@@ -180,6 +214,7 @@ if (values.json) {
     JSON.stringify(
       {
         figures: f,
+        fromReadme: Object.keys(readme),
         perRequest: { gwCost, svcCost, deliveriesPerCore },
         plans,
         webhooks: webhooksPlan,
@@ -231,6 +266,11 @@ console.log(
     ` service HTTP work ≤ ${(svcCost * 1e6).toFixed(0)} µs → ≥ ${Math.round(1 / svcCost)} req/s per core;` +
     ` deliveries ${deliveriesPerCore.toFixed(1)}/s per core (end to end).`,
 );
+const source = [
+  Object.keys(readme).length ? `README.md (${Object.keys(readme).length} figures)` : 'built-in defaults',
+];
+if (values['bench-dir']) source.push(values['bench-dir']);
+console.log(`figures: ${source.join(' + ')}, then flags.`);
 console.log(
   `deliveries: mean ${meanDeliveries.toFixed(0)}/s, peak ${peakDeliveries.toFixed(0)}/s (×${f['delivery-peak']}).`,
 );
