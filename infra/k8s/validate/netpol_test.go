@@ -34,6 +34,7 @@ var (
 	mongoPod   = endpoint{name: "mongo", namespace: ns, ip: netip.MustParseAddr("10.244.1.1"), labels: map[string]string{"app": "signal-mongo-svc"}}
 	ingressCtl = endpoint{name: "ingress-nginx", namespace: "ingress-nginx", ip: netip.MustParseAddr("10.244.2.1"), labels: map[string]string{"app": "ingress-nginx"}}
 	otherPod   = endpoint{name: "another team's pod", namespace: "other", ip: netip.MustParseAddr("10.244.3.1"), labels: map[string]string{"app": "x"}}
+	ingestJob  = endpoint{name: "an ingest pod", namespace: ns, ip: netip.MustParseAddr("10.244.0.20"), labels: map[string]string{"signal-service/ingest": "true"}}
 	kubeDNS    = endpoint{name: "kube-dns", namespace: "kube-system", ip: netip.MustParseAddr("10.244.4.1"), labels: map[string]string{"k8s-app": "kube-dns"}}
 	internet   = endpoint{name: "a public receiver", ip: netip.MustParseAddr("93.184.216.34")}
 	internet6  = endpoint{name: "a public IPv6 receiver", ip: netip.MustParseAddr("2606:2800:220:1::1")}
@@ -178,6 +179,11 @@ func TestWhenProdIsBuiltThenNetworkPoliciesAllowOnlyTheDesignedPaths(t *testing.
 		{worker, signals, 4001, false},
 		{stats, webhooks, 4003, false},
 		{gateway, worker, 4004, false},
+		// Ingest (simulator, pipeline) reaches signals only, and only when labelled for it.
+		{ingestJob, signals, 4001, true},
+		{ingestJob, stats, 4002, false},
+		{ingestJob, webhooks, 4003, false},
+		{ingestJob, gateway, 4000, false}, // prod: the gateway only through the ingress controller
 		// The data tier: our workloads on client ports; nobody else.
 		{signals, mongoPod, 27017, true},
 		{worker, mongoPod, 27017, true},
