@@ -13,6 +13,12 @@ echo "==> build + typecheck"
 pnpm run -s typecheck
 echo "==> lint"
 pnpm run -s lint
+echo "==> kubernetes manifests"
+if command -v go >/dev/null || [ -x /usr/local/go/bin/go ]; then
+  (cd infra/k8s/validate && PATH="$PATH:/usr/local/go/bin" go test -count=1 ./...)
+else
+  echo "go not found: infra/k8s manifest validation skipped (needs Go >= 1.24)"
+fi
 
 echo "==> infrastructure"
 trap 'infra/local/infra.sh down || true' EXIT

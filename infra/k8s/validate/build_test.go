@@ -1,0 +1,74 @@
+package validate
+
+import (
+	"strings"
+	"testing"
+)
+
+// Every directory kustomize can build: the base alone and each overlay.
+var targets = []string{"base", "overlays/dev", "overlays/prod"}
+
+func build(t *testing.T, dir string) []Object {
+	t.Helper()
+	objs, err := Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+func TestWhenEachOverlayIsBuiltThenEveryObjectDecodesStrictly(t *testing.T) {
+	for _, dir := range targets {
+		t.Run(dir, func(t *testing.T) {
+			objs := build(t, dir)
+			if len(objs) < 20 {
+				t.Fatalf("only %d objects", len(objs))
+			}
+		})
+	}
+}
+
+func TestWhenAManifestHasAnUnknownFieldThenDecodingRefusesIt(t *testing.T) {
+	cases := map[string]string{
+		"built-in kind": `apiVersion: apps/v1
+kind: Deployment
+metadata: { name: x }
+spec:
+  replicas: 1
+  selector: { matchLabels: { a: b } }
+  template:
+    metadata: { labels: { a: b } }
+    spec:
+      containers: [{ name: x, image: img, readinesProbe: {} }]
+`,
+		"duplicate field": `apiVersion: v1
+kind: ConfigMap
+metadata: { name: x }
+data: { A: "1" }
+data: { B: "2" }
+`,
+		"operator kind": `apiVersion: rabbitmq.com/v1beta1
+kind: RabbitmqCluster
+metadata: { name: x }
+spec: { replicas: 3, persistance: { storage: 1Gi } }
+`,
+		"unknown kind": `apiVersion: example.com/v1
+kind: Widget
+metadata: { name: x }
+`,
+		"missing required CRD field": `apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata: { name: x }
+spec: { scaleTargetRef: { name: w }, triggers: [] }
+`,
+	}
+	for name, y := range cases {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Decode([]byte(y)); err == nil {
+				t.Fatal("accepted")
+			} else if testing.Verbose() {
+				t.Log(strings.SplitN(err.Error(), "\n", 2)[0])
+			}
+		})
+	}
+}
