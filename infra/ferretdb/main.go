@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -22,6 +23,7 @@ func main() {
 	sqliteURL := flag.String("sqlite-url", "", "SQLite directory URI, e.g. file:/tmp/ferret/ (trailing slash, folder must exist)")
 	postgresURL := flag.String("postgresql-url", "", "PostgreSQL URL for the postgresql backend")
 	logLevel := flag.String("log-level", "warn", "debug, info, warn or error")
+	maxCommands := flag.Int("max-concurrent-commands", 16, "commands run at once (see gate.go); 0 = no gate")
 	flag.Parse()
 
 	var level slog.Level
@@ -31,8 +33,26 @@ func main() {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
+	// With the gate, FerretDB listens on a private loopback port and the gate on -listen.
+	ferretListen := *listen
+	var public net.Listener
+	if *maxCommands > 0 {
+		var err error
+		if public, err = net.Listen("tcp", *listen); err != nil {
+			fmt.Fprintf(os.Stderr, "ferretdb-embedded: %v\n", err)
+			os.Exit(1)
+		}
+		private, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ferretdb-embedded: %v\n", err)
+			os.Exit(1)
+		}
+		ferretListen = private.Addr().String()
+		private.Close()
+	}
+
 	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:      ferretdb.ListenerConfig{TCP: *listen},
+		Listener:      ferretdb.ListenerConfig{TCP: ferretListen},
 		Logger:        logger,
 		Handler:       *handler,
 		SQLiteURL:     *sqliteURL,
@@ -46,7 +66,19 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 
-	fmt.Println(f.MongoDBURI())
+	if public != nil {
+		g := newGate(ferretListen, *maxCommands, logger)
+		go func() {
+			if err := g.serve(public); err != nil && ctx.Err() == nil {
+				fmt.Fprintf(os.Stderr, "ferretdb-embedded: gate: %v\n", err)
+				os.Exit(1)
+			}
+		}()
+		go func() { <-ctx.Done(); public.Close() }()
+		fmt.Printf("mongodb://%s/\n", *listen)
+	} else {
+		fmt.Println(f.MongoDBURI())
+	}
 	if err := f.Run(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "ferretdb-embedded: %v\n", err)
 		os.Exit(1)

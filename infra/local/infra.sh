@@ -41,7 +41,7 @@ rabbit_up() {
 
 ferret_binary() {
   local src="$ROOT/infra/ferretdb" hash cache
-  hash="$(cat "$src/go.mod" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-16)"
+  hash="$(cat "$src/go.mod" "$src/go.sum" "$src"/*.go | sha256sum | cut -c1-16)"
   cache="${XDG_CACHE_HOME:-$HOME/.cache}/signal-service"
   mkdir -p "$cache"
   if [ ! -x "$cache/ferretdb-$hash" ]; then
@@ -98,7 +98,8 @@ mongo_up() {
         touch "$STATE/pg-db.created"; db="$PG_DB"
       fi
       setsid nohup "$bin" -listen "127.0.0.1:$port" -handler postgresql \
-        -postgresql-url "postgres://postgres@127.0.0.1:5432/$db" >"$STATE/mongo.log" 2>&1 &
+        -postgresql-url "postgres://postgres@127.0.0.1:5432/$db?pool_max_conns=80" -max-concurrent-commands 24 \
+        >"$STATE/mongo.log" 2>&1 &
     else
       local dir="$STATE/ferretdb-data"
       if [ -n "${INFRA_PERSIST:-}" ]; then dir="$RUN/data/ferretdb-sqlite"; else rm -rf "$dir"; fi

@@ -1,170 +1,261 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import Redis from 'ioredis';
 import mongoose from 'mongoose';
 import { signInternalToken } from '@signal/service-kit';
 import { Pool } from 'undici';
-import { SECRETS, arg, infra, progress, startService, table, timed, type LoadResult } from './harness';
+import { ROOT, SECRETS, infra, progress, startService, table, timed, type LoadResult } from './harness';
 
 /**
- * pnpm bench signals [--count 3000] [--requests 10]   (--count 1000000 against MongoDB: MONGO_URL=…)
- * Backfills signals through the ingest bulk API (progress shown), then measures GET /v1/signals
- * for (a) page 1 without filters, (b) type+status+since, (c) a deep page (5,000 of limit 20)
- * by `page` and by `cursor` — each beside the same query run by the driver alone (baseline),
- * with the document count and what the server's explain says about index use.
+ * pnpm bench signals [--count 1000000] [--requests 300] [--store-at 5000] [--concurrency 4]
+ *
+ * Loads --count signals through the bulk ingest API (several batches in flight), then measures
+ * GET /v1/signals and GET /v1/signals/{id}, direct to the signals service and through the
+ * gateway: (a) page 1, (b) type+status+since, (c) page 5,000 of 20 and (c') the same depth by
+ * cursor, (d) detail. Beside them, in the same run, the store-query path (the driver running
+ * the list query with its count) measured when the collection holds --store-at signals, the
+ * largest size at which it stays within 10 s here, with the index path at that same size:
+ * the ratio. Also: Redis bytes per signal of the timeline index, and write-to-visible latency
+ * (an ingest until the signal is first in the list).
  */
 const TYPES = ['new', '3d', '7d', '30d', 'wallet', 'premium'];
+const STATUSES = ['active', 'winner', 'dead', 'rugged'];
+
+const { values: opts } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    count: { type: 'string', default: '20000' },
+    requests: { type: 'string', default: '300' },
+    'store-at': { type: 'string', default: '5000' },
+    concurrency: { type: 'string', default: '4' },
+  },
+  strict: true,
+  allowPositionals: false,
+});
+const num = (name: keyof typeof opts): number => {
+  const v = Number(opts[name]);
+  if (!Number.isInteger(v) || v < 1) {
+    console.error(`signals bench: --${name} must be a whole number ≥ 1`);
+    process.exit(2);
+  }
+  return v;
+};
+
+function batchOf(from: number, n: number, total: number) {
+  return Array.from({ length: n }, (_, k) => {
+    const i = from + k;
+    const status = STATUSES[i % 4];
+    return {
+      token: {
+        symbol: `B${i}`,
+        name: `Bench ${i}`,
+        contract: `So1ana${String(i).padStart(12, '0')}pump`,
+        age_hours: 1,
+        dex_paid: i % 2 === 0,
+        socials: { twitter: 'https://x.com/bench' },
+      },
+      metrics: {
+        mcap_entry: 50_000 + (i % 1000) * 100,
+        mcap_current: 40_000 + (i % 1700) * 100,
+        volume_24h: 1000,
+        holders: 10 + (i % 500),
+        liquidity: 500,
+      },
+      performance: { status },
+      type: TYPES[i % TYPES.length],
+      created_at: new Date(Date.now() - 120_000 - (i / total) * 30 * 86_400_000).toISOString(),
+    };
+  });
+}
 
 async function main() {
-  const count = arg('count', 3_000);
-  const requests = arg('requests', 10);
+  const count = num('count');
+  const requests = num('requests');
+  const storeAt = Math.min(num('store-at'), count);
+  const concurrency = num('concurrency');
   const db = `bench_signals_${Date.now()}`;
+  const { REDIS_URL, MONGO_URL } = infra();
+  const redis = new Redis(REDIS_URL);
   const signals = await startService('services/signals/dist/main.js', 4201, {
     SIGNALS_DB: db,
     AMQP_PREFIX: `${db}.`,
+    REDIS_PREFIX: `${db}:`,
   });
-  const pool = new Pool(signals.url, { connections: 4 });
-  const conn = await mongoose.createConnection(infra().MONGO_URL, { dbName: db }).asPromise();
+  const gateway = await startService('services/api-gateway/dist/main.js', 4200, {
+    GATEWAY_DB: `${db}_gateway`,
+    REDIS_PREFIX: `${db}:gw:`,
+    SIGNALS_URL: signals.url,
+    STATS_URL: signals.url,
+    WEBHOOKS_URL: signals.url,
+  });
+  const direct = new Pool(signals.url, { connections: Math.max(4, concurrency) });
+  const viaGateway = new Pool(gateway.url, { connections: 2 });
+  const conn = await mongoose.createConnection(MONGO_URL, { dbName: db }).asPromise();
+  const col = conn.db!.collection('signals');
   try {
-    const started = Date.now();
+    const cli = (...args: string[]) =>
+      execFileSync(process.execPath, [path.join(ROOT, 'services/api-gateway/dist/cli/admin.cli.js'), ...args], {
+        env: { ...process.env, ...SECRETS, GATEWAY_DB: `${db}_gateway`, REDIS_PREFIX: `${db}:gw:` },
+      }).toString();
+    const accountId = /account (acc_\S+)/.exec(
+      cli('create-account', '--email', `${db}@bench.local`, '--per-minute', '100000000', '--per-day', '1000000000'),
+    )![1]!;
+    const key = /API key \(shown once\): (\S+)/.exec(cli('create-key', '--account', accountId, '--name', 'bench'))![1]!;
+    const internalAuth = () => ({
+      authorization: `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'signals', 'acc_bench', 60)}`,
+    });
+    const get = async (pool: Pool, p: string, headers: Record<string, string>) => {
+      const res = await pool.request({ method: 'GET', path: p, headers });
+      const body = await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`${p} → ${res.statusCode} ${body.slice(0, 200)}`);
+      return body;
+    };
+
+    // Load, with a pause at --store-at to measure the store path beside the index at equal size.
     const BATCH = 1000;
-    for (let i = 0; i < count; i += BATCH) {
-      const n = Math.min(BATCH, count - i);
-      const signalsBatch = Array.from({ length: n }, (_, k) => ({
-        token: {
-          symbol: `B${i + k}`,
-          name: `Bench ${i + k}`,
-          contract: `So1ana${String(i + k).padStart(12, '0')}pump`,
-          age_hours: 1,
-        },
-        metrics: {
-          mcap_entry: 50_000 + ((i + k) % 1000) * 100,
-          volume_24h: 1000,
-          holders: 10,
-          liquidity: 500,
-        },
-        type: TYPES[(i + k) % TYPES.length],
-        created_at: new Date(Date.now() - ((i + k) / count) * 30 * 86_400_000 - 60_000).toISOString(),
-      }));
-      const res = await pool.request({
-        method: 'POST',
-        path: '/internal/signals/bulk',
-        headers: { authorization: `Bearer ${SECRETS.INGEST_TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ signals: signalsBatch }),
-      });
-      await res.body.text();
-      if (res.statusCode !== 201) throw new Error(`bulk insert answered ${res.statusCode}`);
-      progress('backfill', i + n, count, started);
-    }
-    const backfillSeconds = (Date.now() - started) / 1000;
-    const col = conn.db!.collection('signals');
-    // Let the outbox relay finish publishing the backfill's events, so it does not share the
-    // database with the measured requests.
+    const started = Date.now();
+    let loaded = 0;
+    let next = 0;
+    const loadTo = async (target: number) => {
+      const worker = async () => {
+        while (next < target) {
+          const from = next;
+          const n = Math.min(BATCH, target - from);
+          next += n;
+          const res = await direct.request({
+            method: 'POST',
+            path: '/internal/signals/bulk',
+            headers: { authorization: `Bearer ${SECRETS.INGEST_TOKEN}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ signals: batchOf(from, n, count) }),
+          });
+          const text = await res.body.text();
+          if (res.statusCode !== 201) throw new Error(`bulk insert answered ${res.statusCode}: ${text.slice(0, 200)}`);
+          loaded += n;
+          progress('load', loaded, count, started);
+        }
+      };
+      await Promise.all(Array.from({ length: concurrency }, worker));
+    };
+
+    const since = new Date(Date.now() - 7 * 86_400_000);
+    const filtered = `type=wallet&status=active&since=${encodeURIComponent(since.toISOString())}`;
+    await loadTo(storeAt);
+    const loadPaused = Date.now();
+    const atSmall: LoadResult[] = [];
+    const storeRequests = Math.min(requests, 20);
+    atSmall.push(
+      await timed(`index  (a) page 1 @${storeAt}`, requests, () => get(direct, '/v1/signals', internalAuth()).then(() => undefined)),
+      await timed(`store  (a) page 1 @${storeAt}`, storeRequests, async () => {
+        await Promise.all([
+          col.find({}, { maxTimeMS: 10_000 }).sort({ created_at: -1, _id: -1 }).limit(21).toArray(),
+          col.countDocuments({}, { maxTimeMS: 10_000 }),
+        ]);
+      }),
+      await timed(`index  (b) type+status+since @${storeAt}`, requests, () =>
+        get(direct, `/v1/signals?${filtered}`, internalAuth()).then(() => undefined),
+      ),
+      await timed(`store  (b) type+status+since @${storeAt}`, storeRequests, async () => {
+        const f = { type: 'wallet', 'performance.status': 'active', created_at: { $gt: since } };
+        await Promise.all([
+          col.find(f, { maxTimeMS: 10_000 }).sort({ created_at: -1, _id: -1 }).limit(21).toArray(),
+          col.countDocuments(f, { maxTimeMS: 10_000 }),
+        ]);
+      }),
+    );
+    const pausedMs = Date.now() - loadPaused;
+    await loadTo(count);
+    const loadSeconds = (Date.now() - started - pausedMs) / 1000;
+
+    // The relay publishes the load's events; let it finish so it does not share the machine.
+    const relayStarted = Date.now();
     for (;;) {
       const pending = await col.countDocuments({ has_outbox: true });
       process.stderr.write(`\routbox: ${pending} signals with unpublished events   `);
       if (pending === 0) break;
       await new Promise((r) => setTimeout(r, 2000));
     }
+    const relaySeconds = (Date.now() - relayStarted) / 1000;
     process.stderr.write('\n');
-    const auth = () => ({
-      authorization: `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'signals', 'acc_bench', 60)}`,
-    });
-    const since = new Date(Date.now() - 7 * 86_400_000);
-    const deep = Math.max(2, Math.min(5000, Math.floor(count / 20) - 1));
-    const deepSkip = (deep - 1) * 20;
-    const cursorDoc = await col
-      .find({}, { projection: { _id: 1 } })
-      .sort({ created_at: -1, _id: -1 })
-      .skip(deepSkip - 1)
-      .limit(1)
-      .toArray();
-    const cursor = cursorDoc[0] ? Buffer.from(String(cursorDoc[0]._id)).toString('base64url') : undefined;
 
-    const scenarios: Array<{
-      name: string;
-      path: string;
-      filter: Record<string, unknown>;
-      skip: number;
-      extra?: Record<string, unknown>;
-    }> = [
-      { name: '(a) page 1, no filter', path: '/v1/signals', filter: {}, skip: 0 },
-      {
-        name: '(b) type+status+since',
-        path: `/v1/signals?type=wallet&status=active&since=${encodeURIComponent(since.toISOString())}`,
-        filter: { type: 'wallet', 'performance.status': 'active', created_at: { $gt: since } },
-        skip: 0,
-      },
-      {
-        name: `(c) page ${deep} of limit 20 (skip)`,
-        path: `/v1/signals?page=${deep}`,
-        filter: {},
-        skip: deepSkip,
-      },
+    // Redis bytes per signal: every key of the timeline index, measured whole.
+    let indexBytes = 0;
+    let cursor = '0';
+    do {
+      const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `${db}:signals:{timeline}:*`, 'COUNT', 100);
+      cursor = nextCursor;
+      for (const k of keys) indexBytes += Number(await redis.call('MEMORY', 'USAGE', k, 'SAMPLES', '0'));
+    } while (cursor !== '0');
+
+    const depth = Math.max(2, Math.min(5000, Math.floor(count / 20) - 1));
+    const deepCursorId = JSON.parse(await get(direct, `/v1/signals?page=${depth - 1}&limit=20`, internalAuth())).data.at(
+      -1,
+    ).id as string;
+    const deepCursor = Buffer.from(deepCursorId).toString('base64url');
+    const someId = JSON.parse(await get(direct, '/v1/signals?limit=1&page=777', internalAuth())).data[0].id as string;
+    const scenarios: Array<[string, string]> = [
+      ['(a) page 1', '/v1/signals'],
+      ['(b) type+status+since', `/v1/signals?${filtered}`],
+      [`(c) page ${depth} of 20`, `/v1/signals?page=${depth}&limit=20`],
+      [`(c') same depth by cursor`, `/v1/signals?cursor=${deepCursor}&limit=20`],
+      ['(d) detail', `/v1/signals/${someId}`],
     ];
-    if (cursor)
-      scenarios.push({
-        name: `(c') same depth by cursor`,
-        path: `/v1/signals?cursor=${cursor}`,
-        filter: { _id: { $lt: String(cursorDoc[0]!._id) } },
-        skip: 0,
-      });
-
-    const rows: LoadResult[] = [];
-    const explains: string[] = [];
-    for (const s of scenarios) {
-      const http = await timed(`${s.name} — via HTTP`, requests, async () => {
-        const res = await pool.request({ method: 'GET', path: s.path, headers: auth() });
-        const body = await res.body.text();
-        if (res.statusCode !== 200) throw new Error(`${s.path} → ${res.statusCode} ${body.slice(0, 200)}`);
-      });
-      const driver = await timed(`${s.name} — driver alone (baseline)`, requests, async () => {
-        await Promise.all([
-          col.find(s.filter).sort({ created_at: -1, _id: -1 }).skip(s.skip).limit(21).toArray(),
-          col.countDocuments(s.filter.created_at || s.filter.type ? s.filter : {}),
-        ]);
-      });
-      rows.push(http, driver);
-      const matched = await col.countDocuments(s.filter);
-      // FerretDB 1.24 refuses `skip` inside explain (int vs long); explain the same query without it there.
-      const explain = (await col
-        .find(s.filter)
-        .sort({ created_at: -1, _id: -1 })
-        .skip(s.skip)
-        .limit(21)
-        .explain()
-        .catch(() => col.find(s.filter).sort({ created_at: -1, _id: -1 }).limit(21).explain())) as Record<
-        string,
-        unknown
-      >;
-      const planner = (explain.queryPlanner ?? {}) as Record<string, unknown>;
-      // MongoDB reports stages and index names; FerretDB reports the PostgreSQL plan (node types, index names).
-      const plan = [
-        ...new Set(
-          JSON.stringify(planner.winningPlan ?? planner.Plan ?? {}).match(
-            /"(stage|indexName|Node Type|Index Name)":"[^"]+"/g,
-          ) ?? [],
+    const atLarge: LoadResult[] = [];
+    for (const [name, p] of scenarios) {
+      atLarge.push(await timed(`direct  ${name}`, requests, () => get(direct, p, internalAuth()).then(() => undefined)));
+      atLarge.push(
+        await timed(`gateway ${name}`, requests, () =>
+          get(viaGateway, p, { authorization: `Bearer ${key}` }).then(() => undefined),
         ),
-      ].join(' ');
-      const ferret = ['filterPushdown', 'sortPushdown', 'limitPushdown']
-        .filter((k) => k in explain)
-        .map((k) => `${k}=${String(explain[k])}`)
-        .join(' ');
-      explains.push(
-        `${s.name}: ${matched} matching documents; explain: ${plan || '(no winning plan reported)'} ${ferret}`.trim(),
       );
     }
+
+    // Write-to-visible: from sending an ingest until the list's first item is that signal.
+    const visible = await timed('write-to-visible (list)', 50, async () => {
+      const res = await direct.request({
+        method: 'POST',
+        path: '/internal/signals',
+        headers: { authorization: `Bearer ${SECRETS.INGEST_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ ...batchOf(count + 1, 1, count)[0], created_at: undefined, performance: undefined }),
+      });
+      const id = JSON.parse(await res.body.text()).data.id as string;
+      for (;;) {
+        const top = JSON.parse(await get(direct, '/v1/signals?limit=1', internalAuth())).data[0]?.id;
+        if (top === id) return;
+      }
+    });
+
     console.log(
-      `\n${count} signals (backfill ${backfillSeconds.toFixed(0)} s, ${Math.round(count / backfillSeconds)}/s through the bulk ingest API); ${requests} sequential requests per row\n`,
+      `\n${count} signals; load ${loadSeconds.toFixed(0)} s through the bulk ingest API (${Math.round(count / loadSeconds)}/s, ${concurrency} batches of ${BATCH} in flight); relay drained ${relaySeconds.toFixed(0)} s after; ${requests} sequential requests per row\n`,
     );
-    table(rows);
-    for (let i = 0; i < rows.length; i += 2)
+    console.log(`At ${storeAt} signals — timeline index beside the store-query path (driver: list query + count):`);
+    table(atSmall);
+    for (let i = 0; i < atSmall.length; i += 2)
       console.log(
-        `ratio HTTP/driver p50 ${rows[i]!.name.split(' — ')[0]}: ${(rows[i]!.p50 / rows[i + 1]!.p50).toFixed(2)}`,
+        `  ratio store/index ${atSmall[i]!.name.split(' @')[0]!.replace('index  ', '')}: p50 ${(atSmall[i + 1]!.p50 / atSmall[i]!.p50).toFixed(1)}×, p99 ${(atSmall[i + 1]!.p99 / atSmall[i]!.p99).toFixed(1)}×`,
       );
-    console.log('\nindex use');
-    for (const e of explains) console.log(`  ${e}`);
+    console.log(`\nAt ${count} signals — timeline index, direct and through the gateway:`);
+    table([...atLarge, visible]);
+    const p1 = atLarge[0]!;
+    const deep = atLarge[4]!;
+    console.log(`  deep page / page 1 (direct p99): ${(deep.p99 / p1.p99).toFixed(2)}×`);
+    console.log(
+      `  Redis: ${(indexBytes / 1024 / 1024).toFixed(1)} MiB for the index, ${Math.round(indexBytes / (count + 50))} bytes per signal`,
+    );
   } finally {
+    let cursor = '0';
+    do {
+      const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `${db}:*`, 'COUNT', 1000);
+      cursor = nextCursor;
+      if (keys.length) await redis.del(...keys);
+    } while (cursor !== '0');
+    redis.disconnect();
     await conn.dropDatabase().catch(() => undefined);
+    await conn.useDb(`${db}_gateway`).dropDatabase().catch(() => undefined);
     await conn.close();
-    await pool.close();
+    await direct.close();
+    await viaGateway.close();
+    await gateway.stop();
     await signals.stop();
   }
 }
