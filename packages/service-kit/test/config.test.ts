@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { env, parseConfig } from '../src';
+
+/** Pure parsing: no infrastructure involved. */
+const schema = z.object({ MONGO_URL: env.url(['mongodb', 'mongodb+srv']) });
+
+function issues(value: string | undefined): string[] {
+  const result = schema.safeParse(value === undefined ? {} : { MONGO_URL: value });
+  return result.success ? [] : result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+}
+
+describe('env.url for MONGO_URL', () => {
+  it.each([
+    'mongodb://127.0.0.1:27017',
+    'mongodb://localhost',
+    'mongodb://a:27017,b:27017/db?replicaSet=rs0',
+    'mongodb://a.example.net:27017,b.example.net:27018,c.example.net/signals?replicaSet=rs0&readPreference=secondaryPreferred&w=majority',
+    'mongodb://user:p%40ss@a:27017,b:27017/db?authSource=admin&tls=true',
+    'mongodb://[::1]:27017/db',
+    'mongodb://%2Ftmp%2Fmongodb-27017.sock/db',
+    'mongodb+srv://cluster0.example.net/signals?retryWrites=true&w=majority',
+    'mongodb+srv://user:secret@cluster0.example.net',
+  ])('when MONGO_URL is %s, then it is accepted unchanged', (url) => {
+    expect(issues(url)).toEqual([]);
+    expect(schema.parse({ MONGO_URL: url }).MONGO_URL).toBe(url);
+  });
+
+  it.each([
+    ['not-a-url', 'must be a URL'],
+    ['', 'must be a URL'],
+    ['http://a:27017/db', 'must start with mongodb or mongodb+srv:'],
+    ['mongodb://', 'MongoDB connection string'],
+    ['mongodb://a:27017,/db', 'not host[:port]'],
+    ['mongodb://a:0/db', 'port from 1 to 65535'],
+    ['mongodb://a:99999/db', 'port from 1 to 65535'],
+    ['mongodb://a:abc/db', 'not host[:port]'],
+    ['mongodb://a b:27017/db', 'not host[:port]'],
+    ['mongodb://user:p@ss@a:27017/db', 'percent-encoded'],
+    ['mongodb+srv://a.example.net,b.example.net/db', 'multiple service names'],
+    ['mongodb+srv://cluster0.example.net:27017/db', 'port'],
+  ])('when MONGO_URL is %s, then exactly one issue names the variable (%s)', (url, expected) => {
+    const found = issues(url);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(/^MONGO_URL: must /);
+    expect(found[0]).toContain(expected);
+  });
+
+  it('when MONGO_URL is missing, then the issue says it is required', () => {
+    expect(issues(undefined)).toEqual(['MONGO_URL: is required']);
+  });
+
+  it('when a refused MONGO_URL holds credentials, then the message does not repeat them', () => {
+    const [message] = issues('mongodb+srv://user:hunter2@a.example.net,b.example.net/db');
+    expect(message).toBeDefined();
+    expect(message).not.toContain('hunter2');
+  });
+
+  it('when a non-Mongo URL is checked, then WHATWG URL rules still apply', () => {
+    const redis = z.object({ REDIS_URL: env.url(['redis', 'rediss']) });
+    expect(redis.safeParse({ REDIS_URL: 'redis://127.0.0.1:6379/0' }).success).toBe(true);
+    expect(redis.safeParse({ REDIS_URL: 'redis://a:6379,b:6379' }).success).toBe(false);
+    expect(redis.safeParse({ REDIS_URL: 'amqp://127.0.0.1' }).success).toBe(false);
+  });
+
+  it('when the environment is invalid, then parseConfig prints one line per variable and exits 1', () => {
+    const written: string[] = [];
+    const write = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    const exit = jest.spyOn(process, 'exit').mockImplementation((code?: string | number | null) => {
+      throw new Error(`exit ${String(code)}`);
+    });
+    try {
+      expect(() => parseConfig('svc', schema, { MONGO_URL: 'mongodb://a:27017,b:notaport/db' })).toThrow(
+        'exit 1',
+      );
+    } finally {
+      write.mockRestore();
+      exit.mockRestore();
+    }
+    const lines = written.join('').trimEnd().split('\n');
+    expect(lines[0]).toBe('svc: invalid configuration');
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(/^ {2}MONGO_URL: must be a URL: a MongoDB connection string/);
+  });
+});
