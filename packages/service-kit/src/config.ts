@@ -29,6 +29,18 @@ export const env = {
       const problem = urlProblem(value, protocols);
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     }),
+  /**
+   * A comma-separated list of URLs (e.g. several brokers), each checked as `url`; parsed into
+   * the array of its items in order.
+   */
+  urlList: (protocols: string[]) =>
+    z
+      .string({ error: 'is required' })
+      .superRefine((value, ctx) => {
+        const problem = urlListProblem(value, protocols);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .transform(splitList),
   secret: (minLength = 32) =>
     z.string({ error: 'is required' }).min(minLength, `must be at least ${minLength} characters`),
   int: (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback),
@@ -45,6 +57,24 @@ const MONGO_SCHEMES = new Set(['mongodb', 'mongodb+srv']);
 /** `host`, `host:port`, `[v6]:port` or a percent-encoded socket path (`%2Ftmp%2Fm.sock`). */
 const MONGO_HOST = /^(?:\[[0-9A-Fa-f:.]+(?:%[\w.-]+)?\]|[A-Za-z0-9._~%-]+)(?::(\d{1,5}))?$/;
 
+/** Splits a comma-separated list, trimming items and dropping empty ones. */
+function splitList(value: string): string[] {
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
+}
+
+function urlListProblem(value: string, protocols: string[]): string | undefined {
+  const items = splitList(value);
+  if (items.length === 0) return 'must be a URL or a comma-separated list of URLs';
+  for (const [i, item] of items.entries()) {
+    const problem = urlProblem(item, protocols);
+    if (problem) return items.length === 1 ? problem : `item ${i + 1} of ${items.length} ${problem}`;
+  }
+  return undefined;
+}
+
 /**
  * Why `value` is not an acceptable URL, or undefined. Messages never echo the value (it may
  * hold credentials).
@@ -54,7 +84,8 @@ function urlProblem(value: string, protocols: string[]): string | undefined {
   if (scheme === undefined) return 'must be a URL';
   if (!protocols.includes(scheme)) return `must start with ${protocols.join(' or ')}:`;
   if (MONGO_SCHEMES.has(scheme)) return mongoProblem(value);
-  return z.url().safeParse(value).success ? undefined : 'must be a URL';
+  if (!z.url().safeParse(value).success) return 'must be a URL';
+  return new URL(value).hostname === '' ? 'must be a URL with a host' : undefined;
 }
 
 function mongoProblem(value: string): string | undefined {

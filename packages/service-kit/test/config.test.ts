@@ -85,3 +85,42 @@ describe('env.url for MONGO_URL', () => {
     expect(lines[1]).toMatch(/^ {2}MONGO_URL: must be a URL: a MongoDB connection string/);
   });
 });
+
+describe('env.urlList for AMQP_URL', () => {
+  const amqp = z.object({ AMQP_URL: env.urlList(['amqp', 'amqps']) });
+  function check(value: string | undefined): { urls?: string[]; issues: string[] } {
+    const result = amqp.safeParse(value === undefined ? {} : { AMQP_URL: value });
+    return result.success
+      ? { urls: result.data.AMQP_URL, issues: [] }
+      : { issues: result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) };
+  }
+
+  it('when AMQP_URL is one URL, then it parses to a list of one', () => {
+    expect(check('amqp://guest:guest@127.0.0.1:5672')).toEqual({
+      urls: ['amqp://guest:guest@127.0.0.1:5672'],
+      issues: [],
+    });
+  });
+
+  it('when AMQP_URL lists several brokers (spaces and a trailing comma tolerated), then they parse in order', () => {
+    expect(check('amqp://u:p@rabbit-0:5672/vh, amqps://u:p@rabbit-1:5671/vh,amqp://rabbit-2,')).toEqual({
+      urls: ['amqp://u:p@rabbit-0:5672/vh', 'amqps://u:p@rabbit-1:5671/vh', 'amqp://rabbit-2'],
+      issues: [],
+    });
+  });
+
+  it.each([
+    ['', 'AMQP_URL: must be a URL or a comma-separated list of URLs'],
+    [' , ', 'AMQP_URL: must be a URL or a comma-separated list of URLs'],
+    ['not-a-url', 'AMQP_URL: must be a URL'],
+    ['http://rabbit:5672', 'AMQP_URL: must start with amqp or amqps:'],
+    ['amqp://rabbit-0:5672,redis://rabbit-1:5672', 'AMQP_URL: item 2 of 2 must start with amqp or amqps:'],
+    ['amqp://rabbit-0:5672,amqp://', 'AMQP_URL: item 2 of 2 must be a URL with a host'],
+  ])('when AMQP_URL is "%s", then one issue says why', (value, expected) => {
+    expect(check(value)).toEqual({ issues: [expected] });
+  });
+
+  it('when AMQP_URL is missing, then the issue says it is required', () => {
+    expect(check(undefined)).toEqual({ issues: ['AMQP_URL: is required'] });
+  });
+});

@@ -8,7 +8,7 @@ export const configSchema = z.object({
   LOG_LEVEL: env.logLevel(),
   MONGO_URL: env.url(['mongodb', 'mongodb+srv']),
   SIGNALS_DB: z.string().default('signals'),
-  AMQP_URL: env.url(['amqp', 'amqps']),
+  AMQP_URL: env.urlList(['amqp', 'amqps']),
   /** The timeline index (list and detail reads) lives here, under REDIS_PREFIX. */
   REDIS_URL: env.url(['redis', 'rediss']),
   REDIS_PREFIX: z.string().default(''),

@@ -10,7 +10,7 @@ export const configSchema = z.object({
   STATS_DB: z.string().default('stats'),
   REDIS_URL: env.url(['redis', 'rediss']),
   REDIS_PREFIX: z.string().default(''),
-  AMQP_URL: env.url(['amqp', 'amqps']),
+  AMQP_URL: env.urlList(['amqp', 'amqps']),
   AMQP_PREFIX: z.string().default(''),
   AMQP_QUEUE_TYPE: z.enum(['quorum', 'classic']).default('quorum'),
   INTERNAL_JWT_SECRET: env.secret(),
