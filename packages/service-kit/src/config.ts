@@ -1,5 +1,6 @@
 import { ConnectionString } from 'mongodb-connection-string-url';
 import { z } from 'zod';
+import { parseRedisUrl } from './redis';
 
 /**
  * Parses the environment once at start-up. A bad value stops the process with one clear
@@ -41,6 +42,19 @@ export const env = {
         if (problem) ctx.addIssue({ code: 'custom', message: problem });
       })
       .transform(splitList),
+  /** `redis://`, `rediss://` or a Sentinel URL `redis-sentinel://h1:26379,h2:26379/masterName` (see `parseRedisUrl`). */
+  redisUrl: () =>
+    z.string({ error: 'is required' }).superRefine((value, ctx) => {
+      try {
+        parseRedisUrl(value);
+      } catch (err) {
+        const reason = err instanceof Error ? err.message : 'unparsable';
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be a Redis URL (redis://host:6379 or redis-sentinel://host1:26379,host2:26379/masterName): ${reason}`,
+        });
+      }
+    }),
   secret: (minLength = 32) =>
     z.string({ error: 'is required' }).min(minLength, `must be at least ${minLength} characters`),
   int: (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback),

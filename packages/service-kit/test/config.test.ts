@@ -124,3 +124,37 @@ describe('env.urlList for AMQP_URL', () => {
     expect(check(undefined)).toEqual({ issues: ['AMQP_URL: is required'] });
   });
 });
+
+describe('env.redisUrl for REDIS_URL', () => {
+  const redis = z.object({ REDIS_URL: env.redisUrl() });
+  function issues(value: string | undefined): string[] {
+    const result = redis.safeParse(value === undefined ? {} : { REDIS_URL: value });
+    return result.success ? [] : result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+  }
+
+  it.each([
+    'redis://127.0.0.1:6379',
+    'rediss://:secret@cache.example.net:6380/1',
+    'redis-sentinel://sentinel-0:26379,sentinel-1:26379,sentinel-2:26379/mymaster',
+    'rediss-sentinel://app:secret@sentinel-0/mymaster/2?sentinelPassword=x',
+  ])('when REDIS_URL is %s, then it is accepted unchanged', (url) => {
+    expect(issues(url)).toEqual([]);
+    expect(redis.parse({ REDIS_URL: url }).REDIS_URL).toBe(url);
+  });
+
+  it.each([
+    ['amqp://127.0.0.1', 'must start with redis:'],
+    ['redis-sentinel://sentinel-0:26379,sentinel-1:26379', 'no master name'],
+    ['redis-sentinel://app:hunter2@sentinel-0:0/m', 'a sentinel is empty or not host[:port]'],
+  ])('when REDIS_URL is %s, then one issue names the variable and says why', (url, reason) => {
+    const found = issues(url);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(/^REDIS_URL: must be a Redis URL/);
+    expect(found[0]).toContain(reason);
+    expect(found[0]).not.toContain('hunter2');
+  });
+
+  it('when REDIS_URL is missing, then the issue says it is required', () => {
+    expect(issues(undefined)).toEqual(['REDIS_URL: is required']);
+  });
+});

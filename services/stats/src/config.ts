@@ -8,7 +8,7 @@ export const configSchema = z.object({
   LOG_LEVEL: env.logLevel(),
   MONGO_URL: env.url(['mongodb', 'mongodb+srv']),
   STATS_DB: z.string().default('stats'),
-  REDIS_URL: env.url(['redis', 'rediss']),
+  REDIS_URL: env.redisUrl(),
   REDIS_PREFIX: z.string().default(''),
   AMQP_URL: env.urlList(['amqp', 'amqps']),
   AMQP_PREFIX: z.string().default(''),
