@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import type { z } from 'zod';
@@ -59,6 +59,56 @@ describe('docker-compose.yml', () => {
       expect(text).toMatch(/--prod/);
     }
     expect(s['webhooks-worker']!.command).toEqual(['node', 'dist/worker.js']);
+  });
+
+  it('when a service image is built, then dependencies install from the manifests alone, before any source is copied', () => {
+    // Every workspace package directory (pnpm-workspace.yaml: `dir/*` globs or plain paths).
+    const workspace = parse(readFileSync(path.join(ROOT, 'pnpm-workspace.yaml'), 'utf8')) as {
+      packages: string[];
+    };
+    const manifests = workspace.packages
+      .flatMap((entry) =>
+        entry.endsWith('/*')
+          ? readdirSync(path.join(ROOT, entry.slice(0, -2)), { withFileTypes: true })
+              .filter((d) => d.isDirectory())
+              .map((d) => `${entry.slice(0, -2)}/${d.name}`)
+          : [entry],
+      )
+      .filter((dir) => existsSync(path.join(ROOT, dir, 'package.json')))
+      .map((dir) => `${dir}/package.json`);
+    expect(manifests).toEqual(
+      expect.arrayContaining(['packages/service-kit/package.json', 'infra/bench/package.json']),
+    );
+
+    for (const name of ['signals', 'stats', 'webhooks-api', 'api-gateway']) {
+      const build = s[name]!.build!;
+      const lines = readFileSync(path.join(ROOT, build.context, build.dockerfile), 'utf8').split('\n');
+      const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
+      const lockfile = at(/^COPY package\.json pnpm-lock\.yaml pnpm-workspace\.yaml \.\/$/);
+      const fetch = at(/^RUN pnpm fetch\b/);
+      const install = at(/^RUN pnpm install --frozen-lockfile --offline\b/);
+      const firstSource = at(/^COPY (packages|services|\.) /);
+      const buildStep = at(/^RUN pnpm exec tsc -b /);
+      expect({
+        name,
+        order: lockfile >= 0 && lockfile < fetch && fetch < install && install < firstSource,
+      }).toEqual({
+        name,
+        order: true,
+      });
+      expect(firstSource).toBeLessThan(buildStep);
+      for (const manifest of manifests) {
+        const copy = at(new RegExp(`^COPY ${manifest.replace(/[.]/g, '\\.')} ${path.dirname(manifest)}/$`));
+        expect({ name, manifest, beforeInstall: copy > fetch && copy < install }).toEqual({
+          name,
+          manifest,
+          beforeInstall: true,
+        });
+      }
+      // Nothing else reaches the dependency layers: only the manifests above are copied before install.
+      const copiesBeforeInstall = lines.slice(0, install).filter((l) => l.startsWith('COPY '));
+      expect({ name, copies: copiesBeforeInstall.length }).toEqual({ name, copies: manifests.length + 1 });
+    }
   });
 
   it('when ports are published, then only the gateway is public (management UI on loopback)', () => {

@@ -103,7 +103,7 @@ async function main() {
         );
         rows.push(
           await timed(`cold /v1/stats${qs}`, coldN, async () => {
-            await redis.incr(`${db}:stats:gen`);
+            await redis.incr(`${db}:stats:{statscache}:gen`);
             await get(qs);
           }),
         );

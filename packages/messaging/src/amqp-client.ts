@@ -4,7 +4,11 @@ import type { Logger } from 'pino';
 export type ChannelSetup = (channel: ConfirmChannel) => Promise<void>;
 
 export interface AmqpClientOptions {
-  url: string;
+  /**
+   * One broker URL, several (an array, or one string of comma-separated URLs, as in `AMQP_URL`).
+   * With several, connecting tries them in turn from the last one that worked.
+   */
+  url: string | readonly string[];
   logger: Logger;
   /** Shown in the broker's connection list. */
   name: string;
@@ -15,6 +19,9 @@ export interface AmqpClientOptions {
 /**
  * One AMQP connection that heals itself: on loss it reconnects with capped exponential
  * backoff and re-runs every registered setup (topology, consumers) on fresh channels.
+ * Given several brokers (e.g. the nodes of a cluster), each attempt goes round the list once,
+ * starting from the broker that last worked and moving on at each failure; the backoff only
+ * applies once every broker has failed.
  */
 export class AmqpClient {
   private connection?: ChannelModel;
@@ -25,8 +32,15 @@ export class AmqpClient {
   private reconnectTimer?: NodeJS.Timeout;
   private connectedWaiters: Array<() => void> = [];
   private connectingPromise?: Promise<void>;
+  private readonly urls: readonly string[];
+  /** The broker tried first on the next attempt: the last that worked, or the next after a failure. */
+  private urlIndex = 0;
 
-  constructor(private readonly options: AmqpClientOptions) {}
+  constructor(private readonly options: AmqpClientOptions) {
+    const urls = typeof options.url === 'string' ? options.url.split(',') : options.url;
+    this.urls = urls.map((u) => u.trim()).filter((u) => u.length > 0);
+    if (this.urls.length === 0) throw new Error('AmqpClient needs at least one broker URL');
+  }
 
   get connected(): boolean {
     return this.publishChannel !== undefined;
@@ -93,12 +107,30 @@ export class AmqpClient {
   }
 
   private async doConnect(): Promise<void> {
-    if (this.closing) return;
-    const { logger, url, name } = this.options;
+    for (let tried = 0; tried < this.urls.length; tried += 1) {
+      if (this.closing || this.connected) return;
+      const index = this.urlIndex;
+      if (await this.connectTo(index)) return;
+      this.urlIndex = (index + 1) % this.urls.length;
+    }
+    this.scheduleReconnect();
+  }
+
+  /** One attempt against one broker; true once connected and set up. */
+  private async connectTo(index: number): Promise<boolean> {
+    const { logger, name } = this.options;
+    const url = this.urls[index]!;
+    const broker = { broker: brokerLabel(url), index: index + 1, of: this.urls.length };
+    let opened: ChannelModel | undefined;
     try {
       const connection = await connect(url, { clientProperties: { connection_name: name }, timeout: 5000 });
+      opened = connection;
+      if (this.closing) throw new Error('client closed while connecting');
       connection.on('error', (err: Error) => logger.warn({ err: err.message }, 'amqp connection error'));
-      connection.on('close', () => this.onLost());
+      // Only the current connection's loss matters (not one dropped while trying the next broker).
+      connection.on('close', () => {
+        if (this.connection === connection) this.onLost();
+      });
       const channel = await connection.createConfirmChannel();
       channel.on('error', (err: Error) => logger.warn({ err: err.message }, 'amqp channel error'));
       channel.on('close', () => {
@@ -112,16 +144,21 @@ export class AmqpClient {
       for (const setup of this.setups) await setup(channel);
       this.publishChannel = channel;
       this.attempt = 0;
-      logger.info({ name }, 'amqp connected');
+      clearTimeout(this.reconnectTimer);
+      this.reconnectTimer = undefined;
+      logger.info({ name, ...broker }, 'amqp connected');
       const waiters = this.connectedWaiters;
       this.connectedWaiters = [];
       waiters.forEach((w) => w());
+      return true;
     } catch (err) {
-      logger.warn({ err: (err as Error).message }, 'amqp connect failed');
-      if (this.connection) await this.connection.close().catch(() => undefined);
-      this.connection = undefined;
-      this.publishChannel = undefined;
-      this.scheduleReconnect();
+      logger.warn({ err: (err as Error).message, ...broker }, 'amqp connect failed');
+      if (opened && this.connection === opened) {
+        this.connection = undefined;
+        this.publishChannel = undefined;
+      }
+      if (opened) await opened.close().catch(() => undefined);
+      return false;
     }
   }
 
@@ -143,5 +180,14 @@ export class AmqpClient {
       this.reconnectTimer = undefined;
       void this.connectOnce();
     }, delay);
+  }
+}
+
+/** host:port of a broker URL, for logs (never the credentials). */
+function brokerLabel(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '(unparsable URL)';
   }
 }

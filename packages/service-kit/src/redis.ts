@@ -1,20 +1,140 @@
 import { once } from 'node:events';
-import Redis from 'ioredis';
+import Redis, { type RedisOptions } from 'ioredis';
 import type { Logger } from './logger';
+
+/**
+ * Where `REDIS_URL` points:
+ * - `redis://` / `rediss://` — one server (or a cluster-aware proxy such as Envoy's Redis proxy
+ *   or a managed service's single endpoint), handed to ioredis as is;
+ * - `redis-sentinel://[[user]:password@]host1[:26379][,host2[:26379]…]/masterName[/db]
+ *   [?sentinelUsername=…&sentinelPassword=…]` — the master that Sentinel names, followed across
+ *   failovers. The credentials before `@` are the master's; `rediss-sentinel://` uses TLS to the
+ *   sentinels and the master.
+ *
+ * Redis Cluster is not supported directly: ioredis' `Cluster` is not a `Redis` (different type,
+ * `scan` and `keys` see one node only, pipelines and Lua scripts must stay within one slot), and
+ * every service takes a `Redis` (RedisScript's `evalsha`, RedisReadModel's `scan`, pipelines,
+ * `defineCommand`). Reach a Cluster through a cluster-aware proxy with a `redis://` URL, or run
+ * Sentinel for high availability. Keys that are read together already share a hash tag
+ * (`{timeline}`, `{statscache}`, …), so that move stays open.
+ */
+export type RedisTarget = { mode: 'standalone'; url: string } | { mode: 'sentinel'; options: SentinelTarget };
+
+/** The ioredis options a Sentinel URL sets. */
+export type SentinelTarget = Required<Pick<RedisOptions, 'sentinels' | 'name' | 'db'>> &
+  Pick<
+    RedisOptions,
+    | 'username'
+    | 'password'
+    | 'sentinelUsername'
+    | 'sentinelPassword'
+    | 'tls'
+    | 'sentinelTLS'
+    | 'enableTLSForSentinelMode'
+  >;
+
+const SENTINEL_SCHEMES = new Set(['redis-sentinel', 'rediss-sentinel']);
+const SENTINEL_OPTIONS = new Set(['sentinelUsername', 'sentinelPassword']);
+const DEFAULT_SENTINEL_PORT = 26379;
+/** `host`, `host:port` or `[v6]:port`. */
+const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~-]+)(?::(\d{1,5}))?$/;
+
+/**
+ * Reads a Redis URL (see `RedisTarget`). Throws an Error whose message says what is wrong
+ * without repeating the URL (it may hold passwords).
+ */
+export function parseRedisUrl(url: string): RedisTarget {
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
+  if (scheme === 'redis' || scheme === 'rediss') {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new Error('not a URL');
+    }
+    if (parsed.hostname === '') throw new Error('no host');
+    return { mode: 'standalone', url };
+  }
+  if (scheme === undefined || !SENTINEL_SCHEMES.has(scheme))
+    throw new Error('must start with redis:, rediss:, redis-sentinel: or rediss-sentinel:');
+
+  const m = /^[^:]+:\/\/(?:([^@/?#]*)@)?([^/?#]*)(\/[^?#]*)?(?:\?([^#]*))?$/.exec(url);
+  if (!m) throw new Error('not redis-sentinel://host1:26379,host2:26379/masterName');
+  const [, userinfo, hostList = '', path = '', query = ''] = m;
+
+  const sentinels = hostList.split(',').map((item) => {
+    const hp = HOST_PORT.exec(item.trim());
+    const port = hp?.[2] === undefined ? DEFAULT_SENTINEL_PORT : Number(hp[2]);
+    if (!hp || port < 1 || port > 65535) throw new Error('a sentinel is empty or not host[:port]');
+    const host = hp[1]!.startsWith('[') ? hp[1]!.slice(1, -1) : hp[1]!;
+    return { host, port };
+  });
+
+  const [, rawName = '', rawDb, ...rest] = path.split('/');
+  const name = decode(rawName, 'the master name');
+  if (name === '') throw new Error('no master name: redis-sentinel://host1:26379,host2:26379/masterName');
+  if (rest.length > 0 || (rawDb !== undefined && rawDb !== '' && !/^\d+$/.test(rawDb)))
+    throw new Error('the path must be /masterName or /masterName/db (a database number)');
+  const db = rawDb ? Number(rawDb) : 0;
+
+  const target: SentinelTarget = { sentinels, name, db };
+  if (userinfo !== undefined && userinfo !== '') {
+    const colon = userinfo.indexOf(':');
+    const username = decode(colon < 0 ? userinfo : userinfo.slice(0, colon), 'the username');
+    const password = colon < 0 ? undefined : decode(userinfo.slice(colon + 1), 'the password');
+    if (colon < 0) {
+      // Like redis://secret@host: a lone userinfo is the password (AUTH password).
+      target.password = username;
+    } else {
+      if (username !== '') target.username = username;
+      if (password !== undefined && password !== '') target.password = password;
+    }
+  }
+  const params = new URLSearchParams(query);
+  for (const key of params.keys())
+    if (!SENTINEL_OPTIONS.has(key))
+      throw new Error(`unknown option "${key}" (known: ${[...SENTINEL_OPTIONS].join(', ')})`);
+  const sentinelUsername = params.get('sentinelUsername');
+  const sentinelPassword = params.get('sentinelPassword');
+  if (sentinelUsername) target.sentinelUsername = sentinelUsername;
+  if (sentinelPassword) target.sentinelPassword = sentinelPassword;
+  if (scheme === 'rediss-sentinel') {
+    target.tls = {};
+    target.sentinelTLS = {};
+    target.enableTLSForSentinelMode = true;
+  }
+  return { mode: 'sentinel', options: target };
+}
+
+function decode(value: string, what: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    throw new Error(`${what} is not valid percent-encoding`);
+  }
+}
 
 /**
  * Redis that fails fast while down (no offline queue, 1 s command timeout) and reconnects by
  * itself. Waits up to `readyWaitMs` for the first connection, then returns either way: callers
- * start even with Redis down and follow their documented fallback.
+ * start even with Redis down and follow their documented fallback. `url` is any `RedisTarget`
+ * URL: one server, or a Sentinel-managed master (same fail-fast options; the sentinels are
+ * retried like the server).
  */
 export async function connectRedis(url: string, logger: Logger, readyWaitMs = 3000): Promise<Redis> {
-  const redis = new Redis(url, {
+  const retry = (times: number) => Math.min(times * 100, 2000);
+  const failFast: RedisOptions = {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     commandTimeout: 1000,
     connectTimeout: 2000,
-    retryStrategy: (times) => Math.min(times * 100, 2000),
-  });
+    retryStrategy: retry,
+  };
+  const target = parseRedisUrl(url);
+  const redis =
+    target.mode === 'standalone'
+      ? new Redis(target.url, failFast)
+      : new Redis({ ...target.options, ...failFast, sentinelRetryStrategy: retry });
   redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([once(redis, 'ready'), new Promise((r) => (timer = setTimeout(r, readyWaitMs)))]).catch(

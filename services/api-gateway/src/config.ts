@@ -9,7 +9,7 @@ export const configSchema = z
     LOG_LEVEL: env.logLevel(),
     MONGO_URL: env.url(['mongodb', 'mongodb+srv']),
     GATEWAY_DB: z.string().default('gateway'),
-    REDIS_URL: env.url(['redis', 'rediss']),
+    REDIS_URL: env.redisUrl(),
     REDIS_PREFIX: z.string().default(''),
     INTERNAL_JWT_SECRET: env.secret(),
     /** Server-side pepper of API key hashes: a database leak alone does not reveal usable keys. */

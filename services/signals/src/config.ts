@@ -8,9 +8,9 @@ export const configSchema = z.object({
   LOG_LEVEL: env.logLevel(),
   MONGO_URL: env.url(['mongodb', 'mongodb+srv']),
   SIGNALS_DB: z.string().default('signals'),
-  AMQP_URL: env.url(['amqp', 'amqps']),
+  AMQP_URL: env.urlList(['amqp', 'amqps']),
   /** The timeline index (list and detail reads) lives here, under REDIS_PREFIX. */
-  REDIS_URL: env.url(['redis', 'rediss']),
+  REDIS_URL: env.redisUrl(),
   REDIS_PREFIX: z.string().default(''),
   /** How often the keeper checks for a lost index and retries failed index updates. */
   TIMELINE_CHECK_INTERVAL_MS: env.int(1000, 50),

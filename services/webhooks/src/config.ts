@@ -15,7 +15,7 @@ export const configSchema = z
     LOG_LEVEL: env.logLevel(),
     MONGO_URL: env.url(['mongodb', 'mongodb+srv']),
     WEBHOOKS_DB: z.string().default('webhooks'),
-    AMQP_URL: env.url(['amqp', 'amqps']),
+    AMQP_URL: env.urlList(['amqp', 'amqps']),
     AMQP_PREFIX: z.string().default(''),
     AMQP_QUEUE_TYPE: z.enum(['quorum', 'classic']).default('quorum'),
     INTERNAL_JWT_SECRET: env.secret(),

@@ -28,7 +28,7 @@ const configSchema = z.object({
   NODE_ENV: env.nodeEnv(),
   MONGO_URL: env.url(['mongodb', 'mongodb+srv']),
   GATEWAY_DB: z.string().default('gateway'),
-  REDIS_URL: env.url(['redis', 'rediss']),
+  REDIS_URL: env.redisUrl(),
   REDIS_PREFIX: z.string().default(''),
   API_KEY_PEPPER: env.secret(),
   DEFAULT_PLAN_PER_MINUTE: env.int(60, 1),

@@ -12,6 +12,8 @@ interface Cached {
  * which makes older answers stale; a stale answer younger than `minFreshMs` is still served
  * (bursts of events must not turn every request into an aggregation), and none older than `ttlMs`.
  * One MGET per lookup. Redis trouble only costs the cache, never the answer.
+ * Every key carries the `{statscache}` hash tag, so the MGET stays in one slot behind a
+ * cluster-aware proxy (no CROSSSLOT).
  */
 export class StatsCache {
   constructor(
@@ -22,12 +24,16 @@ export class StatsCache {
   ) {}
 
   private get genKey() {
-    return `${this.prefix}stats:gen`;
+    return `${this.prefix}stats:{statscache}:gen`;
+  }
+
+  private entryKey(key: string) {
+    return `${this.prefix}stats:{statscache}:${key}`;
   }
 
   async get(key: string, now = Date.now()): Promise<{ stats?: Statistics; gen: number }> {
     try {
-      const [gen, raw] = await this.redis.mget(this.genKey, `${this.prefix}stats:${key}`);
+      const [gen, raw] = await this.redis.mget(this.genKey, this.entryKey(key));
       const current = Number(gen ?? 0);
       if (!raw) return { gen: current };
       const cached = JSON.parse(raw) as Cached;
@@ -41,9 +47,7 @@ export class StatsCache {
   async set(key: string, gen: number, stats: Statistics): Promise<void> {
     if (gen < 0 || this.ttlMs === 0) return;
     const value: Cached = { gen, at: Date.now(), stats };
-    await this.redis
-      .set(`${this.prefix}stats:${key}`, JSON.stringify(value), 'PX', this.ttlMs)
-      .catch(() => undefined);
+    await this.redis.set(this.entryKey(key), JSON.stringify(value), 'PX', this.ttlMs).catch(() => undefined);
   }
 
   async invalidate(): Promise<void> {

@@ -1,0 +1,52 @@
+import { infraUrls, silentLogger, uniqueName } from '@signal/test-kit';
+import { connectRedis } from '@signal/service-kit';
+import type Redis from 'ioredis';
+import { StatsCache } from '../src/domain/stats-cache';
+import { toStatistics } from '../src/domain/statistics';
+
+/** The hash tag of a key as Redis Cluster reads it: the first non-empty `{…}`, else the key. */
+function hashTag(key: string): string {
+  const open = key.indexOf('{');
+  const close = open < 0 ? -1 : key.indexOf('}', open + 1);
+  return open >= 0 && close > open + 1 ? key.slice(open + 1, close) : key;
+}
+
+describe('StatsCache against Redis', () => {
+  let redis: Redis;
+  const prefix = `${uniqueName('t-stats-cache')}:`;
+  beforeAll(async () => {
+    redis = await connectRedis(infraUrls().redisUrl, silentLogger);
+  });
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+  });
+
+  it('when answers are cached and invalidated, then every key shares the {statscache} hash tag (one slot for the MGET)', async () => {
+    const cache = new StatsCache(redis, prefix, 60_000, 0);
+    const stats = toStatistics([{ _id: 'new', total: 2, winners: 1, roi_sum: 10 }], 10);
+    expect(await cache.get('all')).toEqual({ gen: 0 });
+    await cache.set('all', 0, stats);
+    await cache.set('24h', 0, stats);
+    await cache.invalidate();
+
+    const keys = (await redis.keys(`${prefix}*`)).sort();
+    expect(keys).toEqual([
+      `${prefix}stats:{statscache}:24h`,
+      `${prefix}stats:{statscache}:all`,
+      `${prefix}stats:{statscache}:gen`,
+    ]);
+    expect(new Set(keys.map(hashTag))).toEqual(new Set(['statscache']));
+  });
+
+  it('when the generation moves on, then an older answer is stale; a current one is served', async () => {
+    const cache = new StatsCache(redis, `${prefix}b:`, 60_000, 0);
+    const stats = toStatistics([], undefined);
+    const { gen } = await cache.get('7d');
+    await cache.set('7d', gen, stats);
+    expect(await cache.get('7d')).toEqual({ stats, gen });
+    await cache.invalidate();
+    expect(await cache.get('7d')).toEqual({ gen: gen + 1 });
+  });
+});
