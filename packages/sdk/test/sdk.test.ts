@@ -58,6 +58,36 @@ describe('@signal/sdk against the running system', () => {
     await sys.stop();
   });
 
+  it('when /openapi.json lists its operations, then every operationId has an SDK method', async () => {
+    const doc = (await request(sys.gw.url).get('/openapi.json').expect(200)).body as {
+      paths: Record<string, Record<string, { operationId: string }>>;
+    };
+    const byOperationId: Record<string, unknown> = {
+      listSignals: client.signals.list,
+      getSignal: client.signals.get,
+      getStats: client.stats.get,
+      createWebhook: client.webhooks.create,
+      listWebhooks: client.webhooks.list,
+      getWebhook: client.webhooks.get,
+      updateWebhook: client.webhooks.update,
+      deleteWebhook: client.webhooks.delete,
+      rotateWebhookSecret: client.webhooks.rotateSecret,
+      sendWebhookTest: client.webhooks.sendTest,
+      listWebhookDeliveries: client.webhooks.deliveries.list,
+      getWebhookDelivery: client.webhooks.deliveries.get,
+      retryWebhookDelivery: client.webhooks.deliveries.retry,
+      login: client.auth.login,
+      listApiKeys: client.account.listKeys,
+      createApiKey: client.account.createKey,
+      revokeApiKey: client.account.revokeKey,
+    };
+    const documented = Object.values(doc.paths).flatMap((item) =>
+      Object.values(item).map((op) => op.operationId),
+    );
+    expect(documented.sort()).toEqual(Object.keys(byOperationId).sort());
+    expect(Object.values(byOperationId).every((fn) => typeof fn === 'function')).toBe(true);
+  });
+
   it('when the contracts change shape, then the SDK types stop compiling', () => {
     expect(typeChecks.every(Boolean)).toBe(true);
   });
