@@ -42,7 +42,9 @@ describeIfBrowser('dashboard in chromium', () => {
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) {
-      throw new Error(`${CHROMIUM} is missing: run bash scripts/test.sh (installs it) or apt-get install chromium`);
+      throw new Error(
+        `${CHROMIUM} is missing: run bash scripts/test.sh (installs it) or apt-get install chromium`,
+      );
     }
     mkdirSync(ARTIFACTS, { recursive: true });
     sys = await startSystem('dashui');
