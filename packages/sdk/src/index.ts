@@ -304,7 +304,7 @@ export interface SignalClientOptions {
   sessionToken?: string;
   /** Per attempt. Default 10 s. */
   timeoutMs?: number;
-  /** Retries after the first attempt on 429, 503 and network errors. Default 3. */
+  /** Retries after the first attempt on 429 and 503, and on network errors for non-POST requests. Default 3. */
   maxRetries?: number;
   /** Cap on any single wait, Retry-After included. Default 30 s. */
   maxRetryDelayMs?: number;
@@ -553,8 +553,9 @@ export class SignalClient {
         if (opts?.signal?.aborted) throw err;
         const name = typeof err === 'object' && err !== null && 'name' in err ? String(err.name) : '';
         const timedOut = name === 'TimeoutError' || name === 'AbortError';
-        // Without an idempotency key a POST may have happened: do not repeat it.
-        const safe = method !== 'POST' || headers['idempotency-key'] !== undefined;
+        // A POST that got no answer may have happened. Until every public POST honours
+        // Idempotency-Key on the server, it is not repeated (429/503 prove it was not processed).
+        const safe = method !== 'POST';
         if (last || !safe) {
           if (timedOut) throw new SignalTimeoutError(`${method} ${path}: no answer within ${timeoutMs} ms`);
           throw new SignalConnectionError(`${method} ${path}: ${String(err)}`, { cause: err });

@@ -257,4 +257,20 @@ describe('@signal/sdk transport', () => {
     await expect(c.stats.get()).rejects.toBeInstanceOf(SignalTimeoutError);
     expect(Date.now() - started).toBeLessThan(2000);
   });
+
+  it('when a POST gets no answer, then it is not repeated (it may have happened)', async () => {
+    mode = 'hang';
+    const before = seen.length;
+    const c = new SignalClient({
+      baseUrl: url,
+      apiKey: 'k',
+      timeoutMs: 200,
+      maxRetries: 3,
+      retryBaseDelayMs: 10,
+    });
+    await expect(
+      c.webhooks.create({ url: 'https://example.com/h', events: ['signal.new'] }),
+    ).rejects.toBeInstanceOf(SignalTimeoutError);
+    expect(seen.length - before).toBe(1);
+  });
 });
