@@ -1,4 +1,5 @@
 import { waitFor } from '@signal/test-kit';
+import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { startGateway, type GatewayHarness } from './gateway-harness';
 import { startSystem, type SystemHarness } from './system-harness';
@@ -183,6 +184,32 @@ describe('dashboard API (cookie session)', () => {
     await request(url).get(`/v1/webhooks/${id}`).set('Cookie', other.cookie).expect(404);
     await request(url).get('/v1/signals?limit=1').set('Cookie', s.cookie).expect(200);
     await request(url).get('/v1/stats?period=7d').set('Cookie', s.cookie).expect(200);
+  });
+
+  it('when a session is past half its life, then the next request renews it with a new cookie and CSRF token', async () => {
+    const s = await signUp(url);
+    const session = await request(url).get('/v1/dashboard/session').set('Cookie', s.cookie).expect(200);
+    expect(session.headers['set-cookie']).toBeUndefined();
+    const accountId = session.body.data.account.id as string;
+    const old = jwt.sign({}, sys.gw.config.SESSION_JWT_SECRET, {
+      algorithm: 'HS256',
+      audience: 'dashboard-cookie',
+      subject: accountId,
+      jwtid: 'old-session',
+      expiresIn: 60,
+    });
+    const res = await request(url)
+      .get('/v1/dashboard/keys')
+      .set('Cookie', `__Host-signal_session=${old}`)
+      .expect(200);
+    const fresh = ([] as string[]).concat(res.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
+    expect(fresh).not.toBe(`__Host-signal_session=${old}`);
+    const csrf = res.headers['x-csrf-token'] as string;
+    await request(url)
+      .post('/v1/dashboard/keys')
+      .set({ Cookie: fresh, 'X-CSRF-Token': csrf })
+      .send({ name: 'after renewal' })
+      .expect(201);
   });
 
   it('when a session logs out, then its cookie no longer works', async () => {

@@ -39,6 +39,9 @@ export async function call<T>(method: string, path: string, body?: unknown): Pro
   } catch {
     throw new ApiError(0, 'NETWORK', 'The server could not be reached. Check your connection and retry.');
   }
+  // A renewed session comes with its new CSRF token.
+  const renewed = res.headers.get('x-csrf-token');
+  if (renewed) csrfToken = renewed;
   const json: unknown = await res.json().catch(() => undefined);
   if (res.ok && isRecord(json) && json.success === true) {
     // The one decode point: the gateway's own contract (its tests validate these shapes).

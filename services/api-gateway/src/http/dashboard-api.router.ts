@@ -120,12 +120,20 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
           });
         }
         res.locals.accountId = s.accountId;
-        sessionOf.set(res, s);
+        sessionOf.set(res, renew(res, s));
         next();
       } catch (err) {
         next(err);
       }
     };
+  };
+  /** Sliding sessions: past half its life, a session is replaced (new cookie, new CSRF token in a header). */
+  const renew = (res: Response, s: DashboardSession): DashboardSession => {
+    if (s.expiresAt - Date.now() > (deps.sessions.ttl * 1000) / 2) return s;
+    const { token, session: fresh } = deps.sessions.issue(s.accountId);
+    setSessionCookie(res, token, deps.sessions.ttl);
+    res.setHeader('X-CSRF-Token', deps.sessions.csrfToken(fresh));
+    return fresh;
   };
   const current = (res: Response): DashboardSession => {
     const s = sessionOf.get(res);
