@@ -255,7 +255,6 @@ async function keysView(): Promise<void> {
             )
           : '—',
       ]),
-      { narrowHide: [2, 3] },
     );
   const revoke = async (k: KeyRow) => {
     const ok = await confirmDialog(
@@ -538,9 +537,7 @@ async function webhooksView(justCreated?: { secret: string }): Promise<void> {
       'section',
       { 'aria-labelledby': 'hooks-h' },
       h('h2', { id: 'hooks-h' }, 'Subscriptions'),
-      table('Webhook subscriptions', ['URL', 'Events', 'Types', 'Status', 'Actions'], rows, {
-        narrowHide: [2],
-      }),
+      table('Webhook subscriptions', ['URL', 'Events', 'Types', 'Status', 'Actions'], rows),
     ),
     editSlot,
     h(
@@ -687,9 +684,7 @@ async function deliveriesView(webhookId: string): Promise<void> {
       ),
     ),
     filters,
-    table('Deliveries, newest first', ['Delivery', 'Event', 'Status', 'Created', 'Attempts'], rows, {
-      narrowHide: [0, 3],
-    }),
+    table('Deliveries, newest first', ['Delivery', 'Event', 'Status', 'Created', 'Attempts'], rows),
     meta
       ? h(
           'p',
@@ -763,7 +758,6 @@ async function signalsView(): Promise<void> {
           s.metrics.mcap_current.toLocaleString(),
           fmtDate(s.created_at),
         ]),
-        { narrowHide: [1, 5, 6] },
       ),
     );
     more.hidden = !cursor;

@@ -42,6 +42,11 @@ export function badge(text: string): HTMLElement {
   return h('span', { class: `badge ${text}` }, text);
 }
 
+/**
+ * A data table. Below 600 px each row becomes a card (CSS) with each cell labelled by its
+ * column (data-label); the explicit ARIA roles keep the table semantics that `display` changes
+ * would otherwise strip in some browsers.
+ */
 export function table(
   caption: string,
   headers: string[],
@@ -54,29 +59,49 @@ export function table(
     { class: 'table-wrap' },
     h(
       'table',
-      {},
+      { class: 'stack', role: 'table' },
       h('caption', {}, caption),
       h(
         'thead',
-        {},
+        { role: 'rowgroup' },
         h(
           'tr',
-          {},
-          headers.map((t, i) => h('th', { scope: 'col', class: hide.has(i) ? 'hide-narrow' : undefined }, t)),
+          { role: 'row' },
+          headers.map((t, i) =>
+            h(
+              'th',
+              { scope: 'col', role: 'columnheader', class: hide.has(i) ? 'hide-narrow' : undefined },
+              t,
+            ),
+          ),
         ),
       ),
       h(
         'tbody',
-        {},
+        { role: 'rowgroup' },
         rows.length
           ? rows.map((r) =>
               h(
                 'tr',
-                {},
-                r.map((c, i) => h('td', { class: hide.has(i) ? 'hide-narrow' : undefined }, c)),
+                { role: 'row' },
+                r.map((c, i) =>
+                  h(
+                    'td',
+                    {
+                      role: 'cell',
+                      'data-label': headers[i],
+                      class: hide.has(i) ? 'hide-narrow' : undefined,
+                    },
+                    c,
+                  ),
+                ),
               ),
             )
-          : h('tr', {}, h('td', { colspan: headers.length, class: 'muted' }, 'Nothing yet.')),
+          : h(
+              'tr',
+              { role: 'row' },
+              h('td', { role: 'cell', colspan: headers.length, class: 'muted' }, 'Nothing yet.'),
+            ),
       ),
     ),
   );
