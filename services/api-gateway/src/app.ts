@@ -8,6 +8,7 @@ import { accountRouter } from './http/account.router';
 import { apiKeyAuth, ipRateLimit } from './http/auth.middleware';
 import { docsRouter } from './http/docs.router';
 import { dashboardOptions, mountDashboard, type DashboardOptions } from './http/dashboard';
+import { noStoreForSecrets } from './http/no-store.middleware';
 import { proxyTo, type InternalTokenCache, type Upstream } from './http/proxy';
 
 export interface GatewayAppDeps {
@@ -41,6 +42,7 @@ export function buildApp(deps: GatewayAppDeps): Express {
     parseJson: false,
   });
   const guard = ipRateLimit(deps.auth);
+  app.use(noStoreForSecrets());
   app.use(docsRouter(guard, deps.publicUrl));
   app.use(accountRouter(deps.accounts, deps.sessionSecret, deps.sessionTtlSeconds, guard));
   if (deps.dashboard) mountDashboard(app, deps, guard, deps.dashboard);

@@ -212,6 +212,30 @@ describe('dashboard API (cookie session)', () => {
       .expect(201);
   });
 
+  it('when an answer may carry a secret on the API-key or session-token paths, then it says Cache-Control: no-store', async () => {
+    const acc = await sys.gw.account(undefined, 'no-store password');
+    const login = await request(url)
+      .post('/v1/auth/login')
+      .send({ email: acc.email, password: 'no-store password' })
+      .expect(200);
+    expect(login.headers['cache-control']).toBe('no-store');
+    const session = { Authorization: `Bearer ${login.body.data.token as string}` };
+    const key = await request(url).post('/v1/account/keys').set(session).send({ name: 'n' }).expect(201);
+    expect(key.headers['cache-control']).toBe('no-store');
+    const auth = { Authorization: `Bearer ${acc.key}` };
+    const hook = await request(url)
+      .post('/v1/webhooks')
+      .set(auth)
+      .send({ url: `${sys.receiver.url}/ns`, events: ['signal.new'] })
+      .expect(201);
+    expect(hook.headers['cache-control']).toBe('no-store');
+    const rotated = await request(url)
+      .post(`/v1/webhooks/${hook.body.data.id as string}/rotate-secret`)
+      .set(auth)
+      .expect(200);
+    expect(rotated.headers['cache-control']).toBe('no-store');
+  });
+
   it('when a session logs out, then its cookie no longer works', async () => {
     const s = await signUp(url);
     await request(url).get('/v1/dashboard/session').set('Cookie', s.cookie).expect(200);
