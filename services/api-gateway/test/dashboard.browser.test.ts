@@ -226,16 +226,24 @@ describeIfBrowser('dashboard in chromium', () => {
     await shot('08-stats');
   });
 
-  it('when /docs opens, then the Scalar reference renders from this origin only, with try-it', async () => {
+  it('when /docs opens, then the Scalar reference renders from this origin only and try-it calls the API with a key', async () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.goto(`${sys.gw.url}/docs`);
     await page.getByText('List signals, newest first').first().waitFor();
     await page.getByText('Receiving webhooks').first().waitFor();
-    await page
-      .getByText(/Test Request|Open API Client/)
-      .first()
-      .waitFor();
     await page.screenshot({ path: path.join(ARTIFACTS, 'docs.png') });
+    // Try it: an authenticated request from the reference, answered by the running system.
+    const { key } = await sys.gw.account();
+    await page.goto(`${sys.gw.url}/docs#tag/signals/GET/v1/signals`);
+    await page
+      .getByText(/Test Request\s*\(get \/v1\/signals\)/)
+      .first()
+      .click();
+    await page.getByPlaceholder('Token').first().fill(key);
+    await page.getByRole('button', { name: /^Send get request/ }).click();
+    await page.getByText('200', { exact: true }).first().waitFor();
+    await page.getByText('"success": true').first().waitFor();
+    await page.screenshot({ path: path.join(ARTIFACTS, 'docs-try-it.png') });
     expect(outside).toEqual([]);
     expect(cspErrors).toEqual([]);
   });
