@@ -164,7 +164,7 @@ describeIfBrowser('dashboard in chromium', () => {
     await shot('04-usage');
   });
 
-  it('when the developer adds a webhook to a loopback receiver and sends a test, then the delivery and its attempt appear', async () => {
+  it('when the developer adds, edits, disables, enables and rotates a webhook to a loopback receiver and sends a test, then the delivery and its attempt appear', async () => {
     await page.goto(`${sys.gw.url}/dashboard#/webhooks`);
     await page.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
     await page.getByLabel('Endpoint URL').fill(`${sys.receiver.url}/browser`);
@@ -177,7 +177,24 @@ describeIfBrowser('dashboard in chromium', () => {
     await shot('05-webhook-created');
     await expectAccessible('webhooks');
 
-    await page.getByRole('button', { name: `Send test to ${sys.receiver.url}/browser` }).click();
+    const hookUrl = `${sys.receiver.url}/browser`;
+    const subscriptions = page.getByRole('table', { name: 'Webhook subscriptions' });
+    await page.getByRole('button', { name: `Edit ${hookUrl}` }).click();
+    await page.getByRole('group', { name: 'Events' }).first().getByLabel('signal.winner').check();
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await subscriptions.getByText('signal.new, signal.winner').waitFor();
+    await page.getByRole('button', { name: `Disable ${hookUrl}` }).click();
+    await subscriptions.getByText('disabled', { exact: true }).waitFor();
+    await page.getByRole('button', { name: `Enable ${hookUrl}` }).click();
+    await subscriptions.getByText('enabled', { exact: true }).waitFor();
+    await page.getByRole('button', { name: `Rotate secret of ${hookUrl}` }).click();
+    await page
+      .getByRole('dialog', { name: 'Rotate the signing secret?' })
+      .getByRole('button', { name: 'Rotate' })
+      .click();
+    await page.getByRole('region', { name: 'New signing secret' }).waitFor();
+
+    await page.getByRole('button', { name: `Send test to ${hookUrl}` }).click();
     await page.getByRole('heading', { name: 'Deliveries' }).waitFor();
     await waitFor(
       () => sys.receiver.requests.some((r) => r.path === '/browser'),
