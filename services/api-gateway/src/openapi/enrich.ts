@@ -234,6 +234,16 @@ const ERROR_EXAMPLES: Record<string, unknown> = {
   },
 };
 
+/** Query parameters the contracts leave without a description. */
+const PARAMETER_DESCRIPTIONS: Record<string, string> = {
+  type: 'Only this signal type',
+  status: 'Only this status (signals: performance.status; deliveries: delivery status)',
+  period: 'Time window on created_at; default all',
+  event: 'Only deliveries of this event name',
+  page: 'Page number, from 1',
+  limit: 'Results per page; default 20, max 100',
+};
+
 /** Removes `additionalProperties: false` everywhere below `node`. */
 function openUp(node: unknown): void {
   if (Array.isArray(node)) return node.forEach(openUp);
@@ -263,6 +273,11 @@ export function enrichDocument(doc: Json, guideMarkdown?: string): Json {
       if (!meta) throw new Error(`OpenAPI: no operationId for ${method} ${path} (openapi/enrich.ts)`);
       op.operationId = meta.operationId;
       op.tags = [meta.tag];
+      for (const p of Array.isArray(op.parameters) ? op.parameters : []) {
+        if (isObject(p) && !p.description && typeof p.name === 'string' && PARAMETER_DESCRIPTIONS[p.name]) {
+          p.description = PARAMETER_DESCRIPTIONS[p.name];
+        }
+      }
       const req = jsonContent(op.requestBody);
       if (req && meta.requestExample !== undefined) req.example = meta.requestExample;
       const responses = isObject(op.responses) ? op.responses : {};
