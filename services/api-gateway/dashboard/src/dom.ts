@@ -47,13 +47,7 @@ export function badge(text: string): HTMLElement {
  * column (data-label); the explicit ARIA roles keep the table semantics that `display` changes
  * would otherwise strip in some browsers.
  */
-export function table(
-  caption: string,
-  headers: string[],
-  rows: Child[][],
-  opts: { narrowHide?: number[] } = {},
-): HTMLElement {
-  const hide = new Set(opts.narrowHide ?? []);
+export function table(caption: string, headers: string[], rows: Child[][]): HTMLElement {
   return h(
     'div',
     { class: 'table-wrap' },
@@ -67,13 +61,7 @@ export function table(
         h(
           'tr',
           { role: 'row' },
-          headers.map((t, i) =>
-            h(
-              'th',
-              { scope: 'col', role: 'columnheader', class: hide.has(i) ? 'hide-narrow' : undefined },
-              t,
-            ),
-          ),
+          headers.map((t) => h('th', { scope: 'col', role: 'columnheader' }, t)),
         ),
       ),
       h(
@@ -90,7 +78,6 @@ export function table(
                     {
                       role: 'cell',
                       'data-label': headers[i],
-                      class: hide.has(i) ? 'hide-narrow' : undefined,
                     },
                     c,
                   ),
