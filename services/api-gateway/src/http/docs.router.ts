@@ -60,7 +60,13 @@ function loadGuide(): string | undefined {
   return undefined;
 }
 
+/**
+ * Scalar's standalone bundle: copied into vendor/ in the image (the package itself is a build-time
+ * dependency, 150 MB with its own), else straight from node_modules in development.
+ */
 function scalarBrowserDir(): string {
+  const vendored = path.join(__dirname, '..', '..', 'vendor', 'scalar');
+  if (existsSync(path.join(vendored, 'standalone.js'))) return vendored;
   return path.join(path.dirname(require.resolve('@scalar/api-reference')), 'browser');
 }
 
