@@ -24,8 +24,15 @@ echo "==> infrastructure"
 trap 'infra/local/infra.sh down || true' EXIT
 set -a; eval "$(infra/local/infra.sh up)"; set +a
 
+echo "==> browser"
+# The dashboard's browser test drives Debian's chromium with playwright-core (no browser download).
+if [ ! -x /usr/bin/chromium ]; then
+  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium >/dev/null
+fi
+
 echo "==> tests"
-mkdir -p .run
+mkdir -p .run/artifacts
 status=0
 pnpm exec jest --ci --json --outputFile=.run/jest-result.json "$@" || status=$?
 node -e '

@@ -108,6 +108,7 @@ summary() {
 
 Signal Service is up.
   Gateway:       $1
+  Dashboard:     $1/dashboard   (sign up, create keys, manage webhooks)
   API docs:      $1/docs
   Demo API key:  $2
   Demo login:    $login

@@ -5,3 +5,4 @@ export * from './stats';
 export * from './events';
 export * from './webhooks';
 export * from './accounts';
+export * from './dashboard';

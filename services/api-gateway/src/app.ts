@@ -7,6 +7,8 @@ import type { AuthDeps } from './domain/authenticate.use-case';
 import { accountRouter } from './http/account.router';
 import { apiKeyAuth, ipRateLimit } from './http/auth.middleware';
 import { docsRouter } from './http/docs.router';
+import { dashboardOptions, mountDashboard, type DashboardOptions } from './http/dashboard';
+import { noStoreForSecrets } from './http/no-store.middleware';
 import { proxyTo, type InternalTokenCache, type Upstream } from './http/proxy';
 
 export interface GatewayAppDeps {
@@ -22,6 +24,8 @@ export interface GatewayAppDeps {
   upstreamTimeoutMs: number;
   trustProxy: boolean | number | string;
   publicUrl?: string;
+  /** The dashboard (/dashboard, /v1/dashboard, session access to the public routes) and usage counters. */
+  dashboard?: DashboardOptions;
 }
 
 /**
@@ -38,8 +42,10 @@ export function buildApp(deps: GatewayAppDeps): Express {
     parseJson: false,
   });
   const guard = ipRateLimit(deps.auth);
+  app.use(noStoreForSecrets());
   app.use(docsRouter(guard, deps.publicUrl));
   app.use(accountRouter(deps.accounts, deps.sessionSecret, deps.sessionTtlSeconds, guard));
+  if (deps.dashboard) mountDashboard(app, deps, guard, deps.dashboard);
   app.use('/v1', apiKeyAuth(deps.auth));
   const { signals, stats, webhooks } = deps.upstreams;
   app.use('/v1/signals', proxyTo(signals, deps.tokens, deps.upstreamTimeoutMs));
@@ -68,5 +74,6 @@ export function appFromDependencies(
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     trustProxy: trustProxySetting(config.TRUST_PROXY),
     publicUrl: config.PUBLIC_URL,
+    dashboard: dashboardOptions(config, deps, logger),
   });
 }

@@ -16,6 +16,8 @@ export const configSchema = z
     API_KEY_PEPPER: env.secret(),
     SESSION_JWT_SECRET: env.secret(),
     SESSION_TTL_SECONDS: env.int(900, 60),
+    /** Dashboard self-service sign-up; default: open outside production, closed in production. */
+    SIGNUP_ENABLED: z.enum(['true', 'false']).optional(),
     SIGNALS_URL: env.url(['http', 'https']),
     STATS_URL: env.url(['http', 'https']),
     WEBHOOKS_URL: env.url(['http', 'https']),

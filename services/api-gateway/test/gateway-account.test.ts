@@ -206,11 +206,27 @@ describe('OpenAPI document', () => {
     ]) {
       expect(doc.paths[p]).toBeDefined();
     }
+    const operations = Object.values(
+      doc.paths as Record<string, Record<string, { operationId?: string; tags?: string[] }>>,
+    ).flatMap((item) => Object.values(item));
+    expect(operations.every((op) => typeof op.operationId === 'string' && (op.tags ?? []).length === 1)).toBe(
+      true,
+    );
+    expect(new Set(operations.map((op) => op.operationId)).size).toBe(operations.length);
+    // Responses stay open (clients ignore added fields); request bodies stay strict.
+    expect(doc.components.schemas.SignalListItem.additionalProperties).toBeUndefined();
+    expect(doc.components.schemas.CreateWebhookRequest.additionalProperties).toBe(false);
     const params = doc.paths['/v1/signals'].get.parameters.map((p: { name: string }) => p.name);
     expect(params).toEqual(expect.arrayContaining(['type', 'status', 'since', 'limit', 'page', 'cursor']));
     const page = await request(gw.url).get('/docs').expect(200);
-    expect(page.text).toContain('/docs/app.js');
-    await request(gw.url).get('/docs/app.js').expect(200);
+    expect(page.headers['content-security-policy']).toContain("connect-src 'self'");
+    expect(page.text).toContain('/docs/assets/standalone.js');
+    await request(gw.url).get('/docs/init.js').expect(200);
+    const bundle = await request(gw.url).get('/docs/assets/standalone.js').expect(200);
+    expect(bundle.headers['content-type']).toMatch(/javascript/);
+    const guide = await request(gw.url).get('/docs/receiving-webhooks.md').expect(200);
+    expect(guide.text).toContain('hmac.compare_digest');
+    expect(guide.text).toContain('createHmac');
   });
 
   it('when real responses come back, then they validate against the document', async () => {

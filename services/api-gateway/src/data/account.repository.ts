@@ -60,6 +60,11 @@ export class AccountRepository {
     await this.keys.updateOne({ _id: keyId, account_id: accountId }, { $set: { revoked_at: at } }).exec();
   }
 
+  /** Dashboard key roll: the old key expires at the end of the overlap. */
+  async setKeyExpiry(accountId: string, keyId: string, at: Date): Promise<void> {
+    await this.keys.updateOne({ _id: keyId, account_id: accountId }, { $set: { expires_at: at } }).exec();
+  }
+
   async touchKey(keyId: string, at: Date): Promise<void> {
     await this.keys.updateOne({ _id: keyId }, { $set: { last_used_at: at } }).exec();
   }

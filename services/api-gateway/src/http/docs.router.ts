@@ -1,53 +1,106 @@
-import { Router, type RequestHandler } from 'express';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import express, { Router, type RequestHandler } from 'express';
 import { buildOpenApiDocument } from '../openapi/document';
+import { enrichDocument } from '../openapi/enrich';
+
+/**
+ * /docs: the Scalar API reference (try-it with your API key), served from node_modules —
+ * no CDN, and a CSP that lets the page talk to this origin only.
+ */
+const DOCS_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src 'self' blob:",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+].join('; ');
 
 const PAGE = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Signal Service API</title>
+<html lang="en"><head><meta charset="utf-8"><title>Signal Service API reference</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>
-body{font:15px/1.5 system-ui,sans-serif;max-width:960px;margin:2rem auto;padding:0 1rem;color:#1a1a1a}
-h1{margin-bottom:.2rem}.op{border:1px solid #ddd;border-radius:6px;margin:.8rem 0;padding:.6rem .9rem}
-.m{display:inline-block;min-width:4.2rem;font-weight:700;text-transform:uppercase}.get{color:#0a7}.post{color:#06c}.patch{color:#a60}.delete{color:#c22}
-code,pre{background:#f4f4f4;border-radius:4px;padding:.1rem .3rem}pre{padding:.6rem;overflow:auto;max-height:24rem}
-table{border-collapse:collapse}td,th{border-bottom:1px solid #eee;padding:.2rem .6rem;text-align:left;vertical-align:top}
-</style></head><body>
-<h1>Signal Service API</h1><p id="desc"></p><p><a href="/openapi.json">openapi.json</a> (OpenAPI 3.1)</p>
-<div id="ops">Loading…</div><script src="/docs/app.js"></script></body></html>`;
+</head><body>
+<noscript>The interactive reference needs JavaScript; the document itself is at <a href="/openapi.json">/openapi.json</a>
+and the webhooks guide at <a href="/docs/receiving-webhooks">/docs/receiving-webhooks</a>.</noscript>
+<div id="app"></div>
+<script src="/docs/assets/standalone.js"></script>
+<script src="/docs/init.js"></script>
+</body></html>`;
 
-// Plain DOM rendering of the served document: no third-party script, works under helmet's CSP.
-const SCRIPT = `
-fetch('/openapi.json').then(r => r.json()).then(doc => {
-  document.getElementById('desc').textContent = doc.info.description;
-  const root = document.getElementById('ops'); root.textContent = '';
-  const el = (tag, text, cls) => { const e = document.createElement(tag); if (text) e.textContent = text; if (cls) e.className = cls; return e; };
-  for (const [path, ops] of Object.entries(doc.paths)) for (const [method, op] of Object.entries(ops)) {
-    const box = el('details', null, 'op'); const sum = el('summary');
-    sum.append(el('span', method, 'm ' + method), el('code', path), document.createTextNode(' — ' + (op.summary || '')));
-    box.append(sum);
-    if (op.parameters && op.parameters.length) {
-      const t = el('table'); t.append(el('tr')); t.rows[0].append(el('th','parameter'), el('th','in'), el('th','description'));
-      for (const p of op.parameters) { const tr = el('tr'); tr.append(el('td', p.name + (p.required ? ' *' : '')), el('td', p.in), el('td', (p.description || '') + ' ' + JSON.stringify(p.schema))); t.append(tr); }
-      box.append(t);
-    }
-    for (const [status, r] of Object.entries(op.responses || {})) { box.append(el('p', status + ': ' + r.description)); }
-    const schemaRef = op.responses && (op.responses['200'] || op.responses['201'] || op.responses['202']);
-    const s = schemaRef && schemaRef.content && schemaRef.content['application/json'].schema;
-    if (s) box.append(el('pre', JSON.stringify(s.$ref ? doc.components.schemas[s.$ref.split('/').pop()] : s, null, 2)));
-    root.append(box);
-  }
+const INIT = `Scalar.createApiReference('#app', {
+  url: '/openapi.json',
+  withDefaultFonts: false,
+  hideClientButton: false,
+  persistAuth: false,
+  telemetry: false,
+  showDeveloperTools: 'never',
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  authentication: { preferredSecurityScheme: 'apiKey' },
+  defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
+  metaData: { title: 'Signal Service API reference' },
 });`;
+
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/** The guide ships in docs/ at the repository root, or beside the gateway in its image. */
+function loadGuide(): string | undefined {
+  for (const candidate of [
+    path.join(__dirname, '..', '..', 'docs', 'receiving-webhooks.md'),
+    path.join(__dirname, '..', '..', '..', '..', 'docs', 'receiving-webhooks.md'),
+  ]) {
+    if (existsSync(candidate)) return readFileSync(candidate, 'utf8');
+  }
+  return undefined;
+}
+
+/**
+ * Scalar's standalone bundle: copied into vendor/ in the image (the package itself is a build-time
+ * dependency, 150 MB with its own), else straight from node_modules in development.
+ */
+function scalarBrowserDir(): string {
+  const vendored = path.join(__dirname, '..', '..', 'vendor', 'scalar');
+  if (existsSync(path.join(vendored, 'standalone.js'))) return vendored;
+  return path.join(path.dirname(require.resolve('@scalar/api-reference')), 'browser');
+}
 
 export function docsRouter(guard: RequestHandler, publicUrl?: string): Router {
   const router = Router();
-  const document = buildOpenApiDocument(publicUrl ?? '/');
+  const guide = loadGuide();
+  const document = enrichDocument(buildOpenApiDocument(publicUrl ?? '/'), guide);
+  const html: RequestHandler = (_req, res, next) => {
+    res.setHeader('Content-Security-Policy', DOCS_CSP);
+    next();
+  };
   router.get('/openapi.json', guard, (_req, res) => {
     res.json(document);
   });
-  router.get('/docs', guard, (_req, res) => {
+  router.get('/docs', guard, html, (_req, res) => {
     res.type('html').send(PAGE);
   });
-  router.get('/docs/app.js', (_req, res) => {
-    res.type('application/javascript').send(SCRIPT);
+  router.get('/docs/init.js', (_req, res) => {
+    res.type('application/javascript').setHeader('Cache-Control', 'no-cache').send(INIT);
   });
+  router.get('/docs/receiving-webhooks', guard, html, (_req, res) => {
+    // Plain and readable without JavaScript; the same text is in the reference's introduction.
+    res
+      .type('html')
+      .send(
+        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Receiving webhooks</title>` +
+          `<meta name="viewport" content="width=device-width, initial-scale=1"></head><body>` +
+          `<p><a href="/docs">API reference</a> · <a href="/docs/receiving-webhooks.md">Markdown</a></p>` +
+          `<pre style="white-space:pre-wrap;font:14px/1.5 ui-monospace,monospace;max-width:60rem">${escapeHtml(guide ?? 'Guide not bundled.')}</pre></body></html>`,
+      );
+  });
+  router.get('/docs/receiving-webhooks.md', guard, (_req, res) => {
+    res.type('text/markdown').send(guide ?? '# Receiving webhooks\n\nGuide not bundled.');
+  });
+  router.use('/docs/assets', express.static(scalarBrowserDir(), { index: false, maxAge: '1h' }));
   return router;
 }

@@ -1,0 +1,276 @@
+import * as contracts from '@signal/contracts';
+import {
+  AuthenticationError,
+  ConflictError,
+  NotFoundError,
+  RateLimitError,
+  SignalClient,
+  SignalTimeoutError,
+  ValidationError,
+  WebhookVerificationError,
+  verifyWebhook,
+  type ApiKey,
+  type Delivery,
+  type SignalDetail,
+  type SignalListItem,
+  type Statistics,
+  type WebhookSubscription,
+} from '@signal/sdk';
+import { waitFor } from '@signal/test-kit';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import type { z } from 'zod';
+import { signalInput } from '../../../services/signals/test/signals-harness';
+import { startSystem, type SystemHarness } from '../../../services/api-gateway/test/system-harness';
+
+// Compile-time check: what the services answer (contracts) is assignable to what the SDK promises.
+type Assignable<A, B> = [A] extends [B] ? true : false;
+const typeChecks: [
+  Assignable<z.output<typeof contracts.signalListItemSchema>, SignalListItem>,
+  Assignable<z.output<typeof contracts.signalDetailSchema>, SignalDetail>,
+  Assignable<z.output<typeof contracts.statisticsSchema>, Statistics>,
+  Assignable<z.output<typeof contracts.webhookSubscriptionSchema>, WebhookSubscription>,
+  Assignable<z.output<typeof contracts.deliverySchema>, Delivery>,
+  Assignable<z.output<typeof contracts.apiKeySchema>, ApiKey>,
+] = [true, true, true, true, true, true];
+
+describe('@signal/sdk against the running system', () => {
+  let sys: SystemHarness;
+  let client: SignalClient;
+  let ids: string[] = [];
+
+  beforeAll(async () => {
+    sys = await startSystem('sdk');
+    const { key } = await sys.gw.account({ per_minute: 1000, per_day: 10_000 });
+    client = new SignalClient({ baseUrl: sys.gw.url, apiKey: key });
+    ids = [];
+    for (let i = 0; i < 5; i += 1) {
+      const r = await request(sys.signals.url)
+        .post('/internal/signals')
+        .set(sys.signals.ingestAuth)
+        .send(signalInput({ type: 'wallet' }))
+        .expect(201);
+      ids.push(r.body.data.id as string);
+    }
+  });
+  afterAll(async () => {
+    await sys.stop();
+  });
+
+  it('when /openapi.json lists its operations, then every operationId has an SDK method', async () => {
+    const doc = (await request(sys.gw.url).get('/openapi.json').expect(200)).body as {
+      paths: Record<string, Record<string, { operationId: string }>>;
+    };
+    const byOperationId: Record<string, unknown> = {
+      listSignals: client.signals.list,
+      getSignal: client.signals.get,
+      getStats: client.stats.get,
+      createWebhook: client.webhooks.create,
+      listWebhooks: client.webhooks.list,
+      getWebhook: client.webhooks.get,
+      updateWebhook: client.webhooks.update,
+      deleteWebhook: client.webhooks.delete,
+      rotateWebhookSecret: client.webhooks.rotateSecret,
+      sendWebhookTest: client.webhooks.sendTest,
+      listWebhookDeliveries: client.webhooks.deliveries.list,
+      getWebhookDelivery: client.webhooks.deliveries.get,
+      retryWebhookDelivery: client.webhooks.deliveries.retry,
+      login: client.auth.login,
+      listApiKeys: client.account.listKeys,
+      createApiKey: client.account.createKey,
+      revokeApiKey: client.account.revokeKey,
+    };
+    const documented = Object.values(doc.paths).flatMap((item) =>
+      Object.values(item).map((op) => op.operationId),
+    );
+    expect(documented.sort()).toEqual(Object.keys(byOperationId).sort());
+    expect(Object.values(byOperationId).every((fn) => typeof fn === 'function')).toBe(true);
+  });
+
+  it('when the contracts change shape, then the SDK types stop compiling', () => {
+    expect(typeChecks.every(Boolean)).toBe(true);
+  });
+
+  it('when a client iterates signals with a small page size, then it follows the cursor through every page, newest first', async () => {
+    const seen: string[] = [];
+    for await (const s of client.signals.iterate({ type: 'wallet', limit: 2 })) seen.push(s.id);
+    expect(seen).toEqual([...ids].reverse());
+    const page = await client.signals.list({ type: 'wallet', limit: 2, page: 3 });
+    expect(page.data.map((s) => s.id)).toEqual([ids[0]]);
+    expect(page.meta).toMatchObject({ total: 5, page: 3, per_page: 2, total_pages: 3 });
+  });
+
+  it('when a client fetches one signal and stats, then it gets the typed detail and statistics', async () => {
+    const one = await client.signals.get(ids[0]!);
+    expect(one.id).toBe(ids[0]);
+    expect(typeof one.token.dex_paid).toBe('boolean');
+    const stats = await client.stats.get({ period: 'all' });
+    expect(Object.keys(stats.by_type).sort()).toEqual(['30d', '3d', '7d', 'new', 'premium', 'wallet']);
+  });
+
+  it('when the API answers an error, then the SDK throws the class of its code with the request id', async () => {
+    const err = await client.signals.get('sig_unknown').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NotFoundError);
+    expect(err).toMatchObject({ code: 'NOT_FOUND', status: 404 });
+    expect((err as NotFoundError).requestId).toMatch(/.+/);
+    const bad = await client.signals.list({ limit: 1000 }).catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(ValidationError);
+    const anon = new SignalClient({ baseUrl: sys.gw.url, apiKey: 'sk_live_nope' });
+    await expect(anon.signals.list()).rejects.toMatchObject({ code: 'UNAUTHORIZED', status: 401 });
+    await expect(anon.signals.list()).rejects.toBeInstanceOf(AuthenticationError);
+  });
+
+  it('when a client manages a webhook, then create, update, test, deliveries, retry, rotate and delete work and the delivery verifies', async () => {
+    const created = await client.webhooks.create({
+      url: `${sys.receiver.url}/sdk`,
+      events: ['signal.new'],
+      types: ['premium'],
+    });
+    expect(created.secret).toMatch(/^whsec_/);
+    expect((await client.webhooks.list()).map((w) => w.id)).toContain(created.id);
+    const updated = await client.webhooks.update(created.id, { description: 'sdk test', types: null });
+    expect(updated).toMatchObject({ description: 'sdk test', types: null });
+
+    const test = await client.webhooks.sendTest(created.id);
+    await waitFor(() => sys.receiver.requests.some((r) => r.path === '/sdk'), 10_000, 50, 'test delivery');
+    const received = sys.receiver.requests.find((r) => r.path === '/sdk')!;
+    const payload = verifyWebhook(received.body, received.headers, created.secret);
+    expect(payload.event).toBe('webhook.test');
+    expect(() =>
+      verifyWebhook(
+        received.body,
+        received.headers,
+        'whsec_' + Buffer.from('x'.repeat(32)).toString('base64'),
+      ),
+    ).toThrow(WebhookVerificationError);
+
+    await waitFor(
+      async () => (await client.webhooks.deliveries.get(created.id, test.id)).status === 'succeeded',
+      10_000,
+      100,
+      'delivery succeeded',
+    );
+    const delivery = await client.webhooks.deliveries.get(created.id, test.id);
+    expect(delivery.attempts?.[0]).toMatchObject({ attempt: 1, status_code: 200 });
+    const all: Delivery[] = [];
+    for await (const d of client.webhooks.deliveries.iterate(created.id, { limit: 1 })) all.push(d);
+    expect(all.map((d) => d.id)).toEqual([test.id]);
+    // Only failed deliveries are re-sent: a typed conflict for a succeeded one.
+    await expect(client.webhooks.deliveries.retry(created.id, test.id)).rejects.toBeInstanceOf(ConflictError);
+
+    const rotated = await client.webhooks.rotateSecret(created.id);
+    expect(rotated.secret).not.toBe(created.secret);
+    await client.webhooks.delete(created.id);
+    await expect(client.webhooks.get(created.id)).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('when the rate limit is hit, then the SDK retries honouring Retry-After up to its cap, then throws RateLimitError', async () => {
+    const { key } = await sys.gw.account({ per_minute: 1, per_day: 100 });
+    const calls: number[] = [];
+    const counting: typeof fetch = (input, init) => {
+      calls.push(Date.now());
+      return fetch(input, init);
+    };
+    const limited = new SignalClient({
+      baseUrl: sys.gw.url,
+      apiKey: key,
+      maxRetries: 2,
+      maxRetryDelayMs: 100,
+      fetch: counting,
+    });
+    await limited.stats.get();
+    const started = Date.now();
+    const err = await limited.stats.get().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RateLimitError);
+    expect((err as RateLimitError).retryAfter).toBeGreaterThan(0);
+    expect(calls).toHaveLength(4);
+    // Retry-After is up to 60 s; the cap kept each wait at 100 ms.
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(limited.retryDelayMs(1, 60)).toBe(100);
+  });
+
+  it('when a dashboard session manages keys through the SDK, then the new key works and its revocation takes effect at once', async () => {
+    const acc = await sys.gw.account(undefined, 'sdk-password');
+    const dash = new SignalClient({ baseUrl: sys.gw.url });
+    await dash.auth.login(acc.email, 'sdk-password');
+    const created = await dash.account.createKey({ name: 'sdk' });
+    expect((await dash.account.listKeys()).map((k) => k.id)).toContain(created.id);
+    const api = new SignalClient({ baseUrl: sys.gw.url, apiKey: created.key, maxRetries: 0 });
+    await api.stats.get();
+    await dash.account.revokeKey(created.id);
+    await expect(api.stats.get()).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+  });
+});
+
+describe('@signal/sdk transport', () => {
+  let server: Server;
+  let url: string;
+  const seen: { method: string; key: string | undefined }[] = [];
+  let mode: 'flaky' | 'hang' = 'flaky';
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const key = req.headers['idempotency-key'];
+      seen.push({ method: req.method ?? '', key: typeof key === 'string' ? key : undefined });
+      if (mode === 'hang') return; // never answers
+      if (seen.length % 2 === 1) {
+        res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '0' });
+        res.end(
+          JSON.stringify({
+            success: false,
+            error: { code: 'SERVICE_UNAVAILABLE', message: 'down', request_id: 'r1' },
+          }),
+        );
+        return;
+      }
+      res.writeHead(201, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ success: true, data: { id: 'wh_1', secret: 'whsec_x' } }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+
+  it('when a POST meets a 503, then it is retried with the same Idempotency-Key', async () => {
+    const c = new SignalClient({ baseUrl: url, apiKey: 'k' });
+    const made = await c.webhooks.create({ url: 'https://example.com/h', events: ['signal.new'] });
+    expect(made.id).toBe('wh_1');
+    expect(seen).toHaveLength(2);
+    expect(seen[0]!.key).toMatch(/^[0-9a-f-]{36}$/);
+    expect(seen[1]!.key).toBe(seen[0]!.key);
+  });
+
+  it('when the server does not answer, then the SDK gives up after its timeout with SignalTimeoutError', async () => {
+    mode = 'hang';
+    const c = new SignalClient({
+      baseUrl: url,
+      apiKey: 'k',
+      timeoutMs: 200,
+      maxRetries: 1,
+      retryBaseDelayMs: 10,
+    });
+    const started = Date.now();
+    await expect(c.stats.get()).rejects.toBeInstanceOf(SignalTimeoutError);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('when a POST gets no answer, then it is not repeated (it may have happened)', async () => {
+    mode = 'hang';
+    const before = seen.length;
+    const c = new SignalClient({
+      baseUrl: url,
+      apiKey: 'k',
+      timeoutMs: 200,
+      maxRetries: 3,
+      retryBaseDelayMs: 10,
+    });
+    await expect(
+      c.webhooks.create({ url: 'https://example.com/h', events: ['signal.new'] }),
+    ).rejects.toBeInstanceOf(SignalTimeoutError);
+    expect(seen.length - before).toBe(1);
+  });
+});

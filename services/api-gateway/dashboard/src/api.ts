@@ -1,0 +1,69 @@
+/** Same-origin JSON calls with the session cookie and the CSRF token; errors keep the API's envelope. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly requestId?: string,
+  ) {
+    super(message);
+  }
+}
+
+let csrfToken = '';
+export function setCsrf(token: string): void {
+  csrfToken = token;
+}
+
+type Json = Record<string, unknown>;
+const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export interface Envelope<T> {
+  data: T;
+  meta?: { total: number; page: number; per_page: number; total_pages: number; next_cursor?: string | null };
+}
+
+export async function call<T>(method: string, path: string, body?: unknown): Promise<Envelope<T>> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+      cache: 'no-store',
+    });
+  } catch {
+    throw new ApiError(0, 'NETWORK', 'The server could not be reached. Check your connection and retry.');
+  }
+  // A renewed session comes with its new CSRF token.
+  const renewed = res.headers.get('x-csrf-token');
+  if (renewed) csrfToken = renewed;
+  const json: unknown = await res.json().catch(() => undefined);
+  if (res.ok && isRecord(json) && json.success === true) {
+    // The one decode point: the gateway's own contract (its tests validate these shapes).
+    return json as unknown as Envelope<T>;
+  }
+  const err = isRecord(json) && isRecord(json.error) ? json.error : {};
+  const details = Array.isArray(err.details)
+    ? err.details
+        .filter(isRecord)
+        .map((d) => `${String(d.field)}: ${String(d.message)}`)
+        .join('; ')
+    : '';
+  throw new ApiError(
+    res.status,
+    typeof err.code === 'string' ? err.code : `HTTP_${res.status}`,
+    `${typeof err.message === 'string' ? err.message : `Request failed (${res.status}).`}${details ? ` (${details})` : ''}`,
+    typeof err.request_id === 'string' ? err.request_id : undefined,
+  );
+}
+
+export const get = <T>(path: string) => call<T>('GET', path).then((e) => e.data);
+export const post = <T>(path: string, body?: unknown) =>
+  call<T>('POST', path, body ?? {}).then((e) => e.data);
+export const patch = <T>(path: string, body: unknown) => call<T>('PATCH', path, body).then((e) => e.data);
+export const del = <T>(path: string) => call<T>('DELETE', path).then((e) => e.data);

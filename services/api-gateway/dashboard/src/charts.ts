@@ -1,0 +1,144 @@
+import type { UsageBucket } from '@signal/contracts';
+import { h } from './dom.js';
+
+const SVG = 'http://www.w3.org/2000/svg';
+const OUTCOMES = [
+  ['served', 'Served'],
+  ['unauthorized', '401 Unauthorized'],
+  ['rate_limited', '429 Rate limited'],
+  ['server_error', '5xx Server error'],
+] as const;
+
+function svg<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | number>,
+): SVGElementTagNameMap[K] {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  return el;
+}
+
+/**
+ * A stacked bar chart of requests by outcome, drawn as SVG (no chart library), with a text
+ * summary for screen readers and the numbers in a table under a disclosure.
+ */
+export function usageChart(
+  title: string,
+  buckets: UsageBucket[],
+  label: (iso: string) => string,
+  limit?: number,
+): HTMLElement {
+  const width = 600;
+  const height = 160;
+  const pad = 24;
+  const totals = buckets.map((b) => b.served + b.unauthorized + b.rate_limited + b.server_error);
+  const max = Math.max(1, ...totals, limit && Math.max(...totals) > limit * 0.5 ? limit : 0);
+  const barW = (width - pad) / buckets.length;
+  const sum = (k: (typeof OUTCOMES)[number][0]) => buckets.reduce((a, b) => a + b[k], 0);
+  const summary = `${title}: ${OUTCOMES.map(([k, t]) => `${sum(k)} ${t.toLowerCase()}`).join(', ')}; peak ${Math.max(0, ...totals)}.`;
+  const chart = svg('svg', {
+    viewBox: `0 0 ${width} ${height + 20}`,
+    class: 'chart',
+    role: 'img',
+    'aria-label': summary,
+  });
+  chart.appendChild(svg('line', { x1: pad, y1: height, x2: width, y2: height, stroke: '#6e7781' }));
+  chart.appendChild(
+    Object.assign(svg('text', { x: 0, y: 10, 'font-size': 10, fill: '#4a5360' }), {
+      textContent: String(max),
+    }),
+  );
+  chart.appendChild(
+    Object.assign(svg('text', { x: 0, y: height, 'font-size': 10, fill: '#4a5360' }), { textContent: '0' }),
+  );
+  if (limit && limit <= max) {
+    const y = height - (limit / max) * height;
+    chart.appendChild(
+      svg('line', { x1: pad, y1: y, x2: width, y2: y, stroke: '#a40e26', 'stroke-dasharray': '4 3' }),
+    );
+  }
+  buckets.forEach((b, i) => {
+    let y = height;
+    for (const [k] of OUTCOMES) {
+      if (!b[k]) continue;
+      const hgt = (b[k] / max) * height;
+      y -= hgt;
+      const rect = svg('rect', {
+        x: pad + i * barW + 1,
+        y,
+        width: Math.max(1, barW - 2),
+        height: hgt,
+        class: `sw-${k}`,
+      });
+      rect.appendChild(Object.assign(svg('title', {}), { textContent: `${label(b.at)}: ${b[k]} ${k}` }));
+      chart.appendChild(rect);
+    }
+  });
+  [0, Math.floor(buckets.length / 2), buckets.length - 1].forEach((i) => {
+    const b = buckets[i];
+    if (!b) return;
+    const t = svg('text', {
+      x: Math.min(width - 60, pad + i * barW),
+      y: height + 14,
+      'font-size': 10,
+      fill: '#4a5360',
+    });
+    t.textContent = label(b.at);
+    chart.appendChild(t);
+  });
+  const rows = buckets.filter((_, i) => totals[i]! > 0);
+  return h(
+    'figure',
+    { class: 'card' },
+    h(
+      'figcaption',
+      {},
+      h('strong', {}, title),
+      limit ? h('span', { class: 'muted' }, ` (limit ${limit}, dashed line)`) : null,
+    ),
+    chart,
+    h(
+      'ul',
+      { class: 'legend' },
+      OUTCOMES.map(([k, t]) => h('li', {}, h('span', { class: `sw-${k}` }), t)),
+    ),
+    h(
+      'details',
+      {},
+      h('summary', {}, 'Numbers'),
+      h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          {},
+          h('caption', {}, title),
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              h('th', { scope: 'col' }, 'Period'),
+              OUTCOMES.map(([, t]) => h('th', { scope: 'col' }, t)),
+            ),
+          ),
+          h(
+            'tbody',
+            {},
+            rows.length
+              ? rows.map((b) =>
+                  h(
+                    'tr',
+                    {},
+                    h('th', { scope: 'row' }, label(b.at)),
+                    OUTCOMES.map(([k]) => h('td', {}, b[k])),
+                  ),
+                )
+              : h('tr', {}, h('td', { colspan: 5 }, 'No requests in this period.')),
+          ),
+        ),
+      ),
+    ),
+  );
+}

@@ -1,0 +1,267 @@
+import {
+  createApiKeyInputSchema,
+  loginInputSchema,
+  rollApiKeyInputSchema,
+  signupInputSchema,
+  usageQuerySchema,
+  type ApiKeyView,
+} from '@signal/contracts';
+import { AppError, jsonBodyMiddleware, parseOrThrow } from '@signal/service-kit';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
+import type { Plan } from '../data/account.model';
+import { createApiKey, listApiKeys, revokeApiKey, type AccountDeps } from '../domain/accounts.use-cases';
+import type { AuthDeps } from '../domain/authenticate.use-case';
+import {
+  SESSION_COOKIE,
+  checkCredentials,
+  signUp,
+  type DashboardSession,
+  type SessionStore,
+} from '../domain/dashboard-session';
+import { rollApiKey } from '../domain/key-roll.use-case';
+import { retryAfterSeconds } from '../domain/rate-limiter';
+import type { UsageStore } from '../domain/usage';
+import { proxyTo, type InternalTokenCache, type Upstream } from './proxy';
+
+export interface DashboardApiDeps {
+  accounts: AccountDeps;
+  auth: AuthDeps;
+  sessions: SessionStore;
+  usage: UsageStore;
+  signupEnabled: boolean;
+  defaultPlan: Plan;
+  /** Requests per minute one dashboard session may make (its own pages, not the API plan). */
+  sessionPerMinute: number;
+  upstreams: { signals: Upstream; stats: Upstream; webhooks: Upstream };
+  tokens: InternalTokenCache;
+  upstreamTimeoutMs: number;
+}
+
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export function readCookie(req: Request, name: string): string | undefined {
+  for (const part of (req.header('cookie') ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+function setSessionCookie(res: Response, token: string, maxAgeSeconds: number): void {
+  res.append(
+    'Set-Cookie',
+    `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; Secure; SameSite=Strict; Max-Age=${maxAgeSeconds}`,
+  );
+}
+
+/** Cross-site requests are refused outright: browsers send Origin on every unsafe request. */
+function sameOrigin(req: Request): boolean {
+  const origin = req.header('origin');
+  if (!origin) return true;
+  try {
+    return new URL(origin).host === req.header('host');
+  } catch {
+    return false;
+  }
+}
+
+const noStore: RequestHandler = (_req, res, next) => {
+  res.setHeader('Cache-Control', 'no-store');
+  next();
+};
+
+function keyStatus(k: ApiKeyView, now = Date.now()): 'active' | 'expired' | 'revoked' {
+  if (k.revoked_at) return 'revoked';
+  if (k.expires_at && Date.parse(k.expires_at) <= now) return 'expired';
+  return 'active';
+}
+const withStatus = (k: ApiKeyView) => ({ ...k, status: keyStatus(k) });
+
+/**
+ * The dashboard's API under /v1/dashboard (cookie session + CSRF token), and the public webhooks,
+ * signals and stats routes reached with that session instead of an API key. API keys are refused
+ * here: they can never manage keys.
+ */
+export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler): Router {
+  const router = Router();
+  const sessionOf = new WeakMap<Response, DashboardSession>();
+
+  const session = (opts: { csrf: boolean }): RequestHandler => {
+    return async (req, res, next) => {
+      try {
+        const authz = req.header('authorization');
+        if (authz && /^Bearer\s+sk_/i.test(authz)) {
+          throw new AppError('FORBIDDEN', 'API keys cannot manage the account; use the dashboard.');
+        }
+        const token = readCookie(req, SESSION_COOKIE);
+        if (!token) throw new AppError('UNAUTHORIZED', 'Log in to the dashboard first.');
+        const s = await deps.sessions.verify(token);
+        if (opts.csrf && UNSAFE.has(req.method)) {
+          if (!sameOrigin(req) || !deps.sessions.checkCsrf(s, req.header('x-csrf-token'))) {
+            throw new AppError('FORBIDDEN', 'Missing or invalid CSRF token; reload the dashboard.');
+          }
+        }
+        const decision = await deps.auth.limiter
+          .check({
+            subject: `session:${s.accountId}`,
+            perMinute: deps.sessionPerMinute,
+            perDay: Number.MAX_SAFE_INTEGER,
+          })
+          .catch(() =>
+            deps.auth.fallback.check({
+              subject: `session:${s.accountId}`,
+              perMinute: deps.sessionPerMinute,
+              perDay: Number.MAX_SAFE_INTEGER,
+            }),
+          );
+        if (decision.outcome === 'limited') {
+          throw new AppError('RATE_LIMIT_EXCEEDED', undefined, {
+            retryAfter: retryAfterSeconds(decision.minute, decision.day),
+          });
+        }
+        res.locals.accountId = s.accountId;
+        sessionOf.set(res, renew(res, s));
+        next();
+      } catch (err) {
+        next(err);
+      }
+    };
+  };
+  /** Sliding sessions: past half its life, a session is replaced (new cookie, new CSRF token in a header). */
+  const renew = (res: Response, s: DashboardSession): DashboardSession => {
+    if (s.expiresAt - Date.now() > (deps.sessions.ttl * 1000) / 2) return s;
+    const { token, session: fresh } = deps.sessions.issue(s.accountId);
+    setSessionCookie(res, token, deps.sessions.ttl);
+    res.setHeader('X-CSRF-Token', deps.sessions.csrfToken(fresh));
+    return fresh;
+  };
+  const current = (res: Response): DashboardSession => {
+    const s = sessionOf.get(res);
+    if (!s) throw new AppError('UNAUTHORIZED');
+    return s;
+  };
+
+  const api = Router();
+  api.use(guard, noStore, ...jsonBodyMiddleware('16kb'));
+
+  api.get('/config', (_req, res) => {
+    res.json({ success: true, data: { signup_enabled: deps.signupEnabled } });
+  });
+
+  const startSession = async (res: Response, accountId: string, status = 200) => {
+    const { token, session: s } = deps.sessions.issue(accountId);
+    setSessionCookie(res, token, deps.sessions.ttl);
+    const account = await deps.accounts.repository.findAccount(accountId);
+    res.status(status).json({
+      success: true,
+      data: {
+        account: account ? { id: account._id, email: account.email, plan: account.plan } : null,
+        csrf_token: deps.sessions.csrfToken(s),
+        expires_at: new Date(s.expiresAt).toISOString(),
+      },
+    });
+  };
+
+  api.post('/signup', async (req, res) => {
+    if (!sameOrigin(req)) throw new AppError('FORBIDDEN', 'Cross-site request refused.');
+    if (!deps.signupEnabled)
+      throw new AppError('FORBIDDEN', 'Sign-up is closed; ask the operator for an account.');
+    const input = parseOrThrow(signupInputSchema, req.body ?? {}, 'body');
+    const account = await signUp(deps.accounts, input.email, input.password, deps.defaultPlan);
+    await startSession(res, account.id, 201);
+  });
+
+  api.post('/session', async (req, res) => {
+    if (!sameOrigin(req)) throw new AppError('FORBIDDEN', 'Cross-site request refused.');
+    const input = parseOrThrow(loginInputSchema, req.body ?? {}, 'body');
+    await startSession(res, await checkCredentials(deps.accounts, input.email, input.password));
+  });
+
+  api.use(session({ csrf: true }));
+
+  api.get('/session', async (_req, res) => {
+    const s = current(res);
+    const account = await deps.accounts.repository.findAccount(s.accountId);
+    if (!account) throw new AppError('UNAUTHORIZED', 'This account no longer exists.');
+    res.json({
+      success: true,
+      data: {
+        account: { id: account._id, email: account.email, plan: account.plan },
+        csrf_token: deps.sessions.csrfToken(s),
+        expires_at: new Date(s.expiresAt).toISOString(),
+      },
+    });
+  });
+
+  api.delete('/session', async (_req, res) => {
+    await deps.sessions.revoke(current(res));
+    setSessionCookie(res, '', 0);
+    res.json({ success: true, data: { logged_out: true } });
+  });
+
+  api.get('/keys', async (_req, res) => {
+    const keys = await listApiKeys(deps.accounts, current(res).accountId);
+    res.json({ success: true, data: keys.map(withStatus) });
+  });
+
+  api.post('/keys', async (req, res) => {
+    const input = parseOrThrow(createApiKeyInputSchema, req.body ?? {}, 'body');
+    const created = await createApiKey(
+      deps.accounts,
+      current(res).accountId,
+      input.name,
+      input.expires_at ? new Date(input.expires_at) : undefined,
+    );
+    res.status(201).json({ success: true, data: withStatus(created) });
+  });
+
+  api.post('/keys/:keyId/roll', async (req, res) => {
+    const input = parseOrThrow(rollApiKeyInputSchema, req.body ?? {}, 'body');
+    const rolled = await rollApiKey(
+      deps.accounts,
+      current(res).accountId,
+      req.params.keyId!,
+      input.overlap_seconds,
+    );
+    res.status(201).json({
+      success: true,
+      data: { created: withStatus(rolled.created), previous: withStatus(rolled.previous) },
+    });
+  });
+
+  api.delete('/keys/:keyId', async (req, res) => {
+    const revoked = await revokeApiKey(deps.accounts, current(res).accountId, req.params.keyId!);
+    res.json({ success: true, data: withStatus(revoked) });
+  });
+
+  api.get('/usage', async (req, res) => {
+    const q = parseOrThrow(usageQuerySchema, req.query, 'query');
+    const accountId = current(res).accountId;
+    if (q.key_id && !(await deps.accounts.repository.findKey(accountId, q.key_id))) {
+      throw new AppError('NOT_FOUND', `API key ${q.key_id} was not found.`);
+    }
+    const account = await deps.accounts.repository.findAccount(accountId);
+    const series = await deps.usage.series(accountId, q.key_id ?? '*');
+    res.json({
+      success: true,
+      data: { plan: account?.plan ?? deps.defaultPlan, subject: q.key_id ?? 'account', ...series },
+    });
+  });
+
+  router.use('/v1/dashboard', api);
+
+  // The public routes with a dashboard session instead of an API key (no Authorization header).
+  const viaSession = (upstream: Upstream): Router => {
+    const r = Router();
+    r.use((req, _res, next) => {
+      if (req.header('authorization') || !readCookie(req, SESSION_COOKIE)) return next('router');
+      next();
+    });
+    r.use(noStore, session({ csrf: true }), proxyTo(upstream, deps.tokens, deps.upstreamTimeoutMs));
+    return r;
+  };
+  router.use('/v1/webhooks', viaSession(deps.upstreams.webhooks));
+  router.use('/v1/signals', viaSession(deps.upstreams.signals));
+  router.use('/v1/stats', viaSession(deps.upstreams.stats));
+  return router;
+}

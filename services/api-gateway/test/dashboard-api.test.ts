@@ -1,0 +1,283 @@
+import { waitFor } from '@signal/test-kit';
+import jwt from 'jsonwebtoken';
+import request from 'supertest';
+import { startGateway, type GatewayHarness } from './gateway-harness';
+import { startSystem, type SystemHarness } from './system-harness';
+
+interface Session {
+  cookie: string;
+  csrf: string;
+  email: string;
+}
+
+let counter = 0;
+async function signUp(url: string): Promise<Session & { res: request.Response }> {
+  counter += 1;
+  const email = `dash${counter}-${Date.now()}@example.com`;
+  const res = await request(url)
+    .post('/v1/dashboard/signup')
+    .send({ email, password: 'a long enough password' })
+    .expect(201);
+  const setCookie = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
+  const cookie = setCookie[0]!.split(';')[0]!;
+  return { cookie, csrf: res.body.data.csrf_token as string, email, res };
+}
+
+describe('dashboard API (cookie session)', () => {
+  let sys: SystemHarness;
+  let url: string;
+
+  beforeAll(async () => {
+    sys = await startSystem('dashapi');
+    url = sys.gw.url;
+  });
+  afterAll(async () => {
+    await sys.stop();
+  });
+
+  it('when someone signs up, then the session is an HttpOnly Secure SameSite=Strict __Host- cookie and nothing is cached', async () => {
+    const { res } = await signUp(url);
+    const cookie = ([] as string[]).concat(res.headers['set-cookie'] ?? [])[0]!;
+    expect(cookie).toMatch(
+      /^__Host-signal_session=[^;]+; Path=\/; HttpOnly; Secure; SameSite=Strict; Max-Age=\d+$/,
+    );
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.body.data.account.plan).toEqual({ per_minute: 60, per_day: 10_000 });
+    expect(res.body.data.csrf_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('when an unsafe request lacks the CSRF token or comes from another origin, then it is refused with 403', async () => {
+    const s = await signUp(url);
+    const noToken = await request(url).post('/v1/dashboard/keys').set('Cookie', s.cookie).send({ name: 'x' });
+    expect(noToken.status).toBe(403);
+    expect(noToken.body.error).toMatchObject({ code: 'FORBIDDEN', request_id: expect.any(String) });
+    await request(url)
+      .post('/v1/dashboard/keys')
+      .set({ Cookie: s.cookie, 'X-CSRF-Token': s.csrf, Origin: 'https://evil.example' })
+      .send({ name: 'x' })
+      .expect(403);
+    const other = await signUp(url);
+    await request(url)
+      .post('/v1/dashboard/keys')
+      .set({ Cookie: s.cookie, 'X-CSRF-Token': other.csrf })
+      .send({ name: 'x' })
+      .expect(403);
+    await request(url).get('/v1/dashboard/keys').expect(401);
+  });
+
+  it('when a session creates a key, then it is shown once, works, and revoking it gives the next call 401', async () => {
+    const s = await signUp(url);
+    const auth = { Cookie: s.cookie, 'X-CSRF-Token': s.csrf };
+    const created = await request(url).post('/v1/dashboard/keys').set(auth).send({ name: 'ci' }).expect(201);
+    expect(created.headers['cache-control']).toBe('no-store');
+    const { key, id } = created.body.data as { key: string; id: string };
+    const list = await request(url).get('/v1/dashboard/keys').set(auth).expect(200);
+    expect(list.body.data).toEqual([expect.objectContaining({ id, name: 'ci', status: 'active' })]);
+    expect(JSON.stringify(list.body)).not.toContain(key);
+
+    await request(url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(200);
+    // API keys never manage keys.
+    await request(url).get('/v1/dashboard/keys').set('Authorization', `Bearer ${key}`).expect(403);
+    await request(url).delete(`/v1/dashboard/keys/${id}`).set(auth).expect(200);
+    await request(url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(401);
+  });
+
+  it('when a key is rolled with an overlap, then both work until the old one expires; with 0 the old one stops at once', async () => {
+    const s = await signUp(url);
+    const auth = { Cookie: s.cookie, 'X-CSRF-Token': s.csrf };
+    const first = (await request(url).post('/v1/dashboard/keys').set(auth).send({ name: 'prod' }).expect(201))
+      .body.data;
+    const rolled = await request(url)
+      .post(`/v1/dashboard/keys/${first.id}/roll`)
+      .set(auth)
+      .send({ overlap_seconds: 3600 })
+      .expect(201);
+    const { created, previous } = rolled.body.data;
+    expect(created).toMatchObject({
+      name: 'prod',
+      status: 'active',
+      key: expect.stringMatching(/^sk_live_/),
+    });
+    expect(Date.parse(previous.expires_at) - Date.now()).toBeGreaterThan(3500_000);
+    await request(url).get('/v1/stats').set('Authorization', `Bearer ${first.key}`).expect(200);
+    await request(url).get('/v1/stats').set('Authorization', `Bearer ${created.key}`).expect(200);
+
+    await request(url)
+      .post(`/v1/dashboard/keys/${created.id}/roll`)
+      .set(auth)
+      .send({ overlap_seconds: 30 })
+      .expect(400);
+    const now = (
+      await request(url)
+        .post(`/v1/dashboard/keys/${created.id}/roll`)
+        .set(auth)
+        .send({ overlap_seconds: 0 })
+        .expect(201)
+    ).body.data;
+    expect(now.previous.status).toBe('revoked');
+    await request(url).get('/v1/stats').set('Authorization', `Bearer ${created.key}`).expect(401);
+    await request(url).get('/v1/stats').set('Authorization', `Bearer ${now.created.key}`).expect(200);
+  });
+
+  it('when a key is used, refused and limited, then usage per key and per account counts served, 401 and 429', async () => {
+    const s = await signUp(url);
+    const auth = { Cookie: s.cookie, 'X-CSRF-Token': s.csrf };
+    const a = (await request(url).post('/v1/dashboard/keys').set(auth).send({ name: 'a' }).expect(201)).body
+      .data;
+    const b = (await request(url).post('/v1/dashboard/keys').set(auth).send({ name: 'b' }).expect(201)).body
+      .data;
+    await request(url).get('/v1/stats').set('Authorization', `Bearer ${a.key}`).expect(200);
+    await request(url).get('/v1/stats').set('Authorization', `Bearer ${a.key}`).expect(200);
+    await request(url).get('/v1/stats').set('Authorization', `Bearer ${b.key}`).expect(200);
+    await request(url).delete(`/v1/dashboard/keys/${b.id}`).set(auth).expect(200);
+    await request(url).get('/v1/stats').set('Authorization', `Bearer ${b.key}`).expect(401);
+    const last = (u: request.Response) => u.body.data.minutes[59];
+    await waitFor(
+      async () => last(await request(url).get('/v1/dashboard/usage').set(auth)).unauthorized === 1,
+      5000,
+      50,
+      'usage recorded',
+    );
+    const account = await request(url).get('/v1/dashboard/usage').set(auth).expect(200);
+    expect(account.body.data.plan).toEqual({ per_minute: 60, per_day: 10_000 });
+    expect(account.body.data.minutes).toHaveLength(60);
+    expect(account.body.data.days).toHaveLength(30);
+    expect(last(account)).toMatchObject({ served: 3, unauthorized: 1, rate_limited: 0, server_error: 0 });
+    expect(account.body.data.days[29]).toMatchObject({ served: 3, unauthorized: 1 });
+    const keyA = await request(url).get(`/v1/dashboard/usage?key_id=${a.id}`).set(auth).expect(200);
+    expect(last(keyA)).toMatchObject({ served: 2, unauthorized: 0 });
+    await request(url).get('/v1/dashboard/usage?key_id=key_unknown').set(auth).expect(404);
+
+    // 429: a plan of 1/minute.
+    const limited = await sys.gw.account({ per_minute: 1, per_day: 100 });
+    await request(url).get('/v1/stats').set('Authorization', `Bearer ${limited.key}`).expect(200);
+    await request(url).get('/v1/stats').set('Authorization', `Bearer ${limited.key}`).expect(429);
+    const usage = sys.gw.deps.redis;
+    await waitFor(
+      async () => {
+        const keys = await usage.keys(`${sys.gw.config.REDIS_PREFIX}usage:{${limited.accountId}}:m:*`);
+        return keys.length === 1 && (await usage.hget(keys[0]!, `${limited.keyId}:rate_limited`)) === '1';
+      },
+      5000,
+      50,
+      '429 counted',
+    );
+  });
+
+  it('when a session manages webhooks, then it reaches the webhooks service as its account, with CSRF checked', async () => {
+    const s = await signUp(url);
+    const auth = { Cookie: s.cookie, 'X-CSRF-Token': s.csrf };
+    const body = { url: `${sys.receiver.url}/dash`, events: ['signal.new'] };
+    await request(url).post('/v1/webhooks').set('Cookie', s.cookie).send(body).expect(403);
+    const created = await request(url).post('/v1/webhooks').set(auth).send(body).expect(201);
+    expect(created.headers['cache-control']).toBe('no-store');
+    const id = created.body.data.id as string;
+    await request(url).post(`/v1/webhooks/${id}/test`).set(auth).expect(202);
+    await waitFor(() => sys.receiver.requests.some((r) => r.path === '/dash'), 10_000, 50, 'test delivery');
+    const listed = await request(url).get('/v1/webhooks').set(auth).expect(200);
+    expect(listed.body.data.map((w: { id: string }) => w.id)).toEqual([id]);
+    // The same account's API key sees it; another account does not.
+    const key = (await request(url).post('/v1/dashboard/keys').set(auth).send({ name: 'k' }).expect(201)).body
+      .data.key;
+    await request(url).get(`/v1/webhooks/${id}`).set('Authorization', `Bearer ${key}`).expect(200);
+    const other = await signUp(url);
+    await request(url).get(`/v1/webhooks/${id}`).set('Cookie', other.cookie).expect(404);
+    await request(url).get('/v1/signals?limit=1').set('Cookie', s.cookie).expect(200);
+    await request(url).get('/v1/stats?period=7d').set('Cookie', s.cookie).expect(200);
+  });
+
+  it('when a session is past half its life, then the next request renews it with a new cookie and CSRF token', async () => {
+    const s = await signUp(url);
+    const session = await request(url).get('/v1/dashboard/session').set('Cookie', s.cookie).expect(200);
+    expect(session.headers['set-cookie']).toBeUndefined();
+    const accountId = session.body.data.account.id as string;
+    const old = jwt.sign({}, sys.gw.config.SESSION_JWT_SECRET, {
+      algorithm: 'HS256',
+      audience: 'dashboard-cookie',
+      subject: accountId,
+      jwtid: 'old-session',
+      expiresIn: 60,
+    });
+    const res = await request(url)
+      .get('/v1/dashboard/keys')
+      .set('Cookie', `__Host-signal_session=${old}`)
+      .expect(200);
+    const fresh = ([] as string[]).concat(res.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
+    expect(fresh).not.toBe(`__Host-signal_session=${old}`);
+    const csrf = res.headers['x-csrf-token'] as string;
+    await request(url)
+      .post('/v1/dashboard/keys')
+      .set({ Cookie: fresh, 'X-CSRF-Token': csrf })
+      .send({ name: 'after renewal' })
+      .expect(201);
+  });
+
+  it('when an answer may carry a secret on the API-key or session-token paths, then it says Cache-Control: no-store', async () => {
+    const acc = await sys.gw.account(undefined, 'no-store password');
+    const login = await request(url)
+      .post('/v1/auth/login')
+      .send({ email: acc.email, password: 'no-store password' })
+      .expect(200);
+    expect(login.headers['cache-control']).toBe('no-store');
+    const session = { Authorization: `Bearer ${login.body.data.token as string}` };
+    const key = await request(url).post('/v1/account/keys').set(session).send({ name: 'n' }).expect(201);
+    expect(key.headers['cache-control']).toBe('no-store');
+    const auth = { Authorization: `Bearer ${acc.key}` };
+    const hook = await request(url)
+      .post('/v1/webhooks')
+      .set(auth)
+      .send({ url: `${sys.receiver.url}/ns`, events: ['signal.new'] })
+      .expect(201);
+    expect(hook.headers['cache-control']).toBe('no-store');
+    const rotated = await request(url)
+      .post(`/v1/webhooks/${hook.body.data.id as string}/rotate-secret`)
+      .set(auth)
+      .expect(200);
+    expect(rotated.headers['cache-control']).toBe('no-store');
+  });
+
+  it('when a session logs out, then its cookie no longer works', async () => {
+    const s = await signUp(url);
+    await request(url).get('/v1/dashboard/session').set('Cookie', s.cookie).expect(200);
+    const out = await request(url)
+      .delete('/v1/dashboard/session')
+      .set({ Cookie: s.cookie, 'X-CSRF-Token': s.csrf })
+      .expect(200);
+    expect(([] as string[]).concat(out.headers['set-cookie'] ?? [])[0]).toContain('Max-Age=0');
+    await request(url).get('/v1/dashboard/session').set('Cookie', s.cookie).expect(401);
+    const login = await request(url)
+      .post('/v1/dashboard/session')
+      .send({ email: s.email, password: 'a long enough password' })
+      .expect(200);
+    expect(login.body.data.csrf_token).not.toBe(s.csrf);
+    await request(url)
+      .post('/v1/dashboard/session')
+      .send({ email: s.email, password: 'wrong password!' })
+      .expect(401);
+  });
+});
+
+describe('dashboard sign-up switch', () => {
+  let gw: GatewayHarness;
+  beforeAll(async () => {
+    const nowhere = 'http://127.0.0.1:9';
+    gw = await startGateway({
+      label: 'dashoff',
+      upstreams: { signals: nowhere, stats: nowhere, webhooks: nowhere },
+      env: { SIGNUP_ENABLED: 'false' },
+    });
+  });
+  afterAll(async () => {
+    await gw.stop();
+  });
+
+  it('when SIGNUP_ENABLED is false, then sign-up answers 403 and the dashboard says so', async () => {
+    const res = await request(gw.url)
+      .post('/v1/dashboard/signup')
+      .send({ email: 'closed@example.com', password: 'a long enough password' })
+      .expect(403);
+    expect(res.body).toMatchObject({ success: false, error: { code: 'FORBIDDEN' } });
+    const config = await request(gw.url).get('/v1/dashboard/config').expect(200);
+    expect(config.body.data).toEqual({ signup_enabled: false });
+  });
+});
