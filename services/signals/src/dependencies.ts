@@ -11,6 +11,7 @@ import {
 import type Redis from 'ioredis';
 import type { Connection } from 'mongoose';
 import type { SignalsConfig } from './config';
+import { outboxBatchModel } from './data/outbox-batch.model';
 import { signalModel } from './data/signal.model';
 import { SignalRepository } from './data/signal.repository';
 import { TimelineIndex } from './data/timeline-index';
@@ -46,7 +47,7 @@ export async function createDependencies(
   logger: Logger,
 ): Promise<SignalsDependencies> {
   const mongo = await connectMongo(config.MONGO_URL, config.SIGNALS_DB);
-  const repository = new SignalRepository(signalModel(mongo));
+  const repository = new SignalRepository(signalModel(mongo), outboxBatchModel(mongo));
   await repository.ensureIndexes();
   const redis = await connectRedis(config.REDIS_URL, logger);
   const index = new TimelineIndex(redis, config.REDIS_PREFIX, logger);
@@ -95,9 +96,9 @@ export async function createDependencies(
     exchange,
     reads: { index, repository, logger, indexMissed: () => keeper.kick() },
     effects: {
-      async written(snapshots) {
+      async written(snapshots, outboxIds = snapshots.map((s) => s.id)) {
         await keeper.record(snapshots);
-        relay.kick(snapshots.map((s) => s.id));
+        relay.kick(outboxIds);
       },
     },
     workers: [

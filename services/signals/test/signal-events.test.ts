@@ -92,6 +92,38 @@ describe('signal events', () => {
     );
   });
 
+  it('when history is backfilled in bulk, then each signal is announced once as signal.updated (never signal.new) and the batch outbox empties', async () => {
+    const res = await request(svc.url)
+      .post('/internal/signals/bulk')
+      .set(svc.ingestAuth)
+      .send({
+        signals: Array.from({ length: 40 }, (_, i) =>
+          signalInput({
+            created_at: new Date(Date.now() - (i + 1) * 3_600_000).toISOString(),
+            performance: { status: i % 2 ? 'winner' : 'dead' },
+          }),
+        ),
+      })
+      .expect(201);
+    const ids = new Set<string>(res.body.data.ids);
+    expect(ids.size).toBe(40);
+    await waitFor(
+      () => collector.events.filter((e) => ids.has(e.event.signal.id)).length === 40,
+      10_000,
+      50,
+      'forty events',
+    );
+    const mine = collector.events.filter((e) => ids.has(e.event.signal.id));
+    expect(new Set(mine.map((e) => e.event.name))).toEqual(new Set(['signal.updated']));
+    expect(new Set(mine.map((e) => e.event.signal.id)).size).toBe(40);
+    await waitFor(
+      async () => (await svc.deps.repository.findPendingOutbox(100)).length === 0,
+      5000,
+      50,
+      'the batch outbox to empty',
+    );
+  });
+
   it('when RabbitMQ is unreachable, then 500 creates are stored and readable, and on return exactly one event per signal arrives', async () => {
     collector.events.length = 0;
     proxy.cut();

@@ -38,7 +38,9 @@ async function main(): Promise<void> {
       if (values.quiet) return;
       const pct = total ? Math.min(100, Math.floor((done / total) * 100)) : 100;
       const rate = Math.round(done / Math.max(0.001, (Date.now() - started) / 1000));
-      process.stderr.write(`\rreindex [${'#'.repeat(Math.floor(pct / 4)).padEnd(25, '.')}] ${pct}% ${done}/${total} (${rate}/s)`);
+      process.stderr.write(
+        `\rreindex [${'#'.repeat(Math.floor(pct / 4)).padEnd(25, '.')}] ${pct}% ${done}/${total} (${rate}/s)`,
+      );
     });
     if (!values.quiet) process.stderr.write('\n');
     if (!built) {
@@ -46,7 +48,9 @@ async function main(): Promise<void> {
       process.exitCode = 1;
       return;
     }
-    process.stdout.write(`timeline index ready: ${await deps.index.size()} signals in ${Date.now() - started} ms\n`);
+    process.stdout.write(
+      `timeline index ready: ${await deps.index.size()} signals in ${Date.now() - started} ms\n`,
+    );
   } finally {
     await deps.amqp.close();
     deps.redis.disconnect();

@@ -1,7 +1,13 @@
 import type { SignalEvent, SignalStatus, SignalType } from '@signal/contracts';
 import { KeyedMutex, duplicateKeyPositions, isDuplicateKeyError } from '@signal/service-kit';
 import type { FilterQuery } from 'mongoose';
+import type { OutboxBatchDocument, OutboxBatchModel } from './outbox-batch.model';
 import type { SignalDocument, SignalModel } from './signal.model';
+
+/** Outbox ids of bulk batches carry this prefix; plain ids are signals. */
+export const BATCH_PREFIX = 'batch:';
+/** An unconfirmed batch older than this lost its writer (crash between its writes). */
+const ORPHAN_BATCH_MS = 60_000;
 
 export interface SignalFilter {
   type?: SignalType;
@@ -16,6 +22,11 @@ export interface SignalFilter {
 export type StoredSignal = Omit<SignalDocument, 'outbox' | 'has_outbox'>;
 const PUBLIC_PROJECTION = { outbox: 0, has_outbox: 0 } as const;
 
+interface PendingOutbox {
+  documentId: string;
+  events: SignalEvent[];
+}
+
 export class DuplicateIdempotencyKeyError extends Error {}
 
 /** Persistence of signals; returns plain objects (`lean`), never mongoose documents. */
@@ -23,7 +34,10 @@ export class SignalRepository {
   /** Serialises this process's writes to one signal (see KeyedMutex for why). */
   private readonly writes = new KeyedMutex();
 
-  constructor(private readonly model: SignalModel) {}
+  constructor(
+    private readonly model: SignalModel,
+    private readonly batches: OutboxBatchModel,
+  ) {}
 
   private toQuery(filter: SignalFilter): FilterQuery<SignalDocument> {
     const q: FilterQuery<SignalDocument> = {};
@@ -71,16 +85,50 @@ export class SignalRepository {
     }
   }
 
-  /** Bulk insert; returns the ids whose idempotency key already existed (not inserted again). */
-  async insertMany(docs: SignalDocument[]): Promise<{ duplicates: string[] }> {
+  /**
+   * Bulk insert with one outbox batch: the batch (all events) first, then the signals, then the
+   * batch confirmed without the events of signals whose idempotency key already existed.
+   * Returns those keys and the batch's outbox id.
+   */
+  async insertManyWithBatch(
+    docs: SignalDocument[],
+    batchId: string,
+  ): Promise<{ duplicates: string[]; outboxId: string }> {
+    const events = docs.flatMap((d) => d.outbox);
+    const plain = docs.map((d) => ({ ...d, outbox: [], has_outbox: false }));
+    await this.batches.create({ _id: batchId, events, confirmed: false, created_at: new Date() });
+    let duplicates: string[] = [];
     try {
-      await this.model.collection.insertMany(docs as never[], { ordered: false });
-      return { duplicates: [] };
+      await this.model.collection.insertMany(plain as never[], { ordered: false });
     } catch (err) {
       const refused = duplicateKeyPositions(err);
       if (!refused) throw err;
-      return { duplicates: [...refused].map((i) => docs[i]!.idem_key) };
+      duplicates = [...refused].map((i) => docs[i]!.idem_key);
     }
+    const skipped = new Set(duplicates);
+    const refusedIds = new Set(docs.filter((d) => skipped.has(d.idem_key)).map((d) => d._id));
+    await this.batches
+      .updateOne(
+        { _id: batchId },
+        {
+          $set: {
+            confirmed: true,
+            ...(refusedIds.size ? { events: events.filter((e) => !refusedIds.has(e.signal.id)) } : {}),
+          },
+        },
+      )
+      .exec();
+    return { duplicates, outboxId: `${BATCH_PREFIX}${batchId}` };
+  }
+
+  private async batchOutbox(batch: OutboxBatchDocument): Promise<PendingOutbox | undefined> {
+    if (batch.confirmed) return { documentId: `${BATCH_PREFIX}${batch._id}`, events: batch.events };
+    if (Date.now() - new Date(batch.created_at).getTime() < ORPHAN_BATCH_MS) return undefined;
+    // Its writer died between the writes: keep the events of the signals that exist.
+    const exists = await Promise.all(batch.events.map((e) => this.model.exists({ _id: e.signal.id }).exec()));
+    const events = batch.events.filter((_, i) => exists[i] !== null);
+    await this.batches.updateOne({ _id: batch._id }, { $set: { confirmed: true, events } }).exec();
+    return { documentId: `${BATCH_PREFIX}${batch._id}`, events };
   }
 
   /**
@@ -105,34 +153,67 @@ export class SignalRepository {
     return result.matchedCount === 1;
   }
 
-  async findPendingOutbox(limit: number): Promise<Array<{ documentId: string; events: SignalEvent[] }>> {
+  async findPendingOutbox(limit: number): Promise<PendingOutbox[]> {
+    const batches = await this.batches
+      .find({})
+      .limit(Math.max(1, Math.floor(limit / 100)))
+      .lean<OutboxBatchDocument[]>()
+      .exec();
+    const fromBatches = (await Promise.all(batches.map((b) => this.batchOutbox(b)))).filter(
+      (b): b is PendingOutbox => b !== undefined,
+    );
     const docs = await this.model
       .find({ has_outbox: true }, { outbox: 1 })
       .limit(limit)
       .lean<Array<{ _id: string; outbox: SignalEvent[] }>>()
       .exec();
-    return docs.map((d) => ({ documentId: d._id, events: d.outbox ?? [] }));
+    return [...fromBatches, ...docs.map((d) => ({ documentId: d._id, events: d.outbox ?? [] }))];
   }
 
   /**
    * One `_id` lookup per id, in parallel: an `_id` equality is the one filter every backend
    * serves from its index (FerretDB 1.24 scans the collection for `$in`).
    */
-  async findPendingByIds(ids: string[]): Promise<Array<{ documentId: string; events: SignalEvent[] }>> {
-    const docs = await Promise.all(
-      ids.map((id) =>
-        this.model
-          .findById(id, { outbox: 1, has_outbox: 1 })
-          .lean<{ _id: string; outbox: SignalEvent[]; has_outbox: boolean }>()
-          .exec(),
-      ),
+  async findPendingByIds(ids: string[]): Promise<PendingOutbox[]> {
+    const batchIds = ids
+      .filter((id) => id.startsWith(BATCH_PREFIX))
+      .map((id) => id.slice(BATCH_PREFIX.length));
+    const batches = await Promise.all(
+      batchIds.map((id) => this.batches.findById(id).lean<OutboxBatchDocument>().exec()),
     );
-    return docs.filter((d) => d?.has_outbox).map((d) => ({ documentId: d!._id, events: d!.outbox ?? [] }));
+    const fromBatches = batches.flatMap((b) =>
+      b?.confirmed ? [{ documentId: `${BATCH_PREFIX}${b._id}`, events: b.events }] : [],
+    );
+    const docs = await Promise.all(
+      ids
+        .filter((id) => !id.startsWith(BATCH_PREFIX))
+        .map((id) =>
+          this.model
+            .findById(id, { outbox: 1, has_outbox: 1 })
+            .lean<{ _id: string; outbox: SignalEvent[]; has_outbox: boolean }>()
+            .exec(),
+        ),
+    );
+    return [
+      ...fromBatches,
+      ...docs.flatMap((d) => (d?.has_outbox ? [{ documentId: d._id, events: d.outbox ?? [] }] : [])),
+    ];
   }
 
   /** Removes published events; a concurrent append (version moved) makes it re-read and retry. */
   async removeFromOutbox(id: string, eventIds: string[]): Promise<void> {
+    if (id.startsWith(BATCH_PREFIX))
+      return this.removeFromBatch(id.slice(BATCH_PREFIX.length), new Set(eventIds));
     await this.writes.run(id, () => this.removeUnlocked(id, new Set(eventIds)));
+  }
+
+  /** Only the relay changes a confirmed batch: delete it when done, else keep what is left. */
+  private async removeFromBatch(batchId: string, published: Set<string>): Promise<void> {
+    const batch = await this.batches.findById(batchId).lean<OutboxBatchDocument>().exec();
+    if (!batch) return;
+    const remaining = batch.events.filter((e) => !published.has(e.id));
+    if (remaining.length === 0) await this.batches.deleteOne({ _id: batchId }).exec();
+    else await this.batches.updateOne({ _id: batchId }, { $set: { events: remaining } }).exec();
   }
 
   private async removeUnlocked(id: string, published: Set<string>): Promise<void> {
@@ -179,5 +260,6 @@ export class SignalRepository {
   async ensureIndexes(): Promise<void> {
     await this.model.createCollection().catch(() => undefined);
     await this.model.createIndexes();
+    await this.batches.createCollection().catch(() => undefined);
   }
 }

@@ -46,7 +46,12 @@ export async function listSignals(deps: ListDeps, query: SignalListQuery): Promi
       const hasMore = page.start + page.rows.length < page.total;
       return {
         data: page.rows.map(detailToListItem),
-        meta: meta(page.total, Math.floor(page.start / perPage) + 1, perPage, hasMore && last ? last.id : null),
+        meta: meta(
+          page.total,
+          Math.floor(page.start / perPage) + 1,
+          perPage,
+          hasMore && last ? last.id : null,
+        ),
       };
     }
   } catch (err) {
@@ -95,5 +100,8 @@ export async function listFromStore(
   const hasMore = rows.length > perPage;
   const pageRows = hasMore ? rows.slice(0, perPage) : rows;
   const last = pageRows[pageRows.length - 1];
-  return { data: pageRows.map(toListItem), meta: meta(total, page, perPage, hasMore && last ? last._id : null) };
+  return {
+    data: pageRows.map(toListItem),
+    meta: meta(total, page, perPage, hasMore && last ? last._id : null),
+  };
 }

@@ -4,7 +4,8 @@ import type { TimelinePage, TimelineQuery } from '../data/timeline-index';
 
 /** What follows every MongoDB write: the read index and the outbox relay learn of it. */
 export interface WriteEffects {
-  written(snapshots: SignalSnapshot[]): Promise<void>;
+  /** `outboxIds`: where the events wait (the signals themselves unless a bulk batch holds them). */
+  written(snapshots: SignalSnapshot[], outboxIds?: string[]): Promise<void>;
 }
 
 /** The read index: undefined means "not complete, ask MongoDB". */

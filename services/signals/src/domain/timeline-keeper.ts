@@ -40,9 +40,14 @@ export class TimelineKeeper {
       await this.o.index.apply(snapshots);
     } catch (err) {
       this.o.logger.warn({ err: errorText(err), count: snapshots.length }, 'timeline index update failed');
-      await this.o.repairs.record(snapshots.map((s) => s.id)).catch((e: unknown) =>
-        this.o.logger.error({ err: errorText(e) }, 'timeline repair not recorded; the next rebuild covers it'),
-      );
+      await this.o.repairs
+        .record(snapshots.map((s) => s.id))
+        .catch((e: unknown) =>
+          this.o.logger.error(
+            { err: errorText(e) },
+            'timeline repair not recorded; the next rebuild covers it',
+          ),
+        );
       this.kick();
     }
   }

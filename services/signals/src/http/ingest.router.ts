@@ -34,7 +34,11 @@ function idempotencyKey(req: Request): string | undefined {
  * Ingestion: never routed by the gateway, guarded by its own credential. Every write
  * carries its event in the same atomic write (outbox) and then nudges the relay.
  */
-export function ingestRouter(repository: SignalRepository, effects: WriteEffects, ingestToken: string): Router {
+export function ingestRouter(
+  repository: SignalRepository,
+  effects: WriteEffects,
+  ingestToken: string,
+): Router {
   const router = Router();
   router.use('/internal', requireStaticToken(ingestToken));
 

@@ -57,7 +57,8 @@ function parseOptions(argv: string[]): Options {
     const raw = values[name];
     if (raw === undefined) return fallback;
     const v = Number(raw);
-    if (typeof raw !== 'string' || !Number.isFinite(v) || v < min) usage(`--${name} must be a number ≥ ${min}`);
+    if (typeof raw !== 'string' || !Number.isFinite(v) || v < min)
+      usage(`--${name} must be a number ≥ ${min}`);
     return v;
   };
   const token = process.env.INGEST_TOKEN ?? '';
@@ -162,7 +163,8 @@ async function backfill(ingest: Ingest, o: Options, r: () => number) {
     }
   };
   await Promise.all(Array.from({ length: o.concurrency }, worker));
-  if (!o.quiet) process.stderr.write(`\nbackfill: ${done} signals in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  if (!o.quiet)
+    process.stderr.write(`\nbackfill: ${done} signals in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }
 
 async function live(ingest: Ingest, o: Options, r: () => number) {
