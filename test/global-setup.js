@@ -12,6 +12,7 @@ module.exports = async function globalSetup() {
     }
   }
   for (const name of ['MONGO_URL', 'REDIS_URL', 'AMQP_URL']) {
-    if (!process.env[name]) throw new Error(`${name} is not set: run "bash scripts/test.sh" (or "infra/local/infra.sh up") first`);
+    if (!process.env[name])
+      throw new Error(`${name} is not set: run "bash scripts/test.sh" (or "infra/local/infra.sh up") first`);
   }
 };

@@ -95,13 +95,27 @@ async function main() {
   const col = conn.db!.collection('signals');
   try {
     const cli = (...args: string[]) =>
-      execFileSync(process.execPath, [path.join(ROOT, 'services/api-gateway/dist/cli/admin.cli.js'), ...args], {
-        env: { ...process.env, ...SECRETS, GATEWAY_DB: `${db}_gateway`, REDIS_PREFIX: `${db}:gw:` },
-      }).toString();
+      execFileSync(
+        process.execPath,
+        [path.join(ROOT, 'services/api-gateway/dist/cli/admin.cli.js'), ...args],
+        {
+          env: { ...process.env, ...SECRETS, GATEWAY_DB: `${db}_gateway`, REDIS_PREFIX: `${db}:gw:` },
+        },
+      ).toString();
     const accountId = /account (acc_\S+)/.exec(
-      cli('create-account', '--email', `${db}@bench.local`, '--per-minute', '100000000', '--per-day', '1000000000'),
+      cli(
+        'create-account',
+        '--email',
+        `${db}@bench.local`,
+        '--per-minute',
+        '100000000',
+        '--per-day',
+        '1000000000',
+      ),
     )![1]!;
-    const key = /API key \(shown once\): (\S+)/.exec(cli('create-key', '--account', accountId, '--name', 'bench'))![1]!;
+    const key = /API key \(shown once\): (\S+)/.exec(
+      cli('create-key', '--account', accountId, '--name', 'bench'),
+    )![1]!;
     const internalAuth = () => ({
       authorization: `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'signals', 'acc_bench', 60)}`,
     });
@@ -130,7 +144,8 @@ async function main() {
             body: JSON.stringify({ signals: batchOf(from, n, count) }),
           });
           const text = await res.body.text();
-          if (res.statusCode !== 201) throw new Error(`bulk insert answered ${res.statusCode}: ${text.slice(0, 200)}`);
+          if (res.statusCode !== 201)
+            throw new Error(`bulk insert answered ${res.statusCode}: ${text.slice(0, 200)}`);
           loaded += n;
           progress('load', loaded, count, started);
         }
@@ -140,12 +155,26 @@ async function main() {
 
     const since = new Date(Date.now() - 7 * 86_400_000);
     const filtered = `type=wallet&status=active&since=${encodeURIComponent(since.toISOString())}`;
+    const drainOutbox = async () => {
+      for (;;) {
+        const pending =
+          (await col.countDocuments({ has_outbox: true })) +
+          (await conn.db!.collection('outbox_batches').countDocuments({}));
+        process.stderr.write(`\routbox: ${pending} documents with unpublished events   `);
+        if (pending === 0) break;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+      process.stderr.write('\n');
+    };
     await loadTo(storeAt);
     const loadPaused = Date.now();
+    await drainOutbox();
     const atSmall: LoadResult[] = [];
     const storeRequests = Math.min(requests, 20);
     atSmall.push(
-      await timed(`index  (a) page 1 @${storeAt}`, requests, () => get(direct, '/v1/signals', internalAuth()).then(() => undefined)),
+      await timed(`index  (a) page 1 @${storeAt}`, requests, () =>
+        get(direct, '/v1/signals', internalAuth()).then(() => undefined),
+      ),
       await timed(`store  (a) page 1 @${storeAt}`, storeRequests, async () => {
         await Promise.all([
           col.find({}, { maxTimeMS: 10_000 }).sort({ created_at: -1, _id: -1 }).limit(21).toArray(),
@@ -169,30 +198,31 @@ async function main() {
 
     // The relay publishes the load's events; let it finish so it does not share the machine.
     const relayStarted = Date.now();
-    for (;;) {
-      const pending = await col.countDocuments({ has_outbox: true });
-      process.stderr.write(`\routbox: ${pending} signals with unpublished events   `);
-      if (pending === 0) break;
-      await new Promise((r) => setTimeout(r, 2000));
-    }
+    await drainOutbox();
     const relaySeconds = (Date.now() - relayStarted) / 1000;
-    process.stderr.write('\n');
 
     // Redis bytes per signal: every key of the timeline index, measured whole.
     let indexBytes = 0;
     let cursor = '0';
     do {
-      const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `${db}:signals:{timeline}:*`, 'COUNT', 100);
+      const [nextCursor, keys] = await redis.scan(
+        cursor,
+        'MATCH',
+        `${db}:signals:{timeline}:*`,
+        'COUNT',
+        100,
+      );
       cursor = nextCursor;
       for (const k of keys) indexBytes += Number(await redis.call('MEMORY', 'USAGE', k, 'SAMPLES', '0'));
     } while (cursor !== '0');
 
     const depth = Math.max(2, Math.min(5000, Math.floor(count / 20) - 1));
-    const deepCursorId = JSON.parse(await get(direct, `/v1/signals?page=${depth - 1}&limit=20`, internalAuth())).data.at(
-      -1,
-    ).id as string;
+    const deepCursorId = JSON.parse(
+      await get(direct, `/v1/signals?page=${depth - 1}&limit=20`, internalAuth()),
+    ).data.at(-1).id as string;
     const deepCursor = Buffer.from(deepCursorId).toString('base64url');
-    const someId = JSON.parse(await get(direct, '/v1/signals?limit=1&page=777', internalAuth())).data[0].id as string;
+    const someId = JSON.parse(await get(direct, '/v1/signals?limit=1&page=777', internalAuth())).data[0]
+      .id as string;
     const scenarios: Array<[string, string]> = [
       ['(a) page 1', '/v1/signals'],
       ['(b) type+status+since', `/v1/signals?${filtered}`],
@@ -202,7 +232,9 @@ async function main() {
     ];
     const atLarge: LoadResult[] = [];
     for (const [name, p] of scenarios) {
-      atLarge.push(await timed(`direct  ${name}`, requests, () => get(direct, p, internalAuth()).then(() => undefined)));
+      atLarge.push(
+        await timed(`direct  ${name}`, requests, () => get(direct, p, internalAuth()).then(() => undefined)),
+      );
       atLarge.push(
         await timed(`gateway ${name}`, requests, () =>
           get(viaGateway, p, { authorization: `Bearer ${key}` }).then(() => undefined),
@@ -216,7 +248,11 @@ async function main() {
         method: 'POST',
         path: '/internal/signals',
         headers: { authorization: `Bearer ${SECRETS.INGEST_TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ ...batchOf(count + 1, 1, count)[0], created_at: undefined, performance: undefined }),
+        body: JSON.stringify({
+          ...batchOf(count + 1, 1, count)[0],
+          created_at: undefined,
+          performance: undefined,
+        }),
       });
       const id = JSON.parse(await res.body.text()).data.id as string;
       for (;;) {
@@ -228,7 +264,9 @@ async function main() {
     console.log(
       `\n${count} signals; load ${loadSeconds.toFixed(0)} s through the bulk ingest API (${Math.round(count / loadSeconds)}/s, ${concurrency} batches of ${BATCH} in flight); relay drained ${relaySeconds.toFixed(0)} s after; ${requests} sequential requests per row\n`,
     );
-    console.log(`At ${storeAt} signals — timeline index beside the store-query path (driver: list query + count):`);
+    console.log(
+      `At ${storeAt} signals — timeline index beside the store-query path (driver: list query + count):`,
+    );
     table(atSmall);
     for (let i = 0; i < atSmall.length; i += 2)
       console.log(
@@ -251,7 +289,10 @@ async function main() {
     } while (cursor !== '0');
     redis.disconnect();
     await conn.dropDatabase().catch(() => undefined);
-    await conn.useDb(`${db}_gateway`).dropDatabase().catch(() => undefined);
+    await conn
+      .useDb(`${db}_gateway`)
+      .dropDatabase()
+      .catch(() => undefined);
     await conn.close();
     await direct.close();
     await viaGateway.close();

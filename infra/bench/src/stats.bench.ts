@@ -1,135 +1,313 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { connect } from 'amqplib';
 import Redis from 'ioredis';
 import mongoose from 'mongoose';
-import { signInternalToken } from '@signal/service-kit';
+import type { SignalEvent } from '@signal/contracts';
+import { newId, signInternalToken } from '@signal/service-kit';
 import { Pool } from 'undici';
-import { SECRETS, arg, infra, progress, startService, table, timed, type LoadResult } from './harness';
+import { ROOT, SECRETS, infra, progress, startService, table, timed, type LoadResult } from './harness';
 
 /**
- * pnpm bench stats [--count 20000] [--cold 5] [--warm 200]
- * GET /v1/stats over a projection of --count signals: cold (cache emptied before each
- * request) and warm, for `all` and `24h`, with and without `type`; beside the naive baseline
- * of aggregating a signals collection of the same size on every request, in the same run.
+ * pnpm bench stats [--count 1000000] [--requests 200] [--store-at 5000] [--write-rate 200]
+ *
+ * Loads a projection of --count signals (created over 40 days) straight into the stats
+ * service's store, starts the service (which builds its Redis aggregates by streaming the
+ * projection once: timed), then measures GET /v1/stats for every (type, period), direct, and
+ * the four periods through the gateway; again while signal events arrive at --write-rate/s;
+ * the write-to-visible latency (an event published until /v1/stats counts it); Redis bytes per
+ * signal. Beside them, in the same run: the store-query path (the projection aggregated per
+ * request, as the fallback does) measured at --store-at signals.
  */
-const TYPES = ['new', '3d', '7d', '30d', 'wallet', 'premium'];
-const STATUSES = ['active', 'winner', 'dead', 'rugged'];
+const TYPES = ['new', '3d', '7d', '30d', 'wallet', 'premium'] as const;
+const STATUSES = ['active', 'winner', 'dead', 'rugged'] as const;
+const PERIODS = ['24h', '7d', '30d', 'all'] as const;
+const DAY = 86_400_000;
+
+const { values: opts } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    count: { type: 'string', default: '20000' },
+    requests: { type: 'string', default: '200' },
+    'store-at': { type: 'string', default: '5000' },
+    'write-rate': { type: 'string', default: '200' },
+  },
+  strict: true,
+  allowPositionals: false,
+});
+const num = (name: keyof typeof opts): number => {
+  const v = Number(opts[name]);
+  if (!Number.isInteger(v) || v < 1) {
+    console.error(`stats bench: --${name} must be a whole number ≥ 1`);
+    process.exit(2);
+  }
+  return v;
+};
+
+const projected = (j: number, total: number) => {
+  const status = STATUSES[j % 4]!;
+  return {
+    _id: `sig_${String(j).padStart(26, '0')}`,
+    type: TYPES[j % 6]!,
+    status,
+    is_winner: status === 'winner' ? 1 : 0,
+    roi: ((j * 37) % 900) - 90,
+    created_at: new Date(Date.now() - 60_000 - (j / total) * 40 * DAY),
+    version: 1,
+  };
+};
+
+function event(
+  id: string,
+  version: number,
+  createdAt: Date,
+  status: (typeof STATUSES)[number],
+  roi: number,
+): SignalEvent {
+  const at = new Date().toISOString();
+  return {
+    id: newId('evt'),
+    name: 'signal.updated',
+    occurred_at: at,
+    signal: {
+      id,
+      token: {
+        symbol: 'BENCH',
+        name: 'Bench',
+        contract: 'So1anaBench000000000pump',
+        age_hours: 1,
+        dex_paid: false,
+        socials: { twitter: null, telegram: null, website: null },
+      },
+      metrics: {
+        mcap_entry: 1000,
+        mcap_current: 1000,
+        volume_24h: 1,
+        holders: 1,
+        liquidity: 1,
+        mcap_ath: 1000,
+      },
+      performance: { roi, ath_roi: Math.max(roi, 0), status, time_to_ath_hours: 0 },
+      type: 'new',
+      is_premium: false,
+      created_at: createdAt.toISOString(),
+      updated_at: at,
+      version,
+    },
+  };
+}
 
 async function main() {
-  const count = arg('count', 20_000);
-  const coldN = arg('cold', 5);
-  const warmN = arg('warm', 200);
+  const count = num('count');
+  const requests = num('requests');
+  const storeAt = Math.min(num('store-at'), count);
+  const writeRate = num('write-rate');
   const db = `bench_stats_${Date.now()}`;
-  const { MONGO_URL, REDIS_URL } = infra();
+  const { MONGO_URL, REDIS_URL, AMQP_URL } = infra();
   const conn = await mongoose.createConnection(MONGO_URL, { dbName: db }).asPromise();
-  const naiveDb = conn.useDb(`${db}_signals`);
+  const projection = conn.db!.collection('signal_projection');
   const redis = new Redis(REDIS_URL);
+  const amqp = await connect(AMQP_URL);
+  const channel = await amqp.createConfirmChannel();
+  const exchange = `${db}.signal.events`;
   const started = Date.now();
+  const rows: LoadResult[] = [];
+  let stats: Awaited<ReturnType<typeof startService>> | undefined;
+  let gateway: Awaited<ReturnType<typeof startService>> | undefined;
   try {
+    // Store-query path at --store-at: what the fallback runs per request.
+    const storeQuery = async (type: string | undefined, since: Date | undefined) => {
+      const match = { ...(type ? { type } : {}), ...(since ? { created_at: { $gt: since } } : {}) };
+      const sumBy = (v: 1 | string) =>
+        projection
+          .aggregate([{ $match: match }, { $group: { _id: '$type', v: { $sum: v } } }], { maxTimeMS: 10_000 })
+          .toArray();
+      await Promise.all([
+        sumBy(1),
+        sumBy('$is_winner'),
+        sumBy('$roi'),
+        projection.find(match).sort({ roi: -1 }).limit(1).toArray(),
+      ]);
+    };
     for (let i = 0; i < count; i += 1000) {
       const n = Math.min(1000, count - i);
-      const rows = Array.from({ length: n }, (_, k) => {
-        const j = i + k;
-        const status = STATUSES[j % 4]!;
-        return {
-          _id: `sig_${String(j).padStart(26, '0')}`,
-          type: TYPES[j % 6]!,
-          status,
-          is_winner: status === 'winner' ? 1 : 0,
-          roi: ((j * 37) % 900) - 90,
-          created_at: new Date(Date.now() - (j / count) * 60 * 86_400_000),
-          version: 1,
-        };
+      await projection.insertMany(Array.from({ length: n }, (_, k) => projected(i + k, count)) as never[], {
+        ordered: false,
       });
-      await conn.db!.collection('signal_projection').insertMany(rows as never[]);
-      await naiveDb.db!.collection('signals').insertMany(
-        rows.map((r) => ({
-          _id: r._id,
-          type: r.type,
-          performance: { status: r.status, roi: r.roi },
-          created_at: r.created_at,
-        })) as never[],
-      );
-      progress('projection + signals collection', i + n, count, started);
+      progress('projection', i + n, count, started);
+      if (i + n === storeAt) {
+        for (const period of ['24h', 'all'] as const)
+          rows.push(
+            await timed(`store path @${storeAt} ?period=${period}`, 5, () =>
+              storeQuery(undefined, period === 'all' ? undefined : new Date(Date.now() - DAY)),
+            ),
+          );
+      }
     }
-    const stats = await startService('services/stats/dist/main.js', 4401, {
+    const loadSeconds = (Date.now() - started) / 1000;
+
+    const rebuildStarted = Date.now();
+    stats = await startService('services/stats/dist/main.js', 4401, {
       STATS_DB: db,
       REDIS_PREFIX: `${db}:`,
       AMQP_PREFIX: `${db}.`,
-      STATS_CACHE_MIN_FRESH_MS: '0',
-      STATS_CACHE_TTL_MS: '600000',
     });
-    const pool = new Pool(stats.url, { connections: 2 });
-    const signals = naiveDb.db!.collection('signals');
-    const rows: LoadResult[] = [];
-    try {
-      const get = async (qs: string) => {
-        const res = await pool.request({
-          method: 'GET',
-          path: `/v1/stats${qs}`,
-          headers: {
-            authorization: `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'stats', 'acc_bench', 60)}`,
-          },
-        });
-        const text = await res.body.text();
-        if (res.statusCode !== 200) throw new Error(`${qs} → ${res.statusCode} ${text.slice(0, 200)}`);
-      };
-      for (const [period, type] of [
-        ['all', undefined],
-        ['all', 'new'],
-        ['24h', undefined],
-        ['24h', 'new'],
-      ] as const) {
+    const readyKey = `${db}:stats:{agg}:ready`;
+    while ((await redis.exists(readyKey)) === 0) await new Promise((r) => setTimeout(r, 200));
+    const rebuildSeconds = (Date.now() - rebuildStarted) / 1000;
+
+    gateway = await startService('services/api-gateway/dist/main.js', 4400, {
+      GATEWAY_DB: `${db}_gateway`,
+      REDIS_PREFIX: `${db}:gw:`,
+      SIGNALS_URL: stats.url,
+      STATS_URL: stats.url,
+      WEBHOOKS_URL: stats.url,
+    });
+    const cli = (...args: string[]) =>
+      execFileSync(
+        process.execPath,
+        [path.join(ROOT, 'services/api-gateway/dist/cli/admin.cli.js'), ...args],
+        {
+          env: { ...process.env, ...SECRETS, GATEWAY_DB: `${db}_gateway`, REDIS_PREFIX: `${db}:gw:` },
+        },
+      ).toString();
+    const accountId = /account (acc_\S+)/.exec(
+      cli(
+        'create-account',
+        '--email',
+        `${db}@bench.local`,
+        '--per-minute',
+        '100000000',
+        '--per-day',
+        '1000000000',
+      ),
+    )![1]!;
+    const key = /API key \(shown once\): (\S+)/.exec(
+      cli('create-key', '--account', accountId, '--name', 'bench'),
+    )![1]!;
+
+    const direct = new Pool(stats.url, { connections: 2 });
+    const viaGateway = new Pool(gateway.url, { connections: 2 });
+    const get = async (pool: Pool, qs: string, auth: string) => {
+      const res = await pool.request({
+        method: 'GET',
+        path: `/v1/stats${qs}`,
+        headers: { authorization: auth },
+      });
+      const text = await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`${qs} → ${res.statusCode} ${text.slice(0, 200)}`);
+      return JSON.parse(text) as { data: { total_signals: number } };
+    };
+    const internal = () =>
+      `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'stats', 'acc_bench', 60)}`;
+
+    const quiet: LoadResult[] = [];
+    for (const type of [undefined, ...TYPES])
+      for (const period of PERIODS) {
         const qs = `?period=${period}${type ? `&type=${type}` : ''}`;
-        const since = period === '24h' ? new Date(Date.now() - 86_400_000) : undefined;
-        const match: Record<string, unknown> = {
-          ...(type ? { type } : {}),
-          ...(since ? { created_at: { $gt: since } } : {}),
-        };
-        rows.push(
-          await timed(`naive: aggregate signals ${qs}`, coldN, async () => {
-            await Promise.all([
-              signals.aggregate([{ $match: match }, { $group: { _id: '$type', n: { $sum: 1 } } }]).toArray(),
-              signals
-                .aggregate([
-                  { $match: { ...match, 'performance.status': 'winner' } },
-                  { $group: { _id: '$type', n: { $sum: 1 } } },
-                ])
-                .toArray(),
-              signals
-                .aggregate([{ $match: match }, { $group: { _id: '$type', r: { $sum: '$performance.roi' } } }])
-                .toArray(),
-              signals.find(match).sort({ 'performance.roi': -1 }).limit(1).toArray(),
-            ]);
-          }),
+        quiet.push(
+          await timed(`direct  ${qs}`, requests, () => get(direct, qs, internal()).then(() => undefined)),
         );
-        rows.push(
-          await timed(`cold /v1/stats${qs}`, coldN, async () => {
-            await redis.incr(`${db}:stats:{statscache}:gen`);
-            await get(qs);
-          }),
-        );
-        await get(qs);
-        rows.push(await timed(`warm /v1/stats${qs}`, warmN, () => get(qs)));
       }
-    } finally {
-      await pool.close();
-      await stats.stop();
-    }
-    console.log(
-      `\nprojection of ${count} signals; naive/cold: ${coldN} sequential requests, warm: ${warmN}\n`,
-    );
-    table(rows);
-    console.log('');
-    for (let i = 0; i < rows.length; i += 3) {
-      const [naive, cold, warm] = [rows[i]!, rows[i + 1]!, rows[i + 2]!];
-      console.log(
-        `${cold.name.replace('cold ', '').padEnd(36)} naive/cold p50 ${(naive.p50 / cold.p50).toFixed(2)}   cold/warm p50 ${(cold.p50 / warm.p50).toFixed(0)}×   naive/warm p50 ${(naive.p50 / warm.p50).toFixed(0)}×`,
+    const throughGateway: LoadResult[] = [];
+    for (const period of PERIODS)
+      throughGateway.push(
+        await timed(`gateway ?period=${period}`, requests, () =>
+          get(viaGateway, `?period=${period}`, `Bearer ${key}`).then(() => undefined),
+        ),
       );
-    }
+
+    // While writes arrive: events for existing signals (new versions) at --write-rate/s.
+    let writing = true;
+    let published = 0;
+    const writer = (async () => {
+      let v = 2;
+      while (writing) {
+        const tick = Date.now();
+        for (let k = 0; k < writeRate / 10; k++) {
+          const j = Math.floor(Math.random() * count);
+          const p = projected(j, count);
+          const e = event(p._id, v, p.created_at, STATUSES[(j + v) % 4]!, ((j * 13 + v) % 700) - 90);
+          channel.publish(exchange, e.name, Buffer.from(JSON.stringify(e)), {
+            messageId: e.id,
+            persistent: true,
+          });
+          published += 1;
+        }
+        v += 1;
+        await channel.waitForConfirms();
+        await new Promise((r) => setTimeout(r, Math.max(0, 100 - (Date.now() - tick))));
+      }
+    })();
+    const writing24h = await timed(`direct  ?period=24h while ${writeRate} writes/s`, requests, () =>
+      get(direct, '?period=24h', internal()).then(() => undefined),
+    );
+    const writingAll = await timed(`direct  ?period=all while ${writeRate} writes/s`, requests, () =>
+      get(direct, '?period=all', internal()).then(() => undefined),
+    );
+    writing = false;
+    await writer;
+
+    // Write-to-visible: a new signal's event until the 24h total counts it.
+    const visible = await timed('write-to-visible (event → /v1/stats)', 30, async () => {
+      const before = (await get(direct, '?period=24h', internal())).data.total_signals;
+      const e = event(newId('sig'), 1, new Date(), 'winner', 100);
+      channel.publish(exchange, e.name, Buffer.from(JSON.stringify(e)), {
+        messageId: e.id,
+        persistent: true,
+      });
+      while ((await get(direct, '?period=24h', internal())).data.total_signals <= before) {
+        /* poll */
+      }
+    });
+
+    let aggBytes = 0;
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${db}:stats:{agg}:*`, 'COUNT', 1000);
+      cursor = next;
+      for (const k of keys) aggBytes += Number(await redis.call('MEMORY', 'USAGE', k, 'SAMPLES', '0'));
+    } while (cursor !== '0');
+
+    console.log(
+      `\nprojection of ${count} signals loaded in ${loadSeconds.toFixed(0)} s; aggregates built from it in ${rebuildSeconds.toFixed(1)} s; ${requests} sequential requests per row; ${published} events published during the write run\n`,
+    );
+    table([...rows, ...quiet, ...throughGateway, writing24h, writingAll, visible]);
+    const quiet24h = quiet.find((r) => r.name === 'direct  ?period=24h')!;
+    const quietAll = quiet.find((r) => r.name === 'direct  ?period=all')!;
+    const store24h = rows.find((r) => r.name.includes('24h'));
+    console.log(
+      `\n  worst direct p99 over every (type, period): ${Math.max(...quiet.map((r) => r.p99)).toFixed(2)} ms`,
+    );
+    if (store24h)
+      console.log(
+        `  store path @${storeAt} / aggregates @${count}, ?period=24h p50: ${(store24h.p50 / quiet24h.p50).toFixed(0)}×`,
+      );
+    console.log(
+      `  p99 while writes arrive / quiet: 24h ${(writing24h.p99 / quiet24h.p99).toFixed(2)}×, all ${(writingAll.p99 / quietAll.p99).toFixed(2)}×`,
+    );
+    console.log(
+      `  Redis: ${(aggBytes / 1024 / 1024).toFixed(1)} MiB of aggregates, ${Math.round(aggBytes / count)} bytes per signal`,
+    );
+    await direct.close();
+    await viaGateway.close();
   } finally {
-    const keys = await redis.keys(`${db}:*`);
-    if (keys.length) await redis.del(...keys);
+    await gateway?.stop();
+    await stats?.stop();
+    await channel.close().catch(() => undefined);
+    await amqp.close().catch(() => undefined);
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${db}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await redis.del(...keys);
+    } while (cursor !== '0');
     redis.disconnect();
-    await naiveDb.dropDatabase().catch(() => undefined);
+    await conn
+      .useDb(`${db}_gateway`)
+      .dropDatabase()
+      .catch(() => undefined);
     await conn.dropDatabase().catch(() => undefined);
     await conn.close();
   }

@@ -3,6 +3,7 @@ import { SIGNAL_TYPES, WEBHOOK_EVENTS } from './enums';
 import { signalDetailSchema, wholeNumberParam } from './signals';
 
 export const webhookIdSchema = z.string().regex(/^wh_[0-9A-HJKMNP-TV-Z]{26}$/);
+export const deliveryIdSchema = z.string().regex(/^dlv_[0-9A-HJKMNP-TV-Z]{26}$/);
 
 const eventsField = z
   .array(z.enum(WEBHOOK_EVENTS, { error: `each event must be one of ${WEBHOOK_EVENTS.join(', ')}` }))
@@ -106,5 +107,5 @@ export const deliveryListQuerySchema = z.strictObject({
     .optional(),
   event: z.string().max(64).optional(),
   limit: wholeNumberParam('limit', 1, 100).optional(),
-  page: wholeNumberParam('page', 1).optional(),
+  page: wholeNumberParam('page', 1, 1_000_000).optional(),
 });

@@ -1,4 +1,4 @@
-import { SIGNAL_EVENTS_EXCHANGE } from '@signal/contracts';
+import { DELAY_BUCKETS_MS, SIGNAL_EVENTS_EXCHANGE } from '@signal/contracts';
 import type { ConfirmChannel } from 'amqplib';
 
 /** Every broker name gets the same prefix, so tests (and tenants of a shared broker) never collide. */
@@ -8,7 +8,8 @@ export function brokerNames(prefix = '') {
     statsQueue: `${prefix}stats.signal-events`,
     webhooksQueue: `${prefix}webhooks.signal-events`,
     deliveriesQueue: `${prefix}webhooks.deliveries`,
-    deliveryDelayQueue: (attempt: number) => `${prefix}webhooks.deliveries.delay.${attempt}`,
+    /** One queue per fixed delay (queue-level TTL), named by its delay so a new bucket set never clashes. */
+    deliveryDelayQueue: (delayMs: number) => `${prefix}webhooks.delay.${delayMs}ms`,
   };
 }
 export type BrokerNames = ReturnType<typeof brokerNames>;
@@ -28,6 +29,7 @@ export async function deleteBrokerNames(
     for (const suffix of ['', '.retry', '.dead'])
       await channel.deleteQueue(`${q}${suffix}`).catch(() => undefined);
   }
-  for (let i = 0; i <= 10; i++) await channel.deleteQueue(names.deliveryDelayQueue(i)).catch(() => undefined);
+  for (const ms of DELAY_BUCKETS_MS)
+    await channel.deleteQueue(names.deliveryDelayQueue(ms)).catch(() => undefined);
   await channel.deleteExchange(names.signalEvents).catch(() => undefined);
 }

@@ -33,6 +33,11 @@ export function createBaseApp(options: BaseAppOptions): Express {
   app.use(helmet());
   app.use(requestIdMiddleware());
   app.use(accessLogMiddleware(options.logger));
+  // Express answers OPTIONS itself (200 text/plain "GET, HEAD"); we serve no CORS preflight,
+  // so OPTIONS gets the envelope like any other route we do not have.
+  app.use((req, _res, next) =>
+    req.method === 'OPTIONS' ? next(new AppError('NOT_FOUND', `No route for OPTIONS ${req.path}`)) : next(),
+  );
   app.use(metricsMiddleware(options.service));
   app.use(healthRouter(options.checks, options.lifecycle));
   app.get('/metrics', metricsRoute());

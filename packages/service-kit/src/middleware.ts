@@ -22,7 +22,8 @@ export function accessLogMiddleware(logger: Logger): RequestHandler {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      const level = res.statusCode >= 500 ? 'error' : 'debug';
+      // One line per request at info (quiet it with LOG_LEVEL=warn); server faults at error.
+      const level = res.statusCode >= 500 ? 'error' : 'info';
       logger[level](
         {
           method: req.method,
@@ -70,6 +71,11 @@ interface BodyParserError {
 }
 
 function fromBodyParser(err: unknown): AppError | undefined {
+  // Express decodes path parameters with decodeURIComponent: `/v1/webhooks/%ZZ` throws here.
+  if (err instanceof URIError)
+    return new AppError('VALIDATION_ERROR', 'The path holds a malformed percent-escape.', {
+      details: [{ field: 'path', message: 'malformed percent-escape' }],
+    });
   const e = err as BodyParserError;
   if (e?.type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE');
   if (e?.type === 'entity.parse.failed')

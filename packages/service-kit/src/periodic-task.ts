@@ -39,7 +39,10 @@ export class PeriodicTask {
     this.timer = setTimeout(() => {
       this.running = this.run()
         .catch((err: unknown) =>
-          this.logger.warn({ task: this.name, err: err instanceof Error ? err.message : String(err) }, 'background task paused'),
+          this.logger.warn(
+            { task: this.name, err: err instanceof Error ? err.message : String(err) },
+            'background task paused',
+          ),
         )
         .finally(() => {
           this.running = undefined;

@@ -78,9 +78,9 @@ describe('operator CLI', () => {
   });
 
   it('when a flag is misspelt or belongs to another command, then it is a usage error, never a silent default', async () => {
-    await expect(
-      cli('create-account', '--email', 'typo@example.com', '--per-minte', '100'),
-    ).rejects.toThrow(UsageError);
+    await expect(cli('create-account', '--email', 'typo@example.com', '--per-minte', '100')).rejects.toThrow(
+      UsageError,
+    );
     await expect(cli('list-keys', '--account', 'acc_x', '--name', 'x')).rejects.toThrow(
       'list-keys does not take --name',
     );

@@ -132,7 +132,14 @@ async function expectSameAsStore(c: Combination, extra: Record<string, string | 
   const cursor = typeof extra.cursor === 'string' ? extra.cursor : undefined;
   const expected = await listFromStore(
     signals.deps.repository,
-    { type: c.type, status: c.status, since: c.since, limit: c.limit, page: typeof extra.page === 'number' ? extra.page : undefined, cursor },
+    {
+      type: c.type,
+      status: c.status,
+      since: c.since,
+      limit: c.limit,
+      page: typeof extra.page === 'number' ? extra.page : undefined,
+      cursor,
+    },
     c.limit,
     cursor ? Buffer.from(cursor, 'base64url').toString('utf8') : undefined,
   );

@@ -43,7 +43,14 @@ function reference(states: Map<string, ProjectedSignal>, type: SignalType | unde
   const byType = SIGNAL_TYPES.flatMap((t) => {
     const of = rows.filter((s) => s.type === t);
     return of.length
-      ? [{ _id: t, total: of.length, winners: of.filter((s) => s.is_winner === 1).length, roi_sum: of.reduce((a, s) => a + s.roi, 0) }]
+      ? [
+          {
+            _id: t,
+            total: of.length,
+            winners: of.filter((s) => s.is_winner === 1).length,
+            roi_sum: of.reduce((a, s) => a + s.roi, 0),
+          },
+        ]
       : [];
   });
   return toStatistics(byType, rows.length ? Math.max(...rows.map((s) => s.roi)) : undefined);
@@ -105,7 +112,10 @@ describe('incremental stats aggregates', () => {
       const next: ProjectedSignal = {
         ...current,
         version: current.version + 1,
-        roi: sortedByRoi.indexOf(s) >= 0 && sortedByRoi.indexOf(s) < 5 ? -50 : Math.round(random() * 500 * 100) / 100,
+        roi:
+          sortedByRoi.indexOf(s) >= 0 && sortedByRoi.indexOf(s) < 5
+            ? -50
+            : Math.round(random() * 500 * 100) / 100,
         status: winner ? 'winner' : 'dead',
         is_winner: winner ? 1 : 0,
       };

@@ -39,6 +39,7 @@ export function appFromDependencies(
     internalJwtSecret: config.INTERNAL_JWT_SECRET,
     subscriptions: {
       repository: deps.repository,
+      idempotency: deps.idempotency,
       schedule: deps.schedule,
       guard: guardPolicy(config),
       secretOverlapMs: config.WEBHOOK_SECRET_OVERLAP_MS,

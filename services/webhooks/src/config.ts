@@ -48,4 +48,6 @@ export const loadConfig = (e: NodeJS.ProcessEnv = process.env): WebhooksConfig =
   parseConfig('webhooks', configSchema, e);
 
 /** The SSRF wall's policy this configuration asks for. */
-export const guardPolicy = (c: WebhooksConfig): GuardPolicy => ({ allowLoopback: c.WEBHOOK_ALLOW_LOOPBACK_URLS });
+export const guardPolicy = (c: WebhooksConfig): GuardPolicy => ({
+  allowLoopback: c.WEBHOOK_ALLOW_LOOPBACK_URLS,
+});

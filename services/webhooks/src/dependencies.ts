@@ -1,10 +1,11 @@
-import { MESSAGE_POLICIES, type WebhookDeliveryJob } from '@signal/contracts';
+import { DELAY_BUCKETS_MS, MESSAGE_POLICIES, nextDelayHop, type WebhookDeliveryJob } from '@signal/contracts';
 import { AmqpClient, brokerNames, declareConsumerQueues, type BrokerNames } from '@signal/messaging';
 import { connectMongo, pingMongo, type Logger } from '@signal/service-kit';
 import type { ConfirmChannel } from 'amqplib';
 import type { Connection } from 'mongoose';
 import type { WebhooksConfig } from './config';
 import { deliveryModel, subscriptionModel } from './data/webhook.models';
+import { IdempotencyRepository } from './data/idempotency.repository';
 import { WebhookRepository } from './data/webhook.repository';
 import type { ScheduleJob } from './domain/delivery-jobs';
 
@@ -13,25 +14,27 @@ export interface WebhooksDependencies {
   amqp: AmqpClient;
   names: BrokerNames;
   repository: WebhookRepository;
+  idempotency: IdempotencyRepository;
   schedule: ScheduleJob;
   close(): Promise<void>;
 }
 
-const THROTTLE_LANE = 0;
-
-/** Delivery queue + one TTL delay queue per retry lane, each dead-lettering back into it. */
+/** Delivery queue + one fixed-TTL queue per delay bucket, each dead-lettering back into it. */
 async function declareDeliveryTopology(
   channel: ConfirmChannel,
   names: BrokerNames,
-  lanes: number,
   queueType: 'quorum' | 'classic',
 ) {
   const policy = MESSAGE_POLICIES['webhooks.deliveries'];
   await declareConsumerQueues(channel, names.deliveriesQueue, policy.retryDelayMs, queueType);
-  for (let lane = 0; lane <= lanes; lane++) {
-    await channel.assertQueue(names.deliveryDelayQueue(lane), {
+  for (const delayMs of DELAY_BUCKETS_MS) {
+    await channel.assertQueue(names.deliveryDelayQueue(delayMs), {
       durable: true,
-      arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': names.deliveriesQueue },
+      arguments: {
+        'x-message-ttl': delayMs,
+        'x-dead-letter-exchange': '',
+        'x-dead-letter-routing-key': names.deliveriesQueue,
+      },
     });
   }
 }
@@ -45,25 +48,20 @@ export async function createDependencies(
   const repository = new WebhookRepository(subscriptionModel(mongo), deliveryModel(mongo));
   await repository.ensureIndexes();
   const names = brokerNames(config.AMQP_PREFIX);
-  const lanes = config.WEBHOOK_RETRY_DELAYS_MS.length;
   const amqp = new AmqpClient({ url: config.AMQP_URL, logger, name });
-  await amqp.addSetup((ch) => declareDeliveryTopology(ch, names, lanes, config.AMQP_QUEUE_TYPE));
+  await amqp.addSetup((ch) => declareDeliveryTopology(ch, names, config.AMQP_QUEUE_TYPE));
   amqp.start();
 
-  // Retries wait in RabbitMQ (per-message TTL on a lane queue), never in a timer in memory,
-  // so a worker crash or restart loses no scheduled attempt.
-  const schedule: ScheduleJob = async (job: WebhookDeliveryJob, delayMs = 0) => {
-    const body = Buffer.from(JSON.stringify(job));
+  // Retries wait in RabbitMQ, never in a timer in memory, so a worker crash or restart loses no
+  // scheduled attempt. The job keeps its absolute due time and hops through the fixed delay
+  // buckets largest-first; the worker sends it on when it comes back early (see worker.app).
+  const schedule: ScheduleJob = async (job: WebhookDeliveryJob, delayMs?: number) => {
+    const dueAt = delayMs !== undefined ? Date.now() + Math.max(0, delayMs) : (job.due_at ?? Date.now());
+    const hop = nextDelayHop(dueAt - Date.now());
+    const body = Buffer.from(JSON.stringify({ ...job, due_at: dueAt }));
     const messageId = `${job.delivery_id}:${job.attempt}`;
-    if (delayMs <= 0) {
-      await amqp.publish('', names.deliveriesQueue, body, { messageId });
-      return;
-    }
-    const lane = delayMs <= 1000 ? THROTTLE_LANE : Math.min(job.attempt - 1, lanes) || 1;
-    await amqp.publish('', names.deliveryDelayQueue(lane), body, {
-      messageId,
-      expiration: String(Math.round(delayMs)),
-    });
+    if (hop === 0) await amqp.publish('', names.deliveriesQueue, body, { messageId });
+    else await amqp.publish('', names.deliveryDelayQueue(hop), body, { messageId });
   };
 
   return {
@@ -71,6 +69,7 @@ export async function createDependencies(
     amqp,
     names,
     repository,
+    idempotency: new IdempotencyRepository(mongo),
     schedule,
     async close() {
       await amqp.close();

@@ -79,15 +79,20 @@ export function buildWorker(
     createBaseApp({ service: 'webhooks-worker', logger, lifecycle, checks: healthChecks(deps) }),
     logger,
   );
+  let stopping: Promise<void> | undefined;
   return {
     health,
     async start() {
       await deliveryConsumer.start();
       await fanOutConsumer.start();
     },
-    async stop() {
-      await Promise.all([fanOutConsumer.stop(), deliveryConsumer.stop()]);
-      await dispatcher.close();
+    stop() {
+      // Idempotent: the lifecycle and a test may both stop it.
+      stopping ??= (async () => {
+        await Promise.all([fanOutConsumer.stop(), deliveryConsumer.stop()]);
+        await dispatcher.close();
+      })();
+      return stopping;
     },
   };
 }

@@ -75,7 +75,8 @@ const COMMAND_OPTIONS: Record<string, readonly (keyof typeof OPTIONS)[]> = {
 function parseCommand(argv: string[]) {
   const [command, ...rest] = argv;
   const allowed = command ? COMMAND_OPTIONS[command] : undefined;
-  if (!command || !allowed) throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
+  if (!command || !allowed)
+    throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
   let values: Partial<Record<keyof typeof OPTIONS, string>>;
   try {
     ({ values } = parseArgs({ args: rest, options: OPTIONS, strict: true, allowPositionals: false }));

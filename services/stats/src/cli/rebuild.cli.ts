@@ -21,7 +21,9 @@ async function main(): Promise<void> {
   try {
     parseArgs({ args: process.argv.slice(2), options: {}, strict: true, allowPositionals: false });
   } catch (err) {
-    process.stderr.write(`stats rebuild: ${err instanceof Error ? err.message : String(err)}\nusage: rebuild (no options)\n`);
+    process.stderr.write(
+      `stats rebuild: ${err instanceof Error ? err.message : String(err)}\nusage: rebuild (no options)\n`,
+    );
     process.exit(2);
   }
   const config = loadConfig();

@@ -182,7 +182,12 @@ export class StatsAggregates {
       const t = types[i];
       const [count, winners, roiSum, best] = reply;
       if (!t || Number(count) === 0) continue;
-      rows.push({ _id: t, total: Number(count), winners: Number(winners), roi_sum: Number(roiSum) / ROI_SCALE });
+      rows.push({
+        _id: t,
+        total: Number(count),
+        winners: Number(winners),
+        roi_sum: Number(roiSum) / ROI_SCALE,
+      });
       if (typeof best === 'string') {
         const b = Number(best) / ROI_SCALE;
         if (bestRoi === undefined || b > bestRoi) bestRoi = b;

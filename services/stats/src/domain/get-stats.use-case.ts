@@ -19,14 +19,21 @@ export interface StatsReadDeps {
  * path) → or, while they are rebuilt or Redis is unreachable, a cached or fresh aggregation of
  * the MongoDB projection.
  */
-export async function getStats(deps: StatsReadDeps, query: StatsQuery, now = Date.now()): Promise<Statistics> {
+export async function getStats(
+  deps: StatsReadDeps,
+  query: StatsQuery,
+  now = Date.now(),
+): Promise<Statistics> {
   const period = query.period ?? 'all';
   const since = periodStart(period, now);
   try {
     const figures = await deps.aggregates.figures(query.type, since, now);
     if (figures) return toStatistics(figures.rows, figures.bestRoi);
   } catch (err) {
-    deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'stats aggregates unreachable');
+    deps.logger.warn(
+      { err: err instanceof Error ? err.message : String(err) },
+      'stats aggregates unreachable',
+    );
   }
   deps.aggregatesMissed();
   return aggregateFromStore(deps, query.type, period, since);

@@ -146,9 +146,10 @@ export class WebhookRepository {
     attempt: AttemptRecord,
     outcome: { status: DeliveryDocument['status']; next_attempt_at: Date | null },
   ): Promise<void> {
+    // Conditional on the attempt number: a job redelivered after a crash records nothing twice.
     await this.deliveries
       .updateOne(
-        { _id: id },
+        { _id: id, attempts_made: { $lt: attempt.attempt } },
         {
           $push: { attempts: attempt },
           $max: { attempts_made: attempt.attempt },

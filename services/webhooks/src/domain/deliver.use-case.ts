@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { WebhookDeliveryJob } from '@signal/contracts';
+import { DUE_TOLERANCE_MS, type WebhookDeliveryJob } from '@signal/contracts';
 import type { Logger } from '@signal/service-kit';
 import { request, type Dispatcher } from 'undici';
 import type { AttemptRecord, SubscriptionDocument } from '../data/webhook.models';
@@ -109,18 +109,37 @@ async function post(
   }
 }
 
+/** What an attempt needs: from the job itself, or (a job of an older producer) from the store. */
+async function attemptInput(
+  deps: DeliverDeps,
+  job: WebhookDeliveryJob,
+): Promise<{ deliveryId: string; webhookId: string; payload: string } | undefined> {
+  if (job.payload !== undefined && job.webhook_id !== undefined)
+    return { deliveryId: job.delivery_id, webhookId: job.webhook_id, payload: job.payload };
+  const delivery = await deps.repository.findDelivery(job.delivery_id);
+  if (!delivery || delivery.status !== 'pending' || delivery.attempts_made >= job.attempt) return undefined;
+  return { deliveryId: delivery._id, webhookId: delivery.webhook_id, payload: delivery.payload };
+}
+
 /**
- * Story: one attempt of one delivery. Skip what is already done → refuse disabled
- * subscriptions → respect the per-subscription cap → POST signed → on failure schedule the
- * next attempt *before* recording this one (a crash then re-sends, never forgets) → record.
+ * Story: one attempt of one delivery. Not due yet → hop on to the next delay bucket → refuse
+ * disabled subscriptions → respect the per-subscription cap → POST signed → on failure schedule
+ * the next attempt *before* recording this one (a crash then re-sends, never forgets) → record
+ * it, once: the record is conditional on the attempt number, so a redelivered job never
+ * records twice. No store read on the way: the job carries the body, the subscription comes
+ * from a short in-process cache.
  */
 export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob): Promise<void> {
   const { repository } = deps;
-  const delivery = await repository.findDelivery(job.delivery_id);
-  if (!delivery || delivery.status !== 'pending' || delivery.attempts_made >= job.attempt) return;
-  const sub = await deps.subscriptions.findById(delivery.webhook_id);
+  if (job.due_at !== undefined && job.due_at - Date.now() > DUE_TOLERANCE_MS) {
+    await deps.schedule(job);
+    return;
+  }
+  const input = await attemptInput(deps, job);
+  if (!input) return;
+  const sub = await deps.subscriptions.findById(input.webhookId);
   if (!sub || sub.status !== 'enabled') {
-    await repository.markDelivery(delivery._id, { status: 'failed', next_attempt_at: null });
+    await repository.markDelivery(input.deliveryId, { status: 'failed', next_attempt_at: null });
     return;
   }
   if (!deps.concurrency.tryAcquire(sub._id)) {
@@ -130,7 +149,7 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
   const startedAt = new Date();
   let result: PostResult;
   try {
-    result = await post(deps, sub, delivery._id, delivery.payload);
+    result = await post(deps, sub, input.deliveryId, input.payload);
   } finally {
     deps.concurrency.release(sub._id);
   }
@@ -142,23 +161,32 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
     error: result.error,
   };
   if (result.error === null) {
-    await repository.recordAttempt(delivery._id, attempt, { status: 'succeeded', next_attempt_at: null });
+    await repository.recordAttempt(input.deliveryId, attempt, { status: 'succeeded', next_attempt_at: null });
     return;
   }
   if (result.statusCode === 410) {
     await repository.disableSubscription(sub._id, 'The endpoint answered 410 Gone.');
     deps.subscriptions.forget();
-    await repository.recordAttempt(delivery._id, attempt, { status: 'failed', next_attempt_at: null });
+    await repository.recordAttempt(input.deliveryId, attempt, { status: 'failed', next_attempt_at: null });
     return;
   }
   const delay = retryDelayMs(deps.retryDelaysMs, job.attempt, result.retryAfterMs, deps.maxRetryAfterMs);
   if (delay === undefined) {
-    deps.logger.info({ delivery: delivery._id, attempts: job.attempt }, 'delivery failed for good');
-    await repository.recordAttempt(delivery._id, attempt, { status: 'failed', next_attempt_at: null });
+    deps.logger.info({ delivery: input.deliveryId, attempts: job.attempt }, 'delivery failed for good');
+    await repository.recordAttempt(input.deliveryId, attempt, { status: 'failed', next_attempt_at: null });
     return;
   }
-  await deps.schedule({ delivery_id: delivery._id, attempt: job.attempt + 1 }, delay);
-  await repository.recordAttempt(delivery._id, attempt, {
+  await deps.schedule(
+    {
+      delivery_id: input.deliveryId,
+      attempt: job.attempt + 1,
+      webhook_id: sub._id,
+      event: job.event,
+      payload: input.payload,
+    },
+    delay,
+  );
+  await repository.recordAttempt(input.deliveryId, attempt, {
     status: 'pending',
     next_attempt_at: new Date(Date.now() + delay),
   });

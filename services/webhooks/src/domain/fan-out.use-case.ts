@@ -68,6 +68,16 @@ export async function fanOut(
     })),
   );
   const first = deliveries.filter((d) => d.status === 'pending' && d.attempts_made === 0);
-  await Promise.all(first.map((d) => schedule({ delivery_id: d._id, attempt: 1 })));
+  await Promise.all(
+    first.map((d) =>
+      schedule({
+        delivery_id: d._id,
+        attempt: 1,
+        webhook_id: d.webhook_id,
+        event: d.event,
+        payload: d.payload,
+      }),
+    ),
+  );
   return first.length;
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type {
   CreateWebhookInput,
   Delivery,
@@ -6,6 +7,7 @@ import type {
 } from '@signal/contracts';
 import { AppError, newId } from '@signal/service-kit';
 import type { DeliveryDocument, SubscriptionDocument } from '../data/webhook.models';
+import type { IdempotencyRepository } from '../data/idempotency.repository';
 import type { WebhookRepository } from '../data/webhook.repository';
 import type { ScheduleJob } from './delivery-jobs';
 import { generateSecret } from './signing';
@@ -13,6 +15,7 @@ import { urlProblem, type GuardPolicy } from './url-guard';
 
 export interface SubscriptionDeps {
   repository: WebhookRepository;
+  idempotency: IdempotencyRepository;
   schedule: ScheduleJob;
   guard: GuardPolicy;
   secretOverlapMs: number;
@@ -71,16 +74,48 @@ async function owned(deps: SubscriptionDeps, accountId: string, id: string): Pro
   return sub;
 }
 
+const requestHash = (input: CreateWebhookInput): string =>
+  createHash('sha256').update(JSON.stringify(input)).digest('base64url');
+
+/**
+ * Story: check the URL → with an Idempotency-Key, claim it (the same key and body within 24 h
+ * return the subscription it made; another body is a 409) → store the subscription with a new
+ * signing secret → return it with the secret. `created` is false for a replay.
+ */
 export async function createSubscription(
   deps: SubscriptionDeps,
   accountId: string,
   input: CreateWebhookInput,
-) {
+  idempotencyKey?: string,
+): Promise<{ subscription: WebhookSubscription & { secret: string }; created: boolean }> {
   checkUrl(input.url, deps.guard);
+  let id = newId('wh');
+  if (idempotencyKey) {
+    const claim = await deps.idempotency.claim(accountId, idempotencyKey, requestHash(input), id);
+    if (claim.outcome === 'conflict') throw new AppError('IDEMPOTENCY_CONFLICT');
+    if (claim.outcome === 'replay') {
+      // A concurrent first request may still be storing it: give it a moment.
+      for (let i = 0; i < 20; i++) {
+        const existing = await deps.repository.findSubscription(accountId, claim.resourceId);
+        const current = existing?.secrets.find((s) => s.expires_at === null) ?? existing?.secrets[0];
+        if (existing && current)
+          return {
+            subscription: { ...toSubscriptionView(existing), secret: current.secret },
+            created: false,
+          };
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new AppError(
+        'CONFLICT',
+        'The first request with this Idempotency-Key is still being processed; retry.',
+      );
+    }
+    id = claim.resourceId;
+  }
   const now = new Date();
   const secret = generateSecret();
   const doc: SubscriptionDocument = {
-    _id: newId('wh'),
+    _id: id,
     account_id: accountId,
     url: input.url,
     events: input.events,
@@ -92,8 +127,13 @@ export async function createSubscription(
     created_at: now,
     updated_at: now,
   };
-  await deps.repository.insertSubscription(doc);
-  return { ...toSubscriptionView(doc), secret };
+  try {
+    await deps.repository.insertSubscription(doc);
+  } catch (err) {
+    if (idempotencyKey) await deps.idempotency.release(accountId, idempotencyKey).catch(() => undefined);
+    throw err;
+  }
+  return { subscription: { ...toSubscriptionView(doc), secret }, created: true };
 }
 
 export async function listSubscriptions(deps: SubscriptionDeps, accountId: string) {
@@ -169,7 +209,13 @@ export async function sendTestEvent(deps: SubscriptionDeps, accountId: string, i
     created_at: now,
     updated_at: now,
   });
-  await deps.schedule({ delivery_id: delivery._id, attempt: 1 });
+  await deps.schedule({
+    delivery_id: delivery._id,
+    attempt: 1,
+    webhook_id: delivery.webhook_id,
+    event: delivery.event,
+    payload: delivery.payload,
+  });
   return toDeliveryView(delivery);
 }
 
@@ -217,6 +263,12 @@ export async function retryDelivery(
     throw new AppError('CONFLICT', 'Enable the webhook before re-sending its deliveries.');
   const now = new Date();
   await deps.repository.markDelivery(d._id, { status: 'pending', next_attempt_at: now });
-  await deps.schedule({ delivery_id: d._id, attempt: d.attempts_made + 1 });
+  await deps.schedule({
+    delivery_id: d._id,
+    attempt: d.attempts_made + 1,
+    webhook_id: d.webhook_id,
+    event: d.event,
+    payload: d.payload,
+  });
   return toDeliveryView({ ...d, status: 'pending', next_attempt_at: now, updated_at: now });
 }

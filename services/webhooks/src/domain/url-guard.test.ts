@@ -168,7 +168,9 @@ describe('the connect-time lookup', () => {
 
   const lookupWith = (resolve: Lookup, policy: GuardPolicy, all: boolean) =>
     new Promise<{ err: NodeJS.ErrnoException | null; address: unknown }>((done) =>
-      guardedLookupFor(policy, resolve)('hooks.example.com', { all }, (err, address) => done({ err, address })),
+      guardedLookupFor(policy, resolve)('hooks.example.com', { all }, (err, address) =>
+        done({ err, address }),
+      ),
     );
 
   it('when a name resolves to a public IPv4 address, then the production guard connects to it', async () => {

@@ -1,22 +1,54 @@
 import {
   createWebhookInputSchema,
+  deliveryIdSchema,
+  webhookIdSchema,
   deliveryListQuerySchema,
   updateWebhookInputSchema,
 } from '@signal/contracts';
-import { parseOrThrow, requireInternalAuth } from '@signal/service-kit';
+import { AppError, parseOrThrow, requireInternalAuth } from '@signal/service-kit';
 import { Router, type Response } from 'express';
 import * as uc from '../domain/subscriptions.use-cases';
 
 const account = (res: Response) => res.locals.accountId as string;
+
+function idempotencyKey(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[\x21-\x7e]{1,255}$/.test(value))
+    throw new AppError('VALIDATION_ERROR', 'Idempotency-Key must be 1-255 visible ASCII characters', {
+      details: [{ field: 'Idempotency-Key', message: 'invalid header value' }],
+    });
+  return value;
+}
 
 /** Subscriptions API, reached only through the gateway; every lookup is scoped to the caller's account. */
 export function webhooksRouter(deps: uc.SubscriptionDeps, jwtSecret: string): Router {
   const r = Router();
   r.use('/v1/webhooks', requireInternalAuth(jwtSecret, 'webhooks'));
 
+  // Ids that cannot exist answer 404 before any store lookup (`%00`, overlong, other prefixes).
+  r.param('id', (_req, _res, next, value: string) =>
+    next(
+      webhookIdSchema.safeParse(value).success ? undefined : new AppError('NOT_FOUND', 'Webhook not found.'),
+    ),
+  );
+  r.param('deliveryId', (_req, _res, next, value: string) =>
+    next(
+      deliveryIdSchema.safeParse(value).success
+        ? undefined
+        : new AppError('NOT_FOUND', 'Delivery not found.'),
+    ),
+  );
+
   r.post('/v1/webhooks', async (req, res) => {
     const input = parseOrThrow(createWebhookInputSchema, req.body ?? {}, 'body');
-    res.status(201).json({ success: true, data: await uc.createSubscription(deps, account(res), input) });
+    const { subscription, created } = await uc.createSubscription(
+      deps,
+      account(res),
+      input,
+      idempotencyKey(req.header('idempotency-key')),
+    );
+    res.setHeader('Cache-Control', 'no-store');
+    res.status(created ? 201 : 200).json({ success: true, data: subscription });
   });
   r.get('/v1/webhooks', async (_req, res) => {
     res.json({ success: true, data: await uc.listSubscriptions(deps, account(res)) });

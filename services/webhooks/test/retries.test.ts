@@ -1,0 +1,184 @@
+import { startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
+import request from 'supertest';
+import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
+
+/**
+ * Retries through fixed delay buckets: one receiver's hour-long Retry-After never delays
+ * another subscription's retry, and a change of the delay setting with retries in flight
+ * delays nothing past its due time. Plus: idempotent subscription creation, and ids that
+ * cannot exist answered without the store.
+ */
+const broker = testBrokerPrefix('wh_retries');
+let hooks: WebhooksHarness;
+const receivers: Receiver[] = [];
+const ACC = 'acc_retries';
+
+beforeAll(async () => {
+  hooks = await startWebhooks({
+    label: 'wh_retries',
+    prefix: broker.prefix,
+    env: { WEBHOOK_RETRY_DELAYS_MS: '1500,1500,1500', WEBHOOK_MAX_RETRY_AFTER_MS: '3600000' },
+  });
+});
+afterAll(async () => {
+  await hooks.stop();
+  for (const r of receivers) await r.close();
+  await broker.cleanup();
+});
+
+async function receiver(behaviour: Parameters<typeof startReceiver>[0]) {
+  const r = await startReceiver(behaviour);
+  receivers.push(r);
+  return r;
+}
+
+async function subscribe(url: string, h: WebhooksHarness = hooks) {
+  const res = await request(h.url)
+    .post('/v1/webhooks')
+    .set(h.auth(ACC))
+    .send({ url, events: ['signal.new'] })
+    .expect(201);
+  return res.body.data.id as string;
+}
+
+const sendTest = (id: string, h: WebhooksHarness = hooks) =>
+  request(h.url).post(`/v1/webhooks/${id}/test`).set(h.auth(ACC)).expect(202);
+
+describe('retries in delay buckets', () => {
+  it("when one receiver answers 429 Retry-After: 3600, then another subscription's retry still comes on time", async () => {
+    const throttling = await receiver(() => ({ status: 429, headers: { 'retry-after': '3600' } }));
+    let calls = 0;
+    const flaky = await receiver(() => ({ status: ++calls === 1 ? 500 : 200 }));
+    const throttled = await subscribe(`${throttling.url}/hook`);
+    await sendTest(throttled);
+    await waitFor(() => throttling.requests.length === 1, 10_000, 20, 'the throttled first attempt');
+
+    const other = await subscribe(`${flaky.url}/hook`);
+    await sendTest(other);
+    await waitFor(() => flaky.requests.length === 2, 10_000, 20, 'the other subscription to be retried');
+    const gap = flaky.requests[1]!.receivedAt - flaky.requests[0]!.receivedAt;
+    // Due after 1.5 s ±20 %; never early, at most one small bucket late.
+    expect(gap).toBeGreaterThanOrEqual(1200 - 20);
+    expect(gap).toBeLessThan(1800 + 600);
+    expect(throttling.requests).toHaveLength(1);
+    const log = await request(hooks.url)
+      .get(`/v1/webhooks/${throttled}/deliveries`)
+      .set(hooks.auth(ACC))
+      .expect(200);
+    const nextAt = Date.parse(log.body.data[0].next_attempt_at);
+    expect(nextAt - Date.now()).toBeGreaterThan(3_500_000);
+  });
+
+  it('when the delay setting changes with retries in flight, then no retry waits past its due time', async () => {
+    // A worker with 15-minute retries schedules one; a worker with 1-second retries another.
+    const slowBroker = testBrokerPrefix('wh_retries_change');
+    const slowFirst = await startWebhooks({
+      label: 'wh_retries_change',
+      prefix: slowBroker.prefix,
+      env: { WEBHOOK_RETRY_DELAYS_MS: '900000' },
+    });
+    const failing = await receiver(() => ({ status: 500 }));
+    let calls = 0;
+    const recovering = await receiver(() => ({ status: ++calls === 1 ? 500 : 200 }));
+    try {
+      const long = await subscribe(`${failing.url}/hook`, slowFirst);
+      await sendTest(long, slowFirst);
+      await waitFor(() => failing.requests.length === 1, 10_000, 20, 'the first failure');
+      await slowFirst.worker!.stop();
+      const fastSecond = await startWebhooks({
+        label: 'wh_retries_change2',
+        prefix: slowBroker.prefix,
+        dbName: slowFirst.config.WEBHOOKS_DB,
+        env: { WEBHOOK_RETRY_DELAYS_MS: '1000' },
+      });
+      try {
+        const short = await subscribe(`${recovering.url}/hook`, fastSecond);
+        await sendTest(short, fastSecond);
+        await waitFor(() => recovering.requests.length === 2, 10_000, 20, 'the short retry');
+        const gap = recovering.requests[1]!.receivedAt - recovering.requests[0]!.receivedAt;
+        expect(gap).toBeLessThan(1200 + 600);
+        expect(failing.requests).toHaveLength(1);
+      } finally {
+        await fastSecond.stop();
+      }
+    } finally {
+      await slowFirst.stop();
+      await slowBroker.cleanup();
+    }
+  });
+});
+
+describe('idempotent subscription creation', () => {
+  it('when a create is retried with the same Idempotency-Key, then one subscription exists and the same one comes back; another body is 409', async () => {
+    const body = { url: 'http://127.0.0.1:9/idem', events: ['signal.new'] };
+    const key = `idem-${Date.now()}`;
+    const [a, b, c] = await Promise.all(
+      [1, 2, 3].map(() =>
+        request(hooks.url)
+          .post('/v1/webhooks')
+          .set(hooks.auth('acc_idem'))
+          .set('Idempotency-Key', key)
+          .send(body),
+      ),
+    );
+    const ids = new Set([a!, b!, c!].map((r) => r.body.data.id));
+    expect(ids.size).toBe(1);
+    expect([a!, b!, c!].map((r) => r.status).sort()).toEqual([200, 200, 201]);
+    expect(new Set([a!, b!, c!].map((r) => r.body.data.secret)).size).toBe(1);
+    const list = await request(hooks.url).get('/v1/webhooks').set(hooks.auth('acc_idem')).expect(200);
+    expect(list.body.data).toHaveLength(1);
+    const conflict = await request(hooks.url)
+      .post('/v1/webhooks')
+      .set(hooks.auth('acc_idem'))
+      .set('Idempotency-Key', key)
+      .send({ ...body, events: ['signal.winner'] })
+      .expect(409);
+    expect(conflict.body.error.code).toBe('IDEMPOTENCY_CONFLICT');
+    // The same key under another account is another request.
+    await request(hooks.url)
+      .post('/v1/webhooks')
+      .set(hooks.auth('acc_idem_b'))
+      .set('Idempotency-Key', key)
+      .send(body)
+      .expect(201);
+  });
+});
+
+describe('ids and paging that cannot exist', () => {
+  it.each([
+    ['GET', '/v1/webhooks/%00'],
+    ['HEAD', '/v1/webhooks/%00'],
+    ['DELETE', '/v1/webhooks/%00'],
+    ['GET', '/v1/webhooks/wh_nope'],
+    ['GET', `/v1/webhooks/wh_${'Z'.repeat(300)}`],
+    ['GET', '/v1/webhooks/wh_01J00000000000000000000000/deliveries/%00'],
+  ])('when %s %s, then 404 with the envelope', async (method, path) => {
+    const agent = request(hooks.url);
+    const call =
+      method === 'GET' ? agent.get(path) : method === 'HEAD' ? agent.head(path) : agent.delete(path);
+    const res = await call.set(hooks.auth(ACC));
+    expect(res.status).toBe(404);
+    if (method !== 'HEAD') expect(res.body.error.code).toBe('NOT_FOUND');
+  });
+
+  it('when a path holds a malformed percent-escape, then 400 with the envelope, never 500', async () => {
+    const res = await request(hooks.url).get('/v1/webhooks/%ZZ').set(hooks.auth(ACC));
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('VALIDATION_ERROR');
+  });
+
+  it('when page is beyond any plausible list, then 400 naming page, never 500', async () => {
+    const id = await subscribe('http://127.0.0.1:9/paging');
+    const res = await request(hooks.url)
+      .get(`/v1/webhooks/${id}/deliveries?page=92233720368547759`)
+      .set(hooks.auth(ACC))
+      .expect(400);
+    expect(res.body.error.message).toMatch(/page/);
+  });
+
+  it('when OPTIONS is sent, then the envelope answers, not a bare allow list', async () => {
+    const res = await request(hooks.url).options('/v1/webhooks').set(hooks.auth(ACC));
+    expect(res.status).toBe(404);
+    expect(res.body.success).toBe(false);
+  });
+});
