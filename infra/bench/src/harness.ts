@@ -1,7 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import type Redis from 'ioredis';
 
 export const ROOT = path.join(__dirname, '..', '..', '..');
 
@@ -138,4 +139,41 @@ export function arg(name: string, fallback: number): number {
   const v = i >= 0 ? Number(process.argv[i + 1]) : fallback;
   if (!Number.isFinite(v) || v < 0) throw new Error(`--${name} must be a number`);
   return v;
+}
+
+/** An account without practical limits and one API key for it, made with the operator CLI. */
+export function benchApiKey(
+  gatewayDb: string,
+  redisPrefix: string,
+  email: string,
+): { accountId: string; key: string } {
+  const cli = (...args: string[]) =>
+    execFileSync(process.execPath, [path.join(ROOT, 'services/api-gateway/dist/cli/admin.cli.js'), ...args], {
+      env: { ...process.env, ...SECRETS, GATEWAY_DB: gatewayDb, REDIS_PREFIX: redisPrefix },
+    }).toString();
+  const created = cli(
+    'create-account',
+    '--email',
+    email,
+    '--per-minute',
+    '100000000',
+    '--per-day',
+    '1000000000',
+  );
+  const accountId = /account (acc_\S+)/.exec(created)?.[1];
+  if (!accountId) throw new Error(`admin create-account printed no account: ${created}`);
+  const keyOut = cli('create-key', '--account', accountId, '--name', 'bench');
+  const key = /API key \(shown once\): (\S+)/.exec(keyOut)?.[1];
+  if (!key) throw new Error('admin create-key printed no key');
+  return { accountId, key };
+}
+
+/** Deletes every Redis key matching `pattern` (SCAN, never KEYS on a large keyspace). */
+export async function deleteKeys(redis: Redis, pattern: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) await redis.del(...keys);
+  } while (cursor !== '0');
 }

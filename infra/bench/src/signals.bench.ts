@@ -1,11 +1,19 @@
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import Redis from 'ioredis';
 import mongoose from 'mongoose';
 import { signInternalToken } from '@signal/service-kit';
 import { Pool } from 'undici';
-import { ROOT, SECRETS, infra, progress, startService, table, timed, type LoadResult } from './harness';
+import {
+  SECRETS,
+  benchApiKey,
+  deleteKeys,
+  infra,
+  progress,
+  startService,
+  table,
+  timed,
+  type LoadResult,
+} from './harness';
 
 /**
  * pnpm bench signals [--count 1000000] [--requests 300] [--store-at 5000] [--concurrency 4]
@@ -94,28 +102,7 @@ async function main() {
   const conn = await mongoose.createConnection(MONGO_URL, { dbName: db }).asPromise();
   const col = conn.db!.collection('signals');
   try {
-    const cli = (...args: string[]) =>
-      execFileSync(
-        process.execPath,
-        [path.join(ROOT, 'services/api-gateway/dist/cli/admin.cli.js'), ...args],
-        {
-          env: { ...process.env, ...SECRETS, GATEWAY_DB: `${db}_gateway`, REDIS_PREFIX: `${db}:gw:` },
-        },
-      ).toString();
-    const accountId = /account (acc_\S+)/.exec(
-      cli(
-        'create-account',
-        '--email',
-        `${db}@bench.local`,
-        '--per-minute',
-        '100000000',
-        '--per-day',
-        '1000000000',
-      ),
-    )![1]!;
-    const key = /API key \(shown once\): (\S+)/.exec(
-      cli('create-key', '--account', accountId, '--name', 'bench'),
-    )![1]!;
+    const { key } = benchApiKey(`${db}_gateway`, `${db}:gw:`, `${db}@bench.local`);
     const internalAuth = () => ({
       authorization: `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'signals', 'acc_bench', 60)}`,
     });
@@ -281,12 +268,7 @@ async function main() {
       `  Redis: ${(indexBytes / 1024 / 1024).toFixed(1)} MiB for the index, ${Math.round(indexBytes / (count + 50))} bytes per signal`,
     );
   } finally {
-    let cursor = '0';
-    do {
-      const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `${db}:*`, 'COUNT', 1000);
-      cursor = nextCursor;
-      if (keys.length) await redis.del(...keys);
-    } while (cursor !== '0');
+    await deleteKeys(redis, `${db}:*`);
     redis.disconnect();
     await conn.dropDatabase().catch(() => undefined);
     await conn

@@ -1,5 +1,3 @@
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { connect } from 'amqplib';
 import Redis from 'ioredis';
@@ -7,7 +5,17 @@ import mongoose from 'mongoose';
 import type { SignalEvent } from '@signal/contracts';
 import { newId, signInternalToken } from '@signal/service-kit';
 import { Pool } from 'undici';
-import { ROOT, SECRETS, infra, progress, startService, table, timed, type LoadResult } from './harness';
+import {
+  SECRETS,
+  benchApiKey,
+  deleteKeys,
+  infra,
+  progress,
+  startService,
+  table,
+  timed,
+  type LoadResult,
+} from './harness';
 
 /**
  * pnpm bench stats [--count 1000000] [--requests 200] [--store-at 5000] [--write-rate 200]
@@ -31,7 +39,7 @@ const { values: opts } = parseArgs({
     count: { type: 'string', default: '20000' },
     requests: { type: 'string', default: '200' },
     'store-at': { type: 'string', default: '5000' },
-    'write-rate': { type: 'string', default: '200' },
+    'write-rate': { type: 'string', default: '50' },
   },
   strict: true,
   allowPositionals: false,
@@ -89,7 +97,7 @@ function event(
         mcap_ath: 1000,
       },
       performance: { roi, ath_roi: Math.max(roi, 0), status, time_to_ath_hours: 0 },
-      type: 'new',
+      type,
       is_premium: false,
       created_at: createdAt.toISOString(),
       updated_at: at,
@@ -164,28 +172,7 @@ async function main() {
       STATS_URL: stats.url,
       WEBHOOKS_URL: stats.url,
     });
-    const cli = (...args: string[]) =>
-      execFileSync(
-        process.execPath,
-        [path.join(ROOT, 'services/api-gateway/dist/cli/admin.cli.js'), ...args],
-        {
-          env: { ...process.env, ...SECRETS, GATEWAY_DB: `${db}_gateway`, REDIS_PREFIX: `${db}:gw:` },
-        },
-      ).toString();
-    const accountId = /account (acc_\S+)/.exec(
-      cli(
-        'create-account',
-        '--email',
-        `${db}@bench.local`,
-        '--per-minute',
-        '100000000',
-        '--per-day',
-        '1000000000',
-      ),
-    )![1]!;
-    const key = /API key \(shown once\): (\S+)/.exec(
-      cli('create-key', '--account', accountId, '--name', 'bench'),
-    )![1]!;
+    const { key } = benchApiKey(`${db}_gateway`, `${db}:gw:`, `${db}@bench.local`);
 
     const direct = new Pool(stats.url, { connections: 2 });
     const viaGateway = new Pool(gateway.url, { connections: 2 });
@@ -228,7 +215,7 @@ async function main() {
         for (let k = 0; k < writeRate / 10; k++) {
           const j = Math.floor(Math.random() * count);
           const p = projected(j, count);
-          const e = event(p._id, v, p.created_at, STATUSES[(j + v) % 4]!, ((j * 13 + v) % 700) - 90);
+          const e = event(p._id, v, p.created_at, STATUSES[(j + v) % 4]!, ((j * 13 + v) % 700) - 90, p.type);
           channel.publish(exchange, e.name, Buffer.from(JSON.stringify(e)), {
             messageId: e.id,
             persistent: true,
@@ -297,12 +284,7 @@ async function main() {
     await stats?.stop();
     await channel.close().catch(() => undefined);
     await amqp.close().catch(() => undefined);
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${db}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await redis.del(...keys);
-    } while (cursor !== '0');
+    await deleteKeys(redis, `${db}:*`);
     redis.disconnect();
     await conn
       .useDb(`${db}_gateway`)

@@ -16,3 +16,4 @@ export * from './redis';
 export * from './redis-script';
 export * from './read-model';
 export * from './periodic-task';
+export * from './lifecycle';

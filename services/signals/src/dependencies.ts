@@ -5,7 +5,7 @@ import {
   connectRedis,
   currentRequestId,
   pingMongo,
-  type GracefulShutdown,
+  type BackgroundWorker,
   type Logger,
 } from '@signal/service-kit';
 import type Redis from 'ioredis';
@@ -19,13 +19,6 @@ import { TimelineRepairs } from './data/timeline-repairs';
 import type { ListDeps } from './domain/list-signals.use-case';
 import type { WriteEffects } from './domain/ports';
 import { TimelineKeeper } from './domain/timeline-keeper';
-
-/** A background worker of this service, started and stopped by the one lifecycle runner. */
-export interface BackgroundWorker {
-  name: string;
-  start(): void;
-  stop(): Promise<void>;
-}
 
 export interface SignalsDependencies {
   mongo: Connection;
@@ -108,28 +101,13 @@ export async function createDependencies(
   };
 }
 
-/**
- * The one lifecycle of this service, for main.ts and the tests alike: background workers
- * start in order after the dependencies; on shutdown the HTTP server closes first, then the
- * workers in reverse order, then the connections.
- */
-export function startWorkers(deps: SignalsDependencies): void {
-  for (const worker of deps.workers) worker.start();
-}
-
-export function registerShutdown(
-  shutdown: GracefulShutdown,
-  deps: SignalsDependencies,
-  http: { close(): Promise<void> },
-): GracefulShutdown {
-  shutdown.register('http', () => http.close());
-  for (const worker of [...deps.workers].reverse()) shutdown.register(worker.name, () => worker.stop());
-  return shutdown
-    .register('rabbitmq', () => deps.amqp.close())
-    .register('redis', async () => {
-      deps.redis.disconnect();
-    })
-    .register('mongo', () => deps.mongo.close());
+/** This service's connections, closed after its workers stop (see service-kit `registerShutdown`). */
+export function connections(deps: SignalsDependencies): Array<[string, () => Promise<void>]> {
+  return [
+    ['rabbitmq', () => deps.amqp.close()],
+    ['redis', async () => deps.redis.disconnect()],
+    ['mongo', () => deps.mongo.close()],
+  ];
 }
 
 /** Readiness: what the service cannot serve without. Redis is not among them (MongoDB answers reads). */

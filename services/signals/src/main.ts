@@ -1,17 +1,23 @@
-import { GracefulShutdown, createLogger, startHttpServer } from '@signal/service-kit';
+import {
+  GracefulShutdown,
+  createLogger,
+  registerShutdown,
+  startHttpServer,
+  startWorkers,
+} from '@signal/service-kit';
 import { appFromDependencies } from './app';
 import { loadConfig } from './config';
-import { createDependencies, registerShutdown, startWorkers } from './dependencies';
+import { connections, createDependencies } from './dependencies';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('signals', config.LOG_LEVEL);
   const shutdown = new GracefulShutdown(logger);
   const deps = await createDependencies(config, logger);
-  startWorkers(deps);
+  await startWorkers(deps.workers);
   const app = appFromDependencies(config, deps, logger, shutdown);
   const http = await startHttpServer(app, config.PORT, config.HOST);
-  registerShutdown(shutdown, deps, http).listen();
+  registerShutdown(shutdown, { http, workers: deps.workers, connections: connections(deps) }).listen();
   logger.info({ url: http.url }, 'signals listening');
 }
 

@@ -1,18 +1,15 @@
 import {
   GracefulShutdown,
+  registerShutdown,
   signInternalToken,
+  startWorkers,
   startHttpServer,
   type RunningServer,
 } from '@signal/service-kit';
 import { silentLogger, testBrokerPrefix, testDatabase, infraUrls } from '@signal/test-kit';
 import { appFromDependencies } from '../src/app';
 import { loadConfig, type SignalsConfig } from '../src/config';
-import {
-  createDependencies,
-  registerShutdown,
-  startWorkers,
-  type SignalsDependencies,
-} from '../src/dependencies';
+import { connections, createDependencies, type SignalsDependencies } from '../src/dependencies';
 
 export const JWT_SECRET = 'test-internal-jwt-secret-0123456789abcdef';
 export const INGEST_TOKEN = 'test-ingest-token-0123456789abcdef';
@@ -53,10 +50,10 @@ export async function startSignals(
   });
   const lifecycle = new GracefulShutdown(silentLogger);
   const deps = await createDependencies(config, silentLogger);
-  startWorkers(deps);
+  await startWorkers(deps.workers);
   const app = appFromDependencies(config, deps, silentLogger, lifecycle);
   const http: RunningServer = await startHttpServer(app, 0);
-  registerShutdown(lifecycle, deps, http);
+  registerShutdown(lifecycle, { http, workers: deps.workers, connections: connections(deps) });
   return {
     url: http.url,
     config,

@@ -5,7 +5,7 @@ import {
   connectMongo,
   connectRedis,
   pingMongo,
-  type GracefulShutdown,
+  type BackgroundWorker,
   type Logger,
 } from '@signal/service-kit';
 import type Redis from 'ioredis';
@@ -17,13 +17,6 @@ import { StatsAggregates } from './data/stats-aggregates';
 import type { StatsReadDeps } from './domain/get-stats.use-case';
 import { projectSignal } from './domain/project-event.use-case';
 import { StatsCache } from './domain/stats-cache';
-
-/** A background worker of this service, started and stopped by the one lifecycle runner. */
-export interface BackgroundWorker {
-  name: string;
-  start(): Promise<void> | void;
-  stop(): Promise<void>;
-}
 
 export interface StatsDependencies {
   mongo: Connection;
@@ -116,24 +109,13 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
   };
 }
 
-/** The one lifecycle of this service, for main.ts and the tests alike. */
-export async function startWorkers(deps: StatsDependencies): Promise<void> {
-  for (const worker of deps.workers) await worker.start();
-}
-
-export function registerShutdown(
-  shutdown: GracefulShutdown,
-  deps: StatsDependencies,
-  http: { close(): Promise<void> },
-): GracefulShutdown {
-  shutdown.register('http', () => http.close());
-  for (const worker of [...deps.workers].reverse()) shutdown.register(worker.name, () => worker.stop());
-  return shutdown
-    .register('rabbitmq', () => deps.amqp.close())
-    .register('redis', async () => {
-      deps.redis.disconnect();
-    })
-    .register('mongo', () => deps.mongo.close());
+/** This service's connections, closed after its workers stop (see service-kit `registerShutdown`). */
+export function connections(deps: StatsDependencies): Array<[string, () => Promise<void>]> {
+  return [
+    ['rabbitmq', () => deps.amqp.close()],
+    ['redis', async () => deps.redis.disconnect()],
+    ['mongo', () => deps.mongo.close()],
+  ];
 }
 
 /** Readiness: MongoDB and the broker; Redis is not needed to answer (the projection answers). */

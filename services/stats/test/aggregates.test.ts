@@ -128,6 +128,18 @@ describe('incremental stats aggregates', () => {
     await aggregates.apply(shuffled);
     await aggregates.apply(history.filter((h) => h.version === 1).slice(0, 100));
     await expectEveryPeriodMatches(states);
+
+    // An event that moves a signal's type or created_at (the domain never does) moves its whole
+    // contribution instead of corrupting two sets of counters.
+    const moved = [...states.values()].slice(0, 20).map((s, i) => ({
+      ...s,
+      version: s.version + 1,
+      type: SIGNAL_TYPES[(SIGNAL_TYPES.indexOf(s.type) + 1) % SIGNAL_TYPES.length]!,
+      created_at: i % 2 ? new Date(s.created_at.getTime() - 3 * DAY) : s.created_at,
+    }));
+    for (const m of moved) states.set(m._id, m);
+    await aggregates.apply(moved);
+    await expectEveryPeriodMatches(states);
   });
 
   it('when the model is not marked ready, then figures are undefined and callers fall back', async () => {

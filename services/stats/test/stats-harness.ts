@@ -1,5 +1,6 @@
 import {
   GracefulShutdown,
+  startWorkers,
   signInternalToken,
   startHttpServer,
   type RunningServer,
@@ -7,7 +8,7 @@ import {
 import { infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
 import { appFromDependencies } from '../src/app';
 import { loadConfig } from '../src/config';
-import { createDependencies, startWorkers, type StatsDependencies } from '../src/dependencies';
+import { createDependencies, type StatsDependencies } from '../src/dependencies';
 
 export const JWT_SECRET = 'test-internal-jwt-secret-0123456789abcdef';
 
@@ -40,7 +41,7 @@ export async function startStats(
     ...env,
   });
   const deps = await createDependencies(config, silentLogger);
-  await startWorkers(deps);
+  await startWorkers(deps.workers);
   await deps.amqp.waitUntilConnected();
   const app = appFromDependencies(config, deps, silentLogger, new GracefulShutdown(silentLogger));
   const http: RunningServer = await startHttpServer(app, 0);

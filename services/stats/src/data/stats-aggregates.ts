@@ -23,24 +23,35 @@ const DAY = 86_400_000;
 const APPLY = new RedisScript(`
 local p = KEYS[1]
 local id, ver, typ, cms, win, roi = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local function add(t, ms, dn, dw, dr)
+  local n = p .. 'n:' .. t
+  for _, b in ipairs({'a', 'h' .. math.floor(ms / ${HOUR}), 'd' .. math.floor(ms / ${DAY})}) do
+    if dn ~= 0 then redis.call('HINCRBY', n, b .. ':n', dn) end
+    if dw ~= 0 then redis.call('HINCRBY', n, b .. ':w', dw) end
+    if dr ~= 0 then redis.call('HINCRBY', n, b .. ':r', dr) end
+  end
+end
 local old = redis.call('HGET', p .. 'c', id)
-local dn, dw, dr = 1, win, roi
 if old then
-  local ov, ow, oroi = string.match(old, '^(%d+)|[^|]*|[^|]*|([^|]*)|(.*)$')
+  local ov, otyp, ocms, ow, oroi = string.match(old, '^(%d+)|([^|]*)|([^|]*)|([^|]*)|(.*)$')
   if tonumber(ov) >= ver then return 0 end
-  dn, dw, dr = 0, win - tonumber(ow), roi - tonumber(oroi)
+  ocms = tonumber(ocms)
+  if otyp == typ and math.floor(ocms / ${HOUR}) == math.floor(cms / ${HOUR}) then
+    add(typ, cms, 0, win - tonumber(ow), roi - tonumber(oroi))
+  else
+    -- Type or time moved (the domain never does this; a bad event must not corrupt counts).
+    add(otyp, ocms, -1, -tonumber(ow), -tonumber(oroi))
+    add(typ, cms, 1, win, roi)
+    redis.call('ZREM', p .. 'ct:' .. otyp, id)
+    redis.call('ZREM', p .. 'ra:' .. otyp, id)
+    redis.call('ZREM', p .. 'rd:' .. otyp .. ':' .. math.floor(ocms / ${DAY}), id)
+  end
 else
-  redis.call('ZADD', p .. 'ct:' .. typ, cms, id)
+  add(typ, cms, 1, win, roi)
 end
-local n = p .. 'n:' .. typ
-local day = math.floor(cms / ${DAY})
-for _, b in ipairs({'a', 'h' .. math.floor(cms / ${HOUR}), 'd' .. day}) do
-  if dn ~= 0 then redis.call('HINCRBY', n, b .. ':n', dn) end
-  if dw ~= 0 then redis.call('HINCRBY', n, b .. ':w', dw) end
-  if dr ~= 0 then redis.call('HINCRBY', n, b .. ':r', dr) end
-end
+redis.call('ZADD', p .. 'ct:' .. typ, cms, id)
 redis.call('ZADD', p .. 'ra:' .. typ, roi, id)
-redis.call('ZADD', p .. 'rd:' .. typ .. ':' .. day, roi, id)
+redis.call('ZADD', p .. 'rd:' .. typ .. ':' .. math.floor(cms / ${DAY}), roi, id)
 redis.call('HSET', p .. 'c', id, ver .. '|' .. typ .. '|' .. cms .. '|' .. win .. '|' .. roi)
 return 1
 `);
