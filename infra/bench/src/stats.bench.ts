@@ -72,6 +72,7 @@ function event(
   createdAt: Date,
   status: (typeof STATUSES)[number],
   roi: number,
+  type: (typeof TYPES)[number] = 'new',
 ): SignalEvent {
   const at = new Date().toISOString();
   return {
