@@ -98,7 +98,7 @@ mongo_up() {
         touch "$STATE/pg-db.created"; db="$PG_DB"
       fi
       setsid nohup "$bin" -listen "127.0.0.1:$port" -handler postgresql \
-        -postgresql-url "postgres://postgres@127.0.0.1:5432/$db?pool_max_conns=80" -max-concurrent-commands 24 \
+        -postgresql-url "postgres://postgres@127.0.0.1:5432/$db?pool_max_conns=60" -max-concurrent-commands 24 \
         >"$STATE/mongo.log" 2>&1 &
     else
       local dir="$STATE/ferretdb-data"
