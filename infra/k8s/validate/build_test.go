@@ -52,6 +52,30 @@ kind: RabbitmqCluster
 metadata: { name: x }
 spec: { replicas: 3, persistance: { storage: 1Gi } }
 `,
+		"operator kind, Redis Sentinel": `apiVersion: redis.redis.opstreelabs.in/v1beta2
+kind: RedisSentinel
+metadata: { name: x }
+spec:
+  clusterSize: 3
+  kubernetesConfig: { image: img }
+  redisSentinelConfig: { redisReplicationName: x, masterName: m }
+`,
+		"operator kind, Redis Sentinel tuning as a number": `apiVersion: redis.redis.opstreelabs.in/v1beta2
+kind: RedisSentinel
+metadata: { name: x }
+spec:
+  clusterSize: 3
+  kubernetesConfig: { image: img }
+  redisSentinelConfig: { redisReplicationName: x, quorum: 2 }
+`,
+		"operator kind, Redis Cluster field on a replication": `apiVersion: redis.redis.opstreelabs.in/v1beta2
+kind: RedisReplication
+metadata: { name: x }
+spec:
+  clusterSize: 3
+  kubernetesConfig: { image: img }
+  redisLeader: { replicas: 1 }
+`,
 		"unknown kind": `apiVersion: example.com/v1
 kind: Widget
 metadata: { name: x }
@@ -61,6 +85,34 @@ kind: ScaledObject
 metadata: { name: x }
 spec: { scaleTargetRef: { name: w }, triggers: [] }
 `,
+		"Redis Cluster (the services speak Sentinel, not Cluster)": `apiVersion: redis.redis.opstreelabs.in/v1beta2
+kind: RedisCluster
+metadata: { name: x }
+spec: { clusterSize: 3, kubernetesConfig: { image: img } }
+`,
+		"RedisReplication without clusterSize": `apiVersion: redis.redis.opstreelabs.in/v1beta2
+kind: RedisReplication
+metadata: { name: x }
+spec: { kubernetesConfig: { image: img } }
+`,
+		"RedisReplication without an image": `apiVersion: redis.redis.opstreelabs.in/v1beta2
+kind: RedisReplication
+metadata: { name: x }
+spec: { clusterSize: 3, kubernetesConfig: {} }
+`,
+		"RedisSentinel without the replication it monitors": `apiVersion: redis.redis.opstreelabs.in/v1beta2
+kind: RedisSentinel
+metadata: { name: x }
+spec:
+  clusterSize: 3
+  kubernetesConfig: { image: img }
+  redisSentinelConfig: { masterGroupName: m }
+`,
+		"RedisSentinel without redisSentinelConfig": `apiVersion: redis.redis.opstreelabs.in/v1beta2
+kind: RedisSentinel
+metadata: { name: x }
+spec: { clusterSize: 3, kubernetesConfig: { image: img } }
+`,
 	}
 	for name, y := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -68,6 +120,30 @@ spec: { scaleTargetRef: { name: w }, triggers: [] }
 				t.Fatal("accepted")
 			} else if testing.Verbose() {
 				t.Log(strings.SplitN(err.Error(), "\n", 2)[0])
+			}
+		})
+	}
+}
+
+func TestWhenARedisReplicationAndSentinelHaveTheirRequiredFieldsThenTheyDecode(t *testing.T) {
+	for name, y := range map[string]string{
+		"RedisReplication": `apiVersion: redis.redis.opstreelabs.in/v1beta2
+kind: RedisReplication
+metadata: { name: x }
+spec: { clusterSize: 3, kubernetesConfig: { image: img } }
+`,
+		"RedisSentinel": `apiVersion: redis.redis.opstreelabs.in/v1beta2
+kind: RedisSentinel
+metadata: { name: x }
+spec:
+  clusterSize: 3
+  kubernetesConfig: { image: img }
+  redisSentinelConfig: { redisReplicationName: x }
+`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Decode([]byte(y)); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}

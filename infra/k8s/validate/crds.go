@@ -22,14 +22,15 @@ import (
 type crd interface{ Check() error }
 
 var crdTypes = map[schema.GroupVersionKind]func() crd{
-	{Group: "keda.sh", Version: "v1alpha1", Kind: "ScaledObject"}:                    func() crd { return &ScaledObject{} },
-	{Group: "keda.sh", Version: "v1alpha1", Kind: "TriggerAuthentication"}:           func() crd { return &TriggerAuthentication{} },
-	{Group: "mongodbcommunity.mongodb.com", Version: "v1", Kind: "MongoDBCommunity"}: func() crd { return &MongoDBCommunity{} },
-	{Group: "rabbitmq.com", Version: "v1beta1", Kind: "RabbitmqCluster"}:             func() crd { return &RabbitmqCluster{} },
-	{Group: "rabbitmq.com", Version: "v1beta1", Kind: "User"}:                        func() crd { return &RabbitmqUser{} },
-	{Group: "rabbitmq.com", Version: "v1beta1", Kind: "Permission"}:                  func() crd { return &RabbitmqPermission{} },
-	{Group: "redis.redis.opstreelabs.in", Version: "v1beta2", Kind: "RedisCluster"}:  func() crd { return &RedisCluster{} },
-	{Group: "external-secrets.io", Version: "v1", Kind: "ExternalSecret"}:            func() crd { return &ExternalSecret{} },
+	{Group: "keda.sh", Version: "v1alpha1", Kind: "ScaledObject"}:                       func() crd { return &ScaledObject{} },
+	{Group: "keda.sh", Version: "v1alpha1", Kind: "TriggerAuthentication"}:              func() crd { return &TriggerAuthentication{} },
+	{Group: "mongodbcommunity.mongodb.com", Version: "v1", Kind: "MongoDBCommunity"}:    func() crd { return &MongoDBCommunity{} },
+	{Group: "rabbitmq.com", Version: "v1beta1", Kind: "RabbitmqCluster"}:                func() crd { return &RabbitmqCluster{} },
+	{Group: "rabbitmq.com", Version: "v1beta1", Kind: "User"}:                           func() crd { return &RabbitmqUser{} },
+	{Group: "rabbitmq.com", Version: "v1beta1", Kind: "Permission"}:                     func() crd { return &RabbitmqPermission{} },
+	{Group: "redis.redis.opstreelabs.in", Version: "v1beta2", Kind: "RedisReplication"}: func() crd { return &RedisReplication{} },
+	{Group: "redis.redis.opstreelabs.in", Version: "v1beta2", Kind: "RedisSentinel"}:    func() crd { return &RedisSentinel{} },
+	{Group: "external-secrets.io", Version: "v1", Kind: "ExternalSecret"}:               func() crd { return &ExternalSecret{} },
 }
 
 type object struct {
@@ -291,55 +292,119 @@ func (p *RabbitmqPermission) Check() error {
 
 // --- OpsTree Redis Operator (redis.redis.opstreelabs.in/v1beta2) ---
 
-type redisRole struct {
-	Replicas       *int32              `json:"replicas,omitempty"`
-	Affinity       *corev1.Affinity    `json:"affinity,omitempty"`
-	Tolerations    []corev1.Toleration `json:"tolerations,omitempty"`
-	NodeSelector   map[string]string   `json:"nodeSelector,omitempty"`
-	ReadinessProbe *corev1.Probe       `json:"readinessProbe,omitempty"`
-	LivenessProbe  *corev1.Probe       `json:"livenessProbe,omitempty"`
-	RedisConfig    *struct {
-		AdditionalRedisConfig string `json:"additionalRedisConfig,omitempty"`
-	} `json:"redisConfig,omitempty"`
+// redisKubernetesConfig is the operator's common KubernetesConfig (image required).
+type redisKubernetesConfig struct {
+	Image            string                            `json:"image"`
+	ImagePullPolicy  corev1.PullPolicy                 `json:"imagePullPolicy,omitempty"`
+	Resources        *corev1.ResourceRequirements      `json:"resources,omitempty"`
+	ImagePullSecrets []corev1.LocalObjectReference     `json:"imagePullSecrets,omitempty"`
+	RedisSecret      *secretKeyRef                     `json:"redisSecret,omitempty"`
+	UpdateStrategy   *appsv1.StatefulSetUpdateStrategy `json:"updateStrategy,omitempty"`
+	MinReadySeconds  *int32                            `json:"minReadySeconds,omitempty"`
 }
 
-type RedisCluster struct {
+type redisExporter struct {
+	Enabled         bool                         `json:"enabled,omitempty"`
+	Port            *int                         `json:"port,omitempty"`
+	Image           string                       `json:"image"`
+	Resources       *corev1.ResourceRequirements `json:"resources,omitempty"`
+	ImagePullPolicy corev1.PullPolicy            `json:"imagePullPolicy,omitempty"`
+}
+
+type redisPDB struct {
+	Enabled        bool   `json:"enabled,omitempty"`
+	MinAvailable   *int32 `json:"minAvailable,omitempty"`
+	MaxUnavailable *int32 `json:"maxUnavailable,omitempty"`
+}
+
+// redisPodSpec holds the pod-level fields RedisReplication and RedisSentinel share.
+type redisPodSpec struct {
+	KubernetesConfig              redisKubernetesConfig             `json:"kubernetesConfig"`
+	RedisExporter                 *redisExporter                    `json:"redisExporter,omitempty"`
+	NodeSelector                  map[string]string                 `json:"nodeSelector,omitempty"`
+	PodSecurityContext            *corev1.PodSecurityContext        `json:"podSecurityContext,omitempty"`
+	SecurityContext               *corev1.SecurityContext           `json:"securityContext,omitempty"`
+	PriorityClassName             string                            `json:"priorityClassName,omitempty"`
+	Affinity                      *corev1.Affinity                  `json:"affinity,omitempty"`
+	Tolerations                   []corev1.Toleration               `json:"tolerations,omitempty"`
+	TopologySpreadConstraints     []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	PodDisruptionBudget           *redisPDB                         `json:"pdb,omitempty"`
+	ReadinessProbe                *corev1.Probe                     `json:"readinessProbe,omitempty"`
+	LivenessProbe                 *corev1.Probe                     `json:"livenessProbe,omitempty"`
+	ServiceAccountName            *string                           `json:"serviceAccountName,omitempty"`
+	TerminationGracePeriodSeconds *int64                            `json:"terminationGracePeriodSeconds,omitempty"`
+	Env                           []corev1.EnvVar                   `json:"env,omitempty"`
+}
+
+func (p *redisPodSpec) check(size *int32) error {
+	return errors.Join(need(size != nil && *size >= 1, "spec.clusterSize (≥ 1)"),
+		need(p.KubernetesConfig.Image != "", "spec.kubernetesConfig.image"),
+		need(p.KubernetesConfig.RedisSecret == nil || p.KubernetesConfig.RedisSecret.Name != "", "spec.kubernetesConfig.redisSecret.name"),
+		need(p.RedisExporter == nil || p.RedisExporter.Image != "", "spec.redisExporter.image"))
+}
+
+// RedisReplication: one primary and clusterSize-1 replicas (the operator elects the primary;
+// with a RedisSentinel, the sentinels fail it over).
+type RedisReplication struct {
 	object `json:",inline"`
 	Spec   struct {
-		ClusterSize      *int32 `json:"clusterSize"`
-		ClusterVersion   string `json:"clusterVersion,omitempty"`
-		Port             *int   `json:"port,omitempty"`
-		KubernetesConfig struct {
-			Image            string                        `json:"image"`
-			ImagePullPolicy  corev1.PullPolicy             `json:"imagePullPolicy,omitempty"`
-			Resources        *corev1.ResourceRequirements  `json:"resources,omitempty"`
-			ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
-			RedisSecret      *secretKeyRef                 `json:"redisSecret,omitempty"`
-		} `json:"kubernetesConfig"`
-		RedisLeader   redisRole `json:"redisLeader,omitempty"`
-		RedisFollower redisRole `json:"redisFollower,omitempty"`
-		RedisExporter *struct {
-			Enabled         bool                         `json:"enabled,omitempty"`
-			Image           string                       `json:"image"`
-			Resources       *corev1.ResourceRequirements `json:"resources,omitempty"`
-			ImagePullPolicy corev1.PullPolicy            `json:"imagePullPolicy,omitempty"`
-		} `json:"redisExporter,omitempty"`
+		ClusterSize  *int32 `json:"clusterSize"`
+		redisPodSpec `json:",inline"`
+		RedisConfig  *struct {
+			AdditionalRedisConfig *string  `json:"additionalRedisConfig,omitempty"`
+			DynamicConfig         []string `json:"dynamicConfig,omitempty"`
+		} `json:"redisConfig,omitempty"`
 		Storage *struct {
-			VolumeClaimTemplate         corev1.PersistentVolumeClaim  `json:"volumeClaimTemplate,omitempty"`
-			NodeConfVolume              bool                          `json:"nodeConfVolume,omitempty"`
-			NodeConfVolumeClaimTemplate *corev1.PersistentVolumeClaim `json:"nodeConfVolumeClaimTemplate,omitempty"`
+			VolumeClaimTemplate corev1.PersistentVolumeClaim `json:"volumeClaimTemplate,omitempty"`
+			KeepAfterDelete     bool                         `json:"keepAfterDelete,omitempty"`
 		} `json:"storage,omitempty"`
-		PersistenceEnabled *bool                      `json:"persistenceEnabled,omitempty"`
-		PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
-		SecurityContext    *corev1.SecurityContext    `json:"securityContext,omitempty"`
-		PriorityClassName  string                     `json:"priorityClassName,omitempty"`
 	} `json:"spec"`
 }
 
-func (r *RedisCluster) Check() error {
-	return errors.Join(need(r.Spec.ClusterSize != nil && *r.Spec.ClusterSize >= 3, "spec.clusterSize (≥ 3)"),
-		need(r.Spec.KubernetesConfig.Image != "", "spec.kubernetesConfig.image"))
+func (r *RedisReplication) Check() error { return r.Spec.check(r.Spec.ClusterSize) }
+
+// RedisSentinel: clusterSize sentinels monitoring the primary of the RedisReplication named in
+// redisSentinelConfig. The operator exposes them as the Service <name>-sentinel on 26379. The CRD
+// leaves redisSentinelConfig optional, but without it the sentinels monitor nothing, so it is
+// required here; redisReplicationName is required by the CRD. The tuning fields are strings.
+type RedisSentinel struct {
+	object `json:",inline"`
+	Spec   struct {
+		ClusterSize         *int32 `json:"clusterSize"`
+		redisPodSpec        `json:",inline"`
+		RedisSentinelConfig *struct {
+			RedisReplicationName     string               `json:"redisReplicationName"`
+			MasterGroupName          string               `json:"masterGroupName,omitempty"`
+			RedisPort                string               `json:"redisPort,omitempty"`
+			RedisReplicationPassword *corev1.EnvVarSource `json:"redisReplicationPassword,omitempty"`
+			AdditionalSentinelConfig *string              `json:"additionalSentinelConfig,omitempty"`
+			Quorum                   string               `json:"quorum,omitempty"`
+			ParallelSyncs            string               `json:"parallelSyncs,omitempty"`
+			FailoverTimeout          string               `json:"failoverTimeout,omitempty"`
+			DownAfterMilliseconds    string               `json:"downAfterMilliseconds,omitempty"`
+			ResolveHostnames         string               `json:"resolveHostnames,omitempty"`
+			AnnounceHostnames        string               `json:"announceHostnames,omitempty"`
+		} `json:"redisSentinelConfig,omitempty"`
+	} `json:"spec"`
 }
+
+func (r *RedisSentinel) Check() error {
+	c := r.Spec.RedisSentinelConfig
+	return errors.Join(r.Spec.check(r.Spec.ClusterSize),
+		need(c != nil, "spec.redisSentinelConfig"),
+		need(c == nil || c.RedisReplicationName != "", "spec.redisSentinelConfig.redisReplicationName"))
+}
+
+// MasterGroupName is the name the sentinels give the primary (the CRD's default is myMaster).
+func (r *RedisSentinel) MasterGroupName() string {
+	if c := r.Spec.RedisSentinelConfig; c != nil && c.MasterGroupName != "" {
+		return c.MasterGroupName
+	}
+	return "myMaster"
+}
+
+// ServiceName is the Service the operator creates for the sentinels (port 26379).
+func (r *RedisSentinel) ServiceName() string { return r.Metadata.Name + "-sentinel" }
 
 // --- External Secrets Operator (external-secrets.io/v1) ---
 

@@ -32,6 +32,9 @@ var (
 	webhooks   = pod("webhooks-api", "10.244.0.13")
 	worker     = pod("webhooks-worker", "10.244.0.14")
 	mongoPod   = endpoint{name: "mongo", namespace: ns, ip: netip.MustParseAddr("10.244.1.1"), labels: map[string]string{"app": "signal-mongo-svc"}}
+	redisPod   = endpoint{name: "redis", namespace: ns, ip: netip.MustParseAddr("10.244.1.2"), labels: map[string]string{"app": "signal-redis", "redis_setup_type": "replication", "role": "replication"}}
+	sentinel   = endpoint{name: "redis sentinel", namespace: ns, ip: netip.MustParseAddr("10.244.1.3"), labels: map[string]string{"app": "signal-redis-sentinel", "redis_setup_type": "sentinel", "role": "sentinel"}}
+	redisOp    = endpoint{name: "redis operator", namespace: "ot-operators", ip: netip.MustParseAddr("10.244.5.1"), labels: map[string]string{"name": "redis-operator"}}
 	ingressCtl = endpoint{name: "ingress-nginx", namespace: "ingress-nginx", ip: netip.MustParseAddr("10.244.2.1"), labels: map[string]string{"app": "ingress-nginx"}}
 	otherPod   = endpoint{name: "another team's pod", namespace: "other", ip: netip.MustParseAddr("10.244.3.1"), labels: map[string]string{"app": "x"}}
 	ingestJob  = endpoint{name: "an ingest pod", namespace: ns, ip: netip.MustParseAddr("10.244.0.20"), labels: map[string]string{"signal-service/ingest": "true"}}
@@ -189,6 +192,22 @@ func TestWhenProdIsBuiltThenNetworkPoliciesAllowOnlyTheDesignedPaths(t *testing.
 		{worker, mongoPod, 27017, true},
 		{otherPod, mongoPod, 27017, false},
 		{gateway, mongoPod, 22, false},
+		// Redis through Sentinel: clients ask a sentinel for the primary, then connect to it.
+		{gateway, sentinel, 26379, true},
+		{stats, sentinel, 26379, true},
+		{gateway, redisPod, 6379, true},
+		{stats, redisPod, 6379, true},
+		{otherPod, sentinel, 26379, false},
+		{otherPod, redisPod, 6379, false},
+		{gateway, redisPod, 26379, false},
+		{gateway, sentinel, 6379, false},
+		// Sentinels monitor Redis and each other; replicas follow the primary; the operator reaches both.
+		{sentinel, redisPod, 6379, true},
+		{sentinel, sentinel, 26379, true},
+		{redisPod, redisPod, 6379, true},
+		{redisOp, redisPod, 6379, true},
+		{redisOp, sentinel, 26379, true},
+		{redisPod, sentinel, 26379, false},
 		// The worker reaches the internet, never cluster, private or metadata ranges.
 		{worker, internet, 443, true},
 		{worker, internet, 8443, true},

@@ -1,9 +1,12 @@
 package validate
 
 import (
+	"cmp"
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -292,9 +295,11 @@ func TestWhenProdIsBuiltThenTheDataTierIsReplicatedThroughItsOperators(t *testin
 	objs := build(t, "overlays/prod")
 	mongo := all[*MongoDBCommunity](objs)
 	rabbit := all[*RabbitmqCluster](objs)
-	redis := all[*RedisCluster](objs)
-	if len(mongo) != 1 || len(rabbit) != 1 || len(redis) != 1 {
-		t.Fatalf("want one MongoDBCommunity, RabbitmqCluster and RedisCluster, got %d %d %d", len(mongo), len(rabbit), len(redis))
+	redis := all[*RedisReplication](objs)
+	sentinels := all[*RedisSentinel](objs)
+	if len(mongo) != 1 || len(rabbit) != 1 || len(redis) != 1 || len(sentinels) != 1 {
+		t.Fatalf("want one MongoDBCommunity, RabbitmqCluster, RedisReplication and RedisSentinel, got %d %d %d %d",
+			len(mongo), len(rabbit), len(redis), len(sentinels))
 	}
 	if mongo[0].Spec.Members < 3 {
 		t.Errorf("MongoDB replica set has %d members", mongo[0].Spec.Members)
@@ -312,9 +317,23 @@ func TestWhenProdIsBuiltThenTheDataTierIsReplicatedThroughItsOperators(t *testin
 	if rabbit[0].Spec.Rabbitmq == nil || !strings.Contains(rabbit[0].Spec.Rabbitmq.AdditionalConfig, "default_queue_type = quorum") {
 		t.Error("RabbitMQ: default_queue_type = quorum expected")
 	}
-	if f := redis[0].Spec.RedisFollower.Replicas; f == nil || *f < 1 {
-		t.Error("Redis Cluster without followers loses keys with a node")
+	if n := redis[0].Spec.ClusterSize; n == nil || *n < 3 {
+		t.Error("Redis: want a primary and two replicas (clusterSize ≥ 3)")
 	}
+	sentinel := sentinels[0]
+	if n := sentinel.Spec.ClusterSize; n == nil || *n < 3 || *n%2 == 0 {
+		t.Error("Redis Sentinel: want an odd number of sentinels, at least 3, so a majority can fail over")
+	} else if q, err := strconv.Atoi(cmp.Or(sentinel.Spec.RedisSentinelConfig.Quorum, "2")); err != nil || q <= int(*n)/2 || q > int(*n) {
+		t.Errorf("Redis Sentinel: quorum %q of %d sentinels is not a majority", sentinel.Spec.RedisSentinelConfig.Quorum, *n)
+	}
+	if got := sentinel.Spec.RedisSentinelConfig.RedisReplicationName; got != redis[0].Metadata.Name {
+		t.Errorf("Redis Sentinel monitors RedisReplication %q, want %q", got, redis[0].Metadata.Name)
+	}
+	if redis[0].Spec.KubernetesConfig.RedisSecret == nil || sentinel.Spec.KubernetesConfig.RedisSecret == nil ||
+		sentinel.Spec.RedisSentinelConfig.RedisReplicationPassword == nil {
+		t.Error("Redis and its sentinels require a password, and the sentinels authenticate to the primary")
+	}
+	checkRedisURL(t, objs, sentinel)
 	cm := map[string]string{}
 	for _, c := range all[*corev1.ConfigMap](objs) {
 		if c.Name == "signal-service-config" {
@@ -328,5 +347,29 @@ func TestWhenProdIsBuiltThenTheDataTierIsReplicatedThroughItsOperators(t *testin
 		if strings.HasSuffix(d.Spec.Template.Spec.Containers[0].Image, ":latest") {
 			t.Errorf("%s: prod pins an image tag", d.Name)
 		}
+	}
+}
+
+// checkRedisURL: the services' REDIS_URL (the signal-service-datastores template) names the
+// sentinels' Service on 26379 and their master group, with the password for the primary and, as
+// the sentinels require it too, sentinelPassword (packages/service-kit/src/redis.ts).
+func checkRedisURL(t *testing.T, objs []Object, sentinel *RedisSentinel) {
+	t.Helper()
+	var tmpl string
+	for _, e := range all[*ExternalSecret](objs) {
+		if name, _ := e.Keys(); name == "signal-service-datastores" && e.Spec.Target.Template != nil {
+			tmpl = e.Spec.Target.Template.Data["REDIS_URL"]
+		}
+	}
+	// The template's placeholders stand for the password.
+	raw := regexp.MustCompile(`\{\{[^}]*\}\}`).ReplaceAllString(tmpl, "pw")
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatalf("REDIS_URL template %q: %v", tmpl, err)
+	}
+	pw, _ := u.User.Password()
+	want := "redis-sentinel://:pw@" + sentinel.ServiceName() + ":26379/" + sentinel.MasterGroupName()
+	if got := u.Scheme + "://:" + pw + "@" + u.Host + u.Path; got != want || u.Query().Get("sentinelPassword") != "pw" {
+		t.Errorf("REDIS_URL template %q: want %s?sentinelPassword=… (the sentinels of RedisSentinel %s)", tmpl, want, sentinel.Metadata.Name)
 	}
 }

@@ -5,6 +5,8 @@
 package validate
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -112,7 +114,15 @@ func Decode(y []byte) (Object, error) {
 		return o, fmt.Errorf("unknown apiVersion/kind %s: add it to the scheme or to crds.go", o.GVK)
 	}
 	v := newCRD()
-	if err := yaml.UnmarshalStrict(y, v); err != nil {
+	// YAML to JSON without the target type (as the API server reads it: yaml.UnmarshalStrict would
+	// turn `quorum: 2` into the string a CRD field wants), then JSON strictly into the type.
+	j, err := yaml.YAMLToJSONStrict(y)
+	if err != nil {
+		return o, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
 		return o, err
 	}
 	if err := v.Check(); err != nil {
