@@ -2,7 +2,6 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import type Redis from 'ioredis';
 
 export const ROOT = path.join(__dirname, '..', '..', '..');
 
@@ -168,12 +167,16 @@ export function benchApiKey(
   return { accountId, key };
 }
 
-/** Deletes every Redis key matching `pattern` (SCAN, never KEYS on a large keyspace). */
-export async function deleteKeys(redis: Redis, pattern: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) await redis.del(...keys);
-  } while (cursor !== '0');
+/** A whole-number option ≥ 1 from a strict parseArgs result, or exit 2 naming it. */
+export function wholeNumberOption(
+  bench: string,
+  values: Record<string, string | boolean | undefined>,
+  name: string,
+): number {
+  const v = Number(values[name]);
+  if (!Number.isInteger(v) || v < 1) {
+    console.error(`${bench} bench: --${name} must be a whole number ≥ 1`);
+    process.exit(2);
+  }
+  return v;
 }

@@ -1,12 +1,12 @@
 import { parseArgs } from 'node:util';
 import Redis from 'ioredis';
 import mongoose from 'mongoose';
-import { signInternalToken } from '@signal/service-kit';
+import { deleteKeysMatching, signInternalToken } from '@signal/service-kit';
 import { Pool } from 'undici';
 import {
   SECRETS,
   benchApiKey,
-  deleteKeys,
+  wholeNumberOption,
   infra,
   progress,
   startService,
@@ -41,14 +41,7 @@ const { values: opts } = parseArgs({
   strict: true,
   allowPositionals: false,
 });
-const num = (name: keyof typeof opts): number => {
-  const v = Number(opts[name]);
-  if (!Number.isInteger(v) || v < 1) {
-    console.error(`signals bench: --${name} must be a whole number ≥ 1`);
-    process.exit(2);
-  }
-  return v;
-};
+const num = (name: keyof typeof opts): number => wholeNumberOption('signals', opts, name);
 
 function batchOf(from: number, n: number, total: number) {
   return Array.from({ length: n }, (_, k) => {
@@ -268,7 +261,7 @@ async function main() {
       `  Redis: ${(indexBytes / 1024 / 1024).toFixed(1)} MiB for the index, ${Math.round(indexBytes / (count + 50))} bytes per signal`,
     );
   } finally {
-    await deleteKeys(redis, `${db}:*`);
+    await deleteKeysMatching(redis, `${db}:*`);
     redis.disconnect();
     await conn.dropDatabase().catch(() => undefined);
     await conn

@@ -3,12 +3,12 @@ import { connect } from 'amqplib';
 import Redis from 'ioredis';
 import mongoose from 'mongoose';
 import type { SignalEvent } from '@signal/contracts';
-import { newId, signInternalToken } from '@signal/service-kit';
+import { deleteKeysMatching, newId, signInternalToken } from '@signal/service-kit';
 import { Pool } from 'undici';
 import {
   SECRETS,
   benchApiKey,
-  deleteKeys,
+  wholeNumberOption,
   infra,
   progress,
   startService,
@@ -44,14 +44,7 @@ const { values: opts } = parseArgs({
   strict: true,
   allowPositionals: false,
 });
-const num = (name: keyof typeof opts): number => {
-  const v = Number(opts[name]);
-  if (!Number.isInteger(v) || v < 1) {
-    console.error(`stats bench: --${name} must be a whole number ≥ 1`);
-    process.exit(2);
-  }
-  return v;
-};
+const num = (name: keyof typeof opts): number => wholeNumberOption('stats', opts, name);
 
 const projected = (j: number, total: number) => {
   const status = STATUSES[j % 4]!;
@@ -285,7 +278,7 @@ async function main() {
     await stats?.stop();
     await channel.close().catch(() => undefined);
     await amqp.close().catch(() => undefined);
-    await deleteKeys(redis, `${db}:*`);
+    await deleteKeysMatching(redis, `${db}:*`);
     redis.disconnect();
     await conn
       .useDb(`${db}_gateway`)

@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
 import type { Logger } from './logger';
+import { deleteKeysMatching } from './redis';
 import { RedisScript } from './redis-script';
 
 /** Marks a rebuild finished, unless Redis lost the model meanwhile (its `building` mark is gone). */
@@ -66,12 +67,7 @@ export class RedisReadModel {
   }
 
   /** Drops the whole model (tests, `--fresh` rebuilds). */
-  async clear(): Promise<void> {
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${this.prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await this.redis.del(...keys);
-    } while (cursor !== '0');
+  clear(): Promise<void> {
+    return deleteKeysMatching(this.redis, `${this.prefix}*`);
   }
 }

@@ -143,3 +143,13 @@ export async function connectRedis(url: string, logger: Logger, readyWaitMs = 30
   clearTimeout(timer);
   return redis;
 }
+
+/** Deletes every key matching `pattern` with SCAN (never KEYS, which blocks a large keyspace). */
+export async function deleteKeysMatching(redis: Redis, pattern: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) await redis.del(...keys);
+  } while (cursor !== '0');
+}
