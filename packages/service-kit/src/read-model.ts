@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
+import type { Connection } from 'mongoose';
 import type { Logger } from './logger';
 import { deleteKeysMatching } from './redis';
 import { RedisScript } from './redis-script';
@@ -6,7 +8,7 @@ import { RedisScript } from './redis-script';
 /** Marks a rebuild finished, unless Redis lost the model meanwhile (its `building` mark is gone). */
 const FINISH_BUILD = new RedisScript(`
 if redis.call('GET', KEYS[1] .. 'building') ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1] .. 'ready', ARGV[1])
+redis.call('SET', KEYS[1] .. 'ready', ARGV[2])
 redis.call('DEL', KEYS[1] .. 'building')
 return 1
 `);
@@ -23,12 +25,18 @@ export class RedisReadModel {
     readonly redis: Redis,
     /** Ends with ':' and carries the model's hash tag, e.g. `p:signals:{timeline}:`. */
     readonly prefix: string,
+    /**
+     * Identity of the source database (see `sourceEpoch`): the `ready` mark holds it, so a model
+     * built from another database sharing this Redis and prefix (or from a wiped one) is never
+     * taken for complete.
+     */
+    readonly epoch: string,
     private readonly logger: Logger,
     private readonly lockMs = 30_000,
   ) {}
 
   async isReady(): Promise<boolean> {
-    return (await this.redis.exists(`${this.prefix}ready`)) === 1;
+    return (await this.redis.get(`${this.prefix}ready`)) === this.epoch;
   }
 
   /**
@@ -44,6 +52,8 @@ export class RedisReadModel {
       const token = `${Date.now()}-${Math.random().toString(36).slice(2)}`;
       const locked = await this.redis.set(`${this.prefix}lock`, token, 'PX', this.lockMs, 'NX');
       if (locked !== 'OK') return false;
+      // Whatever is there was lost in part or built from another source: start empty.
+      await deleteKeysMatching(this.redis, `${this.prefix}*`, `${this.prefix}lock`);
       await this.redis.set(`${this.prefix}building`, token);
       this.logger.info({ model: this.prefix }, 'read model: rebuilding from MongoDB');
       let done = 0;
@@ -54,7 +64,7 @@ export class RedisReadModel {
           progress?.(done);
           await this.redis.set(`${this.prefix}lock`, token, 'PX', this.lockMs, 'XX');
         }
-        const finished = await FINISH_BUILD.run(this.redis, [this.prefix], [token]);
+        const finished = await FINISH_BUILD.run(this.redis, [this.prefix], [token, this.epoch]);
         if (finished === 1) {
           this.logger.info({ model: this.prefix, items: done }, 'read model: ready');
           return true;
@@ -70,4 +80,16 @@ export class RedisReadModel {
   clear(): Promise<void> {
     return deleteKeysMatching(this.redis, `${this.prefix}*`);
   }
+}
+
+/**
+ * The source database's identity for its read models: a random value stored once in the
+ * database itself, so a new or wiped database gets a new one.
+ */
+export async function sourceEpoch(connection: Connection, model: string): Promise<string> {
+  const meta = connection.collection<{ _id: string; epoch: string }>('read_model_epochs');
+  const candidate = randomUUID();
+  await meta.updateOne({ _id: model }, { $setOnInsert: { epoch: candidate } }, { upsert: true });
+  const stored = await meta.findOne({ _id: model });
+  return stored?.epoch ?? candidate;
 }

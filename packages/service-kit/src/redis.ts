@@ -145,11 +145,12 @@ export async function connectRedis(url: string, logger: Logger, readyWaitMs = 30
 }
 
 /** Deletes every key matching `pattern` with SCAN (never KEYS, which blocks a large keyspace). */
-export async function deleteKeysMatching(redis: Redis, pattern: string): Promise<void> {
+export async function deleteKeysMatching(redis: Redis, pattern: string, keep?: string): Promise<void> {
   let cursor = '0';
   do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
     cursor = next;
+    const keys = found.filter((k) => k !== keep);
     if (keys.length) await redis.del(...keys);
   } while (cursor !== '0');
 }

@@ -5,6 +5,7 @@ import {
   connectRedis,
   currentRequestId,
   pingMongo,
+  sourceEpoch,
   type BackgroundWorker,
   type Logger,
 } from '@signal/service-kit';
@@ -43,7 +44,7 @@ export async function createDependencies(
   const repository = new SignalRepository(signalModel(mongo), outboxBatchModel(mongo));
   await repository.ensureIndexes();
   const redis = await connectRedis(config.REDIS_URL, logger);
-  const index = new TimelineIndex(redis, config.REDIS_PREFIX, logger);
+  const index = new TimelineIndex(redis, config.REDIS_PREFIX, await sourceEpoch(mongo, 'timeline'), logger);
   const keeper = new TimelineKeeper({
     index,
     repository,

@@ -5,6 +5,7 @@ import {
   connectMongo,
   connectRedis,
   pingMongo,
+  sourceEpoch,
   type BackgroundWorker,
   type Logger,
 } from '@signal/service-kit';
@@ -45,7 +46,12 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
     config.STATS_CACHE_TTL_MS,
     config.STATS_CACHE_MIN_FRESH_MS,
   );
-  const aggregates = new StatsAggregates(redis, config.REDIS_PREFIX, logger);
+  const aggregates = new StatsAggregates(
+    redis,
+    config.REDIS_PREFIX,
+    await sourceEpoch(mongo, 'stats-aggregates'),
+    logger,
+  );
   const rebuildAggregates = (progress?: (done: number) => void) =>
     aggregates.model.rebuild(
       () => repository.streamAll(1000),

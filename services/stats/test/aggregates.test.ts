@@ -16,7 +16,7 @@ let aggregates: StatsAggregates;
 
 beforeAll(async () => {
   redis = await connectRedis(infraUrls().redisUrl, silentLogger);
-  aggregates = new StatsAggregates(redis, `${uniqueName('agg')}:`, silentLogger);
+  aggregates = new StatsAggregates(redis, `${uniqueName('agg')}:`, 'test', silentLogger);
   await redis.set(`${aggregates.prefix}ready`, 'test');
 });
 afterAll(async () => {
@@ -143,7 +143,7 @@ describe('incremental stats aggregates', () => {
   });
 
   it('when the model is not marked ready, then figures are undefined and callers fall back', async () => {
-    const other = new StatsAggregates(redis, `${uniqueName('agg_unready')}:`, silentLogger);
+    const other = new StatsAggregates(redis, `${uniqueName('agg_unready')}:`, 'test', silentLogger);
     expect(await other.figures(undefined, undefined, NOW)).toBeUndefined();
   });
 });

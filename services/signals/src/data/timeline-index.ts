@@ -42,11 +42,12 @@ return 1
  * One page in one round trip: total (ZCARD, or ZCOUNT above \`since\`), the start rank (from
  * the page number, or from the cursor's rank), then ids by rank and their bodies. \`since\` is a
  * rank window — the newest \`total\` ranks — never a score scan with an offset.
- * Returns nil while the index is not complete (never built, or Redis lost it).
+ * Returns nil while the index is not complete for this database (never built, lost, or another
+ * database's: the \`ready\` mark holds the source's epoch, ARGV[7]).
  */
 const PAGE = new RedisScript(`
 local p = KEYS[1]
-if redis.call('EXISTS', p .. 'ready') == 0 then return false end
+if redis.call('GET', p .. 'ready') ~= ARGV[7] then return false end
 local key = p .. ARGV[1]
 local total
 if ARGV[2] ~= '' then total = redis.call('ZCOUNT', key, '(' .. ARGV[2], '+inf') else total = redis.call('ZCARD', key) end
@@ -121,10 +122,12 @@ export class TimelineIndex {
   constructor(
     readonly redis: Redis,
     keyPrefix: string,
+    /** The signals database's identity (service-kit `sourceEpoch`). */
+    epoch: string,
     logger: Logger,
   ) {
     this.prefix = `${keyPrefix}signals:{timeline}:`;
-    this.model = new RedisReadModel(redis, this.prefix, logger);
+    this.model = new RedisReadModel(redis, this.prefix, epoch, logger);
   }
 
   private applyCall(s: SignalSnapshot) {
@@ -156,6 +159,7 @@ export class TimelineIndex {
         q.limit,
         q.cursorId ?? '',
         q.cursorMs ?? 0,
+        this.model.epoch,
       ],
     );
     if (!Array.isArray(reply)) return undefined;
@@ -174,11 +178,11 @@ export class TimelineIndex {
   /** The detail from the index; `missing` when the index is complete and has no such signal. */
   async get(id: string): Promise<SignalDetail | 'missing' | undefined> {
     const [ready, body] = await Promise.all([
-      this.redis.exists(`${this.prefix}ready`),
+      this.redis.get(`${this.prefix}ready`),
       this.redis.hget(`${this.prefix}b`, id),
     ]);
-    if (body) return decodeDetail(id, body);
-    return ready === 1 ? 'missing' : undefined;
+    if (ready !== this.model.epoch) return undefined;
+    return body ? decodeDetail(id, body) : 'missing';
   }
 
   /** Index memory and size, for the benchmark's bytes-per-signal figure. */

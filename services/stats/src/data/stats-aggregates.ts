@@ -64,7 +64,7 @@ return 1
  */
 const PERIOD = new RedisScript(`
 local p, typ = KEYS[1], ARGV[1]
-if redis.call('EXISTS', p .. 'ready') == 0 then return false end
+if redis.call('GET', p .. 'ready') ~= ARGV[4] then return false end
 local n = p .. 'n:' .. typ
 if ARGV[2] == '' then
   local v = redis.call('HMGET', n, 'a:n', 'a:w', 'a:r')
@@ -140,10 +140,12 @@ export class StatsAggregates {
   constructor(
     readonly redis: Redis,
     keyPrefix: string,
+    /** The stats database's identity (service-kit `sourceEpoch`). */
+    epoch: string,
     logger: Logger,
   ) {
     this.prefix = `${keyPrefix}stats:{agg}:`;
-    this.model = new RedisReadModel(redis, this.prefix, logger);
+    this.model = new RedisReadModel(redis, this.prefix, epoch, logger);
   }
 
   /** Version-guarded, pipelined; returns how many changed anything. */
@@ -183,7 +185,7 @@ export class StatsAggregates {
       this.redis,
       types.map((t) => ({
         keys: [this.prefix],
-        args: [t, since ? String(since.getTime()) : '', now],
+        args: [t, since ? String(since.getTime()) : '', now, this.model.epoch],
       })),
     );
     const rows: GroupRow[] = [];
