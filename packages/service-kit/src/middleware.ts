@@ -85,6 +85,17 @@ function fromBodyParser(err: unknown): AppError | undefined {
   if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported')
     return new AppError('UNSUPPORTED_MEDIA_TYPE');
   if (e?.type === 'request.aborted') return new AppError('VALIDATION_ERROR', 'The request body was cut off.');
+  // Other client faults the body reader or the file sender (sendFile, express.static) report
+  // as bare http-errors: a gzip body that does not inflate (zlib's error passed on as a 400), an
+  // unsatisfiable Range (416), a failed If-Match (412). Our table has no 412/416 codes.
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
+    if (e.status === 404) return new AppError('NOT_FOUND');
+    if (e.status === 416) return new AppError('VALIDATION_ERROR', 'The Range header cannot be satisfied.');
+    if (e.status === 412) return new AppError('VALIDATION_ERROR', 'A precondition header did not hold.');
+    return new AppError('VALIDATION_ERROR', 'The request body could not be read.', {
+      details: [{ field: 'body', message: 'unreadable body (content encoding or framing)' }],
+    });
+  }
   return undefined;
 }
 
@@ -100,6 +111,9 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
       res.destroy();
       return;
     }
+    // A file sender that failed half-way may have set its own type and range already.
+    res.removeHeader('Content-Range');
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
     for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
     if (appError.retryAfter !== undefined) res.setHeader('Retry-After', String(appError.retryAfter));
     res.status(appError.status).json({
