@@ -1,4 +1,5 @@
 import { connect, type ChannelModel, type ConfirmChannel, type Options } from 'amqplib';
+import { traceHeaders } from '@signal/service-kit';
 import type { Logger } from 'pino';
 
 export type ChannelSetup = (channel: ConfirmChannel) => Promise<void>;
@@ -84,7 +85,13 @@ export class AmqpClient {
         exchange,
         routingKey,
         body,
-        { persistent: true, contentType: 'application/json', ...options },
+        {
+          persistent: true,
+          contentType: 'application/json',
+          ...options,
+          // The active trace travels with the message unless the caller carries one already.
+          headers: { ...traceHeaders(), ...options.headers },
+        },
         (err) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve()),
       );
     });

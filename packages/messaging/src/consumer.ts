@@ -1,5 +1,6 @@
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import type { Logger } from 'pino';
+import { contextFromCarrier, inSpan, markActiveSpanFailed, requestContext } from '@signal/service-kit';
 import type { z } from 'zod';
 import type { AmqpClient } from './amqp-client';
 
@@ -51,17 +52,25 @@ export async function declareConsumerQueues(
   await channel.assertQueue(`${queue}.dead`, { durable: true, arguments: { 'x-queue-type': queueType } });
 }
 
+/** The routing key a message was first published with (kept across retry and dead queues). */
+export const ROUTING_KEY_HEADER = 'x-routing-key';
+
 function sendConfirmed(
   channel: ConfirmChannel,
   queue: string,
   msg: ConsumeMessage,
   headers: Record<string, unknown>,
 ): Promise<void> {
+  const original = msg.properties.headers?.[ROUTING_KEY_HEADER] ?? msg.fields.routingKey;
   return new Promise((resolve, reject) => {
     channel.sendToQueue(
       queue,
       msg.content,
-      { ...msg.properties, headers: { ...msg.properties.headers, ...headers }, persistent: true },
+      {
+        ...msg.properties,
+        headers: { ...msg.properties.headers, [ROUTING_KEY_HEADER]: original, ...headers },
+        persistent: true,
+      },
       (err) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve()),
     );
   });
@@ -107,15 +116,39 @@ export class Consumer<S extends z.ZodType> {
   }
 
   private async handle(channel: ConfirmChannel, msg: ConsumeMessage): Promise<void> {
-    const { logger, queue, schema, policy, handler } = this.options;
+    const { queue } = this.options;
     const headers = msg.properties.headers ?? {};
     const attempt = Number(headers[ATTEMPT_HEADER] ?? 1);
+    const requestId = headers['x-request-id'];
     const meta: MessageMeta = {
       attempt,
-      messageId: msg.properties.messageId as string | undefined,
-      requestId: headers['x-request-id'] as string | undefined,
-      routingKey: msg.fields.routingKey,
+      messageId: typeof msg.properties.messageId === 'string' ? msg.properties.messageId : undefined,
+      requestId: typeof requestId === 'string' ? requestId : undefined,
+      routingKey:
+        typeof headers[ROUTING_KEY_HEADER] === 'string' ? headers[ROUTING_KEY_HEADER] : msg.fields.routingKey,
     };
+    // The handler runs in the producer's trace (W3C headers) and under its request id, so its
+    // logs, its writes and whatever it publishes on belong to the request that caused them.
+    const work = () =>
+      inSpan(
+        `${queue} process`,
+        'consumer',
+        contextFromCarrier(headers),
+        {
+          'messaging.system': 'rabbitmq',
+          'messaging.operation.type': 'process',
+          'messaging.destination.name': queue,
+          'messaging.message.id': meta.messageId ?? '',
+          'messaging.rabbitmq.destination.routing_key': meta.routingKey,
+        },
+        () => this.process(channel, msg, meta),
+      );
+    await (meta.requestId ? requestContext.run({ requestId: meta.requestId }, work) : work());
+  }
+
+  private async process(channel: ConfirmChannel, msg: ConsumeMessage, meta: MessageMeta): Promise<void> {
+    const { logger, queue, schema, policy, handler } = this.options;
+    const attempt = meta.attempt;
     try {
       let parsed: z.infer<S>;
       try {
@@ -145,7 +178,8 @@ export class Consumer<S extends z.ZodType> {
       }
       channel.ack(msg);
     } catch (err) {
-      const reason = (err as Error).message;
+      const reason = err instanceof Error ? err.message : String(err);
+      markActiveSpanFailed(reason);
       try {
         if (attempt >= policy.maxAttempts) {
           logger.error(
