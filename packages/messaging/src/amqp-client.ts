@@ -1,5 +1,5 @@
 import { connect, type ChannelModel, type ConfirmChannel, type Options } from 'amqplib';
-import { traceHeaders } from '@signal/service-kit';
+import { currentRequestId } from '@signal/service-kit';
 import type { Logger } from 'pino';
 
 export type ChannelSetup = (channel: ConfirmChannel) => Promise<void>;
@@ -80,6 +80,7 @@ export class AmqpClient {
   async publish(exchange: string, routingKey: string, body: Buffer, options: Options.Publish): Promise<void> {
     const channel = this.publishChannel;
     if (!channel) throw new Error('AMQP not connected');
+    const requestId = currentRequestId();
     await new Promise<void>((resolve, reject) => {
       channel.publish(
         exchange,
@@ -89,8 +90,8 @@ export class AmqpClient {
           persistent: true,
           contentType: 'application/json',
           ...options,
-          // The active trace travels with the message unless the caller carries one already.
-          headers: { ...traceHeaders(), ...options.headers },
+          // The request that caused a message travels with it (and on with what it causes).
+          headers: requestId ? { 'x-request-id': requestId, ...options.headers } : options.headers,
         },
         (err) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve()),
       );

@@ -1,6 +1,6 @@
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import type { Logger } from 'pino';
-import { contextFromCarrier, inSpan, markActiveSpanFailed, requestContext } from '@signal/service-kit';
+import { markActiveSpanFailed, requestContext } from '@signal/service-kit';
 import type { z } from 'zod';
 import type { AmqpClient } from './amqp-client';
 
@@ -116,7 +116,6 @@ export class Consumer<S extends z.ZodType> {
   }
 
   private async handle(channel: ConfirmChannel, msg: ConsumeMessage): Promise<void> {
-    const { queue } = this.options;
     const headers = msg.properties.headers ?? {};
     const attempt = Number(headers[ATTEMPT_HEADER] ?? 1);
     const requestId = headers['x-request-id'];
@@ -127,23 +126,11 @@ export class Consumer<S extends z.ZodType> {
       routingKey:
         typeof headers[ROUTING_KEY_HEADER] === 'string' ? headers[ROUTING_KEY_HEADER] : msg.fields.routingKey,
     };
-    // The handler runs in the producer's trace (W3C headers) and under its request id, so its
-    // logs, its writes and whatever it publishes on belong to the request that caused them.
-    const work = () =>
-      inSpan(
-        `${queue} process`,
-        'consumer',
-        contextFromCarrier(headers),
-        {
-          'messaging.system': 'rabbitmq',
-          'messaging.operation.type': 'process',
-          'messaging.destination.name': queue,
-          'messaging.message.id': meta.messageId ?? '',
-          'messaging.rabbitmq.destination.routing_key': meta.routingKey,
-        },
-        () => this.process(channel, msg, meta),
-      );
-    await (meta.requestId ? requestContext.run({ requestId: meta.requestId }, work) : work());
+    // The handler runs under the producer's request id (the amqplib instrumentation, when
+    // tracing is on, already put it in the message's trace), so its logs and whatever it
+    // writes or publishes belong to the request that caused them.
+    const run = () => this.process(channel, msg, meta);
+    await (meta.requestId ? requestContext.run({ requestId: meta.requestId }, run) : run());
   }
 
   private async process(channel: ConfirmChannel, msg: ConsumeMessage, meta: MessageMeta): Promise<void> {

@@ -1,13 +1,4 @@
-import {
-  context,
-  propagation,
-  ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Context,
-  type Span,
-} from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
 import type { EventContext } from '@signal/contracts';
 import { currentRequestId } from './request-context';
 
@@ -16,7 +7,6 @@ import { currentRequestId } from './request-context';
  * written against the OpenTelemetry API only: without a registered SDK (tracing not
  * configured) every call here is a cheap no-op, so the hot paths pay nothing.
  */
-export const tracer = trace.getTracer('signal-service');
 
 /** The current request id and W3C trace context, to store beside work that runs later. */
 export function currentEventContext(): EventContext | undefined {
@@ -28,13 +18,6 @@ export function currentEventContext(): EventContext | undefined {
   const requestId = currentRequestId();
   if (requestId) out.request_id = requestId;
   return Object.keys(out).length > 0 ? out : undefined;
-}
-
-/** The W3C headers of the active context, for an outgoing message or request. */
-export function traceHeaders(from: Context = context.active()): Record<string, string> {
-  const carrier: Record<string, string> = {};
-  propagation.inject(from, carrier);
-  return carrier;
 }
 
 /** The context carried by headers or a stored event context (a message's, an outbox entry's). */
@@ -55,30 +38,9 @@ export function currentTraceId(): string | undefined {
   return id && id !== '00000000000000000000000000000000' ? id : undefined;
 }
 
-/**
- * Runs `work` in a span whose parent is `parent` (a message's or outbox entry's context),
- * ending it with the outcome. Messaging spans follow the OTel semantic conventions' names.
- */
-export async function inSpan<T>(
-  name: string,
-  kind: 'producer' | 'consumer' | 'internal',
-  parent: Context,
-  attributes: Record<string, string | number>,
-  work: (span: Span) => Promise<T>,
-): Promise<T> {
-  const spanKind =
-    kind === 'producer' ? SpanKind.PRODUCER : kind === 'consumer' ? SpanKind.CONSUMER : SpanKind.INTERNAL;
-  return tracer.startActiveSpan(name, { kind: spanKind, attributes }, parent, async (span) => {
-    try {
-      return await work(span);
-    } catch (err) {
-      span.recordException(err instanceof Error ? err : new Error(String(err)));
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      throw err;
-    } finally {
-      span.end();
-    }
-  });
+/** Runs `work` in the context a stored carrier (an outbox entry's, a message's) describes. */
+export function inContextOf<T>(carrier: Record<string, unknown> | undefined, work: () => T): T {
+  return context.with(contextFromCarrier(carrier), work);
 }
 
 /** Marks the active span failed without throwing (for flows that settle their own errors). */

@@ -1,3 +1,5 @@
+// First: tracing hooks http, express, undici, ioredis, mongodb and amqplib as they load.
+import { telemetry } from './telemetry';
 import { GracefulShutdown, createLogger, startHttpServer } from '@signal/service-kit';
 import { appFromDependencies } from './app';
 import { loadConfig } from './config';
@@ -13,6 +15,7 @@ async function main(): Promise<void> {
   shutdown
     .register('http', () => http.close())
     .register('upstreams+redis+mongo', () => deps.close())
+    .register('telemetry', async () => telemetry.shutdown())
     .listen();
   logger.info({ url: http.url }, 'api-gateway listening');
 }

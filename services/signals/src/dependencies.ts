@@ -3,8 +3,7 @@ import { AmqpClient, OutboxRelay, brokerNames, declareEventExchange } from '@sig
 import {
   connectMongo,
   connectRedis,
-  contextFromCarrier,
-  inSpan,
+  inContextOf,
   pingMongo,
   sourceEpoch,
   type BackgroundWorker,
@@ -77,14 +76,7 @@ export async function createDependencies(
       markPublished: (id, eventIds) => repository.removeFromOutbox(id, eventIds),
     },
     // Each event is published in the trace of the write that made it (stored with the entry).
-    publish: (event) =>
-      inSpan(
-        `${exchange} publish`,
-        'producer',
-        contextFromCarrier(event.context),
-        { 'messaging.system': 'rabbitmq', 'messaging.destination.name': exchange, 'messaging.message.id': event.id },
-        () => publishEvent(event),
-      ),
+    publish: (event) => inContextOf(event.context, () => publishEvent(event)),
     eventId: (event) => event.id,
     logger,
     intervalMs: config.OUTBOX_INTERVAL_MS,

@@ -1,3 +1,5 @@
+// First: tracing hooks http, express, undici, ioredis, mongodb and amqplib as they load.
+import { telemetry } from './telemetry';
 import {
   GracefulShutdown,
   createLogger,
@@ -17,7 +19,9 @@ async function main(): Promise<void> {
   await startWorkers(deps.workers);
   const app = appFromDependencies(config, deps, logger, shutdown);
   const http = await startHttpServer(app, config.PORT, config.HOST);
-  registerShutdown(shutdown, { http, workers: deps.workers, connections: connections(deps) }).listen();
+  registerShutdown(shutdown, { http, workers: deps.workers, connections: connections(deps) })
+    .register('telemetry', async () => telemetry.shutdown())
+    .listen();
   logger.info({ url: http.url }, 'stats listening');
 }
 

@@ -1,3 +1,5 @@
+// First: tracing hooks http, express, undici, ioredis, mongodb and amqplib as they load.
+import { telemetry } from './telemetry.api';
 import { GracefulShutdown, createLogger, startHttpServer } from '@signal/service-kit';
 import { appFromDependencies } from './app';
 import { loadConfig } from './config';
@@ -14,6 +16,7 @@ async function main(): Promise<void> {
   shutdown
     .register('http', () => http.close())
     .register('rabbitmq+mongo', () => deps.close())
+    .register('telemetry', async () => telemetry.shutdown())
     .listen();
   logger.info({ url: http.url }, 'webhooks api listening');
 }

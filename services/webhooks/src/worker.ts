@@ -1,3 +1,5 @@
+// First: tracing hooks http, express, undici, ioredis, mongodb and amqplib as they load.
+import { telemetry } from './telemetry.worker';
 import { GracefulShutdown, createLogger, startHttpServer } from '@signal/service-kit';
 import { loadConfig } from './config';
 import { createDependencies } from './dependencies';
@@ -16,6 +18,7 @@ async function main(): Promise<void> {
     .register('consumers', () => worker.stop())
     .register('health-http', () => http.close())
     .register('rabbitmq+mongo', () => deps.close())
+    .register('telemetry', async () => telemetry.shutdown())
     .listen();
   logger.info({ health: http.url }, 'webhooks worker running');
 }
