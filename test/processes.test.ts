@@ -82,7 +82,15 @@ describe('each service as a process from its built output', () => {
     'when %s starts against real infra, then /readyz is 200, and SIGTERM drains and exits 0',
     async (_name, entry, env) => {
       const port = await freePort();
-      const proc = run(entry, { ...common, ...env, PORT: String(port), WORKER_PORT: String(port) });
+      const metricsPort = await freePort();
+      const proc = run(entry, {
+        ...common,
+        ...env,
+        PORT: String(port),
+        WORKER_PORT: String(port),
+        METRICS_PORT: String(metricsPort),
+        WORKER_METRICS_PORT: String(metricsPort),
+      });
       try {
         await waitFor(() => ready(port), 20_000, 100, `${entry} to be ready`);
         const health = await fetch(`http://127.0.0.1:${port}/healthz`);

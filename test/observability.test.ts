@@ -16,9 +16,9 @@ import {
 import { signalInput } from '../services/signals/test/signals-harness';
 
 /**
- * One trace from a request to a webhook delivery, across the real processes: each service
- * runs from its built output with tracing on, exporting OTLP/JSON to a collector in this test
- * (the in-memory exporter of this test is that collector's list).
+ * Observability of the real processes: each service runs from its built output with tracing
+ * on, exporting OTLP/JSON to a collector in this test (the in-memory exporter of this test is
+ * that collector's list), and serving metrics on its internal port only.
  */
 const ROOT = path.join(__dirname, '..');
 const broker = testBrokerPrefix('trace');
@@ -101,11 +101,15 @@ describe('tracing across the system', () => {
   let collector: Awaited<ReturnType<typeof startCollector>>;
   let receiver: Receiver;
   const ports = { signals: 0, stats: 0, webhooks: 0, worker: 0, gateway: 0 };
+  const metricsPorts = { signals: 0, stats: 0, webhooks: 0, worker: 0, gateway: 0 };
 
   beforeAll(async () => {
     collector = await startCollector();
     receiver = await startReceiver();
-    for (const k of Object.keys(ports) as Array<keyof typeof ports>) ports[k] = await freePort();
+    for (const k of Object.keys(ports) as Array<keyof typeof ports>) {
+      ports[k] = await freePort();
+      metricsPorts[k] = await freePort();
+    }
     const common = {
       ...secrets,
       MONGO_URL: mongoUrl,
@@ -113,7 +117,7 @@ describe('tracing across the system', () => {
       AMQP_URL: amqpUrl,
       AMQP_PREFIX: broker.prefix,
       REDIS_PREFIX: broker.prefix,
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: 'info',
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
       OTEL_BSP_SCHEDULE_DELAY: '100',
     };
@@ -124,14 +128,35 @@ describe('tracing across the system', () => {
     };
     const local = (port: number) => `http://127.0.0.1:${port}`;
     processes.push(
-      run('services/signals/dist/main.js', { ...common, SIGNALS_DB: `${db}_signals`, PORT: String(ports.signals) }),
-      run('services/stats/dist/main.js', { ...common, STATS_DB: `${db}_stats`, PORT: String(ports.stats) }),
-      run('services/webhooks/dist/main.js', { ...common, ...webhooksEnv, PORT: String(ports.webhooks) }),
-      run('services/webhooks/dist/worker.js', { ...common, ...webhooksEnv, WORKER_PORT: String(ports.worker) }),
+      run('services/signals/dist/main.js', {
+        ...common,
+        SIGNALS_DB: `${db}_signals`,
+        PORT: String(ports.signals),
+        METRICS_PORT: String(metricsPorts.signals),
+      }),
+      run('services/stats/dist/main.js', {
+        ...common,
+        STATS_DB: `${db}_stats`,
+        PORT: String(ports.stats),
+        METRICS_PORT: String(metricsPorts.stats),
+      }),
+      run('services/webhooks/dist/main.js', {
+        ...common,
+        ...webhooksEnv,
+        PORT: String(ports.webhooks),
+        METRICS_PORT: String(metricsPorts.webhooks),
+      }),
+      run('services/webhooks/dist/worker.js', {
+        ...common,
+        ...webhooksEnv,
+        WORKER_PORT: String(ports.worker),
+        WORKER_METRICS_PORT: String(metricsPorts.worker),
+      }),
       run('services/api-gateway/dist/main.js', {
         ...common,
         GATEWAY_DB: `${db}_gateway`,
         PORT: String(ports.gateway),
+        METRICS_PORT: String(metricsPorts.gateway),
         SIGNALS_URL: local(ports.signals),
         STATS_URL: local(ports.stats),
         WEBHOOKS_URL: local(ports.webhooks),
@@ -237,5 +262,49 @@ describe('tracing across the system', () => {
     const deliveryChain = trace.ancestry(delivery);
     expect(deliveryChain).toContain(publish);
     expect(deliveryChain.filter((s) => s.service === 'webhooks-worker' && s.kind === 5).length).toBeGreaterThanOrEqual(2); // fan-out, then the attempt
+  });
+
+  const scrape = async (port: number) => {
+    const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+    expect(res.status).toBe(200);
+    return res.text();
+  };
+  /** The value of one sample line, e.g. `outbox_publish_lag_seconds_count`. */
+  const sample = (text: string, name: string, labels = ''): number => {
+    const line = text.split('\n').find((l) => l.startsWith(`${name}${labels}`) && /\s[\d.e+-]+$/.test(l));
+    return line ? Number(line.split(/\s/).at(-1)) : Number.NaN;
+  };
+
+  it('when the public ports are asked for /metrics, then they answer the 404 envelope; the internal port serves process and domain metrics', async () => {
+    for (const port of Object.values(ports)) {
+      const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+      expect(res.status).toBe(404);
+      if (port !== ports.worker) expect((await res.json()).error.code).toBe('NOT_FOUND');
+    }
+    const signals = await scrape(metricsPorts.signals);
+    expect(sample(signals, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
+    expect(sample(signals, 'outbox_publish_lag_seconds_count')).toBeGreaterThanOrEqual(1);
+    expect(sample(signals, 'read_model_apply_lag_seconds_count', '{model="timeline"}')).toBeGreaterThanOrEqual(1);
+    expect(sample(signals, 'read_model_ready', '{model="timeline"}')).toBe(1);
+    expect(signals).toMatch(/http_request_duration_seconds_count\{service="signals",method="POST",route="\/internal\/signals",status="201"\} \d/);
+
+    const stats = await scrape(metricsPorts.stats);
+    expect(sample(stats, 'messages_handled_total', `{queue="${broker.prefix}stats.signal-events",outcome="ack"}`)).toBeGreaterThanOrEqual(1);
+    expect(sample(stats, 'queue_messages', `{queue="${broker.prefix}stats.signal-events",kind="dead"}`)).toBe(0);
+    expect(sample(stats, 'read_model_apply_lag_seconds_count', '{model="agg"}')).toBeGreaterThanOrEqual(1);
+
+    const worker = await scrape(metricsPorts.worker);
+    expect(sample(worker, 'messages_handled_total', `{queue="${broker.prefix}webhooks.deliveries",outcome="ack"}`)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('when a request is served, then its access line at info carries the request id and the trace id', () => {
+    const signalsOut = processes[0]!.output();
+    const line = signalsOut
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === 'request' && l.path === '/internal/signals');
+    expect(line).toMatchObject({ level: 30, status: 201, trace_id: '0af7651916cd43dd8448eb211c80319c' });
+    expect(String(line?.request_id)).toMatch(/^req_/);
   });
 });
