@@ -279,7 +279,8 @@ describe('tracing across the system', () => {
     for (const port of Object.values(ports)) {
       const res = await fetch(`http://127.0.0.1:${port}/metrics`);
       expect(res.status).toBe(404);
-      if (port !== ports.worker) expect((await res.json()).error.code).toBe('NOT_FOUND');
+      const body = (await res.json()) as { error?: { code?: string } };
+      if (port !== ports.worker) expect(body.error?.code).toBe('NOT_FOUND');
     }
     const signals = await scrape(metricsPorts.signals);
     expect(sample(signals, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { collectDefaultMetrics, register } from 'prom-client';
+import { collectDefaultMetrics, Histogram, register } from 'prom-client';
 import { metrics } from '../src';
 
 /** The dashboard in infra/grafana reads only metrics the services actually export. */
@@ -15,7 +15,7 @@ describe('the Grafana dashboard', () => {
     const exported = new Set<string>();
     for (const m of await register.getMetricsAsJSON()) {
       exported.add(m.name);
-      if (m.type === 'histogram') for (const s of ['_bucket', '_count', '_sum']) exported.add(`${m.name}${s}`);
+      if (register.getSingleMetric(m.name) instanceof Histogram) for (const s of ['_bucket', '_count', '_sum']) exported.add(`${m.name}${s}`);
     }
     const queries = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ title: p.title, expr: t.expr })));
     expect(queries.length).toBeGreaterThanOrEqual(15);
