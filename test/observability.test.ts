@@ -1,12 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import mongoose from 'mongoose';
 import {
   freePort,
-  infraUrls,
   startReceiver,
   testBrokerPrefix,
   uniqueName,
@@ -14,13 +9,13 @@ import {
   type Receiver,
 } from '@signal/test-kit';
 import { signalInput } from '../services/signals/test/signals-harness';
+import { dropServiceDatabases, infraEnv, isReady as ready, runBuilt as run, type Running } from './built-services';
 
 /**
  * Observability of the real processes: each service runs from its built output with tracing
  * on, exporting OTLP/JSON to a collector in this test (the in-memory exporter of this test is
  * that collector's list), and serving metrics on its internal port only.
  */
-const ROOT = path.join(__dirname, '..');
 const broker = testBrokerPrefix('trace');
 
 interface OtlpSpan {
@@ -65,31 +60,7 @@ async function startCollector(): Promise<{ url: string; spans: OtlpSpan[]; close
   };
 }
 
-interface Running {
-  child: ChildProcess;
-  output: () => string;
-}
-
-function run(entry: string, env: Record<string, string>, args: string[] = []): Running {
-  const file = path.join(ROOT, entry);
-  if (!existsSync(file)) throw new Error(`${entry} is not built: run "pnpm build" (scripts/test.sh does)`);
-  const child = spawn(process.execPath, [file, ...args], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  return { child, output: () => out };
-}
-
-async function ready(port: number): Promise<boolean> {
-  const res = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
-  return res?.status === 200;
-}
-
 describe('tracing across the system', () => {
-  const { mongoUrl, redisUrl, amqpUrl } = infraUrls();
   const db = uniqueName('t_trace');
   const secrets = {
     INTERNAL_JWT_SECRET: 'trace-internal-jwt-secret-0123456789abcdef',
@@ -112,11 +83,7 @@ describe('tracing across the system', () => {
     }
     const common = {
       ...secrets,
-      MONGO_URL: mongoUrl,
-      REDIS_URL: redisUrl,
-      AMQP_URL: amqpUrl,
-      AMQP_PREFIX: broker.prefix,
-      REDIS_PREFIX: broker.prefix,
+      ...infraEnv(broker.prefix),
       LOG_LEVEL: 'info',
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
       OTEL_BSP_SCHEDULE_DELAY: '100',
@@ -173,10 +140,7 @@ describe('tracing across the system', () => {
     await receiver.close();
     await collector.close();
     await broker.cleanup();
-    const conn = await mongoose.createConnection(mongoUrl).asPromise();
-    for (const suffix of ['signals', 'stats', 'webhooks', 'gateway'])
-      await conn.useDb(`${db}_${suffix}`).dropDatabase().catch(() => undefined);
-    await conn.close();
+    await dropServiceDatabases(db);
   });
 
   /** Every span of one trace, with a way to walk from a span up to its root. */
@@ -194,9 +158,7 @@ describe('tracing across the system', () => {
   it('when a client subscribes through the gateway, then the gateway and the webhooks API share one trace', async () => {
     const demo = run('services/api-gateway/dist/cli/admin.cli.js', {
       ...secrets,
-      MONGO_URL: mongoUrl,
-      REDIS_URL: redisUrl,
-      REDIS_PREFIX: broker.prefix,
+      ...infraEnv(broker.prefix),
       GATEWAY_DB: `${db}_gateway`,
       SIGNALS_URL: 'http://127.0.0.1:1',
       STATS_URL: 'http://127.0.0.1:1',
