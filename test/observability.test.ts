@@ -179,11 +179,19 @@ describe('tracing across the system', () => {
       body: JSON.stringify({ url: `${receiver.url}/traced`, events: ['signal.new'] }),
     });
     expect(res.status).toBe(201);
-    await waitFor(() => traceOf(traceId).services.has('webhooks-api'), 10_000, 100, 'webhooks-api spans');
+    // Spans arrive in export batches, a parent often after its children: wait for the server span.
+    const isApiServer = (s: OtlpSpan) => s.service === 'webhooks-api' && s.kind === 2;
+    const isGatewayServer = (s: OtlpSpan) => s.service === 'api-gateway' && s.kind === 2;
+    await waitFor(
+      () => traceOf(traceId).spans.some(isApiServer) && traceOf(traceId).spans.some(isGatewayServer),
+      10_000,
+      100,
+      'the gateway and webhooks-api server spans',
+    );
     const trace = traceOf(traceId);
     expect([...trace.services].sort()).toEqual(['api-gateway', 'webhooks-api']);
     // The webhooks API's server span hangs under the gateway's (its undici call).
-    const apiServer = trace.spans.find((s) => s.service === 'webhooks-api' && s.kind === 2)!;
+    const apiServer = trace.spans.find(isApiServer)!;
     expect(trace.ancestry(apiServer).some((s) => s.service === 'api-gateway')).toBe(true);
   });
 
@@ -206,8 +214,21 @@ describe('tracing across the system', () => {
     expect(String(delivered.headers.traceparent)).toContain(traceId);
 
     const isDeliveryPost = (s: OtlpSpan) => s.service === 'webhooks-worker' && s.kind === 3 && s.name.startsWith('POST');
+    const needed = [
+      (s: OtlpSpan) => s.service === 'signals' && s.kind === 2, // SERVER: the ingest request
+      (s: OtlpSpan) => s.service === 'signals' && s.kind === 4, // PRODUCER: the relay's publish
+      (s: OtlpSpan) => s.service === 'stats' && s.kind === 5, // CONSUMER
+      (s: OtlpSpan) => s.service === 'webhooks-worker' && s.kind === 5,
+      isDeliveryPost,
+    ];
+    // Wait until every span of the chain arrived and the chain is whole (batches arrive apart).
     await waitFor(
-      () => traceOf(traceId).services.has('stats') && traceOf(traceId).spans.some(isDeliveryPost),
+      () => {
+        const t = traceOf(traceId);
+        const delivery = t.spans.find(isDeliveryPost);
+        const whole = t.spans.every((span) => t.ancestry(span).at(-1)!.parentSpanId === 'b7ad6b7169203331');
+        return needed.every((n) => t.spans.some(n)) && delivery && whole;
+      },
       10_000,
       100,
       'spans from signals, stats and the worker',
