@@ -1,6 +1,13 @@
 import type { SignalsConfig } from './config';
-import { healthChecks, type SignalsDependencies } from './dependencies';
-import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
+import { healthChecks, servesWith, type SignalsDependencies } from './dependencies';
+import {
+  createBaseApp,
+  finishApp,
+  type HealthCheck,
+  type Lifecycle,
+  type Logger,
+  type ServesWith,
+} from '@signal/service-kit';
 import type { Express } from 'express';
 import type { SignalRepository } from './data/signal.repository';
 import type { ListDeps } from './domain/list-signals.use-case';
@@ -12,6 +19,7 @@ export interface SignalsAppDeps {
   logger: Logger;
   lifecycle: Lifecycle;
   checks: Record<string, HealthCheck>;
+  servesWith?: ServesWith;
   repository: SignalRepository;
   reads: ListDeps;
   effects: WriteEffects;
@@ -25,6 +33,7 @@ export function buildApp(deps: SignalsAppDeps): Express {
     logger: deps.logger,
     lifecycle: deps.lifecycle,
     checks: deps.checks,
+    servesWith: deps.servesWith,
     jsonLimit: '5mb',
   });
   app.use(signalsRouter(deps.reads, deps.internalJwtSecret));
@@ -43,6 +52,7 @@ export function appFromDependencies(
     logger,
     lifecycle,
     checks: healthChecks(deps),
+    servesWith,
     repository: deps.repository,
     internalJwtSecret: config.INTERNAL_JWT_SECRET,
     ingestToken: config.INGEST_TOKEN,

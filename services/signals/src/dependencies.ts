@@ -8,6 +8,7 @@ import {
   sourceEpoch,
   type BackgroundWorker,
   type Logger,
+  type ServesWith,
 } from '@signal/service-kit';
 import type Redis from 'ioredis';
 import type { Connection } from 'mongoose';
@@ -115,10 +116,20 @@ export function connections(deps: SignalsDependencies): Array<[string, () => Pro
   ];
 }
 
-/** Readiness: what the service cannot serve without. Redis is not among them (MongoDB answers reads). */
+/** What readiness looks at: the store, the timeline index (Redis, complete) and the broker. */
 export const healthChecks = (deps: SignalsDependencies) => ({
   mongo: () => pingMongo(deps.mongo),
+  timeline: async () => {
+    if (!(await deps.index.model.isReady())) throw new Error('incomplete');
+  },
   rabbitmq: async () => {
     if (!deps.amqp.connected) throw new Error('down');
   },
 });
+
+/**
+ * Lists and details come from the timeline index or, without it, from MongoDB: either one is
+ * enough to serve reads. Without MongoDB ingest answers 503; without the broker events wait in
+ * the outbox. Anything down short of both read paths is "degraded", not unready.
+ */
+export const servesWith: ServesWith = (up) => up('mongo') || up('timeline');

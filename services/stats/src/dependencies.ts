@@ -8,6 +8,7 @@ import {
   sourceEpoch,
   type BackgroundWorker,
   type Logger,
+  type ServesWith,
 } from '@signal/service-kit';
 import type Redis from 'ioredis';
 import type { Connection } from 'mongoose';
@@ -127,10 +128,19 @@ export function connections(deps: StatsDependencies): Array<[string, () => Promi
   ];
 }
 
-/** Readiness: MongoDB and the broker; Redis is not needed to answer (the projection answers). */
+/** What readiness looks at: the projection's store, the aggregates (Redis, complete), the broker. */
 export const healthChecks = (deps: StatsDependencies) => ({
   mongo: () => pingMongo(deps.mongo),
+  aggregates: async () => {
+    if (!(await deps.aggregates.model.isReady())) throw new Error('incomplete');
+  },
   rabbitmq: async () => {
     if (!deps.amqp.connected) throw new Error('down');
   },
 });
+
+/**
+ * Figures come from the aggregates or, without them, from the MongoDB projection: either one is
+ * enough to answer. Without the broker the figures only fall behind: "degraded", not unready.
+ */
+export const servesWith: ServesWith = (up) => up('mongo') || up('aggregates');

@@ -1,6 +1,6 @@
 import { DELAY_BUCKETS_MS, MESSAGE_POLICIES, nextDelayHop, type WebhookDeliveryJob } from '@signal/contracts';
 import { AmqpClient, brokerNames, declareConsumerQueues, type BrokerNames } from '@signal/messaging';
-import { connectMongo, pingMongo, type Logger } from '@signal/service-kit';
+import { connectMongo, pingMongo, type Logger, type ServesWith } from '@signal/service-kit';
 import type { ConfirmChannel } from 'amqplib';
 import type { Connection } from 'mongoose';
 import type { WebhooksConfig } from './config';
@@ -78,9 +78,17 @@ export async function createDependencies(
   };
 }
 
+/** What readiness looks at (the API's and the worker's): the store and the broker. */
 export const healthChecks = (deps: WebhooksDependencies) => ({
   mongo: () => pingMongo(deps.mongo),
   rabbitmq: async () => {
     if (!deps.amqp.connected) throw new Error('down');
   },
 });
+
+/**
+ * The API manages subscriptions and deliveries in MongoDB; without the broker only sending a
+ * test or a re-send waits (503): "degraded". The worker needs both (it takes jobs from the broker
+ * and records attempts in the store), so it keeps the default.
+ */
+export const apiServesWith: ServesWith = (up) => up('mongo');
