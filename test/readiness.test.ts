@@ -86,7 +86,7 @@ describe('readiness of the signals service', () => {
 
   beforeAll(async () => {
     net = await proxies();
-    svc = await startSignals('ready_signals', net.env);
+    svc = await startSignals('ready_signals', { ...net.env, STORE_FALLBACK_CONCURRENCY: '1' });
     await svc.deps.amqp.waitUntilConnected();
     const created = await request(svc.url)
       .post('/internal/signals')
@@ -109,6 +109,25 @@ describe('readiness of the signals service', () => {
       expect(v.checks.mongo).toBe('ok');
       const res = await list().expect(200);
       expect(res.body.data.map((s: { id: string }) => s.id)).toEqual([signalId]);
+    } finally {
+      net.redis.restore();
+    }
+    await until(svc.url, 'ready');
+  });
+
+  it('when Redis is cut and more lists arrive than MongoDB may run at once, then the surplus gets 503 + Retry-After at once', async () => {
+    net.redis.cut();
+    try {
+      await until(svc.url, 'degraded', ['timeline']);
+      const answers = await Promise.all(Array.from({ length: 40 }, () => list()));
+      const statuses = answers.map((r) => r.status);
+      expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
+      expect(statuses).toContain(200);
+      const shed = answers.filter((r) => r.status === 503);
+      expect(shed.length).toBeGreaterThan(0);
+      expect(
+        shed.every((r) => r.headers['retry-after'] === '1' && r.body.error.code === 'SERVICE_UNAVAILABLE'),
+      ).toBe(true);
     } finally {
       net.redis.restore();
     }

@@ -4,6 +4,7 @@ import {
   connectMongo,
   connectRedis,
   inContextOf,
+  LoadShedder,
   pingMongo,
   sourceEpoch,
   type BackgroundWorker,
@@ -93,7 +94,13 @@ export async function createDependencies(
     keeper,
     relay,
     exchange,
-    reads: { index, repository, logger, indexMissed: () => keeper.kick() },
+    reads: {
+      index,
+      repository,
+      logger,
+      indexMissed: () => keeper.kick(),
+      storeReads: new LoadShedder(config.STORE_FALLBACK_CONCURRENCY, 'Listing from the database'),
+    },
     effects: {
       async written(snapshots, outboxIds = snapshots.map((s) => s.id)) {
         await keeper.record(snapshots);

@@ -1,6 +1,7 @@
 import { MESSAGE_POLICIES, isBusEventName } from '@signal/contracts';
 import { AmqpClient, Consumer, brokerNames } from '@signal/messaging';
 import {
+  LoadShedder,
   PeriodicTask,
   connectMongo,
   connectRedis,
@@ -107,7 +108,17 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
     aggregates,
     cache,
     consumer,
-    reads: { aggregates, repository, cache, logger, aggregatesMissed: () => keeper.kick() },
+    reads: {
+      aggregates,
+      repository,
+      cache,
+      logger,
+      aggregatesMissed: () => keeper.kick(),
+      storeReads: new LoadShedder(
+        config.STORE_FALLBACK_CONCURRENCY,
+        'Computing statistics from the database',
+      ),
+    },
     rebuildAggregates,
     workers,
     async close() {

@@ -4,7 +4,7 @@ import {
   type SignalListItem,
   type SignalListQuery,
 } from '@signal/contracts';
-import type { Logger } from '@signal/service-kit';
+import type { LoadShedder, Logger } from '@signal/service-kit';
 import type { SignalFilter, SignalRepository } from '../data/signal.repository';
 import { ulidTimeMs } from '../data/timeline-index';
 import { decodeCursor, encodeCursor } from './cursor';
@@ -17,6 +17,8 @@ export interface ListDeps {
   logger: Logger;
   /** The index was incomplete or unreachable: the keeper should look now. */
   indexMissed(): void;
+  /** Bounds the list queries MongoDB runs while the index is away. */
+  storeReads: LoadShedder;
 }
 
 type ListResult = { data: SignalListItem[]; meta: ListMeta };
@@ -58,7 +60,7 @@ export async function listSignals(deps: ListDeps, query: SignalListQuery): Promi
     deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'timeline index unreachable');
   }
   deps.indexMissed();
-  return listFromStore(deps.repository, query, perPage, cursorId);
+  return deps.storeReads.run(() => listFromStore(deps.repository, query, perPage, cursorId));
 }
 
 function meta(total: number, page: number, perPage: number, nextId: string | null): ListMeta {
