@@ -5,11 +5,12 @@ import { ROOT, wholeNumberOption } from './harness';
 import { chaosOptions, formatReport, runChaos, type ChaosOptions } from './chaos/run';
 
 /**
- * pnpm chaos [--short] [--seconds 120] [--reads 200] [--signals 20] [--subscribers 10] [--outage 10]
+ * pnpm chaos [--short] [--seconds 120] [--reads 200] [--signals 20] [--subscribers 10] [--outage 10] [--out file]
  * A mixed load on the whole system while each service process is SIGKILLed and restarted and
  * each dependency (Redis, RabbitMQ, the MongoDB-wire server) is cut through a TCP proxy, in turn;
  * then every created signal must be in the list and in stats, every (event, subscription) pair
- * delivered, no signal doubled. Prints the report, writes bench-results/chaos.json, exits 1 on a
+ * delivered, no signal doubled. Prints the report, writes it as JSON (--out, default
+ * bench-results/chaos.json), exits 1 on a
  * violation. --short: the CI version (about 35 s, four faults).
  */
 
@@ -23,6 +24,7 @@ async function main() {
       signals: { type: 'string' },
       subscribers: { type: 'string', default: '10' },
       outage: { type: 'string' },
+      out: { type: 'string', default: path.join(ROOT, 'bench-results', 'chaos.json') },
     },
   });
   const base = chaosOptions(opts.short === true);
@@ -39,8 +41,9 @@ async function main() {
   };
   const report = await runChaos(options);
   console.log(formatReport(report));
-  mkdirSync(path.join(ROOT, 'bench-results'), { recursive: true });
-  writeFileSync(path.join(ROOT, 'bench-results', 'chaos.json'), JSON.stringify(report, null, 2));
+  const out = opts.out ?? path.join(ROOT, 'bench-results', 'chaos.json');
+  mkdirSync(path.dirname(out), { recursive: true });
+  writeFileSync(out, JSON.stringify(report, null, 2));
   process.exit(report.violations.length ? 1 : 0);
 }
 
