@@ -1,14 +1,17 @@
 import mongoose, { type Connection } from 'mongoose';
+import type { Logger } from './logger';
+import { watchMongoMonitors } from './mongo-watchdog';
 
 /**
  * One connection per service database. Fails fast (no 30 s buffering) so that requests
  * during an outage get a 503 quickly instead of hanging.
  */
-export async function connectMongo(url: string, dbName: string): Promise<Connection> {
+export async function connectMongo(url: string, dbName: string, logger?: Logger): Promise<Connection> {
+  const timing = { connectTimeoutMS: 3000, heartbeatFrequencyMS: 10_000 };
   const connection = mongoose.createConnection(url, {
     dbName,
     serverSelectionTimeoutMS: 3000,
-    connectTimeoutMS: 3000,
+    ...timing,
     socketTimeoutMS: 20_000,
     maxPoolSize: 20,
     bufferCommands: false,
@@ -16,6 +19,8 @@ export async function connectMongo(url: string, dbName: string): Promise<Connect
     autoCreate: false,
   });
   await connection.asPromise();
+  const stopWatching = watchMongoMonitors(connection, timing, logger);
+  connection.once('close', stopWatching);
   return connection;
 }
 

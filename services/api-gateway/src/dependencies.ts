@@ -25,7 +25,7 @@ export async function createDependencies(
   config: GatewayConfig,
   logger: Logger,
 ): Promise<GatewayDependencies> {
-  const mongo = await connectMongo(config.MONGO_URL, config.GATEWAY_DB);
+  const mongo = await connectMongo(config.MONGO_URL, config.GATEWAY_DB, logger);
   const repository = new AccountRepository(accountModel(mongo), apiKeyModel(mongo));
   await repository.ensureIndexes();
   const redis = await connectRedis(config.REDIS_URL, logger);

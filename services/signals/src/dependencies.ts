@@ -42,7 +42,7 @@ export async function createDependencies(
   config: SignalsConfig,
   logger: Logger,
 ): Promise<SignalsDependencies> {
-  const mongo = await connectMongo(config.MONGO_URL, config.SIGNALS_DB);
+  const mongo = await connectMongo(config.MONGO_URL, config.SIGNALS_DB, logger);
   const repository = new SignalRepository(signalModel(mongo), outboxBatchModel(mongo));
   await repository.ensureIndexes();
   const redis = await connectRedis(config.REDIS_URL, logger);

@@ -44,7 +44,7 @@ export async function createDependencies(
   logger: Logger,
   name: string,
 ): Promise<WebhooksDependencies> {
-  const mongo = await connectMongo(config.MONGO_URL, config.WEBHOOKS_DB);
+  const mongo = await connectMongo(config.MONGO_URL, config.WEBHOOKS_DB, logger);
   const repository = new WebhookRepository(subscriptionModel(mongo), deliveryModel(mongo));
   await repository.ensureIndexes();
   const names = brokerNames(config.AMQP_PREFIX);
