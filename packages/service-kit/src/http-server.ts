@@ -1,5 +1,4 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 
 export interface RunningServer {
@@ -24,7 +23,9 @@ export async function startHttpServer(
     server.once('error', reject);
     server.listen(port, host, () => resolve());
   });
-  const actual = (server.address() as AddressInfo).port;
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the server is not listening on TCP');
+  const actual = address.port;
   return {
     server,
     port: actual,
