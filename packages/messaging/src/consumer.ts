@@ -1,6 +1,12 @@
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import type { Logger } from 'pino';
-import { markActiveSpanFailed, requestContext } from '@signal/service-kit';
+import {
+  markActiveSpanFailed,
+  metrics,
+  registerQueueDepthSource,
+  requestContext,
+  type QueueDepth,
+} from '@signal/service-kit';
 import type { z } from 'zod';
 import type { AmqpClient } from './amqp-client';
 
@@ -86,6 +92,7 @@ export class Consumer<S extends z.ZodType> {
   private consumerTag?: string;
   private stopped = false;
   private readonly inFlight = new Set<Promise<void>>();
+  private unregisterDepths?: () => void;
 
   constructor(private readonly options: ConsumerOptions<S>) {}
 
@@ -107,6 +114,20 @@ export class Consumer<S extends z.ZodType> {
     }
     await channel.prefetch(prefetch);
     this.channel = channel;
+    this.unregisterDepths?.();
+    this.unregisterDepths = registerQueueDepthSource(async () => {
+      // A channel of its own: asking about a missing queue closes the channel it is asked on.
+      const probe = await client.createChannel();
+      probe.on('error', () => undefined);
+      try {
+        const depths: QueueDepth[] = [];
+        for (const [kind, name] of [['ready', queue], ['retry', `${queue}.retry`], ['dead', `${queue}.dead`]] as const)
+          depths.push({ queue, kind, messages: (await probe.checkQueue(name)).messageCount });
+        return depths;
+      } finally {
+        await probe.close().catch(() => undefined);
+      }
+    });
     const { consumerTag } = await channel.consume(queue, (msg) => {
       if (!msg) return;
       const work = this.handle(channel, msg).finally(() => this.inFlight.delete(work));
@@ -136,6 +157,9 @@ export class Consumer<S extends z.ZodType> {
   private async process(channel: ConfirmChannel, msg: ConsumeMessage, meta: MessageMeta): Promise<void> {
     const { logger, queue, schema, policy, handler } = this.options;
     const attempt = meta.attempt;
+    const handled = (outcome: 'ack' | 'retry' | 'dead' | 'poison') =>
+      metrics.messagesHandled().inc({ queue, outcome });
+    const endTimer = metrics.messageHandling().startTimer({ queue });
     try {
       let parsed: z.infer<S>;
       try {
@@ -147,6 +171,7 @@ export class Consumer<S extends z.ZodType> {
         );
         await sendConfirmed(channel, `${queue}.dead`, msg, { 'x-error': 'invalid message' });
         channel.ack(msg);
+        handled('poison');
         return;
       }
       let timer: NodeJS.Timeout | undefined;
@@ -164,6 +189,7 @@ export class Consumer<S extends z.ZodType> {
         clearTimeout(timer);
       }
       channel.ack(msg);
+      handled('ack');
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       markActiveSpanFailed(reason);
@@ -174,23 +200,28 @@ export class Consumer<S extends z.ZodType> {
             'message failed for good → dead-letter',
           );
           await sendConfirmed(channel, `${queue}.dead`, msg, { 'x-error': reason.slice(0, 200) });
+          handled('dead');
         } else {
           logger.warn(
             { queue, messageId: meta.messageId, attempt, err: reason },
             'message failed; will retry',
           );
           await sendConfirmed(channel, `${queue}.retry`, msg, { [ATTEMPT_HEADER]: attempt + 1 });
+          handled('retry');
         }
         channel.ack(msg);
       } catch {
         // The channel is gone; the broker redelivers the unacked message after reconnect.
       }
+    } finally {
+      endTimer();
     }
   }
 
   /** Stops taking messages and waits for the ones being handled. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.unregisterDepths?.();
     const channel = this.channel;
     if (channel && this.consumerTag) await channel.cancel(this.consumerTag).catch(() => undefined);
     await Promise.allSettled([...this.inFlight]);

@@ -77,6 +77,7 @@ export async function createDependencies(
     // Each event is published in the trace of the write that made it (stored with the entry).
     publish: (event) => inContextOf(event.context, () => publishEvent(event)),
     eventId: (event) => event.id,
+    occurredAt: (event) => Date.parse(event.occurred_at),
     logger,
     intervalMs: config.OUTBOX_INTERVAL_MS,
     sweepIntervalMs: config.OUTBOX_SWEEP_INTERVAL_MS,

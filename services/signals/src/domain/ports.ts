@@ -86,7 +86,7 @@ export interface TimelineWriter {
   /** Version-guarded: an older or repeated snapshot changes nothing. */
   apply(snapshots: SignalSnapshot[]): Promise<void>;
   /** Completeness mark and rebuild protocol. */
-  readonly model: Pick<RedisReadModel, 'isReady' | 'rebuild'>;
+  readonly model: Pick<RedisReadModel, 'isReady' | 'rebuild' | 'observeLag'>;
 }
 
 /** Signals whose index update failed, re-applied once the index answers again. */

@@ -37,7 +37,7 @@ export interface AggregatesStore {
     now?: number,
   ): Promise<{ rows: GroupRow[]; bestRoi: number | undefined } | undefined>;
   /** Completeness mark and rebuild protocol. */
-  readonly model: Pick<RedisReadModel, 'isReady' | 'rebuild' | 'clear'>;
+  readonly model: Pick<RedisReadModel, 'isReady' | 'rebuild' | 'clear' | 'observeLag'>;
 }
 
 /** Answers of the fallback path per (type, period), made stale by every projected change. */

@@ -4,7 +4,7 @@ import { toProjection } from './projection';
 
 export interface ProjectDeps {
   repository: Pick<ProjectionStore, 'apply'>;
-  aggregates: Pick<AggregatesStore, 'apply'>;
+  aggregates: Pick<AggregatesStore, 'apply' | 'model'>;
   cache: Pick<StatsAnswerCache, 'invalidate'>;
 }
 
@@ -18,6 +18,7 @@ export async function projectSignal(deps: ProjectDeps, snapshot: SignalSnapshot)
   const projected = toProjection(snapshot);
   const changed = await deps.repository.apply(projected);
   await deps.aggregates.apply([projected]);
+  deps.aggregates.model.observeLag(Date.parse(snapshot.updated_at));
   if (changed) await deps.cache.invalidate();
   return changed;
 }

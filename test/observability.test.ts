@@ -1,12 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import mongoose from 'mongoose';
 import {
   freePort,
-  infraUrls,
   startReceiver,
   testBrokerPrefix,
   uniqueName,
@@ -14,13 +9,13 @@ import {
   type Receiver,
 } from '@signal/test-kit';
 import { signalInput } from '../services/signals/test/signals-harness';
+import { dropServiceDatabases, infraEnv, isReady as ready, runBuilt as run, type Running } from './built-services';
 
 /**
- * One trace from a request to a webhook delivery, across the real processes: each service
- * runs from its built output with tracing on, exporting OTLP/JSON to a collector in this test
- * (the in-memory exporter of this test is that collector's list).
+ * Observability of the real processes: each service runs from its built output with tracing
+ * on, exporting OTLP/JSON to a collector in this test (the in-memory exporter of this test is
+ * that collector's list), and serving metrics on its internal port only.
  */
-const ROOT = path.join(__dirname, '..');
 const broker = testBrokerPrefix('trace');
 
 interface OtlpSpan {
@@ -65,31 +60,7 @@ async function startCollector(): Promise<{ url: string; spans: OtlpSpan[]; close
   };
 }
 
-interface Running {
-  child: ChildProcess;
-  output: () => string;
-}
-
-function run(entry: string, env: Record<string, string>, args: string[] = []): Running {
-  const file = path.join(ROOT, entry);
-  if (!existsSync(file)) throw new Error(`${entry} is not built: run "pnpm build" (scripts/test.sh does)`);
-  const child = spawn(process.execPath, [file, ...args], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  return { child, output: () => out };
-}
-
-async function ready(port: number): Promise<boolean> {
-  const res = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
-  return res?.status === 200;
-}
-
 describe('tracing across the system', () => {
-  const { mongoUrl, redisUrl, amqpUrl } = infraUrls();
   const db = uniqueName('t_trace');
   const secrets = {
     INTERNAL_JWT_SECRET: 'trace-internal-jwt-secret-0123456789abcdef',
@@ -101,19 +72,19 @@ describe('tracing across the system', () => {
   let collector: Awaited<ReturnType<typeof startCollector>>;
   let receiver: Receiver;
   const ports = { signals: 0, stats: 0, webhooks: 0, worker: 0, gateway: 0 };
+  const metricsPorts = { signals: 0, stats: 0, webhooks: 0, worker: 0, gateway: 0 };
 
   beforeAll(async () => {
     collector = await startCollector();
     receiver = await startReceiver();
-    for (const k of Object.keys(ports) as Array<keyof typeof ports>) ports[k] = await freePort();
+    for (const k of Object.keys(ports) as Array<keyof typeof ports>) {
+      ports[k] = await freePort();
+      metricsPorts[k] = await freePort();
+    }
     const common = {
       ...secrets,
-      MONGO_URL: mongoUrl,
-      REDIS_URL: redisUrl,
-      AMQP_URL: amqpUrl,
-      AMQP_PREFIX: broker.prefix,
-      REDIS_PREFIX: broker.prefix,
-      LOG_LEVEL: 'warn',
+      ...infraEnv(broker.prefix),
+      LOG_LEVEL: 'info',
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
       OTEL_BSP_SCHEDULE_DELAY: '100',
     };
@@ -124,14 +95,35 @@ describe('tracing across the system', () => {
     };
     const local = (port: number) => `http://127.0.0.1:${port}`;
     processes.push(
-      run('services/signals/dist/main.js', { ...common, SIGNALS_DB: `${db}_signals`, PORT: String(ports.signals) }),
-      run('services/stats/dist/main.js', { ...common, STATS_DB: `${db}_stats`, PORT: String(ports.stats) }),
-      run('services/webhooks/dist/main.js', { ...common, ...webhooksEnv, PORT: String(ports.webhooks) }),
-      run('services/webhooks/dist/worker.js', { ...common, ...webhooksEnv, WORKER_PORT: String(ports.worker) }),
+      run('services/signals/dist/main.js', {
+        ...common,
+        SIGNALS_DB: `${db}_signals`,
+        PORT: String(ports.signals),
+        METRICS_PORT: String(metricsPorts.signals),
+      }),
+      run('services/stats/dist/main.js', {
+        ...common,
+        STATS_DB: `${db}_stats`,
+        PORT: String(ports.stats),
+        METRICS_PORT: String(metricsPorts.stats),
+      }),
+      run('services/webhooks/dist/main.js', {
+        ...common,
+        ...webhooksEnv,
+        PORT: String(ports.webhooks),
+        METRICS_PORT: String(metricsPorts.webhooks),
+      }),
+      run('services/webhooks/dist/worker.js', {
+        ...common,
+        ...webhooksEnv,
+        WORKER_PORT: String(ports.worker),
+        WORKER_METRICS_PORT: String(metricsPorts.worker),
+      }),
       run('services/api-gateway/dist/main.js', {
         ...common,
         GATEWAY_DB: `${db}_gateway`,
         PORT: String(ports.gateway),
+        METRICS_PORT: String(metricsPorts.gateway),
         SIGNALS_URL: local(ports.signals),
         STATS_URL: local(ports.stats),
         WEBHOOKS_URL: local(ports.webhooks),
@@ -148,10 +140,7 @@ describe('tracing across the system', () => {
     await receiver.close();
     await collector.close();
     await broker.cleanup();
-    const conn = await mongoose.createConnection(mongoUrl).asPromise();
-    for (const suffix of ['signals', 'stats', 'webhooks', 'gateway'])
-      await conn.useDb(`${db}_${suffix}`).dropDatabase().catch(() => undefined);
-    await conn.close();
+    await dropServiceDatabases(db);
   });
 
   /** Every span of one trace, with a way to walk from a span up to its root. */
@@ -169,9 +158,7 @@ describe('tracing across the system', () => {
   it('when a client subscribes through the gateway, then the gateway and the webhooks API share one trace', async () => {
     const demo = run('services/api-gateway/dist/cli/admin.cli.js', {
       ...secrets,
-      MONGO_URL: mongoUrl,
-      REDIS_URL: redisUrl,
-      REDIS_PREFIX: broker.prefix,
+      ...infraEnv(broker.prefix),
       GATEWAY_DB: `${db}_gateway`,
       SIGNALS_URL: 'http://127.0.0.1:1',
       STATS_URL: 'http://127.0.0.1:1',
@@ -192,11 +179,19 @@ describe('tracing across the system', () => {
       body: JSON.stringify({ url: `${receiver.url}/traced`, events: ['signal.new'] }),
     });
     expect(res.status).toBe(201);
-    await waitFor(() => traceOf(traceId).services.has('webhooks-api'), 10_000, 100, 'webhooks-api spans');
+    // Spans arrive in export batches, a parent often after its children: wait for the server span.
+    const isApiServer = (s: OtlpSpan) => s.service === 'webhooks-api' && s.kind === 2;
+    const isGatewayServer = (s: OtlpSpan) => s.service === 'api-gateway' && s.kind === 2;
+    await waitFor(
+      () => traceOf(traceId).spans.some(isApiServer) && traceOf(traceId).spans.some(isGatewayServer),
+      10_000,
+      100,
+      'the gateway and webhooks-api server spans',
+    );
     const trace = traceOf(traceId);
     expect([...trace.services].sort()).toEqual(['api-gateway', 'webhooks-api']);
     // The webhooks API's server span hangs under the gateway's (its undici call).
-    const apiServer = trace.spans.find((s) => s.service === 'webhooks-api' && s.kind === 2)!;
+    const apiServer = trace.spans.find(isApiServer)!;
     expect(trace.ancestry(apiServer).some((s) => s.service === 'api-gateway')).toBe(true);
   });
 
@@ -219,8 +214,21 @@ describe('tracing across the system', () => {
     expect(String(delivered.headers.traceparent)).toContain(traceId);
 
     const isDeliveryPost = (s: OtlpSpan) => s.service === 'webhooks-worker' && s.kind === 3 && s.name.startsWith('POST');
+    const needed = [
+      (s: OtlpSpan) => s.service === 'signals' && s.kind === 2, // SERVER: the ingest request
+      (s: OtlpSpan) => s.service === 'signals' && s.kind === 4, // PRODUCER: the relay's publish
+      (s: OtlpSpan) => s.service === 'stats' && s.kind === 5, // CONSUMER
+      (s: OtlpSpan) => s.service === 'webhooks-worker' && s.kind === 5,
+      isDeliveryPost,
+    ];
+    // Wait until every span of the chain arrived and the chain is whole (batches arrive apart).
     await waitFor(
-      () => traceOf(traceId).services.has('stats') && traceOf(traceId).spans.some(isDeliveryPost),
+      () => {
+        const t = traceOf(traceId);
+        const delivery = t.spans.find(isDeliveryPost);
+        const whole = t.spans.every((span) => t.ancestry(span).at(-1)!.parentSpanId === 'b7ad6b7169203331');
+        return needed.every((n) => t.spans.some(n)) && delivery && whole;
+      },
       10_000,
       100,
       'spans from signals, stats and the worker',
@@ -237,5 +245,50 @@ describe('tracing across the system', () => {
     const deliveryChain = trace.ancestry(delivery);
     expect(deliveryChain).toContain(publish);
     expect(deliveryChain.filter((s) => s.service === 'webhooks-worker' && s.kind === 5).length).toBeGreaterThanOrEqual(2); // fan-out, then the attempt
+  });
+
+  const scrape = async (port: number) => {
+    const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+    expect(res.status).toBe(200);
+    return res.text();
+  };
+  /** The value of one sample line, e.g. `outbox_publish_lag_seconds_count`. */
+  const sample = (text: string, name: string, labels = ''): number => {
+    const line = text.split('\n').find((l) => l.startsWith(`${name}${labels}`) && /\s[\d.e+-]+$/.test(l));
+    return line ? Number(line.split(/\s/).at(-1)) : Number.NaN;
+  };
+
+  it('when the public ports are asked for /metrics, then they answer the 404 envelope; the internal port serves process and domain metrics', async () => {
+    for (const port of Object.values(ports)) {
+      const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+      expect(res.status).toBe(404);
+      const body = (await res.json()) as { error?: { code?: string } };
+      if (port !== ports.worker) expect(body.error?.code).toBe('NOT_FOUND');
+    }
+    const signals = await scrape(metricsPorts.signals);
+    expect(sample(signals, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
+    expect(sample(signals, 'outbox_publish_lag_seconds_count')).toBeGreaterThanOrEqual(1);
+    expect(sample(signals, 'read_model_apply_lag_seconds_count', '{model="timeline"}')).toBeGreaterThanOrEqual(1);
+    expect(sample(signals, 'read_model_ready', '{model="timeline"}')).toBe(1);
+    expect(signals).toMatch(/http_request_duration_seconds_count\{service="signals",method="POST",route="\/internal\/signals",status="201"\} \d/);
+
+    const stats = await scrape(metricsPorts.stats);
+    expect(sample(stats, 'messages_handled_total', `{queue="${broker.prefix}stats.signal-events",outcome="ack"}`)).toBeGreaterThanOrEqual(1);
+    expect(sample(stats, 'queue_messages', `{queue="${broker.prefix}stats.signal-events",kind="dead"}`)).toBe(0);
+    expect(sample(stats, 'read_model_apply_lag_seconds_count', '{model="agg"}')).toBeGreaterThanOrEqual(1);
+
+    const worker = await scrape(metricsPorts.worker);
+    expect(sample(worker, 'messages_handled_total', `{queue="${broker.prefix}webhooks.deliveries",outcome="ack"}`)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('when a request is served, then its access line at info carries the request id and the trace id', () => {
+    const signalsOut = processes[0]!.output();
+    const line = signalsOut
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === 'request' && l.path === '/internal/signals');
+    expect(line).toMatchObject({ level: 30, status: 201, trace_id: '0af7651916cd43dd8448eb211c80319c' });
+    expect(String(line?.request_id)).toMatch(/^req_/);
   });
 });
