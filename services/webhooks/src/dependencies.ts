@@ -4,19 +4,19 @@ import { connectMongo, pingMongo, type Logger } from '@signal/service-kit';
 import type { ConfirmChannel } from 'amqplib';
 import type { Connection } from 'mongoose';
 import type { WebhooksConfig } from './config';
-import { deliveryModel, subscriptionModel } from './data/webhook.models';
 import { IdempotencyRepository } from './data/idempotency.repository';
+import { ensureIndexes, webhookCollections, type WebhookCollections } from './data/webhook.models';
 import { WebhookRepository } from './data/webhook.repository';
 import type { ScheduleJob } from './domain/delivery-jobs';
 
 export interface WebhooksDependencies {
   mongo: Connection;
+  collections: WebhookCollections;
   amqp: AmqpClient;
   names: BrokerNames;
   repository: WebhookRepository;
   idempotency: IdempotencyRepository;
   schedule: ScheduleJob;
-  close(): Promise<void>;
 }
 
 /** Delivery queue + one fixed-TTL queue per delay bucket, each dead-lettering back into it. */
@@ -45,8 +45,8 @@ export async function createDependencies(
   name: string,
 ): Promise<WebhooksDependencies> {
   const mongo = await connectMongo(config.MONGO_URL, config.WEBHOOKS_DB);
-  const repository = new WebhookRepository(subscriptionModel(mongo), deliveryModel(mongo));
-  await repository.ensureIndexes();
+  const collections = webhookCollections(mongo);
+  await ensureIndexes(collections);
   const names = brokerNames(config.AMQP_PREFIX);
   const amqp = new AmqpClient({ url: config.AMQP_URL, logger, name });
   await amqp.addSetup((ch) => declareDeliveryTopology(ch, names, config.AMQP_QUEUE_TYPE));
@@ -54,7 +54,7 @@ export async function createDependencies(
 
   // Retries wait in RabbitMQ, never in a timer in memory, so a worker crash or restart loses no
   // scheduled attempt. The job keeps its absolute due time and hops through the fixed delay
-  // buckets largest-first; the worker sends it on when it comes back early (see worker.app).
+  // buckets largest-first; the worker sends it on when it comes back early (see deliverAttempt).
   const schedule: ScheduleJob = async (job: WebhookDeliveryJob, delayMs?: number) => {
     const dueAt = delayMs !== undefined ? Date.now() + Math.max(0, delayMs) : (job.due_at ?? Date.now());
     const hop = nextDelayHop(dueAt - Date.now());
@@ -66,16 +66,21 @@ export async function createDependencies(
 
   return {
     mongo,
+    collections,
     amqp,
     names,
-    repository,
-    idempotency: new IdempotencyRepository(mongo),
+    repository: new WebhookRepository(collections),
+    idempotency: new IdempotencyRepository(collections.idempotency),
     schedule,
-    async close() {
-      await amqp.close();
-      await mongo.close();
-    },
   };
+}
+
+/** This service's connections, closed after its workers stop (see service-kit `registerShutdown`). */
+export function connections(deps: WebhooksDependencies): Array<[string, () => Promise<void>]> {
+  return [
+    ['rabbitmq', () => deps.amqp.close()],
+    ['mongo', () => deps.mongo.close()],
+  ];
 }
 
 export const healthChecks = (deps: WebhooksDependencies) => ({

@@ -1,7 +1,7 @@
-import { GracefulShutdown, createLogger, startHttpServer } from '@signal/service-kit';
+import { GracefulShutdown, createLogger, registerShutdown, startHttpServer } from '@signal/service-kit';
 import { appFromDependencies } from './app';
 import { loadConfig } from './config';
-import { createDependencies } from './dependencies';
+import { connections, createDependencies } from './dependencies';
 
 /** The subscriptions API (scale it with HTTP traffic); deliveries run in worker.ts. */
 async function main(): Promise<void> {
@@ -11,14 +11,11 @@ async function main(): Promise<void> {
   const deps = await createDependencies(config, logger, 'webhooks-api');
   const app = appFromDependencies(config, deps, logger, shutdown);
   const http = await startHttpServer(app, config.PORT, config.HOST);
-  shutdown
-    .register('http', () => http.close())
-    .register('rabbitmq+mongo', () => deps.close())
-    .listen();
+  registerShutdown(shutdown, { http, workers: [], connections: connections(deps) }).listen();
   logger.info({ url: http.url }, 'webhooks api listening');
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`webhooks: failed to start: ${(err as Error).message}\n`);
+  process.stderr.write(`webhooks: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });

@@ -1,6 +1,12 @@
-import { GracefulShutdown, createLogger, startHttpServer } from '@signal/service-kit';
+import {
+  GracefulShutdown,
+  createLogger,
+  registerShutdown,
+  startHttpServer,
+  startWorkers,
+} from '@signal/service-kit';
 import { loadConfig } from './config';
-import { createDependencies } from './dependencies';
+import { connections, createDependencies } from './dependencies';
 import { buildWorker } from './worker.app';
 
 /** The delivery worker entry point (scale it with delivery volume); WORKER_PORT serves only health. */
@@ -10,17 +16,15 @@ async function main(): Promise<void> {
   const shutdown = new GracefulShutdown(logger);
   const deps = await createDependencies(config, logger, 'webhooks-worker');
   const worker = buildWorker(config, deps, logger, shutdown);
-  await worker.start();
+  await startWorkers(worker.workers);
   const http = await startHttpServer(worker.health, config.PORT, config.HOST);
-  shutdown
-    .register('consumers', () => worker.stop())
-    .register('health-http', () => http.close())
-    .register('rabbitmq+mongo', () => deps.close())
-    .listen();
+  registerShutdown(shutdown, { http, workers: worker.workers, connections: connections(deps) }).listen();
   logger.info({ health: http.url }, 'webhooks worker running');
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`webhooks-worker: failed to start: ${(err as Error).message}\n`);
+  process.stderr.write(
+    `webhooks-worker: failed to start: ${err instanceof Error ? err.message : String(err)}\n`,
+  );
   process.exit(1);
 });

@@ -4,10 +4,10 @@ import {
   type WebhookEventName,
   type WebhookPayload,
 } from '@signal/contracts';
-import { newId } from '@signal/service-kit';
-import type { SubscriptionDocument } from '../data/webhook.models';
-import type { WebhookRepository } from '../data/webhook.repository';
+import type { DeliveryDocument, SubscriptionDocument } from '../data/webhook.models';
 import type { ScheduleJob } from './delivery-jobs';
+import { deliveryIdFor } from './delivery-state';
+import type { DeliveryWriter } from './ports';
 
 export function payloadFor(event: SignalEvent): WebhookPayload {
   const s = event.signal;
@@ -33,50 +33,47 @@ export function wants(sub: SubscriptionDocument, event: SignalEvent): boolean {
   );
 }
 
+export interface FanOutDeps {
+  deliveries: DeliveryWriter;
+  schedule: ScheduleJob;
+  subscriptionsFor(event: WebhookEventName): Promise<SubscriptionDocument[]>;
+  /** Of these deliveries, the ones whose log is still empty (never attempted). */
+  unattempted(deliveryIds: string[]): Promise<Set<string>>;
+}
+
+const isWebhookEvent = (name: string): name is WebhookEventName =>
+  (WEBHOOK_EVENTS as readonly string[]).includes(name);
+
 /**
- * Story: a bus event → every subscription that wants it gets one delivery (unique per
- * subscription and event, so a redelivered event adds nothing) → each pending delivery's
- * first attempt is queued. Disabled subscriptions get their delivery kept as failed.
+ * Story: a bus event → every subscription that wants it gets one delivery, all of them in one
+ * write (shared with other events of the same moment), with ids derived from (subscription,
+ * event) → each pending delivery's first attempt is queued. Disabled subscriptions get their
+ * delivery kept as failed. A redelivered event finds its deliveries stored already; only those
+ * never attempted are queued again (the one read, on that rare path).
  */
-export async function fanOut(
-  repository: WebhookRepository,
-  schedule: ScheduleJob,
-  event: SignalEvent,
-  subscriptionsFor: (event: WebhookEventName) => Promise<SubscriptionDocument[]> = (e) =>
-    repository.subscriptionsFor(e),
-): Promise<number> {
-  if (!(WEBHOOK_EVENTS as readonly string[]).includes(event.name)) return 0;
-  const subscriptions = (await subscriptionsFor(event.name as WebhookEventName)).filter((s) =>
-    wants(s, event),
-  );
+export async function fanOut(deps: FanOutDeps, event: SignalEvent): Promise<number> {
+  if (!isWebhookEvent(event.name)) return 0;
+  const subscriptions = (await deps.subscriptionsFor(event.name)).filter((s) => wants(s, event));
+  if (subscriptions.length === 0) return 0;
   const body = JSON.stringify(payloadFor(event));
   const now = new Date();
-  const deliveries = await repository.insertDeliveries(
-    subscriptions.map((sub) => ({
-      _id: newId('dlv'),
-      account_id: sub.account_id,
-      webhook_id: sub._id,
-      event_id: event.id,
-      event: event.name,
-      payload: body,
-      status: sub.status === 'enabled' ? 'pending' : 'failed',
-      attempts_made: 0,
-      next_attempt_at: sub.status === 'enabled' ? now : null,
-      attempts: [],
-      created_at: now,
-      updated_at: now,
-    })),
-  );
-  const first = deliveries.filter((d) => d.status === 'pending' && d.attempts_made === 0);
+  const eventTime = Date.parse(event.occurred_at);
+  const docs: DeliveryDocument[] = subscriptions.map((sub) => ({
+    _id: deliveryIdFor(sub._id, event.id, eventTime),
+    account_id: sub.account_id,
+    webhook_id: sub._id,
+    event_id: event.id,
+    event: event.name,
+    payload: body,
+    status: sub.status === 'enabled' ? 'pending' : 'failed',
+    created_at: now,
+  }));
+  const existing = await deps.deliveries.insert(docs);
+  const again = existing.size > 0 ? await deps.unattempted([...existing]) : new Set<string>();
+  const first = docs.filter((d) => d.status === 'pending' && (!existing.has(d._id) || again.has(d._id)));
   await Promise.all(
     first.map((d) =>
-      schedule({
-        delivery_id: d._id,
-        attempt: 1,
-        webhook_id: d.webhook_id,
-        event: d.event,
-        payload: d.payload,
-      }),
+      deps.schedule({ delivery_id: d._id, attempt: 1, webhook_id: d.webhook_id, event: d.event, payload: d.payload }),
     ),
   );
   return first.length;
