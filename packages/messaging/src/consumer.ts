@@ -16,6 +16,8 @@ export interface MessageMeta {
   messageId?: string;
   requestId?: string;
   routingKey: string;
+  /** The broker handed this message out before (a consumer died or a channel closed holding it). */
+  redelivered: boolean;
 }
 
 export interface ConsumerOptions<S extends z.ZodType> {
@@ -115,6 +117,7 @@ export class Consumer<S extends z.ZodType> {
       messageId: msg.properties.messageId as string | undefined,
       requestId: headers['x-request-id'] as string | undefined,
       routingKey: msg.fields.routingKey,
+      redelivered: msg.fields.redelivered,
     };
     try {
       let parsed: z.infer<S>;
