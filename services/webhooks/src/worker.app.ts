@@ -83,7 +83,7 @@ export function buildWorker(
     prefetch: config.WEBHOOK_FANOUT_PREFETCH,
     queueType: config.AMQP_QUEUE_TYPE,
     bindings: { exchange: deps.names.signalEvents, routingKeys: [...WEBHOOK_EVENTS] },
-    handler: async (event) => {
+    handler: async (event, meta) => {
       await fanOut(
         {
           deliveries: deliveryWriter,
@@ -92,6 +92,7 @@ export function buildWorker(
           unattempted: (ids) => deps.repository.unattempted(ids),
         },
         event,
+        meta.redelivered || meta.attempt > 1,
       );
     },
   });

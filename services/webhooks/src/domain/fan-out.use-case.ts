@@ -48,10 +48,15 @@ const isWebhookEvent = (name: string): name is WebhookEventName =>
  * Story: a bus event → every subscription that wants it gets one delivery, all of them in one
  * write (shared with other events of the same moment), with ids derived from (subscription,
  * event) → each pending delivery's first attempt is queued. Disabled subscriptions get their
- * delivery kept as failed. A redelivered event finds its deliveries stored already; only those
- * never attempted are queued again (the one read, on that rare path).
+ * delivery kept as failed.
+ *
+ * A first delivery of the event queues the attempts while the write is under way (the job
+ * carries all the attempt needs, so neither waits for the other, and the event is acknowledged
+ * once both are done). An event seen before (`seenBefore`: redelivered, or retried after a
+ * failure) first writes, then queues only the deliveries never attempted — the one read, on
+ * that rare path — so a crash does not send everything twice.
  */
-export async function fanOut(deps: FanOutDeps, event: SignalEvent): Promise<number> {
+export async function fanOut(deps: FanOutDeps, event: SignalEvent, seenBefore = false): Promise<number> {
   if (!isWebhookEvent(event.name)) return 0;
   const subscriptions = (await deps.subscriptionsFor(event.name)).filter((s) => wants(s, event));
   if (subscriptions.length === 0) return 0;
@@ -68,13 +73,20 @@ export async function fanOut(deps: FanOutDeps, event: SignalEvent): Promise<numb
     status: sub.status === 'enabled' ? 'pending' : 'failed',
     created_at: now,
   }));
+  const queue = (list: DeliveryDocument[]) =>
+    Promise.all(
+      list.map((d) =>
+        deps.schedule({ delivery_id: d._id, attempt: 1, webhook_id: d.webhook_id, event: d.event, payload: d.payload }),
+      ),
+    );
+  const pending = docs.filter((d) => d.status === 'pending');
+  if (!seenBefore) {
+    await Promise.all([deps.deliveries.insert(docs), queue(pending)]);
+    return pending.length;
+  }
   const existing = await deps.deliveries.insert(docs);
   const again = existing.size > 0 ? await deps.unattempted([...existing]) : new Set<string>();
-  const first = docs.filter((d) => d.status === 'pending' && (!existing.has(d._id) || again.has(d._id)));
-  await Promise.all(
-    first.map((d) =>
-      deps.schedule({ delivery_id: d._id, attempt: 1, webhook_id: d.webhook_id, event: d.event, payload: d.payload }),
-    ),
-  );
+  const first = pending.filter((d) => !existing.has(d._id) || again.has(d._id));
+  await queue(first);
   return first.length;
 }
