@@ -172,9 +172,14 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
   const input = await attemptInput(deps, job);
   if (!input) return;
   const { deliveryId, webhookId } = input;
-  const sub = await deps.subscriptions.findById(webhookId);
+  const sub =
+    job.event === undefined
+      ? await deps.subscriptions.findById(webhookId)
+      : await deps.subscriptions.findForEvent(job.event, webhookId);
   if (!sub || sub.status !== 'enabled') {
-    await deps.log.insert([logEntry(deliveryId, webhookId, job.attempt, { status: 'failed', next_attempt_at: null })]);
+    await deps.log.insert([
+      logEntry(deliveryId, webhookId, job.attempt, { status: 'failed', next_attempt_at: null }),
+    ]);
     return;
   }
   if (!deps.concurrency.tryAcquire(sub._id)) {
@@ -214,8 +219,13 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
     return;
   }
   const dueAt = Date.now() + delay;
-  await deps.schedule(
-    { delivery_id: deliveryId, attempt: job.attempt + 1, webhook_id: webhookId, event: job.event, payload: input.payload, due_at: dueAt },
-  );
+  await deps.schedule({
+    delivery_id: deliveryId,
+    attempt: job.attempt + 1,
+    webhook_id: webhookId,
+    event: job.event,
+    payload: input.payload,
+    due_at: dueAt,
+  });
   await record('pending', new Date(dueAt));
 }

@@ -1,13 +1,9 @@
-import {
-  WEBHOOK_EVENTS,
-  type SignalEvent,
-  type WebhookEventName,
-  type WebhookPayload,
-} from '@signal/contracts';
+import { type SignalEvent, type WebhookEventName, type WebhookPayload } from '@signal/contracts';
 import type { DeliveryDocument, SubscriptionDocument } from '../data/webhook.models';
 import type { ScheduleJob } from './delivery-jobs';
 import { deliveryIdFor } from './delivery-state';
 import type { DeliveryWriter } from './ports';
+import { isWebhookEvent } from './subscription-cache';
 
 export function payloadFor(event: SignalEvent): WebhookPayload {
   const s = event.signal;
@@ -28,7 +24,8 @@ export function payloadFor(event: SignalEvent): WebhookPayload {
 /** The spec's rule 4: `types` (when set) restricts by signal type. */
 export function wants(sub: SubscriptionDocument, event: SignalEvent): boolean {
   return (
-    sub.events.includes(event.name as WebhookEventName) &&
+    isWebhookEvent(event.name) &&
+    sub.events.includes(event.name) &&
     (sub.types === null || sub.types.includes(event.signal.type))
   );
 }
@@ -40,9 +37,6 @@ export interface FanOutDeps {
   /** Of these deliveries, the ones whose log is still empty (never attempted). */
   unattempted(deliveryIds: string[]): Promise<Set<string>>;
 }
-
-const isWebhookEvent = (name: string): name is WebhookEventName =>
-  (WEBHOOK_EVENTS as readonly string[]).includes(name);
 
 /**
  * Story: a bus event → every subscription that wants it gets one delivery, all of them in one
@@ -76,7 +70,13 @@ export async function fanOut(deps: FanOutDeps, event: SignalEvent, seenBefore = 
   const queue = (list: DeliveryDocument[]) =>
     Promise.all(
       list.map((d) =>
-        deps.schedule({ delivery_id: d._id, attempt: 1, webhook_id: d.webhook_id, event: d.event, payload: d.payload }),
+        deps.schedule({
+          delivery_id: d._id,
+          attempt: 1,
+          webhook_id: d.webhook_id,
+          event: d.event,
+          payload: d.payload,
+        }),
       ),
     );
   const pending = docs.filter((d) => d.status === 'pending');

@@ -16,6 +16,8 @@ export type DeliveryLogWriter = BatchedInsert<DeliveryLogEntry>;
 export interface SubscriptionLookup {
   subscriptionsFor(event: WebhookEventName): Promise<SubscriptionDocument[]>;
   findById(id: string): Promise<SubscriptionDocument | null>;
+  /** The same, looked up first among the subscriptions of `event` (held for every attempt of it). */
+  findForEvent(event: string, id: string): Promise<SubscriptionDocument | null>;
   /** Drops what is held (this worker changed a subscription). */
   forget(): void;
 }

@@ -1,4 +1,4 @@
-import type { WebhookEventName } from '@signal/contracts';
+import { WEBHOOK_EVENTS, type WebhookEventName } from '@signal/contracts';
 import type { SubscriptionDocument } from '../data/webhook.models';
 import type { SubscriptionLookup } from './ports';
 
@@ -10,7 +10,17 @@ export interface SubscriptionSource {
 interface Held<T> {
   at: number;
   value: Promise<T>;
+  /** Still being read: every caller shares the one read, whatever the ttl. */
+  loading: boolean;
 }
+
+interface EventSubscriptions {
+  list: SubscriptionDocument[];
+  byId: Map<string, SubscriptionDocument>;
+}
+
+export const isWebhookEvent = (name: string): name is WebhookEventName =>
+  (WEBHOOK_EVENTS as readonly string[]).includes(name);
 
 interface Waiter {
   resolve(found: SubscriptionDocument | null): void;
@@ -25,7 +35,7 @@ interface Waiter {
  * this worker applies at once.
  */
 export class SubscriptionCache implements SubscriptionLookup {
-  private readonly byEvent = new Map<string, Held<SubscriptionDocument[]>>();
+  private readonly byEvent = new Map<string, Held<EventSubscriptions>>();
   private readonly byId = new Map<string, Held<SubscriptionDocument | null>>();
   /** Ids asked for in this turn of the event loop, read together at its end. */
   private batch?: Map<string, Waiter[]>;
@@ -36,12 +46,32 @@ export class SubscriptionCache implements SubscriptionLookup {
     private readonly maxHeld = 10_000,
   ) {}
 
-  subscriptionsFor(event: WebhookEventName): Promise<SubscriptionDocument[]> {
-    return this.cached(this.byEvent, event, () => this.source.subscriptionsFor(event));
+  async subscriptionsFor(event: WebhookEventName): Promise<SubscriptionDocument[]> {
+    return (await this.forEvent(event)).list;
   }
 
   findById(id: string): Promise<SubscriptionDocument | null> {
     return this.cached(this.byId, id, () => this.load(id));
+  }
+
+  /**
+   * The subscription of an attempt of `event`: from the event's list (one read serves every
+   * subscription of a fan-out, a thousand of them as well as one), else by id (test events, a
+   * subscription whose events changed since).
+   */
+  async findForEvent(event: string, id: string): Promise<SubscriptionDocument | null> {
+    if (isWebhookEvent(event)) {
+      const found = (await this.forEvent(event)).byId.get(id);
+      if (found) return found;
+    }
+    return this.findById(id);
+  }
+
+  private forEvent(event: WebhookEventName): Promise<EventSubscriptions> {
+    return this.cached(this.byEvent, event, async () => {
+      const list = await this.source.subscriptionsFor(event);
+      return { list, byId: new Map(list.map((s) => [s._id, s])) };
+    });
   }
 
   forget(): void {
@@ -76,11 +106,18 @@ export class SubscriptionCache implements SubscriptionLookup {
   private cached<T>(map: Map<string, Held<T>>, key: string, load: () => Promise<T>): Promise<T> {
     const now = Date.now();
     const hit = map.get(key);
-    if (hit && now - hit.at < this.ttlMs) return hit.value;
-    const value = load();
-    value.catch(() => map.delete(key));
+    if (hit && (hit.loading || now - hit.at < this.ttlMs)) return hit.value;
+    const held: Held<T> = { at: now, value: load(), loading: true };
+    held.value.then(
+      () => {
+        held.loading = false;
+      },
+      () => {
+        if (map.get(key) === held) map.delete(key);
+      },
+    );
     if (map.size > this.maxHeld) map.clear();
-    map.set(key, { at: now, value });
-    return value;
+    map.set(key, held);
+    return held.value;
   }
 }
