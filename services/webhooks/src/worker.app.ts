@@ -24,10 +24,15 @@ export interface Worker {
   health: Express;
 }
 
-/** What only a test may change: the production wall with exact addresses let through, a resolver. */
+/**
+ * What only a test may change, in code (no setting reaches it): the wall's policy with exact
+ * addresses let through, the resolver its connect-time check runs on, and a CA to trust, so
+ * that a test can deliver over https to a local receiver with the production guard on.
+ */
 export interface WorkerTestHooks {
   guard?: GuardPolicy;
   resolve?: Lookup;
+  ca?: string;
 }
 
 /** Stops once, however many times it is asked (a test may stop a worker before the shutdown does). */
@@ -54,6 +59,7 @@ export function buildWorker(
     connect: {
       timeout: config.WEBHOOK_TIMEOUT_MS,
       lookup: guardedLookupFor(guard, testHooks.resolve),
+      ...(testHooks.ca ? { ca: testHooks.ca } : {}),
     },
     keepAliveTimeout: 10_000,
     connections: 64,
