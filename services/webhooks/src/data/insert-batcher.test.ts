@@ -31,30 +31,25 @@ function recordingStore(existing: string[] = []) {
 }
 
 const docs = (...ids: string[]) => ids.map((_id) => ({ _id }));
+const batcher = (
+  store: ReturnType<typeof recordingStore>,
+  maxItems: number,
+  windowMs: number,
+  maxConcurrentWrites: number,
+) =>
+  new InsertBatcher<Doc>({ write: store.write, id: (d) => d._id, maxItems, windowMs, maxConcurrentWrites });
 
 describe('batched inserts', () => {
   it('when callers insert within one window, then one write carries all of them', async () => {
     const store = recordingStore();
-    const b = new InsertBatcher<Doc>({
-      write: store.write,
-      id: (d) => d._id,
-      maxItems: 100,
-      windowMs: 5,
-      maxConcurrentWrites: 2,
-    });
+    const b = batcher(store, 100, 5, 2);
     await Promise.all([b.insert(docs('a', 'b')), b.insert(docs('c')), b.insert(docs('d'))]);
     expect(store.writes).toEqual([['a', 'b', 'c', 'd']]);
   });
 
   it('when more than a batch waits, then writes are cut at the batch size', async () => {
     const store = recordingStore();
-    const b = new InsertBatcher<Doc>({
-      write: store.write,
-      id: (d) => d._id,
-      maxItems: 2,
-      windowMs: 1000,
-      maxConcurrentWrites: 4,
-    });
+    const b = batcher(store, 2, 1000, 4);
     const started = Date.now();
     await b.insert(docs('a', 'b', 'c', 'd'));
     expect(store.writes).toEqual([
@@ -66,25 +61,13 @@ describe('batched inserts', () => {
 
   it('when some documents were stored before, then the caller learns which, and the others are written', async () => {
     const store = recordingStore(['b']);
-    const b = new InsertBatcher<Doc>({
-      write: store.write,
-      id: (d) => d._id,
-      maxItems: 10,
-      windowMs: 1,
-      maxConcurrentWrites: 1,
-    });
+    const b = batcher(store, 10, 1, 1);
     expect([...(await b.insert(docs('a', 'b', 'c')))]).toEqual(['b']);
   });
 
   it('when a write fails for another reason, then its callers are rejected and later writes go on', async () => {
     const store = recordingStore();
-    const b = new InsertBatcher<Doc>({
-      write: store.write,
-      id: (d) => d._id,
-      maxItems: 10,
-      windowMs: 1,
-      maxConcurrentWrites: 1,
-    });
+    const b = batcher(store, 10, 1, 1);
     store.failOnce();
     await expect(b.insert(docs('a'))).rejects.toThrow('store down');
     await expect(b.insert(docs('b'))).resolves.toEqual(new Set());
@@ -92,13 +75,7 @@ describe('batched inserts', () => {
 
   it('when flushed, then everything queued is written before it resolves', async () => {
     const store = recordingStore();
-    const b = new InsertBatcher<Doc>({
-      write: store.write,
-      id: (d) => d._id,
-      maxItems: 10,
-      windowMs: 60_000,
-      maxConcurrentWrites: 1,
-    });
+    const b = batcher(store, 10, 60_000, 1);
     const pending = b.insert(docs('a'));
     await b.flush();
     expect(store.writes).toEqual([['a']]);
