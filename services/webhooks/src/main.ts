@@ -1,4 +1,12 @@
-import { GracefulShutdown, createLogger, registerShutdown, startHttpServer } from '@signal/service-kit';
+// First: tracing hooks http, express, undici, ioredis, mongodb and amqplib as they load.
+import { telemetry } from './telemetry.api';
+import {
+  GracefulShutdown,
+  createLogger,
+  registerShutdown,
+  startHttpServer,
+  startObservability,
+} from '@signal/service-kit';
 import { appFromDependencies } from './app';
 import { loadConfig } from './config';
 import { connections, createDependencies } from './dependencies';
@@ -8,10 +16,14 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('webhooks-api', config.LOG_LEVEL);
   const shutdown = new GracefulShutdown(logger);
+  const observability = await startObservability(config, 'webhooks-api', logger);
   const deps = await createDependencies(config, logger, 'webhooks-api');
   const app = appFromDependencies(config, deps, logger, shutdown);
   const http = await startHttpServer(app, config.PORT, config.HOST);
-  registerShutdown(shutdown, { http, workers: [], connections: connections(deps) }).listen();
+  registerShutdown(shutdown, { http, workers: [], connections: connections(deps) })
+    .register('metrics', () => observability.close())
+    .register('telemetry', async () => telemetry.shutdown())
+    .listen();
   logger.info({ url: http.url }, 'webhooks api listening');
 }
 

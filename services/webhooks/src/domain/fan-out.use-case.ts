@@ -1,11 +1,22 @@
-import { type SignalEvent, type WebhookEventName, type WebhookPayload } from '@signal/contracts';
+import {
+  isWebhookEventName,
+  type SignalEventRead,
+  type WebhookEventName,
+  type WebhookPayload,
+} from '@signal/contracts';
 import type { DeliveryDocument, SubscriptionDocument } from '../data/webhook.models';
 import type { ScheduleJob } from './delivery-jobs';
 import { deliveryIdFor } from './delivery-state';
 import type { DeliveryWriter } from './ports';
-import { isWebhookEvent } from './subscription-cache';
 
-export function payloadFor(event: SignalEvent): WebhookPayload {
+/** A bus event that subscribers can receive (its name narrowed to a webhook event). */
+export type WebhookEvent = SignalEventRead & { name: WebhookEventName };
+
+export function isWebhookEvent(event: SignalEventRead): event is WebhookEvent {
+  return isWebhookEventName(event.name);
+}
+
+export function payloadFor(event: WebhookEvent): WebhookPayload {
   const s = event.signal;
   return {
     event: event.name,
@@ -22,12 +33,8 @@ export function payloadFor(event: SignalEvent): WebhookPayload {
 }
 
 /** The spec's rule 4: `types` (when set) restricts by signal type. */
-export function wants(sub: SubscriptionDocument, event: SignalEvent): boolean {
-  return (
-    isWebhookEvent(event.name) &&
-    sub.events.includes(event.name) &&
-    (sub.types === null || sub.types.includes(event.signal.type))
-  );
+export function wants(sub: SubscriptionDocument, event: WebhookEvent): boolean {
+  return sub.events.includes(event.name) && (sub.types === null || sub.types.includes(event.signal.type));
 }
 
 export interface FanOutDeps {
@@ -50,8 +57,9 @@ export interface FanOutDeps {
  * failure) first writes, then queues only the deliveries never attempted — the one read, on
  * that rare path — so a crash does not send everything twice.
  */
-export async function fanOut(deps: FanOutDeps, event: SignalEvent, seenBefore = false): Promise<number> {
-  if (!isWebhookEvent(event.name)) return 0;
+export async function fanOut(deps: FanOutDeps, event: SignalEventRead, seenBefore = false): Promise<number> {
+  // A name this reader does not know (a newer producer's) is skipped, never dead-lettered.
+  if (!isWebhookEvent(event)) return 0;
   const subscriptions = (await deps.subscriptionsFor(event.name)).filter((s) => wants(s, event));
   if (subscriptions.length === 0) return 0;
   const body = JSON.stringify(payloadFor(event));

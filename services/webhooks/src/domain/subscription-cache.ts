@@ -1,4 +1,4 @@
-import { WEBHOOK_EVENTS, type WebhookEventName } from '@signal/contracts';
+import { isWebhookEventName, type WebhookEventName } from '@signal/contracts';
 import type { SubscriptionDocument } from '../data/webhook.models';
 import type { SubscriptionLookup } from './ports';
 
@@ -18,9 +18,6 @@ interface EventSubscriptions {
   list: SubscriptionDocument[];
   byId: Map<string, SubscriptionDocument>;
 }
-
-export const isWebhookEvent = (name: string): name is WebhookEventName =>
-  (WEBHOOK_EVENTS as readonly string[]).includes(name);
 
 interface Waiter {
   resolve(found: SubscriptionDocument | null): void;
@@ -60,7 +57,7 @@ export class SubscriptionCache implements SubscriptionLookup {
    * subscription whose events changed since).
    */
   async findForEvent(event: string, id: string): Promise<SubscriptionDocument | null> {
-    if (isWebhookEvent(event)) {
+    if (isWebhookEventName(event)) {
       const found = (await this.forEvent(event)).byId.get(id);
       if (found) return found;
     }
