@@ -1,5 +1,6 @@
 import { DELAY_BUCKETS_MS, SIGNAL_EVENTS_EXCHANGE } from '@signal/contracts';
 import type { ConfirmChannel } from 'amqplib';
+import { deleteDelayCascade } from './delay-cascade';
 
 /** Every broker name gets the same prefix, so tests (and tenants of a shared broker) never collide. */
 export function brokerNames(prefix = '') {
@@ -10,6 +11,8 @@ export function brokerNames(prefix = '') {
     deliveriesQueue: `${prefix}webhooks.deliveries`,
     /** One queue per fixed delay (queue-level TTL), named by its delay so a new bucket set never clashes. */
     deliveryDelayQueue: (delayMs: number) => `${prefix}webhooks.delay.${delayMs}ms`,
+    /** The webhook retries' delay cascade: an exchange and a queue per level (see delay-cascade). */
+    deliveryDelayLevel: (level: number) => `${prefix}webhooks.delay.L${level}`,
   };
 }
 export type BrokerNames = ReturnType<typeof brokerNames>;
@@ -31,5 +34,6 @@ export async function deleteBrokerNames(
   }
   for (const ms of DELAY_BUCKETS_MS)
     await channel.deleteQueue(names.deliveryDelayQueue(ms)).catch(() => undefined);
+  await deleteDelayCascade(channel, names.deliveryDelayLevel);
   await channel.deleteExchange(names.signalEvents).catch(() => undefined);
 }
