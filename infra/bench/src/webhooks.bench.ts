@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { connect, type ConfirmChannel } from 'amqplib';
 import mongoose from 'mongoose';
-import { DELAY_BUCKETS_MS } from '@signal/contracts';
+import { brokerNames, deleteBrokerNames } from '@signal/messaging';
 import { newId, signInternalToken } from '@signal/service-kit';
 import { Pool } from 'undici';
 import { SECRETS, infra, startService, wholeNumberOption, type Proc } from './harness';
@@ -217,14 +217,9 @@ async function startStack(label: string, env: Record<string, string>): Promise<S
       await m.dropDatabase();
       await m.close();
       const c2 = await connect(infra().AMQP_URL);
-      const ch2 = await c2.createChannel();
+      const ch2 = await c2.createConfirmChannel();
       ch2.on('error', () => undefined);
-      for (const q of ['webhooks.signal-events', 'webhooks.deliveries'])
-        for (const s of ['', '.retry', '.dead'])
-          await ch2.deleteQueue(`${prefix}${q}${s}`).catch(() => undefined);
-      for (const ms of DELAY_BUCKETS_MS)
-        await ch2.deleteQueue(`${prefix}webhooks.delay.${ms}ms`).catch(() => undefined);
-      await ch2.deleteExchange(exchange).catch(() => undefined);
+      await deleteBrokerNames(ch2, brokerNames(prefix));
       await c2.close().catch(() => undefined);
     },
   };

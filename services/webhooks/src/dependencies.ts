@@ -1,5 +1,14 @@
-import { DELAY_BUCKETS_MS, MESSAGE_POLICIES, nextDelayHop, type WebhookDeliveryJob } from '@signal/contracts';
-import { AmqpClient, brokerNames, declareConsumerQueues, type BrokerNames } from '@signal/messaging';
+import { MESSAGE_POLICIES, type WebhookDeliveryJob } from '@signal/contracts';
+import {
+  AmqpClient,
+  brokerNames,
+  declareConsumerQueues,
+  declareDelayCascade,
+  delayRoutingKey,
+  delayUnits,
+  entryLevel,
+  type BrokerNames,
+} from '@signal/messaging';
 import { connectMongo, pingMongo, type Logger } from '@signal/service-kit';
 import type { ConfirmChannel } from 'amqplib';
 import type { Connection } from 'mongoose';
@@ -19,7 +28,7 @@ export interface WebhooksDependencies {
   schedule: ScheduleJob;
 }
 
-/** Delivery queue + one fixed-TTL queue per delay bucket, each dead-lettering back into it. */
+/** Delivery queue, and the delay cascade in front of it (fixed-TTL queues, see messaging). */
 async function declareDeliveryTopology(
   channel: ConfirmChannel,
   names: BrokerNames,
@@ -27,16 +36,7 @@ async function declareDeliveryTopology(
 ) {
   const policy = MESSAGE_POLICIES['webhooks.deliveries'];
   await declareConsumerQueues(channel, names.deliveriesQueue, policy.retryDelayMs, queueType);
-  for (const delayMs of DELAY_BUCKETS_MS) {
-    await channel.assertQueue(names.deliveryDelayQueue(delayMs), {
-      durable: true,
-      arguments: {
-        'x-message-ttl': delayMs,
-        'x-dead-letter-exchange': '',
-        'x-dead-letter-routing-key': names.deliveriesQueue,
-      },
-    });
-  }
+  await declareDelayCascade(channel, names.deliveryDelayLevel, names.deliveriesQueue);
 }
 
 export async function createDependencies(
@@ -53,15 +53,19 @@ export async function createDependencies(
   amqp.start();
 
   // Retries wait in RabbitMQ, never in a timer in memory, so a worker crash or restart loses no
-  // scheduled attempt. The job keeps its absolute due time and hops through the fixed delay
-  // buckets largest-first; the worker sends it on when it comes back early (see deliverAttempt).
+  // scheduled attempt. The job keeps its absolute due time and waits in the delay cascade,
+  // which hands it to the delivery queue when due; one longer than a pass (68 min) comes back
+  // early and is sent round again (see deliverAttempt).
   const schedule: ScheduleJob = async (job: WebhookDeliveryJob, delayMs?: number) => {
     const dueAt = delayMs !== undefined ? Date.now() + Math.max(0, delayMs) : (job.due_at ?? Date.now());
-    const hop = nextDelayHop(dueAt - Date.now());
+    const units = delayUnits(dueAt - Date.now());
     const body = Buffer.from(JSON.stringify({ ...job, due_at: dueAt }));
     const messageId = `${job.delivery_id}:${job.attempt}`;
-    if (hop === 0) await amqp.publish('', names.deliveriesQueue, body, { messageId });
-    else await amqp.publish('', names.deliveryDelayQueue(hop), body, { messageId });
+    if (units === 0) await amqp.publish('', names.deliveriesQueue, body, { messageId });
+    else
+      await amqp.publish(names.deliveryDelayLevel(entryLevel(units)), delayRoutingKey(units), body, {
+        messageId,
+      });
   };
 
   return {
