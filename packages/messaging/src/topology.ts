@@ -9,6 +9,8 @@ export function brokerNames(prefix = '') {
     statsQueue: `${prefix}stats.signal-events`,
     webhooksQueue: `${prefix}webhooks.signal-events`,
     deliveriesQueue: `${prefix}webhooks.deliveries`,
+    /** Attempts whose wait is over (out of the delay cascade): never queued behind first attempts. */
+    deliveriesDueQueue: `${prefix}webhooks.deliveries.due`,
     /** One queue per fixed delay (queue-level TTL), named by its delay so a new bucket set never clashes. */
     deliveryDelayQueue: (delayMs: number) => `${prefix}webhooks.delay.${delayMs}ms`,
     /** The webhook retries' delay cascade: an exchange and a queue per level (see delay-cascade). */
@@ -27,7 +29,13 @@ export async function deleteBrokerNames(
   names: BrokerNames,
   extraQueues: string[] = [],
 ): Promise<void> {
-  const queues = [names.statsQueue, names.webhooksQueue, names.deliveriesQueue, ...extraQueues];
+  const queues = [
+    names.statsQueue,
+    names.webhooksQueue,
+    names.deliveriesQueue,
+    names.deliveriesDueQueue,
+    ...extraQueues,
+  ];
   for (const q of queues) {
     for (const suffix of ['', '.retry', '.dead'])
       await channel.deleteQueue(`${q}${suffix}`).catch(() => undefined);
