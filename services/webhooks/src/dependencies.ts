@@ -28,7 +28,11 @@ export interface WebhooksDependencies {
   schedule: ScheduleJob;
 }
 
-/** Delivery queue, and the delay cascade in front of it (fixed-TTL queues, see messaging). */
+/**
+ * First attempts go to the delivery queue; every wait (retries, a subscription at its cap) goes
+ * through the delay cascade (fixed-TTL queues, see messaging) into a queue of its own, so a
+ * due retry never waits behind a backlog of first attempts.
+ */
 async function declareDeliveryTopology(
   channel: ConfirmChannel,
   names: BrokerNames,
@@ -36,7 +40,8 @@ async function declareDeliveryTopology(
 ) {
   const policy = MESSAGE_POLICIES['webhooks.deliveries'];
   await declareConsumerQueues(channel, names.deliveriesQueue, policy.retryDelayMs, queueType);
-  await declareDelayCascade(channel, names.deliveryDelayLevel, names.deliveriesQueue);
+  await declareConsumerQueues(channel, names.deliveriesDueQueue, policy.retryDelayMs, queueType);
+  await declareDelayCascade(channel, names.deliveryDelayLevel, names.deliveriesDueQueue);
 }
 
 export async function createDependencies(

@@ -117,16 +117,20 @@ export function buildWorker(
     maxRetryAfterMs: config.WEBHOOK_MAX_RETRY_AFTER_MS,
     guard,
   };
-  const deliveryConsumer = new Consumer({
-    client: deps.amqp,
-    logger,
-    queue: deps.names.deliveriesQueue,
-    schema: MESSAGE_POLICIES['webhooks.deliveries'].schema,
-    policy: MESSAGE_POLICIES['webhooks.deliveries'],
-    prefetch: config.WEBHOOK_WORKER_PREFETCH,
-    queueType: config.AMQP_QUEUE_TYPE,
-    handler: (job) => deliverAttempt(deliverDeps, job),
-  });
+  // First attempts, and attempts whose wait is over (each queue its own consumer, same story).
+  const attemptConsumer = (queue: string) =>
+    new Consumer({
+      client: deps.amqp,
+      logger,
+      queue,
+      schema: MESSAGE_POLICIES['webhooks.deliveries'].schema,
+      policy: MESSAGE_POLICIES['webhooks.deliveries'],
+      prefetch: config.WEBHOOK_WORKER_PREFETCH,
+      queueType: config.AMQP_QUEUE_TYPE,
+      handler: (job) => deliverAttempt(deliverDeps, job),
+    });
+  const deliveryConsumer = attemptConsumer(deps.names.deliveriesQueue);
+  const dueConsumer = attemptConsumer(deps.names.deliveriesDueQueue);
   const health = finishApp(
     createBaseApp({ service: 'webhooks-worker', logger, lifecycle, checks: healthChecks(deps) }),
     logger,
@@ -137,6 +141,11 @@ export function buildWorker(
       { name: 'delivery-writer', start: () => undefined, stop: stopOnce(() => deliveryWriter.flush()) },
       { name: 'delivery-log-writer', start: () => undefined, stop: stopOnce(() => logWriter.flush()) },
       { name: 'http-client', start: () => undefined, stop: stopOnce(() => dispatcher.close()) },
+      {
+        name: 'due-attempt-consumer',
+        start: () => dueConsumer.start(),
+        stop: stopOnce(() => dueConsumer.stop()),
+      },
       {
         name: 'delivery-consumer',
         start: () => deliveryConsumer.start(),

@@ -297,9 +297,8 @@ export async function retryDelivery(
 ) {
   const sub = await owned(deps, accountId, id);
   const { doc, state } = await ownedDelivery(deps, accountId, id, deliveryId);
-  const conflict = () =>
-    new AppError('CONFLICT', `Only failed deliveries can be re-sent; this one is ${state.status}.`);
-  if (state.status !== 'failed') throw conflict();
+  if (state.status !== 'failed')
+    throw new AppError('CONFLICT', `Only failed deliveries can be re-sent; this one is ${state.status}.`);
   if (sub.status !== 'enabled')
     throw new AppError('CONFLICT', 'Enable the webhook before re-sending its deliveries.');
   const now = new Date();
@@ -320,7 +319,8 @@ export async function retryDelivery(
     status_code: null,
     error: null,
   };
-  if (!(await deps.repository.appendLogEntry(entry))) throw conflict();
+  if (!(await deps.repository.appendLogEntry(entry)))
+    throw new AppError('CONFLICT', 'This delivery is being re-sent already.');
   await deps.schedule({
     delivery_id: doc._id,
     attempt,
