@@ -75,6 +75,7 @@ describe('webhook worker faults', () => {
         WEBHOOK_ALLOW_LOOPBACK_URLS: 'true',
         WEBHOOK_RETRY_DELAYS_MS: '200,400,600',
         WORKER_PORT: String(await freePort()),
+        WORKER_METRICS_PORT: '0',
         LOG_LEVEL: 'silent',
       };
       worker = spawnWorker(env);
