@@ -1,6 +1,13 @@
 import type { SignalsConfig } from './config';
-import { healthChecks, type SignalsDependencies } from './dependencies';
-import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
+import { healthChecks, servesWith, type SignalsDependencies } from './dependencies';
+import {
+  createBaseApp,
+  finishApp,
+  type HealthCheck,
+  type Lifecycle,
+  type Logger,
+  type ServesWith,
+} from '@signal/service-kit';
 import type { Express } from 'express';
 import type { ListDeps } from './domain/list-signals.use-case';
 import type { SignalSource, SignalWriteStore, WriteEffects } from './domain/ports';
@@ -11,6 +18,7 @@ export interface SignalsAppDeps {
   logger: Logger;
   lifecycle: Lifecycle;
   checks: Record<string, HealthCheck>;
+  servesWith?: ServesWith;
   repository: SignalWriteStore & SignalSource;
   reads: ListDeps;
   effects: WriteEffects;
@@ -24,6 +32,7 @@ export function buildApp(deps: SignalsAppDeps): Express {
     logger: deps.logger,
     lifecycle: deps.lifecycle,
     checks: deps.checks,
+    servesWith: deps.servesWith,
     jsonLimit: '5mb',
   });
   app.use(signalsRouter(deps.reads, deps.internalJwtSecret));
@@ -42,6 +51,7 @@ export function appFromDependencies(
     logger,
     lifecycle,
     checks: healthChecks(deps),
+    servesWith,
     repository: deps.repository,
     internalJwtSecret: config.INTERNAL_JWT_SECRET,
     ingestToken: config.INGEST_TOKEN,

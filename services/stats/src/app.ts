@@ -1,6 +1,13 @@
 import type { StatsConfig } from './config';
-import { healthChecks, type StatsDependencies } from './dependencies';
-import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
+import { healthChecks, servesWith, type StatsDependencies } from './dependencies';
+import {
+  createBaseApp,
+  finishApp,
+  type HealthCheck,
+  type Lifecycle,
+  type Logger,
+  type ServesWith,
+} from '@signal/service-kit';
 import type { Express } from 'express';
 import type { StatsReadDeps } from './domain/get-stats.use-case';
 import { statsRouter } from './http/stats.router';
@@ -9,6 +16,7 @@ export interface StatsAppDeps {
   logger: Logger;
   lifecycle: Lifecycle;
   checks: Record<string, HealthCheck>;
+  servesWith?: ServesWith;
   reads: StatsReadDeps;
   internalJwtSecret: string;
 }
@@ -19,6 +27,7 @@ export function buildApp(deps: StatsAppDeps): Express {
     logger: deps.logger,
     lifecycle: deps.lifecycle,
     checks: deps.checks,
+    servesWith: deps.servesWith,
   });
   app.use(statsRouter(deps.reads, deps.internalJwtSecret));
   return finishApp(app, deps.logger);
@@ -35,6 +44,7 @@ export function appFromDependencies(
     logger,
     lifecycle,
     checks: healthChecks(deps),
+    servesWith,
     reads: deps.reads,
     internalJwtSecret: config.INTERNAL_JWT_SECRET,
   });

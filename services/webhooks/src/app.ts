@@ -1,6 +1,13 @@
 import { guardPolicy, type WebhooksConfig } from './config';
-import { healthChecks, type WebhooksDependencies } from './dependencies';
-import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
+import { apiServesWith, healthChecks, type WebhooksDependencies } from './dependencies';
+import {
+  createBaseApp,
+  finishApp,
+  type HealthCheck,
+  type Lifecycle,
+  type Logger,
+  type ServesWith,
+} from '@signal/service-kit';
 import type { Express } from 'express';
 import type { SubscriptionDeps } from './domain/subscriptions.use-cases';
 import { webhooksRouter } from './http/webhooks.router';
@@ -9,6 +16,7 @@ export interface WebhooksAppDeps {
   logger: Logger;
   lifecycle: Lifecycle;
   checks: Record<string, HealthCheck>;
+  servesWith?: ServesWith;
   subscriptions: SubscriptionDeps;
   internalJwtSecret: string;
 }
@@ -19,6 +27,7 @@ export function buildApp(deps: WebhooksAppDeps): Express {
     logger: deps.logger,
     lifecycle: deps.lifecycle,
     checks: deps.checks,
+    servesWith: deps.servesWith,
     jsonLimit: '64kb',
   });
   app.use(webhooksRouter(deps.subscriptions, deps.internalJwtSecret));
@@ -36,6 +45,7 @@ export function appFromDependencies(
     logger,
     lifecycle,
     checks: healthChecks(deps),
+    servesWith: apiServesWith,
     internalJwtSecret: config.INTERNAL_JWT_SECRET,
     subscriptions: {
       repository: deps.repository,

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { PassThrough, type Readable } from 'node:stream';
 import { AppError, signInternalToken } from '@signal/service-kit';
 import type { Request, RequestHandler, Response } from 'express';
 import { Pool } from 'undici';
@@ -106,6 +107,25 @@ function copyResponseHeaders(
   }
 }
 
+/**
+ * The client's body as undici should get it. undici destroys the body stream it was handed when
+ * the service answers before taking all of it (a 415 or 404 on a large upload), and destroying
+ * `req` itself cut the client's connection mid-body: the client's next request on that
+ * keep-alive connection went unanswered (the "no answer within 10 s under load" of issue 14).
+ * A pass-through takes that destroy instead, and the rest of the client's body is drained, as
+ * Node does for a body nobody read.
+ */
+function upstreamBody(req: Request): Readable {
+  const body = new PassThrough();
+  req.pipe(body);
+  req.once('error', (err) => body.destroy(err));
+  body.once('close', () => {
+    req.unpipe(body);
+    if (!req.complete) req.resume();
+  });
+  return body;
+}
+
 /** Streams the request to the service with a fresh internal token and streams the answer back. */
 export function proxyTo(upstream: Upstream, tokens: InternalTokenCache, timeoutMs: number): RequestHandler {
   return async (req, res, next) => {
@@ -118,7 +138,7 @@ export function proxyTo(upstream: Upstream, tokens: InternalTokenCache, timeoutM
         method: req.method as 'GET',
         path: req.originalUrl,
         headers: requestHeaders(req, tokens.get(upstream.audience, accountId), requestId),
-        body: hasBody ? req : undefined,
+        body: hasBody ? upstreamBody(req) : undefined,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       });
