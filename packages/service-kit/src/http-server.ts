@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { ERROR_STATUS, type ErrorCode } from '@signal/contracts';
 import type { Express } from 'express';
 
