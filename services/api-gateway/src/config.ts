@@ -31,6 +31,16 @@ export const configSchema = z
     KNOWN_KEY_WINDOW_MS: env.int(10 * 60_000, 0),
     TRUST_PROXY: z.string().default('false'),
     PUBLIC_URL: z.string().url().optional(),
+    /**
+     * Benchmarks only: proxy every API request as this account with no key check, no limits and
+     * no Redis call, so a bench can measure what authentication and limits cost (refused in
+     * production).
+     */
+    BENCH_AUTH_OFF_ACCOUNT: z.string().regex(/^acc_[A-Za-z0-9]+$/, 'must be an account id').optional(),
+  })
+  .refine((c) => !(c.NODE_ENV === 'production' && c.BENCH_AUTH_OFF_ACCOUNT !== undefined), {
+    message: 'is a benchmark setting and must not be set in production',
+    path: ['BENCH_AUTH_OFF_ACCOUNT'],
   })
   .refine(
     (c) => c.API_KEY_PEPPER !== c.INTERNAL_JWT_SECRET && c.SESSION_JWT_SECRET !== c.INTERNAL_JWT_SECRET,
