@@ -7,7 +7,7 @@ module.exports = {
   testMatch: ['**/?(*.)test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2023', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] },
-  moduleNameMapper: { '^@signal/(contracts|service-kit|messaging|test-kit|sdk)$': '<rootDir>/packages/$1/src/index.ts' },
+  moduleNameMapper: { '^@signal/(contracts|service-kit|messaging|test-kit|sdk|telemetry)$': '<rootDir>/packages/$1/src/index.ts' },
   globalSetup: '<rootDir>/test/global-setup.js',
   testTimeout: 60000,
   maxWorkers: 2,

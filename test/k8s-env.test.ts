@@ -66,13 +66,14 @@ function containers(kind: string, name: string): Container[] {
 
 const envNames = (c: Container): string[] => (c.env ?? []).map((e) => e.name).sort();
 
-// The worker is the webhooks service started as dist/worker.js, which reads WORKER_PORT as its PORT.
+// The worker is the webhooks service started as dist/worker.js, which reads WORKER_PORT as its PORT
+// and WORKER_METRICS_PORT as its METRICS_PORT.
 const deployables = [
   ['api-gateway', gatewayConfig, []],
   ['signals', signalsConfig, []],
   ['stats', statsConfig, []],
   ['webhooks-api', webhooksConfig, []],
-  ['webhooks-worker', webhooksConfig, ['WORKER_PORT']],
+  ['webhooks-worker', webhooksConfig, ['WORKER_PORT', 'WORKER_METRICS_PORT']],
 ] as const;
 
 describe('environment of every deployable in Kubernetes and Compose', () => {

@@ -1,36 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import mongoose from 'mongoose';
-import { freePort, infraUrls, testBrokerPrefix, uniqueName, waitFor } from '@signal/test-kit';
+import { freePort, testBrokerPrefix, uniqueName, waitFor } from '@signal/test-kit';
+import { dropServiceDatabases, infraEnv, isReady as ready, runBuilt as run } from './built-services';
 
-const ROOT = path.join(__dirname, '..');
 const broker = testBrokerPrefix('proc');
-
-interface Running {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function run(entry: string, env: Record<string, string>): Running {
-  const file = path.join(ROOT, entry);
-  if (!existsSync(file)) throw new Error(`${entry} is not built: run "pnpm build" (scripts/test.sh does)`);
-  const child = spawn(process.execPath, [file], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => out, exited };
-}
-
-async function ready(port: number): Promise<boolean> {
-  const res = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
-  return res?.status === 200;
-}
 
 const secrets = {
   INTERNAL_JWT_SECRET: 'proc-internal-jwt-secret-0123456789abcdef',
@@ -40,26 +11,11 @@ const secrets = {
 };
 
 describe('each service as a process from its built output', () => {
-  const { mongoUrl, redisUrl, amqpUrl } = infraUrls();
   const db = uniqueName('t_proc');
-  const common = {
-    ...secrets,
-    MONGO_URL: mongoUrl,
-    REDIS_URL: redisUrl,
-    AMQP_URL: amqpUrl,
-    AMQP_PREFIX: broker.prefix,
-    REDIS_PREFIX: broker.prefix,
-    LOG_LEVEL: 'warn',
-  };
+  const common = { ...secrets, ...infraEnv(broker.prefix), LOG_LEVEL: 'warn' };
   afterAll(async () => {
     await broker.cleanup();
-    const conn = await mongoose.createConnection(mongoUrl).asPromise();
-    for (const suffix of ['signals', 'stats', 'webhooks', 'gateway'])
-      await conn
-        .useDb(`${db}_${suffix}`)
-        .dropDatabase()
-        .catch(() => undefined);
-    await conn.close();
+    await dropServiceDatabases(db);
   });
   const cases: Array<[string, string, Record<string, string>]> = [
     ['signals', 'services/signals/dist/main.js', { SIGNALS_DB: `${db}_signals` }],
@@ -82,7 +38,15 @@ describe('each service as a process from its built output', () => {
     'when %s starts against real infra, then /readyz is 200, and SIGTERM drains and exits 0',
     async (_name, entry, env) => {
       const port = await freePort();
-      const proc = run(entry, { ...common, ...env, PORT: String(port), WORKER_PORT: String(port) });
+      const metricsPort = await freePort();
+      const proc = run(entry, {
+        ...common,
+        ...env,
+        PORT: String(port),
+        WORKER_PORT: String(port),
+        METRICS_PORT: String(metricsPort),
+        WORKER_METRICS_PORT: String(metricsPort),
+      });
       try {
         await waitFor(() => ready(port), 20_000, 100, `${entry} to be ready`);
         const health = await fetch(`http://127.0.0.1:${port}/healthz`);

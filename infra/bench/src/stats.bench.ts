@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { connect } from 'amqplib';
 import Redis from 'ioredis';
 import mongoose from 'mongoose';
-import type { SignalEvent } from '@signal/contracts';
+import { SIGNAL_EVENT_VERSION, type SignalEvent } from '@signal/contracts';
 import { deleteKeysMatching, newId, signInternalToken } from '@signal/service-kit';
 import { Pool } from 'undici';
 import {
@@ -69,6 +69,7 @@ function event(
 ): SignalEvent {
   const at = new Date().toISOString();
   return {
+    schema_version: SIGNAL_EVENT_VERSION,
     id: newId('evt'),
     name: 'signal.updated',
     occurred_at: at,

@@ -25,3 +25,11 @@ export type WebhookEventName = (typeof WEBHOOK_EVENTS)[number];
  */
 export const BUS_EVENTS = [...WEBHOOK_EVENTS, 'signal.updated'] as const;
 export type BusEventName = (typeof BUS_EVENTS)[number];
+
+export function isBusEventName(name: string): name is BusEventName {
+  return (BUS_EVENTS as readonly string[]).includes(name);
+}
+
+export function isWebhookEventName(name: string): name is WebhookEventName {
+  return (WEBHOOK_EVENTS as readonly string[]).includes(name);
+}

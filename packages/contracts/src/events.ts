@@ -10,14 +10,68 @@ export const eventIdSchema = z.string().regex(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/);
 export const signalSnapshotSchema = signalDetailSchema.extend({ version: z.number().int().positive() });
 export type SignalSnapshot = z.infer<typeof signalSnapshotSchema>;
 
-/** One message on the `signal.events` topic exchange; routing key = `name`. */
-export const signalEventSchema = z.object({
+/**
+ * Version of the event envelope this code writes. Versions only ever add fields (a reader one
+ * version behind keeps what it knows and ignores the rest); a change that removes or re-means
+ * a field is a new event name instead, so a new version never breaks a deployed reader.
+ */
+export const SIGNAL_EVENT_VERSION = 1;
+
+/**
+ * Where the event was made: the W3C trace context and request id of the write that made it,
+ * stored with the outbox entry so the relay (which runs later, for many writes at once)
+ * publishes each event under its own trace instead of whichever request woke the relay.
+ */
+export const eventContextSchema = z.object({
+  traceparent: z
+    .string()
+    .regex(/^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/)
+    .optional(),
+  tracestate: z.string().max(512).optional(),
+  request_id: z.string().max(128).optional(),
+});
+export type EventContext = z.infer<typeof eventContextSchema>;
+
+/** One message on the `signal.events` topic exchange, as producers write it; routing key = `name`. */
+export const signalEventSchema = z.strictObject({
+  schema_version: z.literal(SIGNAL_EVENT_VERSION),
   id: eventIdSchema,
   name: z.enum(BUS_EVENTS),
   occurred_at: z.iso.datetime({ offset: true }),
   signal: signalSnapshotSchema,
+  context: eventContextSchema.optional(),
 });
 export type SignalEvent = z.infer<typeof signalEventSchema>;
+
+/**
+ * The snapshot as consumers read it: the same fields, but every object ignores fields it does
+ * not know (the API's schemas are strict; a reader must not be, or a producer one version
+ * ahead would dead-letter every event at consumers deployed before it).
+ */
+const detail = signalDetailSchema.shape;
+export const signalSnapshotReaderSchema = z.object({
+  ...detail,
+  token: z.object({ ...detail.token.shape, socials: detail.token.shape.socials.strip() }),
+  metrics: detail.metrics.strip(),
+  performance: detail.performance.strip(),
+  version: z.number().int().positive(),
+});
+
+/**
+ * A bus event as consumers read it (tolerant reader): any envelope version from 1 on (an event
+ * without `schema_version` predates it and is version 1), unknown fields ignored at every
+ * level, and any event name — a consumer skips names it does not know instead of dead-letting
+ * them, since a newer producer may announce more than this reader handles.
+ */
+export const signalEventReaderSchema = z.object({
+  schema_version: z.number().int().min(1).default(1),
+  id: eventIdSchema,
+  name: z.string().min(1).max(64),
+  occurred_at: z.iso.datetime({ offset: true }),
+  signal: signalSnapshotReaderSchema,
+  context: eventContextSchema.optional().catch(undefined),
+});
+export type SignalEventRead = z.infer<typeof signalEventReaderSchema>;
 
 /**
  * Internal job on the webhooks delivery queue: one attempt of one delivery. It carries what the
@@ -63,13 +117,13 @@ export function nextDelayHop(remainingMs: number): number {
 /** Where each message goes, how often it may be retried and how long one handling may take. */
 export const MESSAGE_POLICIES = {
   'stats.signal-events': {
-    schema: signalEventSchema,
+    schema: signalEventReaderSchema,
     maxAttempts: 5,
     retryDelayMs: 1000,
     handlerTimeoutMs: 10_000,
   },
   'webhooks.signal-events': {
-    schema: signalEventSchema,
+    schema: signalEventReaderSchema,
     maxAttempts: 5,
     retryDelayMs: 1000,
     handlerTimeoutMs: 10_000,

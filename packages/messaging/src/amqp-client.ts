@@ -1,4 +1,5 @@
 import { connect, type ChannelModel, type ConfirmChannel, type Options } from 'amqplib';
+import { currentRequestId } from '@signal/service-kit';
 import type { Logger } from 'pino';
 
 export type ChannelSetup = (channel: ConfirmChannel) => Promise<void>;
@@ -79,12 +80,19 @@ export class AmqpClient {
   async publish(exchange: string, routingKey: string, body: Buffer, options: Options.Publish): Promise<void> {
     const channel = this.publishChannel;
     if (!channel) throw new Error('AMQP not connected');
+    const requestId = currentRequestId();
     await new Promise<void>((resolve, reject) => {
       channel.publish(
         exchange,
         routingKey,
         body,
-        { persistent: true, contentType: 'application/json', ...options },
+        {
+          persistent: true,
+          contentType: 'application/json',
+          ...options,
+          // The request that caused a message travels with it (and on with what it causes).
+          headers: requestId ? { 'x-request-id': requestId, ...options.headers } : options.headers,
+        },
         (err) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve()),
       );
     });

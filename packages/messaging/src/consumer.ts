@@ -1,5 +1,12 @@
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import type { Logger } from 'pino';
+import {
+  markActiveSpanFailed,
+  metrics,
+  registerQueueDepthSource,
+  requestContext,
+  type QueueDepth,
+} from '@signal/service-kit';
 import type { z } from 'zod';
 import type { AmqpClient } from './amqp-client';
 
@@ -51,17 +58,25 @@ export async function declareConsumerQueues(
   await channel.assertQueue(`${queue}.dead`, { durable: true, arguments: { 'x-queue-type': queueType } });
 }
 
+/** The routing key a message was first published with (kept across retry and dead queues). */
+export const ROUTING_KEY_HEADER = 'x-routing-key';
+
 function sendConfirmed(
   channel: ConfirmChannel,
   queue: string,
   msg: ConsumeMessage,
   headers: Record<string, unknown>,
 ): Promise<void> {
+  const original = msg.properties.headers?.[ROUTING_KEY_HEADER] ?? msg.fields.routingKey;
   return new Promise((resolve, reject) => {
     channel.sendToQueue(
       queue,
       msg.content,
-      { ...msg.properties, headers: { ...msg.properties.headers, ...headers }, persistent: true },
+      {
+        ...msg.properties,
+        headers: { ...msg.properties.headers, [ROUTING_KEY_HEADER]: original, ...headers },
+        persistent: true,
+      },
       (err) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve()),
     );
   });
@@ -77,6 +92,7 @@ export class Consumer<S extends z.ZodType> {
   private consumerTag?: string;
   private stopped = false;
   private readonly inFlight = new Set<Promise<void>>();
+  private unregisterDepths?: () => void;
 
   constructor(private readonly options: ConsumerOptions<S>) {}
 
@@ -98,6 +114,20 @@ export class Consumer<S extends z.ZodType> {
     }
     await channel.prefetch(prefetch);
     this.channel = channel;
+    this.unregisterDepths?.();
+    this.unregisterDepths = registerQueueDepthSource(async () => {
+      // A channel of its own: asking about a missing queue closes the channel it is asked on.
+      const probe = await client.createChannel();
+      probe.on('error', () => undefined);
+      try {
+        const depths: QueueDepth[] = [];
+        for (const [kind, name] of [['ready', queue], ['retry', `${queue}.retry`], ['dead', `${queue}.dead`]] as const)
+          depths.push({ queue, kind, messages: (await probe.checkQueue(name)).messageCount });
+        return depths;
+      } finally {
+        await probe.close().catch(() => undefined);
+      }
+    });
     const { consumerTag } = await channel.consume(queue, (msg) => {
       if (!msg) return;
       const work = this.handle(channel, msg).finally(() => this.inFlight.delete(work));
@@ -107,15 +137,29 @@ export class Consumer<S extends z.ZodType> {
   }
 
   private async handle(channel: ConfirmChannel, msg: ConsumeMessage): Promise<void> {
-    const { logger, queue, schema, policy, handler } = this.options;
     const headers = msg.properties.headers ?? {};
     const attempt = Number(headers[ATTEMPT_HEADER] ?? 1);
+    const requestId = headers['x-request-id'];
     const meta: MessageMeta = {
       attempt,
-      messageId: msg.properties.messageId as string | undefined,
-      requestId: headers['x-request-id'] as string | undefined,
-      routingKey: msg.fields.routingKey,
+      messageId: typeof msg.properties.messageId === 'string' ? msg.properties.messageId : undefined,
+      requestId: typeof requestId === 'string' ? requestId : undefined,
+      routingKey:
+        typeof headers[ROUTING_KEY_HEADER] === 'string' ? headers[ROUTING_KEY_HEADER] : msg.fields.routingKey,
     };
+    // The handler runs under the producer's request id (the amqplib instrumentation, when
+    // tracing is on, already put it in the message's trace), so its logs and whatever it
+    // writes or publishes belong to the request that caused them.
+    const run = () => this.process(channel, msg, meta);
+    await (meta.requestId ? requestContext.run({ requestId: meta.requestId }, run) : run());
+  }
+
+  private async process(channel: ConfirmChannel, msg: ConsumeMessage, meta: MessageMeta): Promise<void> {
+    const { logger, queue, schema, policy, handler } = this.options;
+    const attempt = meta.attempt;
+    const handled = (outcome: 'ack' | 'retry' | 'dead' | 'poison') =>
+      metrics.messagesHandled().inc({ queue, outcome });
+    const endTimer = metrics.messageHandling().startTimer({ queue });
     try {
       let parsed: z.infer<S>;
       try {
@@ -127,6 +171,7 @@ export class Consumer<S extends z.ZodType> {
         );
         await sendConfirmed(channel, `${queue}.dead`, msg, { 'x-error': 'invalid message' });
         channel.ack(msg);
+        handled('poison');
         return;
       }
       let timer: NodeJS.Timeout | undefined;
@@ -144,8 +189,10 @@ export class Consumer<S extends z.ZodType> {
         clearTimeout(timer);
       }
       channel.ack(msg);
+      handled('ack');
     } catch (err) {
-      const reason = (err as Error).message;
+      const reason = err instanceof Error ? err.message : String(err);
+      markActiveSpanFailed(reason);
       try {
         if (attempt >= policy.maxAttempts) {
           logger.error(
@@ -153,23 +200,28 @@ export class Consumer<S extends z.ZodType> {
             'message failed for good → dead-letter',
           );
           await sendConfirmed(channel, `${queue}.dead`, msg, { 'x-error': reason.slice(0, 200) });
+          handled('dead');
         } else {
           logger.warn(
             { queue, messageId: meta.messageId, attempt, err: reason },
             'message failed; will retry',
           );
           await sendConfirmed(channel, `${queue}.retry`, msg, { [ATTEMPT_HEADER]: attempt + 1 });
+          handled('retry');
         }
         channel.ack(msg);
       } catch {
         // The channel is gone; the broker redelivers the unacked message after reconnect.
       }
+    } finally {
+      endTimer();
     }
   }
 
   /** Stops taking messages and waits for the ones being handled. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.unregisterDepths?.();
     const channel = this.channel;
     if (channel && this.consumerTag) await channel.cancel(this.consumerTag).catch(() => undefined);
     await Promise.allSettled([...this.inFlight]);

@@ -1,3 +1,4 @@
+import { metrics } from '@signal/service-kit';
 import type { Logger } from 'pino';
 
 export interface PendingOutbox<E> {
@@ -19,6 +20,8 @@ export interface OutboxRelayOptions<E> {
   store: OutboxStore<E>;
   publish: (event: E) => Promise<void>;
   eventId: (event: E) => string;
+  /** When the write that made the event happened (ms), for the lag and age metrics. */
+  occurredAt?: (event: E) => number;
   logger: Logger;
   /** How often hinted documents are picked up when no kick came (ms). */
   intervalMs?: number;
@@ -97,8 +100,9 @@ export class OutboxRelay<E> {
       }
       if (Date.now() >= this.nextSweepAt) {
         this.nextSweepAt = Date.now() + (this.options.sweepIntervalMs ?? 5000);
-        for (;;) {
+        for (let first = true; ; first = false) {
           const pending = await store.findPending(batchSize);
+          if (first) this.reportOldest(pending);
           if (pending.length === 0) break;
           const result = await this.publishAll(pending);
           published += result.done;
@@ -123,13 +127,25 @@ export class OutboxRelay<E> {
     if (result.failed) throw new Error('broker refused or is unreachable');
   }
 
+  /** What a sweep found still waiting tells how far behind the relay is (0: nothing waits). */
+  private reportOldest(pending: PendingOutbox<E>[]): void {
+    const { occurredAt } = this.options;
+    if (!occurredAt) return;
+    let oldest = Date.now();
+    for (const doc of pending) for (const e of doc.events) oldest = Math.min(oldest, occurredAt(e));
+    metrics.outboxOldestPending().set((Date.now() - oldest) / 1000);
+  }
+
   private async publishAll(pending: PendingOutbox<E>[]): Promise<{ done: number; failed: boolean }> {
     const { store, publish, eventId } = this.options;
     const results = await Promise.all(
       pending.map(async (doc) => {
         const settled = await Promise.allSettled(doc.events.map((event) => publish(event)));
-        const done = doc.events.filter((_, i) => settled[i]!.status === 'fulfilled').map(eventId);
+        const confirmed = doc.events.filter((_, i) => settled[i]!.status === 'fulfilled');
+        const done = confirmed.map(eventId);
         if (done.length) await store.markPublished(doc.documentId, done);
+        const { occurredAt } = this.options;
+        if (occurredAt) for (const e of confirmed) metrics.outboxPublishLag().observe((Date.now() - occurredAt(e)) / 1000);
         return { done: done.length, failed: done.length < doc.events.length };
       }),
     );

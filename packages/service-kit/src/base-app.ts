@@ -11,7 +11,7 @@ import {
   notFoundMiddleware,
   requestIdMiddleware,
 } from './middleware';
-import { metricsMiddleware, metricsRoute } from './metrics';
+import { metricsMiddleware } from './metrics';
 
 export interface BaseAppOptions {
   service: string;
@@ -24,7 +24,10 @@ export interface BaseAppOptions {
   parseJson?: boolean;
 }
 
-/** Common front half of every service: security headers, request id, logs, metrics, health. */
+/**
+ * Common front half of every service: security headers, request id, logs, metrics, health.
+ * Metrics are served on the internal metrics port (`startObservability`), never here.
+ */
 export function createBaseApp(options: BaseAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -40,7 +43,6 @@ export function createBaseApp(options: BaseAppOptions): Express {
   );
   app.use(metricsMiddleware(options.service));
   app.use(healthRouter(options.checks, options.lifecycle));
-  app.get('/metrics', metricsRoute());
   if (options.parseJson !== false) app.use(jsonBodyMiddleware(options.jsonLimit));
   return app;
 }

@@ -17,3 +17,4 @@ export * from './redis-script';
 export * from './read-model';
 export * from './periodic-task';
 export * from './lifecycle';
+export * from './trace-context';

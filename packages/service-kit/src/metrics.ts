@@ -1,20 +1,148 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { RequestHandler } from 'express';
-import { Histogram, register } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, register } from 'prom-client';
+import { z } from 'zod';
+import type { Logger } from './logger';
 
-let histogram: Histogram<'service' | 'method' | 'route' | 'status'> | undefined;
+/**
+ * Every metric of the system is declared here, once (prom-client's registry is per process, and
+ * declaring a name twice throws). Labels are bounded sets: route patterns, queue names,
+ * outcomes — never a client's path, id or key.
+ */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const LAG_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
-function httpHistogram() {
-  histogram ??= new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'HTTP request duration',
-    labelNames: ['service', 'method', 'route', 'status'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-  });
-  return histogram;
+function lazy<T>(make: () => T): () => T {
+  let value: T | undefined;
+  return () => (value ??= make());
+}
+
+export const metrics = {
+  httpDuration: lazy(
+    () =>
+      new Histogram({
+        name: 'http_request_duration_seconds',
+        help: 'HTTP request duration by route pattern',
+        labelNames: ['service', 'method', 'route', 'status'],
+        buckets: LATENCY_BUCKETS,
+      }),
+  ),
+  /** Gateway: one per decision of the limiter (allowed, the window that refused, fallback…). */
+  rateLimitDecisions: lazy(
+    () =>
+      new Counter({
+        name: 'ratelimit_decisions_total',
+        help: 'Rate-limit decisions at the gateway',
+        labelNames: ['decision'],
+      }),
+  ),
+  outboxPublishLag: lazy(
+    () =>
+      new Histogram({
+        name: 'outbox_publish_lag_seconds',
+        help: 'From the write that made an event to the broker confirming it',
+        buckets: LAG_BUCKETS,
+      }),
+  ),
+  outboxOldestPending: lazy(
+    () =>
+      new Gauge({
+        name: 'outbox_oldest_pending_seconds',
+        help: 'Age of the oldest unpublished event found by the last outbox sweep (0 when empty)',
+      }),
+  ),
+  messagesHandled: lazy(
+    () =>
+      new Counter({
+        name: 'messages_handled_total',
+        help: 'Messages taken from a queue, by outcome (ack, retry, dead, poison)',
+        labelNames: ['queue', 'outcome'],
+      }),
+  ),
+  messageHandling: lazy(
+    () =>
+      new Histogram({
+        name: 'message_handling_seconds',
+        help: 'Time to handle one message',
+        labelNames: ['queue'],
+        buckets: LATENCY_BUCKETS,
+      }),
+  ),
+  queueDepth: lazy(
+    () =>
+      new Gauge({
+        name: 'queue_messages',
+        help: 'Messages waiting in a consumer queue and its retry and dead-letter queues (read at scrape)',
+        labelNames: ['queue', 'kind'],
+        async collect() {
+          this.reset();
+          for (const source of queueDepthSources) {
+            const depths = await source().catch(() => []);
+            for (const d of depths) this.set({ queue: d.queue, kind: d.kind }, d.messages);
+          }
+        },
+      }),
+  ),
+  readModelReady: lazy(
+    () =>
+      new Gauge({
+        name: 'read_model_ready',
+        help: '1 while a Redis read model is complete, 0 while it is being rebuilt',
+        labelNames: ['model'],
+      }),
+  ),
+  readModelLag: lazy(
+    () =>
+      new Histogram({
+        name: 'read_model_apply_lag_seconds',
+        help: 'From the source write to the read model reflecting it',
+        labelNames: ['model'],
+        buckets: LAG_BUCKETS,
+      }),
+  ),
+  webhookAttempts: lazy(
+    () =>
+      new Counter({
+        name: 'webhook_attempts_total',
+        help: 'Webhook delivery attempts by outcome',
+        labelNames: ['outcome'],
+      }),
+  ),
+  webhookAttemptDuration: lazy(
+    () =>
+      new Histogram({
+        name: 'webhook_attempt_duration_seconds',
+        help: 'Duration of one delivery attempt (request to the receiver)',
+        buckets: LATENCY_BUCKETS,
+      }),
+  ),
+  webhookEventToDelivery: lazy(
+    () =>
+      new Histogram({
+        name: 'webhook_event_to_delivery_seconds',
+        help: 'From the event to its successful delivery',
+        buckets: LAG_BUCKETS,
+      }),
+  ),
+};
+
+export interface QueueDepth {
+  queue: string;
+  kind: 'ready' | 'retry' | 'dead';
+  messages: number;
+}
+const queueDepthSources = new Set<() => Promise<QueueDepth[]>>();
+
+/** A consumer reports its queues' depths at each scrape (asked of the broker then, not polled). */
+export function registerQueueDepthSource(source: () => Promise<QueueDepth[]>): () => void {
+  metrics.queueDepth();
+  queueDepthSources.add(source);
+  return () => queueDepthSources.delete(source);
 }
 
 export function metricsMiddleware(service: string): RequestHandler {
-  const h = httpHistogram();
+  const h = metrics.httpDuration();
   return (req, res, next) => {
     const end = h.startTimer({ service, method: req.method });
     res.on('finish', () => {
@@ -28,9 +156,76 @@ export function metricsMiddleware(service: string): RequestHandler {
   };
 }
 
-export function metricsRoute(): RequestHandler {
-  return async (_req, res) => {
-    res.setHeader('Content-Type', register.contentType);
-    res.send(await register.metrics());
+/** Settings of the internal observability surface, spread into each service's config schema. */
+export function observabilityEnv(defaultMetricsPort: number) {
+  return {
+    /** The metrics port: internal only (never the public one); 0 picks a free port. */
+    METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(defaultMetricsPort),
+    METRICS_HOST: z.string().default('127.0.0.1'),
+    /** Share of successful requests that get an access line (errors always do). */
+    ACCESS_LOG_SAMPLE: z.coerce.number().min(0).max(1).default(1),
+  };
+}
+
+export interface ObservabilityConfig {
+  METRICS_PORT: number;
+  METRICS_HOST: string;
+  ACCESS_LOG_SAMPLE: number;
+}
+
+let accessLogSample = 1;
+/** The access-log sampling chosen at start-up (see `startObservability`). */
+export function accessLogSampleRate(): number {
+  return accessLogSample;
+}
+
+let defaultMetricsStarted = false;
+
+export interface MetricsServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the internal metrics endpoint (`GET /metrics`, Prometheus text) with process metrics,
+ * and applies the access-log sampling. Separate from the public port, so neither clients nor
+ * the internet can read it, and scraping never competes with the public routes' middleware.
+ */
+export async function startObservability(
+  config: ObservabilityConfig,
+  service: string,
+  logger: Logger,
+): Promise<MetricsServer> {
+  accessLogSample = config.ACCESS_LOG_SAMPLE;
+  if (!defaultMetricsStarted) {
+    collectDefaultMetrics({ labels: { service } });
+    defaultMetricsStarted = true;
+  }
+  const server: Server = createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+      return;
+    }
+    register.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': register.contentType }).end(text),
+      (err: unknown) => {
+        logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'metrics collection failed');
+        res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics unavailable\n');
+      },
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.METRICS_PORT, config.METRICS_HOST, () => resolve());
+  });
+  const url = `http://${config.METRICS_HOST}:${(server.address() as AddressInfo).port}/metrics`;
+  logger.info({ url }, 'metrics endpoint (internal)');
+  return {
+    url,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

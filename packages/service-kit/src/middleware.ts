@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { AppError, isAppError } from './app-error';
 import type { Logger } from './logger';
+import { accessLogSampleRate } from './metrics';
 import { requestContext } from './request-context';
+import { currentTraceId } from './trace-context';
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -20,9 +22,13 @@ export function requestIdMiddleware(): RequestHandler {
 export function accessLogMiddleware(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
+    // Read now: the tracing instrumentation made the request's span before any middleware ran.
+    const traceId = currentTraceId();
     res.on('finish', () => {
+      // One line per request at info (sampled by ACCESS_LOG_SAMPLE for successes; every
+      // error is logged); server faults at error.
+      if (res.statusCode < 400 && Math.random() >= accessLogSampleRate()) return;
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      // One line per request at info (quiet it with LOG_LEVEL=warn); server faults at error.
       const level = res.statusCode >= 500 ? 'error' : 'info';
       logger[level](
         {
@@ -31,6 +37,7 @@ export function accessLogMiddleware(logger: Logger): RequestHandler {
           status: res.statusCode,
           ms: Math.round(ms * 10) / 10,
           request_id: res.locals.requestId,
+          ...(traceId ? { trace_id: traceId } : {}),
         },
         'request',
       );

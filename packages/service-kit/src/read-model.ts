@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import type { Connection } from 'mongoose';
 import type { Logger } from './logger';
+import { metrics } from './metrics';
 import { deleteKeysMatching } from './redis';
 import { RedisScript } from './redis-script';
 
@@ -35,8 +36,20 @@ export class RedisReadModel {
     private readonly lockMs = 30_000,
   ) {}
 
+  /** The model's name for metrics: its hash tag (`timeline`, `agg`). */
+  get name(): string {
+    return /\{([^}]+)\}/.exec(this.prefix)?.[1] ?? 'model';
+  }
+
   async isReady(): Promise<boolean> {
-    return (await this.redis.get(`${this.prefix}ready`)) === this.epoch;
+    const ready = (await this.redis.get(`${this.prefix}ready`)) === this.epoch;
+    metrics.readModelReady().set({ model: this.name }, ready ? 1 : 0);
+    return ready;
+  }
+
+  /** Records how long after the source write (ms) the model reflected it. */
+  observeLag(sourceWrittenAt: number): void {
+    metrics.readModelLag().observe({ model: this.name }, Math.max(0, Date.now() - sourceWrittenAt) / 1000);
   }
 
   /**

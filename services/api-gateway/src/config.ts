@@ -1,4 +1,4 @@
-import { env, parseConfig } from '@signal/service-kit';
+import { env, observabilityEnv, parseConfig } from '@signal/service-kit';
 import { z } from 'zod';
 
 export const configSchema = z
@@ -7,6 +7,7 @@ export const configSchema = z
     PORT: env.port(4000),
     HOST: z.string().default('127.0.0.1'),
     LOG_LEVEL: env.logLevel(),
+    ...observabilityEnv(9400),
     MONGO_URL: env.url(['mongodb', 'mongodb+srv']),
     GATEWAY_DB: z.string().default('gateway'),
     REDIS_URL: env.redisUrl(),

@@ -1,4 +1,4 @@
-import { env, parseConfig } from '@signal/service-kit';
+import { env, observabilityEnv, parseConfig } from '@signal/service-kit';
 import { z } from 'zod';
 
 export const configSchema = z.object({
@@ -6,6 +6,7 @@ export const configSchema = z.object({
   PORT: env.port(4001),
   HOST: z.string().default('127.0.0.1'),
   LOG_LEVEL: env.logLevel(),
+  ...observabilityEnv(9401),
   MONGO_URL: env.url(['mongodb', 'mongodb+srv']),
   SIGNALS_DB: z.string().default('signals'),
   AMQP_URL: env.urlList(['amqp', 'amqps']),

@@ -3,7 +3,7 @@ import { AmqpClient, OutboxRelay, brokerNames, declareEventExchange } from '@sig
 import {
   connectMongo,
   connectRedis,
-  currentRequestId,
+  inContextOf,
   pingMongo,
   sourceEpoch,
   type BackgroundWorker,
@@ -58,23 +58,27 @@ export async function createDependencies(
   await amqp.addSetup((channel) => declareEventExchange(channel, exchange));
   amqp.start();
 
+  const publishEvent = async (event: SignalEvent): Promise<void> => {
+    const requestId = event.context?.request_id;
+    await amqp.publish(exchange, event.name, Buffer.from(JSON.stringify(event)), {
+      messageId: event.id,
+      timestamp: Math.floor(Date.parse(event.occurred_at) / 1000),
+      type: event.name,
+      headers: requestId ? { 'x-request-id': requestId } : {},
+    });
+    // Before the event leaves the outbox: repairs an index update lost to a crash.
+    await keeper.record([event.signal]);
+  };
   const relay = new OutboxRelay<SignalEvent>({
     store: {
       findPending: (limit) => repository.findPendingOutbox(limit),
       findPendingByIds: (ids) => repository.findPendingByIds(ids),
       markPublished: (id, eventIds) => repository.removeFromOutbox(id, eventIds),
     },
-    publish: async (event) => {
-      await amqp.publish(exchange, event.name, Buffer.from(JSON.stringify(event)), {
-        messageId: event.id,
-        timestamp: Math.floor(Date.parse(event.occurred_at) / 1000),
-        type: event.name,
-        headers: currentRequestId() ? { 'x-request-id': currentRequestId() } : {},
-      });
-      // Before the event leaves the outbox: repairs an index update lost to a crash.
-      await keeper.record([event.signal]);
-    },
+    // Each event is published in the trace of the write that made it (stored with the entry).
+    publish: (event) => inContextOf(event.context, () => publishEvent(event)),
     eventId: (event) => event.id,
+    occurredAt: (event) => Date.parse(event.occurred_at),
     logger,
     intervalMs: config.OUTBOX_INTERVAL_MS,
     sweepIntervalMs: config.OUTBOX_SWEEP_INTERVAL_MS,

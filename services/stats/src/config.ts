@@ -1,4 +1,4 @@
-import { env, parseConfig } from '@signal/service-kit';
+import { env, observabilityEnv, parseConfig } from '@signal/service-kit';
 import { z } from 'zod';
 
 export const configSchema = z.object({
@@ -6,6 +6,7 @@ export const configSchema = z.object({
   PORT: env.port(4002),
   HOST: z.string().default('127.0.0.1'),
   LOG_LEVEL: env.logLevel(),
+  ...observabilityEnv(9402),
   MONGO_URL: env.url(['mongodb', 'mongodb+srv']),
   STATS_DB: z.string().default('stats'),
   REDIS_URL: env.redisUrl(),

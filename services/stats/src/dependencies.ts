@@ -1,4 +1,4 @@
-import { MESSAGE_POLICIES } from '@signal/contracts';
+import { MESSAGE_POLICIES, isBusEventName } from '@signal/contracts';
 import { AmqpClient, Consumer, brokerNames } from '@signal/messaging';
 import {
   PeriodicTask,
@@ -81,6 +81,9 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
     queueType: config.AMQP_QUEUE_TYPE,
     bindings: { exchange: names.signalEvents, routingKeys: ['signal.*'] },
     handler: async (event) => {
+      // A name from a newer producer may mean what this reader cannot know (a deletion, say):
+      // skipped, not guessed at and not dead-lettered.
+      if (!isBusEventName(event.name)) return;
       await projectSignal({ repository, aggregates, cache }, event.signal);
     },
   });

@@ -1,4 +1,4 @@
-import { env, parseConfig } from '@signal/service-kit';
+import { env, observabilityEnv, parseConfig } from '@signal/service-kit';
 import { z } from 'zod';
 import type { GuardPolicy } from './domain/url-guard';
 
@@ -13,6 +13,7 @@ export const configSchema = z
     PORT: env.port(4003),
     HOST: z.string().default('127.0.0.1'),
     LOG_LEVEL: env.logLevel(),
+    ...observabilityEnv(9403),
     MONGO_URL: env.url(['mongodb', 'mongodb+srv']),
     WEBHOOKS_DB: z.string().default('webhooks'),
     AMQP_URL: env.urlList(['amqp', 'amqps']),

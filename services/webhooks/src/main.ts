@@ -1,4 +1,6 @@
-import { GracefulShutdown, createLogger, startHttpServer } from '@signal/service-kit';
+// First: tracing hooks http, express, undici, ioredis, mongodb and amqplib as they load.
+import { telemetry } from './telemetry.api';
+import { GracefulShutdown, createLogger, startHttpServer, startObservability } from '@signal/service-kit';
 import { appFromDependencies } from './app';
 import { loadConfig } from './config';
 import { createDependencies } from './dependencies';
@@ -8,12 +10,15 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('webhooks-api', config.LOG_LEVEL);
   const shutdown = new GracefulShutdown(logger);
+  const observability = await startObservability(config, 'webhooks-api', logger);
   const deps = await createDependencies(config, logger, 'webhooks-api');
   const app = appFromDependencies(config, deps, logger, shutdown);
   const http = await startHttpServer(app, config.PORT, config.HOST);
   shutdown
     .register('http', () => http.close())
     .register('rabbitmq+mongo', () => deps.close())
+    .register('metrics', () => observability.close())
+    .register('telemetry', async () => telemetry.shutdown())
     .listen();
   logger.info({ url: http.url }, 'webhooks api listening');
 }

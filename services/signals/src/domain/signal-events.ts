@@ -1,5 +1,5 @@
-import type { BusEventName, SignalEvent, SignalStatus } from '@signal/contracts';
-import { newId } from '@signal/service-kit';
+import { SIGNAL_EVENT_VERSION, type BusEventName, type SignalEvent, type SignalStatus } from '@signal/contracts';
+import { currentEventContext, newId } from '@signal/service-kit';
 import type { SignalDocument } from '../data/signal.model';
 import { toSnapshot } from './signal.mapper';
 
@@ -8,7 +8,15 @@ export function signalEvent(
   doc: Omit<SignalDocument, 'outbox' | 'has_outbox'>,
   at: Date,
 ): SignalEvent {
-  return { id: newId('evt'), name, occurred_at: at.toISOString(), signal: toSnapshot(doc) };
+  return {
+    schema_version: SIGNAL_EVENT_VERSION,
+    id: newId('evt'),
+    name,
+    occurred_at: at.toISOString(),
+    signal: toSnapshot(doc),
+    // Captured now, while the write's request is current: the relay publishes later.
+    context: currentEventContext(),
+  };
 }
 
 /** The bus event a move into `status` announces. */

@@ -38,6 +38,7 @@ export class TimelineKeeper {
   async record(snapshots: SignalSnapshot[]): Promise<void> {
     try {
       await this.o.index.apply(snapshots);
+      for (const s of snapshots) this.o.index.model.observeLag(Date.parse(s.updated_at));
     } catch (err) {
       this.o.logger.warn({ err: errorText(err), count: snapshots.length }, 'timeline index update failed');
       await this.o.repairs

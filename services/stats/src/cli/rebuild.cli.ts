@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { signalSnapshotSchema } from '@signal/contracts';
+import { signalSnapshotReaderSchema } from '@signal/contracts';
 import { createLogger } from '@signal/service-kit';
 import { request } from 'undici';
 import { z } from 'zod';
@@ -8,7 +8,7 @@ import { createDependencies } from '../dependencies';
 import { toProjection } from '../domain/project-event.use-case';
 
 const pageSchema = z.object({
-  data: z.array(signalSnapshotSchema),
+  data: z.array(signalSnapshotReaderSchema),
   meta: z.object({ next_after: z.string().nullable() }),
 });
 

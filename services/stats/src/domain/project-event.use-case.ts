@@ -32,6 +32,7 @@ export async function projectSignal(deps: ProjectDeps, snapshot: SignalSnapshot)
   const projected = toProjection(snapshot);
   const changed = await deps.repository.apply(projected);
   await deps.aggregates.apply([projected]);
+  deps.aggregates.model.observeLag(Date.parse(snapshot.updated_at));
   if (changed) await deps.cache.invalidate();
   return changed;
 }

@@ -1,6 +1,6 @@
 import {
-  WEBHOOK_EVENTS,
-  type SignalEvent,
+  isWebhookEventName,
+  type SignalEventRead,
   type WebhookEventName,
   type WebhookPayload,
 } from '@signal/contracts';
@@ -9,7 +9,14 @@ import type { SubscriptionDocument } from '../data/webhook.models';
 import type { WebhookRepository } from '../data/webhook.repository';
 import type { ScheduleJob } from './delivery-jobs';
 
-export function payloadFor(event: SignalEvent): WebhookPayload {
+/** A bus event that subscribers can receive (its name narrowed to a webhook event). */
+export type WebhookEvent = SignalEventRead & { name: WebhookEventName };
+
+export function isWebhookEvent(event: SignalEventRead): event is WebhookEvent {
+  return isWebhookEventName(event.name);
+}
+
+export function payloadFor(event: WebhookEvent): WebhookPayload {
   const s = event.signal;
   return {
     event: event.name,
@@ -26,9 +33,9 @@ export function payloadFor(event: SignalEvent): WebhookPayload {
 }
 
 /** The spec's rule 4: `types` (when set) restricts by signal type. */
-export function wants(sub: SubscriptionDocument, event: SignalEvent): boolean {
+export function wants(sub: SubscriptionDocument, event: WebhookEvent): boolean {
   return (
-    sub.events.includes(event.name as WebhookEventName) &&
+    sub.events.includes(event.name) &&
     (sub.types === null || sub.types.includes(event.signal.type))
   );
 }
@@ -41,12 +48,13 @@ export function wants(sub: SubscriptionDocument, event: SignalEvent): boolean {
 export async function fanOut(
   repository: WebhookRepository,
   schedule: ScheduleJob,
-  event: SignalEvent,
+  event: SignalEventRead,
   subscriptionsFor: (event: WebhookEventName) => Promise<SubscriptionDocument[]> = (e) =>
     repository.subscriptionsFor(e),
 ): Promise<number> {
-  if (!(WEBHOOK_EVENTS as readonly string[]).includes(event.name)) return 0;
-  const subscriptions = (await subscriptionsFor(event.name as WebhookEventName)).filter((s) =>
+  // A name this reader does not know (a newer producer's) is skipped, never dead-lettered.
+  if (!isWebhookEvent(event)) return 0;
+  const subscriptions = (await subscriptionsFor(event.name)).filter((s) =>
     wants(s, event),
   );
   const body = JSON.stringify(payloadFor(event));

@@ -1,0 +1,4 @@
+import { startTelemetry } from '@signal/telemetry';
+
+/** Imported first by the worker entry point: tracing has to hook modules before anything loads them. */
+export const telemetry = startTelemetry('webhooks-worker');
