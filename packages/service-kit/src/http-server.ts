@@ -1,6 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Express } from 'express';
 
 export interface RunningServer {
   server: Server;
@@ -11,7 +10,7 @@ export interface RunningServer {
 }
 
 export async function startHttpServer(
-  app: Express,
+  app: RequestListener,
   port: number,
   host = '127.0.0.1',
 ): Promise<RunningServer> {

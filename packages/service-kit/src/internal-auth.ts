@@ -29,10 +29,11 @@ export function signInternalToken(
   });
 }
 
-function bearer(header: string | undefined): string | undefined {
-  if (!header) return undefined;
-  const [scheme, value] = header.split(' ');
-  return scheme?.toLowerCase() === 'bearer' && value ? value : undefined;
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/** The credential of an `Authorization: Bearer <credential>` header: the one parser of it. */
+export function bearerToken(header: string | undefined): string | undefined {
+  return header ? BEARER.exec(header)?.[1] : undefined;
 }
 
 /**
@@ -41,7 +42,7 @@ function bearer(header: string | undefined): string | undefined {
  */
 export function requireInternalAuth(secret: string, audience: string): RequestHandler {
   return (req, res, next) => {
-    const token = bearer(req.header('authorization'));
+    const token = bearerToken(req.header('authorization'));
     if (!token) return next(new AppError('UNAUTHORIZED', 'Missing internal credentials.'));
     try {
       const claims = jwt.verify(token, secret, {
@@ -66,7 +67,7 @@ function digest(value: string): Buffer {
 export function requireStaticToken(expected: string): RequestHandler {
   const expectedDigest = digest(expected);
   return (req, _res, next) => {
-    const token = bearer(req.header('authorization'));
+    const token = bearerToken(req.header('authorization'));
     if (token && timingSafeEqual(digest(token), expectedDigest)) return next();
     next(new AppError('UNAUTHORIZED', 'Invalid or missing ingest token.'));
   };

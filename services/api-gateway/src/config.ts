@@ -1,5 +1,17 @@
 import { env, observabilityEnv, parseConfig } from '@signal/service-kit';
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import type { Plan } from './data/account.model';
+
+/** The plan new accounts get (the spec's listed plan by default): the one source of those numbers. */
+export const defaultPlanEnv = {
+  DEFAULT_PLAN_PER_MINUTE: env.int(60, 1),
+  DEFAULT_PLAN_PER_DAY: env.int(10_000, 1),
+};
+export const defaultPlan = (c: { DEFAULT_PLAN_PER_MINUTE: number; DEFAULT_PLAN_PER_DAY: number }): Plan => ({
+  per_minute: c.DEFAULT_PLAN_PER_MINUTE,
+  per_day: c.DEFAULT_PLAN_PER_DAY,
+});
 
 export const configSchema = z
   .object({
@@ -24,10 +36,19 @@ export const configSchema = z
     WEBHOOKS_URL: env.url(['http', 'https']),
     UPSTREAM_TIMEOUT_MS: env.int(10_000, 100),
     UPSTREAM_CONNECTIONS: env.int(64, 1),
+    /** Requests in flight per upstream connection (undici pipelines only idempotent ones). */
+    UPSTREAM_PIPELINING: env.int(1, 1),
+    /**
+     * Gateway processes on this host (node:cluster, one port): `auto` is one per core. Limits
+     * stay exact across them: every count is one atomic call to the shared Redis.
+     */
+    GATEWAY_WORKERS: z
+      .union([z.literal('auto'), z.coerce.number().int().min(1).max(256)])
+      .default(1)
+      .transform((v) => (v === 'auto' ? availableParallelism() : v)),
     /** Brute-force guard: requests without a valid API key, per client IP and minute. */
     IP_RATE_LIMIT_PER_MINUTE: env.int(60, 1),
-    DEFAULT_PLAN_PER_MINUTE: env.int(60, 1),
-    DEFAULT_PLAN_PER_DAY: env.int(10_000, 1),
+    ...defaultPlanEnv,
     /** How long a key stays "known" for the Redis-down fallback limiter. */
     KNOWN_KEY_WINDOW_MS: env.int(10 * 60_000, 0),
     TRUST_PROXY: z.string().default('false'),
@@ -54,9 +75,3 @@ export type GatewayConfig = z.infer<typeof configSchema>;
 
 export const loadConfig = (e: NodeJS.ProcessEnv = process.env): GatewayConfig =>
   parseConfig('api-gateway', configSchema, e);
-
-export function trustProxySetting(value: string): boolean | number | string {
-  if (value === 'true') return true;
-  if (value === 'false') return false;
-  return /^\d+$/.test(value) ? Number(value) : value;
-}

@@ -11,8 +11,8 @@ async function main(): Promise<void> {
   const shutdown = new GracefulShutdown(logger);
   const observability = await startObservability(config, 'api-gateway', logger);
   const deps = await createDependencies(config, logger);
-  const app = appFromDependencies(config, deps, logger, shutdown);
-  const http = await startHttpServer(app, config.PORT, config.HOST);
+  const gateway = appFromDependencies(config, deps, logger, shutdown);
+  const http = await startHttpServer(gateway, config.PORT, config.HOST);
   shutdown
     .register('http', () => http.close())
     .register('upstreams+redis+mongo', () => deps.close())

@@ -3,9 +3,10 @@ import type Redis from 'ioredis';
 import {
   DAY_MS,
   MINUTE_MS,
-  type LimitDecision,
+  type KeyDecision,
   type LimitSubject,
   type SharedLimiter,
+  type WindowDecision,
 } from '../domain/rate-limit';
 
 /**
@@ -50,14 +51,24 @@ export class RateLimitStore implements SharedLimiter {
     return `${this.prefix}{${subject}}`;
   }
 
-  async check(s: LimitSubject, now = Date.now()): Promise<LimitDecision> {
+  checkKey(s: LimitSubject, keyId: string, now = Date.now()): Promise<KeyDecision> {
+    return this.run(s, keyId, now);
+  }
+
+  async count(s: LimitSubject, now = Date.now()): Promise<WindowDecision> {
+    const decision = await this.run(s, '', now);
+    if (decision.outcome === 'revoked') throw new Error('a subject without a key cannot be revoked');
+    return decision;
+  }
+
+  private async run(s: LimitSubject, keyId: string, now: number): Promise<KeyDecision> {
     const minuteWindow = Math.floor(now / MINUTE_MS);
     const dayWindow = Math.floor(now / DAY_MS);
     const tag = this.tag(s.subject);
     const reply = await CHECK.run(
       this.redis,
       [`${tag}:m:${minuteWindow}`, `${tag}:d:${dayWindow}`, `${tag}:revoked`, `${tag}:plan`],
-      [s.keyId ?? '', s.perMinute, s.perDay, MINUTE_TTL, DAY_TTL],
+      [keyId, s.perMinute, s.perDay, MINUTE_TTL, DAY_TTL],
     );
     if (!isReply(reply)) throw new Error('rate limit script answered an unexpected shape');
     const [code, m, d, perMinute, perDay] = reply;

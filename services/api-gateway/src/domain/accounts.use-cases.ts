@@ -6,11 +6,11 @@ import { EmailTakenError, type AccountRepository } from '../data/account.reposit
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
 import type { KeyCache } from './key-cache';
 import { hashPassword, verifyPassword } from './password';
-import type { RateLimiter } from './rate-limiter';
+import type { SharedLimiter } from './rate-limit';
 
 export interface AccountDeps {
   repository: AccountRepository;
-  limiter: RateLimiter;
+  limiter: SharedLimiter;
   cache: KeyCache;
   pepper: string;
 }

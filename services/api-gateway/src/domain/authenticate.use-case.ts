@@ -1,11 +1,11 @@
 import { bearerToken } from '@signal/service-kit';
 import { hashApiKey, isWellFormedApiKey } from './api-key';
-import type { IpGuard } from './ip-guard';
+import type { RequestThrottle } from './throttle';
 import type { KeyCache, KeyRecord } from './key-cache';
 import {
   rateView,
   retryAfterSeconds,
-  type LimitDecision,
+  type KeyDecision,
   type LocalFallbackLimiter,
   type RateView,
   type SharedLimiter,
@@ -21,7 +21,8 @@ export interface AuthDeps {
   cache: KeyCache;
   limiter: SharedLimiter;
   fallback: LocalFallbackLimiter;
-  guard: IpGuard;
+  /** The per-IP guard: every refused credential counts against its client. */
+  guard: RequestThrottle;
   pepper: string;
   knownKeyWindowMs: number;
   onKeyUsed: (keyId: string) => void;
@@ -91,15 +92,10 @@ export async function authenticate(
   if (record.revoked) return refuse(deps, ip, 'UNAUTHORIZED', owner);
   if (record.expiresAt !== null && record.expiresAt <= now) return refuse(deps, ip, 'KEY_EXPIRED', owner);
 
-  const subject = {
-    subject: record.accountId,
-    keyId: record.keyId,
-    perMinute: record.perMinute,
-    perDay: record.perDay,
-  };
-  let decision: LimitDecision;
+  const subject = { subject: record.accountId, perMinute: record.perMinute, perDay: record.perDay };
+  let decision: KeyDecision;
   try {
-    decision = await deps.limiter.check(subject, now);
+    decision = await deps.limiter.checkKey(subject, record.keyId, now);
   } catch {
     if (!deps.cache.knownRecently(hash, deps.knownKeyWindowMs, now)) {
       return { ok: false, code: 'UNAVAILABLE', retryAfter: 1 };

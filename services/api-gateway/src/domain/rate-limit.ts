@@ -12,21 +12,26 @@ export interface WindowState {
   resetAt: number;
 }
 
-export type LimitDecision =
-  { outcome: 'allowed' | 'limited'; minute: WindowState; day: WindowState } | { outcome: 'revoked' };
+export interface WindowDecision {
+  outcome: 'allowed' | 'limited';
+  minute: WindowState;
+  day: WindowState;
+}
+export type KeyDecision = WindowDecision | { outcome: 'revoked' };
 
 export interface LimitSubject {
   /** `acc_…` for accounts, `ip:…` for anonymous clients, `session:acc_…` for dashboard sessions. */
   subject: string;
-  /** Checked against the account's revoked set in the same call. */
-  keyId?: string;
   perMinute: number;
   perDay: number;
 }
 
-/** The shared limiter: checks (revocation and) both windows and counts only when both have room. */
+/** The shared limiter: checks both windows (and a key's revocation) and counts only when both have room. */
 export interface SharedLimiter {
-  check(subject: LimitSubject, now?: number): Promise<LimitDecision>;
+  /** An API key's request: its revocation and its account's windows, in one call. */
+  checkKey(subject: LimitSubject, keyId: string, now?: number): Promise<KeyDecision>;
+  /** Any other subject's request (an IP, a session). */
+  count(subject: LimitSubject, now?: number): Promise<WindowDecision>;
   markRevoked(accountId: string, keyId: string): Promise<void>;
   setPlan(accountId: string, perMinute: number, perDay: number): Promise<void>;
 }
@@ -63,7 +68,7 @@ export class LocalFallbackLimiter {
 
   constructor(private readonly maxSubjects = 100_000) {}
 
-  check(s: LimitSubject, now = Date.now()): LimitDecision {
+  check(s: LimitSubject, now = Date.now()): WindowDecision {
     const minuteWindow = Math.floor(now / MINUTE_MS);
     const c = this.counters.get(s.subject);
     const current = c && c.window === minuteWindow ? c : { window: minuteWindow, count: 0 };

@@ -1,5 +1,5 @@
 import { createApiKeyInputSchema, loginInputSchema } from '@signal/contracts';
-import { AppError, jsonBodyMiddleware, parseOrThrow } from '@signal/service-kit';
+import { AppError, bearerToken, jsonBodyMiddleware, parseOrThrow } from '@signal/service-kit';
 import { Router, type RequestHandler } from 'express';
 import {
   createApiKey,
@@ -12,12 +12,12 @@ import {
 
 function requireSession(secret: string): RequestHandler {
   return (req, res, next) => {
-    const m = /^Bearer\s+(\S+)$/i.exec(req.header('authorization') ?? '');
-    if (!m)
+    const token = bearerToken(req.header('authorization'));
+    if (!token)
       return next(new AppError('UNAUTHORIZED', 'A dashboard session is required: POST /v1/auth/login.'));
-    if (m[1]!.startsWith('sk_'))
+    if (token.startsWith('sk_'))
       return next(new AppError('FORBIDDEN', 'API keys cannot manage API keys; use a dashboard session.'));
-    res.locals.accountId = verifySession(secret, m[1]!);
+    res.locals.accountId = verifySession(secret, token);
     next();
   };
 }

@@ -6,11 +6,10 @@ import {
   usageQuerySchema,
   type ApiKeyView,
 } from '@signal/contracts';
-import { AppError, jsonBodyMiddleware, parseOrThrow } from '@signal/service-kit';
+import { AppError, bearerToken, jsonBodyMiddleware, parseOrThrow } from '@signal/service-kit';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Plan } from '../data/account.model';
 import { createApiKey, listApiKeys, revokeApiKey, type AccountDeps } from '../domain/accounts.use-cases';
-import type { AuthDeps } from '../domain/authenticate.use-case';
 import {
   SESSION_COOKIE,
   checkCredentials,
@@ -19,33 +18,27 @@ import {
   type SessionStore,
 } from '../domain/dashboard-session';
 import { rollApiKey } from '../domain/key-roll.use-case';
-import { retryAfterSeconds } from '../domain/rate-limiter';
-import type { UsageStore } from '../domain/usage';
-import { proxyTo, type InternalTokenCache, type Upstream } from './proxy';
+import { applyThrottle } from './throttle.middleware';
+import type { RequestThrottle } from '../domain/throttle';
+import type { UsageLedger } from '../domain/usage';
+import { readCookie } from './cookies';
+import { proxyTo } from './session-proxy';
+import type { InternalTokenCache, Upstream } from './upstream';
 
 export interface DashboardApiDeps {
   accounts: AccountDeps;
-  auth: AuthDeps;
   sessions: SessionStore;
-  usage: UsageStore;
+  usage: UsageLedger;
   signupEnabled: boolean;
   defaultPlan: Plan;
   /** Requests per minute one dashboard session may make (its own pages, not the API plan). */
-  sessionPerMinute: number;
+  sessionThrottle: RequestThrottle;
   upstreams: { signals: Upstream; stats: Upstream; webhooks: Upstream };
   tokens: InternalTokenCache;
   upstreamTimeoutMs: number;
 }
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-
-export function readCookie(req: Request, name: string): string | undefined {
-  for (const part of (req.header('cookie') ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
-}
 
 function setSessionCookie(res: Response, token: string, maxAgeSeconds: number): void {
   res.append(
@@ -89,11 +82,10 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
   const session = (opts: { csrf: boolean }): RequestHandler => {
     return async (req, res, next) => {
       try {
-        const authz = req.header('authorization');
-        if (authz && /^Bearer\s+sk_/i.test(authz)) {
+        if (bearerToken(req.header('authorization'))?.startsWith('sk_')) {
           throw new AppError('FORBIDDEN', 'API keys cannot manage the account; use the dashboard.');
         }
-        const token = readCookie(req, SESSION_COOKIE);
+        const token = readCookie(req.header('cookie'), SESSION_COOKIE);
         if (!token) throw new AppError('UNAUTHORIZED', 'Log in to the dashboard first.');
         const s = await deps.sessions.verify(token);
         if (opts.csrf && UNSAFE.has(req.method)) {
@@ -101,24 +93,8 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
             throw new AppError('FORBIDDEN', 'Missing or invalid CSRF token; reload the dashboard.');
           }
         }
-        const decision = await deps.auth.limiter
-          .check({
-            subject: `session:${s.accountId}`,
-            perMinute: deps.sessionPerMinute,
-            perDay: Number.MAX_SAFE_INTEGER,
-          })
-          .catch(() =>
-            deps.auth.fallback.check({
-              subject: `session:${s.accountId}`,
-              perMinute: deps.sessionPerMinute,
-              perDay: Number.MAX_SAFE_INTEGER,
-            }),
-          );
-        if (decision.outcome === 'limited') {
-          throw new AppError('RATE_LIMIT_EXCEEDED', undefined, {
-            retryAfter: retryAfterSeconds(decision.minute, decision.day),
-          });
-        }
+        const limited = applyThrottle(res, await deps.sessionThrottle.count(s.accountId));
+        if (limited) throw limited;
         res.locals.accountId = s.accountId;
         sessionOf.set(res, renew(res, s));
         next();
@@ -241,7 +217,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
       throw new AppError('NOT_FOUND', `API key ${q.key_id} was not found.`);
     }
     const account = await deps.accounts.repository.findAccount(accountId);
-    const series = await deps.usage.series(accountId, q.key_id ?? '*');
+    const series = await deps.usage.series(accountId, q.key_id);
     res.json({
       success: true,
       data: { plan: account?.plan ?? deps.defaultPlan, subject: q.key_id ?? 'account', ...series },
@@ -254,7 +230,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
   const viaSession = (upstream: Upstream): Router => {
     const r = Router();
     r.use((req, _res, next) => {
-      if (req.header('authorization') || !readCookie(req, SESSION_COOKIE)) return next('router');
+      if (req.header('authorization') || !readCookie(req.header('cookie'), SESSION_COOKIE)) return next('router');
       next();
     });
     r.use(noStore, session({ csrf: true }), proxyTo(upstream, deps.tokens, deps.upstreamTimeoutMs));
