@@ -80,7 +80,8 @@ interface Scenario {
   id: 'a' | 'b' | 'c' | 'd';
   name: string;
   url: string;
-  headers: Record<string, string>;
+  /** Made per measurement: a direct call's internal token lives a minute at most. */
+  headers: () => Record<string, string>;
   /** The process whose CPU time per request is reported (the proxy; signals for (a)). */
   pid: number;
 }
@@ -99,7 +100,7 @@ const median = (xs: number[]): number => {
 async function measure(s: Scenario, signalsPid: number, path: string): Promise<Row> {
   const proxyBefore = cpuSeconds(s.pid);
   const signalsBefore = cpuSeconds(signalsPid);
-  const r = await load(s.name, `${s.url}${path}`, s.headers, seconds, connections);
+  const r = await load(s.name, `${s.url}${path}`, s.headers(), seconds, connections);
   const requests = Math.max(1, r.rps * seconds);
   return {
     ...r,
@@ -222,14 +223,14 @@ async function main() {
     started.push(gatewayD);
     nginx = await startNginx(4101, 4102);
 
-    const direct = { authorization: `Bearer ${benchInternalToken('signals', accountId)}` };
+    const direct = () => ({ authorization: `Bearer ${benchInternalToken('signals', accountId)}` });
     const scenarios: Scenario[] = [
       { id: 'a', name: '(a) signals directly', url: signals.url, headers: direct, pid: signals.child.pid! },
       {
         id: 'b',
         name: '(b) gateway (API key, limits, usage)',
         url: gatewayB.url,
-        headers: { authorization: `Bearer ${key}` },
+        headers: () => ({ authorization: `Bearer ${key}` }),
         pid: gatewayB.child.pid!,
       },
       ...(nginx
@@ -247,7 +248,7 @@ async function main() {
         id: 'd',
         name: '(d) gateway, auth + limits off',
         url: gatewayD.url,
-        headers: {},
+        headers: () => ({}),
         pid: gatewayD.child.pid!,
       },
     ];
@@ -265,7 +266,7 @@ async function main() {
         .join(' ')} (2 cores shared by the load generator, every server and other work)`,
     );
     for (const [label, route] of routes) {
-      for (const s of scenarios) await load('warm-up', `${s.url}${route}`, s.headers, 2, connections);
+      for (const s of scenarios) await load('warm-up', `${s.url}${route}`, s.headers(), 2, connections);
       const samples = new Map<string, Row[]>(scenarios.map((s) => [s.id, []]));
       for (let r = 0; r < rounds; r++) {
         for (const s of scenarios) samples.get(s.id)!.push(await measure(s, signals.child.pid!, route));

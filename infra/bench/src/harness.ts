@@ -46,6 +46,9 @@ export async function startService(
       ...SECRETS,
       PORT: String(port),
       WORKER_PORT: String(port),
+      // Internal metrics ports: any free one (several services, and other runs, share the machine).
+      METRICS_PORT: '0',
+      WORKER_METRICS_PORT: '0',
       ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],

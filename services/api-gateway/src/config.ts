@@ -1,7 +1,7 @@
 import { env, observabilityEnv, parseConfig } from '@signal/service-kit';
-import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import type { Plan } from './data/account.model';
+import { gatewayWorkers } from './workers';
 
 /** The plan new accounts get (the spec's listed plan by default): the one source of those numbers. */
 export const defaultPlanEnv = {
@@ -43,9 +43,10 @@ export const configSchema = z
      * stay exact across them: every count is one atomic call to the shared Redis.
      */
     GATEWAY_WORKERS: z
-      .union([z.literal('auto'), z.coerce.number().int().min(1).max(256)])
-      .default(1)
-      .transform((v) => (v === 'auto' ? availableParallelism() : v)),
+      .string()
+      .regex(/^(auto|[1-9]\d{0,2})$/, 'must be auto or a whole number from 1')
+      .default('1')
+      .transform(gatewayWorkers),
     /** Brute-force guard: requests without a valid API key, per client IP and minute. */
     IP_RATE_LIMIT_PER_MINUTE: env.int(60, 1),
     ...defaultPlanEnv,
