@@ -1,13 +1,16 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { signInternalToken } from '@signal/service-kit';
 import autocannon from 'autocannon';
 
 export const ROOT = path.join(__dirname, '..', '..', '..');
 
+const internalKeys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+
 export const SECRETS = {
-  INTERNAL_JWT_SECRET: randomBytes(24).toString('base64url'),
+  INTERNAL_JWT_PRIVATE_KEY: internalKeys.privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
+  INTERNAL_JWT_PUBLIC_KEY: internalKeys.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
   API_KEY_PEPPER: randomBytes(24).toString('base64url'),
   SESSION_JWT_SECRET: randomBytes(24).toString('base64url'),
   INGEST_TOKEN: randomBytes(24).toString('base64url'),
@@ -15,7 +18,7 @@ export const SECRETS = {
 
 /** A gateway token for calling a service directly (the baselines), valid for a minute. */
 export function benchInternalToken(audience: string, accountId: string): string {
-  return signInternalToken(SECRETS.INTERNAL_JWT_SECRET, audience, accountId, 60);
+  return signInternalToken(internalKeys.privateKey, audience, accountId, 60);
 }
 
 export function infra() {

@@ -3,10 +3,11 @@ import { connect } from 'amqplib';
 import Redis from 'ioredis';
 import mongoose from 'mongoose';
 import { SIGNAL_EVENT_VERSION, type SignalEvent } from '@signal/contracts';
-import { deleteKeysMatching, newId, signInternalToken } from '@signal/service-kit';
+import { deleteKeysMatching, newId } from '@signal/service-kit';
 import { Pool } from 'undici';
 import {
   SECRETS,
+  benchInternalToken,
   benchApiKey,
   wholeNumberOption,
   infra,
@@ -182,7 +183,7 @@ async function main() {
       return JSON.parse(text) as { data: { total_signals: number } };
     };
     const internal = () =>
-      `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'stats', 'acc_bench', 60)}`;
+      `Bearer ${benchInternalToken('stats', 'acc_bench')}`;
 
     const quiet: LoadResult[] = [];
     for (const type of [undefined, ...TYPES])

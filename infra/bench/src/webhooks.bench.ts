@@ -2,9 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { connect } from 'amqplib';
-import { newId, signInternalToken } from '@signal/service-kit';
+import { newId } from '@signal/service-kit';
 import { Pool, request } from 'undici';
-import { SECRETS, arg, infra, startService } from './harness';
+import { SECRETS, arg, benchInternalToken, infra, startService } from './harness';
 
 /**
  * pnpm bench webhooks [--rate 100] [--seconds 10] [--subscribers 10]
@@ -84,7 +84,7 @@ async function main() {
       const res = await request(`${api.url}/v1/webhooks`, {
         method: 'POST',
         headers: {
-          authorization: `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'webhooks', 'acc_bench', 60)}`,
+          authorization: `Bearer ${benchInternalToken('webhooks', 'acc_bench')}`,
           'content-type': 'application/json',
         },
         body: JSON.stringify({ url, events: ['signal.new'] }),

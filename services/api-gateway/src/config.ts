@@ -1,4 +1,4 @@
-import { env, observabilityEnv, parseConfig } from '@signal/service-kit';
+import { env, internalKeyEnv, observabilityEnv, parseConfig } from '@signal/service-kit';
 import { z } from 'zod';
 import type { Plan } from './data/account.model';
 import { gatewayWorkers } from './workers';
@@ -24,7 +24,8 @@ export const configSchema = z
     GATEWAY_DB: z.string().default('gateway'),
     REDIS_URL: env.redisUrl(),
     REDIS_PREFIX: z.string().default(''),
-    INTERNAL_JWT_SECRET: env.secret(),
+    /** ECDSA P-256 key the gateway signs service tokens with (services hold only its public half). */
+    INTERNAL_JWT_PRIVATE_KEY: internalKeyEnv.privateKey(),
     /** Server-side pepper of API key hashes: a database leak alone does not reveal usable keys. */
     API_KEY_PEPPER: env.secret(),
     SESSION_JWT_SECRET: env.secret(),
@@ -65,13 +66,10 @@ export const configSchema = z
     message: 'is a benchmark setting and must not be set in production',
     path: ['BENCH_AUTH_OFF_ACCOUNT'],
   })
-  .refine(
-    (c) => c.API_KEY_PEPPER !== c.INTERNAL_JWT_SECRET && c.SESSION_JWT_SECRET !== c.INTERNAL_JWT_SECRET,
-    {
-      message: 'API_KEY_PEPPER, SESSION_JWT_SECRET and INTERNAL_JWT_SECRET must differ',
-      path: ['API_KEY_PEPPER'],
-    },
-  );
+  .refine((c) => c.API_KEY_PEPPER !== c.SESSION_JWT_SECRET, {
+    message: 'API_KEY_PEPPER and SESSION_JWT_SECRET must differ',
+    path: ['API_KEY_PEPPER'],
+  });
 export type GatewayConfig = z.infer<typeof configSchema>;
 
 export const loadConfig = (e: NodeJS.ProcessEnv = process.env): GatewayConfig =>

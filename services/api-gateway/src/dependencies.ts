@@ -82,7 +82,7 @@ export async function createDependencies(
     usage,
     upstreams,
     tokens: new InternalTokenCache((audience, accountId, ttl) =>
-      signInternalToken(config.INTERNAL_JWT_SECRET, audience, accountId, ttl),
+      signInternalToken(config.INTERNAL_JWT_PRIVATE_KEY, audience, accountId, ttl),
     ),
     async close() {
       await Promise.all(Object.values(upstreams).map((u) => u.pool.close()));

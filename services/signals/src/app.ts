@@ -1,6 +1,7 @@
 import type { SignalsConfig } from './config';
 import { healthChecks, type SignalsDependencies } from './dependencies';
 import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
+import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
 import type { SignalRepository } from './data/signal.repository';
 import type { ListDeps } from './domain/list-signals.use-case';
@@ -15,7 +16,8 @@ export interface SignalsAppDeps {
   repository: SignalRepository;
   reads: ListDeps;
   effects: WriteEffects;
-  internalJwtSecret: string;
+  /** Checks the gateway's tokens (cannot make any). */
+  internalJwtKey: KeyObject;
   ingestToken: string;
 }
 
@@ -27,7 +29,7 @@ export function buildApp(deps: SignalsAppDeps): Express {
     checks: deps.checks,
     jsonLimit: '5mb',
   });
-  app.use(signalsRouter(deps.reads, deps.internalJwtSecret));
+  app.use(signalsRouter(deps.reads, deps.internalJwtKey));
   app.use(ingestRouter(deps.repository, deps.effects, deps.ingestToken));
   return finishApp(app, deps.logger);
 }
@@ -44,7 +46,7 @@ export function appFromDependencies(
     lifecycle,
     checks: healthChecks(deps),
     repository: deps.repository,
-    internalJwtSecret: config.INTERNAL_JWT_SECRET,
+    internalJwtKey: config.INTERNAL_JWT_PUBLIC_KEY,
     ingestToken: config.INGEST_TOKEN,
     reads: deps.reads,
     effects: deps.effects,

@@ -1,6 +1,7 @@
 import type { StatsConfig } from './config';
 import { healthChecks, type StatsDependencies } from './dependencies';
 import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
+import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
 import type { StatsReadDeps } from './domain/get-stats.use-case';
 import { statsRouter } from './http/stats.router';
@@ -10,7 +11,8 @@ export interface StatsAppDeps {
   lifecycle: Lifecycle;
   checks: Record<string, HealthCheck>;
   reads: StatsReadDeps;
-  internalJwtSecret: string;
+  /** Checks the gateway's tokens (cannot make any). */
+  internalJwtKey: KeyObject;
 }
 
 export function buildApp(deps: StatsAppDeps): Express {
@@ -20,7 +22,7 @@ export function buildApp(deps: StatsAppDeps): Express {
     lifecycle: deps.lifecycle,
     checks: deps.checks,
   });
-  app.use(statsRouter(deps.reads, deps.internalJwtSecret));
+  app.use(statsRouter(deps.reads, deps.internalJwtKey));
   return finishApp(app, deps.logger);
 }
 
@@ -36,6 +38,6 @@ export function appFromDependencies(
     lifecycle,
     checks: healthChecks(deps),
     reads: deps.reads,
-    internalJwtSecret: config.INTERNAL_JWT_SECRET,
+    internalJwtKey: config.INTERNAL_JWT_PUBLIC_KEY,
   });
 }

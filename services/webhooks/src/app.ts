@@ -1,6 +1,7 @@
 import { guardPolicy, type WebhooksConfig } from './config';
 import { healthChecks, type WebhooksDependencies } from './dependencies';
 import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
+import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
 import type { SubscriptionDeps } from './domain/subscriptions.use-cases';
 import { webhooksRouter } from './http/webhooks.router';
@@ -10,7 +11,8 @@ export interface WebhooksAppDeps {
   lifecycle: Lifecycle;
   checks: Record<string, HealthCheck>;
   subscriptions: SubscriptionDeps;
-  internalJwtSecret: string;
+  /** Checks the gateway's tokens (cannot make any). */
+  internalJwtKey: KeyObject;
 }
 
 export function buildApp(deps: WebhooksAppDeps): Express {
@@ -21,7 +23,7 @@ export function buildApp(deps: WebhooksAppDeps): Express {
     checks: deps.checks,
     jsonLimit: '64kb',
   });
-  app.use(webhooksRouter(deps.subscriptions, deps.internalJwtSecret));
+  app.use(webhooksRouter(deps.subscriptions, deps.internalJwtKey));
   return finishApp(app, deps.logger);
 }
 
@@ -36,7 +38,7 @@ export function appFromDependencies(
     logger,
     lifecycle,
     checks: healthChecks(deps),
-    internalJwtSecret: config.INTERNAL_JWT_SECRET,
+    internalJwtKey: config.INTERNAL_JWT_PUBLIC_KEY,
     subscriptions: {
       repository: deps.repository,
       idempotency: deps.idempotency,

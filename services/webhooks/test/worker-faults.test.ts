@@ -13,11 +13,12 @@ import {
   viaProxy,
   waitFor,
   type Receiver,
+  TEST_INTERNAL_KEYS,
 } from '@signal/test-kit';
 import { connect } from 'amqplib';
 import mongoose from 'mongoose';
 import request from 'supertest';
-import { JWT_SECRET, startWebhooks, type WebhooksHarness } from './webhooks-harness';
+import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
 
 const WORKER = path.join(__dirname, '..', 'dist', 'worker.js');
 const ACC = 'acc_faults';
@@ -114,7 +115,7 @@ describe('webhook worker faults', () => {
         WEBHOOKS_DB: dbName,
         AMQP_URL: infraUrls().amqpUrl,
         AMQP_PREFIX: broker.prefix,
-        INTERNAL_JWT_SECRET: JWT_SECRET,
+        INTERNAL_JWT_PUBLIC_KEY: TEST_INTERNAL_KEYS.publicKey,
         WEBHOOK_ALLOW_LOOPBACK_URLS: 'true',
         WEBHOOK_RETRY_DELAYS_MS: '200,400,600',
         WORKER_PORT: String(await freePort()),
