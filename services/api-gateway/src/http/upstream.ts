@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorCode } from '@signal/contracts';
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 
 /** Answer headers the gateway never passes on: connection-level ones and those it sets itself. */
 const DROPPED_RESPONSE_HEADERS = new Set([
@@ -96,8 +96,10 @@ function errorCodeOf(err: unknown): string | undefined {
 /**
  * Streams the request to the service with an internal token and streams the answer back
  * as it comes (no parsing, no re-encoding): the service's status and headers, with the
- * gateway's own headers in front. Settles with what happened, for the caller to log and count;
- * an upstream failure before any byte of the answer is for the caller to turn into an envelope.
+ * gateway's own headers in front. A plain dispatch handler (no stream wrappers, no async
+ * resource per request): the answer's chunks go straight to the client's socket, with
+ * back-pressure both ways. Settles with what happened, for the caller to log and count; an
+ * upstream failure before any byte of the answer is for the caller to turn into an envelope.
  */
 export function forward(
   req: IncomingMessage,
@@ -112,19 +114,27 @@ export function forward(
   }
   headers.push('authorization', `Bearer ${token}`, 'x-request-id', f.requestId, 'x-forwarded-for', f.clientIp);
   const method = req.method ?? 'GET';
-  const hasBody = method !== 'GET' && method !== 'HEAD';
-  let status = 0;
-  return f.upstream.pool
-    .stream(
-      {
-        method,
-        path: f.path,
-        headers,
-        body: hasBody ? req : undefined,
-        headersTimeout: f.timeoutMs,
-        bodyTimeout: f.timeoutMs,
+  return new Promise<ForwardOutcome>((resolve) => {
+    let status = 0;
+    let done = false;
+    const settle = (outcome: ForwardOutcome) => {
+      if (done) return;
+      done = true;
+      res.off('close', onClientGone);
+      resolve(outcome);
+    };
+    let controller: Dispatcher.DispatchController | undefined;
+    // The client went away mid-answer: stop the service's answer too.
+    const onClientGone = () => {
+      if (!res.writableFinished) controller?.abort(new Error('client closed the connection'));
+    };
+    res.once('close', onClientGone);
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        if (res.destroyed) c.abort(new Error('client closed the connection'));
       },
-      ({ statusCode, headers: answer }) => {
+      onResponseStart(c, statusCode, answer) {
         status = statusCode;
         const out = f.answerHeaders.slice();
         for (const name in answer) {
@@ -135,31 +145,56 @@ export function forward(
           else for (const v of value) out.push(name, v);
         }
         res.writeHead(statusCode, out);
-        return res;
+        res.on('drain', () => c.resume());
       },
-    )
-    .then(
-      (): ForwardOutcome => ({ ok: true, status }),
-      (err: unknown): ForwardOutcome => {
-        const code = errorCodeOf(err);
-        if (res.headersSent) {
-          res.destroy();
-          return { ok: true, status };
-        }
-        if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-          return {
-            ok: false,
-            code: 'GATEWAY_TIMEOUT',
-            message: `The ${f.upstream.name} service did not answer in time.`,
-            cause: err,
-          };
-        }
-        return {
-          ok: false,
-          code: 'SERVICE_UNAVAILABLE',
-          message: `The ${f.upstream.name} service is unavailable. Retry shortly.`,
-          cause: err,
-        };
+      onResponseData(c, chunk) {
+        if (!res.write(chunk)) c.pause();
       },
-    );
+      onResponseEnd() {
+        res.end();
+        settle({ ok: true, status });
+      },
+      onResponseError(_c, err) {
+        settle(failure(err, res, f.upstream.name, status));
+      },
+    };
+    try {
+      f.upstream.pool.dispatch(
+        {
+          method,
+          path: f.path,
+          headers,
+          body: method !== 'GET' && method !== 'HEAD' ? req : undefined,
+          headersTimeout: f.timeoutMs,
+          bodyTimeout: f.timeoutMs,
+        },
+        handler,
+      );
+    } catch (err) {
+      settle(failure(err, res, f.upstream.name, status));
+    }
+  });
+}
+
+function failure(err: unknown, res: ServerResponse, upstream: string, status: number): ForwardOutcome {
+  if (res.headersSent) {
+    // Part of the answer is out: the client sees a cut connection, never a second status.
+    res.destroy();
+    return { ok: true, status };
+  }
+  const code = errorCodeOf(err);
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    return {
+      ok: false,
+      code: 'GATEWAY_TIMEOUT',
+      message: `The ${upstream} service did not answer in time.`,
+      cause: err,
+    };
+  }
+  return {
+    ok: false,
+    code: 'SERVICE_UNAVAILABLE',
+    message: `The ${upstream} service is unavailable. Retry shortly.`,
+    cause: err,
+  };
 }
