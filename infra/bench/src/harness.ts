@@ -9,7 +9,9 @@ export const ROOT = path.join(__dirname, '..', '..', '..');
 const internalKeys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 
 export const SECRETS = {
-  INTERNAL_JWT_PRIVATE_KEY: internalKeys.privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
+  INTERNAL_JWT_PRIVATE_KEY: internalKeys.privateKey
+    .export({ format: 'der', type: 'pkcs8' })
+    .toString('base64'),
   INTERNAL_JWT_PUBLIC_KEY: internalKeys.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
   API_KEY_PEPPER: randomBytes(24).toString('base64url'),
   SESSION_JWT_SECRET: randomBytes(24).toString('base64url'),

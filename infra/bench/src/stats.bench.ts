@@ -6,7 +6,6 @@ import { SIGNAL_EVENT_VERSION, type SignalEvent } from '@signal/contracts';
 import { deleteKeysMatching, newId } from '@signal/service-kit';
 import { Pool } from 'undici';
 import {
-  SECRETS,
   benchInternalToken,
   benchApiKey,
   wholeNumberOption,
@@ -182,8 +181,7 @@ async function main() {
       if (res.statusCode !== 200) throw new Error(`${qs} → ${res.statusCode} ${text.slice(0, 200)}`);
       return JSON.parse(text) as { data: { total_signals: number } };
     };
-    const internal = () =>
-      `Bearer ${benchInternalToken('stats', 'acc_bench')}`;
+    const internal = () => `Bearer ${benchInternalToken('stats', 'acc_bench')}`;
 
     const quiet: LoadResult[] = [];
     for (const type of [undefined, ...TYPES])

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { connect } from 'amqplib';
 import { newId } from '@signal/service-kit';
 import { Pool, request } from 'undici';
-import { SECRETS, arg, benchInternalToken, infra, startService } from './harness';
+import { arg, benchInternalToken, infra, startService } from './harness';
 
 /**
  * pnpm bench webhooks [--rate 100] [--seconds 10] [--subscribers 10]

@@ -29,3 +29,11 @@ export const apiKeyWithSecretSchema = apiKeySchema
 export const loginInputSchema = z
   .strictObject({ email: z.email(), password: z.string().min(1).max(200) })
   .meta({ id: 'LoginRequest' });
+
+/** A password change (the current one proves it is the holder); every session so far ends. */
+export const changePasswordInputSchema = z
+  .strictObject({
+    current_password: z.string().min(1).max(200),
+    new_password: z.string().min(12, 'new_password must have at least 12 characters').max(200),
+  })
+  .meta({ id: 'ChangePasswordRequest' });

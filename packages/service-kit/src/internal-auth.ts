@@ -25,7 +25,8 @@ function isP256(key: KeyObject): boolean {
 /** A PEM, or the base64 of the DER (one line: what fits an env file), to its key object. */
 function keyFromEnv(value: string, kind: 'private' | 'public'): KeyObject {
   const text = value.replace(/\\n/g, '\n').trim();
-  if (text.startsWith('-----BEGIN')) return kind === 'private' ? createPrivateKey(text) : createPublicKey(text);
+  if (text.startsWith('-----BEGIN'))
+    return kind === 'private' ? createPrivateKey(text) : createPublicKey(text);
   const der = Buffer.from(text, 'base64');
   return kind === 'private'
     ? createPrivateKey({ key: der, format: 'der', type: 'pkcs8' })
@@ -113,7 +114,11 @@ export function verifyInternalToken(
  * remembered until it expires: the gateway re-uses each for a while, so a signature is
  * verified about once per account and 20 s, not once per request.
  */
-export function requireInternalAuth(publicKey: KeyObject, audience: string, maxRemembered = 10_000): RequestHandler {
+export function requireInternalAuth(
+  publicKey: KeyObject,
+  audience: string,
+  maxRemembered = 10_000,
+): RequestHandler {
   const verified = new Map<string, { accountId: string; expiresAt: number }>();
   return (req, res, next) => {
     const token = bearerToken(req.header('authorization'));

@@ -219,7 +219,10 @@ export function observeProcess(config: ObservabilityConfig, service: string): vo
  * The metrics endpoint of a clustered service's primary: every worker's metrics, summed by
  * prom-client's AggregatorRegistry (asked of each worker at scrape time).
  */
-export function startClusterObservability(config: ObservabilityConfig, logger: Logger): Promise<MetricsServer> {
+export function startClusterObservability(
+  config: ObservabilityConfig,
+  logger: Logger,
+): Promise<MetricsServer> {
   const aggregator = new AggregatorRegistry();
   return serveMetrics(config, logger, () => aggregator.clusterMetrics());
 }

@@ -97,12 +97,16 @@ describe('service-kit HTTP pieces', () => {
     const token = (t: string) => request(a).get('/secure').set('Authorization', `Bearer ${t}`);
     const claims = { iss: 'api-gateway', aud: 'svc', sub: 'acc_1' };
     await token(jwt.sign(claims, internalKeys.privateKey, { algorithm: 'ES256' })).expect(401);
-    await token(jwt.sign(claims, internalKeys.privateKey, { algorithm: 'ES256', expiresIn: 3600 })).expect(401);
+    await token(jwt.sign(claims, internalKeys.privateKey, { algorithm: 'ES256', expiresIn: 3600 })).expect(
+      401,
+    );
     // Algorithm confusion: the public key used as an HMAC secret.
     const publicPem = internalKeys.publicKey.export({ format: 'pem', type: 'spki' }).toString();
     const hmac = createHmac('sha256', publicPem);
     const header = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
-    const body = Buffer.from(JSON.stringify({ ...claims, exp: Math.floor(Date.now() / 1000) + 30 })).toString('base64url');
+    const body = Buffer.from(JSON.stringify({ ...claims, exp: Math.floor(Date.now() / 1000) + 30 })).toString(
+      'base64url',
+    );
     await token(`${header}.${body}.${hmac.update(`${header}.${body}`).digest('base64url')}`).expect(401);
     const none = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
     await token(`${none}.${body}.`).expect(401);

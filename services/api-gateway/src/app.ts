@@ -12,7 +12,8 @@ import type { GatewayConfig } from './config';
 import { healthChecks, type GatewayDependencies } from './dependencies';
 import type { AccountDeps } from './domain/accounts.use-cases';
 import { authenticate, type AuthDeps, type AuthResult } from './domain/authenticate.use-case';
-import { SESSION_COOKIE } from './domain/dashboard-session';
+import type { PasswordLoginDeps } from './domain/password-login.use-case';
+import { SESSION_COOKIE } from './domain/sessions';
 import type { RequestThrottle } from './domain/throttle';
 import type { UsageLedger } from './domain/usage';
 import { accountRouter } from './http/account.router';
@@ -32,8 +33,8 @@ export interface GatewayAppDeps {
   /** The per-IP guard (also `auth.guard`). */
   guard: RequestThrottle;
   accounts: AccountDeps;
-  sessionSecret: string;
-  sessionTtlSeconds: number;
+  /** Passwords, login throttling and sessions (the account API and the dashboard). */
+  logins: PasswordLoginDeps;
   upstreams: { signals: Upstream; stats: Upstream; webhooks: Upstream };
   tokens: InternalTokenCache;
   upstreamTimeoutMs: number;
@@ -59,7 +60,7 @@ export function buildApp(deps: GatewayAppDeps): Express {
   const guard = ipGuard(deps.guard);
   app.use(noStoreForSecrets());
   app.use(docsRouter(guard, deps.publicUrl));
-  app.use(accountRouter(deps.accounts, deps.sessionSecret, deps.sessionTtlSeconds, guard));
+  app.use(accountRouter(deps.accounts, deps.logins, guard));
   if (deps.dashboard) mountDashboard(app, deps, guard, deps.dashboard);
   return finishApp(app, deps.logger);
 }
@@ -103,8 +104,7 @@ export function appFromDependencies(
     auth: deps.auth,
     guard: deps.auth.guard,
     accounts: deps.accounts,
-    sessionSecret: config.SESSION_JWT_SECRET,
-    sessionTtlSeconds: config.SESSION_TTL_SECONDS,
+    logins: deps.logins,
     upstreams: deps.upstreams,
     tokens: deps.tokens,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,

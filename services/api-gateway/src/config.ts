@@ -60,7 +60,10 @@ export const configSchema = z
      * no Redis call, so a bench can measure what authentication and limits cost (refused in
      * production).
      */
-    BENCH_AUTH_OFF_ACCOUNT: z.string().regex(/^acc_[A-Za-z0-9]+$/, 'must be an account id').optional(),
+    BENCH_AUTH_OFF_ACCOUNT: z
+      .string()
+      .regex(/^acc_[A-Za-z0-9]+$/, 'must be an account id')
+      .optional(),
   })
   .refine((c) => !(c.NODE_ENV === 'production' && c.BENCH_AUTH_OFF_ACCOUNT !== undefined), {
     message: 'is a benchmark setting and must not be set in production',

@@ -5,9 +5,14 @@ import type { GatewayConfig } from './config';
 import { AccountRepository } from './data/account.repository';
 import { RateLimitStore } from './data/rate-limit.store';
 import { UsageStore } from './data/usage.store';
+import { LoginAttemptStore } from './data/login-attempts.store';
+import { SessionRevocationStore } from './data/session-revocations.store';
 import type { AccountDeps } from './domain/accounts.use-cases';
 import type { AuthDeps } from './domain/authenticate.use-case';
 import { KeyCache } from './domain/key-cache';
+import { ResilientLoginAttempts } from './domain/login-throttle';
+import type { PasswordLoginDeps } from './domain/password-login.use-case';
+import { SessionStore } from './domain/sessions';
 import { LocalFallbackLimiter } from './domain/rate-limit';
 import { RequestThrottle, clientGroup } from './domain/throttle';
 import { InternalTokenCache, createUpstream, type Upstream } from './http/upstream';
@@ -18,6 +23,7 @@ export interface GatewayDependencies {
   repository: AccountRepository;
   auth: AuthDeps;
   accounts: AccountDeps;
+  logins: PasswordLoginDeps;
   usage: UsageStore;
   upstreams: { signals: Upstream; stats: Upstream; webhooks: Upstream };
   tokens: InternalTokenCache;
@@ -66,7 +72,10 @@ export async function createDependencies(
         .catch((err: Error) => logger.warn({ err: err.message }, 'last_used_at not saved'));
     },
   };
-  const upstreamOptions = { connections: config.UPSTREAM_CONNECTIONS, pipelining: config.UPSTREAM_PIPELINING };
+  const upstreamOptions = {
+    connections: config.UPSTREAM_CONNECTIONS,
+    pipelining: config.UPSTREAM_PIPELINING,
+  };
   const upstreams = {
     signals: createUpstream('signals', config.SIGNALS_URL, upstreamOptions),
     stats: createUpstream('stats', config.STATS_URL, upstreamOptions),
@@ -79,6 +88,15 @@ export async function createDependencies(
     repository,
     auth,
     accounts: { repository, limiter, cache, pepper: config.API_KEY_PEPPER },
+    logins: {
+      accounts: repository,
+      attempts: new ResilientLoginAttempts(new LoginAttemptStore(redis, config.REDIS_PREFIX)),
+      sessions: new SessionStore(
+        config.SESSION_JWT_SECRET,
+        config.SESSION_TTL_SECONDS,
+        new SessionRevocationStore(redis, config.REDIS_PREFIX),
+      ),
+    },
     usage,
     upstreams,
     tokens: new InternalTokenCache((audience, accountId, ttl) =>

@@ -30,8 +30,7 @@ async function main(): Promise<void> {
     .register('telemetry', async () => telemetry.shutdown())
     .listen();
   // A worker whose primary is gone (killed) must not linger holding connections.
-  if (cluster.isWorker)
-    process.once('disconnect', () => void shutdown.run().finally(() => process.exit(0)));
+  if (cluster.isWorker) process.once('disconnect', () => void shutdown.run().finally(() => process.exit(0)));
   logger.info({ url: http.url }, 'api-gateway listening');
 }
 

@@ -3,7 +3,14 @@ import type { Collection, Connection } from 'mongoose';
 import type { KeyDirectory } from '../domain/authenticate.use-case';
 import type { KeyRecord } from '../domain/key-cache';
 import { createIndexesOneByOne } from './ferretdb';
-import { ACCOUNTS, API_KEYS, INDEXES, type AccountDocument, type ApiKeyDocument, type Plan } from './account.model';
+import {
+  ACCOUNTS,
+  API_KEYS,
+  INDEXES,
+  type AccountDocument,
+  type ApiKeyDocument,
+  type Plan,
+} from './account.model';
 
 export class EmailTakenError extends Error {}
 

@@ -48,7 +48,8 @@ async function refuse(
   owner?: KeyOwner,
 ): Promise<AuthResult> {
   const guard = await deps.guard.count(ip);
-  if (guard.limited) return { ok: false, code: 'RATE_LIMITED', rate: guard.rate, retryAfter: guard.retryAfter };
+  if (guard.limited)
+    return { ok: false, code: 'RATE_LIMITED', rate: guard.rate, retryAfter: guard.retryAfter };
   return { ok: false, code, rate: guard.rate, owner };
 }
 
@@ -79,7 +80,8 @@ export async function authenticate(
     if (cached.stale) deps.cache.load(hash, (h) => deps.keys.findKeyRecord(h)).catch(() => undefined);
   } else {
     const blocked = deps.guard.blockedNow(ip, now);
-    if (blocked?.limited) return { ok: false, code: 'RATE_LIMITED', rate: blocked.rate, retryAfter: blocked.retryAfter };
+    if (blocked?.limited)
+      return { ok: false, code: 'RATE_LIMITED', rate: blocked.rate, retryAfter: blocked.retryAfter };
     try {
       record = await deps.cache.load(hash, (h) => deps.keys.findKeyRecord(h));
     } catch {

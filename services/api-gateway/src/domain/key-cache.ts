@@ -15,9 +15,7 @@ interface Entry {
 }
 
 export type CachedKey =
-  | { state: 'known'; record: KeyRecord; stale: boolean }
-  | { state: 'unknown' }
-  | { state: 'miss' };
+  { state: 'known'; record: KeyRecord; stale: boolean } | { state: 'unknown' } | { state: 'miss' };
 
 export interface KeyCacheOptions {
   /** A record older than this is reloaded before use (bounds how long a changed expiry goes unseen). */

@@ -65,7 +65,8 @@ export class RequestThrottle {
     const group = this.group(id);
     const hit = this.blocked.get(group);
     if (!hit) return undefined;
-    if (hit.until > now) return { limited: true, rate: hit.rate, retryAfter: Math.ceil((hit.until - now) / 1000) };
+    if (hit.until > now)
+      return { limited: true, rate: hit.rate, retryAfter: Math.ceil((hit.until - now) / 1000) };
     this.blocked.delete(group);
     return undefined;
   }

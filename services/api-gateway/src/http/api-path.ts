@@ -53,7 +53,8 @@ function decisionOf(result: AuthResult): string {
  */
 export function apiPath(deps: ApiPathDeps) {
   const ownHeaderNames = new Set<string>(['x-request-id', 'cache-control']);
-  for (let i = 0; i < deps.securityHeaders.length; i += 2) ownHeaderNames.add(deps.securityHeaders[i]!.toLowerCase());
+  for (let i = 0; i < deps.securityHeaders.length; i += 2)
+    ownHeaderNames.add(deps.securityHeaders[i]!.toLowerCase());
   const durations = new Map<string, { observe(seconds: number): void }>();
   const decisions = new Map<string, { inc(): void }>();
   const observe = (method: string, route: string, status: number, started: bigint) => {
@@ -84,13 +85,24 @@ export function apiPath(deps: ApiPathDeps) {
     const { status, body } = errorResponse({ code, ...extra }, requestId);
     if (res.destroyed) return status;
     if (extra.retryAfter !== undefined) head.push('Retry-After', String(extra.retryAfter));
-    head.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body)));
+    head.push(
+      'Content-Type',
+      'application/json; charset=utf-8',
+      'Content-Length',
+      String(Buffer.byteLength(body)),
+    );
     res.writeHead(status, head);
     res.end(body);
     return status;
   };
 
-  async function serve(req: IncomingMessage, res: ServerResponse, requestId: string, started: bigint, traceId?: string) {
+  async function serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    requestId: string,
+    started: bigint,
+    traceId?: string,
+  ) {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
@@ -112,7 +124,8 @@ export function apiPath(deps: ApiPathDeps) {
       if (result.ok || result.code !== 'UNAVAILABLE') head.push(...rateLimitHeaders(result.rate));
       if (!result.ok) {
         status = sendError(res, head, REFUSAL[result.code], requestId, {
-          retryAfter: result.code === 'RATE_LIMITED' || result.code === 'UNAVAILABLE' ? result.retryAfter : undefined,
+          retryAfter:
+            result.code === 'RATE_LIMITED' || result.code === 'UNAVAILABLE' ? result.retryAfter : undefined,
         });
       } else if (!upstream) {
         status = sendError(res, head, 'NOT_FOUND', requestId, { message: `No route for ${method} ${path}` });
@@ -131,7 +144,10 @@ export function apiPath(deps: ApiPathDeps) {
         const outcome = await forward(req, res, f, deps.tokens.get(upstream.audience, result.accountId));
         if (outcome.ok) status = outcome.status;
         else {
-          deps.logger.error({ err: outcome.cause, code: outcome.code, upstream: upstream.name }, 'request failed');
+          deps.logger.error(
+            { err: outcome.cause, code: outcome.code, upstream: upstream.name },
+            'request failed',
+          );
           status = sendError(res, head, outcome.code, requestId, {
             message: outcome.message,
             retryAfter: outcome.code === 'SERVICE_UNAVAILABLE' ? 1 : undefined,

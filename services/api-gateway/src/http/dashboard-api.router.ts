@@ -1,4 +1,5 @@
 import {
+  changePasswordInputSchema,
   createApiKeyInputSchema,
   loginInputSchema,
   rollApiKeyInputSchema,
@@ -9,15 +10,17 @@ import {
 import { AppError, bearerToken, jsonBodyMiddleware, parseOrThrow } from '@signal/service-kit';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Plan } from '../data/account.model';
-import { createApiKey, listApiKeys, revokeApiKey, type AccountDeps } from '../domain/accounts.use-cases';
 import {
-  SESSION_COOKIE,
-  checkCredentials,
-  signUp,
-  type DashboardSession,
-  type SessionStore,
-} from '../domain/dashboard-session';
+  createAccount,
+  createApiKey,
+  listApiKeys,
+  revokeApiKey,
+  type AccountDeps,
+} from '../domain/accounts.use-cases';
 import { rollApiKey } from '../domain/key-roll.use-case';
+import { changePassword, passwordLogin, type PasswordLoginDeps } from '../domain/password-login.use-case';
+import { SESSION_COOKIE, type Session } from '../domain/sessions';
+import { loginError, sessionError } from './login-results';
 import { applyThrottle } from './throttle.middleware';
 import type { RequestThrottle } from '../domain/throttle';
 import type { UsageLedger } from '../domain/usage';
@@ -27,7 +30,7 @@ import type { InternalTokenCache, Upstream } from './upstream';
 
 export interface DashboardApiDeps {
   accounts: AccountDeps;
-  sessions: SessionStore;
+  logins: PasswordLoginDeps;
   usage: UsageLedger;
   signupEnabled: boolean;
   defaultPlan: Plan;
@@ -77,7 +80,8 @@ const withStatus = (k: ApiKeyView) => ({ ...k, status: keyStatus(k) });
  */
 export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler): Router {
   const router = Router();
-  const sessionOf = new WeakMap<Response, DashboardSession>();
+  const sessions = deps.logins.sessions;
+  const sessionOf = new WeakMap<Response, Session>();
 
   const session = (opts: { csrf: boolean }): RequestHandler => {
     return async (req, res, next) => {
@@ -87,9 +91,11 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
         }
         const token = readCookie(req.header('cookie'), SESSION_COOKIE);
         if (!token) throw new AppError('UNAUTHORIZED', 'Log in to the dashboard first.');
-        const s = await deps.sessions.verify(token);
+        const check = await sessions.verify('cookie', token);
+        if (!check.ok) throw sessionError(check);
+        const s = check.session;
         if (opts.csrf && UNSAFE.has(req.method)) {
-          if (!sameOrigin(req) || !deps.sessions.checkCsrf(s, req.header('x-csrf-token'))) {
+          if (!sameOrigin(req) || !sessions.checkCsrf(s, req.header('x-csrf-token'))) {
             throw new AppError('FORBIDDEN', 'Missing or invalid CSRF token; reload the dashboard.');
           }
         }
@@ -104,14 +110,14 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
     };
   };
   /** Sliding sessions: past half its life, a session is replaced (new cookie, new CSRF token in a header). */
-  const renew = (res: Response, s: DashboardSession): DashboardSession => {
-    if (s.expiresAt - Date.now() > (deps.sessions.ttl * 1000) / 2) return s;
-    const { token, session: fresh } = deps.sessions.issue(s.accountId);
-    setSessionCookie(res, token, deps.sessions.ttl);
-    res.setHeader('X-CSRF-Token', deps.sessions.csrfToken(fresh));
+  const renew = (res: Response, s: Session): Session => {
+    if (s.expiresAt - Date.now() > (sessions.ttlSeconds * 1000) / 2) return s;
+    const { token, session: fresh } = sessions.issue('cookie', s.accountId);
+    setSessionCookie(res, token, sessions.ttlSeconds);
+    res.setHeader('X-CSRF-Token', sessions.csrfToken(fresh));
     return fresh;
   };
-  const current = (res: Response): DashboardSession => {
+  const current = (res: Response): Session => {
     const s = sessionOf.get(res);
     if (!s) throw new AppError('UNAUTHORIZED');
     return s;
@@ -125,14 +131,14 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
   });
 
   const startSession = async (res: Response, accountId: string, status = 200) => {
-    const { token, session: s } = deps.sessions.issue(accountId);
-    setSessionCookie(res, token, deps.sessions.ttl);
+    const { token, session: s } = sessions.issue('cookie', accountId);
+    setSessionCookie(res, token, sessions.ttlSeconds);
     const account = await deps.accounts.repository.findAccount(accountId);
     res.status(status).json({
       success: true,
       data: {
         account: account ? { id: account._id, email: account.email, plan: account.plan } : null,
-        csrf_token: deps.sessions.csrfToken(s),
+        csrf_token: sessions.csrfToken(s),
         expires_at: new Date(s.expiresAt).toISOString(),
       },
     });
@@ -143,14 +149,16 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
     if (!deps.signupEnabled)
       throw new AppError('FORBIDDEN', 'Sign-up is closed; ask the operator for an account.');
     const input = parseOrThrow(signupInputSchema, req.body ?? {}, 'body');
-    const account = await signUp(deps.accounts, input.email, input.password, deps.defaultPlan);
+    const account = await createAccount(deps.accounts, input.email, input.password, deps.defaultPlan);
     await startSession(res, account.id, 201);
   });
 
   api.post('/session', async (req, res) => {
     if (!sameOrigin(req)) throw new AppError('FORBIDDEN', 'Cross-site request refused.');
     const input = parseOrThrow(loginInputSchema, req.body ?? {}, 'body');
-    await startSession(res, await checkCredentials(deps.accounts, input.email, input.password));
+    const result = await passwordLogin(deps.logins, input.email, input.password, req.ip ?? '');
+    if (!result.ok) throw loginError(result);
+    await startSession(res, result.accountId);
   });
 
   api.use(session({ csrf: true }));
@@ -163,16 +171,33 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
       success: true,
       data: {
         account: { id: account._id, email: account.email, plan: account.plan },
-        csrf_token: deps.sessions.csrfToken(s),
+        csrf_token: sessions.csrfToken(s),
         expires_at: new Date(s.expiresAt).toISOString(),
       },
     });
   });
 
   api.delete('/session', async (_req, res) => {
-    await deps.sessions.revoke(current(res));
+    await sessions.revoke(current(res)).catch((err: unknown) => {
+      throw new AppError('SERVICE_UNAVAILABLE', undefined, { cause: err, retryAfter: 1 });
+    });
     setSessionCookie(res, '', 0);
     res.json({ success: true, data: { logged_out: true } });
+  });
+
+  // Every session of the account ends (this browser gets a new one at once).
+  api.post('/password', async (req, res) => {
+    const input = parseOrThrow(changePasswordInputSchema, req.body ?? {}, 'body');
+    const { accountId } = current(res);
+    const result = await changePassword(
+      deps.logins,
+      accountId,
+      input.current_password,
+      input.new_password,
+      req.ip ?? '',
+    );
+    if (!result.ok) throw loginError(result, 'The current password is wrong.');
+    await startSession(res, accountId);
   });
 
   api.get('/keys', async (_req, res) => {
@@ -230,7 +255,8 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
   const viaSession = (upstream: Upstream): Router => {
     const r = Router();
     r.use((req, _res, next) => {
-      if (req.header('authorization') || !readCookie(req.header('cookie'), SESSION_COOKIE)) return next('router');
+      if (req.header('authorization') || !readCookie(req.header('cookie'), SESSION_COOKIE))
+        return next('router');
       next();
     });
     r.use(noStore, session({ csrf: true }), proxyTo(upstream, deps.tokens, deps.upstreamTimeoutMs));

@@ -3,14 +3,12 @@ import type { GatewayAppDeps } from '../app';
 import { defaultPlan, type GatewayConfig } from '../config';
 import type { Plan } from '../data/account.model';
 import type { GatewayDependencies } from '../dependencies';
-import { SessionStore } from '../domain/dashboard-session';
 import { RequestThrottle } from '../domain/throttle';
 import type { UsageLedger } from '../domain/usage';
 import { dashboardApiRouter } from './dashboard-api.router';
 import { dashboardPages } from './dashboard-pages';
 
 export interface DashboardOptions {
-  sessions: SessionStore;
   usage: UsageLedger;
   signupEnabled: boolean;
   defaultPlan: Plan;
@@ -26,12 +24,6 @@ export function signupEnabled(config: Pick<GatewayConfig, 'SIGNUP_ENABLED' | 'NO
 
 export function dashboardOptions(config: GatewayConfig, deps: GatewayDependencies): DashboardOptions {
   return {
-    sessions: new SessionStore(
-      config.SESSION_JWT_SECRET,
-      config.SESSION_TTL_SECONDS,
-      deps.redis,
-      config.REDIS_PREFIX,
-    ),
     usage: deps.usage,
     signupEnabled: signupEnabled(config),
     defaultPlan: defaultPlan(config),
@@ -50,7 +42,7 @@ export function mountDashboard(
     dashboardApiRouter(
       {
         accounts: deps.accounts,
-        sessions: options.sessions,
+        logins: deps.logins,
         usage: options.usage,
         signupEnabled: options.signupEnabled,
         defaultPlan: options.defaultPlan,

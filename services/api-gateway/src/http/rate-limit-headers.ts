@@ -13,7 +13,10 @@ export function rateLimitHeaders(rate: RateView): string[] {
 }
 
 /** The same headers set on a response that is still being built (Express routes). */
-export function setRateLimitHeaders(res: { setHeader(name: string, value: string): unknown }, rate: RateView): void {
+export function setRateLimitHeaders(
+  res: { setHeader(name: string, value: string): unknown },
+  rate: RateView,
+): void {
   const list = rateLimitHeaders(rate);
   for (let i = 0; i < list.length; i += 2) res.setHeader(list[i]!, list[i + 1]!);
 }

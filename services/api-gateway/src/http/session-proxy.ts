@@ -10,7 +10,8 @@ export function proxyTo(upstream: Upstream, tokens: InternalTokenCache, timeoutM
   return async (req, res, next) => {
     const accountId: unknown = res.locals.accountId;
     const requestId: unknown = res.locals.requestId;
-    if (typeof accountId !== 'string' || typeof requestId !== 'string') return next(new AppError('UNAUTHORIZED'));
+    if (typeof accountId !== 'string' || typeof requestId !== 'string')
+      return next(new AppError('UNAUTHORIZED'));
     const outcome = await forward(
       req,
       res,

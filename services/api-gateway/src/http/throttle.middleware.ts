@@ -6,7 +6,9 @@ import { setRateLimitHeaders } from './rate-limit-headers';
 /** A throttle's decision on an Express response: the headers, and a 429 when over the limit. */
 export function applyThrottle(res: Response, decision: ThrottleDecision): AppError | undefined {
   setRateLimitHeaders(res, decision.rate);
-  return decision.limited ? new AppError('RATE_LIMIT_EXCEEDED', undefined, { retryAfter: decision.retryAfter }) : undefined;
+  return decision.limited
+    ? new AppError('RATE_LIMIT_EXCEEDED', undefined, { retryAfter: decision.retryAfter })
+    : undefined;
 }
 
 /** Counts every request of a route against the client's IP group (login, account, docs, dashboard). */

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PassThrough, type Readable } from 'node:stream';
 import type { ErrorCode } from '@signal/contracts';
 import { Pool, type Dispatcher } from 'undici';
 
@@ -85,12 +86,36 @@ export interface ForwardRequest {
 
 export type ForwardOutcome =
   | { ok: true; status: number }
-  | { ok: false; code: Extract<ErrorCode, 'SERVICE_UNAVAILABLE' | 'GATEWAY_TIMEOUT'>; message: string; cause: unknown };
+  | {
+      ok: false;
+      code: Extract<ErrorCode, 'SERVICE_UNAVAILABLE' | 'GATEWAY_TIMEOUT'>;
+      message: string;
+      cause: unknown;
+    };
 
 function errorCodeOf(err: unknown): string | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const code: unknown = 'code' in err ? err.code : undefined;
   return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * The client's body as undici should get it. undici destroys the body stream it was handed when
+ * the service answers before taking all of it (a 415 or 404 on a large upload), and destroying
+ * `req` itself cut the client's connection mid-body: the client's next request on that
+ * keep-alive connection went unanswered (the "no answer within 10 s under load" of issue 14).
+ * A pass-through takes that destroy instead, and the rest of the client's body is drained, as
+ * Node does for a body nobody read.
+ */
+function upstreamBody(req: IncomingMessage): Readable {
+  const body = new PassThrough();
+  req.pipe(body);
+  req.once('error', (err) => body.destroy(err));
+  body.once('close', () => {
+    req.unpipe(body);
+    if (!req.complete) req.resume();
+  });
+  return body;
 }
 
 /**
@@ -112,7 +137,14 @@ export function forward(
     const v = req.headers[name];
     if (typeof v === 'string') headers.push(name, v);
   }
-  headers.push('authorization', `Bearer ${token}`, 'x-request-id', f.requestId, 'x-forwarded-for', f.clientIp);
+  headers.push(
+    'authorization',
+    `Bearer ${token}`,
+    'x-request-id',
+    f.requestId,
+    'x-forwarded-for',
+    f.clientIp,
+  );
   const method = req.method ?? 'GET';
   return new Promise<ForwardOutcome>((resolve) => {
     let status = 0;
@@ -139,7 +171,8 @@ export function forward(
         const out = f.answerHeaders.slice();
         for (const name in answer) {
           const value = answer[name];
-          if (value === undefined || DROPPED_RESPONSE_HEADERS.has(name) || f.ownHeaderNames.has(name)) continue;
+          if (value === undefined || DROPPED_RESPONSE_HEADERS.has(name) || f.ownHeaderNames.has(name))
+            continue;
           if (name.startsWith('x-ratelimit')) continue;
           if (typeof value === 'string') out.push(name, value);
           else for (const v of value) out.push(name, v);
@@ -164,7 +197,7 @@ export function forward(
           method,
           path: f.path,
           headers,
-          body: method !== 'GET' && method !== 'HEAD' ? req : undefined,
+          body: method !== 'GET' && method !== 'HEAD' ? upstreamBody(req) : undefined,
           headersTimeout: f.timeoutMs,
           bodyTimeout: f.timeoutMs,
         },
