@@ -41,7 +41,8 @@ export async function passwordLogin(
   const account = await deps.accounts.findAccountByEmail(email.trim().toLowerCase());
   const ok = await verifyPassword(password, account?.password_hash ?? null);
   if (!account || !ok) {
-    await deps.attempts.failed([subjects.email, subjects.network], now);
+    // The wait runs from now, after the hash work, not from when the attempt arrived.
+    await deps.attempts.failed([subjects.email, subjects.network], Date.now());
     return { ok: false, code: 'UNAUTHORIZED' };
   }
   await deps.attempts.succeeded(subjects.email);
