@@ -105,6 +105,11 @@ function urlProblem(value: string, protocols: string[]): string | undefined {
 function mongoProblem(value: string): string | undefined {
   const expected =
     'must be a URL: a MongoDB connection string such as mongodb://host1:27017,host2:27017/db?replicaSet=rs0';
+  // Checked before parsing: mongodb-connection-string-url 7 rejects a second "@" with a bare
+  // "Invalid connection string", which does not tell the operator what to fix.
+  const authority = value.slice(value.indexOf('://') + 3).split(/[/?]/, 1)[0] ?? '';
+  if (authority.split('@').length > 2)
+    return `${expected} (an "@" in the credentials must be percent-encoded)`;
   let parsed: ConnectionString;
   try {
     parsed = new ConnectionString(value);
@@ -112,9 +117,6 @@ function mongoProblem(value: string): string | undefined {
     const reason = err instanceof Error ? err.message.split(value).join('the URL') : 'unparsable';
     return `${expected} (${reason})`;
   }
-  const authority = value.slice(value.indexOf('://') + 3).split(/[/?]/, 1)[0] ?? '';
-  if (authority.split('@').length > 2)
-    return `${expected} (an "@" in the credentials must be percent-encoded)`;
   for (const host of parsed.hosts) {
     const m = MONGO_HOST.exec(host);
     const port = m?.[1] === undefined ? undefined : Number(m[1]);

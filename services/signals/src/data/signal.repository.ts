@@ -1,6 +1,6 @@
 import type { SignalEvent, SignalStatus, SignalType } from '@signal/contracts';
 import { KeyedMutex, duplicateKeyPositions, isDuplicateKeyError } from '@signal/service-kit';
-import type { FilterQuery } from 'mongoose';
+import type { QueryFilter } from 'mongoose';
 import type { OutboxBatchDocument, OutboxBatchModel } from './outbox-batch.model';
 import type { SignalDocument, SignalModel } from './signal.model';
 
@@ -39,8 +39,8 @@ export class SignalRepository {
     private readonly batches: OutboxBatchModel,
   ) {}
 
-  private toQuery(filter: SignalFilter): FilterQuery<SignalDocument> {
-    const q: FilterQuery<SignalDocument> = {};
+  private toQuery(filter: SignalFilter): QueryFilter<SignalDocument> {
+    const q: QueryFilter<SignalDocument> = {};
     if (filter.type) q.type = filter.type;
     if (filter.status) q['performance.status'] = filter.status;
     if (filter.since) q.created_at = { $gt: filter.since };

@@ -1,6 +1,6 @@
 import type { SignalType } from '@signal/contracts';
 import { KeyedMutex, isDuplicateKeyError } from '@signal/service-kit';
-import type { FilterQuery, Model } from 'mongoose';
+import type { QueryFilter, Model } from 'mongoose';
 import type { ProjectedSignal } from './projection.model';
 
 export interface GroupRow {
@@ -40,8 +40,8 @@ export class ProjectionRepository {
     });
   }
 
-  private filter(type: SignalType | undefined, since: Date | undefined): FilterQuery<ProjectedSignal> {
-    const q: FilterQuery<ProjectedSignal> = {};
+  private filter(type: SignalType | undefined, since: Date | undefined): QueryFilter<ProjectedSignal> {
+    const q: QueryFilter<ProjectedSignal> = {};
     if (type) q.type = type;
     if (since) q.created_at = { $gt: since };
     return q;

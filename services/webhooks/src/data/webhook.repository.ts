@@ -1,6 +1,6 @@
 import { duplicateKeyPositions, isDuplicateKeyError } from '@signal/service-kit';
 import type { WebhookEventName } from '@signal/contracts';
-import type { FilterQuery, Model } from 'mongoose';
+import type { QueryFilter, Model } from 'mongoose';
 import type { AttemptRecord, DeliveryDocument, SubscriptionDocument } from './webhook.models';
 
 /** Subscriptions and deliveries; plain objects only, always scoped by account where a client asks. */
@@ -121,11 +121,11 @@ export class WebhookRepository {
 
   async listDeliveries(
     webhookId: string,
-    filter: { status?: string; event?: string },
+    filter: { status?: DeliveryDocument['status']; event?: string },
     skip: number,
     limit: number,
   ): Promise<{ rows: DeliveryDocument[]; total: number }> {
-    const q: FilterQuery<DeliveryDocument> = { webhook_id: webhookId };
+    const q: QueryFilter<DeliveryDocument> = { webhook_id: webhookId };
     if (filter.status) q.status = filter.status;
     if (filter.event) q.event = filter.event;
     const [rows, total] = await Promise.all([

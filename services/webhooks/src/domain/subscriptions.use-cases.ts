@@ -223,7 +223,7 @@ export async function listDeliveries(
   deps: SubscriptionDeps,
   accountId: string,
   id: string,
-  q: { status?: string; event?: string; limit?: number; page?: number },
+  q: { status?: DeliveryDocument['status']; event?: string; limit?: number; page?: number },
 ) {
   await owned(deps, accountId, id);
   const perPage = q.limit ?? 20;
