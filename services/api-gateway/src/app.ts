@@ -10,8 +10,8 @@ import {
 import type { Express } from 'express';
 import type { GatewayConfig } from './config';
 import { healthChecks, type GatewayDependencies } from './dependencies';
-import type { AccountDeps } from './domain/accounts.use-cases';
 import { authenticate, type AuthDeps, type AuthResult } from './domain/authenticate.use-case';
+import type { CreateKeyDeps } from './domain/create-key.use-case';
 import type { PasswordLoginDeps } from './domain/password-login.use-case';
 import { SESSION_COOKIE } from './domain/sessions';
 import type { RequestThrottle } from './domain/throttle';
@@ -32,7 +32,7 @@ export interface GatewayAppDeps {
   auth: AuthDeps;
   /** The per-IP guard (also `auth.guard`). */
   guard: RequestThrottle;
-  accounts: AccountDeps;
+  accounts: CreateKeyDeps;
   /** Passwords, login throttling and sessions (the account API and the dashboard). */
   logins: PasswordLoginDeps;
   upstreams: { signals: Upstream; stats: Upstream; webhooks: Upstream };

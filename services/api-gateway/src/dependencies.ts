@@ -7,11 +7,13 @@ import { RateLimitStore } from './data/rate-limit.store';
 import { UsageStore } from './data/usage.store';
 import { LoginAttemptStore } from './data/login-attempts.store';
 import { SessionRevocationStore } from './data/session-revocations.store';
-import type { AccountDeps } from './domain/accounts.use-cases';
+import { KeyRequestStore } from './data/key-requests.store';
 import type { AuthDeps } from './domain/authenticate.use-case';
+import type { CreateKeyDeps } from './domain/create-key.use-case';
 import { KeyCache } from './domain/key-cache';
 import { ResilientLoginAttempts } from './domain/login-throttle';
 import type { PasswordLoginDeps } from './domain/password-login.use-case';
+import { SecretSealer } from './domain/sealed-secret';
 import { SessionStore } from './domain/sessions';
 import { LocalFallbackLimiter } from './domain/rate-limit';
 import { RequestThrottle, clientGroup } from './domain/throttle';
@@ -22,7 +24,7 @@ export interface GatewayDependencies {
   redis: Redis;
   repository: AccountRepository;
   auth: AuthDeps;
-  accounts: AccountDeps;
+  accounts: CreateKeyDeps;
   logins: PasswordLoginDeps;
   usage: UsageStore;
   upstreams: { signals: Upstream; stats: Upstream; webhooks: Upstream };
@@ -87,7 +89,14 @@ export async function createDependencies(
     redis,
     repository,
     auth,
-    accounts: { repository, limiter, cache, pepper: config.API_KEY_PEPPER },
+    accounts: {
+      repository,
+      limiter,
+      cache,
+      pepper: config.API_KEY_PEPPER,
+      keyRequests: new KeyRequestStore(mongo),
+      sealer: new SecretSealer(config.API_KEY_PEPPER, 'api-key idempotent replay'),
+    },
     logins: {
       accounts: repository,
       attempts: new ResilientLoginAttempts(new LoginAttemptStore(redis, config.REDIS_PREFIX)),

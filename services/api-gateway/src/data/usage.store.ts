@@ -50,7 +50,7 @@ export class UsageStore implements UsageLedger {
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
       void this.flush();
-    }, this.flushMs);
+    }, this.flushMs).unref();
   }
 
   /** Writes what was counted; a failed write is logged and dropped (usage is informational). */

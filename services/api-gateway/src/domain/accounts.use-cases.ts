@@ -59,7 +59,13 @@ export async function changePlan(deps: AccountDeps, accountId: string, plan: Pla
 }
 
 /** The key is returned once, here; only its keyed hash and display prefix are stored. */
-export async function createApiKey(deps: AccountDeps, accountId: string, name: string, expiresAt?: Date) {
+export async function createApiKey(
+  deps: AccountDeps,
+  accountId: string,
+  name: string,
+  expiresAt?: Date,
+  keyId = newId('key'),
+) {
   if (!(await deps.repository.findAccount(accountId)))
     throw new AppError('NOT_FOUND', `Account ${accountId} was not found.`);
   if (expiresAt && expiresAt.getTime() <= Date.now()) {
@@ -69,7 +75,7 @@ export async function createApiKey(deps: AccountDeps, accountId: string, name: s
   }
   const key = generateApiKey();
   const doc: ApiKeyDocument = {
-    _id: newId('key'),
+    _id: keyId,
     account_id: accountId,
     name,
     prefix: displayPrefix(key),
@@ -80,6 +86,7 @@ export async function createApiKey(deps: AccountDeps, accountId: string, name: s
     revoked_at: null,
   };
   await deps.repository.insertKey(doc);
+  deps.cache.forget(doc.hash);
   return { ...toKeyView(doc), key };
 }
 

@@ -1,9 +1,11 @@
 import { changePasswordInputSchema, createApiKeyInputSchema, loginInputSchema } from '@signal/contracts';
 import { AppError, bearerToken, jsonBodyMiddleware, parseOrThrow } from '@signal/service-kit';
 import { Router, type RequestHandler, type Response } from 'express';
-import { createApiKey, listApiKeys, revokeApiKey, type AccountDeps } from '../domain/accounts.use-cases';
+import { listApiKeys, revokeApiKey } from '../domain/accounts.use-cases';
+import { createKeyOnce, type CreateKeyDeps } from '../domain/create-key.use-case';
 import { changePassword, passwordLogin, type PasswordLoginDeps } from '../domain/password-login.use-case';
 import type { Session } from '../domain/sessions';
+import { idempotencyKeyOf } from './idempotency-key';
 import { loginError, sessionError } from './login-results';
 
 const sessionOf = new WeakMap<Response, Session>();
@@ -40,7 +42,7 @@ const sessionBody = (token: string, s: Session) => ({
 
 /** Accounts by API (for scripts): log in and out, change the password, manage this account's keys. */
 export function accountRouter(
-  accounts: AccountDeps,
+  accounts: CreateKeyDeps,
   logins: PasswordLoginDeps,
   guard: RequestHandler,
 ): Router {
@@ -84,13 +86,14 @@ export function accountRouter(
   });
   router.post('/v1/account/keys', async (req, res) => {
     const input = parseOrThrow(createApiKeyInputSchema, req.body ?? {}, 'body');
-    const created = await createApiKey(
+    const { created, replayed } = await createKeyOnce(
       accounts,
       current(res).accountId,
-      input.name,
-      input.expires_at ? new Date(input.expires_at) : undefined,
+      input,
+      idempotencyKeyOf(req),
     );
-    res.status(201).json({ success: true, data: created });
+    if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+    res.status(replayed ? 200 : 201).json({ success: true, data: created });
   });
   router.delete('/v1/account/keys/:keyId', async (req, res) => {
     res.json({

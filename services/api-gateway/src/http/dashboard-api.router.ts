@@ -10,16 +10,12 @@ import {
 import { AppError, bearerToken, jsonBodyMiddleware, parseOrThrow } from '@signal/service-kit';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Plan } from '../data/account.model';
-import {
-  createAccount,
-  createApiKey,
-  listApiKeys,
-  revokeApiKey,
-  type AccountDeps,
-} from '../domain/accounts.use-cases';
+import { createAccount, listApiKeys, revokeApiKey } from '../domain/accounts.use-cases';
+import { createKeyOnce, type CreateKeyDeps } from '../domain/create-key.use-case';
 import { rollApiKey } from '../domain/key-roll.use-case';
 import { changePassword, passwordLogin, type PasswordLoginDeps } from '../domain/password-login.use-case';
 import { SESSION_COOKIE, type Session } from '../domain/sessions';
+import { idempotencyKeyOf } from './idempotency-key';
 import { loginError, sessionError } from './login-results';
 import { applyThrottle } from './throttle.middleware';
 import type { RequestThrottle } from '../domain/throttle';
@@ -29,7 +25,7 @@ import { proxyTo } from './session-proxy';
 import type { InternalTokenCache, Upstream } from './upstream';
 
 export interface DashboardApiDeps {
-  accounts: AccountDeps;
+  accounts: CreateKeyDeps;
   logins: PasswordLoginDeps;
   usage: UsageLedger;
   signupEnabled: boolean;
@@ -207,13 +203,14 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
 
   api.post('/keys', async (req, res) => {
     const input = parseOrThrow(createApiKeyInputSchema, req.body ?? {}, 'body');
-    const created = await createApiKey(
+    const { created, replayed } = await createKeyOnce(
       deps.accounts,
       current(res).accountId,
-      input.name,
-      input.expires_at ? new Date(input.expires_at) : undefined,
+      input,
+      idempotencyKeyOf(req),
     );
-    res.status(201).json({ success: true, data: withStatus(created) });
+    if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+    res.status(replayed ? 200 : 201).json({ success: true, data: withStatus(created) });
   });
 
   api.post('/keys/:keyId/roll', async (req, res) => {
