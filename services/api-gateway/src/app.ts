@@ -8,7 +8,8 @@ import {
   type Logger,
 } from '@signal/service-kit';
 import type { Express } from 'express';
-import type { GatewayConfig } from './config';
+import { defaultPlan, type GatewayConfig } from './config';
+import type { Plan } from './data/account.model';
 import { healthChecks, type GatewayDependencies } from './dependencies';
 import { authenticate, type AuthDeps, type AuthResult } from './domain/authenticate.use-case';
 import type { CreateKeyDeps } from './domain/create-key.use-case';
@@ -40,6 +41,8 @@ export interface GatewayAppDeps {
   upstreamTimeoutMs: number;
   trustProxy: boolean | number | string;
   publicUrl?: string;
+  /** The plan new accounts get (the document states it). */
+  defaultPlan: Plan;
   usage?: UsageLedger;
   /** The dashboard (/dashboard, /v1/dashboard, session access to the public routes). */
   dashboard?: DashboardOptions;
@@ -59,7 +62,7 @@ export function buildApp(deps: GatewayAppDeps): Express {
   });
   const guard = ipGuard(deps.guard);
   app.use(noStoreForSecrets());
-  app.use(docsRouter(guard, deps.publicUrl));
+  app.use(docsRouter(guard, deps.defaultPlan, deps.publicUrl));
   app.use(accountRouter(deps.accounts, deps.logins, guard));
   if (deps.dashboard) mountDashboard(app, deps, guard, deps.dashboard);
   return finishApp(app, deps.logger);
@@ -110,6 +113,7 @@ export function appFromDependencies(
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     trustProxy: trustProxySetting(config.TRUST_PROXY),
     publicUrl: config.PUBLIC_URL,
+    defaultPlan: defaultPlan(config),
     usage: deps.usage,
     dashboard: config.BENCH_AUTH_OFF_ACCOUNT ? undefined : dashboardOptions(config, deps),
     benchAuthOffAccount: config.BENCH_AUTH_OFF_ACCOUNT,

@@ -88,7 +88,7 @@ describe('Idempotency-Key on API key creation', () => {
     const idem = `sealed-${randomBytes(4).toString('hex')}`;
     const created = await createKey(token, { name: 'sealed' }, idem).expect(201);
     const record = await gw.deps.mongo
-      .collection('api_key_requests')
+      .collection<{ _id: string }>('api_key_requests')
       .findOne({ _id: `${accountId}:${idem}` });
     expect(record).not.toBeNull();
     const stored = JSON.stringify(record);
