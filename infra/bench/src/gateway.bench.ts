@@ -22,7 +22,7 @@ import {
 } from './harness';
 
 /**
- * pnpm bench gateway [--seconds 8] [--connections 50] [--rounds 3] [--workers 1]
+ * pnpm bench gateway [--seconds 8] [--connections 50] [--rounds 3] [--workers 1] [--rate 1000]
  *
  * One route four ways, in interleaved rounds (a, b, c, d, a, b, …; medians reported), so a
  * machine shared with other work skews every scenario alike:
@@ -30,10 +30,14 @@ import {
  *   (b) through the gateway as production runs it (API key, per-account limits, usage),
  *   (c) through nginx (a proxy and nothing else),
  *   (d) through the same gateway build with authentication and limits switched off
- *       (BENCH_AUTH_OFF_ACCOUNT, a setting production refuses at start-up).
- * b/d is what auth + both rate windows cost; d/c is our proxy against nginx. Beside req/s and
- * latency, the CPU time each proxy process spent per request (from /proc), and a V8 CPU profile
- * of every Node process (signals, gateway b, gateway d).
+ *       (BENCH_AUTH_OFF_ACCOUNT, a setting production refuses at start-up),
+ *   (e) as (b), but the API path served behind the Express app's middleware stack
+ *       (BENCH_API_PATH_VIA_EXPRESS, refused in production too): what Express would cost there.
+ * b/d is what auth + both rate windows cost; d/c is our proxy against nginx; b/e is node:http
+ * against Express on the same path. Beside req/s and latency at saturation, the CPU time each
+ * proxy process spent per request (from /proc) — at saturation and at a fixed offered --rate,
+ * where it depends least on what else the machine runs — and a V8 CPU profile of every Node
+ * process (signals, gateways b, d and e).
  */
 const { values: opts } = parseArgs({
   args: process.argv.slice(2),
@@ -42,6 +46,7 @@ const { values: opts } = parseArgs({
     connections: { type: 'string', default: '50' },
     rounds: { type: 'string', default: '3' },
     workers: { type: 'string', default: '1' },
+    rate: { type: 'string', default: '1000' },
   },
   strict: true,
   allowPositionals: false,
@@ -51,6 +56,7 @@ const seconds = num('seconds');
 const connections = num('connections');
 const rounds = num('rounds');
 const workers = num('workers');
+const rate = num('rate');
 
 const OUT = path.join(ROOT, 'bench-results');
 const PROFILES = path.join(OUT, 'gateway-profile');
@@ -77,7 +83,7 @@ function cpuSeconds(pid: number): number {
 }
 
 interface Scenario {
-  id: 'a' | 'b' | 'c' | 'd';
+  id: 'a' | 'b' | 'c' | 'd' | 'e';
   name: string;
   url: string;
   /** Made per measurement: a direct call's internal token lives a minute at most. */
@@ -89,6 +95,8 @@ interface Scenario {
 interface Row extends LoadResult {
   proxyCpuUs: number;
   signalsCpuUs: number;
+  /** The proxy's CPU per request at the fixed --rate. */
+  proxyCpuAtRateUs: number;
 }
 
 const median = (xs: number[]): number => {
@@ -102,20 +110,26 @@ async function measure(s: Scenario, signalsPid: number, path: string): Promise<R
   const signalsBefore = cpuSeconds(signalsPid);
   const r = await load(s.name, `${s.url}${path}`, s.headers(), seconds, connections);
   const requests = Math.max(1, r.rps * seconds);
+  const proxyCpuUs = ((cpuSeconds(s.pid) - proxyBefore) / requests) * 1e6;
+  const signalsCpuUs = ((cpuSeconds(signalsPid) - signalsBefore) / requests) * 1e6;
+  const atRateBefore = cpuSeconds(s.pid);
+  const paced = await load(s.name, `${s.url}${path}`, s.headers(), seconds, connections, rate);
+  const pacedRequests = Math.max(1, paced.rps * seconds);
   return {
     ...r,
-    proxyCpuUs: ((cpuSeconds(s.pid) - proxyBefore) / requests) * 1e6,
-    signalsCpuUs: ((cpuSeconds(signalsPid) - signalsBefore) / requests) * 1e6,
+    proxyCpuUs,
+    signalsCpuUs,
+    proxyCpuAtRateUs: ((cpuSeconds(s.pid) - atRateBefore) / pacedRequests) * 1e6,
   };
 }
 
 function printTable(rows: Row[]): void {
   console.log(
-    `${'scenario'.padEnd(44)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(6)} ${'non2xx'.padStart(7)} ${'proxy µs/req'.padStart(12)} ${'signals µs/req'.padStart(14)}`,
+    `${'scenario'.padEnd(44)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(6)} ${'non2xx'.padStart(7)} ${'proxy µs/req'.padStart(12)} ${'signals µs/req'.padStart(14)} ${`proxy µs/req @${rate}/s`.padStart(20)}`,
   );
   for (const r of rows) {
     console.log(
-      `${r.name.padEnd(44)} ${r.rps.toFixed(0).padStart(7)} ${r.p50.toFixed(2).padStart(7)} ${r.p99.toFixed(2).padStart(7)} ${String(r.errors).padStart(6)} ${String(r.non2xx).padStart(7)} ${r.proxyCpuUs.toFixed(0).padStart(12)} ${r.signalsCpuUs.toFixed(0).padStart(14)}`,
+      `${r.name.padEnd(44)} ${r.rps.toFixed(0).padStart(7)} ${r.p50.toFixed(2).padStart(7)} ${r.p99.toFixed(2).padStart(7)} ${String(r.errors).padStart(6)} ${String(r.non2xx).padStart(7)} ${r.proxyCpuUs.toFixed(0).padStart(12)} ${r.signalsCpuUs.toFixed(0).padStart(14)} ${r.proxyCpuAtRateUs.toFixed(0).padStart(20)}`,
     );
   }
 }
@@ -221,6 +235,13 @@ async function main() {
       profile('d-gateway-auth-off'),
     );
     started.push(gatewayD);
+    const gatewayE = await startService(
+      'services/api-gateway/dist/main.js',
+      4104,
+      { ...gatewayEnv, BENCH_API_PATH_VIA_EXPRESS: 'true' },
+      profile('e-gateway-on-express'),
+    );
+    started.push(gatewayE);
     nginx = await startNginx(4101, 4102);
 
     const direct = () => ({ authorization: `Bearer ${benchInternalToken('signals', accountId)}` });
@@ -250,6 +271,13 @@ async function main() {
         url: gatewayD.url,
         headers: () => ({}),
         pid: gatewayD.child.pid!,
+      },
+      {
+        id: 'e',
+        name: '(e) as (b), API path on Express',
+        url: gatewayE.url,
+        headers: () => ({ authorization: `Bearer ${key}` }),
+        pid: gatewayE.child.pid!,
       },
     ];
     if (!nginx) console.log('nginx not installed (apt-get install nginx-light): (c) skipped');
@@ -282,6 +310,7 @@ async function main() {
           non2xx: runs.reduce((n, x) => n + x.non2xx, 0),
           proxyCpuUs: median(runs.map((x) => x.proxyCpuUs)),
           signalsCpuUs: median(runs.map((x) => x.signalsCpuUs)),
+          proxyCpuAtRateUs: median(runs.map((x) => x.proxyCpuAtRateUs)),
         };
       });
       console.log(
@@ -289,17 +318,20 @@ async function main() {
       );
       printTable(rows);
       const by = (id: Scenario['id']) => rows[scenarios.findIndex((s) => s.id === id)];
-      const [a, b, c, d] = [by('a')!, by('b')!, by('c'), by('d')!];
+      const [a, b, c, d, e] = [by('a')!, by('b')!, by('c'), by('d')!, by('e')!];
       const ratio = (x: Row, y: Row) => (x.rps / y.rps).toFixed(2);
       const ms = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)} ms`;
       console.log(
-        `b/d ${ratio(b, d)} (target ≥ 0.90), p99 b−d ${ms(b.p99 - d.p99)} (target ≤ +1 ms); auth + limits cost ${(b.proxyCpuUs - d.proxyCpuUs).toFixed(0)} µs CPU per request`,
+        `b/d ${ratio(b, d)} (target ≥ 0.90), p99 b−d ${ms(b.p99 - d.p99)} (target ≤ +1 ms); auth + limits cost ${(b.proxyCpuAtRateUs - d.proxyCpuAtRateUs).toFixed(0)} µs CPU per request at ${rate}/s (${(b.proxyCpuUs - d.proxyCpuUs).toFixed(0)} at saturation)`,
       );
       if (c) {
         console.log(
           `d/c ${ratio(d, c)}; b/c ${ratio(b, c)} (target ≥ 0.80), p99 b−c ${ms(b.p99 - c.p99)}; b/a ${ratio(b, a)}`,
         );
       } else console.log(`b/a ${ratio(b, a)}`);
+      console.log(
+        `b/e ${ratio(b, e)} (node:http against Express on the API path), p99 b−e ${ms(b.p99 - e.p99)}, CPU ${(b.proxyCpuAtRateUs - e.proxyCpuAtRateUs).toFixed(0)} µs per request at ${rate}/s (${(b.proxyCpuUs - e.proxyCpuUs).toFixed(0)} at saturation)`,
+      );
     }
     console.log(
       `\nload average at end: ${loadavg()

@@ -95,8 +95,17 @@ export async function load(
   headers: Record<string, string>,
   seconds: number,
   connections: number,
+  /** Offered requests per second in all (default: as many as the server takes). */
+  rate?: number,
 ): Promise<LoadResult> {
-  const r = await autocannon({ url, headers, duration: seconds, connections, pipelining: 1 });
+  const r = await autocannon({
+    url,
+    headers,
+    duration: seconds,
+    connections,
+    pipelining: 1,
+    ...(rate ? { overallRate: rate } : {}),
+  });
   return {
     name,
     rps: r.requests.average,

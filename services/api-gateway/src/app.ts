@@ -48,10 +48,15 @@ export interface GatewayAppDeps {
   dashboard?: DashboardOptions;
   /** Benchmarks only (refused in production): every API request as this account, no auth, no limits. */
   benchAuthOffAccount?: string;
+  /** Benchmarks only (refused in production): the API path behind Express's middleware stack. */
+  benchApiPathViaExpress?: boolean;
 }
 
-/** The Express app: login, account keys, docs, dashboard, health, and every error envelope. */
-export function buildApp(deps: GatewayAppDeps): Express {
+/**
+ * The Express app: login, account keys, docs, dashboard, health, and every error envelope.
+ * `apiRoutes` mounts more routes before the 404 (the benchmark of the API path on Express).
+ */
+export function buildApp(deps: GatewayAppDeps, apiRoutes?: RequestListener): Express {
   const app = createBaseApp({
     service: 'api-gateway',
     logger: deps.logger,
@@ -65,6 +70,7 @@ export function buildApp(deps: GatewayAppDeps): Express {
   app.use(docsRouter(guard, deps.defaultPlan, deps.publicUrl));
   app.use(accountRouter(deps.accounts, deps.logins, guard));
   if (deps.dashboard) mountDashboard(app, deps, guard, deps.dashboard);
+  if (apiRoutes) app.use('/v1', (req, res) => apiRoutes(req, res));
   return finishApp(app, deps.logger);
 }
 
@@ -76,7 +82,6 @@ const BENCH_RATE = { limit: 0, remaining: 0, reset: 0 };
  * else is the Express app's.
  */
 export function buildGateway(deps: GatewayAppDeps): RequestListener {
-  const app = buildApp(deps);
   const bench = deps.benchAuthOffAccount;
   const api = apiPath({
     authenticate: bench
@@ -90,6 +95,14 @@ export function buildGateway(deps: GatewayAppDeps): RequestListener {
     securityHeaders: securityHeaderList(),
     logger: deps.logger,
   });
+  if (deps.benchApiPathViaExpress) {
+    // Inside Express req.url is the rest after the mount: the API path gets the original back.
+    return buildApp(deps, (req, res) => {
+      if ('originalUrl' in req && typeof req.originalUrl === 'string') req.url = req.originalUrl;
+      api.handle(req, res);
+    });
+  }
+  const app = buildApp(deps);
   return (req, res) => (takesApiPath(req, SESSION_COOKIE) ? api.handle(req, res) : app(req, res));
 }
 
@@ -117,5 +130,6 @@ export function appFromDependencies(
     usage: deps.usage,
     dashboard: config.BENCH_AUTH_OFF_ACCOUNT ? undefined : dashboardOptions(config, deps),
     benchAuthOffAccount: config.BENCH_AUTH_OFF_ACCOUNT,
+    benchApiPathViaExpress: config.BENCH_API_PATH_VIA_EXPRESS,
   });
 }

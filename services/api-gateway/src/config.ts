@@ -64,10 +64,19 @@ export const configSchema = z
       .string()
       .regex(/^acc_[A-Za-z0-9]+$/, 'must be an account id')
       .optional(),
+    /**
+     * Benchmarks only: serve the API path behind the Express app's middleware stack instead of
+     * beside it, to measure what Express costs on that path (refused in production).
+     */
+    BENCH_API_PATH_VIA_EXPRESS: env.bool(false),
   })
   .refine((c) => !(c.NODE_ENV === 'production' && c.BENCH_AUTH_OFF_ACCOUNT !== undefined), {
     message: 'is a benchmark setting and must not be set in production',
     path: ['BENCH_AUTH_OFF_ACCOUNT'],
+  })
+  .refine((c) => !(c.NODE_ENV === 'production' && c.BENCH_API_PATH_VIA_EXPRESS), {
+    message: 'is a benchmark setting and must not be set in production',
+    path: ['BENCH_API_PATH_VIA_EXPRESS'],
   })
   .refine((c) => c.API_KEY_PEPPER !== c.SESSION_JWT_SECRET, {
     message: 'API_KEY_PEPPER and SESSION_JWT_SECRET must differ',
