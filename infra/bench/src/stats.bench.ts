@@ -3,10 +3,10 @@ import { connect } from 'amqplib';
 import Redis from 'ioredis';
 import mongoose from 'mongoose';
 import { SIGNAL_EVENT_VERSION, type SignalEvent } from '@signal/contracts';
-import { deleteKeysMatching, newId, signInternalToken } from '@signal/service-kit';
+import { deleteKeysMatching, newId } from '@signal/service-kit';
 import { Pool } from 'undici';
 import {
-  SECRETS,
+  benchInternalToken,
   benchApiKey,
   wholeNumberOption,
   infra,
@@ -184,8 +184,7 @@ async function main() {
       if (res.statusCode !== 200) throw new Error(`${qs} → ${res.statusCode} ${text.slice(0, 200)}`);
       return JSON.parse(text) as { data: { total_signals: number } };
     };
-    const internal = () =>
-      `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'stats', 'acc_bench', 60)}`;
+    const internal = () => `Bearer ${benchInternalToken('stats', 'acc_bench')}`;
 
     const quiet: LoadResult[] = [];
     for (const type of [undefined, ...TYPES])
