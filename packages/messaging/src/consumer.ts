@@ -25,6 +25,8 @@ export interface MessageMeta {
   messageId?: string;
   requestId?: string;
   routingKey: string;
+  /** The broker handed this message out before (a consumer died or a channel closed holding it). */
+  redelivered: boolean;
 }
 
 export interface ConsumerOptions<S extends z.ZodType> {
@@ -153,6 +155,7 @@ export class Consumer<S extends z.ZodType> {
       requestId: typeof requestId === 'string' ? requestId : undefined,
       routingKey:
         typeof headers[ROUTING_KEY_HEADER] === 'string' ? headers[ROUTING_KEY_HEADER] : msg.fields.routingKey,
+      redelivered: msg.fields.redelivered,
     };
     // The handler runs under the producer's request id (the amqplib instrumentation, when
     // tracing is on, already put it in the message's trace), so its logs and whatever it

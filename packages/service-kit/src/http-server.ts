@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import { ERROR_STATUS, type ErrorCode } from '@signal/contracts';
-import type { Express } from 'express';
 
 export interface RunningServer {
   server: Server;
@@ -13,7 +12,7 @@ export interface RunningServer {
 }
 
 export async function startHttpServer(
-  app: Express,
+  app: RequestListener,
   port: number,
   host = '127.0.0.1',
 ): Promise<RunningServer> {
@@ -27,7 +26,9 @@ export async function startHttpServer(
     server.once('error', reject);
     server.listen(port, host, () => resolve());
   });
-  const actual = (server.address() as AddressInfo).port;
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the server is not listening on TCP');
+  const actual = address.port;
   return {
     server,
     port: actual,

@@ -121,7 +121,13 @@ function decode(value: string, what: string): string {
  * URL: one server, or a Sentinel-managed master (same fail-fast options; the sentinels are
  * retried like the server).
  */
-export async function connectRedis(url: string, logger: Logger, readyWaitMs = 3000): Promise<Redis> {
+export async function connectRedis(
+  url: string,
+  logger: Logger,
+  readyWaitMs = 3000,
+  /** More client options (e.g. `enableAutoPipelining` for a connection on a hot path). */
+  extra: RedisOptions = {},
+): Promise<Redis> {
   const retry = (times: number) => Math.min(times * 100, 2000);
   const failFast: RedisOptions = {
     enableOfflineQueue: false,
@@ -129,6 +135,7 @@ export async function connectRedis(url: string, logger: Logger, readyWaitMs = 30
     commandTimeout: 1000,
     connectTimeout: 2000,
     retryStrategy: retry,
+    ...extra,
   };
   const target = parseRedisUrl(url);
   const redis =

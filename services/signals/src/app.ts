@@ -8,10 +8,10 @@ import {
   type Logger,
   type ServesWith,
 } from '@signal/service-kit';
+import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
-import type { SignalRepository } from './data/signal.repository';
 import type { ListDeps } from './domain/list-signals.use-case';
-import type { WriteEffects } from './domain/ports';
+import type { SignalSource, SignalWriteStore, WriteEffects } from './domain/ports';
 import { ingestRouter } from './http/ingest.router';
 import { signalsRouter } from './http/signals.router';
 
@@ -20,10 +20,11 @@ export interface SignalsAppDeps {
   lifecycle: Lifecycle;
   checks: Record<string, HealthCheck>;
   servesWith?: ServesWith;
-  repository: SignalRepository;
+  repository: SignalWriteStore & SignalSource;
   reads: ListDeps;
   effects: WriteEffects;
-  internalJwtSecret: string;
+  /** Checks the gateway's tokens (cannot make any). */
+  internalJwtKey: KeyObject;
   ingestToken: string;
 }
 
@@ -36,7 +37,7 @@ export function buildApp(deps: SignalsAppDeps): Express {
     servesWith: deps.servesWith,
     jsonLimit: '5mb',
   });
-  app.use(signalsRouter(deps.reads, deps.internalJwtSecret));
+  app.use(signalsRouter(deps.reads, deps.internalJwtKey));
   app.use(ingestRouter(deps.repository, deps.effects, deps.ingestToken));
   return finishApp(app, deps.logger);
 }
@@ -54,7 +55,7 @@ export function appFromDependencies(
     checks: healthChecks(deps),
     servesWith,
     repository: deps.repository,
-    internalJwtSecret: config.INTERNAL_JWT_SECRET,
+    internalJwtKey: config.INTERNAL_JWT_PUBLIC_KEY,
     ingestToken: config.INGEST_TOKEN,
     reads: deps.reads,
     effects: deps.effects,

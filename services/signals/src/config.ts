@@ -1,4 +1,4 @@
-import { env, observabilityEnv, parseConfig } from '@signal/service-kit';
+import { env, internalKeyEnv, observabilityEnv, parseConfig } from '@signal/service-kit';
 import { z } from 'zod';
 
 export const configSchema = z.object({
@@ -16,7 +16,7 @@ export const configSchema = z.object({
   /** How often the keeper checks for a lost index and retries failed index updates. */
   TIMELINE_CHECK_INTERVAL_MS: env.int(1000, 50),
   AMQP_PREFIX: z.string().default(''),
-  INTERNAL_JWT_SECRET: env.secret(),
+  INTERNAL_JWT_PUBLIC_KEY: internalKeyEnv.publicKey(),
   /** Credential of the ingest API (simulator, data pipeline); distinct from the gateway's. */
   INGEST_TOKEN: env.secret(24),
   OUTBOX_INTERVAL_MS: env.int(200, 10),

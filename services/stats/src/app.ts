@@ -8,6 +8,7 @@ import {
   type Logger,
   type ServesWith,
 } from '@signal/service-kit';
+import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
 import type { StatsReadDeps } from './domain/get-stats.use-case';
 import { statsRouter } from './http/stats.router';
@@ -18,7 +19,8 @@ export interface StatsAppDeps {
   checks: Record<string, HealthCheck>;
   servesWith?: ServesWith;
   reads: StatsReadDeps;
-  internalJwtSecret: string;
+  /** Checks the gateway's tokens (cannot make any). */
+  internalJwtKey: KeyObject;
 }
 
 export function buildApp(deps: StatsAppDeps): Express {
@@ -29,7 +31,7 @@ export function buildApp(deps: StatsAppDeps): Express {
     checks: deps.checks,
     servesWith: deps.servesWith,
   });
-  app.use(statsRouter(deps.reads, deps.internalJwtSecret));
+  app.use(statsRouter(deps.reads, deps.internalJwtKey));
   return finishApp(app, deps.logger);
 }
 
@@ -46,6 +48,6 @@ export function appFromDependencies(
     checks: healthChecks(deps),
     servesWith,
     reads: deps.reads,
-    internalJwtSecret: config.INTERNAL_JWT_SECRET,
+    internalJwtKey: config.INTERNAL_JWT_PUBLIC_KEY,
   });
 }

@@ -1,4 +1,4 @@
-import { env, observabilityEnv, parseConfig } from '@signal/service-kit';
+import { env, internalKeyEnv, observabilityEnv, parseConfig } from '@signal/service-kit';
 import { z } from 'zod';
 
 export const configSchema = z.object({
@@ -14,7 +14,7 @@ export const configSchema = z.object({
   AMQP_URL: env.urlList(['amqp', 'amqps']),
   AMQP_PREFIX: z.string().default(''),
   AMQP_QUEUE_TYPE: z.enum(['quorum', 'classic']).default('quorum'),
-  INTERNAL_JWT_SECRET: env.secret(),
+  INTERNAL_JWT_PUBLIC_KEY: internalKeyEnv.publicKey(),
   /** A cached answer is dropped when newer events arrive, and never served after this. */
   STATS_CACHE_TTL_MS: env.int(5000, 0),
   /** Within this age a cached answer is served even if events arrived since (protects the DB under event bursts). */

@@ -8,6 +8,7 @@ import {
   type Logger,
   type ServesWith,
 } from '@signal/service-kit';
+import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
 import type { SubscriptionDeps } from './domain/subscriptions.use-cases';
 import { webhooksRouter } from './http/webhooks.router';
@@ -18,7 +19,8 @@ export interface WebhooksAppDeps {
   checks: Record<string, HealthCheck>;
   servesWith?: ServesWith;
   subscriptions: SubscriptionDeps;
-  internalJwtSecret: string;
+  /** Checks the gateway's tokens (cannot make any). */
+  internalJwtKey: KeyObject;
 }
 
 export function buildApp(deps: WebhooksAppDeps): Express {
@@ -30,7 +32,7 @@ export function buildApp(deps: WebhooksAppDeps): Express {
     servesWith: deps.servesWith,
     jsonLimit: '64kb',
   });
-  app.use(webhooksRouter(deps.subscriptions, deps.internalJwtSecret));
+  app.use(webhooksRouter(deps.subscriptions, deps.internalJwtKey));
   return finishApp(app, deps.logger);
 }
 
@@ -46,7 +48,7 @@ export function appFromDependencies(
     lifecycle,
     checks: healthChecks(deps),
     servesWith: apiServesWith,
-    internalJwtSecret: config.INTERNAL_JWT_SECRET,
+    internalJwtKey: config.INTERNAL_JWT_PUBLIC_KEY,
     subscriptions: {
       repository: deps.repository,
       idempotency: deps.idempotency,

@@ -1,4 +1,4 @@
-import { env, observabilityEnv, parseConfig } from '@signal/service-kit';
+import { env, internalKeyEnv, observabilityEnv, parseConfig } from '@signal/service-kit';
 import { z } from 'zod';
 import type { GuardPolicy } from './domain/url-guard';
 
@@ -19,14 +19,24 @@ export const configSchema = z
     AMQP_URL: env.urlList(['amqp', 'amqps']),
     AMQP_PREFIX: z.string().default(''),
     AMQP_QUEUE_TYPE: z.enum(['quorum', 'classic']).default('quorum'),
-    INTERNAL_JWT_SECRET: env.secret(),
+    INTERNAL_JWT_PUBLIC_KEY: internalKeyEnv.publicKey(),
     /** Spacing of the 3 retries after the first attempt; ±20 % jitter is added. */
     WEBHOOK_RETRY_DELAYS_MS: delays.default([10_000, 120_000, 900_000]),
     WEBHOOK_TIMEOUT_MS: env.int(5000, 100),
     WEBHOOK_MAX_RESPONSE_BYTES: env.int(4096, 0),
     /** In-flight deliveries per subscription per worker, so one slow receiver cannot starve the rest. */
     WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: env.int(10, 1),
-    WEBHOOK_WORKER_PREFETCH: env.int(100, 1),
+    /** Delivery jobs a worker holds at once (each waits for its POST and its batched record). */
+    WEBHOOK_WORKER_PREFETCH: env.int(300, 1),
+    /** Bus events a worker fans out at once. */
+    WEBHOOK_FANOUT_PREFETCH: env.int(50, 1),
+    /**
+     * Deliveries and attempt records are written in batches: whatever arrived within this
+     * window, or as soon as WEBHOOK_WRITE_BATCH wait. The window adds to each delivery's
+     * latency; the batch makes a thousand records a second a handful of writes.
+     */
+    WEBHOOK_WRITE_WINDOW_MS: env.int(5, 0),
+    WEBHOOK_WRITE_BATCH: env.int(500, 1),
     /** How long the worker holds subscription reads (changes reach it within this). */
     WEBHOOK_SUBSCRIPTION_CACHE_MS: env.int(1000, 0),
     /** Longest Retry-After (429/503) the worker honours. */

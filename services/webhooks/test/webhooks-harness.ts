@@ -1,16 +1,17 @@
 import {
   GracefulShutdown,
+  registerShutdown,
   signInternalToken,
   startHttpServer,
+  startWorkers,
   type RunningServer,
 } from '@signal/service-kit';
-import { infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
+import { TEST_INTERNAL_KEYS, infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
 import { appFromDependencies } from '../src/app';
 import { loadConfig, type WebhooksConfig } from '../src/config';
-import { createDependencies, type WebhooksDependencies } from '../src/dependencies';
-import { buildWorker, type Worker } from '../src/worker.app';
+import { connections, createDependencies, type WebhooksDependencies } from '../src/dependencies';
+import { buildWorker, type Worker, type WorkerTestHooks } from '../src/worker.app';
 
-export const JWT_SECRET = 'test-internal-jwt-secret-0123456789abcdef';
 
 export interface WebhooksHarness {
   url: string;
@@ -18,16 +19,22 @@ export interface WebhooksHarness {
   deps: WebhooksDependencies;
   worker?: Worker;
   auth(accountId: string): { Authorization: string };
+  /** Stops the worker's parts in the shutdown's order, leaving the API up. */
+  stopWorker(): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** Webhooks API (and, unless `worker: false`, the worker) in-process over real infra. */
+/**
+ * Webhooks API (and, unless `worker: false`, the worker) in-process over real infra, started
+ * and stopped by the same lifecycle runner as main.ts and worker.ts.
+ */
 export async function startWebhooks(options: {
   label: string;
   prefix: string;
   env?: Record<string, string>;
   worker?: boolean;
   dbName?: string;
+  testHooks?: WorkerTestHooks;
 }): Promise<WebhooksHarness> {
   const db = testDatabase(options.label);
   const config = loadConfig({
@@ -38,7 +45,7 @@ export async function startWebhooks(options: {
     WEBHOOKS_DB: options.dbName ?? db.dbName,
     AMQP_URL: infraUrls().amqpUrl,
     AMQP_PREFIX: options.prefix,
-    INTERNAL_JWT_SECRET: JWT_SECRET,
+    INTERNAL_JWT_PUBLIC_KEY: TEST_INTERNAL_KEYS.publicKey,
     WEBHOOK_RETRY_DELAYS_MS: '200,400,600',
     WEBHOOK_ALLOW_LOOPBACK_URLS: 'true',
     WEBHOOK_SUBSCRIPTION_CACHE_MS: '0',
@@ -49,24 +56,31 @@ export async function startWebhooks(options: {
   await deps.amqp.waitUntilConnected();
   const app = appFromDependencies(config, deps, silentLogger, lifecycle);
   const http: RunningServer = await startHttpServer(app, 0);
-  let worker: Worker | undefined;
-  if (options.worker !== false) {
-    worker = buildWorker(config, deps, silentLogger, lifecycle);
-    await worker.start();
-  }
+  const worker =
+    options.worker === false
+      ? undefined
+      : buildWorker(config, deps, silentLogger, lifecycle, options.testHooks);
+  const workers = worker?.workers ?? [];
+  await startWorkers(workers);
+  const dropDatabase = async () => {
+    if (!options.dbName) await deps.mongo.dropDatabase().catch(() => undefined);
+  };
+  registerShutdown(lifecycle, {
+    http,
+    workers,
+    connections: [['test-database', dropDatabase], ...connections(deps)],
+  });
   return {
     url: http.url,
     config,
     deps,
     worker,
     auth: (accountId) => ({
-      Authorization: `Bearer ${signInternalToken(JWT_SECRET, 'webhooks', accountId)}`,
+      Authorization: `Bearer ${signInternalToken(TEST_INTERNAL_KEYS.signingKey, 'webhooks', accountId)}`,
     }),
-    async stop() {
-      await http.close();
-      await worker?.stop();
-      if (!options.dbName) await deps.mongo.dropDatabase().catch(() => undefined);
-      await deps.close();
+    async stopWorker() {
+      for (const w of [...workers].reverse()) await w.stop();
     },
+    stop: () => lifecycle.run(),
   };
 }

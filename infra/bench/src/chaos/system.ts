@@ -130,7 +130,10 @@ export async function startChaosSystem(logDir: string, webhookRetryDelaysMs: str
   const common = {
     NODE_ENV: 'development',
     LOG_LEVEL: 'warn',
-    INTERNAL_JWT_SECRET: SECRETS.INTERNAL_JWT_SECRET,
+    INTERNAL_JWT_PUBLIC_KEY: SECRETS.INTERNAL_JWT_PUBLIC_KEY,
+    // Metrics on free ports: the defaults may be taken by a running local system.
+    METRICS_PORT: '0',
+    WORKER_METRICS_PORT: '0',
     MONGO_URL: viaProxy(urls.mongoUrl, proxies.mongo),
     REDIS_URL: viaProxy(urls.redisUrl, proxies.redis),
     AMQP_URL: viaProxy(urls.amqpUrl, proxies.rabbitmq),
@@ -153,6 +156,7 @@ export async function startChaosSystem(logDir: string, webhookRetryDelaysMs: str
     gateway: {
       ...common,
       GATEWAY_DB: databases.gateway,
+      INTERNAL_JWT_PRIVATE_KEY: SECRETS.INTERNAL_JWT_PRIVATE_KEY,
       API_KEY_PEPPER: SECRETS.API_KEY_PEPPER,
       SESSION_JWT_SECRET: SECRETS.SESSION_JWT_SECRET,
       SIGNALS_URL: local(port.signals),
