@@ -27,6 +27,10 @@ export async function connectMongo(url: string, dbName: string, logger?: Logger)
 /**
  * Creates a collection and its indexes if missing (idempotent, run at start-up). The collection
  * is created explicitly first, so the first concurrent writes never race to create it.
+ *
+ * Only missing indexes are created, one per command: FerretDB 1.24 panics and drops the
+ * connection on a createIndexes of several indexes when some already exist (found by the chaos
+ * run: a restarted signals service could never start again on its own database; see the test).
  */
 export async function ensureIndexes(
   connection: Connection,
@@ -38,7 +42,13 @@ export async function ensureIndexes(
   } catch (err) {
     if (!isNamespaceExistsError(err)) throw err;
   }
-  if (indexes.length > 0) await connection.collection(collection).createIndexes([...indexes]);
+  if (indexes.length === 0) return;
+  const target = connection.collection(collection);
+  const existing = (await target.listIndexes().toArray()).map((index) => JSON.stringify(index.key));
+  for (const index of indexes) {
+    if (existing.includes(JSON.stringify(index.key))) continue;
+    await target.createIndexes([index]);
+  }
 }
 
 export async function pingMongo(connection: Connection): Promise<void> {
