@@ -61,7 +61,7 @@ export async function pingMongo(connection: Connection): Promise<void> {
 export function isMongoUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   return (
-    /MongoServerSelectionError|MongoNetworkError|MongoNotConnectedError|MongoTopologyClosedError|MongoNetworkTimeoutError|PoolClearedError/.test(
+    /MongoServerSelectionError|MongoNetworkError|MongoNotConnectedError|MongoTopologyClosedError|MongoNetworkTimeoutError|PoolCleared\w*Error/.test(
       err.name,
     ) ||
     /connection .* closed|ECONNREFUSED|Client must be connected|topology was destroyed/i.test(err.message)
