@@ -64,7 +64,9 @@ export function isMongoUnavailable(err: unknown): boolean {
     /MongoServerSelectionError|MongoNetworkError|MongoNotConnectedError|MongoTopologyClosedError|MongoNetworkTimeoutError|PoolCleared\w*Error/.test(
       err.name,
     ) ||
-    /connection .* closed|ECONNREFUSED|Client must be connected|topology was destroyed/i.test(err.message)
+    /connection .* closed|ECONNREFUSED|Client must be connected|topology was destroyed|socket has been ended by the other party/i.test(
+      err.message,
+    )
   );
 }
 
