@@ -38,6 +38,8 @@ export interface LoadOptions {
 const TRANSITIONS: Transition[] = ['winner', 'winner', 'dead', 'rugged'];
 const REQUEST_TIMEOUT_MS = 15_000;
 const MAX_READS_IN_FLIGHT = 400;
+/** New signals are not started while this many are still being written (a producer's bound). */
+const MAX_WRITES_IN_FLIGHT = 100;
 
 function pick<T>(items: readonly T[]): T {
   return items[randomInt(items.length)]!;
@@ -83,6 +85,9 @@ export class ChaosLoad {
   private readsInFlight = 0;
   /** When a read was not sent because MAX_READS_IN_FLIGHT were waiting (ms since the start). */
   readonly skippedReadsAt: number[] = [];
+  /** When a new signal was not started because MAX_WRITES_IN_FLIGHT were still being written. */
+  readonly skippedWritesAt: number[] = [];
+  private writesInFlight = 0;
   private readonly pending = new Set<Promise<void>>();
   private timers: NodeJS.Timeout[] = [];
   private stopping = false;
@@ -102,7 +107,14 @@ export class ChaosLoad {
         readDebt += (this.o.readsPerSecond * tickMs) / 1000;
         ingestDebt += (this.o.signalsPerSecond * tickMs) / 1000;
         for (; readDebt >= 1; readDebt -= 1) this.read();
-        for (; ingestDebt >= 1; ingestDebt -= 1) this.track(this.ingestOne());
+        for (; ingestDebt >= 1; ingestDebt -= 1) {
+          if (this.writesInFlight >= MAX_WRITES_IN_FLIGHT) {
+            this.skippedWritesAt.push(this.o.clock());
+            continue;
+          }
+          this.writesInFlight += 1;
+          this.track(this.ingestOne().finally(() => (this.writesInFlight -= 1)));
+        }
       }, tickMs),
     );
   }

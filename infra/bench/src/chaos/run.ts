@@ -65,6 +65,8 @@ export interface ChaosReport {
   requests: Record<Outcome['kind'], Record<string, number>>;
   /** Reads not sent because 400 were already waiting: how many, and from when to when (s). */
   skippedReads: { count: number; from?: number; to?: number };
+  /** New signals not started because 100 were still being written: how many, from when to when (s). */
+  skippedWrites: { count: number; from?: number; to?: number };
   /** Start-ups that exited before ready and were started again, by service. */
   crashRestarts: Record<string, number>;
   /** Answer time by kind (ms): p50, p99, max. */
@@ -451,6 +453,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         from: seconds(load.skippedReadsAt[0]),
         to: seconds(load.skippedReadsAt[load.skippedReadsAt.length - 1]),
       },
+      skippedWrites: {
+        count: load.skippedWritesAt.length,
+        from: seconds(load.skippedWritesAt[0]),
+        to: seconds(load.skippedWritesAt[load.skippedWritesAt.length - 1]),
+      },
       latency: latencyByKind(load.outcomes),
       crashRestarts: Object.fromEntries(
         Object.values(system.services)
@@ -533,6 +540,10 @@ export function formatReport(r: ChaosReport): string {
   if (r.skippedReads.count)
     lines.push(
       `reads not sent (400 already in flight): ${r.skippedReads.count}, t=${r.skippedReads.from}–${r.skippedReads.to} s`,
+    );
+  if (r.skippedWrites.count)
+    lines.push(
+      `signals not started (100 writes already in flight): ${r.skippedWrites.count}, t=${r.skippedWrites.from}–${r.skippedWrites.to} s`,
     );
   if (Object.keys(r.crashRestarts).length)
     lines.push(`start-ups that exited and were started again: ${JSON.stringify(r.crashRestarts)}`);
