@@ -33,7 +33,10 @@ export async function ensureIndexes(
   } catch (err) {
     if (!isNamespaceExistsError(err)) throw err;
   }
-  if (indexes.length > 0) await connection.collection(collection).createIndexes([...indexes]);
+  // One index per command: FerretDB 1.24 panics (and drops the connection) on a createIndexes
+  // that names several indexes when they already exist, i.e. on every restart with data
+  // (found by the chaos run's restart of signals). One at a time is what mongoose did.
+  for (const index of indexes) await connection.collection(collection).createIndexes([index]);
 }
 
 export async function pingMongo(connection: Connection): Promise<void> {

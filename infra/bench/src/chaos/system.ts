@@ -39,8 +39,29 @@ export class ServiceProcess {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** Starts the process and resolves once /readyz answers 200 (ready or degraded). */
+  /** Start-ups that failed and were retried, as an orchestrator's restart policy would. */
+  restarts = 0;
+
+  /**
+   * Starts the process and resolves once /readyz answers 200 (ready or degraded). A service
+   * exits 1 when a dependency fails it during start-up (a connection cut while it builds its
+   * indexes, say); like Kubernetes' restart policy, it is then started again, up to 5 times.
+   */
   async start(timeoutMs = 30_000): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.startOnce(timeoutMs);
+        return;
+      } catch (err) {
+        if (attempt >= 5 || this.child?.exitCode === null) throw err;
+        this.restarts += 1;
+        process.stdout.write(`${this.name}: start-up failed (${String(err)}); started again (restart ${this.restarts})\n`);
+        await new Promise((r) => setTimeout(r, 500 * attempt));
+      }
+    }
+  }
+
+  private async startOnce(timeoutMs: number): Promise<void> {
     const child = spawn(process.execPath, [path.join(ROOT, this.entry)], {
       env: { PATH: process.env.PATH ?? '', ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],
