@@ -1,4 +1,5 @@
 import { testDatabase } from '@signal/test-kit';
+import type { mongo } from 'mongoose';
 import { connectMongo, ensureIndexes } from '../src';
 
 describe('ensureIndexes', () => {
@@ -6,7 +7,7 @@ describe('ensureIndexes', () => {
     const db = testDatabase('ensure_idx');
     const conn = await connectMongo(db.url, db.dbName);
     try {
-      const indexes = [
+      const indexes: mongo.IndexDescription[] = [
         { key: { created_at: -1, _id: -1 } },
         { key: { type: 1, 'performance.status': 1, created_at: -1 } },
         { key: { idem_key: 1 }, unique: true },
