@@ -11,6 +11,9 @@ export async function connectMongo(url: string, dbName: string): Promise<Connect
     connectTimeoutMS: 3000,
     socketTimeoutMS: 20_000,
     maxPoolSize: 20,
+    // The driver notices a store that came back at its next heartbeat (10 s by default):
+    // every 2 s keeps recovery after an outage short, for a ping per connection pool.
+    heartbeatFrequencyMS: 2000,
     bufferCommands: false,
     autoIndex: false,
     autoCreate: false,
