@@ -9,18 +9,34 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 RUN=.run
 mkdir -p "$RUN/logs" "$RUN/pids"
 
+internal_keys() {
+  # The gateway's ECDSA P-256 token-signing key (PKCS#8) and its public half (SPKI), each as
+  # one line of base64 DER: only the gateway gets the private key, the services the public one.
+  local der; der=$(mktemp)
+  openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 2>/dev/null |
+    openssl pkcs8 -topk8 -nocrypt -outform DER -out "$der"
+  echo "INTERNAL_JWT_PRIVATE_KEY=$(base64 -w0 <"$der")"
+  echo "INTERNAL_JWT_PUBLIC_KEY=$(openssl pkey -inform DER -in "$der" -pubout -outform DER | base64 -w0)"
+  rm -f "$der"
+}
+
 secrets() {
   # Random secrets on first use, kept out of the repo (.run/ and .env are ignored).
   if [ ! -f "$RUN/secrets.env" ]; then
     r() { head -c 32 /dev/urandom | base64 | tr -d '/+=' | head -c 43; }
-    cat >"$RUN/secrets.env" <<ENV
-INTERNAL_JWT_SECRET=$(r)
+    (umask 077; cat >"$RUN/secrets.env" <<ENV
 API_KEY_PEPPER=$(r)
 SESSION_JWT_SECRET=$(r)
 INGEST_TOKEN=$(r)
 ENV
-    chmod 600 "$RUN/secrets.env"
+    )
   fi
+  # Files from before the signing key pair: add it (the old shared secret is no longer read).
+  if ! grep -q '^INTERNAL_JWT_PRIVATE_KEY=' "$RUN/secrets.env"; then
+    sed -i '/^INTERNAL_JWT_SECRET=/d' "$RUN/secrets.env"
+    internal_keys >>"$RUN/secrets.env"
+  fi
+  chmod 600 "$RUN/secrets.env"
   set -a; . "$RUN/secrets.env"; set +a
 }
 
@@ -84,7 +100,8 @@ up_local() {
   start stats services/stats/dist/main.js 4002
   start webhooks-api services/webhooks/dist/main.js 4003
   start webhooks-worker services/webhooks/dist/worker.js 4004
-  start api-gateway services/api-gateway/dist/main.js "${GATEWAY_PORT:-8080}" \
+  # One gateway process per core on the one port (node:cluster); limits stay exact across them.
+  start api-gateway services/api-gateway/dist/main.js "${GATEWAY_PORT:-8080}" GATEWAY_WORKERS="${GATEWAY_WORKERS:-auto}" \
     SIGNALS_URL=http://127.0.0.1:4001 STATS_URL=http://127.0.0.1:4002 WEBHOOKS_URL=http://127.0.0.1:4003
   for p in 4001 4002 4003 4004 "${GATEWAY_PORT:-8080}"; do wait_ready "http://127.0.0.1:$p" 60; done
   echo "==> demo data"

@@ -113,7 +113,7 @@ describe('environment of every deployable in Kubernetes and Compose', () => {
     for (const [name] of deployables) {
       for (const e of containers('Deployment', name)[0]!.env ?? []) {
         const sensitive =
-          /SECRET|PEPPER|TOKEN|PASSWORD/.test(e.name) || /^(MONGO|REDIS|AMQP)_URL$/.test(e.name);
+          /SECRET|PEPPER|TOKEN|PASSWORD|PRIVATE_KEY/.test(e.name) || /^(MONGO|REDIS|AMQP)_URL$/.test(e.name);
         if (sensitive)
           expect({ name, v: e.name, from: e.valueFrom?.secretKeyRef?.name }).toEqual({
             name,

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   freePort,
+  TEST_INTERNAL_KEYS,
   startReceiver,
   testBrokerPrefix,
   uniqueName,
@@ -63,7 +64,8 @@ async function startCollector(): Promise<{ url: string; spans: OtlpSpan[]; close
 describe('tracing across the system', () => {
   const db = uniqueName('t_trace');
   const secrets = {
-    INTERNAL_JWT_SECRET: 'trace-internal-jwt-secret-0123456789abcdef',
+    INTERNAL_JWT_PRIVATE_KEY: TEST_INTERNAL_KEYS.privateKey,
+    INTERNAL_JWT_PUBLIC_KEY: TEST_INTERNAL_KEYS.publicKey,
     INGEST_TOKEN: 'trace-ingest-token-0123456789abcdef',
     API_KEY_PEPPER: 'trace-pepper-0123456789abcdef0123456789',
     SESSION_JWT_SECRET: 'trace-session-secret-0123456789abcdef012',

@@ -1,10 +1,11 @@
-import { freePort, testBrokerPrefix, uniqueName, waitFor } from '@signal/test-kit';
+import { TEST_INTERNAL_KEYS, freePort, testBrokerPrefix, uniqueName, waitFor } from '@signal/test-kit';
 import { dropServiceDatabases, infraEnv, isReady as ready, runBuilt as run } from './built-services';
 
 const broker = testBrokerPrefix('proc');
 
 const secrets = {
-  INTERNAL_JWT_SECRET: 'proc-internal-jwt-secret-0123456789abcdef',
+  INTERNAL_JWT_PRIVATE_KEY: TEST_INTERNAL_KEYS.privateKey,
+  INTERNAL_JWT_PUBLIC_KEY: TEST_INTERNAL_KEYS.publicKey,
   INGEST_TOKEN: 'proc-ingest-token-0123456789abcdef',
   API_KEY_PEPPER: 'proc-pepper-0123456789abcdef0123456789',
   SESSION_JWT_SECRET: 'proc-session-secret-0123456789abcdef012',
@@ -64,12 +65,13 @@ describe('each service as a process from its built output', () => {
   it('when a required variable is missing or bad, then the process stops at once with one clear line per variable', async () => {
     const proc = run('services/signals/dist/main.js', {
       MONGO_URL: 'not-a-url',
-      INTERNAL_JWT_SECRET: 'short',
+      INTERNAL_JWT_PUBLIC_KEY: 'not-a-key',
     });
     expect(await proc.exited).toBe(1);
     expect(proc.output()).toContain('signals: invalid configuration');
     expect(proc.output()).toMatch(/MONGO_URL: must be a URL/);
-    expect(proc.output()).toMatch(/INTERNAL_JWT_SECRET: must be at least 32 characters/);
+    expect(proc.output()).toMatch(/INTERNAL_JWT_PUBLIC_KEY: must be an ECDSA P-256 public key/);
+    expect(proc.output()).not.toContain('not-a-key');
     expect(proc.output()).toMatch(/AMQP_URL: is required/);
     expect(proc.output()).not.toMatch(/\n\s+at /);
   });

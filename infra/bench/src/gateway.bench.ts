@@ -1,175 +1,355 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import path from 'node:path';
-import { signInternalToken } from '@signal/service-kit';
-import { request } from 'undici';
-import { summarize } from './cpu-profile';
+import { parseArgs } from 'node:util';
+import { deleteKeysMatching } from '@signal/service-kit';
 import Redis from 'ioredis';
 import mongoose from 'mongoose';
-import { ROOT, SECRETS, arg, infra, load, startService, table, type LoadResult } from './harness';
+import { request } from 'undici';
+import { summarize } from './cpu-profile';
+import {
+  ROOT,
+  SECRETS,
+  benchApiKey,
+  benchInternalToken,
+  infra,
+  load,
+  startService,
+  wholeNumberOption,
+  type LoadResult,
+  type Proc,
+} from './harness';
 
 /**
- * pnpm bench gateway [--seconds 10] [--connections 50]
- * The same route three ways in one run: (a) signals directly, (b) through the gateway with
- * auth + rate limiting, (c) through nginx when installed; ratios b/a and b/c; CPU profile of (b).
+ * pnpm bench gateway [--seconds 8] [--connections 50] [--rounds 3] [--workers 1] [--rate 1000]
+ *
+ * One route four ways, in interleaved rounds (a, b, c, d, a, b, …; medians reported), so a
+ * machine shared with other work skews every scenario alike:
+ *   (a) the signals service directly,
+ *   (b) through the gateway as production runs it (API key, per-account limits, usage),
+ *   (c) through nginx (a proxy and nothing else),
+ *   (d) through the same gateway build with authentication and limits switched off
+ *       (BENCH_AUTH_OFF_ACCOUNT, a setting production refuses at start-up),
+ *   (e) as (b), but the API path served behind the Express app's middleware stack
+ *       (BENCH_API_PATH_VIA_EXPRESS, refused in production too): what Express would cost there.
+ * b/d is what auth + both rate windows cost; d/c is our proxy against nginx; b/e is node:http
+ * against Express on the same path. Beside req/s and latency at saturation, the CPU time each
+ * proxy process spent per request (from /proc) — at saturation and at a fixed offered --rate,
+ * where it depends least on what else the machine runs — and a V8 CPU profile of every Node
+ * process (signals, gateways b, d and e).
  */
-async function main() {
-  const seconds = arg('seconds', 10);
-  const connections = arg('connections', 50);
-  const out = path.join(ROOT, 'bench-results');
-  mkdirSync(out, { recursive: true });
-  const db = `bench_gw_${Date.now()}`;
-  const signals = await startService('services/signals/dist/main.js', 4101, {
-    SIGNALS_DB: `${db}_signals`,
-    AMQP_PREFIX: `${db}.`,
+const { values: opts } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    seconds: { type: 'string', default: '8' },
+    connections: { type: 'string', default: '50' },
+    rounds: { type: 'string', default: '3' },
+    workers: { type: 'string', default: '1' },
+    rate: { type: 'string', default: '1000' },
+  },
+  strict: true,
+  allowPositionals: false,
+});
+const num = (name: keyof typeof opts): number => wholeNumberOption('gateway', opts, name);
+const seconds = num('seconds');
+const connections = num('connections');
+const rounds = num('rounds');
+const workers = num('workers');
+const rate = num('rate');
+
+const OUT = path.join(ROOT, 'bench-results');
+const PROFILES = path.join(OUT, 'gateway-profile');
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+
+/** CPU seconds (user + system) of a process and all its descendants, from /proc. */
+function cpuSeconds(pid: number): number {
+  let total = 0;
+  const visit = (p: number) => {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+      for (const task of readdirSync(`/proc/${p}/task`)) {
+        const children = readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim();
+        for (const c of children ? children.split(' ') : []) visit(Number(c));
+      }
+    } catch {
+      // The process ended between reads: it no longer adds anything.
+    }
+  };
+  visit(pid);
+  return total;
+}
+
+interface Scenario {
+  id: 'a' | 'b' | 'c' | 'd' | 'e';
+  name: string;
+  url: string;
+  /** Made per measurement: a direct call's internal token lives a minute at most. */
+  headers: () => Record<string, string>;
+  /** The process whose CPU time per request is reported (the proxy; signals for (a)). */
+  pid: number;
+}
+
+interface Row extends LoadResult {
+  proxyCpuUs: number;
+  signalsCpuUs: number;
+  /** The proxy's CPU per request at the fixed --rate. */
+  proxyCpuAtRateUs: number;
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((x, y) => x - y);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+
+async function measure(s: Scenario, signalsPid: number, path: string): Promise<Row> {
+  const proxyBefore = cpuSeconds(s.pid);
+  const signalsBefore = cpuSeconds(signalsPid);
+  const r = await load(s.name, `${s.url}${path}`, s.headers(), seconds, connections);
+  const requests = Math.max(1, r.rps * seconds);
+  const proxyCpuUs = ((cpuSeconds(s.pid) - proxyBefore) / requests) * 1e6;
+  const signalsCpuUs = ((cpuSeconds(signalsPid) - signalsBefore) / requests) * 1e6;
+  const atRateBefore = cpuSeconds(s.pid);
+  const paced = await load(s.name, `${s.url}${path}`, s.headers(), seconds, connections, rate);
+  const pacedRequests = Math.max(1, paced.rps * seconds);
+  return {
+    ...r,
+    proxyCpuUs,
+    signalsCpuUs,
+    proxyCpuAtRateUs: ((cpuSeconds(s.pid) - atRateBefore) / pacedRequests) * 1e6,
+  };
+}
+
+function printTable(rows: Row[]): void {
+  console.log(
+    `${'scenario'.padEnd(44)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(6)} ${'non2xx'.padStart(7)} ${'proxy µs/req'.padStart(12)} ${'signals µs/req'.padStart(14)} ${`proxy µs/req @${rate}/s`.padStart(20)}`,
+  );
+  for (const r of rows) {
+    console.log(
+      `${r.name.padEnd(44)} ${r.rps.toFixed(0).padStart(7)} ${r.p50.toFixed(2).padStart(7)} ${r.p99.toFixed(2).padStart(7)} ${String(r.errors).padStart(6)} ${String(r.non2xx).padStart(7)} ${r.proxyCpuUs.toFixed(0).padStart(12)} ${r.signalsCpuUs.toFixed(0).padStart(14)} ${r.proxyCpuAtRateUs.toFixed(0).padStart(20)}`,
+    );
+  }
+}
+
+async function startNginx(signalsPort: number, port: number): Promise<ChildProcess | undefined> {
+  const bin = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
+  if (!bin) return undefined;
+  const conf = path.join(OUT, 'nginx.conf');
+  writeFileSync(
+    conf,
+    `worker_processes ${workers}; daemon off; pid ${OUT}/nginx.pid; error_log ${OUT}/nginx-error.log;
+events { worker_connections 1024; }
+http { access_log off; upstream up { server 127.0.0.1:${signalsPort}; keepalive 64; }
+  server { listen 127.0.0.1:${port}; location / { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection ""; } } }\n`,
+  );
+  const nginx = spawn(bin, ['-c', conf], { stdio: 'ignore' });
+  for (let i = 0; i < 50; i++) {
+    const up = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (up) return nginx;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  nginx.kill('SIGTERM');
+  return undefined;
+}
+
+async function seedSignal(signalsUrl: string): Promise<string> {
+  const created = await request(`${signalsUrl}/internal/signals`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${SECRETS.INGEST_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      token: {
+        symbol: 'BENCH',
+        name: 'Bench Token',
+        contract: 'So1anaBenchContract0001pump',
+        age_hours: 2,
+        dex_paid: true,
+      },
+      metrics: { mcap_entry: 100000, volume_24h: 5000, holders: 100, liquidity: 9000 },
+      type: 'new',
+    }),
   });
-  const profDir = path.join(out, 'gateway-profile');
-  rmSync(profDir, { recursive: true, force: true });
-  const gateway = await startService(
-    'services/api-gateway/dist/main.js',
-    4100,
-    {
+  const body = (await created.body.json()) as { data?: { id?: string } };
+  if (!body.data?.id) throw new Error(`seeding a signal failed: ${JSON.stringify(body)}`);
+  return body.data.id;
+}
+
+async function cleanup(db: string): Promise<void> {
+  const redis = new Redis(infra().REDIS_URL);
+  await deleteKeysMatching(redis, `${db}:*`).catch(() => undefined);
+  redis.disconnect();
+  const conn = await mongoose.createConnection(infra().MONGO_URL).asPromise();
+  for (const name of [`${db}_signals`, `${db}_gateway`]) {
+    await Promise.race([
+      conn
+        .useDb(name)
+        .dropDatabase()
+        .catch(() => undefined),
+      new Promise((r) => setTimeout(r, 10_000)),
+    ]);
+  }
+  await conn.close(true);
+}
+
+async function main() {
+  mkdirSync(OUT, { recursive: true });
+  rmSync(PROFILES, { recursive: true, force: true });
+  const db = `bench_gw_${Date.now()}`;
+  const profile = (name: string) => ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILES, name)}`];
+  const started: Proc[] = [];
+  let nginx: ChildProcess | undefined;
+  try {
+    const signals = await startService(
+      'services/signals/dist/main.js',
+      4101,
+      { SIGNALS_DB: `${db}_signals`, AMQP_PREFIX: `${db}.`, REDIS_PREFIX: `${db}:` },
+      profile('a-signals'),
+    );
+    started.push(signals);
+    const id = await seedSignal(signals.url);
+    const { accountId, key } = benchApiKey(`${db}_gateway`, `${db}:`, `${db}@bench.local`);
+    const gatewayEnv = {
       GATEWAY_DB: `${db}_gateway`,
       REDIS_PREFIX: `${db}:`,
       SIGNALS_URL: signals.url,
       STATS_URL: signals.url,
       WEBHOOKS_URL: signals.url,
-    },
-    ['--cpu-prof', `--cpu-prof-dir=${profDir}`],
-  );
-  const nginxConf = path.join(out, 'nginx.conf');
-  let nginx: ReturnType<typeof spawn> | undefined;
-  try {
-    // Seed a few signals and take one id for the route.
-    const created = await request(`${signals.url}/internal/signals`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${SECRETS.INGEST_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        token: {
-          symbol: 'BENCH',
-          name: 'Bench Token',
-          contract: 'So1anaBenchContract0001pump',
-          age_hours: 2,
-          dex_paid: true,
-        },
-        metrics: { mcap_entry: 100000, volume_24h: 5000, holders: 100, liquidity: 9000 },
-        type: 'new',
-      }),
-    });
-    const id = ((await created.body.json()) as { data: { id: string } }).data.id;
-    const route = `/v1/signals/${id}`;
-    const admin = execFileSync(
-      process.execPath,
-      [
-        path.join(ROOT, 'services/api-gateway/dist/cli/admin.cli.js'),
-        'create-account',
-        '--email',
-        `${db}@bench.local`,
-        '--per-minute',
-        '100000000',
-        '--per-day',
-        '1000000000',
-      ],
-      {
-        env: { ...process.env, ...SECRETS, GATEWAY_DB: `${db}_gateway`, REDIS_PREFIX: `${db}:` },
-      },
-    ).toString();
-    const accountId = /account (acc_\S+)/.exec(admin)![1]!;
-    const keyOut = execFileSync(
-      process.execPath,
-      [
-        path.join(ROOT, 'services/api-gateway/dist/cli/admin.cli.js'),
-        'create-key',
-        '--account',
-        accountId,
-        '--name',
-        'bench',
-      ],
-      {
-        env: { ...process.env, ...SECRETS, GATEWAY_DB: `${db}_gateway`, REDIS_PREFIX: `${db}:` },
-      },
-    ).toString();
-    const key = /API key \(shown once\): (\S+)/.exec(keyOut)![1]!;
+      GATEWAY_WORKERS: String(workers),
+    };
+    const gatewayB = await startService(
+      'services/api-gateway/dist/main.js',
+      4100,
+      gatewayEnv,
+      profile('b-gateway'),
+    );
+    started.push(gatewayB);
+    const gatewayD = await startService(
+      'services/api-gateway/dist/main.js',
+      4103,
+      { ...gatewayEnv, BENCH_AUTH_OFF_ACCOUNT: accountId },
+      profile('d-gateway-auth-off'),
+    );
+    started.push(gatewayD);
+    const gatewayE = await startService(
+      'services/api-gateway/dist/main.js',
+      4104,
+      { ...gatewayEnv, BENCH_API_PATH_VIA_EXPRESS: 'true' },
+      profile('e-gateway-on-express'),
+    );
+    started.push(gatewayE);
+    nginx = await startNginx(4101, 4102);
 
-    const nginxBin = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
-    if (nginxBin) {
-      writeFileSync(
-        nginxConf,
-        `worker_processes 1; daemon off; pid ${out}/nginx.pid; error_log ${out}/nginx-error.log;
-events { worker_connections 1024; }
-http { access_log off; upstream up { server 127.0.0.1:4101; keepalive 64; }
-  server { listen 127.0.0.1:4102; location / { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection ""; } } }\n`,
-      );
-      nginx = spawn(nginxBin, ['-c', nginxConf], { stdio: 'ignore' });
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    // Two routes: a real read (MongoDB-wire findById) and one the service answers without a
-    // database call (a malformed id → 404), which isolates the HTTP path the gateway adds to.
-    const routes: Array<[string, string]> = [
-      ['GET /v1/signals/{id} (database read)', route],
-      ['GET /v1/signals/sig_0 (404, no database call)', '/v1/signals/sig_0'],
+    const direct = () => ({ authorization: `Bearer ${benchInternalToken('signals', accountId)}` });
+    const scenarios: Scenario[] = [
+      { id: 'a', name: '(a) signals directly', url: signals.url, headers: direct, pid: signals.child.pid! },
+      {
+        id: 'b',
+        name: '(b) gateway (API key, limits, usage)',
+        url: gatewayB.url,
+        headers: () => ({ authorization: `Bearer ${key}` }),
+        pid: gatewayB.child.pid!,
+      },
+      ...(nginx
+        ? [
+            {
+              id: 'c' as const,
+              name: '(c) nginx (proxy only)',
+              url: 'http://127.0.0.1:4102',
+              headers: direct,
+              pid: nginx.pid!,
+            },
+          ]
+        : []),
+      {
+        id: 'd',
+        name: '(d) gateway, auth + limits off',
+        url: gatewayD.url,
+        headers: () => ({}),
+        pid: gatewayD.child.pid!,
+      },
+      {
+        id: 'e',
+        name: '(e) as (b), API path on Express',
+        url: gatewayE.url,
+        headers: () => ({ authorization: `Bearer ${key}` }),
+        pid: gatewayE.child.pid!,
+      },
     ];
-    for (const [label, path] of routes) {
-      const rows: LoadResult[] = [];
-      const fresh = {
-        authorization: `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'signals', accountId, 60)}`,
-      };
-      await load('warm-up', `${signals.url}${path}`, fresh, 2, connections);
-      await load('warm-up', `${gateway.url}${path}`, { authorization: `Bearer ${key}` }, 2, connections);
-      rows.push(await load('(a) signals directly', `${signals.url}${path}`, fresh, seconds, connections));
-      rows.push(
-        await load(
-          '(b) through the gateway (auth + rate limit)',
-          `${gateway.url}${path}`,
-          { authorization: `Bearer ${key}` },
-          seconds,
-          connections,
-        ),
-      );
-      if (nginxBin)
-        rows.push(
-          await load(
-            '(c) through nginx (proxy only)',
-            `http://127.0.0.1:4102${path}`,
-            fresh,
-            seconds,
-            connections,
-          ),
-        );
+    if (!nginx) console.log('nginx not installed (apt-get install nginx-light): (c) skipped');
+
+    // Two routes: a real read (the detail, from the signals read index) and one the service
+    // answers without any store call (a malformed id → 404): the HTTP path the proxies add to.
+    const routes: Array<[string, string]> = [
+      ['GET /v1/signals/{id} (read)', `/v1/signals/${id}`],
+      ['GET /v1/signals/sig_0 (404, no store call)', '/v1/signals/sig_0'],
+    ];
+    console.log(
+      `load average at start: ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')} (2 cores shared by the load generator, every server and other work)`,
+    );
+    for (const [label, route] of routes) {
+      for (const s of scenarios) await load('warm-up', `${s.url}${route}`, s.headers(), 2, connections);
+      const samples = new Map<string, Row[]>(scenarios.map((s) => [s.id, []]));
+      for (let r = 0; r < rounds; r++) {
+        for (const s of scenarios) samples.get(s.id)!.push(await measure(s, signals.child.pid!, route));
+      }
+      const rows = scenarios.map((s): Row => {
+        const runs = samples.get(s.id)!;
+        return {
+          name: s.name,
+          rps: median(runs.map((x) => x.rps)),
+          p50: median(runs.map((x) => x.p50)),
+          p99: median(runs.map((x) => x.p99)),
+          errors: runs.reduce((n, x) => n + x.errors, 0),
+          non2xx: runs.reduce((n, x) => n + x.non2xx, 0),
+          proxyCpuUs: median(runs.map((x) => x.proxyCpuUs)),
+          signalsCpuUs: median(runs.map((x) => x.signalsCpuUs)),
+          proxyCpuAtRateUs: median(runs.map((x) => x.proxyCpuAtRateUs)),
+        };
+      });
       console.log(
-        `\n${label} — ${seconds}s each, ${connections} connections; load generator, servers and database share 2 cores\n`,
+        `\n${label} — ${rounds} rounds × ${seconds}s per scenario (medians), ${connections} connections, ${workers} proxy worker(s)\n`,
       );
-      table(rows);
-      const [a, b, c] = rows;
+      printTable(rows);
+      const by = (id: Scenario['id']) => rows[scenarios.findIndex((s) => s.id === id)];
+      const [a, b, c, d, e] = [by('a')!, by('b')!, by('c'), by('d')!, by('e')!];
+      const ratio = (x: Row, y: Row) => (x.rps / y.rps).toFixed(2);
+      const ms = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)} ms`;
       console.log(
-        `ratio b/a throughput: ${(b!.rps / a!.rps).toFixed(2)} (target ≥ 0.70); p99 added by the gateway: ${(b!.p99 - a!.p99).toFixed(2)} ms (target ≤ 2 ms)`,
+        `b/d ${ratio(b, d)} (target ≥ 0.90), p99 b−d ${ms(b.p99 - d.p99)} (target ≤ +1 ms); auth + limits cost ${(b.proxyCpuAtRateUs - d.proxyCpuAtRateUs).toFixed(0)} µs CPU per request at ${rate}/s (${(b.proxyCpuUs - d.proxyCpuUs).toFixed(0)} at saturation)`,
       );
-      if (c)
+      if (c) {
         console.log(
-          `ratio b/c throughput: ${(b!.rps / c.rps).toFixed(2)}; p99 b−c: ${(b!.p99 - c.p99).toFixed(2)} ms`,
+          `d/c ${ratio(d, c)}; b/c ${ratio(b, c)} (target ≥ 0.80), p99 b−c ${ms(b.p99 - c.p99)}; b/a ${ratio(b, a)}`,
         );
-      else console.log('nginx not installed (apt-get install nginx-light): (c) skipped');
+      } else console.log(`b/a ${ratio(b, a)}`);
+      console.log(
+        `b/e ${ratio(b, e)} (node:http against Express on the API path), p99 b−e ${ms(b.p99 - e.p99)}, CPU ${(b.proxyCpuAtRateUs - e.proxyCpuAtRateUs).toFixed(0)} µs per request at ${rate}/s (${(b.proxyCpuUs - e.proxyCpuUs).toFixed(0)} at saturation)`,
+      );
     }
+    console.log(
+      `\nload average at end: ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
   } finally {
     nginx?.kill('SIGTERM');
-    await gateway.stop();
-    await signals.stop();
-    // Leave nothing behind: the bench account's Redis keys and both databases.
-    const redis = new Redis(infra().REDIS_URL);
-    const keys = await redis.keys(`${db}:*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
-    const conn = await mongoose.createConnection(infra().MONGO_URL).asPromise();
-    for (const name of [`${db}_signals`, `${db}_gateway`])
-      await conn
-        .useDb(name)
-        .dropDatabase()
-        .catch(() => undefined);
-    await conn.close();
+    for (const p of started.reverse()) await p.stop();
+    await cleanup(db);
   }
-  const prof = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
-  if (prof)
-    console.log(`\n${summarize(path.join(profDir, prof))}\n(profile: bench-results/gateway-profile/${prof})`);
+  for (const name of readdirSync(PROFILES).sort()) {
+    const file = readdirSync(path.join(PROFILES, name)).find((f) => f.endsWith('.cpuprofile'));
+    if (file) {
+      console.log(`\n${name}: ${summarize(path.join(PROFILES, name, file))}`);
+      console.log(`(profile: bench-results/gateway-profile/${name}/${file})`);
+    }
+  }
 }
 
 main().catch((err: unknown) => {

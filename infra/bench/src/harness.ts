@@ -1,16 +1,27 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { signInternalToken } from '@signal/service-kit';
 import autocannon from 'autocannon';
 
 export const ROOT = path.join(__dirname, '..', '..', '..');
 
+const internalKeys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+
 export const SECRETS = {
-  INTERNAL_JWT_SECRET: randomBytes(24).toString('base64url'),
+  INTERNAL_JWT_PRIVATE_KEY: internalKeys.privateKey
+    .export({ format: 'der', type: 'pkcs8' })
+    .toString('base64'),
+  INTERNAL_JWT_PUBLIC_KEY: internalKeys.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
   API_KEY_PEPPER: randomBytes(24).toString('base64url'),
   SESSION_JWT_SECRET: randomBytes(24).toString('base64url'),
   INGEST_TOKEN: randomBytes(24).toString('base64url'),
 };
+
+/** A gateway token for calling a service directly (the baselines), valid for a minute. */
+export function benchInternalToken(audience: string, accountId: string): string {
+  return signInternalToken(internalKeys.privateKey, audience, accountId, 60);
+}
 
 export function infra() {
   const { MONGO_URL, REDIS_URL, AMQP_URL } = process.env;
@@ -40,6 +51,9 @@ export async function startService(
       ...SECRETS,
       PORT: String(port),
       WORKER_PORT: String(port),
+      // Internal metrics ports: any free one (several services, and other runs, share the machine).
+      METRICS_PORT: '0',
+      WORKER_METRICS_PORT: '0',
       ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -81,8 +95,17 @@ export async function load(
   headers: Record<string, string>,
   seconds: number,
   connections: number,
+  /** Offered requests per second in all (default: as many as the server takes). */
+  rate?: number,
 ): Promise<LoadResult> {
-  const r = await autocannon({ url, headers, duration: seconds, connections, pipelining: 1 });
+  const r = await autocannon({
+    url,
+    headers,
+    duration: seconds,
+    connections,
+    pipelining: 1,
+    ...(rate ? { overallRate: rate } : {}),
+  });
   return {
     name,
     rps: r.requests.average,

@@ -1,10 +1,11 @@
 import { parseArgs } from 'node:util';
 import Redis from 'ioredis';
 import mongoose from 'mongoose';
-import { deleteKeysMatching, signInternalToken } from '@signal/service-kit';
+import { deleteKeysMatching } from '@signal/service-kit';
 import { Pool } from 'undici';
 import {
   SECRETS,
+  benchInternalToken,
   benchApiKey,
   wholeNumberOption,
   infra,
@@ -97,7 +98,7 @@ async function main() {
   try {
     const { key } = benchApiKey(`${db}_gateway`, `${db}:gw:`, `${db}@bench.local`);
     const internalAuth = () => ({
-      authorization: `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'signals', 'acc_bench', 60)}`,
+      authorization: `Bearer ${benchInternalToken('signals', 'acc_bench')}`,
     });
     const get = async (pool: Pool, p: string, headers: Record<string, string>) => {
       const res = await pool.request({ method: 'GET', path: p, headers });

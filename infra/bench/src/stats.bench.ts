@@ -3,10 +3,10 @@ import { connect } from 'amqplib';
 import Redis from 'ioredis';
 import mongoose from 'mongoose';
 import { SIGNAL_EVENT_VERSION, type SignalEvent } from '@signal/contracts';
-import { deleteKeysMatching, newId, signInternalToken } from '@signal/service-kit';
+import { deleteKeysMatching, newId } from '@signal/service-kit';
 import { Pool } from 'undici';
 import {
-  SECRETS,
+  benchInternalToken,
   benchApiKey,
   wholeNumberOption,
   infra,
@@ -109,7 +109,7 @@ async function main() {
   const db = `bench_stats_${Date.now()}`;
   const { MONGO_URL, REDIS_URL, AMQP_URL } = infra();
   const conn = await mongoose.createConnection(MONGO_URL, { dbName: db }).asPromise();
-  const projection = conn.db!.collection('signal_projection');
+  const projection = conn.collection<ReturnType<typeof projected>>('signal_projection');
   const redis = new Redis(REDIS_URL);
   const amqp = await connect(AMQP_URL);
   const channel = await amqp.createConfirmChannel();
@@ -120,7 +120,7 @@ async function main() {
   let gateway: Awaited<ReturnType<typeof startService>> | undefined;
   try {
     // Store-query path at --store-at: what the fallback runs per request.
-    const storeQuery = async (type: string | undefined, since: Date | undefined) => {
+    const storeQuery = async (type: (typeof TYPES)[number] | undefined, since: Date | undefined) => {
       const match = { ...(type ? { type } : {}), ...(since ? { created_at: { $gt: since } } : {}) };
       const sumBy = (v: 1 | string) =>
         projection
@@ -135,9 +135,12 @@ async function main() {
     };
     for (let i = 0; i < count; i += 1000) {
       const n = Math.min(1000, count - i);
-      await projection.insertMany(Array.from({ length: n }, (_, k) => projected(i + k, count)) as never[], {
-        ordered: false,
-      });
+      await projection.insertMany(
+        Array.from({ length: n }, (_, k) => projected(i + k, count)),
+        {
+          ordered: false,
+        },
+      );
       progress('projection', i + n, count, started);
       if (i + n === storeAt) {
         for (const period of ['24h', 'all'] as const)
@@ -181,8 +184,7 @@ async function main() {
       if (res.statusCode !== 200) throw new Error(`${qs} → ${res.statusCode} ${text.slice(0, 200)}`);
       return JSON.parse(text) as { data: { total_signals: number } };
     };
-    const internal = () =>
-      `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'stats', 'acc_bench', 60)}`;
+    const internal = () => `Bearer ${benchInternalToken('stats', 'acc_bench')}`;
 
     const quiet: LoadResult[] = [];
     for (const type of [undefined, ...TYPES])

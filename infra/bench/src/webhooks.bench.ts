@@ -4,9 +4,9 @@ import { parseArgs } from 'node:util';
 import { connect, type ConfirmChannel } from 'amqplib';
 import mongoose from 'mongoose';
 import { brokerNames, deleteBrokerNames } from '@signal/messaging';
-import { newId, signInternalToken } from '@signal/service-kit';
+import { newId } from '@signal/service-kit';
 import { Pool } from 'undici';
-import { SECRETS, infra, startService, wholeNumberOption, type Proc } from './harness';
+import { benchInternalToken, infra, startService, wholeNumberOption, type Proc } from './harness';
 
 /**
  * pnpm bench webhooks [--scenario all|steady|fanout|retries] [--rate 100] [--seconds 10]
@@ -145,7 +145,7 @@ interface Stack {
 
 const BENCH_ACCOUNT = 'acc_bench';
 const auth = () => ({
-  authorization: `Bearer ${signInternalToken(SECRETS.INTERNAL_JWT_SECRET, 'webhooks', BENCH_ACCOUNT, 60)}`,
+  authorization: `Bearer ${benchInternalToken('webhooks', BENCH_ACCOUNT)}`,
 });
 
 async function startStack(label: string, env: Record<string, string>): Promise<Stack> {

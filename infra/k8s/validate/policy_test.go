@@ -225,7 +225,7 @@ func provided(objs []Object) map[string][]string {
 func TestWhenBuiltThenEveryConfigAndSecretReferenceResolves(t *testing.T) {
 	// dev: the two Secrets are created by hand (infra/k8s/README.md) with exactly these keys.
 	devSecrets := map[string][]string{
-		"signal-service-secrets":    {"INTERNAL_JWT_SECRET", "API_KEY_PEPPER", "SESSION_JWT_SECRET", "INGEST_TOKEN"},
+		"signal-service-secrets":    {"INTERNAL_JWT_PRIVATE_KEY", "INTERNAL_JWT_PUBLIC_KEY", "API_KEY_PEPPER", "SESSION_JWT_SECRET", "INGEST_TOKEN"},
 		"signal-service-datastores": {"GATEWAY_MONGO_URL", "SIGNALS_MONGO_URL", "STATS_MONGO_URL", "WEBHOOKS_MONGO_URL", "REDIS_URL", "AMQP_URL"},
 	}
 	for _, dir := range []string{"overlays/dev", "overlays/prod"} {

@@ -29,3 +29,20 @@ export const apiKeyWithSecretSchema = apiKeySchema
 export const loginInputSchema = z
   .strictObject({ email: z.email(), password: z.string().min(1).max(200) })
   .meta({ id: 'LoginRequest' });
+
+/** A password change (the current one proves it is the holder); every session so far ends. */
+export const changePasswordInputSchema = z
+  .strictObject({
+    current_password: z.string().min(1).max(200),
+    new_password: z.string().min(12, 'new_password must have at least 12 characters').max(200),
+  })
+  .meta({ id: 'ChangePasswordRequest' });
+
+/**
+ * The Idempotency-Key request header (key creation): 1–255 visible ASCII characters. The same
+ * key with the same body within 24 h answers what the first request made; another body is a
+ * 409 IDEMPOTENCY_CONFLICT.
+ */
+export const idempotencyKeySchema = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,255}$/, 'Idempotency-Key must be 1-255 visible ASCII characters');

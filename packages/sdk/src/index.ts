@@ -435,9 +435,38 @@ export class SignalClient {
       this.sessionToken = session.token;
       return session;
     },
+    /** Ends the kept session token. */
+    logout: async (opts?: RequestOptions) => {
+      const out = await this.data<{ logged_out: true }>(
+        'POST',
+        '/v1/auth/logout',
+        {},
+        undefined,
+        opts,
+        'session',
+      );
+      this.sessionToken = undefined;
+      return out;
+    },
   };
 
   readonly account = {
+    /** Every session so far ends; the new one is kept for the next calls. */
+    changePassword: async (
+      input: { current_password: string; new_password: string },
+      opts?: RequestOptions,
+    ) => {
+      const session = await this.data<{ token: string; expires_at: string }>(
+        'POST',
+        '/v1/account/password',
+        {},
+        input,
+        opts,
+        'session',
+      );
+      this.sessionToken = session.token;
+      return session;
+    },
     listKeys: (opts?: RequestOptions) =>
       this.data<ApiKey[]>('GET', '/v1/account/keys', {}, undefined, opts, 'session'),
     createKey: (input: { name: string; expires_at?: string }, opts?: RequestOptions) =>

@@ -77,6 +77,8 @@ describe('@signal/sdk against the running system', () => {
       getWebhookDelivery: client.webhooks.deliveries.get,
       retryWebhookDelivery: client.webhooks.deliveries.retry,
       login: client.auth.login,
+      logout: client.auth.logout,
+      changePassword: client.account.changePassword,
       listApiKeys: client.account.listKeys,
       createApiKey: client.account.createKey,
       revokeApiKey: client.account.revokeKey,

@@ -1,7 +1,9 @@
-import express, { type Express, type RequestHandler } from 'express';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
+import express, { type ErrorRequestHandler, type Express } from 'express';
 import helmet from 'helmet';
 import { AppError } from './app-error';
-import { healthRouter, type HealthCheck, type Lifecycle } from './health';
+import { healthRouter, type HealthCheck, type Lifecycle, type ServesWith } from './health';
 import type { Logger } from './logger';
 import { isMongoUnavailable } from './mongo';
 import {
@@ -18,10 +20,30 @@ export interface BaseAppOptions {
   logger: Logger;
   lifecycle: Lifecycle;
   checks: Record<string, HealthCheck>;
+  /** Which checks the service can serve without (readiness "degraded"); default: none. */
+  servesWith?: ServesWith;
   jsonLimit?: string;
   trustProxy?: boolean | string | number;
   /** false for the gateway, which streams bodies to the services untouched. */
   parseJson?: boolean;
+}
+
+/** The security headers every response carries (helmet's defaults), chosen once. */
+const securityMiddleware = helmet();
+
+/**
+ * The same security headers as a flat [name, value, …] list, computed once at start-up, for
+ * responses written without Express (the gateway's API path).
+ */
+export function securityHeaderList(): string[] {
+  const req = new IncomingMessage(new Socket());
+  const res = new ServerResponse(req);
+  securityMiddleware(req, res, () => undefined);
+  const out: string[] = [];
+  for (const [name, value] of Object.entries(res.getHeaders())) {
+    for (const v of Array.isArray(value) ? value : [value]) if (v !== undefined) out.push(name, String(v));
+  }
+  return out;
 }
 
 /**
@@ -33,7 +55,7 @@ export function createBaseApp(options: BaseAppOptions): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', options.trustProxy ?? false);
-  app.use(helmet());
+  app.use(securityMiddleware);
   app.use(requestIdMiddleware());
   app.use(accessLogMiddleware(options.logger));
   // Express answers OPTIONS itself (200 text/plain "GET, HEAD"); we serve no CORS preflight,
@@ -42,7 +64,7 @@ export function createBaseApp(options: BaseAppOptions): Express {
     req.method === 'OPTIONS' ? next(new AppError('NOT_FOUND', `No route for OPTIONS ${req.path}`)) : next(),
   );
   app.use(metricsMiddleware(options.service));
-  app.use(healthRouter(options.checks, options.lifecycle));
+  app.use(healthRouter(options.checks, options.lifecycle, options.servesWith));
   if (options.parseJson !== false) app.use(jsonBodyMiddleware(options.jsonLimit));
   return app;
 }
@@ -55,13 +77,8 @@ export function finishApp(app: Express, logger: Logger): Express {
   return app;
 }
 
-function dependencyErrorMapper() {
-  const handler = (
-    err: unknown,
-    _req: express.Request,
-    _res: express.Response,
-    next: express.NextFunction,
-  ) => {
+function dependencyErrorMapper(): ErrorRequestHandler {
+  return (err: unknown, _req, _res, next) => {
     if (!(err instanceof AppError) && isMongoUnavailable(err)) {
       return next(
         new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable. Retry shortly.', {
@@ -72,5 +89,4 @@ function dependencyErrorMapper() {
     }
     next(err);
   };
-  return handler as unknown as RequestHandler;
 }

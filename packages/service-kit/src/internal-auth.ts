@@ -1,26 +1,73 @@
-import { timingSafeEqual, createHash } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import jwt from 'jsonwebtoken';
+import { z } from 'zod';
 import { AppError } from './app-error';
 
-const ALGORITHM = 'HS256' as const;
+/**
+ * Gateway → service tokens are signed by the gateway alone with an ECDSA P-256 key (ES256);
+ * every service holds only the public key. A service (or anyone who reads its environment)
+ * can check tokens but can mint none — not for another service, not even for itself — and the
+ * public key is no secret. One shared HMAC secret would let any service forge tokens for all
+ * the others; one secret per audience would still let each forge its own and multiply the
+ * secrets to distribute. jsonwebtoken's ES256 (no added dependency).
+ */
+const ALGORITHM = 'ES256' as const;
 export const INTERNAL_ISSUER = 'api-gateway';
 export const INTERNAL_TOKEN_TTL_SECONDS = 60;
+/** Clock skew tolerated between the gateway and a service. */
+const SKEW_SECONDS = 5;
 
-export interface InternalClaims {
-  sub: string;
-  aud: string;
-  iss: string;
+function isP256(key: KeyObject): boolean {
+  return key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1';
+}
+
+/** A PEM, or the base64 of the DER (one line: what fits an env file), to its key object. */
+function keyFromEnv(value: string, kind: 'private' | 'public'): KeyObject {
+  const text = value.replace(/\\n/g, '\n').trim();
+  if (text.startsWith('-----BEGIN'))
+    return kind === 'private' ? createPrivateKey(text) : createPublicKey(text);
+  const der = Buffer.from(text, 'base64');
+  return kind === 'private'
+    ? createPrivateKey({ key: der, format: 'der', type: 'pkcs8' })
+    : createPublicKey({ key: der, format: 'der', type: 'spki' });
+}
+
+function keySchema(kind: 'private' | 'public') {
+  return z.string({ error: 'is required' }).transform((value, ctx) => {
+    try {
+      const key = keyFromEnv(value, kind);
+      if (isP256(key)) return key;
+    } catch {
+      // reported below, without echoing the value
+    }
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be an ECDSA P-256 ${kind} key (${kind === 'private' ? 'PKCS#8' : 'SPKI'} PEM, or its DER in base64)`,
+    });
+    return z.NEVER;
+  });
+}
+
+/** Config fields: the gateway's signing key, and the key every service checks tokens with. */
+export const internalKeyEnv = {
+  privateKey: () => keySchema('private'),
+  publicKey: () => keySchema('public'),
+};
+
+/** The public half of a signing key, as services are configured with it (base64 DER). */
+export function publicKeyForEnv(privateKey: KeyObject): string {
+  return createPublicKey(privateKey).export({ format: 'der', type: 'spki' }).toString('base64');
 }
 
 /** A short-lived token the gateway forwards instead of the client's API key. */
 export function signInternalToken(
-  secret: string,
+  privateKey: KeyObject,
   audience: string,
   accountId: string,
   ttlSeconds = 30,
 ): string {
-  return jwt.sign({}, secret, {
+  return jwt.sign({}, privateKey, {
     algorithm: ALGORITHM,
     issuer: INTERNAL_ISSUER,
     audience,
@@ -29,32 +76,66 @@ export function signInternalToken(
   });
 }
 
-function bearer(header: string | undefined): string | undefined {
-  if (!header) return undefined;
-  const [scheme, value] = header.split(' ');
-  return scheme?.toLowerCase() === 'bearer' && value ? value : undefined;
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/** The credential of an `Authorization: Bearer <credential>` header: the one parser of it. */
+export function bearerToken(header: string | undefined): string | undefined {
+  return header ? BEARER.exec(header)?.[1] : undefined;
+}
+
+const claimsSchema = z.object({ sub: z.string().min(1), exp: z.number() });
+
+/**
+ * The account a token speaks for, or undefined. Refused: another audience or issuer, another
+ * algorithm, no `exp`, expired, or living longer than the gateway ever issues.
+ */
+export function verifyInternalToken(
+  publicKey: KeyObject,
+  audience: string,
+  token: string,
+  now = Date.now(),
+): { accountId: string; expiresAt: number } | undefined {
+  try {
+    const parsed = claimsSchema.safeParse(
+      jwt.verify(token, publicKey, { algorithms: [ALGORITHM], issuer: INTERNAL_ISSUER, audience }),
+    );
+    if (!parsed.success) return undefined;
+    const { sub, exp } = parsed.data;
+    if (exp * 1000 > now + (INTERNAL_TOKEN_TTL_SECONDS + SKEW_SECONDS) * 1000) return undefined;
+    return { accountId: sub, expiresAt: exp * 1000 };
+  } catch {
+    return undefined;
+  }
 }
 
 /**
  * Services refuse any call without a valid gateway token for *this* service, so a service
- * reached directly leaks nothing. Sets `res.locals.accountId`.
+ * reached directly leaks nothing. Sets `res.locals.accountId`. A token checked once is
+ * remembered until it expires: the gateway re-uses each for a while, so a signature is
+ * verified about once per account and 20 s, not once per request.
  */
-export function requireInternalAuth(secret: string, audience: string): RequestHandler {
+export function requireInternalAuth(
+  publicKey: KeyObject,
+  audience: string,
+  maxRemembered = 10_000,
+): RequestHandler {
+  const verified = new Map<string, { accountId: string; expiresAt: number }>();
   return (req, res, next) => {
-    const token = bearer(req.header('authorization'));
+    const token = bearerToken(req.header('authorization'));
     if (!token) return next(new AppError('UNAUTHORIZED', 'Missing internal credentials.'));
-    try {
-      const claims = jwt.verify(token, secret, {
-        algorithms: [ALGORITHM],
-        issuer: INTERNAL_ISSUER,
-        audience,
-      }) as jwt.JwtPayload;
-      if (typeof claims.sub !== 'string' || !claims.sub) throw new Error('no subject');
-      res.locals.accountId = claims.sub;
-      next();
-    } catch {
-      next(new AppError('UNAUTHORIZED', 'Invalid internal credentials.'));
+    const now = Date.now();
+    let claims = verified.get(token);
+    if (!claims || claims.expiresAt <= now) {
+      claims = verifyInternalToken(publicKey, audience, token, now);
+      if (!claims) {
+        verified.delete(token);
+        return next(new AppError('UNAUTHORIZED', 'Invalid internal credentials.'));
+      }
+      if (verified.size >= maxRemembered) verified.clear();
+      verified.set(token, claims);
     }
+    res.locals.accountId = claims.accountId;
+    next();
   };
 }
 
@@ -66,7 +147,7 @@ function digest(value: string): Buffer {
 export function requireStaticToken(expected: string): RequestHandler {
   const expectedDigest = digest(expected);
   return (req, _res, next) => {
-    const token = bearer(req.header('authorization'));
+    const token = bearerToken(req.header('authorization'));
     if (token && timingSafeEqual(digest(token), expectedDigest)) return next();
     next(new AppError('UNAUTHORIZED', 'Invalid or missing ingest token.'));
   };

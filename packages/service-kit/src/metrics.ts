@@ -1,7 +1,8 @@
+import cluster from 'node:cluster';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RequestHandler } from 'express';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, register } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, register } from 'prom-client';
 import { z } from 'zod';
 import type { Logger } from './logger';
 
@@ -196,17 +197,47 @@ export async function startObservability(
   service: string,
   logger: Logger,
 ): Promise<MetricsServer> {
+  observeProcess(config, service);
+  return serveMetrics(config, logger, () => register.metrics());
+}
+
+/**
+ * What every process of a service records (process metrics, the access-log sampling) without
+ * serving it: the workers of a clustered service, whose primary serves them all.
+ */
+export function observeProcess(config: ObservabilityConfig, service: string): void {
   accessLogSample = config.ACCESS_LOG_SAMPLE;
   if (!defaultMetricsStarted) {
     collectDefaultMetrics({ labels: { service } });
     defaultMetricsStarted = true;
+    // A cluster worker answers its primary's metric requests (prom-client listens once one exists).
+    if (cluster.isWorker) new AggregatorRegistry();
   }
+}
+
+/**
+ * The metrics endpoint of a clustered service's primary: every worker's metrics, summed by
+ * prom-client's AggregatorRegistry (asked of each worker at scrape time).
+ */
+export function startClusterObservability(
+  config: ObservabilityConfig,
+  logger: Logger,
+): Promise<MetricsServer> {
+  const aggregator = new AggregatorRegistry();
+  return serveMetrics(config, logger, () => aggregator.clusterMetrics());
+}
+
+async function serveMetrics(
+  config: ObservabilityConfig,
+  logger: Logger,
+  collect: () => Promise<string>,
+): Promise<MetricsServer> {
   const server: Server = createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
       return;
     }
-    register.metrics().then(
+    collect().then(
       (text) => res.writeHead(200, { 'content-type': register.contentType }).end(text),
       (err: unknown) => {
         logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'metrics collection failed');

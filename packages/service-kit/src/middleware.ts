@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
-import { AppError, isAppError } from './app-error';
+import { DEFAULT_ERROR_MESSAGES, ERROR_STATUS, type ErrorCode } from '@signal/contracts';
+import { AppError, isAppError, type FieldProblem } from './app-error';
 import type { Logger } from './logger';
 import { accessLogSampleRate } from './metrics';
 import { requestContext } from './request-context';
@@ -8,15 +9,50 @@ import { currentTraceId } from './trace-context';
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Accepts a sane inbound X-Request-Id (so traces join up), else makes one; echoes it back. */
+/** A sane inbound X-Request-Id (so traces join up), else a new one. */
+export function requestIdOf(inbound: string | string[] | undefined): string {
+  return typeof inbound === 'string' && REQUEST_ID_PATTERN.test(inbound) ? inbound : `req_${randomUUID()}`;
+}
+
+/** Accepts a sane inbound X-Request-Id, else makes one; echoes it back. */
 export function requestIdMiddleware(): RequestHandler {
   return (req, res, next) => {
-    const inbound = req.header('x-request-id');
-    const requestId = inbound && REQUEST_ID_PATTERN.test(inbound) ? inbound : `req_${randomUUID()}`;
+    const requestId = requestIdOf(req.headers['x-request-id']);
     res.locals.requestId = requestId;
     res.setHeader('X-Request-Id', requestId);
     requestContext.run({ requestId }, () => next());
   };
+}
+
+export interface AccessLine {
+  method: string;
+  /** The path without its query string. */
+  path: string;
+  status: number;
+  /** `process.hrtime.bigint()` when the request arrived. */
+  started: bigint;
+  requestId: string | undefined;
+  traceId: string | undefined;
+}
+
+/**
+ * One line per request at info (sampled by ACCESS_LOG_SAMPLE for successes; every error is
+ * logged); server faults at error.
+ */
+export function writeAccessLine(logger: Logger, line: AccessLine): void {
+  if (line.status < 400 && Math.random() >= accessLogSampleRate()) return;
+  const ms = Number(process.hrtime.bigint() - line.started) / 1e6;
+  logger[line.status >= 500 ? 'error' : 'info'](
+    {
+      method: line.method,
+      path: line.path,
+      status: line.status,
+      ms: Math.round(ms * 10) / 10,
+      request_id: line.requestId,
+      ...(line.traceId ? { trace_id: line.traceId } : {}),
+    },
+    'request',
+  );
 }
 
 export function accessLogMiddleware(logger: Logger): RequestHandler {
@@ -25,22 +61,14 @@ export function accessLogMiddleware(logger: Logger): RequestHandler {
     // Read now: the tracing instrumentation made the request's span before any middleware ran.
     const traceId = currentTraceId();
     res.on('finish', () => {
-      // One line per request at info (sampled by ACCESS_LOG_SAMPLE for successes; every
-      // error is logged); server faults at error.
-      if (res.statusCode < 400 && Math.random() >= accessLogSampleRate()) return;
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      const level = res.statusCode >= 500 ? 'error' : 'info';
-      logger[level](
-        {
-          method: req.method,
-          path: req.path,
-          status: res.statusCode,
-          ms: Math.round(ms * 10) / 10,
-          request_id: res.locals.requestId,
-          ...(traceId ? { trace_id: traceId } : {}),
-        },
-        'request',
-      );
+      writeAccessLine(logger, {
+        method: req.method,
+        path: req.path,
+        status: res.statusCode,
+        started,
+        requestId: typeof res.locals.requestId === 'string' ? res.locals.requestId : undefined,
+        traceId,
+      });
     });
     next();
   };
@@ -72,27 +100,62 @@ export function notFoundMiddleware(): RequestHandler {
   return (req, _res, next) => next(new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`));
 }
 
-interface BodyParserError {
-  type?: string;
-  status?: number;
-}
-
 function fromBodyParser(err: unknown): AppError | undefined {
   // Express decodes path parameters with decodeURIComponent: `/v1/webhooks/%ZZ` throws here.
   if (err instanceof URIError)
     return new AppError('VALIDATION_ERROR', 'The path holds a malformed percent-escape.', {
       details: [{ field: 'path', message: 'malformed percent-escape' }],
     });
-  const e = err as BodyParserError;
-  if (e?.type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE');
-  if (e?.type === 'entity.parse.failed')
+  // body-parser's errors say what went wrong in `type`.
+  const type = typeof err === 'object' && err !== null && 'type' in err ? err.type : undefined;
+  if (type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE');
+  if (type === 'entity.parse.failed')
     return new AppError('VALIDATION_ERROR', 'The request body is not valid JSON.', {
       details: [{ field: 'body', message: 'invalid JSON' }],
     });
-  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported')
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported')
     return new AppError('UNSUPPORTED_MEDIA_TYPE');
-  if (e?.type === 'request.aborted') return new AppError('VALIDATION_ERROR', 'The request body was cut off.');
+  if (type === 'request.aborted') return new AppError('VALIDATION_ERROR', 'The request body was cut off.');
+  // Other client faults the body reader or the file sender (sendFile, express.static) report
+  // as bare http-errors: a gzip body that does not inflate (zlib's error passed on as a 400), an
+  // unsatisfiable Range (416), a failed If-Match (412). Our table has no 412/416 codes.
+  const status = typeof err === 'object' && err !== null && 'status' in err ? err.status : undefined;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    if (status === 404) return new AppError('NOT_FOUND');
+    if (status === 416) return new AppError('VALIDATION_ERROR', 'The Range header cannot be satisfied.');
+    if (status === 412) return new AppError('VALIDATION_ERROR', 'A precondition header did not hold.');
+    return new AppError('VALIDATION_ERROR', 'The request body could not be read.', {
+      details: [{ field: 'body', message: 'unreadable body (content encoding or framing)' }],
+    });
+  }
   return undefined;
+}
+
+export interface ErrorDescription {
+  code: ErrorCode;
+  message?: string;
+  retryAfter?: number;
+  details?: FieldProblem[];
+}
+
+/** The spec's error envelope, and the status of its code: the one place both are made. */
+export function errorResponse(
+  e: ErrorDescription,
+  requestId: string | undefined,
+): { status: number; body: string } {
+  return {
+    status: ERROR_STATUS[e.code],
+    body: JSON.stringify({
+      success: false,
+      error: {
+        code: e.code,
+        message: e.message ?? DEFAULT_ERROR_MESSAGES[e.code],
+        request_id: requestId,
+        ...(e.retryAfter !== undefined ? { retry_after: e.retryAfter } : {}),
+        ...(e.details ? { details: e.details } : {}),
+      },
+    }),
+  };
 }
 
 /** The one error handler: logs, adds the request id, answers with the spec's envelope. */
@@ -107,17 +170,13 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
       res.destroy();
       return;
     }
+    // A file sender that failed half-way may have set its own type and range already.
+    res.removeHeader('Content-Range');
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
     for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
     if (appError.retryAfter !== undefined) res.setHeader('Retry-After', String(appError.retryAfter));
-    res.status(appError.status).json({
-      success: false,
-      error: {
-        code: appError.code,
-        message: appError.message,
-        request_id: res.locals.requestId as string | undefined,
-        ...(appError.retryAfter !== undefined ? { retry_after: appError.retryAfter } : {}),
-        ...(appError.details ? { details: appError.details } : {}),
-      },
-    });
+    const requestId = typeof res.locals.requestId === 'string' ? res.locals.requestId : undefined;
+    const { status, body } = errorResponse(appError, requestId);
+    res.status(status).type('application/json').send(body);
   };
 }

@@ -121,7 +121,13 @@ function decode(value: string, what: string): string {
  * URL: one server, or a Sentinel-managed master (same fail-fast options; the sentinels are
  * retried like the server).
  */
-export async function connectRedis(url: string, logger: Logger, readyWaitMs = 3000): Promise<Redis> {
+export async function connectRedis(
+  url: string,
+  logger: Logger,
+  readyWaitMs = 3000,
+  /** More client options (e.g. `enableAutoPipelining` for a connection on a hot path). */
+  extra: RedisOptions = {},
+): Promise<Redis> {
   const retry = (times: number) => Math.min(times * 100, 2000);
   const failFast: RedisOptions = {
     enableOfflineQueue: false,
@@ -129,6 +135,7 @@ export async function connectRedis(url: string, logger: Logger, readyWaitMs = 30
     commandTimeout: 1000,
     connectTimeout: 2000,
     retryStrategy: retry,
+    ...extra,
   };
   const target = parseRedisUrl(url);
   const redis =
@@ -153,4 +160,18 @@ export async function deleteKeysMatching(redis: Redis, pattern: string, keep?: s
     const keys = found.filter((k) => k !== keep);
     if (keys.length) await redis.del(...keys);
   } while (cursor !== '0');
+}
+
+/**
+ * Is this ioredis's "Redis is unreachable right now" (fail-fast while reconnecting, a dropped
+ * connection, a command that timed out)? Consumers retry these without spending an attempt.
+ */
+export function isRedisUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  return (
+    err.name === 'MaxRetriesPerRequestError' ||
+    /^Stream isn't writeable and enableOfflineQueue|^Connection is closed\.?$|^Command timed out$/.test(
+      err.message,
+    )
+  );
 }

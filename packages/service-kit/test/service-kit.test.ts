@@ -1,3 +1,5 @@
+import { createHmac, generateKeyPairSync } from 'node:crypto';
+import jwt from 'jsonwebtoken';
 import { z } from 'zod';
 import request from 'supertest';
 import pino from 'pino';
@@ -13,6 +15,7 @@ import {
 } from '../src';
 
 const logger = pino({ level: 'silent' });
+const internalKeys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 
 function app() {
   const lifecycle = { shuttingDown: false };
@@ -33,7 +36,7 @@ function app() {
   a.get('/limited', () => {
     throw new AppError('RATE_LIMIT_EXCEEDED', undefined, { retryAfter: 7 });
   });
-  a.get('/secure', requireInternalAuth('s'.repeat(32), 'svc'), (_req, res) => {
+  a.get('/secure', requireInternalAuth(internalKeys.publicKey, 'svc'), (_req, res) => {
     res.json({ success: true, data: res.locals.accountId });
   });
   return { app: finishApp(a, logger), lifecycle };
@@ -82,20 +85,38 @@ describe('service-kit HTTP pieces', () => {
   });
 
   it('when an internal token is valid for the audience, then it passes; otherwise 401', async () => {
-    const secret = 's'.repeat(32);
-    await request(a)
-      .get('/secure')
-      .set('Authorization', `Bearer ${signInternalToken(secret, 'svc', 'acc_1')}`)
-      .expect(200);
-    await request(a)
-      .get('/secure')
-      .set('Authorization', `Bearer ${signInternalToken(secret, 'other', 'acc_1')}`)
-      .expect(401);
-    await request(a)
-      .get('/secure')
-      .set('Authorization', `Bearer ${signInternalToken('x'.repeat(32), 'svc', 'acc_1')}`)
-      .expect(401);
+    const token = (t: string) => request(a).get('/secure').set('Authorization', `Bearer ${t}`);
+    await token(signInternalToken(internalKeys.privateKey, 'svc', 'acc_1')).expect(200);
+    await token(signInternalToken(internalKeys.privateKey, 'other', 'acc_1')).expect(401);
+    const stranger = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    await token(signInternalToken(stranger, 'svc', 'acc_1')).expect(401);
     await request(a).get('/secure').expect(401);
+  });
+
+  it('when a token has no exp, lives longer than a minute, uses another algorithm or none, then 401', async () => {
+    const token = (t: string) => request(a).get('/secure').set('Authorization', `Bearer ${t}`);
+    const claims = { iss: 'api-gateway', aud: 'svc', sub: 'acc_1' };
+    await token(jwt.sign(claims, internalKeys.privateKey, { algorithm: 'ES256' })).expect(401);
+    await token(jwt.sign(claims, internalKeys.privateKey, { algorithm: 'ES256', expiresIn: 3600 })).expect(
+      401,
+    );
+    // Algorithm confusion: the public key used as an HMAC secret.
+    const publicPem = internalKeys.publicKey.export({ format: 'pem', type: 'spki' }).toString();
+    const hmac = createHmac('sha256', publicPem);
+    const header = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
+    const body = Buffer.from(JSON.stringify({ ...claims, exp: Math.floor(Date.now() / 1000) + 30 })).toString(
+      'base64url',
+    );
+    await token(`${header}.${body}.${hmac.update(`${header}.${body}`).digest('base64url')}`).expect(401);
+    const none = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
+    await token(`${none}.${body}.`).expect(401);
+  });
+
+  it('when a token that passed expires, then the next call with it is refused', async () => {
+    const t = signInternalToken(internalKeys.privateKey, 'svc', 'acc_1', 1);
+    await request(a).get('/secure').set('Authorization', `Bearer ${t}`).expect(200);
+    await new Promise((r) => setTimeout(r, 2100));
+    await request(a).get('/secure').set('Authorization', `Bearer ${t}`).expect(401);
   });
 
   it('when shutting down, then /readyz answers 503', async () => {

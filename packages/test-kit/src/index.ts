@@ -1,3 +1,4 @@
 export * from './infra';
 export * from './receiver';
 export * from './tcp-proxy';
+export * from './internal-keys';

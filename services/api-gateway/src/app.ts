@@ -1,38 +1,62 @@
-import { trustProxySetting, type GatewayConfig } from './config';
-import { healthChecks, type GatewayDependencies } from './dependencies';
-import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
+import type { RequestListener } from 'node:http';
+import {
+  createBaseApp,
+  finishApp,
+  securityHeaderList,
+  type HealthCheck,
+  type Lifecycle,
+  type Logger,
+} from '@signal/service-kit';
 import type { Express } from 'express';
-import type { AccountDeps } from './domain/accounts.use-cases';
-import type { AuthDeps } from './domain/authenticate.use-case';
+import { defaultPlan, type GatewayConfig } from './config';
+import type { Plan } from './data/account.model';
+import { healthChecks, type GatewayDependencies } from './dependencies';
+import { authenticate, type AuthDeps, type AuthResult } from './domain/authenticate.use-case';
+import type { CreateKeyDeps } from './domain/create-key.use-case';
+import type { PasswordLoginDeps } from './domain/password-login.use-case';
+import { SESSION_COOKIE } from './domain/sessions';
+import type { RequestThrottle } from './domain/throttle';
+import type { UsageLedger } from './domain/usage';
 import { accountRouter } from './http/account.router';
-import { apiKeyAuth, ipRateLimit } from './http/auth.middleware';
-import { docsRouter } from './http/docs.router';
+import { apiPath, takesApiPath } from './http/api-path';
+import { clientIpOf, trustProxySetting } from './http/client-ip';
 import { dashboardOptions, mountDashboard, type DashboardOptions } from './http/dashboard';
+import { docsRouter } from './http/docs.router';
 import { noStoreForSecrets } from './http/no-store.middleware';
-import { proxyTo, type InternalTokenCache, type Upstream } from './http/proxy';
+import { ipGuard } from './http/throttle.middleware';
+import type { InternalTokenCache, Upstream } from './http/upstream';
 
 export interface GatewayAppDeps {
   logger: Logger;
   lifecycle: Lifecycle;
   checks: Record<string, HealthCheck>;
   auth: AuthDeps;
-  accounts: AccountDeps;
-  sessionSecret: string;
-  sessionTtlSeconds: number;
+  /** The per-IP guard (also `auth.guard`). */
+  guard: RequestThrottle;
+  accounts: CreateKeyDeps;
+  /** Passwords, login throttling and sessions (the account API and the dashboard). */
+  logins: PasswordLoginDeps;
   upstreams: { signals: Upstream; stats: Upstream; webhooks: Upstream };
   tokens: InternalTokenCache;
   upstreamTimeoutMs: number;
   trustProxy: boolean | number | string;
   publicUrl?: string;
-  /** The dashboard (/dashboard, /v1/dashboard, session access to the public routes) and usage counters. */
+  /** The plan new accounts get (the document states it). */
+  defaultPlan: Plan;
+  usage?: UsageLedger;
+  /** The dashboard (/dashboard, /v1/dashboard, session access to the public routes). */
   dashboard?: DashboardOptions;
+  /** Benchmarks only (refused in production): every API request as this account, no auth, no limits. */
+  benchAuthOffAccount?: string;
+  /** Benchmarks only (refused in production): the API path behind Express's middleware stack. */
+  benchApiPathViaExpress?: boolean;
 }
 
 /**
- * The only public entry point. Own routes: login, account keys, docs. Everything else under
- * /v1 needs an API key, is rate limited per account, and is streamed to the owning service.
+ * The Express app: login, account keys, docs, dashboard, health, and every error envelope.
+ * `apiRoutes` mounts more routes before the 404 (the benchmark of the API path on Express).
  */
-export function buildApp(deps: GatewayAppDeps): Express {
+export function buildApp(deps: GatewayAppDeps, apiRoutes?: RequestListener): Express {
   const app = createBaseApp({
     service: 'api-gateway',
     logger: deps.logger,
@@ -41,39 +65,71 @@ export function buildApp(deps: GatewayAppDeps): Express {
     trustProxy: deps.trustProxy,
     parseJson: false,
   });
-  const guard = ipRateLimit(deps.auth);
+  const guard = ipGuard(deps.guard);
   app.use(noStoreForSecrets());
-  app.use(docsRouter(guard, deps.publicUrl));
-  app.use(accountRouter(deps.accounts, deps.sessionSecret, deps.sessionTtlSeconds, guard));
+  app.use(docsRouter(guard, deps.defaultPlan, deps.publicUrl));
+  app.use(accountRouter(deps.accounts, deps.logins, guard));
   if (deps.dashboard) mountDashboard(app, deps, guard, deps.dashboard);
-  app.use('/v1', apiKeyAuth(deps.auth));
-  const { signals, stats, webhooks } = deps.upstreams;
-  app.use('/v1/signals', proxyTo(signals, deps.tokens, deps.upstreamTimeoutMs));
-  app.use('/v1/stats', proxyTo(stats, deps.tokens, deps.upstreamTimeoutMs));
-  app.use('/v1/webhooks', proxyTo(webhooks, deps.tokens, deps.upstreamTimeoutMs));
+  if (apiRoutes) app.use('/v1', (req, res) => apiRoutes(req, res));
   return finishApp(app, deps.logger);
 }
 
-/** The app as main.ts and the tests run it: everything from config and the built dependencies. */
+const BENCH_RATE = { limit: 0, remaining: 0, reset: 0 };
+
+/**
+ * The only public entry point. Requests with an API key for the services' routes take the lean
+ * API path (node:http, one auth pipeline call, streamed to the owning service); everything
+ * else is the Express app's.
+ */
+export function buildGateway(deps: GatewayAppDeps): RequestListener {
+  const bench = deps.benchAuthOffAccount;
+  const api = apiPath({
+    authenticate: bench
+      ? async (): Promise<AuthResult> => ({ ok: true, accountId: bench, keyId: 'bench', rate: BENCH_RATE })
+      : (authorization, ip) => authenticate(deps.auth, authorization, ip),
+    upstreams: deps.upstreams,
+    tokens: deps.tokens,
+    timeoutMs: deps.upstreamTimeoutMs,
+    usage: bench ? undefined : deps.usage,
+    clientIp: clientIpOf(deps.trustProxy),
+    securityHeaders: securityHeaderList(),
+    logger: deps.logger,
+  });
+  if (deps.benchApiPathViaExpress) {
+    // Inside Express req.url is the rest after the mount: the API path gets the original back.
+    return buildApp(deps, (req, res) => {
+      if ('originalUrl' in req && typeof req.originalUrl === 'string') req.url = req.originalUrl;
+      api.handle(req, res);
+    });
+  }
+  const app = buildApp(deps);
+  return (req, res) => (takesApiPath(req, SESSION_COOKIE) ? api.handle(req, res) : app(req, res));
+}
+
+/** The gateway as main.ts and the tests run it: everything from config and the built dependencies. */
 export function appFromDependencies(
   config: GatewayConfig,
   deps: GatewayDependencies,
   logger: Logger,
   lifecycle: Lifecycle,
-): Express {
-  return buildApp({
+): RequestListener {
+  return buildGateway({
     logger,
     lifecycle,
     checks: healthChecks(deps),
     auth: deps.auth,
+    guard: deps.auth.guard,
     accounts: deps.accounts,
-    sessionSecret: config.SESSION_JWT_SECRET,
-    sessionTtlSeconds: config.SESSION_TTL_SECONDS,
+    logins: deps.logins,
     upstreams: deps.upstreams,
     tokens: deps.tokens,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     trustProxy: trustProxySetting(config.TRUST_PROXY),
     publicUrl: config.PUBLIC_URL,
-    dashboard: dashboardOptions(config, deps, logger),
+    defaultPlan: defaultPlan(config),
+    usage: deps.usage,
+    dashboard: config.BENCH_AUTH_OFF_ACCOUNT ? undefined : dashboardOptions(config, deps),
+    benchAuthOffAccount: config.BENCH_AUTH_OFF_ACCOUNT,
+    benchApiPathViaExpress: config.BENCH_API_PATH_VIA_EXPRESS,
   });
 }

@@ -1,5 +1,17 @@
-import { env, observabilityEnv, parseConfig } from '@signal/service-kit';
+import { env, internalKeyEnv, observabilityEnv, parseConfig } from '@signal/service-kit';
 import { z } from 'zod';
+import type { Plan } from './data/account.model';
+import { gatewayWorkers } from './workers';
+
+/** The plan new accounts get (the spec's listed plan by default): the one source of those numbers. */
+export const defaultPlanEnv = {
+  DEFAULT_PLAN_PER_MINUTE: env.int(60, 1),
+  DEFAULT_PLAN_PER_DAY: env.int(10_000, 1),
+};
+export const defaultPlan = (c: { DEFAULT_PLAN_PER_MINUTE: number; DEFAULT_PLAN_PER_DAY: number }): Plan => ({
+  per_minute: c.DEFAULT_PLAN_PER_MINUTE,
+  per_day: c.DEFAULT_PLAN_PER_DAY,
+});
 
 export const configSchema = z
   .object({
@@ -12,7 +24,8 @@ export const configSchema = z
     GATEWAY_DB: z.string().default('gateway'),
     REDIS_URL: env.redisUrl(),
     REDIS_PREFIX: z.string().default(''),
-    INTERNAL_JWT_SECRET: env.secret(),
+    /** ECDSA P-256 key the gateway signs service tokens with (services hold only its public half). */
+    INTERNAL_JWT_PRIVATE_KEY: internalKeyEnv.privateKey(),
     /** Server-side pepper of API key hashes: a database leak alone does not reveal usable keys. */
     API_KEY_PEPPER: env.secret(),
     SESSION_JWT_SECRET: env.secret(),
@@ -24,29 +37,52 @@ export const configSchema = z
     WEBHOOKS_URL: env.url(['http', 'https']),
     UPSTREAM_TIMEOUT_MS: env.int(10_000, 100),
     UPSTREAM_CONNECTIONS: env.int(64, 1),
+    /** Requests in flight per upstream connection (undici pipelines only idempotent ones). */
+    UPSTREAM_PIPELINING: env.int(1, 1),
+    /**
+     * Gateway processes on this host (node:cluster, one port): `auto` is one per core. Limits
+     * stay exact across them: every count is one atomic call to the shared Redis.
+     */
+    GATEWAY_WORKERS: z
+      .string()
+      .regex(/^(auto|[1-9]\d{0,2})$/, 'must be auto or a whole number from 1')
+      .default('1')
+      .transform(gatewayWorkers),
     /** Brute-force guard: requests without a valid API key, per client IP and minute. */
     IP_RATE_LIMIT_PER_MINUTE: env.int(60, 1),
-    DEFAULT_PLAN_PER_MINUTE: env.int(60, 1),
-    DEFAULT_PLAN_PER_DAY: env.int(10_000, 1),
+    ...defaultPlanEnv,
     /** How long a key stays "known" for the Redis-down fallback limiter. */
     KNOWN_KEY_WINDOW_MS: env.int(10 * 60_000, 0),
     TRUST_PROXY: z.string().default('false'),
     PUBLIC_URL: z.string().url().optional(),
+    /**
+     * Benchmarks only: proxy every API request as this account with no key check, no limits and
+     * no Redis call, so a bench can measure what authentication and limits cost (refused in
+     * production).
+     */
+    BENCH_AUTH_OFF_ACCOUNT: z
+      .string()
+      .regex(/^acc_[A-Za-z0-9]+$/, 'must be an account id')
+      .optional(),
+    /**
+     * Benchmarks only: serve the API path behind the Express app's middleware stack instead of
+     * beside it, to measure what Express costs on that path (refused in production).
+     */
+    BENCH_API_PATH_VIA_EXPRESS: env.bool(false),
   })
-  .refine(
-    (c) => c.API_KEY_PEPPER !== c.INTERNAL_JWT_SECRET && c.SESSION_JWT_SECRET !== c.INTERNAL_JWT_SECRET,
-    {
-      message: 'API_KEY_PEPPER, SESSION_JWT_SECRET and INTERNAL_JWT_SECRET must differ',
-      path: ['API_KEY_PEPPER'],
-    },
-  );
+  .refine((c) => !(c.NODE_ENV === 'production' && c.BENCH_AUTH_OFF_ACCOUNT !== undefined), {
+    message: 'is a benchmark setting and must not be set in production',
+    path: ['BENCH_AUTH_OFF_ACCOUNT'],
+  })
+  .refine((c) => !(c.NODE_ENV === 'production' && c.BENCH_API_PATH_VIA_EXPRESS), {
+    message: 'is a benchmark setting and must not be set in production',
+    path: ['BENCH_API_PATH_VIA_EXPRESS'],
+  })
+  .refine((c) => c.API_KEY_PEPPER !== c.SESSION_JWT_SECRET, {
+    message: 'API_KEY_PEPPER and SESSION_JWT_SECRET must differ',
+    path: ['API_KEY_PEPPER'],
+  });
 export type GatewayConfig = z.infer<typeof configSchema>;
 
 export const loadConfig = (e: NodeJS.ProcessEnv = process.env): GatewayConfig =>
   parseConfig('api-gateway', configSchema, e);
-
-export function trustProxySetting(value: string): boolean | number | string {
-  if (value === 'true') return true;
-  if (value === 'false') return false;
-  return /^\d+$/.test(value) ? Number(value) : value;
-}

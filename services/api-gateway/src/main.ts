@@ -1,28 +1,13 @@
-// First: tracing hooks http, express, undici, ioredis, mongodb and amqplib as they load.
-import { telemetry } from './telemetry';
-import { GracefulShutdown, createLogger, startHttpServer, startObservability } from '@signal/service-kit';
-import { appFromDependencies } from './app';
-import { loadConfig } from './config';
-import { createDependencies } from './dependencies';
+import cluster from 'node:cluster';
+import { gatewayWorkers } from './workers';
 
-async function main(): Promise<void> {
-  const config = loadConfig();
-  const logger = createLogger('api-gateway', config.LOG_LEVEL);
-  const shutdown = new GracefulShutdown(logger);
-  const observability = await startObservability(config, 'api-gateway', logger);
-  const deps = await createDependencies(config, logger);
-  const app = appFromDependencies(config, deps, logger, shutdown);
-  const http = await startHttpServer(app, config.PORT, config.HOST);
-  shutdown
-    .register('http', () => http.close())
-    .register('upstreams+redis+mongo', () => deps.close())
-    .register('metrics', () => observability.close())
-    .register('telemetry', async () => telemetry.shutdown())
-    .listen();
-  logger.info({ url: http.url }, 'api-gateway listening');
+/**
+ * One gateway process, or (GATEWAY_WORKERS > 1) a primary that runs that many on one port with
+ * node:cluster and serves their summed metrics. Rate limits stay exact across them: every count
+ * is one atomic call to the shared Redis.
+ */
+if (cluster.isPrimary && gatewayWorkers(process.env.GATEWAY_WORKERS) > 1) {
+  void import('./cluster-primary.js').then((primary) => primary.runPrimary());
+} else {
+  void import('./server.js');
 }
-
-main().catch((err: unknown) => {
-  process.stderr.write(`api-gateway: failed to start: ${(err as Error).message}\n`);
-  process.exit(1);
-});

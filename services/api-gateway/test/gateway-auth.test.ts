@@ -1,5 +1,6 @@
 import { errorEnvelopeSchema } from '@signal/contracts';
-import { startReceiver, type Receiver } from '@signal/test-kit';
+import { startObservability } from '@signal/service-kit';
+import { silentLogger, startReceiver, type Receiver } from '@signal/test-kit';
 import request from 'supertest';
 import { signalInput, startSignals, type SignalsHarness } from '../../signals/test/signals-harness';
 import { createApiKey, revokeApiKey } from '../src/domain/accounts.use-cases';
@@ -249,5 +250,32 @@ describe('upstream faults', () => {
     const res = await request(gw.url).get('/v1/nothing').set('Authorization', `Bearer ${key}`).expect(404);
     expect(res.body.error.code).toBe('NOT_FOUND');
     expectRateHeaders(res);
+  });
+});
+
+describe('metrics', () => {
+  it('when requests carry ids, unknown paths and bad keys, then the metric labels name route patterns only, and every limiter decision is counted', async () => {
+    const metricsServer = await startObservability(
+      { METRICS_PORT: 0, METRICS_HOST: '127.0.0.1', ACCESS_LOG_SAMPLE: 1 },
+      'api-gateway',
+      silentLogger,
+    );
+    try {
+      const { key } = await gw.account();
+      const auth = { Authorization: `Bearer ${key}` };
+      await request(gw.url).get('/v1/signals/sig_01JABCDEFGHJKMNPQRSTVWXYZ0').set(auth);
+      await request(gw.url).get('/v1/nothing/here-1234').set(auth).expect(404);
+      await request(gw.url).get('/v1/signals/sig_x?page=2').set('Authorization', 'Bearer nope').expect(401);
+      const text = await (await fetch(metricsServer.url)).text();
+      const routes = [
+        ...text.matchAll(/http_request_duration_seconds_count\{service="api-gateway",[^}]*route="([^"]*)"/g),
+      ].map((m) => m[1]);
+      expect(routes).toEqual(expect.arrayContaining(['/v1/signals', 'unmatched']));
+      expect(routes.filter((r) => /sig_|here-1234|\?/.test(r ?? ''))).toEqual([]);
+      expect(text).toMatch(/ratelimit_decisions_total\{decision="allowed"\} [1-9]/);
+      expect(text).toMatch(/ratelimit_decisions_total\{decision="unauthorized"\} [1-9]/);
+    } finally {
+      await metricsServer.close();
+    }
   });
 });

@@ -1,12 +1,10 @@
 import { GracefulShutdown, startHttpServer, type RunningServer } from '@signal/service-kit';
-import { infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
+import { TEST_INTERNAL_KEYS, infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
 import { randomBytes } from 'node:crypto';
 import { appFromDependencies } from '../src/app';
 import { loadConfig, type GatewayConfig } from '../src/config';
 import { createDependencies, type GatewayDependencies } from '../src/dependencies';
 import { createAccount, createApiKey } from '../src/domain/accounts.use-cases';
-
-export const JWT_SECRET = 'test-internal-jwt-secret-0123456789abcdef';
 
 export interface GatewayHarness {
   url: string;
@@ -39,7 +37,7 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHarn
     GATEWAY_DB: options.share?.dbName ?? db.dbName,
     REDIS_URL: redisUrl,
     REDIS_PREFIX: options.share?.redisPrefix ?? `t:${randomBytes(6).toString('hex')}:`,
-    INTERNAL_JWT_SECRET: JWT_SECRET,
+    INTERNAL_JWT_PRIVATE_KEY: TEST_INTERNAL_KEYS.privateKey,
     API_KEY_PEPPER: 'test-pepper-0123456789abcdef0123456789',
     SESSION_JWT_SECRET: 'test-session-secret-0123456789abcdef0123',
     SIGNALS_URL: options.upstreams.signals,

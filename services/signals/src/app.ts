@@ -1,10 +1,17 @@
 import type { SignalsConfig } from './config';
-import { healthChecks, type SignalsDependencies } from './dependencies';
-import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
+import { healthChecks, servesWith, type SignalsDependencies } from './dependencies';
+import {
+  createBaseApp,
+  finishApp,
+  type HealthCheck,
+  type Lifecycle,
+  type Logger,
+  type ServesWith,
+} from '@signal/service-kit';
+import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
-import type { SignalRepository } from './data/signal.repository';
 import type { ListDeps } from './domain/list-signals.use-case';
-import type { WriteEffects } from './domain/ports';
+import type { SignalSource, SignalWriteStore, WriteEffects } from './domain/ports';
 import { ingestRouter } from './http/ingest.router';
 import { signalsRouter } from './http/signals.router';
 
@@ -12,10 +19,12 @@ export interface SignalsAppDeps {
   logger: Logger;
   lifecycle: Lifecycle;
   checks: Record<string, HealthCheck>;
-  repository: SignalRepository;
+  servesWith?: ServesWith;
+  repository: SignalWriteStore & SignalSource;
   reads: ListDeps;
   effects: WriteEffects;
-  internalJwtSecret: string;
+  /** Checks the gateway's tokens (cannot make any). */
+  internalJwtKey: KeyObject;
   ingestToken: string;
 }
 
@@ -25,9 +34,10 @@ export function buildApp(deps: SignalsAppDeps): Express {
     logger: deps.logger,
     lifecycle: deps.lifecycle,
     checks: deps.checks,
+    servesWith: deps.servesWith,
     jsonLimit: '5mb',
   });
-  app.use(signalsRouter(deps.reads, deps.internalJwtSecret));
+  app.use(signalsRouter(deps.reads, deps.internalJwtKey));
   app.use(ingestRouter(deps.repository, deps.effects, deps.ingestToken));
   return finishApp(app, deps.logger);
 }
@@ -43,8 +53,9 @@ export function appFromDependencies(
     logger,
     lifecycle,
     checks: healthChecks(deps),
+    servesWith,
     repository: deps.repository,
-    internalJwtSecret: config.INTERNAL_JWT_SECRET,
+    internalJwtKey: config.INTERNAL_JWT_PUBLIC_KEY,
     ingestToken: config.INGEST_TOKEN,
     reads: deps.reads,
     effects: deps.effects,

@@ -1,4 +1,4 @@
-import { env, observabilityEnv, parseConfig } from '@signal/service-kit';
+import { env, internalKeyEnv, observabilityEnv, parseConfig } from '@signal/service-kit';
 import { z } from 'zod';
 
 export const configSchema = z.object({
@@ -16,12 +16,14 @@ export const configSchema = z.object({
   /** How often the keeper checks for a lost index and retries failed index updates. */
   TIMELINE_CHECK_INTERVAL_MS: env.int(1000, 50),
   AMQP_PREFIX: z.string().default(''),
-  INTERNAL_JWT_SECRET: env.secret(),
+  INTERNAL_JWT_PUBLIC_KEY: internalKeyEnv.publicKey(),
   /** Credential of the ingest API (simulator, data pipeline); distinct from the gateway's. */
   INGEST_TOKEN: env.secret(24),
   OUTBOX_INTERVAL_MS: env.int(200, 10),
   /** Full outbox sweep (what write-time hints missed: broker outages, crashes). */
   OUTBOX_SWEEP_INTERVAL_MS: env.int(5000, 100),
+  /** List queries on MongoDB at once while the timeline index is away; more get 503 + Retry-After. */
+  STORE_FALLBACK_CONCURRENCY: env.int(4, 1),
 });
 export type SignalsConfig = z.infer<typeof configSchema>;
 

@@ -4,9 +4,11 @@ import {
   signalListResponseSchema,
   type SignalDetail,
 } from '@signal/contracts';
+import { generateKeyPairSync } from 'node:crypto';
 import { signInternalToken } from '@signal/service-kit';
+import { TEST_INTERNAL_KEYS } from '@signal/test-kit';
 import request from 'supertest';
-import { JWT_SECRET, signalInput, startSignals, type SignalsHarness } from './signals-harness';
+import { signalInput, startSignals, type SignalsHarness } from './signals-harness';
 
 let svc: SignalsHarness;
 const created: SignalDetail[] = [];
@@ -155,11 +157,11 @@ describe('internal authentication', () => {
     expect(res.body.data).toBeUndefined();
   });
   it('when the token is forged, then 401', async () => {
-    const forged = signInternalToken('another-secret-that-is-long-enough-000', 'signals', 'acc_x');
+    const forged = signInternalToken(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey, 'signals', 'acc_x');
     await request(svc.url).get('/v1/signals').set('Authorization', `Bearer ${forged}`).expect(401);
   });
   it('when the token is for another service, then 401', async () => {
-    const other = signInternalToken(JWT_SECRET, 'stats', 'acc_x');
+    const other = signInternalToken(TEST_INTERNAL_KEYS.signingKey, 'stats', 'acc_x');
     await request(svc.url).get('/v1/signals').set('Authorization', `Bearer ${other}`).expect(401);
   });
   it('when ingest is called without its token, then 401', async () => {

@@ -6,12 +6,11 @@ import {
   startHttpServer,
   type RunningServer,
 } from '@signal/service-kit';
-import { silentLogger, testBrokerPrefix, testDatabase, infraUrls } from '@signal/test-kit';
+import { TEST_INTERNAL_KEYS, silentLogger, testBrokerPrefix, testDatabase, infraUrls } from '@signal/test-kit';
 import { appFromDependencies } from '../src/app';
 import { loadConfig, type SignalsConfig } from '../src/config';
 import { connections, createDependencies, type SignalsDependencies } from '../src/dependencies';
 
-export const JWT_SECRET = 'test-internal-jwt-secret-0123456789abcdef';
 export const INGEST_TOKEN = 'test-ingest-token-0123456789abcdef';
 
 export interface SignalsHarness {
@@ -43,7 +42,7 @@ export async function startSignals(
     REDIS_URL: redisUrl,
     REDIS_PREFIX: `${db.dbName}:`,
     TIMELINE_CHECK_INTERVAL_MS: '100',
-    INTERNAL_JWT_SECRET: JWT_SECRET,
+    INTERNAL_JWT_PUBLIC_KEY: TEST_INTERNAL_KEYS.publicKey,
     INGEST_TOKEN,
     OUTBOX_INTERVAL_MS: '100',
     ...overrides,
@@ -58,7 +57,7 @@ export async function startSignals(
     url: http.url,
     config,
     deps,
-    token: (accountId = 'acc_test') => signInternalToken(JWT_SECRET, 'signals', accountId),
+    token: (accountId = 'acc_test') => signInternalToken(TEST_INTERNAL_KEYS.signingKey, 'signals', accountId),
     ingestAuth: { Authorization: `Bearer ${INGEST_TOKEN}` },
     async stop() {
       if (!shared?.dbName) {

@@ -1,6 +1,14 @@
 import type { StatsConfig } from './config';
-import { healthChecks, type StatsDependencies } from './dependencies';
-import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
+import { healthChecks, servesWith, type StatsDependencies } from './dependencies';
+import {
+  createBaseApp,
+  finishApp,
+  type HealthCheck,
+  type Lifecycle,
+  type Logger,
+  type ServesWith,
+} from '@signal/service-kit';
+import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
 import type { StatsReadDeps } from './domain/get-stats.use-case';
 import { statsRouter } from './http/stats.router';
@@ -9,8 +17,10 @@ export interface StatsAppDeps {
   logger: Logger;
   lifecycle: Lifecycle;
   checks: Record<string, HealthCheck>;
+  servesWith?: ServesWith;
   reads: StatsReadDeps;
-  internalJwtSecret: string;
+  /** Checks the gateway's tokens (cannot make any). */
+  internalJwtKey: KeyObject;
 }
 
 export function buildApp(deps: StatsAppDeps): Express {
@@ -19,8 +29,9 @@ export function buildApp(deps: StatsAppDeps): Express {
     logger: deps.logger,
     lifecycle: deps.lifecycle,
     checks: deps.checks,
+    servesWith: deps.servesWith,
   });
-  app.use(statsRouter(deps.reads, deps.internalJwtSecret));
+  app.use(statsRouter(deps.reads, deps.internalJwtKey));
   return finishApp(app, deps.logger);
 }
 
@@ -35,7 +46,8 @@ export function appFromDependencies(
     logger,
     lifecycle,
     checks: healthChecks(deps),
+    servesWith,
     reads: deps.reads,
-    internalJwtSecret: config.INTERNAL_JWT_SECRET,
+    internalJwtKey: config.INTERNAL_JWT_PUBLIC_KEY,
   });
 }

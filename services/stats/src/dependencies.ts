@@ -1,6 +1,7 @@
 import { MESSAGE_POLICIES, isBusEventName } from '@signal/contracts';
 import { AmqpClient, Consumer, brokerNames } from '@signal/messaging';
 import {
+  LoadShedder,
   PeriodicTask,
   connectMongo,
   connectRedis,
@@ -8,16 +9,17 @@ import {
   sourceEpoch,
   type BackgroundWorker,
   type Logger,
+  type ServesWith,
 } from '@signal/service-kit';
 import type Redis from 'ioredis';
 import type { Connection } from 'mongoose';
 import type { StatsConfig } from './config';
-import { projectionModel } from './data/projection.model';
+import { ensureStatsCollections } from './data/collections';
 import { ProjectionRepository } from './data/projection.repository';
 import { StatsAggregates } from './data/stats-aggregates';
+import { StatsCache } from './data/stats-cache';
 import type { StatsReadDeps } from './domain/get-stats.use-case';
 import { projectSignal } from './domain/project-event.use-case';
-import { StatsCache } from './domain/stats-cache';
 
 export interface StatsDependencies {
   mongo: Connection;
@@ -37,8 +39,8 @@ export interface StatsDependencies {
 
 export async function createDependencies(config: StatsConfig, logger: Logger): Promise<StatsDependencies> {
   const mongo = await connectMongo(config.MONGO_URL, config.STATS_DB);
-  const repository = new ProjectionRepository(projectionModel(mongo));
-  await repository.ensureIndexes();
+  await ensureStatsCollections(mongo);
+  const repository = new ProjectionRepository(mongo);
   const redis = await connectRedis(config.REDIS_URL, logger);
   const cache = new StatsCache(
     redis,
@@ -106,7 +108,17 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
     aggregates,
     cache,
     consumer,
-    reads: { aggregates, repository, cache, logger, aggregatesMissed: () => keeper.kick() },
+    reads: {
+      aggregates,
+      repository,
+      cache,
+      logger,
+      aggregatesMissed: () => keeper.kick(),
+      storeReads: new LoadShedder(
+        config.STORE_FALLBACK_CONCURRENCY,
+        'Computing statistics from the database',
+      ),
+    },
     rebuildAggregates,
     workers,
     async close() {
@@ -127,10 +139,19 @@ export function connections(deps: StatsDependencies): Array<[string, () => Promi
   ];
 }
 
-/** Readiness: MongoDB and the broker; Redis is not needed to answer (the projection answers). */
+/** What readiness looks at: the projection's store, the aggregates (Redis, complete), the broker. */
 export const healthChecks = (deps: StatsDependencies) => ({
   mongo: () => pingMongo(deps.mongo),
+  aggregates: async () => {
+    if (!(await deps.aggregates.model.isReady())) throw new Error('incomplete');
+  },
   rabbitmq: async () => {
     if (!deps.amqp.connected) throw new Error('down');
   },
 });
+
+/**
+ * Figures come from the aggregates or, without them, from the MongoDB projection: either one is
+ * enough to answer. Without the broker the figures only fall behind: "degraded", not unready.
+ */
+export const servesWith: ServesWith = (up) => up('mongo') || up('aggregates');

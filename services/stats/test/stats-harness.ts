@@ -5,12 +5,11 @@ import {
   startHttpServer,
   type RunningServer,
 } from '@signal/service-kit';
-import { infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
+import { TEST_INTERNAL_KEYS, infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
 import { appFromDependencies } from '../src/app';
 import { loadConfig } from '../src/config';
 import { createDependencies, type StatsDependencies } from '../src/dependencies';
 
-export const JWT_SECRET = 'test-internal-jwt-secret-0123456789abcdef';
 
 export interface StatsHarness {
   url: string;
@@ -37,7 +36,7 @@ export async function startStats(
     REDIS_PREFIX: `${prefix}`,
     AMQP_URL: amqpUrl,
     AMQP_PREFIX: prefix,
-    INTERNAL_JWT_SECRET: JWT_SECRET,
+    INTERNAL_JWT_PUBLIC_KEY: TEST_INTERNAL_KEYS.publicKey,
     ...env,
   });
   const deps = await createDependencies(config, silentLogger);
@@ -49,7 +48,7 @@ export async function startStats(
     url: http.url,
     deps,
     get auth() {
-      return { Authorization: `Bearer ${signInternalToken(JWT_SECRET, 'stats', 'acc_stats')}` };
+      return { Authorization: `Bearer ${signInternalToken(TEST_INTERNAL_KEYS.signingKey, 'stats', 'acc_stats')}` };
     },
     async stop() {
       await http.close();

@@ -1,6 +1,14 @@
 import { guardPolicy, type WebhooksConfig } from './config';
-import { healthChecks, type WebhooksDependencies } from './dependencies';
-import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
+import { apiServesWith, healthChecks, type WebhooksDependencies } from './dependencies';
+import {
+  createBaseApp,
+  finishApp,
+  type HealthCheck,
+  type Lifecycle,
+  type Logger,
+  type ServesWith,
+} from '@signal/service-kit';
+import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
 import type { SubscriptionDeps } from './domain/subscriptions.use-cases';
 import { webhooksRouter } from './http/webhooks.router';
@@ -9,8 +17,10 @@ export interface WebhooksAppDeps {
   logger: Logger;
   lifecycle: Lifecycle;
   checks: Record<string, HealthCheck>;
+  servesWith?: ServesWith;
   subscriptions: SubscriptionDeps;
-  internalJwtSecret: string;
+  /** Checks the gateway's tokens (cannot make any). */
+  internalJwtKey: KeyObject;
 }
 
 export function buildApp(deps: WebhooksAppDeps): Express {
@@ -19,9 +29,10 @@ export function buildApp(deps: WebhooksAppDeps): Express {
     logger: deps.logger,
     lifecycle: deps.lifecycle,
     checks: deps.checks,
+    servesWith: deps.servesWith,
     jsonLimit: '64kb',
   });
-  app.use(webhooksRouter(deps.subscriptions, deps.internalJwtSecret));
+  app.use(webhooksRouter(deps.subscriptions, deps.internalJwtKey));
   return finishApp(app, deps.logger);
 }
 
@@ -36,7 +47,8 @@ export function appFromDependencies(
     logger,
     lifecycle,
     checks: healthChecks(deps),
-    internalJwtSecret: config.INTERNAL_JWT_SECRET,
+    servesWith: apiServesWith,
+    internalJwtKey: config.INTERNAL_JWT_PUBLIC_KEY,
     subscriptions: {
       repository: deps.repository,
       idempotency: deps.idempotency,

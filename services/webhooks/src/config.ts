@@ -1,4 +1,4 @@
-import { env, observabilityEnv, parseConfig } from '@signal/service-kit';
+import { env, internalKeyEnv, observabilityEnv, parseConfig } from '@signal/service-kit';
 import { z } from 'zod';
 import type { GuardPolicy } from './domain/url-guard';
 
@@ -19,7 +19,7 @@ export const configSchema = z
     AMQP_URL: env.urlList(['amqp', 'amqps']),
     AMQP_PREFIX: z.string().default(''),
     AMQP_QUEUE_TYPE: z.enum(['quorum', 'classic']).default('quorum'),
-    INTERNAL_JWT_SECRET: env.secret(),
+    INTERNAL_JWT_PUBLIC_KEY: internalKeyEnv.publicKey(),
     /** Spacing of the 3 retries after the first attempt; ±20 % jitter is added. */
     WEBHOOK_RETRY_DELAYS_MS: delays.default([10_000, 120_000, 900_000]),
     WEBHOOK_TIMEOUT_MS: env.int(5000, 100),

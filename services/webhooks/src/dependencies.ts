@@ -9,7 +9,7 @@ import {
   entryLevel,
   type BrokerNames,
 } from '@signal/messaging';
-import { connectMongo, pingMongo, type Logger } from '@signal/service-kit';
+import { connectMongo, pingMongo, type Logger, type ServesWith } from '@signal/service-kit';
 import type { ConfirmChannel } from 'amqplib';
 import type { Connection } from 'mongoose';
 import type { WebhooksConfig } from './config';
@@ -92,9 +92,17 @@ export function connections(deps: WebhooksDependencies): Array<[string, () => Pr
   ];
 }
 
+/** What readiness looks at (the API's and the worker's): the store and the broker. */
 export const healthChecks = (deps: WebhooksDependencies) => ({
   mongo: () => pingMongo(deps.mongo),
   rabbitmq: async () => {
     if (!deps.amqp.connected) throw new Error('down');
   },
 });
+
+/**
+ * The API manages subscriptions and deliveries in MongoDB; without the broker only sending a
+ * test or a re-send waits (503): "degraded". The worker needs both (it takes jobs from the broker
+ * and records attempts in the store), so it keeps the default.
+ */
+export const apiServesWith: ServesWith = (up) => up('mongo');

@@ -5,12 +5,12 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { infraUrls, testBrokerPrefix, waitFor } from '@signal/test-kit';
+import { TEST_INTERNAL_KEYS, infraUrls, testBrokerPrefix, waitFor } from '@signal/test-kit';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { configSchema } from '../src/config';
 import type { Lookup } from '../src/domain/url-guard';
-import { JWT_SECRET, startWebhooks, type WebhooksHarness } from './webhooks-harness';
+import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
 
 /**
  * End to end with the SSRF wall as production runs it (NODE_ENV=production, no loopback
@@ -141,7 +141,7 @@ describe('the SSRF wall in production mode, end to end', () => {
       NODE_ENV: 'production',
       MONGO_URL: infraUrls().mongoUrl,
       AMQP_URL: infraUrls().amqpUrl,
-      INTERNAL_JWT_SECRET: JWT_SECRET,
+      INTERNAL_JWT_PUBLIC_KEY: TEST_INTERNAL_KEYS.publicKey,
       WEBHOOK_ALLOW_LOOPBACK_URLS: 'true',
     });
     expect(asked.success).toBe(false);

@@ -6,13 +6,12 @@ import {
   startWorkers,
   type RunningServer,
 } from '@signal/service-kit';
-import { infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
+import { TEST_INTERNAL_KEYS, infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
 import { appFromDependencies } from '../src/app';
 import { loadConfig, type WebhooksConfig } from '../src/config';
 import { connections, createDependencies, type WebhooksDependencies } from '../src/dependencies';
 import { buildWorker, type Worker, type WorkerTestHooks } from '../src/worker.app';
 
-export const JWT_SECRET = 'test-internal-jwt-secret-0123456789abcdef';
 
 export interface WebhooksHarness {
   url: string;
@@ -46,7 +45,7 @@ export async function startWebhooks(options: {
     WEBHOOKS_DB: options.dbName ?? db.dbName,
     AMQP_URL: infraUrls().amqpUrl,
     AMQP_PREFIX: options.prefix,
-    INTERNAL_JWT_SECRET: JWT_SECRET,
+    INTERNAL_JWT_PUBLIC_KEY: TEST_INTERNAL_KEYS.publicKey,
     WEBHOOK_RETRY_DELAYS_MS: '200,400,600',
     WEBHOOK_ALLOW_LOOPBACK_URLS: 'true',
     WEBHOOK_SUBSCRIPTION_CACHE_MS: '0',
@@ -77,7 +76,7 @@ export async function startWebhooks(options: {
     deps,
     worker,
     auth: (accountId) => ({
-      Authorization: `Bearer ${signInternalToken(JWT_SECRET, 'webhooks', accountId)}`,
+      Authorization: `Bearer ${signInternalToken(TEST_INTERNAL_KEYS.signingKey, 'webhooks', accountId)}`,
     }),
     async stopWorker() {
       for (const w of [...workers].reverse()) await w.stop();

@@ -11,11 +11,12 @@ import {
   viaProxy,
   waitFor,
   type Receiver,
+  TEST_INTERNAL_KEYS,
 } from '@signal/test-kit';
 import mongoose from 'mongoose';
 import request from 'supertest';
 import { publishEvents } from './bus-events';
-import { JWT_SECRET, startWebhooks, type WebhooksHarness } from './webhooks-harness';
+import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
 
 const WORKER = path.join(__dirname, '..', 'dist', 'worker.js');
 const ACC = 'acc_faults';
@@ -71,10 +72,11 @@ describe('webhook worker faults', () => {
         WEBHOOKS_DB: dbName,
         AMQP_URL: infraUrls().amqpUrl,
         AMQP_PREFIX: broker.prefix,
-        INTERNAL_JWT_SECRET: JWT_SECRET,
+        INTERNAL_JWT_PUBLIC_KEY: TEST_INTERNAL_KEYS.publicKey,
         WEBHOOK_ALLOW_LOOPBACK_URLS: 'true',
         WEBHOOK_RETRY_DELAYS_MS: '200,400,600',
         WORKER_PORT: String(await freePort()),
+        WORKER_METRICS_PORT: '0',
         LOG_LEVEL: 'silent',
       };
       worker = spawnWorker(env);

@@ -4,6 +4,7 @@ import { env, parseConfig } from '@signal/service-kit';
 import pino from 'pino';
 import { z } from 'zod';
 import type { Plan } from '../data/account.model';
+import { defaultPlan, defaultPlanEnv } from '../config';
 import { createDependencies } from './admin.dependencies';
 import {
   changePlan,
@@ -16,7 +17,7 @@ import {
 
 /**
  * Operator CLI (pnpm admin <command> …), working on the gateway's own MongoDB and Redis:
- *   create-account --email E [--password P] [--per-minute 60] [--per-day 10000]
+ *   create-account --email E [--password P] [--per-minute N] [--per-day N]   (default: DEFAULT_PLAN_PER_*)
  *   set-plan       --account ACC --per-minute N --per-day N
  *   create-key     --account ACC --name NAME [--expires-at ISO]
  *   list-keys      --account ACC
@@ -31,8 +32,7 @@ const configSchema = z.object({
   REDIS_URL: env.redisUrl(),
   REDIS_PREFIX: z.string().default(''),
   API_KEY_PEPPER: env.secret(),
-  DEFAULT_PLAN_PER_MINUTE: env.int(60, 1),
-  DEFAULT_PLAN_PER_DAY: env.int(10_000, 1),
+  ...defaultPlanEnv,
 });
 
 const USAGE = `usage: admin <create-account|set-plan|create-key|list-keys|revoke-key|demo> [--options]
@@ -193,7 +193,7 @@ async function main(): Promise<void> {
   try {
     await run(argv, deps.accounts, (line) => process.stdout.write(`${line}\n`), {
       production: config.NODE_ENV === 'production',
-      defaultPlan: { per_minute: config.DEFAULT_PLAN_PER_MINUTE, per_day: config.DEFAULT_PLAN_PER_DAY },
+      defaultPlan: defaultPlan(config),
     });
   } finally {
     await deps.close();

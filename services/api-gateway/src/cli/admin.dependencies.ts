@@ -1,9 +1,8 @@
 import { connectMongo, connectRedis, type Logger } from '@signal/service-kit';
-import { accountModel, apiKeyModel } from '../data/account.model';
 import { AccountRepository } from '../data/account.repository';
+import { RateLimitStore } from '../data/rate-limit.store';
 import type { AccountDeps } from '../domain/accounts.use-cases';
 import { KeyCache } from '../domain/key-cache';
-import { RateLimiter } from '../domain/rate-limiter';
 
 export interface AdminConfig {
   MONGO_URL: string;
@@ -19,13 +18,13 @@ export async function createDependencies(
   logger: Logger,
 ): Promise<{ accounts: AccountDeps; close(): Promise<void> }> {
   const mongo = await connectMongo(config.MONGO_URL, config.GATEWAY_DB);
-  const repository = new AccountRepository(accountModel(mongo), apiKeyModel(mongo));
+  const repository = new AccountRepository(mongo);
   await repository.ensureIndexes();
   const redis = await connectRedis(config.REDIS_URL, logger);
   return {
     accounts: {
       repository,
-      limiter: new RateLimiter(redis, config.REDIS_PREFIX),
+      limiter: new RateLimitStore(redis, config.REDIS_PREFIX),
       cache: new KeyCache(),
       pepper: config.API_KEY_PEPPER,
     },

@@ -1,5 +1,3 @@
-import { Schema, type Connection, type Model } from 'mongoose';
-
 export interface Plan {
   per_minute: number;
   per_day: number;
@@ -27,41 +25,19 @@ export interface ApiKeyDocument {
   revoked_at: Date | null;
 }
 
-const accountSchema = new Schema(
-  {
-    _id: String,
-    email: { type: String, required: true },
-    password_hash: { type: String, default: null },
-    plan: { per_minute: Number, per_day: Number },
-    created_at: Date,
-  },
-  { versionKey: false, collection: 'accounts' },
-);
-// Login looks accounts up by email; one account per email.
-accountSchema.index({ email: 1 }, { unique: true });
+export const ACCOUNTS = 'accounts';
+export const API_KEYS = 'api_keys';
 
-const apiKeySchema = new Schema(
-  {
-    _id: String,
-    account_id: { type: String, required: true },
-    name: String,
-    prefix: String,
-    hash: { type: String, required: true },
-    created_at: Date,
-    expires_at: { type: Date, default: null },
-    last_used_at: { type: Date, default: null },
-    revoked_at: { type: Date, default: null },
-  },
-  { versionKey: false, collection: 'api_keys' },
-);
-// Authentication: the presented key's hash → its record.
-apiKeySchema.index({ hash: 1 }, { unique: true });
-// Listing an account's keys, newest first.
-apiKeySchema.index({ account_id: 1, created_at: -1 });
-
-export function accountModel(c: Connection): Model<AccountDocument> {
-  return c.models.Account ?? c.model<AccountDocument>('Account', accountSchema);
-}
-export function apiKeyModel(c: Connection): Model<ApiKeyDocument> {
-  return c.models.ApiKey ?? c.model<ApiKeyDocument>('ApiKey', apiKeySchema);
-}
+/** The indexes each collection needs, and why. */
+export const INDEXES = {
+  [ACCOUNTS]: [
+    // Login looks accounts up by email; one account per email.
+    { key: { email: 1 }, name: 'email_1', unique: true },
+  ],
+  [API_KEYS]: [
+    // Authentication: the presented key's hash → its record.
+    { key: { hash: 1 }, name: 'hash_1', unique: true },
+    // Listing an account's keys, newest first.
+    { key: { account_id: 1, created_at: -1 }, name: 'account_id_1_created_at_-1' },
+  ],
+} as const;

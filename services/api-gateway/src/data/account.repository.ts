@@ -1,26 +1,40 @@
 import { isDuplicateKeyError } from '@signal/service-kit';
-import type { Model } from 'mongoose';
-import type { AccountDocument, ApiKeyDocument, Plan } from './account.model';
+import type { Collection, Connection } from 'mongoose';
+import type { KeyDirectory } from '../domain/authenticate.use-case';
+import type { KeyRecord } from '../domain/key-cache';
+import { createIndexesOneByOne } from './ferretdb';
+import {
+  ACCOUNTS,
+  API_KEYS,
+  INDEXES,
+  type AccountDocument,
+  type ApiKeyDocument,
+  type Plan,
+} from './account.model';
 
 export class EmailTakenError extends Error {}
 
-/** Accounts and API keys; plain objects only. */
-export class AccountRepository {
-  constructor(
-    private readonly accounts: Model<AccountDocument>,
-    private readonly keys: Model<ApiKeyDocument>,
-  ) {}
+/**
+ * Accounts and API keys through the driver's typed collections (no mongoose models): every
+ * read returns the stored document type, with nothing asserted.
+ */
+export class AccountRepository implements KeyDirectory {
+  private readonly accounts: Collection<AccountDocument>;
+  private readonly keys: Collection<ApiKeyDocument>;
+
+  constructor(connection: Connection) {
+    this.accounts = connection.collection<AccountDocument>(ACCOUNTS);
+    this.keys = connection.collection<ApiKeyDocument>(API_KEYS);
+  }
 
   async ensureIndexes(): Promise<void> {
-    for (const m of [this.accounts, this.keys]) {
-      await m.createCollection().catch(() => undefined);
-      await m.createIndexes();
-    }
+    await createIndexesOneByOne(this.accounts, INDEXES[ACCOUNTS]);
+    await createIndexesOneByOne(this.keys, INDEXES[API_KEYS]);
   }
 
   async insertAccount(account: AccountDocument): Promise<void> {
     try {
-      await this.accounts.collection.insertOne(account as never);
+      await this.accounts.insertOne(account);
     } catch (err) {
       if (isDuplicateKeyError(err)) throw new EmailTakenError(account.email);
       throw err;
@@ -28,44 +42,64 @@ export class AccountRepository {
   }
 
   findAccount(id: string): Promise<AccountDocument | null> {
-    return this.accounts.findById(id).lean<AccountDocument>().exec();
+    return this.accounts.findOne({ _id: id });
   }
 
   findAccountByEmail(email: string): Promise<AccountDocument | null> {
-    return this.accounts.findOne({ email }).lean<AccountDocument>().exec();
+    return this.accounts.findOne({ email });
   }
 
   async setPlan(id: string, plan: Plan): Promise<boolean> {
-    const r = await this.accounts.updateOne({ _id: id }, { $set: { plan } }).exec();
+    const r = await this.accounts.updateOne({ _id: id }, { $set: { plan } });
     return r.matchedCount === 1;
   }
 
+  async setPasswordHash(id: string, passwordHash: string): Promise<void> {
+    await this.accounts.updateOne({ _id: id }, { $set: { password_hash: passwordHash } });
+  }
+
   async insertKey(key: ApiKeyDocument): Promise<void> {
-    await this.keys.collection.insertOne(key as never);
+    await this.keys.insertOne(key);
   }
 
   findKeyByHash(hash: string): Promise<ApiKeyDocument | null> {
-    return this.keys.findOne({ hash }).lean<ApiKeyDocument>().exec();
+    return this.keys.findOne({ hash });
+  }
+
+  /** What authentication needs of a key: its owner's plan beside it (two reads, once per minute per key). */
+  async findKeyRecord(hash: string): Promise<KeyRecord | undefined> {
+    const key = await this.keys.findOne({ hash });
+    if (!key) return undefined;
+    const account = await this.accounts.findOne({ _id: key.account_id });
+    if (!account) return undefined;
+    return {
+      keyId: key._id,
+      accountId: key.account_id,
+      expiresAt: key.expires_at ? new Date(key.expires_at).getTime() : null,
+      revoked: key.revoked_at !== null,
+      perMinute: account.plan.per_minute,
+      perDay: account.plan.per_day,
+    };
   }
 
   findKey(accountId: string, keyId: string): Promise<ApiKeyDocument | null> {
-    return this.keys.findOne({ _id: keyId, account_id: accountId }).lean<ApiKeyDocument>().exec();
+    return this.keys.findOne({ _id: keyId, account_id: accountId });
   }
 
   listKeys(accountId: string): Promise<ApiKeyDocument[]> {
-    return this.keys.find({ account_id: accountId }).sort({ created_at: -1 }).lean<ApiKeyDocument[]>().exec();
+    return this.keys.find({ account_id: accountId }).sort({ created_at: -1 }).toArray();
   }
 
   async revokeKey(accountId: string, keyId: string, at: Date): Promise<void> {
-    await this.keys.updateOne({ _id: keyId, account_id: accountId }, { $set: { revoked_at: at } }).exec();
+    await this.keys.updateOne({ _id: keyId, account_id: accountId }, { $set: { revoked_at: at } });
   }
 
   /** Dashboard key roll: the old key expires at the end of the overlap. */
   async setKeyExpiry(accountId: string, keyId: string, at: Date): Promise<void> {
-    await this.keys.updateOne({ _id: keyId, account_id: accountId }, { $set: { expires_at: at } }).exec();
+    await this.keys.updateOne({ _id: keyId, account_id: accountId }, { $set: { expires_at: at } });
   }
 
   async touchKey(keyId: string, at: Date): Promise<void> {
-    await this.keys.updateOne({ _id: keyId }, { $set: { last_used_at: at } }).exec();
+    await this.keys.updateOne({ _id: keyId }, { $set: { last_used_at: at } });
   }
 }

@@ -1,16 +1,15 @@
 import type { ApiKeyView } from '@signal/contracts';
 import { AppError, newId } from '@signal/service-kit';
-import jwt from 'jsonwebtoken';
 import type { ApiKeyDocument, Plan } from '../data/account.model';
 import { EmailTakenError, type AccountRepository } from '../data/account.repository';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
 import type { KeyCache } from './key-cache';
-import { hashPassword, verifyPassword } from './password';
-import type { RateLimiter } from './rate-limiter';
+import { hashPassword } from './password';
+import type { SharedLimiter } from './rate-limit';
 
 export interface AccountDeps {
   repository: AccountRepository;
-  limiter: RateLimiter;
+  limiter: SharedLimiter;
   cache: KeyCache;
   pepper: string;
 }
@@ -45,7 +44,8 @@ export async function createAccount(
     });
   } catch (err) {
     if (err instanceof EmailTakenError)
-      throw new AppError('CONFLICT', `An account with email ${email} exists.`);
+      // Says no more than "taken", in the operator CLI and at sign-up alike.
+      throw new AppError('CONFLICT', 'An account with this email exists.');
     throw err;
   }
   await deps.limiter.setPlan(id, plan.per_minute, plan.per_day);
@@ -59,7 +59,13 @@ export async function changePlan(deps: AccountDeps, accountId: string, plan: Pla
 }
 
 /** The key is returned once, here; only its keyed hash and display prefix are stored. */
-export async function createApiKey(deps: AccountDeps, accountId: string, name: string, expiresAt?: Date) {
+export async function createApiKey(
+  deps: AccountDeps,
+  accountId: string,
+  name: string,
+  expiresAt?: Date,
+  keyId = newId('key'),
+) {
   if (!(await deps.repository.findAccount(accountId)))
     throw new AppError('NOT_FOUND', `Account ${accountId} was not found.`);
   if (expiresAt && expiresAt.getTime() <= Date.now()) {
@@ -69,7 +75,7 @@ export async function createApiKey(deps: AccountDeps, accountId: string, name: s
   }
   const key = generateApiKey();
   const doc: ApiKeyDocument = {
-    _id: newId('key'),
+    _id: keyId,
     account_id: accountId,
     name,
     prefix: displayPrefix(key),
@@ -80,6 +86,7 @@ export async function createApiKey(deps: AccountDeps, accountId: string, name: s
     revoked_at: null,
   };
   await deps.repository.insertKey(doc);
+  deps.cache.forget(doc.hash);
   return { ...toKeyView(doc), key };
 }
 
@@ -103,38 +110,4 @@ export async function revokeApiKey(deps: AccountDeps, accountId: string, keyId: 
   await deps.repository.revokeKey(accountId, keyId, at);
   deps.cache.deleteByKeyId(keyId);
   return toKeyView({ ...key, revoked_at: at });
-}
-
-export const SESSION_AUDIENCE = 'dashboard';
-
-export async function login(
-  deps: AccountDeps,
-  sessionSecret: string,
-  ttlSeconds: number,
-  email: string,
-  password: string,
-): Promise<{ token: string; expires_at: string }> {
-  const account = await deps.repository.findAccountByEmail(email.toLowerCase());
-  const ok = await verifyPassword(password, account?.password_hash ?? null);
-  if (!account || !ok) throw new AppError('UNAUTHORIZED', 'Invalid email or password.');
-  const token = jwt.sign({}, sessionSecret, {
-    algorithm: 'HS256',
-    audience: SESSION_AUDIENCE,
-    subject: account._id,
-    expiresIn: ttlSeconds,
-  });
-  return { token, expires_at: new Date(Date.now() + ttlSeconds * 1000).toISOString() };
-}
-
-export function verifySession(sessionSecret: string, token: string): string {
-  try {
-    const claims = jwt.verify(token, sessionSecret, {
-      algorithms: ['HS256'],
-      audience: SESSION_AUDIENCE,
-    }) as jwt.JwtPayload;
-    if (typeof claims.sub !== 'string') throw new Error('no subject');
-    return claims.sub;
-  } catch {
-    throw new AppError('UNAUTHORIZED', 'Invalid or expired dashboard session; log in again.');
-  }
 }

@@ -16,8 +16,25 @@ function base62(bytes: Buffer, length: number): string {
   return out;
 }
 
-function checksum(body: string): string {
-  return base62(createHash('sha256').update(body).digest().subarray(0, 8), CHECK_LENGTH);
+const CHECK_MODULUS = 62 ** CHECK_LENGTH; // < 2^36
+
+/**
+ * The last 6 base62 digits of the first 8 bytes of SHA-256(body), read as a big-endian integer:
+ * (2^64-bit value) mod 62^6, computed in 16-bit steps so every intermediate stays an exact
+ * double (it runs on every request; the key generator's BigInt path would cost more).
+ */
+export function checksum(body: string): string {
+  const digest = createHash('sha256').update(body).digest();
+  const hi = digest.readUInt32BE(0);
+  const lo = digest.readUInt32BE(4);
+  let r = (hi * 65_536 + (lo >>> 16)) % CHECK_MODULUS;
+  r = (r * 65_536 + (lo & 0xffff)) % CHECK_MODULUS;
+  let out = '';
+  for (let i = 0; i < CHECK_LENGTH; i++) {
+    out = ALPHABET[r % 62]! + out;
+    r = Math.floor(r / 62);
+  }
+  return out;
 }
 
 /** `sk_live_` + 256 random bits in base62 + a 6-character checksum (typos and junk fail before any lookup). */

@@ -1,157 +1,124 @@
-import { AppError } from '@signal/service-kit';
-import type { AccountRepository } from '../data/account.repository';
+import { bearerToken } from '@signal/service-kit';
 import { hashApiKey, isWellFormedApiKey } from './api-key';
+import type { RequestThrottle } from './throttle';
 import type { KeyCache, KeyRecord } from './key-cache';
 import {
-  LocalFallbackLimiter,
+  rateView,
   retryAfterSeconds,
-  tightestWindow,
-  type LimitDecision,
-  type LimitSubject,
-  type RateLimiter,
-  type WindowState,
-} from './rate-limiter';
+  type KeyDecision,
+  type LocalFallbackLimiter,
+  type RateView,
+  type SharedLimiter,
+} from './rate-limit';
+
+/** Port: key records by hash (data/account.repository.ts). */
+export interface KeyDirectory {
+  findKeyRecord(hash: string): Promise<KeyRecord | undefined>;
+}
 
 export interface AuthDeps {
-  repository: AccountRepository;
+  keys: KeyDirectory;
   cache: KeyCache;
-  limiter: RateLimiter;
+  limiter: SharedLimiter;
   fallback: LocalFallbackLimiter;
+  /** The per-IP guard: every refused credential counts against its client. */
+  guard: RequestThrottle;
   pepper: string;
-  ipPerMinute: number;
   knownKeyWindowMs: number;
   onKeyUsed: (keyId: string) => void;
 }
 
-export interface AuthResult {
+/** Whose key it was, when a request with an owned key was refused (usage counts it). */
+export interface KeyOwner {
   accountId: string;
   keyId: string;
-  headers: Record<string, string>;
 }
 
-function rateHeaders(minute: WindowState, day: WindowState): Record<string, string> {
-  const w = tightestWindow(minute, day);
-  return {
-    'X-RateLimit-Limit': String(w.limit),
-    'X-RateLimit-Remaining': String(Math.max(0, w.limit - w.used)),
-    'X-RateLimit-Reset': String(Math.ceil(w.resetAt)),
-  };
-}
+export type AuthResult =
+  | { ok: true; accountId: string; keyId: string; rate: RateView }
+  | { ok: false; code: 'UNAUTHORIZED' | 'KEY_EXPIRED'; rate: RateView; owner?: KeyOwner }
+  | { ok: false; code: 'RATE_LIMITED'; rate: RateView; retryAfter: number; owner?: KeyOwner }
+  | { ok: false; code: 'UNAVAILABLE'; retryAfter: number };
 
-function bearerToken(header: string | undefined): string | undefined {
-  if (!header) return undefined;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return m?.[1];
-}
-
-async function loadRecord(deps: AuthDeps, hash: string): Promise<KeyRecord | undefined> {
-  const cached = deps.cache.get(hash);
-  if (cached) return cached;
-  const key = await deps.repository.findKeyByHash(hash);
-  if (!key) return undefined;
-  const account = await deps.repository.findAccount(key.account_id);
-  if (!account) return undefined;
-  const record: KeyRecord = {
-    keyId: key._id,
-    accountId: key.account_id,
-    expiresAt: key.expires_at ? new Date(key.expires_at).getTime() : null,
-    revoked: key.revoked_at !== null,
-    perMinute: account.plan.per_minute,
-    perDay: account.plan.per_day,
-  };
-  deps.cache.set(hash, record);
-  return record;
-}
-
-function isRedisDown(err: unknown): boolean {
-  const msg = (err as Error)?.message ?? '';
-  return /Stream isn't writeable|enableOfflineQueue|Connection is closed|ECONNREFUSED|Command timed out|connect ETIMEDOUT|MaxRetriesPerRequest/i.test(
-    msg,
-  );
-}
-
-/** Counts an anonymous (or failed) request against its IP, then answers 401 — or 429 past the guard. */
-async function rejectAnonymous(deps: AuthDeps, ip: string, error: AppError): Promise<never> {
-  const subject: LimitSubject = {
-    subject: `ip:${ip}`,
-    perMinute: deps.ipPerMinute,
-    perDay: Number.MAX_SAFE_INTEGER,
-  };
-  let decision: LimitDecision;
-  try {
-    decision = await deps.limiter.check(subject);
-  } catch (err) {
-    if (!isRedisDown(err)) throw err;
-    decision = deps.fallback.check(subject);
-  }
-  if (decision.outcome === 'revoked') throw error;
-  const headers = rateHeaders(decision.minute, decision.day);
-  if (decision.outcome === 'limited') {
-    throw new AppError('RATE_LIMIT_EXCEEDED', undefined, {
-      retryAfter: retryAfterSeconds(decision.minute, decision.day),
-      headers,
-    });
-  }
-  throw new AppError(error.code, error.message, { headers });
+/** A refused credential counts against its client's IP: 401 while under the guard, 429 past it. */
+async function refuse(
+  deps: AuthDeps,
+  ip: string,
+  code: 'UNAUTHORIZED' | 'KEY_EXPIRED',
+  owner?: KeyOwner,
+): Promise<AuthResult> {
+  const guard = await deps.guard.count(ip);
+  if (guard.limited)
+    return { ok: false, code: 'RATE_LIMITED', rate: guard.rate, retryAfter: guard.retryAfter };
+  return { ok: false, code, rate: guard.rate, owner };
 }
 
 /**
- * Story: read the bearer key → reject malformed ones before any lookup → find its record
- * (memory, else MongoDB) → refuse unknown, revoked or expired keys with the same 401 →
- * check revocation and both rate windows in one Redis call → admit with the headers.
- * Redis down: keys that passed recently get a local limiter; anything else gets a 503.
+ * The one authentication pipeline, cheapest rejection first:
+ *   bearer parse + key checksum (no I/O) → key record from memory (known, or remembered as
+ *   unknown) → only on a miss: the per-IP guard's remembered 429, then the store →
+ *   unknown/revoked/expired: counted against the IP → revocation and both windows in one
+ *   Redis call → admitted with the window the headers describe.
+ * Redis down: keys that passed recently get a local limiter; anything else is UNAVAILABLE.
+ * The result says what happened; http/ turns it into a status and headers.
  */
 export async function authenticate(
   deps: AuthDeps,
   authorization: string | undefined,
   ip: string,
+  now = Date.now(),
 ): Promise<AuthResult> {
-  // Built only when needed: an Error captures a stack trace, too costly for every request.
-  const unauthorized = () => new AppError('UNAUTHORIZED');
   const key = bearerToken(authorization);
-  if (!key || !isWellFormedApiKey(key)) return rejectAnonymous(deps, ip, unauthorized());
-
+  if (!key || !isWellFormedApiKey(key)) return refuse(deps, ip, 'UNAUTHORIZED');
   const hash = hashApiKey(key, deps.pepper);
-  let record: KeyRecord | undefined;
-  try {
-    record = await loadRecord(deps, hash);
-  } catch (err) {
-    record = deps.cache.knownRecently(hash, deps.knownKeyWindowMs);
-    if (!record) throw new AppError('SERVICE_UNAVAILABLE', undefined, { cause: err, retryAfter: 1 });
-  }
-  if (!record || record.revoked) return rejectAnonymous(deps, ip, unauthorized());
-  if (record.expiresAt !== null && record.expiresAt <= Date.now()) {
-    return rejectAnonymous(deps, ip, new AppError('KEY_EXPIRED'));
-  }
 
-  const subject: LimitSubject = {
-    subject: record.accountId,
-    keyId: record.keyId,
-    perMinute: record.perMinute,
-    perDay: record.perDay,
-  };
-  let decision: LimitDecision;
-  try {
-    decision = await deps.limiter.check(subject);
-  } catch (err) {
-    if (!isRedisDown(err)) throw err;
-    if (!deps.cache.knownRecently(hash, deps.knownKeyWindowMs)) {
-      throw new AppError('SERVICE_UNAVAILABLE', undefined, { cause: err, retryAfter: 1 });
+  const cached = deps.cache.get(hash, now);
+  let record: KeyRecord | undefined;
+  if (cached.state === 'unknown') return refuse(deps, ip, 'UNAUTHORIZED');
+  if (cached.state === 'known') {
+    record = cached.record;
+    if (cached.stale) deps.cache.load(hash, (h) => deps.keys.findKeyRecord(h)).catch(() => undefined);
+  } else {
+    const blocked = deps.guard.blockedNow(ip, now);
+    if (blocked?.limited)
+      return { ok: false, code: 'RATE_LIMITED', rate: blocked.rate, retryAfter: blocked.retryAfter };
+    try {
+      record = await deps.cache.load(hash, (h) => deps.keys.findKeyRecord(h));
+    } catch {
+      record = deps.cache.knownRecently(hash, deps.knownKeyWindowMs, now);
+      if (!record) return { ok: false, code: 'UNAVAILABLE', retryAfter: 1 };
     }
-    decision = deps.fallback.check(subject);
+  }
+  if (!record) return refuse(deps, ip, 'UNAUTHORIZED');
+  const owner = { accountId: record.accountId, keyId: record.keyId };
+  if (record.revoked) return refuse(deps, ip, 'UNAUTHORIZED', owner);
+  if (record.expiresAt !== null && record.expiresAt <= now) return refuse(deps, ip, 'KEY_EXPIRED', owner);
+
+  const subject = { subject: record.accountId, perMinute: record.perMinute, perDay: record.perDay };
+  let decision: KeyDecision;
+  try {
+    decision = await deps.limiter.checkKey(subject, record.keyId, now);
+  } catch {
+    if (!deps.cache.knownRecently(hash, deps.knownKeyWindowMs, now)) {
+      return { ok: false, code: 'UNAVAILABLE', retryAfter: 1 };
+    }
+    decision = deps.fallback.check(subject, now);
   }
   if (decision.outcome === 'revoked') {
-    deps.cache.set(hash, { ...record, revoked: true });
-    return rejectAnonymous(deps, ip, unauthorized());
+    deps.cache.markRevoked(hash);
+    return refuse(deps, ip, 'UNAUTHORIZED', owner);
   }
-  const headers = rateHeaders(decision.minute, decision.day);
+  const rate = rateView(decision.minute, decision.day);
   if (decision.outcome === 'limited') {
-    throw new AppError('RATE_LIMIT_EXCEEDED', undefined, {
-      retryAfter: retryAfterSeconds(decision.minute, decision.day),
-      headers,
-    });
+    return {
+      ok: false,
+      code: 'RATE_LIMITED',
+      rate,
+      retryAfter: retryAfterSeconds(decision.minute, decision.day, now),
+      owner,
+    };
   }
-  deps.cache.markAllowed(hash);
+  deps.cache.markAllowed(hash, now);
   deps.onKeyUsed(record.keyId);
-  return { accountId: record.accountId, keyId: record.keyId, headers };
+  return { ok: true, accountId: record.accountId, keyId: record.keyId, rate };
 }

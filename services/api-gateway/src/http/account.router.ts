@@ -1,32 +1,49 @@
-import { createApiKeyInputSchema, loginInputSchema } from '@signal/contracts';
-import { AppError, jsonBodyMiddleware, parseOrThrow } from '@signal/service-kit';
-import { Router, type RequestHandler } from 'express';
-import {
-  createApiKey,
-  listApiKeys,
-  login,
-  revokeApiKey,
-  verifySession,
-  type AccountDeps,
-} from '../domain/accounts.use-cases';
+import { changePasswordInputSchema, createApiKeyInputSchema, loginInputSchema } from '@signal/contracts';
+import { AppError, bearerToken, jsonBodyMiddleware, parseOrThrow } from '@signal/service-kit';
+import { Router, type RequestHandler, type Response } from 'express';
+import { listApiKeys, revokeApiKey } from '../domain/accounts.use-cases';
+import { createKeyOnce, type CreateKeyDeps } from '../domain/create-key.use-case';
+import { changePassword, passwordLogin, type PasswordLoginDeps } from '../domain/password-login.use-case';
+import type { Session } from '../domain/sessions';
+import { idempotencyKeyOf } from './idempotency-key';
+import { loginError, sessionError } from './login-results';
 
-function requireSession(secret: string): RequestHandler {
-  return (req, res, next) => {
-    const m = /^Bearer\s+(\S+)$/i.exec(req.header('authorization') ?? '');
-    if (!m)
+const sessionOf = new WeakMap<Response, Session>();
+
+function current(res: Response): Session {
+  const s = sessionOf.get(res);
+  if (!s) throw new AppError('UNAUTHORIZED');
+  return s;
+}
+
+/** Bearer session tokens from POST /v1/auth/login; API keys are refused (they never manage keys). */
+function requireSession(deps: PasswordLoginDeps): RequestHandler {
+  return async (req, res, next) => {
+    const token = bearerToken(req.header('authorization'));
+    if (!token)
       return next(new AppError('UNAUTHORIZED', 'A dashboard session is required: POST /v1/auth/login.'));
-    if (m[1]!.startsWith('sk_'))
+    if (token.startsWith('sk_'))
       return next(new AppError('FORBIDDEN', 'API keys cannot manage API keys; use a dashboard session.'));
-    res.locals.accountId = verifySession(secret, m[1]!);
-    next();
+    try {
+      const check = await deps.sessions.verify('api', token);
+      if (!check.ok) return next(sessionError(check));
+      sessionOf.set(res, check.session);
+      next();
+    } catch (err) {
+      next(err);
+    }
   };
 }
 
-/** The dashboard's API: log in, then manage this account's keys (never another account's). */
+const sessionBody = (token: string, s: Session) => ({
+  token,
+  expires_at: new Date(s.expiresAt).toISOString(),
+});
+
+/** Accounts by API (for scripts): log in and out, change the password, manage this account's keys. */
 export function accountRouter(
-  deps: AccountDeps,
-  sessionSecret: string,
-  sessionTtlSeconds: number,
+  accounts: CreateKeyDeps,
+  logins: PasswordLoginDeps,
   guard: RequestHandler,
 ): Router {
   const router = Router();
@@ -34,27 +51,54 @@ export function accountRouter(
 
   router.post('/v1/auth/login', async (req, res) => {
     const { email, password } = parseOrThrow(loginInputSchema, req.body ?? {}, 'body');
-    res.json({ success: true, data: await login(deps, sessionSecret, sessionTtlSeconds, email, password) });
+    const result = await passwordLogin(logins, email, password, req.ip ?? '');
+    if (!result.ok) throw loginError(result);
+    const { token, session } = logins.sessions.issue('api', result.accountId);
+    res.json({ success: true, data: sessionBody(token, session) });
   });
 
-  router.use('/v1/account', requireSession(sessionSecret));
+  router.post('/v1/auth/logout', requireSession(logins), async (_req, res) => {
+    await logins.sessions.revoke(current(res)).catch((err: unknown) => {
+      throw new AppError('SERVICE_UNAVAILABLE', undefined, { cause: err, retryAfter: 1 });
+    });
+    res.json({ success: true, data: { logged_out: true } });
+  });
+
+  router.use('/v1/account', requireSession(logins));
+
+  router.post('/v1/account/password', async (req, res) => {
+    const input = parseOrThrow(changePasswordInputSchema, req.body ?? {}, 'body');
+    const { accountId } = current(res);
+    const result = await changePassword(
+      logins,
+      accountId,
+      input.current_password,
+      input.new_password,
+      req.ip ?? '',
+    );
+    if (!result.ok) throw loginError(result, 'The current password is wrong.');
+    const { token, session } = logins.sessions.issue('api', accountId);
+    res.json({ success: true, data: sessionBody(token, session) });
+  });
+
   router.get('/v1/account/keys', async (_req, res) => {
-    res.json({ success: true, data: await listApiKeys(deps, res.locals.accountId as string) });
+    res.json({ success: true, data: await listApiKeys(accounts, current(res).accountId) });
   });
   router.post('/v1/account/keys', async (req, res) => {
     const input = parseOrThrow(createApiKeyInputSchema, req.body ?? {}, 'body');
-    const created = await createApiKey(
-      deps,
-      res.locals.accountId as string,
-      input.name,
-      input.expires_at ? new Date(input.expires_at) : undefined,
+    const { created, replayed } = await createKeyOnce(
+      accounts,
+      current(res).accountId,
+      input,
+      idempotencyKeyOf(req),
     );
-    res.status(201).json({ success: true, data: created });
+    if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+    res.status(replayed ? 200 : 201).json({ success: true, data: created });
   });
   router.delete('/v1/account/keys/:keyId', async (req, res) => {
     res.json({
       success: true,
-      data: await revokeApiKey(deps, res.locals.accountId as string, req.params.keyId!),
+      data: await revokeApiKey(accounts, current(res).accountId, req.params.keyId!),
     });
   });
   return router;

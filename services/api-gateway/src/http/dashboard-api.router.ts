@@ -1,4 +1,5 @@
 import {
+  changePasswordInputSchema,
   createApiKeyInputSchema,
   loginInputSchema,
   rollApiKeyInputSchema,
@@ -6,46 +7,37 @@ import {
   usageQuerySchema,
   type ApiKeyView,
 } from '@signal/contracts';
-import { AppError, jsonBodyMiddleware, parseOrThrow } from '@signal/service-kit';
+import { AppError, bearerToken, jsonBodyMiddleware, parseOrThrow } from '@signal/service-kit';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Plan } from '../data/account.model';
-import { createApiKey, listApiKeys, revokeApiKey, type AccountDeps } from '../domain/accounts.use-cases';
-import type { AuthDeps } from '../domain/authenticate.use-case';
-import {
-  SESSION_COOKIE,
-  checkCredentials,
-  signUp,
-  type DashboardSession,
-  type SessionStore,
-} from '../domain/dashboard-session';
+import { createAccount, listApiKeys, revokeApiKey } from '../domain/accounts.use-cases';
+import { createKeyOnce, type CreateKeyDeps } from '../domain/create-key.use-case';
 import { rollApiKey } from '../domain/key-roll.use-case';
-import { retryAfterSeconds } from '../domain/rate-limiter';
-import type { UsageStore } from '../domain/usage';
-import { proxyTo, type InternalTokenCache, type Upstream } from './proxy';
+import { changePassword, passwordLogin, type PasswordLoginDeps } from '../domain/password-login.use-case';
+import { SESSION_COOKIE, type Session } from '../domain/sessions';
+import { idempotencyKeyOf } from './idempotency-key';
+import { loginError, sessionError } from './login-results';
+import { applyThrottle } from './throttle.middleware';
+import type { RequestThrottle } from '../domain/throttle';
+import type { UsageLedger } from '../domain/usage';
+import { readCookie } from './cookies';
+import { proxyTo } from './session-proxy';
+import type { InternalTokenCache, Upstream } from './upstream';
 
 export interface DashboardApiDeps {
-  accounts: AccountDeps;
-  auth: AuthDeps;
-  sessions: SessionStore;
-  usage: UsageStore;
+  accounts: CreateKeyDeps;
+  logins: PasswordLoginDeps;
+  usage: UsageLedger;
   signupEnabled: boolean;
   defaultPlan: Plan;
   /** Requests per minute one dashboard session may make (its own pages, not the API plan). */
-  sessionPerMinute: number;
+  sessionThrottle: RequestThrottle;
   upstreams: { signals: Upstream; stats: Upstream; webhooks: Upstream };
   tokens: InternalTokenCache;
   upstreamTimeoutMs: number;
 }
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-
-export function readCookie(req: Request, name: string): string | undefined {
-  for (const part of (req.header('cookie') ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
-}
 
 function setSessionCookie(res: Response, token: string, maxAgeSeconds: number): void {
   res.append(
@@ -84,41 +76,27 @@ const withStatus = (k: ApiKeyView) => ({ ...k, status: keyStatus(k) });
  */
 export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler): Router {
   const router = Router();
-  const sessionOf = new WeakMap<Response, DashboardSession>();
+  const sessions = deps.logins.sessions;
+  const sessionOf = new WeakMap<Response, Session>();
 
   const session = (opts: { csrf: boolean }): RequestHandler => {
     return async (req, res, next) => {
       try {
-        const authz = req.header('authorization');
-        if (authz && /^Bearer\s+sk_/i.test(authz)) {
+        if (bearerToken(req.header('authorization'))?.startsWith('sk_')) {
           throw new AppError('FORBIDDEN', 'API keys cannot manage the account; use the dashboard.');
         }
-        const token = readCookie(req, SESSION_COOKIE);
+        const token = readCookie(req.header('cookie'), SESSION_COOKIE);
         if (!token) throw new AppError('UNAUTHORIZED', 'Log in to the dashboard first.');
-        const s = await deps.sessions.verify(token);
+        const check = await sessions.verify('cookie', token);
+        if (!check.ok) throw sessionError(check);
+        const s = check.session;
         if (opts.csrf && UNSAFE.has(req.method)) {
-          if (!sameOrigin(req) || !deps.sessions.checkCsrf(s, req.header('x-csrf-token'))) {
+          if (!sameOrigin(req) || !sessions.checkCsrf(s, req.header('x-csrf-token'))) {
             throw new AppError('FORBIDDEN', 'Missing or invalid CSRF token; reload the dashboard.');
           }
         }
-        const decision = await deps.auth.limiter
-          .check({
-            subject: `session:${s.accountId}`,
-            perMinute: deps.sessionPerMinute,
-            perDay: Number.MAX_SAFE_INTEGER,
-          })
-          .catch(() =>
-            deps.auth.fallback.check({
-              subject: `session:${s.accountId}`,
-              perMinute: deps.sessionPerMinute,
-              perDay: Number.MAX_SAFE_INTEGER,
-            }),
-          );
-        if (decision.outcome === 'limited') {
-          throw new AppError('RATE_LIMIT_EXCEEDED', undefined, {
-            retryAfter: retryAfterSeconds(decision.minute, decision.day),
-          });
-        }
+        const limited = applyThrottle(res, await deps.sessionThrottle.count(s.accountId));
+        if (limited) throw limited;
         res.locals.accountId = s.accountId;
         sessionOf.set(res, renew(res, s));
         next();
@@ -128,14 +106,14 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
     };
   };
   /** Sliding sessions: past half its life, a session is replaced (new cookie, new CSRF token in a header). */
-  const renew = (res: Response, s: DashboardSession): DashboardSession => {
-    if (s.expiresAt - Date.now() > (deps.sessions.ttl * 1000) / 2) return s;
-    const { token, session: fresh } = deps.sessions.issue(s.accountId);
-    setSessionCookie(res, token, deps.sessions.ttl);
-    res.setHeader('X-CSRF-Token', deps.sessions.csrfToken(fresh));
+  const renew = (res: Response, s: Session): Session => {
+    if (s.expiresAt - Date.now() > (sessions.ttlSeconds * 1000) / 2) return s;
+    const { token, session: fresh } = sessions.issue('cookie', s.accountId);
+    setSessionCookie(res, token, sessions.ttlSeconds);
+    res.setHeader('X-CSRF-Token', sessions.csrfToken(fresh));
     return fresh;
   };
-  const current = (res: Response): DashboardSession => {
+  const current = (res: Response): Session => {
     const s = sessionOf.get(res);
     if (!s) throw new AppError('UNAUTHORIZED');
     return s;
@@ -149,14 +127,14 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
   });
 
   const startSession = async (res: Response, accountId: string, status = 200) => {
-    const { token, session: s } = deps.sessions.issue(accountId);
-    setSessionCookie(res, token, deps.sessions.ttl);
+    const { token, session: s } = sessions.issue('cookie', accountId);
+    setSessionCookie(res, token, sessions.ttlSeconds);
     const account = await deps.accounts.repository.findAccount(accountId);
     res.status(status).json({
       success: true,
       data: {
         account: account ? { id: account._id, email: account.email, plan: account.plan } : null,
-        csrf_token: deps.sessions.csrfToken(s),
+        csrf_token: sessions.csrfToken(s),
         expires_at: new Date(s.expiresAt).toISOString(),
       },
     });
@@ -167,14 +145,16 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
     if (!deps.signupEnabled)
       throw new AppError('FORBIDDEN', 'Sign-up is closed; ask the operator for an account.');
     const input = parseOrThrow(signupInputSchema, req.body ?? {}, 'body');
-    const account = await signUp(deps.accounts, input.email, input.password, deps.defaultPlan);
+    const account = await createAccount(deps.accounts, input.email, input.password, deps.defaultPlan);
     await startSession(res, account.id, 201);
   });
 
   api.post('/session', async (req, res) => {
     if (!sameOrigin(req)) throw new AppError('FORBIDDEN', 'Cross-site request refused.');
     const input = parseOrThrow(loginInputSchema, req.body ?? {}, 'body');
-    await startSession(res, await checkCredentials(deps.accounts, input.email, input.password));
+    const result = await passwordLogin(deps.logins, input.email, input.password, req.ip ?? '');
+    if (!result.ok) throw loginError(result);
+    await startSession(res, result.accountId);
   });
 
   api.use(session({ csrf: true }));
@@ -187,16 +167,33 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
       success: true,
       data: {
         account: { id: account._id, email: account.email, plan: account.plan },
-        csrf_token: deps.sessions.csrfToken(s),
+        csrf_token: sessions.csrfToken(s),
         expires_at: new Date(s.expiresAt).toISOString(),
       },
     });
   });
 
   api.delete('/session', async (_req, res) => {
-    await deps.sessions.revoke(current(res));
+    await sessions.revoke(current(res)).catch((err: unknown) => {
+      throw new AppError('SERVICE_UNAVAILABLE', undefined, { cause: err, retryAfter: 1 });
+    });
     setSessionCookie(res, '', 0);
     res.json({ success: true, data: { logged_out: true } });
+  });
+
+  // Every session of the account ends (this browser gets a new one at once).
+  api.post('/password', async (req, res) => {
+    const input = parseOrThrow(changePasswordInputSchema, req.body ?? {}, 'body');
+    const { accountId } = current(res);
+    const result = await changePassword(
+      deps.logins,
+      accountId,
+      input.current_password,
+      input.new_password,
+      req.ip ?? '',
+    );
+    if (!result.ok) throw loginError(result, 'The current password is wrong.');
+    await startSession(res, accountId);
   });
 
   api.get('/keys', async (_req, res) => {
@@ -206,13 +203,14 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
 
   api.post('/keys', async (req, res) => {
     const input = parseOrThrow(createApiKeyInputSchema, req.body ?? {}, 'body');
-    const created = await createApiKey(
+    const { created, replayed } = await createKeyOnce(
       deps.accounts,
       current(res).accountId,
-      input.name,
-      input.expires_at ? new Date(input.expires_at) : undefined,
+      input,
+      idempotencyKeyOf(req),
     );
-    res.status(201).json({ success: true, data: withStatus(created) });
+    if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+    res.status(replayed ? 200 : 201).json({ success: true, data: withStatus(created) });
   });
 
   api.post('/keys/:keyId/roll', async (req, res) => {
@@ -241,7 +239,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
       throw new AppError('NOT_FOUND', `API key ${q.key_id} was not found.`);
     }
     const account = await deps.accounts.repository.findAccount(accountId);
-    const series = await deps.usage.series(accountId, q.key_id ?? '*');
+    const series = await deps.usage.series(accountId, q.key_id);
     res.json({
       success: true,
       data: { plan: account?.plan ?? deps.defaultPlan, subject: q.key_id ?? 'account', ...series },
@@ -254,7 +252,8 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
   const viaSession = (upstream: Upstream): Router => {
     const r = Router();
     r.use((req, _res, next) => {
-      if (req.header('authorization') || !readCookie(req, SESSION_COOKIE)) return next('router');
+      if (req.header('authorization') || !readCookie(req.header('cookie'), SESSION_COOKIE))
+        return next('router');
       next();
     });
     r.use(noStore, session({ csrf: true }), proxyTo(upstream, deps.tokens, deps.upstreamTimeoutMs));

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import express, { Router, type RequestHandler } from 'express';
+import type { Plan } from '../data/account.model';
 import { buildOpenApiDocument } from '../openapi/document';
 import { enrichDocument } from '../openapi/enrich';
 
@@ -70,10 +71,10 @@ function scalarBrowserDir(): string {
   return path.join(path.dirname(require.resolve('@scalar/api-reference')), 'browser');
 }
 
-export function docsRouter(guard: RequestHandler, publicUrl?: string): Router {
+export function docsRouter(guard: RequestHandler, plan: Plan, publicUrl?: string): Router {
   const router = Router();
   const guide = loadGuide();
-  const document = enrichDocument(buildOpenApiDocument(publicUrl ?? '/'), guide);
+  const document = enrichDocument(buildOpenApiDocument(publicUrl ?? '/', plan), guide);
   const html: RequestHandler = (_req, res, next) => {
     res.setHeader('Content-Security-Policy', DOCS_CSP);
     next();

@@ -1,17 +1,20 @@
 import type { RequestHandler } from 'express';
 
-/** Answers that may carry a secret (session tokens, API keys, webhook signing secrets) are never stored by any cache. */
+/** Answers that may carry a secret (session tokens, API keys, webhook signing secrets). */
 const SECRET_BEARING = [
-  /^\/v1\/auth(\/|$)/,
-  /^\/v1\/account(\/|$)/,
-  /^\/v1\/dashboard(\/|$)/,
-  /^\/v1\/webhooks\/?$/,
-  /^\/v1\/webhooks\/[^/]+\/rotate-secret\/?$/,
+  /^\/v1\/auth(\/|$)/i,
+  /^\/v1\/account(\/|$)/i,
+  /^\/v1\/dashboard(\/|$)/i,
+  /^\/v1\/webhooks\/?$/i,
+  /^\/v1\/webhooks\/[^/]+\/rotate-secret\/?$/i,
 ];
 
+export const carriesSecrets = (path: string): boolean => SECRET_BEARING.some((re) => re.test(path));
+
+/** …are never stored by any cache. */
 export function noStoreForSecrets(): RequestHandler {
   return (req, res, next) => {
-    if (SECRET_BEARING.some((re) => re.test(req.path))) res.setHeader('Cache-Control', 'no-store');
+    if (carriesSecrets(req.path)) res.setHeader('Cache-Control', 'no-store');
     next();
   };
 }

@@ -27,7 +27,8 @@ type ComponentName =
   | 'ApiKey'
   | 'ApiKeyWithSecret'
   | 'CreateApiKeyRequest'
-  | 'LoginRequest';
+  | 'LoginRequest'
+  | 'ChangePasswordRequest';
 
 const ref = (name: ComponentName) => ({ $ref: `#/components/schemas/${name}` });
 const envelope = (data: JsonObject, meta?: JsonObject) => ({
@@ -116,7 +117,16 @@ const body = (name: ComponentName) => ({
 const secured = [{ apiKey: [] }];
 const session = [{ dashboardSession: [] }];
 
-export function buildOpenApiDocument(serverUrl = '/'): JsonObject {
+const sessionEnvelope = envelope({
+  type: 'object',
+  properties: { token: { type: 'string' }, expires_at: { type: 'string' } },
+});
+
+/** `plan`: the plan new accounts get, as configured (DEFAULT_PLAN_PER_*). */
+export function buildOpenApiDocument(
+  serverUrl = '/',
+  plan: { per_minute: number; per_day: number } = { per_minute: 60, per_day: 10_000 },
+): JsonObject {
   const webhookId = pathParam('webhook_id', 'Subscription id `wh_…`');
   const deliveryId = pathParam('delivery_id', 'Delivery id `dlv_…`');
   return {
@@ -126,7 +136,7 @@ export function buildOpenApiDocument(serverUrl = '/'): JsonObject {
       version: '1.0.0',
       description:
         'Token signals, aggregated statistics and webhooks. Every request needs `Authorization: Bearer <API_KEY>`. ' +
-        'Limits: 60 requests/minute and 10,000/day on the listed plan, per account; headers describe the window closest to exhaustion.',
+        `Limits: ${plan.per_minute.toLocaleString('en-US')} requests/minute and ${plan.per_day.toLocaleString('en-US')}/day on the listed plan, per account; headers describe the window closest to exhaustion.`,
     },
     servers: [{ url: serverUrl }],
     components: {
@@ -267,18 +277,28 @@ export function buildOpenApiDocument(serverUrl = '/'): JsonObject {
       },
       '/v1/auth/login': {
         post: {
-          summary: 'Dashboard login (email + password) → short-lived session token',
+          summary:
+            'Dashboard login (email + password) → short-lived session token. After 5 failures for an email (20 for a network) each attempt waits twice as long: 429 with retry_after.',
           requestBody: body('LoginRequest'),
+          responses: { ...ok('Session', sessionEnvelope), ...errors('VALIDATION_ERROR') },
+        },
+      },
+      '/v1/auth/logout': {
+        post: {
+          summary: 'End this session token',
+          security: session,
           responses: {
-            ...ok(
-              'Session',
-              envelope({
-                type: 'object',
-                properties: { token: { type: 'string' }, expires_at: { type: 'string' } },
-              }),
-            ),
-            ...errors('VALIDATION_ERROR'),
+            ...ok('Logged out', envelope({ type: 'object', properties: { logged_out: { const: true } } })),
+            ...errors('FORBIDDEN'),
           },
+        },
+      },
+      '/v1/account/password': {
+        post: {
+          summary: 'Change the password: every session so far ends; the answer is a new session',
+          security: session,
+          requestBody: body('ChangePasswordRequest'),
+          responses: { ...ok('A new session', sessionEnvelope), ...errors('VALIDATION_ERROR', 'FORBIDDEN') },
         },
       },
       '/v1/account/keys': {
@@ -291,12 +311,26 @@ export function buildOpenApiDocument(serverUrl = '/'): JsonObject {
           },
         },
         post: {
-          summary: 'Create an API key (shown once)',
+          summary:
+            'Create an API key (shown once). With an Idempotency-Key, a retry with the same body within 24 h answers the same key (200, Idempotent-Replayed: true); another body is 409.',
           security: session,
+          parameters: [
+            {
+              name: 'Idempotency-Key',
+              in: 'header',
+              required: false,
+              description: '1–255 visible ASCII characters, unique per intended creation',
+              schema: { type: 'string', minLength: 1, maxLength: 255 },
+            },
+          ],
           requestBody: body('CreateApiKeyRequest'),
           responses: {
             ...ok('The new key', envelope(ref('ApiKeyWithSecret')), '201'),
-            ...errors('VALIDATION_ERROR', 'FORBIDDEN'),
+            ...ok(
+              'The key a first request with this Idempotency-Key made',
+              envelope(ref('ApiKeyWithSecret')),
+            ),
+            ...errors('VALIDATION_ERROR', 'FORBIDDEN', 'IDEMPOTENCY_CONFLICT'),
           },
         },
       },

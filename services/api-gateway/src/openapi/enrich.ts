@@ -21,6 +21,7 @@ const REQUEST_COMPONENTS = new Set([
   'UpdateWebhookRequest',
   'CreateApiKeyRequest',
   'LoginRequest',
+  'ChangePasswordRequest',
 ]);
 
 const at = '2026-01-15T09:30:00.000Z';
@@ -173,6 +174,20 @@ const OPERATIONS: Record<string, OperationMeta> = {
     operationId: 'login',
     tag: 'Account (dashboard session)',
     requestExample: { email: 'dev@example.com', password: 'correct horse battery staple' },
+    responseExample: ok({ token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9…', expires_at: at }),
+  },
+  'post /v1/auth/logout': {
+    operationId: 'logout',
+    tag: 'Account (dashboard session)',
+    responseExample: ok({ logged_out: true }),
+  },
+  'post /v1/account/password': {
+    operationId: 'changePassword',
+    tag: 'Account (dashboard session)',
+    requestExample: {
+      current_password: 'correct horse battery staple',
+      new_password: 'a new long passphrase',
+    },
     responseExample: ok({ token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9…', expires_at: at }),
   },
   'get /v1/account/keys': {

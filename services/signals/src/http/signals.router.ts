@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import { signalListQuerySchema } from '@signal/contracts';
 import { parseOrThrow, requireInternalAuth } from '@signal/service-kit';
 import { Router } from 'express';
@@ -5,9 +6,9 @@ import { getSignal } from '../domain/get-signal.use-case';
 import { listSignals, type ListDeps } from '../domain/list-signals.use-case';
 
 /** Public reads, reached only through the gateway (internal JWT for audience `signals`). */
-export function signalsRouter(reads: ListDeps, jwtSecret: string): Router {
+export function signalsRouter(reads: ListDeps, internalJwtKey: KeyObject): Router {
   const router = Router();
-  router.use('/v1/signals', requireInternalAuth(jwtSecret, 'signals'));
+  router.use('/v1/signals', requireInternalAuth(internalJwtKey, 'signals'));
 
   router.get('/v1/signals', async (req, res) => {
     const query = parseOrThrow(signalListQuerySchema, req.query, 'query');

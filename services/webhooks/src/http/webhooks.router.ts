@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import {
   createWebhookInputSchema,
   deliveryIdSchema,
@@ -21,9 +22,9 @@ function idempotencyKey(value: string | undefined): string | undefined {
 }
 
 /** Subscriptions API, reached only through the gateway; every lookup is scoped to the caller's account. */
-export function webhooksRouter(deps: uc.SubscriptionDeps, jwtSecret: string): Router {
+export function webhooksRouter(deps: uc.SubscriptionDeps, internalJwtKey: KeyObject): Router {
   const r = Router();
-  r.use('/v1/webhooks', requireInternalAuth(jwtSecret, 'webhooks'));
+  r.use('/v1/webhooks', requireInternalAuth(internalJwtKey, 'webhooks'));
 
   // Ids that cannot exist answer 404 before any store lookup (`%00`, overlong, other prefixes).
   r.param('id', (_req, _res, next, value: string) =>

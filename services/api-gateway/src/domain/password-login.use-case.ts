@@ -1,0 +1,81 @@
+import type { AccountDocument } from '../data/account.model';
+import { loginSubjects, type LoginAttempts } from './login-throttle';
+import { hashPassword, needsRehash, verifyPassword } from './password';
+import type { SessionStore } from './sessions';
+
+/** Port: what logging in and changing a password need of the accounts (data/account.repository.ts). */
+export interface PasswordAccounts {
+  findAccount(id: string): Promise<AccountDocument | null>;
+  findAccountByEmail(email: string): Promise<AccountDocument | null>;
+  setPasswordHash(id: string, passwordHash: string): Promise<void>;
+}
+
+export interface PasswordLoginDeps {
+  accounts: PasswordAccounts;
+  attempts: LoginAttempts;
+  sessions: SessionStore;
+}
+
+export type LoginResult =
+  | { ok: true; accountId: string }
+  | { ok: false; code: 'UNAUTHORIZED' }
+  | { ok: false; code: 'RATE_LIMITED'; retryAfter: number }
+  | { ok: false; code: 'UNAVAILABLE' };
+
+/**
+ * Story: is this email or this client network waiting after failures? (then refuse without
+ * looking) → check the password at its stored cost (unknown emails spend the same) → a failure
+ * counts against both → a success clears the email's count and upgrades a hash made at an
+ * older cost.
+ */
+export async function passwordLogin(
+  deps: PasswordLoginDeps,
+  email: string,
+  password: string,
+  ip: string,
+  now = Date.now(),
+): Promise<LoginResult> {
+  const subjects = loginSubjects(email, ip);
+  const wait = await deps.attempts.waitMs([subjects.email, subjects.network], now);
+  if (wait > 0) return { ok: false, code: 'RATE_LIMITED', retryAfter: Math.ceil(wait / 1000) };
+  const account = await deps.accounts.findAccountByEmail(email.trim().toLowerCase());
+  const ok = await verifyPassword(password, account?.password_hash ?? null);
+  if (!account || !ok) {
+    // The wait runs from now, after the hash work, not from when the attempt arrived.
+    await deps.attempts.failed([subjects.email, subjects.network], Date.now());
+    return { ok: false, code: 'UNAUTHORIZED' };
+  }
+  await deps.attempts.succeeded(subjects.email);
+  if (needsRehash(account.password_hash)) {
+    await deps.accounts.setPasswordHash(account._id, await hashPassword(password));
+  }
+  return { ok: true, accountId: account._id };
+}
+
+export type PasswordChangeResult = { ok: true } | Exclude<LoginResult, { ok: true }>;
+
+/**
+ * Story: the current password is checked as a login would be (throttled the same way) →
+ * every session of the account so far is revoked (first: if that cannot happen the password
+ * stays as it was) → the new password is stored. The caller issues the client a new session.
+ */
+export async function changePassword(
+  deps: PasswordLoginDeps,
+  accountId: string,
+  currentPassword: string,
+  newPassword: string,
+  ip: string,
+  now = Date.now(),
+): Promise<PasswordChangeResult> {
+  const account = await deps.accounts.findAccount(accountId);
+  if (!account) return { ok: false, code: 'UNAUTHORIZED' };
+  const login = await passwordLogin(deps, account.email, currentPassword, ip, now);
+  if (!login.ok) return login;
+  try {
+    await deps.sessions.revokeAll(accountId, now);
+  } catch {
+    return { ok: false, code: 'UNAVAILABLE' };
+  }
+  await deps.accounts.setPasswordHash(accountId, await hashPassword(newPassword));
+  return { ok: true };
+}

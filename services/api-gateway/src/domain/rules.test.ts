@@ -1,0 +1,156 @@
+import { createHash } from 'node:crypto';
+import { TEST_INTERNAL_KEYS } from '@signal/test-kit';
+import { configSchema } from '../config';
+import { checksum } from './api-key';
+import { KeyCache, type KeyRecord } from './key-cache';
+import { EMAIL_POLICY, NETWORK_POLICY, waitAfter } from './login-throttle';
+import { needsRehash } from './password';
+import { DAY_MS, MINUTE_MS, rateView, retryAfterSeconds } from './rate-limit';
+import { SecretSealer } from './sealed-secret';
+import { clientGroup } from './throttle';
+
+describe('login waits', () => {
+  it('when failures pile up, then the first few are free and each further one doubles the wait, up to 15 minutes', () => {
+    const waits = Array.from({ length: 9 }, (_, i) => waitAfter(i + 1, EMAIL_POLICY));
+    expect(waits).toEqual([0, 0, 0, 0, 0, 1000, 2000, 4000, 8000]);
+    expect(waitAfter(40, EMAIL_POLICY)).toBe(15 * 60_000);
+    expect(waitAfter(20, NETWORK_POLICY)).toBe(0);
+    expect(waitAfter(21, NETWORK_POLICY)).toBe(1000);
+  });
+});
+
+describe('client groups of the per-IP limits', () => {
+  it('when addresses are IPv4 or IPv4-mapped, then each is its own group', () => {
+    expect(clientGroup('203.0.113.7')).toBe('203.0.113.7');
+    expect(clientGroup('::ffff:203.0.113.7')).toBe('203.0.113.7');
+  });
+  it('when IPv6 addresses share a /64, however written, then they are one group; another /64 is another', () => {
+    const group = clientGroup('2001:db8:a:b::1');
+    for (const ip of ['2001:0db8:000a:000b:ffff:ffff:ffff:ffff', '2001:db8:a:b:1:2:3:4', '2001:DB8:A:B::'])
+      expect(clientGroup(ip)).toBe(group);
+    expect(group).toBe('2001:db8:a:b::/64');
+    expect(clientGroup('2001:db8:a:c::1')).not.toBe(group);
+    expect(clientGroup('::1')).toBe('0:0:0:0::/64');
+  });
+});
+
+describe('rate-limit windows', () => {
+  const now = Date.UTC(2026, 0, 15, 9, 30, 20);
+  const minuteEnd = (Math.floor(now / MINUTE_MS) + 1) * MINUTE_MS;
+  const dayEnd = (Math.floor(now / DAY_MS) + 1) * DAY_MS;
+  it('when the minute has fewer requests left than the day, then the headers describe the minute', () => {
+    const view = rateView(
+      { limit: 60, used: 59, resetAt: minuteEnd / 1000 },
+      { limit: 10_000, used: 10, resetAt: dayEnd / 1000 },
+    );
+    expect(view).toEqual({ limit: 60, remaining: 1, reset: minuteEnd / 1000 });
+  });
+  it('when both windows are used up, then the wait lasts until the later one resets', () => {
+    const minute = { limit: 60, used: 60, resetAt: minuteEnd / 1000 };
+    const day = { limit: 100, used: 100, resetAt: dayEnd / 1000 };
+    expect(retryAfterSeconds(minute, day, now)).toBe(Math.ceil((dayEnd - now) / 1000));
+    expect(retryAfterSeconds(minute, { ...day, used: 5 }, now)).toBe(40);
+  });
+});
+
+describe('API key checksum', () => {
+  /** The generator's original definition: the last 6 base62 digits of the digest's first 8 bytes. */
+  function reference(body: string): string {
+    const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+    let n = BigInt(`0x${createHash('sha256').update(body).digest().subarray(0, 8).toString('hex')}`);
+    let out = '';
+    for (let i = 0; i < 6; i++) {
+      out = alphabet[Number(n % 62n)]! + out;
+      n /= 62n;
+    }
+    return out;
+  }
+  it('when computed without BigInt, then it equals the original definition for every body tried', () => {
+    for (let i = 0; i < 2000; i++) {
+      const body = createHash('sha256').update(String(i)).digest('base64url').slice(0, 43);
+      expect(checksum(body)).toBe(reference(body));
+    }
+  });
+});
+
+describe('key cache', () => {
+  const record: KeyRecord = {
+    keyId: 'key_1',
+    accountId: 'acc_1',
+    expiresAt: null,
+    revoked: false,
+    perMinute: 60,
+    perDay: 10_000,
+  };
+  it('when a hash was found unknown, then it is remembered as unknown for a while, then looked up again', () => {
+    const cache = new KeyCache({ unknownTtlMs: 1000 });
+    cache.set('h', undefined, 0);
+    expect(cache.get('h', 999).state).toBe('unknown');
+    expect(cache.get('h', 1001).state).toBe('miss');
+  });
+  it('when a record ages, then it is served and refreshed in the background, and past its limit looked up first', () => {
+    const cache = new KeyCache({ refreshAfterMs: 100, maxAgeMs: 200 });
+    cache.set('h', record, 0);
+    expect(cache.get('h', 50)).toEqual({ state: 'known', record, stale: false });
+    expect(cache.get('h', 150)).toEqual({ state: 'known', record, stale: true });
+    expect(cache.get('h', 250).state).toBe('miss');
+  });
+});
+
+describe('sealed secrets', () => {
+  it('when a secret is sealed, then only the same pepper and purpose open it, and any change is refused', () => {
+    const sealer = new SecretSealer('pepper-0123456789abcdef0123456789', 'purpose');
+    const sealed = sealer.seal('sk_live_secret');
+    expect(sealed).not.toContain('secret');
+    expect(sealer.open(sealed)).toBe('sk_live_secret');
+    expect(new SecretSealer('pepper-0123456789abcdef0123456789', 'other').open(sealed)).toBeUndefined();
+    expect(new SecretSealer('another-pepper-0123456789abcdef01', 'purpose').open(sealed)).toBeUndefined();
+    const tampered = `${sealed.slice(0, -2)}${sealed.endsWith('A') ? 'B' : 'A'}${sealed.slice(-1)}`;
+    expect(sealer.open(tampered)).toBeUndefined();
+  });
+});
+
+describe('password hashes', () => {
+  it('when a hash was made at a lower cost than today, then it is due for a rehash; today’s is not', () => {
+    expect(needsRehash('scrypt$16384$8$1$c2FsdA$a2V5')).toBe(true);
+    expect(needsRehash('scrypt$32768$8$3$c2FsdA$a2V5')).toBe(false);
+    expect(needsRehash(null)).toBe(false);
+  });
+});
+
+describe('gateway settings', () => {
+  const base = {
+    MONGO_URL: 'mongodb://127.0.0.1:27017',
+    REDIS_URL: 'redis://127.0.0.1:6379',
+    INTERNAL_JWT_PRIVATE_KEY: TEST_INTERNAL_KEYS.privateKey,
+    API_KEY_PEPPER: 'p'.repeat(32),
+    SESSION_JWT_SECRET: 's'.repeat(32),
+    SIGNALS_URL: 'http://127.0.0.1:4001',
+    STATS_URL: 'http://127.0.0.1:4002',
+    WEBHOOKS_URL: 'http://127.0.0.1:4003',
+  };
+  it('when the benchmark switch is set in production, then the settings are refused; elsewhere it is taken', () => {
+    const prod = configSchema.safeParse({
+      ...base,
+      NODE_ENV: 'production',
+      BENCH_AUTH_OFF_ACCOUNT: 'acc_bench',
+    });
+    expect(prod.success).toBe(false);
+    expect(prod.error?.issues.map((i) => i.path[0])).toContain('BENCH_AUTH_OFF_ACCOUNT');
+    expect(
+      configSchema.safeParse({ ...base, NODE_ENV: 'development', BENCH_AUTH_OFF_ACCOUNT: 'acc_bench' })
+        .success,
+    ).toBe(true);
+  });
+  it('when GATEWAY_WORKERS is auto, a number or junk, then it is one per core, that number, or refused', () => {
+    expect(configSchema.parse({ ...base, GATEWAY_WORKERS: '3' }).GATEWAY_WORKERS).toBe(3);
+    expect(configSchema.parse({ ...base, GATEWAY_WORKERS: 'auto' }).GATEWAY_WORKERS).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(configSchema.parse(base).GATEWAY_WORKERS).toBe(1);
+    expect(configSchema.safeParse({ ...base, GATEWAY_WORKERS: 'many' }).success).toBe(false);
+  });
+  it('when the pepper and the session secret are the same, then the settings are refused', () => {
+    expect(configSchema.safeParse({ ...base, SESSION_JWT_SECRET: base.API_KEY_PEPPER }).success).toBe(false);
+  });
+});

@@ -1,0 +1,124 @@
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import { z } from 'zod';
+
+/**
+ * Account sessions, one store for both kinds: `api` (a bearer token from POST /v1/auth/login,
+ * for scripts) and `cookie` (the dashboard's HttpOnly cookie, with a CSRF token derived from
+ * the session id — HMAC, nothing to store). Each is a signed JWT (HS256, its own audience,
+ * `exp` required) revocable two ways: one session (logout: a deny-list entry that lives as
+ * long as the token would) or every session of an account issued before a moment (password
+ * change).
+ */
+export const SESSION_COOKIE = '__Host-signal_session';
+export type SessionKind = 'api' | 'cookie';
+const AUDIENCE: Record<SessionKind, string> = { api: 'dashboard', cookie: 'dashboard-cookie' };
+
+const claimsSchema = z.object({
+  sub: z.string().min(1),
+  jti: z.string().min(1),
+  iat: z.number(),
+  /** When it was issued, in ms (`iat` is in seconds: too coarse to order it against a revocation). */
+  iat_ms: z.number().optional(),
+  exp: z.number(),
+});
+
+export interface Session {
+  kind: SessionKind;
+  accountId: string;
+  sessionId: string;
+  /** Unix ms. */
+  issuedAt: number;
+  /** Unix ms. */
+  expiresAt: number;
+}
+
+/** Port: revoked sessions, shared by every gateway (data/session-revocations.store.ts). */
+export interface SessionRevocations {
+  isRevoked(session: Session): Promise<boolean>;
+  revoke(sessionId: string, ttlSeconds: number): Promise<void>;
+  /** Every session of the account issued before `issuedBefore` (Unix ms) is refused. */
+  revokeAllBefore(accountId: string, issuedBefore: number, ttlSeconds: number): Promise<void>;
+}
+
+export type SessionCheck =
+  | { ok: true; session: Session }
+  | { ok: false; code: 'UNAUTHORIZED'; message: string }
+  | { ok: false; code: 'UNAVAILABLE' };
+
+export class SessionStore {
+  constructor(
+    private readonly secret: string,
+    readonly ttlSeconds: number,
+    private readonly revocations: SessionRevocations,
+  ) {}
+
+  issue(kind: SessionKind, accountId: string, issuedAt = Date.now()) {
+    const sessionId = randomUUID();
+    const token = jwt.sign({ iat: Math.floor(issuedAt / 1000), iat_ms: issuedAt }, this.secret, {
+      algorithm: 'HS256',
+      audience: AUDIENCE[kind],
+      subject: accountId,
+      jwtid: sessionId,
+      expiresIn: this.ttlSeconds,
+    });
+    const session: Session = {
+      kind,
+      accountId,
+      sessionId,
+      issuedAt,
+      expiresAt: (Math.floor(issuedAt / 1000) + this.ttlSeconds) * 1000,
+    };
+    return { token, session };
+  }
+
+  async verify(kind: SessionKind, token: string): Promise<SessionCheck> {
+    let claims: z.infer<typeof claimsSchema>;
+    try {
+      claims = claimsSchema.parse(
+        jwt.verify(token, this.secret, { algorithms: ['HS256'], audience: AUDIENCE[kind] }),
+      );
+    } catch {
+      return { ok: false, code: 'UNAUTHORIZED', message: 'Your session has expired; log in again.' };
+    }
+    const session: Session = {
+      kind,
+      accountId: claims.sub,
+      sessionId: claims.jti,
+      issuedAt: claims.iat_ms ?? claims.iat * 1000,
+      expiresAt: claims.exp * 1000,
+    };
+    try {
+      if (await this.revocations.isRevoked(session))
+        return { ok: false, code: 'UNAUTHORIZED', message: 'This session has ended; log in again.' };
+    } catch {
+      return { ok: false, code: 'UNAVAILABLE' };
+    }
+    return { ok: true, session };
+  }
+
+  /** Logout: this session only. */
+  revoke(session: Session): Promise<void> {
+    return this.revocations.revoke(
+      session.sessionId,
+      Math.max(1, Math.ceil((session.expiresAt - Date.now()) / 1000)),
+    );
+  }
+
+  /** Every session of the account issued so far (a password change), whatever its kind. */
+  async revokeAll(accountId: string, now = Date.now()): Promise<void> {
+    await this.revocations.revokeAllBefore(accountId, now, this.ttlSeconds + 60);
+  }
+
+  /** Synchronizer token bound to the session: HMAC of its id, checked on every unsafe method. */
+  csrfToken(session: Session): string {
+    return createHmac('sha256', this.secret).update(`csrf:${session.sessionId}`).digest('base64url');
+  }
+
+  checkCsrf(session: Session, given: string | undefined): boolean {
+    if (!given) return false;
+    const expected = Buffer.from(this.csrfToken(session));
+    const actual = Buffer.from(given);
+    return actual.length === expected.length && timingSafeEqual(actual, expected);
+  }
+}

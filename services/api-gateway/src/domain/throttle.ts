@@ -1,0 +1,97 @@
+import { isIPv6 } from 'node:net';
+import {
+  LocalFallbackLimiter,
+  rateView,
+  retryAfterSeconds,
+  type RateView,
+  type SharedLimiter,
+  type WindowDecision,
+} from './rate-limit';
+
+/**
+ * Who a per-IP limit counts: an IPv4 address (IPv4-mapped IPv6 included) as itself, an IPv6
+ * address by its /64 — one customer network gets a whole /64, so counting single IPv6
+ * addresses would let it rotate through 2^64 of them.
+ */
+export function clientGroup(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1]!;
+  if (!isIPv6(ip)) return ip;
+  const [head = '', tail = ''] = ip.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const hextets = ip.includes('::')
+    ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
+    : left;
+  return `${hextets
+    .slice(0, 4)
+    .map((h) => (parseInt(h, 16) || 0).toString(16))
+    .join(':')}::/64`;
+}
+
+export type ThrottleDecision =
+  { limited: false; rate: RateView } | { limited: true; rate: RateView; retryAfter: number };
+
+export interface ThrottleOptions {
+  /** Prefix of the limiter subject (`ip`, `session`): one counter space per throttle. */
+  name: string;
+  perMinute: number;
+  /** Who counts as one client for this throttle (e.g. an IPv6 /64). */
+  group?: (id: string) => string;
+}
+
+/**
+ * A per-minute request throttle with one failure policy: when the shared limiter does not
+ * answer, a per-instance limiter at the same rate decides, so a throttle never turns an outage
+ * into errors or an open door. A client found over its limit is remembered until its window
+ * resets, so a client already at 429 costs neither a Redis call nor a store lookup.
+ * Used as the per-IP guard (everything reached without a valid API key, and logins) and as the
+ * per-session limit of the dashboard.
+ */
+export class RequestThrottle {
+  private readonly blocked = new Map<string, { until: number; rate: RateView }>();
+  private readonly group: (id: string) => string;
+
+  constructor(
+    private readonly limiter: SharedLimiter,
+    private readonly options: ThrottleOptions,
+    private readonly fallback = new LocalFallbackLimiter(),
+  ) {
+    this.group = options.group ?? ((id) => id);
+  }
+
+  /** The remembered 429 for this client while it is still over its limit (no I/O). */
+  blockedNow(id: string, now = Date.now()): ThrottleDecision | undefined {
+    const group = this.group(id);
+    const hit = this.blocked.get(group);
+    if (!hit) return undefined;
+    if (hit.until > now)
+      return { limited: true, rate: hit.rate, retryAfter: Math.ceil((hit.until - now) / 1000) };
+    this.blocked.delete(group);
+    return undefined;
+  }
+
+  /** Counts one request of this client. */
+  async count(id: string, now = Date.now()): Promise<ThrottleDecision> {
+    const remembered = this.blockedNow(id, now);
+    if (remembered) return remembered;
+    const group = this.group(id);
+    const subject = {
+      subject: `${this.options.name}:${group}`,
+      perMinute: this.options.perMinute,
+      perDay: Number.MAX_SAFE_INTEGER,
+    };
+    let decision: WindowDecision;
+    try {
+      decision = await this.limiter.count(subject, now);
+    } catch {
+      decision = this.fallback.check(subject, now);
+    }
+    const rate = rateView(decision.minute, decision.day);
+    if (decision.outcome === 'allowed') return { limited: false, rate };
+    const retryAfter = retryAfterSeconds(decision.minute, decision.day, now);
+    if (this.blocked.size >= 100_000) this.blocked.clear();
+    this.blocked.set(group, { until: now + retryAfter * 1000, rate });
+    return { limited: true, rate, retryAfter };
+  }
+}

@@ -1,0 +1,38 @@
+import { AppError } from '@signal/service-kit';
+import type { RequestHandler } from 'express';
+import { forward, type InternalTokenCache, type Upstream } from './upstream';
+
+/**
+ * An Express route streamed to a service as the account in `res.locals.accountId` (the
+ * dashboard session's); the headers already set here win over the service's.
+ */
+export function proxyTo(upstream: Upstream, tokens: InternalTokenCache, timeoutMs: number): RequestHandler {
+  return async (req, res, next) => {
+    const accountId: unknown = res.locals.accountId;
+    const requestId: unknown = res.locals.requestId;
+    if (typeof accountId !== 'string' || typeof requestId !== 'string')
+      return next(new AppError('UNAUTHORIZED'));
+    const outcome = await forward(
+      req,
+      res,
+      {
+        upstream,
+        path: req.originalUrl,
+        accountId,
+        requestId,
+        clientIp: req.ip ?? '',
+        answerHeaders: [],
+        ownHeaderNames: new Set(res.getHeaderNames()),
+        timeoutMs,
+      },
+      tokens.get(upstream.audience, accountId),
+    );
+    if (!outcome.ok)
+      next(
+        new AppError(outcome.code, outcome.message, {
+          cause: outcome.cause,
+          retryAfter: outcome.code === 'SERVICE_UNAVAILABLE' ? 1 : undefined,
+        }),
+      );
+  };
+}

@@ -1,0 +1,233 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PassThrough, type Readable } from 'node:stream';
+import type { ErrorCode } from '@signal/contracts';
+import { Pool, type Dispatcher } from 'undici';
+
+/** Answer headers the gateway never passes on: connection-level ones and those it sets itself. */
+const DROPPED_RESPONSE_HEADERS = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'x-request-id',
+]);
+
+/** Request headers worth passing on; everything else (Authorization, X-Internal-*, cookies) stays here. */
+const FORWARDED_REQUEST_HEADERS = [
+  'accept',
+  'accept-encoding',
+  'content-type',
+  'content-length',
+  'idempotency-key',
+  'user-agent',
+] as const;
+
+export interface Upstream {
+  name: string;
+  /** JWT audience the service accepts. */
+  audience: string;
+  pool: Pool;
+}
+
+export interface UpstreamOptions {
+  connections: number;
+  /** Requests in flight per connection; undici sends only idempotent ones (GET, HEAD) behind another. */
+  pipelining: number;
+}
+
+export function createUpstream(name: string, url: string, options: UpstreamOptions): Upstream {
+  const pool = new Pool(new URL(url).origin, {
+    connections: options.connections,
+    pipelining: options.pipelining,
+    // Connections stay open (the services keep theirs 65 s) so requests never wait for a handshake.
+    keepAliveTimeout: 30_000,
+    keepAliveMaxTimeout: 60_000,
+    connectTimeout: 2000,
+  });
+  return { name, audience: name, pool };
+}
+
+/** Issues internal tokens; re-uses one for the same (service, account) until shortly before it expires. */
+export class InternalTokenCache {
+  private readonly tokens = new Map<string, { token: string; until: number }>();
+  constructor(
+    private readonly sign: (audience: string, accountId: string, ttlSeconds: number) => string,
+    private readonly ttlSeconds = 30,
+  ) {}
+
+  get(audience: string, accountId: string, now = Date.now()): string {
+    const k = `${audience}\u0000${accountId}`;
+    const hit = this.tokens.get(k);
+    if (hit && hit.until > now) return hit.token;
+    const token = this.sign(audience, accountId, this.ttlSeconds);
+    if (this.tokens.size > 50_000) this.tokens.clear();
+    this.tokens.set(k, { token, until: now + (this.ttlSeconds - 10) * 1000 });
+    return token;
+  }
+}
+
+export interface ForwardRequest {
+  upstream: Upstream;
+  /** Path and query as the client sent them. */
+  path: string;
+  accountId: string;
+  requestId: string;
+  clientIp: string;
+  /** Headers the gateway puts on the answer (security, request id, rate limits): [name, value, …]. */
+  answerHeaders: string[];
+  /** Lower-case names among `answerHeaders`: the service's own values of these are dropped. */
+  ownHeaderNames: ReadonlySet<string>;
+  timeoutMs: number;
+}
+
+export type ForwardOutcome =
+  | { ok: true; status: number }
+  | {
+      ok: false;
+      code: Extract<ErrorCode, 'SERVICE_UNAVAILABLE' | 'GATEWAY_TIMEOUT'>;
+      message: string;
+      cause: unknown;
+    };
+
+function errorCodeOf(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const code: unknown = 'code' in err ? err.code : undefined;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * The client's body as undici should get it. undici destroys the body stream it was handed when
+ * the service answers before taking all of it (a 415 or 404 on a large upload), and destroying
+ * `req` itself cut the client's connection mid-body: the client's next request on that
+ * keep-alive connection went unanswered (the "no answer within 10 s under load" of issue 14).
+ * A pass-through takes that destroy instead, and the rest of the client's body is drained, as
+ * Node does for a body nobody read.
+ */
+function upstreamBody(req: IncomingMessage): Readable {
+  const body = new PassThrough();
+  req.pipe(body);
+  req.once('error', (err) => body.destroy(err));
+  body.once('close', () => {
+    req.unpipe(body);
+    if (!req.complete) req.resume();
+  });
+  return body;
+}
+
+/**
+ * Streams the request to the service with an internal token and streams the answer back
+ * as it comes (no parsing, no re-encoding): the service's status and headers, with the
+ * gateway's own headers in front. A plain dispatch handler (no stream wrappers, no async
+ * resource per request): the answer's chunks go straight to the client's socket, with
+ * back-pressure both ways. Settles with what happened, for the caller to log and count; an
+ * upstream failure before any byte of the answer is for the caller to turn into an envelope.
+ */
+export function forward(
+  req: IncomingMessage,
+  res: ServerResponse,
+  f: ForwardRequest,
+  token: string,
+): Promise<ForwardOutcome> {
+  const headers: string[] = [];
+  for (const name of FORWARDED_REQUEST_HEADERS) {
+    const v = req.headers[name];
+    if (typeof v === 'string') headers.push(name, v);
+  }
+  headers.push(
+    'authorization',
+    `Bearer ${token}`,
+    'x-request-id',
+    f.requestId,
+    'x-forwarded-for',
+    f.clientIp,
+  );
+  const method = req.method ?? 'GET';
+  return new Promise<ForwardOutcome>((resolve) => {
+    let status = 0;
+    let done = false;
+    const settle = (outcome: ForwardOutcome) => {
+      if (done) return;
+      done = true;
+      res.off('close', onClientGone);
+      resolve(outcome);
+    };
+    let controller: Dispatcher.DispatchController | undefined;
+    // The client went away mid-answer: stop the service's answer too.
+    const onClientGone = () => {
+      if (!res.writableFinished) controller?.abort(new Error('client closed the connection'));
+    };
+    res.once('close', onClientGone);
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        if (res.destroyed) c.abort(new Error('client closed the connection'));
+      },
+      onResponseStart(c, statusCode, answer) {
+        status = statusCode;
+        const out = f.answerHeaders.slice();
+        for (const name in answer) {
+          const value = answer[name];
+          if (value === undefined || DROPPED_RESPONSE_HEADERS.has(name) || f.ownHeaderNames.has(name))
+            continue;
+          if (name.startsWith('x-ratelimit')) continue;
+          if (typeof value === 'string') out.push(name, value);
+          else for (const v of value) out.push(name, v);
+        }
+        res.writeHead(statusCode, out);
+        res.on('drain', () => c.resume());
+      },
+      onResponseData(c, chunk) {
+        if (!res.write(chunk)) c.pause();
+      },
+      onResponseEnd() {
+        res.end();
+        settle({ ok: true, status });
+      },
+      onResponseError(_c, err) {
+        settle(failure(err, res, f.upstream.name, status));
+      },
+    };
+    try {
+      f.upstream.pool.dispatch(
+        {
+          method,
+          path: f.path,
+          headers,
+          body: method !== 'GET' && method !== 'HEAD' ? upstreamBody(req) : undefined,
+          headersTimeout: f.timeoutMs,
+          bodyTimeout: f.timeoutMs,
+        },
+        handler,
+      );
+    } catch (err) {
+      settle(failure(err, res, f.upstream.name, status));
+    }
+  });
+}
+
+function failure(err: unknown, res: ServerResponse, upstream: string, status: number): ForwardOutcome {
+  if (res.headersSent) {
+    // Part of the answer is out: the client sees a cut connection, never a second status.
+    res.destroy();
+    return { ok: true, status };
+  }
+  const code = errorCodeOf(err);
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    return {
+      ok: false,
+      code: 'GATEWAY_TIMEOUT',
+      message: `The ${upstream} service did not answer in time.`,
+      cause: err,
+    };
+  }
+  return {
+    ok: false,
+    code: 'SERVICE_UNAVAILABLE',
+    message: `The ${upstream} service is unavailable. Retry shortly.`,
+    cause: err,
+  };
+}

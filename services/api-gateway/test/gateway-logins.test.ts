@@ -1,0 +1,203 @@
+import { randomBytes, scryptSync } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import request from 'supertest';
+import { PASSWORD_COST } from '../src/domain/password';
+import { startGateway, type GatewayHarness } from './gateway-harness';
+
+let gw: GatewayHarness;
+const nowhere = 'http://127.0.0.1:9';
+
+beforeAll(async () => {
+  gw = await startGateway({
+    label: 'gw_logins',
+    upstreams: { signals: nowhere, stats: nowhere, webhooks: nowhere },
+    // The client address comes from X-Forwarded-For (a trusted proxy on loopback) so one test
+    // process can log in from many networks.
+    env: { TRUST_PROXY: 'loopback', IP_RATE_LIMIT_PER_MINUTE: '10000' },
+  });
+});
+afterAll(async () => {
+  await gw.stop();
+});
+
+const PASSWORD = 'a long enough password';
+
+async function newAccount(): Promise<string> {
+  const email = `login-${randomBytes(4).toString('hex')}@example.com`;
+  await request(gw.url)
+    .post('/v1/dashboard/signup')
+    .set('X-Forwarded-For', '198.51.100.1')
+    .send({ email, password: PASSWORD })
+    .expect(201);
+  return email;
+}
+
+const login = (email: string, password: string, from = '203.0.113.9') =>
+  request(gw.url).post('/v1/auth/login').set('X-Forwarded-For', from).send({ email, password });
+
+describe('login throttling', () => {
+  it('when an email keeps failing, then after 5 free failures each attempt waits twice as long, and a success clears it', async () => {
+    const email = await newAccount();
+    for (let i = 0; i < 5; i++) await login(email, 'wrong password').expect(401);
+    // Failure 6 starts the waits: 1 s, then 2 s — even the right password is refused meanwhile.
+    await login(email, 'wrong password').expect(401);
+    const first = await login(email, PASSWORD).expect(429);
+    expect(first.body.error).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', retry_after: 1 });
+    expect(first.headers['retry-after']).toBe('1');
+    await new Promise((r) => setTimeout(r, 1100));
+    await login(email, 'wrong password').expect(401);
+    const second = await login(email, PASSWORD).expect(429);
+    expect(second.body.error.retry_after).toBe(2);
+    // Another network is refused too: the wait belongs to the email.
+    await login(email, PASSWORD, '192.0.2.77').expect(429);
+    await new Promise((r) => setTimeout(r, 2100));
+    await login(email, PASSWORD).expect(200);
+    // Cleared: a new failure is free again.
+    await login(email, 'wrong password').expect(401);
+    await login(email, PASSWORD).expect(200);
+  });
+
+  it('when one IPv6 /64 fails with many emails and addresses, then that network waits and another /64 does not', async () => {
+    const victim = await newAccount();
+    const failures = await Promise.all(
+      Array.from({ length: 21 }, (_, i) =>
+        login(`nobody-${i}-${randomBytes(3).toString('hex')}@example.com`, 'guess', `2001:db8:7:7::${i + 1}`),
+      ),
+    );
+    // 20 free failures, then waits: whichever came last may already have been told to wait.
+    expect(failures.filter((r) => r.status === 401).length).toBeGreaterThanOrEqual(20);
+    const refused = await login(victim, PASSWORD, '2001:db8:7:7:ffff:ffff:ffff:ffff').expect(429);
+    expect(refused.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+    await login(victim, PASSWORD, '2001:db8:7:8::1').expect(200);
+  });
+});
+
+describe('sessions', () => {
+  const keys = (token: string) =>
+    request(gw.url).get('/v1/account/keys').set('Authorization', `Bearer ${token}`);
+
+  it('when a bearer session logs out, then that token is refused and another session of the account is not', async () => {
+    const email = await newAccount();
+    const a = (await login(email, PASSWORD).expect(200)).body.data.token as string;
+    const b = (await login(email, PASSWORD).expect(200)).body.data.token as string;
+    const out = await request(gw.url).post('/v1/auth/logout').set('Authorization', `Bearer ${a}`).expect(200);
+    expect(out.headers['cache-control']).toBe('no-store');
+    expect((await keys(a).expect(401)).body.error.code).toBe('UNAUTHORIZED');
+    await keys(b).expect(200);
+  });
+
+  it('when the password changes, then every earlier session of both kinds ends, the old password fails and the new one works', async () => {
+    const email = await newAccount();
+    const bearer = (await login(email, PASSWORD).expect(200)).body.data.token as string;
+    const dashboard = await request(gw.url)
+      .post('/v1/dashboard/session')
+      .send({ email, password: PASSWORD })
+      .expect(200);
+    const cookie = ([] as string[]).concat(dashboard.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
+    await request(gw.url).get('/v1/dashboard/keys').set('Cookie', cookie).expect(200);
+
+    await request(gw.url)
+      .post('/v1/account/password')
+      .set('Authorization', `Bearer ${bearer}`)
+      .send({ current_password: 'not it', new_password: 'another long password' })
+      .expect(401);
+    const changed = await request(gw.url)
+      .post('/v1/account/password')
+      .set('Authorization', `Bearer ${bearer}`)
+      .send({ current_password: PASSWORD, new_password: 'another long password' })
+      .expect(200);
+    expect(changed.headers['cache-control']).toBe('no-store');
+    await keys(bearer).expect(401);
+    await request(gw.url).get('/v1/dashboard/keys').set('Cookie', cookie).expect(401);
+    await keys(changed.body.data.token as string).expect(200);
+    await login(email, PASSWORD).expect(401);
+    await login(email, 'another long password').expect(200);
+  });
+
+  it('when the dashboard changes the password, then its own browser gets a new session and the others end', async () => {
+    const email = await newAccount();
+    const open = async () => {
+      const res = await request(gw.url)
+        .post('/v1/dashboard/session')
+        .send({ email, password: PASSWORD })
+        .expect(200);
+      const cookie = ([] as string[]).concat(res.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
+      return { cookie, csrf: res.body.data.csrf_token as string };
+    };
+    const here = await open();
+    const elsewhere = await open();
+    const changed = await request(gw.url)
+      .post('/v1/dashboard/password')
+      .set({ Cookie: here.cookie, 'X-CSRF-Token': here.csrf })
+      .send({ current_password: PASSWORD, new_password: 'a brand new password' })
+      .expect(200);
+    const fresh = ([] as string[]).concat(changed.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
+    await request(gw.url).get('/v1/dashboard/keys').set('Cookie', fresh).expect(200);
+    await request(gw.url).get('/v1/dashboard/keys').set('Cookie', elsewhere.cookie).expect(401);
+    await request(gw.url).get('/v1/dashboard/keys').set('Cookie', here.cookie).expect(401);
+  });
+
+  it('when a session token has no exp, or no id, or another audience, then it is refused', async () => {
+    const email = await newAccount();
+    const session = (await login(email, PASSWORD).expect(200)).body.data.token as string;
+    const accountId = jwt.decode(session, { json: true })?.sub;
+    const secret = gw.config.SESSION_JWT_SECRET;
+    const forever = jwt.sign({ jti: 'x' }, secret, {
+      algorithm: 'HS256',
+      audience: 'dashboard',
+      subject: accountId,
+    });
+    const anonymous = jwt.sign({}, secret, {
+      algorithm: 'HS256',
+      audience: 'dashboard',
+      subject: accountId,
+      expiresIn: 60,
+    });
+    const cookieKind = jwt.sign({}, secret, {
+      algorithm: 'HS256',
+      audience: 'dashboard-cookie',
+      subject: accountId,
+      jwtid: 'y',
+      expiresIn: 60,
+    });
+    for (const token of [forever, anonymous, cookieKind]) await keys(token).expect(401);
+    await request(gw.url)
+      .get('/v1/dashboard/keys')
+      .set('Cookie', `__Host-signal_session=${forever}`)
+      .expect(401);
+  });
+});
+
+describe('password storage', () => {
+  it('when an account is made, then its password is stored with scrypt at the OWASP cost, never in clear', async () => {
+    const email = await newAccount();
+    const account = await gw.deps.repository.findAccountByEmail(email);
+    const { N, r, p } = PASSWORD_COST;
+    expect(account?.password_hash).toMatch(new RegExp(`^scrypt\\$${N}\\$${r}\\$${p}\\$`));
+    // The rows of OWASP's Password Storage Cheat Sheet for scrypt (equal strength).
+    const owasp = [
+      { N: 2 ** 17, r: 8, p: 1 },
+      { N: 2 ** 16, r: 8, p: 2 },
+      { N: 2 ** 15, r: 8, p: 3 },
+      { N: 2 ** 14, r: 8, p: 5 },
+      { N: 2 ** 13, r: 8, p: 10 },
+    ];
+    expect(owasp).toContainEqual(PASSWORD_COST);
+    expect(account?.password_hash).not.toContain(PASSWORD);
+  });
+
+  it('when a password stored at the older, cheaper cost logs in, then it works and is stored again at today’s cost', async () => {
+    const email = await newAccount();
+    const account = await gw.deps.repository.findAccountByEmail(email);
+    const salt = randomBytes(16);
+    const old = scryptSync(PASSWORD, salt, 32, { N: 16384, r: 8, p: 1 });
+    await gw.deps.repository.setPasswordHash(
+      account!._id,
+      `scrypt$16384$8$1$${salt.toString('base64url')}$${old.toString('base64url')}`,
+    );
+    await login(email, PASSWORD).expect(200);
+    const after = await gw.deps.repository.findAccountByEmail(email);
+    expect(after?.password_hash).toMatch(new RegExp(`^scrypt\\$${PASSWORD_COST.N}\\$`));
+    await login(email, PASSWORD).expect(200);
+  });
+});

@@ -1,0 +1,82 @@
+import {
+  infraUrls,
+  startReceiver,
+  startTcpProxy,
+  viaProxy,
+  type Receiver,
+  type TcpProxy,
+} from '@signal/test-kit';
+import request from 'supertest';
+import { generateApiKey } from '../src/domain/api-key';
+import { startGateway, type GatewayHarness } from './gateway-harness';
+
+/**
+ * Cheap rejections first: the store is cut off (a TCP proxy in front of the MongoDB-wire
+ * server), so any request that still reached it would wait for it and answer 503. Answers
+ * that stay 401/429, fast, prove no store lookup happened.
+ */
+let mongo: TcpProxy;
+let gw: GatewayHarness;
+let stats: Receiver;
+
+beforeAll(async () => {
+  const url = new URL(infraUrls().mongoUrl);
+  mongo = await startTcpProxy(url.hostname, Number(url.port || 27017));
+  stats = await startReceiver(() => ({
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    body: '{"success":true}',
+  }));
+  const nowhere = 'http://127.0.0.1:9';
+  gw = await startGateway({
+    label: 'gw_reject',
+    upstreams: { signals: nowhere, stats: stats.url, webhooks: nowhere },
+    env: { MONGO_URL: viaProxy(infraUrls().mongoUrl, mongo), IP_RATE_LIMIT_PER_MINUTE: '6' },
+  });
+});
+afterAll(async () => {
+  mongo.restore();
+  await gw.stop();
+  await mongo.close();
+  await stats.close();
+});
+
+const call = (authorization: string) =>
+  request(gw.url).get('/v1/stats').set('Authorization', authorization).timeout(10_000);
+
+async function timed(authorization: string): Promise<{ status: number; ms: number; code?: string }> {
+  const started = Date.now();
+  const res = await call(authorization);
+  return { status: res.status, ms: Date.now() - started, code: res.body?.error?.code };
+}
+
+describe('cheap rejections with the store cut off', () => {
+  it('when keys are malformed, fail their checksum, or were already found unknown, then 401 without the store; past the per-IP limit a never-seen key is 429 without it', async () => {
+    const { key } = await gw.account({ per_minute: 1000, per_day: 10_000 });
+    // The known key and one unknown key are looked up once, while the store is there.
+    expect((await call(`Bearer ${key}`)).status).toBe(200);
+    const unknown = generateApiKey();
+    expect((await timed(`Bearer ${unknown}`)).status).toBe(401);
+
+    mongo.cut();
+    const body = unknown.slice(8, 51);
+    const badChecksum = `sk_live_${body}${unknown.endsWith('A') ? 'B' : 'A'}${unknown.slice(-5)}`;
+    for (const auth of ['Bearer sk_live_short', `Bearer ${badChecksum}`, `Bearer ${unknown}`]) {
+      const r = await timed(auth);
+      expect({ auth, status: r.status, code: r.code }).toEqual({ auth, status: 401, code: 'UNAUTHORIZED' });
+      expect(r.ms).toBeLessThan(1000);
+    }
+    // A known key keeps working (memory) while the store is away.
+    expect((await call(`Bearer ${key}`)).status).toBe(200);
+
+    // Failures 5 and 6 are allowed, the 7th is refused: the client is at 429 now, and then a
+    // key never seen before gets 429 at once instead of a lookup.
+    await call('Bearer nope').expect(401);
+    await call('Bearer nope').expect(401);
+    await call('Bearer nope').expect(429);
+    const limited = await timed(`Bearer ${generateApiKey()}`);
+    expect(limited).toMatchObject({ status: 429, code: 'RATE_LIMIT_EXCEEDED' });
+    expect(limited.ms).toBeLessThan(1000);
+    mongo.restore();
+  });
+});

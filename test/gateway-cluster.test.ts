@@ -1,0 +1,105 @@
+import { randomBytes } from 'node:crypto';
+import {
+  TEST_INTERNAL_KEYS,
+  freePort,
+  startReceiver,
+  uniqueName,
+  waitFor,
+  type Receiver,
+} from '@signal/test-kit';
+import { dropServiceDatabases, infraEnv, isReady, runBuilt, type Running } from './built-services';
+
+/**
+ * The gateway as the run command starts it: one process per core behind one port
+ * (GATEWAY_WORKERS), from its built output. The limits must stay exact across the processes.
+ */
+describe('clustered gateway (GATEWAY_WORKERS=2)', () => {
+  const db = uniqueName('t_gwcluster');
+  let upstream: Receiver;
+  let gateway: Running;
+  let url: string;
+  let metricsUrl: string;
+
+  beforeAll(async () => {
+    upstream = await startReceiver(() => ({
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: '{"success":true,"data":{}}',
+    }));
+    const port = await freePort();
+    const metricsPort = await freePort();
+    url = `http://127.0.0.1:${port}`;
+    metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    gateway = runBuilt('services/api-gateway/dist/main.js', {
+      ...infraEnv(`${db}:`),
+      GATEWAY_DB: `${db}_gateway`,
+      INTERNAL_JWT_PRIVATE_KEY: TEST_INTERNAL_KEYS.privateKey,
+      API_KEY_PEPPER: `pepper-${randomBytes(16).toString('hex')}`,
+      SESSION_JWT_SECRET: `session-${randomBytes(16).toString('hex')}`,
+      SIGNALS_URL: upstream.url,
+      STATS_URL: upstream.url,
+      WEBHOOKS_URL: upstream.url,
+      PORT: String(port),
+      METRICS_PORT: String(metricsPort),
+      GATEWAY_WORKERS: '2',
+      LOG_LEVEL: 'info',
+      ACCESS_LOG_SAMPLE: '0',
+    });
+    await waitFor(() => isReady(port), 30_000, 100, 'the clustered gateway').catch((err: unknown) => {
+      throw new Error(`${String(err)}\n${gateway.output()}`);
+    });
+  }, 40_000);
+
+  afterAll(async () => {
+    if (gateway.child.exitCode === null) gateway.child.kill('SIGKILL');
+    await upstream.close();
+    await dropServiceDatabases(db);
+  });
+
+  it('when 200 requests on a 60/min key arrive at once across two processes, then exactly 60 pass; the metrics are summed; SIGTERM stops them all', async () => {
+    await waitFor(
+      () => gateway.output().match(/"msg":"api-gateway listening"/g)?.length === 2,
+      20_000,
+      50,
+      'both workers listening',
+    );
+    const signup = await fetch(`${url}/v1/dashboard/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: `${db}@example.com`, password: 'a long enough password' }),
+    });
+    expect(signup.status).toBe(201);
+    const cookie = signup.headers.get('set-cookie')!.split(';')[0]!;
+    const { data: session } = (await signup.json()) as { data: { csrf_token: string } };
+    const created = await fetch(`${url}/v1/dashboard/keys`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': session.csrf_token },
+      body: JSON.stringify({ name: 'burst' }),
+    });
+    const { data: key } = (await created.json()) as { data: { key: string } };
+
+    // New connections each, so the primary hands them to both workers.
+    const statuses = await Promise.all(
+      Array.from({ length: 200 }, () =>
+        fetch(`${url}/v1/stats`, {
+          headers: { authorization: `Bearer ${key.key}`, connection: 'close' },
+        }).then((r) => r.status),
+      ),
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(60);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(140);
+
+    const metrics = await (await fetch(metricsUrl)).text();
+    const count = (status: string) =>
+      Number(
+        new RegExp(
+          `http_request_duration_seconds_count\\{service="api-gateway",method="GET",route="/v1/stats",status="${status}"\\} (\\d+)`,
+        ).exec(metrics)?.[1],
+      );
+    expect(count('200')).toBe(60);
+    expect(count('429')).toBe(140);
+
+    gateway.child.kill('SIGTERM');
+    expect(await gateway.exited).toBe(0);
+  });
+});
