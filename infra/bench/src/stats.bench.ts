@@ -109,7 +109,7 @@ async function main() {
   const db = `bench_stats_${Date.now()}`;
   const { MONGO_URL, REDIS_URL, AMQP_URL } = infra();
   const conn = await mongoose.createConnection(MONGO_URL, { dbName: db }).asPromise();
-  const projection = conn.db!.collection('signal_projection');
+  const projection = conn.collection<ReturnType<typeof projected>>('signal_projection');
   const redis = new Redis(REDIS_URL);
   const amqp = await connect(AMQP_URL);
   const channel = await amqp.createConfirmChannel();
@@ -120,7 +120,7 @@ async function main() {
   let gateway: Awaited<ReturnType<typeof startService>> | undefined;
   try {
     // Store-query path at --store-at: what the fallback runs per request.
-    const storeQuery = async (type: string | undefined, since: Date | undefined) => {
+    const storeQuery = async (type: (typeof TYPES)[number] | undefined, since: Date | undefined) => {
       const match = { ...(type ? { type } : {}), ...(since ? { created_at: { $gt: since } } : {}) };
       const sumBy = (v: 1 | string) =>
         projection
@@ -135,9 +135,12 @@ async function main() {
     };
     for (let i = 0; i < count; i += 1000) {
       const n = Math.min(1000, count - i);
-      await projection.insertMany(Array.from({ length: n }, (_, k) => projected(i + k, count)) as never[], {
-        ordered: false,
-      });
+      await projection.insertMany(
+        Array.from({ length: n }, (_, k) => projected(i + k, count)),
+        {
+          ordered: false,
+        },
+      );
       progress('projection', i + n, count, started);
       if (i + n === storeAt) {
         for (const period of ['24h', 'all'] as const)

@@ -21,7 +21,7 @@ export const ERROR_STATUS = {
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
-export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
+export const ERROR_CODES = Object.keys(ERROR_STATUS).filter((k): k is ErrorCode => k in ERROR_STATUS);
 
 export const DEFAULT_ERROR_MESSAGES: Record<ErrorCode, string> = {
   VALIDATION_ERROR: 'The request is invalid.',

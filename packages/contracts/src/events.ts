@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { BUS_EVENTS } from './enums';
+import { prefixedIdSchema } from './ids';
 import { signalDetailSchema } from './signals';
 
 export const SIGNAL_EVENTS_EXCHANGE = 'signal.events';
 
-export const eventIdSchema = z.string().regex(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/);
+export const eventIdSchema = prefixedIdSchema('evt');
 
 /** The signal as it was when the event happened; `version` orders updates of one signal. */
 export const signalSnapshotSchema = signalDetailSchema.extend({ version: z.number().int().positive() });
@@ -80,7 +81,7 @@ export type SignalEventRead = z.infer<typeof signalEventReaderSchema>;
  * the attempt is due: a wait hops through fixed delay buckets until then.
  */
 export const webhookDeliveryJobSchema = z.object({
-  delivery_id: z.string().regex(/^dlv_[0-9A-HJKMNP-TV-Z]{26}$/),
+  delivery_id: prefixedIdSchema('dlv'),
   attempt: z.number().int().min(1).max(20),
   webhook_id: z.string().max(64).optional(),
   event: z.string().max(64).optional(),
@@ -135,4 +136,3 @@ export const MESSAGE_POLICIES = {
     handlerTimeoutMs: 15_000,
   },
 } as const;
-export type QueueName = keyof typeof MESSAGE_POLICIES;

@@ -1,4 +1,5 @@
 export * from './enums';
+export * from './ids';
 export * from './errors';
 export * from './signals';
 export * from './stats';

@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { SIGNAL_STATUSES, SIGNAL_TYPES } from './enums';
+import { prefixedIdSchema } from './ids';
 
 export const signalTypeSchema = z.enum(SIGNAL_TYPES);
 export const signalStatusSchema = z.enum(SIGNAL_STATUSES);
-export const signalIdSchema = z
-  .string()
-  .regex(/^sig_[0-9A-HJKMNP-TV-Z]{26}$/, 'must be sig_ followed by a ULID');
+export const signalIdSchema = prefixedIdSchema('sig', 'must be sig_ followed by a ULID');
 const isoTimestamp = z.iso.datetime({ offset: true });
 const money = z.number().finite().nonnegative();
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SIGNAL_TYPES, STATS_PERIODS } from './enums';
+import { SIGNAL_TYPES, STATS_PERIODS, type SignalType } from './enums';
 
 const typeStats = z.strictObject({
   total: z.number().int(),
@@ -14,12 +14,14 @@ export const statisticsSchema = z
     win_rate: z.number().describe('Percent 0–100'),
     avg_roi: z.number().describe('Mean ROI in percent'),
     best_roi: z.number().describe('Highest ROI in percent; 0 with no signals'),
-    by_type: z.strictObject(
-      Object.fromEntries(SIGNAL_TYPES.map((t) => [t, typeStats])) as Record<
-        (typeof SIGNAL_TYPES)[number],
-        typeof typeStats
-      >,
-    ),
+    by_type: z.strictObject({
+      new: typeStats,
+      '3d': typeStats,
+      '7d': typeStats,
+      '30d': typeStats,
+      wallet: typeStats,
+      premium: typeStats,
+    } satisfies Record<SignalType, typeof typeStats>),
   })
   .meta({ id: 'Statistics' });
 export type Statistics = z.infer<typeof statisticsSchema>;

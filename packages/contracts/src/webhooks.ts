@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { SIGNAL_TYPES, WEBHOOK_EVENTS } from './enums';
+import { prefixedIdSchema } from './ids';
 import { signalDetailSchema, wholeNumberParam } from './signals';
 
-export const webhookIdSchema = z.string().regex(/^wh_[0-9A-HJKMNP-TV-Z]{26}$/);
-export const deliveryIdSchema = z.string().regex(/^dlv_[0-9A-HJKMNP-TV-Z]{26}$/);
+export const webhookIdSchema = prefixedIdSchema('wh');
+export const deliveryIdSchema = prefixedIdSchema('dlv');
 
 const eventsField = z
   .array(z.enum(WEBHOOK_EVENTS, { error: `each event must be one of ${WEBHOOK_EVENTS.join(', ')}` }))

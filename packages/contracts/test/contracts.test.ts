@@ -4,6 +4,8 @@ import {
   STATUS_TRANSITIONS,
   createWebhookInputSchema,
   signalEventSchema,
+  prefixedIdSchema,
+  signalIdSchema,
   signalListQuerySchema,
   statisticsSchema,
 } from '../src';
@@ -79,5 +81,18 @@ describe('contracts', () => {
         signal: {},
       }).success,
     ).toBe(false);
+  });
+});
+
+describe('ids', () => {
+  it('when an id has its prefix and a ULID, then it is accepted; another prefix, a short or lower-case ULID is not', () => {
+    const ulid = '01JD5Z7Q8R9S0T1V2W3X4Y5Z6A';
+    expect(signalIdSchema.safeParse(`sig_${ulid}`).success).toBe(true);
+    expect(prefixedIdSchema('evt').safeParse(`evt_${ulid}`).success).toBe(true);
+    expect(signalIdSchema.safeParse(`evt_${ulid}`).success).toBe(false);
+    expect(signalIdSchema.safeParse(`sig_${ulid.slice(1)}`).success).toBe(false);
+    expect(signalIdSchema.safeParse(`sig_${ulid.toLowerCase()}`).success).toBe(false);
+    expect(signalIdSchema.safeParse(`xsig_${ulid}`).success).toBe(false);
+    expect(signalIdSchema.safeParse(`sig_${ulid}`.replace('Z', 'U')).success).toBe(false); // U is not Crockford
   });
 });

@@ -1,6 +1,6 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type ErrorRequestHandler, type Express } from 'express';
 import helmet from 'helmet';
 import { AppError } from './app-error';
 import { healthRouter, type HealthCheck, type Lifecycle } from './health';
@@ -75,13 +75,8 @@ export function finishApp(app: Express, logger: Logger): Express {
   return app;
 }
 
-function dependencyErrorMapper() {
-  const handler = (
-    err: unknown,
-    _req: express.Request,
-    _res: express.Response,
-    next: express.NextFunction,
-  ) => {
+function dependencyErrorMapper(): ErrorRequestHandler {
+  return (err: unknown, _req, _res, next) => {
     if (!(err instanceof AppError) && isMongoUnavailable(err)) {
       return next(
         new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable. Retry shortly.', {
@@ -92,5 +87,4 @@ function dependencyErrorMapper() {
     }
     next(err);
   };
-  return handler as unknown as RequestHandler;
 }

@@ -1,5 +1,4 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 
 export interface RunningServer {
   server: Server;
@@ -23,7 +22,9 @@ export async function startHttpServer(
     server.once('error', reject);
     server.listen(port, host, () => resolve());
   });
-  const actual = (server.address() as AddressInfo).port;
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the server is not listening on TCP');
+  const actual = address.port;
   return {
     server,
     port: actual,

@@ -1,4 +1,9 @@
-import type { GracefulShutdown } from './shutdown';
+import type { Express } from 'express';
+import type { Lifecycle } from './health';
+import { startHttpServer } from './http-server';
+import { createLogger, type Logger } from './logger';
+import { startObservability, type ObservabilityConfig } from './metrics';
+import { GracefulShutdown } from './shutdown';
 
 /** A background worker of a service (relay, consumer, keeper), started and stopped by the one runner. */
 export interface BackgroundWorker {
@@ -28,4 +33,53 @@ export function registerShutdown(
   for (const worker of [...parts.workers].reverse()) shutdown.register(worker.name, () => worker.stop());
   for (const [name, close] of parts.connections) shutdown.register(name, close);
   return shutdown;
+}
+
+/** What every service's config has for the runner. */
+export interface ServiceConfig extends ObservabilityConfig {
+  LOG_LEVEL: string;
+  PORT: number;
+  HOST: string;
+}
+
+/** A service with an HTTP API and background workers, as its main.ts declares it. */
+export interface ServiceDefinition<C extends ServiceConfig, D extends { workers: BackgroundWorker[] }> {
+  name: string;
+  loadConfig(): C;
+  createDependencies(config: C, logger: Logger): Promise<D>;
+  app(config: C, deps: D, logger: Logger, lifecycle: Lifecycle): Express;
+  /** Closed in this order after the workers stop. */
+  connections(deps: D): Array<[name: string, close: () => Promise<void>]>;
+  /** Tracing, flushed last. */
+  telemetry: { shutdown(): Promise<void> };
+}
+
+/**
+ * The one start-up of a service: config, logger, metrics port, dependencies, workers in their
+ * declared order, HTTP; then the one shutdown order (`registerShutdown`, metrics, tracing).
+ * A failure to start is one line on stderr and exit code 1.
+ */
+export async function runService<C extends ServiceConfig, D extends { workers: BackgroundWorker[] }>(
+  service: ServiceDefinition<C, D>,
+): Promise<void> {
+  try {
+    const config = service.loadConfig();
+    const logger = createLogger(service.name, config.LOG_LEVEL);
+    const shutdown = new GracefulShutdown(logger);
+    const observability = await startObservability(config, service.name, logger);
+    const deps = await service.createDependencies(config, logger);
+    await startWorkers(deps.workers);
+    const app = service.app(config, deps, logger, shutdown);
+    const http = await startHttpServer(app, config.PORT, config.HOST);
+    registerShutdown(shutdown, { http, workers: deps.workers, connections: service.connections(deps) })
+      .register('metrics', () => observability.close())
+      .register('telemetry', () => service.telemetry.shutdown())
+      .listen();
+    logger.info({ url: http.url }, `${service.name} listening`);
+  } catch (err) {
+    process.stderr.write(
+      `${service.name}: failed to start: ${err instanceof Error ? err.message : String(err)}\n`,
+    );
+    process.exit(1);
+  }
 }

@@ -100,26 +100,22 @@ export function notFoundMiddleware(): RequestHandler {
   return (req, _res, next) => next(new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`));
 }
 
-interface BodyParserError {
-  type?: string;
-  status?: number;
-}
-
 function fromBodyParser(err: unknown): AppError | undefined {
   // Express decodes path parameters with decodeURIComponent: `/v1/webhooks/%ZZ` throws here.
   if (err instanceof URIError)
     return new AppError('VALIDATION_ERROR', 'The path holds a malformed percent-escape.', {
       details: [{ field: 'path', message: 'malformed percent-escape' }],
     });
-  const e = err as BodyParserError;
-  if (e?.type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE');
-  if (e?.type === 'entity.parse.failed')
+  // body-parser's errors say what went wrong in `type`.
+  const type = typeof err === 'object' && err !== null && 'type' in err ? err.type : undefined;
+  if (type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE');
+  if (type === 'entity.parse.failed')
     return new AppError('VALIDATION_ERROR', 'The request body is not valid JSON.', {
       details: [{ field: 'body', message: 'invalid JSON' }],
     });
-  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported')
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported')
     return new AppError('UNSUPPORTED_MEDIA_TYPE');
-  if (e?.type === 'request.aborted') return new AppError('VALIDATION_ERROR', 'The request body was cut off.');
+  if (type === 'request.aborted') return new AppError('VALIDATION_ERROR', 'The request body was cut off.');
   return undefined;
 }
 

@@ -1,4 +1,4 @@
-import mongoose, { type Connection } from 'mongoose';
+import mongoose, { type Connection, type mongo } from 'mongoose';
 
 /**
  * One connection per service database. Fails fast (no 30 s buffering) so that requests
@@ -19,6 +19,27 @@ export async function connectMongo(url: string, dbName: string): Promise<Connect
   return connection;
 }
 
+/**
+ * Creates a collection and its indexes if missing (idempotent, run at start-up). The collection
+ * is created explicitly first, so the first concurrent writes never race to create it.
+ * One `createIndex` per index: FerretDB 1.24 closes the connection when one `createIndexes`
+ * names several indexes that already exist, so every second start of a service on the same
+ * database failed (packages/service-kit/test/mongo.test.ts).
+ */
+export async function ensureIndexes(
+  connection: Connection,
+  collection: string,
+  indexes: readonly mongo.IndexDescription[] = [],
+): Promise<void> {
+  try {
+    await connection.createCollection(collection);
+  } catch (err) {
+    if (!isNamespaceExistsError(err)) throw err;
+  }
+  for (const { key, ...options } of indexes)
+    await connection.collection(collection).createIndex(key, options);
+}
+
 export async function pingMongo(connection: Connection): Promise<void> {
   const db = connection.db;
   if (!db) throw new Error('not connected');
@@ -36,14 +57,14 @@ export function isMongoUnavailable(err: unknown): boolean {
   );
 }
 
-interface WriteError {
-  code?: number;
-  index?: number;
-  err?: { code?: number; index?: number };
-}
+/** The `code` of a driver error (a server error number), if it has one. */
+const errorCode = (err: unknown): unknown =>
+  typeof err === 'object' && err !== null && 'code' in err ? err.code : undefined;
+
+const isNamespaceExistsError = (err: unknown): boolean => errorCode(err) === 48;
 
 export function isDuplicateKeyError(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
+  return errorCode(err) === 11000;
 }
 
 /**
@@ -51,7 +72,8 @@ export function isDuplicateKeyError(err: unknown): boolean {
  * documents. Undefined when anything else went wrong (the caller rethrows).
  */
 export function duplicateKeyPositions(err: unknown): Set<number> | undefined {
-  const writeErrors = (err as { writeErrors?: WriteError[] })?.writeErrors;
-  if (!writeErrors || writeErrors.some((w) => (w.code ?? w.err?.code) !== 11000)) return undefined;
-  return new Set(writeErrors.map((w) => w.index ?? w.err?.index).filter((i): i is number => i !== undefined));
+  if (!(err instanceof mongoose.mongo.MongoBulkWriteError)) return undefined;
+  const writeErrors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+  if (writeErrors.length === 0 || writeErrors.some((w) => w.code !== 11000)) return undefined;
+  return new Set(writeErrors.map((w) => w.index));
 }

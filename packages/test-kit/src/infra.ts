@@ -113,3 +113,14 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/**
+ * Whether the MongoDB-wire server behind `connection` is FerretDB (its buildInfo carries
+ * `ferretdbVersion`) rather than MongoDB: the FerretDB workaround tests show the behaviour
+ * they answer on FerretDB and check the same code on MongoDB.
+ */
+export async function isFerretDB(connection: mongoose.Connection): Promise<boolean> {
+  const db = connection.db;
+  if (!db) throw new Error('not connected');
+  return 'ferretdbVersion' in (await db.command({ buildInfo: 1 }));
+}

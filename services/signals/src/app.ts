@@ -3,9 +3,8 @@ import { healthChecks, type SignalsDependencies } from './dependencies';
 import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
 import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
-import type { SignalRepository } from './data/signal.repository';
 import type { ListDeps } from './domain/list-signals.use-case';
-import type { WriteEffects } from './domain/ports';
+import type { SignalSource, SignalWriteStore, WriteEffects } from './domain/ports';
 import { ingestRouter } from './http/ingest.router';
 import { signalsRouter } from './http/signals.router';
 
@@ -13,7 +12,7 @@ export interface SignalsAppDeps {
   logger: Logger;
   lifecycle: Lifecycle;
   checks: Record<string, HealthCheck>;
-  repository: SignalRepository;
+  repository: SignalWriteStore & SignalSource;
   reads: ListDeps;
   effects: WriteEffects;
   /** Checks the gateway's tokens (cannot make any). */

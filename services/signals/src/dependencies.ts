@@ -12,8 +12,7 @@ import {
 import type Redis from 'ioredis';
 import type { Connection } from 'mongoose';
 import type { SignalsConfig } from './config';
-import { outboxBatchModel } from './data/outbox-batch.model';
-import { signalModel } from './data/signal.model';
+import { ensureSignalCollections } from './data/collections';
 import { SignalRepository } from './data/signal.repository';
 import { TimelineIndex } from './data/timeline-index';
 import { TimelineRepairs } from './data/timeline-repairs';
@@ -41,8 +40,8 @@ export async function createDependencies(
   logger: Logger,
 ): Promise<SignalsDependencies> {
   const mongo = await connectMongo(config.MONGO_URL, config.SIGNALS_DB);
-  const repository = new SignalRepository(signalModel(mongo), outboxBatchModel(mongo));
-  await repository.ensureIndexes();
+  await ensureSignalCollections(mongo);
+  const repository = new SignalRepository(mongo);
   const redis = await connectRedis(config.REDIS_URL, logger);
   const index = new TimelineIndex(redis, config.REDIS_PREFIX, await sourceEpoch(mongo, 'timeline'), logger);
   const keeper = new TimelineKeeper({

@@ -12,12 +12,12 @@ import {
 import type Redis from 'ioredis';
 import type { Connection } from 'mongoose';
 import type { StatsConfig } from './config';
-import { projectionModel } from './data/projection.model';
+import { ensureStatsCollections } from './data/collections';
 import { ProjectionRepository } from './data/projection.repository';
 import { StatsAggregates } from './data/stats-aggregates';
+import { StatsCache } from './data/stats-cache';
 import type { StatsReadDeps } from './domain/get-stats.use-case';
 import { projectSignal } from './domain/project-event.use-case';
-import { StatsCache } from './domain/stats-cache';
 
 export interface StatsDependencies {
   mongo: Connection;
@@ -37,8 +37,8 @@ export interface StatsDependencies {
 
 export async function createDependencies(config: StatsConfig, logger: Logger): Promise<StatsDependencies> {
   const mongo = await connectMongo(config.MONGO_URL, config.STATS_DB);
-  const repository = new ProjectionRepository(projectionModel(mongo));
-  await repository.ensureIndexes();
+  await ensureStatsCollections(mongo);
+  const repository = new ProjectionRepository(mongo);
   const redis = await connectRedis(config.REDIS_URL, logger);
   const cache = new StatsCache(
     redis,

@@ -2,7 +2,7 @@ import { SIGNAL_TYPES, type SignalType, type StatsPeriod } from '@signal/contrac
 import { connectRedis } from '@signal/service-kit';
 import { infraUrls, silentLogger, uniqueName } from '@signal/test-kit';
 import type Redis from 'ioredis';
-import type { ProjectedSignal } from '../src/data/projection.model';
+import type { ProjectedSignal } from '../src/domain/projection';
 import { StatsAggregates } from '../src/data/stats-aggregates';
 import { periodStart, toStatistics } from '../src/domain/statistics';
 
@@ -140,6 +140,46 @@ describe('incremental stats aggregates', () => {
     for (const m of moved) states.set(m._id, m);
     await aggregates.apply(moved);
     await expectEveryPeriodMatches(states);
+  });
+
+  it('when several writers apply versions of the same signals at once, then each signal counts once with its newest state', async () => {
+    const prefix = `${uniqueName('agg_race')}:`;
+    const writers = [0, 1, 2, 3].map(() => new StatsAggregates(redis, prefix, 'test', silentLogger));
+    await redis.set(`${writers[0]!.prefix}ready`, 'test');
+    const finals = new Map<string, ProjectedSignal>();
+    const versions: ProjectedSignal[] = [];
+    for (let i = 0; i < 60; i++) {
+      for (let version = 1; version <= 4; version++) {
+        const s: ProjectedSignal = {
+          _id: `sig_race${String(i).padStart(22, '0')}`,
+          type: SIGNAL_TYPES[i % SIGNAL_TYPES.length]!,
+          status: version % 2 ? 'active' : 'winner',
+          is_winner: version % 2 ? 0 : 1,
+          roi: Math.round((random() * 400 - 90) * 100) / 100,
+          created_at: new Date(NOW - (i % 3) * DAY - i * 60_000),
+          version,
+        };
+        versions.push(s);
+        finals.set(s._id, s);
+      }
+    }
+    try {
+      await Promise.all(
+        writers.map(() =>
+          Promise.all(
+            [...versions]
+              .sort(() => random() - 0.5)
+              .map((s) => writers[Math.floor(random() * 4)]!.apply([s])),
+          ),
+        ),
+      );
+      for (const period of PERIODS) {
+        const figures = await writers[0]!.figures(undefined, periodStart(period, NOW), NOW);
+        expect(toStatistics(figures!.rows, figures!.bestRoi)).toEqual(reference(finals, undefined, period));
+      }
+    } finally {
+      await writers[0]!.model.clear();
+    }
   });
 
   it('when the model is not marked ready, then figures are undefined and callers fall back', async () => {

@@ -1,7 +1,7 @@
 import { infraUrls, silentLogger, uniqueName } from '@signal/test-kit';
 import { connectRedis } from '@signal/service-kit';
 import type Redis from 'ioredis';
-import { StatsCache } from '../src/domain/stats-cache';
+import { StatsCache } from '../src/data/stats-cache';
 import { toStatistics } from '../src/domain/statistics';
 
 /** The hash tag of a key as Redis Cluster reads it: the first non-empty `{…}`, else the key. */

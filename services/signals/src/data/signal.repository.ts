@@ -1,46 +1,42 @@
-import type { SignalEvent, SignalStatus, SignalType } from '@signal/contracts';
-import { KeyedMutex, duplicateKeyPositions, isDuplicateKeyError } from '@signal/service-kit';
-import type { QueryFilter } from 'mongoose';
-import type { OutboxBatchDocument, OutboxBatchModel } from './outbox-batch.model';
-import type { SignalDocument, SignalModel } from './signal.model';
+import type { SignalEvent } from '@signal/contracts';
+import { duplicateKeyPositions, isDuplicateKeyError } from '@signal/service-kit';
+import type { Connection, mongo } from 'mongoose';
+import {
+  DuplicateIdempotencyKeyError,
+  type SignalFilter,
+  type SignalQueryStore,
+  type SignalSource,
+  type SignalWriteStore,
+} from '../domain/ports';
+import type { SignalDocument, SignalStateChange, StoredSignal } from '../domain/signal';
+import { outboxBatchCollection, signalCollection, type OutboxBatchDocument } from './collections';
+import { eachById, oneUpdatePerDocumentAtATime, trimOutbox } from './ferretdb-workarounds';
 
 /** Outbox ids of bulk batches carry this prefix; plain ids are signals. */
 export const BATCH_PREFIX = 'batch:';
 /** An unconfirmed batch older than this lost its writer (crash between its writes). */
 const ORPHAN_BATCH_MS = 60_000;
-
-export interface SignalFilter {
-  type?: SignalType;
-  status?: SignalStatus;
-  since?: Date;
-  /** Keyset paging: only signals older than this id. */
-  beforeId?: string;
-  /** Only signals at or newer than this id (to number the page a cursor lands on). */
-  fromId?: string;
-}
-
-export type StoredSignal = Omit<SignalDocument, 'outbox' | 'has_outbox'>;
+/** Reads return signals without their pending events. */
 const PUBLIC_PROJECTION = { outbox: 0, has_outbox: 0 } as const;
 
-interface PendingOutbox {
+export interface PendingOutbox {
   documentId: string;
   events: SignalEvent[];
 }
 
-export class DuplicateIdempotencyKeyError extends Error {}
+/** The signals store: MongoDB through the driver's typed collections. */
+export class SignalRepository implements SignalWriteStore, SignalQueryStore, SignalSource {
+  private readonly writes = oneUpdatePerDocumentAtATime();
+  private readonly signals: mongo.Collection<SignalDocument>;
+  private readonly batches: mongo.Collection<OutboxBatchDocument>;
 
-/** Persistence of signals; returns plain objects (`lean`), never mongoose documents. */
-export class SignalRepository {
-  /** Serialises this process's writes to one signal (see KeyedMutex for why). */
-  private readonly writes = new KeyedMutex();
+  constructor(connection: Connection) {
+    this.signals = signalCollection(connection);
+    this.batches = outboxBatchCollection(connection);
+  }
 
-  constructor(
-    private readonly model: SignalModel,
-    private readonly batches: OutboxBatchModel,
-  ) {}
-
-  private toQuery(filter: SignalFilter): QueryFilter<SignalDocument> {
-    const q: QueryFilter<SignalDocument> = {};
+  private toQuery(filter: SignalFilter): mongo.Filter<SignalDocument> {
+    const q: mongo.Filter<SignalDocument> = {};
     if (filter.type) q.type = filter.type;
     if (filter.status) q['performance.status'] = filter.status;
     if (filter.since) q.created_at = { $gt: filter.since };
@@ -53,32 +49,33 @@ export class SignalRepository {
     return q;
   }
 
-  async list(filter: SignalFilter, skip: number, limit: number): Promise<StoredSignal[]> {
-    return this.model
-      .find(this.toQuery(filter), PUBLIC_PROJECTION)
-      .sort({ created_at: -1, _id: -1 })
-      .skip(skip)
-      .limit(limit)
-      .lean<StoredSignal[]>()
-      .exec();
+  list(filter: SignalFilter, skip: number, limit: number): Promise<StoredSignal[]> {
+    return this.signals
+      .find(this.toQuery(filter), {
+        projection: PUBLIC_PROJECTION,
+        sort: { created_at: -1, _id: -1 },
+        skip,
+        limit,
+      })
+      .toArray();
   }
 
-  async count(filter: SignalFilter): Promise<number> {
-    return this.model.countDocuments(this.toQuery(filter)).exec();
+  count(filter: SignalFilter): Promise<number> {
+    return this.signals.countDocuments(this.toQuery(filter));
   }
 
-  async findById(id: string): Promise<StoredSignal | null> {
-    return this.model.findById(id, PUBLIC_PROJECTION).lean<StoredSignal>().exec();
+  findById(id: string): Promise<StoredSignal | null> {
+    return this.signals.findOne({ _id: id }, { projection: PUBLIC_PROJECTION });
   }
 
-  async findByIdemKey(key: string): Promise<StoredSignal | null> {
-    return this.model.findOne({ idem_key: key }, PUBLIC_PROJECTION).lean<StoredSignal>().exec();
+  findByIdemKey(key: string): Promise<StoredSignal | null> {
+    return this.signals.findOne({ idem_key: key }, { projection: PUBLIC_PROJECTION });
   }
 
   /** Inserts a new signal with its `signal.new` event in one atomic write. */
   async insert(doc: SignalDocument): Promise<void> {
     try {
-      await this.model.collection.insertOne(doc as never);
+      await this.signals.insertOne(doc);
     } catch (err) {
       if (isDuplicateKeyError(err)) throw new DuplicateIdempotencyKeyError(doc.idem_key);
       throw err;
@@ -96,10 +93,10 @@ export class SignalRepository {
   ): Promise<{ duplicates: string[]; outboxId: string }> {
     const events = docs.flatMap((d) => d.outbox);
     const plain = docs.map((d) => ({ ...d, outbox: [], has_outbox: false }));
-    await this.batches.create({ _id: batchId, events, confirmed: false, created_at: new Date() });
+    await this.batches.insertOne({ _id: batchId, events, confirmed: false, created_at: new Date() });
     let duplicates: string[] = [];
     try {
-      await this.model.collection.insertMany(plain as never[], { ordered: false });
+      await this.signals.insertMany(plain, { ordered: false });
     } catch (err) {
       const refused = duplicateKeyPositions(err);
       if (!refused) throw err;
@@ -107,17 +104,15 @@ export class SignalRepository {
     }
     const skipped = new Set(duplicates);
     const refusedIds = new Set(docs.filter((d) => skipped.has(d.idem_key)).map((d) => d._id));
-    await this.batches
-      .updateOne(
-        { _id: batchId },
-        {
-          $set: {
-            confirmed: true,
-            ...(refusedIds.size ? { events: events.filter((e) => !refusedIds.has(e.signal.id)) } : {}),
-          },
+    await this.batches.updateOne(
+      { _id: batchId },
+      {
+        $set: {
+          confirmed: true,
+          ...(refusedIds.size ? { events: events.filter((e) => !refusedIds.has(e.signal.id)) } : {}),
         },
-      )
-      .exec();
+      },
+    );
     return { duplicates, outboxId: `${BATCH_PREFIX}${batchId}` };
   }
 
@@ -125,9 +120,12 @@ export class SignalRepository {
     if (batch.confirmed) return { documentId: `${BATCH_PREFIX}${batch._id}`, events: batch.events };
     if (Date.now() - new Date(batch.created_at).getTime() < ORPHAN_BATCH_MS) return undefined;
     // Its writer died between the writes: keep the events of the signals that exist.
-    const exists = await Promise.all(batch.events.map((e) => this.model.exists({ _id: e.signal.id }).exec()));
+    const exists = await eachById(
+      batch.events.map((e) => e.signal.id),
+      (id) => this.signals.findOne({ _id: id }, { projection: { _id: 1 } }),
+    );
     const events = batch.events.filter((_, i) => exists[i] !== null);
-    await this.batches.updateOne({ _id: batch._id }, { $set: { confirmed: true, events } }).exec();
+    await this.batches.updateOne({ _id: batch._id }, { $set: { confirmed: true, events } });
     return { documentId: `${BATCH_PREFIX}${batch._id}`, events };
   }
 
@@ -138,15 +136,15 @@ export class SignalRepository {
   async replaceState(
     id: string,
     expectedVersion: number,
-    set: Partial<Pick<SignalDocument, 'metrics' | 'performance' | 'updated_at'>>,
+    set: SignalStateChange,
     event: SignalEvent,
   ): Promise<boolean> {
     const result = await this.writes.run(id, () =>
-      this.model.collection.updateOne(
-        { _id: id as never, version: expectedVersion },
+      this.signals.updateOne(
+        { _id: id, version: expectedVersion },
         {
           $set: { ...set, version: expectedVersion + 1, has_outbox: true },
-          $push: { outbox: event as never },
+          $push: { outbox: event },
         },
       ),
     );
@@ -154,45 +152,28 @@ export class SignalRepository {
   }
 
   async findPendingOutbox(limit: number): Promise<PendingOutbox[]> {
-    const batches = await this.batches
-      .find({})
-      .limit(Math.max(1, Math.floor(limit / 100)))
-      .lean<OutboxBatchDocument[]>()
-      .exec();
+    const batches = await this.batches.find({}, { limit: Math.max(1, Math.floor(limit / 100)) }).toArray();
     const fromBatches = (await Promise.all(batches.map((b) => this.batchOutbox(b)))).filter(
       (b): b is PendingOutbox => b !== undefined,
     );
-    const docs = await this.model
-      .find({ has_outbox: true }, { outbox: 1 })
-      .limit(limit)
-      .lean<Array<{ _id: string; outbox: SignalEvent[] }>>()
-      .exec();
+    const docs = await this.signals
+      .find({ has_outbox: true }, { projection: { outbox: 1 }, limit })
+      .toArray();
     return [...fromBatches, ...docs.map((d) => ({ documentId: d._id, events: d.outbox ?? [] }))];
   }
 
-  /**
-   * One `_id` lookup per id, in parallel: an `_id` equality is the one filter every backend
-   * serves from its index (FerretDB 1.24 scans the collection for `$in`).
-   */
+  /** The pending events of the given outbox ids (signals or batches). */
   async findPendingByIds(ids: string[]): Promise<PendingOutbox[]> {
     const batchIds = ids
       .filter((id) => id.startsWith(BATCH_PREFIX))
       .map((id) => id.slice(BATCH_PREFIX.length));
-    const batches = await Promise.all(
-      batchIds.map((id) => this.batches.findById(id).lean<OutboxBatchDocument>().exec()),
-    );
+    const batches = await eachById(batchIds, (id) => this.batches.findOne({ _id: id }));
     const fromBatches = batches.flatMap((b) =>
       b?.confirmed ? [{ documentId: `${BATCH_PREFIX}${b._id}`, events: b.events }] : [],
     );
-    const docs = await Promise.all(
-      ids
-        .filter((id) => !id.startsWith(BATCH_PREFIX))
-        .map((id) =>
-          this.model
-            .findById(id, { outbox: 1, has_outbox: 1 })
-            .lean<{ _id: string; outbox: SignalEvent[]; has_outbox: boolean }>()
-            .exec(),
-        ),
+    const docs = await eachById(
+      ids.filter((id) => !id.startsWith(BATCH_PREFIX)),
+      (id) => this.signals.findOne({ _id: id }, { projection: { outbox: 1, has_outbox: 1 } }),
     );
     return [
       ...fromBatches,
@@ -204,50 +185,33 @@ export class SignalRepository {
   async removeFromOutbox(id: string, eventIds: string[]): Promise<void> {
     if (id.startsWith(BATCH_PREFIX))
       return this.removeFromBatch(id.slice(BATCH_PREFIX.length), new Set(eventIds));
-    await this.writes.run(id, () => this.removeUnlocked(id, new Set(eventIds)));
+    await this.writes.run(id, () => trimOutbox(this.signals, id, new Set(eventIds)));
   }
 
   /** Only the relay changes a confirmed batch: delete it when done, else keep what is left. */
   private async removeFromBatch(batchId: string, published: Set<string>): Promise<void> {
-    const batch = await this.batches.findById(batchId).lean<OutboxBatchDocument>().exec();
+    const batch = await this.batches.findOne({ _id: batchId });
     if (!batch) return;
     const remaining = batch.events.filter((e) => !published.has(e.id));
-    if (remaining.length === 0) await this.batches.deleteOne({ _id: batchId }).exec();
-    else await this.batches.updateOne({ _id: batchId }, { $set: { events: remaining } }).exec();
-  }
-
-  private async removeUnlocked(id: string, published: Set<string>): Promise<void> {
-    for (let i = 0; i < 10; i++) {
-      const doc = await this.model
-        .findById(id, { outbox: 1, version: 1 })
-        .lean<{ outbox: SignalEvent[]; version: number }>()
-        .exec();
-      if (!doc) return;
-      const remaining = (doc.outbox ?? []).filter((e) => !published.has(e.id));
-      const result = await this.model.collection.updateOne(
-        { _id: id as never, version: doc.version },
-        { $set: { outbox: remaining, has_outbox: remaining.length > 0 } },
-      );
-      if (result.matchedCount === 1) return;
-    }
-    throw new Error(`outbox of ${id} kept changing`);
+    if (remaining.length === 0) await this.batches.deleteOne({ _id: batchId });
+    else await this.batches.updateOne({ _id: batchId }, { $set: { events: remaining } });
   }
 
   /** Internal export for projections: signals in id order after `afterId`. */
-  async exportPage(afterId: string | undefined, limit: number): Promise<StoredSignal[]> {
-    return this.model
-      .find(afterId ? { _id: { $gt: afterId } } : {}, PUBLIC_PROJECTION)
-      .sort({ _id: 1 })
-      .limit(limit)
-      .lean<StoredSignal[]>()
-      .exec();
+  exportPage(afterId: string | undefined, limit: number): Promise<StoredSignal[]> {
+    return this.signals
+      .find(afterId ? { _id: { $gt: afterId } } : {}, {
+        projection: PUBLIC_PROJECTION,
+        sort: { _id: 1 },
+        limit,
+      })
+      .toArray();
   }
 
   /** Every signal once, in batches, in natural order: the index rebuild's single pass. */
   async *streamAll(batchSize: number): AsyncGenerator<StoredSignal[]> {
-    const cursor = this.model.find({}, PUBLIC_PROJECTION).lean<StoredSignal[]>().cursor({ batchSize });
     let batch: StoredSignal[] = [];
-    for await (const doc of cursor) {
+    for await (const doc of this.signals.find({}, { projection: PUBLIC_PROJECTION, batchSize })) {
       batch.push(doc);
       if (batch.length >= batchSize) {
         yield batch;
@@ -255,11 +219,5 @@ export class SignalRepository {
       }
     }
     if (batch.length > 0) yield batch;
-  }
-
-  async ensureIndexes(): Promise<void> {
-    await this.model.createCollection().catch(() => undefined);
-    await this.model.createIndexes();
-    await this.batches.createCollection().catch(() => undefined);
   }
 }

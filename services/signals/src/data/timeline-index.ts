@@ -1,6 +1,7 @@
 import type { SignalDetail, SignalSnapshot, SignalStatus, SignalType } from '@signal/contracts';
 import { RedisReadModel, RedisScript, type Logger } from '@signal/service-kit';
 import type Redis from 'ioredis';
+import type { SignalReadIndex, TimelinePage, TimelineQuery, TimelineWriter } from '../domain/ports';
 import { decodeDetail, encodeBody } from './timeline-body';
 
 /**
@@ -79,34 +80,6 @@ end
 return out
 `);
 
-export interface TimelineQuery {
-  type?: SignalType;
-  status?: SignalStatus;
-  /** Strictly after, in ms. */
-  sinceMs?: number;
-  limit: number;
-  /** Rank of the first row (page number based). */
-  start: number;
-  /** Keyset: the last id of the previous page. */
-  cursorId?: string;
-  cursorMs?: number;
-}
-
-export interface TimelinePage {
-  total: number;
-  start: number;
-  rows: SignalDetail[];
-}
-
-/** The ULID's first 10 characters are its time in ms (Crockford base32). */
-export function ulidTimeMs(id: string): number {
-  const alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-  const ulid = id.slice(id.indexOf('_') + 1);
-  let ms = 0;
-  for (const ch of ulid.slice(0, 10)) ms = ms * 32 + alphabet.indexOf(ch);
-  return ms;
-}
-
 export function setName(type?: SignalType, status?: SignalStatus): string {
   if (type && status) return `ts:${type}:${status}`;
   if (type) return `t:${type}`;
@@ -114,7 +87,7 @@ export function setName(type?: SignalType, status?: SignalStatus): string {
   return 'all';
 }
 
-export class TimelineIndex {
+export class TimelineIndex implements SignalReadIndex, TimelineWriter {
   readonly prefix: string;
   /** Completeness mark and rebuild protocol. */
   readonly model: RedisReadModel;

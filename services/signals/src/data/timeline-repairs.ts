@@ -1,33 +1,25 @@
 import { isDuplicateKeyError } from '@signal/service-kit';
-import { Schema, type Connection, type Model } from 'mongoose';
-
-interface RepairDocument {
-  _id: string;
-  at: Date;
-}
-
-const repairSchema = new Schema<RepairDocument>(
-  { _id: { type: String, required: true }, at: { type: Date, required: true } },
-  { versionKey: false, collection: 'timeline_repairs' },
-);
+import type { Connection, mongo } from 'mongoose';
+import type { TimelineRepairLog } from '../domain/ports';
+import { repairCollection, type RepairDocument } from './collections';
+import { eachById } from './ferretdb-workarounds';
 
 /**
  * Signals whose index update failed (Redis unreachable at write time). Tiny and usually
  * empty: the keeper re-applies them from MongoDB once Redis answers again.
  */
-export class TimelineRepairs {
-  private readonly model: Model<RepairDocument>;
+export class TimelineRepairs implements TimelineRepairLog {
+  private readonly repairs: mongo.Collection<RepairDocument>;
 
   constructor(connection: Connection) {
-    this.model =
-      connection.models.TimelineRepair ?? connection.model<RepairDocument>('TimelineRepair', repairSchema);
+    this.repairs = repairCollection(connection);
   }
 
   async record(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
     const at = new Date();
     try {
-      await this.model.insertMany(
+      await this.repairs.insertMany(
         ids.map((id) => ({ _id: id, at })),
         { ordered: false },
       );
@@ -37,11 +29,11 @@ export class TimelineRepairs {
   }
 
   async next(limit: number): Promise<string[]> {
-    const rows = await this.model.find({}, { _id: 1 }).limit(limit).exec();
+    const rows = await this.repairs.find({}, { projection: { _id: 1 }, limit }).toArray();
     return rows.map((r) => r._id);
   }
 
   async done(ids: string[]): Promise<void> {
-    await Promise.all(ids.map((id) => this.model.deleteOne({ _id: id }).exec()));
+    await eachById(ids, (id) => this.repairs.deleteOne({ _id: id }));
   }
 }

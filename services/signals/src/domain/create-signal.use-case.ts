@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { CreateSignalInput, SignalDetail } from '@signal/contracts';
 import { AppError, newId } from '@signal/service-kit';
-import type { SignalDocument } from '../data/signal.model';
-import { DuplicateIdempotencyKeyError, type SignalRepository } from '../data/signal.repository';
-import { roiPercent } from './performance';
+import { openingMarket } from './performance';
+import { DuplicateIdempotencyKeyError, type SignalWriteStore, type WriteEffects } from './ports';
+import type { SignalDocument, StoredSignal } from './signal';
 import { signalEvent } from './signal-events';
-import type { WriteEffects } from './ports';
 import { toDetail, toSnapshot } from './signal.mapper';
 
 const FUTURE_TOLERANCE_MS = 60_000;
@@ -27,12 +26,10 @@ export function newSignalDocument(
       details: [{ field: 'created_at', message: 'must not be in the future' }],
     });
   }
-  // The id's ULID time is created_at, so id order is created_at order (see signal.model.ts).
+  // The id's ULID time is created_at, so id order is created_at order (see data/signal.collection.ts).
   const id = newId('sig', createdAt.getTime());
-  const entry = input.metrics.mcap_entry;
-  const current = input.metrics.mcap_current ?? entry;
-  const ath = Math.max(input.metrics.mcap_ath ?? current, current, entry);
-  const base: Omit<SignalDocument, 'outbox' | 'has_outbox'> = {
+  const market = openingMarket(input.metrics);
+  const base: StoredSignal = {
     _id: id,
     token: {
       symbol: input.token.symbol,
@@ -47,16 +44,16 @@ export function newSignalDocument(
       },
     },
     metrics: {
-      mcap_entry: entry,
-      mcap_current: current,
-      mcap_ath: ath,
+      mcap_entry: input.metrics.mcap_entry,
+      mcap_current: market.mcap_current,
+      mcap_ath: market.mcap_ath,
       volume_24h: input.metrics.volume_24h,
       holders: input.metrics.holders,
       liquidity: input.metrics.liquidity,
     },
     performance: {
-      roi: roiPercent(entry, current),
-      ath_roi: roiPercent(entry, ath),
+      roi: market.roi,
+      ath_roi: market.ath_roi,
       status: input.performance?.status ?? 'active',
       time_to_ath_hours: input.performance?.time_to_ath_hours ?? 0,
     },
@@ -83,7 +80,7 @@ export interface CreateSignalResult {
  * the key for a different body is refused.
  */
 export async function createSignal(
-  repository: SignalRepository,
+  repository: SignalWriteStore,
   effects: WriteEffects,
   input: CreateSignalInput,
   idempotencyKey?: string,
@@ -106,10 +103,7 @@ export async function createSignal(
   return { signal: toDetail(doc), created: true };
 }
 
-function replay(
-  existing: Omit<SignalDocument, 'outbox' | 'has_outbox'>,
-  input: CreateSignalInput,
-): CreateSignalResult {
+function replay(existing: StoredSignal, input: CreateSignalInput): CreateSignalResult {
   if (existing.idem_hash !== requestHash(input)) throw new AppError('IDEMPOTENCY_CONFLICT');
   return { signal: toDetail(existing), created: false };
 }
@@ -120,7 +114,7 @@ function replay(
  * take them in), not as `signal.new`: subscribers are not paged about old signals.
  */
 export async function bulkCreateSignals(
-  repository: SignalRepository,
+  repository: SignalWriteStore,
   effects: WriteEffects,
   inputs: CreateSignalInput[],
   idempotencyKey?: string,

@@ -1,6 +1,5 @@
+import { signalIdSchema } from '@signal/contracts';
 import { AppError } from '@signal/service-kit';
-
-const ID = /^sig_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 /** Opaque to clients; inside it is the id of the last signal of the previous page. */
 export function encodeCursor(lastId: string): string {
@@ -9,7 +8,7 @@ export function encodeCursor(lastId: string): string {
 
 export function decodeCursor(cursor: string): string {
   const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!ID.test(id)) {
+  if (!signalIdSchema.safeParse(id).success) {
     throw new AppError('VALIDATION_ERROR', 'cursor must be a value returned in meta.next_cursor', {
       details: [{ field: 'cursor', message: 'not a cursor returned by this API' }],
     });

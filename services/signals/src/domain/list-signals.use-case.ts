@@ -4,16 +4,14 @@ import {
   type SignalListItem,
   type SignalListQuery,
 } from '@signal/contracts';
-import type { Logger } from '@signal/service-kit';
-import type { SignalFilter, SignalRepository } from '../data/signal.repository';
-import { ulidTimeMs } from '../data/timeline-index';
+import { idTimeMs, type Logger } from '@signal/service-kit';
 import { decodeCursor, encodeCursor } from './cursor';
-import type { SignalReadIndex } from './ports';
+import type { SignalFilter, SignalQueryStore, SignalReadIndex } from './ports';
 import { detailToListItem, toListItem } from './signal.mapper';
 
 export interface ListDeps {
   index: SignalReadIndex;
-  repository: SignalRepository;
+  repository: SignalQueryStore;
   logger: Logger;
   /** The index was incomplete or unreachable: the keeper should look now. */
   indexMissed(): void;
@@ -39,7 +37,7 @@ export async function listSignals(deps: ListDeps, query: SignalListQuery): Promi
       limit: perPage,
       start: ((query.page ?? 1) - 1) * perPage,
       cursorId,
-      cursorMs: cursorId ? ulidTimeMs(cursorId) : undefined,
+      cursorMs: cursorId ? idTimeMs(cursorId) : undefined,
     });
     if (page) {
       const last = page.rows[page.rows.length - 1];
@@ -73,7 +71,7 @@ function meta(total: number, page: number, perPage: number, nextId: string | nul
 
 /** The store's query engine: correct, but its cost grows with the collection (see README). */
 export async function listFromStore(
-  repository: SignalRepository,
+  repository: SignalQueryStore,
   query: SignalListQuery,
   perPage: number,
   cursorId: string | undefined,

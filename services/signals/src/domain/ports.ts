@@ -1,15 +1,103 @@
-import type { SignalSnapshot } from '@signal/contracts';
-import type { SignalDetail } from '@signal/contracts';
-import type { TimelinePage, TimelineQuery } from '../data/timeline-index';
+import type { SignalDetail, SignalEvent, SignalSnapshot, SignalStatus, SignalType } from '@signal/contracts';
+import type { RedisReadModel } from '@signal/service-kit';
+import type { SignalDocument, SignalStateChange, StoredSignal } from './signal';
 
-/** What follows every MongoDB write: the read index and the outbox relay learn of it. */
-export interface WriteEffects {
-  /** `outboxIds`: where the events wait (the signals themselves unless a bulk batch holds them). */
-  written(snapshots: SignalSnapshot[], outboxIds?: string[]): Promise<void>;
+/**
+ * What the use cases need from outside, declared here and implemented in `data/`:
+ * the signal store (MongoDB), the timeline index (Redis) and the repair log.
+ */
+
+/** A create reused an Idempotency-Key that another create stored first. */
+export class DuplicateIdempotencyKeyError extends Error {}
+
+export interface SignalFilter {
+  type?: SignalType;
+  status?: SignalStatus;
+  since?: Date;
+  /** Keyset paging: only signals older than this id. */
+  beforeId?: string;
+  /** Only signals at or newer than this id (to number the page a cursor lands on). */
+  fromId?: string;
 }
 
-/** The read index: undefined means "not complete, ask MongoDB". */
+/** The store as the create and update use cases use it. */
+export interface SignalWriteStore {
+  findById(id: string): Promise<StoredSignal | null>;
+  findByIdemKey(key: string): Promise<StoredSignal | null>;
+  /** One atomic write of the signal and its event; DuplicateIdempotencyKeyError when the key is taken. */
+  insert(doc: SignalDocument): Promise<void>;
+  /** Many signals and one outbox batch for their events; returns the keys that existed already. */
+  insertManyWithBatch(
+    docs: SignalDocument[],
+    batchId: string,
+  ): Promise<{ duplicates: string[]; outboxId: string }>;
+  /** Compare-and-set on `version` with the change's event; false when another write came first. */
+  replaceState(
+    id: string,
+    expectedVersion: number,
+    set: SignalStateChange,
+    event: SignalEvent,
+  ): Promise<boolean>;
+}
+
+/** The store as the read use cases use it (the fallback while the index is incomplete). */
+export interface SignalQueryStore {
+  list(filter: SignalFilter, skip: number, limit: number): Promise<StoredSignal[]>;
+  count(filter: SignalFilter): Promise<number>;
+  findById(id: string): Promise<StoredSignal | null>;
+}
+
+/** The store as the index keeper and the projections' export read it. */
+export interface SignalSource {
+  findById(id: string): Promise<StoredSignal | null>;
+  /** Every signal once, in batches. */
+  streamAll(batchSize: number): AsyncGenerator<StoredSignal[]>;
+  /** Signals in id order after `afterId`. */
+  exportPage(afterId: string | undefined, limit: number): Promise<StoredSignal[]>;
+}
+
+export interface TimelineQuery {
+  type?: SignalType;
+  status?: SignalStatus;
+  /** Strictly after, in ms. */
+  sinceMs?: number;
+  limit: number;
+  /** Rank of the first row (page number based). */
+  start: number;
+  /** Keyset: the last id of the previous page. */
+  cursorId?: string;
+  cursorMs?: number;
+}
+
+export interface TimelinePage {
+  total: number;
+  start: number;
+  rows: SignalDetail[];
+}
+
+/** The read index: undefined means "not complete, ask the store". */
 export interface SignalReadIndex {
   page(query: TimelineQuery): Promise<TimelinePage | undefined>;
   get(id: string): Promise<SignalDetail | 'missing' | undefined>;
+}
+
+/** The read index as its keeper writes it. */
+export interface TimelineWriter {
+  /** Version-guarded: an older or repeated snapshot changes nothing. */
+  apply(snapshots: SignalSnapshot[]): Promise<void>;
+  /** Completeness mark and rebuild protocol. */
+  readonly model: Pick<RedisReadModel, 'isReady' | 'rebuild' | 'observeLag'>;
+}
+
+/** Signals whose index update failed, re-applied once the index answers again. */
+export interface TimelineRepairLog {
+  record(ids: string[]): Promise<void>;
+  next(limit: number): Promise<string[]>;
+  done(ids: string[]): Promise<void>;
+}
+
+/** What follows every store write: the read index and the outbox relay learn of it. */
+export interface WriteEffects {
+  /** `outboxIds`: where the events wait (the signals themselves unless a bulk batch holds them). */
+  written(snapshots: SignalSnapshot[], outboxIds?: string[]): Promise<void>;
 }

@@ -1,7 +1,8 @@
 import type { SignalDetail, SignalListItem, SignalSnapshot } from '@signal/contracts';
-import type { SignalDocument } from '../data/signal.model';
+import type { StoredSignal } from './signal';
 
-type StoredSignal = Omit<SignalDocument, 'outbox' | 'has_outbox' | 'idem_key' | 'idem_hash'>;
+/** What the mappers read: a stored signal, idempotency data optional. */
+type MappedSignal = Omit<StoredSignal, 'idem_key' | 'idem_hash'>;
 
 /** The list item is the detail without the detail-only fields. */
 export function detailToListItem(d: SignalDetail): SignalListItem {
@@ -28,9 +29,9 @@ export function detailToListItem(d: SignalDetail): SignalListItem {
 }
 
 /** Only the spec's fields leave the service: no _id, version, outbox or idempotency data. */
-export const toListItem = (doc: StoredSignal): SignalListItem => detailToListItem(toDetail(doc));
+export const toListItem = (doc: MappedSignal): SignalListItem => detailToListItem(toDetail(doc));
 
-export function toDetail(doc: StoredSignal): SignalDetail {
+export function toDetail(doc: MappedSignal): SignalDetail {
   return {
     id: doc._id,
     token: {
@@ -66,6 +67,6 @@ export function toDetail(doc: StoredSignal): SignalDetail {
   };
 }
 
-export function toSnapshot(doc: StoredSignal): SignalSnapshot {
+export function toSnapshot(doc: MappedSignal): SignalSnapshot {
   return { ...toDetail(doc), version: doc.version };
 }

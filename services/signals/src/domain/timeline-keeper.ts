@@ -1,14 +1,12 @@
 import type { SignalSnapshot } from '@signal/contracts';
 import { PeriodicTask, type Logger } from '@signal/service-kit';
-import type { SignalRepository } from '../data/signal.repository';
-import type { TimelineIndex } from '../data/timeline-index';
-import type { TimelineRepairs } from '../data/timeline-repairs';
+import type { SignalSource, TimelineRepairLog, TimelineWriter } from './ports';
 import { toSnapshot } from './signal.mapper';
 
 export interface KeeperOptions {
-  index: TimelineIndex;
-  repository: SignalRepository;
-  repairs: TimelineRepairs;
+  index: TimelineWriter;
+  repository: SignalSource;
+  repairs: TimelineRepairLog;
   logger: Logger;
   /** How often Redis is checked for a lost index and failed updates are retried. */
   intervalMs: number;

@@ -1,16 +1,11 @@
-import {
-  STATUS_TRANSITIONS,
-  type BusEventName,
-  type SignalDetail,
-  type SignalStatus,
-  type UpdateSignalInput,
-} from '@signal/contracts';
+import type { BusEventName, SignalDetail, SignalStatus, UpdateSignalInput } from '@signal/contracts';
 import { AppError } from '@signal/service-kit';
-import type { StoredSignal, SignalRepository } from '../data/signal.repository';
-import { roiPercent } from './performance';
-import { signalEvent, statusEventName } from './signal-events';
-import type { WriteEffects } from './ports';
+import { marketMove } from './performance';
+import type { SignalWriteStore, WriteEffects } from './ports';
+import type { StoredSignal } from './signal';
+import { signalEvent } from './signal-events';
 import { toDetail, toSnapshot } from './signal.mapper';
+import { statusChange } from './status';
 
 const MAX_CAS_RETRIES = 8;
 
@@ -18,7 +13,7 @@ type Change = (current: StoredSignal) => { next: StoredSignal; event: BusEventNa
 
 /** Read → change → compare-and-set with its event; on a concurrent write, read again. */
 async function applyChange(
-  repository: SignalRepository,
+  repository: SignalWriteStore,
   effects: WriteEffects,
   id: string,
   change: Change,
@@ -45,44 +40,27 @@ async function applyChange(
 
 /** Market moves: metrics and performance, with ROI derived from market caps unless given. */
 export function updateSignal(
-  repository: SignalRepository,
+  repository: SignalWriteStore,
   effects: WriteEffects,
   id: string,
   patch: UpdateSignalInput,
 ): Promise<SignalDetail> {
-  return applyChange(repository, effects, id, (current) => {
-    const metrics = { ...current.metrics, ...patch.metrics };
-    metrics.mcap_ath = Math.max(metrics.mcap_ath, metrics.mcap_current);
-    const reachedNewAth = metrics.mcap_ath > current.metrics.mcap_ath;
-    const hoursSinceEntry =
-      Math.round(((Date.now() - new Date(current.created_at).getTime()) / 3_600_000) * 100) / 100;
-    const performance = {
-      ...current.performance,
-      roi: patch.performance?.roi ?? roiPercent(metrics.mcap_entry, metrics.mcap_current),
-      ath_roi: patch.performance?.ath_roi ?? roiPercent(metrics.mcap_entry, metrics.mcap_ath),
-      time_to_ath_hours:
-        patch.performance?.time_to_ath_hours ??
-        (reachedNewAth ? hoursSinceEntry : current.performance.time_to_ath_hours),
-    };
-    return { next: { ...current, metrics, performance }, event: 'signal.updated' };
-  });
+  return applyChange(repository, effects, id, (current) => ({
+    next: { ...current, ...marketMove(current, patch, Date.now()) },
+    event: 'signal.updated',
+  }));
 }
 
 /** Status moves only along STATUS_TRANSITIONS; anything else is a 409. */
 export function changeSignalStatus(
-  repository: SignalRepository,
+  repository: SignalWriteStore,
   effects: WriteEffects,
   id: string,
   status: SignalStatus,
 ): Promise<SignalDetail> {
   return applyChange(repository, effects, id, (current) => {
-    const from = current.performance.status;
-    if (!STATUS_TRANSITIONS[from].includes(status)) {
-      throw new AppError('INVALID_STATUS_TRANSITION', `A signal cannot go from ${from} to ${status}.`);
-    }
-    return {
-      next: { ...current, performance: { ...current.performance, status } },
-      event: statusEventName(status),
-    };
+    const change = statusChange(current.performance.status, status);
+    if (!change.ok) throw new AppError(change.code, change.message);
+    return { next: { ...current, performance: { ...current.performance, status } }, event: change.event };
   });
 }

@@ -8,8 +8,7 @@ import {
 import { AppError, parseOrThrow, requireStaticToken } from '@signal/service-kit';
 import { Router, type Request } from 'express';
 import { z } from 'zod';
-import type { SignalRepository } from '../data/signal.repository';
-import type { WriteEffects } from '../domain/ports';
+import type { SignalSource, SignalWriteStore, WriteEffects } from '../domain/ports';
 import { toDetail } from '../domain/signal.mapper';
 import { bulkCreateSignals, createSignal } from '../domain/create-signal.use-case';
 import { changeSignalStatus, updateSignal } from '../domain/update-signal.use-case';
@@ -35,7 +34,7 @@ function idempotencyKey(req: Request): string | undefined {
  * carries its event in the same atomic write (outbox) and then nudges the relay.
  */
 export function ingestRouter(
-  repository: SignalRepository,
+  repository: SignalWriteStore & SignalSource,
   effects: WriteEffects,
   ingestToken: string,
 ): Router {

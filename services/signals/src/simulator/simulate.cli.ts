@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { CreateSignalInput, SignalDetail } from '@signal/contracts';
+import { signalDetailResponseSchema, type CreateSignalInput, type SignalDetail } from '@signal/contracts';
 import { Pool } from 'undici';
 import { newToken, outcome, rng } from './market';
 
@@ -83,7 +83,13 @@ class Ingest {
   constructor(private readonly o: Options) {
     this.pool = new Pool(new URL(o.url).origin, { connections: Math.max(8, o.concurrency) });
   }
-  async call<T>(method: 'POST' | 'PATCH', path: string, body: unknown, idempotencyKey?: string): Promise<T> {
+  /** The response body, parsed JSON; callers that read it validate it with its contract schema. */
+  async call(
+    method: 'POST' | 'PATCH',
+    path: string,
+    body: unknown,
+    idempotencyKey?: string,
+  ): Promise<unknown> {
     const res = await this.pool.request({
       method,
       path,
@@ -97,7 +103,7 @@ class Ingest {
     const text = await res.body.text();
     if (res.statusCode >= 300)
       throw new Error(`${method} ${path} → ${res.statusCode}: ${text.slice(0, 300)}`);
-    return (JSON.parse(text) as { data: T }).data;
+    return JSON.parse(text);
   }
   close() {
     return this.pool.close();
@@ -171,11 +177,8 @@ async function live(ingest: Ingest, o: Options, r: () => number) {
   const open: SignalDetail[] = [];
   const interval = 1000 / Math.max(o.rate, 0.001);
   for (let i = 0; i < o.count || o.count === 0; i++) {
-    const s = await ingest.call<SignalDetail>(
-      'POST',
-      '/internal/signals',
-      newToken(r),
-      `live-${o.seed}-${i}`,
+    const { data: s } = signalDetailResponseSchema.parse(
+      await ingest.call('POST', '/internal/signals', newToken(r), `live-${o.seed}-${i}`),
     );
     open.push(s);
     process.stdout.write(`signal.new ${s.id} ${s.token.symbol} (${s.type}) mcap ${s.metrics.mcap_entry}\n`);

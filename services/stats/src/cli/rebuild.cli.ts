@@ -5,7 +5,7 @@ import { request } from 'undici';
 import { z } from 'zod';
 import { loadConfig } from '../config';
 import { createDependencies } from '../dependencies';
-import { toProjection } from '../domain/project-event.use-case';
+import { toProjection } from '../domain/projection';
 
 const pageSchema = z.object({
   data: z.array(signalSnapshotReaderSchema),

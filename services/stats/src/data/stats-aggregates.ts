@@ -1,82 +1,79 @@
 import { SIGNAL_TYPES, type SignalType } from '@signal/contracts';
 import { RedisReadModel, RedisScript, type Logger } from '@signal/service-kit';
 import type Redis from 'ioredis';
-import type { GroupRow } from './projection.repository';
-import type { ProjectedSignal } from './projection.model';
+import {
+  HOUR_MS,
+  ROI_SCALE,
+  aggregateDelta,
+  aggregateEntry,
+  dayOf,
+  periodPlan,
+  type AggregateDelta,
+  type AggregateEntry,
+} from '../domain/aggregate-rules';
+import type { AggregatesStore, GroupRow } from '../domain/ports';
+import type { ProjectedSignal } from '../domain/projection';
 
 /**
- * Statistics kept incrementally in Redis, so no request aggregates anything.
+ * Statistics kept incrementally in Redis, so no request aggregates anything; the rules
+ * (deltas, period buckets) are in domain/aggregate-rules.ts, this module stores and reads them.
  *
  * Per signal type: counters (count, winners, ROI sum) for all time, per UTC hour and per UTC day
- * of `created_at`; a sorted set of ids by `created_at` (to read a period's partial edge hour
- * exactly); ROI sorted sets for all time and per day (so `best_roi` stays exact when a ROI
- * falls: the maximum is read, never kept as a running max). Each signal's last applied state
- * sits in one hash, and a write applies the difference between it and the new snapshot,
- * version-guarded: redelivered and reordered events change nothing.
- * ROI sums are integers of 1/10,000 percent (HINCRBY is exact; floats would drift).
- * Every key carries the hash tag `{stats}`: one Redis Cluster slot for the scripts.
+ * of `created_at` (hash `n:<type>`, fields `a:n`, `h<hour>:w`, `d<day>:r`, …); a sorted set of
+ * ids by `created_at` (`ct:<type>`, to read a period's partial edge hour exactly); ROI sorted
+ * sets for all time and per day (`ra:<type>`, `rd:<type>:<day>`, so `best_roi` stays exact when
+ * a ROI falls: the maximum is read, never kept as a running max). Each signal's last applied
+ * state sits in hash `c` as `version|type|createdMs|winner|roi`.
+ * A write reads the stored states, computes each delta, and applies it only if the state is
+ * still the one it read (compare-and-set in one script; a concurrent writer makes it read
+ * again), so redelivered, reordered and concurrent events all count once.
+ * Every key carries the hash tag `{agg}`: one Redis Cluster slot for the scripts.
  */
-const ROI_SCALE = 10_000;
-const HOUR = 3_600_000;
-const DAY = 86_400_000;
 
+/**
+ * ARGV: id, expected state ('' = none), new state, type, createdMs, roi, day, left type
+ * ('' = none), left day, then triples (hash suffix, field, increment). Returns -1 when the
+ * stored state is no longer the expected one.
+ */
 const APPLY = new RedisScript(`
-local p = KEYS[1]
-local id, ver, typ, cms, win, roi = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local function add(t, ms, dn, dw, dr)
-  local n = p .. 'n:' .. t
-  for _, b in ipairs({'a', 'h' .. math.floor(ms / ${HOUR}), 'd' .. math.floor(ms / ${DAY})}) do
-    if dn ~= 0 then redis.call('HINCRBY', n, b .. ':n', dn) end
-    if dw ~= 0 then redis.call('HINCRBY', n, b .. ':w', dw) end
-    if dr ~= 0 then redis.call('HINCRBY', n, b .. ':r', dr) end
-  end
+local p, id = KEYS[1], ARGV[1]
+if (redis.call('HGET', p .. 'c', id) or '') ~= ARGV[2] then return -1 end
+for i = 10, #ARGV, 3 do
+  redis.call('HINCRBY', p .. ARGV[i], ARGV[i + 1], ARGV[i + 2])
 end
-local old = redis.call('HGET', p .. 'c', id)
-if old then
-  local ov, otyp, ocms, ow, oroi = string.match(old, '^(%d+)|([^|]*)|([^|]*)|([^|]*)|(.*)$')
-  if tonumber(ov) >= ver then return 0 end
-  ocms = tonumber(ocms)
-  if otyp == typ and math.floor(ocms / ${HOUR}) == math.floor(cms / ${HOUR}) then
-    add(typ, cms, 0, win - tonumber(ow), roi - tonumber(oroi))
-  else
-    -- Type or time moved (the domain never does this; a bad event must not corrupt counts).
-    add(otyp, ocms, -1, -tonumber(ow), -tonumber(oroi))
-    add(typ, cms, 1, win, roi)
-    redis.call('ZREM', p .. 'ct:' .. otyp, id)
-    redis.call('ZREM', p .. 'ra:' .. otyp, id)
-    redis.call('ZREM', p .. 'rd:' .. otyp .. ':' .. math.floor(ocms / ${DAY}), id)
-  end
-else
-  add(typ, cms, 1, win, roi)
+local typ, cms, roi, day, ltyp, lday = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+if ltyp ~= '' then
+  redis.call('ZREM', p .. 'ct:' .. ltyp, id)
+  redis.call('ZREM', p .. 'ra:' .. ltyp, id)
+  redis.call('ZREM', p .. 'rd:' .. ltyp .. ':' .. lday, id)
 end
 redis.call('ZADD', p .. 'ct:' .. typ, cms, id)
 redis.call('ZADD', p .. 'ra:' .. typ, roi, id)
-redis.call('ZADD', p .. 'rd:' .. typ .. ':' .. math.floor(cms / ${DAY}), roi, id)
-redis.call('HSET', p .. 'c', id, ver .. '|' .. typ .. '|' .. cms .. '|' .. win .. '|' .. roi)
+redis.call('ZADD', p .. 'rd:' .. typ .. ':' .. day, roi, id)
+redis.call('HSET', p .. 'c', id, ARGV[3])
 return 1
 `);
 
 /**
- * One type's figures for created_at > cutoff (cutoff '' = all time): {count, winners, roiSum,
- * best or false}. Whole hours and days come from the bucket counters; the partial edge hour is
- * read signal by signal; best_roi is the top of each whole day's ROI set, and for the edge day
- * the highest ROI whose signal is inside the period. nil while the model is incomplete.
+ * One type's figures for one period: {count, winners, roiSum, best or false}; nil while the
+ * model is incomplete. ARGV: type, cutoff ('' = all time), epoch, end of the edge hour, edge
+ * day, number of counter fields, the fields (whole hours and days of the period), then the
+ * later days. The edge hour is read signal by signal; best_roi is the top of each later day's
+ * ROI set, and for the edge day the highest ROI whose signal is inside the period.
  */
 const PERIOD = new RedisScript(`
 local p, typ = KEYS[1], ARGV[1]
-if redis.call('GET', p .. 'ready') ~= ARGV[4] then return false end
+if redis.call('GET', p .. 'ready') ~= ARGV[3] then return false end
 local n = p .. 'n:' .. typ
 if ARGV[2] == '' then
   local v = redis.call('HMGET', n, 'a:n', 'a:w', 'a:r')
   local top = redis.call('ZRANGE', p .. 'ra:' .. typ, 0, 0, 'REV', 'WITHSCORES')
   return {tonumber(v[1] or 0), tonumber(v[2] or 0), tonumber(v[3] or 0), top[2] or false}
 end
-local cutoff, nowMs = tonumber(ARGV[2]), tonumber(ARGV[3])
+local cutoff, edgeMax, edgeDay, nFields = tonumber(ARGV[2]), ARGV[4], ARGV[5], tonumber(ARGV[6])
 local count, wins, roi, best = 0, 0, 0, nil
 local function better(x) x = tonumber(x); if x and (best == nil or x > best) then best = x end end
--- The edge hour: only signals strictly after the cutoff.
-local edgeHour = math.floor(cutoff / ${HOUR})
-local edgeKey, edgeMax, offset = p .. 'ct:' .. typ, (edgeHour + 1) * ${HOUR} - 1, 0
+local edgeKey, offset = p .. 'ct:' .. typ, 0
 while true do
   local ids = redis.call('ZRANGE', edgeKey, '(' .. cutoff, edgeMax, 'BYSCORE', 'LIMIT', offset, 1000)
   if #ids == 0 then break end
@@ -87,34 +84,17 @@ while true do
   end
   offset = offset + #ids
 end
--- Whole hours after the edge up to the last hour that can hold a signal (now + 1 h covers the
--- small future tolerance of created_at): hour counters up to a day boundary, then day counters.
-local lastHour = math.floor(nowMs / ${HOUR}) + 1
-local h = edgeHour + 1
-local fields = {}
-while h <= lastHour do
-  if h % 24 == 0 and h + 23 <= lastHour then
-    local d = h / 24
-    fields[#fields + 1] = 'd' .. d .. ':n'; fields[#fields + 1] = 'd' .. d .. ':w'; fields[#fields + 1] = 'd' .. d .. ':r'
-    h = h + 24
-  else
-    fields[#fields + 1] = 'h' .. h .. ':n'; fields[#fields + 1] = 'h' .. h .. ':w'; fields[#fields + 1] = 'h' .. h .. ':r'
-    h = h + 1
+if nFields > 0 then
+  local v = redis.call('HMGET', n, unpack(ARGV, 7, 6 + nFields))
+  for i = 1, #v, 3 do
+    count = count + tonumber(v[i] or 0); wins = wins + tonumber(v[i + 1] or 0); roi = roi + tonumber(v[i + 2] or 0)
   end
 end
-local v = redis.call('HMGET', n, unpack(fields))
-for i = 1, #v, 3 do
-  count = count + tonumber(v[i] or 0); wins = wins + tonumber(v[i + 1] or 0); roi = roi + tonumber(v[i + 2] or 0)
-end
--- best_roi: whole days after the edge day from their tops; the edge day from its top down,
--- skipping signals at or before the cutoff (the edge hour's own were seen above).
-local edgeDay = math.floor(cutoff / ${DAY})
-for d = edgeDay + 1, math.floor(nowMs / ${DAY}) + 1 do
-  local top = redis.call('ZRANGE', p .. 'rd:' .. typ .. ':' .. d, 0, 0, 'REV', 'WITHSCORES')
+for i = 7 + nFields, #ARGV do
+  local top = redis.call('ZRANGE', p .. 'rd:' .. typ .. ':' .. ARGV[i], 0, 0, 'REV', 'WITHSCORES')
   better(top[2])
 end
-local dayKey = p .. 'rd:' .. typ .. ':' .. edgeDay
-local from = 0
+local dayKey, from = p .. 'rd:' .. typ .. ':' .. edgeDay, 0
 while true do
   local chunk = redis.call('ZRANGE', dayKey, from, from + 99, 'REV', 'WITHSCORES')
   if #chunk == 0 then break end
@@ -133,7 +113,33 @@ end
 return {count, wins, roi, best and tostring(best) or false}
 `);
 
-export class StatsAggregates {
+/** Concurrent writers of one signal make a compare-and-set read again; this many times at most. */
+const MAX_APPLY_ROUNDS = 10;
+
+const encodeEntry = (e: AggregateEntry): string =>
+  `${e.version}|${e.type}|${e.createdMs}|${e.winner}|${e.roi}`;
+
+function decodeEntry(id: string, stored: string): AggregateEntry {
+  const [version, type, createdMs, winner, roi] = stored.split('|');
+  const known = SIGNAL_TYPES.find((t) => t === type);
+  if (!known || roi === undefined || (winner !== '0' && winner !== '1'))
+    throw new Error(`stats aggregates: unreadable state of ${id}`);
+  return {
+    version: Number(version),
+    type: known,
+    createdMs: Number(createdMs),
+    winner: winner === '1' ? 1 : 0,
+    roi: Number(roi),
+  };
+}
+
+const COUNTER_FIELDS = [
+  ['n', 'count'],
+  ['w', 'winners'],
+  ['r', 'roi'],
+] as const;
+
+export class StatsAggregates implements AggregatesStore {
   readonly prefix: string;
   readonly model: RedisReadModel;
 
@@ -148,27 +154,69 @@ export class StatsAggregates {
     this.model = new RedisReadModel(redis, this.prefix, epoch, logger);
   }
 
-  /** Version-guarded, pipelined; returns how many changed anything. */
+  /** Version-guarded and compare-and-set, pipelined per 1000 signals; returns how many changed anything. */
   async apply(signals: ProjectedSignal[]): Promise<number> {
     let changed = 0;
-    for (let i = 0; i < signals.length; i += 1000) {
+    for (let i = 0; i < signals.length; i += 1000)
+      changed += await this.applyBatch(signals.slice(i, i + 1000));
+    return changed;
+  }
+
+  private async applyBatch(signals: ProjectedSignal[]): Promise<number> {
+    // The newest state of each signal in the batch is the only one that can count.
+    const newest = new Map<string, AggregateEntry>();
+    for (const s of signals) {
+      const entry = aggregateEntry(s);
+      const seen = newest.get(s._id);
+      if (!seen || seen.version < entry.version) newest.set(s._id, entry);
+    }
+    let pending = [...newest.entries()];
+    let changed = 0;
+    for (let round = 0; pending.length > 0; round++) {
+      if (round === MAX_APPLY_ROUNDS)
+        throw new Error('stats aggregates: states kept changing under concurrent writers');
+      const stored = await this.redis.hmget(`${this.prefix}c`, ...pending.map(([id]) => id));
+      const calls: Array<{ id: string; next: AggregateEntry; args: Array<string | number> }> = [];
+      for (const [k, [id, next]] of pending.entries()) {
+        const raw = stored[k] ?? '';
+        const delta = aggregateDelta(raw ? decodeEntry(id, raw) : undefined, next);
+        if (delta.kind === 'changed') calls.push({ id, next, args: this.applyArgs(id, raw, next, delta) });
+      }
       const results = await APPLY.runMany(
         this.redis,
-        signals.slice(i, i + 1000).map((s) => ({
-          keys: [this.prefix],
-          args: [
-            s._id,
-            s.version,
-            s.type,
-            new Date(s.created_at).getTime(),
-            s.is_winner,
-            Math.round(s.roi * ROI_SCALE),
-          ],
-        })),
+        calls.map((c) => ({ keys: [this.prefix], args: c.args })),
       );
       changed += results.filter((r) => r === 1).length;
+      pending = calls
+        .filter((_, k) => results[k] === -1)
+        .map((c): [string, AggregateEntry] => [c.id, c.next]);
     }
     return changed;
+  }
+
+  private applyArgs(
+    id: string,
+    expected: string,
+    next: AggregateEntry,
+    delta: Extract<AggregateDelta, { kind: 'changed' }>,
+  ): Array<string | number> {
+    const increments: Array<string | number> = [];
+    for (const c of delta.counters)
+      for (const bucket of ['a', `h${c.hour}`, `d${c.day}`])
+        for (const [field, figure] of COUNTER_FIELDS)
+          if (c[figure] !== 0) increments.push(`n:${c.type}`, `${bucket}:${field}`, c[figure]);
+    return [
+      id,
+      expected,
+      encodeEntry(next),
+      next.type,
+      next.createdMs,
+      next.roi,
+      dayOf(next.createdMs),
+      delta.left?.type ?? '',
+      delta.left ? dayOf(delta.left.createdMs) : '',
+      ...increments,
+    ];
   }
 
   /**
@@ -183,10 +231,7 @@ export class StatsAggregates {
     const types = type ? [type] : [...SIGNAL_TYPES];
     const replies = await PERIOD.runMany(
       this.redis,
-      types.map((t) => ({
-        keys: [this.prefix],
-        args: [t, since ? String(since.getTime()) : '', now, this.model.epoch],
-      })),
+      types.map((t) => ({ keys: [this.prefix], args: [t, ...this.periodArgs(since, now)] })),
     );
     const rows: GroupRow[] = [];
     let bestRoi: number | undefined;
@@ -207,5 +252,22 @@ export class StatsAggregates {
       }
     }
     return { rows, bestRoi };
+  }
+
+  private periodArgs(since: Date | undefined, now: number): Array<string | number> {
+    if (!since) return ['', this.model.epoch];
+    const plan = periodPlan(since.getTime(), now);
+    const fields = [...plan.hours.map((h) => `h${h}`), ...plan.days.map((d) => `d${d}`)].flatMap((bucket) =>
+      COUNTER_FIELDS.map(([field]) => `${bucket}:${field}`),
+    );
+    return [
+      plan.cutoffMs,
+      this.model.epoch,
+      (plan.edgeHour + 1) * HOUR_MS - 1,
+      plan.edgeDay,
+      fields.length,
+      ...fields,
+      ...plan.laterDays,
+    ];
   }
 }

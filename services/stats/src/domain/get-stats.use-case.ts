@@ -1,14 +1,12 @@
 import type { Statistics, StatsQuery } from '@signal/contracts';
 import type { Logger } from '@signal/service-kit';
-import type { ProjectionRepository } from '../data/projection.repository';
-import type { StatsAggregates } from '../data/stats-aggregates';
-import type { StatsCache } from './stats-cache';
+import type { AggregatesStore, ProjectionStore, StatsAnswerCache } from './ports';
 import { periodStart, toStatistics } from './statistics';
 
 export interface StatsReadDeps {
-  aggregates: StatsAggregates;
-  repository: ProjectionRepository;
-  cache: StatsCache;
+  aggregates: Pick<AggregatesStore, 'figures'>;
+  repository: Pick<ProjectionStore, 'groupByType' | 'bestRoi'>;
+  cache: StatsAnswerCache;
   logger: Logger;
   /** The aggregates were incomplete or unreachable: the keeper should look now. */
   aggregatesMissed(): void;

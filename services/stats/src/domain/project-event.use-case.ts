@@ -1,25 +1,11 @@
 import type { SignalSnapshot } from '@signal/contracts';
-import type { ProjectedSignal } from '../data/projection.model';
-import type { ProjectionRepository } from '../data/projection.repository';
-import type { StatsAggregates } from '../data/stats-aggregates';
-import type { StatsCache } from './stats-cache';
-
-export function toProjection(s: SignalSnapshot): ProjectedSignal {
-  return {
-    _id: s.id,
-    type: s.type,
-    status: s.performance.status,
-    is_winner: s.performance.status === 'winner' ? 1 : 0,
-    roi: s.performance.roi,
-    created_at: new Date(s.created_at),
-    version: s.version,
-  };
-}
+import type { AggregatesStore, ProjectionStore, StatsAnswerCache } from './ports';
+import { toProjection } from './projection';
 
 export interface ProjectDeps {
-  repository: ProjectionRepository;
-  aggregates: StatsAggregates;
-  cache: StatsCache;
+  repository: Pick<ProjectionStore, 'apply'>;
+  aggregates: Pick<AggregatesStore, 'apply' | 'model'>;
+  cache: Pick<StatsAnswerCache, 'invalidate'>;
 }
 
 /**

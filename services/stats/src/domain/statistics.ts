@@ -1,5 +1,5 @@
-import { SIGNAL_TYPES, type Statistics, type StatsPeriod } from '@signal/contracts';
-import type { GroupRow } from '../data/projection.repository';
+import type { Statistics, StatsPeriod } from '@signal/contracts';
+import type { GroupRow } from './ports';
 
 const PERIOD_MS: Record<Exclude<StatsPeriod, 'all'>, number> = {
   '24h': 86_400_000,
@@ -17,9 +17,15 @@ const rate = (winners: number, total: number) => (total === 0 ? 0 : round2((winn
 
 /** Percent figures per ARCHITECTURE.md: win_rate 0–100, avg/best ROI in percent; every type present. */
 export function toStatistics(rows: GroupRow[], bestRoi: number | undefined): Statistics {
-  const byType = Object.fromEntries(
-    SIGNAL_TYPES.map((t) => [t, { total: 0, winners: 0, win_rate: 0 }]),
-  ) as Statistics['by_type'];
+  const none = () => ({ total: 0, winners: 0, win_rate: 0 });
+  const byType: Statistics['by_type'] = {
+    new: none(),
+    '3d': none(),
+    '7d': none(),
+    '30d': none(),
+    wallet: none(),
+    premium: none(),
+  };
   let total = 0;
   let winners = 0;
   let roiSum = 0;

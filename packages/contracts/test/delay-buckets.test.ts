@@ -1,4 +1,4 @@
-import { DELAY_BUCKETS_MS, nextDelayHop } from '@signal/contracts';
+import { DELAY_BUCKETS_MS, nextDelayHop } from '../src';
 
 /** Plays a wait through the buckets the way the queues do: each hop waits exactly its bucket. */
 function play(waitMs: number): { hops: number[]; firedAt: number } {

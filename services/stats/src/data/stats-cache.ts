@@ -1,11 +1,10 @@
-import type { Statistics } from '@signal/contracts';
+import { statisticsSchema, type Statistics } from '@signal/contracts';
 import type Redis from 'ioredis';
+import { z } from 'zod';
+import type { StatsAnswerCache } from '../domain/ports';
 
-interface Cached {
-  gen: number;
-  at: number;
-  stats: Statistics;
-}
+const cachedSchema = z.object({ gen: z.number(), at: z.number(), stats: statisticsSchema });
+type Cached = z.infer<typeof cachedSchema>;
 
 /**
  * Answers per (type, period) in Redis. Every projected change bumps a generation counter,
@@ -15,7 +14,7 @@ interface Cached {
  * Every key carries the `{statscache}` hash tag, so the MGET stays in one slot behind a
  * cluster-aware proxy (no CROSSSLOT).
  */
-export class StatsCache {
+export class StatsCache implements StatsAnswerCache {
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
@@ -36,7 +35,7 @@ export class StatsCache {
       const [gen, raw] = await this.redis.mget(this.genKey, this.entryKey(key));
       const current = Number(gen ?? 0);
       if (!raw) return { gen: current };
-      const cached = JSON.parse(raw) as Cached;
+      const cached = cachedSchema.parse(JSON.parse(raw));
       const fresh = cached.gen === current || now - cached.at < this.minFreshMs;
       return { stats: fresh && now - cached.at < this.ttlMs ? cached.stats : undefined, gen: current };
     } catch {

@@ -1,0 +1,23 @@
+import { newId } from '@signal/service-kit';
+import { decodeCursor, encodeCursor } from './cursor';
+
+describe('list cursor', () => {
+  it('when a cursor made from a signal id is decoded, then the id comes back', () => {
+    const id = newId('sig');
+    expect(decodeCursor(encodeCursor(id))).toBe(id);
+  });
+
+  it.each([
+    ['another kind of id', encodeCursor(newId('evt'))],
+    ['a truncated id', encodeCursor(newId('sig').slice(0, 20))],
+    ['no base64url at all', '!!!'],
+    ['an empty cursor', ''],
+  ])('when the cursor is %s, then it is a validation error naming the cursor', (_, cursor) => {
+    expect(() => decodeCursor(cursor)).toThrow(
+      expect.objectContaining({
+        code: 'VALIDATION_ERROR',
+        details: [expect.objectContaining({ field: 'cursor' })],
+      }),
+    );
+  });
+});
