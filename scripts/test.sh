@@ -39,5 +39,13 @@ node -e '
   const r = require("./.run/jest-result.json");
   console.log(`jest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);
 ' || true
+
+# The short chaos run (README "Chaos"): services SIGKILLed and dependencies cut through TCP
+# proxies under load. Alone, after jest, so no other test's load blurs it; skipped when this
+# script was asked for particular tests.
+if [ $# -eq 0 ]; then
+  echo "==> chaos (short)"
+  node infra/bench/dist/chaos.js --short --out .run/artifacts/chaos.json || status=1
+fi
 echo "==> done in $(( $(date +%s) - started ))s"
 exit $status

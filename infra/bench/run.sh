@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# pnpm bench <gateway|signals|stats|webhooks> [options]: builds, brings up the local
+# pnpm bench <gateway|signals|stats|webhooks> [options] (and pnpm chaos [options]): builds, brings up the local
 # infrastructure (stopping what it started afterwards) and runs one benchmark. Every benchmark
 # prints its figures beside a baseline measured in the same run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 name="${1:-}"; shift || true
-case "$name" in gateway|signals|stats|webhooks) ;; *) echo "usage: pnpm bench <gateway|signals|stats|webhooks> [--options]" >&2; exit 2 ;; esac
+case "$name" in gateway|signals|stats|webhooks|chaos) ;; *) echo "usage: pnpm bench <gateway|signals|stats|webhooks> [--options]" >&2; exit 2 ;; esac
 source scripts/lib/toolchain.sh
 pnpm install --frozen-lockfile --reporter=append-only >/dev/null
 pnpm run -s build
@@ -15,4 +15,5 @@ fi
 trap 'infra/local/infra.sh down >/dev/null 2>&1 || true' EXIT
 set -a; eval "$(infra/local/infra.sh up 2>/dev/null)"; set +a
 mkdir -p bench-results
-node "infra/bench/dist/$name.bench.js" "$@" 2>&1 | tee "bench-results/$name.txt"
+script="infra/bench/dist/$name.bench.js"; [ "$name" = chaos ] && script="infra/bench/dist/chaos.js"
+node "$script" "$@" 2>&1 | tee "bench-results/$name.txt"

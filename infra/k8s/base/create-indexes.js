@@ -27,8 +27,7 @@ const repositories = {
   },
   webhooks: () => {
     const m = app('./dist/data/webhook.models.js');
-    const { WebhookRepository } = app('./dist/data/webhook.repository.js');
-    return (c) => new WebhookRepository(m.subscriptionModel(c), m.deliveryModel(c));
+    return (c) => ({ ensureIndexes: () => m.ensureIndexes(m.webhookCollections(c)) });
   },
 };
 const databases = {

@@ -91,29 +91,16 @@ export const webhookDeliveryJobSchema = z.object({
 export type WebhookDeliveryJob = z.infer<typeof webhookDeliveryJobSchema>;
 
 /**
- * Fixed delays of the webhook retry queues, largest last. A wait of any length hops through
- * them largest-first (Convoy declares one TTL queue per delay the same way): each queue's TTL
- * is the same for every message in it, so a message never waits behind a longer one, which a
- * per-message TTL in a shared queue would do (RabbitMQ expires only at the head).
+ * The fixed-delay queues of the previous retry layout (one TTL queue per delay). Waits now go
+ * through the delay cascade (packages/messaging delay-cascade.ts); these names are kept only so
+ * that clean-up removes queues a broker may still hold from before.
  */
 export const DELAY_BUCKETS_MS = [
   250, 1000, 5000, 10_000, 30_000, 60_000, 300_000, 900_000, 3_600_000,
 ] as const;
 
-/** How early a job may fire (queue and clock jitter); anything earlier waits another hop. */
+/** How early a job may fire (queue and clock jitter) before it is put back to wait the rest. */
 export const DUE_TOLERANCE_MS = 20;
-
-/**
- * The bucket for the next hop of a wait with `remainingMs` to go, or 0 when it is due now: the
- * largest bucket that fits, or the smallest when even that one overshoots, so an attempt never
- * fires early and at most one smallest bucket (250 ms) late.
- */
-export function nextDelayHop(remainingMs: number): number {
-  if (remainingMs <= DUE_TOLERANCE_MS) return 0;
-  let hop: number = DELAY_BUCKETS_MS[0];
-  for (const b of DELAY_BUCKETS_MS) if (b <= remainingMs) hop = b;
-  return hop;
-}
 
 /** Where each message goes, how often it may be retried and how long one handling may take. */
 export const MESSAGE_POLICIES = {

@@ -1,6 +1,8 @@
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import type { Logger } from 'pino';
 import {
+  isMongoUnavailable,
+  isRedisUnavailable,
   markActiveSpanFailed,
   metrics,
   registerQueueDepthSource,
@@ -23,6 +25,8 @@ export interface MessageMeta {
   messageId?: string;
   requestId?: string;
   routingKey: string;
+  /** The broker handed this message out before (a consumer died or a channel closed holding it). */
+  redelivered: boolean;
 }
 
 export interface ConsumerOptions<S extends z.ZodType> {
@@ -85,7 +89,8 @@ function sendConfirmed(
 /**
  * Manual-ack consumer: ack only after the handler committed its work. A failing message goes
  * to `<queue>.retry` (comes back after the delay) up to `maxAttempts`, then to `<queue>.dead`;
- * a message that does not match its schema is poison and goes to `.dead` at once.
+ * a failure because MongoDB or Redis is unreachable is retried without counting; a message
+ * that does not match its schema is poison and goes to `.dead` at once.
  */
 export class Consumer<S extends z.ZodType> {
   private channel?: ConfirmChannel;
@@ -121,7 +126,11 @@ export class Consumer<S extends z.ZodType> {
       probe.on('error', () => undefined);
       try {
         const depths: QueueDepth[] = [];
-        for (const [kind, name] of [['ready', queue], ['retry', `${queue}.retry`], ['dead', `${queue}.dead`]] as const)
+        for (const [kind, name] of [
+          ['ready', queue],
+          ['retry', `${queue}.retry`],
+          ['dead', `${queue}.dead`],
+        ] as const)
           depths.push({ queue, kind, messages: (await probe.checkQueue(name)).messageCount });
         return depths;
       } finally {
@@ -146,6 +155,7 @@ export class Consumer<S extends z.ZodType> {
       requestId: typeof requestId === 'string' ? requestId : undefined,
       routingKey:
         typeof headers[ROUTING_KEY_HEADER] === 'string' ? headers[ROUTING_KEY_HEADER] : msg.fields.routingKey,
+      redelivered: msg.fields.redelivered,
     };
     // The handler runs under the producer's request id (the amqplib instrumentation, when
     // tracing is on, already put it in the message's trace), so its logs and whatever it
@@ -193,8 +203,19 @@ export class Consumer<S extends z.ZodType> {
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       markActiveSpanFailed(reason);
+      // A store that is down is no fault of the message: it waits in the retry queue for as long
+      // as the outage lasts and keeps its attempts for real failures. (Counted, a 10 s MongoDB or
+      // Redis cut dead-lettered events, and the stats projection lost those signals.)
+      const storeDown = isMongoUnavailable(err) || isRedisUnavailable(err);
       try {
-        if (attempt >= policy.maxAttempts) {
+        if (storeDown) {
+          logger.warn(
+            { queue, messageId: meta.messageId, attempt, err: reason },
+            'store unavailable; will retry',
+          );
+          await sendConfirmed(channel, `${queue}.retry`, msg, { [ATTEMPT_HEADER]: attempt });
+          handled('retry');
+        } else if (attempt >= policy.maxAttempts) {
           logger.error(
             { queue, messageId: meta.messageId, attempt, err: reason },
             'message failed for good → dead-letter',

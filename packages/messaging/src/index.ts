@@ -3,3 +3,4 @@ export * from './consumer';
 export * from './topology';
 export * from './outbox-relay';
 export * from './dead-letters';
+export * from './delay-cascade';

@@ -1,5 +1,6 @@
 import { DELAY_BUCKETS_MS, SIGNAL_EVENTS_EXCHANGE } from '@signal/contracts';
 import type { ConfirmChannel } from 'amqplib';
+import { deleteDelayCascade } from './delay-cascade';
 
 /** Every broker name gets the same prefix, so tests (and tenants of a shared broker) never collide. */
 export function brokerNames(prefix = '') {
@@ -8,8 +9,12 @@ export function brokerNames(prefix = '') {
     statsQueue: `${prefix}stats.signal-events`,
     webhooksQueue: `${prefix}webhooks.signal-events`,
     deliveriesQueue: `${prefix}webhooks.deliveries`,
+    /** Attempts whose wait is over (out of the delay cascade): never queued behind first attempts. */
+    deliveriesDueQueue: `${prefix}webhooks.deliveries.due`,
     /** One queue per fixed delay (queue-level TTL), named by its delay so a new bucket set never clashes. */
     deliveryDelayQueue: (delayMs: number) => `${prefix}webhooks.delay.${delayMs}ms`,
+    /** The webhook retries' delay cascade: an exchange and a queue per level (see delay-cascade). */
+    deliveryDelayLevel: (level: number) => `${prefix}webhooks.delay.L${level}`,
   };
 }
 export type BrokerNames = ReturnType<typeof brokerNames>;
@@ -24,12 +29,19 @@ export async function deleteBrokerNames(
   names: BrokerNames,
   extraQueues: string[] = [],
 ): Promise<void> {
-  const queues = [names.statsQueue, names.webhooksQueue, names.deliveriesQueue, ...extraQueues];
+  const queues = [
+    names.statsQueue,
+    names.webhooksQueue,
+    names.deliveriesQueue,
+    names.deliveriesDueQueue,
+    ...extraQueues,
+  ];
   for (const q of queues) {
     for (const suffix of ['', '.retry', '.dead'])
       await channel.deleteQueue(`${q}${suffix}`).catch(() => undefined);
   }
   for (const ms of DELAY_BUCKETS_MS)
     await channel.deleteQueue(names.deliveryDelayQueue(ms)).catch(() => undefined);
+  await deleteDelayCascade(channel, names.deliveryDelayLevel);
   await channel.deleteExchange(names.signalEvents).catch(() => undefined);
 }

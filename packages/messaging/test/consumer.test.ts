@@ -1,4 +1,5 @@
-import { infraUrls, silentLogger, testBrokerPrefix, waitFor } from '@signal/test-kit';
+import { connectRedis } from '@signal/service-kit';
+import { freePort, infraUrls, silentLogger, testBrokerPrefix, waitFor } from '@signal/test-kit';
 import { connect } from 'amqplib';
 import { z } from 'zod';
 import { AmqpClient, Consumer, OutboxRelay } from '../src';
@@ -46,6 +47,52 @@ describe('Consumer against RabbitMQ', () => {
     const ch = await conn.createChannel();
     const dead = await ch.checkQueue(`${queue}.dead`);
     expect(dead.messageCount).toBe(2);
+    await conn.close();
+  });
+});
+
+describe('Consumer when a store is down', () => {
+  const broker = testBrokerPrefix('consumer_store');
+  const queue = `${broker.prefix}jobs`;
+  let client: AmqpClient;
+  let unreachable: Awaited<ReturnType<typeof connectRedis>>;
+  beforeAll(async () => {
+    client = new AmqpClient({ url: infraUrls().amqpUrl, logger: silentLogger, name: 'test' });
+    client.start();
+    await client.waitUntilConnected();
+    // The services' own Redis client, pointed at a port where no Redis answers: it fails fast.
+    unreachable = await connectRedis(`redis://127.0.0.1:${await freePort()}`, silentLogger, 100);
+  });
+  afterAll(async () => {
+    unreachable.disconnect();
+    await client.close();
+    await broker.cleanup([queue]);
+  });
+
+  it('when the handler fails because Redis is unreachable, then the message waits beyond maxAttempts without spending them, and is handled once it is back', async () => {
+    const attempts: number[] = [];
+    const consumer = new Consumer({
+      client,
+      logger: silentLogger,
+      queue,
+      schema: z.object({ n: z.number() }),
+      policy: { maxAttempts: 2, retryDelayMs: 50, handlerTimeoutMs: 1000 },
+      prefetch: 5,
+      queueType: 'classic',
+      handler: async (_m, meta) => {
+        attempts.push(meta.attempt);
+        if (attempts.length <= 5) await unreachable.get('k');
+      },
+    });
+    await consumer.start();
+    await client.publish('', queue, Buffer.from(JSON.stringify({ n: 1 })), { messageId: 'm1' });
+    await waitFor(() => attempts.length === 6, 5000, 20, 'six tries');
+    await new Promise((r) => setTimeout(r, 200));
+    await consumer.stop();
+    expect(attempts).toEqual([1, 1, 1, 1, 1, 1]);
+    const conn = await connect(infraUrls().amqpUrl);
+    const ch = await conn.createChannel();
+    expect((await ch.checkQueue(`${queue}.dead`)).messageCount).toBe(0);
     await conn.close();
   });
 });

@@ -3,7 +3,7 @@ import { Socket } from 'node:net';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import helmet from 'helmet';
 import { AppError } from './app-error';
-import { healthRouter, type HealthCheck, type Lifecycle } from './health';
+import { healthRouter, type HealthCheck, type Lifecycle, type ServesWith } from './health';
 import type { Logger } from './logger';
 import { isMongoUnavailable } from './mongo';
 import {
@@ -20,6 +20,8 @@ export interface BaseAppOptions {
   logger: Logger;
   lifecycle: Lifecycle;
   checks: Record<string, HealthCheck>;
+  /** Which checks the service can serve without (readiness "degraded"); default: none. */
+  servesWith?: ServesWith;
   jsonLimit?: string;
   trustProxy?: boolean | string | number;
   /** false for the gateway, which streams bodies to the services untouched. */
@@ -62,7 +64,7 @@ export function createBaseApp(options: BaseAppOptions): Express {
     req.method === 'OPTIONS' ? next(new AppError('NOT_FOUND', `No route for OPTIONS ${req.path}`)) : next(),
   );
   app.use(metricsMiddleware(options.service));
-  app.use(healthRouter(options.checks, options.lifecycle));
+  app.use(healthRouter(options.checks, options.lifecycle, options.servesWith));
   if (options.parseJson !== false) app.use(jsonBodyMiddleware(options.jsonLimit));
   return app;
 }

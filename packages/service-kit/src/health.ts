@@ -6,9 +6,22 @@ export interface Lifecycle {
   shuttingDown: boolean;
 }
 
-const CHECK_TIMEOUT_MS = 1500;
+/**
+ * Given which checks answered, can the service still serve what it is there for? A service that
+ * answers its reads from Redis or from MongoDB stays ready while either one is up.
+ */
+export type ServesWith = (up: (check: string) => boolean) => boolean;
 
-async function runCheck(check: HealthCheck): Promise<string> {
+/** The default: the service needs every check it declares. */
+export const needsEveryCheck: ServesWith = () => false;
+
+const CHECK_TIMEOUT_MS = 1500;
+/** How long one look at the dependencies answers /readyz (probes are not a way to ping the stores). */
+export const READINESS_CACHE_MS = 1000;
+
+type CheckResult = 'ok' | 'down' | 'timeout';
+
+async function runCheck(check: HealthCheck): Promise<CheckResult> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -25,31 +38,76 @@ async function runCheck(check: HealthCheck): Promise<string> {
   }
 }
 
-/** `/healthz`: the process is alive. `/readyz`: every dependency answers and we are not shutting down. */
-export function healthRouter(checks: Record<string, HealthCheck>, lifecycle: Lifecycle): Router {
+export interface ReadinessVerdict {
+  /** ready: everything up; degraded: something is down but the service serves; down: it cannot. */
+  status: 'ready' | 'degraded' | 'down';
+  checks: Record<string, CheckResult>;
+}
+
+/** The pure rule behind /readyz. */
+export function readinessVerdict(
+  results: Record<string, CheckResult>,
+  servesWith: ServesWith,
+): ReadinessVerdict {
+  const down = Object.keys(results).filter((name) => results[name] !== 'ok');
+  if (down.length === 0) return { status: 'ready', checks: results };
+  const serves = servesWith((name) => results[name] === 'ok');
+  return { status: serves ? 'degraded' : 'down', checks: results };
+}
+
+/**
+ * One look at every check at most every `cacheMs`; callers in between share it (and callers
+ * during a look share that look), so a flood of probes costs the stores nothing extra.
+ */
+export function cachedReadiness(
+  checks: Record<string, HealthCheck>,
+  servesWith: ServesWith,
+  cacheMs = READINESS_CACHE_MS,
+  now: () => number = Date.now,
+): () => Promise<ReadinessVerdict> {
+  let last: { at: number; verdict: Promise<ReadinessVerdict> } | undefined;
+  return () => {
+    if (last && now() - last.at < cacheMs) return last.verdict;
+    const names = Object.keys(checks);
+    const verdict = Promise.all(names.map((n) => runCheck(checks[n]!))).then((results) =>
+      readinessVerdict(Object.fromEntries(names.map((n, i) => [n, results[i]!])), servesWith),
+    );
+    last = { at: now(), verdict };
+    return verdict;
+  };
+}
+
+/**
+ * `/healthz`: the process is alive. `/readyz`: not shutting down, and the service can serve —
+ * 200 `ready`, 200 `degraded` (something is down that it can serve without), else 503.
+ */
+export function healthRouter(
+  checks: Record<string, HealthCheck>,
+  lifecycle: Lifecycle,
+  servesWith: ServesWith = needsEveryCheck,
+): Router {
   const router = Router();
+  const readiness = cachedReadiness(checks, servesWith);
   router.get('/healthz', (_req, res) => {
     res.json({ success: true, data: { status: 'ok' } });
   });
   router.get('/readyz', async (_req, res) => {
-    const names = Object.keys(checks);
-    const results = await Promise.all(names.map((n) => runCheck(checks[n]!)));
-    const detail = Object.fromEntries(names.map((n, i) => [n, results[i]]));
-    const ready = !lifecycle.shuttingDown && results.every((r) => r === 'ok');
-    if (ready) {
-      res.json({ success: true, data: { status: 'ready', checks: detail } });
+    const verdict = lifecycle.shuttingDown ? undefined : await readiness();
+    if (verdict && verdict.status !== 'down') {
+      res.setHeader('Cache-Control', 'no-store');
+      res.json({ success: true, data: verdict });
       return;
     }
+    const down = Object.entries(verdict?.checks ?? {}).filter(([, r]) => r !== 'ok');
+    res.setHeader('Retry-After', '1');
     res.status(503).json({
       success: false,
       error: {
         code: 'SERVICE_UNAVAILABLE',
-        message: lifecycle.shuttingDown
-          ? 'Shutting down.'
-          : `Not ready: ${names.filter((_, i) => results[i] !== 'ok').join(', ')}`,
+        message: verdict ? `Not ready: ${down.map(([n]) => n).join(', ')}` : 'Shutting down.',
         request_id: res.locals.requestId as string | undefined,
       },
-      checks: detail,
+      checks: verdict?.checks ?? {},
     });
   });
   return router;

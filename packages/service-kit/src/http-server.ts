@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { ERROR_STATUS, type ErrorCode } from '@signal/contracts';
 
 export interface RunningServer {
   server: Server;
@@ -18,6 +21,7 @@ export async function startHttpServer(
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.requestTimeout = 30_000;
+  server.on('clientError', answerUnparsable);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
@@ -39,4 +43,32 @@ export async function startHttpServer(
         server.closeIdleConnections();
       }),
   };
+}
+
+/**
+ * Requests Node's HTTP parser refuses (a space or a control byte in the request target, broken
+ * chunking, oversized headers) never reach Express; Node would answer a bare `400 Bad Request`
+ * with no body. Answer the error envelope instead, then close (the stream cannot be trusted).
+ */
+function answerUnparsable(err: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable || err.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const [code, message]: [ErrorCode, string] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? ['PAYLOAD_TOO_LARGE', 'The request headers are too large.']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? ['VALIDATION_ERROR', 'The request was not received in time.']
+        : ['VALIDATION_ERROR', 'The request is not valid HTTP.'];
+  const requestId = `req_${randomUUID()}`;
+  const body = JSON.stringify({ success: false, error: { code, message, request_id: requestId } });
+  socket.end(
+    `HTTP/1.1 ${ERROR_STATUS[code]} ${code === 'PAYLOAD_TOO_LARGE' ? 'Payload Too Large' : 'Bad Request'}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${requestId}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
 }

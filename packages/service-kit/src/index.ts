@@ -18,3 +18,4 @@ export * from './read-model';
 export * from './periodic-task';
 export * from './lifecycle';
 export * from './trace-context';
+export * from './load-shedder';

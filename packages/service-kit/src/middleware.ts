@@ -116,6 +116,18 @@ function fromBodyParser(err: unknown): AppError | undefined {
   if (type === 'encoding.unsupported' || type === 'charset.unsupported')
     return new AppError('UNSUPPORTED_MEDIA_TYPE');
   if (type === 'request.aborted') return new AppError('VALIDATION_ERROR', 'The request body was cut off.');
+  // Other client faults the body reader or the file sender (sendFile, express.static) report
+  // as bare http-errors: a gzip body that does not inflate (zlib's error passed on as a 400), an
+  // unsatisfiable Range (416), a failed If-Match (412). Our table has no 412/416 codes.
+  const status = typeof err === 'object' && err !== null && 'status' in err ? err.status : undefined;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    if (status === 404) return new AppError('NOT_FOUND');
+    if (status === 416) return new AppError('VALIDATION_ERROR', 'The Range header cannot be satisfied.');
+    if (status === 412) return new AppError('VALIDATION_ERROR', 'A precondition header did not hold.');
+    return new AppError('VALIDATION_ERROR', 'The request body could not be read.', {
+      details: [{ field: 'body', message: 'unreadable body (content encoding or framing)' }],
+    });
+  }
   return undefined;
 }
 
@@ -158,6 +170,9 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
       res.destroy();
       return;
     }
+    // A file sender that failed half-way may have set its own type and range already.
+    res.removeHeader('Content-Range');
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
     for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
     if (appError.retryAfter !== undefined) res.setHeader('Retry-After', String(appError.retryAfter));
     const requestId = typeof res.locals.requestId === 'string' ? res.locals.requestId : undefined;

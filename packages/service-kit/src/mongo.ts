@@ -22,9 +22,6 @@ export async function connectMongo(url: string, dbName: string): Promise<Connect
 /**
  * Creates a collection and its indexes if missing (idempotent, run at start-up). The collection
  * is created explicitly first, so the first concurrent writes never race to create it.
- * One `createIndex` per index: FerretDB 1.24 closes the connection when one `createIndexes`
- * names several indexes that already exist, so every second start of a service on the same
- * database failed (packages/service-kit/test/mongo.test.ts).
  */
 export async function ensureIndexes(
   connection: Connection,
@@ -36,8 +33,10 @@ export async function ensureIndexes(
   } catch (err) {
     if (!isNamespaceExistsError(err)) throw err;
   }
-  for (const { key, ...options } of indexes)
-    await connection.collection(collection).createIndex(key, options);
+  // One index per command: FerretDB 1.24 panics (and drops the connection) on a createIndexes
+  // that names several indexes when they already exist, i.e. on every restart with data
+  // (found by the chaos run's restart of signals). One at a time is what mongoose did.
+  for (const index of indexes) await connection.collection(collection).createIndexes([index]);
 }
 
 export async function pingMongo(connection: Connection): Promise<void> {
@@ -72,8 +71,16 @@ export function isDuplicateKeyError(err: unknown): boolean {
  * documents. Undefined when anything else went wrong (the caller rethrows).
  */
 export function duplicateKeyPositions(err: unknown): Set<number> | undefined {
-  if (!(err instanceof mongoose.mongo.MongoBulkWriteError)) return undefined;
-  const writeErrors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
-  if (writeErrors.length === 0 || writeErrors.some((w) => w.code !== 11000)) return undefined;
-  return new Set(writeErrors.map((w) => w.index));
+  // Read by shape (the driver's MongoBulkWriteError, or a write error of another driver build)
+  // rather than by class: a second copy of the driver in the tree would fail `instanceof`.
+  if (typeof err !== 'object' || err === null || !('writeErrors' in err)) return undefined;
+  const raw: unknown = err.writeErrors;
+  const list: unknown[] = Array.isArray(raw) ? raw : [raw];
+  const positions = new Set<number>();
+  for (const w of list) {
+    if (typeof w !== 'object' || w === null || !('code' in w) || !('index' in w)) return undefined;
+    if (w.code !== 11000 || typeof w.index !== 'number') return undefined;
+    positions.add(w.index);
+  }
+  return positions.size > 0 ? positions : undefined;
 }

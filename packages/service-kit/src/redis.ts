@@ -161,3 +161,17 @@ export async function deleteKeysMatching(redis: Redis, pattern: string, keep?: s
     if (keys.length) await redis.del(...keys);
   } while (cursor !== '0');
 }
+
+/**
+ * Is this ioredis's "Redis is unreachable right now" (fail-fast while reconnecting, a dropped
+ * connection, a command that timed out)? Consumers retry these without spending an attempt.
+ */
+export function isRedisUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  return (
+    err.name === 'MaxRetriesPerRequestError' ||
+    /^Stream isn't writeable and enableOfflineQueue|^Connection is closed\.?$|^Command timed out$/.test(
+      err.message,
+    )
+  );
+}

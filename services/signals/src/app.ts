@@ -1,6 +1,13 @@
 import type { SignalsConfig } from './config';
-import { healthChecks, type SignalsDependencies } from './dependencies';
-import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
+import { healthChecks, servesWith, type SignalsDependencies } from './dependencies';
+import {
+  createBaseApp,
+  finishApp,
+  type HealthCheck,
+  type Lifecycle,
+  type Logger,
+  type ServesWith,
+} from '@signal/service-kit';
 import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
 import type { ListDeps } from './domain/list-signals.use-case';
@@ -12,6 +19,7 @@ export interface SignalsAppDeps {
   logger: Logger;
   lifecycle: Lifecycle;
   checks: Record<string, HealthCheck>;
+  servesWith?: ServesWith;
   repository: SignalWriteStore & SignalSource;
   reads: ListDeps;
   effects: WriteEffects;
@@ -26,6 +34,7 @@ export function buildApp(deps: SignalsAppDeps): Express {
     logger: deps.logger,
     lifecycle: deps.lifecycle,
     checks: deps.checks,
+    servesWith: deps.servesWith,
     jsonLimit: '5mb',
   });
   app.use(signalsRouter(deps.reads, deps.internalJwtKey));
@@ -44,6 +53,7 @@ export function appFromDependencies(
     logger,
     lifecycle,
     checks: healthChecks(deps),
+    servesWith,
     repository: deps.repository,
     internalJwtKey: config.INTERNAL_JWT_PUBLIC_KEY,
     ingestToken: config.INGEST_TOKEN,

@@ -22,6 +22,8 @@ export const configSchema = z.object({
   OUTBOX_INTERVAL_MS: env.int(200, 10),
   /** Full outbox sweep (what write-time hints missed: broker outages, crashes). */
   OUTBOX_SWEEP_INTERVAL_MS: env.int(5000, 100),
+  /** List queries on MongoDB at once while the timeline index is away; more get 503 + Retry-After. */
+  STORE_FALLBACK_CONCURRENCY: env.int(4, 1),
 });
 export type SignalsConfig = z.infer<typeof configSchema>;
 

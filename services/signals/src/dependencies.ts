@@ -4,10 +4,12 @@ import {
   connectMongo,
   connectRedis,
   inContextOf,
+  LoadShedder,
   pingMongo,
   sourceEpoch,
   type BackgroundWorker,
   type Logger,
+  type ServesWith,
 } from '@signal/service-kit';
 import type Redis from 'ioredis';
 import type { Connection } from 'mongoose';
@@ -91,7 +93,13 @@ export async function createDependencies(
     keeper,
     relay,
     exchange,
-    reads: { index, repository, logger, indexMissed: () => keeper.kick() },
+    reads: {
+      index,
+      repository,
+      logger,
+      indexMissed: () => keeper.kick(),
+      storeReads: new LoadShedder(config.STORE_FALLBACK_CONCURRENCY, 'Listing from the database'),
+    },
     effects: {
       async written(snapshots, outboxIds = snapshots.map((s) => s.id)) {
         await keeper.record(snapshots);
@@ -114,10 +122,20 @@ export function connections(deps: SignalsDependencies): Array<[string, () => Pro
   ];
 }
 
-/** Readiness: what the service cannot serve without. Redis is not among them (MongoDB answers reads). */
+/** What readiness looks at: the store, the timeline index (Redis, complete) and the broker. */
 export const healthChecks = (deps: SignalsDependencies) => ({
   mongo: () => pingMongo(deps.mongo),
+  timeline: async () => {
+    if (!(await deps.index.model.isReady())) throw new Error('incomplete');
+  },
   rabbitmq: async () => {
     if (!deps.amqp.connected) throw new Error('down');
   },
 });
+
+/**
+ * Lists and details come from the timeline index or, without it, from MongoDB: either one is
+ * enough to serve reads. Without MongoDB ingest answers 503; without the broker events wait in
+ * the outbox. Anything down short of both read paths is "degraded", not unready.
+ */
+export const servesWith: ServesWith = (up) => up('mongo') || up('timeline');

@@ -1,6 +1,13 @@
 import type { StatsConfig } from './config';
-import { healthChecks, type StatsDependencies } from './dependencies';
-import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
+import { healthChecks, servesWith, type StatsDependencies } from './dependencies';
+import {
+  createBaseApp,
+  finishApp,
+  type HealthCheck,
+  type Lifecycle,
+  type Logger,
+  type ServesWith,
+} from '@signal/service-kit';
 import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
 import type { StatsReadDeps } from './domain/get-stats.use-case';
@@ -10,6 +17,7 @@ export interface StatsAppDeps {
   logger: Logger;
   lifecycle: Lifecycle;
   checks: Record<string, HealthCheck>;
+  servesWith?: ServesWith;
   reads: StatsReadDeps;
   /** Checks the gateway's tokens (cannot make any). */
   internalJwtKey: KeyObject;
@@ -21,6 +29,7 @@ export function buildApp(deps: StatsAppDeps): Express {
     logger: deps.logger,
     lifecycle: deps.lifecycle,
     checks: deps.checks,
+    servesWith: deps.servesWith,
   });
   app.use(statsRouter(deps.reads, deps.internalJwtKey));
   return finishApp(app, deps.logger);
@@ -37,6 +46,7 @@ export function appFromDependencies(
     logger,
     lifecycle,
     checks: healthChecks(deps),
+    servesWith,
     reads: deps.reads,
     internalJwtKey: config.INTERNAL_JWT_PUBLIC_KEY,
   });

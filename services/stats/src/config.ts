@@ -21,6 +21,8 @@ export const configSchema = z.object({
   STATS_CACHE_MIN_FRESH_MS: env.int(1000, 0),
   /** How often the keeper checks whether Redis lost the aggregates (then rebuilds them). */
   STATS_CHECK_INTERVAL_MS: env.int(1000, 50),
+  /** Aggregations of the projection at once while the aggregates are away; more get 503 + Retry-After. */
+  STORE_FALLBACK_CONCURRENCY: env.int(4, 1),
   /** For the rebuild command: where to read the signals export. */
   SIGNALS_URL: z.string().url().optional(),
   INGEST_TOKEN: z.string().optional(),

@@ -1,6 +1,7 @@
 import { MESSAGE_POLICIES, isBusEventName } from '@signal/contracts';
 import { AmqpClient, Consumer, brokerNames } from '@signal/messaging';
 import {
+  LoadShedder,
   PeriodicTask,
   connectMongo,
   connectRedis,
@@ -8,6 +9,7 @@ import {
   sourceEpoch,
   type BackgroundWorker,
   type Logger,
+  type ServesWith,
 } from '@signal/service-kit';
 import type Redis from 'ioredis';
 import type { Connection } from 'mongoose';
@@ -106,7 +108,17 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
     aggregates,
     cache,
     consumer,
-    reads: { aggregates, repository, cache, logger, aggregatesMissed: () => keeper.kick() },
+    reads: {
+      aggregates,
+      repository,
+      cache,
+      logger,
+      aggregatesMissed: () => keeper.kick(),
+      storeReads: new LoadShedder(
+        config.STORE_FALLBACK_CONCURRENCY,
+        'Computing statistics from the database',
+      ),
+    },
     rebuildAggregates,
     workers,
     async close() {
@@ -127,10 +139,19 @@ export function connections(deps: StatsDependencies): Array<[string, () => Promi
   ];
 }
 
-/** Readiness: MongoDB and the broker; Redis is not needed to answer (the projection answers). */
+/** What readiness looks at: the projection's store, the aggregates (Redis, complete), the broker. */
 export const healthChecks = (deps: StatsDependencies) => ({
   mongo: () => pingMongo(deps.mongo),
+  aggregates: async () => {
+    if (!(await deps.aggregates.model.isReady())) throw new Error('incomplete');
+  },
   rabbitmq: async () => {
     if (!deps.amqp.connected) throw new Error('down');
   },
 });
+
+/**
+ * Figures come from the aggregates or, without them, from the MongoDB projection: either one is
+ * enough to answer. Without the broker the figures only fall behind: "degraded", not unready.
+ */
+export const servesWith: ServesWith = (up) => up('mongo') || up('aggregates');

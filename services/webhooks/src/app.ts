@@ -1,6 +1,13 @@
 import { guardPolicy, type WebhooksConfig } from './config';
-import { healthChecks, type WebhooksDependencies } from './dependencies';
-import { createBaseApp, finishApp, type HealthCheck, type Lifecycle, type Logger } from '@signal/service-kit';
+import { apiServesWith, healthChecks, type WebhooksDependencies } from './dependencies';
+import {
+  createBaseApp,
+  finishApp,
+  type HealthCheck,
+  type Lifecycle,
+  type Logger,
+  type ServesWith,
+} from '@signal/service-kit';
 import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
 import type { SubscriptionDeps } from './domain/subscriptions.use-cases';
@@ -10,6 +17,7 @@ export interface WebhooksAppDeps {
   logger: Logger;
   lifecycle: Lifecycle;
   checks: Record<string, HealthCheck>;
+  servesWith?: ServesWith;
   subscriptions: SubscriptionDeps;
   /** Checks the gateway's tokens (cannot make any). */
   internalJwtKey: KeyObject;
@@ -21,6 +29,7 @@ export function buildApp(deps: WebhooksAppDeps): Express {
     logger: deps.logger,
     lifecycle: deps.lifecycle,
     checks: deps.checks,
+    servesWith: deps.servesWith,
     jsonLimit: '64kb',
   });
   app.use(webhooksRouter(deps.subscriptions, deps.internalJwtKey));
@@ -38,6 +47,7 @@ export function appFromDependencies(
     logger,
     lifecycle,
     checks: healthChecks(deps),
+    servesWith: apiServesWith,
     internalJwtKey: config.INTERNAL_JWT_PUBLIC_KEY,
     subscriptions: {
       repository: deps.repository,

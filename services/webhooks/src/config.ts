@@ -26,7 +26,17 @@ export const configSchema = z
     WEBHOOK_MAX_RESPONSE_BYTES: env.int(4096, 0),
     /** In-flight deliveries per subscription per worker, so one slow receiver cannot starve the rest. */
     WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: env.int(10, 1),
-    WEBHOOK_WORKER_PREFETCH: env.int(100, 1),
+    /** Delivery jobs a worker holds at once (each waits for its POST and its batched record). */
+    WEBHOOK_WORKER_PREFETCH: env.int(300, 1),
+    /** Bus events a worker fans out at once. */
+    WEBHOOK_FANOUT_PREFETCH: env.int(50, 1),
+    /**
+     * Deliveries and attempt records are written in batches: whatever arrived within this
+     * window, or as soon as WEBHOOK_WRITE_BATCH wait. The window adds to each delivery's
+     * latency; the batch makes a thousand records a second a handful of writes.
+     */
+    WEBHOOK_WRITE_WINDOW_MS: env.int(5, 0),
+    WEBHOOK_WRITE_BATCH: env.int(500, 1),
     /** How long the worker holds subscription reads (changes reach it within this). */
     WEBHOOK_SUBSCRIPTION_CACHE_MS: env.int(1000, 0),
     /** Longest Retry-After (429/503) the worker honours. */

@@ -1,25 +1,38 @@
-import { DELAY_BUCKETS_MS, MESSAGE_POLICIES, nextDelayHop, type WebhookDeliveryJob } from '@signal/contracts';
-import { AmqpClient, brokerNames, declareConsumerQueues, type BrokerNames } from '@signal/messaging';
-import { connectMongo, pingMongo, type Logger } from '@signal/service-kit';
+import { MESSAGE_POLICIES, type WebhookDeliveryJob } from '@signal/contracts';
+import {
+  AmqpClient,
+  brokerNames,
+  declareConsumerQueues,
+  declareDelayCascade,
+  delayRoutingKey,
+  delayUnits,
+  entryLevel,
+  type BrokerNames,
+} from '@signal/messaging';
+import { connectMongo, pingMongo, type Logger, type ServesWith } from '@signal/service-kit';
 import type { ConfirmChannel } from 'amqplib';
 import type { Connection } from 'mongoose';
 import type { WebhooksConfig } from './config';
-import { deliveryModel, subscriptionModel } from './data/webhook.models';
 import { IdempotencyRepository } from './data/idempotency.repository';
+import { ensureIndexes, webhookCollections, type WebhookCollections } from './data/webhook.models';
 import { WebhookRepository } from './data/webhook.repository';
 import type { ScheduleJob } from './domain/delivery-jobs';
 
 export interface WebhooksDependencies {
   mongo: Connection;
+  collections: WebhookCollections;
   amqp: AmqpClient;
   names: BrokerNames;
   repository: WebhookRepository;
   idempotency: IdempotencyRepository;
   schedule: ScheduleJob;
-  close(): Promise<void>;
 }
 
-/** Delivery queue + one fixed-TTL queue per delay bucket, each dead-lettering back into it. */
+/**
+ * First attempts go to the delivery queue; every wait (retries, a subscription at its cap) goes
+ * through the delay cascade (fixed-TTL queues, see messaging) into a queue of its own, so a
+ * due retry never waits behind a backlog of first attempts.
+ */
 async function declareDeliveryTopology(
   channel: ConfirmChannel,
   names: BrokerNames,
@@ -27,16 +40,8 @@ async function declareDeliveryTopology(
 ) {
   const policy = MESSAGE_POLICIES['webhooks.deliveries'];
   await declareConsumerQueues(channel, names.deliveriesQueue, policy.retryDelayMs, queueType);
-  for (const delayMs of DELAY_BUCKETS_MS) {
-    await channel.assertQueue(names.deliveryDelayQueue(delayMs), {
-      durable: true,
-      arguments: {
-        'x-message-ttl': delayMs,
-        'x-dead-letter-exchange': '',
-        'x-dead-letter-routing-key': names.deliveriesQueue,
-      },
-    });
-  }
+  await declareConsumerQueues(channel, names.deliveriesDueQueue, policy.retryDelayMs, queueType);
+  await declareDelayCascade(channel, names.deliveryDelayLevel, names.deliveriesDueQueue);
 }
 
 export async function createDependencies(
@@ -45,42 +50,59 @@ export async function createDependencies(
   name: string,
 ): Promise<WebhooksDependencies> {
   const mongo = await connectMongo(config.MONGO_URL, config.WEBHOOKS_DB);
-  const repository = new WebhookRepository(subscriptionModel(mongo), deliveryModel(mongo));
-  await repository.ensureIndexes();
+  const collections = webhookCollections(mongo);
+  await ensureIndexes(collections);
   const names = brokerNames(config.AMQP_PREFIX);
   const amqp = new AmqpClient({ url: config.AMQP_URL, logger, name });
   await amqp.addSetup((ch) => declareDeliveryTopology(ch, names, config.AMQP_QUEUE_TYPE));
   amqp.start();
 
   // Retries wait in RabbitMQ, never in a timer in memory, so a worker crash or restart loses no
-  // scheduled attempt. The job keeps its absolute due time and hops through the fixed delay
-  // buckets largest-first; the worker sends it on when it comes back early (see worker.app).
+  // scheduled attempt. The job keeps its absolute due time and waits in the delay cascade,
+  // which hands it to the delivery queue when due; one longer than a pass (68 min) comes back
+  // early and is sent round again (see deliverAttempt).
   const schedule: ScheduleJob = async (job: WebhookDeliveryJob, delayMs?: number) => {
     const dueAt = delayMs !== undefined ? Date.now() + Math.max(0, delayMs) : (job.due_at ?? Date.now());
-    const hop = nextDelayHop(dueAt - Date.now());
+    const units = delayUnits(dueAt - Date.now());
     const body = Buffer.from(JSON.stringify({ ...job, due_at: dueAt }));
     const messageId = `${job.delivery_id}:${job.attempt}`;
-    if (hop === 0) await amqp.publish('', names.deliveriesQueue, body, { messageId });
-    else await amqp.publish('', names.deliveryDelayQueue(hop), body, { messageId });
+    if (units === 0) await amqp.publish('', names.deliveriesQueue, body, { messageId });
+    else
+      await amqp.publish(names.deliveryDelayLevel(entryLevel(units)), delayRoutingKey(units), body, {
+        messageId,
+      });
   };
 
   return {
     mongo,
+    collections,
     amqp,
     names,
-    repository,
-    idempotency: new IdempotencyRepository(mongo),
+    repository: new WebhookRepository(collections),
+    idempotency: new IdempotencyRepository(collections.idempotency),
     schedule,
-    async close() {
-      await amqp.close();
-      await mongo.close();
-    },
   };
 }
 
+/** This service's connections, closed after its workers stop (see service-kit `registerShutdown`). */
+export function connections(deps: WebhooksDependencies): Array<[string, () => Promise<void>]> {
+  return [
+    ['rabbitmq', () => deps.amqp.close()],
+    ['mongo', () => deps.mongo.close()],
+  ];
+}
+
+/** What readiness looks at (the API's and the worker's): the store and the broker. */
 export const healthChecks = (deps: WebhooksDependencies) => ({
   mongo: () => pingMongo(deps.mongo),
   rabbitmq: async () => {
     if (!deps.amqp.connected) throw new Error('down');
   },
 });
+
+/**
+ * The API manages subscriptions and deliveries in MongoDB; without the broker only sending a
+ * test or a re-send waits (503): "degraded". The worker needs both (it takes jobs from the broker
+ * and records attempts in the store), so it keeps the default.
+ */
+export const apiServesWith: ServesWith = (up) => up('mongo');

@@ -1,9 +1,15 @@
 // First: tracing hooks http, express, undici, ioredis, mongodb and amqplib as they load.
 import { telemetry } from './telemetry.api';
-import { GracefulShutdown, createLogger, startHttpServer, startObservability } from '@signal/service-kit';
+import {
+  GracefulShutdown,
+  createLogger,
+  registerShutdown,
+  startHttpServer,
+  startObservability,
+} from '@signal/service-kit';
 import { appFromDependencies } from './app';
 import { loadConfig } from './config';
-import { createDependencies } from './dependencies';
+import { connections, createDependencies } from './dependencies';
 
 /** The subscriptions API (scale it with HTTP traffic); deliveries run in worker.ts. */
 async function main(): Promise<void> {
@@ -14,9 +20,7 @@ async function main(): Promise<void> {
   const deps = await createDependencies(config, logger, 'webhooks-api');
   const app = appFromDependencies(config, deps, logger, shutdown);
   const http = await startHttpServer(app, config.PORT, config.HOST);
-  shutdown
-    .register('http', () => http.close())
-    .register('rabbitmq+mongo', () => deps.close())
+  registerShutdown(shutdown, { http, workers: [], connections: connections(deps) })
     .register('metrics', () => observability.close())
     .register('telemetry', async () => telemetry.shutdown())
     .listen();
@@ -24,6 +28,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`webhooks: failed to start: ${(err as Error).message}\n`);
+  process.stderr.write(`webhooks: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });

@@ -1,38 +1,83 @@
 import { MESSAGE_POLICIES, WEBHOOK_EVENTS } from '@signal/contracts';
 import { Consumer } from '@signal/messaging';
-import { createBaseApp, finishApp, type Lifecycle, type Logger } from '@signal/service-kit';
+import {
+  createBaseApp,
+  finishApp,
+  type BackgroundWorker,
+  type Lifecycle,
+  type Logger,
+} from '@signal/service-kit';
 import type { Express } from 'express';
 import { Agent } from 'undici';
 import { guardPolicy, type WebhooksConfig } from './config';
+import { InsertBatcher } from './data/insert-batcher';
+import type { DeliveryDocument, DeliveryLogEntry } from './data/webhook.models';
 import { healthChecks, type WebhooksDependencies } from './dependencies';
 import { SubscriptionConcurrency, deliverAttempt } from './domain/deliver.use-case';
 import { fanOut } from './domain/fan-out.use-case';
 import { SubscriptionCache } from './domain/subscription-cache';
-import { guardedLookupFor, type GuardPolicy } from './domain/url-guard';
+import { guardedLookupFor, type GuardPolicy, type Lookup } from './domain/url-guard';
 
 export interface Worker {
-  start(): Promise<void>;
-  /** Stops taking messages and waits for the ones in hand. */
-  stop(): Promise<void>;
+  /** In start order (service-kit `startWorkers`); stopped in reverse (`registerShutdown`). */
+  workers: BackgroundWorker[];
   health: Express;
 }
 
-/** Delivery worker: fan-out of bus events, then signed POSTs with retries through RabbitMQ. */
+/**
+ * What only a test may change, in code (no setting reaches it): the wall's policy with exact
+ * addresses let through, the resolver its connect-time check runs on, and a CA to trust, so
+ * that a test can deliver over https to a local receiver with the production guard on.
+ */
+export interface WorkerTestHooks {
+  guard?: GuardPolicy;
+  resolve?: Lookup;
+  ca?: string;
+}
+
+/** Stops once, however many times it is asked (a test may stop a worker before the shutdown does). */
+function stopOnce(stop: () => Promise<void>): () => Promise<void> {
+  let stopping: Promise<void> | undefined;
+  return () => (stopping ??= stop());
+}
+
+/**
+ * Delivery worker: fan-out of bus events, then signed POSTs with retries through RabbitMQ.
+ * Its background parts, in start order: the two batched writers (deliveries, delivery log),
+ * the HTTP client, the delivery consumer, the fan-out consumer. Stopping runs the other way:
+ * no new events, attempts in hand finish, their records are written, connections close.
+ */
 export function buildWorker(
   config: WebhooksConfig,
   deps: WebhooksDependencies,
   logger: Logger,
   lifecycle: Lifecycle,
-  /** Tests that run the production wall against a local receiver pass its exact address here. */
-  guard: GuardPolicy = guardPolicy(config),
+  testHooks: WorkerTestHooks = {},
 ): Worker {
+  const guard = testHooks.guard ?? guardPolicy(config);
   const dispatcher = new Agent({
     connect: {
       timeout: config.WEBHOOK_TIMEOUT_MS,
-      lookup: guardedLookupFor(guard),
+      lookup: guardedLookupFor(guard, testHooks.resolve),
+      ...(testHooks.ca ? { ca: testHooks.ca } : {}),
     },
     keepAliveTimeout: 10_000,
     connections: 64,
+  });
+  const batching = {
+    maxItems: config.WEBHOOK_WRITE_BATCH,
+    windowMs: config.WEBHOOK_WRITE_WINDOW_MS,
+    maxConcurrentWrites: 4,
+  };
+  const deliveryWriter = new InsertBatcher<DeliveryDocument>({
+    write: (docs) => deps.repository.insertDeliveries(docs),
+    id: (d) => d._id,
+    ...batching,
+  });
+  const logWriter = new InsertBatcher<DeliveryLogEntry>({
+    write: (entries) => deps.repository.appendLog(entries),
+    id: (e) => e._id,
+    ...batching,
   });
   const subscriptions = new SubscriptionCache(deps.repository, config.WEBHOOK_SUBSCRIPTION_CACHE_MS);
   const fanOutConsumer = new Consumer({
@@ -41,58 +86,76 @@ export function buildWorker(
     queue: deps.names.webhooksQueue,
     schema: MESSAGE_POLICIES['webhooks.signal-events'].schema,
     policy: MESSAGE_POLICIES['webhooks.signal-events'],
-    prefetch: 20,
+    prefetch: config.WEBHOOK_FANOUT_PREFETCH,
     queueType: config.AMQP_QUEUE_TYPE,
     bindings: { exchange: deps.names.signalEvents, routingKeys: [...WEBHOOK_EVENTS] },
-    handler: async (event) => {
-      await fanOut(deps.repository, deps.schedule, event, (name) => subscriptions.subscriptionsFor(name));
+    handler: async (event, meta) => {
+      await fanOut(
+        {
+          deliveries: deliveryWriter,
+          schedule: deps.schedule,
+          subscriptionsFor: (name) => subscriptions.subscriptionsFor(name),
+          unattempted: (ids) => deps.repository.unattempted(ids),
+        },
+        event,
+        meta.redelivered || meta.attempt > 1,
+      );
     },
   });
-  const concurrency = new SubscriptionConcurrency(config.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION);
-  const deliveryConsumer = new Consumer({
-    client: deps.amqp,
+  const deliverDeps = {
+    log: logWriter,
+    findDelivery: (id: string) => deps.repository.findDelivery(id),
+    disableSubscription: (id: string, reason: string) => deps.repository.disableSubscription(id, reason),
+    subscriptions,
+    dispatcher,
+    schedule: deps.schedule,
     logger,
-    queue: deps.names.deliveriesQueue,
-    schema: MESSAGE_POLICIES['webhooks.deliveries'].schema,
-    policy: MESSAGE_POLICIES['webhooks.deliveries'],
-    prefetch: config.WEBHOOK_WORKER_PREFETCH,
-    queueType: config.AMQP_QUEUE_TYPE,
-    handler: (job) =>
-      deliverAttempt(
-        {
-          repository: deps.repository,
-          subscriptions,
-          dispatcher,
-          schedule: deps.schedule,
-          logger,
-          concurrency,
-          retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
-          timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-          maxResponseBytes: config.WEBHOOK_MAX_RESPONSE_BYTES,
-          maxRetryAfterMs: config.WEBHOOK_MAX_RETRY_AFTER_MS,
-          guard,
-        },
-        job,
-      ),
-  });
+    concurrency: new SubscriptionConcurrency(config.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION),
+    retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    maxResponseBytes: config.WEBHOOK_MAX_RESPONSE_BYTES,
+    maxRetryAfterMs: config.WEBHOOK_MAX_RETRY_AFTER_MS,
+    guard,
+  };
+  // First attempts, and attempts whose wait is over (each queue its own consumer, same story).
+  const attemptConsumer = (queue: string) =>
+    new Consumer({
+      client: deps.amqp,
+      logger,
+      queue,
+      schema: MESSAGE_POLICIES['webhooks.deliveries'].schema,
+      policy: MESSAGE_POLICIES['webhooks.deliveries'],
+      prefetch: config.WEBHOOK_WORKER_PREFETCH,
+      queueType: config.AMQP_QUEUE_TYPE,
+      handler: (job) => deliverAttempt(deliverDeps, job),
+    });
+  const deliveryConsumer = attemptConsumer(deps.names.deliveriesQueue);
+  const dueConsumer = attemptConsumer(deps.names.deliveriesDueQueue);
   const health = finishApp(
     createBaseApp({ service: 'webhooks-worker', logger, lifecycle, checks: healthChecks(deps) }),
     logger,
   );
-  let stopping: Promise<void> | undefined;
   return {
     health,
-    async start() {
-      await deliveryConsumer.start();
-      await fanOutConsumer.start();
-    },
-    stop() {
-      // Idempotent: the lifecycle and a test may both stop it.
-      stopping ??= (async () => {
-        await Promise.all([fanOutConsumer.stop(), deliveryConsumer.stop()]);
-        await dispatcher.close();
-      })();
-      return stopping;
-    },
+    workers: [
+      { name: 'delivery-writer', start: () => undefined, stop: stopOnce(() => deliveryWriter.flush()) },
+      { name: 'delivery-log-writer', start: () => undefined, stop: stopOnce(() => logWriter.flush()) },
+      { name: 'http-client', start: () => undefined, stop: stopOnce(() => dispatcher.close()) },
+      {
+        name: 'due-attempt-consumer',
+        start: () => dueConsumer.start(),
+        stop: stopOnce(() => dueConsumer.stop()),
+      },
+      {
+        name: 'delivery-consumer',
+        start: () => deliveryConsumer.start(),
+        stop: stopOnce(() => deliveryConsumer.stop()),
+      },
+      {
+        name: 'fan-out-consumer',
+        start: () => fanOutConsumer.start(),
+        stop: stopOnce(() => fanOutConsumer.stop()),
+      },
+    ],
   };
 }

@@ -1,8 +1,15 @@
 // First: tracing hooks http, express, undici, ioredis, mongodb and amqplib as they load.
 import { telemetry } from './telemetry.worker';
-import { GracefulShutdown, createLogger, startHttpServer, startObservability } from '@signal/service-kit';
+import {
+  GracefulShutdown,
+  createLogger,
+  registerShutdown,
+  startHttpServer,
+  startObservability,
+  startWorkers,
+} from '@signal/service-kit';
 import { loadConfig } from './config';
-import { createDependencies } from './dependencies';
+import { connections, createDependencies } from './dependencies';
 import { buildWorker } from './worker.app';
 
 /** The delivery worker entry point (scale it with delivery volume); WORKER_PORT serves only health. */
@@ -17,12 +24,9 @@ async function main(): Promise<void> {
   const observability = await startObservability(config, 'webhooks-worker', logger);
   const deps = await createDependencies(config, logger, 'webhooks-worker');
   const worker = buildWorker(config, deps, logger, shutdown);
-  await worker.start();
+  await startWorkers(worker.workers);
   const http = await startHttpServer(worker.health, config.PORT, config.HOST);
-  shutdown
-    .register('consumers', () => worker.stop())
-    .register('health-http', () => http.close())
-    .register('rabbitmq+mongo', () => deps.close())
+  registerShutdown(shutdown, { http, workers: worker.workers, connections: connections(deps) })
     .register('metrics', () => observability.close())
     .register('telemetry', async () => telemetry.shutdown())
     .listen();
@@ -30,6 +34,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`webhooks-worker: failed to start: ${(err as Error).message}\n`);
+  process.stderr.write(
+    `webhooks-worker: failed to start: ${err instanceof Error ? err.message : String(err)}\n`,
+  );
   process.exit(1);
 });

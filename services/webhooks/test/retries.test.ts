@@ -84,7 +84,7 @@ describe('retries in delay buckets', () => {
       const long = await subscribe(`${failing.url}/hook`, slowFirst);
       await sendTest(long, slowFirst);
       await waitFor(() => failing.requests.length === 1, 10_000, 20, 'the first failure');
-      await slowFirst.worker!.stop();
+      await slowFirst.stopWorker();
       const fastSecond = await startWebhooks({
         label: 'wh_retries_change2',
         prefix: slowBroker.prefix,

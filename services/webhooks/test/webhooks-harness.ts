@@ -1,14 +1,16 @@
 import {
   GracefulShutdown,
+  registerShutdown,
   signInternalToken,
   startHttpServer,
+  startWorkers,
   type RunningServer,
 } from '@signal/service-kit';
 import { TEST_INTERNAL_KEYS, infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
 import { appFromDependencies } from '../src/app';
 import { loadConfig, type WebhooksConfig } from '../src/config';
-import { createDependencies, type WebhooksDependencies } from '../src/dependencies';
-import { buildWorker, type Worker } from '../src/worker.app';
+import { connections, createDependencies, type WebhooksDependencies } from '../src/dependencies';
+import { buildWorker, type Worker, type WorkerTestHooks } from '../src/worker.app';
 
 
 export interface WebhooksHarness {
@@ -17,16 +19,22 @@ export interface WebhooksHarness {
   deps: WebhooksDependencies;
   worker?: Worker;
   auth(accountId: string): { Authorization: string };
+  /** Stops the worker's parts in the shutdown's order, leaving the API up. */
+  stopWorker(): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** Webhooks API (and, unless `worker: false`, the worker) in-process over real infra. */
+/**
+ * Webhooks API (and, unless `worker: false`, the worker) in-process over real infra, started
+ * and stopped by the same lifecycle runner as main.ts and worker.ts.
+ */
 export async function startWebhooks(options: {
   label: string;
   prefix: string;
   env?: Record<string, string>;
   worker?: boolean;
   dbName?: string;
+  testHooks?: WorkerTestHooks;
 }): Promise<WebhooksHarness> {
   const db = testDatabase(options.label);
   const config = loadConfig({
@@ -48,11 +56,20 @@ export async function startWebhooks(options: {
   await deps.amqp.waitUntilConnected();
   const app = appFromDependencies(config, deps, silentLogger, lifecycle);
   const http: RunningServer = await startHttpServer(app, 0);
-  let worker: Worker | undefined;
-  if (options.worker !== false) {
-    worker = buildWorker(config, deps, silentLogger, lifecycle);
-    await worker.start();
-  }
+  const worker =
+    options.worker === false
+      ? undefined
+      : buildWorker(config, deps, silentLogger, lifecycle, options.testHooks);
+  const workers = worker?.workers ?? [];
+  await startWorkers(workers);
+  const dropDatabase = async () => {
+    if (!options.dbName) await deps.mongo.dropDatabase().catch(() => undefined);
+  };
+  registerShutdown(lifecycle, {
+    http,
+    workers,
+    connections: [['test-database', dropDatabase], ...connections(deps)],
+  });
   return {
     url: http.url,
     config,
@@ -61,11 +78,9 @@ export async function startWebhooks(options: {
     auth: (accountId) => ({
       Authorization: `Bearer ${signInternalToken(TEST_INTERNAL_KEYS.signingKey, 'webhooks', accountId)}`,
     }),
-    async stop() {
-      await http.close();
-      await worker?.stop();
-      if (!options.dbName) await deps.mongo.dropDatabase().catch(() => undefined);
-      await deps.close();
+    async stopWorker() {
+      for (const w of [...workers].reverse()) await w.stop();
     },
+    stop: () => lifecycle.run(),
   };
 }

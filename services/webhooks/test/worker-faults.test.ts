@@ -1,8 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { brokerNames } from '@signal/messaging';
-import { newId } from '@signal/service-kit';
 import {
   freePort,
   infraUrls,
@@ -15,56 +13,13 @@ import {
   type Receiver,
   TEST_INTERNAL_KEYS,
 } from '@signal/test-kit';
-import { connect } from 'amqplib';
 import mongoose from 'mongoose';
 import request from 'supertest';
+import { publishEvents } from './bus-events';
 import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
 
 const WORKER = path.join(__dirname, '..', 'dist', 'worker.js');
 const ACC = 'acc_faults';
-
-function snapshot(id: string) {
-  const now = new Date().toISOString();
-  return {
-    id,
-    token: {
-      symbol: 'X',
-      name: 'X',
-      contract: 'So1anaXXXXXXXXpump',
-      age_hours: 1,
-      dex_paid: true,
-      socials: { twitter: null, telegram: null, website: null },
-    },
-    metrics: { mcap_entry: 1, mcap_current: 1, volume_24h: 1, holders: 1, liquidity: 1, mcap_ath: 1 },
-    performance: { roi: 0, ath_roi: 0, status: 'active', time_to_ath_hours: 0 },
-    type: 'new',
-    is_premium: false,
-    created_at: now,
-    updated_at: now,
-    version: 1,
-  };
-}
-
-async function publishEvents(prefix: string, count: number): Promise<string[]> {
-  const conn = await connect(infraUrls().amqpUrl);
-  const ch = await conn.createConfirmChannel();
-  const exchange = brokerNames(prefix).signalEvents;
-  await ch.assertExchange(exchange, 'topic', { durable: true });
-  const ids: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const e = {
-      id: newId('evt'),
-      name: 'signal.new',
-      occurred_at: new Date().toISOString(),
-      signal: snapshot(newId('sig')),
-    };
-    ids.push(e.id);
-    ch.publish(exchange, e.name, Buffer.from(JSON.stringify(e)), { messageId: e.id, persistent: true });
-  }
-  await ch.waitForConfirms();
-  await conn.close();
-  return ids;
-}
 
 function spawnWorker(env: Record<string, string>): ChildProcess {
   if (!existsSync(WORKER)) throw new Error('worker not built: run "pnpm build"');
@@ -103,12 +58,14 @@ describe('webhook worker faults', () => {
     });
     let worker: ChildProcess | undefined;
     try {
+      const subscriptions: string[] = [];
       for (let i = 0; i < 10; i++) {
-        await request(api.url)
+        const res = await request(api.url)
           .post('/v1/webhooks')
           .set(api.auth(ACC))
           .send({ url: `${receiver.url}/s${i}`, events: ['signal.new'] })
           .expect(201);
+        subscriptions.push(res.body.data.id);
       }
       const env = {
         MONGO_URL: infraUrls().mongoUrl,
@@ -119,6 +76,7 @@ describe('webhook worker faults', () => {
         WEBHOOK_ALLOW_LOOPBACK_URLS: 'true',
         WEBHOOK_RETRY_DELAYS_MS: '200,400,600',
         WORKER_PORT: String(await freePort()),
+        WORKER_METRICS_PORT: '0',
         LOG_LEVEL: 'silent',
       };
       worker = spawnWorker(env);
@@ -137,6 +95,23 @@ describe('webhook worker faults', () => {
       const c = coverage(receiver);
       expect(c.consistentIds).toBe(true);
       expect(c.requests).toBeGreaterThanOrEqual(1000);
+      // Every attempt recorded exactly once: each delivery succeeded with one attempt, although
+      // some were POSTed twice (the kill came between the POST or its record and the ack).
+      for (const id of subscriptions) {
+        const rows = await waitFor(
+          async () => {
+            const r = await request(api.url)
+              .get(`/v1/webhooks/${id}/deliveries?status=succeeded&limit=100`)
+              .set(api.auth(ACC))
+              .expect(200);
+            return r.body.meta.total === 100 ? (r.body.data as Array<{ attempts_made: number }>) : undefined;
+          },
+          20_000,
+          200,
+          `100 succeeded deliveries of ${id}`,
+        );
+        expect(rows.map((d) => d.attempts_made)).toEqual(new Array(100).fill(1));
+      }
     } finally {
       worker?.kill('SIGTERM');
       await api.stop();

@@ -4,7 +4,7 @@ import {
   type SignalListItem,
   type SignalListQuery,
 } from '@signal/contracts';
-import { idTimeMs, type Logger } from '@signal/service-kit';
+import { idTimeMs, type LoadShedder, type Logger } from '@signal/service-kit';
 import { decodeCursor, encodeCursor } from './cursor';
 import type { SignalFilter, SignalQueryStore, SignalReadIndex } from './ports';
 import { detailToListItem, toListItem } from './signal.mapper';
@@ -15,6 +15,8 @@ export interface ListDeps {
   logger: Logger;
   /** The index was incomplete or unreachable: the keeper should look now. */
   indexMissed(): void;
+  /** Bounds the list queries MongoDB runs while the index is away. */
+  storeReads: LoadShedder;
 }
 
 type ListResult = { data: SignalListItem[]; meta: ListMeta };
@@ -56,7 +58,7 @@ export async function listSignals(deps: ListDeps, query: SignalListQuery): Promi
     deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'timeline index unreachable');
   }
   deps.indexMissed();
-  return listFromStore(deps.repository, query, perPage, cursorId);
+  return deps.storeReads.run(() => listFromStore(deps.repository, query, perPage, cursorId));
 }
 
 function meta(total: number, page: number, perPage: number, nextId: string | null): ListMeta {

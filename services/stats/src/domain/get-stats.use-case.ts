@@ -1,5 +1,5 @@
 import type { Statistics, StatsQuery } from '@signal/contracts';
-import type { Logger } from '@signal/service-kit';
+import type { LoadShedder, Logger } from '@signal/service-kit';
 import type { AggregatesStore, ProjectionStore, StatsAnswerCache } from './ports';
 import { periodStart, toStatistics } from './statistics';
 
@@ -10,6 +10,8 @@ export interface StatsReadDeps {
   logger: Logger;
   /** The aggregates were incomplete or unreachable: the keeper should look now. */
   aggregatesMissed(): void;
+  /** Bounds the aggregations MongoDB runs while the aggregates are away. */
+  storeReads: LoadShedder;
 }
 
 /**
@@ -34,7 +36,7 @@ export async function getStats(
     );
   }
   deps.aggregatesMissed();
-  return aggregateFromStore(deps, query.type, period, since);
+  return deps.storeReads.run(() => aggregateFromStore(deps, query.type, period, since));
 }
 
 async function aggregateFromStore(

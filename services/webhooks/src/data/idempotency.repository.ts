@@ -1,22 +1,6 @@
 import { isDuplicateKeyError } from '@signal/service-kit';
-import { Schema, type Connection, type Model } from 'mongoose';
-
-interface IdempotencyDocument {
-  _id: string;
-  request_hash: string;
-  resource_id: string;
-  expires_at: Date;
-}
-
-const schema = new Schema<IdempotencyDocument>(
-  {
-    _id: { type: String, required: true },
-    request_hash: { type: String, required: true },
-    resource_id: { type: String, required: true },
-    expires_at: { type: Date, required: true },
-  },
-  { versionKey: false, collection: 'idempotency_keys' },
-);
+import type { mongo } from 'mongoose';
+import type { IdempotencyDocument } from './webhook.models';
 
 export type Claim =
   | { outcome: 'new'; resourceId: string }
@@ -29,21 +13,16 @@ export type Claim =
  * the resource's id chosen up front, so concurrent retries of one request make one resource.
  */
 export class IdempotencyRepository {
-  private readonly model: Model<IdempotencyDocument>;
-
   constructor(
-    connection: Connection,
+    private readonly keys: mongo.Collection<IdempotencyDocument>,
     private readonly ttlMs = 24 * 3_600_000,
-  ) {
-    this.model =
-      connection.models.IdempotencyKey ?? connection.model<IdempotencyDocument>('IdempotencyKey', schema);
-  }
+  ) {}
 
   async claim(scope: string, key: string, requestHash: string, newResourceId: string): Promise<Claim> {
     const _id = `${scope}:${key}`;
     for (let i = 0; i < 3; i++) {
       try {
-        await this.model.create({
+        await this.keys.insertOne({
           _id,
           request_hash: requestHash,
           resource_id: newResourceId,
@@ -53,10 +32,10 @@ export class IdempotencyRepository {
       } catch (err) {
         if (!isDuplicateKeyError(err)) throw err;
       }
-      const existing = await this.model.findById(_id).exec();
+      const existing = await this.keys.findOne({ _id });
       if (!existing) continue;
       if (existing.expires_at.getTime() <= Date.now()) {
-        await this.model.deleteOne({ _id, expires_at: existing.expires_at }).exec();
+        await this.keys.deleteOne({ _id, expires_at: existing.expires_at });
         continue;
       }
       return existing.request_hash === requestHash
@@ -68,6 +47,6 @@ export class IdempotencyRepository {
 
   /** The resource could not be made: let a retry try again. */
   async release(scope: string, key: string): Promise<void> {
-    await this.model.deleteOne({ _id: `${scope}:${key}` }).exec();
+    await this.keys.deleteOne({ _id: `${scope}:${key}` });
   }
 }

@@ -1,5 +1,7 @@
 import type { SignalType, WebhookEventName } from '@signal/contracts';
-import { Schema, type Connection, type Model } from 'mongoose';
+import type { Connection, mongo } from 'mongoose';
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
 export interface SigningSecret {
   secret: string;
@@ -30,6 +32,11 @@ export interface AttemptRecord {
   error: string | null;
 }
 
+/**
+ * One delivery of one event to one subscription, written once (at fan-out, in one insert with
+ * its siblings). What happens to it afterwards is appended to the delivery log, never written
+ * back here: on the MongoDB-wire store an insert is cheap and batches, an update is not.
+ */
 export interface DeliveryDocument {
   _id: string;
   account_id: string;
@@ -38,61 +45,80 @@ export interface DeliveryDocument {
   event: string;
   /** The exact body sent on every attempt (signatures cover it byte for byte). */
   payload: string;
-  status: 'pending' | 'succeeded' | 'failed';
-  attempts_made: number;
-  next_attempt_at: Date | null;
-  attempts: AttemptRecord[];
+  /** At creation: pending, or failed when the subscription was disabled. */
+  status: DeliveryStatus;
   created_at: Date;
-  updated_at: Date;
+  /** Written by versions before the delivery log (state kept in the document); read, never written. */
+  attempts_made?: number;
+  attempts?: AttemptRecord[];
+  next_attempt_at?: Date | null;
+  updated_at?: Date;
 }
 
-const subscriptionSchema = new Schema(
-  {
-    _id: String,
-    account_id: String,
-    url: String,
-    events: [String],
-    types: { type: [String], default: null },
-    description: { type: String, default: null },
-    status: String,
-    disabled_reason: { type: String, default: null },
-    secrets: [{ _id: false, secret: String, created_at: Date, expires_at: Date }],
-    created_at: Date,
-    updated_at: Date,
-  },
-  { versionKey: false, collection: 'subscriptions' },
-);
-// An account's subscriptions, newest first (list, and ownership checks by id + account).
-subscriptionSchema.index({ account_id: 1, created_at: -1 });
-// Fan-out: subscriptions that want an event.
-subscriptionSchema.index({ events: 1, status: 1 });
+/** A delivery without its body (lists never send it). */
+export type DeliveryHeader = Omit<DeliveryDocument, 'payload'>;
 
-const deliverySchema = new Schema(
-  {
-    _id: String,
-    account_id: String,
-    webhook_id: String,
-    event_id: String,
-    event: String,
-    payload: String,
-    status: String,
-    attempts_made: Number,
-    next_attempt_at: { type: Date, default: null },
-    attempts: { type: Schema.Types.Mixed, default: [] },
-    created_at: Date,
-    updated_at: Date,
-  },
-  { versionKey: false, collection: 'deliveries' },
-);
-// One delivery per (subscription, event): a redelivered bus message makes no second one.
-deliverySchema.index({ webhook_id: 1, event_id: 1 }, { unique: true });
-// Delivery log of a subscription, newest first, optionally by status.
-deliverySchema.index({ webhook_id: 1, created_at: -1 });
-deliverySchema.index({ webhook_id: 1, status: 1, created_at: -1 });
-
-export function subscriptionModel(c: Connection): Model<SubscriptionDocument> {
-  return c.models.Subscription ?? c.model<SubscriptionDocument>('Subscription', subscriptionSchema);
+/**
+ * A change of a delivery's state, appended once: `_id` = `<delivery id>:<seq>`, so a job
+ * redelivered after a crash can never record the same attempt twice (the insert is refused).
+ * seq = 2k for attempt k (made, or dropped because the subscription is off), 2k − 1 for the
+ * re-send that queued attempt k: the entry with the highest seq is the delivery's state.
+ */
+export interface DeliveryLogEntry {
+  _id: string;
+  delivery_id: string;
+  webhook_id: string;
+  seq: number;
+  kind: 'attempt' | 'dropped' | 'requeued';
+  attempt: number;
+  /** The delivery's status after this entry. */
+  status: DeliveryStatus;
+  next_attempt_at: Date | null;
+  at: Date;
+  /** The attempt itself (kind 'attempt' only). */
+  started_at: Date | null;
+  duration_ms: number | null;
+  status_code: number | null;
+  error: string | null;
 }
-export function deliveryModel(c: Connection): Model<DeliveryDocument> {
-  return c.models.Delivery ?? c.model<DeliveryDocument>('Delivery', deliverySchema);
+
+export interface IdempotencyDocument {
+  _id: string;
+  request_hash: string;
+  resource_id: string;
+  expires_at: Date;
+}
+
+/** The service's collections, typed, through the driver mongoose connects with. */
+export interface WebhookCollections {
+  subscriptions: mongo.Collection<SubscriptionDocument>;
+  deliveries: mongo.Collection<DeliveryDocument>;
+  deliveryLog: mongo.Collection<DeliveryLogEntry>;
+  idempotency: mongo.Collection<IdempotencyDocument>;
+}
+
+export function webhookCollections(connection: Connection): WebhookCollections {
+  const db = connection.db;
+  if (!db) throw new Error('MongoDB connection is not open');
+  return {
+    subscriptions: db.collection<SubscriptionDocument>('subscriptions'),
+    deliveries: db.collection<DeliveryDocument>('deliveries'),
+    deliveryLog: db.collection<DeliveryLogEntry>('delivery_log'),
+    idempotency: db.collection<IdempotencyDocument>('idempotency_keys'),
+  };
+}
+
+/** Every index the service reads by, declared once and created at start-up (idempotent). */
+export async function ensureIndexes(c: WebhookCollections): Promise<void> {
+  // An account's subscriptions, newest first (list, and ownership checks by id + account).
+  await c.subscriptions.createIndex({ account_id: 1, created_at: -1 });
+  // Fan-out: subscriptions that want an event.
+  await c.subscriptions.createIndex({ events: 1, status: 1 });
+  // One delivery per (subscription, event), whatever made its id.
+  await c.deliveries.createIndex({ webhook_id: 1, event_id: 1 }, { unique: true });
+  // Deliveries of a subscription, newest first.
+  await c.deliveries.createIndex({ webhook_id: 1, created_at: -1 });
+  // The state of one delivery, or of a page of them.
+  await c.deliveryLog.createIndex({ delivery_id: 1, seq: 1 });
+  await c.deliveryLog.createIndex({ webhook_id: 1 });
 }

@@ -1,45 +1,40 @@
-import { duplicateKeyPositions, isDuplicateKeyError } from '@signal/service-kit';
+import { isDuplicateKeyError } from '@signal/service-kit';
 import type { WebhookEventName } from '@signal/contracts';
-import type { QueryFilter, Model } from 'mongoose';
-import type { AttemptRecord, DeliveryDocument, SubscriptionDocument } from './webhook.models';
+import type { mongo } from 'mongoose';
+import type {
+  DeliveryDocument,
+  DeliveryHeader,
+  DeliveryLogEntry,
+  SubscriptionDocument,
+  WebhookCollections,
+} from './webhook.models';
 
-/** Subscriptions and deliveries; plain objects only, always scoped by account where a client asks. */
+const WITHOUT_PAYLOAD = { projection: { payload: 0 } } as const;
+
+/** Subscriptions, deliveries and the delivery log; always scoped by account where a client asks. */
 export class WebhookRepository {
-  constructor(
-    private readonly subscriptions: Model<SubscriptionDocument>,
-    private readonly deliveries: Model<DeliveryDocument>,
-  ) {}
-
-  async ensureIndexes(): Promise<void> {
-    await this.subscriptions.createCollection().catch(() => undefined);
-    await this.subscriptions.createIndexes();
-    await this.deliveries.createCollection().catch(() => undefined);
-    await this.deliveries.createIndexes();
-  }
+  constructor(private readonly c: WebhookCollections) {}
 
   async insertSubscription(doc: SubscriptionDocument): Promise<void> {
-    await this.subscriptions.collection.insertOne(doc as never);
+    await this.c.subscriptions.insertOne(doc);
   }
 
   findSubscription(accountId: string, id: string): Promise<SubscriptionDocument | null> {
-    return this.subscriptions.findOne({ _id: id, account_id: accountId }).lean<SubscriptionDocument>().exec();
-  }
-
-  findSubscriptionById(id: string): Promise<SubscriptionDocument | null> {
-    return this.subscriptions.findById(id).lean<SubscriptionDocument>().exec();
+    return this.c.subscriptions.findOne({ _id: id, account_id: accountId });
   }
 
   listSubscriptions(accountId: string): Promise<SubscriptionDocument[]> {
-    return this.subscriptions
-      .find({ account_id: accountId })
-      .sort({ created_at: -1 })
-      .lean<SubscriptionDocument[]>()
-      .exec();
+    return this.c.subscriptions.find({ account_id: accountId }).sort({ created_at: -1 }).toArray();
   }
 
   /** Enabled and disabled alike: a disabled subscription's deliveries are kept (as failed), not dropped. */
   subscriptionsFor(event: WebhookEventName): Promise<SubscriptionDocument[]> {
-    return this.subscriptions.find({ events: event }).lean<SubscriptionDocument[]>().exec();
+    return this.c.subscriptions.find({ events: event }).toArray();
+  }
+
+  findSubscriptionsByIds(ids: readonly string[]): Promise<SubscriptionDocument[]> {
+    if (ids.length === 1) return this.c.subscriptions.find({ _id: ids[0] }).toArray();
+    return this.c.subscriptions.find({ _id: { $in: [...ids] } }).toArray();
   }
 
   async updateSubscription(
@@ -47,119 +42,100 @@ export class WebhookRepository {
     id: string,
     set: Partial<SubscriptionDocument>,
   ): Promise<SubscriptionDocument | null> {
-    const r = await this.subscriptions.updateOne({ _id: id, account_id: accountId }, { $set: set }).exec();
+    const r = await this.c.subscriptions.updateOne({ _id: id, account_id: accountId }, { $set: set });
     return r.matchedCount ? this.findSubscription(accountId, id) : null;
   }
 
   async disableSubscription(id: string, reason: string): Promise<void> {
-    await this.subscriptions
-      .updateOne(
-        { _id: id },
-        { $set: { status: 'disabled', disabled_reason: reason, updated_at: new Date() } },
-      )
-      .exec();
+    await this.c.subscriptions.updateOne(
+      { _id: id },
+      { $set: { status: 'disabled', disabled_reason: reason, updated_at: new Date() } },
+    );
   }
 
   async deleteSubscription(accountId: string, id: string): Promise<boolean> {
-    const r = await this.subscriptions.deleteOne({ _id: id, account_id: accountId }).exec();
+    const r = await this.c.subscriptions.deleteOne({ _id: id, account_id: accountId });
     return r.deletedCount === 1;
   }
 
-  /** Inserts, or returns the existing delivery of this (subscription, event). */
-  async insertDelivery(doc: DeliveryDocument): Promise<{ delivery: DeliveryDocument; created: boolean }> {
-    try {
-      await this.deliveries.collection.insertOne(doc as never);
-      return { delivery: doc, created: true };
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
-      const existing = await this.deliveries
-        .findOne({ webhook_id: doc.webhook_id, event_id: doc.event_id })
-        .lean<DeliveryDocument>()
-        .exec();
-      if (!existing) throw err;
-      return { delivery: existing, created: false };
-    }
+  /** One unordered insert of many deliveries (the batcher's write; duplicates are reported by the driver). */
+  async insertDeliveries(docs: DeliveryDocument[]): Promise<void> {
+    await this.c.deliveries.insertMany(docs, { ordered: false });
   }
 
-  /**
-   * Inserts many deliveries in one unordered write; those that exist already (a redelivered
-   * event) are returned as stored instead.
-   */
-  async insertDeliveries(docs: DeliveryDocument[]): Promise<DeliveryDocument[]> {
-    if (docs.length === 0) return [];
+  async insertDelivery(doc: DeliveryDocument): Promise<void> {
+    await this.c.deliveries.insertOne(doc);
+  }
+
+  /** One unordered insert of many log entries (the batcher's write). */
+  async appendLog(entries: DeliveryLogEntry[]): Promise<void> {
+    await this.c.deliveryLog.insertMany(entries, { ordered: false });
+  }
+
+  /** Appends one entry; false when that position of the log was written already. */
+  async appendLogEntry(entry: DeliveryLogEntry): Promise<boolean> {
     try {
-      await this.deliveries.collection.insertMany(docs as never[], { ordered: false });
-      return docs;
+      await this.c.deliveryLog.insertOne(entry);
+      return true;
     } catch (err) {
-      const failed = duplicateKeyPositions(err);
-      if (!failed) throw err;
-      const out: DeliveryDocument[] = [];
-      for (const [i, doc] of docs.entries()) {
-        if (!failed.has(i)) out.push(doc);
-        else {
-          const existing = await this.deliveries
-            .findOne({ webhook_id: doc.webhook_id, event_id: doc.event_id })
-            .lean<DeliveryDocument>()
-            .exec();
-          if (existing) out.push(existing);
-        }
-      }
-      return out;
+      if (isDuplicateKeyError(err)) return false;
+      throw err;
     }
   }
 
   findDelivery(id: string): Promise<DeliveryDocument | null> {
-    return this.deliveries.findById(id).lean<DeliveryDocument>().exec();
+    return this.c.deliveries.findOne({ _id: id });
   }
 
   findAccountDelivery(accountId: string, webhookId: string, id: string): Promise<DeliveryDocument | null> {
-    return this.deliveries
-      .findOne({ _id: id, webhook_id: webhookId, account_id: accountId })
-      .lean<DeliveryDocument>()
-      .exec();
+    return this.c.deliveries.findOne({ _id: id, webhook_id: webhookId, account_id: accountId });
   }
 
-  async listDeliveries(
+  /** Log entries of the given deliveries. */
+  logOf(deliveryIds: readonly string[]): Promise<DeliveryLogEntry[]> {
+    if (deliveryIds.length === 0) return Promise.resolve([]);
+    if (deliveryIds.length === 1) return this.c.deliveryLog.find({ delivery_id: deliveryIds[0] }).toArray();
+    return this.c.deliveryLog.find({ delivery_id: { $in: [...deliveryIds] } }).toArray();
+  }
+
+  /** Of these deliveries, the ones stored as pending with an empty log (never attempted). */
+  async unattempted(ids: readonly string[]): Promise<Set<string>> {
+    const [docs, entries] = await Promise.all([
+      this.c.deliveries.find({ _id: { $in: [...ids] } }, WITHOUT_PAYLOAD).toArray(),
+      this.logOf(ids),
+    ]);
+    const logged = new Set(entries.map((e) => e.delivery_id));
+    return new Set(docs.filter((d) => d.status === 'pending' && !logged.has(d._id)).map((d) => d._id));
+  }
+
+  /** Every log entry of a subscription's deliveries. */
+  logOfSubscription(webhookId: string): Promise<DeliveryLogEntry[]> {
+    return this.c.deliveryLog.find({ webhook_id: webhookId }).toArray();
+  }
+
+  /** A page of a subscription's deliveries, newest first, and how many there are. */
+  async pageDeliveries(
     webhookId: string,
-    filter: { status?: DeliveryDocument['status']; event?: string },
+    event: string | undefined,
     skip: number,
     limit: number,
-  ): Promise<{ rows: DeliveryDocument[]; total: number }> {
-    const q: QueryFilter<DeliveryDocument> = { webhook_id: webhookId };
-    if (filter.status) q.status = filter.status;
-    if (filter.event) q.event = filter.event;
+  ): Promise<{ rows: DeliveryHeader[]; total: number }> {
+    const q: mongo.Filter<DeliveryDocument> = { webhook_id: webhookId, ...(event ? { event } : {}) };
     const [rows, total] = await Promise.all([
-      this.deliveries
-        .find(q, { payload: 0 })
+      this.c.deliveries
+        .find(q, WITHOUT_PAYLOAD)
         .sort({ created_at: -1, _id: -1 })
         .skip(skip)
         .limit(limit)
-        .lean<DeliveryDocument[]>()
-        .exec(),
-      this.deliveries.countDocuments(q).exec(),
+        .toArray(),
+      this.c.deliveries.countDocuments(q),
     ]);
     return { rows, total };
   }
 
-  async recordAttempt(
-    id: string,
-    attempt: AttemptRecord,
-    outcome: { status: DeliveryDocument['status']; next_attempt_at: Date | null },
-  ): Promise<void> {
-    // Conditional on the attempt number: a job redelivered after a crash records nothing twice.
-    await this.deliveries
-      .updateOne(
-        { _id: id, attempts_made: { $lt: attempt.attempt } },
-        {
-          $push: { attempts: attempt },
-          $max: { attempts_made: attempt.attempt },
-          $set: { status: outcome.status, next_attempt_at: outcome.next_attempt_at, updated_at: new Date() },
-        },
-      )
-      .exec();
-  }
-
-  async markDelivery(id: string, set: Partial<DeliveryDocument>): Promise<void> {
-    await this.deliveries.updateOne({ _id: id }, { $set: { ...set, updated_at: new Date() } }).exec();
+  /** Every delivery of a subscription, newest first, without bodies. */
+  allDeliveries(webhookId: string, event: string | undefined): Promise<DeliveryHeader[]> {
+    const q: mongo.Filter<DeliveryDocument> = { webhook_id: webhookId, ...(event ? { event } : {}) };
+    return this.c.deliveries.find(q, WITHOUT_PAYLOAD).sort({ created_at: -1, _id: -1 }).toArray();
   }
 }

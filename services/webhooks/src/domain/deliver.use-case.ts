@@ -2,16 +2,25 @@ import { isIP } from 'node:net';
 import { DUE_TOLERANCE_MS, type WebhookDeliveryJob } from '@signal/contracts';
 import type { Logger } from '@signal/service-kit';
 import { request, type Dispatcher } from 'undici';
-import type { AttemptRecord, SubscriptionDocument } from '../data/webhook.models';
-import type { WebhookRepository } from '../data/webhook.repository';
+import type {
+  AttemptRecord,
+  DeliveryDocument,
+  DeliveryLogEntry,
+  DeliveryStatus,
+  SubscriptionDocument,
+} from '../data/webhook.models';
 import { parseRetryAfter, retryDelayMs, type ScheduleJob } from './delivery-jobs';
+import { attemptSeq, logEntryId } from './delivery-state';
+import type { DeliveryLogWriter, SubscriptionLookup } from './ports';
 import { signatureHeaders } from './signing';
-import type { SubscriptionCache } from './subscription-cache';
 import { addressProblem, type GuardPolicy } from './url-guard';
 
 export interface DeliverDeps {
-  repository: WebhookRepository;
-  subscriptions: SubscriptionCache;
+  log: DeliveryLogWriter;
+  /** Only for jobs of an older producer, which carry no body. */
+  findDelivery(id: string): Promise<DeliveryDocument | null>;
+  disableSubscription(id: string, reason: string): Promise<void>;
+  subscriptions: SubscriptionLookup;
   dispatcher: Dispatcher;
   schedule: ScheduleJob;
   logger: Logger;
@@ -116,30 +125,61 @@ async function attemptInput(
 ): Promise<{ deliveryId: string; webhookId: string; payload: string } | undefined> {
   if (job.payload !== undefined && job.webhook_id !== undefined)
     return { deliveryId: job.delivery_id, webhookId: job.webhook_id, payload: job.payload };
-  const delivery = await deps.repository.findDelivery(job.delivery_id);
-  if (!delivery || delivery.status !== 'pending' || delivery.attempts_made >= job.attempt) return undefined;
+  const delivery = await deps.findDelivery(job.delivery_id);
+  if (!delivery) return undefined;
   return { deliveryId: delivery._id, webhookId: delivery.webhook_id, payload: delivery.payload };
+}
+
+function logEntry(
+  deliveryId: string,
+  webhookId: string,
+  attempt: number,
+  outcome: { status: DeliveryStatus; next_attempt_at: Date | null },
+  made?: AttemptRecord,
+): DeliveryLogEntry {
+  const seq = attemptSeq(attempt);
+  return {
+    _id: logEntryId(deliveryId, seq),
+    delivery_id: deliveryId,
+    webhook_id: webhookId,
+    seq,
+    kind: made ? 'attempt' : 'dropped',
+    attempt,
+    status: outcome.status,
+    next_attempt_at: outcome.next_attempt_at,
+    at: new Date(),
+    started_at: made?.started_at ?? null,
+    duration_ms: made?.duration_ms ?? null,
+    status_code: made?.status_code ?? null,
+    error: made?.error ?? (made ? null : 'subscription_disabled'),
+  };
 }
 
 /**
  * Story: one attempt of one delivery. Not due yet → hop on to the next delay bucket → refuse
  * disabled subscriptions → respect the per-subscription cap → POST signed → on failure schedule
- * the next attempt *before* recording this one (a crash then re-sends, never forgets) → record
- * it, once: the record is conditional on the attempt number, so a redelivered job never
+ * the next attempt *before* recording this one (a crash then re-sends, never forgets) → append
+ * the attempt to the delivery log, in a batch with others; the job is acknowledged only after
+ * that write, and the entry's id is the attempt's, so a job redelivered after a crash never
  * records twice. No store read on the way: the job carries the body, the subscription comes
  * from a short in-process cache.
  */
 export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob): Promise<void> {
-  const { repository } = deps;
   if (job.due_at !== undefined && job.due_at - Date.now() > DUE_TOLERANCE_MS) {
     await deps.schedule(job);
     return;
   }
   const input = await attemptInput(deps, job);
   if (!input) return;
-  const sub = await deps.subscriptions.findById(input.webhookId);
+  const { deliveryId, webhookId } = input;
+  const sub =
+    job.event === undefined
+      ? await deps.subscriptions.findById(webhookId)
+      : await deps.subscriptions.findForEvent(job.event, webhookId);
   if (!sub || sub.status !== 'enabled') {
-    await repository.markDelivery(input.deliveryId, { status: 'failed', next_attempt_at: null });
+    await deps.log.insert([
+      logEntry(deliveryId, webhookId, job.attempt, { status: 'failed', next_attempt_at: null }),
+    ]);
     return;
   }
   if (!deps.concurrency.tryAcquire(sub._id)) {
@@ -149,45 +189,43 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
   const startedAt = new Date();
   let result: PostResult;
   try {
-    result = await post(deps, sub, input.deliveryId, input.payload);
+    result = await post(deps, sub, deliveryId, input.payload);
   } finally {
     deps.concurrency.release(sub._id);
   }
-  const attempt: AttemptRecord = {
+  const made: AttemptRecord = {
     attempt: job.attempt,
     started_at: startedAt,
     duration_ms: Date.now() - startedAt.getTime(),
     status_code: result.statusCode,
     error: result.error,
   };
+  const record = (status: DeliveryStatus, next: Date | null = null) =>
+    deps.log.insert([logEntry(deliveryId, webhookId, job.attempt, { status, next_attempt_at: next }, made)]);
   if (result.error === null) {
-    await repository.recordAttempt(input.deliveryId, attempt, { status: 'succeeded', next_attempt_at: null });
+    await record('succeeded');
     return;
   }
   if (result.statusCode === 410) {
-    await repository.disableSubscription(sub._id, 'The endpoint answered 410 Gone.');
+    await deps.disableSubscription(sub._id, 'The endpoint answered 410 Gone.');
     deps.subscriptions.forget();
-    await repository.recordAttempt(input.deliveryId, attempt, { status: 'failed', next_attempt_at: null });
+    await record('failed');
     return;
   }
   const delay = retryDelayMs(deps.retryDelaysMs, job.attempt, result.retryAfterMs, deps.maxRetryAfterMs);
   if (delay === undefined) {
-    deps.logger.info({ delivery: input.deliveryId, attempts: job.attempt }, 'delivery failed for good');
-    await repository.recordAttempt(input.deliveryId, attempt, { status: 'failed', next_attempt_at: null });
+    deps.logger.info({ delivery: deliveryId, attempts: job.attempt }, 'delivery failed for good');
+    await record('failed');
     return;
   }
-  await deps.schedule(
-    {
-      delivery_id: input.deliveryId,
-      attempt: job.attempt + 1,
-      webhook_id: sub._id,
-      event: job.event,
-      payload: input.payload,
-    },
-    delay,
-  );
-  await repository.recordAttempt(input.deliveryId, attempt, {
-    status: 'pending',
-    next_attempt_at: new Date(Date.now() + delay),
+  const dueAt = Date.now() + delay;
+  await deps.schedule({
+    delivery_id: deliveryId,
+    attempt: job.attempt + 1,
+    webhook_id: webhookId,
+    event: job.event,
+    payload: input.payload,
+    due_at: dueAt,
   });
+  await record('pending', new Date(dueAt));
 }

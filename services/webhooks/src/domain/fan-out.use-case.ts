@@ -4,10 +4,10 @@ import {
   type WebhookEventName,
   type WebhookPayload,
 } from '@signal/contracts';
-import { newId } from '@signal/service-kit';
-import type { SubscriptionDocument } from '../data/webhook.models';
-import type { WebhookRepository } from '../data/webhook.repository';
+import type { DeliveryDocument, SubscriptionDocument } from '../data/webhook.models';
 import type { ScheduleJob } from './delivery-jobs';
+import { deliveryIdFor } from './delivery-state';
+import type { DeliveryWriter } from './ports';
 
 /** A bus event that subscribers can receive (its name narrowed to a webhook event). */
 export type WebhookEvent = SignalEventRead & { name: WebhookEventName };
@@ -34,58 +34,67 @@ export function payloadFor(event: WebhookEvent): WebhookPayload {
 
 /** The spec's rule 4: `types` (when set) restricts by signal type. */
 export function wants(sub: SubscriptionDocument, event: WebhookEvent): boolean {
-  return (
-    sub.events.includes(event.name) &&
-    (sub.types === null || sub.types.includes(event.signal.type))
-  );
+  return sub.events.includes(event.name) && (sub.types === null || sub.types.includes(event.signal.type));
+}
+
+export interface FanOutDeps {
+  deliveries: DeliveryWriter;
+  schedule: ScheduleJob;
+  subscriptionsFor(event: WebhookEventName): Promise<SubscriptionDocument[]>;
+  /** Of these deliveries, the ones whose log is still empty (never attempted). */
+  unattempted(deliveryIds: string[]): Promise<Set<string>>;
 }
 
 /**
- * Story: a bus event → every subscription that wants it gets one delivery (unique per
- * subscription and event, so a redelivered event adds nothing) → each pending delivery's
- * first attempt is queued. Disabled subscriptions get their delivery kept as failed.
+ * Story: a bus event → every subscription that wants it gets one delivery, all of them in one
+ * write (shared with other events of the same moment), with ids derived from (subscription,
+ * event) → each pending delivery's first attempt is queued. Disabled subscriptions get their
+ * delivery kept as failed.
+ *
+ * A first delivery of the event queues the attempts while the write is under way (the job
+ * carries all the attempt needs, so neither waits for the other, and the event is acknowledged
+ * once both are done). An event seen before (`seenBefore`: redelivered, or retried after a
+ * failure) first writes, then queues only the deliveries never attempted — the one read, on
+ * that rare path — so a crash does not send everything twice.
  */
-export async function fanOut(
-  repository: WebhookRepository,
-  schedule: ScheduleJob,
-  event: SignalEventRead,
-  subscriptionsFor: (event: WebhookEventName) => Promise<SubscriptionDocument[]> = (e) =>
-    repository.subscriptionsFor(e),
-): Promise<number> {
+export async function fanOut(deps: FanOutDeps, event: SignalEventRead, seenBefore = false): Promise<number> {
   // A name this reader does not know (a newer producer's) is skipped, never dead-lettered.
   if (!isWebhookEvent(event)) return 0;
-  const subscriptions = (await subscriptionsFor(event.name)).filter((s) =>
-    wants(s, event),
-  );
+  const subscriptions = (await deps.subscriptionsFor(event.name)).filter((s) => wants(s, event));
+  if (subscriptions.length === 0) return 0;
   const body = JSON.stringify(payloadFor(event));
   const now = new Date();
-  const deliveries = await repository.insertDeliveries(
-    subscriptions.map((sub) => ({
-      _id: newId('dlv'),
-      account_id: sub.account_id,
-      webhook_id: sub._id,
-      event_id: event.id,
-      event: event.name,
-      payload: body,
-      status: sub.status === 'enabled' ? 'pending' : 'failed',
-      attempts_made: 0,
-      next_attempt_at: sub.status === 'enabled' ? now : null,
-      attempts: [],
-      created_at: now,
-      updated_at: now,
-    })),
-  );
-  const first = deliveries.filter((d) => d.status === 'pending' && d.attempts_made === 0);
-  await Promise.all(
-    first.map((d) =>
-      schedule({
-        delivery_id: d._id,
-        attempt: 1,
-        webhook_id: d.webhook_id,
-        event: d.event,
-        payload: d.payload,
-      }),
-    ),
-  );
+  const eventTime = Date.parse(event.occurred_at);
+  const docs: DeliveryDocument[] = subscriptions.map((sub) => ({
+    _id: deliveryIdFor(sub._id, event.id, eventTime),
+    account_id: sub.account_id,
+    webhook_id: sub._id,
+    event_id: event.id,
+    event: event.name,
+    payload: body,
+    status: sub.status === 'enabled' ? 'pending' : 'failed',
+    created_at: now,
+  }));
+  const queue = (list: DeliveryDocument[]) =>
+    Promise.all(
+      list.map((d) =>
+        deps.schedule({
+          delivery_id: d._id,
+          attempt: 1,
+          webhook_id: d.webhook_id,
+          event: d.event,
+          payload: d.payload,
+        }),
+      ),
+    );
+  const pending = docs.filter((d) => d.status === 'pending');
+  if (!seenBefore) {
+    await Promise.all([deps.deliveries.insert(docs), queue(pending)]);
+    return pending.length;
+  }
+  const existing = await deps.deliveries.insert(docs);
+  const again = existing.size > 0 ? await deps.unattempted([...existing]) : new Set<string>();
+  const first = pending.filter((d) => !existing.has(d._id) || again.has(d._id));
+  await queue(first);
   return first.length;
 }

@@ -1,27 +1,74 @@
-import type { WebhookEventName } from '@signal/contracts';
+import { isWebhookEventName, type WebhookEventName } from '@signal/contracts';
 import type { SubscriptionDocument } from '../data/webhook.models';
-import type { WebhookRepository } from '../data/webhook.repository';
+import type { SubscriptionLookup } from './ports';
+
+export interface SubscriptionSource {
+  subscriptionsFor(event: WebhookEventName): Promise<SubscriptionDocument[]>;
+  findSubscriptionsByIds(ids: readonly string[]): Promise<SubscriptionDocument[]>;
+}
+
+interface Held<T> {
+  at: number;
+  value: Promise<T>;
+  /** Still being read: every caller shares the one read, whatever the ttl. */
+  loading: boolean;
+}
+
+interface EventSubscriptions {
+  list: SubscriptionDocument[];
+  byId: Map<string, SubscriptionDocument>;
+}
+
+interface Waiter {
+  resolve(found: SubscriptionDocument | null): void;
+  reject(err: unknown): void;
+}
 
 /**
- * The worker reads subscriptions for every event and every attempt; holding them for a
- * moment (`ttlMs`, default 1 s) halves its database round trips. A change through the API
- * reaches the worker within that time; a 410 seen by this worker applies at once.
+ * The worker needs a subscription for every event and every attempt; it holds them for a
+ * moment (`ttlMs`, default 1 s), and the ids asked for within one turn of the event loop are
+ * read together, in one query: a thousand attempts to a thousand subscriptions cost one read,
+ * not a thousand. A change through the API reaches the worker within `ttlMs`; a 410 seen by
+ * this worker applies at once.
  */
-export class SubscriptionCache {
-  private readonly byEvent = new Map<string, { at: number; value: Promise<SubscriptionDocument[]> }>();
-  private readonly byId = new Map<string, { at: number; value: Promise<SubscriptionDocument | null> }>();
+export class SubscriptionCache implements SubscriptionLookup {
+  private readonly byEvent = new Map<string, Held<EventSubscriptions>>();
+  private readonly byId = new Map<string, Held<SubscriptionDocument | null>>();
+  /** Ids asked for in this turn of the event loop, read together at its end. */
+  private batch?: Map<string, Waiter[]>;
 
   constructor(
-    private readonly repository: WebhookRepository,
+    private readonly source: SubscriptionSource,
     private readonly ttlMs: number,
+    private readonly maxHeld = 10_000,
   ) {}
 
-  subscriptionsFor(event: WebhookEventName): Promise<SubscriptionDocument[]> {
-    return this.cached(this.byEvent, event, () => this.repository.subscriptionsFor(event));
+  async subscriptionsFor(event: WebhookEventName): Promise<SubscriptionDocument[]> {
+    return (await this.forEvent(event)).list;
   }
 
   findById(id: string): Promise<SubscriptionDocument | null> {
-    return this.cached(this.byId, id, () => this.repository.findSubscriptionById(id));
+    return this.cached(this.byId, id, () => this.load(id));
+  }
+
+  /**
+   * The subscription of an attempt of `event`: from the event's list (one read serves every
+   * subscription of a fan-out, a thousand of them as well as one), else by id (test events, a
+   * subscription whose events changed since).
+   */
+  async findForEvent(event: string, id: string): Promise<SubscriptionDocument | null> {
+    if (isWebhookEventName(event)) {
+      const found = (await this.forEvent(event)).byId.get(id);
+      if (found) return found;
+    }
+    return this.findById(id);
+  }
+
+  private forEvent(event: WebhookEventName): Promise<EventSubscriptions> {
+    return this.cached(this.byEvent, event, async () => {
+      const list = await this.source.subscriptionsFor(event);
+      return { list, byId: new Map(list.map((s) => [s._id, s])) };
+    });
   }
 
   forget(): void {
@@ -29,18 +76,45 @@ export class SubscriptionCache {
     this.byId.clear();
   }
 
-  private cached<T>(
-    map: Map<string, { at: number; value: Promise<T> }>,
-    key: string,
-    load: () => Promise<T>,
-  ): Promise<T> {
+  private load(id: string): Promise<SubscriptionDocument | null> {
+    let batch = this.batch;
+    if (!batch) {
+      const waiting = new Map<string, Waiter[]>();
+      batch = waiting;
+      this.batch = waiting;
+      setImmediate(() => {
+        this.batch = undefined;
+        this.source.findSubscriptionsByIds([...waiting.keys()]).then(
+          (found) => {
+            const byId = new Map(found.map((s) => [s._id, s]));
+            for (const [key, waiters] of waiting) for (const w of waiters) w.resolve(byId.get(key) ?? null);
+          },
+          (err: unknown) => {
+            for (const waiters of waiting.values()) for (const w of waiters) w.reject(err);
+          },
+        );
+      });
+    }
+    const waiters = batch.get(id) ?? [];
+    batch.set(id, waiters);
+    return new Promise((resolve, reject) => waiters.push({ resolve, reject }));
+  }
+
+  private cached<T>(map: Map<string, Held<T>>, key: string, load: () => Promise<T>): Promise<T> {
     const now = Date.now();
     const hit = map.get(key);
-    if (hit && now - hit.at < this.ttlMs) return hit.value;
-    const value = load();
-    value.catch(() => map.delete(key));
-    if (map.size > 10_000) map.clear();
-    map.set(key, { at: now, value });
-    return value;
+    if (hit && (hit.loading || now - hit.at < this.ttlMs)) return hit.value;
+    const held: Held<T> = { at: now, value: load(), loading: true };
+    held.value.then(
+      () => {
+        held.loading = false;
+      },
+      () => {
+        if (map.get(key) === held) map.delete(key);
+      },
+    );
+    if (map.size > this.maxHeld) map.clear();
+    map.set(key, held);
+    return held.value;
   }
 }

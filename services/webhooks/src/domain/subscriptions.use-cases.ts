@@ -6,10 +6,17 @@ import type {
   WebhookSubscription,
 } from '@signal/contracts';
 import { AppError, newId } from '@signal/service-kit';
-import type { DeliveryDocument, SubscriptionDocument } from '../data/webhook.models';
+import type {
+  DeliveryDocument,
+  DeliveryHeader,
+  DeliveryLogEntry,
+  DeliveryStatus,
+  SubscriptionDocument,
+} from '../data/webhook.models';
 import type { IdempotencyRepository } from '../data/idempotency.repository';
 import type { WebhookRepository } from '../data/webhook.repository';
 import type { ScheduleJob } from './delivery-jobs';
+import { foldDelivery, logEntryId, requeueSeq, type DeliveryState } from './delivery-state';
 import { generateSecret } from './signing';
 import { urlProblem, type GuardPolicy } from './url-guard';
 
@@ -37,20 +44,20 @@ export function toSubscriptionView(s: SubscriptionDocument): WebhookSubscription
   };
 }
 
-export function toDeliveryView(d: DeliveryDocument, withAttempts = false): Delivery {
+export function toDeliveryView(d: DeliveryHeader, state: DeliveryState, withAttempts = false): Delivery {
   return {
     id: d._id,
     webhook_id: d.webhook_id,
     event_id: d.event_id,
     event: d.event,
-    status: d.status,
-    attempts_made: d.attempts_made,
-    next_attempt_at: iso(d.next_attempt_at),
+    status: state.status,
+    attempts_made: state.attempts_made,
+    next_attempt_at: iso(state.next_attempt_at),
     created_at: new Date(d.created_at).toISOString(),
-    updated_at: new Date(d.updated_at).toISOString(),
+    updated_at: new Date(state.updated_at).toISOString(),
     ...(withAttempts
       ? {
-          attempts: (d.attempts ?? []).map((a) => ({
+          attempts: state.attempts.map((a) => ({
             attempt: a.attempt,
             started_at: new Date(a.started_at).toISOString(),
             duration_ms: a.duration_ms,
@@ -60,6 +67,20 @@ export function toDeliveryView(d: DeliveryDocument, withAttempts = false): Deliv
         }
       : {}),
   };
+}
+
+/** Each delivery with its state, folded from its log. */
+function withStates<D extends DeliveryHeader>(
+  docs: readonly D[],
+  entries: readonly DeliveryLogEntry[],
+): Array<{ doc: D; state: DeliveryState }> {
+  const byDelivery = new Map<string, DeliveryLogEntry[]>();
+  for (const e of entries) {
+    const list = byDelivery.get(e.delivery_id) ?? [];
+    list.push(e);
+    byDelivery.set(e.delivery_id, list);
+  }
+  return docs.map((doc) => ({ doc, state: foldDelivery(doc, byDelivery.get(doc._id) ?? []) }));
 }
 
 function checkUrl(url: string, guard: GuardPolicy): void {
@@ -184,18 +205,18 @@ export async function rotateSecret(deps: SubscriptionDeps, accountId: string, id
     secrets: [{ secret, created_at: new Date(now), expires_at: null }, ...kept],
     updated_at: new Date(now),
   });
-  return { ...toSubscriptionView(updated!), secret };
+  if (!updated) throw new AppError('NOT_FOUND', `Webhook ${id} was not found.`);
+  return { ...toSubscriptionView(updated), secret };
 }
 
 export async function sendTestEvent(deps: SubscriptionDeps, accountId: string, id: string) {
   const sub = await owned(deps, accountId, id);
   const now = new Date();
-  const eventId = newId('evt');
-  const { delivery } = await deps.repository.insertDelivery({
+  const delivery: DeliveryDocument = {
     _id: newId('dlv'),
     account_id: accountId,
     webhook_id: sub._id,
-    event_id: eventId,
+    event_id: newId('evt'),
     event: 'webhook.test',
     payload: JSON.stringify({
       event: 'webhook.test',
@@ -203,12 +224,9 @@ export async function sendTestEvent(deps: SubscriptionDeps, accountId: string, i
       data: { subscription_id: sub._id, message: 'This is a test event from Signal Service.' },
     }),
     status: 'pending',
-    attempts_made: 0,
-    next_attempt_at: now,
-    attempts: [],
     created_at: now,
-    updated_at: now,
-  });
+  };
+  await deps.repository.insertDelivery(delivery);
   await deps.schedule({
     delivery_id: delivery._id,
     attempt: 1,
@@ -216,38 +234,61 @@ export async function sendTestEvent(deps: SubscriptionDeps, accountId: string, i
     event: delivery.event,
     payload: delivery.payload,
   });
-  return toDeliveryView(delivery);
+  return toDeliveryView(delivery, foldDelivery(delivery, []));
 }
 
+/**
+ * A page of a subscription's deliveries, newest first. Without a status filter only the page's
+ * logs are read; with one, the state of every delivery of the subscription is folded (status is
+ * appended, never stored in place, so there is no status to query by).
+ */
 export async function listDeliveries(
   deps: SubscriptionDeps,
   accountId: string,
   id: string,
-  q: { status?: DeliveryDocument['status']; event?: string; limit?: number; page?: number },
+  q: { status?: DeliveryStatus; event?: string; limit?: number; page?: number },
 ) {
   await owned(deps, accountId, id);
   const perPage = q.limit ?? 20;
   const page = q.page ?? 1;
-  const { rows, total } = await deps.repository.listDeliveries(
-    id,
-    { status: q.status, event: q.event },
-    (page - 1) * perPage,
-    perPage,
-  );
+  const skip = (page - 1) * perPage;
+  let rows: Array<{ doc: DeliveryHeader; state: DeliveryState }>;
+  let total: number;
+  if (q.status === undefined) {
+    const found = await deps.repository.pageDeliveries(id, q.event, skip, perPage);
+    rows = withStates(found.rows, await deps.repository.logOf(found.rows.map((d) => d._id)));
+    total = found.total;
+  } else {
+    const [docs, entries] = await Promise.all([
+      deps.repository.allDeliveries(id, q.event),
+      deps.repository.logOfSubscription(id),
+    ]);
+    const matching = withStates(docs, entries).filter((r) => r.state.status === q.status);
+    rows = matching.slice(skip, skip + perPage);
+    total = matching.length;
+  }
   return {
-    data: rows.map((d) => toDeliveryView(d)),
+    data: rows.map((r) => toDeliveryView(r.doc, r.state)),
     meta: { total, page, per_page: perPage, total_pages: Math.ceil(total / perPage) },
   };
 }
 
-export async function getDelivery(deps: SubscriptionDeps, accountId: string, id: string, deliveryId: string) {
-  await owned(deps, accountId, id);
+async function ownedDelivery(deps: SubscriptionDeps, accountId: string, id: string, deliveryId: string) {
   const d = await deps.repository.findAccountDelivery(accountId, id, deliveryId);
   if (!d) throw new AppError('NOT_FOUND', `Delivery ${deliveryId} was not found.`);
-  return toDeliveryView(d, true);
+  return { doc: d, state: foldDelivery(d, await deps.repository.logOf([d._id])) };
 }
 
-/** Re-sends a failed delivery: one more attempt, same webhook-id, same body. */
+export async function getDelivery(deps: SubscriptionDeps, accountId: string, id: string, deliveryId: string) {
+  await owned(deps, accountId, id);
+  const { doc, state } = await ownedDelivery(deps, accountId, id, deliveryId);
+  return toDeliveryView(doc, state, true);
+}
+
+/**
+ * Re-sends a failed delivery: one more attempt, same webhook-id, same body. The re-send is an
+ * entry of the log at the next attempt's place, so two concurrent re-sends queue one attempt.
+ */
 export async function retryDelivery(
   deps: SubscriptionDeps,
   accountId: string,
@@ -255,20 +296,37 @@ export async function retryDelivery(
   deliveryId: string,
 ) {
   const sub = await owned(deps, accountId, id);
-  const d = await deps.repository.findAccountDelivery(accountId, id, deliveryId);
-  if (!d) throw new AppError('NOT_FOUND', `Delivery ${deliveryId} was not found.`);
-  if (d.status !== 'failed')
-    throw new AppError('CONFLICT', `Only failed deliveries can be re-sent; this one is ${d.status}.`);
+  const { doc, state } = await ownedDelivery(deps, accountId, id, deliveryId);
+  if (state.status !== 'failed')
+    throw new AppError('CONFLICT', `Only failed deliveries can be re-sent; this one is ${state.status}.`);
   if (sub.status !== 'enabled')
     throw new AppError('CONFLICT', 'Enable the webhook before re-sending its deliveries.');
   const now = new Date();
-  await deps.repository.markDelivery(d._id, { status: 'pending', next_attempt_at: now });
+  const attempt = state.last_attempt + 1;
+  const seq = requeueSeq(attempt);
+  const entry: DeliveryLogEntry = {
+    _id: logEntryId(doc._id, seq),
+    delivery_id: doc._id,
+    webhook_id: doc.webhook_id,
+    seq,
+    kind: 'requeued',
+    attempt,
+    status: 'pending',
+    next_attempt_at: now,
+    at: now,
+    started_at: null,
+    duration_ms: null,
+    status_code: null,
+    error: null,
+  };
+  if (!(await deps.repository.appendLogEntry(entry)))
+    throw new AppError('CONFLICT', 'This delivery is being re-sent already.');
   await deps.schedule({
-    delivery_id: d._id,
-    attempt: d.attempts_made + 1,
-    webhook_id: d.webhook_id,
-    event: d.event,
-    payload: d.payload,
+    delivery_id: doc._id,
+    attempt,
+    webhook_id: doc.webhook_id,
+    event: doc.event,
+    payload: doc.payload,
   });
-  return toDeliveryView({ ...d, status: 'pending', next_attempt_at: now, updated_at: now });
+  return toDeliveryView(doc, { ...state, status: 'pending', next_attempt_at: now, updated_at: now });
 }

@@ -1,0 +1,236 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import path from 'node:path';
+import { deleteKeysMatching } from '@signal/service-kit';
+import {
+  freePort,
+  infraUrls,
+  startTcpProxy,
+  testBrokerPrefix,
+  uniqueName,
+  viaProxy,
+  type TcpProxy,
+} from '@signal/test-kit';
+import Redis from 'ioredis';
+import mongoose from 'mongoose';
+import { SECRETS } from '../harness';
+
+const ROOT = path.join(__dirname, '..', '..', '..', '..');
+
+export type ServiceName = 'signals' | 'stats' | 'webhooks-api' | 'webhooks-worker' | 'gateway';
+export type Dependency = 'redis' | 'rabbitmq' | 'mongo';
+
+/** One service process from its built output; SIGKILLed and started again on the same port. */
+export class ServiceProcess {
+  private child: ChildProcess | undefined;
+  private readonly log: WriteStream;
+
+  constructor(
+    readonly name: ServiceName,
+    private readonly entry: string,
+    readonly port: number,
+    private readonly env: Record<string, string>,
+    logDir: string,
+  ) {
+    this.log = createWriteStream(path.join(logDir, `${name}.log`), { flags: 'a' });
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Start-ups that failed and were retried, as an orchestrator's restart policy would. */
+  restarts = 0;
+
+  /**
+   * Starts the process and resolves once /readyz answers 200 (ready or degraded). A service
+   * exits 1 when a dependency fails it during start-up (a connection cut while it builds its
+   * indexes, say); like Kubernetes' restart policy, it is then started again, up to 5 times.
+   */
+  async start(timeoutMs = 30_000): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.startOnce(timeoutMs);
+        return;
+      } catch (err) {
+        if (attempt >= 5 || this.child?.exitCode === null) throw err;
+        this.restarts += 1;
+        process.stdout.write(`${this.name}: start-up failed (${String(err)}); started again (restart ${this.restarts})\n`);
+        await new Promise((r) => setTimeout(r, 500 * attempt));
+      }
+    }
+  }
+
+  private async startOnce(timeoutMs: number): Promise<void> {
+    const child = spawn(process.execPath, [path.join(ROOT, this.entry)], {
+      env: { PATH: process.env.PATH ?? '', ...this.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.pipe(this.log, { end: false });
+    child.stderr?.pipe(this.log, { end: false });
+    this.child = child;
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null)
+        throw new Error(`${this.name} exited with ${child.exitCode} (see its log)`);
+      if (await this.ready()) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`${this.name} was not ready within ${timeoutMs} ms`);
+  }
+
+  async ready(): Promise<boolean> {
+    const res = await fetch(`${this.url}/readyz`, { signal: AbortSignal.timeout(2000) }).catch(
+      () => undefined,
+    );
+    return res?.status === 200;
+  }
+
+  /** SIGKILL: no shutdown hooks, in-flight work lost, as a crash or an OOM kill. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGKILL');
+    await exited;
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    this.log.end();
+  }
+}
+
+export interface ChaosSystem {
+  services: Record<ServiceName, ServiceProcess>;
+  proxies: Record<Dependency, TcpProxy>;
+  gatewayUrl: string;
+  signalsUrl: string;
+  ingestToken: string;
+  /** Databases of this run, on the real server (for the final checks, never through a proxy). */
+  databases: { signals: string; stats: string; webhooks: string; gateway: string };
+  redisPrefix: string;
+  stop(): Promise<void>;
+}
+
+const SERVICE_ORDER: ServiceName[] = ['signals', 'stats', 'webhooks-api', 'webhooks-worker', 'gateway'];
+
+/**
+ * The whole system as processes, every one reaching Redis, RabbitMQ and the MongoDB-wire server
+ * through its own TCP proxy, so a dependency can be cut without touching the machine's servers.
+ */
+export async function startChaosSystem(logDir: string, webhookRetryDelaysMs: string): Promise<ChaosSystem> {
+  mkdirSync(logDir, { recursive: true });
+  const urls = infraUrls();
+  const proxyTo = async (url: string, defaultPort: number) => {
+    const u = new URL(url);
+    return startTcpProxy(u.hostname, Number(u.port || defaultPort));
+  };
+  const proxies: Record<Dependency, TcpProxy> = {
+    redis: await proxyTo(urls.redisUrl, 6379),
+    rabbitmq: await proxyTo(urls.amqpUrl, 5672),
+    mongo: await proxyTo(urls.mongoUrl, 27017),
+  };
+  const run = uniqueName('chaos');
+  const broker = testBrokerPrefix('chaos');
+  const redisPrefix = `${run}:`;
+  const databases = {
+    signals: `${run}_signals`,
+    stats: `${run}_stats`,
+    webhooks: `${run}_webhooks`,
+    gateway: `${run}_gateway`,
+  };
+  const ingestToken = SECRETS.INGEST_TOKEN;
+  const common = {
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'warn',
+    INTERNAL_JWT_PUBLIC_KEY: SECRETS.INTERNAL_JWT_PUBLIC_KEY,
+    // Metrics on free ports: the defaults may be taken by a running local system.
+    METRICS_PORT: '0',
+    WORKER_METRICS_PORT: '0',
+    MONGO_URL: viaProxy(urls.mongoUrl, proxies.mongo),
+    REDIS_URL: viaProxy(urls.redisUrl, proxies.redis),
+    AMQP_URL: viaProxy(urls.amqpUrl, proxies.rabbitmq),
+    AMQP_PREFIX: broker.prefix,
+    REDIS_PREFIX: redisPrefix,
+  };
+  const port = {} as Record<ServiceName, number>;
+  for (const name of SERVICE_ORDER) port[name] = await freePort();
+  const local = (p: number) => `http://127.0.0.1:${p}`;
+  const webhooksEnv = {
+    WEBHOOKS_DB: databases.webhooks,
+    WEBHOOK_ALLOW_LOOPBACK_URLS: 'true',
+    WEBHOOK_RETRY_DELAYS_MS: webhookRetryDelaysMs,
+  };
+  const env: Record<ServiceName, Record<string, string>> = {
+    signals: { ...common, SIGNALS_DB: databases.signals, INGEST_TOKEN: ingestToken },
+    stats: { ...common, STATS_DB: databases.stats },
+    'webhooks-api': { ...common, ...webhooksEnv },
+    'webhooks-worker': { ...common, ...webhooksEnv },
+    gateway: {
+      ...common,
+      GATEWAY_DB: databases.gateway,
+      INTERNAL_JWT_PRIVATE_KEY: SECRETS.INTERNAL_JWT_PRIVATE_KEY,
+      API_KEY_PEPPER: SECRETS.API_KEY_PEPPER,
+      SESSION_JWT_SECRET: SECRETS.SESSION_JWT_SECRET,
+      SIGNALS_URL: local(port.signals),
+      STATS_URL: local(port.stats),
+      WEBHOOKS_URL: local(port['webhooks-api']),
+      IP_RATE_LIMIT_PER_MINUTE: '1000000',
+    },
+  };
+  const entries: Record<ServiceName, string> = {
+    signals: 'services/signals/dist/main.js',
+    stats: 'services/stats/dist/main.js',
+    'webhooks-api': 'services/webhooks/dist/main.js',
+    'webhooks-worker': 'services/webhooks/dist/worker.js',
+    gateway: 'services/api-gateway/dist/main.js',
+  };
+  const services = {} as Record<ServiceName, ServiceProcess>;
+  for (const name of SERVICE_ORDER) {
+    const ports: Record<string, string> =
+      name === 'webhooks-worker'
+        ? { WORKER_PORT: String(port[name]), WORKER_METRICS_PORT: String(await freePort()) }
+        : { PORT: String(port[name]), METRICS_PORT: String(await freePort()) };
+    services[name] = new ServiceProcess(name, entries[name], port[name], { ...env[name], ...ports }, logDir);
+  }
+  try {
+    for (const name of SERVICE_ORDER) await services[name].start();
+  } catch (err) {
+    for (const s of Object.values(services)) await s.stop();
+    throw err;
+  }
+
+  return {
+    services,
+    proxies,
+    gatewayUrl: services.gateway.url,
+    signalsUrl: services.signals.url,
+    ingestToken,
+    databases,
+    redisPrefix,
+    async stop() {
+      for (const p of Object.values(proxies)) p.restore();
+      for (const name of [...SERVICE_ORDER].reverse()) await services[name].stop();
+      await Promise.all(Object.values(proxies).map((p) => p.close()));
+      await broker.cleanup().catch(() => undefined);
+      const conn = await mongoose.createConnection(urls.mongoUrl).asPromise();
+      for (const db of Object.values(databases))
+        await conn
+          .useDb(db)
+          .dropDatabase()
+          .catch(() => undefined);
+      await conn.close();
+      const redis = new Redis(urls.redisUrl);
+      await deleteKeysMatching(redis, `${redisPrefix}*`).catch(() => undefined);
+      redis.disconnect();
+    },
+  };
+}

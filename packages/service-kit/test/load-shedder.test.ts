@@ -1,0 +1,22 @@
+import { AppError, LoadShedder } from '../src';
+
+describe('LoadShedder', () => {
+  it('when as many calls as allowed are running, then one more is refused at once with 503 + Retry-After, and taken again once one ends', async () => {
+    const shedder = new LoadShedder(2, 'The store');
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const running = [shedder.run(() => held), shedder.run(() => held)];
+    const refused = await shedder.run(async () => 'ran').catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(AppError);
+    expect(refused).toMatchObject({ code: 'SERVICE_UNAVAILABLE', headers: { 'Retry-After': '1' } });
+    release();
+    await Promise.all(running);
+    await expect(shedder.run(async () => 'ran')).resolves.toBe('ran');
+  });
+
+  it('when a call fails, then its place is given back', async () => {
+    const shedder = new LoadShedder(1, 'The store');
+    await expect(shedder.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    await expect(shedder.run(async () => 1)).resolves.toBe(1);
+  });
+});

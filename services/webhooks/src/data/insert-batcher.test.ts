@@ -1,0 +1,84 @@
+import { InsertBatcher } from './insert-batcher';
+
+interface Doc {
+  _id: string;
+}
+
+/** A store double for the batching rule only (the real store is exercised by the service tests). */
+function recordingStore(existing: string[] = []) {
+  const writes: string[][] = [];
+  const stored = new Set(existing);
+  let failNext = false;
+  return {
+    writes,
+    failOnce: () => {
+      failNext = true;
+    },
+    write: async (docs: Doc[]) => {
+      writes.push(docs.map((d) => d._id));
+      if (failNext) {
+        failNext = false;
+        throw new Error('store down');
+      }
+      const writeErrors = docs
+        .map((d, index) => ({ d, index }))
+        .filter(({ d }) => stored.has(d._id))
+        .map(({ index }) => ({ code: 11000, index }));
+      for (const d of docs) stored.add(d._id);
+      if (writeErrors.length) throw Object.assign(new Error('E11000'), { writeErrors });
+    },
+  };
+}
+
+const docs = (...ids: string[]) => ids.map((_id) => ({ _id }));
+const batcher = (
+  store: ReturnType<typeof recordingStore>,
+  maxItems: number,
+  windowMs: number,
+  maxConcurrentWrites: number,
+) =>
+  new InsertBatcher<Doc>({ write: store.write, id: (d) => d._id, maxItems, windowMs, maxConcurrentWrites });
+
+describe('batched inserts', () => {
+  it('when callers insert within one window, then one write carries all of them', async () => {
+    const store = recordingStore();
+    const b = batcher(store, 100, 5, 2);
+    await Promise.all([b.insert(docs('a', 'b')), b.insert(docs('c')), b.insert(docs('d'))]);
+    expect(store.writes).toEqual([['a', 'b', 'c', 'd']]);
+  });
+
+  it('when more than a batch waits, then writes are cut at the batch size', async () => {
+    const store = recordingStore();
+    const b = batcher(store, 2, 1000, 4);
+    const started = Date.now();
+    await b.insert(docs('a', 'b', 'c', 'd'));
+    expect(store.writes).toEqual([
+      ['a', 'b'],
+      ['c', 'd'],
+    ]);
+    expect(Date.now() - started).toBeLessThan(500); // full batches do not wait for the window
+  });
+
+  it('when some documents were stored before, then the caller learns which, and the others are written', async () => {
+    const store = recordingStore(['b']);
+    const b = batcher(store, 10, 1, 1);
+    expect([...(await b.insert(docs('a', 'b', 'c')))]).toEqual(['b']);
+  });
+
+  it('when a write fails for another reason, then its callers are rejected and later writes go on', async () => {
+    const store = recordingStore();
+    const b = batcher(store, 10, 1, 1);
+    store.failOnce();
+    await expect(b.insert(docs('a'))).rejects.toThrow('store down');
+    await expect(b.insert(docs('b'))).resolves.toEqual(new Set());
+  });
+
+  it('when flushed, then everything queued is written before it resolves', async () => {
+    const store = recordingStore();
+    const b = batcher(store, 10, 60_000, 1);
+    const pending = b.insert(docs('a'));
+    await b.flush();
+    expect(store.writes).toEqual([['a']]);
+    await pending;
+  });
+});

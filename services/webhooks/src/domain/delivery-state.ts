@@ -1,0 +1,76 @@
+import { createHash } from 'node:crypto';
+import type { AttemptRecord, DeliveryHeader, DeliveryLogEntry, DeliveryStatus } from '../data/webhook.models';
+
+/** A delivery as a client sees it: its document plus every entry of its log, folded. */
+export interface DeliveryState {
+  status: DeliveryStatus;
+  attempts_made: number;
+  next_attempt_at: Date | null;
+  updated_at: Date;
+  attempts: AttemptRecord[];
+  /** The highest attempt number used so far (made or dropped): a re-send queues the next. */
+  last_attempt: number;
+}
+
+/** Log position of attempt k (made or dropped), and of the re-send that queued it. */
+export const attemptSeq = (attempt: number): number => 2 * attempt;
+export const requeueSeq = (attempt: number): number => 2 * attempt - 1;
+export const logEntryId = (deliveryId: string, seq: number): string => `${deliveryId}:${seq}`;
+
+/** The state after every entry, in log order (entries may come in any order). */
+export function foldDelivery(doc: DeliveryHeader, entries: readonly DeliveryLogEntry[]): DeliveryState {
+  // Documents written before the log carry their own state; the log continues from it.
+  const attempts: AttemptRecord[] = [...(doc.attempts ?? [])];
+  let state: DeliveryState = {
+    status: doc.status,
+    attempts_made: doc.attempts_made ?? 0,
+    next_attempt_at: doc.next_attempt_at ?? (doc.status === 'pending' ? doc.created_at : null),
+    updated_at: doc.updated_at ?? doc.created_at,
+    attempts,
+    last_attempt: doc.attempts_made ?? 0,
+  };
+  for (const e of [...entries].sort((a, b) => a.seq - b.seq)) {
+    if (e.kind === 'attempt' && e.started_at !== null) {
+      attempts.push({
+        attempt: e.attempt,
+        started_at: e.started_at,
+        duration_ms: e.duration_ms ?? 0,
+        status_code: e.status_code,
+        error: e.error,
+      });
+    }
+    state = {
+      status: e.status,
+      attempts_made: e.kind === 'attempt' ? state.attempts_made + 1 : state.attempts_made,
+      next_attempt_at: e.next_attempt_at,
+      updated_at: e.at,
+      attempts,
+      last_attempt: Math.max(state.last_attempt, e.kind === 'requeued' ? e.attempt - 1 : e.attempt),
+    };
+  }
+  return state;
+}
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+function crockford(bits: bigint, chars: number): string {
+  let out = '';
+  for (let i = 0; i < chars; i++) {
+    out = CROCKFORD[Number(bits & 31n)] + out;
+    bits >>= 5n;
+  }
+  return out;
+}
+
+/**
+ * The id of the delivery of `eventId` to `webhookId`: a ULID whose time is the event's and whose
+ * randomness is a hash of the pair. The same pair always gets the same id, so an event fanned
+ * out twice (redelivered after a crash) makes no second delivery and the receiver sees one
+ * `webhook-id`, with no read to find out.
+ */
+export function deliveryIdFor(webhookId: string, eventId: string, eventTimeMs: number): string {
+  const hash = createHash('sha256').update(`${webhookId}\n${eventId}`).digest();
+  const random = BigInt(`0x${hash.subarray(0, 10).toString('hex')}`); // 80 bits
+  const time = BigInt(Math.max(0, Math.min(Math.floor(eventTimeMs), 2 ** 48 - 1)));
+  return `dlv_${crockford(time, 10)}${crockford(random, 16)}`;
+}

@@ -1,0 +1,23 @@
+import type { WebhookEventName } from '@signal/contracts';
+import type { DeliveryDocument, DeliveryLogEntry, SubscriptionDocument } from '../data/webhook.models';
+
+/**
+ * Writes that batch (see data/insert-batcher): resolves once the write holding these documents
+ * is done, with the ids the store already had.
+ */
+export interface BatchedInsert<T> {
+  insert(docs: readonly T[]): Promise<Set<string>>;
+}
+
+export type DeliveryWriter = BatchedInsert<DeliveryDocument>;
+export type DeliveryLogWriter = BatchedInsert<DeliveryLogEntry>;
+
+/** Subscriptions as the worker reads them (from a short in-process cache). */
+export interface SubscriptionLookup {
+  subscriptionsFor(event: WebhookEventName): Promise<SubscriptionDocument[]>;
+  findById(id: string): Promise<SubscriptionDocument | null>;
+  /** The same, looked up first among the subscriptions of `event` (held for every attempt of it). */
+  findForEvent(event: string, id: string): Promise<SubscriptionDocument | null>;
+  /** Drops what is held (this worker changed a subscription). */
+  forget(): void;
+}

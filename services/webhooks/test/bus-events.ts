@@ -1,0 +1,61 @@
+import { brokerNames } from '@signal/messaging';
+import { newId } from '@signal/service-kit';
+import { infraUrls } from '@signal/test-kit';
+import { connect } from 'amqplib';
+
+/** A signal as the signals service puts it on the bus. */
+export function snapshot(id: string) {
+  const now = new Date().toISOString();
+  return {
+    id,
+    token: {
+      symbol: 'X',
+      name: 'X',
+      contract: 'So1anaXXXXXXXXpump',
+      age_hours: 1,
+      dex_paid: true,
+      socials: { twitter: null, telegram: null, website: null },
+    },
+    metrics: { mcap_entry: 1, mcap_current: 1, volume_24h: 1, holders: 1, liquidity: 1, mcap_ath: 1 },
+    performance: { roi: 0, ath_roi: 0, status: 'active', time_to_ath_hours: 0 },
+    type: 'new',
+    is_premium: false,
+    created_at: now,
+    updated_at: now,
+    version: 1,
+  };
+}
+
+/**
+ * Publishes `count` signal.new events on the prefix's exchange, as the signals relay does
+ * (persistent, confirmed), `perSecond` at most when given; the time each went out, by signal id.
+ */
+export async function publishEvents(
+  prefix: string,
+  count: number,
+  perSecond?: number,
+): Promise<Map<string, number>> {
+  const conn = await connect(infraUrls().amqpUrl);
+  const ch = await conn.createConfirmChannel();
+  const exchange = brokerNames(prefix).signalEvents;
+  await ch.assertExchange(exchange, 'topic', { durable: true });
+  const sent = new Map<string, number>();
+  const start = Date.now();
+  for (let i = 0; i < count; i++) {
+    if (perSecond !== undefined) {
+      const due = start + (i * 1000) / perSecond;
+      if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+    }
+    const e = {
+      id: newId('evt'),
+      name: 'signal.new',
+      occurred_at: new Date().toISOString(),
+      signal: snapshot(newId('sig')),
+    };
+    sent.set(e.signal.id, Date.now());
+    ch.publish(exchange, e.name, Buffer.from(JSON.stringify(e)), { messageId: e.id, persistent: true });
+  }
+  await ch.waitForConfirms();
+  await conn.close();
+  return sent;
+}

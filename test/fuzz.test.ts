@@ -1,0 +1,756 @@
+import { errorEnvelopeSchema } from '@signal/contracts';
+import fc from 'fast-check';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { waitFor } from '@signal/test-kit';
+import { connect } from 'node:net';
+import { Readable } from 'node:stream';
+import { Agent, Client, request } from 'undici';
+import { startSystem, type SystemHarness } from '../services/api-gateway/test/system-harness';
+import { signalInput } from '../services/signals/test/signals-harness';
+
+/**
+ * Property-based fuzzing of the whole running system through the gateway (issue 14, item 1):
+ * generated requests — odd paths and %-escapes, parameters, headers, methods, bodies up to ~2 MB,
+ * deep and mislabelled JSON — go out in batches that are all in flight at once. Every answer must
+ * come within 2 s, below 500, with the error envelope on every error and no stack or driver text;
+ * writes that were refused must have changed nothing in any store.
+ *
+ * Reproduce a failure with FUZZ_SEED=<seed printed by fast-check>; FUZZ_RUNS sets the number of
+ * batches.
+ */
+
+const BATCH = 12; // requests in flight together
+const RUNS = Number(process.env.FUZZ_RUNS ?? 420); // 420 × 12 = 5,040 requests
+const ANSWER_WITHIN_MS = 2000;
+const ARTIFACTS = path.join(__dirname, '..', '.run', 'artifacts');
+
+/** Text that must never reach a client: stack frames, source paths, driver and library errors. */
+const LEAKS =
+  /\n\s+at |\bat [\w.<>]+ \(|node_modules|\.[jt]s:\d+|Mongo[A-Z]\w*|MongoServer|E11000|BSON|mongoose|Cast to \w+ failed|ioredis|ReplyError|ECONNREFUSED|ECONNRESET|EPIPE|amqplib|UND_ERR|undici|ZodError|TypeError|RangeError|ReferenceError|SyntaxError/;
+
+type BodySpec =
+  | { kind: 'none' }
+  | { kind: 'text'; text: string }
+  | { kind: 'deep'; depth: number; open: string; close: string }
+  | { kind: 'big'; bytes: number; fill: 'json-string' | 'json-array' | 'garbage' }
+  | { kind: 'binary'; bytes: number[] };
+
+interface FuzzRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: BodySpec;
+}
+
+interface Seeded {
+  keys: string[];
+  junkKey: string;
+  sessionToken: string;
+  dashboardCookie: string;
+  csrf: string;
+  emails: string[];
+  signalIds: string[];
+  webhookIds: string[];
+  deliveryIds: string[];
+  keyIds: string[];
+  receiverUrl: string;
+  origin: string;
+}
+
+function bodyBytes(spec: BodySpec): Buffer | undefined {
+  switch (spec.kind) {
+    case 'none':
+      return undefined;
+    case 'text':
+      return Buffer.from(spec.text, 'utf8');
+    case 'deep':
+      return Buffer.from(spec.open.repeat(spec.depth) + spec.close.repeat(spec.depth));
+    case 'binary':
+      return Buffer.from(spec.bytes);
+    case 'big':
+      if (spec.fill === 'json-string') return Buffer.from(`{"name":"${'a'.repeat(spec.bytes)}"}`);
+      if (spec.fill === 'json-array') return Buffer.from(`[${'1,'.repeat(spec.bytes / 2)}1]`);
+      return Buffer.alloc(spec.bytes, 0x7b);
+  }
+}
+
+function describe_(r: FuzzRequest): string {
+  const b = r.body;
+  const body =
+    b.kind === 'text'
+      ? JSON.stringify(b.text.slice(0, 200))
+      : b.kind === 'deep'
+        ? `deep ${b.open}×${b.depth}`
+        : b.kind === 'big'
+          ? `${b.fill} ${b.bytes} B`
+          : b.kind;
+  return `${r.method} ${r.path.slice(0, 300)} headers=${JSON.stringify(r.headers).slice(0, 400)} body=${body}`;
+}
+
+function arbitraries(s: Seeded) {
+  const oddEscape = fc.constantFrom(
+    '%',
+    '%Z',
+    '%ZZ',
+    '%zz',
+    '%0',
+    '%00',
+    '%2F',
+    '%2f',
+    '%2e%2e',
+    '%25',
+    '%C0%AF',
+    '%FF',
+    '%E2%82',
+    '%ED%A0%80',
+    '%u0041',
+    '..',
+    '.',
+    '',
+    ';',
+    '%3B',
+    '%20',
+    '+',
+    '~',
+    '*',
+    '$',
+    '%5Cx',
+  );
+  const word = fc.stringMatching(/^[a-z0-9_-]{1,12}$/);
+  const ulidish = fc.stringMatching(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+  const segment = fc.oneof(
+    { weight: 3, arbitrary: word },
+    { weight: 3, arbitrary: oddEscape },
+    { weight: 2, arbitrary: fc.constantFrom(...s.signalIds, ...s.webhookIds, ...s.deliveryIds, ...s.keyIds) },
+    { weight: 1, arbitrary: ulidish.map((u) => `sig_${u}`) },
+    { weight: 1, arbitrary: ulidish.map((u) => `wh_${u}`) },
+    { weight: 1, arbitrary: ulidish.map((u) => `dlv_${u}`) },
+    { weight: 1, arbitrary: fc.tuple(word, oddEscape, word).map(([a, e, b]) => `${a}${e}${b}`) },
+    { weight: 1, arbitrary: fc.integer({ min: 300, max: 6000 }).map((n) => 'x'.repeat(n)) },
+    // Raw bytes HTTP allows in a request target but URLs do not (the parser sees them as-is).
+    { weight: 1, arbitrary: fc.stringMatching(/^[\x21-\x7e]{1,8}$/).map((x) => x.replace(/[?#/]/g, '')) },
+  );
+  /** Every route with the method it serves; the fuzz also crosses them with any other method. */
+  const ROUTES: Array<[string, string]> = [
+    ['GET', '/v1/signals'],
+    ['GET', '/v1/signals/{s}'],
+    ['GET', '/v1/stats'],
+    ['POST', '/v1/webhooks'],
+    ['GET', '/v1/webhooks'],
+    ['GET', '/v1/webhooks/{w}'],
+    ['PATCH', '/v1/webhooks/{w}'],
+    ['DELETE', '/v1/webhooks/{w}'],
+    ['GET', '/v1/webhooks/{w}/deliveries'],
+    ['GET', '/v1/webhooks/{w}/deliveries/{d}'],
+    ['POST', '/v1/webhooks/{w}/deliveries/{d}/retry'],
+    ['POST', '/v1/webhooks/{w}/test'],
+    ['POST', '/v1/webhooks/{w}/rotate-secret'],
+    ['POST', '/v1/auth/login'],
+    ['GET', '/v1/account/keys'],
+    ['POST', '/v1/account/keys'],
+    ['DELETE', '/v1/account/keys/{k}'],
+    ['GET', '/v1/dashboard/session'],
+    ['POST', '/v1/dashboard/session'],
+    ['POST', '/v1/dashboard/signup'],
+    ['GET', '/v1/dashboard/keys'],
+    ['POST', '/v1/dashboard/keys'],
+    ['POST', '/v1/dashboard/keys/{k}/roll'],
+    ['DELETE', '/v1/dashboard/keys/{k}'],
+    ['GET', '/v1/dashboard/usage'],
+    ['GET', '/docs'],
+    ['GET', '/openapi.json'],
+    ['GET', '/dashboard'],
+    ['GET', '/healthz'],
+    ['GET', '/readyz'],
+  ];
+  const NOWHERE = [
+    '/v1/{x}',
+    '/{x}',
+    '/{x}/{x}/{x}',
+    '/docs/assets/{x}',
+    '/dashboard/assets/{x}',
+    '/internal/signals',
+    '/v2/signals',
+  ];
+  const template = fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom(...ROUTES.map(([, t]) => t)) },
+    { weight: 1, arbitrary: fc.constantFrom(...NOWHERE) },
+  );
+  const pathArb = fc
+    .record({
+      template,
+      segments: fc.array(fc.tuple(segment, fc.nat(), fc.integer({ min: 0, max: 2 })), {
+        minLength: 3,
+        maxLength: 3,
+      }),
+      decoration: fc.constantFrom('', '', '', '', '', '/', '//', '/.'),
+    })
+    .map(({ template: t, segments, decoration }) => {
+      let i = 0;
+      const p = t.replace(/\{[swdkx]\}/g, (m) => {
+        const [seg, pick, useSeed] = segments[i++]!;
+        if (m === '{x}' || useSeed === 0) return seg;
+        // Two times in three the kind of id the route expects, from the seeded data.
+        const ids =
+          m === '{s}' ? s.signalIds : m === '{w}' ? s.webhookIds : m === '{d}' ? s.deliveryIds : s.keyIds;
+        return ids[pick % ids.length]!;
+      });
+      return decoration === '//' ? `/${p}` : p + decoration;
+    });
+
+  const paramName = fc.oneof(
+    fc.constantFrom('type', 'status', 'since', 'limit', 'page', 'cursor', 'period', 'event', 'key_id'),
+    word,
+    fc.constantFrom('__proto__', 'constructor', 'a[b]', 'type[]', 'limit[$gt]', '%ZZ', ''),
+  );
+  const paramValue = fc.oneof(
+    fc.constantFrom('new', '3d', 'premium', 'active', 'winner', '24h', 'all', 'signal.new', 'succeeded'),
+    fc.constantFrom('0', '-1', '1', '100', '101', '1e400', 'NaN', '-0', '0x10', ' 5', '92233720368547759'),
+    fc.constantFrom('2024-01-01T00:00:00Z', '2999-01-01T00:00:00Z', 'yesterday', '0000-00-00T00:00:00Z'),
+    fc.integer().map(String),
+    word,
+    oddEscape,
+    fc.constantFrom(...s.keyIds, ...s.signalIds),
+    fc.integer({ min: 200, max: 9000 }).map((n) => 'q'.repeat(n)),
+  );
+  const queryArb = fc
+    .array(fc.tuple(paramName, paramValue, fc.boolean()), { maxLength: 5 })
+    .map((pairs) =>
+      pairs.length === 0
+        ? ''
+        : `?${pairs.map(([k, v, bare]) => (bare && v === '' ? k : `${k}=${v}`)).join('&')}`,
+    );
+
+  const method = fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom('GET', 'POST', 'PATCH', 'DELETE') },
+    { weight: 2, arbitrary: fc.constantFrom('PUT', 'HEAD', 'OPTIONS') },
+    { weight: 1, arbitrary: fc.constantFrom('PROPFIND', 'PURGE', 'MKCOL', 'FOO', 'LOCK', 'SEARCH') },
+  );
+  const authorization = fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(...s.keys.map((k) => `Bearer ${k}`)) },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(
+        `Bearer ${s.junkKey}`,
+        `Bearer ${s.sessionToken}`,
+        'Bearer',
+        'Bearer ',
+        'bearer sk_live_x',
+        'Basic dXNlcjpwYXNz',
+        `Bearer ${s.keys[0]!} extra`,
+        `Bearer ${s.keys[0]!.slice(0, -1)}`,
+        `${s.keys[0]!}`,
+        'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.',
+      ),
+    },
+    { weight: 1, arbitrary: fc.constant(undefined) },
+  );
+  const contentType = fc.oneof(
+    { weight: 4, arbitrary: fc.constant('application/json') },
+    {
+      weight: 3,
+      arbitrary: fc.constantFrom(
+        'application/json; charset=utf-16',
+        'application/json; charset=latin1',
+        'application/json; charset=bogus',
+        'application/merge-patch+json',
+        'application/vnd.x+json',
+        'text/plain',
+        'text/html',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=zz',
+        'application/octet-stream',
+        'json',
+        '*/*',
+        ';;;',
+        'application/json, text/plain',
+      ),
+    },
+    { weight: 2, arbitrary: fc.constant(undefined) },
+  );
+  /** Present one time in `1 + rarity`. */
+  const sometimes = <T>(arb: fc.Arbitrary<T>, rarity = 4) =>
+    fc.oneof({ weight: rarity, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: arb });
+  const headersArb = fc
+    .record({
+      authorization,
+      'content-type': contentType,
+      accept: sometimes(fc.constantFrom('application/json', '*/*', 'text/html', 'application/xml', '')),
+      'content-encoding': sometimes(fc.constantFrom('gzip', 'deflate', 'br', 'identity', 'x-unknown'), 8),
+      'idempotency-key': sometimes(fc.oneof(word, fc.constantFrom('', ' ', 'k'.repeat(300), 'é'))),
+      'x-request-id': sometimes(fc.oneof(word, fc.constantFrom('a b', '%ZZ', 'r'.repeat(200)))),
+      cookie: sometimes(fc.constantFrom(s.dashboardCookie, '__Host-signal_session=junk', 'a=b; c', '=;=;')),
+      'x-csrf-token': sometimes(fc.constantFrom(s.csrf, 'nope'), 2),
+      origin: sometimes(fc.constantFrom(s.origin, 'https://evil.example', 'null'), 2),
+      'x-forwarded-for': sometimes(fc.constantFrom('1.2.3.4', 'garbage', '::1, 10.0.0.1'), 8),
+      range: sometimes(fc.constantFrom('bytes=0-10', 'bytes=999999-', 'nonsense'), 8),
+      'if-none-match': sometimes(fc.constantFrom('*', '"x"'), 8),
+      'if-match': sometimes(fc.constantFrom('"nope"', '*'), 8),
+      'transfer-encoding': sometimes(fc.constant('chunked'), 12),
+    })
+    .map((h) => {
+      const out: Record<string, string> = {};
+      for (const [k, v] of Object.entries(h)) if (typeof v === 'string') out[k] = v;
+      return out;
+    });
+
+  // Bodies that would be valid for some route, so the fuzz also reaches past validation.
+  // Callback URLs are loopback or unresolvable only: never a public host.
+  const safeUrl = fc.constantFrom(
+    `${s.receiverUrl}/fuzz`,
+    'https://127.0.0.1:1/x',
+    'http://10.0.0.1/x',
+    'https://169.254.169.254/latest',
+    'https://fuzz.invalid/hook',
+    'https://localhost/x',
+    'ftp://127.0.0.1/x',
+    'javascript:alert(1)',
+    'not a url',
+    '',
+  );
+  const eventName = fc.constantFrom('signal.new', 'signal.winner', 'signal.dead', 'signal.updated', 'x', '');
+  const typeName = fc.constantFrom('new', '3d', '7d', 'premium', 'nope', '');
+  const validish = fc.oneof(
+    fc.record(
+      {
+        url: safeUrl,
+        events: fc.array(eventName, { maxLength: 4 }),
+        types: fc.option(fc.array(typeName, { maxLength: 3 })),
+        enabled: fc.boolean(),
+        extra: fc.anything(),
+      },
+      { requiredKeys: [] },
+    ),
+    fc.record(
+      { email: fc.constantFrom(...s.emails, 'x@y', 'nobody@example.com', ''), password: word, name: word },
+      { requiredKeys: [] },
+    ),
+    fc.record(
+      {
+        name: fc.oneof(word, fc.constant('k'.repeat(500))),
+        expires_at: fc.constantFrom('2000-01-01T00:00:00Z', '2999-01-01T00:00:00Z', 'soon', 5),
+        overlap_seconds: fc.constantFrom(0, 3600, -1, 1e12, 'x'),
+      },
+      { requiredKeys: [] },
+    ),
+  );
+  const textBody = fc.oneof(
+    { weight: 4, arbitrary: validish.map((v) => JSON.stringify(v) ?? 'null') },
+    { weight: 3, arbitrary: fc.json({ depthSize: 'medium' }) },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(
+        '{"__proto__":{"admin":true},"url":"x"}',
+        '{"constructor":{"prototype":{"x":1}}}',
+        '{"events":["signal.new"],"url":"https://127.0.0.1:1/","events":[]}',
+        '{"a":1e999}',
+        '{"a":-0}',
+        '{"a":"\\ud800"}',
+        '{"a":"\\u0000"}',
+        '{"url":{"$gt":""},"events":{"$ne":null}}',
+        '{',
+        '{"a":',
+        '[]',
+        '""',
+        'null',
+        'true',
+        '1',
+        '   ',
+        '\ufeff{}',
+      ),
+    },
+    { weight: 1, arbitrary: fc.string({ maxLength: 200, unit: 'binary' }) },
+  );
+  const bodyArb: fc.Arbitrary<BodySpec> = fc.oneof(
+    { weight: 5, arbitrary: fc.constant<BodySpec>({ kind: 'none' }) },
+    { weight: 10, arbitrary: textBody.map((text): BodySpec => ({ kind: 'text', text })) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .tuple(
+          fc.constantFrom(10, 100, 1000, 5000, 20_000, 100_000),
+          fc.constantFrom(['[', ']'], ['{"a":', '}'], ['{"url":[', ']}']),
+        )
+        .map(([depth, [open, close]]): BodySpec => ({ kind: 'deep', depth, open: open!, close: close! })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(
+          fc.constantFrom(17 * 1024, 65 * 1024, 101 * 1024, 600 * 1024, 1024 * 1024, 2 * 1024 * 1024),
+          fc.constantFrom('json-string' as const, 'json-array' as const, 'garbage' as const),
+        )
+        .map(([bytes, fill]): BodySpec => ({ kind: 'big', bytes, fill })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .array(fc.integer({ min: 0, max: 255 }), { minLength: 1, maxLength: 64 })
+        .map((bytes): BodySpec => ({ kind: 'binary', bytes })),
+    },
+  );
+
+  return fc
+    .record({
+      method,
+      path: pathArb,
+      query: queryArb,
+      headers: headersArb,
+      body: bodyArb,
+      // Most requests use the route's own method, so they get past routing.
+      ownMethod: fc.boolean(),
+    })
+    .map(({ method: m, path, query, headers, body, ownMethod }): FuzzRequest => {
+      const own = ROUTES.find(([, t]) => new RegExp(`^${t.replace(/\{\w\}/g, '[^/]+')}$`).test(path));
+      return { method: ownMethod && own ? own[0] : m, path: path + query, headers, body };
+    });
+}
+
+interface Outcome {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  ms: number;
+}
+
+async function send(agent: Agent, origin: string, r: FuzzRequest): Promise<Outcome> {
+  const started = performance.now();
+  const bytes = bodyBytes(r.body);
+  // undici frames the body itself: chunked when it is a stream, so the header asks for a stream.
+  const { 'transfer-encoding': chunked, ...headers } = r.headers;
+  const body =
+    chunked && bytes
+      ? Readable.from(
+          Array.from({ length: Math.ceil(bytes.length / 65_536) }, (_, n) =>
+            bytes.subarray(n * 65_536, (n + 1) * 65_536),
+          ),
+        )
+      : bytes;
+  const res = await request(`${origin}${r.path}`, {
+    dispatcher: agent,
+    method: r.method,
+    headers,
+    body,
+    headersTimeout: ANSWER_WITHIN_MS,
+    bodyTimeout: ANSWER_WITHIN_MS,
+    signal: AbortSignal.timeout(ANSWER_WITHIN_MS + 500),
+  });
+  const text = await res.body.text();
+  return { status: res.statusCode, headers: res.headers, text, ms: performance.now() - started };
+}
+
+/** What is wrong with one answer (empty when nothing is). */
+function problems(r: FuzzRequest, o: Outcome): string[] {
+  const found: string[] = [];
+  if (o.status >= 500) found.push(`status ${o.status}`);
+  if (o.ms > ANSWER_WITHIN_MS) found.push(`answered in ${Math.round(o.ms)} ms`);
+  if (o.status >= 400 && r.method !== 'HEAD') {
+    // Only error answers: documents, pages and delivery logs (a receiver's ECONNREFUSED) may name these words.
+    if (LEAKS.test(o.text)) found.push(`leaks internals: ${o.text.slice(0, 300)}`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(o.text);
+    } catch {
+      found.push(`error body is not JSON: ${JSON.stringify(o.text.slice(0, 200))}`);
+    }
+    if (parsed !== undefined) {
+      const envelope = errorEnvelopeSchema.safeParse(parsed);
+      if (!envelope.success) found.push(`not the error envelope: ${o.text.slice(0, 300)}`);
+      else if (envelope.data.error.request_id !== o.headers['x-request-id'])
+        found.push(`error.request_id ≠ X-Request-Id (${envelope.data.error.request_id})`);
+      if (o.status === 429 && !o.headers['retry-after']) found.push('429 without Retry-After');
+    }
+    if (!String(o.headers['content-type'] ?? '').startsWith('application/json'))
+      found.push(`error content-type ${String(o.headers['content-type'])}`);
+  }
+  return found;
+}
+
+describe('fuzzing the whole system through the gateway', () => {
+  let sys: SystemHarness;
+  let seeded: Seeded;
+  let agent: Agent;
+
+  beforeAll(async () => {
+    sys = await startSystem('fuzz', { IP_RATE_LIMIT_PER_MINUTE: '1000000' });
+    agent = new Agent({ connections: BATCH * 2, keepAliveTimeout: 10_000 });
+    const big = { per_minute: 10_000_000, per_day: 100_000_000 };
+    const a = await sys.gw.account(big, 'fuzz-password-a');
+    const b = await sys.gw.account(big, 'fuzz-password-b');
+    const tiny = await sys.gw.account({ per_minute: 3, per_day: 5 });
+    const post = async (path: string, auth: string, payload: unknown, extra: Record<string, string> = {}) => {
+      const res = await request(`${sys.gw.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: auth, 'content-type': 'application/json', ...extra },
+        body: JSON.stringify(payload),
+      });
+      const json = (await res.body.json()) as { data: Record<string, unknown> };
+      if (res.statusCode >= 300) throw new Error(`${path}: ${res.statusCode} ${JSON.stringify(json)}`);
+      return { json: json.data, headers: res.headers };
+    };
+    const webhookIds: string[] = [];
+    const deliveryIds: string[] = [];
+    for (const account of [a, b]) {
+      for (let i = 0; i < 3; i++) {
+        const hook = await post('/v1/webhooks', `Bearer ${account.key}`, {
+          url: `${sys.receiver.url}/seed${i}`,
+          events: ['signal.new'],
+        });
+        webhookIds.push(String(hook.json.id));
+        const test = await post(`/v1/webhooks/${String(hook.json.id)}/test`, `Bearer ${account.key}`, {});
+        deliveryIds.push(String(test.json.id));
+      }
+    }
+    const signalIds: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const res = await request(`${sys.signals.url}/internal/signals`, {
+        method: 'POST',
+        headers: { ...sys.signals.ingestAuth, 'content-type': 'application/json' },
+        body: JSON.stringify(signalInput({ type: i % 2 ? 'premium' : 'new' })),
+      });
+      signalIds.push(((await res.body.json()) as { data: { id: string } }).data.id);
+    }
+    // The relay empties each signal's outbox shortly after the write: wait, so the store stands still.
+    await waitFor(
+      async () =>
+        (await sys.signals.deps.mongo.collection('signals').countDocuments({ has_outbox: true })) === 0,
+      10_000,
+      50,
+      'the outbox to drain',
+    );
+    const login = await post('/v1/auth/login', '', { email: a.email, password: 'fuzz-password-a' });
+    const origin = sys.gw.url;
+    const dash = await request(`${sys.gw.url}/v1/dashboard/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin },
+      body: JSON.stringify({ email: b.email, password: 'fuzz-password-b' }),
+    });
+    const dashJson = (await dash.body.json()) as { data: { csrf_token: string } };
+    const setCookie = String(dash.headers['set-cookie'] ?? '').split(';')[0]!;
+    seeded = {
+      keys: [a.key, b.key, tiny.key],
+      junkKey: `sk_live_${'A'.repeat(43)}abcdef`,
+      sessionToken: String(login.json.token),
+      dashboardCookie: setCookie,
+      csrf: dashJson.data.csrf_token,
+      emails: [a.email, b.email],
+      signalIds,
+      webhookIds,
+      deliveryIds,
+      keyIds: [a.keyId, b.keyId, tiny.keyId],
+      receiverUrl: sys.receiver.url,
+      origin,
+    };
+  });
+
+  afterAll(async () => {
+    await agent?.close();
+    await sys?.stop();
+  });
+
+  /** Everything a write could change, by store. */
+  async function storeState() {
+    const sorted = async (conn: typeof sys.gw.deps.mongo, name: string, omit: string[] = []) => {
+      const docs = await conn.collection(name).find({}).sort({ _id: 1 }).toArray();
+      return docs.map((d) =>
+        JSON.stringify(Object.fromEntries(Object.entries(d).filter(([k]) => !omit.includes(k)))),
+      );
+    };
+    return {
+      signals: await sorted(sys.signals.deps.mongo, 'signals'),
+      indexed: await sys.signals.deps.index.size(),
+      subscriptions: await sorted(sys.hooks.deps.mongo, 'subscriptions'),
+      accounts: await sorted(sys.gw.deps.mongo, 'accounts'),
+      // last_used_at moves with every accepted request: not a write of the client's.
+      keys: await sorted(sys.gw.deps.mongo, 'api_keys', ['last_used_at']),
+    };
+  }
+
+  // What the fuzz found, pinned as plain examples.
+  it('when a service refuses a large upload before reading it, then the next request on the same connection is still answered', async () => {
+    const client = new Client(sys.gw.url, { pipelining: 1 });
+    try {
+      const refused = await client.request({
+        path: '/v1/webhooks',
+        method: 'POST',
+        headers: { authorization: `Bearer ${seeded.keys[0]}`, 'content-type': 'application/octet-stream' },
+        body: Buffer.alloc(600_000, 0x7b),
+        headersTimeout: ANSWER_WITHIN_MS,
+      });
+      expect(refused.statusCode).toBe(415);
+      await refused.body.text();
+      const next = await client.request({
+        path: '/v1/signals?limit=1',
+        method: 'GET',
+        headers: { authorization: `Bearer ${seeded.keys[0]}` },
+        headersTimeout: ANSWER_WITHIN_MS,
+      });
+      expect(next.statusCode).toBe(200);
+      await next.body.text();
+    } finally {
+      await client.destroy();
+    }
+  });
+
+  it('when the request line is not valid HTTP, then the answer is still the error envelope', async () => {
+    const raw = await new Promise<string>((resolve, reject) => {
+      const { port } = new URL(sys.gw.url);
+      const socket = connect(Number(port), '127.0.0.1', () =>
+        socket.write('GET /v1/signals?since=a b HTTP/1.1\r\nHost: x\r\n\r\n'),
+      );
+      let text = '';
+      socket.on('data', (d: Buffer) => (text += d.toString('utf8')));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    const [head = '', body = ''] = raw.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(head).toMatch(/content-type: application\/json/i);
+    const requestId = /x-request-id: (\S+)/i.exec(head)?.[1];
+    expect(errorEnvelopeSchema.parse(JSON.parse(body))).toMatchObject({
+      error: { code: 'VALIDATION_ERROR', request_id: requestId },
+    });
+  });
+
+  it('when a body does not inflate under its Content-Encoding, then 400 VALIDATION_ERROR, not 500', async () => {
+    const res = await request(`${sys.gw.url}/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: '{"email":"a@b.c","password":"x"}',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(errorEnvelopeSchema.parse(await res.body.json()).error.code).toBe('VALIDATION_ERROR');
+  });
+
+  it('when a page is asked for a range it does not have, then a JSON error envelope, not 500', async () => {
+    const res = await request(`${sys.gw.url}/dashboard`, { headers: { range: 'bytes=999999-' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.headers['content-range']).toBeUndefined();
+    expect(errorEnvelopeSchema.parse(await res.body.json()).error.code).toBe('VALIDATION_ERROR');
+  });
+
+  it('when 5,000 generated requests arrive 12 at a time, then each is answered within 2 s, below 500, with the envelope on errors and no internals, and refused writes change nothing', async () => {
+    const before = await storeState();
+    const failed: FuzzRequest[] = [];
+    const accepted: FuzzRequest[] = []; // 2xx answers to unsafe methods: the writes that may have changed the store
+    let sent = 0;
+    const statuses = new Map<number, number>();
+    const unsafe = (m: string) => !['GET', 'HEAD', 'OPTIONS'].includes(m);
+
+    const run = await fc.check(
+      fc.asyncProperty(
+        fc.array(arbitraries(seeded), { minLength: BATCH, maxLength: BATCH }),
+        async (batch) => {
+          const outcomes = await Promise.all(
+            batch.map((r) =>
+              send(agent, sys.gw.url, r).then(
+                (o) => ({ r, o, err: undefined }),
+                (err: Error) => ({ r, o: undefined, err }),
+              ),
+            ),
+          );
+          const failures: string[] = [];
+          for (const { r, o, err } of outcomes) {
+            sent += 1;
+            if (!o) {
+              failed.push(r);
+              failures.push(`${describe_(r)}\n  → no answer: ${err?.name} ${err?.message}`);
+              continue;
+            }
+            statuses.set(o.status, (statuses.get(o.status) ?? 0) + 1);
+            if (o.status < 300 && unsafe(r.method)) accepted.push(r);
+            const found = problems(r, o);
+            if (found.length) failed.push(r);
+            if (found.length) failures.push(`${describe_(r)}\n  → ${o.status}: ${found.join('; ')}`);
+          }
+          if (failures.length) {
+            // What else was in flight: an answer held up by another request shows here.
+            const batchLines = outcomes.map(
+              ({ r, o, err }) =>
+                `  [${o ? `${o.status} in ${Math.round(o.ms)} ms` : err?.name}] ${describe_(r).slice(0, 300)}`,
+            );
+            throw new Error(`${failures.join('\n')}\nthe batch:\n${batchLines.join('\n')}`);
+          }
+        },
+      ),
+      {
+        numRuns: RUNS,
+        seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined,
+        endOnFailure: process.env.FUZZ_SHRINK !== '1',
+        examples: [
+          [
+            [
+              {
+                method: 'GET',
+                path: '/v1/webhooks/%ZZ',
+                headers: { authorization: `Bearer ${seeded.keys[0]}` },
+                body: { kind: 'none' },
+              },
+              {
+                method: 'GET',
+                path: `/v1/webhooks/${seeded.webhookIds[0]}/deliveries?page=92233720368547759`,
+                headers: { authorization: `Bearer ${seeded.keys[0]}` },
+                body: { kind: 'none' },
+              },
+              { method: 'OPTIONS', path: '/v1/signals', headers: {}, body: { kind: 'none' } },
+              ...Array.from({ length: BATCH - 3 }, (): FuzzRequest => ({
+                method: 'POST',
+                path: '/v1/webhooks',
+                headers: { authorization: `Bearer ${seeded.keys[1]}`, 'content-type': 'application/json' },
+                body: { kind: 'big', bytes: 2 * 1024 * 1024, fill: 'json-string' },
+              })),
+            ],
+          ],
+        ],
+      },
+    );
+    // The counterexample itself can be megabytes: report the seed and what went wrong instead,
+    // and keep the failing requests whole for replaying them one by one.
+    if (failed.length) {
+      mkdirSync(ARTIFACTS, { recursive: true });
+      writeFileSync(path.join(ARTIFACTS, 'fuzz-failures.json'), JSON.stringify(failed, null, 2));
+    }
+    if (run.failed)
+      throw new Error(
+        `fuzz failed (reproduce with FUZZ_SEED=${run.seed}):\n${run.errorInstance instanceof Error ? run.errorInstance.message : String(run.errorInstance)}`,
+      );
+    expect(sent).toBe(RUNS * BATCH);
+
+    // Refused writes changed nothing: every difference is explained by an accepted write.
+    const after = await storeState();
+    expect(after.signals).toEqual(before.signals);
+    expect(after.indexed).toEqual(before.indexed);
+    const touched = (docs: string[], id: string) => docs.find((d) => d.includes(`"_id":"${id}"`));
+    const acceptedPaths = accepted.map((r) => r.path).join('\n');
+    const explained = (doc: string) => {
+      const id = /"_id":"([^"]+)"/.exec(doc)?.[1] ?? '';
+      return acceptedPaths.includes(id);
+    };
+    // Subscriptions: gone or changed only through an accepted request naming them; new ones only by an accepted POST.
+    const created = accepted.filter(
+      (r) => r.method === 'POST' && /^\/v1\/webhooks\/?(\?|$)/.test(r.path),
+    ).length;
+    const changedSubs = before.subscriptions.filter((d) => !after.subscriptions.includes(d) && !explained(d));
+    expect(changedSubs).toEqual([]);
+    const newSubs = after.subscriptions.filter(
+      (d) => !before.subscriptions.some((b) => touched([b], /"_id":"([^"]+)"/.exec(d)?.[1] ?? '')),
+    );
+    expect(newSubs.length).toBeLessThanOrEqual(created);
+    const createdKeys = accepted.filter(
+      (r) => r.method === 'POST' && /^\/v1\/(account|dashboard)\/keys/.test(r.path),
+    ).length;
+    const changedKeys = before.keys.filter((d) => !after.keys.includes(d) && !explained(d));
+    expect(changedKeys).toEqual([]);
+    expect(after.keys.length - before.keys.length).toBeLessThanOrEqual(createdKeys);
+    const signups = accepted.filter(
+      (r) => r.method === 'POST' && r.path.startsWith('/v1/dashboard/signup'),
+    ).length;
+    expect(after.accounts.length - before.accounts.length).toBeLessThanOrEqual(signups);
+    expect(before.accounts.every((d) => after.accounts.includes(d))).toBe(true);
+    console.log(
+      `fuzz: ${sent} requests; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((x, y) => x[0] - y[0])))}; accepted writes ${accepted.length}`,
+    );
+  }, 300_000);
+});

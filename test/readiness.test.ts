@@ -1,0 +1,292 @@
+import {
+  infraUrls,
+  startTcpProxy,
+  testBrokerPrefix,
+  viaProxy,
+  waitFor,
+  type TcpProxy,
+} from '@signal/test-kit';
+import request from 'supertest';
+import { signalInput, startSignals, type SignalsHarness } from '../services/signals/test/signals-harness';
+import { startStats, type StatsHarness } from '../services/stats/test/stats-harness';
+import { startWebhooks, type WebhooksHarness } from '../services/webhooks/test/webhooks-harness';
+
+/**
+ * Readiness reflects only what a service cannot serve without (issue 14, item 5): each service
+ * reaches Redis, RabbitMQ and the MongoDB-wire server through its own TCP proxies, which the tests
+ * cut and restore; /readyz and the service's own routes are asked over HTTP meanwhile.
+ */
+
+interface Cuttable {
+  mongo: TcpProxy;
+  redis: TcpProxy;
+  amqp: TcpProxy;
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+async function proxies(): Promise<Cuttable> {
+  const urls = infraUrls();
+  const to = async (url: string, port: number) => {
+    const u = new URL(url);
+    return startTcpProxy(u.hostname, Number(u.port || port));
+  };
+  const mongo = await to(urls.mongoUrl, 27017);
+  const redis = await to(urls.redisUrl, 6379);
+  const amqp = await to(urls.amqpUrl, 5672);
+  return {
+    mongo,
+    redis,
+    amqp,
+    env: {
+      MONGO_URL: viaProxy(urls.mongoUrl, mongo),
+      REDIS_URL: viaProxy(urls.redisUrl, redis),
+      AMQP_URL: viaProxy(urls.amqpUrl, amqp),
+    },
+    async close() {
+      await Promise.all([mongo.close(), redis.close(), amqp.close()]);
+    },
+  };
+}
+
+/** A URL or an in-process app (the worker's health app). */
+type Target = Parameters<typeof request>[0];
+type Verdict = { status: number; state?: string; checks: Record<string, string> };
+
+async function readyz(app: Target): Promise<Verdict> {
+  const res = await request(app).get('/readyz');
+  return {
+    status: res.status,
+    state: res.body?.data?.status,
+    checks: res.body?.data?.checks ?? res.body?.checks ?? {},
+  };
+}
+
+/** Polls /readyz until it says `state` (the verdict is cached for a second, checks time out at 1.5 s). */
+async function until(app: Target, state: 'ready' | 'degraded' | 'down', down: string[] = []) {
+  return waitFor(
+    async () => {
+      const v = await readyz(app);
+      const matches =
+        (state === 'down' ? v.status === 503 : v.status === 200 && v.state === state) &&
+        down.every((name) => v.checks[name] !== 'ok');
+      return matches ? v : undefined;
+    },
+    15_000,
+    200,
+    `/readyz to say ${state}${down.length ? ` (${down.join(', ')} down)` : ''}`,
+  );
+}
+
+describe('readiness of the signals service', () => {
+  let net: Cuttable;
+  let svc: SignalsHarness;
+  let signalId: string;
+  const list = () => request(svc.url).get('/v1/signals').set('Authorization', `Bearer ${svc.token()}`);
+
+  beforeAll(async () => {
+    net = await proxies();
+    svc = await startSignals('ready_signals', { ...net.env, STORE_FALLBACK_CONCURRENCY: '1' });
+    await svc.deps.amqp.waitUntilConnected();
+    const created = await request(svc.url)
+      .post('/internal/signals')
+      .set(svc.ingestAuth)
+      .send(signalInput())
+      .expect(201);
+    signalId = created.body.data.id;
+    await until(svc.url, 'ready');
+  });
+  afterAll(async () => {
+    for (const p of [net.mongo, net.redis, net.amqp]) p.restore();
+    await svc?.stop();
+    await net?.close();
+  });
+
+  it('when Redis is cut, then ready but "degraded" and lists are answered from MongoDB', async () => {
+    net.redis.cut();
+    try {
+      const v = await until(svc.url, 'degraded', ['timeline']);
+      expect(v.checks.mongo).toBe('ok');
+      const res = await list().expect(200);
+      expect(res.body.data.map((s: { id: string }) => s.id)).toEqual([signalId]);
+    } finally {
+      net.redis.restore();
+    }
+    await until(svc.url, 'ready');
+  });
+
+  it('when Redis is cut and more lists arrive than MongoDB may run at once, then the surplus gets 503 + Retry-After at once', async () => {
+    net.redis.cut();
+    try {
+      await until(svc.url, 'degraded', ['timeline']);
+      const answers = await Promise.all(Array.from({ length: 40 }, () => list()));
+      const statuses = answers.map((r) => r.status);
+      expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
+      expect(statuses).toContain(200);
+      const shed = answers.filter((r) => r.status === 503);
+      expect(shed.length).toBeGreaterThan(0);
+      expect(
+        shed.every((r) => r.headers['retry-after'] === '1' && r.body.error.code === 'SERVICE_UNAVAILABLE'),
+      ).toBe(true);
+    } finally {
+      net.redis.restore();
+    }
+    await until(svc.url, 'ready');
+  });
+
+  it('when MongoDB is cut, then ready but "degraded": lists and details come from the index, ingest answers 503 with Retry-After', async () => {
+    net.mongo.cut();
+    try {
+      const v = await until(svc.url, 'degraded', ['mongo']);
+      expect(v.checks.timeline).toBe('ok');
+      expect((await list().expect(200)).body.meta.total).toBe(1);
+      await request(svc.url)
+        .get(`/v1/signals/${signalId}`)
+        .set('Authorization', `Bearer ${svc.token()}`)
+        .expect(200);
+      const refused = await request(svc.url)
+        .post('/internal/signals')
+        .set(svc.ingestAuth)
+        .send(signalInput());
+      expect(refused.status).toBe(503);
+      expect(refused.headers['retry-after']).toBeDefined();
+    } finally {
+      net.mongo.restore();
+    }
+    await until(svc.url, 'ready');
+  });
+
+  it('when both MongoDB and Redis are cut, then 503 (nothing left to read from), and ready again once they are back', async () => {
+    net.mongo.cut();
+    net.redis.cut();
+    try {
+      const v = await until(svc.url, 'down', ['mongo', 'timeline']);
+      expect(v.checks.rabbitmq).toBe('ok');
+    } finally {
+      net.mongo.restore();
+      net.redis.restore();
+    }
+    await until(svc.url, 'ready');
+  });
+
+  it('when RabbitMQ is cut, then "degraded" and ingest still takes signals (their events wait in the outbox)', async () => {
+    net.amqp.cut();
+    try {
+      await until(svc.url, 'degraded', ['rabbitmq']);
+      await request(svc.url).post('/internal/signals').set(svc.ingestAuth).send(signalInput()).expect(201);
+    } finally {
+      net.amqp.restore();
+    }
+    await until(svc.url, 'ready');
+  });
+});
+
+describe('readiness of the stats service', () => {
+  const broker = testBrokerPrefix('ready_stats');
+  let net: Cuttable;
+  let svc: StatsHarness;
+  const stats = () => request(svc.url).get('/v1/stats').set(svc.auth);
+
+  beforeAll(async () => {
+    net = await proxies();
+    svc = await startStats('ready_stats', broker.prefix, net.env);
+    await until(svc.url, 'ready');
+  });
+  afterAll(async () => {
+    for (const p of [net.mongo, net.redis, net.amqp]) p.restore();
+    await svc?.stop();
+    await net?.close();
+    await broker.cleanup();
+  });
+
+  it('when Redis is cut, then "degraded" and the figures come from the projection', async () => {
+    net.redis.cut();
+    try {
+      await until(svc.url, 'degraded', ['aggregates']);
+      await stats().expect(200);
+    } finally {
+      net.redis.restore();
+    }
+    await until(svc.url, 'ready');
+  });
+
+  it('when MongoDB is cut, then "degraded" and the figures come from the aggregates', async () => {
+    net.mongo.cut();
+    try {
+      const v = await until(svc.url, 'degraded', ['mongo']);
+      expect(v.checks.aggregates).toBe('ok');
+      await stats().expect(200);
+    } finally {
+      net.mongo.restore();
+    }
+    await until(svc.url, 'ready');
+  });
+
+  it('when MongoDB and Redis are cut, then 503; when RabbitMQ alone is cut, then "degraded"', async () => {
+    net.mongo.cut();
+    net.redis.cut();
+    try {
+      await until(svc.url, 'down', ['mongo', 'aggregates']);
+    } finally {
+      net.mongo.restore();
+      net.redis.restore();
+    }
+    await until(svc.url, 'ready');
+    net.amqp.cut();
+    try {
+      await until(svc.url, 'degraded', ['rabbitmq']);
+      await stats().expect(200);
+    } finally {
+      net.amqp.restore();
+    }
+    await until(svc.url, 'ready');
+  });
+});
+
+describe('readiness of the webhooks API and worker', () => {
+  const broker = testBrokerPrefix('ready_hooks');
+  let net: Cuttable;
+  let svc: WebhooksHarness;
+  const worker = () => {
+    if (!svc.worker) throw new Error('the harness runs the worker');
+    return svc.worker.health;
+  };
+
+  beforeAll(async () => {
+    net = await proxies();
+    svc = await startWebhooks({ label: 'ready_hooks', prefix: broker.prefix, env: net.env });
+    await until(svc.url, 'ready');
+    await until(worker(), 'ready');
+  });
+  afterAll(async () => {
+    for (const p of [net.mongo, net.redis, net.amqp]) p.restore();
+    await svc?.stop();
+    await net?.close();
+    await broker.cleanup();
+  });
+
+  it('when RabbitMQ is cut, then the API is "degraded" and lists subscriptions, while the worker (which takes its jobs from it) is not ready', async () => {
+    net.amqp.cut();
+    try {
+      await until(svc.url, 'degraded', ['rabbitmq']);
+      await request(svc.url).get('/v1/webhooks').set(svc.auth('acc_ready')).expect(200);
+      await until(worker(), 'down', ['rabbitmq']);
+    } finally {
+      net.amqp.restore();
+    }
+    await until(svc.url, 'ready');
+    await until(worker(), 'ready');
+  });
+
+  it('when MongoDB is cut, then neither the API nor the worker is ready', async () => {
+    net.mongo.cut();
+    try {
+      await until(svc.url, 'down', ['mongo']);
+      await until(worker(), 'down', ['mongo']);
+    } finally {
+      net.mongo.restore();
+    }
+    await until(svc.url, 'ready');
+    await until(worker(), 'ready');
+  });
+});
