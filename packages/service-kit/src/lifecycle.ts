@@ -1,8 +1,9 @@
-import type { Express } from 'express';
+import cluster from 'node:cluster';
+import type { RequestListener } from 'node:http';
 import type { Lifecycle } from './health';
 import { startHttpServer } from './http-server';
 import { createLogger, type Logger } from './logger';
-import { startObservability, type ObservabilityConfig } from './metrics';
+import { observeProcess, startObservability, type ObservabilityConfig } from './metrics';
 import { GracefulShutdown } from './shutdown';
 
 /** A background worker of a service (relay, consumer, keeper), started and stopped by the one runner. */
@@ -47,7 +48,7 @@ export interface ServiceDefinition<C extends ServiceConfig, D extends { workers:
   name: string;
   loadConfig(): C;
   createDependencies(config: C, logger: Logger): Promise<D>;
-  app(config: C, deps: D, logger: Logger, lifecycle: Lifecycle): Express;
+  app(config: C, deps: D, logger: Logger, lifecycle: Lifecycle): RequestListener;
   /** Closed in this order after the workers stop. */
   connections(deps: D): Array<[name: string, close: () => Promise<void>]>;
   /** Tracing, flushed last. */
@@ -57,7 +58,9 @@ export interface ServiceDefinition<C extends ServiceConfig, D extends { workers:
 /**
  * The one start-up of a service: config, logger, metrics port, dependencies, workers in their
  * declared order, HTTP; then the one shutdown order (`registerShutdown`, metrics, tracing).
- * A failure to start is one line on stderr and exit code 1.
+ * A failure to start is one line on stderr and exit code 1. As a node:cluster worker (the
+ * gateway's one process per core) the metrics are served, summed, by the primary, and the worker
+ * shuts down when its primary is gone.
  */
 export async function runService<C extends ServiceConfig, D extends { workers: BackgroundWorker[] }>(
   service: ServiceDefinition<C, D>,
@@ -66,7 +69,9 @@ export async function runService<C extends ServiceConfig, D extends { workers: B
     const config = service.loadConfig();
     const logger = createLogger(service.name, config.LOG_LEVEL);
     const shutdown = new GracefulShutdown(logger);
-    const observability = await startObservability(config, service.name, logger);
+    const observability = cluster.isWorker
+      ? (observeProcess(config, service.name), { close: async () => undefined })
+      : await startObservability(config, service.name, logger);
     const deps = await service.createDependencies(config, logger);
     await startWorkers(deps.workers);
     const app = service.app(config, deps, logger, shutdown);
@@ -75,6 +80,8 @@ export async function runService<C extends ServiceConfig, D extends { workers: B
       .register('metrics', () => observability.close())
       .register('telemetry', () => service.telemetry.shutdown())
       .listen();
+    if (cluster.isWorker)
+      process.once('disconnect', () => void shutdown.run().finally(() => process.exit(0)));
     logger.info({ url: http.url }, `${service.name} listening`);
   } catch (err) {
     process.stderr.write(

@@ -85,8 +85,16 @@ export function isDuplicateKeyError(err: unknown): boolean {
  * documents. Undefined when anything else went wrong (the caller rethrows).
  */
 export function duplicateKeyPositions(err: unknown): Set<number> | undefined {
-  if (!(err instanceof mongoose.mongo.MongoBulkWriteError)) return undefined;
-  const writeErrors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
-  if (writeErrors.length === 0 || writeErrors.some((w) => w.code !== 11000)) return undefined;
-  return new Set(writeErrors.map((w) => w.index));
+  // Read by shape (the driver's MongoBulkWriteError, or a write error of another driver build)
+  // rather than by class: a second copy of the driver in the tree would fail `instanceof`.
+  if (typeof err !== 'object' || err === null || !('writeErrors' in err)) return undefined;
+  const raw: unknown = err.writeErrors;
+  const list: unknown[] = Array.isArray(raw) ? raw : [raw];
+  const positions = new Set<number>();
+  for (const w of list) {
+    if (typeof w !== 'object' || w === null || !('code' in w) || !('index' in w)) return undefined;
+    if (w.code !== 11000 || typeof w.index !== 'number') return undefined;
+    positions.add(w.index);
+  }
+  return positions.size > 0 ? positions : undefined;
 }

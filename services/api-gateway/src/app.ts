@@ -6,11 +6,12 @@ import {
   type HealthCheck,
   type Lifecycle,
   type Logger,
+  type ServesWith,
 } from '@signal/service-kit';
 import type { Express } from 'express';
 import { defaultPlan, type GatewayConfig } from './config';
 import type { Plan } from './data/account.model';
-import { healthChecks, type GatewayDependencies } from './dependencies';
+import { healthChecks, servesWith, type GatewayDependencies } from './dependencies';
 import { authenticate, type AuthDeps, type AuthResult } from './domain/authenticate.use-case';
 import type { CreateKeyDeps } from './domain/create-key.use-case';
 import type { PasswordLoginDeps } from './domain/password-login.use-case';
@@ -30,6 +31,8 @@ export interface GatewayAppDeps {
   logger: Logger;
   lifecycle: Lifecycle;
   checks: Record<string, HealthCheck>;
+  /** Which checks it can serve without (readiness "degraded"). */
+  servesWith: ServesWith;
   auth: AuthDeps;
   /** The per-IP guard (also `auth.guard`). */
   guard: RequestThrottle;
@@ -62,6 +65,7 @@ export function buildApp(deps: GatewayAppDeps, apiRoutes?: RequestListener): Exp
     logger: deps.logger,
     lifecycle: deps.lifecycle,
     checks: deps.checks,
+    servesWith: deps.servesWith,
     trustProxy: deps.trustProxy,
     parseJson: false,
   });
@@ -117,6 +121,7 @@ export function appFromDependencies(
     logger,
     lifecycle,
     checks: healthChecks(deps),
+    servesWith: servesWith(deps, config.KNOWN_KEY_WINDOW_MS),
     auth: deps.auth,
     guard: deps.auth.guard,
     accounts: deps.accounts,

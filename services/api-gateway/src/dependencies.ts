@@ -1,4 +1,11 @@
-import { connectMongo, connectRedis, pingMongo, signInternalToken, type Logger } from '@signal/service-kit';
+import {
+  connectMongo,
+  connectRedis,
+  pingMongo,
+  signInternalToken,
+  type BackgroundWorker,
+  type Logger,
+} from '@signal/service-kit';
 import type Redis from 'ioredis';
 import type { Connection } from 'mongoose';
 import type { GatewayConfig } from './config';
@@ -29,6 +36,8 @@ export interface GatewayDependencies {
   usage: UsageStore;
   upstreams: { signals: Upstream; stats: Upstream; webhooks: Upstream };
   tokens: InternalTokenCache;
+  /** None: usage flushes on its own timer and at close. */
+  workers: BackgroundWorker[];
   close(): Promise<void>;
 }
 
@@ -108,6 +117,7 @@ export async function createDependencies(
     },
     usage,
     upstreams,
+    workers: [],
     tokens: new InternalTokenCache((audience, accountId, ttl) =>
       signInternalToken(config.INTERNAL_JWT_PRIVATE_KEY, audience, accountId, ttl),
     ),
@@ -119,6 +129,21 @@ export async function createDependencies(
     },
   };
 }
+
+/** Closed in this order at shutdown, after the HTTP server. */
+export const connections = (deps: GatewayDependencies): Array<[string, () => Promise<void>]> => [
+  ['upstreams+usage+redis+mongo', () => deps.close()],
+];
+
+/**
+ * What the gateway can serve without (readiness says "degraded", stays 200): with MongoDB down,
+ * every key in memory (limits in Redis); with Redis down, keys seen recently (local limiter);
+ * with both down, still those. Not ready only when both are down and it knows no key.
+ */
+export const servesWith =
+  (deps: GatewayDependencies, knownKeyWindowMs: number) =>
+  (up: (check: string) => boolean): boolean =>
+    up('mongo') || up('redis') || deps.auth.cache.servesRecentKeys(knownKeyWindowMs);
 
 export const healthChecks = (deps: GatewayDependencies) => ({
   mongo: () => pingMongo(deps.mongo),

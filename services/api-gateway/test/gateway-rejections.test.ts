@@ -3,6 +3,7 @@ import {
   startReceiver,
   startTcpProxy,
   viaProxy,
+  waitFor,
   type Receiver,
   type TcpProxy,
 } from '@signal/test-kit';
@@ -66,8 +67,14 @@ describe('cheap rejections with the store cut off', () => {
       expect({ auth, status: r.status, code: r.code }).toEqual({ auth, status: 401, code: 'UNAUTHORIZED' });
       expect(r.ms).toBeLessThan(1000);
     }
-    // A known key keeps working (memory) while the store is away.
+    // A known key keeps working (memory) while the store is away, and readiness says so.
     expect((await call(`Bearer ${key}`)).status).toBe(200);
+    await waitFor(
+      async () => (await request(gw.url).get('/readyz')).body.data?.status === 'degraded',
+      8000,
+      100,
+      'readiness to say degraded',
+    );
 
     // Failures 5 and 6 are allowed, the 7th is refused: the client is at 429 now, and then a
     // key never seen before gets 429 at once instead of a lookup.

@@ -1,8 +1,7 @@
-import { isDuplicateKeyError } from '@signal/service-kit';
+import { ensureIndexes, isDuplicateKeyError } from '@signal/service-kit';
 import type { Collection, Connection } from 'mongoose';
 import type { KeyDirectory } from '../domain/authenticate.use-case';
 import type { KeyRecord } from '../domain/key-cache';
-import { createIndexesOneByOne } from './ferretdb';
 import {
   ACCOUNTS,
   API_KEYS,
@@ -22,14 +21,14 @@ export class AccountRepository implements KeyDirectory {
   private readonly accounts: Collection<AccountDocument>;
   private readonly keys: Collection<ApiKeyDocument>;
 
-  constructor(connection: Connection) {
+  constructor(private readonly connection: Connection) {
     this.accounts = connection.collection<AccountDocument>(ACCOUNTS);
     this.keys = connection.collection<ApiKeyDocument>(API_KEYS);
   }
 
   async ensureIndexes(): Promise<void> {
-    await createIndexesOneByOne(this.accounts, INDEXES[ACCOUNTS]);
-    await createIndexesOneByOne(this.keys, INDEXES[API_KEYS]);
+    await ensureIndexes(this.connection, ACCOUNTS, INDEXES[ACCOUNTS]);
+    await ensureIndexes(this.connection, API_KEYS, INDEXES[API_KEYS]);
   }
 
   async insertAccount(account: AccountDocument): Promise<void> {

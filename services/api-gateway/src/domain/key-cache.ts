@@ -92,6 +92,13 @@ export class KeyCache {
     if (e) e.lastAllowedAt = now;
   }
 
+  /** Whether any key passed the shared limiter within `windowMs`: then this instance can serve it without the stores. */
+  servesRecentKeys(windowMs: number, now = Date.now()): boolean {
+    for (const e of this.entries.values())
+      if (e.record && !e.record.revoked && now - e.lastAllowedAt <= windowMs) return true;
+    return false;
+  }
+
   /** A key that passed the shared limiter within `windowMs` ("seen recently"), even if stale. */
   knownRecently(hash: string, windowMs: number, now = Date.now()): KeyRecord | undefined {
     const e = this.entries.get(hash);

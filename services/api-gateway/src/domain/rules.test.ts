@@ -5,7 +5,6 @@ import { checksum } from './api-key';
 import { KeyCache, type KeyRecord } from './key-cache';
 import { EMAIL_POLICY, NETWORK_POLICY, waitAfter } from './login-throttle';
 import { needsRehash } from './password';
-import { DAY_MS, MINUTE_MS, rateView, retryAfterSeconds } from './rate-limit';
 import { SecretSealer } from './sealed-secret';
 import { clientGroup } from './throttle';
 
@@ -31,25 +30,6 @@ describe('client groups of the per-IP limits', () => {
     expect(group).toBe('2001:db8:a:b::/64');
     expect(clientGroup('2001:db8:a:c::1')).not.toBe(group);
     expect(clientGroup('::1')).toBe('0:0:0:0::/64');
-  });
-});
-
-describe('rate-limit windows', () => {
-  const now = Date.UTC(2026, 0, 15, 9, 30, 20);
-  const minuteEnd = (Math.floor(now / MINUTE_MS) + 1) * MINUTE_MS;
-  const dayEnd = (Math.floor(now / DAY_MS) + 1) * DAY_MS;
-  it('when the minute has fewer requests left than the day, then the headers describe the minute', () => {
-    const view = rateView(
-      { limit: 60, used: 59, resetAt: minuteEnd / 1000 },
-      { limit: 10_000, used: 10, resetAt: dayEnd / 1000 },
-    );
-    expect(view).toEqual({ limit: 60, remaining: 1, reset: minuteEnd / 1000 });
-  });
-  it('when both windows are used up, then the wait lasts until the later one resets', () => {
-    const minute = { limit: 60, used: 60, resetAt: minuteEnd / 1000 };
-    const day = { limit: 100, used: 100, resetAt: dayEnd / 1000 };
-    expect(retryAfterSeconds(minute, day, now)).toBe(Math.ceil((dayEnd - now) / 1000));
-    expect(retryAfterSeconds(minute, { ...day, used: 5 }, now)).toBe(40);
   });
 });
 
