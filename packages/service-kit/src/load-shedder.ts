@@ -6,6 +6,10 @@ import { AppError } from './app-error';
  * away, every read lands on the store's query engine, which (FerretDB above all) cannot carry the
  * whole read load — unbounded, the queue grew until clients waited out the gateway's timeout
  * (504) and the store starved the writes too.
+ *
+ * An admitted call that has not answered within `deadlineMs` is answered 503 as well (the chaos
+ * run still saw a few 504s from admitted list queries on a saturated store); the call keeps its
+ * place until it really ends, so the store never has more than `max` of them.
  */
 export class LoadShedder {
   private running = 0;
@@ -13,18 +17,28 @@ export class LoadShedder {
   constructor(
     readonly max: number,
     private readonly what: string,
+    private readonly deadlineMs = 5000,
   ) {}
 
   async run<T>(call: () => Promise<T>): Promise<T> {
-    if (this.running >= this.max)
-      throw new AppError('SERVICE_UNAVAILABLE', `${this.what} is busy. Retry shortly.`, {
-        headers: { 'Retry-After': '1' },
-      });
+    if (this.running >= this.max) throw this.busy();
     this.running += 1;
+    const work = call().finally(() => (this.running -= 1));
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(this.busy()), this.deadlineMs);
+    });
+    work.catch(() => undefined); // answered by the deadline: its late failure is nobody's
     try {
-      return await call();
+      return await Promise.race([work, deadline]);
     } finally {
-      this.running -= 1;
+      clearTimeout(timer);
     }
+  }
+
+  private busy(): AppError {
+    return new AppError('SERVICE_UNAVAILABLE', `${this.what} is busy. Retry shortly.`, {
+      headers: { 'Retry-After': '1' },
+    });
   }
 }

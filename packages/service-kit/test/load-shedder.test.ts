@@ -19,4 +19,15 @@ describe('LoadShedder', () => {
     await expect(shedder.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     await expect(shedder.run(async () => 1)).resolves.toBe(1);
   });
+
+  it('when an admitted call outlasts its deadline, then it is answered 503 at the deadline and keeps its place until it ends', async () => {
+    const shedder = new LoadShedder(1, 'The store', 50);
+    let finish!: () => void;
+    const slow = shedder.run(() => new Promise<string>((r) => (finish = () => r('late'))));
+    await expect(slow).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    await expect(shedder.run(async () => 'ran')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    finish();
+    await new Promise((r) => setImmediate(r));
+    await expect(shedder.run(async () => 'ran')).resolves.toBe('ran');
+  });
 });
