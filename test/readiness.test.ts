@@ -82,6 +82,17 @@ async function until(app: Target, state: 'ready' | 'degraded' | 'down', down: st
   });
 }
 
+/** Cuts `cut`, runs `check`, restores them, then waits until each of `apps` says ready again. */
+async function whileCut(cut: TcpProxy[], check: () => Promise<void>, ...apps: Target[]): Promise<void> {
+  for (const p of cut) p.cut();
+  try {
+    await check();
+  } finally {
+    for (const p of cut) p.restore();
+  }
+  for (const app of apps) await until(app, 'ready');
+}
+
 describe('readiness of the signals service', () => {
   let net: Cuttable;
   let svc: SignalsHarness;
@@ -107,81 +118,79 @@ describe('readiness of the signals service', () => {
   });
 
   it('when Redis is cut, then ready but "degraded" and lists are answered from MongoDB', async () => {
-    net.redis.cut();
-    try {
-      const v = await until(svc.url, 'degraded', ['timeline']);
-      expect(v.checks.mongo).toBe('ok');
-      const res = await list().expect(200);
-      expect(res.body.data.map((s: { id: string }) => s.id)).toEqual([signalId]);
-    } finally {
-      net.redis.restore();
-    }
-    await until(svc.url, 'ready');
+    await whileCut(
+      [net.redis],
+      async () => {
+        const v = await until(svc.url, 'degraded', ['timeline']);
+        expect(v.checks.mongo).toBe('ok');
+        const res = await list().expect(200);
+        expect(res.body.data.map((s: { id: string }) => s.id)).toEqual([signalId]);
+      },
+      svc.url,
+    );
   });
 
   it('when Redis is cut and more lists arrive than MongoDB may run at once, then the surplus gets 503 + Retry-After at once', async () => {
-    net.redis.cut();
-    try {
-      await until(svc.url, 'degraded', ['timeline']);
-      const answers = await Promise.all(Array.from({ length: 40 }, () => list()));
-      const statuses = answers.map((r) => r.status);
-      expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
-      expect(statuses).toContain(200);
-      const shed = answers.filter((r) => r.status === 503);
-      expect(shed.length).toBeGreaterThan(0);
-      expect(
-        shed.every((r) => r.headers['retry-after'] === '1' && r.body.error.code === 'SERVICE_UNAVAILABLE'),
-      ).toBe(true);
-    } finally {
-      net.redis.restore();
-    }
-    await until(svc.url, 'ready');
+    await whileCut(
+      [net.redis],
+      async () => {
+        await until(svc.url, 'degraded', ['timeline']);
+        const answers = await Promise.all(Array.from({ length: 40 }, () => list()));
+        const statuses = answers.map((r) => r.status);
+        expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
+        expect(statuses).toContain(200);
+        const shed = answers.filter((r) => r.status === 503);
+        expect(shed.length).toBeGreaterThan(0);
+        expect(
+          shed.every((r) => r.headers['retry-after'] === '1' && r.body.error.code === 'SERVICE_UNAVAILABLE'),
+        ).toBe(true);
+      },
+      svc.url,
+    );
   });
 
   it('when MongoDB is cut, then ready but "degraded": lists and details come from the index, ingest answers 503 with Retry-After', async () => {
-    net.mongo.cut();
-    try {
-      const v = await until(svc.url, 'degraded', ['mongo']);
-      expect(v.checks.timeline).toBe('ok');
-      expect((await list().expect(200)).body.meta.total).toBe(1);
-      await request(svc.url)
-        .get(`/v1/signals/${signalId}`)
-        .set('Authorization', `Bearer ${svc.token()}`)
-        .expect(200);
-      const refused = await request(svc.url)
-        .post('/internal/signals')
-        .set(svc.ingestAuth)
-        .send(signalInput());
-      expect(refused.status).toBe(503);
-      expect(refused.headers['retry-after']).toBeDefined();
-    } finally {
-      net.mongo.restore();
-    }
-    await until(svc.url, 'ready');
+    await whileCut(
+      [net.mongo],
+      async () => {
+        const v = await until(svc.url, 'degraded', ['mongo']);
+        expect(v.checks.timeline).toBe('ok');
+        expect((await list().expect(200)).body.meta.total).toBe(1);
+        await request(svc.url)
+          .get(`/v1/signals/${signalId}`)
+          .set('Authorization', `Bearer ${svc.token()}`)
+          .expect(200);
+        const refused = await request(svc.url)
+          .post('/internal/signals')
+          .set(svc.ingestAuth)
+          .send(signalInput());
+        expect(refused.status).toBe(503);
+        expect(refused.headers['retry-after']).toBeDefined();
+      },
+      svc.url,
+    );
   });
 
   it('when both MongoDB and Redis are cut, then 503 (nothing left to read from), and ready again once they are back', async () => {
-    net.mongo.cut();
-    net.redis.cut();
-    try {
-      const v = await until(svc.url, 'down', ['mongo', 'timeline']);
-      expect(v.checks.rabbitmq).toBe('ok');
-    } finally {
-      net.mongo.restore();
-      net.redis.restore();
-    }
-    await until(svc.url, 'ready');
+    await whileCut(
+      [net.mongo, net.redis],
+      async () => {
+        const v = await until(svc.url, 'down', ['mongo', 'timeline']);
+        expect(v.checks.rabbitmq).toBe('ok');
+      },
+      svc.url,
+    );
   });
 
   it('when RabbitMQ is cut, then "degraded" and ingest still takes signals (their events wait in the outbox)', async () => {
-    net.amqp.cut();
-    try {
-      await until(svc.url, 'degraded', ['rabbitmq']);
-      await request(svc.url).post('/internal/signals').set(svc.ingestAuth).send(signalInput()).expect(201);
-    } finally {
-      net.amqp.restore();
-    }
-    await until(svc.url, 'ready');
+    await whileCut(
+      [net.amqp],
+      async () => {
+        await until(svc.url, 'degraded', ['rabbitmq']);
+        await request(svc.url).post('/internal/signals').set(svc.ingestAuth).send(signalInput()).expect(201);
+      },
+      svc.url,
+    );
   });
 });
 
@@ -204,46 +213,44 @@ describe('readiness of the stats service', () => {
   });
 
   it('when Redis is cut, then "degraded" and the figures come from the projection', async () => {
-    net.redis.cut();
-    try {
-      await until(svc.url, 'degraded', ['aggregates']);
-      await stats().expect(200);
-    } finally {
-      net.redis.restore();
-    }
-    await until(svc.url, 'ready');
+    await whileCut(
+      [net.redis],
+      async () => {
+        await until(svc.url, 'degraded', ['aggregates']);
+        await stats().expect(200);
+      },
+      svc.url,
+    );
   });
 
   it('when MongoDB is cut, then "degraded" and the figures come from the aggregates', async () => {
-    net.mongo.cut();
-    try {
-      const v = await until(svc.url, 'degraded', ['mongo']);
-      expect(v.checks.aggregates).toBe('ok');
-      await stats().expect(200);
-    } finally {
-      net.mongo.restore();
-    }
-    await until(svc.url, 'ready');
+    await whileCut(
+      [net.mongo],
+      async () => {
+        const v = await until(svc.url, 'degraded', ['mongo']);
+        expect(v.checks.aggregates).toBe('ok');
+        await stats().expect(200);
+      },
+      svc.url,
+    );
   });
 
   it('when MongoDB and Redis are cut, then 503; when RabbitMQ alone is cut, then "degraded"', async () => {
-    net.mongo.cut();
-    net.redis.cut();
-    try {
-      await until(svc.url, 'down', ['mongo', 'aggregates']);
-    } finally {
-      net.mongo.restore();
-      net.redis.restore();
-    }
-    await until(svc.url, 'ready');
-    net.amqp.cut();
-    try {
-      await until(svc.url, 'degraded', ['rabbitmq']);
-      await stats().expect(200);
-    } finally {
-      net.amqp.restore();
-    }
-    await until(svc.url, 'ready');
+    await whileCut(
+      [net.mongo, net.redis],
+      async () => {
+        await until(svc.url, 'down', ['mongo', 'aggregates']);
+      },
+      svc.url,
+    );
+    await whileCut(
+      [net.amqp],
+      async () => {
+        await until(svc.url, 'degraded', ['rabbitmq']);
+        await stats().expect(200);
+      },
+      svc.url,
+    );
   });
 });
 
@@ -270,27 +277,27 @@ describe('readiness of the webhooks API and worker', () => {
   });
 
   it('when RabbitMQ is cut, then the API is "degraded" and lists subscriptions, while the worker (which takes its jobs from it) is not ready', async () => {
-    net.amqp.cut();
-    try {
-      await until(svc.url, 'degraded', ['rabbitmq']);
-      await request(svc.url).get('/v1/webhooks').set(svc.auth('acc_ready')).expect(200);
-      await until(worker(), 'down', ['rabbitmq']);
-    } finally {
-      net.amqp.restore();
-    }
-    await until(svc.url, 'ready');
-    await until(worker(), 'ready');
+    await whileCut(
+      [net.amqp],
+      async () => {
+        await until(svc.url, 'degraded', ['rabbitmq']);
+        await request(svc.url).get('/v1/webhooks').set(svc.auth('acc_ready')).expect(200);
+        await until(worker(), 'down', ['rabbitmq']);
+      },
+      svc.url,
+      worker(),
+    );
   });
 
   it('when MongoDB is cut, then neither the API nor the worker is ready', async () => {
-    net.mongo.cut();
-    try {
-      await until(svc.url, 'down', ['mongo']);
-      await until(worker(), 'down', ['mongo']);
-    } finally {
-      net.mongo.restore();
-    }
-    await until(svc.url, 'ready');
-    await until(worker(), 'ready');
+    await whileCut(
+      [net.mongo],
+      async () => {
+        await until(svc.url, 'down', ['mongo']);
+        await until(worker(), 'down', ['mongo']);
+      },
+      svc.url,
+      worker(),
+    );
   });
 });
