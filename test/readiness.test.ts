@@ -112,7 +112,6 @@ describe('readiness of the signals service', () => {
     await until(svc.url, 'ready');
   });
   afterAll(async () => {
-    for (const p of [net.mongo, net.redis, net.amqp]) p.restore();
     await svc?.stop();
     await net?.close();
   });
@@ -206,7 +205,6 @@ describe('readiness of the stats service', () => {
     await until(svc.url, 'ready');
   });
   afterAll(async () => {
-    for (const p of [net.mongo, net.redis, net.amqp]) p.restore();
     await svc?.stop();
     await net?.close();
     await broker.cleanup();
@@ -270,7 +268,6 @@ describe('readiness of the webhooks API and worker', () => {
     await until(worker(), 'ready');
   });
   afterAll(async () => {
-    for (const p of [net.mongo, net.redis, net.amqp]) p.restore();
     await svc?.stop();
     await net?.close();
     await broker.cleanup();
