@@ -64,9 +64,11 @@ async function readyz(app: Target): Promise<Verdict> {
 
 /** Polls /readyz until it says `state` (the verdict is cached for a second, checks time out at 1.5 s). */
 async function until(app: Target, state: 'ready' | 'degraded' | 'down', down: string[] = []) {
+  let last = '';
   return waitFor(
     async () => {
       const v = await readyz(app);
+      last = JSON.stringify(v);
       const matches =
         (state === 'down' ? v.status === 503 : v.status === 200 && v.state === state) &&
         down.every((name) => v.checks[name] !== 'ok');
@@ -75,7 +77,9 @@ async function until(app: Target, state: 'ready' | 'degraded' | 'down', down: st
     15_000,
     200,
     `/readyz to say ${state}${down.length ? ` (${down.join(', ')} down)` : ''}`,
-  );
+  ).catch((err: unknown) => {
+    throw new Error(`${String(err)}; last answer ${last}`);
+  });
 }
 
 describe('readiness of the signals service', () => {

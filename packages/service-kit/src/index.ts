@@ -19,3 +19,4 @@ export * from './periodic-task';
 export * from './lifecycle';
 export * from './trace-context';
 export * from './load-shedder';
+export * from './mongo-watchdog';

@@ -1,14 +1,17 @@
 import mongoose, { type Connection, type mongo } from 'mongoose';
+import type { Logger } from './logger';
+import { watchMongoMonitors } from './mongo-watchdog';
 
 /**
  * One connection per service database. Fails fast (no 30 s buffering) so that requests
  * during an outage get a 503 quickly instead of hanging.
  */
-export async function connectMongo(url: string, dbName: string): Promise<Connection> {
+export async function connectMongo(url: string, dbName: string, logger?: Logger): Promise<Connection> {
+  const timing = { connectTimeoutMS: 3000, heartbeatFrequencyMS: 10_000 };
   const connection = mongoose.createConnection(url, {
     dbName,
     serverSelectionTimeoutMS: 3000,
-    connectTimeoutMS: 3000,
+    ...timing,
     socketTimeoutMS: 20_000,
     maxPoolSize: 20,
     bufferCommands: false,
@@ -16,12 +19,18 @@ export async function connectMongo(url: string, dbName: string): Promise<Connect
     autoCreate: false,
   });
   await connection.asPromise();
+  const stopWatching = watchMongoMonitors(connection, timing, logger);
+  connection.once('close', stopWatching);
   return connection;
 }
 
 /**
  * Creates a collection and its indexes if missing (idempotent, run at start-up). The collection
  * is created explicitly first, so the first concurrent writes never race to create it.
+ *
+ * Only missing indexes are created, one per command: FerretDB 1.24 panics and drops the
+ * connection on a createIndexes of several indexes when some already exist (found by the chaos
+ * run: a restarted signals service could never start again on its own database; see the test).
  */
 export async function ensureIndexes(
   connection: Connection,
@@ -33,10 +42,13 @@ export async function ensureIndexes(
   } catch (err) {
     if (!isNamespaceExistsError(err)) throw err;
   }
-  // One index per command: FerretDB 1.24 panics (and drops the connection) on a createIndexes
-  // that names several indexes when they already exist, i.e. on every restart with data
-  // (found by the chaos run's restart of signals). One at a time is what mongoose did.
-  for (const index of indexes) await connection.collection(collection).createIndexes([index]);
+  if (indexes.length === 0) return;
+  const target = connection.collection(collection);
+  const existing = (await target.listIndexes().toArray()).map((index) => JSON.stringify(index.key));
+  for (const index of indexes) {
+    if (existing.includes(JSON.stringify(index.key))) continue;
+    await target.createIndexes([index]);
+  }
 }
 
 export async function pingMongo(connection: Connection): Promise<void> {

@@ -45,7 +45,7 @@ export async function createDependencies(
   config: GatewayConfig,
   logger: Logger,
 ): Promise<GatewayDependencies> {
-  const mongo = await connectMongo(config.MONGO_URL, config.GATEWAY_DB);
+  const mongo = await connectMongo(config.MONGO_URL, config.GATEWAY_DB, logger);
   const repository = new AccountRepository(mongo);
   await repository.ensureIndexes();
   // Auto-pipelining: the limiter calls of all requests in one event-loop turn leave in one write

@@ -41,7 +41,7 @@ export async function createDependencies(
   config: SignalsConfig,
   logger: Logger,
 ): Promise<SignalsDependencies> {
-  const mongo = await connectMongo(config.MONGO_URL, config.SIGNALS_DB);
+  const mongo = await connectMongo(config.MONGO_URL, config.SIGNALS_DB, logger);
   await ensureSignalCollections(mongo);
   const repository = new SignalRepository(mongo);
   const redis = await connectRedis(config.REDIS_URL, logger);

@@ -38,7 +38,7 @@ export interface StatsDependencies {
 }
 
 export async function createDependencies(config: StatsConfig, logger: Logger): Promise<StatsDependencies> {
-  const mongo = await connectMongo(config.MONGO_URL, config.STATS_DB);
+  const mongo = await connectMongo(config.MONGO_URL, config.STATS_DB, logger);
   await ensureStatsCollections(mongo);
   const repository = new ProjectionRepository(mongo);
   const redis = await connectRedis(config.REDIS_URL, logger);

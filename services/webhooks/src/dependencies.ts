@@ -49,7 +49,7 @@ export async function createDependencies(
   logger: Logger,
   name: string,
 ): Promise<WebhooksDependencies> {
-  const mongo = await connectMongo(config.MONGO_URL, config.WEBHOOKS_DB);
+  const mongo = await connectMongo(config.MONGO_URL, config.WEBHOOKS_DB, logger);
   const collections = webhookCollections(mongo);
   await ensureIndexes(collections);
   const names = brokerNames(config.AMQP_PREFIX);

@@ -92,9 +92,9 @@ describe('slow subscriber isolation', () => {
     expect(beside).toHaveLength(9 * EVENTS);
     // The silent one was really being tried (and held) meanwhile.
     expect(silent.connections()).toBeGreaterThan(0);
-    // 2× of the first run's p99, with a 50 ms floor so scheduler noise on a shared machine at
-    // a few milliseconds does not decide the outcome; a worker whose slots the silent receiver
-    // held would show seconds here.
-    expect(p99(beside)).toBeLessThanOrEqual(2 * Math.max(p99(alone), 50));
+    // 2× of the first run's p99, floored at the delivery target (250 ms) so that scheduler noise
+    // while the rest of the suite runs beside this file does not decide the outcome; a worker
+    // whose slots or connections the silent receiver held would show its 5 s timeout here.
+    expect(p99(beside)).toBeLessThanOrEqual(2 * Math.max(p99(alone), 250));
   }, 90_000);
 });

@@ -65,6 +65,8 @@ export interface ChaosReport {
   requests: Record<Outcome['kind'], Record<string, number>>;
   /** Reads not sent because 400 were already waiting: how many, and from when to when (s). */
   skippedReads: { count: number; from?: number; to?: number };
+  /** Start-ups that exited before ready and were started again, by service. */
+  crashRestarts: Record<string, number>;
   /** Answer time by kind (ms): p50, p99, max. */
   latency: Record<string, { p50: number; p99: number; max: number }>;
   /** Second by second (by start time): reads and writes sent, failed (5xx / no answer), p99 ms. */
@@ -450,6 +452,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         to: seconds(load.skippedReadsAt[load.skippedReadsAt.length - 1]),
       },
       latency: latencyByKind(load.outcomes),
+      crashRestarts: Object.fromEntries(
+        Object.values(system.services)
+          .filter((s) => s.crashRestarts > 0)
+          .map((s) => [s.name, s.crashRestarts]),
+      ),
       timeline: timeline(load.outcomes),
       rejectedWrites: load.rejected.slice(0, 20),
       created: created.length,
@@ -527,6 +534,8 @@ export function formatReport(r: ChaosReport): string {
     lines.push(
       `reads not sent (400 already in flight): ${r.skippedReads.count}, t=${r.skippedReads.from}–${r.skippedReads.to} s`,
     );
+  if (Object.keys(r.crashRestarts).length)
+    lines.push(`start-ups that exited and were started again: ${JSON.stringify(r.crashRestarts)}`);
   const c = r.checks;
   lines.push('');
   lines.push(

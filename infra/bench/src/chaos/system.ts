@@ -39,29 +39,31 @@ export class ServiceProcess {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** Start-ups that failed and were retried, as an orchestrator's restart policy would. */
-  restarts = 0;
+  /** Start-ups that exited before they were ready and were started again (see `start`). */
+  crashRestarts = 0;
 
   /**
-   * Starts the process and resolves once /readyz answers 200 (ready or degraded). A service
-   * exits 1 when a dependency fails it during start-up (a connection cut while it builds its
-   * indexes, say); like Kubernetes' restart policy, it is then started again, up to 5 times.
+   * Starts the process and resolves once /readyz answers 200 (ready or degraded). A process that
+   * exits while starting (a dependency refused it at start-up) is started again after a second,
+   * as an orchestrator would; each such restart is counted in `crashRestarts`.
    */
-  async start(timeoutMs = 30_000): Promise<void> {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        await this.startOnce(timeoutMs);
-        return;
-      } catch (err) {
-        if (attempt >= 5 || this.child?.exitCode === null) throw err;
-        this.restarts += 1;
-        process.stdout.write(`${this.name}: start-up failed (${String(err)}); started again (restart ${this.restarts})\n`);
-        await new Promise((r) => setTimeout(r, 500 * attempt));
+  async start(timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let child = this.spawn();
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) {
+        this.crashRestarts += 1;
+        await new Promise((r) => setTimeout(r, 1000));
+        child = this.spawn();
+        continue;
       }
+      if (await this.ready()) return;
+      await new Promise((r) => setTimeout(r, 100));
     }
+    throw new Error(`${this.name} was not ready within ${timeoutMs} ms (see its log)`);
   }
 
-  private async startOnce(timeoutMs: number): Promise<void> {
+  private spawn(): ChildProcess {
     const child = spawn(process.execPath, [path.join(ROOT, this.entry)], {
       env: { PATH: process.env.PATH ?? '', ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -69,14 +71,7 @@ export class ServiceProcess {
     child.stdout?.pipe(this.log, { end: false });
     child.stderr?.pipe(this.log, { end: false });
     this.child = child;
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      if (child.exitCode !== null)
-        throw new Error(`${this.name} exited with ${child.exitCode} (see its log)`);
-      if (await this.ready()) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`${this.name} was not ready within ${timeoutMs} ms`);
+    return child;
   }
 
   async ready(): Promise<boolean> {

@@ -20,12 +20,9 @@ function recordingStore(existing: string[] = []) {
         failNext = false;
         throw new Error('store down');
       }
-      const writeErrors = docs
-        .map((d, index) => ({ d, index }))
-        .filter(({ d }) => stored.has(d._id))
-        .map(({ index }) => ({ code: 11000, index }));
+      const duplicates = new Set(docs.flatMap((d, index) => (stored.has(d._id) ? [index] : [])));
       for (const d of docs) stored.add(d._id);
-      if (writeErrors.length) throw Object.assign(new Error('E11000'), { writeErrors });
+      return duplicates;
     },
   };
 }

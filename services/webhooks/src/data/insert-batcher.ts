@@ -1,5 +1,3 @@
-import { duplicateKeyPositions } from '@signal/service-kit';
-
 /**
  * Writes documents by the batch: one unordered insertMany for whatever arrived within a short
  * window (or as soon as `maxItems` wait), so a thousand attempt records a second cost a few
@@ -12,8 +10,8 @@ import { duplicateKeyPositions } from '@signal/service-kit';
  * redelivered event). It rejects when that write failed for any other reason.
  */
 export interface InsertBatcherOptions<T> {
-  /** One unordered insertMany; resolves, or rejects with the driver's error. */
-  write(docs: T[]): Promise<unknown>;
+  /** One unordered insertMany; resolves with the positions refused as duplicates, or rejects. */
+  write(docs: T[]): Promise<Set<number>>;
   id(doc: T): string;
   maxItems: number;
   windowMs: number;
@@ -93,15 +91,10 @@ export class InsertBatcher<T> {
 
   private async write(batch: Waiting<T>[]): Promise<void> {
     try {
-      await this.options.write(batch.map((w) => w.doc));
-      for (const w of batch) w.done(false);
-    } catch (err) {
-      const duplicates = duplicateKeyPositions(err);
-      if (!duplicates) {
-        for (const w of batch) w.fail(err);
-        return;
-      }
+      const duplicates = await this.options.write(batch.map((w) => w.doc));
       for (const [i, w] of batch.entries()) w.done(duplicates.has(i));
+    } catch (err) {
+      for (const w of batch) w.fail(err);
     }
   }
 }

@@ -1,4 +1,4 @@
-import { isDuplicateKeyError } from '@signal/service-kit';
+import { duplicateKeyPositions, isDuplicateKeyError } from '@signal/service-kit';
 import type { WebhookEventName } from '@signal/contracts';
 import type { mongo } from 'mongoose';
 import type {
@@ -10,6 +10,18 @@ import type {
 } from './webhook.models';
 
 const WITHOUT_PAYLOAD = { projection: { payload: 0 } } as const;
+
+/** Runs an unordered insertMany; the positions refused as duplicates (any other failure throws). */
+async function insertAll(insert: () => Promise<unknown>): Promise<Set<number>> {
+  try {
+    await insert();
+    return new Set();
+  } catch (err) {
+    const duplicates = duplicateKeyPositions(err);
+    if (!duplicates) throw err;
+    return duplicates;
+  }
+}
 
 /** Subscriptions, deliveries and the delivery log; always scoped by account where a client asks. */
 export class WebhookRepository {
@@ -58,18 +70,18 @@ export class WebhookRepository {
     return r.deletedCount === 1;
   }
 
-  /** One unordered insert of many deliveries (the batcher's write; duplicates are reported by the driver). */
-  async insertDeliveries(docs: DeliveryDocument[]): Promise<void> {
-    await this.c.deliveries.insertMany(docs, { ordered: false });
+  /** One unordered insert of many deliveries; the positions the store already held. */
+  insertDeliveries(docs: DeliveryDocument[]): Promise<Set<number>> {
+    return insertAll(() => this.c.deliveries.insertMany(docs, { ordered: false }));
   }
 
   async insertDelivery(doc: DeliveryDocument): Promise<void> {
     await this.c.deliveries.insertOne(doc);
   }
 
-  /** One unordered insert of many log entries (the batcher's write). */
-  async appendLog(entries: DeliveryLogEntry[]): Promise<void> {
-    await this.c.deliveryLog.insertMany(entries, { ordered: false });
+  /** One unordered insert of many log entries; the positions written before (a redelivered job's). */
+  appendLog(entries: DeliveryLogEntry[]): Promise<Set<number>> {
+    return insertAll(() => this.c.deliveryLog.insertMany(entries, { ordered: false }));
   }
 
   /** Appends one entry; false when that position of the log was written already. */

@@ -183,7 +183,8 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
     return;
   }
   if (!deps.concurrency.tryAcquire(sub._id)) {
-    await deps.schedule(job, 250);
+    // At its cap (a slow receiver): wait a second outside the worker rather than hold a slot.
+    await deps.schedule(job, 1000);
     return;
   }
   const startedAt = new Date();
