@@ -9,6 +9,7 @@ import {
   waitFor,
   type Receiver,
 } from '@signal/test-kit';
+import mongoose from 'mongoose';
 import { signalInput } from '../services/signals/test/signals-harness';
 import { dropServiceDatabases, infraEnv, isReady as ready, runBuilt as run, type Running } from './built-services';
 
@@ -247,6 +248,14 @@ describe('tracing across the system', () => {
     const deliveryChain = trace.ancestry(delivery);
     expect(deliveryChain).toContain(publish);
     expect(deliveryChain.filter((s) => s.service === 'webhooks-worker' && s.kind === 5).length).toBeGreaterThanOrEqual(2); // fan-out, then the attempt
+    // …and the attempt's record names the trace it ran in.
+    const conn = await mongoose.createConnection(infraEnv(broker.prefix).MONGO_URL!).asPromise();
+    try {
+      const entries = await conn.useDb(`${db}_webhooks`).collection('delivery_log').find({ kind: 'attempt' }).toArray();
+      expect(entries.some((e) => e.trace_id === traceId)).toBe(true);
+    } finally {
+      await conn.close();
+    }
   });
 
   const scrape = async (port: number) => {
@@ -281,6 +290,8 @@ describe('tracing across the system', () => {
 
     const worker = await scrape(metricsPorts.worker);
     expect(sample(worker, 'messages_handled_total', `{queue="${broker.prefix}webhooks.deliveries",outcome="ack"}`)).toBeGreaterThanOrEqual(1);
+    expect(sample(worker, 'webhook_attempts_total', '{outcome="succeeded"}')).toBeGreaterThanOrEqual(1);
+    expect(sample(worker, 'webhook_event_to_delivery_seconds_count')).toBeGreaterThanOrEqual(1);
   });
 
   it('when a request is served, then its access line at info carries the request id and the trace id', () => {

@@ -80,6 +80,8 @@ export interface DeliveryLogEntry {
   duration_ms: number | null;
   status_code: number | null;
   error: string | null;
+  /** The trace the attempt ran in (absent when tracing is off, and in older entries). */
+  trace_id?: string | null;
 }
 
 export interface IdempotencyDocument {

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { DUE_TOLERANCE_MS, type WebhookDeliveryJob } from '@signal/contracts';
-import type { Logger } from '@signal/service-kit';
+import { currentTraceId, metrics, type Logger } from '@signal/service-kit';
 import { request, type Dispatcher } from 'undici';
 import type {
   AttemptRecord,
@@ -152,8 +152,12 @@ function logEntry(
     duration_ms: made?.duration_ms ?? null,
     status_code: made?.status_code ?? null,
     error: made?.error ?? (made ? null : 'subscription_disabled'),
+    trace_id: currentTraceId() ?? null,
   };
 }
+
+/** The event's time, from the body the delivery carries (its `timestamp`), for the lag metric. */
+const EVENT_TIME = /"timestamp":"([^"]+)"/;
 
 /**
  * Story: one attempt of one delivery. Not due yet → hop on to the next delay bucket → refuse
@@ -201,9 +205,14 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
     status_code: result.statusCode,
     error: result.error,
   };
-  const record = (status: DeliveryStatus, next: Date | null = null) =>
-    deps.log.insert([logEntry(deliveryId, webhookId, job.attempt, { status, next_attempt_at: next }, made)]);
+  const record = (status: DeliveryStatus, next: Date | null = null) => {
+    metrics.webhookAttempts().inc({ outcome: result.error === null ? 'succeeded' : status === 'pending' ? 'retry' : 'failed' });
+    return deps.log.insert([logEntry(deliveryId, webhookId, job.attempt, { status, next_attempt_at: next }, made)]);
+  };
+  metrics.webhookAttemptDuration().observe(made.duration_ms / 1000);
   if (result.error === null) {
+    const eventAt = Date.parse(EVENT_TIME.exec(input.payload)?.[1] ?? '');
+    if (Number.isFinite(eventAt)) metrics.webhookEventToDelivery().observe(Math.max(0, Date.now() - eventAt) / 1000);
     await record('succeeded');
     return;
   }
