@@ -77,7 +77,7 @@ function fromBench(dir) {
   const nums = (line) => line.slice(46).trim().split(/\s+/).map(Number); // table(): name padded to 46
   const gw = read('gateway').split('\n');
   const direct = gw.filter((l) => l.startsWith('(a) signals directly')).map(nums);
-  const through = gw.filter((l) => l.startsWith('(b) through the gateway')).map(nums);
+  const through = gw.filter((l) => l.startsWith('(b) gateway')).map(nums);
   if (direct.length >= 2 && through.length >= 2) {
     [out['db-direct-rps'], out['nodb-direct-rps']] = [direct[0][0], direct[1][0]];
     [out['db-gateway-rps'], out['nodb-gateway-rps']] = [through[0][0], through[1][0]];

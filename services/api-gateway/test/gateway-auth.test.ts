@@ -245,6 +245,19 @@ describe('upstream faults', () => {
     }
   });
 
+  it('when the request target and headers would be too large for the service, then the gateway answers 413 with its own request id', async () => {
+    const { key } = await gw.account();
+    const res = await request(gw.url)
+      .get(`/v1/stats?period=all&pad=${'q'.repeat(13_000)}`)
+      .set('Authorization', `Bearer ${key}`)
+      .expect(413);
+    expect(res.body.error).toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE',
+      request_id: res.headers['x-request-id'],
+    });
+    expectRateHeaders(res);
+  });
+
   it('when an unknown /v1 route is called with a valid key, then 404 envelope with rate headers', async () => {
     const { key } = await gw.account();
     const res = await request(gw.url).get('/v1/nothing').set('Authorization', `Bearer ${key}`).expect(404);

@@ -14,7 +14,14 @@ import { outcomeOf, type UsageLedger } from '../domain/usage';
 import { readCookie } from './cookies';
 import { carriesSecrets } from './no-store.middleware';
 import { rateLimitHeaders } from './rate-limit-headers';
-import { forward, type ForwardRequest, type InternalTokenCache, type Upstream } from './upstream';
+import {
+  MAX_FORWARDED_BYTES,
+  forward,
+  forwardedBytes,
+  type ForwardRequest,
+  type InternalTokenCache,
+  type Upstream,
+} from './upstream';
 
 export interface ApiPathDeps {
   /** The auth pipeline, or (benchmarks only) every request as one account. */
@@ -129,6 +136,10 @@ export function apiPath(deps: ApiPathDeps) {
         });
       } else if (!upstream) {
         status = sendError(res, head, 'NOT_FOUND', requestId, { message: `No route for ${method} ${path}` });
+      } else if (forwardedBytes(req, url) > MAX_FORWARDED_BYTES) {
+        status = sendError(res, head, 'PAYLOAD_TOO_LARGE', requestId, {
+          message: 'The request target and headers are too large to pass on.',
+        });
       } else {
         if (carriesSecrets(path)) head.push('Cache-Control', 'no-store');
         const f: ForwardRequest = {
