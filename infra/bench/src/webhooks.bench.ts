@@ -5,6 +5,7 @@ import { connect, type ConfirmChannel } from 'amqplib';
 import mongoose from 'mongoose';
 import { brokerNames, deleteBrokerNames } from '@signal/messaging';
 import { newId } from '@signal/service-kit';
+import { signalSnapshotFixture } from '@signal/test-kit';
 import { Pool } from 'undici';
 import { benchInternalToken, infra, startService, wholeNumberOption, type Proc } from './harness';
 
@@ -227,29 +228,7 @@ async function startStack(label: string, env: Record<string, string>): Promise<S
 
 function signalEvent(signalId: string) {
   const now = new Date().toISOString();
-  return {
-    id: newId('evt'),
-    name: 'signal.new',
-    occurred_at: now,
-    signal: {
-      id: signalId,
-      token: {
-        symbol: 'B',
-        name: 'Bench',
-        contract: 'So1anaBenchBench0001pump',
-        age_hours: 1,
-        dex_paid: true,
-        socials: { twitter: null, telegram: null, website: null },
-      },
-      metrics: { mcap_entry: 1, mcap_current: 1, volume_24h: 1, holders: 1, liquidity: 1, mcap_ath: 1 },
-      performance: { roi: 0, ath_roi: 0, status: 'active', time_to_ath_hours: 0 },
-      type: 'new',
-      is_premium: false,
-      created_at: now,
-      updated_at: now,
-      version: 1,
-    },
-  };
+  return { id: newId('evt'), name: 'signal.new', occurred_at: now, signal: signalSnapshotFixture(signalId, now) };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

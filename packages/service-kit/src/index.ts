@@ -20,3 +20,4 @@ export * from './lifecycle';
 export * from './trace-context';
 export * from './load-shedder';
 export * from './mongo-watchdog';
+export * from './idempotency-key';

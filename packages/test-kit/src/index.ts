@@ -2,3 +2,4 @@ export * from './infra';
 export * from './receiver';
 export * from './tcp-proxy';
 export * from './internal-keys';
+export * from './fixtures';

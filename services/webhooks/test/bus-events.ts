@@ -1,30 +1,10 @@
 import { brokerNames } from '@signal/messaging';
 import { newId } from '@signal/service-kit';
-import { infraUrls } from '@signal/test-kit';
+import { infraUrls, signalSnapshotFixture } from '@signal/test-kit';
 import { connect } from 'amqplib';
 
 /** A signal as the signals service puts it on the bus. */
-export function snapshot(id: string) {
-  const now = new Date().toISOString();
-  return {
-    id,
-    token: {
-      symbol: 'X',
-      name: 'X',
-      contract: 'So1anaXXXXXXXXpump',
-      age_hours: 1,
-      dex_paid: true,
-      socials: { twitter: null, telegram: null, website: null },
-    },
-    metrics: { mcap_entry: 1, mcap_current: 1, volume_24h: 1, holders: 1, liquidity: 1, mcap_ath: 1 },
-    performance: { roi: 0, ath_roi: 0, status: 'active', time_to_ath_hours: 0 },
-    type: 'new',
-    is_premium: false,
-    created_at: now,
-    updated_at: now,
-    version: 1,
-  };
-}
+export const snapshot = (id: string) => signalSnapshotFixture(id);
 
 /**
  * Publishes `count` signal.new events on the prefix's exchange, as the signals relay does

@@ -1,11 +1,11 @@
 import { changePasswordInputSchema, createApiKeyInputSchema, loginInputSchema } from '@signal/contracts';
-import { AppError, bearerToken, jsonBodyMiddleware, parseOrThrow } from '@signal/service-kit';
+import { AppError, bearerToken, idempotencyKeyOf, jsonBodyMiddleware, parseOrThrow } from '@signal/service-kit';
 import { Router, type RequestHandler, type Response } from 'express';
 import { listApiKeys, revokeApiKey } from '../domain/accounts.use-cases';
 import { createKeyOnce, type CreateKeyDeps } from '../domain/create-key.use-case';
 import { changePassword, passwordLogin, type PasswordLoginDeps } from '../domain/password-login.use-case';
 import type { Session } from '../domain/sessions';
-import { idempotencyKeyOf } from './idempotency-key';
+
 import { loginError, sessionError } from './login-results';
 
 const sessionOf = new WeakMap<Response, Session>();

@@ -7,7 +7,7 @@ import {
   usageQuerySchema,
   type ApiKeyView,
 } from '@signal/contracts';
-import { AppError, bearerToken, jsonBodyMiddleware, parseOrThrow } from '@signal/service-kit';
+import { AppError, bearerToken, idempotencyKeyOf, jsonBodyMiddleware, parseOrThrow } from '@signal/service-kit';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Plan } from '../data/account.model';
 import { createAccount, listApiKeys, revokeApiKey } from '../domain/accounts.use-cases';
@@ -15,7 +15,7 @@ import { createKeyOnce, type CreateKeyDeps } from '../domain/create-key.use-case
 import { rollApiKey } from '../domain/key-roll.use-case';
 import { changePassword, passwordLogin, type PasswordLoginDeps } from '../domain/password-login.use-case';
 import { SESSION_COOKIE, type Session } from '../domain/sessions';
-import { idempotencyKeyOf } from './idempotency-key';
+
 import { loginError, sessionError } from './login-results';
 import { applyThrottle } from './throttle.middleware';
 import type { RequestThrottle } from '../domain/throttle';

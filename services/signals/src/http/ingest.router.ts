@@ -5,8 +5,8 @@ import {
   updateSignalInputSchema,
   wholeNumberParam,
 } from '@signal/contracts';
-import { AppError, parseOrThrow, requireStaticToken } from '@signal/service-kit';
-import { Router, type Request } from 'express';
+import { idempotencyKeyOf, parseOrThrow, requireStaticToken } from '@signal/service-kit';
+import { Router } from 'express';
 import { z } from 'zod';
 import type { SignalSource, SignalWriteStore, WriteEffects } from '../domain/ports';
 import { toDetail } from '../domain/signal.mapper';
@@ -17,17 +17,6 @@ const exportQuerySchema = z.strictObject({
   after: z.string().max(64).optional(),
   limit: wholeNumberParam('limit', 1, 5000).optional(),
 });
-
-function idempotencyKey(req: Request): string | undefined {
-  const key = req.header('idempotency-key');
-  if (key === undefined) return undefined;
-  if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
-    throw new AppError('VALIDATION_ERROR', 'Idempotency-Key must be 1-255 visible ASCII characters', {
-      details: [{ field: 'Idempotency-Key', message: 'invalid header value' }],
-    });
-  }
-  return key;
-}
 
 /**
  * Ingestion: never routed by the gateway, guarded by its own credential. Every write
@@ -43,13 +32,13 @@ export function ingestRouter(
 
   router.post('/internal/signals', async (req, res) => {
     const input = parseOrThrow(createSignalInputSchema, req.body, 'body');
-    const { signal, created } = await createSignal(repository, effects, input, idempotencyKey(req));
+    const { signal, created } = await createSignal(repository, effects, input, idempotencyKeyOf(req));
     res.status(created ? 201 : 200).json({ success: true, data: signal });
   });
 
   router.post('/internal/signals/bulk', async (req, res) => {
     const { signals } = parseOrThrow(bulkCreateSignalsInputSchema, req.body, 'body');
-    const result = await bulkCreateSignals(repository, effects, signals, idempotencyKey(req));
+    const result = await bulkCreateSignals(repository, effects, signals, idempotencyKeyOf(req));
     res.status(201).json({ success: true, data: result });
   });
 

@@ -6,20 +6,11 @@ import {
   deliveryListQuerySchema,
   updateWebhookInputSchema,
 } from '@signal/contracts';
-import { AppError, parseOrThrow, requireInternalAuth } from '@signal/service-kit';
+import { AppError, idempotencyKeyOf, parseOrThrow, requireInternalAuth } from '@signal/service-kit';
 import { Router, type Response } from 'express';
 import * as uc from '../domain/subscriptions.use-cases';
 
 const account = (res: Response) => res.locals.accountId as string;
-
-function idempotencyKey(value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  if (!/^[\x21-\x7e]{1,255}$/.test(value))
-    throw new AppError('VALIDATION_ERROR', 'Idempotency-Key must be 1-255 visible ASCII characters', {
-      details: [{ field: 'Idempotency-Key', message: 'invalid header value' }],
-    });
-  return value;
-}
 
 /** Subscriptions API, reached only through the gateway; every lookup is scoped to the caller's account. */
 export function webhooksRouter(deps: uc.SubscriptionDeps, internalJwtKey: KeyObject): Router {
@@ -46,7 +37,7 @@ export function webhooksRouter(deps: uc.SubscriptionDeps, internalJwtKey: KeyObj
       deps,
       account(res),
       input,
-      idempotencyKey(req.header('idempotency-key')),
+      idempotencyKeyOf(req),
     );
     res.setHeader('Cache-Control', 'no-store');
     res.status(created ? 201 : 200).json({ success: true, data: subscription });

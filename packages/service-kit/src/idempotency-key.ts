@@ -1,8 +1,8 @@
 import { idempotencyKeySchema } from '@signal/contracts';
-import { AppError } from '@signal/service-kit';
 import type { Request } from 'express';
+import { AppError } from './app-error';
 
-/** The request's Idempotency-Key header, checked; undefined when it has none. */
+/** The request's Idempotency-Key header, checked (400 when malformed); undefined when absent. */
 export function idempotencyKeyOf(req: Request): string | undefined {
   const value = req.header('idempotency-key');
   if (value === undefined) return undefined;
