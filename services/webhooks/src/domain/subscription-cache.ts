@@ -12,6 +12,8 @@ interface Held<T> {
   value: Promise<T>;
   /** Still being read: every caller shares the one read, whatever the ttl. */
   loading: boolean;
+  /** A background read is under way to replace it. */
+  renewing: boolean;
 }
 
 interface EventSubscriptions {
@@ -100,11 +102,20 @@ export class SubscriptionCache implements SubscriptionLookup {
     return new Promise((resolve, reject) => waiters.push({ resolve, reject }));
   }
 
+  /**
+   * A held value younger than `ttlMs` is answered at once; past half its ttl, one read in the
+   * background renews it, so a worker under steady traffic never waits for the store (before,
+   * every second the next event stalled behind a fresh read). The renewed entry is dated when
+   * its read began, so "a change reaches the worker within `ttlMs`" still holds.
+   */
   private cached<T>(map: Map<string, Held<T>>, key: string, load: () => Promise<T>): Promise<T> {
     const now = Date.now();
     const hit = map.get(key);
-    if (hit && (hit.loading || now - hit.at < this.ttlMs)) return hit.value;
-    const held: Held<T> = { at: now, value: load(), loading: true };
+    if (hit && (hit.loading || now - hit.at < this.ttlMs)) {
+      if (!hit.loading && !hit.renewing && now - hit.at >= this.ttlMs / 2) this.renew(map, key, hit, load);
+      return hit.value;
+    }
+    const held: Held<T> = { at: now, value: load(), loading: true, renewing: false };
     held.value.then(
       () => {
         held.loading = false;
@@ -116,5 +127,19 @@ export class SubscriptionCache implements SubscriptionLookup {
     if (map.size > this.maxHeld) map.clear();
     map.set(key, held);
     return held.value;
+  }
+
+  private renew<T>(map: Map<string, Held<T>>, key: string, hit: Held<T>, load: () => Promise<T>): void {
+    hit.renewing = true;
+    const at = Date.now();
+    load().then(
+      (value) => {
+        // Not after `forget` (a 410 applies at once) or a newer read.
+        if (map.get(key) === hit) map.set(key, { at, value: Promise.resolve(value), loading: false, renewing: false });
+      },
+      () => {
+        hit.renewing = false;
+      },
+    );
   }
 }
