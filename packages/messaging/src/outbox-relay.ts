@@ -19,6 +19,12 @@ export interface OutboxStore<E> {
 export interface OutboxRelayOptions<E> {
   store: OutboxStore<E>;
   publish: (event: E) => Promise<void>;
+  /**
+   * Runs once per document with the events the broker confirmed, before they leave the outbox
+   * (the signals service re-applies them to its read index there, in one call for a whole bulk
+   * batch rather than one per event). A failure keeps them in the outbox for the next pass.
+   */
+  confirmed?: (events: E[]) => Promise<void>;
   eventId: (event: E) => string;
   /** When the write that made the event happened (ms), for the lag and age metrics. */
   occurredAt?: (event: E) => number;
@@ -143,7 +149,10 @@ export class OutboxRelay<E> {
         const settled = await Promise.allSettled(doc.events.map((event) => publish(event)));
         const confirmed = doc.events.filter((_, i) => settled[i]!.status === 'fulfilled');
         const done = confirmed.map(eventId);
-        if (done.length) await store.markPublished(doc.documentId, done);
+        if (done.length) {
+          await this.options.confirmed?.(confirmed);
+          await store.markPublished(doc.documentId, done);
+        }
         const { occurredAt } = this.options;
         if (occurredAt) for (const e of confirmed) metrics.outboxPublishLag().observe((Date.now() - occurredAt(e)) / 1000);
         return { done: done.length, failed: done.length < doc.events.length };

@@ -21,3 +21,4 @@ export * from './trace-context';
 export * from './load-shedder';
 export * from './mongo-watchdog';
 export * from './idempotency-key';
+export * from './batcher';

@@ -67,8 +67,6 @@ export async function createDependencies(
       type: event.name,
       headers: requestId ? { 'x-request-id': requestId } : {},
     });
-    // Before the event leaves the outbox: repairs an index update lost to a crash.
-    await keeper.record([event.signal]);
   };
   const relay = new OutboxRelay<SignalEvent>({
     store: {
@@ -78,6 +76,9 @@ export async function createDependencies(
     },
     // Each event is published in the trace of the write that made it (stored with the entry).
     publish: (event) => inContextOf(event.context, () => publishEvent(event)),
+    // Before events leave the outbox: repairs an index update lost to a crash between the
+    // store write and the index update (one index call per document, a whole bulk batch at once).
+    confirmed: (events) => keeper.record(events.map((e) => e.signal)),
     eventId: (event) => event.id,
     occurredAt: (event) => Date.parse(event.occurred_at),
     logger,

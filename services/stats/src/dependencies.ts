@@ -1,6 +1,7 @@
-import { MESSAGE_POLICIES, isBusEventName } from '@signal/contracts';
+import { MESSAGE_POLICIES, isBusEventName, type SignalSnapshot } from '@signal/contracts';
 import { AmqpClient, Consumer, brokerNames } from '@signal/messaging';
 import {
+  Batcher,
   LoadShedder,
   PeriodicTask,
   connectMongo,
@@ -19,7 +20,9 @@ import { ProjectionRepository } from './data/projection.repository';
 import { StatsAggregates } from './data/stats-aggregates';
 import { StatsCache } from './data/stats-cache';
 import type { StatsReadDeps } from './domain/get-stats.use-case';
-import { projectSignal } from './domain/project-event.use-case';
+import { projectSignals } from './domain/project-event.use-case';
+
+const PROJECTION_BATCH = 500;
 
 export interface StatsDependencies {
   mongo: Connection;
@@ -73,20 +76,33 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
   const names = brokerNames(config.AMQP_PREFIX);
   const amqp = new AmqpClient({ url: config.AMQP_URL, logger, name: 'stats' });
   const policy = MESSAGE_POLICIES['stats.signal-events'];
+  // Events are projected by the batch: one batch at a time (so no two writes of one signal
+  // race), up to 500 events, while the next one fills (prefetch twice that). One event at a
+  // time cost a failed update and an insert on the store per new signal, which a backfill of a
+  // million signals outran by far.
+  const projection = new Batcher<SignalSnapshot, void>({
+    run: async (snapshots) => {
+      await projectSignals({ repository, aggregates, cache }, snapshots);
+      return snapshots.map(() => undefined);
+    },
+    maxItems: PROJECTION_BATCH,
+    windowMs: 5,
+    maxConcurrent: 1,
+  });
   const consumer = new Consumer({
     client: amqp,
     logger,
     queue: names.statsQueue,
     schema: policy.schema,
     policy,
-    prefetch: 50,
+    prefetch: 2 * PROJECTION_BATCH,
     queueType: config.AMQP_QUEUE_TYPE,
     bindings: { exchange: names.signalEvents, routingKeys: ['signal.*'] },
     handler: async (event) => {
       // A name from a newer producer may mean what this reader cannot know (a deletion, say):
       // skipped, not guessed at and not dead-lettered.
       if (!isBusEventName(event.name)) return;
-      await projectSignal({ repository, aggregates, cache }, event.signal);
+      await projection.add([event.signal]);
     },
   });
   const workers: BackgroundWorker[] = [
@@ -97,7 +113,10 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
         await consumer.start();
         amqp.start();
       },
-      stop: () => consumer.stop(),
+      stop: async () => {
+        await consumer.stop();
+        await projection.flush();
+      },
     },
   ];
   return {

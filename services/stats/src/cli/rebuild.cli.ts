@@ -5,7 +5,7 @@ import { request } from 'undici';
 import { z } from 'zod';
 import { loadConfig } from '../config';
 import { createDependencies } from '../dependencies';
-import { toProjection } from '../domain/projection';
+import { projectSignals } from '../domain/project-event.use-case';
 
 const pageSchema = z.object({
   data: z.array(signalSnapshotReaderSchema),
@@ -45,9 +45,7 @@ async function main(): Promise<void> {
     if (res.statusCode !== 200)
       throw new Error(`export answered ${res.statusCode}: ${await res.body.text()}`);
     const page = pageSchema.parse(await res.body.json());
-    const projected = page.data.map(toProjection);
-    for (const s of projected) if (await deps.repository.apply(s)) changed += 1;
-    await deps.aggregates.apply(projected);
+    changed += await projectSignals(deps, page.data);
     seen += page.data.length;
     after = page.meta.next_after;
     process.stderr.write(

@@ -1,5 +1,5 @@
 import type { SignalType } from '@signal/contracts';
-import { isDuplicateKeyError } from '@signal/service-kit';
+import { duplicateKeyPositions, isDuplicateKeyError } from '@signal/service-kit';
 import type { Connection, mongo } from 'mongoose';
 import type { GroupRow, ProjectionStore } from '../domain/ports';
 import type { ProjectedSignal } from '../domain/projection';
@@ -29,6 +29,32 @@ export class ProjectionRepository implements ProjectionStore {
         throw err;
       }
     });
+  }
+
+  /**
+   * First versions (creates: backfills, new signals) in one unordered insertMany — the common
+   * case costs one write per batch instead of a failed update and an insert per signal; any of
+   * them already stored, and every later version, go through `apply` one by one.
+   */
+  async applyMany(docs: ProjectedSignal[]): Promise<Set<string>> {
+    const changed = new Set<string>();
+    const firsts = docs.filter((d) => d.version === 1);
+    const rest = docs.filter((d) => d.version !== 1);
+    if (firsts.length > 0) {
+      let refused = new Set<number>();
+      try {
+        await this.projection.insertMany(firsts, { ordered: false });
+      } catch (err) {
+        const positions = duplicateKeyPositions(err);
+        if (!positions) throw err;
+        refused = positions;
+      }
+      for (const [i, d] of firsts.entries()) if (refused.has(i)) rest.push(d);
+      else changed.add(d._id);
+    }
+    const applied = await Promise.all(rest.map((d) => this.apply(d)));
+    for (const [i, d] of rest.entries()) if (applied[i]) changed.add(d._id);
+    return changed;
   }
 
   private filter(type: SignalType | undefined, since: Date | undefined): mongo.Filter<ProjectedSignal> {

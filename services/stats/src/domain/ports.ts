@@ -19,6 +19,8 @@ export interface GroupRow {
 export interface ProjectionStore {
   /** Stores a signal state if it is newer than the stored one; returns whether anything changed. */
   apply(doc: ProjectedSignal): Promise<boolean>;
+  /** The same for many states (at most one per signal); returns the ids whose state changed. */
+  applyMany(docs: ProjectedSignal[]): Promise<Set<string>>;
   /** Rows per type for created_at > since (all time without `since`). */
   groupByType(type: SignalType | undefined, since: Date | undefined): Promise<GroupRow[]>;
   /** The highest ROI for created_at > since, if any signal is there. */

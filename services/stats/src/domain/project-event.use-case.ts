@@ -1,24 +1,38 @@
 import type { SignalSnapshot } from '@signal/contracts';
 import type { AggregatesStore, ProjectionStore, StatsAnswerCache } from './ports';
-import { toProjection } from './projection';
+import { toProjection, type ProjectedSignal } from './projection';
 
 export interface ProjectDeps {
-  repository: Pick<ProjectionStore, 'apply'>;
+  repository: Pick<ProjectionStore, 'applyMany'>;
   aggregates: Pick<AggregatesStore, 'apply' | 'model'>;
   cache: Pick<StatsAnswerCache, 'invalidate'>;
 }
 
+/** Of several states of one signal, the newest (only it can count). */
+function newestPerSignal(snapshots: readonly SignalSnapshot[]): ProjectedSignal[] {
+  const newest = new Map<string, ProjectedSignal>();
+  for (const s of snapshots) {
+    const seen = newest.get(s.id);
+    if (!seen || seen.version < s.version) newest.set(s.id, toProjection(s));
+  }
+  return [...newest.values()];
+}
+
 /**
- * Story: every signal.* event carries the whole snapshot → keep it in the projection if newer
- * (MongoDB, the source of truth) → apply the difference to the aggregates (Redis, version-
- * guarded on its own, so a redelivery after a Redis failure still lands) → expire the
- * fallback path's cached answers. A failure throws: the consumer retries the event.
+ * Story: every signal.* event carries the whole snapshot; the consumer hands them over by the
+ * batch (`Batcher`) → the newest state of each signal is kept in the projection if newer than
+ * the stored one (MongoDB, the source of truth; first versions in one insert) → the
+ * differences are applied to the aggregates (Redis, version-guarded on their own, so a
+ * redelivery after a Redis failure still lands) → the fallback path's cached answers expire
+ * once. A failure throws: every event of the batch is retried.
  */
-export async function projectSignal(deps: ProjectDeps, snapshot: SignalSnapshot): Promise<boolean> {
-  const projected = toProjection(snapshot);
-  const changed = await deps.repository.apply(projected);
-  await deps.aggregates.apply([projected]);
-  deps.aggregates.model.observeLag(Date.parse(snapshot.updated_at));
-  if (changed) await deps.cache.invalidate();
-  return changed;
+export async function projectSignals(deps: ProjectDeps, snapshots: readonly SignalSnapshot[]): Promise<number> {
+  if (snapshots.length === 0) return 0;
+  const projected = newestPerSignal(snapshots);
+  const changed = await deps.repository.applyMany(projected);
+  await deps.aggregates.apply(projected);
+  const lastWrite = Math.max(...snapshots.map((s) => Date.parse(s.updated_at)));
+  deps.aggregates.model.observeLag(lastWrite);
+  if (changed.size > 0) await deps.cache.invalidate();
+  return changed.size;
 }

@@ -1,3 +1,5 @@
+import { Batcher } from '@signal/service-kit';
+
 /**
  * Writes documents by the batch: one unordered insertMany for whatever arrived within a short
  * window (or as soon as `maxItems` wait), so a thousand attempt records a second cost a few
@@ -19,82 +21,30 @@ export interface InsertBatcherOptions<T> {
   maxConcurrentWrites: number;
 }
 
-interface Waiting<T> {
-  doc: T;
-  done(duplicate: boolean): void;
-  fail(err: unknown): void;
-}
-
 export class InsertBatcher<T> {
-  private queue: Waiting<T>[] = [];
-  private timer?: NodeJS.Timeout;
-  private writing = 0;
-  private readonly inFlight = new Set<Promise<void>>();
+  /** Per document: whether the store already held it. */
+  private readonly batcher: Batcher<T, boolean>;
 
-  constructor(private readonly options: InsertBatcherOptions<T>) {}
+  constructor(private readonly options: InsertBatcherOptions<T>) {
+    this.batcher = new Batcher({
+      run: async (docs) => {
+        const duplicates = await options.write(docs);
+        return docs.map((_, i) => duplicates.has(i));
+      },
+      maxItems: options.maxItems,
+      windowMs: options.windowMs,
+      maxConcurrent: options.maxConcurrentWrites,
+    });
+  }
 
   /** Queues the documents; resolves with the ids among them the store already held. */
   async insert(docs: readonly T[]): Promise<Set<string>> {
-    if (docs.length === 0) return new Set();
-    const outcomes = docs.map(
-      (doc) =>
-        new Promise<string | undefined>((resolve, reject) => {
-          this.queue.push({
-            doc,
-            done: (duplicate) => resolve(duplicate ? this.options.id(doc) : undefined),
-            fail: reject,
-          });
-        }),
-    );
-    this.schedule();
-    const duplicates = new Set<string>();
-    for (const id of await Promise.all(outcomes)) if (id !== undefined) duplicates.add(id);
-    return duplicates;
+    const held = await this.batcher.add(docs);
+    return new Set(docs.filter((_, i) => held[i]).map((d) => this.options.id(d)));
   }
 
   /** Writes everything queued and waits for every write in flight. */
-  async flush(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    while (this.queue.length > 0 || this.inFlight.size > 0) {
-      this.drain(true);
-      if (this.inFlight.size > 0) await Promise.race(this.inFlight);
-    }
-  }
-
-  private schedule(): void {
-    if (this.queue.length >= this.options.maxItems) this.drain(false);
-    if (this.queue.length > 0 && !this.timer)
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        this.drain(true);
-      }, this.options.windowMs);
-  }
-
-  /** Starts writes while there is room: full batches, or (once the window is over) any. */
-  private drain(windowOver: boolean): void {
-    while (
-      this.writing < this.options.maxConcurrentWrites &&
-      (this.queue.length >= this.options.maxItems || (windowOver && this.queue.length > 0))
-    ) {
-      const batch = this.queue.splice(0, this.options.maxItems);
-      this.writing += 1;
-      const write = this.write(batch).finally(() => {
-        this.writing -= 1;
-        this.inFlight.delete(write);
-        // What waited for a free slot goes now.
-        if (this.queue.length > 0) this.drain(!this.timer);
-      });
-      this.inFlight.add(write);
-    }
-  }
-
-  private async write(batch: Waiting<T>[]): Promise<void> {
-    try {
-      const duplicates = await this.options.write(batch.map((w) => w.doc));
-      for (const [i, w] of batch.entries()) w.done(duplicates.has(i));
-    } catch (err) {
-      for (const w of batch) w.fail(err);
-    }
+  flush(): Promise<void> {
+    return this.batcher.flush();
   }
 }
