@@ -12,8 +12,11 @@ export interface OutboxStore<E> {
   findPending(limit: number): Promise<PendingOutbox<E>[]>;
   /** The fast path: these documents were just written (looked up by id). */
   findPendingByIds(documentIds: string[]): Promise<PendingOutbox<E>[]>;
-  /** Removes exactly these events from the document's outbox (after the broker confirmed them). */
-  markPublished(documentId: string, eventIds: string[]): Promise<void>;
+  /**
+   * Removes exactly these events from the document's outbox (after the broker confirmed them);
+   * `all`: they are every event the relay had for it.
+   */
+  markPublished(documentId: string, eventIds: string[], all: boolean): Promise<void>;
 }
 
 export interface OutboxRelayOptions<E> {
@@ -36,6 +39,11 @@ export interface OutboxRelayOptions<E> {
   batchSize?: number;
 }
 
+/** Handed-over documents kept in memory at most (each may hold a thousand events). */
+const MAX_OFFERED = 64;
+/** Handed-over documents published together in one step of a pass. */
+const OFFERED_PER_PASS = 8;
+
 /**
  * Publishes events that were written atomically with their document. An event leaves the
  * outbox only after the broker confirmed it, so a broker outage delays events and never
@@ -47,6 +55,8 @@ export class OutboxRelay<E> {
   private stopped = true;
   private again = false;
   private readonly hinted = new Set<string>();
+  /** Documents handed over with their events (`offer`), published without a read. */
+  private readonly offered = new Map<string, PendingOutbox<E>>();
   private nextSweepAt = 0;
 
   constructor(private readonly options: OutboxRelayOptions<E>) {}
@@ -69,6 +79,18 @@ export class OutboxRelay<E> {
     }
     clearTimeout(this.timer);
     this.schedule(0);
+  }
+
+  /**
+   * Hands over documents just written together with their events: the next pass publishes
+   * them without reading them back. Past a bound (a broker outage during a bulk load) they are
+   * named only, and the store is read for them as for any kick.
+   */
+  offer(docs: PendingOutbox<E>[]): void {
+    for (const doc of docs)
+      if (this.offered.size < MAX_OFFERED) this.offered.set(doc.documentId, doc);
+      else this.hinted.add(doc.documentId);
+    this.kick();
   }
 
   async stop(): Promise<void> {
@@ -97,6 +119,13 @@ export class OutboxRelay<E> {
     const batchSize = this.options.batchSize ?? 200;
     let published = 0;
     try {
+      while (this.offered.size > 0) {
+        const docs = [...this.offered.values()].slice(0, OFFERED_PER_PASS);
+        for (const d of docs) this.offered.delete(d.documentId);
+        const result = await this.publishAll(docs);
+        published += result.done;
+        this.orThrow(result);
+      }
       while (this.hinted.size > 0) {
         const ids = [...this.hinted].slice(0, batchSize);
         for (const id of ids) this.hinted.delete(id);
@@ -151,7 +180,7 @@ export class OutboxRelay<E> {
         const done = confirmed.map(eventId);
         if (done.length) {
           await this.options.confirmed?.(confirmed);
-          await store.markPublished(doc.documentId, done);
+          await store.markPublished(doc.documentId, done, done.length === doc.events.length);
         }
         const { occurredAt } = this.options;
         if (occurredAt) for (const e of confirmed) metrics.outboxPublishLag().observe((Date.now() - occurredAt(e)) / 1000);

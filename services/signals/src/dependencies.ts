@@ -72,7 +72,7 @@ export async function createDependencies(
     store: {
       findPending: (limit) => repository.findPendingOutbox(limit),
       findPendingByIds: (ids) => repository.findPendingByIds(ids),
-      markPublished: (id, eventIds) => repository.removeFromOutbox(id, eventIds),
+      markPublished: (id, eventIds, all) => repository.removeFromOutbox(id, eventIds, all),
     },
     // Each event is published in the trace of the write that made it (stored with the entry).
     publish: (event) => inContextOf(event.context, () => publishEvent(event)),
@@ -102,9 +102,10 @@ export async function createDependencies(
       storeReads: new LoadShedder(config.STORE_FALLBACK_CONCURRENCY, 'Listing from the database'),
     },
     effects: {
-      async written(snapshots, outboxIds = snapshots.map((s) => s.id)) {
+      async written(snapshots, outbox) {
         await keeper.record(snapshots);
-        relay.kick(outboxIds);
+        if (outbox) relay.offer([outbox]);
+        else relay.kick(snapshots.map((s) => s.id));
       },
     },
     workers: [

@@ -10,6 +10,8 @@ import {
 } from '@signal/test-kit';
 import { connect, type ChannelModel } from 'amqplib';
 import request from 'supertest';
+import { newId } from '@signal/service-kit';
+import { outboxBatchCollection } from '../src/data/collections';
 import { signalInput, startSignals, type SignalsHarness } from './signals-harness';
 
 /** Collects every event on the prefix's exchange through a queue of the test's own. */
@@ -117,11 +119,47 @@ describe('signal events', () => {
     expect(new Set(mine.map((e) => e.event.name))).toEqual(new Set(['signal.updated']));
     expect(new Set(mine.map((e) => e.event.signal.id)).size).toBe(40);
     await waitFor(
-      async () => (await svc.deps.repository.findPendingOutbox(100)).length === 0,
+      async () => (await outboxBatchCollection(svc.deps.mongo).countDocuments({})) === 0,
       5000,
       50,
       'the batch outbox to empty',
     );
+  });
+
+  it('when a bulk writer died between its batch and its signals, then the sweep announces the stored signals only, under the batch\'s event ids', async () => {
+    const res = await request(svc.url)
+      .post('/internal/signals/bulk')
+      .set(svc.ingestAuth)
+      .send({ signals: [signalInput(), signalInput()] })
+      .expect(201);
+    const [a, b] = res.body.data.ids as string[];
+    // What a writer that died after its batch (naming three signals) but before storing the
+    // third leaves behind, a minute and more ago.
+    const batches = outboxBatchCollection(svc.deps.mongo);
+    const eventIds = [newId('evt'), newId('evt'), newId('evt')];
+    const never = newId('sig');
+    await batches.insertOne({
+      _id: newId('obx'),
+      entries: [a!, b!, never].map((signal_id, i) => ({ signal_id, event_id: eventIds[i]! })),
+      event_name: 'signal.updated',
+      occurred_at: new Date(Date.now() - 120_000),
+      created_at: new Date(Date.now() - 120_000),
+    });
+    await waitFor(
+      () => eventIds.slice(0, 2).every((id) => collector.events.some((e) => e.event.id === id)),
+      15_000,
+      50,
+      'the orphan batch to be swept',
+    );
+    const swept = collector.events.filter((e) => eventIds.includes(e.event.id));
+    expect(swept.map((e) => [e.event.name, e.event.signal.id]).sort()).toEqual(
+      [
+        ['signal.updated', a],
+        ['signal.updated', b],
+      ].sort(),
+    );
+    await waitFor(async () => (await batches.countDocuments({})) === 0, 5000, 50, 'the batch to be deleted');
+    expect(collector.events.some((e) => e.event.signal.id === never)).toBe(false);
   });
 
   it('when RabbitMQ is unreachable, then 500 creates are stored and readable, and on return exactly one event per signal arrives', async () => {

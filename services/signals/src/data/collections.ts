@@ -1,4 +1,4 @@
-import type { SignalEvent } from '@signal/contracts';
+import type { BusEventName, EventContext, SignalEvent } from '@signal/contracts';
 import { ensureIndexes } from '@signal/service-kit';
 import type { Connection, mongo } from 'mongoose';
 import type { SignalDocument } from '../domain/signal';
@@ -25,16 +25,23 @@ const SIGNAL_INDEXES: mongo.IndexDescription[] = [
 ];
 
 /**
- * The outbox of one bulk insert: its events in one document, written before the signals and
- * confirmed after them. Per-signal outbox entries would cost one update each to clear (FerretDB
- * manages ~100-300 a second), which capped backfills; a batch costs one write to confirm and
- * one delete once published.
+ * The outbox of one bulk insert, written before the signals. Per-signal outbox entries would
+ * cost one update each to clear (FerretDB manages ~100-300 a second), which capped backfills.
+ * It names its events (signal id, event id) instead of holding them: the snapshot of each is
+ * the signal itself, and the writer hands the events to the relay in memory, so in the common
+ * case the batch costs one small insert and one delete. Only a batch whose writer died (older
+ * than a minute) is read back, its events rebuilt from the signals that exist. Holding the
+ * events whole made every event pass through the store five times (insert, confirm update,
+ * relay read, removal read): at a million signals that, not the signals, was FerretDB's work.
  */
 export interface OutboxBatchDocument {
   _id: string;
-  events: SignalEvent[];
-  /** false until the signals' insert returned; an old unconfirmed batch is checked signal by signal. */
-  confirmed: boolean;
+  entries?: Array<{ signal_id: string; event_id: string }>;
+  event_name?: BusEventName;
+  occurred_at?: Date;
+  context?: EventContext;
+  /** Batches written before entries: the events whole (still read). */
+  events?: SignalEvent[];
   created_at: Date;
 }
 

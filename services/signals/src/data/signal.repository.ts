@@ -1,4 +1,4 @@
-import type { SignalEvent } from '@signal/contracts';
+import { SIGNAL_EVENT_VERSION, type SignalEvent } from '@signal/contracts';
 import { duplicateKeyPositions, isDuplicateKeyError } from '@signal/service-kit';
 import type { Connection, mongo } from 'mongoose';
 import {
@@ -9,6 +9,7 @@ import {
   type SignalWriteStore,
 } from '../domain/ports';
 import type { SignalDocument, SignalStateChange, StoredSignal } from '../domain/signal';
+import { toSnapshot } from '../domain/signal.mapper';
 import { outboxBatchCollection, signalCollection, type OutboxBatchDocument } from './collections';
 import { eachById, oneUpdatePerDocumentAtATime, trimOutbox } from './ferretdb-workarounds';
 
@@ -83,20 +84,34 @@ export class SignalRepository implements SignalWriteStore, SignalQueryStore, Sig
   }
 
   /**
-   * Bulk insert with one outbox batch: the batch (all events) first, then the signals, then the
-   * batch confirmed without the events of signals whose idempotency key already existed.
-   * Returns those keys and the batch's outbox id.
+   * Bulk insert with one outbox batch: the batch (naming every event) first, then the signals.
+   * Returns the keys that already existed and the batch's events of the signals stored, for
+   * the relay to publish from memory (see OutboxBatchDocument).
    */
   async insertManyWithBatch(
     docs: SignalDocument[],
     batchId: string,
-  ): Promise<{ duplicates: string[]; outboxId: string }> {
+  ): Promise<{ duplicates: string[]; outbox: PendingOutbox }> {
     const events = docs.flatMap((d) => d.outbox);
-    const plain = docs.map((d) => ({ ...d, outbox: [], has_outbox: false }));
-    await this.batches.insertOne({ _id: batchId, events, confirmed: false, created_at: new Date() });
+    const first = events[0];
+    await this.batches.insertOne({
+      _id: batchId,
+      entries: events.map((e) => ({ signal_id: e.signal.id, event_id: e.id })),
+      ...(first
+        ? {
+            event_name: first.name,
+            occurred_at: new Date(first.occurred_at),
+            ...(first.context ? { context: first.context } : {}),
+          }
+        : {}),
+      created_at: new Date(),
+    });
     let duplicates: string[] = [];
     try {
-      await this.signals.insertMany(plain, { ordered: false });
+      await this.signals.insertMany(
+        docs.map((d) => ({ ...d, outbox: [], has_outbox: false })),
+        { ordered: false },
+      );
     } catch (err) {
       const refused = duplicateKeyPositions(err);
       if (!refused) throw err;
@@ -104,29 +119,45 @@ export class SignalRepository implements SignalWriteStore, SignalQueryStore, Sig
     }
     const skipped = new Set(duplicates);
     const refusedIds = new Set(docs.filter((d) => skipped.has(d.idem_key)).map((d) => d._id));
-    await this.batches.updateOne(
-      { _id: batchId },
-      {
-        $set: {
-          confirmed: true,
-          ...(refusedIds.size ? { events: events.filter((e) => !refusedIds.has(e.signal.id)) } : {}),
-        },
+    return {
+      duplicates,
+      outbox: {
+        documentId: `${BATCH_PREFIX}${batchId}`,
+        events: events.filter((e) => !refusedIds.has(e.signal.id)),
       },
-    );
-    return { duplicates, outboxId: `${BATCH_PREFIX}${batchId}` };
+    };
   }
 
+  /**
+   * A batch read back from the store: none while young (its writer is still at work, and
+   * hands the events over itself), else the events of the signals that exist — rebuilt from
+   * them, with the event ids the batch names (a writer that died between its two writes).
+   */
   private async batchOutbox(batch: OutboxBatchDocument): Promise<PendingOutbox | undefined> {
-    if (batch.confirmed) return { documentId: `${BATCH_PREFIX}${batch._id}`, events: batch.events };
     if (Date.now() - new Date(batch.created_at).getTime() < ORPHAN_BATCH_MS) return undefined;
-    // Its writer died between the writes: keep the events of the signals that exist.
-    const exists = await eachById(
-      batch.events.map((e) => e.signal.id),
-      (id) => this.signals.findOne({ _id: id }, { projection: { _id: 1 } }),
+    const documentId = `${BATCH_PREFIX}${batch._id}`;
+    const named = batch.entries ?? (batch.events ?? []).map((e) => ({ signal_id: e.signal.id, event_id: e.id }));
+    const found = await eachById(
+      named.map((e) => e.signal_id),
+      (id) => this.signals.findOne({ _id: id }, { projection: PUBLIC_PROJECTION }),
     );
-    const events = batch.events.filter((_, i) => exists[i] !== null);
-    await this.batches.updateOne({ _id: batch._id }, { $set: { confirmed: true, events } });
-    return { documentId: `${BATCH_PREFIX}${batch._id}`, events };
+    const events: SignalEvent[] = [];
+    for (const [i, entry] of named.entries()) {
+      const signal = found[i];
+      if (!signal) continue;
+      const old = batch.events?.[i];
+      events.push(
+        old ?? {
+          schema_version: SIGNAL_EVENT_VERSION,
+          id: entry.event_id,
+          name: batch.event_name ?? 'signal.updated',
+          occurred_at: (batch.occurred_at ?? batch.created_at).toISOString(),
+          signal: toSnapshot(signal),
+          ...(batch.context ? { context: batch.context } : {}),
+        },
+      );
+    }
+    return { documentId, events };
   }
 
   /**
@@ -168,9 +199,9 @@ export class SignalRepository implements SignalWriteStore, SignalQueryStore, Sig
       .filter((id) => id.startsWith(BATCH_PREFIX))
       .map((id) => id.slice(BATCH_PREFIX.length));
     const batches = await eachById(batchIds, (id) => this.batches.findOne({ _id: id }));
-    const fromBatches = batches.flatMap((b) =>
-      b?.confirmed ? [{ documentId: `${BATCH_PREFIX}${b._id}`, events: b.events }] : [],
-    );
+    const fromBatches = (
+      await Promise.all(batches.map((b) => (b ? this.batchOutbox(b) : undefined)))
+    ).filter((b): b is PendingOutbox => b !== undefined);
     const docs = await eachById(
       ids.filter((id) => !id.startsWith(BATCH_PREFIX)),
       (id) => this.signals.findOne({ _id: id }, { projection: { outbox: 1, has_outbox: 1 } }),
@@ -181,20 +212,30 @@ export class SignalRepository implements SignalWriteStore, SignalQueryStore, Sig
     ];
   }
 
-  /** Removes published events; a concurrent append (version moved) makes it re-read and retry. */
-  async removeFromOutbox(id: string, eventIds: string[]): Promise<void> {
+  /**
+   * Removes published events; a concurrent append (version moved) makes it re-read and retry.
+   * `all`: every event the relay had for the document was confirmed (a batch is then deleted
+   * without being read).
+   */
+  async removeFromOutbox(id: string, eventIds: string[], all = false): Promise<void> {
     if (id.startsWith(BATCH_PREFIX))
-      return this.removeFromBatch(id.slice(BATCH_PREFIX.length), new Set(eventIds));
+      return this.removeFromBatch(id.slice(BATCH_PREFIX.length), new Set(eventIds), all);
     await this.writes.run(id, () => trimOutbox(this.signals, id, new Set(eventIds)));
   }
 
-  /** Only the relay changes a confirmed batch: delete it when done, else keep what is left. */
-  private async removeFromBatch(batchId: string, published: Set<string>): Promise<void> {
+  /** Only the relay changes a batch once written: delete it when done, else keep what is left. */
+  private async removeFromBatch(batchId: string, published: Set<string>, all: boolean): Promise<void> {
+    if (all) {
+      await this.batches.deleteOne({ _id: batchId });
+      return;
+    }
     const batch = await this.batches.findOne({ _id: batchId });
     if (!batch) return;
-    const remaining = batch.events.filter((e) => !published.has(e.id));
-    if (remaining.length === 0) await this.batches.deleteOne({ _id: batchId });
-    else await this.batches.updateOne({ _id: batchId }, { $set: { events: remaining } });
+    const remaining = batch.entries
+      ? { entries: batch.entries.filter((e) => !published.has(e.event_id)) }
+      : { events: (batch.events ?? []).filter((e) => !published.has(e.id)) };
+    if ((remaining.entries ?? remaining.events ?? []).length === 0) await this.batches.deleteOne({ _id: batchId });
+    else await this.batches.updateOne({ _id: batchId }, { $set: remaining });
   }
 
   /** Internal export for projections: signals in id order after `afterId`. */

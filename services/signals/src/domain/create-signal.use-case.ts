@@ -123,9 +123,9 @@ export async function bulkCreateSignals(
   const docs = inputs.map((input, i) =>
     newSignalDocument(input, idempotencyKey ? `${idempotencyKey}:${i}` : undefined, now, 'signal.updated'),
   );
-  const { duplicates, outboxId } = await repository.insertManyWithBatch(docs, newId('obx'));
+  const { duplicates, outbox } = await repository.insertManyWithBatch(docs, newId('obx'));
   const skipped = new Set(duplicates);
   const created = docs.filter((d) => !skipped.has(d.idem_key));
-  await effects.written(created.map(toSnapshot), [outboxId]);
+  await effects.written(created.map(toSnapshot), outbox);
   return { created: created.length, skipped: skipped.size, ids: created.map((d) => d._id) };
 }

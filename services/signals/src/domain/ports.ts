@@ -26,11 +26,14 @@ export interface SignalWriteStore {
   findByIdemKey(key: string): Promise<StoredSignal | null>;
   /** One atomic write of the signal and its event; DuplicateIdempotencyKeyError when the key is taken. */
   insert(doc: SignalDocument): Promise<void>;
-  /** Many signals and one outbox batch for their events; returns the keys that existed already. */
+  /**
+   * Many signals and one outbox batch for their events; returns the keys that existed already
+   * and the batch's events of the signals it stored (handed to the relay in memory).
+   */
   insertManyWithBatch(
     docs: SignalDocument[],
     batchId: string,
-  ): Promise<{ duplicates: string[]; outboxId: string }>;
+  ): Promise<{ duplicates: string[]; outbox: OutboxHandoff }>;
   /** Compare-and-set on `version` with the change's event; false when another write came first. */
   replaceState(
     id: string,
@@ -96,8 +99,17 @@ export interface TimelineRepairLog {
   done(ids: string[]): Promise<void>;
 }
 
+/** An outbox document just written, with its events: the relay publishes them without a read. */
+export interface OutboxHandoff {
+  documentId: string;
+  events: SignalEvent[];
+}
+
 /** What follows every store write: the read index and the outbox relay learn of it. */
 export interface WriteEffects {
-  /** `outboxIds`: where the events wait (the signals themselves unless a bulk batch holds them). */
-  written(snapshots: SignalSnapshot[], outboxIds?: string[]): Promise<void>;
+  /**
+   * Without `outbox`, the events wait in the signals' own outboxes (the relay reads them by id);
+   * a bulk write hands its batch's events over.
+   */
+  written(snapshots: SignalSnapshot[], outbox?: OutboxHandoff): Promise<void>;
 }
