@@ -108,8 +108,9 @@ export interface OutboxHandoff {
 /** What follows every store write: the read index and the outbox relay learn of it. */
 export interface WriteEffects {
   /**
-   * Without `outbox`, the events wait in the signals' own outboxes (the relay reads them by id);
-   * a bulk write hands its batch's events over.
+   * `outbox`: the write's events, handed to the relay so that it publishes them without reading
+   * them back (on FerretDB a read by id scans the collection). Without it, the relay reads the
+   * signals' outboxes by id.
    */
   written(snapshots: SignalSnapshot[], outbox?: OutboxHandoff): Promise<void>;
 }

@@ -17,7 +17,11 @@ export type RebuildProgress = (done: number) => void;
 /**
  * Keeps the timeline index equal to MongoDB:
  * - every write applies its new snapshot (version-guarded) right after the MongoDB write;
- * - a failed apply (Redis unreachable) is recorded and re-applied from MongoDB later;
+ * - a failed apply (Redis unreachable or too slow) is recorded and re-applied later: from the
+ *   snapshots this process still holds (up to a bound), from MongoDB for the rest (after a
+ *   restart). Reading each back by id was the only way before, and on FerretDB an `_id` read
+ *   is a scan of the collection: one timed-out pipeline of a 1,000-signal batch at 100,000
+ *   signals held the store for forty seconds;
  * - the outbox relay applies each event's snapshot again before the event leaves the outbox,
  *   so a crash between the MongoDB write and the index update is repaired by the same sweep
  *   that repairs the outbox;
@@ -25,8 +29,13 @@ export type RebuildProgress = (done: number) => void;
  *   the next read or tick, and the index is rebuilt by streaming the collection once; reads
  *   are answered from MongoDB until the rebuild is complete.
  */
+/** Failed snapshots held in memory at most (beyond, they are read back from MongoDB). */
+const MAX_HELD = 100_000;
+
 export class TimelineKeeper {
   private readonly task: PeriodicTask;
+  /** Snapshots whose apply failed, newest version per signal, until re-applied. */
+  private readonly unapplied = new Map<string, SignalSnapshot>();
 
   constructor(private readonly o: KeeperOptions) {
     this.task = new PeriodicTask('timeline-keeper', o.intervalMs, () => this.tick(), o.logger);
@@ -39,6 +48,12 @@ export class TimelineKeeper {
       for (const s of snapshots) this.o.index.model.observeLag(Date.parse(s.updated_at));
     } catch (err) {
       this.o.logger.warn({ err: errorText(err), count: snapshots.length }, 'timeline index update failed');
+      for (const s of snapshots) {
+        const seen = this.unapplied.get(s.id);
+        if (seen && seen.version >= s.version) continue;
+        if (!seen && this.unapplied.size >= MAX_HELD) continue; // read back from MongoDB instead
+        this.unapplied.set(s.id, s);
+      }
       await this.o.repairs
         .record(snapshots.map((s) => s.id))
         .catch((e: unknown) =>
@@ -72,9 +87,19 @@ export class TimelineKeeper {
     for (;;) {
       const ids = await this.o.repairs.next(500);
       if (ids.length === 0) return;
-      const docs = await Promise.all(ids.map((id) => this.o.repository.findById(id)));
-      await this.o.index.apply(docs.flatMap((d) => (d ? [toSnapshot(d)] : [])));
-      await this.o.repairs.done(ids);
+      const held = new Map<string, SignalSnapshot | undefined>(ids.map((id) => [id, this.unapplied.get(id)]));
+      const read = await Promise.all(
+        ids.filter((id) => !held.get(id)).map((id) => this.o.repository.findById(id)),
+      );
+      const fromMemory = [...held.values()].flatMap((s) => s ?? []);
+      await this.o.index.apply([...fromMemory, ...read.flatMap((d) => (d ? [toSnapshot(d)] : []))]);
+      // An id that failed again meanwhile (a newer snapshot held) keeps its repair row; a held
+      // snapshot is let go only once its row is gone (a second pass meanwhile finds it still
+      // held, instead of reading it back from the store).
+      const repaired = ids.filter((id) => this.unapplied.get(id) === held.get(id));
+      await this.o.repairs.done(repaired);
+      for (const id of repaired) if (this.unapplied.get(id) === held.get(id)) this.unapplied.delete(id);
+      if (repaired.length < ids.length) return;
     }
   }
 
