@@ -108,7 +108,9 @@ export const MESSAGE_POLICIES = {
     schema: signalEventReaderSchema,
     maxAttempts: 5,
     retryDelayMs: 1000,
-    handlerTimeoutMs: 10_000,
+    // The consumer projects by the batch (up to 500, one batch at a time): an event may wait for
+    // the batch ahead of its own. At 10 s, a loaded store timed thousands out into retries.
+    handlerTimeoutMs: 60_000,
   },
   'webhooks.signal-events': {
     schema: signalEventReaderSchema,

@@ -72,7 +72,7 @@ export class RedisReadModel {
       let done = 0;
       try {
         for await (const batch of source()) {
-          await apply(batch);
+          await applyWithRetries(() => apply(batch));
           done += batch.length;
           progress?.(done);
           await this.redis.set(`${this.prefix}lock`, token, 'PX', this.lockMs, 'XX');
@@ -92,6 +92,23 @@ export class RedisReadModel {
   /** Drops the whole model (tests, `--fresh` rebuilds). */
   clear(): Promise<void> {
     return deleteKeysMatching(this.redis, `${this.prefix}*`);
+  }
+}
+
+/**
+ * A batch of a rebuild that failed (Redis too busy to answer within its command timeout, say)
+ * is tried again a few times before the rebuild gives up: giving up starts over from an empty
+ * model, which under load failed again, and again (seen at 100,000 signals during a backfill).
+ */
+async function applyWithRetries(apply: () => Promise<void>, attempts = 5): Promise<void> {
+  for (let i = 1; ; i++) {
+    try {
+      await apply();
+      return;
+    } catch (err) {
+      if (i >= attempts) throw err;
+      await new Promise((r) => setTimeout(r, 500 * 2 ** (i - 1)));
+    }
   }
 }
 

@@ -33,8 +33,8 @@ export class ProjectionRepository implements ProjectionStore {
 
   /**
    * First versions (creates: backfills, new signals) in one unordered insertMany — the common
-   * case costs one write per batch instead of a failed update and an insert per signal; any of
-   * them already stored, and every later version, go through `apply` one by one.
+   * case costs one write per batch instead of a failed update and an insert per signal; those
+   * already stored are done, and every later version goes through `apply` one by one.
    */
   async applyMany(docs: ProjectedSignal[]): Promise<Set<string>> {
     const changed = new Set<string>();
@@ -49,8 +49,10 @@ export class ProjectionRepository implements ProjectionStore {
         if (!positions) throw err;
         refused = positions;
       }
-      for (const [i, d] of firsts.entries()) if (refused.has(i)) rest.push(d);
-      else changed.add(d._id);
+      // A first version refused as a duplicate: what is stored is that version or a newer one,
+      // so nothing is left to do (a redelivered batch, say). Sending those through `apply` made
+      // each an update by `_id`, which FerretDB runs as a scan of the collection.
+      for (const [i, d] of firsts.entries()) if (!refused.has(i)) changed.add(d._id);
     }
     const applied = await Promise.all(rest.map((d) => this.apply(d)));
     for (const [i, d] of rest.entries()) if (applied[i]) changed.add(d._id);
