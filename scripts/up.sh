@@ -65,6 +65,12 @@ down() {
 reset() {
   down
   INFRA_PERSIST=1 infra/local/infra.sh reset
+  # The broker is the machine's: events of the wiped data must not reach the next run.
+  source scripts/lib/toolchain.sh
+  if [ -f packages/messaging/dist/cli/purge.cli.js ] && command -v node >/dev/null; then
+    AMQP_URL="${AMQP_URL:-amqp://guest:guest@127.0.0.1:5672}" node packages/messaging/dist/cli/purge.cli.js >/dev/null 2>&1 \
+      || echo "note: could not purge the local queues (RabbitMQ down?)" >&2
+  fi
   rm -f "$RUN/data/seeded"
 }
 

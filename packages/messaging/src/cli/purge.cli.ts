@@ -1,0 +1,34 @@
+import { parseArgs } from 'node:util';
+import { connect } from 'amqplib';
+import { brokerNames, deleteBrokerNames } from '../topology';
+
+/**
+ * purge [--prefix P]: removes every queue and exchange of one deployment (`AMQP_URL`), messages
+ * included. `scripts/up.sh reset` runs it: events of a wiped database left in the queues reached
+ * the next one (a reset during a backfill counted 98,000 signals twice in stats).
+ */
+async function main(): Promise<void> {
+  let prefix: string;
+  try {
+    prefix = parseArgs({ options: { prefix: { type: 'string', default: '' } }, strict: true }).values.prefix;
+  } catch (err) {
+    console.error(`purge: ${err instanceof Error ? err.message : String(err)}\nusage: purge [--prefix P]`);
+    process.exit(2);
+  }
+  const url = process.env.AMQP_URL;
+  if (!url) {
+    console.error('purge: AMQP_URL is required');
+    process.exit(2);
+  }
+  const conn = await connect(url.split(',')[0] ?? url);
+  const channel = await conn.createConfirmChannel();
+  channel.on('error', () => undefined);
+  await deleteBrokerNames(channel, brokerNames(prefix));
+  await conn.close();
+  console.log(`purge: removed the queues and exchanges of prefix "${prefix}"`);
+}
+
+main().catch((err: unknown) => {
+  console.error(`purge: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});
