@@ -20,12 +20,8 @@ export const configSchema = z.object({
   /** Credential of the ingest API (simulator, data pipeline); distinct from the gateway's. */
   INGEST_TOKEN: env.secret(24),
   OUTBOX_INTERVAL_MS: env.int(200, 10),
-  /**
-   * Full outbox sweep (what the in-memory handover missed: crashes; after a broker outage the
-   * relay sweeps within a second anyway). Rare, because on FerretDB a sweep is a scan of the
-   * whole collection: every 5 s, at a million signals, it kept one core busy.
-   */
-  OUTBOX_SWEEP_INTERVAL_MS: env.int(60_000, 100),
+  /** Full outbox sweep (what write-time hints missed: broker outages, crashes). */
+  OUTBOX_SWEEP_INTERVAL_MS: env.int(5000, 100),
   /** List queries on MongoDB at once while the timeline index is away; more get 503 + Retry-After. */
   STORE_FALLBACK_CONCURRENCY: env.int(4, 1),
 });

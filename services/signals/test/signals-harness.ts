@@ -45,7 +45,6 @@ export async function startSignals(
     INTERNAL_JWT_PUBLIC_KEY: TEST_INTERNAL_KEYS.publicKey,
     INGEST_TOKEN,
     OUTBOX_INTERVAL_MS: '100',
-    OUTBOX_SWEEP_INTERVAL_MS: '1000',
     ...overrides,
   });
   const lifecycle = new GracefulShutdown(silentLogger);

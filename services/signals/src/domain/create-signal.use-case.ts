@@ -99,7 +99,7 @@ export async function createSignal(
     }
     throw err;
   }
-  await effects.written([toSnapshot(doc)], { documentId: doc._id, events: doc.outbox });
+  await effects.written([toSnapshot(doc)]);
   return { signal: toDetail(doc), created: true };
 }
 

@@ -108,9 +108,11 @@ export interface OutboxHandoff {
 /** What follows every store write: the read index and the outbox relay learn of it. */
 export interface WriteEffects {
   /**
-   * `outbox`: the write's events, handed to the relay so that it publishes them without reading
-   * them back (on FerretDB a read by id scans the collection). Without it, the relay reads the
-   * signals' outboxes by id.
+   * Without `outbox`, the events wait in the signals' own outboxes and the relay reads them by
+   * id (whole outboxes, in order); a bulk write hands its batch's events over. Single writes
+   * handing theirs over too was tried and reverted: the relay then trimmed a signal's outbox
+   * (under the signal's write lock) with no read before it, and during a MongoDB cut the next
+   * write of that signal waited behind the hung trim past its client's timeout (`pnpm chaos`).
    */
   written(snapshots: SignalSnapshot[], outbox?: OutboxHandoff): Promise<void>;
 }

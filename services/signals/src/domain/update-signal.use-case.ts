@@ -24,15 +24,14 @@ async function applyChange(
     const now = new Date();
     const { next, event } = change(current);
     const stored = { ...next, updated_at: now, version: current.version + 1 };
-    const announced = signalEvent(event, stored, now);
     const written = await repository.replaceState(
       id,
       current.version,
       { metrics: stored.metrics, performance: stored.performance, updated_at: now },
-      announced,
+      signalEvent(event, stored, now),
     );
     if (written) {
-      await effects.written([toSnapshot(stored)], { documentId: id, events: [announced] });
+      await effects.written([toSnapshot(stored)]);
       return toDetail(stored);
     }
   }
