@@ -57,12 +57,6 @@ export class OutboxRelay<E> {
   private readonly hinted = new Set<string>();
   /** Documents handed over with their events (`offer`), published without a read. */
   private readonly offered = new Map<string, PendingOutbox<E>>();
-  /**
-   * A publish failed and no sweep has completed since: events may wait in the store ahead of
-   * new ones, so new writes are read from the store (whole outboxes, in order) instead of
-   * published from what was handed over.
-   */
-  private failedSinceSweep = false;
   private nextSweepAt = 0;
 
   constructor(private readonly options: OutboxRelayOptions<E>) {}
@@ -94,7 +88,7 @@ export class OutboxRelay<E> {
    */
   offer(docs: PendingOutbox<E>[]): void {
     for (const doc of docs)
-      if (!this.failedSinceSweep && this.offered.size < MAX_OFFERED) this.offered.set(doc.documentId, doc);
+      if (this.offered.size < MAX_OFFERED) this.offered.set(doc.documentId, doc);
       else this.hinted.add(doc.documentId);
     this.kick();
   }
@@ -144,10 +138,7 @@ export class OutboxRelay<E> {
         for (let first = true; ; first = false) {
           const pending = await store.findPending(batchSize);
           if (first) this.reportOldest(pending);
-          if (pending.length === 0) {
-            this.failedSinceSweep = false;
-            break;
-          }
+          if (pending.length === 0) break;
           const result = await this.publishAll(pending);
           published += result.done;
           this.orThrow(result);
@@ -156,7 +147,7 @@ export class OutboxRelay<E> {
       }
       return published;
     } catch (err) {
-      this.failedSinceSweep = true;
+      // What was handed over and not yet published is read back from the store next time.
       for (const id of this.offered.keys()) this.hinted.add(id);
       this.offered.clear();
       logger.warn({ err: (err as Error).message, published }, 'outbox relay paused');

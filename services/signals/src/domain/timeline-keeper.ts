@@ -14,6 +14,9 @@ export interface KeeperOptions {
 
 export type RebuildProgress = (done: number) => void;
 
+/** Failed snapshots held in memory at most (beyond, they are read back from MongoDB). */
+const MAX_HELD = 100_000;
+
 /**
  * Keeps the timeline index equal to MongoDB:
  * - every write applies its new snapshot (version-guarded) right after the MongoDB write;
@@ -29,9 +32,6 @@ export type RebuildProgress = (done: number) => void;
  *   the next read or tick, and the index is rebuilt by streaming the collection once; reads
  *   are answered from MongoDB until the rebuild is complete.
  */
-/** Failed snapshots held in memory at most (beyond, they are read back from MongoDB). */
-const MAX_HELD = 100_000;
-
 export class TimelineKeeper {
   private readonly task: PeriodicTask;
   /** Snapshots whose apply failed, newest version per signal, until re-applied. */
