@@ -51,6 +51,13 @@ func main() {
 		private.Close()
 	}
 
+	if *handler == "postgresql" {
+		if err := installIDIndexes(*postgresURL); err != nil {
+			fmt.Fprintf(os.Stderr, "ferretdb-embedded: %v\n", err)
+			os.Exit(1)
+		}
+	}
+
 	f, err := ferretdb.New(&ferretdb.Config{
 		Listener:      ferretdb.ListenerConfig{TCP: ferretListen},
 		Logger:        logger,
