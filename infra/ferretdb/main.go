@@ -52,7 +52,7 @@ func main() {
 	}
 
 	if *handler == "postgresql" {
-		if err := installIDIndexes(*postgresURL); err != nil {
+		if err := installEqualityIndexes(*postgresURL); err != nil {
 			fmt.Fprintf(os.Stderr, "ferretdb-embedded: %v\n", err)
 			os.Exit(1)
 		}
