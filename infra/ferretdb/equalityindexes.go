@@ -28,6 +28,11 @@ import (
 //     lookups on an unindexed field are enough — after which the key is unknown at planning
 //     time and every `_id` lookup is a sequential scan again (seen: 200-400 ms per `_id` read at
 //     500,000 signals, with the twin index in place).
+//   - No JIT and no parallel plans. Before PostgreSQL has statistics on a table (see
+//     statskeeper.go) it guesses that an `@>` matches a fifth of the rows, and for such a guess
+//     it plans a parallel scan and compiles it: 600-800 ms for a one-row `_id` read at 650,000
+//     signals, 9 ms without. FerretDB's queries are small reads and writes; on the two cores
+//     the whole system shares, neither ever pays off.
 //
 // installEqualityIndexes runs once, before FerretDB starts. Event triggers add the twins in the
 // same transaction as FerretDB's CREATE INDEX (so no collection is ever without them) and drop
@@ -90,6 +95,8 @@ CREATE EVENT TRIGGER ferretdb_embedded_twin_dropped ON sql_drop
 
 DO $do$ BEGIN
   EXECUTE format('ALTER DATABASE %I SET plan_cache_mode = force_custom_plan', current_database());
+  EXECUTE format('ALTER DATABASE %I SET jit = off', current_database());
+  EXECUTE format('ALTER DATABASE %I SET max_parallel_workers_per_gather = 0', current_database());
 END $do$;
 
 SELECT public.ferretdb_embedded_twin(i.indexrelid)

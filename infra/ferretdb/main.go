@@ -73,6 +73,10 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 
+	if *handler == "postgresql" {
+		go keepStatistics(ctx, *postgresURL, logger)
+	}
+
 	if public != nil {
 		g := newGate(ferretListen, *maxCommands, logger)
 		go func() {
