@@ -40,7 +40,7 @@ class MemoryRepairs implements TimelineRepairLog {
   }
 }
 
-/** The store: counts reads by id (on FerretDB each one is a scan of the collection). */
+/** The store: counts reads by id (on a FerretDB without a usable `_id` index each one is a scan). */
 function countingSource(): SignalSource & { reads: number } {
   const source = {
     reads: 0,
