@@ -1,5 +1,7 @@
+import { infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
 import request from 'supertest';
 import { run, UsageError } from '../src/cli/admin.cli';
+import { createDependencies } from '../src/cli/admin.dependencies';
 import { startGateway, type GatewayHarness } from './gateway-harness';
 import { signalInput, startSignals, type SignalsHarness } from '../../signals/test/signals-harness';
 
@@ -116,5 +118,23 @@ describe('operator CLI', () => {
       }),
     ).rejects.toThrow('development only');
     expect(await gw.deps.accounts.repository.findAccountByEmail('prod-demo@signal.local')).toBeNull();
+  });
+
+  it('when Redis cannot be reached, then the CLI stops with a clear message instead of a stream error', async () => {
+    const db = testDatabase('admin_cli_no_redis');
+    await expect(
+      createDependencies(
+        {
+          MONGO_URL: infraUrls().mongoUrl,
+          GATEWAY_DB: db.dbName,
+          REDIS_URL: 'redis://127.0.0.1:9',
+          REDIS_PREFIX: 'admin_cli_no_redis:',
+          API_KEY_PEPPER: 'pepper-for-the-test-only-0123456789',
+        },
+        silentLogger,
+        300,
+      ),
+    ).rejects.toThrow('Redis is not reachable (REDIS_URL); nothing was changed');
+    await db.drop();
   });
 });
