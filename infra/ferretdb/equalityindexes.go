@@ -83,12 +83,9 @@ BEGIN
 END
 $fn$;
 
-DROP EVENT TRIGGER IF EXISTS ferretdb_embedded_index_new_table;
-DROP FUNCTION IF EXISTS public.ferretdb_embedded_index_new_table();
-DROP FUNCTION IF EXISTS public.ferretdb_embedded_index_id(regclass);
 DROP EVENT TRIGGER IF EXISTS ferretdb_embedded_twin_created;
 CREATE EVENT TRIGGER ferretdb_embedded_twin_created ON ddl_command_end
-  WHEN TAG IN ('CREATE INDEX', 'CREATE TABLE') EXECUTE FUNCTION public.ferretdb_embedded_twin_created();
+  WHEN TAG IN ('CREATE INDEX') EXECUTE FUNCTION public.ferretdb_embedded_twin_created();
 DROP EVENT TRIGGER IF EXISTS ferretdb_embedded_twin_dropped;
 CREATE EVENT TRIGGER ferretdb_embedded_twin_dropped ON sql_drop
   WHEN TAG IN ('DROP INDEX') EXECUTE FUNCTION public.ferretdb_embedded_twin_dropped();

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import Redis, { type RedisOptions } from 'ioredis';
 import type { Logger } from './logger';
 
@@ -143,11 +142,17 @@ export async function connectRedis(
       ? new Redis(target.url, failFast)
       : new Redis({ ...target.options, ...failFast, sentinelRetryStrategy: retry });
   redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([once(redis, 'ready'), new Promise((r) => (timer = setTimeout(r, readyWaitMs)))]).catch(
-    () => undefined,
-  );
-  clearTimeout(timer);
+  // Errors before the first connection (refused, a connect timeout on a loaded machine) only
+  // mean ioredis is retrying: wait for 'ready' until the deadline, not for the first error.
+  // (Returning at the first error left a CLI run right after `scripts/up.sh` started every
+  // service with no connection: "Stream isn't writeable".)
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, readyWaitMs);
+    redis.once('ready', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
   return redis;
 }
 
