@@ -17,7 +17,7 @@ let aggregates: StatsAggregates;
 beforeAll(async () => {
   redis = await connectRedis(infraUrls().redisUrl, silentLogger);
   aggregates = new StatsAggregates(redis, `${uniqueName('agg')}:`, 'test', silentLogger);
-  await redis.set(`${aggregates.prefix}ready`, 'test');
+  await redis.set(`${aggregates.prefix}ready`, aggregates.model.epoch);
 });
 afterAll(async () => {
   await aggregates.model.clear();
@@ -25,6 +25,7 @@ afterAll(async () => {
 });
 
 const NOW = Date.UTC(2026, 10, 22, 13, 37, 12, 345);
+const MINUTE = 60_000;
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
 const PERIODS: StatsPeriod[] = ['24h', '7d', '30d', 'all'];
@@ -76,8 +77,21 @@ describe('incremental stats aggregates', () => {
       const day = Math.floor((NOW - d * DAY) / DAY) * DAY;
       return [day, day - 1, day + HOUR, day + HOUR - 1];
     });
+    // The edge minute is read signal by signal, the rest of its hour from minute counters.
+    const minuteEdges = [DAY, 7 * DAY, 30 * DAY].flatMap((p) => {
+      const next = Math.ceil((NOW - p) / MINUTE) * MINUTE;
+      const hourEnd = Math.ceil((NOW - p) / HOUR) * HOUR;
+      return [next - 1, next, next + MINUTE - 1, next + MINUTE, hourEnd - 1, hourEnd];
+    });
+    // Better ROIs than any other, just before each cutoff in its hour: the edge hour's ROI
+    // ranking is read from the top and must skip them.
+    const beforeCutoff = new Set(
+      [DAY, 7 * DAY, 30 * DAY].flatMap((p) => [NOW - p - 2, Math.floor((NOW - p) / HOUR) * HOUR]),
+    );
     const times = [
       ...edges,
+      ...minuteEdges,
+      ...beforeCutoff,
       ...boundaries,
       NOW,
       NOW + 30_000, // created_at may sit a little in the future
@@ -93,7 +107,7 @@ describe('incremental stats aggregates', () => {
         type: SIGNAL_TYPES[n % SIGNAL_TYPES.length]!,
         status: 'active',
         is_winner: 0,
-        roi: Math.round((random() * 300 - 80) * 100) / 100,
+        roi: beforeCutoff.has(t) ? 1_000 + n : Math.round((random() * 300 - 80) * 100) / 100,
         created_at: new Date(t),
         version: 1,
       };
@@ -145,7 +159,7 @@ describe('incremental stats aggregates', () => {
   it('when several writers apply versions of the same signals at once, then each signal counts once with its newest state', async () => {
     const prefix = `${uniqueName('agg_race')}:`;
     const writers = [0, 1, 2, 3].map(() => new StatsAggregates(redis, prefix, 'test', silentLogger));
-    await redis.set(`${writers[0]!.prefix}ready`, 'test');
+    await redis.set(`${writers[0]!.prefix}ready`, writers[0]!.model.epoch);
     const finals = new Map<string, ProjectedSignal>();
     const versions: ProjectedSignal[] = [];
     for (let i = 0; i < 60; i++) {
@@ -182,8 +196,13 @@ describe('incremental stats aggregates', () => {
     }
   });
 
-  it('when the model is not marked ready, then figures are undefined and callers fall back', async () => {
+  it('when the model is not marked ready, or was built in an earlier key layout, then figures are undefined and callers fall back', async () => {
     const other = new StatsAggregates(redis, `${uniqueName('agg_unready')}:`, 'test', silentLogger);
     expect(await other.figures(undefined, undefined, NOW)).toBeUndefined();
+    // The hour-edge layout marked its aggregates ready with the bare source epoch.
+    await redis.set(`${other.prefix}ready`, 'test');
+    expect(await other.figures(undefined, undefined, NOW)).toBeUndefined();
+    expect(await other.figures(undefined, periodStart('24h', NOW), NOW)).toBeUndefined();
+    await other.model.clear();
   });
 });

@@ -2,11 +2,12 @@ import { SIGNAL_TYPES, type SignalType } from '@signal/contracts';
 import { RedisReadModel, RedisScript, type Logger } from '@signal/service-kit';
 import type Redis from 'ioredis';
 import {
-  HOUR_MS,
+  MINUTE_MS,
   ROI_SCALE,
   aggregateDelta,
   aggregateEntry,
   dayOf,
+  hourOf,
   periodPlan,
   type AggregateDelta,
   type AggregateEntry,
@@ -18,12 +19,13 @@ import type { ProjectedSignal } from '../domain/projection';
  * Statistics kept incrementally in Redis, so no request aggregates anything; the rules
  * (deltas, period buckets) are in domain/aggregate-rules.ts, this module stores and reads them.
  *
- * Per signal type: counters (count, winners, ROI sum) for all time, per UTC hour and per UTC day
- * of `created_at` (hash `n:<type>`, fields `a:n`, `h<hour>:w`, `d<day>:r`, …); a sorted set of
- * ids by `created_at` (`ct:<type>`, to read a period's partial edge hour exactly); ROI sorted
- * sets for all time and per day (`ra:<type>`, `rd:<type>:<day>`, so `best_roi` stays exact when
- * a ROI falls: the maximum is read, never kept as a running max). Each signal's last applied
- * state sits in hash `c` as `version|type|createdMs|winner|roi`.
+ * Per signal type: counters (count, winners, ROI sum) for all time, per UTC minute, hour and day
+ * of `created_at` (hash `n:<type>`, fields `a:n`, `m<minute>:w`, `h<hour>:w`, `d<day>:r`, …); a
+ * sorted set of ids by `created_at` (`ct:<type>`, to read a period's partial edge minute
+ * exactly); ROI sorted sets for all time, per hour and per day (`ra:<type>`, `rh:<type>:<hour>`,
+ * `rd:<type>:<day>`, so `best_roi` stays exact when a ROI falls: the maximum is read, never kept
+ * as a running max). Each signal's last applied state sits in hash `c` as
+ * `version|type|createdMs|winner|roi`.
  * A write reads the stored states, computes each delta, and applies it only if the state is
  * still the one it read (compare-and-set in one script; a concurrent writer makes it read
  * again), so redelivered, reordered and concurrent events all count once.
@@ -31,35 +33,45 @@ import type { ProjectedSignal } from '../domain/projection';
  */
 
 /**
- * ARGV: id, expected state ('' = none), new state, type, createdMs, roi, day, left type
- * ('' = none), left day, then triples (hash suffix, field, increment). Returns -1 when the
- * stored state is no longer the expected one.
+ * The key layout's name, part of the model's ready mark: aggregates kept in an earlier layout
+ * (hour edges, no minute counters) are never read as complete, and are rebuilt.
+ */
+const LAYOUT = 'minute-edges';
+
+/**
+ * ARGV: id, expected state ('' = none), new state, type, createdMs, roi, day, hour, left type
+ * ('' = none), left day, left hour, then triples (hash suffix, field, increment). Returns -1
+ * when the stored state is no longer the expected one.
  */
 const APPLY = new RedisScript(`
 local p, id = KEYS[1], ARGV[1]
 if (redis.call('HGET', p .. 'c', id) or '') ~= ARGV[2] then return -1 end
-for i = 10, #ARGV, 3 do
+for i = 12, #ARGV, 3 do
   redis.call('HINCRBY', p .. ARGV[i], ARGV[i + 1], ARGV[i + 2])
 end
-local typ, cms, roi, day, ltyp, lday = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+local typ, cms, roi, day, hour = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+local ltyp, lday, lhour = ARGV[9], ARGV[10], ARGV[11]
 if ltyp ~= '' then
   redis.call('ZREM', p .. 'ct:' .. ltyp, id)
   redis.call('ZREM', p .. 'ra:' .. ltyp, id)
   redis.call('ZREM', p .. 'rd:' .. ltyp .. ':' .. lday, id)
+  redis.call('ZREM', p .. 'rh:' .. ltyp .. ':' .. lhour, id)
 end
 redis.call('ZADD', p .. 'ct:' .. typ, cms, id)
 redis.call('ZADD', p .. 'ra:' .. typ, roi, id)
 redis.call('ZADD', p .. 'rd:' .. typ .. ':' .. day, roi, id)
+redis.call('ZADD', p .. 'rh:' .. typ .. ':' .. hour, roi, id)
 redis.call('HSET', p .. 'c', id, ARGV[3])
 return 1
 `);
 
 /**
  * One type's figures for one period: {count, winners, roiSum, best or false}; nil while the
- * model is incomplete. ARGV: type, cutoff ('' = all time), epoch, end of the edge hour, edge
- * day, number of counter fields, the fields (whole hours and days of the period), then the
- * later days. The edge hour is read signal by signal; best_roi is the top of each later day's
- * ROI set, and for the edge day the highest ROI whose signal is inside the period.
+ * model is incomplete. ARGV: type, cutoff ('' = all time), epoch, end of the edge minute, edge
+ * hour, number of counter fields, the fields (whole minutes, hours and days of the period), the
+ * number of later hours of the edge day, those hours, then the later days. The edge minute is
+ * read signal by signal; best_roi is the top of each later hour's and day's ROI set, and for the
+ * edge hour the highest ROI whose signal is inside the period.
  */
 const PERIOD = new RedisScript(`
 local p, typ = KEYS[1], ARGV[1]
@@ -70,7 +82,7 @@ if ARGV[2] == '' then
   local top = redis.call('ZRANGE', p .. 'ra:' .. typ, 0, 0, 'REV', 'WITHSCORES')
   return {tonumber(v[1] or 0), tonumber(v[2] or 0), tonumber(v[3] or 0), top[2] or false}
 end
-local cutoff, edgeMax, edgeDay, nFields = tonumber(ARGV[2]), ARGV[4], ARGV[5], tonumber(ARGV[6])
+local cutoff, edgeMax, edgeHour, nFields = tonumber(ARGV[2]), ARGV[4], ARGV[5], tonumber(ARGV[6])
 local count, wins, roi, best = 0, 0, 0, nil
 local function better(x) x = tonumber(x); if x and (best == nil or x > best) then best = x end end
 local edgeKey, offset = p .. 'ct:' .. typ, 0
@@ -90,13 +102,18 @@ if nFields > 0 then
     count = count + tonumber(v[i] or 0); wins = wins + tonumber(v[i + 1] or 0); roi = roi + tonumber(v[i + 2] or 0)
   end
 end
-for i = 7 + nFields, #ARGV do
+local nHours = tonumber(ARGV[7 + nFields])
+for i = 8 + nFields, 7 + nFields + nHours do
+  local top = redis.call('ZRANGE', p .. 'rh:' .. typ .. ':' .. ARGV[i], 0, 0, 'REV', 'WITHSCORES')
+  better(top[2])
+end
+for i = 8 + nFields + nHours, #ARGV do
   local top = redis.call('ZRANGE', p .. 'rd:' .. typ .. ':' .. ARGV[i], 0, 0, 'REV', 'WITHSCORES')
   better(top[2])
 end
-local dayKey, from = p .. 'rd:' .. typ .. ':' .. edgeDay, 0
+local hourKey, from = p .. 'rh:' .. typ .. ':' .. edgeHour, 0
 while true do
-  local chunk = redis.call('ZRANGE', dayKey, from, from + 99, 'REV', 'WITHSCORES')
+  local chunk = redis.call('ZRANGE', hourKey, from, from + 99, 'REV', 'WITHSCORES')
   if #chunk == 0 then break end
   if best ~= nil and tonumber(chunk[2]) <= best then break end
   local members = {}
@@ -151,7 +168,7 @@ export class StatsAggregates implements AggregatesStore {
     logger: Logger,
   ) {
     this.prefix = `${keyPrefix}stats:{agg}:`;
-    this.model = new RedisReadModel(redis, this.prefix, epoch, logger);
+    this.model = new RedisReadModel(redis, this.prefix, `${epoch}/${LAYOUT}`, logger);
   }
 
   /** Version-guarded and compare-and-set, pipelined per 1000 signals; returns how many changed anything. */
@@ -202,7 +219,7 @@ export class StatsAggregates implements AggregatesStore {
   ): Array<string | number> {
     const increments: Array<string | number> = [];
     for (const c of delta.counters)
-      for (const bucket of ['a', `h${c.hour}`, `d${c.day}`])
+      for (const bucket of ['a', `m${c.minute}`, `h${c.hour}`, `d${c.day}`])
         for (const [field, figure] of COUNTER_FIELDS)
           if (c[figure] !== 0) increments.push(`n:${c.type}`, `${bucket}:${field}`, c[figure]);
     return [
@@ -213,8 +230,10 @@ export class StatsAggregates implements AggregatesStore {
       next.createdMs,
       next.roi,
       dayOf(next.createdMs),
+      hourOf(next.createdMs),
       delta.left?.type ?? '',
       delta.left ? dayOf(delta.left.createdMs) : '',
+      delta.left ? hourOf(delta.left.createdMs) : '',
       ...increments,
     ];
   }
@@ -257,16 +276,20 @@ export class StatsAggregates implements AggregatesStore {
   private periodArgs(since: Date | undefined, now: number): Array<string | number> {
     if (!since) return ['', this.model.epoch];
     const plan = periodPlan(since.getTime(), now);
-    const fields = [...plan.hours.map((h) => `h${h}`), ...plan.days.map((d) => `d${d}`)].flatMap((bucket) =>
-      COUNTER_FIELDS.map(([field]) => `${bucket}:${field}`),
-    );
+    const fields = [
+      ...plan.minutes.map((m) => `m${m}`),
+      ...plan.hours.map((h) => `h${h}`),
+      ...plan.days.map((d) => `d${d}`),
+    ].flatMap((bucket) => COUNTER_FIELDS.map(([field]) => `${bucket}:${field}`));
     return [
       plan.cutoffMs,
       this.model.epoch,
-      (plan.edgeHour + 1) * HOUR_MS - 1,
-      plan.edgeDay,
+      (plan.edgeMinute + 1) * MINUTE_MS - 1,
+      plan.edgeHour,
       fields.length,
       ...fields,
+      plan.roiHours.length,
+      ...plan.roiHours,
       ...plan.laterDays,
     ];
   }

@@ -1,6 +1,7 @@
 import {
   DAY_MS,
   HOUR_MS,
+  MINUTE_MS,
   aggregateDelta,
   aggregateEntry,
   periodPlan,
@@ -8,6 +9,7 @@ import {
 } from './aggregate-rules';
 
 const T0 = Date.UTC(2026, 10, 22, 13, 37, 12, 345);
+const minute = Math.floor(T0 / MINUTE_MS);
 const hour = Math.floor(T0 / HOUR_MS);
 const day = Math.floor(T0 / DAY_MS);
 
@@ -35,10 +37,10 @@ describe('stats deltas', () => {
     ).toEqual({ version: 3, type: '7d', createdMs: T0, winner: 1, roi: 123_456 });
   });
 
-  it('when a signal is seen first, then it adds one signal, its win and its ROI to its hour and day', () => {
+  it('when a signal is seen first, then it adds one signal, its win and its ROI to its minute, hour and day', () => {
     expect(aggregateDelta(undefined, entry({ winner: 1 }))).toEqual({
       kind: 'changed',
-      counters: [{ type: 'new', hour, day, count: 1, winners: 1, roi: 1_500_000 }],
+      counters: [{ type: 'new', minute, hour, day, count: 1, winners: 1, roi: 1_500_000 }],
     });
   });
 
@@ -49,38 +51,62 @@ describe('stats deltas', () => {
     expect(aggregateDelta(entry({ version: 3 }), entry({ version: 2 }))).toEqual({ kind: 'unchanged' });
   });
 
-  it('when a newer state stays in its type and hour, then only the differences are added', () => {
+  it('when a newer state stays in its type and minute, then only the differences are added', () => {
     const delta = aggregateDelta(
       entry(),
-      entry({ version: 2, winner: 1, roi: -500_000, createdMs: T0 + 60_000 }),
+      entry({ version: 2, winner: 1, roi: -500_000, createdMs: T0 + 1_000 }),
     );
     expect(delta).toEqual({
       kind: 'changed',
-      counters: [{ type: 'new', hour, day, count: 0, winners: 1, roi: -2_000_000 }],
+      counters: [{ type: 'new', minute, hour, day, count: 0, winners: 1, roi: -2_000_000 }],
     });
   });
 
-  it('when a newer state moves to another type or hour, then the old contribution leaves and the new one arrives', () => {
+  it('when a newer state moves to another type or minute, then the old contribution leaves and the new one arrives', () => {
     const previous = entry({ winner: 1 });
     const next = entry({ version: 2, type: 'wallet', createdMs: T0 - 3 * DAY_MS });
     expect(aggregateDelta(previous, next)).toEqual({
       kind: 'changed',
       counters: [
-        { type: 'new', hour, day, count: -1, winners: -1, roi: -1_500_000 },
-        { type: 'wallet', hour: hour - 72, day: day - 3, count: 1, winners: 0, roi: 1_500_000 },
+        { type: 'new', minute, hour, day, count: -1, winners: -1, roi: -1_500_000 },
+        {
+          type: 'wallet',
+          minute: minute - 72 * 60,
+          hour: hour - 72,
+          day: day - 3,
+          count: 1,
+          winners: 0,
+          roi: 1_500_000,
+        },
       ],
       left: previous,
+    });
+    // Another minute of the same hour moves the minute counters too.
+    const nextMinute = entry({ version: 2, createdMs: T0 + MINUTE_MS });
+    expect(aggregateDelta(previous, nextMinute)).toMatchObject({
+      kind: 'changed',
+      counters: [{ minute, count: -1 }, { minute: minute + 1, hour, count: 1 }],
     });
   });
 });
 
 describe('period buckets', () => {
-  /** Every hour after the edge hour appears exactly once, as an hour or inside a day. */
-  function coveredHours(plan: ReturnType<typeof periodPlan>): number[] {
+  /**
+   * Every minute after the edge minute up to now + 1 h appears exactly once, as a minute, inside
+   * an hour or inside a day.
+   */
+  function coveredMinutes(plan: ReturnType<typeof periodPlan>): number[] {
+    const ofHour = (h: number) => Array.from({ length: 60 }, (_, i) => h * 60 + i);
     return [
-      ...plan.hours,
-      ...plan.days.flatMap((d) => Array.from({ length: 24 }, (_, i) => d * 24 + i)),
+      ...plan.minutes,
+      ...plan.hours.flatMap(ofHour),
+      ...plan.days.flatMap((d) => Array.from({ length: 24 }, (_, i) => d * 24 + i).flatMap(ofHour)),
     ].sort((a, b) => a - b);
+  }
+
+  /** Every hour of the edge hour's day after it, and every later day up to tomorrow, once. */
+  function roiCandidates(plan: ReturnType<typeof periodPlan>): number[] {
+    return [...plan.roiHours, ...plan.laterDays.flatMap((d) => Array.from({ length: 24 }, (_, i) => d * 24 + i))];
   }
 
   it.each([
@@ -88,34 +114,52 @@ describe('period buckets', () => {
     ['7d', 7 * DAY_MS],
     ['30d', 30 * DAY_MS],
   ])(
-    'when the period is %s, then the whole hours after the edge hour up to now + 1 h are covered once',
+    'when the period is %s, then the whole minutes after the edge minute up to now + 1 h are counted once, and the ROI rankings after the edge hour are read once',
     (_, length) => {
       const plan = periodPlan(T0 - length, T0);
       const expected = [];
-      for (let h = plan.edgeHour + 1; h <= hour + 1; h++) expected.push(h);
-      expect(coveredHours(plan)).toEqual(expected);
+      for (let m = plan.edgeMinute + 1; m < (hour + 2) * 60; m++) expected.push(m);
+      expect(coveredMinutes(plan)).toEqual(expected);
+      expect(plan.edgeMinute).toBe(Math.floor((T0 - length) / MINUTE_MS));
       expect(plan.edgeHour).toBe(Math.floor((T0 - length) / HOUR_MS));
+      const hours = [];
+      for (let h = plan.edgeHour + 1; h <= (day + 2) * 24 - 1; h++) hours.push(h);
+      expect(roiCandidates(plan)).toEqual(hours);
     },
   );
 
-  it('when whole days fit, then they are read as days, and hours only up to and after the day boundaries', () => {
+  it('when whole days fit, then they are read as days, hours only up to and after the day boundaries, minutes only inside the edge hour', () => {
     const plan = periodPlan(T0 - 7 * DAY_MS, T0);
     expect(plan.days).toHaveLength(6);
     expect(plan.hours.length).toBeLessThan(48);
+    expect(plan.minutes.length).toBeLessThan(60);
     for (const d of plan.days) expect(d * 24).toBeGreaterThan(plan.edgeHour);
+    for (const m of plan.minutes) expect(Math.floor(m / 60)).toBe(plan.edgeHour);
   });
 
-  it('when the cutoff sits exactly on an hour, then that hour is the edge hour (read signal by signal)', () => {
-    const cutoff = Math.floor(T0 / HOUR_MS) * HOUR_MS;
+  it('when the cutoff sits exactly on a minute, then that minute is the edge minute (read signal by signal)', () => {
+    const cutoff = Math.floor(T0 / MINUTE_MS) * MINUTE_MS;
     const plan = periodPlan(cutoff, T0);
-    expect(plan.edgeHour).toBe(hour);
+    expect(plan.edgeMinute).toBe(minute);
+    expect(plan.minutes[0]).toBe(minute + 1);
+    expect(plan.minutes.at(-1)).toBe((hour + 1) * 60 - 1);
     expect(plan.hours).toEqual([hour + 1]);
     expect(plan.days).toEqual([]);
   });
 
-  it('when the best ROI is looked for, then the edge day and every later day up to tomorrow are candidates', () => {
+  it('when the cutoff sits in the last minute of an hour, then no minute counter is read', () => {
+    const cutoff = (hour + 1) * HOUR_MS - 1;
+    const plan = periodPlan(cutoff, T0 + HOUR_MS);
+    expect(plan.edgeMinute).toBe((hour + 1) * 60 - 1);
+    expect(plan.minutes).toEqual([]);
+    expect(plan.hours[0]).toBe(hour + 1);
+  });
+
+  it('when the best ROI is looked for, then the edge hour, the rest of its day and every later day up to tomorrow are candidates', () => {
     const plan = periodPlan(T0 - 2 * DAY_MS, T0);
-    expect(plan.edgeDay).toBe(day - 2);
+    expect(plan.edgeHour).toBe(hour - 48);
+    expect(plan.roiHours[0]).toBe(hour - 47);
+    expect(plan.roiHours.at(-1)).toBe((day - 1) * 24 - 1);
     expect(plan.laterDays).toEqual([day - 1, day, day + 1]);
   });
 });

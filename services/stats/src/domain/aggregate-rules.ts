@@ -3,10 +3,11 @@ import type { ProjectedSignal } from './projection';
 
 /**
  * The rules of the incremental statistics: what one signal contributes to the per-type
- * counters (count, winners, ROI sum) of its UTC hour and day, how a newer state of it changes
- * them, and which hours and days make up a period. The Redis model in data/stats-aggregates.ts
+ * counters (count, winners, ROI sum) of its UTC minute, hour and day, how a newer state of it
+ * changes them, and which minutes, hours and days make up a period. The Redis model in data/stats-aggregates.ts
  * stores and reads what these decide.
  */
+export const MINUTE_MS = 60_000;
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
 /** ROI sums are kept as integers of 1/10,000 percent: integer increments are exact, floats drift. */
@@ -32,12 +33,14 @@ export function aggregateEntry(p: ProjectedSignal): AggregateEntry {
   };
 }
 
+export const minuteOf = (ms: number): number => Math.floor(ms / MINUTE_MS);
 export const hourOf = (ms: number): number => Math.floor(ms / HOUR_MS);
 export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
 
-/** A change to the counters of one type in one hour (and so in its day and in all time). */
+/** A change to the counters of one type in one minute (and so in its hour, its day and all time). */
 export interface CounterChange {
   type: SignalType;
+  minute: number;
   hour: number;
   day: number;
   count: number;
@@ -48,12 +51,13 @@ export interface CounterChange {
 export type AggregateDelta =
   /** An older or repeated version: nothing changes. */
   | { kind: 'unchanged' }
-  /** `left`: the entry whose type and day the signal leaves (its type or hour moved). */
+  /** `left`: the entry whose type and buckets the signal leaves (its type or minute moved). */
   | { kind: 'changed'; counters: CounterChange[]; left?: AggregateEntry };
 
 function contribution(e: AggregateEntry, sign: 1 | -1): CounterChange {
   return {
     type: e.type,
+    minute: minuteOf(e.createdMs),
     hour: hourOf(e.createdMs),
     day: dayOf(e.createdMs),
     count: sign,
@@ -63,15 +67,15 @@ function contribution(e: AggregateEntry, sign: 1 | -1): CounterChange {
 }
 
 /**
- * How a signal's newer state changes the counters. A first state adds one signal to its hour;
- * a newer state in the same type and hour adds only the differences (a winner more or less, the
- * ROI's change); one whose type or hour moved (the domain never does this, but a bad event must
+ * How a signal's newer state changes the counters. A first state adds one signal to its minute;
+ * a newer state in the same type and minute adds only the differences (a winner more or less, the
+ * ROI's change); one whose type or minute moved (the domain never does this, but a bad event must
  * not corrupt the counts) takes the old state out and puts the new one in.
  */
 export function aggregateDelta(previous: AggregateEntry | undefined, next: AggregateEntry): AggregateDelta {
   if (previous && previous.version >= next.version) return { kind: 'unchanged' };
   if (!previous) return { kind: 'changed', counters: [contribution(next, 1)] };
-  if (previous.type === next.type && hourOf(previous.createdMs) === hourOf(next.createdMs)) {
+  if (previous.type === next.type && minuteOf(previous.createdMs) === minuteOf(next.createdMs)) {
     const at = contribution(next, 1);
     return {
       kind: 'changed',
@@ -81,29 +85,44 @@ export function aggregateDelta(previous: AggregateEntry | undefined, next: Aggre
   return { kind: 'changed', counters: [contribution(previous, -1), contribution(next, 1)], left: previous };
 }
 
-/** The buckets that together hold every signal created after a cutoff, up to now. */
+/**
+ * The buckets that together hold every signal created after a cutoff, up to now. The counters
+ * and the best ROI are read from different buckets: counters add up, a maximum is read from the
+ * top of a ranking.
+ */
 export interface PeriodPlan {
   cutoffMs: number;
-  /** The hour the cutoff falls in: its signals after the cutoff are read one by one. */
-  edgeHour: number;
-  /** Whole hours after the edge hour, read from their hour counters. */
+  /** The minute the cutoff falls in: its signals after the cutoff are read one by one. */
+  edgeMinute: number;
+  /** Whole minutes after the edge minute up to the end of its hour, read from minute counters. */
+  minutes: number[];
+  /** Whole hours after the edge minute's hour, read from their hour counters. */
   hours: number[];
-  /** Whole days after the edge hour, read from their day counters. */
+  /** Whole days after that, read from their day counters. */
   days: number[];
-  /** The day the cutoff falls in: its ROI ranking is read from the top down, skipping older signals. */
-  edgeDay: number;
-  /** The days after the edge day: the top of each one's ROI ranking is a candidate for the best ROI. */
+  /** The hour the cutoff falls in: its ROI ranking is read from the top down, skipping older signals. */
+  edgeHour: number;
+  /** The rest of the edge hour's day: the top of each hour's ROI ranking is a candidate. */
+  roiHours: number[];
+  /** The days after the edge hour's day: the top of each one's ROI ranking is a candidate. */
   laterDays: number[];
 }
 
 /**
- * Periods count signals created strictly after the cutoff. The edge hour is read signal by
- * signal; every later hour up to the last one that can hold a signal (now + 1 h covers the
- * small future tolerance of created_at) comes from hour counters up to a day boundary, then
- * from day counters while a whole day fits.
+ * Periods count signals created strictly after the cutoff. The edge minute is read signal by
+ * signal (a handful of signals even at a million: reading the whole edge hour that way was the
+ * slowest part of a 30-day answer); the rest of its hour comes from minute counters, every
+ * later hour up to the last one that can hold a signal (now + 1 h covers the small future
+ * tolerance of created_at) from hour counters up to a day boundary, then from day counters
+ * while a whole day fits. The best ROI scans only the edge hour's ranking (not the edge day's:
+ * when the cutoff fell late in a day, most of that day's top ROIs were before it and the scan
+ * went deep), then takes the tops of the later hours of that day and of the later days.
  */
 export function periodPlan(cutoffMs: number, nowMs: number): PeriodPlan {
+  const edgeMinute = minuteOf(cutoffMs);
   const edgeHour = hourOf(cutoffMs);
+  const minutes: number[] = [];
+  for (let m = edgeMinute + 1; m < (edgeHour + 1) * 60; m++) minutes.push(m);
   const lastHour = hourOf(nowMs) + 1;
   const hours: number[] = [];
   const days: number[] = [];
@@ -118,7 +137,9 @@ export function periodPlan(cutoffMs: number, nowMs: number): PeriodPlan {
     }
   }
   const edgeDay = dayOf(cutoffMs);
+  const roiHours: number[] = [];
+  for (let rh = edgeHour + 1; rh < (edgeDay + 1) * 24; rh++) roiHours.push(rh);
   const laterDays: number[] = [];
   for (let d = edgeDay + 1; d <= dayOf(nowMs) + 1; d++) laterDays.push(d);
-  return { cutoffMs, edgeHour, hours, days, edgeDay, laterDays };
+  return { cutoffMs, edgeMinute, minutes, hours, days, edgeHour, roiHours, laterDays };
 }
