@@ -49,7 +49,8 @@ function reference(states: Map<string, ProjectedSignal>, type: SignalType | unde
             _id: t,
             total: of.length,
             winners: of.filter((s) => s.is_winner === 1).length,
-            roi_sum: of.reduce((a, s) => a + s.roi, 0),
+            // Exact (in 1/10,000 %): a float sum can land on the other side of a rounding.
+            roi_sum: of.reduce((a, s) => a + Math.round(s.roi * 10_000), 0) / 10_000,
           },
         ]
       : [];
@@ -84,9 +85,12 @@ describe('incremental stats aggregates', () => {
       return [next - 1, next, next + MINUTE - 1, next + MINUTE, hourEnd - 1, hourEnd];
     });
     // Better ROIs than any other, just before each cutoff in its hour: the edge hour's ROI
-    // ranking is read from the top and must skip them.
+    // ranking is read from the top and must skip them (more than its first chunk of 10 per type).
     const beforeCutoff = new Set(
-      [DAY, 7 * DAY, 30 * DAY].flatMap((p) => [NOW - p - 2, Math.floor((NOW - p) / HOUR) * HOUR]),
+      [DAY, 7 * DAY, 30 * DAY].flatMap((p) => [
+        Math.floor((NOW - p) / HOUR) * HOUR,
+        ...Array.from({ length: 90 }, (_, k) => NOW - p - 2 - k * 1_000),
+      ]),
     );
     const times = [
       ...edges,
