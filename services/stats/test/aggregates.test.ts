@@ -158,6 +158,25 @@ describe('incremental stats aggregates', () => {
     for (const m of moved) states.set(m._id, m);
     await aggregates.apply(moved);
     await expectEveryPeriodMatches(states);
+
+    // The best ROI of all, inside the last day, then moved away: the rankings it leaves (and the
+    // tops kept beside them) must forget it.
+    const inside = [...states.values()].find(
+      (s) => s.created_at.getTime() > NOW - 20 * HOUR && s.created_at.getTime() < NOW - 2 * HOUR,
+    )!;
+    const best = { ...inside, version: inside.version + 1, roi: 5_000 };
+    await aggregates.apply([best]);
+    states.set(best._id, best);
+    await expectEveryPeriodMatches(states);
+    const away = {
+      ...best,
+      version: best.version + 1,
+      type: SIGNAL_TYPES[(SIGNAL_TYPES.indexOf(best.type) + 1) % SIGNAL_TYPES.length]!,
+      created_at: new Date(best.created_at.getTime() - 3 * DAY),
+    };
+    await aggregates.apply([away]);
+    states.set(away._id, away);
+    await expectEveryPeriodMatches(states);
   });
 
   it('when several writers apply versions of the same signals at once, then each signal counts once with its newest state', async () => {

@@ -24,7 +24,8 @@ import type { ProjectedSignal } from '../domain/projection';
  * sorted set of ids by `created_at` (`ct:<type>`, to read a period's partial edge minute
  * exactly); ROI sorted sets for all time, per hour and per day (`ra:<type>`, `rh:<type>:<hour>`,
  * `rd:<type>:<day>`, so `best_roi` stays exact when a ROI falls: the maximum is read, never kept
- * as a running max). Each signal's last applied state sits in hash `c` as
+ * as a running max), and the top of each hour's and day's ranking (hashes `htop:<type>`,
+ * `dtop:<type>`), rewritten from the ranking whenever it changes. Each signal's last applied state sits in hash `c` as
  * `version|type|createdMs|winner|roi`.
  * A write reads the stored states, computes each delta, and applies it only if the state is
  * still the one it read (compare-and-set in one script; a concurrent writer makes it read
@@ -34,9 +35,9 @@ import type { ProjectedSignal } from '../domain/projection';
 
 /**
  * The key layout's name, part of the model's ready mark: aggregates kept in an earlier layout
- * (hour edges, no minute counters) are never read as complete, and are rebuilt.
+ * (hour edges, no minute counters; or no ranking tops) are never read as complete, and are rebuilt.
  */
-const LAYOUT = 'minute-edges';
+const LAYOUT = 'minute-edges,ranking-tops';
 
 /**
  * ARGV: id, expected state ('' = none), new state, type, createdMs, roi, day, hour, left type
@@ -51,16 +52,27 @@ for i = 12, #ARGV, 3 do
 end
 local typ, cms, roi, day, hour = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 local ltyp, lday, lhour = ARGV[9], ARGV[10], ARGV[11]
+-- The top of a day's or hour's ROI ranking, kept beside it (hash dtop:/htop:<type>, field =
+-- the day or hour), so a period reads the tops of its later days and hours in one HMGET each.
+local function retop(unit, t, bucket)
+  local top = redis.call('ZRANGE', p .. 'r' .. unit .. ':' .. t .. ':' .. bucket, 0, 0, 'REV', 'WITHSCORES')
+  if top[2] then redis.call('HSET', p .. unit .. 'top:' .. t, bucket, top[2])
+  else redis.call('HDEL', p .. unit .. 'top:' .. t, bucket) end
+end
 if ltyp ~= '' then
   redis.call('ZREM', p .. 'ct:' .. ltyp, id)
   redis.call('ZREM', p .. 'ra:' .. ltyp, id)
   redis.call('ZREM', p .. 'rd:' .. ltyp .. ':' .. lday, id)
   redis.call('ZREM', p .. 'rh:' .. ltyp .. ':' .. lhour, id)
+  retop('d', ltyp, lday)
+  retop('h', ltyp, lhour)
 end
 redis.call('ZADD', p .. 'ct:' .. typ, cms, id)
 redis.call('ZADD', p .. 'ra:' .. typ, roi, id)
 redis.call('ZADD', p .. 'rd:' .. typ .. ':' .. day, roi, id)
 redis.call('ZADD', p .. 'rh:' .. typ .. ':' .. hour, roi, id)
+retop('d', typ, day)
+retop('h', typ, hour)
 redis.call('HSET', p .. 'c', id, ARGV[3])
 return 1
 `);
@@ -71,8 +83,8 @@ return 1
  * end of the edge minute, edge hour, the number of types, the types, the number of counter
  * buckets, the buckets (whole minutes, hours and days of the period: `m…`, `h…`, `d…`), the
  * number of later hours of the edge day, those hours, then the later days. The edge minute is
- * read signal by signal; best_roi is the top of each later hour's and day's ROI set, and for the
- * edge hour the highest ROI whose signal is inside the period. (One call with bucket names, not
+ * read signal by signal; best_roi is the kept top of each later hour's and day's ROI set, and for
+ * the edge hour the highest ROI whose signal is inside the period. (One call with bucket names, not
  * one call per type with every field name: at 30 days that was ~2,400 arguments per answer.)
  */
 const PERIOD = new RedisScript(`
@@ -120,13 +132,15 @@ for t = 6, 5 + nTypes do
       count = count + tonumber(v[i] or 0); wins = wins + tonumber(v[i + 1] or 0); roi = roi + tonumber(v[i + 2] or 0)
     end
   end
-  for i = hoursAt + 1, hoursAt + nHours do
-    local top = redis.call('ZRANGE', p .. 'rh:' .. typ .. ':' .. ARGV[i], 0, 0, 'REV', 'WITHSCORES')
-    better(top[2])
+  if nHours > 0 then
+    for _, top in ipairs(redis.call('HMGET', p .. 'htop:' .. typ, unpack(ARGV, hoursAt + 1, hoursAt + nHours))) do
+      if top then better(top) end
+    end
   end
-  for i = hoursAt + nHours + 1, #ARGV do
-    local top = redis.call('ZRANGE', p .. 'rd:' .. typ .. ':' .. ARGV[i], 0, 0, 'REV', 'WITHSCORES')
-    better(top[2])
+  if #ARGV > hoursAt + nHours then
+    for _, top in ipairs(redis.call('HMGET', p .. 'dtop:' .. typ, unpack(ARGV, hoursAt + nHours + 1, #ARGV))) do
+      if top then better(top) end
+    end
   end
   -- The edge hour's ranking from the top, skipping signals before the cutoff; a first small
   -- chunk, as the best of the later buckets usually ends it at once.
