@@ -6,6 +6,7 @@ import {
   ROI_SCALE,
   aggregateDelta,
   aggregateEntry,
+  bucketsOfMinute,
   dayOf,
   hourOf,
   periodPlan,
@@ -19,8 +20,9 @@ import type { ProjectedSignal } from '../domain/projection';
  * Statistics kept incrementally in Redis, so no request aggregates anything; the rules
  * (deltas, period buckets) are in domain/aggregate-rules.ts, this module stores and reads them.
  *
- * Per signal type: counters (count, winners, ROI sum) for all time, per UTC minute, hour and day
- * of `created_at` (hash `n:<type>`, fields `a:n`, `m<minute>:w`, `h<hour>:w`, `d<day>:r`, …); a
+ * Per signal type: counters (count, winners, ROI sum) for all time and per UTC minute, ten
+ * minutes, hour, quarter day and day of `created_at` (hash `n:<type>`, fields `a:n`,
+ * `m<minute>:w`, `t<ten minutes>:n`, `h<hour>:w`, `q<quarter>:r`, `d<day>:r`, …); a
  * sorted set of ids by `created_at` (`ct:<type>`, to read a period's partial edge minute
  * exactly); ROI sorted sets for all time, per hour and per day (`ra:<type>`, `rh:<type>:<hour>`,
  * `rd:<type>:<day>`, so `best_roi` stays exact when a ROI falls: the maximum is read, never kept
@@ -35,9 +37,10 @@ import type { ProjectedSignal } from '../domain/projection';
 
 /**
  * The key layout's name, part of the model's ready mark: aggregates kept in an earlier layout
- * (hour edges, no minute counters; or no ranking tops) are never read as complete, and are rebuilt.
+ * (hour edges; or without ten-minute and quarter-day counters or ranking tops) are never read
+ * as complete, and are rebuilt.
  */
-const LAYOUT = 'minute-edges,ranking-tops';
+const LAYOUT = 'minute-edges,five-units,ranking-tops';
 
 /**
  * ARGV: id, expected state ('' = none), new state, type, createdMs, roi, day, hour, left type
@@ -81,7 +84,7 @@ return 1
  * The figures of some types for one period, in one call: per type {count, winners, roiSum, best
  * or false}, flattened; nil while the model is incomplete. ARGV: cutoff ('' = all time), epoch,
  * end of the edge minute, edge hour, the number of types, the types, the number of counter
- * buckets, the buckets (whole minutes, hours and days of the period: `m…`, `h…`, `d…`), the
+ * buckets, the buckets (the period's whole minutes as the fewest aligned buckets), the
  * number of later hours of the edge day, those hours, then the later days. The edge minute is
  * read signal by signal; best_roi is the kept top of each later hour's and day's ROI set, and for
  * the edge hour the highest ROI whose signal is inside the period. (One call with bucket names, not
@@ -256,7 +259,7 @@ export class StatsAggregates implements AggregatesStore {
   ): Array<string | number> {
     const increments: Array<string | number> = [];
     for (const c of delta.counters)
-      for (const bucket of ['a', `m${c.minute}`, `h${c.hour}`, `d${c.day}`])
+      for (const bucket of ['a', ...bucketsOfMinute(c.minute)])
         for (const [field, figure] of COUNTER_FIELDS)
           if (c[figure] !== 0) increments.push(`n:${c.type}`, `${bucket}:${field}`, c[figure]);
     return [
@@ -309,11 +312,6 @@ export class StatsAggregates implements AggregatesStore {
   private periodArgs(types: SignalType[], since: Date | undefined, now: number): Array<string | number> {
     if (!since) return ['', this.model.epoch, '', '', types.length, ...types];
     const plan = periodPlan(since.getTime(), now);
-    const buckets = [
-      ...plan.minutes.map((m) => `m${m}`),
-      ...plan.hours.map((h) => `h${h}`),
-      ...plan.days.map((d) => `d${d}`),
-    ];
     return [
       plan.cutoffMs,
       this.model.epoch,
@@ -321,8 +319,8 @@ export class StatsAggregates implements AggregatesStore {
       plan.edgeHour,
       types.length,
       ...types,
-      buckets.length,
-      ...buckets,
+      plan.buckets.length,
+      ...plan.buckets,
       plan.roiHours.length,
       ...plan.roiHours,
       ...plan.laterDays,

@@ -1,7 +1,9 @@
 import {
+  COUNTER_UNITS,
   DAY_MS,
   HOUR_MS,
   MINUTE_MS,
+  bucketsOfMinute,
   aggregateDelta,
   aggregateEntry,
   periodPlan,
@@ -91,20 +93,16 @@ describe('stats deltas', () => {
 });
 
 describe('period buckets', () => {
-  /**
-   * Every minute after the edge minute up to now + 1 h appears exactly once, as a minute, inside
-   * an hour or inside a day.
-   */
-  function coveredMinutes(plan: ReturnType<typeof periodPlan>): number[] {
-    const ofHour = (h: number) => Array.from({ length: 60 }, (_, i) => h * 60 + i);
-    return [
-      ...plan.minutes,
-      ...plan.hours.flatMap(ofHour),
-      ...plan.days.flatMap((d) => Array.from({ length: 24 }, (_, i) => d * 24 + i).flatMap(ofHour)),
-    ].sort((a, b) => a - b);
+  const unitOf = (prefix: string) => COUNTER_UNITS.find((u) => u.prefix === prefix)!;
+
+  /** The minutes a bucket name covers. */
+  function minutesOf(bucket: string): number[] {
+    const unit = unitOf(bucket[0]!);
+    const first = (Number(bucket.slice(1)) * unit.ms) / MINUTE_MS;
+    return Array.from({ length: unit.ms / MINUTE_MS }, (_, i) => first + i);
   }
 
-  /** Every hour of the edge hour's day after it, and every later day up to tomorrow, once. */
+  /** Every roi candidate hour: the roi hours and the hours of the later days. */
   function roiCandidates(plan: ReturnType<typeof periodPlan>): number[] {
     return [...plan.roiHours, ...plan.laterDays.flatMap((d) => Array.from({ length: 24 }, (_, i) => d * 24 + i))];
   }
@@ -114,12 +112,12 @@ describe('period buckets', () => {
     ['7d', 7 * DAY_MS],
     ['30d', 30 * DAY_MS],
   ])(
-    'when the period is %s, then the whole minutes after the edge minute up to now + 1 h are counted once, and the ROI rankings after the edge hour are read once',
+    'when the period is %s, then every whole minute after the edge minute up to now + 1 h is counted once, and the ROI rankings after the edge hour are read once',
     (_, length) => {
       const plan = periodPlan(T0 - length, T0);
       const expected = [];
       for (let m = plan.edgeMinute + 1; m < (hour + 2) * 60; m++) expected.push(m);
-      expect(coveredMinutes(plan)).toEqual(expected);
+      expect(plan.buckets.flatMap(minutesOf).sort((a, b) => a - b)).toEqual(expected);
       expect(plan.edgeMinute).toBe(Math.floor((T0 - length) / MINUTE_MS));
       expect(plan.edgeHour).toBe(Math.floor((T0 - length) / HOUR_MS));
       const hours = [];
@@ -128,31 +126,36 @@ describe('period buckets', () => {
     },
   );
 
-  it('when whole days fit, then they are read as days, hours only up to and after the day boundaries, minutes only inside the edge hour', () => {
-    const plan = periodPlan(T0 - 7 * DAY_MS, T0);
-    expect(plan.days).toHaveLength(6);
-    expect(plan.hours.length).toBeLessThan(48);
-    expect(plan.minutes.length).toBeLessThan(60);
-    for (const d of plan.days) expect(d * 24).toBeGreaterThan(plan.edgeHour);
-    for (const m of plan.minutes) expect(Math.floor(m / 60)).toBe(plan.edgeHour);
+  it('when whole days fit, then they are read as days, and the edges in the fewest aligned buckets', () => {
+    const plan = periodPlan(T0 - 30 * DAY_MS, T0);
+    const count = (prefix: string) => plan.buckets.filter((b) => b[0] === prefix).length;
+    expect(count('d')).toBe(29);
+    for (const prefix of ['m', 't', 'h', 'q']) expect(count(prefix)).toBeLessThanOrEqual(2 * 9);
+    expect(plan.buckets.length).toBeLessThanOrEqual(29 + 2 * (9 + 5 + 5 + 3));
+    // Each bucket is aligned to its own length.
+    for (const b of plan.buckets) expect((minutesOf(b)[0]! * MINUTE_MS) % unitOf(b[0]!).ms).toBe(0);
+  });
+
+  it('when a signal is counted, then it is in one bucket of each length, the ones that hold its minute', () => {
+    const names = bucketsOfMinute(minute);
+    expect(names.map((b) => b[0])).toEqual(COUNTER_UNITS.map((u) => u.prefix));
+    for (const b of names) expect(minutesOf(b)).toContain(minute);
+    expect(names).toContain(`h${hour}`);
+    expect(names).toContain(`d${day}`);
   });
 
   it('when the cutoff sits exactly on a minute, then that minute is the edge minute (read signal by signal)', () => {
     const cutoff = Math.floor(T0 / MINUTE_MS) * MINUTE_MS;
     const plan = periodPlan(cutoff, T0);
     expect(plan.edgeMinute).toBe(minute);
-    expect(plan.minutes[0]).toBe(minute + 1);
-    expect(plan.minutes.at(-1)).toBe((hour + 1) * 60 - 1);
-    expect(plan.hours).toEqual([hour + 1]);
-    expect(plan.days).toEqual([]);
+    expect(plan.buckets[0]).toBe(`m${minute + 1}`);
   });
 
-  it('when the cutoff sits in the last minute of an hour, then no minute counter is read', () => {
+  it('when the cutoff sits in the last minute of an hour, then the buckets start at the next hour', () => {
     const cutoff = (hour + 1) * HOUR_MS - 1;
     const plan = periodPlan(cutoff, T0 + HOUR_MS);
     expect(plan.edgeMinute).toBe((hour + 1) * 60 - 1);
-    expect(plan.minutes).toEqual([]);
-    expect(plan.hours[0]).toBe(hour + 1);
+    expect(plan.buckets[0]).toBe(`h${hour + 1}`);
   });
 
   it('when the best ROI is looked for, then the edge hour, the rest of its day and every later day up to tomorrow are candidates', () => {

@@ -86,6 +86,26 @@ export function aggregateDelta(previous: AggregateEntry | undefined, next: Aggre
 }
 
 /**
+ * The counter buckets, finest first: each one's name prefix and length. Every bucket is aligned
+ * to its length (UTC), and each length divides the next, so a period's whole minutes split into
+ * few buckets: at most 9 minutes, 5 ten-minutes, 5 hours and 3 quarter days on each side of its
+ * whole days.
+ */
+export const COUNTER_UNITS = [
+  { prefix: 'm', ms: MINUTE_MS },
+  { prefix: 't', ms: 10 * MINUTE_MS },
+  { prefix: 'h', ms: HOUR_MS },
+  { prefix: 'q', ms: 6 * HOUR_MS },
+  { prefix: 'd', ms: DAY_MS },
+] as const;
+
+/** The counter buckets a signal created in `minute` counts in (besides all time). */
+export function bucketsOfMinute(minute: number): string[] {
+  const start = minute * MINUTE_MS;
+  return COUNTER_UNITS.map((u) => `${u.prefix}${Math.floor(start / u.ms)}`);
+}
+
+/**
  * The buckets that together hold every signal created after a cutoff, up to now. The counters
  * and the best ROI are read from different buckets: counters add up, a maximum is read from the
  * top of a ranking.
@@ -94,12 +114,11 @@ export interface PeriodPlan {
   cutoffMs: number;
   /** The minute the cutoff falls in: its signals after the cutoff are read one by one. */
   edgeMinute: number;
-  /** Whole minutes after the edge minute up to the end of its hour, read from minute counters. */
-  minutes: number[];
-  /** Whole hours after the edge minute's hour, read from their hour counters. */
-  hours: number[];
-  /** Whole days after that, read from their day counters. */
-  days: number[];
+  /**
+   * Every whole minute after the edge minute up to the last hour that can hold a signal, as the
+   * fewest aligned counter buckets (`m…`, `t…`, `h…`, `q…`, `d…`; see COUNTER_UNITS).
+   */
+  buckets: string[];
   /** The hour the cutoff falls in: its ROI ranking is read from the top down, skipping older signals. */
   edgeHour: number;
   /** The rest of the edge hour's day: the top of each hour's ROI ranking is a candidate. */
@@ -111,35 +130,29 @@ export interface PeriodPlan {
 /**
  * Periods count signals created strictly after the cutoff. The edge minute is read signal by
  * signal (a handful of signals even at a million: reading the whole edge hour that way was the
- * slowest part of a 30-day answer); the rest of its hour comes from minute counters, every
- * later hour up to the last one that can hold a signal (now + 1 h covers the small future
- * tolerance of created_at) from hour counters up to a day boundary, then from day counters
- * while a whole day fits. The best ROI scans only the edge hour's ranking (not the edge day's:
- * when the cutoff fell late in a day, most of that day's top ROIs were before it and the scan
- * went deep), then takes the tops of the later hours of that day and of the later days.
+ * slowest part of a 30-day answer); every later minute up to the last hour that can hold a
+ * signal (now + 1 h covers the small future tolerance of created_at) comes from the largest
+ * aligned counter bucket that fits, so a 30-day period reads ~50 buckets, not ~110 minutes,
+ * hours and days. The best ROI scans only the edge hour's ranking (not the edge day's: when the
+ * cutoff fell late in a day, most of that day's top ROIs were before it and the scan went deep),
+ * then takes the tops of the later hours of that day and of the later days.
  */
 export function periodPlan(cutoffMs: number, nowMs: number): PeriodPlan {
   const edgeMinute = minuteOf(cutoffMs);
   const edgeHour = hourOf(cutoffMs);
-  const minutes: number[] = [];
-  for (let m = edgeMinute + 1; m < (edgeHour + 1) * 60; m++) minutes.push(m);
-  const lastHour = hourOf(nowMs) + 1;
-  const hours: number[] = [];
-  const days: number[] = [];
-  let h = edgeHour + 1;
-  while (h <= lastHour) {
-    if (h % 24 === 0 && h + 23 <= lastHour) {
-      days.push(h / 24);
-      h += 24;
-    } else {
-      hours.push(h);
-      h += 1;
-    }
+  const end = (hourOf(nowMs) + 2) * HOUR_MS;
+  const buckets: string[] = [];
+  let at = (edgeMinute + 1) * MINUTE_MS;
+  while (at < end) {
+    let unit: (typeof COUNTER_UNITS)[number] = COUNTER_UNITS[0];
+    for (const u of COUNTER_UNITS) if (at % u.ms === 0 && at + u.ms <= end) unit = u;
+    buckets.push(`${unit.prefix}${at / unit.ms}`);
+    at += unit.ms;
   }
   const edgeDay = dayOf(cutoffMs);
   const roiHours: number[] = [];
   for (let rh = edgeHour + 1; rh < (edgeDay + 1) * 24; rh++) roiHours.push(rh);
   const laterDays: number[] = [];
   for (let d = edgeDay + 1; d <= dayOf(nowMs) + 1; d++) laterDays.push(d);
-  return { cutoffMs, edgeMinute, minutes, hours, days, edgeHour, roiHours, laterDays };
+  return { cutoffMs, edgeMinute, buckets, edgeHour, roiHours, laterDays };
 }
