@@ -76,6 +76,28 @@ export function signInternalToken(
   });
 }
 
+/**
+ * Issues internal tokens; re-uses one for the same (service, account) until shortly before it
+ * expires, so a caller signs (ES256) once per account and service every 20 s, not per request.
+ */
+export class InternalTokenCache {
+  private readonly tokens = new Map<string, { token: string; until: number }>();
+  constructor(
+    private readonly sign: (audience: string, accountId: string, ttlSeconds: number) => string,
+    private readonly ttlSeconds = 30,
+  ) {}
+
+  get(audience: string, accountId: string, now = Date.now()): string {
+    const k = `${audience}\u0000${accountId}`;
+    const hit = this.tokens.get(k);
+    if (hit && hit.until > now) return hit.token;
+    const token = this.sign(audience, accountId, this.ttlSeconds);
+    if (this.tokens.size > 50_000) this.tokens.clear();
+    this.tokens.set(k, { token, until: now + (this.ttlSeconds - 10) * 1000 });
+    return token;
+  }
+}
+
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /** The credential of an `Authorization: Bearer <credential>` header: the one parser of it. */

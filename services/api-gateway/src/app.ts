@@ -4,6 +4,7 @@ import {
   finishApp,
   securityHeaderList,
   type HealthCheck,
+  type InternalTokenCache,
   type Lifecycle,
   type Logger,
   type ServesWith,
@@ -25,7 +26,7 @@ import { dashboardOptions, mountDashboard, type DashboardOptions } from './http/
 import { docsRouter } from './http/docs.router';
 import { noStoreForSecrets } from './http/no-store.middleware';
 import { ipGuard } from './http/throttle.middleware';
-import type { InternalTokenCache, Upstream } from './http/upstream';
+import type { Upstream } from './http/upstream';
 
 export interface GatewayAppDeps {
   logger: Logger;

@@ -3,6 +3,7 @@ import {
   connectRedis,
   pingMongo,
   signInternalToken,
+  InternalTokenCache,
   type BackgroundWorker,
   type Logger,
 } from '@signal/service-kit';
@@ -24,7 +25,7 @@ import { SecretSealer } from './domain/sealed-secret';
 import { SessionStore } from './domain/sessions';
 import { LocalFallbackLimiter } from './domain/rate-limit';
 import { RequestThrottle, clientGroup } from './domain/throttle';
-import { InternalTokenCache, createUpstream, type Upstream } from './http/upstream';
+import { createUpstream, type Upstream } from './http/upstream';
 
 export interface GatewayDependencies {
   mongo: Connection;

@@ -7,6 +7,7 @@ import {
   requestContext,
   requestIdOf,
   writeAccessLine,
+  type InternalTokenCache,
   type Logger,
 } from '@signal/service-kit';
 import type { AuthResult } from '../domain/authenticate.use-case';
@@ -19,7 +20,6 @@ import {
   forward,
   forwardedBytes,
   type ForwardRequest,
-  type InternalTokenCache,
   type Upstream,
 } from './upstream';
 

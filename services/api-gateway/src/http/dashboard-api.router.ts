@@ -7,7 +7,7 @@ import {
   usageQuerySchema,
   type ApiKeyView,
 } from '@signal/contracts';
-import { AppError, bearerToken, idempotencyKeyOf, jsonBodyMiddleware, parseOrThrow } from '@signal/service-kit';
+import { AppError, type InternalTokenCache, bearerToken, idempotencyKeyOf, jsonBodyMiddleware, parseOrThrow } from '@signal/service-kit';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Plan } from '../data/account.model';
 import { createAccount, listApiKeys, revokeApiKey } from '../domain/accounts.use-cases';
@@ -22,7 +22,7 @@ import type { RequestThrottle } from '../domain/throttle';
 import type { UsageLedger } from '../domain/usage';
 import { readCookie } from './cookies';
 import { proxyTo } from './session-proxy';
-import type { InternalTokenCache, Upstream } from './upstream';
+import type { Upstream } from './upstream';
 
 export interface DashboardApiDeps {
   accounts: CreateKeyDeps;

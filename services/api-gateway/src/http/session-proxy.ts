@@ -1,10 +1,9 @@
-import { AppError } from '@signal/service-kit';
+import { AppError, type InternalTokenCache } from '@signal/service-kit';
 import type { RequestHandler } from 'express';
 import {
   MAX_FORWARDED_BYTES,
   forward,
   forwardedBytes,
-  type InternalTokenCache,
   type Upstream,
 } from './upstream';
 
