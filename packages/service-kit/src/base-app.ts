@@ -1,6 +1,6 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
-import express, { type ErrorRequestHandler, type Express } from 'express';
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
 import { AppError } from './app-error';
 import { healthRouter, type HealthCheck, type Lifecycle, type ServesWith } from './health';
@@ -15,13 +15,17 @@ import {
 } from './middleware';
 import { metricsMiddleware } from './metrics';
 
-export interface BaseAppOptions {
-  service: string;
+/** What every service's app is built from, beside its own use cases. */
+export interface ServiceAppParts {
   logger: Logger;
   lifecycle: Lifecycle;
   checks: Record<string, HealthCheck>;
   /** Which checks the service can serve without (readiness "degraded"); default: none. */
   servesWith?: ServesWith;
+}
+
+export interface BaseAppOptions extends ServiceAppParts {
+  service: string;
   jsonLimit?: string;
   trustProxy?: boolean | string | number;
   /** false for the gateway, which streams bodies to the services untouched. */
@@ -75,6 +79,13 @@ export function finishApp(app: Express, logger: Logger): Express {
   app.use(dependencyErrorMapper());
   app.use(errorMiddleware(logger));
   return app;
+}
+
+/** A service's whole app: the front half, its routers in order, the back half. */
+export function serviceApp(options: BaseAppOptions, ...routers: RequestHandler[]): Express {
+  const app = createBaseApp(options);
+  for (const router of routers) app.use(router);
+  return finishApp(app, options.logger);
 }
 
 function dependencyErrorMapper(): ErrorRequestHandler {

@@ -22,3 +22,4 @@ export * from './load-shedder';
 export * from './mongo-watchdog';
 export * from './idempotency-key';
 export * from './batcher';
+export * from './service-parts';

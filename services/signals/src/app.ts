@@ -1,13 +1,6 @@
 import type { SignalsConfig } from './config';
 import { healthChecks, servesWith, type SignalsDependencies } from './dependencies';
-import {
-  createBaseApp,
-  finishApp,
-  type HealthCheck,
-  type Lifecycle,
-  type Logger,
-  type ServesWith,
-} from '@signal/service-kit';
+import { serviceApp, type Lifecycle, type Logger, type ServiceAppParts } from '@signal/service-kit';
 import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
 import type { ListDeps } from './domain/list-signals.use-case';
@@ -15,11 +8,7 @@ import type { SignalSource, SignalWriteStore, WriteEffects } from './domain/port
 import { ingestRouter } from './http/ingest.router';
 import { signalsRouter } from './http/signals.router';
 
-export interface SignalsAppDeps {
-  logger: Logger;
-  lifecycle: Lifecycle;
-  checks: Record<string, HealthCheck>;
-  servesWith?: ServesWith;
+export interface SignalsAppDeps extends ServiceAppParts {
   repository: SignalWriteStore & SignalSource;
   reads: ListDeps;
   effects: WriteEffects;
@@ -29,17 +18,11 @@ export interface SignalsAppDeps {
 }
 
 export function buildApp(deps: SignalsAppDeps): Express {
-  const app = createBaseApp({
-    service: 'signals',
-    logger: deps.logger,
-    lifecycle: deps.lifecycle,
-    checks: deps.checks,
-    servesWith: deps.servesWith,
-    jsonLimit: '5mb',
-  });
-  app.use(signalsRouter(deps.reads, deps.internalJwtKey));
-  app.use(ingestRouter(deps.repository, deps.effects, deps.ingestToken));
-  return finishApp(app, deps.logger);
+  return serviceApp(
+    { service: 'signals', ...deps, jsonLimit: '5mb' },
+    signalsRouter(deps.reads, deps.internalJwtKey),
+    ingestRouter(deps.repository, deps.effects, deps.ingestToken),
+  );
 }
 
 /** The app as main.ts and the tests run it: everything from config and the built dependencies. */

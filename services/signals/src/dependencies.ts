@@ -5,7 +5,9 @@ import {
   connectRedis,
   inContextOf,
   LoadShedder,
-  pingMongo,
+  completeReadModelCheck,
+  serviceConnections,
+  storeAndBrokerChecks,
   sourceEpoch,
   type BackgroundWorker,
   type Logger,
@@ -116,23 +118,12 @@ export async function createDependencies(
 }
 
 /** This service's connections, closed after its workers stop (see service-kit `registerShutdown`). */
-export function connections(deps: SignalsDependencies): Array<[string, () => Promise<void>]> {
-  return [
-    ['rabbitmq', () => deps.amqp.close()],
-    ['redis', async () => deps.redis.disconnect()],
-    ['mongo', () => deps.mongo.close()],
-  ];
-}
+export const connections = (deps: SignalsDependencies) => serviceConnections(deps);
 
 /** What readiness looks at: the store, the timeline index (Redis, complete) and the broker. */
 export const healthChecks = (deps: SignalsDependencies) => ({
-  mongo: () => pingMongo(deps.mongo),
-  timeline: async () => {
-    if (!(await deps.index.model.isReady())) throw new Error('incomplete');
-  },
-  rabbitmq: async () => {
-    if (!deps.amqp.connected) throw new Error('down');
-  },
+  ...storeAndBrokerChecks(deps.mongo, deps.amqp),
+  timeline: completeReadModelCheck(deps.index.model),
 });
 
 /**

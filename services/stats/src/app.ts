@@ -1,38 +1,19 @@
 import type { StatsConfig } from './config';
 import { healthChecks, servesWith, type StatsDependencies } from './dependencies';
-import {
-  createBaseApp,
-  finishApp,
-  type HealthCheck,
-  type Lifecycle,
-  type Logger,
-  type ServesWith,
-} from '@signal/service-kit';
+import { serviceApp, type Lifecycle, type Logger, type ServiceAppParts } from '@signal/service-kit';
 import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
 import type { StatsReadDeps } from './domain/get-stats.use-case';
 import { statsRouter } from './http/stats.router';
 
-export interface StatsAppDeps {
-  logger: Logger;
-  lifecycle: Lifecycle;
-  checks: Record<string, HealthCheck>;
-  servesWith?: ServesWith;
+export interface StatsAppDeps extends ServiceAppParts {
   reads: StatsReadDeps;
   /** Checks the gateway's tokens (cannot make any). */
   internalJwtKey: KeyObject;
 }
 
 export function buildApp(deps: StatsAppDeps): Express {
-  const app = createBaseApp({
-    service: 'stats',
-    logger: deps.logger,
-    lifecycle: deps.lifecycle,
-    checks: deps.checks,
-    servesWith: deps.servesWith,
-  });
-  app.use(statsRouter(deps.reads, deps.internalJwtKey));
-  return finishApp(app, deps.logger);
+  return serviceApp({ service: 'stats', ...deps }, statsRouter(deps.reads, deps.internalJwtKey));
 }
 
 /** The app as main.ts and the tests run it: everything from config and the built dependencies. */

@@ -6,7 +6,9 @@ import {
   PeriodicTask,
   connectMongo,
   connectRedis,
-  pingMongo,
+  completeReadModelCheck,
+  serviceConnections,
+  storeAndBrokerChecks,
   sourceEpoch,
   type BackgroundWorker,
   type Logger,
@@ -150,23 +152,12 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
 }
 
 /** This service's connections, closed after its workers stop (see service-kit `registerShutdown`). */
-export function connections(deps: StatsDependencies): Array<[string, () => Promise<void>]> {
-  return [
-    ['rabbitmq', () => deps.amqp.close()],
-    ['redis', async () => deps.redis.disconnect()],
-    ['mongo', () => deps.mongo.close()],
-  ];
-}
+export const connections = (deps: StatsDependencies) => serviceConnections(deps);
 
 /** What readiness looks at: the projection's store, the aggregates (Redis, complete), the broker. */
 export const healthChecks = (deps: StatsDependencies) => ({
-  mongo: () => pingMongo(deps.mongo),
-  aggregates: async () => {
-    if (!(await deps.aggregates.model.isReady())) throw new Error('incomplete');
-  },
-  rabbitmq: async () => {
-    if (!deps.amqp.connected) throw new Error('down');
-  },
+  ...storeAndBrokerChecks(deps.mongo, deps.amqp),
+  aggregates: completeReadModelCheck(deps.aggregates.model),
 });
 
 /**

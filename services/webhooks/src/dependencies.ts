@@ -9,7 +9,13 @@ import {
   entryLevel,
   type BrokerNames,
 } from '@signal/messaging';
-import { connectMongo, pingMongo, type Logger, type ServesWith } from '@signal/service-kit';
+import {
+  connectMongo,
+  serviceConnections,
+  storeAndBrokerChecks,
+  type Logger,
+  type ServesWith,
+} from '@signal/service-kit';
 import type { ConfirmChannel } from 'amqplib';
 import type { Connection } from 'mongoose';
 import type { WebhooksConfig } from './config';
@@ -85,20 +91,10 @@ export async function createDependencies(
 }
 
 /** This service's connections, closed after its workers stop (see service-kit `registerShutdown`). */
-export function connections(deps: WebhooksDependencies): Array<[string, () => Promise<void>]> {
-  return [
-    ['rabbitmq', () => deps.amqp.close()],
-    ['mongo', () => deps.mongo.close()],
-  ];
-}
+export const connections = (deps: WebhooksDependencies) => serviceConnections(deps);
 
 /** What readiness looks at (the API's and the worker's): the store and the broker. */
-export const healthChecks = (deps: WebhooksDependencies) => ({
-  mongo: () => pingMongo(deps.mongo),
-  rabbitmq: async () => {
-    if (!deps.amqp.connected) throw new Error('down');
-  },
-});
+export const healthChecks = (deps: WebhooksDependencies) => storeAndBrokerChecks(deps.mongo, deps.amqp);
 
 /**
  * The API manages subscriptions and deliveries in MongoDB; without the broker only sending a

@@ -1,12 +1,6 @@
 import { MESSAGE_POLICIES, WEBHOOK_EVENTS } from '@signal/contracts';
 import { Consumer } from '@signal/messaging';
-import {
-  createBaseApp,
-  finishApp,
-  type BackgroundWorker,
-  type Lifecycle,
-  type Logger,
-} from '@signal/service-kit';
+import { serviceApp, type BackgroundWorker, type Lifecycle, type Logger } from '@signal/service-kit';
 import type { Express } from 'express';
 import { Agent } from 'undici';
 import { guardPolicy, type WebhooksConfig } from './config';
@@ -131,10 +125,7 @@ export function buildWorker(
     });
   const deliveryConsumer = attemptConsumer(deps.names.deliveriesQueue);
   const dueConsumer = attemptConsumer(deps.names.deliveriesDueQueue);
-  const health = finishApp(
-    createBaseApp({ service: 'webhooks-worker', logger, lifecycle, checks: healthChecks(deps) }),
-    logger,
-  );
+  const health = serviceApp({ service: 'webhooks-worker', logger, lifecycle, checks: healthChecks(deps) });
   return {
     health,
     workers: [
