@@ -16,4 +16,5 @@ trap 'infra/local/infra.sh down >/dev/null 2>&1 || true' EXIT
 set -a; eval "$(infra/local/infra.sh up 2>/dev/null)"; set +a
 mkdir -p bench-results
 script="infra/bench/dist/$name.bench.js"; [ "$name" = chaos ] && script="infra/bench/dist/chaos.js"
-node "$script" "$@" 2>&1 | tee "bench-results/$name.txt"
+# --expose-gc: each timed row starts with the load generator's own garbage collected.
+node --expose-gc "$script" "$@" 2>&1 | tee "bench-results/$name.txt"
