@@ -30,6 +30,11 @@ export const configSchema = z
     API_KEY_PEPPER: env.secret(),
     SESSION_JWT_SECRET: env.secret(),
     SESSION_TTL_SECONDS: env.int(900, 60),
+    /**
+     * The cost of password hashes: scrypt at OWASP's cost; `fast-tests-only` (1 MiB, for the test
+     * suite's many accounts) is refused unless NODE_ENV=test.
+     */
+    PASSWORD_HASHING: z.enum(['owasp', 'fast-tests-only']).default('owasp'),
     /** Dashboard self-service sign-up; default: open outside production, closed in production. */
     SIGNUP_ENABLED: z.enum(['true', 'false']).optional(),
     SIGNALS_URL: env.url(['http', 'https']),
@@ -77,6 +82,10 @@ export const configSchema = z
   .refine((c) => !(c.NODE_ENV === 'production' && c.BENCH_API_PATH_VIA_EXPRESS), {
     message: 'is a benchmark setting and must not be set in production',
     path: ['BENCH_API_PATH_VIA_EXPRESS'],
+  })
+  .refine((c) => c.NODE_ENV === 'test' || c.PASSWORD_HASHING === 'owasp', {
+    message: 'fast-tests-only is for the test suite: it is refused unless NODE_ENV=test',
+    path: ['PASSWORD_HASHING'],
   })
   .refine((c) => c.API_KEY_PEPPER !== c.SESSION_JWT_SECRET, {
     message: 'API_KEY_PEPPER and SESSION_JWT_SECRET must differ',

@@ -21,6 +21,7 @@ import type { CreateKeyDeps } from './domain/create-key.use-case';
 import { KeyCache } from './domain/key-cache';
 import { ResilientLoginAttempts } from './domain/login-throttle';
 import type { PasswordLoginDeps } from './domain/password-login.use-case';
+import { passwordHashing, scryptPasswords } from './domain/password';
 import { SecretSealer } from './domain/sealed-secret';
 import { SessionStore } from './domain/sessions';
 import { LocalFallbackLimiter } from './domain/rate-limit';
@@ -94,6 +95,7 @@ export async function createDependencies(
     webhooks: createUpstream('webhooks', config.WEBHOOKS_URL, upstreamOptions),
   };
   const usage = new UsageStore(redis, config.REDIS_PREFIX, logger);
+  const passwords = scryptPasswords(passwordHashing[config.PASSWORD_HASHING]);
   return {
     mongo,
     redis,
@@ -104,11 +106,13 @@ export async function createDependencies(
       limiter,
       cache,
       pepper: config.API_KEY_PEPPER,
+      passwords,
       keyRequests: new KeyRequestStore(mongo),
       sealer: new SecretSealer(config.API_KEY_PEPPER, 'api-key idempotent replay'),
     },
     logins: {
       accounts: repository,
+      passwords,
       attempts: new ResilientLoginAttempts(new LoginAttemptStore(redis, config.REDIS_PREFIX)),
       sessions: new SessionStore(
         config.SESSION_JWT_SECRET,

@@ -13,7 +13,8 @@ beforeAll(async () => {
     upstreams: { signals: nowhere, stats: nowhere, webhooks: nowhere },
     // The client address comes from X-Forwarded-For (a trusted proxy on loopback) so one test
     // process can log in from many networks.
-    env: { TRUST_PROXY: 'loopback', IP_RATE_LIMIT_PER_MINUTE: '10000' },
+    // Logins here run at the production cost: the throttle's timing and the cost's own tests.
+    env: { TRUST_PROXY: 'loopback', IP_RATE_LIMIT_PER_MINUTE: '10000', PASSWORD_HASHING: 'owasp' },
   });
 });
 afterAll(async () => {

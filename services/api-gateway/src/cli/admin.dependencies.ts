@@ -3,6 +3,7 @@ import { AccountRepository } from '../data/account.repository';
 import { RateLimitStore } from '../data/rate-limit.store';
 import type { AccountDeps } from '../domain/accounts.use-cases';
 import { KeyCache } from '../domain/key-cache';
+import { scryptPasswords } from '../domain/password';
 
 export interface AdminConfig {
   MONGO_URL: string;
@@ -35,6 +36,7 @@ export async function createDependencies(
       limiter: new RateLimitStore(redis, config.REDIS_PREFIX),
       cache: new KeyCache(),
       pepper: config.API_KEY_PEPPER,
+      passwords: scryptPasswords(),
     },
     async close() {
       redis.disconnect();

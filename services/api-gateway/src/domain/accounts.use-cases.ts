@@ -4,7 +4,7 @@ import type { ApiKeyDocument, Plan } from '../data/account.model';
 import { EmailTakenError, type AccountRepository } from '../data/account.repository';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
 import type { KeyCache } from './key-cache';
-import { hashPassword } from './password';
+import type { PasswordHasher } from './password';
 import type { SharedLimiter } from './rate-limit';
 
 export interface AccountDeps {
@@ -12,6 +12,7 @@ export interface AccountDeps {
   limiter: SharedLimiter;
   cache: KeyCache;
   pepper: string;
+  passwords: PasswordHasher;
 }
 
 export function toKeyView(k: ApiKeyDocument): ApiKeyView {
@@ -38,7 +39,7 @@ export async function createAccount(
     await deps.repository.insertAccount({
       _id: id,
       email: email.toLowerCase(),
-      password_hash: password ? await hashPassword(password) : null,
+      password_hash: password ? await deps.passwords.hash(password) : null,
       plan,
       created_at: new Date(),
     });

@@ -1,6 +1,6 @@
 import type { AccountDocument } from '../data/account.model';
 import { loginSubjects, type LoginAttempts } from './login-throttle';
-import { hashPassword, needsRehash, verifyPassword } from './password';
+import type { PasswordHasher } from './password';
 import type { SessionStore } from './sessions';
 
 /** Port: what logging in and changing a password need of the accounts (data/account.repository.ts). */
@@ -12,6 +12,7 @@ export interface PasswordAccounts {
 
 export interface PasswordLoginDeps {
   accounts: PasswordAccounts;
+  passwords: PasswordHasher;
   attempts: LoginAttempts;
   sessions: SessionStore;
 }
@@ -39,15 +40,15 @@ export async function passwordLogin(
   const wait = await deps.attempts.waitMs([subjects.email, subjects.network], now);
   if (wait > 0) return { ok: false, code: 'RATE_LIMITED', retryAfter: Math.ceil(wait / 1000) };
   const account = await deps.accounts.findAccountByEmail(email.trim().toLowerCase());
-  const ok = await verifyPassword(password, account?.password_hash ?? null);
+  const ok = await deps.passwords.verify(password, account?.password_hash ?? null);
   if (!account || !ok) {
     // The wait runs from now, after the hash work, not from when the attempt arrived.
     await deps.attempts.failed([subjects.email, subjects.network], Date.now());
     return { ok: false, code: 'UNAUTHORIZED' };
   }
   await deps.attempts.succeeded(subjects.email);
-  if (needsRehash(account.password_hash)) {
-    await deps.accounts.setPasswordHash(account._id, await hashPassword(password));
+  if (deps.passwords.needsRehash(account.password_hash)) {
+    await deps.accounts.setPasswordHash(account._id, await deps.passwords.hash(password));
   }
   return { ok: true, accountId: account._id };
 }
@@ -76,6 +77,6 @@ export async function changePassword(
   } catch {
     return { ok: false, code: 'UNAVAILABLE' };
   }
-  await deps.accounts.setPasswordHash(accountId, await hashPassword(newPassword));
+  await deps.accounts.setPasswordHash(accountId, await deps.passwords.hash(newPassword));
   return { ok: true };
 }

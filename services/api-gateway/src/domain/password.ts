@@ -44,28 +44,47 @@ function parse(stored: string | null): StoredHash | undefined {
   };
 }
 
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(SALT);
-  const key = await derive(password, salt, PASSWORD_COST);
-  const { N, r, p } = PASSWORD_COST;
-  return `scrypt$${N}$${r}$${p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
+/** Port: how passwords are hashed and checked (one chosen at start-up from PASSWORD_HASHING). */
+export interface PasswordHasher {
+  hash(password: string): Promise<string>;
+  /**
+   * Constant-time, at the cost the hash was made with; a missing hash still spends today's
+   * cost, so timing says nothing about whether the email exists.
+   */
+  verify(password: string, stored: string | null): Promise<boolean>;
+  /** A hash made at a lower cost than today's: replace it at the next successful login. */
+  needsRehash(stored: string | null): boolean;
 }
 
 /**
- * Constant-time, at the cost the hash was made with; a missing hash still spends today's cost,
- * so timing says nothing about whether the email exists.
+ * The test suite's cost (1 MiB, ~2 ms instead of ~320 ms of CPU): ~110 accounts are made or
+ * logged into across the suite, ~35 s of its CPU at the OWASP cost. Config refuses it outside
+ * NODE_ENV=test; the tests of the cost itself run at PASSWORD_COST.
  */
-export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
-  const parsed = parse(stored);
-  const actual = await derive(password, parsed?.salt ?? randomBytes(SALT), parsed?.cost ?? PASSWORD_COST);
-  const expected = parsed?.key ?? randomBytes(LEN);
-  return parsed !== undefined && actual.length === expected.length && timingSafeEqual(actual, expected);
-}
+export const TEST_ONLY_PASSWORD_COST: ScryptCost = { N: 2 ** 10, r: 8, p: 1 };
 
-/** A hash made at a lower cost than today's: replace it at the next successful login. */
-export function needsRehash(stored: string | null): boolean {
-  const parsed = parse(stored);
-  if (!parsed) return false;
-  const { N, r, p } = parsed.cost;
-  return N * r * p < PASSWORD_COST.N * PASSWORD_COST.r * PASSWORD_COST.p;
+export const passwordHashing = {
+  owasp: PASSWORD_COST,
+  'fast-tests-only': TEST_ONLY_PASSWORD_COST,
+} as const;
+
+export function scryptPasswords(cost: ScryptCost = PASSWORD_COST): PasswordHasher {
+  const work = (c: ScryptCost) => c.N * c.r * c.p;
+  return {
+    async hash(password) {
+      const salt = randomBytes(SALT);
+      const key = await derive(password, salt, cost);
+      return `scrypt$${cost.N}$${cost.r}$${cost.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
+    },
+    async verify(password, stored) {
+      const parsed = parse(stored);
+      const actual = await derive(password, parsed?.salt ?? randomBytes(SALT), parsed?.cost ?? cost);
+      const expected = parsed?.key ?? randomBytes(LEN);
+      return parsed !== undefined && actual.length === expected.length && timingSafeEqual(actual, expected);
+    },
+    needsRehash(stored) {
+      const parsed = parse(stored);
+      return parsed !== undefined && work(parsed.cost) < work(cost);
+    },
+  };
 }

@@ -4,7 +4,7 @@ import { configSchema } from '../config';
 import { checksum } from './api-key';
 import { KeyCache, type KeyRecord } from './key-cache';
 import { EMAIL_POLICY, NETWORK_POLICY, waitAfter } from './login-throttle';
-import { needsRehash } from './password';
+import { PASSWORD_COST, TEST_ONLY_PASSWORD_COST, scryptPasswords } from './password';
 import { SecretSealer } from './sealed-secret';
 import { clientGroup } from './throttle';
 
@@ -92,9 +92,24 @@ describe('sealed secrets', () => {
 
 describe('password hashes', () => {
   it('when a hash was made at a lower cost than today, then it is due for a rehash; today’s is not', () => {
-    expect(needsRehash('scrypt$16384$8$1$c2FsdA$a2V5')).toBe(true);
-    expect(needsRehash('scrypt$32768$8$3$c2FsdA$a2V5')).toBe(false);
-    expect(needsRehash(null)).toBe(false);
+    const owasp = scryptPasswords(PASSWORD_COST);
+    expect(owasp.needsRehash('scrypt$16384$8$1$c2FsdA$a2V5')).toBe(true);
+    expect(owasp.needsRehash('scrypt$32768$8$3$c2FsdA$a2V5')).toBe(false);
+    expect(owasp.needsRehash(null)).toBe(false);
+  });
+
+  it("when the test suite's cost made a hash, then the OWASP cost would replace it at the next login", () => {
+    expect(scryptPasswords(PASSWORD_COST).needsRehash('scrypt$1024$8$1$c2FsdA$a2V5')).toBe(true);
+    expect(scryptPasswords(TEST_ONLY_PASSWORD_COST).needsRehash('scrypt$1024$8$1$c2FsdA$a2V5')).toBe(false);
+  });
+
+  it('when a password is hashed, then it verifies, another does not, and a missing hash never does', async () => {
+    const fast = scryptPasswords(TEST_ONLY_PASSWORD_COST);
+    const stored = await fast.hash('correct horse');
+    expect(stored).toMatch(/^scrypt\$1024\$8\$1\$/);
+    await expect(fast.verify('correct horse', stored)).resolves.toBe(true);
+    await expect(fast.verify('correct hors', stored)).resolves.toBe(false);
+    await expect(fast.verify('correct horse', null)).resolves.toBe(false);
   });
 });
 
@@ -121,6 +136,17 @@ describe('gateway settings', () => {
       configSchema.safeParse({ ...base, NODE_ENV: 'development', BENCH_AUTH_OFF_ACCOUNT: 'acc_bench' })
         .success,
     ).toBe(true);
+  });
+  it("when the test suite's password cost is asked for outside NODE_ENV=test, then the settings are refused", () => {
+    for (const NODE_ENV of ['production', 'development']) {
+      const r = configSchema.safeParse({ ...base, NODE_ENV, PASSWORD_HASHING: 'fast-tests-only' });
+      expect(r.success).toBe(false);
+      expect(r.error?.issues.map((i) => i.path[0])).toContain('PASSWORD_HASHING');
+    }
+    expect(
+      configSchema.parse({ ...base, NODE_ENV: 'test', PASSWORD_HASHING: 'fast-tests-only' }).PASSWORD_HASHING,
+    ).toBe('fast-tests-only');
+    expect(configSchema.parse({ ...base, NODE_ENV: 'production' }).PASSWORD_HASHING).toBe('owasp');
   });
   it('when GATEWAY_WORKERS is auto, a number or junk, then it is one per core, that number, or refused', () => {
     expect(configSchema.parse({ ...base, GATEWAY_WORKERS: '3' }).GATEWAY_WORKERS).toBe(3);
