@@ -102,8 +102,9 @@ up_local() {
   secrets
   export LOG_LEVEL="${LOG_LEVEL:-info}" WEBHOOK_ALLOW_LOOPBACK_URLS="${WEBHOOK_ALLOW_LOOPBACK_URLS:-true}"
   echo "==> services"
-  start signals services/signals/dist/main.js 4001
-  start stats services/stats/dist/main.js 4002
+  # The read services' young generation as their images set it (services/{signals,stats}/Dockerfile).
+  start signals services/signals/dist/main.js 4001 NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--max-semi-space-size=8"
+  start stats services/stats/dist/main.js 4002 NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--max-semi-space-size=8"
   start webhooks-api services/webhooks/dist/main.js 4003
   start webhooks-worker services/webhooks/dist/worker.js 4004
   # One gateway process per core on the one port (node:cluster); limits stay exact across them.
