@@ -12,12 +12,13 @@ import {
   progress,
   startService,
   table,
+  settle,
   timed,
   type LoadResult,
 } from './harness';
 
 /**
- * pnpm bench signals [--count 1000000] [--requests 300] [--store-at 5000] [--concurrency 4]
+ * pnpm bench signals [--count 1000000] [--requests 1000] [--store-at 5000] [--concurrency 4]
  *
  * Loads --count signals through the bulk ingest API (several batches in flight), then measures
  * GET /v1/signals and GET /v1/signals/{id}, direct to the signals service and through the
@@ -35,7 +36,7 @@ const { values: opts } = parseArgs({
   args: process.argv.slice(2),
   options: {
     count: { type: 'string', default: '20000' },
-    requests: { type: 'string', default: '300' },
+    requests: { type: 'string', default: '1000' },
     'store-at': { type: 'string', default: '5000' },
     concurrency: { type: 'string', default: '4' },
   },
@@ -211,6 +212,15 @@ async function main() {
       [`(c') same depth by cursor`, `/v1/signals?cursor=${deepCursor}&limit=20`],
       ['(d) detail', `/v1/signals/${someId}`],
     ];
+    // Warm-up, not measured: each scenario a few times direct and through the gateway, so the
+    // first row does not carry the JIT compilation of its path and the load's garbage; then the
+    // rows start once the machine is quiet (as in the stats bench).
+    for (let round = 0; round < 20; round++)
+      for (const [, p] of scenarios) {
+        await get(direct, p, internalAuth());
+        await get(viaGateway, p, { authorization: `Bearer ${key}` });
+      }
+    const settledMs = await settle();
     const atLarge: LoadResult[] = [];
     for (const [name, p] of scenarios) {
       atLarge.push(
@@ -243,7 +253,7 @@ async function main() {
     });
 
     console.log(
-      `\n${count} signals; load ${loadSeconds.toFixed(0)} s through the bulk ingest API (${Math.round(count / loadSeconds)}/s, ${concurrency} batches of ${BATCH} in flight); relay drained ${relaySeconds.toFixed(0)} s after; ${requests} sequential requests per row\n`,
+      `\n${count} signals; load ${loadSeconds.toFixed(0)} s through the bulk ingest API (${Math.round(count / loadSeconds)}/s, ${concurrency} batches of ${BATCH} in flight); relay drained ${relaySeconds.toFixed(0)} s after; ${requests} sequential requests per row, after 20 unmeasured rounds and ${(settledMs / 1000).toFixed(1)} s of waiting for a quiet machine\n`,
     );
     console.log(
       `At ${storeAt} signals — timeline index beside the store-query path (driver: list query + count):`,
