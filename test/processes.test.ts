@@ -13,7 +13,8 @@ const secrets = {
 
 describe('each service as a process from its built output', () => {
   const db = uniqueName('t_proc');
-  const common = { ...secrets, ...infraEnv(broker.prefix), LOG_LEVEL: 'warn' };
+  // info: the start-up lines show up in a failure's output (and are checked for secrets too).
+  const common = { ...secrets, ...infraEnv(broker.prefix), LOG_LEVEL: 'info' };
   afterAll(async () => {
     await broker.cleanup();
     await dropServiceDatabases(db);
@@ -49,7 +50,12 @@ describe('each service as a process from its built output', () => {
         WORKER_METRICS_PORT: String(metricsPort),
       });
       try {
-        await waitFor(() => ready(port), 20_000, 100, `${entry} to be ready`);
+        await waitFor(() => ready(port), 20_000, 100, `${entry} to be ready`).catch((err: unknown) => {
+          // What the process said is what tells a slow start from a stuck one.
+          throw new Error(
+            `${err instanceof Error ? err.message : String(err)}\n--- its output ---\n${proc.output()}`,
+          );
+        });
         const health = await fetch(`http://127.0.0.1:${port}/healthz`);
         expect(health.status).toBe(200);
         proc.child.kill('SIGTERM');
