@@ -36,9 +36,13 @@ describe('each service as a process from its built output', () => {
     ],
   ];
 
-  it.each(cases)(
-    'when %s starts against real infra, then /readyz is 200, and SIGTERM drains and exits 0',
-    async (_name, entry, env) => {
+  /**
+   * Starts `entry` on free ports and waits until it is ready. A port found free can be taken by
+   * another test's connection before the service binds it: that start (EADDRINUSE) is tried
+   * again on new ports; any other exit or a start past 20 s fails with what the process printed.
+   */
+  async function startReady(entry: string, env: Record<string, string>) {
+    for (let attempt = 1; ; attempt++) {
       const port = await freePort();
       const metricsPort = await freePort();
       const proc = run(entry, {
@@ -49,13 +53,28 @@ describe('each service as a process from its built output', () => {
         METRICS_PORT: String(metricsPort),
         WORKER_METRICS_PORT: String(metricsPort),
       });
+      const outcome = await waitFor(
+        async () => (proc.child.exitCode !== null ? 'exited' : (await ready(port)) ? 'ready' : undefined),
+        20_000,
+        100,
+        `${entry} to be ready`,
+      ).catch((err: unknown) => {
+        proc.child.kill('SIGKILL');
+        throw new Error(
+          `${err instanceof Error ? err.message : String(err)}\n--- its output ---\n${proc.output()}`,
+        );
+      });
+      if (outcome === 'ready') return { proc, port };
+      if (attempt < 3 && /EADDRINUSE/.test(proc.output())) continue;
+      throw new Error(`${entry} exited with ${proc.child.exitCode} before it was ready:\n${proc.output()}`);
+    }
+  }
+
+  it.each(cases)(
+    'when %s starts against real infra, then /readyz is 200, and SIGTERM drains and exits 0',
+    async (_name, entry, env) => {
+      const { proc, port } = await startReady(entry, env);
       try {
-        await waitFor(() => ready(port), 20_000, 100, `${entry} to be ready`).catch((err: unknown) => {
-          // What the process said is what tells a slow start from a stuck one.
-          throw new Error(
-            `${err instanceof Error ? err.message : String(err)}\n--- its output ---\n${proc.output()}`,
-          );
-        });
         const health = await fetch(`http://127.0.0.1:${port}/healthz`);
         expect(health.status).toBe(200);
         proc.child.kill('SIGTERM');
@@ -65,7 +84,7 @@ describe('each service as a process from its built output', () => {
         if (proc.child.exitCode === null) proc.child.kill('SIGKILL');
       }
     },
-    40_000,
+    70_000,
   );
 
   it('when a required variable is missing or bad, then the process stops at once with one clear line per variable', async () => {
