@@ -15,13 +15,7 @@ import { outcomeOf, type UsageLedger } from '../domain/usage';
 import { readCookie } from './cookies';
 import { carriesSecrets } from './no-store.middleware';
 import { rateLimitHeaders } from './rate-limit-headers';
-import {
-  MAX_FORWARDED_BYTES,
-  forward,
-  forwardedBytes,
-  type ForwardRequest,
-  type Upstream,
-} from './upstream';
+import { MAX_FORWARDED_BYTES, forward, forwardedBytes, type ForwardRequest, type Upstream } from './upstream';
 
 export interface ApiPathDeps {
   /** The auth pipeline, or (benchmarks only) every request as one account. */

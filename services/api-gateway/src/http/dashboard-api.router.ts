@@ -7,7 +7,14 @@ import {
   usageQuerySchema,
   type ApiKeyView,
 } from '@signal/contracts';
-import { AppError, type InternalTokenCache, bearerToken, idempotencyKeyOf, jsonBodyMiddleware, parseOrThrow } from '@signal/service-kit';
+import {
+  AppError,
+  type InternalTokenCache,
+  bearerToken,
+  idempotencyKeyOf,
+  jsonBodyMiddleware,
+  parseOrThrow,
+} from '@signal/service-kit';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Plan } from '../data/account.model';
 import { createAccount, listApiKeys, revokeApiKey } from '../domain/accounts.use-cases';

@@ -1,11 +1,6 @@
 import { AppError, type InternalTokenCache } from '@signal/service-kit';
 import type { RequestHandler } from 'express';
-import {
-  MAX_FORWARDED_BYTES,
-  forward,
-  forwardedBytes,
-  type Upstream,
-} from './upstream';
+import { MAX_FORWARDED_BYTES, forward, forwardedBytes, type Upstream } from './upstream';
 
 /**
  * An Express route streamed to a service as the account in `res.locals.accountId` (the

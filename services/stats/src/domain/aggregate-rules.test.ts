@@ -87,7 +87,10 @@ describe('stats deltas', () => {
     const nextMinute = entry({ version: 2, createdMs: T0 + MINUTE_MS });
     expect(aggregateDelta(previous, nextMinute)).toMatchObject({
       kind: 'changed',
-      counters: [{ minute, count: -1 }, { minute: minute + 1, hour, count: 1 }],
+      counters: [
+        { minute, count: -1 },
+        { minute: minute + 1, hour, count: 1 },
+      ],
     });
   });
 });
@@ -104,7 +107,10 @@ describe('period buckets', () => {
 
   /** Every roi candidate hour: the roi hours and the hours of the later days. */
   function roiCandidates(plan: ReturnType<typeof periodPlan>): number[] {
-    return [...plan.roiHours, ...plan.laterDays.flatMap((d) => Array.from({ length: 24 }, (_, i) => d * 24 + i))];
+    return [
+      ...plan.roiHours,
+      ...plan.laterDays.flatMap((d) => Array.from({ length: 24 }, (_, i) => d * 24 + i)),
+    ];
   }
 
   it.each([
