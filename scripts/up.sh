@@ -103,8 +103,9 @@ up_local() {
   export LOG_LEVEL="${LOG_LEVEL:-info}" WEBHOOK_ALLOW_LOOPBACK_URLS="${WEBHOOK_ALLOW_LOOPBACK_URLS:-true}"
   echo "==> services"
   # The read services' young generation as their images set it (services/{signals,stats}/Dockerfile).
-  start signals services/signals/dist/main.js 4001 NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--max-semi-space-size=8"
-  start stats services/stats/dist/main.js 4002 NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--max-semi-space-size=8"
+  local read_service_options="NODE_OPTIONS=${NODE_OPTIONS:+$NODE_OPTIONS }--max-semi-space-size=8"
+  start signals services/signals/dist/main.js 4001 "$read_service_options"
+  start stats services/stats/dist/main.js 4002 "$read_service_options"
   start webhooks-api services/webhooks/dist/main.js 4003
   start webhooks-worker services/webhooks/dist/worker.js 4004
   # One gateway process per core on the one port (node:cluster); limits stay exact across them.

@@ -198,8 +198,6 @@ const COUNTER_FIELDS = [
   ['r', 'roi'],
 ] as const;
 
-const ALL_TYPES = SIGNAL_TYPES.join(',');
-
 interface EncodedPlan {
   edgeEnd: number;
   edgeHour: number;
@@ -350,7 +348,7 @@ export class StatsAggregates implements AggregatesStore {
   }
 
   private periodArgs(types: SignalType[], since: Date | undefined, now: number): Array<string | number> {
-    const typeList = types.length === SIGNAL_TYPES.length ? ALL_TYPES : types.join(',');
+    const typeList = types.join(',');
     if (!since) return ['', this.model.epoch, '', '', typeList];
     const cutoffMs = since.getTime();
     const plan = this.plans.get(cutoffMs, now);
