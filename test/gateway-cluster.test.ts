@@ -7,7 +7,14 @@ import {
   waitFor,
   type Receiver,
 } from '@signal/test-kit';
-import { dropServiceDatabases, infraEnv, isReady, runBuilt, type Running } from './built-services';
+import {
+  dropRedisKeys,
+  dropServiceDatabases,
+  infraEnv,
+  isReady,
+  runBuilt,
+  type Running,
+} from './built-services';
 
 /**
  * The gateway as the run command starts it: one process per core behind one port
@@ -54,6 +61,7 @@ describe('clustered gateway (GATEWAY_WORKERS=2)', () => {
     if (gateway.child.exitCode === null) gateway.child.kill('SIGKILL');
     await upstream.close();
     await dropServiceDatabases(db);
+    await dropRedisKeys(`${db}:`);
   });
 
   it('when 200 requests on a 60/min key arrive at once across two processes, then exactly 60 pass; the metrics are summed; SIGTERM stops them all', async () => {

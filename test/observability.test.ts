@@ -11,7 +11,14 @@ import {
 } from '@signal/test-kit';
 import mongoose from 'mongoose';
 import { signalInput } from '../services/signals/test/signals-harness';
-import { dropServiceDatabases, infraEnv, isReady as ready, runBuilt as run, type Running } from './built-services';
+import {
+  dropRedisKeys,
+  dropServiceDatabases,
+  infraEnv,
+  isReady as ready,
+  runBuilt as run,
+  type Running,
+} from './built-services';
 
 /**
  * Observability of the real processes: each service runs from its built output with tracing
@@ -133,9 +140,11 @@ describe('tracing across the system', () => {
       }),
     );
     for (const port of Object.values(ports))
-      await waitFor(() => ready(port), 30_000, 100, `service on ${port} to be ready`).catch((err: unknown) => {
-        throw new Error(`${String(err)}\n${processes.map((p) => p.output()).join('\n')}`);
-      });
+      await waitFor(() => ready(port), 30_000, 100, `service on ${port} to be ready`).catch(
+        (err: unknown) => {
+          throw new Error(`${String(err)}\n${processes.map((p) => p.output()).join('\n')}`);
+        },
+      );
   }, 60_000);
 
   afterAll(async () => {
@@ -144,6 +153,7 @@ describe('tracing across the system', () => {
     await collector.close();
     await broker.cleanup();
     await dropServiceDatabases(db);
+    await dropRedisKeys(broker.prefix);
   });
 
   /** Every span of one trace, with a way to walk from a span up to its root. */
@@ -152,21 +162,26 @@ describe('tracing across the system', () => {
     const byId = new Map(spans.map((s) => [s.spanId, s]));
     const ancestry = (span: OtlpSpan): OtlpSpan[] => {
       const chain = [span];
-      for (let p = span.parentSpanId; p && byId.has(p); p = byId.get(p)!.parentSpanId) chain.push(byId.get(p)!);
+      for (let p = span.parentSpanId; p && byId.has(p); p = byId.get(p)!.parentSpanId)
+        chain.push(byId.get(p)!);
       return chain;
     };
     return { spans, ancestry, services: new Set(spans.map((s) => s.service)) };
   }
 
   it('when a client subscribes through the gateway, then the gateway and the webhooks API share one trace', async () => {
-    const demo = run('services/api-gateway/dist/cli/admin.cli.js', {
-      ...secrets,
-      ...infraEnv(broker.prefix),
-      GATEWAY_DB: `${db}_gateway`,
-      SIGNALS_URL: 'http://127.0.0.1:1',
-      STATS_URL: 'http://127.0.0.1:1',
-      WEBHOOKS_URL: 'http://127.0.0.1:1',
-    }, ['demo']);
+    const demo = run(
+      'services/api-gateway/dist/cli/admin.cli.js',
+      {
+        ...secrets,
+        ...infraEnv(broker.prefix),
+        GATEWAY_DB: `${db}_gateway`,
+        SIGNALS_URL: 'http://127.0.0.1:1',
+        STATS_URL: 'http://127.0.0.1:1',
+        WEBHOOKS_URL: 'http://127.0.0.1:1',
+      },
+      ['demo'],
+    );
     await new Promise((resolve) => demo.child.once('exit', resolve));
     const key = /DEMO_API_KEY=(\S+)/.exec(demo.output())?.[1];
     expect(key).toBeDefined();
@@ -216,7 +231,8 @@ describe('tracing across the system', () => {
     // The receiver sees the same trace (W3C traceparent on the delivery request).
     expect(String(delivered.headers.traceparent)).toContain(traceId);
 
-    const isDeliveryPost = (s: OtlpSpan) => s.service === 'webhooks-worker' && s.kind === 3 && s.name.startsWith('POST');
+    const isDeliveryPost = (s: OtlpSpan) =>
+      s.service === 'webhooks-worker' && s.kind === 3 && s.name.startsWith('POST');
     const needed = [
       (s: OtlpSpan) => s.service === 'signals' && s.kind === 2, // SERVER: the ingest request
       (s: OtlpSpan) => s.service === 'signals' && s.kind === 4, // PRODUCER: the relay's publish
@@ -238,7 +254,8 @@ describe('tracing across the system', () => {
     );
     const trace = traceOf(traceId);
     // Every span of the trace hangs, through its parents, under the client's span: one tree.
-    for (const span of trace.spans) expect(trace.ancestry(span).at(-1)!.parentSpanId).toBe('b7ad6b7169203331');
+    for (const span of trace.spans)
+      expect(trace.ancestry(span).at(-1)!.parentSpanId).toBe('b7ad6b7169203331');
     const ingest = trace.spans.find((s) => s.service === 'signals' && s.kind === 2)!; // SERVER
     const publish = trace.spans.find((s) => s.service === 'signals' && s.kind === 4)!; // PRODUCER
     const statsConsume = trace.spans.find((s) => s.service === 'stats' && s.kind === 5)!; // CONSUMER
@@ -247,11 +264,17 @@ describe('tracing across the system', () => {
     expect(trace.ancestry(statsConsume)).toContain(publish);
     const deliveryChain = trace.ancestry(delivery);
     expect(deliveryChain).toContain(publish);
-    expect(deliveryChain.filter((s) => s.service === 'webhooks-worker' && s.kind === 5).length).toBeGreaterThanOrEqual(2); // fan-out, then the attempt
+    expect(
+      deliveryChain.filter((s) => s.service === 'webhooks-worker' && s.kind === 5).length,
+    ).toBeGreaterThanOrEqual(2); // fan-out, then the attempt
     // …and the attempt's record names the trace it ran in.
     const conn = await mongoose.createConnection(infraEnv(broker.prefix).MONGO_URL!).asPromise();
     try {
-      const entries = await conn.useDb(`${db}_webhooks`).collection('delivery_log').find({ kind: 'attempt' }).toArray();
+      const entries = await conn
+        .useDb(`${db}_webhooks`)
+        .collection('delivery_log')
+        .find({ kind: 'attempt' })
+        .toArray();
       expect(entries.some((e) => e.trace_id === traceId)).toBe(true);
     } finally {
       await conn.close();
@@ -279,17 +302,27 @@ describe('tracing across the system', () => {
     const signals = await scrape(metricsPorts.signals);
     expect(sample(signals, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
     expect(sample(signals, 'outbox_publish_lag_seconds_count')).toBeGreaterThanOrEqual(1);
-    expect(sample(signals, 'read_model_apply_lag_seconds_count', '{model="timeline"}')).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(signals, 'read_model_apply_lag_seconds_count', '{model="timeline"}'),
+    ).toBeGreaterThanOrEqual(1);
     expect(sample(signals, 'read_model_ready', '{model="timeline"}')).toBe(1);
-    expect(signals).toMatch(/http_request_duration_seconds_count\{service="signals",method="POST",route="\/internal\/signals",status="201"\} \d/);
+    expect(signals).toMatch(
+      /http_request_duration_seconds_count\{service="signals",method="POST",route="\/internal\/signals",status="201"\} \d/,
+    );
 
     const stats = await scrape(metricsPorts.stats);
-    expect(sample(stats, 'messages_handled_total', `{queue="${broker.prefix}stats.signal-events",outcome="ack"}`)).toBeGreaterThanOrEqual(1);
-    expect(sample(stats, 'queue_messages', `{queue="${broker.prefix}stats.signal-events",kind="dead"}`)).toBe(0);
+    expect(
+      sample(stats, 'messages_handled_total', `{queue="${broker.prefix}stats.signal-events",outcome="ack"}`),
+    ).toBeGreaterThanOrEqual(1);
+    expect(sample(stats, 'queue_messages', `{queue="${broker.prefix}stats.signal-events",kind="dead"}`)).toBe(
+      0,
+    );
     expect(sample(stats, 'read_model_apply_lag_seconds_count', '{model="agg"}')).toBeGreaterThanOrEqual(1);
 
     const worker = await scrape(metricsPorts.worker);
-    expect(sample(worker, 'messages_handled_total', `{queue="${broker.prefix}webhooks.deliveries",outcome="ack"}`)).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(worker, 'messages_handled_total', `{queue="${broker.prefix}webhooks.deliveries",outcome="ack"}`),
+    ).toBeGreaterThanOrEqual(1);
     expect(sample(worker, 'webhook_attempts_total', '{outcome="succeeded"}')).toBeGreaterThanOrEqual(1);
     expect(sample(worker, 'webhook_event_to_delivery_seconds_count')).toBeGreaterThanOrEqual(1);
   });

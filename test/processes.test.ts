@@ -1,5 +1,11 @@
 import { TEST_INTERNAL_KEYS, freePort, testBrokerPrefix, uniqueName, waitFor } from '@signal/test-kit';
-import { dropServiceDatabases, infraEnv, isReady as ready, runBuilt as run } from './built-services';
+import {
+  dropRedisKeys,
+  dropServiceDatabases,
+  infraEnv,
+  isReady as ready,
+  runBuilt as run,
+} from './built-services';
 
 const broker = testBrokerPrefix('proc');
 
@@ -18,6 +24,7 @@ describe('each service as a process from its built output', () => {
   afterAll(async () => {
     await broker.cleanup();
     await dropServiceDatabases(db);
+    await dropRedisKeys(broker.prefix);
   });
   const cases: Array<[string, string, Record<string, string>]> = [
     ['signals', 'services/signals/dist/main.js', { SIGNALS_DB: `${db}_signals` }],
