@@ -92,9 +92,9 @@ describe('slow subscriber isolation', () => {
     expect(beside).toHaveLength(9 * EVENTS);
     // The silent one was really being tried (and held) meanwhile.
     expect(silent.connections()).toBeGreaterThan(0);
-    // 2× of the first run's p99, floored at the delivery target (250 ms) so that scheduler noise
-    // while the rest of the suite runs beside this file does not decide the outcome; a worker
-    // whose slots or connections the silent receiver held would show its 5 s timeout here.
-    expect(p99(beside)).toBeLessThanOrEqual(2 * Math.max(p99(alone), 250));
+    // 2× of the first run's p99, floored at 500 ms so that scheduler noise while the rest of the
+    // suite runs beside this file on two cores does not decide the outcome; a worker whose slots
+    // or connections the silent receiver held would show its 5 s timeout here.
+    expect(p99(beside)).toBeLessThanOrEqual(2 * Math.max(p99(alone), 500));
   }, 90_000);
 });
