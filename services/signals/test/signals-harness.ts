@@ -61,6 +61,8 @@ export async function startSignals(
     ingestAuth: { Authorization: `Bearer ${INGEST_TOKEN}` },
     async stop() {
       if (!shared?.dbName) {
+        // The keeper first: running, it saw the cleared index as lost and rebuilt its ready mark.
+        await deps.keeper.stop();
         await deps.mongo.dropDatabase().catch(() => undefined);
         await deps.index.model.clear().catch(() => undefined);
       }
