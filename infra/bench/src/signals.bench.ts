@@ -275,6 +275,12 @@ async function main() {
       `  Redis: ${(indexBytes / 1024 / 1024).toFixed(1)} MiB for the index, ${Math.round(indexBytes / (count + 50))} bytes per signal`,
     );
   } finally {
+    // The processes first: a running signals service takes its wiped index for a lost one and
+    // rebuilds its ready mark (each run left that key behind).
+    await direct.close();
+    await viaGateway.close();
+    await gateway.stop();
+    await signals.stop();
     await deleteKeysMatching(redis, `${db}:*`);
     redis.disconnect();
     await conn.dropDatabase().catch(() => undefined);
@@ -283,10 +289,6 @@ async function main() {
       .dropDatabase()
       .catch(() => undefined);
     await conn.close();
-    await direct.close();
-    await viaGateway.close();
-    await gateway.stop();
-    await signals.stop();
   }
 }
 
