@@ -10,7 +10,6 @@ import { appFromDependencies } from '../src/app';
 import { loadConfig } from '../src/config';
 import { createDependencies, type StatsDependencies } from '../src/dependencies';
 
-
 export interface StatsHarness {
   url: string;
   deps: StatsDependencies;
@@ -48,10 +47,15 @@ export async function startStats(
     url: http.url,
     deps,
     get auth() {
-      return { Authorization: `Bearer ${signInternalToken(TEST_INTERNAL_KEYS.signingKey, 'stats', 'acc_stats')}` };
+      return {
+        Authorization: `Bearer ${signInternalToken(TEST_INTERNAL_KEYS.signingKey, 'stats', 'acc_stats')}`,
+      };
     },
     async stop() {
       await http.close();
+      // The keeper first: running, it took the cleared aggregates for lost ones and rebuilt their
+      // ready mark from the database being dropped (a key left behind now and then).
+      await deps.workers.find((w) => w.name === 'aggregates-keeper')?.stop();
       const keys = await deps.redis.keys(`${prefix}stats:*`).catch(() => []);
       if (keys.length) await deps.redis.del(...keys).catch(() => undefined);
       await deps.aggregates.model.clear().catch(() => undefined);
