@@ -6,7 +6,13 @@ import {
   startHttpServer,
   type RunningServer,
 } from '@signal/service-kit';
-import { TEST_INTERNAL_KEYS, silentLogger, testBrokerPrefix, testDatabase, infraUrls } from '@signal/test-kit';
+import {
+  TEST_INTERNAL_KEYS,
+  silentLogger,
+  testBrokerPrefix,
+  testDatabase,
+  infraUrls,
+} from '@signal/test-kit';
 import { appFromDependencies } from '../src/app';
 import { loadConfig, type SignalsConfig } from '../src/config';
 import { connections, createDependencies, type SignalsDependencies } from '../src/dependencies';
@@ -52,7 +58,21 @@ export async function startSignals(
   await startWorkers(deps.workers);
   const app = appFromDependencies(config, deps, silentLogger, lifecycle);
   const http: RunningServer = await startHttpServer(app, 0);
-  registerShutdown(lifecycle, { http, workers: deps.workers, connections: connections(deps) });
+  // A harness with a database of its own wipes it (and its index) once HTTP and the workers have
+  // stopped, before the connections close: a running keeper took a cleared index for a lost one
+  // and rebuilt it, and the relay re-applied snapshots to it.
+  const wipe: Array<[string, () => Promise<void>]> = shared?.dbName
+    ? []
+    : [
+        [
+          'test data',
+          async () => {
+            await deps.mongo.dropDatabase().catch(() => undefined);
+            await deps.index.model.clear().catch(() => undefined);
+          },
+        ],
+      ];
+  registerShutdown(lifecycle, { http, workers: deps.workers, connections: [...wipe, ...connections(deps)] });
   return {
     url: http.url,
     config,
@@ -60,12 +80,6 @@ export async function startSignals(
     token: (accountId = 'acc_test') => signInternalToken(TEST_INTERNAL_KEYS.signingKey, 'signals', accountId),
     ingestAuth: { Authorization: `Bearer ${INGEST_TOKEN}` },
     async stop() {
-      if (!shared?.dbName) {
-        // The keeper first: running, it saw the cleared index as lost and rebuilt its ready mark.
-        await deps.keeper.stop();
-        await deps.mongo.dropDatabase().catch(() => undefined);
-        await deps.index.model.clear().catch(() => undefined);
-      }
       await lifecycle.run();
       await broker?.cleanup();
     },

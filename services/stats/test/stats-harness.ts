@@ -53,9 +53,10 @@ export async function startStats(
     },
     async stop() {
       await http.close();
-      // The keeper first: running, it took the cleared aggregates for lost ones and rebuilt their
-      // ready mark from the database being dropped (a key left behind now and then).
-      await deps.workers.find((w) => w.name === 'aggregates-keeper')?.stop();
+      // Workers first (deps.close stops them again: a no-op): running, the keeper took the
+      // cleared aggregates for lost ones and rebuilt their ready mark, and the consumer could
+      // write counters after the wipe.
+      for (const w of [...deps.workers].reverse()) await w.stop();
       const keys = await deps.redis.keys(`${prefix}stats:*`).catch(() => []);
       if (keys.length) await deps.redis.del(...keys).catch(() => undefined);
       await deps.aggregates.model.clear().catch(() => undefined);
