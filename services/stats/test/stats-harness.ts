@@ -1,5 +1,6 @@
 import {
   GracefulShutdown,
+  deleteKeysMatching,
   startWorkers,
   signInternalToken,
   startHttpServer,
@@ -57,9 +58,8 @@ export async function startStats(
       // cleared aggregates for lost ones and rebuilt their ready mark, and the consumer could
       // write counters after the wipe.
       for (const w of [...deps.workers].reverse()) await w.stop();
-      const keys = await deps.redis.keys(`${prefix}stats:*`).catch(() => []);
-      if (keys.length) await deps.redis.del(...keys).catch(() => undefined);
-      await deps.aggregates.model.clear().catch(() => undefined);
+      // Every stats key of this prefix: the aggregates (`stats:{agg}:`) and the cache.
+      await deleteKeysMatching(deps.redis, `${prefix}stats:*`).catch(() => undefined);
       await deps.mongo.dropDatabase().catch(() => undefined);
       await deps.close();
     },
