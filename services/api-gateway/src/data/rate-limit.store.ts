@@ -15,33 +15,80 @@ import {
  * overshoot and a rejected request counts against nothing. The revoked-key set is checked in
  * the same call, so a revocation applies to the very next request everywhere.
  * All keys of one account share the hash tag {acc} → one Redis Cluster slot.
+ *
+ * One call decides a batch: the checks of one account (same windows, same plan defaults) that
+ * arrived in one event-loop turn, in arrival order, each exactly as if it had run alone — the
+ * i-th check sees the counts the checks before it left. A busy key costs Redis one script run
+ * per turn instead of one per request (Redis runs scripts one at a time, for every gateway),
+ * and the gateway one command to encode and one reply to parse.
+ * ARGV: per_minute, per_day (defaults when the account has no plan hash), the two TTLs, then
+ * one key id per check ('' = a subject without a key, never revoked).
+ * Reply: per_minute, per_day, then per check: outcome (1 allowed, 0 limited, -1 revoked),
+ * minute count, day count.
  */
 const CHECK = new RedisScript(`
-if ARGV[1] ~= '' and redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 1 then
-  return {-1, 0, 0, 0, 0}
-end
-local per_minute = tonumber(redis.call('HGET', KEYS[4], 'per_minute') or ARGV[2])
-local per_day = tonumber(redis.call('HGET', KEYS[4], 'per_day') or ARGV[3])
+local per_minute = tonumber(redis.call('HGET', KEYS[4], 'per_minute') or ARGV[1])
+local per_day = tonumber(redis.call('HGET', KEYS[4], 'per_day') or ARGV[2])
 local m = tonumber(redis.call('GET', KEYS[1]) or '0')
 local d = tonumber(redis.call('GET', KEYS[2]) or '0')
-if m >= per_minute or d >= per_day then
-  return {0, m, d, per_minute, per_day}
+local added = 0
+local revoked = {}
+local out = {per_minute, per_day}
+for i = 5, #ARGV do
+  local key = ARGV[i]
+  local is_revoked = false
+  if key ~= '' then
+    is_revoked = revoked[key]
+    if is_revoked == nil then
+      is_revoked = redis.call('SISMEMBER', KEYS[3], key) == 1
+      revoked[key] = is_revoked
+    end
+  end
+  if is_revoked then
+    out[#out + 1] = -1; out[#out + 1] = 0; out[#out + 1] = 0
+  elseif m >= per_minute or d >= per_day then
+    out[#out + 1] = 0; out[#out + 1] = m; out[#out + 1] = d
+  else
+    m = m + 1; d = d + 1; added = added + 1
+    out[#out + 1] = 1; out[#out + 1] = m; out[#out + 1] = d
+  end
 end
-m = redis.call('INCR', KEYS[1])
-if m == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
-d = redis.call('INCR', KEYS[2])
-if d == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[5]) end
-return {1, m, d, per_minute, per_day}
+if added > 0 then
+  if redis.call('INCRBY', KEYS[1], added) == added then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+  if redis.call('INCRBY', KEYS[2], added) == added then redis.call('PEXPIRE', KEYS[2], ARGV[4]) end
+end
+return out
 `);
 
 const MINUTE_TTL = String(MINUTE_MS + 5000);
 const DAY_TTL = String(DAY_MS + 60_000);
+/** Checks per script call at most (a larger turn's checks take more calls). */
+const MAX_BATCH = 500;
 
-function isReply(value: unknown): value is [number, number, number, number, number] {
-  return Array.isArray(value) && value.length === 5 && value.every((v) => typeof v === 'number');
+function isReply(value: unknown, checks: number): value is number[] {
+  return Array.isArray(value) && value.length === 2 + 3 * checks && value.every((v) => typeof v === 'number');
+}
+
+interface PendingCheck {
+  keyId: string;
+  resolve(decision: KeyDecision): void;
+  reject(err: unknown): void;
+}
+
+/** The checks of one account and window pair waiting for the end of the turn. */
+interface Batch {
+  keys: string[];
+  perMinute: number;
+  perDay: number;
+  minuteWindow: number;
+  dayWindow: number;
+  checks: PendingCheck[];
 }
 
 export class RateLimitStore implements SharedLimiter {
+  private readonly waiting = new Map<string, Batch>();
+  private flushQueued = false;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix = '',
@@ -52,32 +99,83 @@ export class RateLimitStore implements SharedLimiter {
   }
 
   checkKey(s: LimitSubject, keyId: string, now = Date.now()): Promise<KeyDecision> {
-    return this.run(s, keyId, now);
+    return this.enqueue(s, keyId, now);
   }
 
   async count(s: LimitSubject, now = Date.now()): Promise<WindowDecision> {
-    const decision = await this.run(s, '', now);
+    const decision = await this.enqueue(s, '', now);
     if (decision.outcome === 'revoked') throw new Error('a subject without a key cannot be revoked');
     return decision;
   }
 
-  private async run(s: LimitSubject, keyId: string, now: number): Promise<KeyDecision> {
+  /**
+   * Queues the check for the end of this event-loop turn (setImmediate: after every socket
+   * read of the turn, so the requests that arrived together leave together; no timer, no
+   * added wait).
+   */
+  private enqueue(s: LimitSubject, keyId: string, now: number): Promise<KeyDecision> {
     const minuteWindow = Math.floor(now / MINUTE_MS);
     const dayWindow = Math.floor(now / DAY_MS);
     const tag = this.tag(s.subject);
-    const reply = await CHECK.run(
-      this.redis,
-      [`${tag}:m:${minuteWindow}`, `${tag}:d:${dayWindow}`, `${tag}:revoked`, `${tag}:plan`],
-      [keyId, s.perMinute, s.perDay, MINUTE_TTL, DAY_TTL],
-    );
-    if (!isReply(reply)) throw new Error('rate limit script answered an unexpected shape');
-    const [code, m, d, perMinute, perDay] = reply;
-    if (code === -1) return { outcome: 'revoked' };
-    return {
-      outcome: code === 1 ? 'allowed' : 'limited',
-      minute: { limit: perMinute, used: m, resetAt: ((minuteWindow + 1) * MINUTE_MS) / 1000 },
-      day: { limit: perDay, used: d, resetAt: ((dayWindow + 1) * DAY_MS) / 1000 },
-    };
+    const id = `${tag} ${minuteWindow} ${dayWindow} ${s.perMinute} ${s.perDay}`;
+    let batch = this.waiting.get(id);
+    if (!batch) {
+      batch = {
+        keys: [`${tag}:m:${minuteWindow}`, `${tag}:d:${dayWindow}`, `${tag}:revoked`, `${tag}:plan`],
+        perMinute: s.perMinute,
+        perDay: s.perDay,
+        minuteWindow,
+        dayWindow,
+        checks: [],
+      };
+      this.waiting.set(id, batch);
+    }
+    const checks = batch.checks;
+    const decided = new Promise<KeyDecision>((resolve, reject) => checks.push({ keyId, resolve, reject }));
+    if (checks.length >= MAX_BATCH) {
+      this.waiting.delete(id);
+      void this.decide(batch);
+    } else if (!this.flushQueued) {
+      this.flushQueued = true;
+      setImmediate(() => this.flush());
+    }
+    return decided;
+  }
+
+  private flush(): void {
+    this.flushQueued = false;
+    const batches = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const batch of batches) void this.decide(batch);
+  }
+
+  /** One script call for the batch; every check of it gets its decision, or the call's error. */
+  private async decide(batch: Batch): Promise<void> {
+    const { checks } = batch;
+    try {
+      const reply = await CHECK.run(this.redis, batch.keys, [
+        batch.perMinute,
+        batch.perDay,
+        MINUTE_TTL,
+        DAY_TTL,
+        ...checks.map((c) => c.keyId),
+      ]);
+      if (!isReply(reply, checks.length)) throw new Error('rate limit script answered an unexpected shape');
+      const [perMinute = 0, perDay = 0] = reply;
+      const minuteReset = ((batch.minuteWindow + 1) * MINUTE_MS) / 1000;
+      const dayReset = ((batch.dayWindow + 1) * DAY_MS) / 1000;
+      checks.forEach((check, i) => {
+        const code = reply[2 + 3 * i];
+        if (code === -1) return check.resolve({ outcome: 'revoked' });
+        check.resolve({
+          outcome: code === 1 ? 'allowed' : 'limited',
+          minute: { limit: perMinute, used: reply[3 + 3 * i] ?? 0, resetAt: minuteReset },
+          day: { limit: perDay, used: reply[4 + 3 * i] ?? 0, resetAt: dayReset },
+        });
+      });
+    } catch (err) {
+      for (const check of checks) check.reject(err);
+    }
   }
 
   async markRevoked(accountId: string, keyId: string): Promise<void> {
