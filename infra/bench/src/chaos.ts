@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseCliArgs, readCommandLine } from '@signal/service-kit';
 import { ROOT, wholeNumberOption } from './harness';
 import { chaosOptions, formatReport, runChaos, type ChaosOptions } from './chaos/run';
 
@@ -14,22 +14,27 @@ import { chaosOptions, formatReport, runChaos, type ChaosOptions } from './chaos
  * violation. --short: the CI version (about 35 s, four faults).
  */
 
+const CLI = {
+  name: 'chaos',
+  usage:
+    'usage: pnpm chaos [--short] [--seconds 120] [--reads 200] [--signals 20] [--subscribers 10] [--outage 10] [--out file]',
+};
+
 async function main() {
-  const { values: opts } = parseArgs({
-    args: process.argv.slice(2),
-    options: {
-      short: { type: 'boolean', default: false },
-      seconds: { type: 'string' },
-      reads: { type: 'string' },
-      signals: { type: 'string' },
-      subscribers: { type: 'string', default: '10' },
-      outage: { type: 'string' },
-      out: { type: 'string', default: path.join(ROOT, 'bench-results', 'chaos.json') },
-    },
-  });
+  const opts = readCommandLine(CLI, () =>
+    parseCliArgs(process.argv.slice(2), {
+        short: { type: 'boolean', default: false },
+        seconds: { type: 'string' },
+        reads: { type: 'string' },
+        signals: { type: 'string' },
+        subscribers: { type: 'string', default: '10' },
+        outage: { type: 'string' },
+        out: { type: 'string', default: path.join(ROOT, 'bench-results', 'chaos.json') },
+    }),
+  );
   const base = chaosOptions(opts.short === true);
   const number = (name: 'seconds' | 'reads' | 'signals' | 'subscribers' | 'outage', fallback: number) =>
-    opts[name] === undefined ? fallback : wholeNumberOption('chaos', opts, name);
+    opts[name] === undefined ? fallback : wholeNumberOption(CLI, opts, name);
   const options: ChaosOptions = {
     ...base,
     seconds: number('seconds', base.seconds),

@@ -2,8 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
-import { deleteKeysMatching } from '@signal/service-kit';
+import { deleteKeysMatching, parseCliArgs, readCommandLine } from '@signal/service-kit';
 import Redis from 'ioredis';
 import mongoose from 'mongoose';
 import { request } from 'undici';
@@ -39,19 +38,17 @@ import {
  * where it depends least on what else the machine runs — and a V8 CPU profile of every Node
  * process (signals, gateways b, d and e).
  */
-const { values: opts } = parseArgs({
-  args: process.argv.slice(2),
-  options: {
-    seconds: { type: 'string', default: '8' },
-    connections: { type: 'string', default: '50' },
-    rounds: { type: 'string', default: '3' },
-    workers: { type: 'string', default: '1' },
-    rate: { type: 'string', default: '1000' },
-  },
-  strict: true,
-  allowPositionals: false,
-});
-const num = (name: keyof typeof opts): number => wholeNumberOption('gateway', opts, name);
+const CLI = { name: 'gateway bench', usage: 'usage: pnpm bench gateway [--seconds 8] [--connections 50] [--rounds 3] [--workers 1] [--rate 1000]' };
+const opts = readCommandLine(CLI, () =>
+  parseCliArgs(process.argv.slice(2), {
+      seconds: { type: 'string', default: '8' },
+      connections: { type: 'string', default: '50' },
+      rounds: { type: 'string', default: '3' },
+      workers: { type: 'string', default: '1' },
+      rate: { type: 'string', default: '1000' },
+  }),
+);
+const num = (name: keyof typeof opts): number => wholeNumberOption(CLI, opts, name);
 const seconds = num('seconds');
 const connections = num('connections');
 const rounds = num('rounds');

@@ -2,7 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { InternalTokenCache, signInternalToken } from '@signal/service-kit';
+import { InternalTokenCache, signInternalToken, numberOption, readCommandLine, type CliSpec } from '@signal/service-kit';
 import autocannon from 'autocannon';
 
 export const ROOT = path.join(__dirname, '..', '..', '..');
@@ -232,16 +232,11 @@ export function benchApiKey(
   return { accountId, key };
 }
 
-/** A whole-number option ≥ 1 from a strict parseArgs result, or exit 2 naming it. */
+/** A whole-number option ≥ 1 from a strict command line, or exit 2 naming it with the usage. */
 export function wholeNumberOption(
-  bench: string,
+  cli: CliSpec,
   values: Record<string, string | boolean | undefined>,
   name: string,
 ): number {
-  const v = Number(values[name]);
-  if (!Number.isInteger(v) || v < 1) {
-    console.error(`${bench} bench: --${name} must be a whole number ≥ 1`);
-    process.exit(2);
-  }
-  return v;
+  return readCommandLine(cli, () => numberOption(values[name], name));
 }

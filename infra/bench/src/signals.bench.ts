@@ -1,7 +1,6 @@
-import { parseArgs } from 'node:util';
 import Redis from 'ioredis';
 import mongoose from 'mongoose';
-import { deleteKeysMatching } from '@signal/service-kit';
+import { deleteKeysMatching, parseCliArgs, readCommandLine } from '@signal/service-kit';
 import { Pool } from 'undici';
 import {
   SECRETS,
@@ -32,18 +31,16 @@ import {
 const TYPES = ['new', '3d', '7d', '30d', 'wallet', 'premium'];
 const STATUSES = ['active', 'winner', 'dead', 'rugged'];
 
-const { values: opts } = parseArgs({
-  args: process.argv.slice(2),
-  options: {
-    count: { type: 'string', default: '20000' },
-    requests: { type: 'string', default: '1000' },
-    'store-at': { type: 'string', default: '5000' },
-    concurrency: { type: 'string', default: '4' },
-  },
-  strict: true,
-  allowPositionals: false,
-});
-const num = (name: keyof typeof opts): number => wholeNumberOption('signals', opts, name);
+const CLI = { name: 'signals bench', usage: 'usage: pnpm bench signals [--count 20000] [--requests 1000] [--store-at 5000] [--concurrency 4]' };
+const opts = readCommandLine(CLI, () =>
+  parseCliArgs(process.argv.slice(2), {
+      count: { type: 'string', default: '20000' },
+      requests: { type: 'string', default: '1000' },
+      'store-at': { type: 'string', default: '5000' },
+      concurrency: { type: 'string', default: '4' },
+  }),
+);
+const num = (name: keyof typeof opts): number => wholeNumberOption(CLI, opts, name);
 
 function batchOf(from: number, n: number, total: number) {
   return Array.from({ length: n }, (_, k) => {

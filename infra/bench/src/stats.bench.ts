@@ -1,9 +1,8 @@
-import { parseArgs } from 'node:util';
 import { connect } from 'amqplib';
 import Redis from 'ioredis';
 import mongoose from 'mongoose';
 import { SIGNAL_EVENT_VERSION, type SignalEvent } from '@signal/contracts';
-import { deleteKeysMatching, newId } from '@signal/service-kit';
+import { deleteKeysMatching, newId, parseCliArgs, readCommandLine } from '@signal/service-kit';
 import { Pool } from 'undici';
 import {
   benchInternalToken,
@@ -35,18 +34,16 @@ const STATUSES = ['active', 'winner', 'dead', 'rugged'] as const;
 const PERIODS = ['24h', '7d', '30d', 'all'] as const;
 const DAY = 86_400_000;
 
-const { values: opts } = parseArgs({
-  args: process.argv.slice(2),
-  options: {
-    count: { type: 'string', default: '20000' },
-    requests: { type: 'string', default: '1000' },
-    'store-at': { type: 'string', default: '5000' },
-    'write-rate': { type: 'string', default: '50' },
-  },
-  strict: true,
-  allowPositionals: false,
-});
-const num = (name: keyof typeof opts): number => wholeNumberOption('stats', opts, name);
+const CLI = { name: 'stats bench', usage: 'usage: pnpm bench stats [--count 20000] [--requests 1000] [--store-at 5000] [--write-rate 50]' };
+const opts = readCommandLine(CLI, () =>
+  parseCliArgs(process.argv.slice(2), {
+      count: { type: 'string', default: '20000' },
+      requests: { type: 'string', default: '1000' },
+      'store-at': { type: 'string', default: '5000' },
+      'write-rate': { type: 'string', default: '50' },
+  }),
+);
+const num = (name: keyof typeof opts): number => wholeNumberOption(CLI, opts, name);
 
 const projected = (j: number, total: number) => {
   const status = STATUSES[j % 4]!;

@@ -1,10 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseArgs } from 'node:util';
 import { connect, type ConfirmChannel } from 'amqplib';
 import mongoose from 'mongoose';
 import { brokerNames, deleteBrokerNames } from '@signal/messaging';
-import { newId } from '@signal/service-kit';
+import { newId, exitWithUsage, parseCliArgs, readCommandLine } from '@signal/service-kit';
 import { signalSnapshotFixture } from '@signal/test-kit';
 import { Pool } from 'undici';
 import { benchInternalToken, infra, startService, wholeNumberOption, type Proc } from './harness';
@@ -29,40 +28,31 @@ import { benchInternalToken, infra, startService, wholeNumberOption, type Proc }
  * succeeded + failed + pending as the public API reports them, and every delivery recorded as
  * succeeded must have been answered 2xx by a receiver; otherwise the run is void (exit 1).
  */
-function parseOptions() {
-  try {
-    return parseArgs({
-      args: process.argv.slice(2),
-      options: {
-        scenario: { type: 'string', default: 'all' },
-        rate: { type: 'string', default: '100' },
-        seconds: { type: 'string', default: '10' },
-        subscribers: { type: 'string', default: '10' },
-        warmup: { type: 'string', default: '2' },
-        'fanout-subscribers': { type: 'string', default: '1000' },
-        'retry-deliveries': { type: 'string', default: '100000' },
-        'retry-subscribers': { type: 'string', default: '20' },
-        'retry-rate': { type: 'string', default: '30' },
-        'max-delay': { type: 'string', default: '900' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }).values;
-  } catch (err) {
-    console.error(`webhooks bench: ${err instanceof Error ? err.message : String(err)}`);
-    process.exit(2);
-  }
-}
-const opts = parseOptions();
-const num = (name: keyof typeof opts): number => wholeNumberOption('webhooks', opts, name);
+const CLI = {
+  name: 'webhooks bench',
+  usage:
+    'usage: pnpm bench webhooks [--scenario all|steady|fanout|retries] [--rate 100] [--seconds 10] [--subscribers 10] [--warmup 2] [--fanout-subscribers 1000] [--retry-deliveries 100000] [--retry-subscribers 20] [--retry-rate 30] [--max-delay 900]',
+};
+const opts = readCommandLine(CLI, () =>
+  parseCliArgs(process.argv.slice(2), {
+    scenario: { type: 'string', default: 'all' },
+    rate: { type: 'string', default: '100' },
+    seconds: { type: 'string', default: '10' },
+    subscribers: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '2' },
+    'fanout-subscribers': { type: 'string', default: '1000' },
+    'retry-deliveries': { type: 'string', default: '100000' },
+    'retry-subscribers': { type: 'string', default: '20' },
+    'retry-rate': { type: 'string', default: '30' },
+    'max-delay': { type: 'string', default: '900' },
+  }),
+);
+const num = (name: keyof typeof opts): number => wholeNumberOption(CLI, opts, name);
 const SCENARIOS = ['steady', 'fanout', 'retries'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 const chosen: readonly ScenarioName[] =
   opts.scenario === 'all' ? SCENARIOS : SCENARIOS.filter((s) => s === opts.scenario);
-if (chosen.length === 0) {
-  console.error(`webhooks bench: --scenario must be all, ${SCENARIOS.join(', ')}`);
-  process.exit(2);
-}
+if (chosen.length === 0) exitWithUsage(CLI, `--scenario must be all, ${SCENARIOS.join(', ')}`);
 
 // ---------------------------------------------------------------------------------------------
 // Receivers: R servers on loopback; subscriber i is path /s<i> on server i % R. Every request is

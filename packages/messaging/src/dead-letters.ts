@@ -1,6 +1,6 @@
-import { parseArgs } from 'node:util';
 import { connect, type ConfirmChannel, type GetMessage } from 'amqplib';
 import { z } from 'zod';
+import { parseCliArgs } from '@signal/service-kit';
 import { ATTEMPT_HEADER, ROUTING_KEY_HEADER } from './consumer';
 
 /** One message parked in a `<queue>.dead` queue, as the operator sees it. */
@@ -147,32 +147,24 @@ const USAGE = `usage:
 export async function runDeadLetterCli(options: DeadLetterCliOptions): Promise<number> {
   const { service, queues, out } = options;
   const names = Object.keys(queues);
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: options.argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        queue: { type: 'string' },
-        limit: { type: 'string' },
-        id: { type: 'string', multiple: true },
-        all: { type: 'boolean' },
-      },
-    });
-  } catch (err) {
-    out(`${service} dlq: ${err instanceof Error ? err.message : String(err)}\n${USAGE}\n`);
-    return 2;
-  }
-  const { values, positionals } = parsed;
-  const [command, ...extra] = positionals;
   const usage = (why: string) => {
     out(`${service} dlq: ${why}\n${USAGE}\nqueues: ${names.join(', ')}\n`);
     return 2;
   };
+  const [command, ...rest] = options.argv;
+  let values;
+  try {
+    values = parseCliArgs(rest, {
+      queue: { type: 'string' },
+      limit: { type: 'string' },
+      id: { type: 'string', multiple: true },
+      all: { type: 'boolean' },
+    });
+  } catch (err) {
+    return usage(err instanceof Error ? err.message : String(err));
+  }
   if (!command || !['list', 'show', 'replay', 'drop'].includes(command))
     return usage(command ? `unknown command "${command}"` : 'no command given');
-  if (extra.length > 0) return usage(`unexpected argument "${extra[0]}"`);
   const queueName = values.queue ?? names[0];
   const queue = queueName !== undefined ? queues[queueName] : undefined;
   if (queue === undefined) return usage(`unknown queue "${values.queue}"`);

@@ -23,3 +23,4 @@ export * from './mongo-watchdog';
 export * from './idempotency-key';
 export * from './batcher';
 export * from './service-parts';
+export * from './cli';

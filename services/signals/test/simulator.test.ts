@@ -59,7 +59,7 @@ describe('simulator', () => {
   it('when the ingest token is missing or the arguments are bad, then it says so and exits non-zero', async () => {
     const bad = await simulate(svc.url, '--backfill=-3');
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('--backfill must be a number ≥ 0');
+    expect(bad.stderr).toContain('--backfill must be a whole number ≥ 0');
     const misspelt = await simulate(svc.url, '--backfil', '3');
     expect(misspelt.code).toBe(2);
     expect(misspelt.stderr).toContain("Unknown option '--backfil'");

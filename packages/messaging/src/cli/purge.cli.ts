@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseCliArgs, readCommandLine } from '@signal/service-kit';
 import { connect } from 'amqplib';
 import { brokerNames, deleteBrokerNames } from '../topology';
 
@@ -8,13 +8,9 @@ import { brokerNames, deleteBrokerNames } from '../topology';
  * the next one (a reset during a backfill counted 98,000 signals twice in stats).
  */
 async function main(): Promise<void> {
-  let prefix: string;
-  try {
-    prefix = parseArgs({ options: { prefix: { type: 'string', default: '' } }, strict: true }).values.prefix;
-  } catch (err) {
-    console.error(`purge: ${err instanceof Error ? err.message : String(err)}\nusage: purge [--prefix P]`);
-    process.exit(2);
-  }
+  const { prefix } = readCommandLine({ name: 'purge', usage: 'usage: purge [--prefix P]' }, () =>
+    parseCliArgs(process.argv.slice(2), { prefix: { type: 'string', default: '' } }),
+  );
   const url = process.env.AMQP_URL;
   if (!url) {
     console.error('purge: AMQP_URL is required');

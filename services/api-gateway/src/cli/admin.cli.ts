@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { parseArgs } from 'node:util';
-import { env, parseConfig } from '@signal/service-kit';
+import { env, numberOption, parseCliArgs, parseConfig, readCommandLine, UsageError } from '@signal/service-kit';
 import pino from 'pino';
 import { z } from 'zod';
 import type { Plan } from '../data/account.model';
@@ -43,7 +42,7 @@ const USAGE = `usage: admin <create-account|set-plan|create-key|list-keys|revoke
   revoke-key     --account ACC --key KEY_ID
   demo           [--email demo@signal.local]   (development only)`;
 
-export class UsageError extends Error {}
+export { UsageError };
 
 export interface AdminOptions {
   /** The demo account is refused in production: it exists to try the system locally. */
@@ -77,12 +76,7 @@ function parseCommand(argv: string[]) {
   const allowed = command ? COMMAND_OPTIONS[command] : undefined;
   if (!command || !allowed)
     throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
-  let values: Partial<Record<keyof typeof OPTIONS, string>>;
-  try {
-    ({ values } = parseArgs({ args: rest, options: OPTIONS, strict: true, allowPositionals: false }));
-  } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
+  const values = parseCliArgs(rest, OPTIONS);
   for (const name of Object.keys(values)) {
     if (!allowed.some((a) => a === name)) throw new UsageError(`${command} does not take --${name}`);
   }
@@ -91,13 +85,8 @@ function parseCommand(argv: string[]) {
     if (v === undefined || v === '') throw new UsageError(`--${name} is required`);
     return v;
   };
-  const int = (name: keyof typeof OPTIONS, fallback?: number): number => {
-    const raw = values[name];
-    if (raw === undefined && fallback !== undefined) return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} must be a whole number ≥ 1`);
-    return n;
-  };
+  const int = (name: keyof typeof OPTIONS, fallback?: number): number =>
+    numberOption(values[name], name, { fallback });
   return { command, get: (name: keyof typeof OPTIONS) => values[name], need, int };
 }
 
@@ -188,6 +177,8 @@ async function main(): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     process.exit(argv.length === 0 ? 2 : 0);
   }
+  // The command line first: a typo is a usage error (exit 2) before any config or connection.
+  readCommandLine({ name: 'admin', usage: USAGE }, () => parseCommand(argv));
   const config = parseConfig('admin', configSchema);
   const deps = await createDependencies(config, pino({ level: 'warn' }));
   try {

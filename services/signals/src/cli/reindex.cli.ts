@@ -1,5 +1,4 @@
-import { parseArgs } from 'node:util';
-import { createLogger } from '@signal/service-kit';
+import { createLogger, parseCliArgs, readCommandLine } from '@signal/service-kit';
 import { loadConfig } from '../config';
 import { createDependencies } from '../dependencies';
 
@@ -12,18 +11,13 @@ import { createDependencies } from '../dependencies';
 const USAGE = 'usage: reindex [--fresh] [--quiet]';
 
 async function main(): Promise<void> {
-  let values: { fresh?: boolean; quiet?: boolean; help?: boolean };
-  try {
-    ({ values } = parseArgs({
-      args: process.argv.slice(2),
-      options: { fresh: { type: 'boolean' }, quiet: { type: 'boolean' }, help: { type: 'boolean' } },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err) {
-    process.stderr.write(`reindex: ${err instanceof Error ? err.message : String(err)}\n${USAGE}\n`);
-    process.exit(2);
-  }
+  const values = readCommandLine({ name: 'reindex', usage: USAGE }, () =>
+    parseCliArgs(process.argv.slice(2), {
+      fresh: { type: 'boolean' },
+      quiet: { type: 'boolean' },
+      help: { type: 'boolean' },
+    }),
+  );
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return;

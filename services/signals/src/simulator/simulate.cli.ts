@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { numberOption, parseCliArgs, readCommandLine, UsageError } from '@signal/service-kit';
 import { signalDetailResponseSchema, type CreateSignalInput, type SignalDetail } from '@signal/contracts';
 import { Pool } from 'undici';
 import { newToken, outcome, rng } from './market';
@@ -24,57 +24,34 @@ interface Options {
 const USAGE =
   'usage: simulate [--backfill N] [--count N | --forever] [--rate PER_SECOND] [--seed S] [--url URL] [--concurrency N] [--quiet]';
 
-function usage(problem: string): never {
-  process.stderr.write(`simulate: ${problem}\n${USAGE}\n`);
-  process.exit(2);
-}
-
 function parseOptions(argv: string[]): Options {
-  let values: Partial<Record<'url' | 'backfill' | 'count' | 'rate' | 'seed' | 'concurrency', string>> & {
-    forever?: boolean;
-    quiet?: boolean;
-  };
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        url: { type: 'string' },
-        backfill: { type: 'string' },
-        count: { type: 'string' },
-        rate: { type: 'string' },
-        seed: { type: 'string' },
-        concurrency: { type: 'string' },
-        forever: { type: 'boolean' },
-        quiet: { type: 'boolean' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err) {
-    usage(err instanceof Error ? err.message : String(err));
-  }
-  const num = (name: keyof typeof values, fallback: number, min = 0): number => {
-    const raw = values[name];
-    if (raw === undefined) return fallback;
-    const v = Number(raw);
-    if (typeof raw !== 'string' || !Number.isFinite(v) || v < min)
-      usage(`--${name} must be a number ≥ ${min}`);
-    return v;
-  };
+  const values = parseCliArgs(argv, {
+    url: { type: 'string' },
+    backfill: { type: 'string' },
+    count: { type: 'string' },
+    rate: { type: 'string' },
+    seed: { type: 'string' },
+    concurrency: { type: 'string' },
+    forever: { type: 'boolean' },
+    quiet: { type: 'boolean' },
+  });
+  const whole = (name: 'backfill' | 'count' | 'seed', fallback: number) =>
+    numberOption(values[name], name, { min: 0, fallback });
   const token = process.env.INGEST_TOKEN ?? '';
-  if (!token) usage('INGEST_TOKEN is required');
+  if (!token) throw new UsageError('INGEST_TOKEN is required');
   const o: Options = {
     url: values.url ?? process.env.SIGNALS_URL ?? 'http://127.0.0.1:4001',
     token,
-    backfill: Math.floor(num('backfill', 0)),
-    count: Math.floor(num('count', 0)),
+    backfill: whole('backfill', 0),
+    count: whole('count', 0),
     forever: values.forever ?? false,
-    rate: num('rate', 1),
-    seed: Math.floor(num('seed', Date.now() % 1_000_000)),
+    rate: numberOption(values.rate, 'rate', { min: 0, whole: false, fallback: 1 }),
+    seed: whole('seed', Date.now() % 1_000_000),
     quiet: values.quiet ?? false,
-    concurrency: Math.floor(num('concurrency', 4, 1)),
+    concurrency: numberOption(values.concurrency, 'concurrency', { min: 1, fallback: 4 }),
   };
-  if (!o.backfill && !o.count && !o.forever) usage('nothing to do: give --backfill, --count or --forever');
+  if (!o.backfill && !o.count && !o.forever)
+    throw new UsageError('nothing to do: give --backfill, --count or --forever');
   return o;
 }
 
@@ -201,7 +178,7 @@ async function live(ingest: Ingest, o: Options, r: () => number) {
 }
 
 async function main() {
-  const o = parseOptions(process.argv.slice(2));
+  const o = readCommandLine({ name: 'simulate', usage: USAGE }, () => parseOptions(process.argv.slice(2)));
   const r = rng(o.seed);
   const ingest = new Ingest(o);
   try {

@@ -1,6 +1,5 @@
-import { parseArgs } from 'node:util';
 import { signalSnapshotReaderSchema } from '@signal/contracts';
-import { createLogger } from '@signal/service-kit';
+import { createLogger, parseCliArgs, readCommandLine } from '@signal/service-kit';
 import { request } from 'undici';
 import { z } from 'zod';
 import { loadConfig } from '../config';
@@ -18,14 +17,9 @@ const pageSchema = z.object({
  *   SIGNALS_URL=… INGEST_TOKEN=… pnpm --filter stats rebuild
  */
 async function main(): Promise<void> {
-  try {
-    parseArgs({ args: process.argv.slice(2), options: {}, strict: true, allowPositionals: false });
-  } catch (err) {
-    process.stderr.write(
-      `stats rebuild: ${err instanceof Error ? err.message : String(err)}\nusage: rebuild (no options)\n`,
-    );
-    process.exit(2);
-  }
+  readCommandLine({ name: 'stats rebuild', usage: 'usage: rebuild (no options)' }, () =>
+    parseCliArgs(process.argv.slice(2), {}),
+  );
   const config = loadConfig();
   if (!config.SIGNALS_URL || !config.INGEST_TOKEN) {
     process.stderr.write('stats rebuild: SIGNALS_URL and INGEST_TOKEN are required\n');
