@@ -123,10 +123,7 @@ const sessionEnvelope = envelope({
 });
 
 /** `plan`: the plan new accounts get, as configured (DEFAULT_PLAN_PER_*). */
-export function buildOpenApiDocument(
-  serverUrl = '/',
-  plan: { per_minute: number; per_day: number } = { per_minute: 60, per_day: 10_000 },
-): JsonObject {
+export function buildOpenApiDocument(serverUrl: string, plan: { per_minute: number; per_day: number }): JsonObject {
   const webhookId = pathParam('webhook_id', 'Subscription id `wh_…`');
   const deliveryId = pathParam('delivery_id', 'Delivery id `dlv_…`');
   return {
