@@ -38,9 +38,19 @@ describe('command lines', () => {
     }
   });
 
-  it('when a number option is not a whole number ≥ 1, then exit 2 naming it', async () => {
+  it('when a number option is not a whole number ≥ 1, then exit 2 naming it, before config or connections', async () => {
     const run = runBuilt('infra/bench/dist/gateway.bench.js', {}, ['--seconds', '0']);
     expect(await run.exited).toBe(2);
     expect(run.output()).toContain('gateway bench: --seconds must be a whole number ≥ 1');
+    const admin = runBuilt('services/api-gateway/dist/cli/admin.cli.js', {}, [
+      'create-account',
+      '--email',
+      'a@example.com',
+      '--per-minute',
+      '1.5',
+    ]);
+    expect(await admin.exited).toBe(2);
+    expect(admin.output()).toContain('admin: --per-minute must be a whole number ≥ 1');
+    expect(admin.output()).not.toMatch(/is required/);
   });
 });

@@ -80,6 +80,9 @@ function parseCommand(argv: string[]) {
   for (const name of Object.keys(values)) {
     if (!allowed.some((a) => a === name)) throw new UsageError(`${command} does not take --${name}`);
   }
+  // Numbers are checked here too, so a bad one is told before any config is read or connection made.
+  for (const name of ['per-minute', 'per-day'] as const)
+    if (values[name] !== undefined) numberOption(values[name], name);
   const need = (name: keyof typeof OPTIONS): string => {
     const v = values[name];
     if (v === undefined || v === '') throw new UsageError(`--${name} is required`);
