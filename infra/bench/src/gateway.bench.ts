@@ -36,7 +36,8 @@ import {
  * against Express on the same path. Beside req/s and latency at saturation, the CPU time each
  * proxy process spent per request (from /proc) — at saturation and at a fixed offered --rate,
  * where it depends least on what else the machine runs — and a V8 CPU profile of every Node
- * process (signals, gateways b, d and e).
+ * process (signals, gateways b, d and e), taken in a pass of its own after the measured rounds:
+ * the profiler costs a Node process ~40 % more CPU per request, and nginx runs without one.
  */
 const CLI = { name: 'gateway bench', usage: 'usage: pnpm bench gateway [--seconds 8] [--connections 50] [--rounds 3] [--workers 1] [--rate 1000]' };
 const opts = readCommandLine(CLI, () =>
@@ -201,12 +202,11 @@ async function main() {
   const started: Proc[] = [];
   let nginx: ChildProcess | undefined;
   try {
-    const signals = await startService(
-      'services/signals/dist/main.js',
-      4101,
-      { SIGNALS_DB: `${db}_signals`, AMQP_PREFIX: `${db}.`, REDIS_PREFIX: `${db}:` },
-      profile('a-signals'),
-    );
+    const signals = await startService('services/signals/dist/main.js', 4101, {
+      SIGNALS_DB: `${db}_signals`,
+      AMQP_PREFIX: `${db}.`,
+      REDIS_PREFIX: `${db}:`,
+    });
     started.push(signals);
     const id = await seedSignal(signals.url);
     const { accountId, key } = benchApiKey(`${db}_gateway`, `${db}:`, `${db}@bench.local`);
@@ -218,27 +218,25 @@ async function main() {
       WEBHOOKS_URL: signals.url,
       GATEWAY_WORKERS: String(workers),
     };
-    const gatewayB = await startService(
-      'services/api-gateway/dist/main.js',
-      4100,
-      gatewayEnv,
-      profile('b-gateway'),
-    );
-    started.push(gatewayB);
-    const gatewayD = await startService(
-      'services/api-gateway/dist/main.js',
-      4103,
-      { ...gatewayEnv, BENCH_AUTH_OFF_ACCOUNT: accountId },
-      profile('d-gateway-auth-off'),
-    );
-    started.push(gatewayD);
-    const gatewayE = await startService(
-      'services/api-gateway/dist/main.js',
-      4104,
-      { ...gatewayEnv, BENCH_API_PATH_VIA_EXPRESS: 'true' },
-      profile('e-gateway-on-express'),
-    );
-    started.push(gatewayE);
+    // The three gateways, measured without the CPU profiler (it costs a Node process ~40 % more
+    // CPU per request, and nginx runs without one); profiled afterwards in a pass of their own.
+    const gateways = (nodeArgs: (name: string) => string[]) => [
+      startService('services/api-gateway/dist/main.js', 4100, gatewayEnv, nodeArgs('b-gateway')),
+      startService(
+        'services/api-gateway/dist/main.js',
+        4103,
+        { ...gatewayEnv, BENCH_AUTH_OFF_ACCOUNT: accountId },
+        nodeArgs('d-gateway-auth-off'),
+      ),
+      startService(
+        'services/api-gateway/dist/main.js',
+        4104,
+        { ...gatewayEnv, BENCH_API_PATH_VIA_EXPRESS: 'true' },
+        nodeArgs('e-gateway-on-express'),
+      ),
+    ];
+    const [gatewayB, gatewayD, gatewayE] = await Promise.all(gateways(() => []));
+    started.push(gatewayB!, gatewayD!, gatewayE!);
     nginx = await startNginx(4101, 4102);
 
     const direct = () => ({ authorization: `Bearer ${benchInternalToken('signals', accountId)}` });
@@ -247,9 +245,9 @@ async function main() {
       {
         id: 'b',
         name: '(b) gateway (API key, limits, usage)',
-        url: gatewayB.url,
+        url: gatewayB!.url,
         headers: () => ({ authorization: `Bearer ${key}` }),
-        pid: gatewayB.child.pid!,
+        pid: gatewayB!.child.pid!,
       },
       ...(nginx
         ? [
@@ -265,16 +263,16 @@ async function main() {
       {
         id: 'd',
         name: '(d) gateway, auth + limits off',
-        url: gatewayD.url,
+        url: gatewayD!.url,
         headers: () => ({}),
-        pid: gatewayD.child.pid!,
+        pid: gatewayD!.child.pid!,
       },
       {
         id: 'e',
         name: '(e) as (b), API path on Express',
-        url: gatewayE.url,
+        url: gatewayE!.url,
         headers: () => ({ authorization: `Bearer ${key}` }),
-        pid: gatewayE.child.pid!,
+        pid: gatewayE!.child.pid!,
       },
     ];
     if (!nginx) console.log('nginx not installed (apt-get install nginx-light): (c) skipped');
@@ -330,6 +328,19 @@ async function main() {
         `b/e ${ratio(b, e)} (node:http against Express on the API path), p99 b−e ${ms(b.p99 - e.p99)}, CPU ${(b.proxyCpuAtRateUs - e.proxyCpuAtRateUs).toFixed(0)} µs per request at ${rate}/s (${(b.proxyCpuUs - e.proxyCpuUs).toFixed(0)} at saturation)`,
       );
     }
+
+    // The profiling pass: the signals service and each gateway again, under the profiler, one
+    // saturated run of the read route each (the profiles are written as the processes exit).
+    for (const p of started.splice(0)) await p.stop();
+    const profiledSignals = await startService(
+      'services/signals/dist/main.js',
+      4101,
+      { SIGNALS_DB: `${db}_signals`, AMQP_PREFIX: `${db}.`, REDIS_PREFIX: `${db}:` },
+      profile('a-signals'),
+    );
+    started.push(profiledSignals, ...(await Promise.all(gateways(profile))));
+    for (const s of scenarios.filter((x) => x.id !== 'c'))
+      await load(`${s.name} (profiled)`, `${s.url}${routes[0]![1]}`, s.headers(), seconds, connections);
     console.log(
       `\nload average at end: ${loadavg()
         .map((l) => l.toFixed(1))
