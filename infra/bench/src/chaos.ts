@@ -23,13 +23,13 @@ const CLI = {
 async function main() {
   const opts = readCommandLine(CLI, () =>
     parseCliArgs(process.argv.slice(2), {
-        short: { type: 'boolean', default: false },
-        seconds: { type: 'string' },
-        reads: { type: 'string' },
-        signals: { type: 'string' },
-        subscribers: { type: 'string', default: '10' },
-        outage: { type: 'string' },
-        out: { type: 'string', default: path.join(ROOT, 'bench-results', 'chaos.json') },
+      short: { type: 'boolean', default: false },
+      seconds: { type: 'string' },
+      reads: { type: 'string' },
+      signals: { type: 'string' },
+      subscribers: { type: 'string', default: '10' },
+      outage: { type: 'string' },
+      out: { type: 'string', default: path.join(ROOT, 'bench-results', 'chaos.json') },
     }),
   );
   const base = chaosOptions(opts.short === true);

@@ -39,14 +39,18 @@ import {
  * process (signals, gateways b, d and e), taken in a pass of its own after the measured rounds:
  * the profiler costs a Node process ~40 % more CPU per request, and nginx runs without one.
  */
-const CLI = { name: 'gateway bench', usage: 'usage: pnpm bench gateway [--seconds 8] [--connections 50] [--rounds 3] [--workers 1] [--rate 1000]' };
+const CLI = {
+  name: 'gateway bench',
+  usage:
+    'usage: pnpm bench gateway [--seconds 8] [--connections 50] [--rounds 3] [--workers 1] [--rate 1000]',
+};
 const opts = readCommandLine(CLI, () =>
   parseCliArgs(process.argv.slice(2), {
-      seconds: { type: 'string', default: '8' },
-      connections: { type: 'string', default: '50' },
-      rounds: { type: 'string', default: '3' },
-      workers: { type: 'string', default: '1' },
-      rate: { type: 'string', default: '1000' },
+    seconds: { type: 'string', default: '8' },
+    connections: { type: 'string', default: '50' },
+    rounds: { type: 'string', default: '3' },
+    workers: { type: 'string', default: '1' },
+    rate: { type: 'string', default: '1000' },
   }),
 );
 const num = (name: keyof typeof opts): number => wholeNumberOption(CLI, opts, name);
@@ -202,11 +206,8 @@ async function main() {
   const started: Proc[] = [];
   let nginx: ChildProcess | undefined;
   try {
-    const signals = await startService('services/signals/dist/main.js', 4101, {
-      SIGNALS_DB: `${db}_signals`,
-      AMQP_PREFIX: `${db}.`,
-      REDIS_PREFIX: `${db}:`,
-    });
+    const signalsEnv = { SIGNALS_DB: `${db}_signals`, AMQP_PREFIX: `${db}.`, REDIS_PREFIX: `${db}:` };
+    const signals = await startService('services/signals/dist/main.js', 4101, signalsEnv);
     started.push(signals);
     const id = await seedSignal(signals.url);
     const { accountId, key } = benchApiKey(`${db}_gateway`, `${db}:`, `${db}@bench.local`);
@@ -335,7 +336,7 @@ async function main() {
     const profiledSignals = await startService(
       'services/signals/dist/main.js',
       4101,
-      { SIGNALS_DB: `${db}_signals`, AMQP_PREFIX: `${db}.`, REDIS_PREFIX: `${db}:` },
+      signalsEnv,
       profile('a-signals'),
     );
     started.push(profiledSignals, ...(await Promise.all(gateways(profile))));

@@ -31,13 +31,16 @@ import {
 const TYPES = ['new', '3d', '7d', '30d', 'wallet', 'premium'];
 const STATUSES = ['active', 'winner', 'dead', 'rugged'];
 
-const CLI = { name: 'signals bench', usage: 'usage: pnpm bench signals [--count 20000] [--requests 1000] [--store-at 5000] [--concurrency 4]' };
+const CLI = {
+  name: 'signals bench',
+  usage: 'usage: pnpm bench signals [--count 20000] [--requests 1000] [--store-at 5000] [--concurrency 4]',
+};
 const opts = readCommandLine(CLI, () =>
   parseCliArgs(process.argv.slice(2), {
-      count: { type: 'string', default: '20000' },
-      requests: { type: 'string', default: '1000' },
-      'store-at': { type: 'string', default: '5000' },
-      concurrency: { type: 'string', default: '4' },
+    count: { type: 'string', default: '20000' },
+    requests: { type: 'string', default: '1000' },
+    'store-at': { type: 'string', default: '5000' },
+    concurrency: { type: 'string', default: '4' },
   }),
 );
 const num = (name: keyof typeof opts): number => wholeNumberOption(CLI, opts, name);

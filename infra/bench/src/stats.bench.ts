@@ -34,13 +34,16 @@ const STATUSES = ['active', 'winner', 'dead', 'rugged'] as const;
 const PERIODS = ['24h', '7d', '30d', 'all'] as const;
 const DAY = 86_400_000;
 
-const CLI = { name: 'stats bench', usage: 'usage: pnpm bench stats [--count 20000] [--requests 1000] [--store-at 5000] [--write-rate 50]' };
+const CLI = {
+  name: 'stats bench',
+  usage: 'usage: pnpm bench stats [--count 20000] [--requests 1000] [--store-at 5000] [--write-rate 50]',
+};
 const opts = readCommandLine(CLI, () =>
   parseCliArgs(process.argv.slice(2), {
-      count: { type: 'string', default: '20000' },
-      requests: { type: 'string', default: '1000' },
-      'store-at': { type: 'string', default: '5000' },
-      'write-rate': { type: 'string', default: '50' },
+    count: { type: 'string', default: '20000' },
+    requests: { type: 'string', default: '1000' },
+    'store-at': { type: 'string', default: '5000' },
+    'write-rate': { type: 'string', default: '50' },
   }),
 );
 const num = (name: keyof typeof opts): number => wholeNumberOption(CLI, opts, name);

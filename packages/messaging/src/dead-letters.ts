@@ -1,6 +1,6 @@
 import { connect, type ConfirmChannel, type GetMessage } from 'amqplib';
 import { z } from 'zod';
-import { parseCliArgs } from '@signal/service-kit';
+import { numberOption, parseCliArgs } from '@signal/service-kit';
 import { ATTEMPT_HEADER, ROUTING_KEY_HEADER } from './consumer';
 
 /** One message parked in a `<queue>.dead` queue, as the operator sees it. */
@@ -66,7 +66,10 @@ export class DeadLetterQueue {
   }
 
   /** Moves the chosen dead letters back to the live queue; returns what was replayed. */
-  async replay(choose: (letter: DeadLetter) => boolean, limit = Number.MAX_SAFE_INTEGER): Promise<DeadLetter[]> {
+  async replay(
+    choose: (letter: DeadLetter) => boolean,
+    limit = Number.MAX_SAFE_INTEGER,
+  ): Promise<DeadLetter[]> {
     const replayed: DeadLetter[] = [];
     await this.walk(limit, (letter, msg) => {
       if (!choose(letter)) return false;
@@ -153,6 +156,7 @@ export async function runDeadLetterCli(options: DeadLetterCliOptions): Promise<n
   };
   const [command, ...rest] = options.argv;
   let values;
+  let limit: number;
   try {
     values = parseCliArgs(rest, {
       queue: { type: 'string' },
@@ -160,6 +164,7 @@ export async function runDeadLetterCli(options: DeadLetterCliOptions): Promise<n
       id: { type: 'string', multiple: true },
       all: { type: 'boolean' },
     });
+    limit = numberOption(values.limit, 'limit', { fallback: 50 });
   } catch (err) {
     return usage(err instanceof Error ? err.message : String(err));
   }
@@ -168,12 +173,11 @@ export async function runDeadLetterCli(options: DeadLetterCliOptions): Promise<n
   const queueName = values.queue ?? names[0];
   const queue = queueName !== undefined ? queues[queueName] : undefined;
   if (queue === undefined) return usage(`unknown queue "${values.queue}"`);
-  const limit = values.limit === undefined ? 50 : Number(values.limit);
-  if (!Number.isInteger(limit) || limit < 1) return usage('--limit must be a whole number ≥ 1');
   const ids = new Set(values.id ?? []);
   if ((command === 'show' || command === 'drop') && ids.size === 0) return usage(`${command} needs --id`);
   if (command === 'replay' && ids.size === 0 && !values.all) return usage('replay needs --id or --all');
-  if (command === 'replay' && ids.size > 0 && values.all) return usage('replay takes --id or --all, not both');
+  if (command === 'replay' && ids.size > 0 && values.all)
+    return usage('replay takes --id or --all, not both');
 
   const env = cliEnvSchema.safeParse(options.env);
   if (!env.success) {
@@ -197,7 +201,9 @@ export async function runDeadLetterCli(options: DeadLetterCliOptions): Promise<n
         const letters = await dlq.list(limit);
         // Counted while this channel still holds the listed ones: the rest are still ready.
         const total = letters.length + (await dlq.count());
-        out(`${dlq.deadQueue}: ${total} dead letter(s)${total > letters.length ? `, showing ${letters.length}` : ''}\n`);
+        out(
+          `${dlq.deadQueue}: ${total} dead letter(s)${total > letters.length ? `, showing ${letters.length}` : ''}\n`,
+        );
         for (const l of letters)
           out(
             `${String(l.position).padStart(4)}  ${l.messageId ?? '(no id)'}  ${l.routingKey || '-'}  attempts=${l.attempts}  ${l.bytes} B  ${l.producedAt ?? '-'}  ${l.error}\n`,

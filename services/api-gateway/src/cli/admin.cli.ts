@@ -1,5 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { env, numberOption, parseCliArgs, parseConfig, readCommandLine, UsageError } from '@signal/service-kit';
+import {
+  env,
+  exitWithUsage,
+  numberOption,
+  parseCliArgs,
+  parseConfig,
+  readCommandLine,
+  UsageError,
+} from '@signal/service-kit';
 import pino from 'pino';
 import { z } from 'zod';
 import type { Plan } from '../data/account.model';
@@ -41,6 +49,8 @@ const USAGE = `usage: admin <create-account|set-plan|create-key|list-keys|revoke
   list-keys      --account ACC
   revoke-key     --account ACC --key KEY_ID
   demo           [--email demo@signal.local]   (development only)`;
+
+const CLI = { name: 'admin', usage: USAGE };
 
 export { UsageError };
 
@@ -96,13 +106,14 @@ function parseCommand(argv: string[]) {
 /** A password for the local demo account: random, printed once, never a default. */
 const randomPassword = (): string => randomBytes(18).toString('base64url');
 
+/** Runs a command line, parsed here or (main) already parsed before any connection was made. */
 export async function run(
-  argv: string[],
+  argv: string[] | ReturnType<typeof parseCommand>,
   deps: AccountDeps,
   print: (line: string) => void,
   options: AdminOptions,
 ): Promise<void> {
-  const a = parseCommand(argv);
+  const a = Array.isArray(argv) ? parseCommand(argv) : argv;
   switch (a.command) {
     case 'create-account': {
       const acc = await createAccount(deps, a.need('email'), a.get('password'), {
@@ -181,11 +192,11 @@ async function main(): Promise<void> {
     process.exit(argv.length === 0 ? 2 : 0);
   }
   // The command line first: a typo is a usage error (exit 2) before any config or connection.
-  readCommandLine({ name: 'admin', usage: USAGE }, () => parseCommand(argv));
+  const command = readCommandLine(CLI, () => parseCommand(argv));
   const config = parseConfig('admin', configSchema);
   const deps = await createDependencies(config, pino({ level: 'warn' }));
   try {
-    await run(argv, deps.accounts, (line) => process.stdout.write(`${line}\n`), {
+    await run(command, deps.accounts, (line) => process.stdout.write(`${line}\n`), {
       production: config.NODE_ENV === 'production',
       defaultPlan: defaultPlan(config),
     });
@@ -196,8 +207,8 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
   main().catch((err: unknown) => {
-    const message = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`admin: ${message}\n${err instanceof UsageError ? `${USAGE}\n` : ''}`);
-    process.exit(err instanceof UsageError ? 2 : 1);
+    if (err instanceof UsageError) exitWithUsage(CLI, err.message);
+    process.stderr.write(`admin: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
   });
 }
