@@ -3,7 +3,7 @@ import { Socket } from 'node:net';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
 import { AppError } from './app-error';
-import { healthRouter, type HealthCheck, type Lifecycle, type ServesWith } from './health';
+import { healthRouter, type HealthCheck, type Lifecycle, type ReadinessTiming, type ServesWith } from './health';
 import type { Logger } from './logger';
 import { isMongoUnavailable } from './mongo';
 import {
@@ -22,6 +22,8 @@ export interface ServiceAppParts {
   checks: Record<string, HealthCheck>;
   /** Which checks the service can serve without (readiness "degraded"); default: none. */
   servesWith?: ServesWith;
+  /** How /readyz looks at the checks (config `READINESS_*`); default `DEFAULT_READINESS_TIMING`. */
+  readiness?: ReadinessTiming;
 }
 
 export interface BaseAppOptions extends ServiceAppParts {
@@ -68,7 +70,7 @@ export function createBaseApp(options: BaseAppOptions): Express {
     req.method === 'OPTIONS' ? next(new AppError('NOT_FOUND', `No route for OPTIONS ${req.path}`)) : next(),
   );
   app.use(metricsMiddleware(options.service));
-  app.use(healthRouter(options.checks, options.lifecycle, options.servesWith));
+  app.use(healthRouter(options.checks, options.lifecycle, options.servesWith, options.readiness));
   if (options.parseJson !== false) app.use(jsonBodyMiddleware(options.jsonLimit));
   return app;
 }

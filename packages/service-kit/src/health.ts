@@ -15,19 +15,26 @@ export type ServesWith = (up: (check: string) => boolean) => boolean;
 /** The default: the service needs every check it declares. */
 export const needsEveryCheck: ServesWith = () => false;
 
-const CHECK_TIMEOUT_MS = 1500;
-/** How long one look at the dependencies answers /readyz (probes are not a way to ping the stores). */
-export const READINESS_CACHE_MS = 1000;
+/**
+ * How /readyz looks at the dependencies: one look answers for `cacheMs` (probes are not a way to
+ * ping the stores), and a check that has not answered within `checkTimeoutMs` counts as down.
+ */
+export interface ReadinessTiming {
+  cacheMs: number;
+  checkTimeoutMs: number;
+}
+
+export const DEFAULT_READINESS_TIMING: ReadinessTiming = { cacheMs: 1000, checkTimeoutMs: 1500 };
 
 type CheckResult = 'ok' | 'down' | 'timeout';
 
-async function runCheck(check: HealthCheck): Promise<CheckResult> {
+async function runCheck(check: HealthCheck, timeoutMs: number): Promise<CheckResult> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
       check(),
       new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error('timeout')), CHECK_TIMEOUT_MS);
+        timer = setTimeout(() => reject(new Error('timeout')), timeoutMs);
       }),
     ]);
     return 'ok';
@@ -62,14 +69,14 @@ export function readinessVerdict(
 export function cachedReadiness(
   checks: Record<string, HealthCheck>,
   servesWith: ServesWith,
-  cacheMs = READINESS_CACHE_MS,
+  timing: ReadinessTiming = DEFAULT_READINESS_TIMING,
   now: () => number = Date.now,
 ): () => Promise<ReadinessVerdict> {
   let last: { at: number; verdict: Promise<ReadinessVerdict> } | undefined;
   return () => {
-    if (last && now() - last.at < cacheMs) return last.verdict;
+    if (last && now() - last.at < timing.cacheMs) return last.verdict;
     const names = Object.keys(checks);
-    const verdict = Promise.all(names.map((n) => runCheck(checks[n]!))).then((results) =>
+    const verdict = Promise.all(names.map((n) => runCheck(checks[n]!, timing.checkTimeoutMs))).then((results) =>
       readinessVerdict(Object.fromEntries(names.map((n, i) => [n, results[i]!])), servesWith),
     );
     last = { at: now(), verdict };
@@ -85,9 +92,10 @@ export function healthRouter(
   checks: Record<string, HealthCheck>,
   lifecycle: Lifecycle,
   servesWith: ServesWith = needsEveryCheck,
+  timing: ReadinessTiming = DEFAULT_READINESS_TIMING,
 ): Router {
   const router = Router();
-  const readiness = cachedReadiness(checks, servesWith);
+  const readiness = cachedReadiness(checks, servesWith, timing);
   router.get('/healthz', (_req, res) => {
     res.json({ success: true, data: { status: 'ok' } });
   });

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { RequestHandler } from 'express';
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, register } from 'prom-client';
 import { z } from 'zod';
+import { DEFAULT_READINESS_TIMING, type ReadinessTiming } from './health';
 import type { Logger } from './logger';
 
 /**
@@ -165,6 +166,10 @@ export function observabilityEnv(defaultMetricsPort: number) {
     METRICS_HOST: z.string().default('127.0.0.1'),
     /** Share of successful requests that get an access line (errors always do). */
     ACCESS_LOG_SAMPLE: z.coerce.number().min(0).max(1).default(1),
+    /** How long one look at the dependencies answers /readyz (a probe period shorter than this sees the same look). */
+    READINESS_CACHE_MS: z.coerce.number().int().min(0).default(DEFAULT_READINESS_TIMING.cacheMs),
+    /** A readiness check that has not answered by then counts as down. */
+    READINESS_CHECK_TIMEOUT_MS: z.coerce.number().int().min(50).default(DEFAULT_READINESS_TIMING.checkTimeoutMs),
   };
 }
 
@@ -172,6 +177,14 @@ export interface ObservabilityConfig {
   METRICS_PORT: number;
   METRICS_HOST: string;
   ACCESS_LOG_SAMPLE: number;
+}
+
+/** The /readyz timing a service's config chose. */
+export function readinessTiming(config: {
+  READINESS_CACHE_MS: number;
+  READINESS_CHECK_TIMEOUT_MS: number;
+}): ReadinessTiming {
+  return { cacheMs: config.READINESS_CACHE_MS, checkTimeoutMs: config.READINESS_CHECK_TIMEOUT_MS };
 }
 
 let accessLogSample = 1;

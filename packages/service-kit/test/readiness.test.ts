@@ -1,6 +1,15 @@
 import pino from 'pino';
 import request from 'supertest';
-import { createBaseApp, finishApp, readinessVerdict, type ServesWith } from '../src';
+import { z } from 'zod';
+import {
+  createBaseApp,
+  DEFAULT_READINESS_TIMING,
+  finishApp,
+  observabilityEnv,
+  readinessTiming,
+  readinessVerdict,
+  type ServesWith,
+} from '../src';
 
 const logger = pino({ level: 'silent' });
 const servesWithEither: ServesWith = (up) => up('mongo') || up('redis');
@@ -75,5 +84,35 @@ describe('/readyz', () => {
     lifecycle.shuttingDown = true;
     const res = await request(a).get('/readyz').expect(503);
     expect(res.body.error.message).toBe('Shutting down.');
+  });
+});
+
+describe('readiness timing from config', () => {
+  const schema = z.object(observabilityEnv(9999));
+
+  it('when nothing is set, then a look answers for 1 s and a check may take 1.5 s', () => {
+    expect(readinessTiming(schema.parse({}))).toEqual(DEFAULT_READINESS_TIMING);
+    expect(DEFAULT_READINESS_TIMING).toEqual({ cacheMs: 1000, checkTimeoutMs: 1500 });
+  });
+
+  it('when the check timeout is below 50 ms or not a number, then the config is refused', () => {
+    expect(schema.safeParse({ READINESS_CHECK_TIMEOUT_MS: '10' }).success).toBe(false);
+    expect(schema.safeParse({ READINESS_CACHE_MS: 'soon' }).success).toBe(false);
+  });
+
+  it('when a check hangs past the configured timeout, then /readyz answers 503 naming it "timeout"', async () => {
+    const timing = readinessTiming(schema.parse({ READINESS_CACHE_MS: '0', READINESS_CHECK_TIMEOUT_MS: '100' }));
+    const a = finishApp(
+      createBaseApp({
+        service: 't',
+        logger,
+        lifecycle: { shuttingDown: false },
+        checks: { mongo: () => new Promise(() => undefined) },
+        readiness: timing,
+      }),
+      logger,
+    );
+    const res = await request(a).get('/readyz').expect(503);
+    expect(res.body.checks).toEqual({ mongo: 'timeout' });
   });
 });

@@ -2,11 +2,13 @@ import type { RequestListener } from 'node:http';
 import {
   createBaseApp,
   finishApp,
+  readinessTiming,
   securityHeaderList,
   type HealthCheck,
   type InternalTokenCache,
   type Lifecycle,
   type Logger,
+  type ReadinessTiming,
   type ServesWith,
 } from '@signal/service-kit';
 import type { Express } from 'express';
@@ -34,6 +36,8 @@ export interface GatewayAppDeps {
   checks: Record<string, HealthCheck>;
   /** Which checks it can serve without (readiness "degraded"). */
   servesWith: ServesWith;
+  /** How /readyz looks at the checks (config `READINESS_*`). */
+  readiness?: ReadinessTiming;
   auth: AuthDeps;
   /** The per-IP guard (also `auth.guard`). */
   guard: RequestThrottle;
@@ -67,6 +71,7 @@ export function buildApp(deps: GatewayAppDeps, apiRoutes?: RequestListener): Exp
     lifecycle: deps.lifecycle,
     checks: deps.checks,
     servesWith: deps.servesWith,
+    readiness: deps.readiness,
     trustProxy: deps.trustProxy,
     parseJson: false,
   });
@@ -123,6 +128,7 @@ export function appFromDependencies(
     lifecycle,
     checks: healthChecks(deps),
     servesWith: servesWith(deps, config.KNOWN_KEY_WINDOW_MS),
+    readiness: readinessTiming(config),
     auth: deps.auth,
     guard: deps.auth.guard,
     accounts: deps.accounts,

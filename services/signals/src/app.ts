@@ -1,6 +1,6 @@
 import type { SignalsConfig } from './config';
 import { healthChecks, servesWith, type SignalsDependencies } from './dependencies';
-import { serviceApp, type Lifecycle, type Logger, type ServiceAppParts } from '@signal/service-kit';
+import { readinessTiming, serviceApp, type Lifecycle, type Logger, type ServiceAppParts } from '@signal/service-kit';
 import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
 import type { ListDeps } from './domain/list-signals.use-case';
@@ -37,6 +37,7 @@ export function appFromDependencies(
     lifecycle,
     checks: healthChecks(deps),
     servesWith,
+    readiness: readinessTiming(config),
     repository: deps.repository,
     internalJwtKey: config.INTERNAL_JWT_PUBLIC_KEY,
     ingestToken: config.INGEST_TOKEN,

@@ -1,6 +1,6 @@
 import type { StatsConfig } from './config';
 import { healthChecks, servesWith, type StatsDependencies } from './dependencies';
-import { serviceApp, type Lifecycle, type Logger, type ServiceAppParts } from '@signal/service-kit';
+import { readinessTiming, serviceApp, type Lifecycle, type Logger, type ServiceAppParts } from '@signal/service-kit';
 import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
 import type { StatsReadDeps } from './domain/get-stats.use-case';
@@ -28,6 +28,7 @@ export function appFromDependencies(
     lifecycle,
     checks: healthChecks(deps),
     servesWith,
+    readiness: readinessTiming(config),
     reads: deps.reads,
     internalJwtKey: config.INTERNAL_JWT_PUBLIC_KEY,
   });

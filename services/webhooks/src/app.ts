@@ -1,6 +1,6 @@
 import { guardPolicy, type WebhooksConfig } from './config';
 import { apiServesWith, healthChecks, type WebhooksDependencies } from './dependencies';
-import { serviceApp, type Lifecycle, type Logger, type ServiceAppParts } from '@signal/service-kit';
+import { readinessTiming, serviceApp, type Lifecycle, type Logger, type ServiceAppParts } from '@signal/service-kit';
 import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
 import type { SubscriptionDeps } from './domain/subscriptions.use-cases';
@@ -31,6 +31,7 @@ export function appFromDependencies(
     lifecycle,
     checks: healthChecks(deps),
     servesWith: apiServesWith,
+    readiness: readinessTiming(config),
     internalJwtKey: config.INTERNAL_JWT_PUBLIC_KEY,
     subscriptions: {
       repository: deps.repository,

@@ -1,6 +1,6 @@
 import { MESSAGE_POLICIES, WEBHOOK_EVENTS } from '@signal/contracts';
 import { Consumer } from '@signal/messaging';
-import { serviceApp, type BackgroundWorker, type Lifecycle, type Logger } from '@signal/service-kit';
+import { readinessTiming, serviceApp, type BackgroundWorker, type Lifecycle, type Logger } from '@signal/service-kit';
 import type { Express } from 'express';
 import { Agent } from 'undici';
 import { guardPolicy, type WebhooksConfig } from './config';
@@ -125,7 +125,13 @@ export function buildWorker(
     });
   const deliveryConsumer = attemptConsumer(deps.names.deliveriesQueue);
   const dueConsumer = attemptConsumer(deps.names.deliveriesDueQueue);
-  const health = serviceApp({ service: 'webhooks-worker', logger, lifecycle, checks: healthChecks(deps) });
+  const health = serviceApp({
+    service: 'webhooks-worker',
+    logger,
+    lifecycle,
+    checks: healthChecks(deps),
+    readiness: readinessTiming(config),
+  });
   return {
     health,
     workers: [

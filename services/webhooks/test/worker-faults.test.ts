@@ -143,8 +143,9 @@ describe('webhook worker faults', () => {
       }
       await publishEvents(broker.prefix, 60);
       await waitFor(() => receiver.requests.length >= 60, 20_000, 10, 'some deliveries');
+      // Long enough for the first reconnect attempt (~200 ms) to fail too.
       proxy.cut();
-      await new Promise((r) => setTimeout(r, 1500));
+      await new Promise((r) => setTimeout(r, 500));
       proxy.restore();
       await waitFor(
         () => coverage(receiver).pairs === 300,
