@@ -3,3 +3,4 @@ export * from './receiver';
 export * from './tcp-proxy';
 export * from './internal-keys';
 export * from './fixtures';
+export * from './rate-windows';

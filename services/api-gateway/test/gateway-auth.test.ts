@@ -1,11 +1,26 @@
 import { errorEnvelopeSchema } from '@signal/contracts';
 import { startObservability } from '@signal/service-kit';
-import { silentLogger, startReceiver, type Receiver } from '@signal/test-kit';
+import {
+  exactnessViolations,
+  silentLogger,
+  startReceiver,
+  type LimitedAnswer,
+  type Receiver,
+} from '@signal/test-kit';
 import request from 'supertest';
 import { signalInput, startSignals, type SignalsHarness } from '../../signals/test/signals-harness';
 import { createApiKey, revokeApiKey } from '../src/domain/accounts.use-cases';
 import { generateApiKey } from '../src/domain/api-key';
 import { startGateway, type GatewayHarness } from './gateway-harness';
+
+const limitedAnswer = (r: {
+  status: number;
+  headers: Record<string, string | undefined>;
+}): LimitedAnswer => ({
+  status: r.status,
+  reset: r.headers['x-ratelimit-reset'],
+  remaining: r.headers['x-ratelimit-remaining'],
+});
 
 let signals: SignalsHarness;
 let upstreamEcho: Receiver;
@@ -121,10 +136,13 @@ describe('rate limits', () => {
         request(gw.url).get('/v1/signals?limit=1').set('Authorization', `Bearer ${key}`),
       ),
     );
+    // Exactly 60 per minute window: a burst that a loaded machine spreads across a minute's end
+    // is two bursts, 60 admitted in the one that refused and no more than 60 in the other.
+    const exactness = exactnessViolations(results.map(limitedAnswer), 60);
+    expect(exactness.violations).toEqual([]);
     const ok = results.filter((r) => r.status === 200);
     const limited = results.filter((r) => r.status === 429);
-    expect(ok).toHaveLength(60);
-    expect(limited).toHaveLength(140);
+    if (exactness.windows === 1) expect([ok.length, limited.length]).toEqual([60, 140]);
     for (const r of limited) {
       expect(r.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
       expect(Number.isInteger(r.body.error.retry_after)).toBe(true);
@@ -133,8 +151,6 @@ describe('rate limits', () => {
       expect(r.headers['retry-after']).toBe(String(r.body.error.retry_after));
       expect(r.headers['x-ratelimit-remaining']).toBe('0');
     }
-    const remaining = ok.map((r) => Number(r.headers['x-ratelimit-remaining'])).sort((a, b) => a - b);
-    expect(remaining).toEqual(Array.from({ length: 60 }, (_, i) => i));
   });
 
   it('when requests come one by one, then X-RateLimit-Remaining counts down by one', async () => {
@@ -215,7 +231,9 @@ describe('two gateway instances sharing Redis and MongoDB', () => {
             .set('Authorization', `Bearer ${key}`),
         ),
       );
-      expect(results.filter((r) => r.status === 200)).toHaveLength(30);
+      const exactness = exactnessViolations(results.map(limitedAnswer), 30);
+      expect(exactness.violations).toEqual([]);
+      if (exactness.windows === 1) expect(results.filter((r) => r.status === 200)).toHaveLength(30);
     } finally {
       await other.stop();
     }

@@ -46,7 +46,8 @@ describe('signal events', () => {
     collector = await collectEvents(broker.prefix);
     svc = await startSignals(
       'sig_events',
-      { AMQP_URL: viaProxy(infraUrls().amqpUrl, proxy) },
+      // The orphan-batch test waits for a sweep: every 0.5 s here (5 s by default).
+      { AMQP_URL: viaProxy(infraUrls().amqpUrl, proxy), OUTBOX_SWEEP_INTERVAL_MS: '500' },
       { prefix: broker.prefix },
     );
     await svc.deps.amqp.waitUntilConnected();
@@ -126,7 +127,7 @@ describe('signal events', () => {
     );
   });
 
-  it('when a bulk writer died between its batch and its signals, then the sweep announces the stored signals only, under the batch\'s event ids', async () => {
+  it("when a bulk writer died between its batch and its signals, then the sweep announces the stored signals only, under the batch's event ids", async () => {
     const res = await request(svc.url)
       .post('/internal/signals/bulk')
       .set(svc.ingestAuth)

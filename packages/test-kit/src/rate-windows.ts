@@ -1,0 +1,44 @@
+/** One answer of a burst, as the limit's exactness sees it. */
+export interface LimitedAnswer {
+  status: number;
+  /** X-RateLimit-Reset: the end of the window that decided (epoch seconds). */
+  reset: string | undefined;
+  /** X-RateLimit-Remaining. */
+  remaining: string | undefined;
+}
+
+/**
+ * What breaks exactness in a burst on a fresh account: the limits are fixed windows, so a burst
+ * that straddles a minute's end is two bursts, one per window (found when a loaded CI machine
+ * spread 200 requests across a minute boundary: 60 + 21 admitted, both right). Per window, at
+ * most `limit` are admitted; where any was refused, exactly `limit`; the admitted count down from
+ * `limit - 1` without gaps or repeats; and nothing but 200 and 429 answers.
+ * Returns the violations (none when exact) and how many windows the burst touched.
+ */
+export function exactnessViolations(
+  answers: readonly LimitedAnswer[],
+  limit: number,
+): { violations: string[]; windows: number } {
+  const violations: string[] = [];
+  const windows = new Map<string, LimitedAnswer[]>();
+  for (const a of answers) {
+    if (a.status !== 200 && a.status !== 429) violations.push(`an answer was ${a.status}`);
+    const key = a.reset ?? '(no X-RateLimit-Reset)';
+    windows.set(key, [...(windows.get(key) ?? []), a]);
+  }
+  for (const [reset, inWindow] of windows) {
+    const admitted = inWindow.filter((a) => a.status === 200);
+    const refused = inWindow.length - admitted.length;
+    if (admitted.length > limit)
+      violations.push(`window ${reset}: ${admitted.length} admitted, limit ${limit}`);
+    if (refused > 0 && admitted.length !== limit)
+      violations.push(`window ${reset}: ${refused} refused after only ${admitted.length} of ${limit}`);
+    const remaining = admitted.map((a) => Number(a.remaining)).sort((x, y) => y - x);
+    const expected = Array.from({ length: admitted.length }, (_, i) => limit - 1 - i);
+    if (JSON.stringify(remaining) !== JSON.stringify(expected))
+      violations.push(
+        `window ${reset}: remaining ${JSON.stringify(remaining)}, expected ${JSON.stringify(expected)}`,
+      );
+  }
+  return { violations, windows: windows.size };
+}
