@@ -168,14 +168,17 @@ async function keysView(): Promise<void> {
   const keys = (await act(() => get<KeyRow[]>('/v1/dashboard/keys'))) ?? [];
   const plan = session!.account.plan;
   const secretSlot = h('div', {});
-  const showSecret = (key: string, name: string) => {
+  const showSecret = (key: string, keyName: string) => {
     replace(
       secretSlot,
       secretPanel(
-        `New key “${name}”`,
+        `New key “${keyName}”`,
         key,
         'Copy it now: it is shown only once. Use it as Authorization: Bearer <key>.',
-        () => void keysView(),
+        // Only the panel goes: the list is already fresh. (Re-rendering the whole view here raced
+        // with what the developer did next: a revoke confirmed before that render's list arrived
+        // was drawn over by the older list, showing the revoked key as active.)
+        () => name.focus(),
       ),
     );
     secretSlot.querySelector('button')?.focus();
@@ -212,8 +215,12 @@ async function keysView(): Promise<void> {
   });
 
   const listSlot = h('div', {});
+  let listRequests = 0;
   const refreshList = async () => {
-    const rows = (await act(() => get<KeyRow[]>('/v1/dashboard/keys'))) ?? [];
+    const request = ++listRequests;
+    const rows = await act(() => get<KeyRow[]>('/v1/dashboard/keys'));
+    // An answer overtaken by a later refresh (or a failed one) does not replace the newer list.
+    if (!rows || request !== listRequests) return;
     replace(listSlot, keyTable(rows));
     replace(usageSelect, ...usageOptions(rows));
   };
