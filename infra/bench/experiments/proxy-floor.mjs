@@ -4,7 +4,8 @@
 // autocannon with 50 connections, medians of req/s and the proxy process's CPU per request:
 //   direct · nginx · a raw-socket Node proxy (net both ways, no HTTP library: GET and
 //   Content-Length answers only) · node:http + an undici Pool (the gateway's API-path shape,
-//   with its security headers, request ids and a JWT-sized upstream header).
+//   with its security headers, request ids and a JWT-sized upstream header) · node:http in front
+//   of the raw upstream pool (which half of the cost is the server's, which the client's).
 // Run: source scripts/lib/toolchain.sh && pnpm build && infra/local/infra.sh up >/dev/null &&
 //      set -a && . .run/infra.env && set +a && node infra/bench/experiments/proxy-floor.mjs [rounds]
 import { execFileSync, spawn } from 'node:child_process';
@@ -21,8 +22,8 @@ const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..',
 const require = createRequire(path.join(ROOT, 'infra/bench/package.json'));
 const [mode, listenPort, upPort] = process.argv.slice(2);
 
-if (mode === 'raw') {
-  // Upstream: a pool of keep-alive sockets, one request in flight each.
+/** Upstream: a pool of keep-alive sockets, one request in flight each (GET, Content-Length answers). */
+function rawUpstream(upPort) {
   const idle = [];
   const queued = [];
   const release = (s) => (queued.length ? send(s, queued.shift()) : idle.push(s));
@@ -37,7 +38,9 @@ if (mode === 'raw') {
       s.inbuf = s.inbuf.length ? Buffer.concat([s.inbuf, d]) : d;
       const end = s.inbuf.indexOf('\r\n\r\n');
       if (!s.job || end < 0) return;
-      const len = Number(/\r\ncontent-length:\s*(\d+)/i.exec(s.inbuf.subarray(0, end).toString('latin1'))?.[1] ?? 0);
+      const len = Number(
+        /\r\ncontent-length:\s*(\d+)/i.exec(s.inbuf.subarray(0, end).toString('latin1'))?.[1] ?? 0,
+      );
       if (s.inbuf.length < end + 4 + len) return;
       const answer = s.inbuf.subarray(0, end + 4 + len);
       s.inbuf = s.inbuf.subarray(end + 4 + len);
@@ -48,6 +51,15 @@ if (mode === 'raw') {
     });
     idle.push(s);
   }
+  return (job) => {
+    const s = idle.pop();
+    if (s) send(s, job);
+    else queued.push(job);
+  };
+}
+
+if (mode === 'raw') {
+  const dispatch = rawUpstream(upPort);
   const extra = Buffer.from('x-content-type-options: nosniff\r\nx-frame-options: DENY\r\n');
   net
     .createServer({ noDelay: true }, (client) => {
@@ -64,12 +76,44 @@ if (mode === 'raw') {
               client.write(Buffer.concat([answer.subarray(0, eol), extra, answer.subarray(eol)]));
             },
           };
-          const s = idle.pop();
-          if (s) send(s, job);
-          else queued.push(job);
+          dispatch(job);
         }
       });
       client.on('error', () => undefined);
+    })
+    .listen(Number(listenPort), '127.0.0.1');
+} else if (mode === 'http-raw') {
+  // node:http in front (as the gateway), the raw pool behind: which half of the cost is whose.
+  const kit = require(path.join(ROOT, 'packages/service-kit/dist/index.js'));
+  const dispatch = rawUpstream(upPort);
+  const security = kit.securityHeaderList();
+  const token = `Bearer ${'x'.repeat(380)}`;
+  http
+    .createServer((req, res) => {
+      dispatch({
+        head: `GET ${req.url} HTTP/1.1\r\nhost: up\r\nx-request-id: req_${randomUUID()}\r\nauthorization: ${token}\r\nx-forwarded-for: 127.0.0.1\r\n\r\n`,
+        done: (answer) => {
+          const end = answer.indexOf('\r\n\r\n');
+          const lines = answer.subarray(0, end).toString('latin1').split('\r\n');
+          const out = security.slice();
+          out.push(
+            'X-RateLimit-Limit',
+            '60',
+            'X-RateLimit-Remaining',
+            '59',
+            'X-RateLimit-Reset',
+            '1795445520',
+          );
+          for (let i = 1; i < lines.length; i++) {
+            const colon = lines[i].indexOf(':');
+            const name = lines[i].slice(0, colon).toLowerCase();
+            if (name !== 'connection' && name !== 'keep-alive' && name !== 'content-length')
+              out.push(name, lines[i].slice(colon + 1).trim());
+          }
+          res.writeHead(Number(lines[0].slice(9, 12)), out);
+          res.end(answer.subarray(end + 4));
+        },
+      });
     })
     .listen(Number(listenPort), '127.0.0.1');
 } else if (mode === 'http') {
@@ -80,14 +124,28 @@ if (mode === 'raw') {
   const token = `Bearer ${'x'.repeat(380)}`;
   http
     .createServer((req, res) => {
-      const headers = ['x-request-id', `req_${randomUUID()}`, 'authorization', token, 'x-forwarded-for', '127.0.0.1'];
+      const headers = [
+        'x-request-id',
+        `req_${randomUUID()}`,
+        'authorization',
+        token,
+        'x-forwarded-for',
+        '127.0.0.1',
+      ];
       pool.dispatch(
         { method: 'GET', path: req.url, headers, headersTimeout: 10_000, bodyTimeout: 10_000 },
         {
           onRequestStart() {},
           onResponseStart(_c, status, answer) {
             const out = security.slice();
-            out.push('X-RateLimit-Limit', '60', 'X-RateLimit-Remaining', '59', 'X-RateLimit-Reset', '1795445520');
+            out.push(
+              'X-RateLimit-Limit',
+              '60',
+              'X-RateLimit-Remaining',
+              '59',
+              'X-RateLimit-Reset',
+              '1795445520',
+            );
             for (const k in answer) if (k !== 'connection' && k !== 'keep-alive') out.push(k, answer[k]);
             res.writeHead(status, out);
           },
@@ -108,7 +166,8 @@ if (mode === 'raw') {
   const autocannon = require('autocannon');
   const { TEST_INTERNAL_KEYS } = require(path.join(ROOT, 'packages/test-kit/dist/index.js'));
   const { MONGO_URL, REDIS_URL, AMQP_URL } = process.env;
-  if (!MONGO_URL || !REDIS_URL || !AMQP_URL) throw new Error('run infra/local/infra.sh up and source .run/infra.env first');
+  if (!MONGO_URL || !REDIS_URL || !AMQP_URL)
+    throw new Error('run infra/local/infra.sh up and source .run/infra.env first');
   const rounds = Number(process.argv[2] ?? 3);
   const dir = mkdtempSync(path.join(tmpdir(), 'proxy-floor-'));
   const procs = [];
@@ -134,7 +193,8 @@ if (mode === 'raw') {
       INGEST_TOKEN: 'proxy-floor-ingest-token-0123456789',
       LOG_LEVEL: 'warn',
     });
-    while ((await fetch('http://127.0.0.1:4801/readyz').catch(() => undefined))?.status !== 200) await sleep(200);
+    while ((await fetch('http://127.0.0.1:4801/readyz').catch(() => undefined))?.status !== 200)
+      await sleep(200);
     writeFileSync(
       path.join(dir, 'nginx.conf'),
       `worker_processes 1; daemon off; pid ${dir}/nginx.pid; error_log ${dir}/error.log;
@@ -146,19 +206,30 @@ http { access_log off; upstream up { server 127.0.0.1:4801; keepalive 64; }
     const self = fileURLToPath(import.meta.url);
     const raw = start([process.execPath, self, 'raw', '4803', '4801']);
     const viaHttp = start([process.execPath, self, 'http', '4804', '4801']);
+    const httpRaw = start([process.execPath, self, 'http-raw', '4805', '4801']);
     await sleep(1500);
-    const nginxWorker = Number(execFileSync('pgrep', ['-P', String(nginx.pid)]).toString().trim().split('\n')[0]);
+    const nginxWorker = Number(
+      execFileSync('pgrep', ['-P', String(nginx.pid)])
+        .toString()
+        .trim()
+        .split('\n')[0],
+    );
     const scenarios = [
       ['direct', 4801, undefined],
       ['nginx', 4802, nginxWorker],
       ['raw-socket Node proxy', 4803, raw.pid],
       ['node:http + undici (API-path shape)', 4804, viaHttp.pid],
+      ['node:http + raw upstream pool', 4805, httpRaw.pid],
     ];
     const runs = new Map(scenarios.map(([name]) => [name, { rps: [], us: [] }]));
     for (let round = 0; round <= rounds; round++) {
       for (const [name, port, pid] of scenarios) {
         const before = pid ? cpuSeconds(pid) : 0;
-        const r = await autocannon({ url: `http://127.0.0.1:${port}/v1/signals/sig_0`, connections: 50, duration: 4 });
+        const r = await autocannon({
+          url: `http://127.0.0.1:${port}/v1/signals/sig_0`,
+          connections: 50,
+          duration: 4,
+        });
         if (round === 0) continue; // warm-up
         runs.get(name).rps.push(r.requests.average);
         runs.get(name).us.push(pid ? ((cpuSeconds(pid) - before) * 1e6) / Math.max(1, r.requests.total) : 0);
@@ -166,7 +237,9 @@ http { access_log off; upstream up { server 127.0.0.1:4801; keepalive 64; }
     }
     const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     const nginxRps = median(runs.get('nginx').rps);
-    console.log(`${'path'.padEnd(38)} ${'req/s'.padStart(7)} ${'proxy µs/req'.padStart(13)} ${'of nginx'.padStart(9)}`);
+    console.log(
+      `${'path'.padEnd(38)} ${'req/s'.padStart(7)} ${'proxy µs/req'.padStart(13)} ${'of nginx'.padStart(9)}`,
+    );
     for (const [name, , pid] of scenarios) {
       const { rps, us } = runs.get(name);
       console.log(

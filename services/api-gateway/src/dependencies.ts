@@ -26,7 +26,7 @@ import { SecretSealer } from './domain/sealed-secret';
 import { SessionStore } from './domain/sessions';
 import { LocalFallbackLimiter } from './domain/rate-limit';
 import { RequestThrottle, clientGroup } from './domain/throttle';
-import { createUpstream, type Upstream } from './http/upstream';
+import { closeUpstream, createUpstream, type Upstream } from './http/upstream';
 
 export interface GatewayDependencies {
   mongo: Connection;
@@ -127,7 +127,7 @@ export async function createDependencies(
       signInternalToken(config.INTERNAL_JWT_PRIVATE_KEY, audience, accountId, ttl),
     ),
     async close() {
-      await Promise.all(Object.values(upstreams).map((u) => u.pool.close()));
+      await Promise.all(Object.values(upstreams).map(closeUpstream));
       await usage.close();
       redis.disconnect();
       await mongo.close();

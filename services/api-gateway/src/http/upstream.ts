@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import type { ErrorCode } from '@signal/contracts';
 import { Pool, type Dispatcher } from 'undici';
+import { isBodilessRequest, RawUpstreamPool, type Exchange } from './raw-upstream';
 
 /** Answer headers the gateway never passes on: connection-level ones and those it sets itself. */
 const DROPPED_RESPONSE_HEADERS = new Set([
@@ -48,7 +49,10 @@ export interface Upstream {
   name: string;
   /** JWT audience the service accepts. */
   audience: string;
+  /** Requests with a body (and anything the raw client does not take). */
   pool: Pool;
+  /** GET and HEAD: the lean client (see raw-upstream.ts for why). */
+  raw: RawUpstreamPool;
 }
 
 export interface UpstreamOptions {
@@ -66,7 +70,17 @@ export function createUpstream(name: string, url: string, options: UpstreamOptio
     keepAliveMaxTimeout: 60_000,
     connectTimeout: 2000,
   });
-  return { name, audience: name, pool };
+  const raw = RawUpstreamPool.forOrigin(url, {
+    connections: options.connections,
+    idleMs: 30_000,
+    connectTimeoutMs: 2000,
+  });
+  return { name, audience: name, pool, raw };
+}
+
+/** Closes both clients of an upstream. */
+export async function closeUpstream(upstream: Upstream): Promise<void> {
+  await Promise.all([upstream.pool.close(), upstream.raw.close()]);
 }
 
 export interface ForwardRequest {
@@ -131,10 +145,14 @@ export function forward(
   f: ForwardRequest,
   token: string,
 ): Promise<ForwardOutcome> {
+  const method = req.method ?? 'GET';
+  // GET and HEAD go on without a body (a client's body on them is read and dropped), so
+  // without its framing either: the service would wait for bytes that never come.
+  const bodiless = method === 'GET' || method === 'HEAD';
   const headers: string[] = [];
   for (const name of FORWARDED_REQUEST_HEADERS) {
     const v = req.headers[name];
-    if (typeof v === 'string') headers.push(name, v);
+    if (typeof v === 'string' && !(bodiless && name === 'content-length')) headers.push(name, v);
   }
   headers.push(
     'authorization',
@@ -144,7 +162,6 @@ export function forward(
     'x-forwarded-for',
     f.clientIp,
   );
-  const method = req.method ?? 'GET';
   return new Promise<ForwardOutcome>((resolve) => {
     let status = 0;
     let done = false;
@@ -154,29 +171,65 @@ export function forward(
       res.off('close', onClientGone);
       resolve(outcome);
     };
+    /** The answer's head: the gateway's headers, then the service's own that it passes on. */
+    const writeHead = (statusCode: number, answer: readonly string[]) => {
+      status = statusCode;
+      const out = f.answerHeaders.slice();
+      for (let i = 0; i < answer.length; i += 2) {
+        const name = answer[i]!;
+        if (
+          DROPPED_RESPONSE_HEADERS.has(name) ||
+          f.ownHeaderNames.has(name) ||
+          name.startsWith('x-ratelimit')
+        )
+          continue;
+        out.push(name, answer[i + 1]!);
+      }
+      res.writeHead(statusCode, out);
+    };
     let controller: Dispatcher.DispatchController | undefined;
+    let exchange: Exchange | undefined;
     // The client went away mid-answer: stop the service's answer too.
     const onClientGone = () => {
-      if (!res.writableFinished) controller?.abort(new Error('client closed the connection'));
+      if (res.writableFinished) return;
+      controller?.abort(new Error('client closed the connection'));
+      exchange?.abort();
     };
     res.once('close', onClientGone);
+    if (isBodilessRequest(method, f.path, headers)) {
+      exchange = f.upstream.raw.request(
+        { method: method === 'HEAD' ? 'HEAD' : 'GET', path: f.path, headers, timeoutMs: f.timeoutMs },
+        {
+          onStart(statusCode, answer) {
+            writeHead(statusCode, answer);
+            res.on('drain', () => exchange?.resume());
+          },
+          onData: (chunk) => res.write(chunk),
+          onEnd() {
+            res.end();
+            settle({ ok: true, status });
+          },
+          onError(err) {
+            settle(failure(err, res, f.upstream.name, status));
+          },
+        },
+      );
+      if (res.destroyed) exchange.abort();
+      return;
+    }
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart(c) {
         controller = c;
         if (res.destroyed) c.abort(new Error('client closed the connection'));
       },
       onResponseStart(c, statusCode, answer) {
-        status = statusCode;
-        const out = f.answerHeaders.slice();
+        const flat: string[] = [];
         for (const name in answer) {
           const value = answer[name];
-          if (value === undefined || DROPPED_RESPONSE_HEADERS.has(name) || f.ownHeaderNames.has(name))
-            continue;
-          if (name.startsWith('x-ratelimit')) continue;
-          if (typeof value === 'string') out.push(name, value);
-          else for (const v of value) out.push(name, v);
+          if (typeof value === 'string') flat.push(name, value);
+          else if (value !== undefined) for (const v of value) flat.push(name, v);
         }
-        res.writeHead(statusCode, out);
+        writeHead(statusCode, flat);
         res.on('drain', () => c.resume());
       },
       onResponseData(c, chunk) {
@@ -196,7 +249,7 @@ export function forward(
           method,
           path: f.path,
           headers,
-          body: method !== 'GET' && method !== 'HEAD' ? upstreamBody(req) : undefined,
+          body: bodiless ? undefined : upstreamBody(req),
           headersTimeout: f.timeoutMs,
           bodyTimeout: f.timeoutMs,
         },
@@ -215,7 +268,12 @@ function failure(err: unknown, res: ServerResponse, upstream: string, status: nu
     return { ok: true, status };
   }
   const code = errorCodeOf(err);
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+  if (
+    code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    code === 'UND_ERR_BODY_TIMEOUT' ||
+    code === 'UPSTREAM_HEADERS_TIMEOUT' ||
+    code === 'UPSTREAM_BODY_TIMEOUT'
+  ) {
     return {
       ok: false,
       code: 'GATEWAY_TIMEOUT',

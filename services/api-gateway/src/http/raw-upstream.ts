@@ -1,0 +1,492 @@
+import net from 'node:net';
+
+/**
+ * A keep-alive HTTP/1.1 client for the gateway's bodiless requests (GET, HEAD) to its own
+ * services, on plain sockets.
+ *
+ * Why our own code and not undici (which still carries every request with a body): measured with
+ * `infra/bench/experiments/proxy-floor.mjs`, node:http in front of undici cost the proxy process
+ * 196 µs per request, node:http in front of this kind of pool 140 µs (nginx: 68 µs). undici's
+ * generality (pipelining, interceptors, its wasm parser, an object per header) is what that costs.
+ * Here the other end is one of our own services: the exchange is one request at a time per
+ * connection, the answer framed by Content-Length, chunked encoding or the connection's end, and
+ * anything else is a protocol error (→ 503), never a guess.
+ */
+
+/** The steps of an answer, as undici's dispatch handler has them. */
+export interface AnswerHandler {
+  /** `headers`: [name, value, …], names in lower case, in the order the service sent them. */
+  onStart(status: number, headers: string[]): void;
+  /** false: the client is not taking more now; `resume()` on the exchange when it is. */
+  onData(chunk: Buffer): boolean;
+  onEnd(): void;
+  onError(err: UpstreamError): void;
+}
+
+export type UpstreamErrorCode =
+  | 'UPSTREAM_CONNECT_FAILED'
+  | 'UPSTREAM_HEADERS_TIMEOUT'
+  | 'UPSTREAM_BODY_TIMEOUT'
+  | 'UPSTREAM_CLOSED'
+  | 'UPSTREAM_PROTOCOL_ERROR'
+  | 'UPSTREAM_ABORTED';
+
+export class UpstreamError extends Error {
+  constructor(
+    readonly code: UpstreamErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'UpstreamError';
+  }
+}
+
+export interface BodilessRequest {
+  method: 'GET' | 'HEAD';
+  /** Path and query, as node:http parsed them (no whitespace or control characters). */
+  path: string;
+  /** [name, value, …] */
+  headers: readonly string[];
+  /** For the answer's head, and then between any two pieces of its body. */
+  timeoutMs: number;
+}
+
+export interface Exchange {
+  /** The client went away: stop (the connection is closed, not reused); the handler hears UPSTREAM_ABORTED. */
+  abort(): void;
+  /** The client takes more again (after `onData` said false). */
+  resume(): void;
+}
+
+export interface RawPoolOptions {
+  connections: number;
+  /** An idle connection is closed after this long (below the services' keep-alive of 65 s). */
+  idleMs: number;
+  connectTimeoutMs: number;
+}
+
+/** Request line and headers: what may be written to the service as it is. */
+const UNSAFE = /[\0\r\n]/;
+/** The longest answer head taken (Node's own limit for request heads). */
+const MAX_HEAD_BYTES = 16 * 1024;
+const CRLF = Buffer.from('\r\n');
+
+/** Can this request go on the raw client? (else it takes undici, which frames anything) */
+export function isBodilessRequest(method: string, path: string, headers: readonly string[]): boolean {
+  if ((method !== 'GET' && method !== 'HEAD') || UNSAFE.test(path) || path.includes(' ')) return false;
+  for (let i = 0; i < headers.length; i++) if (UNSAFE.test(headers[i]!)) return false;
+  return true;
+}
+
+interface Job {
+  request: BodilessRequest;
+  handler: AnswerHandler;
+  conn?: Connection;
+  settled: boolean;
+  /** Sent once more on a fresh connection if a reused one turns out closed before any answer. */
+  retried: boolean;
+}
+
+type Framing =
+  | { kind: 'none' }
+  | { kind: 'length'; remaining: number }
+  | { kind: 'chunked'; step: 'size' | 'data' | 'data-end' | 'trailer'; remaining: number }
+  | { kind: 'close' };
+
+/** Where the answer head ends, or -1. */
+function headEnd(buf: Buffer): number {
+  return buf.indexOf('\r\n\r\n', 0, 'latin1');
+}
+
+interface ParsedHead {
+  status: number;
+  headers: string[];
+  framing: Framing;
+  keepAlive: boolean;
+}
+
+/** The answer head, parsed strictly; a string says what is wrong with it. */
+export function parseAnswerHead(head: string, method: string): ParsedHead | string {
+  const lines = head.split('\r\n');
+  const statusLine = /^HTTP\/1\.([01]) ([1-5]\d\d)(?: |$)/.exec(lines[0] ?? '');
+  if (!statusLine) return `bad status line ${JSON.stringify((lines[0] ?? '').slice(0, 40))}`;
+  const status = Number(statusLine[2]);
+  if (status < 200) return `informational answer ${status} to a request that asked for none`;
+  let keepAlive = statusLine[1] === '1';
+  const headers: string[] = [];
+  let length: number | undefined;
+  let chunked = false;
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!;
+    const colon = line.indexOf(':');
+    if (colon <= 0 || line.charCodeAt(0) === 32 || line.charCodeAt(0) === 9)
+      return `bad header line ${JSON.stringify(line.slice(0, 40))}`;
+    const name = line.slice(0, colon).toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    if (name === 'content-length') {
+      if (!/^\d{1,15}$/.test(value) || (length !== undefined && length !== Number(value)))
+        return `bad content-length ${JSON.stringify(value)}`;
+      length = Number(value);
+    } else if (name === 'transfer-encoding') {
+      const codings = value
+        .toLowerCase()
+        .split(',')
+        .map((c) => c.trim());
+      if (codings[codings.length - 1] !== 'chunked') return `unsupported transfer-encoding ${value}`;
+      chunked = true;
+    } else if (name === 'connection') {
+      const options = value.toLowerCase();
+      if (options.includes('close')) keepAlive = false;
+      else if (options.includes('keep-alive')) keepAlive = true;
+    }
+    headers.push(name, value);
+  }
+  let framing: Framing;
+  if (method === 'HEAD' || status === 204 || status === 304) framing = { kind: 'none' };
+  else if (chunked) {
+    framing = { kind: 'chunked', step: 'size', remaining: 0 };
+    // Both framings named: the answer is read as chunked, and the connection not trusted again.
+    if (length !== undefined) keepAlive = false;
+  } else if (length !== undefined)
+    framing = length === 0 ? { kind: 'none' } : { kind: 'length', remaining: length };
+  else {
+    framing = { kind: 'close' };
+    keepAlive = false;
+  }
+  return { status, headers, framing, keepAlive };
+}
+
+/** One socket to the service and the exchange on it. */
+class Connection {
+  job?: Job;
+  /** Bytes of the answer not yet consumed. */
+  private pending: Buffer = Buffer.alloc(0);
+  private framing?: Framing;
+  private keepAlive = true;
+  private answered = false;
+  private timer?: NodeJS.Timeout;
+  private idleTimer?: NodeJS.Timeout;
+  /** Has this connection carried an exchange already (a reused one may have been closed by the service). */
+  reused = false;
+  connected = false;
+  closed = false;
+
+  constructor(
+    readonly socket: net.Socket,
+    private readonly pool: RawUpstreamPool,
+  ) {
+    socket.on('data', (data: Buffer) => this.onData(data));
+    socket.on('end', () => this.onClosed());
+    socket.on('close', () => this.onClosed());
+    socket.on('error', () => this.onClosed());
+  }
+
+  start(job: Job): void {
+    clearTimeout(this.idleTimer);
+    this.job = job;
+    job.conn = this;
+    this.pending = Buffer.alloc(0);
+    this.framing = undefined;
+    this.answered = false;
+    this.keepAlive = true;
+    const { method, path, headers } = job.request;
+    let head = `${method} ${path} HTTP/1.1\r\nhost: ${this.pool.hostHeader}\r\n`;
+    for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
+    this.arm('UPSTREAM_HEADERS_TIMEOUT');
+    if (this.connected) this.socket.write(`${head}\r\n`, 'latin1');
+    else this.socket.once('connect', () => this.socket.write(`${head}\r\n`, 'latin1'));
+  }
+
+  idle(idleMs: number): void {
+    this.idleTimer = setTimeout(() => this.destroy(), idleMs);
+    this.idleTimer.unref();
+  }
+
+  resume(): void {
+    if (!this.closed) this.socket.resume();
+  }
+
+  destroy(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.timer);
+    clearTimeout(this.idleTimer);
+    this.socket.destroy();
+    this.pool.forget(this);
+  }
+
+  private arm(code: 'UPSTREAM_HEADERS_TIMEOUT' | 'UPSTREAM_BODY_TIMEOUT'): void {
+    clearTimeout(this.timer);
+    const job = this.job;
+    if (!job) return;
+    this.timer = setTimeout(() => {
+      this.fail(new UpstreamError(code, 'the service did not answer in time'));
+    }, job.request.timeoutMs);
+  }
+
+  private fail(err: UpstreamError): void {
+    const job = this.job;
+    this.job = undefined;
+    this.destroy();
+    if (job && !job.settled) {
+      job.settled = true;
+      job.handler.onError(err);
+    }
+  }
+
+  private onClosed(): void {
+    const job = this.job;
+    if (job && this.framing?.kind === 'close' && this.answered) {
+      // The answer was framed by the connection's end: this is its end.
+      this.job = undefined;
+      this.destroy();
+      this.finish(job);
+      return;
+    }
+    if (job && !this.answered && this.pending.length === 0 && this.reused && !job.retried) {
+      // The service closed a kept-alive connection as the request went out: send it again, once.
+      this.job = undefined;
+      this.destroy();
+      job.retried = true;
+      job.conn = undefined;
+      this.pool.send(job, true);
+      return;
+    }
+    if (job) this.fail(new UpstreamError('UPSTREAM_CLOSED', 'the service closed the connection'));
+    else this.destroy();
+  }
+
+  private onData(data: Buffer): void {
+    const job = this.job;
+    if (!job) {
+      // Bytes nobody asked for: the connection is out of step.
+      this.destroy();
+      return;
+    }
+    this.pending = this.pending.length ? Buffer.concat([this.pending, data]) : data;
+    if (!this.framing) {
+      const end = headEnd(this.pending);
+      if (end < 0) {
+        if (this.pending.length > MAX_HEAD_BYTES)
+          this.fail(new UpstreamError('UPSTREAM_PROTOCOL_ERROR', 'answer head too large'));
+        return;
+      }
+      const parsed = parseAnswerHead(this.pending.subarray(0, end).toString('latin1'), job.request.method);
+      if (typeof parsed === 'string') {
+        this.fail(new UpstreamError('UPSTREAM_PROTOCOL_ERROR', parsed));
+        return;
+      }
+      this.pending = this.pending.subarray(end + 4);
+      this.framing = parsed.framing;
+      this.keepAlive = parsed.keepAlive;
+      this.answered = true;
+      this.arm('UPSTREAM_BODY_TIMEOUT');
+      job.handler.onStart(parsed.status, parsed.headers);
+      if (this.job !== job) return; // aborted from onStart
+    } else {
+      this.arm('UPSTREAM_BODY_TIMEOUT');
+    }
+    this.consumeBody(job);
+  }
+
+  private deliver(job: Job, chunk: Buffer): void {
+    if (chunk.length > 0 && !job.handler.onData(chunk)) this.socket.pause();
+  }
+
+  private consumeBody(job: Job): void {
+    const framing = this.framing!;
+    if (framing.kind === 'none') return this.complete(job);
+    if (framing.kind === 'close') {
+      const chunk = this.pending;
+      this.pending = Buffer.alloc(0);
+      return this.deliver(job, chunk);
+    }
+    if (framing.kind === 'length') {
+      const take = Math.min(framing.remaining, this.pending.length);
+      const chunk = this.pending.subarray(0, take);
+      this.pending = this.pending.subarray(take);
+      framing.remaining -= take;
+      this.deliver(job, chunk);
+      if (framing.remaining === 0 && this.job === job) this.complete(job);
+      return;
+    }
+    // Chunked: pass the data on, check the framing around it.
+    while (this.job === job) {
+      if (framing.step === 'size') {
+        const eol = this.pending.indexOf(CRLF);
+        if (eol < 0) {
+          if (this.pending.length > 1024)
+            this.fail(new UpstreamError('UPSTREAM_PROTOCOL_ERROR', 'bad chunk size'));
+          return;
+        }
+        const sizeText = this.pending.subarray(0, eol).toString('latin1').split(';')[0]!.trim();
+        if (!/^[0-9a-fA-F]{1,12}$/.test(sizeText)) {
+          this.fail(new UpstreamError('UPSTREAM_PROTOCOL_ERROR', 'bad chunk size'));
+          return;
+        }
+        this.pending = this.pending.subarray(eol + 2);
+        framing.remaining = parseInt(sizeText, 16);
+        framing.step = framing.remaining === 0 ? 'trailer' : 'data';
+      } else if (framing.step === 'data') {
+        if (this.pending.length === 0) return;
+        const take = Math.min(framing.remaining, this.pending.length);
+        const chunk = this.pending.subarray(0, take);
+        this.pending = this.pending.subarray(take);
+        framing.remaining -= take;
+        if (framing.remaining === 0) framing.step = 'data-end';
+        this.deliver(job, chunk);
+      } else if (framing.step === 'data-end') {
+        if (this.pending.length < 2) return;
+        if (this.pending[0] !== 13 || this.pending[1] !== 10) {
+          this.fail(new UpstreamError('UPSTREAM_PROTOCOL_ERROR', 'bad chunk end'));
+          return;
+        }
+        this.pending = this.pending.subarray(2);
+        framing.step = 'size';
+      } else {
+        // Trailer lines (dropped) up to the empty line.
+        const eol = this.pending.indexOf(CRLF);
+        if (eol < 0) return;
+        this.pending = this.pending.subarray(eol + 2);
+        if (eol === 0) return this.complete(job);
+      }
+    }
+  }
+
+  private complete(job: Job): void {
+    clearTimeout(this.timer);
+    this.job = undefined;
+    this.socket.resume();
+    if (this.keepAlive && this.pending.length === 0) {
+      this.reused = true;
+      this.finish(job);
+      this.pool.release(this);
+    } else {
+      this.destroy();
+      this.finish(job);
+    }
+  }
+
+  private finish(job: Job): void {
+    if (job.settled) return;
+    job.settled = true;
+    job.handler.onEnd();
+  }
+}
+
+/** The raw client of one service: at most `connections` sockets, requests beyond them wait in order. */
+export class RawUpstreamPool {
+  readonly hostHeader: string;
+  private readonly idleConnections: Connection[] = [];
+  private readonly waiting: Job[] = [];
+  private readonly all = new Set<Connection>();
+  private closing = false;
+
+  constructor(
+    private readonly host: string,
+    private readonly port: number,
+    private readonly options: RawPoolOptions,
+  ) {
+    this.hostHeader = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  }
+
+  static forOrigin(origin: string, options: RawPoolOptions): RawUpstreamPool {
+    const url = new URL(origin);
+    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+    return new RawUpstreamPool(url.hostname.replace(/^\[|\]$/g, ''), port, options);
+  }
+
+  /** Sends one bodiless request; the handler hears each step of the answer, or one error. */
+  request(request: BodilessRequest, handler: AnswerHandler): Exchange {
+    const job: Job = { request, handler, settled: false, retried: false };
+    this.send(job, false);
+    return {
+      abort: () => {
+        if (job.settled) return;
+        job.settled = true;
+        const at = this.waiting.indexOf(job);
+        if (at >= 0) this.waiting.splice(at, 1);
+        const conn = job.conn;
+        if (conn?.job === job) {
+          conn.job = undefined;
+          conn.destroy();
+        }
+        handler.onError(new UpstreamError('UPSTREAM_ABORTED', 'the client closed the connection'));
+      },
+      resume: () => job.conn?.resume(),
+    };
+  }
+
+  /** @internal: runs a job on an idle connection, a new one, or queues it. */
+  send(job: Job, fresh: boolean): void {
+    if (this.closing) {
+      job.settled = true;
+      job.handler.onError(new UpstreamError('UPSTREAM_CLOSED', 'the gateway is shutting down'));
+      return;
+    }
+    const idle = fresh ? undefined : this.idleConnections.pop();
+    if (idle) return idle.start(job);
+    if (this.all.size < this.options.connections || fresh) return this.connect().start(job);
+    this.waiting.push(job);
+  }
+
+  /** @internal: an exchange ended cleanly; the connection takes the next waiting job or idles. */
+  release(conn: Connection): void {
+    const next = this.waiting.shift();
+    if (next) return conn.start(next);
+    conn.idle(this.options.idleMs);
+    this.idleConnections.push(conn);
+  }
+
+  /** @internal: the connection is gone. */
+  forget(conn: Connection): void {
+    this.all.delete(conn);
+    const at = this.idleConnections.indexOf(conn);
+    if (at >= 0) this.idleConnections.splice(at, 1);
+    // A waiting job gets the freed place.
+    const next = this.waiting.shift();
+    if (next && !this.closing) this.connect().start(next);
+  }
+
+  private connect(): Connection {
+    const socket = net.connect({ host: this.host, port: this.port, noDelay: true });
+    // Registered before the connection's own listeners: a refused connect is told as such.
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      if (conn.connected) return;
+      const job = conn.job;
+      conn.job = undefined;
+      conn.destroy();
+      if (job && !job.settled) {
+        job.settled = true;
+        job.handler.onError(new UpstreamError('UPSTREAM_CONNECT_FAILED', err.code ?? 'connect failed'));
+      }
+    });
+    const conn = new Connection(socket, this);
+    this.all.add(conn);
+    const timer = setTimeout(() => {
+      const job = conn.job;
+      conn.job = undefined;
+      conn.destroy();
+      if (job && !job.settled) {
+        job.settled = true;
+        job.handler.onError(new UpstreamError('UPSTREAM_CONNECT_FAILED', 'connect timed out'));
+      }
+    }, this.options.connectTimeoutMs);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      conn.connected = true;
+    });
+    return conn;
+  }
+
+  /** Closes every connection; waiting requests get an error. */
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const job of this.waiting.splice(0)) {
+      job.settled = true;
+      job.handler.onError(new UpstreamError('UPSTREAM_CLOSED', 'the gateway is shutting down'));
+    }
+    for (const conn of [...this.all]) conn.destroy();
+  }
+}
