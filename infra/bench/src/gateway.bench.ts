@@ -31,7 +31,8 @@ import {
  *   (d) through the same gateway build with authentication and limits switched off
  *       (BENCH_AUTH_OFF_ACCOUNT, a setting production refuses at start-up),
  *   (e) as (b), but the API path served behind the Express app's middleware stack
- *       (BENCH_API_PATH_VIA_EXPRESS, refused in production too): what Express would cost there.
+ *       (BENCH_API_PATH_VIA_EXPRESS, refused in production too): what Express would cost there,
+ *   (f) as (d), but GET on undici (UPSTREAM_CLIENT=undici): what the raw upstream client saves.
  * b/d is what auth + both rate windows cost; d/c is our proxy against nginx; b/e is node:http
  * against Express on the same path. Beside req/s and latency at saturation, the CPU time each
  * proxy process spent per request (from /proc) — at saturation and at a fixed offered --rate,
@@ -85,7 +86,7 @@ function cpuSeconds(pid: number): number {
 }
 
 interface Scenario {
-  id: 'a' | 'b' | 'c' | 'd' | 'e';
+  id: 'a' | 'b' | 'c' | 'd' | 'e' | 'f';
   name: string;
   url: string;
   /** Made per measurement: a direct call's internal token lives a minute at most. */
@@ -235,9 +236,15 @@ async function main() {
         { ...gatewayEnv, BENCH_API_PATH_VIA_EXPRESS: 'true' },
         nodeArgs('e-gateway-on-express'),
       ),
+      startService(
+        'services/api-gateway/dist/main.js',
+        4105,
+        { ...gatewayEnv, BENCH_AUTH_OFF_ACCOUNT: accountId, UPSTREAM_CLIENT: 'undici' },
+        nodeArgs('f-gateway-auth-off-undici'),
+      ),
     ];
-    const [gatewayB, gatewayD, gatewayE] = await Promise.all(gateways(() => []));
-    started.push(gatewayB!, gatewayD!, gatewayE!);
+    const [gatewayB, gatewayD, gatewayE, gatewayF] = await Promise.all(gateways(() => []));
+    started.push(gatewayB!, gatewayD!, gatewayE!, gatewayF!);
     nginx = await startNginx(4101, 4102);
 
     const direct = () => ({ authorization: `Bearer ${benchInternalToken('signals', accountId)}` });
@@ -274,6 +281,13 @@ async function main() {
         url: gatewayE!.url,
         headers: () => ({ authorization: `Bearer ${key}` }),
         pid: gatewayE!.child.pid!,
+      },
+      {
+        id: 'f',
+        name: '(f) as (d), GET on undici',
+        url: gatewayF!.url,
+        headers: () => ({}),
+        pid: gatewayF!.child.pid!,
       },
     ];
     if (!nginx) console.log('nginx not installed (apt-get install nginx-light): (c) skipped');
@@ -314,7 +328,7 @@ async function main() {
       );
       printTable(rows);
       const by = (id: Scenario['id']) => rows[scenarios.findIndex((s) => s.id === id)];
-      const [a, b, c, d, e] = [by('a')!, by('b')!, by('c'), by('d')!, by('e')!];
+      const [a, b, c, d, e, f] = [by('a')!, by('b')!, by('c'), by('d')!, by('e')!, by('f')!];
       const ratio = (x: Row, y: Row) => (x.rps / y.rps).toFixed(2);
       const ms = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)} ms`;
       console.log(
@@ -327,6 +341,9 @@ async function main() {
       } else console.log(`b/a ${ratio(b, a)}`);
       console.log(
         `b/e ${ratio(b, e)} (node:http against Express on the API path), p99 b−e ${ms(b.p99 - e.p99)}, CPU ${(b.proxyCpuAtRateUs - e.proxyCpuAtRateUs).toFixed(0)} µs per request at ${rate}/s (${(b.proxyCpuUs - e.proxyCpuUs).toFixed(0)} at saturation)`,
+      );
+      console.log(
+        `d/f ${ratio(d, f)} (the raw upstream client against undici for GET), p99 d−f ${ms(d.p99 - f.p99)}, CPU ${(d.proxyCpuAtRateUs - f.proxyCpuAtRateUs).toFixed(0)} µs per request at ${rate}/s (${(d.proxyCpuUs - f.proxyCpuUs).toFixed(0)} at saturation)`,
       );
     }
 

@@ -45,6 +45,12 @@ export const configSchema = z
     /** Requests in flight per upstream connection (undici pipelines only idempotent ones). */
     UPSTREAM_PIPELINING: env.int(1, 1),
     /**
+     * The client of GET and HEAD to the services: `raw` (keep-alive sockets, http/raw-upstream.ts)
+     * or `undici` (which carries every request with a body either way): the way back, should a
+     * service ever answer in a way the raw client refuses.
+     */
+    UPSTREAM_CLIENT: z.enum(['raw', 'undici']).default('raw'),
+    /**
      * Gateway processes on this host (node:cluster, one port): `auto` is one per core. Limits
      * stay exact across them: every count is one atomic call to the shared Redis.
      */

@@ -88,6 +88,7 @@ export async function createDependencies(
   const upstreamOptions = {
     connections: config.UPSTREAM_CONNECTIONS,
     pipelining: config.UPSTREAM_PIPELINING,
+    rawClient: config.UPSTREAM_CLIENT === 'raw',
   };
   const upstreams = {
     signals: createUpstream('signals', config.SIGNALS_URL, upstreamOptions),

@@ -200,15 +200,30 @@ describe('rate limits', () => {
 });
 
 describe('two gateway instances sharing Redis and MongoDB', () => {
-  it('when a key is revoked through one instance, then the very next request on the other fails', async () => {
+  it('when a key is revoked through one instance, then the very next request on the other fails (and GET answers alike on either upstream client)', async () => {
     const other = await startGateway({
       label: 'gw_auth_b',
       upstreams: { signals: signals.url, stats: upstreamEcho.url, webhooks: 'http://127.0.0.1:9' },
       share: { dbName: gw.config.GATEWAY_DB, redisPrefix: gw.config.REDIS_PREFIX },
+      env: { UPSTREAM_CLIENT: 'undici' },
     });
     try {
       const { key, keyId, accountId } = await gw.account({ per_minute: 1000, per_day: 10_000 });
-      await request(other.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(200);
+      const viaUndici = await request(other.url)
+        .get('/v1/signals')
+        .set('Authorization', `Bearer ${key}`)
+        .expect(200);
+      const viaRaw = await request(gw.url)
+        .get('/v1/signals')
+        .set('Authorization', `Bearer ${key}`)
+        .expect(200);
+      expect(viaRaw.body).toEqual(viaUndici.body);
+      const comparable = (h: Record<string, string>) =>
+        Object.keys(h)
+          .filter((n) => !['date', 'x-request-id', 'x-ratelimit-remaining', 'x-ratelimit-reset'].includes(n))
+          .sort()
+          .map((n) => `${n}: ${h[n]}`);
+      expect(comparable(viaRaw.headers)).toEqual(comparable(viaUndici.headers));
       await revokeApiKey(gw.deps.accounts, accountId, keyId);
       await request(other.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(401);
     } finally {

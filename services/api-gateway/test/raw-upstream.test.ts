@@ -231,6 +231,8 @@ describe('the raw upstream client', () => {
     ['a coding other than chunked', 'HTTP/1.1 200 OK\r\ntransfer-encoding: gzip\r\n\r\nab'],
     ['a bad chunk size', 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nab\r\n0\r\n\r\n'],
     ['an informational answer', 'HTTP/1.1 100 Continue\r\n\r\n'],
+    ['a control character in a header value', 'HTTP/1.1 200 OK\r\nx-a: 1\x01\r\ncontent-length: 0\r\n\r\n'],
+    ['a header name that is not a token', 'HTTP/1.1 200 OK\r\nx a: 1\r\ncontent-length: 0\r\n\r\n'],
   ])('when the answer has %s, then UPSTREAM_PROTOCOL_ERROR', async (_what, wire) => {
     const svc = track(await scripted((_n, socket) => socket.write(wire)));
     const pool = track(poolFor(svc));

@@ -70,6 +70,10 @@ const UNSAFE = /[\0\r\n]/;
 /** The longest answer head taken (Node's own limit for request heads). */
 const MAX_HEAD_BYTES = 16 * 1024;
 const CRLF = Buffer.from('\r\n');
+/** RFC 9110 token characters: what a header name may hold. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
+/** What a header value may not hold (tab is allowed). */
+const CONTROL = /[\0-\x08\x0a-\x1f\x7f]/;
 
 /** Can this request go on the raw client? (else it takes undici, which frames anything) */
 export function isBodilessRequest(method: string, path: string, headers: readonly string[]): boolean {
@@ -123,6 +127,7 @@ export function parseAnswerHead(head: string, method: string): ParsedHead | stri
       return `bad header line ${JSON.stringify(line.slice(0, 40))}`;
     const name = line.slice(0, colon).toLowerCase();
     const value = line.slice(colon + 1).trim();
+    if (!HEADER_NAME.test(name) || CONTROL.test(value)) return `bad header line ${JSON.stringify(line.slice(0, 40))}`;
     if (name === 'content-length') {
       if (!/^\d{1,15}$/.test(value) || (length !== undefined && length !== Number(value)))
         return `bad content-length ${JSON.stringify(value)}`;
@@ -257,6 +262,17 @@ class Connection {
   }
 
   private onData(data: Buffer): void {
+    try {
+      this.take(data);
+    } catch (err) {
+      // A handler refused what the service sent (e.g. a header Node will not write): its fault.
+      this.fail(
+        new UpstreamError('UPSTREAM_PROTOCOL_ERROR', err instanceof Error ? err.message : 'unusable answer'),
+      );
+    }
+  }
+
+  private take(data: Buffer): void {
     const job = this.job;
     if (!job) {
       // Bytes nobody asked for: the connection is out of step.

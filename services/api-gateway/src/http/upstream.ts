@@ -51,14 +51,16 @@ export interface Upstream {
   audience: string;
   /** Requests with a body (and anything the raw client does not take). */
   pool: Pool;
-  /** GET and HEAD: the lean client (see raw-upstream.ts for why). */
-  raw: RawUpstreamPool;
+  /** GET and HEAD: the lean client (see raw-upstream.ts for why), unless config chose undici. */
+  raw?: RawUpstreamPool;
 }
 
 export interface UpstreamOptions {
   connections: number;
   /** Requests in flight per connection; undici sends only idempotent ones (GET, HEAD) behind another. */
   pipelining: number;
+  /** GET and HEAD on the raw client (config `UPSTREAM_CLIENT`). */
+  rawClient: boolean;
 }
 
 export function createUpstream(name: string, url: string, options: UpstreamOptions): Upstream {
@@ -70,17 +72,19 @@ export function createUpstream(name: string, url: string, options: UpstreamOptio
     keepAliveMaxTimeout: 60_000,
     connectTimeout: 2000,
   });
-  const raw = RawUpstreamPool.forOrigin(url, {
-    connections: options.connections,
-    idleMs: 30_000,
-    connectTimeoutMs: 2000,
-  });
+  const raw = options.rawClient
+    ? RawUpstreamPool.forOrigin(url, {
+        connections: options.connections,
+        idleMs: 30_000,
+        connectTimeoutMs: 2000,
+      })
+    : undefined;
   return { name, audience: name, pool, raw };
 }
 
 /** Closes both clients of an upstream. */
 export async function closeUpstream(upstream: Upstream): Promise<void> {
-  await Promise.all([upstream.pool.close(), upstream.raw.close()]);
+  await Promise.all([upstream.pool.close(), upstream.raw?.close()]);
 }
 
 export interface ForwardRequest {
@@ -196,8 +200,9 @@ export function forward(
       exchange?.abort();
     };
     res.once('close', onClientGone);
-    if (isBodilessRequest(method, f.path, headers)) {
-      exchange = f.upstream.raw.request(
+    const raw = f.upstream.raw;
+    if (raw && isBodilessRequest(method, f.path, headers)) {
+      exchange = raw.request(
         { method: method === 'HEAD' ? 'HEAD' : 'GET', path: f.path, headers, timeoutMs: f.timeoutMs },
         {
           onStart(statusCode, answer) {
