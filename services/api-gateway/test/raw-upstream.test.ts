@@ -239,6 +239,25 @@ describe('the raw upstream client', () => {
     await expect(get(pool)).rejects.toMatchObject({ code: 'UPSTREAM_PROTOCOL_ERROR' });
   });
 
+  it('when the handler cannot take the answer (Node refuses to write a header), then UPSTREAM_PROTOCOL_ERROR, not a crash', async () => {
+    const svc = track(await scripted((_n, socket) => socket.write(json('{}'))));
+    const pool = track(poolFor(svc));
+    const outcome = await new Promise<string>((resolve) => {
+      pool.request(
+        { method: 'GET', path: '/', headers: [], timeoutMs: 2000 },
+        {
+          onStart: () => {
+            throw new TypeError('Invalid character in header content');
+          },
+          onData: () => true,
+          onEnd: () => resolve('ended'),
+          onError: (err) => resolve(err.code),
+        },
+      );
+    });
+    expect(outcome).toBe('UPSTREAM_PROTOCOL_ERROR');
+  });
+
   it('when more requests arrive than connections are allowed, then they wait their turn and all are answered', async () => {
     const svc = track(await scripted((n, socket) => setTimeout(() => socket.write(json(`{"n":${n}}`)), 5)));
     const pool = track(poolFor(svc, 3));

@@ -127,7 +127,8 @@ export function parseAnswerHead(head: string, method: string): ParsedHead | stri
       return `bad header line ${JSON.stringify(line.slice(0, 40))}`;
     const name = line.slice(0, colon).toLowerCase();
     const value = line.slice(colon + 1).trim();
-    if (!HEADER_NAME.test(name) || CONTROL.test(value)) return `bad header line ${JSON.stringify(line.slice(0, 40))}`;
+    if (!HEADER_NAME.test(name) || CONTROL.test(value))
+      return `bad header line ${JSON.stringify(line.slice(0, 40))}`;
     if (name === 'content-length') {
       if (!/^\d{1,15}$/.test(value) || (length !== undefined && length !== Number(value)))
         return `bad content-length ${JSON.stringify(value)}`;
