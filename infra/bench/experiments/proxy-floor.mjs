@@ -21,6 +21,15 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const require = createRequire(path.join(ROOT, 'infra/bench/package.json'));
 const [mode, listenPort, upPort] = process.argv.slice(2);
+/** What the gateway adds to an answer beside the security headers: its rate-limit view. */
+const RATE_HEADERS = [
+  'X-RateLimit-Limit',
+  '60',
+  'X-RateLimit-Remaining',
+  '59',
+  'X-RateLimit-Reset',
+  '1795445520',
+];
 
 /** Upstream: a pool of keep-alive sockets, one request in flight each (GET, Content-Length answers). */
 function rawUpstream(upPort) {
@@ -96,14 +105,7 @@ if (mode === 'raw') {
           const end = answer.indexOf('\r\n\r\n');
           const lines = answer.subarray(0, end).toString('latin1').split('\r\n');
           const out = security.slice();
-          out.push(
-            'X-RateLimit-Limit',
-            '60',
-            'X-RateLimit-Remaining',
-            '59',
-            'X-RateLimit-Reset',
-            '1795445520',
-          );
+          out.push(...RATE_HEADERS);
           for (let i = 1; i < lines.length; i++) {
             const colon = lines[i].indexOf(':');
             const name = lines[i].slice(0, colon).toLowerCase();
@@ -138,14 +140,7 @@ if (mode === 'raw') {
           onRequestStart() {},
           onResponseStart(_c, status, answer) {
             const out = security.slice();
-            out.push(
-              'X-RateLimit-Limit',
-              '60',
-              'X-RateLimit-Remaining',
-              '59',
-              'X-RateLimit-Reset',
-              '1795445520',
-            );
+            out.push(...RATE_HEADERS);
             for (const k in answer) if (k !== 'connection' && k !== 'keep-alive') out.push(k, answer[k]);
             res.writeHead(status, out);
           },
