@@ -30,6 +30,34 @@ export class RedisScript {
     }
   }
 
+  /**
+   * Many calls in one write, each with its own outcome (one failing call fails only itself); the
+   * script is loaded again once if Redis forgot it.
+   */
+  async runEach(
+    redis: Redis,
+    calls: ScriptCall[],
+  ): Promise<Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>> {
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    let todo = calls.map((_, i) => i);
+    for (let attempt = 0; todo.length > 0; attempt++) {
+      const pipeline = redis.pipeline();
+      for (const i of todo)
+        pipeline.evalsha(this.sha, calls[i]!.keys.length, ...calls[i]!.keys, ...calls[i]!.args);
+      const results = (await pipeline.exec()) ?? [];
+      const forgotten: number[] = [];
+      todo.forEach((call, n) => {
+        const [err, value] = results[n] ?? [new Error('no reply from the pipeline'), undefined];
+        // Only the calls Redis refused for want of the script run again (the others ran: once).
+        if (err && isNoScript(err) && attempt === 0) forgotten.push(call);
+        else outcomes[call] = err ? { ok: false, error: err } : { ok: true, value };
+      });
+      if (forgotten.length > 0) await redis.script('LOAD', this.lua);
+      todo = forgotten;
+    }
+    return outcomes;
+  }
+
   /** Many calls in one round trip; the first error fails the batch (each call is idempotent). */
   async runMany(redis: Redis, calls: ScriptCall[]): Promise<unknown[]> {
     if (calls.length === 0) return [];

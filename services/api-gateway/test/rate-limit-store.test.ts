@@ -16,7 +16,7 @@ const prefix = `t:rls:${randomBytes(4).toString('hex')}:`;
 const NOW = Date.UTC(2026, 10, 23, 12, 30, 15);
 
 beforeAll(async () => {
-  redis = await connectRedis(infraUrls().redisUrl, silentLogger, 3000, { enableAutoPipelining: true });
+  redis = await connectRedis(infraUrls().redisUrl, silentLogger, 3000);
   store = new RateLimitStore(redis, prefix);
 });
 afterAll(async () => {
@@ -38,7 +38,11 @@ describe('the shared limiter, many checks in one turn', () => {
     expect(decisions.slice(0, 1000).map(used)).toEqual(Array.from({ length: 1000 }, (_, i) => i + 1));
     expect(decisions.slice(1000).every((d) => d.outcome === 'limited' && d.minute.used === 1000)).toBe(true);
     const next = await store.checkKey(subject, 'key_burst', NOW);
-    expect(next).toMatchObject({ outcome: 'limited', minute: { used: 1000, limit: 1000 }, day: { used: 1000 } });
+    expect(next).toMatchObject({
+      outcome: 'limited',
+      minute: { used: 1000, limit: 1000 },
+      day: { used: 1000 },
+    });
   });
 
   it('when a revoked key, a live key of the same account and another account share a turn, then each gets its own decision', async () => {
@@ -69,10 +73,31 @@ describe('the shared limiter, many checks in one turn', () => {
     ]);
   });
 
+  it('when Redis has forgotten the script and three accounts share a turn, then their pipelined calls load it again and each is decided', async () => {
+    await redis.script('FLUSH');
+    const subjects = ['acc_p1', 'acc_p2', 'acc_p3'].map((subject) => ({ subject, perMinute: 1, perDay: 10 }));
+    const decisions = await Promise.all(
+      subjects.flatMap((s) => [
+        store.checkKey(s, `${s.subject}_key`, NOW),
+        store.checkKey(s, `${s.subject}_key`, NOW),
+      ]),
+    );
+    expect(decisions.map((d) => [d.outcome, used(d)])).toEqual([
+      ['allowed', 1],
+      ['limited', 1],
+      ['allowed', 1],
+      ['limited', 1],
+      ['allowed', 1],
+      ['limited', 1],
+    ]);
+  });
+
   it('when the account has a plan in Redis, then it overrides the plan the check carries, for the whole turn', async () => {
     await store.setPlan('acc_plan', 2, 100);
     const decisions = await Promise.all(
-      Array.from({ length: 4 }, () => store.checkKey({ subject: 'acc_plan', perMinute: 60, perDay: 100 }, 'k', NOW)),
+      Array.from({ length: 4 }, () =>
+        store.checkKey({ subject: 'acc_plan', perMinute: 60, perDay: 100 }, 'k', NOW),
+      ),
     );
     expect(decisions.map((d) => d.outcome)).toEqual(['allowed', 'allowed', 'limited', 'limited']);
     expect(decisions[0]).toMatchObject({ minute: { limit: 2 }, day: { limit: 100 } });

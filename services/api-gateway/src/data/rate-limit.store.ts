@@ -1,4 +1,4 @@
-import { RedisScript } from '@signal/service-kit';
+import { RedisScript, type ScriptCall } from '@signal/service-kit';
 import type Redis from 'ioredis';
 import {
   DAY_MS,
@@ -142,39 +142,39 @@ export class RateLimitStore implements SharedLimiter {
     return decided;
   }
 
+  /**
+   * The turn's batches: one account's alone in one script call; several accounts' in one write
+   * (a pipeline of their calls). Chosen here rather than by ioredis auto-pipelining, which cost
+   * each lone call ~35 µs more CPU (measured: 94–110 against 59–72 µs per sequential EVALSHA).
+   */
   private flush(): void {
     this.flushQueued = false;
     const batches = [...this.waiting.values()];
     this.waiting.clear();
-    for (const batch of batches) void this.decide(batch);
+    if (batches.length === 1) {
+      void this.decide(batches[0]!);
+      return;
+    }
+    CHECK.runEach(this.redis, batches.map(scriptCall)).then(
+      (outcomes) =>
+        batches.forEach((batch, i) => {
+          const outcome = outcomes[i]!;
+          if (outcome.ok) settle(batch, outcome.value);
+          else for (const check of batch.checks) check.reject(outcome.error);
+        }),
+      (err: unknown) => {
+        for (const batch of batches) for (const check of batch.checks) check.reject(err);
+      },
+    );
   }
 
   /** One script call for the batch; every check of it gets its decision, or the call's error. */
   private async decide(batch: Batch): Promise<void> {
-    const { checks } = batch;
     try {
-      const reply = await CHECK.run(this.redis, batch.keys, [
-        batch.perMinute,
-        batch.perDay,
-        MINUTE_TTL,
-        DAY_TTL,
-        ...checks.map((c) => c.keyId),
-      ]);
-      if (!isReply(reply, checks.length)) throw new Error('rate limit script answered an unexpected shape');
-      const [perMinute = 0, perDay = 0] = reply;
-      const minuteReset = ((batch.minuteWindow + 1) * MINUTE_MS) / 1000;
-      const dayReset = ((batch.dayWindow + 1) * DAY_MS) / 1000;
-      checks.forEach((check, i) => {
-        const code = reply[2 + 3 * i];
-        if (code === -1) return check.resolve({ outcome: 'revoked' });
-        check.resolve({
-          outcome: code === 1 ? 'allowed' : 'limited',
-          minute: { limit: perMinute, used: reply[3 + 3 * i] ?? 0, resetAt: minuteReset },
-          day: { limit: perDay, used: reply[4 + 3 * i] ?? 0, resetAt: dayReset },
-        });
-      });
+      const { keys, args } = scriptCall(batch);
+      settle(batch, await CHECK.run(this.redis, keys, args));
     } catch (err) {
-      for (const check of checks) check.reject(err);
+      for (const check of batch.checks) check.reject(err);
     }
   }
 
@@ -184,5 +184,35 @@ export class RateLimitStore implements SharedLimiter {
 
   async setPlan(accountId: string, perMinute: number, perDay: number): Promise<void> {
     await this.redis.hset(`${this.tag(accountId)}:plan`, { per_minute: perMinute, per_day: perDay });
+  }
+}
+
+/** The script call that decides one batch. */
+function scriptCall(batch: Batch): ScriptCall {
+  return {
+    keys: batch.keys,
+    args: [batch.perMinute, batch.perDay, MINUTE_TTL, DAY_TTL, ...batch.checks.map((c) => c.keyId)],
+  };
+}
+
+/** Every check of the batch gets its decision from the script's reply. */
+function settle(batch: Batch, reply: unknown): void {
+  const { checks } = batch;
+  try {
+    if (!isReply(reply, checks.length)) throw new Error('rate limit script answered an unexpected shape');
+    const [perMinute = 0, perDay = 0] = reply;
+    const minuteReset = ((batch.minuteWindow + 1) * MINUTE_MS) / 1000;
+    const dayReset = ((batch.dayWindow + 1) * DAY_MS) / 1000;
+    checks.forEach((check, i) => {
+      const code = reply[2 + 3 * i];
+      if (code === -1) return check.resolve({ outcome: 'revoked' });
+      check.resolve({
+        outcome: code === 1 ? 'allowed' : 'limited',
+        minute: { limit: perMinute, used: reply[3 + 3 * i] ?? 0, resetAt: minuteReset },
+        day: { limit: perDay, used: reply[4 + 3 * i] ?? 0, resetAt: dayReset },
+      });
+    });
+  } catch (err) {
+    for (const check of checks) check.reject(err);
   }
 }
