@@ -103,6 +103,29 @@ export async function waitFor<T>(
 }
 
 /** A TCP port free on loopback right now (for child processes that must listen on a known port). */
+/** Can a server listen on this loopback port now? */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A free port below Linux's ephemeral range (32768–60999), for a process that is killed and
+ * started again on the same port: a port from listen(0) lies in that range, where any outgoing
+ * connection may take it as its source port meanwhile (a chaos run's gateway found its port held
+ * so for its whole minute of start-up).
+ */
+export async function stablePort(): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await canListen(port)) return port;
+  }
+  return freePort();
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import {
-  freePort,
+  stablePort,
   infraUrls,
   startReceiver,
   startTcpProxy,
@@ -75,7 +75,7 @@ describe('webhook worker faults', () => {
         INTERNAL_JWT_PUBLIC_KEY: TEST_INTERNAL_KEYS.publicKey,
         WEBHOOK_ALLOW_LOOPBACK_URLS: 'true',
         WEBHOOK_RETRY_DELAYS_MS: '200,400,600',
-        WORKER_PORT: String(await freePort()),
+        WORKER_PORT: String(await stablePort()),
         WORKER_METRICS_PORT: '0',
         LOG_LEVEL: 'silent',
       };

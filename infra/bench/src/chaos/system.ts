@@ -3,7 +3,7 @@ import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { deleteKeysMatching } from '@signal/service-kit';
 import {
-  freePort,
+  stablePort,
   infraUrls,
   startTcpProxy,
   testBrokerPrefix,
@@ -157,7 +157,7 @@ export async function startChaosSystem(logDir: string, webhookRetryDelaysMs: str
     REDIS_PREFIX: redisPrefix,
   };
   const port = {} as Record<ServiceName, number>;
-  for (const name of SERVICE_ORDER) port[name] = await freePort();
+  for (const name of SERVICE_ORDER) port[name] = await stablePort();
   const local = (p: number) => `http://127.0.0.1:${p}`;
   const webhooksEnv = {
     WEBHOOKS_DB: databases.webhooks,
@@ -192,8 +192,8 @@ export async function startChaosSystem(logDir: string, webhookRetryDelaysMs: str
   for (const name of SERVICE_ORDER) {
     const ports: Record<string, string> =
       name === 'webhooks-worker'
-        ? { WORKER_PORT: String(port[name]), WORKER_METRICS_PORT: String(await freePort()) }
-        : { PORT: String(port[name]), METRICS_PORT: String(await freePort()) };
+        ? { WORKER_PORT: String(port[name]), WORKER_METRICS_PORT: String(await stablePort()) }
+        : { PORT: String(port[name]), METRICS_PORT: String(await stablePort()) };
     services[name] = new ServiceProcess(name, entries[name], port[name], { ...env[name], ...ports }, logDir);
   }
   try {
