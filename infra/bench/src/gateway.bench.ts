@@ -34,10 +34,10 @@ import {
  *       (BENCH_API_PATH_VIA_EXPRESS, refused in production too): what Express would cost there,
  *   (f) as (d), but GET on undici (UPSTREAM_CLIENT=undici): what the raw upstream client saves.
  * b/d is what auth + both rate windows cost; d/c is our proxy against nginx; b/e is node:http
- * against Express on the same path. Beside req/s and latency at saturation, the CPU time each
+ * against Express on the same path; d/f is the raw upstream client against undici. Beside req/s and latency at saturation, the CPU time each
  * proxy process spent per request (from /proc) — at saturation and at a fixed offered --rate,
  * where it depends least on what else the machine runs — and a V8 CPU profile of every Node
- * process (signals, gateways b, d and e), taken in a pass of its own after the measured rounds:
+ * process (signals, gateways b, d, e and f), taken in a pass of its own after the measured rounds:
  * the profiler costs a Node process ~40 % more CPU per request, and nginx runs without one.
  */
 const CLI = {

@@ -60,15 +60,10 @@ export class RedisScript {
 
   /** Many calls in one round trip; the first error fails the batch (each call is idempotent). */
   async runMany(redis: Redis, calls: ScriptCall[]): Promise<unknown[]> {
-    if (calls.length === 0) return [];
-    for (let attempt = 0; ; attempt++) {
-      const pipeline = redis.pipeline();
-      for (const c of calls) pipeline.evalsha(this.sha, c.keys.length, ...c.keys, ...c.args);
-      const results = (await pipeline.exec()) ?? [];
-      const failed = results.find(([err]) => err !== null)?.[0];
-      if (!failed) return results.map(([, value]) => value);
-      if (!isNoScript(failed) || attempt > 0) throw failed;
-      await redis.script('LOAD', this.lua);
-    }
+    const outcomes = await this.runEach(redis, calls);
+    return outcomes.map((outcome) => {
+      if (!outcome.ok) throw outcome.error;
+      return outcome.value;
+    });
   }
 }

@@ -102,7 +102,6 @@ export async function waitFor<T>(
   }
 }
 
-/** A TCP port free on loopback right now (for child processes that must listen on a known port). */
 /** Can a server listen on this loopback port now? */
 function canListen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -126,6 +125,7 @@ export async function stablePort(): Promise<number> {
   return freePort();
 }
 
+/** A TCP port free on loopback right now (for child processes that must listen on a known port). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();

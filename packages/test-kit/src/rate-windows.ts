@@ -24,7 +24,9 @@ export function exactnessViolations(
   for (const a of answers) {
     if (a.status !== 200 && a.status !== 429) violations.push(`an answer was ${a.status}`);
     const key = a.reset ?? '(no X-RateLimit-Reset)';
-    windows.set(key, [...(windows.get(key) ?? []), a]);
+    const inWindow = windows.get(key);
+    if (inWindow) inWindow.push(a);
+    else windows.set(key, [a]);
   }
   for (const [reset, inWindow] of windows) {
     const admitted = inWindow.filter((a) => a.status === 200);

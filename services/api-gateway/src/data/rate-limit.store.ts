@@ -160,11 +160,9 @@ export class RateLimitStore implements SharedLimiter {
         batches.forEach((batch, i) => {
           const outcome = outcomes[i]!;
           if (outcome.ok) settle(batch, outcome.value);
-          else for (const check of batch.checks) check.reject(outcome.error);
+          else rejectAll(batch, outcome.error);
         }),
-      (err: unknown) => {
-        for (const batch of batches) for (const check of batch.checks) check.reject(err);
-      },
+      (err: unknown) => batches.forEach((batch) => rejectAll(batch, err)),
     );
   }
 
@@ -174,7 +172,7 @@ export class RateLimitStore implements SharedLimiter {
       const { keys, args } = scriptCall(batch);
       settle(batch, await CHECK.run(this.redis, keys, args));
     } catch (err) {
-      for (const check of batch.checks) check.reject(err);
+      rejectAll(batch, err);
     }
   }
 
@@ -195,6 +193,11 @@ function scriptCall(batch: Batch): ScriptCall {
   };
 }
 
+/** Every check of the batch fails with the call's error. */
+function rejectAll(batch: Batch, err: unknown): void {
+  for (const check of batch.checks) check.reject(err);
+}
+
 /** Every check of the batch gets its decision from the script's reply. */
 function settle(batch: Batch, reply: unknown): void {
   const { checks } = batch;
@@ -213,6 +216,6 @@ function settle(batch: Batch, reply: unknown): void {
       });
     });
   } catch (err) {
-    for (const check of checks) check.reject(err);
+    rejectAll(batch, err);
   }
 }

@@ -97,6 +97,13 @@ interface Job {
   retried: boolean;
 }
 
+/** Ends a job with an error, once (whichever of connect, timeout, close or abort comes first). */
+function failJob(job: Job, err: UpstreamError): void {
+  if (job.settled) return;
+  job.settled = true;
+  job.handler.onError(err);
+}
+
 type Framing =
   | { kind: 'none' }
   | { kind: 'length'; remaining: number }
@@ -236,14 +243,12 @@ class Connection {
     }, job.request.timeoutMs);
   }
 
-  private fail(err: UpstreamError): void {
+  /** @internal (the pool's connect failures too): the exchange ends with `err`, the connection goes. */
+  fail(err: UpstreamError): void {
     const job = this.job;
     this.job = undefined;
     this.destroy();
-    if (job && !job.settled) {
-      job.settled = true;
-      job.handler.onError(err);
-    }
+    if (job) failJob(job, err);
   }
 
   private onClosed(): void {
@@ -426,15 +431,11 @@ export class RawUpstreamPool {
     return {
       abort: () => {
         if (job.settled) return;
-        job.settled = true;
         const at = this.waiting.indexOf(job);
         if (at >= 0) this.waiting.splice(at, 1);
-        const conn = job.conn;
-        if (conn?.job === job) {
-          conn.job = undefined;
-          conn.destroy();
-        }
-        handler.onError(new UpstreamError('UPSTREAM_ABORTED', 'the client closed the connection'));
+        const aborted = new UpstreamError('UPSTREAM_ABORTED', 'the client closed the connection');
+        if (job.conn?.job === job) job.conn.fail(aborted);
+        else failJob(job, aborted);
       },
       resume: () => job.conn?.resume(),
     };
@@ -442,11 +443,8 @@ export class RawUpstreamPool {
 
   /** @internal: runs a job on an idle connection, a new one, or queues it. */
   send(job: Job, fresh: boolean): void {
-    if (this.closing) {
-      job.settled = true;
-      job.handler.onError(new UpstreamError('UPSTREAM_CLOSED', 'the gateway is shutting down'));
-      return;
-    }
+    if (this.closing)
+      return failJob(job, new UpstreamError('UPSTREAM_CLOSED', 'the gateway is shutting down'));
     const idle = fresh ? undefined : this.idleConnections.pop();
     if (idle) return idle.start(job);
     if (this.all.size < this.options.connections || fresh) return this.connect().start(job);
@@ -476,26 +474,15 @@ export class RawUpstreamPool {
     // Registered before the connection's own listeners: a refused connect is told as such.
     socket.once('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      if (conn.connected) return;
-      const job = conn.job;
-      conn.job = undefined;
-      conn.destroy();
-      if (job && !job.settled) {
-        job.settled = true;
-        job.handler.onError(new UpstreamError('UPSTREAM_CONNECT_FAILED', err.code ?? 'connect failed'));
-      }
+      if (!conn.connected)
+        conn.fail(new UpstreamError('UPSTREAM_CONNECT_FAILED', err.code ?? 'connect failed'));
     });
     const conn = new Connection(socket, this);
     this.all.add(conn);
-    const timer = setTimeout(() => {
-      const job = conn.job;
-      conn.job = undefined;
-      conn.destroy();
-      if (job && !job.settled) {
-        job.settled = true;
-        job.handler.onError(new UpstreamError('UPSTREAM_CONNECT_FAILED', 'connect timed out'));
-      }
-    }, this.options.connectTimeoutMs);
+    const timer = setTimeout(
+      () => conn.fail(new UpstreamError('UPSTREAM_CONNECT_FAILED', 'connect timed out')),
+      this.options.connectTimeoutMs,
+    );
     socket.once('connect', () => {
       clearTimeout(timer);
       conn.connected = true;
@@ -506,10 +493,8 @@ export class RawUpstreamPool {
   /** Closes every connection; waiting requests get an error. */
   async close(): Promise<void> {
     this.closing = true;
-    for (const job of this.waiting.splice(0)) {
-      job.settled = true;
-      job.handler.onError(new UpstreamError('UPSTREAM_CLOSED', 'the gateway is shutting down'));
-    }
+    for (const job of this.waiting.splice(0))
+      failJob(job, new UpstreamError('UPSTREAM_CLOSED', 'the gateway is shutting down'));
     for (const conn of [...this.all]) conn.destroy();
   }
 }
