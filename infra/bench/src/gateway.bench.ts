@@ -32,12 +32,14 @@ import {
  *       (BENCH_AUTH_OFF_ACCOUNT, a setting production refuses at start-up),
  *   (e) as (b), but the API path served behind the Express app's middleware stack
  *       (BENCH_API_PATH_VIA_EXPRESS, refused in production too): what Express would cost there,
- *   (f) as (d), but GET on undici (UPSTREAM_CLIENT=undici): what the raw upstream client saves.
+ *   (f) as (d), but GET on undici (UPSTREAM_CLIENT=undici): what the raw upstream client saves,
+ *   (g) as (d), but node:http reading every request (API_FRONT=node): what the raw front saves.
  * b/d is what auth + both rate windows cost; d/c is our proxy against nginx; b/e is node:http
- * against Express on the same path; d/f is the raw upstream client against undici. Beside req/s and latency at saturation, the CPU time each
+ * against Express on the same path; d/f is the raw upstream client against undici; d/g is the
+ * raw front against node:http. Beside req/s and latency at saturation, the CPU time each
  * proxy process spent per request (from /proc) — at saturation and at a fixed offered --rate,
  * where it depends least on what else the machine runs — and a V8 CPU profile of every Node
- * process (signals, gateways b, d, e and f), taken in a pass of its own after the measured rounds:
+ * process (signals, gateways b, d, e, f and g), taken in a pass of its own after the measured rounds:
  * the profiler costs a Node process ~40 % more CPU per request, and nginx runs without one.
  */
 const CLI = {
@@ -86,7 +88,7 @@ function cpuSeconds(pid: number): number {
 }
 
 interface Scenario {
-  id: 'a' | 'b' | 'c' | 'd' | 'e' | 'f';
+  id: 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g';
   name: string;
   url: string;
   /** Made per measurement: a direct call's internal token lives a minute at most. */
@@ -242,9 +244,15 @@ async function main() {
         { ...gatewayEnv, BENCH_AUTH_OFF_ACCOUNT: accountId, UPSTREAM_CLIENT: 'undici' },
         nodeArgs('f-gateway-auth-off-undici'),
       ),
+      startService(
+        'services/api-gateway/dist/main.js',
+        4106,
+        { ...gatewayEnv, BENCH_AUTH_OFF_ACCOUNT: accountId, API_FRONT: 'node' },
+        nodeArgs('g-gateway-auth-off-node-front'),
+      ),
     ];
-    const [gatewayB, gatewayD, gatewayE, gatewayF] = await Promise.all(gateways(() => []));
-    started.push(gatewayB!, gatewayD!, gatewayE!, gatewayF!);
+    const [gatewayB, gatewayD, gatewayE, gatewayF, gatewayG] = await Promise.all(gateways(() => []));
+    started.push(gatewayB!, gatewayD!, gatewayE!, gatewayF!, gatewayG!);
     nginx = await startNginx(4101, 4102);
 
     const direct = () => ({ authorization: `Bearer ${benchInternalToken('signals', accountId)}` });
@@ -289,6 +297,13 @@ async function main() {
         headers: () => ({}),
         pid: gatewayF!.child.pid!,
       },
+      {
+        id: 'g',
+        name: '(g) as (d), node:http front',
+        url: gatewayG!.url,
+        headers: () => ({}),
+        pid: gatewayG!.child.pid!,
+      },
     ];
     if (!nginx) console.log('nginx not installed (apt-get install nginx-light): (c) skipped');
 
@@ -328,7 +343,7 @@ async function main() {
       );
       printTable(rows);
       const by = (id: Scenario['id']) => rows[scenarios.findIndex((s) => s.id === id)];
-      const [a, b, c, d, e, f] = [by('a')!, by('b')!, by('c'), by('d')!, by('e')!, by('f')!];
+      const [a, b, c, d, e, f, g] = [by('a')!, by('b')!, by('c'), by('d')!, by('e')!, by('f')!, by('g')!];
       const ratio = (x: Row, y: Row) => (x.rps / y.rps).toFixed(2);
       const ms = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)} ms`;
       console.log(
@@ -344,6 +359,9 @@ async function main() {
       );
       console.log(
         `d/f ${ratio(d, f)} (the raw upstream client against undici for GET), p99 d−f ${ms(d.p99 - f.p99)}, CPU ${(d.proxyCpuAtRateUs - f.proxyCpuAtRateUs).toFixed(0)} µs per request at ${rate}/s (${(d.proxyCpuUs - f.proxyCpuUs).toFixed(0)} at saturation)`,
+      );
+      console.log(
+        `d/g ${ratio(d, g)} (the raw front against node:http), p99 d−g ${ms(d.p99 - g.p99)}, CPU ${(d.proxyCpuAtRateUs - g.proxyCpuAtRateUs).toFixed(0)} µs per request at ${rate}/s (${(d.proxyCpuUs - g.proxyCpuUs).toFixed(0)} at saturation)`,
       );
     }
 

@@ -11,14 +11,50 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
+/** How long an idle keep-alive connection stays open: longer than typical load-balancer idle timeouts, so the balancer closes first. */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+/**
+ * Something that takes a server's connections before node:http does (the gateway's raw front):
+ * it serves what it can and hands the rest, with what it read put back, to node:http.
+ */
+export interface ConnectionFront {
+  /** Every new connection; `toNode` gives it to node:http for the rest of its life. */
+  take(socket: Socket, toNode: (socket: Socket) => void): void;
+  /** Shutdown: close the connections it has once nothing is in progress on them. */
+  closeIdle(): void;
+  /** Shutdown past its grace: cut them. */
+  closeAll(): void;
+}
+
+/** What a service serves: a request listener, optionally behind a connection front. */
+export type HttpEntry = RequestListener | { listener: RequestListener; front?: ConnectionFront };
+
+/**
+ * Puts a front before node:http's own connection listener (the one `createServer` registers),
+ * which then gets only the connections the front hands on.
+ */
+function installFront(server: Server, front: ConnectionFront): void {
+  const listeners = server.listeners('connection');
+  const nodeListener = listeners[0];
+  if (listeners.length !== 1 || nodeListener === undefined)
+    throw new Error('a new http.Server should have exactly one connection listener');
+  server.removeAllListeners('connection');
+  const toNode = (socket: Socket) => {
+    Reflect.apply(nodeListener, server, [socket]);
+  };
+  server.on('connection', (socket: Socket) => front.take(socket, toNode));
+}
+
 export async function startHttpServer(
-  app: RequestListener,
+  entry: HttpEntry,
   port: number,
   host = '127.0.0.1',
 ): Promise<RunningServer> {
-  const server = createServer(app);
-  // Longer than typical load-balancer idle timeouts, so the balancer closes first.
-  server.keepAliveTimeout = 65_000;
+  const { listener, front } = typeof entry === 'function' ? { listener: entry, front: undefined } : entry;
+  const server = createServer(listener);
+  if (front) installFront(server, front);
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = 66_000;
   server.requestTimeout = 30_000;
   server.on('clientError', answerUnparsable);
@@ -35,12 +71,16 @@ export async function startHttpServer(
     url: `http://${host}:${actual}`,
     close: (graceMs = 5000) =>
       new Promise<void>((resolve) => {
-        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+        const timer = setTimeout(() => {
+          server.closeAllConnections();
+          front?.closeAll();
+        }, graceMs);
         server.close(() => {
           clearTimeout(timer);
           resolve();
         });
         server.closeIdleConnections();
+        front?.closeIdle();
       }),
   };
 }

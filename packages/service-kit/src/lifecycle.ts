@@ -1,7 +1,6 @@
 import cluster from 'node:cluster';
-import type { RequestListener } from 'node:http';
 import type { Lifecycle } from './health';
-import { startHttpServer } from './http-server';
+import { startHttpServer, type HttpEntry } from './http-server';
 import { createLogger, type Logger } from './logger';
 import { observeProcess, startObservability, type ObservabilityConfig } from './metrics';
 import { GracefulShutdown } from './shutdown';
@@ -48,7 +47,7 @@ export interface ServiceDefinition<C extends ServiceConfig, D extends { workers:
   name: string;
   loadConfig(): C;
   createDependencies(config: C, logger: Logger): Promise<D>;
-  app(config: C, deps: D, logger: Logger, lifecycle: Lifecycle): RequestListener;
+  app(config: C, deps: D, logger: Logger, lifecycle: Lifecycle): HttpEntry;
   /** Closed in this order after the workers stop. */
   connections(deps: D): Array<[name: string, close: () => Promise<void>]>;
   /** Tracing, flushed last. */

@@ -39,6 +39,15 @@ export const metrics = {
         labelNames: ['decision'],
       }),
   ),
+  /** Gateway: requests its raw front served (`request`), connections it gave node:http (`handoff`). */
+  rawFront: lazy(
+    () =>
+      new Counter({
+        name: 'gateway_raw_front_total',
+        help: 'API-path requests the raw front served, and connections it handed to node:http',
+        labelNames: ['event'],
+      }),
+  ),
   outboxPublishLag: lazy(
     () =>
       new Histogram({
@@ -169,7 +178,11 @@ export function observabilityEnv(defaultMetricsPort: number) {
     /** How long one look at the dependencies answers /readyz (a probe period shorter than this sees the same look). */
     READINESS_CACHE_MS: z.coerce.number().int().min(0).default(DEFAULT_READINESS_TIMING.cacheMs),
     /** A readiness check that has not answered by then counts as down. */
-    READINESS_CHECK_TIMEOUT_MS: z.coerce.number().int().min(50).default(DEFAULT_READINESS_TIMING.checkTimeoutMs),
+    READINESS_CHECK_TIMEOUT_MS: z.coerce
+      .number()
+      .int()
+      .min(50)
+      .default(DEFAULT_READINESS_TIMING.checkTimeoutMs),
   };
 }
 

@@ -8,6 +8,19 @@ export interface Telemetry {
 
 const OFF: Telemetry = { shutdown: async () => undefined };
 
+/** The OTEL_* variables that switch tracing on or off. */
+export interface TracingSwitch {
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string;
+  OTEL_SDK_DISABLED?: string;
+}
+
+/** Is tracing on: an OTLP endpoint configured, and the SDK not disabled? */
+export function tracingConfigured(env: TracingSwitch): boolean {
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  return Boolean(endpoint) && env.OTEL_SDK_DISABLED !== 'true';
+}
+
 /**
  * Starts OpenTelemetry tracing for one service when an OTLP endpoint is configured
  * (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`; the standard OTEL_*
@@ -21,8 +34,7 @@ const OFF: Telemetry = { shutdown: async () => undefined };
  * goes on to load the modules they instrument.
  */
 export function startTelemetry(serviceName: string, env: NodeJS.ProcessEnv = process.env): Telemetry {
-  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT;
-  if (!endpoint || env.OTEL_SDK_DISABLED === 'true') return OFF;
+  if (!tracingConfigured(env)) return OFF;
   const tracing: { startTracing: typeof startTracing } = createRequire(__filename)('./tracing');
   return tracing.startTracing(serviceName, env);
 }

@@ -1,4 +1,5 @@
 import type { RequestListener } from 'node:http';
+import { tracingConfigured } from '@signal/telemetry';
 import {
   createBaseApp,
   finishApp,
@@ -6,6 +7,9 @@ import {
   securityHeaderList,
   type HealthCheck,
   type InternalTokenCache,
+  KEEP_ALIVE_TIMEOUT_MS,
+  metrics,
+  type HttpEntry,
   type Lifecycle,
   type Logger,
   type ReadinessTiming,
@@ -22,11 +26,12 @@ import { SESSION_COOKIE } from './domain/sessions';
 import type { RequestThrottle } from './domain/throttle';
 import type { UsageLedger } from './domain/usage';
 import { accountRouter } from './http/account.router';
-import { apiPath, takesApiPath } from './http/api-path';
+import { apiPath, takesApiPath, takesApiPathWithKey } from './http/api-path';
 import { clientIpOf, trustProxySetting } from './http/client-ip';
 import { dashboardOptions, mountDashboard, type DashboardOptions } from './http/dashboard';
 import { docsRouter } from './http/docs.router';
 import { noStoreForSecrets } from './http/no-store.middleware';
+import { RawFront } from './http/raw-front';
 import { ipGuard } from './http/throttle.middleware';
 import type { Upstream } from './http/upstream';
 
@@ -58,6 +63,8 @@ export interface GatewayAppDeps {
   benchAuthOffAccount?: string;
   /** Benchmarks only (refused in production): the API path behind Express's middleware stack. */
   benchApiPathViaExpress?: boolean;
+  /** The API path's requests read by the raw front (config `API_FRONT`, off with tracing). */
+  rawFront?: { keepAliveMs: number };
 }
 
 /**
@@ -91,7 +98,7 @@ const BENCH_RATE = { limit: 0, remaining: 0, reset: 0 };
  * API path (node:http, one auth pipeline call, streamed to the owning service); everything
  * else is the Express app's.
  */
-export function buildGateway(deps: GatewayAppDeps): RequestListener {
+export function buildGateway(deps: GatewayAppDeps): HttpEntry {
   const bench = deps.benchAuthOffAccount;
   const api = apiPath({
     authenticate: bench
@@ -113,7 +120,19 @@ export function buildGateway(deps: GatewayAppDeps): RequestListener {
     });
   }
   const app = buildApp(deps);
-  return (req, res) => (takesApiPath(req, SESSION_COOKIE) ? api.handle(req, res) : app(req, res));
+  const listener: RequestListener = (req, res) =>
+    takesApiPath(req, SESSION_COOKIE) ? api.handle(req, res) : app(req, res);
+  if (!deps.rawFront) return listener;
+  const served = metrics.rawFront().labels('request');
+  const handedOn = metrics.rawFront().labels('handoff');
+  const front = new RawFront({
+    serve: api.serve,
+    takes: takesApiPathWithKey,
+    keepAliveMs: deps.rawFront.keepAliveMs,
+    onRequest: () => served.inc(),
+    onHandOff: () => handedOn.inc(),
+  });
+  return { listener, front };
 }
 
 /** The gateway as main.ts and the tests run it: everything from config and the built dependencies. */
@@ -122,7 +141,7 @@ export function appFromDependencies(
   deps: GatewayDependencies,
   logger: Logger,
   lifecycle: Lifecycle,
-): RequestListener {
+): HttpEntry {
   return buildGateway({
     logger,
     lifecycle,
@@ -143,5 +162,9 @@ export function appFromDependencies(
     dashboard: config.BENCH_AUTH_OFF_ACCOUNT ? undefined : dashboardOptions(config, deps),
     benchAuthOffAccount: config.BENCH_AUTH_OFF_ACCOUNT,
     benchApiPathViaExpress: config.BENCH_API_PATH_VIA_EXPRESS,
+    rawFront:
+      config.API_FRONT === 'raw' && !config.BENCH_API_PATH_VIA_EXPRESS && !tracingConfigured(config)
+        ? { keepAliveMs: KEEP_ALIVE_TIMEOUT_MS }
+        : undefined,
   });
 }

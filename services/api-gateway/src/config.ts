@@ -51,6 +51,17 @@ export const configSchema = z
      */
     UPSTREAM_CLIENT: z.enum(['raw', 'undici']).default('raw'),
     /**
+     * Who reads API-path requests: `raw` (http/raw-front.ts takes the plain shape of the hot path,
+     * a GET or HEAD with a key and no body, and hands every other connection to node:http) or
+     * `node` (node:http reads everything). With tracing on, node:http reads everything either
+     * way: its instrumentation is what makes the request spans.
+     */
+    API_FRONT: z.enum(['raw', 'node']).default('raw'),
+    /** Read only to know whether tracing is on (@signal/telemetry reads them itself). */
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.string().optional(),
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().optional(),
+    OTEL_SDK_DISABLED: z.string().optional(),
+    /**
      * Gateway processes on this host (node:cluster, one port): `auto` is one per core. Limits
      * stay exact across them: every count is one atomic call to the shared Redis.
      */

@@ -1,5 +1,11 @@
 import { changePasswordInputSchema, createApiKeyInputSchema, loginInputSchema } from '@signal/contracts';
-import { AppError, bearerToken, idempotencyKeyOf, jsonBodyMiddleware, parseOrThrow } from '@signal/service-kit';
+import {
+  AppError,
+  bearerToken,
+  idempotencyKeyOf,
+  jsonBodyMiddleware,
+  parseOrThrow,
+} from '@signal/service-kit';
 import { Router, type RequestHandler, type Response } from 'express';
 import { listApiKeys, revokeApiKey } from '../domain/accounts.use-cases';
 import { createKeyOnce, type CreateKeyDeps } from '../domain/create-key.use-case';

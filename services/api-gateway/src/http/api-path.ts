@@ -12,10 +12,19 @@ import {
 } from '@signal/service-kit';
 import type { AuthResult } from '../domain/authenticate.use-case';
 import { outcomeOf, type UsageLedger } from '../domain/usage';
+import type { ClientIp } from './client-ip';
 import { readCookie } from './cookies';
+import type { ApiAnswer, ApiRequest } from './exchange';
 import { carriesSecrets } from './no-store.middleware';
 import { rateLimitHeaders } from './rate-limit-headers';
-import { MAX_FORWARDED_BYTES, forward, forwardedBytes, type ForwardRequest, type Upstream } from './upstream';
+import {
+  MAX_FORWARDED_BYTES,
+  forward,
+  forwardedBytes,
+  fromNodeRequest,
+  type ForwardRequest,
+  type Upstream,
+} from './upstream';
 
 export interface ApiPathDeps {
   /** The auth pipeline, or (benchmarks only) every request as one account. */
@@ -24,7 +33,7 @@ export interface ApiPathDeps {
   tokens: InternalTokenCache;
   timeoutMs: number;
   usage?: UsageLedger;
-  clientIp: (req: IncomingMessage) => string;
+  clientIp: ClientIp;
   /** Security headers prepared once: [name, value, …]. */
   securityHeaders: string[];
   logger: Logger;
@@ -77,7 +86,7 @@ export function apiPath(deps: ApiPathDeps) {
   };
 
   const sendError = (
-    res: ServerResponse,
+    res: ApiAnswer,
     head: string[],
     code: ErrorCode,
     requestId: string,
@@ -98,29 +107,30 @@ export function apiPath(deps: ApiPathDeps) {
   };
 
   async function serve(
-    req: IncomingMessage,
-    res: ServerResponse,
+    req: ApiRequest,
+    res: ApiAnswer,
     requestId: string,
     started: bigint,
     traceId?: string,
   ) {
-    const url = req.url ?? '/';
+    const url = req.url;
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    const method = req.method ?? 'GET';
+    const method = req.method;
     const upstreamName = UPSTREAM_ROUTE.exec(path)?.[1]?.toLowerCase();
     const upstream =
       upstreamName === 'signals' || upstreamName === 'stats' || upstreamName === 'webhooks'
         ? deps.upstreams[upstreamName]
         : undefined;
     const route = upstream ? `/v1/${upstream.name}` : 'unmatched';
-    const ip = deps.clientIp(req);
+    const ip = deps.clientIp(req.remoteAddress, req.headers['x-forwarded-for']);
+    const authorization = req.headers.authorization;
     const head = deps.securityHeaders.slice();
     head.push('X-Request-Id', requestId);
     let status: number;
     let result: AuthResult | undefined;
     try {
-      result = await deps.authenticate(req.headers.authorization, ip);
+      result = await deps.authenticate(typeof authorization === 'string' ? authorization : undefined, ip);
       countDecision(decisionOf(result));
       if (result.ok || result.code !== 'UNAVAILABLE') head.push(...rateLimitHeaders(result.rate));
       if (!result.ok) {
@@ -172,19 +182,30 @@ export function apiPath(deps: ApiPathDeps) {
     }
   }
 
+  /** Serves one request of this path; never throws, never leaves a request unanswered. */
+  const serveRequest = (req: ApiRequest, res: ApiAnswer): void => {
+    const started = process.hrtime.bigint();
+    const requestId = requestIdOf(req.headers['x-request-id']);
+    const traceId = currentTraceId();
+    requestContext.run({ requestId }, () => void serve(req, res, requestId, started, traceId));
+  };
   return {
-    /** Serves one request of this path; never throws, never leaves a request unanswered. */
+    /** A request node:http parsed. */
     handle(req: IncomingMessage, res: ServerResponse): void {
-      const started = process.hrtime.bigint();
-      const requestId = requestIdOf(req.headers['x-request-id']);
-      const traceId = currentTraceId();
-      requestContext.run({ requestId }, () => void serve(req, res, requestId, started, traceId));
+      serveRequest(fromNodeRequest(req), res);
     },
+    /** A request the raw front parsed (raw-front.ts). */
+    serve: serveRequest,
   };
 }
 
 const EXPRESS_ROUTES = /^\/v1\/(auth|account|dashboard)(?=[/?]|$)/i;
 const API_ROUTES = /^\/v1(?=[/?]|$)/i;
+
+/** Does a request with an Authorization header take the API-key path? */
+export function takesApiPathWithKey(method: string, url: string): boolean {
+  return method !== 'OPTIONS' && API_ROUTES.test(url) && !EXPRESS_ROUTES.test(url);
+}
 
 /**
  * Which requests take the API-key path: every method but OPTIONS on /v1, except the account,
@@ -193,7 +214,7 @@ const API_ROUTES = /^\/v1(?=[/?]|$)/i;
  */
 export function takesApiPath(req: IncomingMessage, sessionCookie: string): boolean {
   const url = req.url ?? '';
-  if (req.method === 'OPTIONS' || !API_ROUTES.test(url) || EXPRESS_ROUTES.test(url)) return false;
+  if (!takesApiPathWithKey(req.method ?? 'GET', url)) return false;
   if (req.headers.authorization !== undefined) return true;
   return !(UPSTREAM_ROUTE.test(url) && readCookie(req.headers.cookie, sessionCookie) !== undefined);
 }

@@ -1,6 +1,6 @@
 import { AppError, type InternalTokenCache } from '@signal/service-kit';
 import type { RequestHandler } from 'express';
-import { MAX_FORWARDED_BYTES, forward, forwardedBytes, type Upstream } from './upstream';
+import { MAX_FORWARDED_BYTES, forward, forwardedBytes, fromNodeRequest, type Upstream } from './upstream';
 
 /**
  * An Express route streamed to a service as the account in `res.locals.accountId` (the
@@ -12,12 +12,13 @@ export function proxyTo(upstream: Upstream, tokens: InternalTokenCache, timeoutM
     const requestId: unknown = res.locals.requestId;
     if (typeof accountId !== 'string' || typeof requestId !== 'string')
       return next(new AppError('UNAUTHORIZED'));
-    if (forwardedBytes(req, req.originalUrl) > MAX_FORWARDED_BYTES)
+    const request = fromNodeRequest(req);
+    if (forwardedBytes(request, req.originalUrl) > MAX_FORWARDED_BYTES)
       return next(
         new AppError('PAYLOAD_TOO_LARGE', 'The request target and headers are too large to pass on.'),
       );
     const outcome = await forward(
-      req,
+      request,
       res,
       {
         upstream,

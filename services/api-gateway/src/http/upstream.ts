@@ -1,7 +1,8 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import type { ErrorCode } from '@signal/contracts';
 import { Pool, type Dispatcher } from 'undici';
+import type { ApiAnswer, ApiRequest } from './exchange';
 import { isBodilessRequest, RawUpstreamPool, type Exchange } from './raw-upstream';
 
 /** Answer headers the gateway never passes on: connection-level ones and those it sets itself. */
@@ -36,8 +37,8 @@ const FORWARDED_REQUEST_HEADERS = [
 export const MAX_FORWARDED_BYTES = 12 * 1024;
 
 /** Bytes of the request line and headers the service would get from this request. */
-export function forwardedBytes(req: IncomingMessage, path: string): number {
-  let n = path.length + (req.method ?? '').length;
+export function forwardedBytes(req: ApiRequest, path: string): number {
+  let n = path.length + req.method.length;
   for (const name of FORWARDED_REQUEST_HEADERS) {
     const v = req.headers[name];
     if (typeof v === 'string') n += name.length + v.length + 4;
@@ -135,6 +136,17 @@ function upstreamBody(req: IncomingMessage): Readable {
   return body;
 }
 
+/** A request node:http parsed, as the API path and `forward` read it. */
+export function fromNodeRequest(req: IncomingMessage): ApiRequest {
+  return {
+    method: req.method ?? 'GET',
+    url: req.url ?? '/',
+    headers: req.headers,
+    remoteAddress: req.socket.remoteAddress,
+    body: () => upstreamBody(req),
+  };
+}
+
 /**
  * Streams the request to the service with an internal token and streams the answer back
  * as it comes (no parsing, no re-encoding): the service's status and headers, with the
@@ -144,12 +156,12 @@ function upstreamBody(req: IncomingMessage): Readable {
  * upstream failure before any byte of the answer is for the caller to turn into an envelope.
  */
 export function forward(
-  req: IncomingMessage,
-  res: ServerResponse,
+  req: ApiRequest,
+  res: ApiAnswer,
   f: ForwardRequest,
   token: string,
 ): Promise<ForwardOutcome> {
-  const method = req.method ?? 'GET';
+  const method = req.method;
   // GET and HEAD go on without a body (a client's body on them is read and dropped), so
   // without its framing either: the service would wait for bytes that never come.
   const bodiless = method === 'GET' || method === 'HEAD';
@@ -254,7 +266,7 @@ export function forward(
           method,
           path: f.path,
           headers,
-          body: bodiless ? undefined : upstreamBody(req),
+          body: bodiless ? undefined : req.body(),
           headersTimeout: f.timeoutMs,
           bodyTimeout: f.timeoutMs,
         },
@@ -266,7 +278,7 @@ export function forward(
   });
 }
 
-function failure(err: unknown, res: ServerResponse, upstream: string, status: number): ForwardOutcome {
+function failure(err: unknown, res: ApiAnswer, upstream: string, status: number): ForwardOutcome {
   if (res.headersSent) {
     // Part of the answer is out: the client sees a cut connection, never a second status.
     res.destroy();

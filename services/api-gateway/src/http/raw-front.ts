@@ -1,0 +1,403 @@
+import { EventEmitter } from 'node:events';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ConnectionFront } from '@signal/service-kit';
+import type { ApiAnswer, ApiRequest } from './exchange';
+
+/**
+ * The API path's own HTTP/1.1 front, in front of node:http on the same listening socket.
+ *
+ * Why our own code and not node:http alone: measured with `infra/bench/experiments/proxy-floor.mjs`,
+ * node:http's server objects (IncomingMessage, ServerResponse, their streams and events) cost the
+ * gateway ~55 µs of the ~140 µs it spends per proxied request; raw sockets both ways cost 86 µs,
+ * nginx 68 µs. So the front takes only the plain shape of the hot path and nothing else: a
+ * complete head of `GET` or `HEAD` on a /v1 service route, HTTP/1.1, CRLF line ends, an
+ * Authorization header, a Host, no body (no Transfer-Encoding, no Content-Length but 0), no
+ * Expect or Upgrade, no header twice, nothing outside visible ASCII. Anything else, at any
+ * request boundary — a partial head, a POST, a malformed line, a dashboard or health request —
+ * hands the connection, with the bytes read so far put back, to node:http for the rest of its
+ * life. So every parsing ambiguity (request smuggling, chunked bodies, limits, timeouts of slow
+ * heads, 400 answers) stays node:http's, and this front only ever sees requests both would read
+ * the same way.
+ */
+
+export interface RawFrontOptions {
+  /** Serves one request the front took (the API path's handler). */
+  serve(request: ApiRequest, answer: ApiAnswer): void;
+  /** Does a parsed request take the API path? (else the connection goes to node:http) */
+  takes(method: string, url: string): boolean;
+  /** Idle time after an answer before the connection is closed (node:http's keepAliveTimeout). */
+  keepAliveMs: number;
+  /** Counted: a request served here, a connection handed to node:http. */
+  onRequest?: () => void;
+  onHandOff?: () => void;
+}
+
+/** A parsed request head the front takes. */
+export interface RawRequestHead {
+  method: 'GET' | 'HEAD';
+  url: string;
+  /** Lower-case names, each at most once. */
+  headers: Record<string, string>;
+  /** The client asked to close after this answer. */
+  close: boolean;
+}
+
+/** The longest head the front takes (more: node:http, which allows 16 KiB). */
+const MAX_HEAD_BYTES = 8 * 1024;
+const MAX_HEADERS = 64;
+/** Bytes read ahead of the answer in progress (pipelined requests) before the socket is paused. */
+const MAX_READ_AHEAD = 64 * 1024;
+const HEAD_END = Buffer.from('\r\n\r\n');
+const REQUEST_LINE = /^(GET|HEAD) (\/[!-~]*) HTTP\/1\.1$/;
+/** RFC 9110 token characters, lower case (names are lowered first). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
+const ANSWER_HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** Is every character of a header value visible ASCII, space or tab? */
+function isPlainValue(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if ((c < 32 && c !== 9) || c > 126) return false;
+  }
+  return true;
+}
+
+/** May Node write this answer header value? (its own rule: no control characters, latin1 only) */
+function isWritableValue(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if ((c < 32 && c !== 9) || c === 127 || c > 255) return false;
+  }
+  return true;
+}
+
+/** Trims spaces and tabs only (String.prototype.trim also takes characters this front refuses). */
+function trimOws(value: string): string {
+  let start = 0;
+  let end = value.length;
+  while (start < end && (value.charCodeAt(start) === 32 || value.charCodeAt(start) === 9)) start++;
+  while (end > start && (value.charCodeAt(end - 1) === 32 || value.charCodeAt(end - 1) === 9)) end--;
+  return value.slice(start, end);
+}
+
+/**
+ * A request head (without its final CRLF CRLF) as the front takes it, or undefined for anything
+ * node:http is to read instead.
+ */
+export function parseRequestHead(head: string): RawRequestHead | undefined {
+  const lines = head.split('\r\n');
+  if (lines.length - 1 > MAX_HEADERS) return undefined;
+  const line = REQUEST_LINE.exec(lines[0]!);
+  if (!line) return undefined;
+  const method = line[1] === 'HEAD' ? 'HEAD' : 'GET';
+  const headers: Record<string, string> = {};
+  let close = false;
+  for (let i = 1; i < lines.length; i++) {
+    const text = lines[i]!;
+    const colon = text.indexOf(':');
+    if (colon <= 0) return undefined;
+    const name = text.slice(0, colon).toLowerCase();
+    const raw = text.slice(colon + 1);
+    if (!HEADER_NAME.test(name) || !isPlainValue(raw) || name in headers) return undefined;
+    const value = trimOws(raw);
+    switch (name) {
+      case 'transfer-encoding':
+      case 'expect':
+      case 'upgrade':
+        return undefined;
+      case 'content-length':
+        if (value !== '0') return undefined;
+        break;
+      case 'connection': {
+        const option = value.toLowerCase();
+        if (option === 'close') close = true;
+        else if (option !== 'keep-alive') return undefined;
+        break;
+      }
+    }
+    headers[name] = value;
+  }
+  if (headers.host === undefined || headers.authorization === undefined) return undefined;
+  return { method, url: line[2]!, headers, close };
+}
+
+let dateSecond = -1;
+let dateText = '';
+/** The Date header's value, made once a second. */
+function httpDate(): string {
+  const now = Date.now();
+  const second = Math.floor(now / 1000);
+  if (second !== dateSecond) {
+    dateSecond = second;
+    dateText = new Date(now).toUTCString();
+  }
+  return dateText;
+}
+
+/** One answer on a raw connection, written the way node:http's ServerResponse would write it. */
+class RawAnswer extends EventEmitter implements ApiAnswer {
+  headersSent = false;
+  writableFinished = false;
+  private head = '';
+  private chunked = false;
+  private bodiless = false;
+  private closed = false;
+
+  constructor(
+    private readonly conn: RawConnection,
+    private readonly method: 'GET' | 'HEAD',
+  ) {
+    super();
+  }
+
+  get destroyed(): boolean {
+    return this.conn.socket.destroyed;
+  }
+
+  writeHead(status: number, headers: string[]): this {
+    if (this.headersSent) throw new Error('the answer head was written already');
+    let out = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'unknown'}\r\n`;
+    let hasLength = false;
+    let hasDate = false;
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = headers[i]!;
+      const value = headers[i + 1]!;
+      // node:http throws on these too (ERR_INVALID_HTTP_TOKEN, ERR_INVALID_CHAR).
+      if (!ANSWER_HEADER_NAME.test(name) || !isWritableValue(value))
+        throw new Error(`invalid answer header ${JSON.stringify(name)}`);
+      if (name.length === 14 && name.toLowerCase() === 'content-length') hasLength = true;
+      else if (name.length === 4 && name.toLowerCase() === 'date') hasDate = true;
+      out += `${name}: ${value}\r\n`;
+    }
+    if (!hasDate) out += `Date: ${httpDate()}\r\n`;
+    out += this.conn.closeAfterAnswer()
+      ? 'Connection: close\r\n'
+      : `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(this.conn.keepAliveMs / 1000)}\r\n`;
+    this.bodiless = this.method === 'HEAD' || status === 204 || status === 304;
+    if (!this.bodiless && !hasLength) {
+      this.chunked = true;
+      out += 'Transfer-Encoding: chunked\r\n';
+    }
+    this.head = `${out}\r\n`;
+    this.headersSent = true;
+    return this;
+  }
+
+  write(chunk: Buffer): boolean {
+    if (this.writableFinished || this.destroyed) return false;
+    if (this.bodiless || chunk.length === 0) return this.flushHead();
+    const socket = this.conn.socket;
+    socket.cork();
+    this.flushHead();
+    if (this.chunked) socket.write(`${chunk.length.toString(16)}\r\n`, 'latin1');
+    let ok = socket.write(chunk);
+    if (this.chunked) ok = socket.write('\r\n', 'latin1');
+    socket.uncork();
+    return ok;
+  }
+
+  end(body?: string): this {
+    if (this.writableFinished) return this;
+    if (!this.headersSent) this.writeHead(200, []);
+    const socket = this.conn.socket;
+    if (!socket.destroyed) {
+      socket.cork();
+      this.flushHead();
+      if (body !== undefined && body.length > 0 && !this.bodiless) {
+        if (this.chunked) socket.write(`${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n`);
+        else socket.write(body);
+      }
+      if (this.chunked) socket.write('0\r\n\r\n', 'latin1');
+      socket.uncork();
+    }
+    this.writableFinished = true;
+    this.conn.answered(this);
+    this.emitClose();
+    return this;
+  }
+
+  destroy(): this {
+    this.conn.socket.destroy();
+    return this;
+  }
+
+  /** 'close' once: the answer ended, or its connection did. */
+  emitClose(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.emit('close');
+  }
+
+  private flushHead(): boolean {
+    if (!this.head) return !this.conn.socket.writableNeedDrain;
+    const head = this.head;
+    this.head = '';
+    return this.conn.socket.write(head, 'latin1');
+  }
+}
+
+/** One client connection while the front has it. */
+class RawConnection {
+  private buffered: Buffer | undefined;
+  private current: RawAnswer | undefined;
+  /** The client sent its FIN: finish what is in progress, then close. */
+  private ended = false;
+  /** Shutting down, or the client asked: close after the answer in progress. */
+  private closing = false;
+  private gone = false;
+  private readonly onData = (chunk: Buffer) => this.take(chunk);
+  private readonly onEnd = () => this.clientEnded();
+  private readonly onClose = () => this.closed();
+  private readonly onDrain = () => this.current?.emit('drain');
+  private readonly onTimeout = () => this.socket.destroy();
+  // Errors (a reset client, a write to a closed socket) end in 'close', handled there.
+  private readonly onError = () => undefined;
+
+  constructor(
+    readonly socket: Socket,
+    private readonly front: RawFront,
+    private readonly toNode: (socket: Socket) => void,
+  ) {
+    socket.setNoDelay(true);
+    socket.on('data', this.onData);
+    socket.on('end', this.onEnd);
+    socket.on('close', this.onClose);
+    socket.on('drain', this.onDrain);
+    socket.on('error', this.onError);
+    socket.on('timeout', this.onTimeout);
+    socket.setTimeout(front.options.keepAliveMs);
+  }
+
+  get keepAliveMs(): number {
+    return this.front.options.keepAliveMs;
+  }
+
+  get idle(): boolean {
+    return this.current === undefined;
+  }
+
+  /** Decided when an answer's head is written: close after it? */
+  closeAfterAnswer(): boolean {
+    return this.closing || this.ended;
+  }
+
+  /** Shutdown: close now if idle, else after the answer in progress. */
+  closeSoon(): void {
+    this.closing = true;
+    if (!this.current) this.socket.end();
+  }
+
+  private take(chunk: Buffer): void {
+    this.buffered = this.buffered ? Buffer.concat([this.buffered, chunk]) : chunk;
+    if (this.current) {
+      if (this.buffered.length > MAX_READ_AHEAD) this.socket.pause();
+      return;
+    }
+    this.next();
+  }
+
+  /** Starts the next buffered request, or hands the connection on if it is not one the front takes. */
+  private next(): void {
+    const buffered = this.buffered;
+    if (this.current || !buffered || this.gone) return;
+    const end = buffered.indexOf(HEAD_END);
+    const head =
+      end >= 0 && end <= MAX_HEAD_BYTES ? parseRequestHead(buffered.toString('latin1', 0, end)) : undefined;
+    if (!head || !this.front.options.takes(head.method, head.url)) return this.handOff();
+    this.buffered = end + 4 < buffered.length ? buffered.subarray(end + 4) : undefined;
+    if (head.close) this.closing = true;
+    const answer = new RawAnswer(this, head.method);
+    this.current = answer;
+    this.socket.setTimeout(0);
+    const request: ApiRequest = {
+      method: head.method,
+      url: head.url,
+      headers: head.headers,
+      remoteAddress: this.socket.remoteAddress,
+      body: () => undefined,
+    };
+    this.front.options.onRequest?.();
+    this.front.options.serve(request, answer);
+  }
+
+  /** @internal (RawAnswer.end): the answer in progress is written. */
+  answered(answer: RawAnswer): void {
+    if (this.current !== answer) return;
+    this.current = undefined;
+    if (this.closing || (this.ended && !this.buffered)) {
+      this.socket.end();
+      return;
+    }
+    this.socket.setTimeout(this.front.options.keepAliveMs);
+    if (this.socket.isPaused()) this.socket.resume();
+    // A pipelined request waits for this answer's call stack to unwind.
+    if (this.buffered) process.nextTick(() => this.next());
+  }
+
+  private clientEnded(): void {
+    this.ended = true;
+    if (this.current) return;
+    if (this.buffered) this.next();
+    else this.socket.end();
+  }
+
+  private closed(): void {
+    this.gone = true;
+    this.front.forget(this);
+    this.current?.emitClose();
+  }
+
+  /** Everything from here on is node:http's, starting with the bytes read and not taken. */
+  private handOff(): void {
+    const socket = this.socket;
+    this.gone = true;
+    this.front.forget(this);
+    socket.off('data', this.onData);
+    socket.off('end', this.onEnd);
+    socket.off('close', this.onClose);
+    socket.off('drain', this.onDrain);
+    socket.off('error', this.onError);
+    socket.off('timeout', this.onTimeout);
+    socket.setTimeout(0);
+    if (this.ended) {
+      // A client that has finished sending can get no more of a head node:http would wait for.
+      socket.destroy();
+      return;
+    }
+    if (this.buffered) socket.unshift(this.buffered);
+    this.buffered = undefined;
+    if (socket.isPaused()) socket.resume();
+    this.front.options.onHandOff?.();
+    this.toNode(socket);
+  }
+}
+
+/** The front: every new connection starts here (service-kit's startHttpServer installs it). */
+export class RawFront implements ConnectionFront {
+  private readonly connections = new Set<RawConnection>();
+  private shuttingDown = false;
+
+  constructor(readonly options: RawFrontOptions) {}
+
+  take(socket: Socket, toNode: (socket: Socket) => void): void {
+    const conn = new RawConnection(socket, this, toNode);
+    this.connections.add(conn);
+    if (this.shuttingDown) conn.closeSoon();
+  }
+
+  /** @internal: the connection closed or went to node:http. */
+  forget(conn: RawConnection): void {
+    this.connections.delete(conn);
+  }
+
+  closeIdle(): void {
+    this.shuttingDown = true;
+    for (const conn of this.connections) conn.closeSoon();
+  }
+
+  closeAll(): void {
+    this.shuttingDown = true;
+    for (const conn of this.connections) conn.socket.destroy();
+  }
+}
