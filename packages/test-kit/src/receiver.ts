@@ -29,6 +29,8 @@ export async function startReceiver(
 ): Promise<Receiver> {
   let current = behaviour;
   const requests: ReceivedRequest[] = [];
+  /** Delayed answers not yet sent: cleared on close, so a test's end waits for none of them. */
+  const delayed = new Set<NodeJS.Timeout>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -47,8 +49,13 @@ export async function startReceiver(
         res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers });
         res.end(answer.body ?? 'ok');
       };
-      if (answer.delayMs) setTimeout(respond, answer.delayMs);
-      else respond();
+      if (answer.delayMs) {
+        const timer = setTimeout(() => {
+          delayed.delete(timer);
+          respond();
+        }, answer.delayMs);
+        delayed.add(timer);
+      } else respond();
     });
   });
   server.keepAliveTimeout = 5000;
@@ -62,6 +69,8 @@ export async function startReceiver(
     },
     close: () =>
       new Promise<void>((resolve) => {
+        for (const timer of delayed) clearTimeout(timer);
+        delayed.clear();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
