@@ -26,7 +26,7 @@ import { SESSION_COOKIE } from './domain/sessions';
 import type { RequestThrottle } from './domain/throttle';
 import type { UsageLedger } from './domain/usage';
 import { accountRouter } from './http/account.router';
-import { apiPath, takesApiPath, takesApiPathWithKey } from './http/api-path';
+import { apiPath, takesApiPath } from './http/api-path';
 import { clientIpOf, trustProxySetting } from './http/client-ip';
 import { dashboardOptions, mountDashboard, type DashboardOptions } from './http/dashboard';
 import { docsRouter } from './http/docs.router';
@@ -121,13 +121,15 @@ export function buildGateway(deps: GatewayAppDeps): HttpEntry {
   }
   const app = buildApp(deps);
   const listener: RequestListener = (req, res) =>
-    takesApiPath(req, SESSION_COOKIE) ? api.handle(req, res) : app(req, res);
+    takesApiPath(req.method ?? 'GET', req.url ?? '', req.headers, SESSION_COOKIE)
+      ? api.handle(req, res)
+      : app(req, res);
   if (!deps.rawFront) return listener;
   const served = metrics.rawFront().labels('request');
   const handedOn = metrics.rawFront().labels('handoff');
   const front = new RawFront({
     serve: api.serve,
-    takes: takesApiPathWithKey,
+    takes: (head) => takesApiPath(head.method, head.url, head.headers, SESSION_COOKIE),
     keepAliveMs: deps.rawFront.keepAliveMs,
     onRequest: () => served.inc(),
     onHandOff: () => handedOn.inc(),

@@ -52,7 +52,7 @@ export const configSchema = z
     UPSTREAM_CLIENT: z.enum(['raw', 'undici']).default('raw'),
     /**
      * Who reads API-path requests: `raw` (http/raw-front.ts takes the plain shape of the hot path,
-     * a GET or HEAD with a key and no body, and hands every other connection to node:http) or
+     * a complete GET or HEAD head without a body, and hands every other connection to node:http) or
      * `node` (node:http reads everything). With tracing on, node:http reads everything either
      * way: its instrumentation is what makes the request spans.
      */

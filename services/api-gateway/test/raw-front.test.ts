@@ -323,7 +323,10 @@ describe('the raw front', () => {
     ],
     ['HTTP/1.0', `GET /v1/signals HTTP/1.0\r\nHost: gw\r\nAuthorization: Bearer KEY\r\n\r\n`],
     ['no Host', `GET /v1/signals HTTP/1.1\r\nAuthorization: Bearer KEY\r\n\r\n`],
-    ['no key', `GET /v1/signals HTTP/1.1\r\nHost: gw\r\n\r\n`],
+    [
+      'a dashboard session cookie and no key',
+      `GET /v1/signals HTTP/1.1\r\nHost: gw\r\nCookie: __Host-signal_session=abc\r\n\r\n`,
+    ],
     [
       'a folded header line',
       `GET /v1/signals HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer KEY\r\nX-A: 1\r\n  2\r\n\r\n`,
@@ -352,6 +355,16 @@ describe('the raw front', () => {
       expect(after.handoff - before.handoff).toBe(1);
     },
   );
+
+  it('when a request has no key and no cookie, then the raw front answers the 401 node:http would', async () => {
+    const before = await frontCounts();
+    const [[mine], [theirs]] = await bothFronts('GET /v1/signals HTTP/1.1\r\nHost: gw\r\n\r\n', [false]);
+    expect(mine!.status).toBe(401);
+    expect(comparable(mine!)).toEqual(comparable(theirs!));
+    const after = await frontCounts();
+    expect(after.request - before.request).toBe(1);
+    expect(after.handoff - before.handoff).toBe(0);
+  });
 
   it('when the client asks to close, then the answer says so and the connection closes after it', async () => {
     const client = new RawClient(portOf(raw));

@@ -202,19 +202,20 @@ export function apiPath(deps: ApiPathDeps) {
 const EXPRESS_ROUTES = /^\/v1\/(auth|account|dashboard)(?=[/?]|$)/i;
 const API_ROUTES = /^\/v1(?=[/?]|$)/i;
 
-/** Does a request with an Authorization header take the API-key path? */
-export function takesApiPathWithKey(method: string, url: string): boolean {
-  return method !== 'OPTIONS' && API_ROUTES.test(url) && !EXPRESS_ROUTES.test(url);
-}
-
 /**
  * Which requests take the API-key path: every method but OPTIONS on /v1, except the account,
  * login and dashboard routes, and except dashboard-session requests (a session cookie and no
  * Authorization header) to the services' routes, which the dashboard's Express router serves.
+ * Asked by both fronts: node:http's listener and the raw front.
  */
-export function takesApiPath(req: IncomingMessage, sessionCookie: string): boolean {
-  const url = req.url ?? '';
-  if (!takesApiPathWithKey(req.method ?? 'GET', url)) return false;
-  if (req.headers.authorization !== undefined) return true;
-  return !(UPSTREAM_ROUTE.test(url) && readCookie(req.headers.cookie, sessionCookie) !== undefined);
+export function takesApiPath(
+  method: string,
+  url: string,
+  headers: { authorization?: string | string[]; cookie?: string | string[] },
+  sessionCookie: string,
+): boolean {
+  if (method === 'OPTIONS' || !API_ROUTES.test(url) || EXPRESS_ROUTES.test(url)) return false;
+  if (headers.authorization !== undefined) return true;
+  const cookie = typeof headers.cookie === 'string' ? headers.cookie : undefined;
+  return !(UPSTREAM_ROUTE.test(url) && readCookie(cookie, sessionCookie) !== undefined);
 }

@@ -11,10 +11,11 @@ import type { ApiAnswer, ApiRequest } from './exchange';
  * node:http's server objects (IncomingMessage, ServerResponse, their streams and events) cost the
  * gateway ~55 µs of the ~140 µs it spends per proxied request; raw sockets both ways cost 86 µs,
  * nginx 68 µs. So the front takes only the plain shape of the hot path and nothing else: a
- * complete head of `GET` or `HEAD` on a /v1 service route, HTTP/1.1, CRLF line ends, an
- * Authorization header, a Host, no body (no Transfer-Encoding, no Content-Length but 0), no
- * Expect or Upgrade, no header twice, nothing outside visible ASCII. Anything else, at any
- * request boundary — a partial head, a POST, a malformed line, a dashboard or health request —
+ * complete head of `GET` or `HEAD` on a route of the API path (the same `takesApiPath` as
+ * node:http's listener asks), HTTP/1.1, CRLF line ends, a Host, no body (no Transfer-Encoding,
+ * no Content-Length but 0), no Expect or Upgrade, no header twice, nothing outside visible
+ * ASCII. Anything else, at any request boundary — a partial head, a POST, a malformed line, a
+ * dashboard, session or health request —
  * hands the connection, with the bytes read so far put back, to node:http for the rest of its
  * life. So every parsing ambiguity (request smuggling, chunked bodies, limits, timeouts of slow
  * heads, 400 answers) stays node:http's, and this front only ever sees requests both would read
@@ -25,7 +26,7 @@ export interface RawFrontOptions {
   /** Serves one request the front took (the API path's handler). */
   serve(request: ApiRequest, answer: ApiAnswer): void;
   /** Does a parsed request take the API path? (else the connection goes to node:http) */
-  takes(method: string, url: string): boolean;
+  takes(head: RawRequestHead): boolean;
   /** Idle time after an answer before the connection is closed (node:http's keepAliveTimeout). */
   keepAliveMs: number;
   /** Counted: a request served here, a connection handed to node:http. */
@@ -118,7 +119,7 @@ export function parseRequestHead(head: string): RawRequestHead | undefined {
     }
     headers[name] = value;
   }
-  if (headers.host === undefined || headers.authorization === undefined) return undefined;
+  if (headers.host === undefined) return undefined;
   return { method, url: line[2]!, headers, close };
 }
 
@@ -304,7 +305,7 @@ class RawConnection {
     const end = buffered.indexOf(HEAD_END);
     const head =
       end >= 0 && end <= MAX_HEAD_BYTES ? parseRequestHead(buffered.toString('latin1', 0, end)) : undefined;
-    if (!head || !this.front.options.takes(head.method, head.url)) return this.handOff();
+    if (!head || !this.front.options.takes(head)) return this.handOff();
     this.buffered = end + 4 < buffered.length ? buffered.subarray(end + 4) : undefined;
     if (head.close) this.closing = true;
     const answer = new RawAnswer(this, head.method);
