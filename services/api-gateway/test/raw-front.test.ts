@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { createServer, type Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { metrics } from '@signal/service-kit';
@@ -433,5 +434,77 @@ describe('the raw front', () => {
       await traced.stop();
     }
     expect(await frontCounts()).toEqual(before);
+  });
+
+  it('when generated request heads, plain and odd, go to both fronts, then both answer each with the same status and body', async () => {
+    const plain: Array<() => string> = [
+      () => `Authorization: Bearer ${key}`,
+      () => 'Authorization: Bearer sk_live_nope',
+      () => 'Accept: application/json',
+      () => 'Accept:application/json',
+      () => 'Accept-Encoding: \tgzip ',
+      () => 'X-Forwarded-For: 203.0.113.9',
+      () => 'X-Request-Id: req_fuzz-1',
+      () => 'X-Request-Id: bad id with spaces',
+      () => 'Cookie: theme=dark',
+      () => 'User-Agent: fuzz/1.0',
+      () => 'X-Empty:',
+      () => 'X-Tab: a\tb',
+      () => 'Content-Length: 0',
+    ];
+    const odd: Array<() => string> = [
+      () => 'Cookie: __Host-signal_session=abc',
+      () => 'Connection: Upgrade',
+      () => 'Expect: 100-continue',
+      () => 'Broken header line',
+      () => ' folded: continuation',
+      () => 'Transfer-Encoding: chunked',
+      () => 'X-Name: caf\u00e9',
+      () => `Authorization: Bearer ${key}`,
+    ];
+    const requestHead = fc.record({
+      method: fc.constantFrom('GET', 'GET', 'GET', 'HEAD', 'DELETE', 'get'),
+      target: fc.constantFrom(
+        '/v1/signals',
+        '/v1/signals?limit=1',
+        '/v1/stats',
+        '/v1/webhooks',
+        '/v1/nowhere',
+        '/v1/account',
+        '/v1',
+        '/healthz',
+        '/v1/signals/%2e%2e/account',
+        '/v1/signals?q=%00',
+        '/V1/SIGNALS',
+      ),
+      version: fc.constantFrom('HTTP/1.1', 'HTTP/1.1', 'HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0'),
+      host: fc.constantFrom(true, true, true, true, false),
+      headers: fc.uniqueArray(fc.integer({ min: 0, max: plain.length - 1 }), { maxLength: 5 }),
+      odd: fc.option(fc.integer({ min: 0, max: odd.length - 1 }), { nil: undefined, freq: 3 }),
+      lineEnd: fc.constantFrom('\r\n', '\r\n', '\r\n', '\r\n', '\n'),
+    });
+    const before = await frontCounts();
+    await fc.assert(
+      fc.asyncProperty(requestHead, async (r) => {
+        const lines = [`${r.method} ${r.target} ${r.version}`];
+        if (r.host) lines.push('Host: gw');
+        for (const i of r.headers) lines.push(plain[i]!());
+        if (r.odd !== undefined) lines.push(odd[r.odd]!());
+        // One request per connection: the client closes after it, so every answer ends.
+        lines.push('Connection: close');
+        const text = lines.join(r.lineEnd) + r.lineEnd + r.lineEnd;
+        const [[mine], [theirs]] = await bothFronts(text, [r.method === 'HEAD']);
+        expect({ text, ...(comparable(mine!) as object) }).toMatchObject({
+          text,
+          status: theirs!.status,
+          body: theirs!.body.replace(/req_[\w-]+/g, 'req'),
+        });
+      }),
+      { numRuns: 120 },
+    );
+    // Both kinds were generated: heads the raw front served and heads it handed on.
+    const after = await frontCounts();
+    expect(after.request - before.request).toBeGreaterThan(10);
+    expect(after.handoff - before.handoff).toBeGreaterThan(10);
   });
 });
