@@ -247,13 +247,16 @@ class RawConnection {
   /** Shutting down, or the client asked: close after the answer in progress. */
   private closing = false;
   private gone = false;
-  private readonly onData = (chunk: Buffer) => this.take(chunk);
-  private readonly onEnd = () => this.clientEnded();
-  private readonly onClose = () => this.closed();
-  private readonly onDrain = () => this.current?.emit('drain');
-  private readonly onTimeout = () => this.socket.destroy();
-  // Errors (a reset client, a write to a closed socket) end in 'close', handled there.
-  private readonly onError = () => undefined;
+  /** What the front listens to while it has the socket (taken off again at the hand-off). */
+  private readonly listeners: ReadonlyArray<readonly [string, (chunk: Buffer) => void]> = [
+    ['data', (chunk) => this.take(chunk)],
+    ['end', () => this.clientEnded()],
+    ['close', () => this.closed()],
+    ['drain', () => this.current?.emit('drain')],
+    ['timeout', () => this.socket.destroy()],
+    // Errors (a reset client, a write to a closed socket) end in 'close', handled there.
+    ['error', () => undefined],
+  ];
 
   constructor(
     readonly socket: Socket,
@@ -261,12 +264,7 @@ class RawConnection {
     private readonly toNode: (socket: Socket) => void,
   ) {
     socket.setNoDelay(true);
-    socket.on('data', this.onData);
-    socket.on('end', this.onEnd);
-    socket.on('close', this.onClose);
-    socket.on('drain', this.onDrain);
-    socket.on('error', this.onError);
-    socket.on('timeout', this.onTimeout);
+    for (const [event, listener] of this.listeners) socket.on(event, listener);
     socket.setTimeout(front.options.keepAliveMs);
   }
 
@@ -354,12 +352,7 @@ class RawConnection {
     const socket = this.socket;
     this.gone = true;
     this.front.forget(this);
-    socket.off('data', this.onData);
-    socket.off('end', this.onEnd);
-    socket.off('close', this.onClose);
-    socket.off('drain', this.onDrain);
-    socket.off('error', this.onError);
-    socket.off('timeout', this.onTimeout);
+    for (const [event, listener] of this.listeners) socket.off(event, listener);
     socket.setTimeout(0);
     if (this.ended) {
       // A client that has finished sending can get no more of a head node:http would wait for.
