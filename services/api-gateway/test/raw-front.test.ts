@@ -480,7 +480,10 @@ describe('the raw front', () => {
       version: fc.constantFrom('HTTP/1.1', 'HTTP/1.1', 'HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0'),
       host: fc.constantFrom(true, true, true, true, false),
       headers: fc.uniqueArray(fc.integer({ min: 0, max: plain.length - 1 }), { maxLength: 5 }),
-      odd: fc.option(fc.integer({ min: 0, max: odd.length - 1 }), { nil: undefined, freq: 3 }),
+      odd: fc.oneof(
+        { arbitrary: fc.constant(undefined), weight: 2 },
+        { arbitrary: fc.integer({ min: 0, max: odd.length - 1 }), weight: 1 },
+      ),
       lineEnd: fc.constantFrom('\r\n', '\r\n', '\r\n', '\r\n', '\n'),
     });
     const before = await frontCounts();
@@ -500,11 +503,11 @@ describe('the raw front', () => {
           body: theirs!.body.replace(/req_[\w-]+/g, 'req'),
         });
       }),
-      { numRuns: 120 },
+      { numRuns: 150 },
     );
     // Both kinds were generated: heads the raw front served and heads it handed on.
     const after = await frontCounts();
-    expect(after.request - before.request).toBeGreaterThan(10);
-    expect(after.handoff - before.handoff).toBeGreaterThan(10);
+    expect(after.request - before.request).toBeGreaterThanOrEqual(5);
+    expect(after.handoff - before.handoff).toBeGreaterThanOrEqual(5);
   });
 });
