@@ -264,6 +264,44 @@ describe('the raw front', () => {
     expect(comparable(big!)).toEqual(comparable(nodeBig!));
   });
 
+  it('when a client pipelines requests and reads nothing, then the gateway stops taking them until it reads, and then answers all', async () => {
+    // The gateway's own 404s, ~5 KB each (the message names the long path): 4,000 of them are
+    // more than the sockets' kernel buffers on loopback hold (~4 MB measured), so only answers
+    // kept in the gateway's memory could take them all while the client reads nothing.
+    const count = 4000;
+    const path = `/v1/nowhere/${'p'.repeat(2000)}`;
+    const socket = net.connect({ port: portOf(raw), host: '127.0.0.1' });
+    socket.pause();
+    const received: Buffer[] = [];
+    try {
+      await new Promise<void>((resolve) => socket.once('connect', resolve));
+      const before = await frontCounts();
+      const served = async () => (await frontCounts()).request - before.request;
+      socket.write(Array.from({ length: count }, () => get(path)).join(''));
+      // Served until the buffers are full, then nothing more while the client still reads nothing.
+      let stalled = -1;
+      let now = await served();
+      const settleBy = Date.now() + 10_000;
+      while (now !== stalled && Date.now() < settleBy) {
+        stalled = now;
+        await new Promise((r) => setTimeout(r, 400));
+        now = await served();
+      }
+      expect(now).toBe(stalled);
+      expect(stalled).toBeGreaterThan(0);
+      expect(stalled).toBeLessThan(count);
+      socket.on('data', (d: Buffer) => received.push(d));
+      socket.resume();
+      const deadline = Date.now() + 20_000;
+      while ((await served()) < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 300));
+      const text = Buffer.concat(received).toString('latin1');
+      expect(text.split('HTTP/1.1 404 Not Found\r\n').length - 1).toBe(count);
+    } finally {
+      socket.destroy();
+    }
+  });
+
   it('when requests are pipelined in one write, then they are answered in order on the connection', async () => {
     const before = await frontCounts();
     const paths = ['/v1/signals?n=1', '/v1/signals?n=2', '/v1/stats?n=3', '/v1/webhooks?n=4'];

@@ -247,12 +247,14 @@ class RawConnection {
   /** Shutting down, or the client asked: close after the answer in progress. */
   private closing = false;
   private gone = false;
+  /** The client has not read the last answer yet: the next request waits for it. */
+  private waitingForDrain = false;
   /** What the front listens to while it has the socket (taken off again at the hand-off). */
   private readonly listeners: ReadonlyArray<readonly [string, (chunk: Buffer) => void]> = [
     ['data', (chunk) => this.take(chunk)],
     ['end', () => this.clientEnded()],
     ['close', () => this.closed()],
-    ['drain', () => this.current?.emit('drain')],
+    ['drain', () => this.drained()],
     ['timeout', () => this.socket.destroy()],
     // Errors (a reset client, a write to a closed socket) end in 'close', handled there.
     ['error', () => undefined],
@@ -289,7 +291,7 @@ class RawConnection {
 
   private take(chunk: Buffer): void {
     this.buffered = this.buffered ? Buffer.concat([this.buffered, chunk]) : chunk;
-    if (this.current) {
+    if (this.current || this.waitingForDrain) {
       if (this.buffered.length > MAX_READ_AHEAD) this.socket.pause();
       return;
     }
@@ -299,7 +301,7 @@ class RawConnection {
   /** Starts the next buffered request, or hands the connection on if it is not one the front takes. */
   private next(): void {
     const buffered = this.buffered;
-    if (this.current || !buffered || this.gone) return;
+    if (this.current || this.waitingForDrain || !buffered || this.gone) return;
     const end = buffered.indexOf(HEAD_END);
     const head =
       end >= 0 && end <= MAX_HEAD_BYTES ? parseRequestHead(buffered.toString('latin1', 0, end)) : undefined;
@@ -329,14 +331,34 @@ class RawConnection {
       return;
     }
     this.socket.setTimeout(this.front.options.keepAliveMs);
+    if (this.socket.writableNeedDrain) {
+      // A client that sends and does not read: nothing more is taken until it has read this
+      // answer (node:http does the same), or pipelined requests would pile answers up in memory.
+      this.waitingForDrain = true;
+      this.socket.pause();
+      return;
+    }
+    this.goOn();
+  }
+
+  /** The socket took what was written: the answer in progress may go on, or the next request start. */
+  private drained(): void {
+    this.current?.emit('drain');
+    if (!this.waitingForDrain) return;
+    this.waitingForDrain = false;
+    this.goOn();
+  }
+
+  private goOn(): void {
     if (this.socket.isPaused()) this.socket.resume();
     // A pipelined request waits for this answer's call stack to unwind.
     if (this.buffered) process.nextTick(() => this.next());
+    else if (this.ended) this.socket.end();
   }
 
   private clientEnded(): void {
     this.ended = true;
-    if (this.current) return;
+    if (this.current || this.waitingForDrain) return;
     if (this.buffered) this.next();
     else this.socket.end();
   }
