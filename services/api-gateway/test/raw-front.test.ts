@@ -165,12 +165,7 @@ beforeAll(async () => {
   serviceUrl = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
   const upstreams = { signals: serviceUrl, stats: serviceUrl, webhooks: serviceUrl };
   raw = await startGateway({ label: 'gw_rawfront', upstreams });
-  node = await startGateway({
-    label: 'gw_rawfront_node',
-    upstreams,
-    share: { dbName: raw.config.GATEWAY_DB, redisPrefix: raw.config.REDIS_PREFIX },
-    env: { API_FRONT: 'node' },
-  });
+  node = await sharingGateway('gw_rawfront_node', { API_FRONT: 'node' });
   key = (await raw.account({ per_minute: 100_000, per_day: 1_000_000 })).key;
 });
 
@@ -181,6 +176,15 @@ afterAll(async () => {
   await new Promise<void>((resolve) => service.close(() => resolve()));
 });
 
+/** Another gateway in front of the same service, sharing the first one's database and Redis. */
+const sharingGateway = (label: string, env?: Record<string, string>) =>
+  startGateway({
+    label,
+    upstreams: { signals: serviceUrl, stats: serviceUrl, webhooks: serviceUrl },
+    share: { dbName: raw.config.GATEWAY_DB, redisPrefix: raw.config.REDIS_PREFIX },
+    env,
+  });
+
 const portOf = (g: GatewayHarness) => Number(new URL(g.url).port);
 
 async function frontCounts(): Promise<{ request: number; handoff: number }> {
@@ -189,8 +193,30 @@ async function frontCounts(): Promise<{ request: number; handoff: number }> {
   return { request: of('request'), handoff: of('handoff') };
 }
 
+/** What the raw front did since `before`: requests it served, connections it handed on. */
+async function expectFrontCounts(
+  before: { request: number; handoff: number },
+  expected: { request: number; handoff: number },
+): Promise<void> {
+  const after = await frontCounts();
+  expect({ request: after.request - before.request, handoff: after.handoff - before.handoff }).toEqual(
+    expected,
+  );
+}
+
 const get = (path: string, extra = '') =>
   `GET ${path} HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${key}\r\nAccept: application/json\r\n${extra}\r\n`;
+
+/** One GET on a connection of its own. */
+async function getOnce(g: GatewayHarness, path: string): Promise<Answer> {
+  const client = new RawClient(portOf(g));
+  try {
+    client.send(get(path));
+    return (await client.answers([false]))[0]!;
+  } finally {
+    client.destroy();
+  }
+}
 
 /** The answer's headers both fronts should agree on (request ids, dates and counters differ). */
 function comparable(a: Answer): unknown {
@@ -246,9 +272,7 @@ describe('the raw front', () => {
       client.destroy();
       nodeClient.destroy();
     }
-    const after = await frontCounts();
-    expect(after.request - before.request).toBe(5);
-    expect(after.handoff - before.handoff).toBe(0);
+    await expectFrontCounts(before, { request: 5, handoff: 0 });
   });
 
   it('when the service answers chunked or with a large body, then the client gets the same bytes, framed', async () => {
@@ -328,9 +352,7 @@ describe('the raw front', () => {
     } finally {
       client.destroy();
     }
-    const after = await frontCounts();
-    expect(after.request - before.request).toBe(1);
-    expect(after.handoff - before.handoff).toBe(1);
+    await expectFrontCounts(before, { request: 1, handoff: 1 });
   });
 
   it('when a head arrives in pieces, then node:http reads it and the answer is the same', async () => {
@@ -389,9 +411,7 @@ describe('the raw front', () => {
       const [[mine], [theirs]] = await bothFronts(text, [false]);
       expect(mine!.status).toBe(theirs!.status);
       expect(comparable(mine!)).toEqual(comparable(theirs!));
-      const after = await frontCounts();
-      expect(after.request - before.request).toBe(0);
-      expect(after.handoff - before.handoff).toBe(1);
+      await expectFrontCounts(before, { request: 0, handoff: 1 });
     },
   );
 
@@ -400,9 +420,7 @@ describe('the raw front', () => {
     const [[mine], [theirs]] = await bothFronts('GET /v1/signals HTTP/1.1\r\nHost: gw\r\n\r\n', [false]);
     expect(mine!.status).toBe(401);
     expect(comparable(mine!)).toEqual(comparable(theirs!));
-    const after = await frontCounts();
-    expect(after.request - before.request).toBe(1);
-    expect(after.handoff - before.handoff).toBe(0);
+    await expectFrontCounts(before, { request: 1, handoff: 0 });
   });
 
   it('when the client asks to close, then the answer says so and the connection closes after it', async () => {
@@ -427,21 +445,11 @@ describe('the raw front', () => {
     while (!slowClosed.includes('/v1/signals/slow?gone') && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 20));
     expect(slowClosed).toContain('/v1/signals/slow?gone');
-    const next = new RawClient(portOf(raw));
-    try {
-      next.send(get('/v1/signals?next'));
-      expect((await next.answers([false]))[0]!.status).toBe(200);
-    } finally {
-      next.destroy();
-    }
+    expect((await getOnce(raw, '/v1/signals?next')).status).toBe(200);
   });
 
   it('when the gateway stops, then idle raw connections are closed and the stop does not wait out its grace', async () => {
-    const extra = await startGateway({
-      label: 'gw_rawfront_stop',
-      upstreams: { signals: serviceUrl, stats: serviceUrl, webhooks: serviceUrl },
-      share: { dbName: raw.config.GATEWAY_DB, redisPrefix: raw.config.REDIS_PREFIX },
-    });
+    const extra = await sharingGateway('gw_rawfront_stop');
     const client = new RawClient(portOf(extra));
     try {
       client.send(get('/v1/signals?idle'));
@@ -456,19 +464,13 @@ describe('the raw front', () => {
   });
 
   it('when tracing is configured, then node:http reads every request (its instrumentation makes the spans)', async () => {
-    const traced = await startGateway({
-      label: 'gw_rawfront_traced',
-      upstreams: { signals: serviceUrl, stats: serviceUrl, webhooks: serviceUrl },
-      share: { dbName: raw.config.GATEWAY_DB, redisPrefix: raw.config.REDIS_PREFIX },
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' },
+    const traced = await sharingGateway('gw_rawfront_traced', {
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
     });
     const before = await frontCounts();
-    const client = new RawClient(portOf(traced));
     try {
-      client.send(get('/v1/signals?traced'));
-      expect((await client.answers([false]))[0]!.status).toBe(200);
+      expect((await getOnce(traced, '/v1/signals?traced')).status).toBe(200);
     } finally {
-      client.destroy();
       await traced.stop();
     }
     expect(await frontCounts()).toEqual(before);
