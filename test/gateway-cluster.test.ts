@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import {
   TEST_INTERNAL_KEYS,
   exactnessViolations,
-  freePort,
+  stablePorts,
   startReceiver,
   uniqueName,
   waitFor,
@@ -35,8 +35,9 @@ describe('clustered gateway (GATEWAY_WORKERS=2)', () => {
       headers: { 'content-type': 'application/json' },
       body: '{"success":true,"data":{}}',
     }));
-    const port = await freePort();
-    const metricsPort = await freePort();
+    const drawn = await stablePorts(2);
+    const port = drawn[0]!;
+    const metricsPort = drawn[1]!;
     url = `http://127.0.0.1:${port}`;
     metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
     gateway = runBuilt('services/api-gateway/dist/main.js', {

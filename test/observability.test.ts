@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
-  freePort,
+  stablePorts,
   TEST_INTERNAL_KEYS,
   startReceiver,
   testBrokerPrefix,
@@ -87,10 +87,12 @@ describe('tracing across the system', () => {
   beforeAll(async () => {
     collector = await startCollector();
     receiver = await startReceiver();
-    for (const k of Object.keys(ports) as Array<keyof typeof ports>) {
-      ports[k] = await freePort();
-      metricsPorts[k] = await freePort();
-    }
+    const names = Object.keys(ports) as Array<keyof typeof ports>;
+    const drawn = await stablePorts(names.length * 2);
+    names.forEach((k, i) => {
+      ports[k] = drawn[2 * i]!;
+      metricsPorts[k] = drawn[2 * i + 1]!;
+    });
     const common = {
       ...secrets,
       ...infraEnv(broker.prefix),

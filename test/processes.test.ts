@@ -1,4 +1,4 @@
-import { TEST_INTERNAL_KEYS, freePort, testBrokerPrefix, uniqueName, waitFor } from '@signal/test-kit';
+import { TEST_INTERNAL_KEYS, stablePorts, testBrokerPrefix, uniqueName, waitFor } from '@signal/test-kit';
 import {
   dropRedisKeys,
   dropServiceDatabases,
@@ -50,8 +50,9 @@ describe('each service as a process from its built output', () => {
    */
   async function startReady(entry: string, env: Record<string, string>) {
     for (let attempt = 1; ; attempt++) {
-      const port = await freePort();
-      const metricsPort = await freePort();
+      const drawn = await stablePorts(2);
+      const port = drawn[0]!;
+      const metricsPort = drawn[1]!;
       const proc = run(entry, {
         ...common,
         ...env,

@@ -125,6 +125,17 @@ export async function stablePort(): Promise<number> {
   return freePort();
 }
 
+/**
+ * `count` different ports from `stablePort`, for processes started together: each port is only
+ * checked free and let go, so two draws can name the same port (an observability run gave the
+ * gateway and the webhooks API's metrics endpoint one port: EADDRINUSE).
+ */
+export async function stablePorts(count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < count) ports.add(await stablePort());
+  return [...ports];
+}
+
 /** A TCP port free on loopback right now (for child processes that must listen on a known port). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
