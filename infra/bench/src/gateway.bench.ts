@@ -222,49 +222,84 @@ async function main() {
       WEBHOOKS_URL: signals.url,
       GATEWAY_WORKERS: String(workers),
     };
-    // The three gateways, measured without the CPU profiler (it costs a Node process ~40 % more
-    // CPU per request, and nginx runs without one); profiled afterwards in a pass of their own.
-    const gateways = (nodeArgs: (name: string) => string[]) => [
-      startService('services/api-gateway/dist/main.js', 4100, gatewayEnv, nodeArgs('b-gateway')),
-      startService(
-        'services/api-gateway/dist/main.js',
-        4103,
-        { ...gatewayEnv, BENCH_AUTH_OFF_ACCOUNT: accountId },
-        nodeArgs('d-gateway-auth-off'),
-      ),
-      startService(
-        'services/api-gateway/dist/main.js',
-        4104,
-        { ...gatewayEnv, BENCH_API_PATH_VIA_EXPRESS: 'true' },
-        nodeArgs('e-gateway-on-express'),
-      ),
-      startService(
-        'services/api-gateway/dist/main.js',
-        4105,
-        { ...gatewayEnv, BENCH_AUTH_OFF_ACCOUNT: accountId, UPSTREAM_CLIENT: 'undici' },
-        nodeArgs('f-gateway-auth-off-undici'),
-      ),
-      startService(
-        'services/api-gateway/dist/main.js',
-        4106,
-        { ...gatewayEnv, BENCH_AUTH_OFF_ACCOUNT: accountId, API_FRONT: 'node' },
-        nodeArgs('g-gateway-auth-off-node-front'),
-      ),
-    ];
-    const [gatewayB, gatewayD, gatewayE, gatewayF, gatewayG] = await Promise.all(gateways(() => []));
-    started.push(gatewayB!, gatewayD!, gatewayE!, gatewayF!, gatewayG!);
-    nginx = await startNginx(4101, 4102);
-
-    const direct = () => ({ authorization: `Bearer ${benchInternalToken('signals', accountId)}` });
-    const scenarios: Scenario[] = [
-      { id: 'a', name: '(a) signals directly', url: signals.url, headers: direct, pid: signals.child.pid! },
+    // The gateway scenarios: one gateway process each, on its own port with its own settings.
+    const gatewaySpecs: Array<{
+      id: Scenario['id'];
+      name: string;
+      port: number;
+      env: Record<string, string>;
+      /** Sends the bench's API key (the others run with auth off and send none). */
+      keyed: boolean;
+      profile: string;
+    }> = [
       {
         id: 'b',
         name: '(b) gateway (API key, limits, usage)',
-        url: gatewayB!.url,
-        headers: () => ({ authorization: `Bearer ${key}` }),
-        pid: gatewayB!.child.pid!,
+        port: 4100,
+        env: {},
+        keyed: true,
+        profile: 'b-gateway',
       },
+      {
+        id: 'd',
+        name: '(d) gateway, auth + limits off',
+        port: 4103,
+        env: { BENCH_AUTH_OFF_ACCOUNT: accountId },
+        keyed: false,
+        profile: 'd-gateway-auth-off',
+      },
+      {
+        id: 'e',
+        name: '(e) as (b), API path on Express',
+        port: 4104,
+        env: { BENCH_API_PATH_VIA_EXPRESS: 'true' },
+        keyed: true,
+        profile: 'e-gateway-on-express',
+      },
+      {
+        id: 'f',
+        name: '(f) as (d), GET on undici',
+        port: 4105,
+        env: { BENCH_AUTH_OFF_ACCOUNT: accountId, UPSTREAM_CLIENT: 'undici' },
+        keyed: false,
+        profile: 'f-gateway-auth-off-undici',
+      },
+      {
+        id: 'g',
+        name: '(g) as (d), node:http front',
+        port: 4106,
+        env: { BENCH_AUTH_OFF_ACCOUNT: accountId, API_FRONT: 'node' },
+        keyed: false,
+        profile: 'g-gateway-auth-off-node-front',
+      },
+    ];
+    // Measured without the CPU profiler (it costs a Node process ~40 % more CPU per request, and
+    // nginx runs without one); profiled afterwards in a pass of their own.
+    const gateways = (nodeArgs: (name: string) => string[]) =>
+      gatewaySpecs.map((g) =>
+        startService(
+          'services/api-gateway/dist/main.js',
+          g.port,
+          { ...gatewayEnv, ...g.env },
+          nodeArgs(g.profile),
+        ),
+      );
+    const running = await Promise.all(gateways(() => []));
+    started.push(...running);
+    nginx = await startNginx(4101, 4102);
+
+    const direct = () => ({ authorization: `Bearer ${benchInternalToken('signals', accountId)}` });
+    const withKey = () => ({ authorization: `Bearer ${key}` });
+    const [gatewayB, ...otherGateways] = gatewaySpecs.map((g, i): Scenario => ({
+      id: g.id,
+      name: g.name,
+      url: running[i]!.url,
+      headers: g.keyed ? withKey : () => ({}),
+      pid: running[i]!.child.pid!,
+    }));
+    const scenarios: Scenario[] = [
+      { id: 'a', name: '(a) signals directly', url: signals.url, headers: direct, pid: signals.child.pid! },
+      gatewayB!,
       ...(nginx
         ? [
             {
@@ -276,34 +311,7 @@ async function main() {
             },
           ]
         : []),
-      {
-        id: 'd',
-        name: '(d) gateway, auth + limits off',
-        url: gatewayD!.url,
-        headers: () => ({}),
-        pid: gatewayD!.child.pid!,
-      },
-      {
-        id: 'e',
-        name: '(e) as (b), API path on Express',
-        url: gatewayE!.url,
-        headers: () => ({ authorization: `Bearer ${key}` }),
-        pid: gatewayE!.child.pid!,
-      },
-      {
-        id: 'f',
-        name: '(f) as (d), GET on undici',
-        url: gatewayF!.url,
-        headers: () => ({}),
-        pid: gatewayF!.child.pid!,
-      },
-      {
-        id: 'g',
-        name: '(g) as (d), node:http front',
-        url: gatewayG!.url,
-        headers: () => ({}),
-        pid: gatewayG!.child.pid!,
-      },
+      ...otherGateways,
     ];
     if (!nginx) console.log('nginx not installed (apt-get install nginx-light): (c) skipped');
 

@@ -120,13 +120,7 @@ function decode(value: string, what: string): string {
  * URL: one server, or a Sentinel-managed master (same fail-fast options; the sentinels are
  * retried like the server).
  */
-export async function connectRedis(
-  url: string,
-  logger: Logger,
-  readyWaitMs = 3000,
-  /** More client options (e.g. `enableAutoPipelining` for a connection on a hot path). */
-  extra: RedisOptions = {},
-): Promise<Redis> {
+export async function connectRedis(url: string, logger: Logger, readyWaitMs = 3000): Promise<Redis> {
   const retry = (times: number) => Math.min(times * 100, 2000);
   const failFast: RedisOptions = {
     enableOfflineQueue: false,
@@ -138,7 +132,6 @@ export async function connectRedis(
     // that found no Redis alive 2 s longer, and jest waiting for it.
     disconnectTimeout: 200,
     retryStrategy: retry,
-    ...extra,
   };
   const target = parseRedisUrl(url);
   const redis =

@@ -64,7 +64,7 @@ export interface GatewayAppDeps {
   /** Benchmarks only (refused in production): the API path behind Express's middleware stack. */
   benchApiPathViaExpress?: boolean;
   /** The API path's requests read by the raw front (config `API_FRONT`, off with tracing). */
-  rawFront?: { keepAliveMs: number };
+  rawFront?: boolean;
 }
 
 /**
@@ -130,7 +130,7 @@ export function buildGateway(deps: GatewayAppDeps): HttpEntry {
   const front = new RawFront({
     serve: api.serve,
     takes: (head) => takesApiPath(head.method, head.url, head.headers, SESSION_COOKIE),
-    keepAliveMs: deps.rawFront.keepAliveMs,
+    keepAliveMs: KEEP_ALIVE_TIMEOUT_MS,
     onRequest: () => served.inc(),
     onHandOff: () => handedOn.inc(),
   });
@@ -164,9 +164,6 @@ export function appFromDependencies(
     dashboard: config.BENCH_AUTH_OFF_ACCOUNT ? undefined : dashboardOptions(config, deps),
     benchAuthOffAccount: config.BENCH_AUTH_OFF_ACCOUNT,
     benchApiPathViaExpress: config.BENCH_API_PATH_VIA_EXPRESS,
-    rawFront:
-      config.API_FRONT === 'raw' && !config.BENCH_API_PATH_VIA_EXPRESS && !tracingConfigured(config)
-        ? { keepAliveMs: KEEP_ALIVE_TIMEOUT_MS }
-        : undefined,
+    rawFront: config.API_FRONT === 'raw' && !config.BENCH_API_PATH_VIA_EXPRESS && !tracingConfigured(config),
   });
 }

@@ -3,6 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionFront } from '@signal/service-kit';
 import type { ApiAnswer, ApiRequest } from './exchange';
+import { HEADER_NAME, hasForbiddenChar } from './header-syntax';
 
 /**
  * The API path's own HTTP/1.1 front, in front of node:http on the same listening socket.
@@ -51,24 +52,12 @@ const MAX_HEADERS = 64;
 const MAX_READ_AHEAD = 64 * 1024;
 const HEAD_END = Buffer.from('\r\n\r\n');
 const REQUEST_LINE = /^(GET|HEAD) (\/[!-~]*) HTTP\/1\.1$/;
-/** RFC 9110 token characters, lower case (names are lowered first). */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
-const ANSWER_HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** Is every character of a header value visible ASCII, space or tab? */
 function isPlainValue(value: string): boolean {
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i);
     if ((c < 32 && c !== 9) || c > 126) return false;
-  }
-  return true;
-}
-
-/** May Node write this answer header value? (its own rule: no control characters, latin1 only) */
-function isWritableValue(value: string): boolean {
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i);
-    if ((c < 32 && c !== 9) || c === 127 || c > 255) return false;
   }
   return true;
 }
@@ -165,16 +154,14 @@ class RawAnswer extends EventEmitter implements ApiAnswer {
       const name = headers[i]!;
       const value = headers[i + 1]!;
       // node:http throws on these too (ERR_INVALID_HTTP_TOKEN, ERR_INVALID_CHAR).
-      if (!ANSWER_HEADER_NAME.test(name) || !isWritableValue(value))
+      if (!HEADER_NAME.test(name) || hasForbiddenChar(value))
         throw new Error(`invalid answer header ${JSON.stringify(name)}`);
       if (name.length === 14 && name.toLowerCase() === 'content-length') hasLength = true;
       else if (name.length === 4 && name.toLowerCase() === 'date') hasDate = true;
       out += `${name}: ${value}\r\n`;
     }
     if (!hasDate) out += `Date: ${httpDate()}\r\n`;
-    out += this.conn.closeAfterAnswer()
-      ? 'Connection: close\r\n'
-      : `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(this.conn.keepAliveMs / 1000)}\r\n`;
+    out += this.conn.closeAfterAnswer() ? 'Connection: close\r\n' : this.conn.keepAliveLines;
     this.bodiless = this.method === 'HEAD' || status === 204 || status === 304;
     if (!this.bodiless && !hasLength) {
       this.chunked = true;
@@ -270,8 +257,8 @@ class RawConnection {
     socket.setTimeout(front.options.keepAliveMs);
   }
 
-  get keepAliveMs(): number {
-    return this.front.options.keepAliveMs;
+  get keepAliveLines(): string {
+    return this.front.keepAliveLines;
   }
 
   get idle(): boolean {
@@ -394,7 +381,12 @@ export class RawFront implements ConnectionFront {
   private readonly connections = new Set<RawConnection>();
   private shuttingDown = false;
 
-  constructor(readonly options: RawFrontOptions) {}
+  /** The answer header lines that keep a connection open, made once. */
+  readonly keepAliveLines: string;
+
+  constructor(readonly options: RawFrontOptions) {
+    this.keepAliveLines = `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(options.keepAliveMs / 1000)}\r\n`;
+  }
 
   take(socket: Socket, toNode: (socket: Socket) => void): void {
     const conn = new RawConnection(socket, this, toNode);

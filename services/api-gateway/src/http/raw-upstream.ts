@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { HEADER_NAME, hasForbiddenChar } from './header-syntax';
 
 /**
  * A keep-alive HTTP/1.1 client for the gateway's bodiless requests (GET, HEAD) to its own
@@ -70,16 +71,6 @@ const UNSAFE = /[\0\r\n]/;
 /** The longest answer head taken (Node's own limit for request heads). */
 const MAX_HEAD_BYTES = 16 * 1024;
 const CRLF = Buffer.from('\r\n');
-/** RFC 9110 token characters: what a header name may hold. */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
-/** Does a header value hold a control character (tab is allowed)? */
-function hasControl(value: string): boolean {
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i);
-    if ((c < 32 && c !== 9) || c === 127) return true;
-  }
-  return false;
-}
 
 /** Can this request go on the raw client? (else it takes undici, which frames anything) */
 export function isBodilessRequest(method: string, path: string, headers: readonly string[]): boolean {
@@ -140,7 +131,7 @@ export function parseAnswerHead(head: string, method: string): ParsedHead | stri
       return `bad header line ${JSON.stringify(line.slice(0, 40))}`;
     const name = line.slice(0, colon).toLowerCase();
     const value = line.slice(colon + 1).trim();
-    if (!HEADER_NAME.test(name) || hasControl(value))
+    if (!HEADER_NAME.test(name) || hasForbiddenChar(value))
       return `bad header line ${JSON.stringify(line.slice(0, 40))}`;
     if (name === 'content-length') {
       if (!/^\d{1,15}$/.test(value) || (length !== undefined && length !== Number(value)))
