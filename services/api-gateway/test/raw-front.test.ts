@@ -535,7 +535,9 @@ describe('the raw front', () => {
         if (r.odd !== undefined) lines.push(odd[r.odd]!());
         // One request per connection: the client closes after it, so every answer ends.
         lines.push('Connection: close');
-        const text = lines.join(r.lineEnd) + r.lineEnd + r.lineEnd;
+        // A chunked head needs its (empty) body, or node:http waits for it and nothing answers.
+        const body = r.odd !== undefined && odd[r.odd]!().startsWith('Transfer-Encoding') ? '0\r\n\r\n' : '';
+        const text = lines.join(r.lineEnd) + r.lineEnd + r.lineEnd + body;
         const [[mine], [theirs]] = await bothFronts(text, [r.method === 'HEAD']);
         expect({ text, ...(comparable(mine!) as object) }).toMatchObject({
           text,
