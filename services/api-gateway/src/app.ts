@@ -100,6 +100,7 @@ const BENCH_RATE = { limit: 0, remaining: 0, reset: 0 };
  */
 export function buildGateway(deps: GatewayAppDeps): HttpEntry {
   const bench = deps.benchAuthOffAccount;
+  const securityHeaders = securityHeaderList();
   const api = apiPath({
     authenticate: bench
       ? async (): Promise<AuthResult> => ({ ok: true, accountId: bench, keyId: 'bench', rate: BENCH_RATE })
@@ -109,7 +110,7 @@ export function buildGateway(deps: GatewayAppDeps): HttpEntry {
     timeoutMs: deps.upstreamTimeoutMs,
     usage: bench ? undefined : deps.usage,
     clientIp: clientIpOf(deps.trustProxy),
-    securityHeaders: securityHeaderList(),
+    securityHeaders,
     logger: deps.logger,
   });
   if (deps.benchApiPathViaExpress) {
@@ -131,6 +132,7 @@ export function buildGateway(deps: GatewayAppDeps): HttpEntry {
     serve: api.serve,
     takes: (head) => takesApiPath(head.method, head.url, head.headers, SESSION_COOKIE),
     keepAliveMs: KEEP_ALIVE_TIMEOUT_MS,
+    leadingHeaders: securityHeaders,
     onRequest: () => served.inc(),
     onHandOff: () => handedOn.inc(),
   });

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { createServer, type Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { metrics } from '@signal/service-kit';
+import { RawFront } from '../src/http/raw-front';
 import { startGateway, type GatewayHarness } from './gateway-harness';
 
 /**
@@ -551,5 +552,43 @@ describe('the raw front', () => {
     const after = await frontCounts();
     expect(after.request - before.request).toBeGreaterThanOrEqual(5);
     expect(after.handoff - before.handoff).toBeGreaterThanOrEqual(5);
+  });
+});
+
+describe('the raw front on its own', () => {
+  it('when a keep-alive connection idles past keepAliveMs, then it is closed; an answer taking longer than that is not cut', async () => {
+    const front = new RawFront({
+      keepAliveMs: 300,
+      takes: () => true,
+      serve: (request, answer) => {
+        const reply = () => {
+          answer.writeHead(200, ['Content-Type', 'text/plain', 'Content-Length', '2']);
+          answer.end('ok');
+        };
+        if (request.url === '/v1/slow') setTimeout(reply, 700);
+        else reply();
+      },
+    });
+    const server = net.createServer((socket) => front.take(socket, (s) => s.destroy()));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const client = new RawClient(port);
+    try {
+      const plain = (path: string) => `GET ${path} HTTP/1.1\r\nHost: gw\r\n\r\n`;
+      client.send(plain('/v1/slow'));
+      expect((await client.answers([false]))[0]).toMatchObject({ status: 200, body: 'ok' });
+      // Taken again within keepAliveMs of the last answer, several times over: still open.
+      for (let i = 0; i < 3; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        client.send(plain('/v1/fast'));
+        expect((await client.answers([false]))[0]).toMatchObject({ status: 200, body: 'ok' });
+      }
+      expect(client.closed).toBe(false);
+      expect(await client.untilClosed(1000)).toBe(true);
+    } finally {
+      client.destroy();
+      front.closeAll();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

@@ -2,6 +2,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import {
   isBodilessRequest,
+  LeadingLines,
   parseAnswerHead,
   RawUpstreamPool,
   type AnswerHandler,
@@ -102,12 +103,14 @@ function get(
 const json = (body: string, extra = '') =>
   `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`;
 
-const poolFor = (s: Scripted, connections = 4) =>
+const poolFor = (s: Scripted, connections = 4, idleMs = 5000) =>
   RawUpstreamPool.forOrigin(`http://127.0.0.1:${s.port}`, {
     connections,
-    idleMs: 5000,
+    idleMs,
     connectTimeoutMs: 1000,
   });
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('the raw upstream client', () => {
   const open: Array<{ close(): Promise<void> }> = [];
@@ -208,6 +211,82 @@ describe('the raw upstream client', () => {
     const pool = track(poolFor(svc));
     await expect(get(pool, { timeoutMs: 100 })).rejects.toMatchObject({ code: 'UPSTREAM_HEADERS_TIMEOUT' });
     await expect(get(pool, { timeoutMs: 100 })).rejects.toMatchObject({ code: 'UPSTREAM_BODY_TIMEOUT' });
+  });
+
+  it('when an exchange on a connection ends in time, then its deadline does not fail the next one; a later stall still times out', async () => {
+    const svc = track(
+      await scripted((n, socket) => {
+        // The second request is answered after 150 ms: past the first one's deadline, within its own.
+        if (n === 0 || n === 2) socket.write(json('{"n":1}'));
+        else if (n === 1) setTimeout(() => socket.write(json('{"n":2}')), 150);
+      }),
+    );
+    const pool = track(poolFor(svc, 1));
+    await expect(get(pool, { timeoutMs: 200 })).resolves.toMatchObject({ status: 200 });
+    await sleep(100);
+    await expect(get(pool, { timeoutMs: 200 })).resolves.toMatchObject({ body: '{"n":2}' });
+    await expect(get(pool, { timeoutMs: 200 })).resolves.toMatchObject({ body: '{"n":1}' });
+    await expect(get(pool, { timeoutMs: 200 })).rejects.toMatchObject({ code: 'UPSTREAM_HEADERS_TIMEOUT' });
+    // All four on one connection: no deadline cut it early.
+    expect(svc.connections).toBe(1);
+  });
+
+  it('when a connection idles past idleMs, then it is closed; one taken again before that stays open', async () => {
+    const svc = track(await scripted((_n, socket) => socket.write(json('{}'))));
+    const pool = track(poolFor(svc, 1, 300));
+    await get(pool);
+    await sleep(200);
+    await get(pool); // the idle time starts again from here
+    await sleep(200);
+    await get(pool);
+    expect(svc.connections).toBe(1);
+    await sleep(500);
+    await get(pool);
+    expect(svc.connections).toBe(2);
+  });
+
+  it('when a service starts its answers with the same lines, then they are parsed once and every answer reads as a full parse would', () => {
+    const answer = (id: number, first = 'x-frame-options: DENY') =>
+      Buffer.from(
+        `HTTP/1.1 ${id % 2 ? 404 : 200} X\r\n${first}\r\ncontent-security-policy: default-src 'none'\r\n` +
+          `x-request-id: req_${id}\r\ncontent-type: application/json\r\ncontent-length: ${id}\r\nconnection: keep-alive`,
+        'latin1',
+      );
+    const leading = new LeadingLines();
+    const heads = [
+      answer(1),
+      answer(2),
+      answer(3),
+      answer(4, 'X-Frame-Options: SAMEORIGIN'),
+      answer(5),
+      answer(6),
+    ];
+    for (const head of heads)
+      expect(parseAnswerHead(head, 'GET', leading)).toEqual(parseAnswerHead(head, 'GET'));
+    // What was learnt: the two lines every answer starts with, nothing after (the id differs).
+    expect(leading.headers).toEqual([
+      'x-frame-options',
+      'DENY',
+      'content-security-policy',
+      "default-src 'none'",
+    ]);
+    // A learnt line is never taken for a different one that starts the same way.
+    const longer = answer(7, 'x-frame-options: DENY, x-evil');
+    expect(parseAnswerHead(longer, 'GET', leading)).toEqual(parseAnswerHead(longer, 'GET'));
+  });
+
+  it("when answers start with framing lines, then none of them is learnt: each answer's length is its own", () => {
+    const leading = new LeadingLines();
+    const answer = (length: number) =>
+      Buffer.from(
+        `HTTP/1.1 200 OK\r\ncontent-length: ${length}\r\nconnection: keep-alive\r\nx-a: 1`,
+        'latin1',
+      );
+    for (const length of [5, 5, 5, 9]) {
+      const parsed = parseAnswerHead(answer(length), 'GET', leading);
+      expect(typeof parsed !== 'string' && parsed.framing).toEqual({ kind: 'length', remaining: length });
+    }
+    expect(leading.headers).toEqual([]);
   });
 
   it('when nothing listens, then UPSTREAM_CONNECT_FAILED', async () => {
@@ -330,11 +409,17 @@ describe('what the raw client takes', () => {
   });
 
   it('when a head names connection close or both framings, then the connection is not kept', () => {
-    const closing = parseAnswerHead('HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 1', 'GET');
+    const closing = parseAnswerHead(
+      Buffer.from('HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 1'),
+      'GET',
+    );
     expect(typeof closing !== 'string' && closing.keepAlive).toBe(false);
-    const both = parseAnswerHead('HTTP/1.1 200 OK\r\ncontent-length: 1\r\ntransfer-encoding: chunked', 'GET');
+    const both = parseAnswerHead(
+      Buffer.from('HTTP/1.1 200 OK\r\ncontent-length: 1\r\ntransfer-encoding: chunked'),
+      'GET',
+    );
     expect(typeof both !== 'string' && [both.keepAlive, both.framing.kind]).toEqual([false, 'chunked']);
-    const old = parseAnswerHead('HTTP/1.0 200 OK\r\ncontent-length: 1', 'GET');
+    const old = parseAnswerHead(Buffer.from('HTTP/1.0 200 OK\r\ncontent-length: 1'), 'GET');
     expect(typeof old !== 'string' && old.keepAlive).toBe(false);
   });
 });

@@ -30,6 +30,13 @@ export interface RawFrontOptions {
   takes(head: RawRequestHead): boolean;
   /** Idle time after an answer before the connection is closed (node:http's keepAliveTimeout). */
   keepAliveMs: number;
+  /**
+   * Answer headers the API path puts first in every answer ([name, value, …], the same string
+   * objects each time: its security headers), checked and written out once here. An answer
+   * whose head starts with them gets the prepared text instead of their check per answer (~700
+   * bytes of values, ~5 % of the front's CPU per request).
+   */
+  leadingHeaders?: readonly string[];
   /** Counted: a request served here, a connection handed to node:http. */
   onRequest?: () => void;
   onHandOff?: () => void;
@@ -112,6 +119,42 @@ export function parseRequestHead(head: string): RawRequestHead | undefined {
   return { method, url: line[2]!, headers, close };
 }
 
+/** node:http throws on these too (ERR_INVALID_HTTP_TOKEN, ERR_INVALID_CHAR). */
+function checkAnswerHeader(name: string, value: string): void {
+  if (!HEADER_NAME.test(name) || hasForbiddenChar(value))
+    throw new Error(`invalid answer header ${JSON.stringify(name)}`);
+}
+
+function isNamed(name: string, lowerCase: string): boolean {
+  return name.length === lowerCase.length && name.toLowerCase() === lowerCase;
+}
+
+/** `RawFrontOptions.leadingHeaders`, checked and written out once. */
+class LeadingHeaders {
+  readonly text: string;
+  readonly hasLength: boolean;
+  readonly hasDate: boolean;
+
+  constructor(readonly names: readonly string[]) {
+    let text = '';
+    for (let i = 0; i + 1 < names.length; i += 2) {
+      checkAnswerHeader(names[i]!, names[i + 1]!);
+      text += `${names[i]}: ${names[i + 1]}\r\n`;
+    }
+    this.text = text;
+    this.hasLength = names.some((n, i) => i % 2 === 0 && isNamed(n, 'content-length'));
+    this.hasDate = names.some((n, i) => i % 2 === 0 && isNamed(n, 'date'));
+  }
+
+  /** Does `headers` start with these? (the same strings: a pointer comparison each) */
+  startsOf(headers: readonly string[]): boolean {
+    const names = this.names;
+    if (names.length === 0 || headers.length < names.length) return false;
+    for (let i = 0; i < names.length; i++) if (headers[i] !== names[i]) return false;
+    return true;
+  }
+}
+
 let dateSecond = -1;
 let dateText = '';
 /** The Date header's value, made once a second. */
@@ -150,14 +193,20 @@ class RawAnswer extends EventEmitter implements ApiAnswer {
     let out = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'unknown'}\r\n`;
     let hasLength = false;
     let hasDate = false;
-    for (let i = 0; i < headers.length; i += 2) {
+    const leading = this.conn.leadingHeaders;
+    const from = leading.startsOf(headers) ? leading.names.length : 0;
+    if (from > 0) {
+      out += leading.text;
+      hasLength = leading.hasLength;
+      hasDate = leading.hasDate;
+    }
+    for (let i = from; i < headers.length; i += 2) {
       const name = headers[i]!;
       const value = headers[i + 1]!;
       // node:http throws on these too (ERR_INVALID_HTTP_TOKEN, ERR_INVALID_CHAR).
-      if (!HEADER_NAME.test(name) || hasForbiddenChar(value))
-        throw new Error(`invalid answer header ${JSON.stringify(name)}`);
-      if (name.length === 14 && name.toLowerCase() === 'content-length') hasLength = true;
-      else if (name.length === 4 && name.toLowerCase() === 'date') hasDate = true;
+      checkAnswerHeader(name, value);
+      if (isNamed(name, 'content-length')) hasLength = true;
+      else if (isNamed(name, 'date')) hasDate = true;
       out += `${name}: ${value}\r\n`;
     }
     if (!hasDate) out += `Date: ${httpDate()}\r\n`;
@@ -242,7 +291,16 @@ class RawConnection {
     ['end', () => this.clientEnded()],
     ['close', () => this.closed()],
     ['drain', () => this.drained()],
-    ['timeout', () => this.socket.destroy()],
+    // Idle for keepAliveMs (node:http's keepAliveTimeout); an answer in progress has no time
+    // limit here, as in node:http (the upstream client's own timeouts bound it). The socket's
+    // timer stays set for the connection's life, and every read and write re-arms it, so nothing
+    // per request sets or clears it.
+    [
+      'timeout',
+      () => {
+        if (this.current === undefined) this.socket.destroy();
+      },
+    ],
     // Errors (a reset client, a write to a closed socket) end in 'close', handled there.
     ['error', () => undefined],
   ];
@@ -259,6 +317,10 @@ class RawConnection {
 
   get keepAliveLines(): string {
     return this.front.keepAliveLines;
+  }
+
+  get leadingHeaders(): LeadingHeaders {
+    return this.front.leadingHeaders;
   }
 
   get idle(): boolean {
@@ -297,7 +359,6 @@ class RawConnection {
     if (head.close) this.closing = true;
     const answer = new RawAnswer(this, head.method);
     this.current = answer;
-    this.socket.setTimeout(0);
     const request: ApiRequest = {
       method: head.method,
       url: head.url,
@@ -317,7 +378,6 @@ class RawConnection {
       this.socket.end();
       return;
     }
-    this.socket.setTimeout(this.front.options.keepAliveMs);
     if (this.socket.writableNeedDrain) {
       // A client that sends and does not read: nothing more is taken until it has read this
       // answer (node:http does the same), or pipelined requests would pile answers up in memory.
@@ -383,8 +443,10 @@ export class RawFront implements ConnectionFront {
 
   /** The answer header lines that keep a connection open, made once. */
   readonly keepAliveLines: string;
+  readonly leadingHeaders: LeadingHeaders;
 
   constructor(readonly options: RawFrontOptions) {
+    this.leadingHeaders = new LeadingHeaders(options.leadingHeaders ?? []);
     this.keepAliveLines = `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(options.keepAliveMs / 1000)}\r\n`;
   }
 
