@@ -44,10 +44,19 @@ export function generateApiKey(): string {
   return `${API_KEY_PREFIX}${body}${checksum(body)}`;
 }
 
-export function isWellFormedApiKey(key: string): boolean {
-  if (!KEY_PATTERN.test(key)) return false;
+/** Prefix, length and alphabet of a key (no hashing). */
+export function hasApiKeyShape(key: string): boolean {
+  return KEY_PATTERN.test(key);
+}
+
+/** Does a key of that shape carry its own checksum? (a typo or made-up key does not) */
+export function hasValidChecksum(key: string): boolean {
   const rest = key.slice(API_KEY_PREFIX.length);
   return checksum(rest.slice(0, BODY_LENGTH)) === rest.slice(BODY_LENGTH);
+}
+
+export function isWellFormedApiKey(key: string): boolean {
+  return hasApiKeyShape(key) && hasValidChecksum(key);
 }
 
 /** Keyed hash stored instead of the key; lookups go by this value. */

@@ -1,5 +1,5 @@
 import { bearerToken } from '@signal/service-kit';
-import { hashApiKey, isWellFormedApiKey } from './api-key';
+import { hasApiKeyShape, hasValidChecksum, hashApiKey } from './api-key';
 import type { RequestThrottle } from './throttle';
 import type { KeyCache, KeyRecord } from './key-cache';
 import {
@@ -55,8 +55,9 @@ async function refuse(
 
 /**
  * The one authentication pipeline, cheapest rejection first:
- *   bearer parse + key checksum (no I/O) → key record from memory (known, or remembered as
- *   unknown) → only on a miss: the per-IP guard's remembered 429, then the store →
+ *   bearer parse + key shape (no hashing) → key record from memory by the key's hash (known, or
+ *   remembered as unknown) → only on a miss: the key's checksum (typos and made-up keys go no
+ *   further), the per-IP guard's remembered 429, then the store →
  *   unknown/revoked/expired: counted against the IP → revocation and both windows in one
  *   Redis call → admitted with the window the headers describe.
  * Redis down: keys that passed recently get a local limiter; anything else is UNAVAILABLE.
@@ -69,16 +70,19 @@ export async function authenticate(
   now = Date.now(),
 ): Promise<AuthResult> {
   const key = bearerToken(authorization);
-  if (!key || !isWellFormedApiKey(key)) return refuse(deps, ip, 'UNAUTHORIZED');
+  if (!key || !hasApiKeyShape(key)) return refuse(deps, ip, 'UNAUTHORIZED');
   const hash = hashApiKey(key, deps.pepper);
 
   const cached = deps.cache.get(hash, now);
   let record: KeyRecord | undefined;
   if (cached.state === 'unknown') return refuse(deps, ip, 'UNAUTHORIZED');
   if (cached.state === 'known') {
+    // Found by its hash: a key the store holds, so its checksum is right (not computed again,
+    // ~2 µs a request).
     record = cached.record;
     if (cached.stale) deps.cache.load(hash, (h) => deps.keys.findKeyRecord(h)).catch(() => undefined);
   } else {
+    if (!hasValidChecksum(key)) return refuse(deps, ip, 'UNAUTHORIZED');
     const blocked = deps.guard.blockedNow(ip, now);
     if (blocked?.limited)
       return { ok: false, code: 'RATE_LIMITED', rate: blocked.rate, retryAfter: blocked.retryAfter };
