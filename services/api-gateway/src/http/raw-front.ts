@@ -58,6 +58,8 @@ const MAX_HEADERS = 64;
 /** Bytes read ahead of the answer in progress (pipelined requests) before the socket is paused. */
 const MAX_READ_AHEAD = 64 * 1024;
 const HEAD_END = Buffer.from('\r\n\r\n');
+/** An answer's first piece up to this size is written in one buffer with its head. */
+const JOINED_WRITE_BYTES = 16 * 1024;
 const REQUEST_LINE = /^(GET|HEAD) (\/[!-~]*) HTTP\/1\.1$/;
 
 /** Is every character of a header value visible ASCII, space or tab? */
@@ -225,6 +227,17 @@ class RawAnswer extends EventEmitter implements ApiAnswer {
     if (this.writableFinished || this.destroyed) return false;
     if (this.bodiless || chunk.length === 0) return this.flushHead();
     const socket = this.conn.socket;
+    if (this.head && !this.chunked && chunk.length <= JOINED_WRITE_BYTES) {
+      // The head and a small first piece (most answers whole) in one buffer and one write,
+      // rather than a corked pair (the Writable's buffering and a writev of a string and a
+      // buffer, ~2 % of the gateway's CPU per request).
+      const head = this.head;
+      this.head = '';
+      const joined = Buffer.allocUnsafe(head.length + chunk.length);
+      joined.write(head, 0, 'latin1');
+      chunk.copy(joined, head.length);
+      return socket.write(joined);
+    }
     socket.cork();
     this.flushHead();
     if (this.chunked) socket.write(`${chunk.length.toString(16)}\r\n`, 'latin1');
