@@ -226,6 +226,8 @@ describe('the raw upstream client', () => {
     await sleep(100);
     await expect(get(pool, { timeoutMs: 200 })).resolves.toMatchObject({ body: '{"n":2}' });
     await expect(get(pool, { timeoutMs: 200 })).resolves.toMatchObject({ body: '{"n":1}' });
+    // The connection's timer fires with nothing waiting while it is idle; the next exchange arms it again.
+    await sleep(300);
     await expect(get(pool, { timeoutMs: 200 })).rejects.toMatchObject({ code: 'UPSTREAM_HEADERS_TIMEOUT' });
     // All four on one connection: no deadline cut it early.
     expect(svc.connections).toBe(1);
