@@ -1,5 +1,6 @@
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   isBodilessRequest,
   LeadingLines,
@@ -109,8 +110,6 @@ const poolFor = (s: Scripted, connections = 4, idleMs = 5000) =>
     idleMs,
     connectTimeoutMs: 1000,
   });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('the raw upstream client', () => {
   const open: Array<{ close(): Promise<void> }> = [];

@@ -195,7 +195,7 @@ class RawAnswer extends EventEmitter implements ApiAnswer {
     let out = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'unknown'}\r\n`;
     let hasLength = false;
     let hasDate = false;
-    const leading = this.conn.leadingHeaders;
+    const leading = this.conn.front.leadingHeaders;
     const from = leading.startsOf(headers) ? leading.names.length : 0;
     if (from > 0) {
       out += leading.text;
@@ -205,14 +205,13 @@ class RawAnswer extends EventEmitter implements ApiAnswer {
     for (let i = from; i < headers.length; i += 2) {
       const name = headers[i]!;
       const value = headers[i + 1]!;
-      // node:http throws on these too (ERR_INVALID_HTTP_TOKEN, ERR_INVALID_CHAR).
       checkAnswerHeader(name, value);
       if (isNamed(name, 'content-length')) hasLength = true;
       else if (isNamed(name, 'date')) hasDate = true;
       out += `${name}: ${value}\r\n`;
     }
     if (!hasDate) out += `Date: ${httpDate()}\r\n`;
-    out += this.conn.closeAfterAnswer() ? 'Connection: close\r\n' : this.conn.keepAliveLines;
+    out += this.conn.closeAfterAnswer() ? 'Connection: close\r\n' : this.conn.front.keepAliveLines;
     this.bodiless = this.method === 'HEAD' || status === 204 || status === 304;
     if (!this.bodiless && !hasLength) {
       this.chunked = true;
@@ -320,20 +319,12 @@ class RawConnection {
 
   constructor(
     readonly socket: Socket,
-    private readonly front: RawFront,
+    readonly front: RawFront,
     private readonly toNode: (socket: Socket) => void,
   ) {
     socket.setNoDelay(true);
     for (const [event, listener] of this.listeners) socket.on(event, listener);
     socket.setTimeout(front.options.keepAliveMs);
-  }
-
-  get keepAliveLines(): string {
-    return this.front.keepAliveLines;
-  }
-
-  get leadingHeaders(): LeadingHeaders {
-    return this.front.leadingHeaders;
   }
 
   get idle(): boolean {

@@ -151,7 +151,7 @@ export class LeadingLines {
       pairs += 2;
     }
     this.last = Buffer.from(section);
-    this.bytes = Buffer.from(section.subarray(0, end));
+    this.bytes = this.last.subarray(0, end);
     this.headers = headers.slice(0, pairs);
   }
 }
@@ -164,9 +164,10 @@ const FRAMING_NAMES: ReadonlySet<string> = new Set(['content-length', 'transfer-
  * wrong with it. `leading`: the service's usual first lines, parsed already (and learnt here).
  */
 export function parseAnswerHead(head: Buffer, method: string, leading?: LeadingLines): ParsedHead | string {
-  const statusEnd = head.indexOf(CRLF);
-  const sectionStart = statusEnd < 0 ? head.length : statusEnd + 2;
-  const statusText = head.toString('latin1', 0, statusEnd < 0 ? head.length : statusEnd);
+  const crlf = head.indexOf(CRLF);
+  const statusEnd = crlf < 0 ? head.length : crlf;
+  const sectionStart = crlf < 0 ? head.length : crlf + 2;
+  const statusText = head.toString('latin1', 0, statusEnd);
   const statusLine = /^HTTP\/1\.([01]) ([1-5]\d\d)(?: |$)/.exec(statusText);
   if (!statusLine) return `bad status line ${JSON.stringify(statusText.slice(0, 40))}`;
   const status = Number(statusLine[2]);
