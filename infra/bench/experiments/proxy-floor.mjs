@@ -5,7 +5,9 @@
 //   direct · nginx · a raw-socket Node proxy (net both ways, no HTTP library: GET and
 //   Content-Length answers only) · node:http + an undici Pool (the gateway's API-path shape,
 //   with its security headers, request ids and a JWT-sized upstream header) · node:http in front
-//   of the raw upstream pool (which half of the cost is the server's, which the client's).
+//   of the raw upstream pool (which half of the cost is the server's, which the client's) · the
+//   raw-socket proxy with its requests pipelined to the service (a turn's in one write).
+// Beside the proxy's CPU per request, the service's: pipelining changes what both sides spend.
 // Run: source scripts/lib/toolchain.sh && pnpm build && infra/local/infra.sh up >/dev/null &&
 //      set -a && . .run/infra.env && set +a && node infra/bench/experiments/proxy-floor.mjs [rounds]
 import { execFileSync, spawn } from 'node:child_process';
@@ -67,8 +69,60 @@ function rawUpstream(upPort) {
   };
 }
 
-if (mode === 'raw') {
-  const dispatch = rawUpstream(upPort);
+/**
+ * Upstream: `n` keep-alive sockets, requests pipelined: a turn's requests (gathered until
+ * setImmediate) go out on the least busy sockets, one write per socket; answers in order.
+ */
+function pipeUpstream(upPort, n) {
+  const conns = [];
+  let turn = [];
+  let queued = false;
+  for (let i = 0; i < n; i++) {
+    const s = net.connect({ host: '127.0.0.1', port: Number(upPort), noDelay: true });
+    s.inbuf = Buffer.alloc(0);
+    s.jobs = [];
+    s.on('data', (d) => {
+      s.inbuf = s.inbuf.length ? Buffer.concat([s.inbuf, d]) : d;
+      for (;;) {
+        const end = s.inbuf.indexOf('\r\n\r\n');
+        if (!s.jobs.length || end < 0) return;
+        const len = Number(
+          /\r\ncontent-length:\s*(\d+)/i.exec(s.inbuf.subarray(0, end).toString('latin1'))?.[1] ?? 0,
+        );
+        if (s.inbuf.length < end + 4 + len) return;
+        const answer = s.inbuf.subarray(0, end + 4 + len);
+        s.inbuf = s.inbuf.subarray(end + 4 + len);
+        s.jobs.shift().done(answer);
+      }
+    });
+    conns.push(s);
+  }
+  const flush = () => {
+    queued = false;
+    const jobs = turn;
+    turn = [];
+    const per = new Map();
+    for (const job of jobs) {
+      let best = conns[0];
+      for (const c of conns) if (c.jobs.length < best.jobs.length) best = c;
+      best.jobs.push(job);
+      const list = per.get(best) ?? [];
+      list.push(job.head);
+      per.set(best, list);
+    }
+    for (const [c, heads] of per) c.write(heads.join(''));
+  };
+  return (job) => {
+    turn.push(job);
+    if (!queued) {
+      queued = true;
+      setImmediate(flush);
+    }
+  };
+}
+
+if (mode === 'raw' || mode === 'raw-pipe') {
+  const dispatch = mode === 'raw' ? rawUpstream(upPort) : pipeUpstream(upPort, 4);
   const extra = Buffer.from('x-content-type-options: nosniff\r\nx-frame-options: DENY\r\n');
   net
     .createServer({ noDelay: true }, (client) => {
@@ -202,6 +256,7 @@ http { access_log off; upstream up { server 127.0.0.1:4801; keepalive 64; }
     const raw = start([process.execPath, self, 'raw', '4803', '4801']);
     const viaHttp = start([process.execPath, self, 'http', '4804', '4801']);
     const httpRaw = start([process.execPath, self, 'http-raw', '4805', '4801']);
+    const rawPipe = start([process.execPath, self, 'raw-pipe', '4806', '4801']);
     await sleep(1500);
     const nginxWorker = Number(
       execFileSync('pgrep', ['-P', String(nginx.pid)])
@@ -215,11 +270,14 @@ http { access_log off; upstream up { server 127.0.0.1:4801; keepalive 64; }
       ['raw-socket Node proxy', 4803, raw.pid],
       ['node:http + undici (API-path shape)', 4804, viaHttp.pid],
       ['node:http + raw upstream pool', 4805, httpRaw.pid],
+      ['raw-socket Node proxy, pipelined', 4806, rawPipe.pid],
     ];
-    const runs = new Map(scenarios.map(([name]) => [name, { rps: [], us: [] }]));
+    const runs = new Map(scenarios.map(([name]) => [name, { rps: [], us: [], service: [] }]));
+    const signalsPid = procs[0].pid;
     for (let round = 0; round <= rounds; round++) {
       for (const [name, port, pid] of scenarios) {
         const before = pid ? cpuSeconds(pid) : 0;
+        const serviceBefore = cpuSeconds(signalsPid);
         const r = await autocannon({
           url: `http://127.0.0.1:${port}/v1/signals/sig_0`,
           connections: 50,
@@ -227,18 +285,21 @@ http { access_log off; upstream up { server 127.0.0.1:4801; keepalive 64; }
         });
         if (round === 0) continue; // warm-up
         runs.get(name).rps.push(r.requests.average);
+        runs
+          .get(name)
+          .service.push(((cpuSeconds(signalsPid) - serviceBefore) * 1e6) / Math.max(1, r.requests.total));
         runs.get(name).us.push(pid ? ((cpuSeconds(pid) - before) * 1e6) / Math.max(1, r.requests.total) : 0);
       }
     }
     const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     const nginxRps = median(runs.get('nginx').rps);
     console.log(
-      `${'path'.padEnd(38)} ${'req/s'.padStart(7)} ${'proxy µs/req'.padStart(13)} ${'of nginx'.padStart(9)}`,
+      `${'path'.padEnd(38)} ${'req/s'.padStart(7)} ${'proxy µs/req'.padStart(13)} ${'service µs/req'.padStart(15)} ${'of nginx'.padStart(9)}`,
     );
     for (const [name, , pid] of scenarios) {
-      const { rps, us } = runs.get(name);
+      const { rps, us, service } = runs.get(name);
       console.log(
-        `${name.padEnd(38)} ${Math.round(median(rps)).toString().padStart(7)} ${(pid ? Math.round(median(us)).toString() : '—').padStart(13)} ${(median(rps) / nginxRps).toFixed(2).padStart(9)}`,
+        `${name.padEnd(38)} ${Math.round(median(rps)).toString().padStart(7)} ${(pid ? Math.round(median(us)).toString() : '—').padStart(13)} ${Math.round(median(service)).toString().padStart(15)} ${(median(rps) / nginxRps).toFixed(2).padStart(9)}`,
       );
     }
   } finally {

@@ -33,13 +33,15 @@ import {
  *   (e) as (b), but the API path served behind the Express app's middleware stack
  *       (BENCH_API_PATH_VIA_EXPRESS, refused in production too): what Express would cost there,
  *   (f) as (d), but GET on undici (UPSTREAM_CLIENT=undici): what the raw upstream client saves,
- *   (g) as (d), but node:http reading every request (API_FRONT=node): what the raw front saves.
+ *   (g) as (d), but node:http reading every request (API_FRONT=node): what the raw front saves,
+ *   (h) as (d), but one request at a time per connection to the service
+ *       (UPSTREAM_RAW_PIPELINING=1): what pipelining a turn's requests saves, both sides.
  * b/d is what auth + both rate windows cost; d/c is our proxy against nginx; b/e is node:http
  * against Express on the same path; d/f is the raw upstream client against undici; d/g is the
- * raw front against node:http. Beside req/s and latency at saturation, the CPU time each
+ * raw front against node:http; d/h is pipelining against none. Beside req/s and latency at saturation, the CPU time each
  * proxy process spent per request (from /proc) — at saturation and at a fixed offered --rate,
  * where it depends least on what else the machine runs — and a V8 CPU profile of every Node
- * process (signals, gateways b, d, e, f and g), taken in a pass of its own after the measured rounds:
+ * process (signals, gateways b, d, e, f, g and h), taken in a pass of its own after the measured rounds:
  * the profiler costs a Node process ~40 % more CPU per request, and nginx runs without one.
  */
 const CLI = {
@@ -88,7 +90,7 @@ function cpuSeconds(pid: number): number {
 }
 
 interface Scenario {
-  id: 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g';
+  id: 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h';
   name: string;
   url: string;
   /** Made per measurement: a direct call's internal token lives a minute at most. */
@@ -272,6 +274,14 @@ async function main() {
         keyed: false,
         profile: 'g-gateway-auth-off-node-front',
       },
+      {
+        id: 'h',
+        name: '(h) as (d), no pipelining to the service',
+        port: 4107,
+        env: { BENCH_AUTH_OFF_ACCOUNT: accountId, UPSTREAM_RAW_PIPELINING: '1' },
+        keyed: false,
+        profile: 'h-gateway-auth-off-no-pipelining',
+      },
     ];
     // Measured without the CPU profiler (it costs a Node process ~40 % more CPU per request, and
     // nginx runs without one); profiled afterwards in a pass of their own.
@@ -351,7 +361,16 @@ async function main() {
       );
       printTable(rows);
       const by = (id: Scenario['id']) => rows[scenarios.findIndex((s) => s.id === id)];
-      const [a, b, c, d, e, f, g] = [by('a')!, by('b')!, by('c'), by('d')!, by('e')!, by('f')!, by('g')!];
+      const [a, b, c, d, e, f, g, h] = [
+        by('a')!,
+        by('b')!,
+        by('c'),
+        by('d')!,
+        by('e')!,
+        by('f')!,
+        by('g')!,
+        by('h')!,
+      ];
       const ratio = (x: Row, y: Row) => (x.rps / y.rps).toFixed(2);
       const ms = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)} ms`;
       console.log(
@@ -370,6 +389,9 @@ async function main() {
       );
       console.log(
         `d/g ${ratio(d, g)} (the raw front against node:http), p99 d−g ${ms(d.p99 - g.p99)}, CPU ${(d.proxyCpuAtRateUs - g.proxyCpuAtRateUs).toFixed(0)} µs per request at ${rate}/s (${(d.proxyCpuUs - g.proxyCpuUs).toFixed(0)} at saturation)`,
+      );
+      console.log(
+        `d/h ${ratio(d, h)} (requests pipelined to the service against one at a time per connection), p99 d−h ${ms(d.p99 - h.p99)}, CPU ${(d.proxyCpuAtRateUs - h.proxyCpuAtRateUs).toFixed(0)} µs per request at ${rate}/s (${(d.proxyCpuUs - h.proxyCpuUs).toFixed(0)} at saturation); the service's CPU per request ${d.signalsCpuUs.toFixed(0)} against ${h.signalsCpuUs.toFixed(0)} µs`,
       );
     }
 

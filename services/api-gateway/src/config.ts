@@ -45,6 +45,12 @@ export const configSchema = z
     /** Requests in flight per upstream connection (undici pipelines only idempotent ones). */
     UPSTREAM_PIPELINING: env.int(1, 1),
     /**
+     * GET and HEAD in flight per connection on the raw client: a turn's requests go out packed
+     * onto as few connections as this allows, one write each (raw-upstream.ts says why); 1 sends
+     * none behind another.
+     */
+    UPSTREAM_RAW_PIPELINING: env.int(10, 1),
+    /**
      * The client of GET and HEAD to the services: `raw` (keep-alive sockets, http/raw-upstream.ts)
      * or `undici` (which carries every request with a body either way): the way back, should a
      * service ever answer in a way the raw client refuses.

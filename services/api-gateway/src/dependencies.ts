@@ -89,6 +89,7 @@ export async function createDependencies(
     connections: config.UPSTREAM_CONNECTIONS,
     pipelining: config.UPSTREAM_PIPELINING,
     rawClient: config.UPSTREAM_CLIENT === 'raw',
+    rawPipelining: config.UPSTREAM_RAW_PIPELINING,
   };
   const upstreams = {
     signals: createUpstream('signals', config.SIGNALS_URL, upstreamOptions),

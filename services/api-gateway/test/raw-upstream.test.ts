@@ -21,13 +21,15 @@ interface Scripted {
   connections: number;
   /** Request heads received, in order. */
   heads: string[];
+  /** How many whole request heads each read brought (reads that completed none left out). */
+  headsPerRead: number[];
   close(): Promise<void>;
 }
 
-/** A service whose answer to the n-th request (0-based, over all connections) is `answer(n, socket)`. */
-async function scripted(answer: (n: number, socket: net.Socket) => void): Promise<Scripted> {
+/** A service whose answer to the n-th request (0-based, over all connections) is `answer(n, socket, head)`. */
+async function scripted(answer: (n: number, socket: net.Socket, head: string) => void): Promise<Scripted> {
   const sockets = new Set<net.Socket>();
-  const state = { connections: 0, heads: [] as string[] };
+  const state = { connections: 0, heads: [] as string[], headsPerRead: [] as number[] };
   const server = net.createServer((socket) => {
     state.connections += 1;
     sockets.add(socket);
@@ -35,11 +37,14 @@ async function scripted(answer: (n: number, socket: net.Socket) => void): Promis
     let buf = '';
     socket.on('data', (d) => {
       buf += d.toString('latin1');
+      let heads = 0;
       for (let end = buf.indexOf('\r\n\r\n'); end >= 0; end = buf.indexOf('\r\n\r\n')) {
         state.heads.push(buf.slice(0, end));
         buf = buf.slice(end + 4);
-        answer(state.heads.length - 1, socket);
+        heads += 1;
+        answer(state.heads.length - 1, socket, state.heads[state.heads.length - 1]!);
       }
+      if (heads > 0) state.headsPerRead.push(heads);
     });
     socket.on('error', () => undefined);
   });
@@ -50,6 +55,7 @@ async function scripted(answer: (n: number, socket: net.Socket) => void): Promis
       return state.connections;
     },
     heads: state.heads,
+    headsPerRead: state.headsPerRead,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
@@ -104,9 +110,10 @@ function get(
 const json = (body: string, extra = '') =>
   `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`;
 
-const poolFor = (s: Scripted, connections = 4, idleMs = 5000) =>
+const poolFor = (s: Scripted, connections = 4, idleMs = 5000, pipelining = 1) =>
   RawUpstreamPool.forOrigin(`http://127.0.0.1:${s.port}`, {
     connections,
+    pipelining,
     idleMs,
     connectTimeoutMs: 1000,
   });
@@ -397,6 +404,117 @@ describe('the raw upstream client', () => {
     });
     expect(answer).toBe(big);
     expect(paused).toBeGreaterThan(0);
+  });
+});
+
+describe('the raw upstream client, pipelining', () => {
+  const open: Array<{ close(): Promise<void> }> = [];
+  afterEach(async () => {
+    for (const o of open.splice(0).reverse()) await o.close();
+  });
+  const track = <T extends { close(): Promise<void> }>(o: T): T => {
+    open.push(o);
+    return o;
+  };
+  /** The path a request head asked for. */
+  const pathOf = (head: string) => head.split(' ')[1]!;
+  /** An answer that carries the path it answers (so one given to the wrong request shows). */
+  const echo = (socket: net.Socket, head: string) => {
+    if (!socket.writableEnded) socket.write(json(JSON.stringify({ path: pathOf(head) })));
+  };
+
+  it("when a turn's requests outnumber what one connection carries, then they go out packed, several in one write, and each gets its own answer", async () => {
+    const svc = track(await scripted((_n, socket, head) => echo(socket, head)));
+    const pool = track(poolFor(svc, 4, 5000, 4));
+    const paths = Array.from({ length: 8 }, (_, i) => `/v1/signals/sig_${i}`);
+    const answers = await Promise.all(paths.map((path) => get(pool, { path })));
+    expect(answers.map((a) => JSON.parse(a.body).path)).toEqual(paths);
+    // Four per connection: two connections (one at a time would have taken all four).
+    expect(svc.connections).toBe(2);
+    expect(svc.headsPerRead).toEqual([4, 4]);
+    // The next turn's lone request takes a connection that is idle again.
+    expect(JSON.parse((await get(pool, { path: '/again' })).body).path).toBe('/again');
+    expect(svc.connections).toBe(2);
+  });
+
+  it('when one request comes in a turn, then it goes alone on an idle connection (nothing waits behind another)', async () => {
+    const held: Array<() => void> = [];
+    const svc = track(
+      await scripted((n, socket, head) => {
+        // The first answer waits until the second request has its own.
+        if (n === 0) held.push(() => echo(socket, head));
+        else {
+          echo(socket, head);
+          for (const answer of held.splice(0)) answer();
+        }
+      }),
+    );
+    const pool = track(poolFor(svc, 4, 5000, 4));
+    const first = get(pool, { path: '/first' });
+    await sleep(20);
+    const second = await get(pool, { path: '/second' });
+    expect(JSON.parse(second.body).path).toBe('/second');
+    expect(JSON.parse((await first).body).path).toBe('/first');
+    expect(svc.connections).toBe(2);
+  });
+
+  it('when the service ends the connection after the first of several pipelined answers, then those behind it are sent again once, each on a new connection', async () => {
+    const svc = track(
+      await scripted((n, socket, head) => {
+        if (n === 0) socket.end(json(JSON.stringify({ path: pathOf(head) })));
+        else echo(socket, head);
+      }),
+    );
+    const pool = track(poolFor(svc, 4, 5000, 4));
+    const paths = ['/a', '/b', '/c', '/d'];
+    const answers = await Promise.all(paths.map((path) => get(pool, { path })));
+    expect(answers.map((a) => JSON.parse(a.body).path)).toEqual(paths);
+    const sent = svc.heads.map(pathOf);
+    expect(sent.slice(0, 4)).toEqual(paths);
+    expect(sent.slice(4).sort()).toEqual(['/b', '/c', '/d']);
+    expect(svc.connections).toBe(4);
+  });
+
+  it('when the request before a pipelined one gets no answer in time, then it fails with the timeout and the one behind it is answered on a new connection', async () => {
+    const svc = track(
+      await scripted((n, socket, head) => {
+        if (n >= 2) echo(socket, head);
+      }),
+    );
+    const pool = track(poolFor(svc, 4, 5000, 4));
+    const [stalled, behind] = await Promise.allSettled([
+      get(pool, { path: '/stalled', timeoutMs: 150 }),
+      get(pool, { path: '/behind', timeoutMs: 150 }),
+    ]);
+    expect(stalled).toMatchObject({ status: 'rejected', reason: { code: 'UPSTREAM_HEADERS_TIMEOUT' } });
+    expect(behind.status === 'fulfilled' && JSON.parse(behind.value.body).path).toBe('/behind');
+    expect(svc.connections).toBe(2);
+  });
+
+  it("when a pipelined request's client goes away, then its answer is read and dropped and the connection carries on with the others", async () => {
+    const svc = track(await scripted((_n, socket, head) => setTimeout(() => echo(socket, head), 30)));
+    const pool = track(poolFor(svc, 4, 5000, 4));
+    const outcomes: string[] = [];
+    const handler = (label: string): AnswerHandler => ({
+      onStart: () => outcomes.push(`${label} start`),
+      onData: () => true,
+      onEnd: () => outcomes.push(`${label} end`),
+      onError: (err) => outcomes.push(`${label} ${err.code}`),
+    });
+    const request = (path: string) => ({ method: 'GET' as const, path, headers: [], timeoutMs: 2000 });
+    pool.request(request('/1'), handler('1'));
+    const second = pool.request(request('/2'), handler('2'));
+    const third = new Promise<void>((resolve) =>
+      pool.request(request('/3'), { ...handler('3'), onEnd: () => resolve(void outcomes.push('3 end')) }),
+    );
+    await sleep(10); // sent, not answered yet
+    second.abort();
+    await third;
+    expect(outcomes).toEqual(['2 UPSTREAM_ABORTED', '1 start', '1 end', '3 start', '3 end']);
+    expect(svc.connections).toBe(1);
+    // The connection is still in step: the next request on it gets its own answer.
+    expect(JSON.parse((await get(pool, { path: '/4' })).body).path).toBe('/4');
+    expect(svc.connections).toBe(1);
   });
 });
 

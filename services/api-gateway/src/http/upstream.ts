@@ -62,6 +62,8 @@ export interface UpstreamOptions {
   pipelining: number;
   /** GET and HEAD on the raw client (config `UPSTREAM_CLIENT`). */
   rawClient: boolean;
+  /** GET and HEAD in flight per connection on the raw client (see raw-upstream.ts). */
+  rawPipelining: number;
 }
 
 export function createUpstream(name: string, url: string, options: UpstreamOptions): Upstream {
@@ -76,6 +78,7 @@ export function createUpstream(name: string, url: string, options: UpstreamOptio
   const raw = options.rawClient
     ? RawUpstreamPool.forOrigin(url, {
         connections: options.connections,
+        pipelining: options.rawPipelining,
         idleMs: 30_000,
         connectTimeoutMs: 2000,
       })
