@@ -255,6 +255,45 @@ describe('two gateway instances sharing Redis and MongoDB', () => {
   });
 });
 
+describe('requests pipelined to a service', () => {
+  it('when 150 clients read different signals at once over two upstream connections, then each gets the answer to its own request', async () => {
+    // Two connections and ten in flight on each: most of these requests go out behind others.
+    const piped = await startGateway({
+      label: 'gw_auth_pipe',
+      upstreams: { signals: signals.url, stats: upstreamEcho.url, webhooks: 'http://127.0.0.1:9' },
+      share: { dbName: gw.config.GATEWAY_DB, redisPrefix: gw.config.REDIS_PREFIX },
+      env: { UPSTREAM_CONNECTIONS: '2', UPSTREAM_RAW_PIPELINING: '10' },
+    });
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 8; i++) {
+        const created = await request(signals.url)
+          .post('/internal/signals')
+          .set(signals.ingestAuth)
+          .send(signalInput())
+          .expect(201);
+        ids.push(String(created.body.data.id));
+      }
+      const { key } = await gw.account({ per_minute: 1000, per_day: 10_000 });
+      // Every fifth a malformed id: the service's 404 envelope names the request id it was sent.
+      const paths = Array.from({ length: 150 }, (_, i) =>
+        i % 5 === 4 ? `/v1/signals/sig_${i}` : `/v1/signals/${ids[i % ids.length]}`,
+      );
+      const answers = await Promise.all(
+        paths.map((path) => request(piped.url).get(path).set('Authorization', `Bearer ${key}`)),
+      );
+      const got = answers.map((res) =>
+        res.status === 200
+          ? `200 ${String(res.body.data.id)}`
+          : `${res.status} ${String(errorEnvelopeSchema.parse(res.body).error.request_id === res.headers['x-request-id'])}`,
+      );
+      expect(got).toEqual(paths.map((path, i) => (i % 5 === 4 ? '404 true' : `200 ${path.slice(12)}`)));
+    } finally {
+      await piped.stop();
+    }
+  });
+});
+
 describe('upstream faults', () => {
   it('when the upstream is down, then 503 SERVICE_UNAVAILABLE envelope, not a hang', async () => {
     const { key } = await gw.account();
