@@ -118,16 +118,17 @@ const poolFor = (s: Scripted, connections = 4, idleMs = 5000, pipelining = 1) =>
     connectTimeoutMs: 1000,
   });
 
-describe('the raw upstream client', () => {
-  const open: Array<{ close(): Promise<void> }> = [];
-  afterEach(async () => {
-    for (const o of open.splice(0).reverse()) await o.close();
-  });
-  const track = <T extends { close(): Promise<void> }>(o: T): T => {
-    open.push(o);
-    return o;
-  };
+/** What a test opened (scripted services, pools), closed after it, last first. */
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  for (const o of open.splice(0).reverse()) await o.close();
+});
+const track = <T extends { close(): Promise<void> }>(o: T): T => {
+  open.push(o);
+  return o;
+};
 
+describe('the raw upstream client', () => {
   it('when answers carry Content-Length, then each arrives whole and the next request reuses the connection', async () => {
     const svc = track(await scripted((n, socket) => socket.write(json(`{"n":${n}}`))));
     const pool = track(poolFor(svc));
@@ -408,14 +409,6 @@ describe('the raw upstream client', () => {
 });
 
 describe('the raw upstream client, pipelining', () => {
-  const open: Array<{ close(): Promise<void> }> = [];
-  afterEach(async () => {
-    for (const o of open.splice(0).reverse()) await o.close();
-  });
-  const track = <T extends { close(): Promise<void> }>(o: T): T => {
-    open.push(o);
-    return o;
-  };
   /** The path a request head asked for. */
   const pathOf = (head: string) => head.split(' ')[1]!;
   /** An answer that carries the path it answers (so one given to the wrong request shows). */
