@@ -33,6 +33,19 @@ const RATE_HEADERS = [
   '1795445520',
 ];
 
+/** The next whole answer (Content-Length framed) in the socket's read buffer, taken off it; or undefined. */
+function nextAnswer(s) {
+  const end = s.inbuf.indexOf('\r\n\r\n');
+  if (end < 0) return undefined;
+  const len = Number(
+    /\r\ncontent-length:\s*(\d+)/i.exec(s.inbuf.subarray(0, end).toString('latin1'))?.[1] ?? 0,
+  );
+  if (s.inbuf.length < end + 4 + len) return undefined;
+  const answer = s.inbuf.subarray(0, end + 4 + len);
+  s.inbuf = s.inbuf.subarray(end + 4 + len);
+  return answer;
+}
+
 /** Upstream: a pool of keep-alive sockets, one request in flight each (GET, Content-Length answers). */
 function rawUpstream(upPort) {
   const idle = [];
@@ -47,14 +60,8 @@ function rawUpstream(upPort) {
     s.inbuf = Buffer.alloc(0);
     s.on('data', (d) => {
       s.inbuf = s.inbuf.length ? Buffer.concat([s.inbuf, d]) : d;
-      const end = s.inbuf.indexOf('\r\n\r\n');
-      if (!s.job || end < 0) return;
-      const len = Number(
-        /\r\ncontent-length:\s*(\d+)/i.exec(s.inbuf.subarray(0, end).toString('latin1'))?.[1] ?? 0,
-      );
-      if (s.inbuf.length < end + 4 + len) return;
-      const answer = s.inbuf.subarray(0, end + 4 + len);
-      s.inbuf = s.inbuf.subarray(end + 4 + len);
+      const answer = s.job && nextAnswer(s);
+      if (!answer) return;
       const job = s.job;
       s.job = undefined;
       job.done(answer);
@@ -83,15 +90,9 @@ function pipeUpstream(upPort, n) {
     s.jobs = [];
     s.on('data', (d) => {
       s.inbuf = s.inbuf.length ? Buffer.concat([s.inbuf, d]) : d;
-      for (;;) {
-        const end = s.inbuf.indexOf('\r\n\r\n');
-        if (!s.jobs.length || end < 0) return;
-        const len = Number(
-          /\r\ncontent-length:\s*(\d+)/i.exec(s.inbuf.subarray(0, end).toString('latin1'))?.[1] ?? 0,
-        );
-        if (s.inbuf.length < end + 4 + len) return;
-        const answer = s.inbuf.subarray(0, end + 4 + len);
-        s.inbuf = s.inbuf.subarray(end + 4 + len);
+      while (s.jobs.length) {
+        const answer = nextAnswer(s);
+        if (!answer) return;
         s.jobs.shift().done(answer);
       }
     });

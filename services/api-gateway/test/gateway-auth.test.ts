@@ -49,6 +49,15 @@ afterAll(async () => {
   await upstreamEcho.close();
 });
 
+/** A second gateway instance over the same store, Redis and upstreams as `gw`. */
+const anotherGateway = (label: string, env: Record<string, string> = {}) =>
+  startGateway({
+    label,
+    upstreams: { signals: signals.url, stats: upstreamEcho.url, webhooks: 'http://127.0.0.1:9' },
+    share: { dbName: gw.config.GATEWAY_DB, redisPrefix: gw.config.REDIS_PREFIX },
+    env,
+  });
+
 const api = (key?: string) => {
   const r = request(gw.url).get('/v1/signals');
   return key ? r.set('Authorization', `Bearer ${key}`) : r;
@@ -201,12 +210,7 @@ describe('rate limits', () => {
 
 describe('two gateway instances sharing Redis and MongoDB', () => {
   it('when a key is revoked through one instance, then the very next request on the other fails (and GET answers alike on either upstream client)', async () => {
-    const other = await startGateway({
-      label: 'gw_auth_b',
-      upstreams: { signals: signals.url, stats: upstreamEcho.url, webhooks: 'http://127.0.0.1:9' },
-      share: { dbName: gw.config.GATEWAY_DB, redisPrefix: gw.config.REDIS_PREFIX },
-      env: { UPSTREAM_CLIENT: 'undici' },
-    });
+    const other = await anotherGateway('gw_auth_b', { UPSTREAM_CLIENT: 'undici' });
     try {
       const { key, keyId, accountId } = await gw.account({ per_minute: 1000, per_day: 10_000 });
       const viaUndici = await request(other.url)
@@ -232,11 +236,7 @@ describe('two gateway instances sharing Redis and MongoDB', () => {
   });
 
   it('when both instances take a burst for one account, then the limit holds across them', async () => {
-    const other = await startGateway({
-      label: 'gw_auth_c',
-      upstreams: { signals: signals.url, stats: upstreamEcho.url, webhooks: 'http://127.0.0.1:9' },
-      share: { dbName: gw.config.GATEWAY_DB, redisPrefix: gw.config.REDIS_PREFIX },
-    });
+    const other = await anotherGateway('gw_auth_c');
     try {
       const { key } = await gw.account({ per_minute: 30, per_day: 10_000 });
       const results = await Promise.all(
@@ -258,11 +258,9 @@ describe('two gateway instances sharing Redis and MongoDB', () => {
 describe('requests pipelined to a service', () => {
   it('when 150 clients read different signals at once over two upstream connections, then each gets the answer to its own request', async () => {
     // Two connections and ten in flight on each: most of these requests go out behind others.
-    const piped = await startGateway({
-      label: 'gw_auth_pipe',
-      upstreams: { signals: signals.url, stats: upstreamEcho.url, webhooks: 'http://127.0.0.1:9' },
-      share: { dbName: gw.config.GATEWAY_DB, redisPrefix: gw.config.REDIS_PREFIX },
-      env: { UPSTREAM_CONNECTIONS: '2', UPSTREAM_RAW_PIPELINING: '10' },
+    const piped = await anotherGateway('gw_auth_pipe', {
+      UPSTREAM_CONNECTIONS: '2',
+      UPSTREAM_RAW_PIPELINING: '10',
     });
     try {
       const ids: string[] = [];

@@ -209,7 +209,7 @@ class RawAnswer implements ApiAnswer {
 
   /** The client's socket took what was waiting: whoever held back goes on. */
   emitDrain(): void {
-    for (const listener of this.drainListeners.slice()) listener();
+    for (const listener of this.drainListeners) listener();
   }
 
   get destroyed(): boolean {

@@ -92,6 +92,11 @@ interface Job {
   retried: boolean;
 }
 
+/** The pool is closing: nothing more is sent. */
+const shuttingDown = () => new UpstreamError('UPSTREAM_CLOSED', 'the gateway is shutting down');
+/** The service closed (or would not keep) a connection before an answer came. */
+const serviceClosed = () => new UpstreamError('UPSTREAM_CLOSED', 'the service closed the connection');
+
 /** Ends a job with an error, once (whichever of connect, timeout, close or abort comes first). */
 function failJob(job: Job, err: UpstreamError): void {
   if (job.settled) return;
@@ -354,7 +359,7 @@ class Connection {
   private onClosed(): void {
     if (this.closed && this.jobs.length === 0) return;
     const [job, ...behind] = this.jobs.splice(0);
-    const closedError = new UpstreamError('UPSTREAM_CLOSED', 'the service closed the connection');
+    const closedError = serviceClosed();
     this.destroy();
     if (job && this.framing?.kind === 'close' && this.answered) {
       // The answer was framed by the connection's end: this is its end.
@@ -501,7 +506,7 @@ class Connection {
       const behind = this.jobs.splice(0);
       this.destroy();
       this.finish(job);
-      this.pool.sendAgain(behind, new UpstreamError('UPSTREAM_CLOSED', 'the service closed the connection'));
+      this.pool.sendAgain(behind, serviceClosed());
       return false;
     }
     this.keepAlive = true;
@@ -565,7 +570,7 @@ export class RawUpstreamPool {
   /** Sends one bodiless request; the handler hears each step of the answer, or one error. */
   request(request: BodilessRequest, handler: AnswerHandler): Exchange {
     const job: Job = { request, handler, settled: false, retried: false };
-    if (this.closing) failJob(job, new UpstreamError('UPSTREAM_CLOSED', 'the gateway is shutting down'));
+    if (this.closing) failJob(job, shuttingDown());
     else {
       this.turn.push(job);
       if (!this.turnQueued) {
@@ -599,7 +604,7 @@ export class RawUpstreamPool {
     for (const job of jobs) {
       if (job.settled) continue;
       if (this.closing) {
-        failJob(job, new UpstreamError('UPSTREAM_CLOSED', 'the gateway is shutting down'));
+        failJob(job, shuttingDown());
         continue;
       }
       if (!conn || conn.closed || conn.jobs.length >= this.depth) {
@@ -633,10 +638,7 @@ export class RawUpstreamPool {
     for (const job of jobs) {
       if (job.settled) continue;
       if (job.retried || this.closing) {
-        failJob(
-          job,
-          this.closing ? new UpstreamError('UPSTREAM_CLOSED', 'the gateway is shutting down') : err,
-        );
+        failJob(job, this.closing ? shuttingDown() : err);
         continue;
       }
       job.retried = true;
@@ -708,8 +710,7 @@ export class RawUpstreamPool {
   /** Closes every connection; waiting requests get an error. */
   async close(): Promise<void> {
     this.closing = true;
-    for (const job of [...this.turn.splice(0), ...this.waiting.splice(0)])
-      failJob(job, new UpstreamError('UPSTREAM_CLOSED', 'the gateway is shutting down'));
+    for (const job of [...this.turn.splice(0), ...this.waiting.splice(0)]) failJob(job, shuttingDown());
     for (const conn of [...this.all]) conn.destroy();
   }
 }
