@@ -35,11 +35,11 @@ describe('capacity model', () => {
     );
   });
 
-  it('when the README figures change, then the table follows them', () => {
+  it('when the README figures change, then the table follows them (the latest gateway run, thousands separators and all)', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'capacity-'));
     const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8').replace(
-      /^\| `GET \/v1\/signals\/\{id\}` \(database read\) \| [\d.]+, /m,
-      '| `GET /v1/signals/{id}` (database read) | 100000, ',
+      /^\| read by id, `GET \/v1\/signals\/\{id\}` \| [\d,.]+, /m,
+      '| read by id, `GET /v1/signals/{id}` | 100,000, ',
     );
     writeFileSync(path.join(dir, 'README.md'), readme);
     const changed = model('--readme', path.join(dir, 'README.md'));

@@ -107,13 +107,16 @@ function fromReadme(file) {
       ? line
           .split('|')
           .slice(2)
-          .map((c) => c.match(/[\d.]+/g)?.map(Number) ?? [])
+          // "8,610, 17 ms" → [8610, 17]: thousands separators are part of the number.
+          .map((c) => c.match(/\d[\d,]*(?:\.\d+)?/g)?.map((n) => Number(n.replaceAll(',', ''))) ?? [])
       : undefined;
   };
   const out = {};
-  const db = cells('| `GET /v1/signals/{id}` (database read)');
+  // The gateway's latest run comes first in the section ("read by id" / "404" rows, (a) direct
+  // then (b) gateway); the older table's rows are the fallback.
+  const db = cells('| read by id, `GET /v1/signals/{id}`') ?? cells('| `GET /v1/signals/{id}` (database read)');
   if (db) [out['db-direct-rps'], out['db-gateway-rps']] = [db[0][0], db[1][0]];
-  const nodb = cells('| `GET /v1/signals/sig_0` (404');
+  const nodb = cells('| 404, `GET /v1/signals/sig_0`') ?? cells('| `GET /v1/signals/sig_0` (404');
   if (nodb) [out['nodb-direct-rps'], out['nodb-gateway-rps']] = [nodb[0][0], nodb[1][0]];
   const list = cells('| (b) type + status + since');
   if (list) out['list-p99-ms'] = list[0][1];

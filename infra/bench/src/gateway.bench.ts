@@ -5,7 +5,7 @@ import path from 'node:path';
 import { deleteKeysMatching, parseCliArgs, readCommandLine } from '@signal/service-kit';
 import Redis from 'ioredis';
 import mongoose from 'mongoose';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import { summarize } from './cpu-profile';
 import {
   ROOT,
@@ -131,6 +131,32 @@ async function measure(s: Scenario, signalsPid: number, path: string): Promise<R
     signalsCpuUs,
     proxyCpuAtRateUs: ((cpuSeconds(s.pid) - atRateBefore) / pacedRequests) * 1e6,
   };
+}
+
+/**
+ * What a hop adds to one request when nothing queues: `count` requests one at a time on one
+ * keep-alive connection, timed in µs (autocannon's latencies are whole milliseconds, and at
+ * saturation p99 is mostly the queue, which throughput already measures).
+ */
+async function unloadedLatency(
+  url: string,
+  headers: Record<string, string>,
+  count: number,
+): Promise<{ p50: number; p99: number }> {
+  const agent = new Agent({ connections: 1 });
+  const micros: number[] = [];
+  try {
+    for (let n = 0; n < count + 100; n++) {
+      const started = process.hrtime.bigint();
+      const answer = await request(url, { headers, dispatcher: agent });
+      await answer.body.dump();
+      if (n >= 100) micros.push(Number(process.hrtime.bigint() - started) / 1000);
+    }
+  } finally {
+    await agent.close();
+  }
+  micros.sort((x, y) => x - y);
+  return { p50: micros[Math.floor(count * 0.5)]!, p99: micros[Math.floor(count * 0.99)]! };
 }
 
 function printTable(rows: Row[]): void {
@@ -404,6 +430,24 @@ async function main() {
       );
       console.log(
         `d/h ${ratio(d, h)} (requests pipelined to the service against one at a time per connection), p99 d−h ${ms(d.p99 - h.p99)}, CPU ${(d.proxyCpuAtRateUs - h.proxyCpuAtRateUs).toFixed(0)} µs per request at ${rate}/s (${(d.proxyCpuUs - h.proxyCpuUs).toFixed(0)} at saturation); the service's CPU per request ${d.signalsCpuUs.toFixed(0)} against ${h.signalsCpuUs.toFixed(0)} µs`,
+      );
+      // One request at a time through (a) to (d), interleaved, medians of three 1,000-request runs.
+      const probed = scenarios.filter((s) => s.id === 'a' || s.id === 'b' || s.id === 'c' || s.id === 'd');
+      const latencies = new Map<string, Array<{ p50: number; p99: number }>>(probed.map((s) => [s.id, []]));
+      for (let r = 0; r < 3; r++)
+        for (const s of probed)
+          latencies.get(s.id)!.push(await unloadedLatency(`${s.url}${route}`, s.headers(), 1000));
+      const unloaded = (id: string) => {
+        const runs = latencies.get(id);
+        return runs
+          ? { p50: median(runs.map((x) => x.p50)), p99: median(runs.map((x) => x.p99)) }
+          : undefined;
+      };
+      const [ua, ub, uc, ud] = ['a', 'b', 'c', 'd'].map(unloaded);
+      const us = (x: { p50: number; p99: number } | undefined) =>
+        x ? `${x.p50.toFixed(0)} / ${x.p99.toFixed(0)} µs` : 'skipped';
+      console.log(
+        `one request at a time, p50 / p99: (a) ${us(ua)}, (b) ${us(ub)}, (c) ${us(uc)}, (d) ${us(ud)}; auth + limits add ${(ub!.p50 - ud!.p50).toFixed(0)} µs at p50, ${(ub!.p99 - ud!.p99).toFixed(0)} µs at p99 (target ≤ +1 ms)`,
       );
       console.log(
         `b/i ${ratio(b, i)} (the limiter's own lean Redis connection against ioredis), p99 b−i ${ms(b.p99 - i.p99)}, CPU ${(b.proxyCpuAtRateUs - i.proxyCpuAtRateUs).toFixed(0)} µs per request at ${rate}/s (${(b.proxyCpuUs - i.proxyCpuUs).toFixed(0)} at saturation)`,
