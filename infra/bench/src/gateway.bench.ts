@@ -23,7 +23,7 @@ import {
 /**
  * pnpm bench gateway [--seconds 8] [--connections 50] [--rounds 3] [--workers 1] [--rate 1000]
  *
- * One route nine ways, in interleaved rounds (a, b, c, d, a, b, …; medians reported), so a
+ * One route eight ways, in interleaved rounds (a, b, c, d, a, b, …; medians reported), so a
  * machine shared with other work skews every scenario alike:
  *   (a) the signals service directly,
  *   (b) through the gateway as production runs it (API key, per-account limits, usage),
@@ -35,17 +35,15 @@ import {
  *   (f) as (d), but GET on undici (UPSTREAM_CLIENT=undici): what the raw upstream client saves,
  *   (g) as (d), but node:http reading every request (API_FRONT=node): what the raw front saves,
  *   (h) as (d), but one request at a time per connection to the service
- *       (UPSTREAM_RAW_PIPELINING=1): what pipelining a turn's requests saves, both sides,
- *   (i) as (b), but the rate-limit script on the shared ioredis client
- *       (RATE_LIMIT_REDIS_CLIENT=ioredis): what the limiter's own lean connection saves.
+ *       (UPSTREAM_RAW_PIPELINING=1): what pipelining a turn's requests saves, both sides.
  * b/d is what auth + both rate windows cost; d/c is our proxy against nginx; b/e is node:http
  * against Express on the same path; d/f is the raw upstream client against undici; d/g is the
- * raw front against node:http; d/h is pipelining against none; b/i is the lean limiter connection
- * against ioredis. Beside req/s and latency at saturation, the CPU time each
+ * raw front against node:http; d/h is pipelining against none. Beside req/s and latency at saturation, the CPU time each
  * proxy process spent per request (from /proc) — at saturation and at a fixed offered --rate,
  * where it depends least on what else the machine runs — and a V8 CPU profile of every Node
- * process (signals, gateways b, d, e, f, g, h and i), taken in a pass of its own after the measured rounds:
+ * process (signals, gateways b, d, e, f, g and h), taken in a pass of its own after the measured rounds:
  * the profiler costs a Node process ~40 % more CPU per request, and nginx runs without one.
+ * Then (a)–(d) one request at a time, timed in µs: the latency a hop adds when nothing queues.
  */
 const CLI = {
   name: 'gateway bench',
@@ -93,7 +91,7 @@ function cpuSeconds(pid: number): number {
 }
 
 interface Scenario {
-  id: 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h' | 'i';
+  id: 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h';
   name: string;
   url: string;
   /** Made per measurement: a direct call's internal token lives a minute at most. */
@@ -311,14 +309,6 @@ async function main() {
         keyed: false,
         profile: 'h-gateway-auth-off-no-pipelining',
       },
-      {
-        id: 'i',
-        name: '(i) as (b), limiter on ioredis',
-        port: 4108,
-        env: { RATE_LIMIT_REDIS_CLIENT: 'ioredis' },
-        keyed: true,
-        profile: 'i-gateway-limiter-on-ioredis',
-      },
     ];
     // Measured without the CPU profiler (it costs a Node process ~40 % more CPU per request, and
     // nginx runs without one); profiled afterwards in a pass of their own.
@@ -398,7 +388,7 @@ async function main() {
       );
       printTable(rows);
       const by = (id: Scenario['id']) => rows[scenarios.findIndex((s) => s.id === id)];
-      const [a, b, c, d, e, f, g, h, i] = [
+      const [a, b, c, d, e, f, g, h] = [
         by('a')!,
         by('b')!,
         by('c'),
@@ -407,7 +397,6 @@ async function main() {
         by('f')!,
         by('g')!,
         by('h')!,
-        by('i')!,
       ];
       const ratio = (x: Row, y: Row) => (x.rps / y.rps).toFixed(2);
       const ms = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)} ms`;
@@ -448,9 +437,6 @@ async function main() {
         x ? `${x.p50.toFixed(0)} / ${x.p99.toFixed(0)} µs` : 'skipped';
       console.log(
         `one request at a time, p50 / p99: (a) ${us(ua)}, (b) ${us(ub)}, (c) ${us(uc)}, (d) ${us(ud)}; auth + limits add ${(ub!.p50 - ud!.p50).toFixed(0)} µs at p50, ${(ub!.p99 - ud!.p99).toFixed(0)} µs at p99 (target ≤ +1 ms)`,
-      );
-      console.log(
-        `b/i ${ratio(b, i)} (the limiter's own lean Redis connection against ioredis), p99 b−i ${ms(b.p99 - i.p99)}, CPU ${(b.proxyCpuAtRateUs - i.proxyCpuAtRateUs).toFixed(0)} µs per request at ${rate}/s (${(b.proxyCpuUs - i.proxyCpuUs).toFixed(0)} at saturation)`,
       );
     }
 

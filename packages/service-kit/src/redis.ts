@@ -113,9 +113,6 @@ function decode(value: string, what: string): string {
   }
 }
 
-/** A command with no reply for this long fails (Redis answers in well under a millisecond). */
-export const REDIS_COMMAND_TIMEOUT_MS = 1000;
-
 /**
  * Redis that fails fast while down (no offline queue, 1 s command timeout) and reconnects by
  * itself. Waits up to `readyWaitMs` for the first connection, then returns either way: callers
@@ -128,7 +125,7 @@ export async function connectRedis(url: string, logger: Logger, readyWaitMs = 30
   const failFast: RedisOptions = {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
-    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    commandTimeout: 1000,
     connectTimeout: 2000,
     // ioredis arms this timer on every disconnect and clears it on the socket's 'close', which a
     // socket already closed (a refused reconnect) never emits again: the default 2 s kept a CLI

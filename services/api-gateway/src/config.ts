@@ -63,12 +63,6 @@ export const configSchema = z
      * way: its instrumentation is what makes the request spans.
      */
     API_FRONT: z.enum(['raw', 'node']).default('raw'),
-    /**
-     * The connection the rate-limit script runs on: `lean` (a connection of its own that speaks
-     * RESP directly, data/script-connection.ts) or `ioredis` (the shared client). A TLS
-     * (`rediss:`), Sentinel or query-option REDIS_URL uses ioredis either way.
-     */
-    RATE_LIMIT_REDIS_CLIENT: z.enum(['lean', 'ioredis']).default('lean'),
     /** Read only to know whether tracing is on (@signal/telemetry reads them itself). */
     OTEL_EXPORTER_OTLP_ENDPOINT: z.string().optional(),
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().optional(),

@@ -1,7 +1,6 @@
 import {
   connectMongo,
   connectRedis,
-  REDIS_COMMAND_TIMEOUT_MS,
   pingMongo,
   signInternalToken,
   InternalTokenCache,
@@ -13,7 +12,6 @@ import type { Connection } from 'mongoose';
 import type { GatewayConfig } from './config';
 import { AccountRepository } from './data/account.repository';
 import { RateLimitStore } from './data/rate-limit.store';
-import { ScriptConnection, ioredisScripts, leanTarget } from './data/script-connection';
 import { UsageStore } from './data/usage.store';
 import { LoginAttemptStore } from './data/login-attempts.store';
 import { SessionRevocationStore } from './data/session-revocations.store';
@@ -62,15 +60,7 @@ export async function createDependencies(
     if (wasReady) cache.clear();
     wasReady = true;
   });
-  const lean = config.RATE_LIMIT_REDIS_CLIENT === 'lean' ? leanTarget(config.REDIS_URL) : undefined;
-  const limiterScripts = lean
-    ? new ScriptConnection(lean, {
-        replyTimeoutMs: REDIS_COMMAND_TIMEOUT_MS,
-        retryStepMs: 100,
-        onFailure: (err) => logger.warn({ err: err.message }, 'limiter redis connection failed'),
-      })
-    : ioredisScripts(redis);
-  const limiter = new RateLimitStore(redis, config.REDIS_PREFIX, limiterScripts);
+  const limiter = new RateLimitStore(redis, config.REDIS_PREFIX);
   const lastTouched = new Map<string, number>();
   const auth: AuthDeps = {
     keys: repository,
@@ -141,7 +131,6 @@ export async function createDependencies(
     async close() {
       await Promise.all(Object.values(upstreams).map(closeUpstream));
       await usage.close();
-      limiterScripts.close();
       redis.disconnect();
       await mongo.close();
     },

@@ -8,7 +8,6 @@ import {
   type SharedLimiter,
   type WindowDecision,
 } from '../domain/rate-limit';
-import { ioredisScripts, type ScriptRunner } from './script-connection';
 
 /**
  * Both windows (minute and UTC day) are checked and, only if both have room, counted — in
@@ -90,14 +89,9 @@ export class RateLimitStore implements SharedLimiter {
   private readonly waiting = new Map<string, Batch>();
   private flushQueued = false;
 
-  /**
-   * `scripts` runs the check script: by default on `redis`; the gateway gives it the lean
-   * connection of its own (script-connection.ts). Revocations and plans always go by `redis`.
-   */
   constructor(
     private readonly redis: Redis,
     private readonly prefix = '',
-    private readonly scripts: ScriptRunner = ioredisScripts(redis),
   ) {}
 
   private tag(subject: string): string {
@@ -161,7 +155,7 @@ export class RateLimitStore implements SharedLimiter {
       void this.decide(batches[0]!);
       return;
     }
-    this.scripts.runEach(CHECK, batches.map(scriptCall)).then(
+    CHECK.runEach(this.redis, batches.map(scriptCall)).then(
       (outcomes) =>
         batches.forEach((batch, i) => {
           const outcome = outcomes[i]!;
@@ -176,7 +170,7 @@ export class RateLimitStore implements SharedLimiter {
   private async decide(batch: Batch): Promise<void> {
     try {
       const { keys, args } = scriptCall(batch);
-      settle(batch, await this.scripts.run(CHECK, keys, args));
+      settle(batch, await CHECK.run(this.redis, keys, args));
     } catch (err) {
       rejectAll(batch, err);
     }
