@@ -35,7 +35,10 @@ const ASSUMED = {
   'mongo-ops-per-core': [8000, 'indexed MongoDB reads/s one mongod core serves from cache'],
   'mongo-max-connections': [5000, 'client connections one mongod primary is allowed (its memory budget)'],
   'mongo-cores': [4, 'cores of one mongod (the replica-set primary takes reads and writes)'],
-  'redis-ops-per-core': [60000, 'rate-limit Lua calls (4 keys) or MGETs/s one Redis shard serves'],
+  'redis-ops-per-core': [
+    60000,
+    'rate-limit Lua calls (4 keys), index reads or MGETs/s one Redis shard serves',
+  ],
   'rabbit-msgs-per-queue': [10000, 'persistent, confirmed messages/s through one quorum queue'],
   'deliveries-per-day': [10_000_000, 'webhook deliveries per day'],
   'delivery-peak': [4, 'peak delivery rate over the daily mean'],
@@ -114,7 +117,8 @@ function fromReadme(file) {
   const out = {};
   // The gateway's latest run comes first in the section ("read by id" / "404" rows, (a) direct
   // then (b) gateway); the older table's rows are the fallback.
-  const db = cells('| read by id, `GET /v1/signals/{id}`') ?? cells('| `GET /v1/signals/{id}` (database read)');
+  const db =
+    cells('| read by id, `GET /v1/signals/{id}`') ?? cells('| `GET /v1/signals/{id}` (database read)');
   if (db) [out['db-direct-rps'], out['db-gateway-rps']] = [db[0][0], db[1][0]];
   const nodb = cells('| 404, `GET /v1/signals/sig_0`') ?? cells('| `GET /v1/signals/sig_0` (404');
   if (nodb) [out['nodb-direct-rps'], out['nodb-gateway-rps']] = [nodb[0][0], nodb[1][0]];
@@ -162,8 +166,12 @@ function plan(rps) {
   // and each process holds at most mongo-pool MongoDB connections.
   const signalsCpu = ((list + detail) * svcCost) / usable;
   const signalsPool = (list * f['list-p99-ms']) / 1000 / f['mongo-pool'];
-  const mongoOps = list * 2 + detail + webhooks; // a list page = find + count
-  const redisOps = rps + statsRps; // one Lua call per request (limits) + one MGET per stats read
+  // Signal reads come from the timeline index in Redis: one page script per list, GET + HGET per
+  // detail. MongoDB answers them only while the index is rebuilt or Redis is away (bounded by the
+  // signals service's load shedder), so in steady state it carries webhook management.
+  const mongoOps = webhooks;
+  // One Lua call per request (limits) + one MGET per stats read + the index reads.
+  const redisOps = rps + statsRps + list + detail * 2;
   const mongoCap = f['mongo-ops-per-core'] * f['mongo-cores'] * f.headroom;
   const redisCap = f['redis-ops-per-core'] * f.headroom;
   return {
@@ -184,8 +192,8 @@ function plan(rps) {
     mongoConnections: 0, // filled in below: pods × pool
     // Where one shard / one primary / one queue stops: the request rate at which it reaches headroom.
     limits: {
-      'MongoDB primary (signal reads)': mongoCap / ((mongoOps || 1) / rps),
-      'Redis shard (rate-limit Lua call)': redisCap / (redisOps / rps),
+      'MongoDB primary (webhook management)': mongoCap / ((mongoOps || 1) / rps),
+      'Redis shard (rate limits + timeline index reads)': redisCap / (redisOps / rps),
       // Every list request in flight holds a connection for its p99.
       'MongoDB connections (list requests in flight)':
         (f['mongo-max-connections'] * f.headroom) / (f['share-list'] * (f['list-p99-ms'] / 1000)),
