@@ -163,7 +163,8 @@ function plan(rps) {
   const statsRps = rps * f['share-stats'];
   const webhooks = rps * f['share-webhooks'];
   // CPU: requests × cost / usable cores of a pod. Pools (Little's law): in flight = rate × p99,
-  // and each process holds at most mongo-pool MongoDB connections.
+  // and each process holds at most mongo-pool MongoDB connections. A list holds one only while the
+  // index is rebuilt (MongoDB answers it then); the bound counts every list as if it did.
   const signalsCpu = ((list + detail) * svcCost) / usable;
   const signalsPool = (list * f['list-p99-ms']) / 1000 / f['mongo-pool'];
   // Signal reads come from the timeline index in Redis: one page script per list, GET + HGET per
@@ -194,7 +195,7 @@ function plan(rps) {
     limits: {
       'MongoDB primary (webhook management)': mongoCap / ((mongoOps || 1) / rps),
       'Redis shard (rate limits + timeline index reads)': redisCap / (redisOps / rps),
-      // Every list request in flight holds a connection for its p99.
+      // As if every list in flight held a connection for its p99 (only while the index is rebuilt).
       'MongoDB connections (list requests in flight)':
         (f['mongo-max-connections'] * f.headroom) / (f['share-list'] * (f['list-p99-ms'] / 1000)),
     },
