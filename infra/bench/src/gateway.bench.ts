@@ -39,7 +39,8 @@ import {
  * b/d is what auth + both rate windows cost; d/c is our proxy against nginx; b/e is node:http
  * against Express on the same path; d/f is the raw upstream client against undici; d/g is the
  * raw front against node:http; d/h is pipelining against none. Beside req/s and latency at saturation, the CPU time each
- * proxy process spent per request (from /proc) — at saturation and at a fixed offered --rate,
+ * proxy process spent per request (from /proc), the CPU Redis spent per request at saturation (INFO cpu: the limiter's
+ * script in (b) and (e), the read index in every scenario of the read route) — at saturation and at a fixed offered --rate,
  * where it depends least on what else the machine runs — and a V8 CPU profile of every Node
  * process (signals, gateways b, d, e, f, g and h), taken in a pass of its own after the measured rounds:
  * the profiler costs a Node process ~40 % more CPU per request, and nginx runs without one.
@@ -103,6 +104,8 @@ interface Scenario {
 interface Row extends LoadResult {
   proxyCpuUs: number;
   signalsCpuUs: number;
+  /** Redis's CPU per request at saturation: the limiter's script, and the read index's reads. */
+  redisCpuUs: number;
   /** The proxy's CPU per request at the fixed --rate. */
   proxyCpuAtRateUs: number;
 }
@@ -113,13 +116,26 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 };
 
-async function measure(s: Scenario, signalsPid: number, path: string): Promise<Row> {
+/**
+ * The CPU seconds Redis reports for itself (INFO cpu: user + system, every thread). Redis shares
+ * the 2 cores with everything else here, so what it spends per request is throughput the proxies
+ * do not get — a cost a deployment with Redis on other machines would not pay on the gateway's.
+ */
+async function redisCpuSeconds(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu');
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
+  return field('used_cpu_sys') + field('used_cpu_user');
+}
+
+async function measure(s: Scenario, signalsPid: number, redis: Redis, path: string): Promise<Row> {
   const proxyBefore = cpuSeconds(s.pid);
   const signalsBefore = cpuSeconds(signalsPid);
+  const redisBefore = await redisCpuSeconds(redis);
   const r = await load(s.name, `${s.url}${path}`, s.headers(), seconds, connections);
   const requests = Math.max(1, r.rps * seconds);
   const proxyCpuUs = ((cpuSeconds(s.pid) - proxyBefore) / requests) * 1e6;
   const signalsCpuUs = ((cpuSeconds(signalsPid) - signalsBefore) / requests) * 1e6;
+  const redisCpuUs = (((await redisCpuSeconds(redis)) - redisBefore) / requests) * 1e6;
   const atRateBefore = cpuSeconds(s.pid);
   const paced = await load(s.name, `${s.url}${path}`, s.headers(), seconds, connections, rate);
   const pacedRequests = Math.max(1, paced.rps * seconds);
@@ -127,6 +143,7 @@ async function measure(s: Scenario, signalsPid: number, path: string): Promise<R
     ...r,
     proxyCpuUs,
     signalsCpuUs,
+    redisCpuUs,
     proxyCpuAtRateUs: ((cpuSeconds(s.pid) - atRateBefore) / pacedRequests) * 1e6,
   };
 }
@@ -159,11 +176,11 @@ async function unloadedLatency(
 
 function printTable(rows: Row[]): void {
   console.log(
-    `${'scenario'.padEnd(44)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(6)} ${'non2xx'.padStart(7)} ${'proxy µs/req'.padStart(12)} ${'signals µs/req'.padStart(14)} ${`proxy µs/req @${rate}/s`.padStart(20)}`,
+    `${'scenario'.padEnd(44)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'errors'.padStart(6)} ${'non2xx'.padStart(7)} ${'proxy µs/req'.padStart(12)} ${'signals µs/req'.padStart(14)} ${'redis µs/req'.padStart(12)} ${`proxy µs/req @${rate}/s`.padStart(20)}`,
   );
   for (const r of rows) {
     console.log(
-      `${r.name.padEnd(44)} ${r.rps.toFixed(0).padStart(7)} ${r.p50.toFixed(2).padStart(7)} ${r.p99.toFixed(2).padStart(7)} ${String(r.errors).padStart(6)} ${String(r.non2xx).padStart(7)} ${r.proxyCpuUs.toFixed(0).padStart(12)} ${r.signalsCpuUs.toFixed(0).padStart(14)} ${r.proxyCpuAtRateUs.toFixed(0).padStart(20)}`,
+      `${r.name.padEnd(44)} ${r.rps.toFixed(0).padStart(7)} ${r.p50.toFixed(2).padStart(7)} ${r.p99.toFixed(2).padStart(7)} ${String(r.errors).padStart(6)} ${String(r.non2xx).padStart(7)} ${r.proxyCpuUs.toFixed(0).padStart(12)} ${r.signalsCpuUs.toFixed(0).padStart(14)} ${r.redisCpuUs.toFixed(0).padStart(12)} ${r.proxyCpuAtRateUs.toFixed(0).padStart(20)}`,
     );
   }
 }
@@ -237,6 +254,7 @@ async function main() {
   const profile = (name: string) => ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILES, name)}`];
   const started: Proc[] = [];
   let nginx: ChildProcess | undefined;
+  const redis = new Redis(infra().REDIS_URL);
   try {
     const signalsEnv = { SIGNALS_DB: `${db}_signals`, AMQP_PREFIX: `${db}.`, REDIS_PREFIX: `${db}:` };
     const signals = await startService('services/signals/dist/main.js', 4101, signalsEnv);
@@ -367,7 +385,8 @@ async function main() {
       for (const s of scenarios) await load('warm-up', `${s.url}${route}`, s.headers(), 2, connections);
       const samples = new Map<string, Row[]>(scenarios.map((s) => [s.id, []]));
       for (let r = 0; r < rounds; r++) {
-        for (const s of scenarios) samples.get(s.id)!.push(await measure(s, signals.child.pid!, route));
+        for (const s of scenarios)
+          samples.get(s.id)!.push(await measure(s, signals.child.pid!, redis, route));
       }
       const rows = scenarios.map((s): Row => {
         const runs = samples.get(s.id)!;
@@ -380,6 +399,7 @@ async function main() {
           non2xx: runs.reduce((n, x) => n + x.non2xx, 0),
           proxyCpuUs: median(runs.map((x) => x.proxyCpuUs)),
           signalsCpuUs: median(runs.map((x) => x.signalsCpuUs)),
+          redisCpuUs: median(runs.map((x) => x.redisCpuUs)),
           proxyCpuAtRateUs: median(runs.map((x) => x.proxyCpuAtRateUs)),
         };
       });
@@ -401,7 +421,7 @@ async function main() {
       const ratio = (x: Row, y: Row) => (x.rps / y.rps).toFixed(2);
       const ms = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)} ms`;
       console.log(
-        `b/d ${ratio(b, d)} (target ≥ 0.90), p99 b−d ${ms(b.p99 - d.p99)} (target ≤ +1 ms); auth + limits cost ${(b.proxyCpuAtRateUs - d.proxyCpuAtRateUs).toFixed(0)} µs CPU per request at ${rate}/s (${(b.proxyCpuUs - d.proxyCpuUs).toFixed(0)} at saturation)`,
+        `b/d ${ratio(b, d)} (target ≥ 0.90), p99 b−d ${ms(b.p99 - d.p99)} (target ≤ +1 ms); auth + limits cost ${(b.proxyCpuAtRateUs - d.proxyCpuAtRateUs).toFixed(0)} µs CPU per request at ${rate}/s (${(b.proxyCpuUs - d.proxyCpuUs).toFixed(0)} at saturation) and Redis ${(b.redisCpuUs - d.redisCpuUs).toFixed(0)} µs at saturation, on the same 2 cores`,
       );
       if (c) {
         console.log(
@@ -459,6 +479,7 @@ async function main() {
     );
   } finally {
     nginx?.kill('SIGTERM');
+    redis.disconnect();
     for (const p of started.reverse()) await p.stop();
     await cleanup(db);
   }
