@@ -230,10 +230,9 @@ async function seedSignal(signalsUrl: string): Promise<string> {
   return body.data.id;
 }
 
-async function cleanup(db: string): Promise<void> {
-  const redis = new Redis(infra().REDIS_URL);
+/** Drops the run's keys (on the run's own Redis connection) and databases. */
+async function cleanup(db: string, redis: Redis): Promise<void> {
   await deleteKeysMatching(redis, `${db}:*`).catch(() => undefined);
-  redis.disconnect();
   const conn = await mongoose.createConnection(infra().MONGO_URL).asPromise();
   for (const name of [`${db}_signals`, `${db}_gateway`]) {
     await Promise.race([
@@ -479,9 +478,9 @@ async function main() {
     );
   } finally {
     nginx?.kill('SIGTERM');
-    redis.disconnect();
     for (const p of started.reverse()) await p.stop();
-    await cleanup(db);
+    await cleanup(db, redis);
+    redis.disconnect();
   }
   for (const name of readdirSync(PROFILES).sort()) {
     const file = readdirSync(path.join(PROFILES, name)).find((f) => f.endsWith('.cpuprofile'));
