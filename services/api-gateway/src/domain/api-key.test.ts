@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { displayPrefix, generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key';
 
 describe('API keys', () => {
@@ -25,5 +26,21 @@ describe('API keys', () => {
     expect(a).not.toBe(hashApiKey(key, 'pepper-b'));
     expect(a).not.toContain(key.slice(8, 20));
     expect(displayPrefix(key)).toBe(key.slice(0, 14));
+  });
+
+  it('when hashed, then the value is HMAC-SHA256(pepper, key) in base64url for every pepper and key length', () => {
+    const hmac = (key: string, pepper: string) =>
+      createHmac('sha256', pepper).update(key).digest('base64url');
+    // RFC 4231 test case 2: key "Jefe", data "what do ya want for nothing?".
+    expect(Buffer.from(hashApiKey('what do ya want for nothing?', 'Jefe'), 'base64url').toString('hex')).toBe(
+      '5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843',
+    );
+    const peppers = ['p', 'x'.repeat(64), 'y'.repeat(65), 'é'.repeat(40), 'z'.repeat(200)];
+    const keys = [generateApiKey(), '', 'ü'.repeat(10), 'k'.repeat(256), 'k'.repeat(257), 'ü'.repeat(200)];
+    for (const pepper of peppers)
+      for (const key of keys) expect(hashApiKey(key, pepper)).toBe(hmac(key, pepper));
+    // Alternating peppers (the pads are prepared per pepper) and a short key after a long one.
+    expect(hashApiKey('short', 'p')).toBe(hmac('short', 'p'));
+    expect(hashApiKey('short', 'q')).toBe(hmac('short', 'q'));
   });
 });

@@ -59,9 +59,47 @@ export function isWellFormedApiKey(key: string): boolean {
   return hasApiKeyShape(key) && hasValidChecksum(key);
 }
 
-/** Keyed hash stored instead of the key; lookups go by this value. */
+const HMAC_BLOCK = 64; // SHA-256's block size
+
+/** The pepper's HMAC pads, prepared once: a process has one pepper. */
+interface HmacPads {
+  pepper: string;
+  /** (pepper ⊕ ipad) followed by room for the key. */
+  inner: Buffer;
+  /** (pepper ⊕ opad) followed by room for the inner digest. */
+  outer: Buffer;
+}
+let pads: HmacPads | undefined;
+
+function padsFor(pepper: string): HmacPads {
+  if (pads?.pepper === pepper) return pads;
+  let secret = Buffer.from(pepper, 'utf8');
+  if (secret.length > HMAC_BLOCK) secret = hash('sha256', secret, 'buffer');
+  const inner = Buffer.alloc(HMAC_BLOCK + 256);
+  const outer = Buffer.alloc(HMAC_BLOCK + 32);
+  for (let i = 0; i < HMAC_BLOCK; i++) {
+    const byte = secret[i] ?? 0;
+    inner[i] = byte ^ 0x36;
+    outer[i] = byte ^ 0x5c;
+  }
+  pads = { pepper, inner, outer };
+  return pads;
+}
+
+/**
+ * Keyed hash stored instead of the key; lookups go by this value: HMAC-SHA256(pepper, key) in
+ * base64url. It runs on every request, so it is computed here as RFC 2104 defines it, with two
+ * one-shot `crypto.hash` calls over pads prepared once, instead of `createHmac`: an HMAC object
+ * per request cost the gateway ~6 µs of CPU per request under load (CPU profile), the pads
+ * ~2 µs. The same value as `createHmac` (unit-tested against it).
+ */
 export function hashApiKey(key: string, pepper: string): string {
-  return createHmac('sha256', pepper).update(key).digest('base64url');
+  const { inner, outer } = padsFor(pepper);
+  if (Buffer.byteLength(key, 'utf8') > inner.length - HMAC_BLOCK)
+    return createHmac('sha256', pepper).update(key).digest('base64url');
+  const written = inner.write(key, HMAC_BLOCK, 'utf8');
+  hash('sha256', inner.subarray(0, HMAC_BLOCK + written), 'buffer').copy(outer, HMAC_BLOCK);
+  return hash('sha256', outer, 'base64url');
 }
 
 /** What lists show: enough to recognise a key, useless to use it. */
