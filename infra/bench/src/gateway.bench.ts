@@ -12,6 +12,7 @@ import {
   SECRETS,
   benchApiKey,
   benchInternalToken,
+  dropBrokerPrefix,
   infra,
   load,
   startService,
@@ -230,9 +231,10 @@ async function seedSignal(signalsUrl: string): Promise<string> {
   return body.data.id;
 }
 
-/** Drops the run's keys (on the run's own Redis connection) and databases. */
+/** Drops the run's keys (on the run's own Redis connection), databases and broker names. */
 async function cleanup(db: string, redis: Redis): Promise<void> {
   await deleteKeysMatching(redis, `${db}:*`).catch(() => undefined);
+  await dropBrokerPrefix(`${db}.`).catch(() => undefined);
   const conn = await mongoose.createConnection(infra().MONGO_URL).asPromise();
   for (const name of [`${db}_signals`, `${db}_gateway`]) {
     await Promise.race([

@@ -2,7 +2,15 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { InternalTokenCache, signInternalToken, numberOption, readCommandLine, type CliSpec } from '@signal/service-kit';
+import {
+  InternalTokenCache,
+  signInternalToken,
+  numberOption,
+  readCommandLine,
+  type CliSpec,
+} from '@signal/service-kit';
+import { brokerNames, deleteBrokerNames } from '@signal/messaging';
+import { connect } from 'amqplib';
 import autocannon from 'autocannon';
 
 export const ROOT = path.join(__dirname, '..', '..', '..');
@@ -37,6 +45,22 @@ export function infra() {
   if (!MONGO_URL || !REDIS_URL || !AMQP_URL)
     throw new Error('run through `pnpm bench` (it starts the infrastructure)');
   return { MONGO_URL, REDIS_URL, AMQP_URL };
+}
+
+/**
+ * Removes the exchanges and queues a bench run's services declared under its AMQP prefix (the
+ * broker is the machine's and outlives the run: each run of the gateway, signals and stats
+ * benches left its event exchange behind).
+ */
+export async function dropBrokerPrefix(prefix: string): Promise<void> {
+  const conn = await connect(infra().AMQP_URL);
+  try {
+    const channel = await conn.createConfirmChannel();
+    channel.on('error', () => undefined);
+    await deleteBrokerNames(channel, brokerNames(prefix));
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
 }
 
 export interface Proc {

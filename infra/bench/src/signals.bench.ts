@@ -6,6 +6,7 @@ import {
   SECRETS,
   benchInternalToken,
   benchApiKey,
+  dropBrokerPrefix,
   wholeNumberOption,
   infra,
   progress,
@@ -283,6 +284,7 @@ async function main() {
     await signals.stop();
     await deleteKeysMatching(redis, `${db}:*`);
     redis.disconnect();
+    await dropBrokerPrefix(`${db}.`).catch(() => undefined);
     await conn.dropDatabase().catch(() => undefined);
     await conn
       .useDb(`${db}_gateway`)

@@ -8,6 +8,7 @@ import {
   benchInternalToken,
   benchApiKey,
   wholeNumberOption,
+  dropBrokerPrefix,
   infra,
   progress,
   settle,
@@ -316,6 +317,7 @@ async function main() {
     await stats?.stop();
     await channel.close().catch(() => undefined);
     await amqp.close().catch(() => undefined);
+    await dropBrokerPrefix(`${db}.`).catch(() => undefined);
     await deleteKeysMatching(redis, `${db}:*`);
     redis.disconnect();
     await conn

@@ -2,11 +2,17 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect, type ConfirmChannel } from 'amqplib';
 import mongoose from 'mongoose';
-import { brokerNames, deleteBrokerNames } from '@signal/messaging';
 import { newId, exitWithUsage, parseCliArgs, readCommandLine } from '@signal/service-kit';
 import { signalSnapshotFixture } from '@signal/test-kit';
 import { Pool } from 'undici';
-import { benchInternalToken, infra, startService, wholeNumberOption, type Proc } from './harness';
+import {
+  benchInternalToken,
+  dropBrokerPrefix,
+  infra,
+  startService,
+  wholeNumberOption,
+  type Proc,
+} from './harness';
 
 /**
  * pnpm bench webhooks [--scenario all|steady|fanout|retries] [--rate 100] [--seconds 10]
@@ -211,18 +217,19 @@ async function startStack(label: string, env: Record<string, string>): Promise<S
       const m = await mongoose.createConnection(infra().MONGO_URL, { dbName: db }).asPromise();
       await m.dropDatabase();
       await m.close();
-      const c2 = await connect(infra().AMQP_URL);
-      const ch2 = await c2.createConfirmChannel();
-      ch2.on('error', () => undefined);
-      await deleteBrokerNames(ch2, brokerNames(prefix));
-      await c2.close().catch(() => undefined);
+      await dropBrokerPrefix(prefix);
     },
   };
 }
 
 function signalEvent(signalId: string) {
   const now = new Date().toISOString();
-  return { id: newId('evt'), name: 'signal.new', occurred_at: now, signal: signalSnapshotFixture(signalId, now) };
+  return {
+    id: newId('evt'),
+    name: 'signal.new',
+    occurred_at: now,
+    signal: signalSnapshotFixture(signalId, now),
+  };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -362,7 +369,9 @@ async function steady(): Promise<void> {
     process.exit(2);
   }
   const warmup = rate * warmupSeconds;
-  console.log(`\n## steady: ${rate} events/s × ${seconds} s × ${subscribers} subscribers (after a ${warmupSeconds} s warm-up)`);
+  console.log(
+    `\n## steady: ${rate} events/s × ${seconds} s × ${subscribers} subscribers (after a ${warmupSeconds} s warm-up)`,
+  );
   const rx = await startReceivers(subscribers, () => ({ status: 200 }));
   const stack = await startStack('steady', {});
   try {
