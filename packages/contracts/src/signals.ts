@@ -91,16 +91,68 @@ export const wholeNumberParam = (name: string, min: number, max?: number) =>
       max === undefined ? `${name} must be ${min} or more` : `${name} must be between ${min} and ${max}`,
     );
 
+const ISO_DATE = /^(\d{4})(-?)(\d{2})\2(\d{2})$/;
+const ISO_DATE_TIME =
+  /^(\d{4})(-?)(\d{2})\2(\d{2})[Tt](\d{2})(:?)(\d{2})(?:\6(\d{2})(?:[.,](\d+))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)$/;
+
+/**
+ * An ISO 8601 instant as milliseconds since the epoch, or undefined. Takes the forms clients
+ * send: a calendar date (`2026-11-24`, `20261124`: midnight UTC), or a date and a time of day
+ * (`T` or `t`; hours and minutes, optional seconds and fraction; extended `06:00:00` or basic
+ * `060000`, as the date is written) with its zone (`Z`, `±HH:MM`, `±HHMM`, `±HH`). A time
+ * without a zone is local time somewhere unknown, so it is refused rather than guessed.
+ * Fractions beyond milliseconds are truncated. Every field is range-checked (`2026-02-30` is
+ * refused, not rolled over).
+ */
+export function parseIsoInstant(text: string): number | undefined {
+  const date = ISO_DATE.exec(text);
+  const m = date ? undefined : ISO_DATE_TIME.exec(text);
+  const fields = date ?? m;
+  if (!fields) return undefined;
+  const year = Number(fields[1]);
+  const month = Number(fields[3]);
+  const day = Number(fields[4]);
+  const hour = m ? Number(m[5]) : 0;
+  const minute = m ? Number(m[7]) : 0;
+  const second = m?.[8] !== undefined ? Number(m[8]) : 0;
+  const millis = m?.[9] !== undefined ? Number(m[9].slice(0, 3).padEnd(3, '0')) : 0;
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
+  const instant = new Date(0);
+  instant.setUTCFullYear(year, month - 1, day); // not Date.UTC: it reads years 0–99 as 1900–1999
+  instant.setUTCHours(hour, minute, second, millis);
+  if (instant.getUTCDate() !== day) return undefined; // 30 February, 31 April…
+  const zone = /^([+-])(\d{2}):?(\d{2})?$/.exec(m?.[10] ?? 'Z');
+  if (!zone) return instant.getTime(); // Z
+  const [zoneHours, zoneMinutes] = [Number(zone[2]), Number(zone[3] ?? '0')];
+  if (zoneHours > 23 || zoneMinutes > 59) return undefined;
+  return instant.getTime() - (zone[1] === '-' ? -1 : 1) * (zoneHours * 60 + zoneMinutes) * 60_000;
+}
+
+/** A query parameter holding an ISO 8601 instant (`parseIsoInstant`), passed on as `toISOString()`. */
+export const isoInstantParam = (name: string) =>
+  z.string().transform((text, ctx) => {
+    const ms = parseIsoInstant(text);
+    if (ms === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${name} must be an ISO 8601 date or timestamp with its zone, e.g. 2026-01-31T12:00:00Z or 2026-01-31`,
+      });
+      return z.NEVER;
+    }
+    return new Date(ms).toISOString();
+  });
+
 export const signalListQuerySchema = z
   .strictObject({
     type: z.enum(SIGNAL_TYPES, { error: `type must be one of ${SIGNAL_TYPES.join(', ')}` }).optional(),
     status: z
       .enum(SIGNAL_STATUSES, { error: `status must be one of ${SIGNAL_STATUSES.join(', ')}` })
       .optional(),
-    since: z.iso
-      .datetime({ offset: true, error: 'since must be an ISO 8601 timestamp, e.g. 2026-01-31T12:00:00Z' })
+    since: isoInstantParam('since')
       .optional()
-      .describe('Only signals created strictly after this time'),
+      .describe(
+        'Only signals created strictly after this instant: an ISO 8601 timestamp with its zone (2026-01-31T12:00:00Z, +02:00 or +0200 offsets, basic 20260131T120000Z) or a date (2026-01-31: midnight UTC)',
+      ),
     limit: wholeNumberParam('limit', 1, MAX_PAGE_SIZE)
       .optional()
       .describe('Results per page; default 20, max 100'),

@@ -75,6 +75,24 @@ describe('GET /v1/signals', () => {
     expect(res.body.data.map((s: SignalDetail) => s.id)).toEqual(created.slice(0, 4).map((s) => s.id));
   });
 
+  it('when since is the same instant in another ISO 8601 form (offset without colon, basic format, microseconds), then the same signals are listed', async () => {
+    const since = new Date(created[4]!.created_at);
+    const ids = async (text: string) =>
+      (await get(`/v1/signals?since=${encodeURIComponent(text)}&limit=100`).expect(200)).body.data.map(
+        (s: SignalDetail) => s.id,
+      );
+    const expected = created.slice(0, 4).map((s) => s.id);
+    const plus2 = new Date(since.getTime() + 2 * 3_600_000).toISOString().replace('Z', '+0200');
+    const basic = since.toISOString().replace(/[-:]/g, '');
+    const micro = since.toISOString().replace('Z', '999Z');
+    expect(await ids(plus2)).toEqual(expected);
+    expect(await ids(basic)).toEqual(expected);
+    expect(await ids(micro)).toEqual(expected);
+    // A calendar date is midnight UTC: every signal of the run was created after it.
+    const today = since.toISOString().slice(0, 10);
+    expect(await ids(today)).toHaveLength(created.filter((s) => s.created_at.slice(0, 10) >= today).length);
+  });
+
   it('when paging past the end, then data is empty and meta intact', async () => {
     const res = await get('/v1/signals?page=9&limit=10').expect(200);
     expect(res.body.data).toEqual([]);
@@ -114,6 +132,8 @@ describe('GET /v1/signals', () => {
     ['page=0', 'page'],
     ['page=-1', 'page'],
     ['since=yesterday', 'since'],
+    ['since=2026-11-24T06:00:00', 'since'],
+    ['since=2026-02-30', 'since'],
     ['sort=asc', 'sort'],
     ['cursor=%24%24', 'cursor'],
     ['cursor=abc', 'cursor'],
@@ -157,7 +177,11 @@ describe('internal authentication', () => {
     expect(res.body.data).toBeUndefined();
   });
   it('when the token is forged, then 401', async () => {
-    const forged = signInternalToken(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey, 'signals', 'acc_x');
+    const forged = signInternalToken(
+      generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey,
+      'signals',
+      'acc_x',
+    );
     await request(svc.url).get('/v1/signals').set('Authorization', `Bearer ${forged}`).expect(401);
   });
   it('when the token is for another service, then 401', async () => {
