@@ -3,7 +3,13 @@ import { Socket } from 'node:net';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
 import { AppError } from './app-error';
-import { healthRouter, type HealthCheck, type Lifecycle, type ReadinessTiming, type ServesWith } from './health';
+import {
+  healthRouter,
+  type HealthCheck,
+  type Lifecycle,
+  type ReadinessTiming,
+  type ServesWith,
+} from './health';
 import type { Logger } from './logger';
 import { isMongoUnavailable } from './mongo';
 import {
@@ -32,6 +38,12 @@ export interface BaseAppOptions extends ServiceAppParts {
   trustProxy?: boolean | string | number;
   /** false for the gateway, which streams bodies to the services untouched. */
   parseJson?: boolean;
+  /**
+   * Runs on an OPTIONS request before it is refused with the 404 envelope (the gateway counts it
+   * against the client's IP, so that answer too carries the rate-limit headers); an error it
+   * passes on (a 429) is the answer instead.
+   */
+  beforeOptionsRefused?: RequestHandler;
 }
 
 /** The security headers every response carries (helmet's defaults), chosen once. */
@@ -66,9 +78,13 @@ export function createBaseApp(options: BaseAppOptions): Express {
   app.use(accessLogMiddleware(options.logger));
   // Express answers OPTIONS itself (200 text/plain "GET, HEAD"); we serve no CORS preflight,
   // so OPTIONS gets the envelope like any other route we do not have.
-  app.use((req, _res, next) =>
-    req.method === 'OPTIONS' ? next(new AppError('NOT_FOUND', `No route for OPTIONS ${req.path}`)) : next(),
-  );
+  app.use((req, res, next) => {
+    if (req.method !== 'OPTIONS') return next();
+    const refuse = (err?: unknown) =>
+      next(err ?? new AppError('NOT_FOUND', `No route for OPTIONS ${req.path}`));
+    if (options.beforeOptionsRefused) options.beforeOptionsRefused(req, res, refuse);
+    else refuse();
+  });
   app.use(metricsMiddleware(options.service));
   app.use(healthRouter(options.checks, options.lifecycle, options.servesWith, options.readiness));
   if (options.parseJson !== false) app.use(jsonBodyMiddleware(options.jsonLimit));

@@ -72,6 +72,7 @@ export interface GatewayAppDeps {
  * `apiRoutes` mounts more routes before the 404 (the benchmark of the API path on Express).
  */
 export function buildApp(deps: GatewayAppDeps, apiRoutes?: RequestListener): Express {
+  const guard = ipGuard(deps.guard);
   const app = createBaseApp({
     service: 'api-gateway',
     logger: deps.logger,
@@ -81,13 +82,19 @@ export function buildApp(deps: GatewayAppDeps, apiRoutes?: RequestListener): Exp
     readiness: deps.readiness,
     trustProxy: deps.trustProxy,
     parseJson: false,
+    beforeOptionsRefused: guard,
   });
-  const guard = ipGuard(deps.guard);
   app.use(noStoreForSecrets());
   app.use(docsRouter(guard, deps.defaultPlan, deps.publicUrl));
   app.use(accountRouter(deps.accounts, deps.logins, guard));
   if (deps.dashboard) mountDashboard(app, deps, guard, deps.dashboard);
   if (apiRoutes) app.use('/v1', (req, res) => apiRoutes(req, res));
+  // Whatever no route took (a path outside the API, OPTIONS, a method a route lacks) still
+  // answers with the rate-limit headers every response carries (spec, Limits 1), counted against
+  // the client's IP like any request without a usable key — so probing for routes is throttled
+  // too. Only /healthz and /readyz answer without them: probes are the orchestrator's, not a
+  // client's, and counting them could rate-limit a node's kubelet into restarting the gateway.
+  app.use(guard);
   return finishApp(app, deps.logger);
 }
 

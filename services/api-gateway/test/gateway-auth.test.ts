@@ -102,6 +102,25 @@ describe('authentication', () => {
     },
   );
 
+  it.each([
+    ['GET', '/'],
+    ['GET', '/v2/signals'],
+    ['GET', '/metrics'],
+    ['OPTIONS', '/v1/signals'],
+    ['POST', '/docs'],
+  ])(
+    'when %s %s matches no route, then 404 NOT_FOUND still carries the rate-limit headers',
+    async (method, path) => {
+      const { key } = await gw.account();
+      const res = await request(gw.url)
+        [method === 'GET' ? 'get' : method === 'POST' ? 'post' : 'options'](path)
+        .set('Authorization', `Bearer ${key}`)
+        .expect(404);
+      expect(errorEnvelopeSchema.parse(res.body).error.code).toBe('NOT_FOUND');
+      expectRateHeaders(res);
+    },
+  );
+
   it('when the key was revoked, then 401 with the same body as an unknown key', async () => {
     const { key, keyId, accountId } = await gw.account();
     await api(key).expect(200);
