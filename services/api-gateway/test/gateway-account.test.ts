@@ -51,6 +51,7 @@ describe('account API (dashboard)', () => {
       .set('Authorization', `Bearer ${token}`)
       .expect(200);
     expect(list.body.data).toHaveLength(2);
+    expect(list.body.meta).toEqual({ total: 2, page: 1, per_page: 100, total_pages: 1 });
     for (const k of list.body.data) apiKeySchema.parse(k);
     expect(JSON.stringify(list.body)).not.toContain(key);
     expect(JSON.stringify(list.body)).not.toMatch(/hash/);
@@ -63,6 +64,28 @@ describe('account API (dashboard)', () => {
       .expect(200);
     expect(revoked.body.data.revoked_at).not.toBeNull();
     await request(gw.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(401);
+  });
+
+  it('when the keys are listed by page, then each page carries meta, and unknown or bad parameters are a 400', async () => {
+    const { email } = await gw.account(undefined, 'paging passphrase');
+    const token = await session(email, 'paging passphrase');
+    for (const name of ['b', 'c'])
+      await request(gw.url)
+        .post('/v1/account/keys')
+        .set('Authorization', `Bearer ${token}`)
+        .send({ name })
+        .expect(201);
+    const list = (qs: string) =>
+      request(gw.url).get(`/v1/account/keys${qs}`).set('Authorization', `Bearer ${token}`);
+    const all = (await list('').expect(200)).body.data.map((k: { id: string }) => k.id);
+    expect(all).toHaveLength(3);
+    const second = await list('?limit=2&page=2').expect(200);
+    expect(second.body.data.map((k: { id: string }) => k.id)).toEqual(all.slice(2));
+    expect(second.body.meta).toEqual({ total: 3, page: 2, per_page: 2, total_pages: 2 });
+    for (const qs of ['?limit=0', '?limit=101', '?page=0', '?sort=asc']) {
+      const bad = await list(qs).expect(400);
+      expect(bad.body.error.code).toBe('VALIDATION_ERROR');
+    }
   });
 
   it('when a holder touches another account’s key, then 404 and the key keeps working', async () => {
@@ -233,6 +256,12 @@ describe('OpenAPI document', () => {
     expect(doc.components.schemas.CreateWebhookRequest.additionalProperties).toBe(false);
     const params = doc.paths['/v1/signals'].get.parameters.map((p: { name: string }) => p.name);
     expect(params).toEqual(expect.arrayContaining(['type', 'status', 'since', 'limit', 'page', 'cursor']));
+    // The subscriptions list pages like the others: page/limit in, meta out.
+    const listWebhooks = doc.paths['/v1/webhooks'].get;
+    expect(listWebhooks.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['limit', 'page']);
+    expect(listWebhooks.responses['200'].content['application/json'].schema.required).toContain('meta');
+    expect(doc.components.schemas.PageMeta.required).toEqual(['total', 'page', 'per_page', 'total_pages']);
+    expect(doc.paths['/v1/webhooks/{webhook_id}/test'].post.responses['409']).toBeDefined();
     const page = await request(gw.url).get('/docs').expect(200);
     expect(page.headers['content-security-policy']).toContain("connect-src 'self'");
     expect(page.text).toContain('/docs/assets/standalone.js');

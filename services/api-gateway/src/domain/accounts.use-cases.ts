@@ -95,6 +95,18 @@ export async function listApiKeys(deps: AccountDeps, accountId: string): Promise
   return (await deps.repository.listKeys(accountId)).map(toKeyView);
 }
 
+/**
+ * One page of the account's keys with the list `meta` every list carries. An account holds a
+ * handful of keys, so the page is cut from the whole list rather than by the store.
+ */
+export async function listApiKeysPage(deps: AccountDeps, accountId: string, page: number, perPage: number) {
+  const keys = await listApiKeys(deps, accountId);
+  return {
+    data: keys.slice((page - 1) * perPage, page * perPage),
+    meta: { total: keys.length, page, per_page: perPage, total_pages: Math.ceil(keys.length / perPage) },
+  };
+}
+
 /** Revocation lands in Redis first (every gateway checks it on every request), then MongoDB. */
 export async function revokeApiKey(deps: AccountDeps, accountId: string, keyId: string): Promise<ApiKeyView> {
   const key = await deps.repository.findKey(accountId, keyId);

@@ -1,4 +1,10 @@
-import { changePasswordInputSchema, createApiKeyInputSchema, loginInputSchema } from '@signal/contracts';
+import {
+  MAX_PAGE_SIZE,
+  changePasswordInputSchema,
+  createApiKeyInputSchema,
+  keyListQuerySchema,
+  loginInputSchema,
+} from '@signal/contracts';
 import {
   AppError,
   bearerToken,
@@ -7,7 +13,7 @@ import {
   parseOrThrow,
 } from '@signal/service-kit';
 import { Router, type RequestHandler, type Response } from 'express';
-import { listApiKeys, revokeApiKey } from '../domain/accounts.use-cases';
+import { listApiKeysPage, revokeApiKey } from '../domain/accounts.use-cases';
 import { createKeyOnce, type CreateKeyDeps } from '../domain/create-key.use-case';
 import { changePassword, passwordLogin, type PasswordLoginDeps } from '../domain/password-login.use-case';
 import type { Session } from '../domain/sessions';
@@ -87,8 +93,15 @@ export function accountRouter(
     res.json({ success: true, data: sessionBody(token, session) });
   });
 
-  router.get('/v1/account/keys', async (_req, res) => {
-    res.json({ success: true, data: await listApiKeys(accounts, current(res).accountId) });
+  router.get('/v1/account/keys', async (req, res) => {
+    const q = parseOrThrow(keyListQuerySchema, req.query, 'query');
+    const { data, meta } = await listApiKeysPage(
+      accounts,
+      current(res).accountId,
+      q.page ?? 1,
+      q.limit ?? MAX_PAGE_SIZE,
+    );
+    res.json({ success: true, data, meta });
   });
   router.post('/v1/account/keys', async (req, res) => {
     const input = parseOrThrow(createApiKeyInputSchema, req.body ?? {}, 'body');
