@@ -38,8 +38,31 @@ export function isAppError(e: unknown): e is AppError {
   return e instanceof AppError;
 }
 
+/** The value at a zod issue's path in what was parsed (zod 4 leaves it out of the issue). */
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = Reflect.get(value, key);
+  }
+  return value;
+}
+
+const A_OR_AN: Record<string, string> = {
+  array: 'an array',
+  object: 'an object',
+  string: 'a string',
+  number: 'a number',
+  boolean: 'true or false',
+  int: 'a whole number',
+};
+
 /** Turns a zod failure into a VALIDATION_ERROR whose message names the field(s). */
-export function validationError(error: z.ZodError, where: 'query' | 'body' | 'path'): AppError {
+export function validationError(
+  error: z.ZodError,
+  where: 'query' | 'body' | 'path',
+  input?: unknown,
+): AppError {
   const details: FieldProblem[] = error.issues.map((issue) => {
     let field = issue.path.map(String).join('.');
     let message = issue.message;
@@ -47,8 +70,14 @@ export function validationError(error: z.ZodError, where: 'query' | 'body' | 'pa
       const keys = issue.keys.join(', ');
       field = field ? `${field}.${issue.keys[0]}` : (issue.keys[0] ?? '');
       message = `unknown ${where === 'query' ? 'parameter' : 'field'}${issue.keys.length > 1 ? 's' : ''}: ${keys}`;
-    } else if (issue.code === 'invalid_type' && issue.input === undefined) {
-      message = `${field || where} is required`;
+    } else if (issue.code === 'invalid_type') {
+      const value = valueAt(input, issue.path);
+      const name = field || where;
+      if (value === undefined) message = `${name} is required`;
+      // A query parameter given twice arrives as an array.
+      else if (where === 'query' && Array.isArray(value)) message = `${name} must be given once`;
+      else if (value === null && field) message = `${name} must not be null`;
+      else message = `${name} must be ${A_OR_AN[issue.expected] ?? issue.expected}`;
     } else if (field && !message.toLowerCase().startsWith(field.split('.').pop()!.toLowerCase())) {
       message = `${field}: ${message}`;
     }
@@ -63,6 +92,6 @@ export function parseOrThrow<S extends z.ZodType>(
   where: 'query' | 'body' | 'path',
 ): z.infer<S> {
   const result = schema.safeParse(input);
-  if (!result.success) throw validationError(result.error, where);
+  if (!result.success) throw validationError(result.error, where, input);
   return result.data;
 }

@@ -100,6 +100,15 @@ export function notFoundMiddleware(): RequestHandler {
   return (req, _res, next) => next(new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`));
 }
 
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function fromBodyParser(err: unknown): AppError | undefined {
   // Express decodes path parameters with decodeURIComponent: `/v1/webhooks/%ZZ` throws here.
   if (err instanceof URIError)
@@ -109,10 +118,17 @@ function fromBodyParser(err: unknown): AppError | undefined {
   // body-parser's errors say what went wrong in `type`.
   const type = typeof err === 'object' && err !== null && 'type' in err ? err.type : undefined;
   if (type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE');
-  if (type === 'entity.parse.failed')
+  if (type === 'entity.parse.failed') {
+    // Strict parsing also refuses valid JSON that is not an object or array (`null`, `"x"`, `1`).
+    const raw = typeof err === 'object' && err !== null && 'body' in err ? err.body : undefined;
+    if (typeof raw === 'string' && isJson(raw))
+      return new AppError('VALIDATION_ERROR', 'The request body must be a JSON object.', {
+        details: [{ field: 'body', message: 'not a JSON object' }],
+      });
     return new AppError('VALIDATION_ERROR', 'The request body is not valid JSON.', {
       details: [{ field: 'body', message: 'invalid JSON' }],
     });
+  }
   if (type === 'encoding.unsupported' || type === 'charset.unsupported')
     return new AppError('UNSUPPORTED_MEDIA_TYPE');
   if (type === 'request.aborted') return new AppError('VALIDATION_ERROR', 'The request body was cut off.');

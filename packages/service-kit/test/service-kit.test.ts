@@ -30,6 +30,18 @@ function app() {
     const body = parseOrThrow(z.strictObject({ name: z.string().min(1) }), req.body ?? {}, 'body');
     res.json({ success: true, data: body });
   });
+  a.post('/tags', (req, res) => {
+    const body = parseOrThrow(
+      z.strictObject({ tags: z.array(z.string()), owner: z.strictObject({ email: z.string() }) }),
+      req.body ?? {},
+      'body',
+    );
+    res.json({ success: true, data: body });
+  });
+  a.get('/page', (req, res) => {
+    const q = parseOrThrow(z.strictObject({ limit: z.string().optional() }), req.query, 'query');
+    res.json({ success: true, data: q });
+  });
   a.get('/boom', () => {
     throw new Error('driver said: password=hunter2 at 10.0.0.5');
   });
@@ -70,6 +82,22 @@ describe('service-kit HTTP pieces', () => {
       .expect(413);
     await request(a).post('/echo').set('Content-Type', 'text/plain').send('hi').expect(415);
     await request(a).post('/echo').set('Content-Type', 'application/json').send('{').expect(400);
+  });
+
+  it('when a field has the wrong type, is missing, null or repeated, then the message says which', async () => {
+    const message = async (r: request.Test) => (await r.expect(400)).body.error.message as string;
+    const tags = (body: unknown) => request(a).post('/tags').send(JSON.stringify(body)).type('json');
+    expect(await message(tags({ tags: 'a', owner: { email: 'x' } }))).toBe('tags must be an array');
+    expect(await message(tags({ tags: [], owner: { email: 1 } }))).toBe('owner.email must be a string');
+    expect(await message(tags({ tags: [] }))).toBe('owner is required');
+    expect(await message(tags({ tags: null, owner: { email: 'x' } }))).toBe('tags must not be null');
+    expect(await message(request(a).get('/page?limit=5&limit=200'))).toBe('limit must be given once');
+    expect(await message(request(a).post('/echo').type('json').send('null'))).toBe(
+      'The request body must be a JSON object.',
+    );
+    expect(await message(request(a).post('/echo').type('json').send('{'))).toBe(
+      'The request body is not valid JSON.',
+    );
   });
 
   it('when an AppError carries retryAfter, then body and Retry-After header agree', async () => {

@@ -88,6 +88,15 @@ describe('account API (dashboard)', () => {
     }
   });
 
+  it('when the session token is junk, then 401 says it is invalid, not that it expired', async () => {
+    const res = await request(gw.url)
+      .get('/v1/account/keys')
+      .set('Authorization', 'Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl')
+      .expect(401);
+    expect(res.body.error.code).toBe('UNAUTHORIZED');
+    expect(res.body.error.message).toBe('Invalid session token; log in again.');
+  });
+
   it('when a holder touches another account’s key, then 404 and the key keeps working', async () => {
     const a = await gw.account(undefined, 'password-a');
     const b = await gw.account(undefined, 'password-b');

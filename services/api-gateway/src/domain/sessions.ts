@@ -78,8 +78,13 @@ export class SessionStore {
       claims = claimsSchema.parse(
         jwt.verify(token, this.secret, { algorithms: ['HS256'], audience: AUDIENCE[kind] }),
       );
-    } catch {
-      return { ok: false, code: 'UNAUTHORIZED', message: 'Your session has expired; log in again.' };
+    } catch (err) {
+      // Only a token that was once valid has expired; anything else is not a session of ours.
+      const message =
+        err instanceof jwt.TokenExpiredError
+          ? 'Your session has expired; log in again.'
+          : 'Invalid session token; log in again.';
+      return { ok: false, code: 'UNAUTHORIZED', message };
     }
     const session: Session = {
       kind,
