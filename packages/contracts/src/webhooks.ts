@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { SIGNAL_TYPES, WEBHOOK_EVENTS } from './enums';
 import { prefixedIdSchema } from './ids';
-import { signalDetailSchema, wholeNumberParam } from './signals';
+import { MAX_PAGE_SIZE, signalDetailSchema, wholeNumberParam } from './signals';
 
 export const webhookIdSchema = prefixedIdSchema('wh');
 export const deliveryIdSchema = prefixedIdSchema('dlv');
@@ -20,7 +20,12 @@ export const createWebhookInputSchema = z
   .strictObject({
     url: urlField,
     events: eventsField,
-    types: typesField.optional().describe('Restrict to these signal types; omitted = every type'),
+    // null is accepted as well as omission: it is what the service stores and answers for
+    // "every type", so a client echoing a subscription back must not be refused.
+    types: typesField
+      .nullable()
+      .optional()
+      .describe('Restrict to these signal types; omitted or null = every type'),
     description: z.string().max(200).optional(),
   })
   .meta({ id: 'CreateWebhookRequest' });
@@ -78,6 +83,36 @@ export type WebhookPayload = z.infer<typeof webhookPayloadSchema>;
 
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 
+/** The event of the deliveries POST /v1/webhooks/:id/test makes; no subscription asks for it. */
+export const WEBHOOK_TEST_EVENT = 'webhook.test';
+/** Every event a delivery can carry: the subscribable ones and the test event. */
+export const DELIVERY_EVENTS = [...WEBHOOK_EVENTS, WEBHOOK_TEST_EVENT] as const;
+
+/** `meta` of the page-numbered lists (subscriptions, deliveries): the spec's four integers. */
+export const pageMetaSchema = z
+  .strictObject({
+    total: z.number().int().nonnegative(),
+    page: z.number().int().min(1),
+    per_page: z.number().int().min(1),
+    total_pages: z.number().int().nonnegative(),
+  })
+  .meta({ id: 'PageMeta' });
+export type PageMeta = z.infer<typeof pageMetaSchema>;
+
+/**
+ * An account's subscriptions are few: the default page holds the most a page may, so a caller
+ * that lists without parameters (the dashboard) sees them all up to that many.
+ */
+export const WEBHOOK_LIST_DEFAULT_LIMIT = MAX_PAGE_SIZE;
+
+export const webhookListQuerySchema = z.strictObject({
+  limit: wholeNumberParam('limit', 1, MAX_PAGE_SIZE)
+    .optional()
+    .describe(`Results per page; default ${WEBHOOK_LIST_DEFAULT_LIMIT}, max ${MAX_PAGE_SIZE}`),
+  page: wholeNumberParam('page', 1, 1_000_000).optional().describe('Page number, from 1 (default 1)'),
+});
+export type WebhookListQuery = z.infer<typeof webhookListQuerySchema>;
+
 export const deliveryAttemptSchema = z.strictObject({
   attempt: z.number().int(),
   started_at: z.iso.datetime({ offset: true }),
@@ -106,7 +141,8 @@ export const deliveryListQuerySchema = z.strictObject({
   status: z
     .enum(DELIVERY_STATUSES, { error: `status must be one of ${DELIVERY_STATUSES.join(', ')}` })
     .optional(),
-  event: z.string().max(64).optional(),
+  // Checked like status: an unknown event name would match nothing and read as an empty log.
+  event: z.enum(DELIVERY_EVENTS, { error: `event must be one of ${DELIVERY_EVENTS.join(', ')}` }).optional(),
   limit: wholeNumberParam('limit', 1, 100).optional(),
   page: wholeNumberParam('page', 1, 1_000_000).optional(),
 });

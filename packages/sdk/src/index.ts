@@ -158,6 +158,12 @@ export interface UpdateWebhookInput {
   description?: string;
   enabled?: boolean;
 }
+export interface ListWebhooksParams {
+  /** Page number, from 1 (default 1). */
+  page?: number;
+  /** Results per page, 1–100 (default 100). */
+  limit?: number;
+}
 export interface ListDeliveriesParams {
   status?: DeliveryStatus;
   event?: string;
@@ -327,6 +333,20 @@ type Query = Record<string, string | number | boolean | Date | undefined | null>
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 type Auth = 'apiKey' | 'session' | 'none';
 
+/**
+ * `webhooks.list`: before the list was paginated it took only request options, and it still
+ * does; it answers the page's subscriptions (newest first) either way.
+ */
+export interface ListWebhooks {
+  (opts?: RequestOptions): Promise<WebhookSubscription[]>;
+  (params: ListWebhooksParams, opts?: RequestOptions): Promise<WebhookSubscription[]>;
+}
+
+const REQUEST_OPTION_KEYS = ['idempotencyKey', 'signal', 'timeoutMs'] as const;
+/** Tells the two forms of `webhooks.list` apart: their keys do not overlap. */
+const isRequestOptions = (v: ListWebhooksParams | RequestOptions): v is RequestOptions =>
+  REQUEST_OPTION_KEYS.some((k) => k in v);
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export class SignalClient {
@@ -373,11 +393,24 @@ export class SignalClient {
 
   // -- webhooks --------------------------------------------------------------------------------
 
+  /** operationId listWebhooks: one page, the first 100 without `page`/`limit`. */
+  private readonly listWebhooks: ListWebhooks = (
+    first: ListWebhooksParams | RequestOptions = {},
+    opts?: RequestOptions,
+  ): Promise<WebhookSubscription[]> => {
+    if (isRequestOptions(first))
+      return this.data<WebhookSubscription[]>('GET', '/v1/webhooks', {}, undefined, first);
+    const query = { page: first.page, limit: first.limit };
+    return this.data<WebhookSubscription[]>('GET', '/v1/webhooks', query, undefined, opts);
+  };
+
   readonly webhooks = {
     create: (input: CreateWebhookInput, opts?: RequestOptions) =>
       this.data<WebhookSubscriptionWithSecret>('POST', '/v1/webhooks', {}, input, opts),
-    list: (opts?: RequestOptions) =>
-      this.data<WebhookSubscription[]>('GET', '/v1/webhooks', {}, undefined, opts),
+    list: this.listWebhooks,
+    /** Every subscription, newest first, page by page. */
+    iterate: (params: Omit<ListWebhooksParams, 'page'> = {}, opts?: RequestOptions) =>
+      this.iteratePages<WebhookSubscription>('/v1/webhooks', { ...params }, opts),
     get: (webhookId: string, opts?: RequestOptions) =>
       this.data<WebhookSubscription>('GET', this.hook(webhookId), {}, undefined, opts),
     update: (webhookId: string, input: UpdateWebhookInput, opts?: RequestOptions) =>

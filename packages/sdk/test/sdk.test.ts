@@ -167,6 +167,28 @@ describe('@signal/sdk against the running system', () => {
     await expect(client.webhooks.get(created.id)).rejects.toBeInstanceOf(NotFoundError);
   });
 
+  it('when a client lists webhooks with page and limit, then it gets that page; with no arguments or only request options, the first page as before', async () => {
+    const { key } = await sys.gw.account({ per_minute: 1000, per_day: 10_000 });
+    const own = new SignalClient({ baseUrl: sys.gw.url, apiKey: key });
+    const older = await own.webhooks.create({
+      url: `${sys.receiver.url}/sdk-list-1`,
+      events: ['signal.new'],
+    });
+    const newer = await own.webhooks.create({
+      url: `${sys.receiver.url}/sdk-list-2`,
+      events: ['signal.new'],
+    });
+    const ids = (list: WebhookSubscription[]) => list.map((w) => w.id);
+    expect(ids(await own.webhooks.list({ limit: 1 }))).toEqual([newer.id]);
+    expect(ids(await own.webhooks.list({ limit: 1, page: 2 }))).toEqual([older.id]);
+    expect(ids(await own.webhooks.list())).toEqual([newer.id, older.id]);
+    expect(ids(await own.webhooks.list({ timeoutMs: 5000 }))).toEqual([newer.id, older.id]);
+    const all: string[] = [];
+    for await (const w of own.webhooks.iterate({ limit: 1 })) all.push(w.id);
+    expect(all).toEqual([newer.id, older.id]);
+    await expect(own.webhooks.list({ limit: 0 })).rejects.toBeInstanceOf(ValidationError);
+  });
+
   it('when the rate limit is hit, then the SDK retries honouring Retry-After up to its cap, then throws RateLimitError', async () => {
     const { key } = await sys.gw.account({ per_minute: 1, per_day: 100 });
     const calls: number[] = [];

@@ -101,6 +101,129 @@ describe('subscriptions API', () => {
   it('when called without the gateway token, then 401', async () => {
     await request(hooks.url).get('/v1/webhooks').expect(401);
   });
+
+  it('when subscriptions are listed with limit and page, then that page comes newest first with meta', async () => {
+    // An account of its own: the totals are this test's alone.
+    const account = 'acc_webhooks_pages';
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push((await subscribe({ url: `${receiver.url}/page${i}`, events: ['signal.new'] }, account)).id);
+    }
+    const newestFirst = [...ids].reverse();
+    const list = (query: string) =>
+      request(hooks.url).get(`/v1/webhooks${query}`).set(hooks.auth(account)).expect(200);
+
+    const first = await list('?limit=2');
+    expect(first.body.success).toBe(true);
+    expect(first.body.data.map((s: { id: string }) => s.id)).toEqual(newestFirst.slice(0, 2));
+    expect(first.body.meta).toEqual({ total: 3, page: 1, per_page: 2, total_pages: 2 });
+    const second = await list('?limit=2&page=2');
+    expect(second.body.data.map((s: { id: string }) => s.id)).toEqual(newestFirst.slice(2));
+    expect(second.body.meta).toEqual({ total: 3, page: 2, per_page: 2, total_pages: 2 });
+    for (const s of [...first.body.data, ...second.body.data]) webhookSubscriptionSchema.parse(s);
+    // Without parameters (the dashboard's call) a page holds up to 100.
+    const all = await list('');
+    expect(all.body.data.map((s: { id: string }) => s.id)).toEqual(newestFirst);
+    expect(all.body.meta).toEqual({ total: 3, page: 1, per_page: 100, total_pages: 1 });
+    const beyond = await list('?page=5');
+    expect(beyond.body.data).toEqual([]);
+    expect(beyond.body.meta).toEqual({ total: 3, page: 5, per_page: 100, total_pages: 1 });
+  });
+
+  it.each([
+    ['?cursor=abc', 'cursor'],
+    ['?limit=0', 'limit'],
+    ['?limit=101', 'limit'],
+    ['?limit=ten', 'limit'],
+    ['?page=0', 'page'],
+  ])('when subscriptions are listed with %s, then 400 naming %s', async (query, field) => {
+    const res = await request(hooks.url).get(`/v1/webhooks${query}`).set(hooks.auth(ACC)).expect(400);
+    expect(res.body.success).toBe(false);
+    expect(res.body.error.code).toBe('VALIDATION_ERROR');
+    expect(res.body.error.message).toContain(field);
+  });
+
+  it('when a subscription is created with types null, then it is stored for every type, as when types is omitted', async () => {
+    const res = await request(hooks.url)
+      .post('/v1/webhooks')
+      .set(hooks.auth(ACC))
+      .send({ url: `${receiver.url}/null-types`, events: ['signal.new'], types: null })
+      .expect(201);
+    expect(webhookWithSecretSchema.parse(res.body.data).types).toBeNull();
+    const got = await request(hooks.url)
+      .get(`/v1/webhooks/${res.body.data.id}`)
+      .set(hooks.auth(ACC))
+      .expect(200);
+    expect(got.body.data.types).toBeNull();
+  });
+
+  it('when the same Idempotency-Key comes with types null and then without types, then the second is a replay', async () => {
+    const key = `null-types-${Date.now()}`;
+    const body = { url: `${receiver.url}/null-types-replay`, events: ['signal.new'] };
+    const first = await request(hooks.url)
+      .post('/v1/webhooks')
+      .set({ ...hooks.auth(ACC), 'Idempotency-Key': key })
+      .send({ ...body, types: null })
+      .expect(201);
+    const again = await request(hooks.url)
+      .post('/v1/webhooks')
+      .set({ ...hooks.auth(ACC), 'Idempotency-Key': key })
+      .send(body)
+      .expect(200);
+    expect(again.body.data.id).toBe(first.body.data.id);
+  });
+});
+
+describe('test events and the delivery log', () => {
+  it('when deliveries are filtered by an event no delivery can have, then 400 listing the event names', async () => {
+    const { id } = await subscribe({ url: `${receiver.url}/event-filter`, events: ['signal.new'] });
+    const res = await request(hooks.url)
+      .get(`/v1/webhooks/${id}/deliveries?event=bogus`)
+      .set(hooks.auth(ACC))
+      .expect(400);
+    expect(res.body.error.code).toBe('VALIDATION_ERROR');
+    expect(res.body.error.message).toBe(
+      'event must be one of signal.new, signal.winner, signal.dead, signal.rugged, webhook.test',
+    );
+    // The names deliveries do carry still filter.
+    const test = await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(ACC)).expect(202);
+    const tests = await request(hooks.url)
+      .get(`/v1/webhooks/${id}/deliveries?event=webhook.test`)
+      .set(hooks.auth(ACC))
+      .expect(200);
+    expect(tests.body.data.map((d: { id: string }) => d.id)).toEqual([test.body.data.id]);
+    const news = await request(hooks.url)
+      .get(`/v1/webhooks/${id}/deliveries?event=signal.new`)
+      .set(hooks.auth(ACC))
+      .expect(200);
+    expect(news.body.data).toEqual([]);
+  });
+
+  it('when a test event is asked of a disabled subscription, then 409 CONFLICT asking to enable it, and nothing is queued', async () => {
+    const { id } = await subscribe({ url: `${receiver.url}/disabled-test`, events: ['signal.new'] });
+    await request(hooks.url)
+      .patch(`/v1/webhooks/${id}`)
+      .set(hooks.auth(ACC))
+      .send({ enabled: false })
+      .expect(200);
+    const refused = await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(ACC)).expect(409);
+    expect(refused.body.success).toBe(false);
+    expect(refused.body.error.code).toBe('CONFLICT');
+    expect(refused.body.error.message).toMatch(/disabled.*Enable it before sending a test event/);
+    const log = await request(hooks.url)
+      .get(`/v1/webhooks/${id}/deliveries`)
+      .set(hooks.auth(ACC))
+      .expect(200);
+    expect(log.body.meta.total).toBe(0);
+
+    await request(hooks.url)
+      .patch(`/v1/webhooks/${id}`)
+      .set(hooks.auth(ACC))
+      .send({ enabled: true })
+      .expect(200);
+    await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(ACC)).expect(202);
+    await waitFor(() => forPath('/disabled-test').length === 1, 10_000, 50, 'the test event once enabled');
+  });
 });
 
 describe('delivery', () => {

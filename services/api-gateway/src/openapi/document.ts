@@ -3,6 +3,7 @@ import {
   deliveryListQuerySchema,
   signalListQuerySchema,
   statsQuerySchema,
+  webhookListQuerySchema,
   type ErrorCode,
 } from '@signal/contracts';
 import { z } from 'zod';
@@ -24,6 +25,7 @@ type ComponentName =
   | 'WebhookSubscriptionWithSecret'
   | 'WebhookDelivery'
   | 'WebhookPayload'
+  | 'PageMeta'
   | 'ApiKey'
   | 'ApiKeyWithSecret'
   | 'CreateApiKeyRequest'
@@ -123,7 +125,10 @@ const sessionEnvelope = envelope({
 });
 
 /** `plan`: the plan new accounts get, as configured (DEFAULT_PLAN_PER_*). */
-export function buildOpenApiDocument(serverUrl: string, plan: { per_minute: number; per_day: number }): JsonObject {
+export function buildOpenApiDocument(
+  serverUrl: string,
+  plan: { per_minute: number; per_day: number },
+): JsonObject {
   const webhookId = pathParam('webhook_id', 'Subscription id `wh_…`');
   const deliveryId = pathParam('delivery_id', 'Delivery id `dlv_…`');
   return {
@@ -188,11 +193,15 @@ export function buildOpenApiDocument(serverUrl: string, plan: { per_minute: numb
           },
         },
         get: {
-          summary: 'List subscriptions',
+          summary: 'List subscriptions, newest first',
           security: secured,
+          parameters: queryParameters(webhookListQuerySchema),
           responses: {
-            ...ok('Subscriptions', envelope({ type: 'array', items: ref('WebhookSubscription') })),
-            ...errors(),
+            ...ok(
+              'A page of subscriptions',
+              envelope({ type: 'array', items: ref('WebhookSubscription') }, ref('PageMeta')),
+            ),
+            ...errors('VALIDATION_ERROR'),
           },
         },
       },
@@ -233,10 +242,13 @@ export function buildOpenApiDocument(serverUrl: string, plan: { per_minute: numb
       },
       '/v1/webhooks/{webhook_id}/test': {
         post: {
-          summary: 'Send a signed webhook.test event',
+          summary: 'Send a signed webhook.test event; 409 CONFLICT while the subscription is disabled',
           security: secured,
           parameters: [webhookId],
-          responses: { ...ok('Queued', envelope(ref('WebhookDelivery')), '202'), ...errors('NOT_FOUND') },
+          responses: {
+            ...ok('Queued', envelope(ref('WebhookDelivery')), '202'),
+            ...errors('NOT_FOUND', 'CONFLICT'),
+          },
         },
       },
       '/v1/webhooks/{webhook_id}/deliveries': {
@@ -245,10 +257,7 @@ export function buildOpenApiDocument(serverUrl: string, plan: { per_minute: numb
           security: secured,
           parameters: [webhookId, ...queryParameters(deliveryListQuerySchema)],
           responses: {
-            ...ok(
-              'Deliveries',
-              envelope({ type: 'array', items: ref('WebhookDelivery') }, { type: 'object' }),
-            ),
+            ...ok('Deliveries', envelope({ type: 'array', items: ref('WebhookDelivery') }, ref('PageMeta'))),
             ...errors('NOT_FOUND', 'VALIDATION_ERROR'),
           },
         },

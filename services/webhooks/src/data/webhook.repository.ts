@@ -35,8 +35,21 @@ export class WebhookRepository {
     return this.c.subscriptions.findOne({ _id: id, account_id: accountId });
   }
 
-  listSubscriptions(accountId: string): Promise<SubscriptionDocument[]> {
-    return this.c.subscriptions.find({ account_id: accountId }).sort({ created_at: -1 }).toArray();
+  /**
+   * A page of an account's subscriptions, newest first, and how many it has. `_id` breaks ties
+   * of the same millisecond, so a subscription never sits on two pages or on none.
+   */
+  async pageSubscriptions(
+    accountId: string,
+    skip: number,
+    limit: number,
+  ): Promise<{ rows: SubscriptionDocument[]; total: number }> {
+    const q: mongo.Filter<SubscriptionDocument> = { account_id: accountId };
+    const [rows, total] = await Promise.all([
+      this.c.subscriptions.find(q).sort({ created_at: -1, _id: -1 }).skip(skip).limit(limit).toArray(),
+      this.c.subscriptions.countDocuments(q),
+    ]);
+    return { rows, total };
   }
 
   /** Enabled and disabled alike: a disabled subscription's deliveries are kept (as failed), not dropped. */

@@ -1,9 +1,13 @@
 import { createHash } from 'node:crypto';
-import type {
-  CreateWebhookInput,
-  Delivery,
-  UpdateWebhookInput,
-  WebhookSubscription,
+import {
+  WEBHOOK_LIST_DEFAULT_LIMIT,
+  WEBHOOK_TEST_EVENT,
+  type CreateWebhookInput,
+  type Delivery,
+  type PageMeta,
+  type UpdateWebhookInput,
+  type WebhookListQuery,
+  type WebhookSubscription,
 } from '@signal/contracts';
 import { AppError, newId } from '@signal/service-kit';
 import type {
@@ -95,8 +99,21 @@ async function owned(deps: SubscriptionDeps, accountId: string, id: string): Pro
   return sub;
 }
 
+/**
+ * `types: null` means what omitting it means, so both hash alike (a retry may send either); an
+ * omitted `types` hashes as it always did, so keys claimed before null was accepted still match.
+ */
 const requestHash = (input: CreateWebhookInput): string =>
-  createHash('sha256').update(JSON.stringify(input)).digest('base64url');
+  createHash('sha256')
+    .update(JSON.stringify({ ...input, types: input.types ?? undefined }))
+    .digest('base64url');
+
+const pageMeta = (total: number, page: number, perPage: number): PageMeta => ({
+  total,
+  page,
+  per_page: perPage,
+  total_pages: Math.ceil(total / perPage),
+});
 
 /**
  * Story: check the URL → with an Idempotency-Key, claim it (the same key and body within 24 h
@@ -157,8 +174,16 @@ export async function createSubscription(
   return { subscription: { ...toSubscriptionView(doc), secret }, created: true };
 }
 
-export async function listSubscriptions(deps: SubscriptionDeps, accountId: string) {
-  return (await deps.repository.listSubscriptions(accountId)).map(toSubscriptionView);
+/** A page of the account's subscriptions, newest first. */
+export async function listSubscriptions(
+  deps: SubscriptionDeps,
+  accountId: string,
+  q: WebhookListQuery,
+): Promise<{ data: WebhookSubscription[]; meta: PageMeta }> {
+  const perPage = q.limit ?? WEBHOOK_LIST_DEFAULT_LIMIT;
+  const page = q.page ?? 1;
+  const found = await deps.repository.pageSubscriptions(accountId, (page - 1) * perPage, perPage);
+  return { data: found.rows.map(toSubscriptionView), meta: pageMeta(found.total, page, perPage) };
 }
 
 export async function getSubscription(deps: SubscriptionDeps, accountId: string, id: string) {
@@ -211,15 +236,21 @@ export async function rotateSecret(deps: SubscriptionDeps, accountId: string, id
 
 export async function sendTestEvent(deps: SubscriptionDeps, accountId: string, id: string) {
   const sub = await owned(deps, accountId, id);
+  // The worker fails a disabled subscription's deliveries without an attempt: a test queued now
+  // would answer "pending" and then fail unsent. Saying so up front tells the caller what to do.
+  if (sub.status !== 'enabled') {
+    const why = sub.disabled_reason ? ` ${sub.disabled_reason}` : '';
+    throw new AppError('CONFLICT', `This webhook is disabled.${why} Enable it before sending a test event.`);
+  }
   const now = new Date();
   const delivery: DeliveryDocument = {
     _id: newId('dlv'),
     account_id: accountId,
     webhook_id: sub._id,
     event_id: newId('evt'),
-    event: 'webhook.test',
+    event: WEBHOOK_TEST_EVENT,
     payload: JSON.stringify({
-      event: 'webhook.test',
+      event: WEBHOOK_TEST_EVENT,
       timestamp: now.toISOString(),
       data: { subscription_id: sub._id, message: 'This is a test event from Signal Service.' },
     }),
@@ -267,10 +298,7 @@ export async function listDeliveries(
     rows = matching.slice(skip, skip + perPage);
     total = matching.length;
   }
-  return {
-    data: rows.map((r) => toDeliveryView(r.doc, r.state)),
-    meta: { total, page, per_page: perPage, total_pages: Math.ceil(total / perPage) },
-  };
+  return { data: rows.map((r) => toDeliveryView(r.doc, r.state)), meta: pageMeta(total, page, perPage) };
 }
 
 async function ownedDelivery(deps: SubscriptionDeps, accountId: string, id: string, deliveryId: string) {

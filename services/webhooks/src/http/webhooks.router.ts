@@ -5,6 +5,7 @@ import {
   webhookIdSchema,
   deliveryListQuerySchema,
   updateWebhookInputSchema,
+  webhookListQuerySchema,
 } from '@signal/contracts';
 import { AppError, idempotencyKeyOf, parseOrThrow, requireInternalAuth } from '@signal/service-kit';
 import { Router, type Response } from 'express';
@@ -42,8 +43,10 @@ export function webhooksRouter(deps: uc.SubscriptionDeps, internalJwtKey: KeyObj
     res.setHeader('Cache-Control', 'no-store');
     res.status(created ? 201 : 200).json({ success: true, data: subscription });
   });
-  r.get('/v1/webhooks', async (_req, res) => {
-    res.json({ success: true, data: await uc.listSubscriptions(deps, account(res)) });
+  r.get('/v1/webhooks', async (req, res) => {
+    const q = parseOrThrow(webhookListQuerySchema, req.query, 'query');
+    const { data, meta } = await uc.listSubscriptions(deps, account(res), q);
+    res.json({ success: true, data, meta });
   });
   r.get('/v1/webhooks/:id', async (req, res) => {
     res.json({ success: true, data: await uc.getSubscription(deps, account(res), req.params.id!) });
