@@ -34,6 +34,16 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * A client's value as an error message may quote it: control characters replaced, at most
+ * `max` characters (a 3,000-character id or a NUL came back whole in the 404 message).
+ */
+export function quotedForMessage(value: string, max = 80): string {
+  // eslint-disable-next-line no-control-regex -- the point is to find control characters
+  const clean = value.replace(/[\u0000-\u001f\u007f-\u009f]/g, '\uFFFD');
+  return clean.length > max ? `${clean.slice(0, max)}…` : clean;
+}
+
 export function isAppError(e: unknown): e is AppError {
   return e instanceof AppError;
 }

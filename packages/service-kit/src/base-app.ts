@@ -2,7 +2,7 @@ import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
-import { AppError } from './app-error';
+import { AppError, quotedForMessage } from './app-error';
 import {
   healthRouter,
   type HealthCheck,
@@ -81,7 +81,7 @@ export function createBaseApp(options: BaseAppOptions): Express {
   app.use((req, res, next) => {
     if (req.method !== 'OPTIONS') return next();
     const refuse = (err?: unknown) =>
-      next(err ?? new AppError('NOT_FOUND', `No route for OPTIONS ${req.path}`));
+      next(err ?? new AppError('NOT_FOUND', `No route for OPTIONS ${quotedForMessage(req.path)}`));
     if (options.beforeOptionsRefused) options.beforeOptionsRefused(req, res, refuse);
     else refuse();
   });

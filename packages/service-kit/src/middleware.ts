@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { DEFAULT_ERROR_MESSAGES, ERROR_STATUS, type ErrorCode } from '@signal/contracts';
-import { AppError, isAppError, type FieldProblem } from './app-error';
+import { AppError, isAppError, quotedForMessage, type FieldProblem } from './app-error';
 import type { Logger } from './logger';
 import { accessLogSampleRate } from './metrics';
 import { requestContext } from './request-context';
@@ -97,7 +97,8 @@ export function jsonBodyMiddleware(limit = '100kb'): RequestHandler[] {
 }
 
 export function notFoundMiddleware(): RequestHandler {
-  return (req, _res, next) => next(new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`));
+  return (req, _res, next) =>
+    next(new AppError('NOT_FOUND', `No route for ${req.method} ${quotedForMessage(req.path)}`));
 }
 
 function isJson(text: string): boolean {

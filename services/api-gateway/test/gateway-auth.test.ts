@@ -112,10 +112,10 @@ describe('authentication', () => {
     'when %s %s matches no route, then 404 NOT_FOUND still carries the rate-limit headers',
     async (method, path) => {
       const { key } = await gw.account();
-      const res = await request(gw.url)
-        [method === 'GET' ? 'get' : method === 'POST' ? 'post' : 'options'](path)
-        .set('Authorization', `Bearer ${key}`)
-        .expect(404);
+      const agent = request(gw.url);
+      const call =
+        method === 'GET' ? agent.get(path) : method === 'POST' ? agent.post(path) : agent.options(path);
+      const res = await call.set('Authorization', `Bearer ${key}`).expect(404);
       expect(errorEnvelopeSchema.parse(res.body).error.code).toBe('NOT_FOUND');
       expectRateHeaders(res);
     },

@@ -168,6 +168,15 @@ describe('GET /v1/signals/{id}', () => {
       expect(res.body.error.code).toBe('NOT_FOUND');
     },
   );
+
+  it('when the id is 3,000 characters or holds a NUL, then the 404 message quotes at most 80 of them and no control character', async () => {
+    const long = await get(`/v1/signals/${'x'.repeat(3000)}`).expect(404);
+    expect(long.body.error.message).toBe(`Signal ${'x'.repeat(80)}… was not found.`);
+    const nul = await get('/v1/signals/sig_%00abc').expect(404);
+    expect(nul.body.error.message).toBe('Signal sig_\uFFFDabc was not found.');
+    const route = await get(`/v2/${'y'.repeat(500)}`).expect(404);
+    expect(route.body.error.message.length).toBeLessThan(120);
+  });
 });
 
 describe('internal authentication', () => {

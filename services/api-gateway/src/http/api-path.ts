@@ -4,6 +4,7 @@ import {
   currentTraceId,
   errorResponse,
   metrics,
+  quotedForMessage,
   requestContext,
   requestIdOf,
   writeAccessLine,
@@ -139,7 +140,9 @@ export function apiPath(deps: ApiPathDeps) {
             result.code === 'RATE_LIMITED' || result.code === 'UNAVAILABLE' ? result.retryAfter : undefined,
         });
       } else if (!upstream) {
-        status = sendError(res, head, 'NOT_FOUND', requestId, { message: `No route for ${method} ${path}` });
+        status = sendError(res, head, 'NOT_FOUND', requestId, {
+          message: `No route for ${method} ${quotedForMessage(path)}`,
+        });
       } else if (forwardedBytes(req, url) > MAX_FORWARDED_BYTES) {
         status = sendError(res, head, 'PAYLOAD_TOO_LARGE', requestId, {
           message: 'The request target and headers are too large to pass on.',

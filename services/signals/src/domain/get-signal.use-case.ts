@@ -1,5 +1,5 @@
 import { signalIdSchema, type SignalDetail } from '@signal/contracts';
-import { AppError } from '@signal/service-kit';
+import { AppError, quotedForMessage } from '@signal/service-kit';
 import type { ListDeps } from './list-signals.use-case';
 import { toDetail } from './signal.mapper';
 
@@ -9,7 +9,8 @@ import { toDetail } from './signal.mapper';
  * signal yet (an index update that failed and awaits repair).
  */
 export async function getSignal(deps: ListDeps, id: string): Promise<SignalDetail> {
-  if (!signalIdSchema.safeParse(id).success) throw new AppError('NOT_FOUND', `Signal ${id} was not found.`);
+  if (!signalIdSchema.safeParse(id).success)
+    throw new AppError('NOT_FOUND', `Signal ${quotedForMessage(id)} was not found.`);
   try {
     const indexed = await deps.index.get(id);
     if (indexed && indexed !== 'missing') return indexed;
