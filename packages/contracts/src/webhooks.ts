@@ -26,7 +26,7 @@ export const createWebhookInputSchema = z
       .nullable()
       .optional()
       .describe('Restrict to these signal types; omitted or null = every type'),
-    description: z.string().max(200).optional(),
+    description: z.string().max(200).nullable().optional().describe('A note for yourself; null = none'),
   })
   .meta({ id: 'CreateWebhookRequest' });
 export type CreateWebhookInput = z.infer<typeof createWebhookInputSchema>;
@@ -36,7 +36,8 @@ export const updateWebhookInputSchema = z
     url: urlField.optional(),
     events: eventsField.optional(),
     types: typesField.nullable().optional(),
-    description: z.string().max(200).optional(),
+    // null clears it (the service answers null for "no description").
+    description: z.string().max(200).nullable().optional(),
     enabled: z.boolean().optional(),
   })
   .refine((u) => Object.keys(u).length > 0, { message: 'nothing to update' })

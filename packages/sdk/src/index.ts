@@ -148,14 +148,16 @@ export interface StatsParams {
 export interface CreateWebhookInput {
   url: string;
   events: WebhookEvent[];
-  types?: SignalType[];
-  description?: string;
+  /** Omitted or null: every type. */
+  types?: SignalType[] | null;
+  description?: string | null;
 }
 export interface UpdateWebhookInput {
   url?: string;
   events?: WebhookEvent[];
   types?: SignalType[] | null;
-  description?: string;
+  /** null clears it. */
+  description?: string | null;
   enabled?: boolean;
 }
 export interface ListWebhooksParams {
@@ -166,7 +168,7 @@ export interface ListWebhooksParams {
 }
 export interface ListDeliveriesParams {
   status?: DeliveryStatus;
-  event?: string;
+  event?: WebhookEvent | 'webhook.test';
   limit?: number;
   page?: number;
 }

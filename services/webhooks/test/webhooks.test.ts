@@ -157,6 +157,28 @@ describe('subscriptions API', () => {
     expect(got.body.data.types).toBeNull();
   });
 
+  it('when a subscription as answered (description null) is sent back to create or update, then it is accepted and null clears the description', async () => {
+    const created = await request(hooks.url)
+      .post('/v1/webhooks')
+      .set(hooks.auth(ACC))
+      .send({ url: `${receiver.url}/null-description`, events: ['signal.new'], description: null })
+      .expect(201);
+    expect(created.body.data.description).toBeNull();
+    const id = created.body.data.id as string;
+    const named = await request(hooks.url)
+      .patch(`/v1/webhooks/${id}`)
+      .set(hooks.auth(ACC))
+      .send({ description: 'alerts' })
+      .expect(200);
+    expect(named.body.data.description).toBe('alerts');
+    const cleared = await request(hooks.url)
+      .patch(`/v1/webhooks/${id}`)
+      .set(hooks.auth(ACC))
+      .send({ description: null })
+      .expect(200);
+    expect(cleared.body.data.description).toBeNull();
+  });
+
   it('when the same Idempotency-Key comes with types null and then without types, then the second is a replay', async () => {
     const key = `null-types-${Date.now()}`;
     const body = { url: `${receiver.url}/null-types-replay`, events: ['signal.new'] };

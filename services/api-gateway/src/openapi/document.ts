@@ -4,6 +4,7 @@ import {
   signalListQuerySchema,
   statsQuerySchema,
   webhookListQuerySchema,
+  keyListQuerySchema,
   type ErrorCode,
 } from '@signal/contracts';
 import { z } from 'zod';
@@ -309,11 +310,12 @@ export function buildOpenApiDocument(
       },
       '/v1/account/keys': {
         get: {
-          summary: "This account's API keys",
+          summary: "This account's API keys, newest first",
           security: session,
+          parameters: queryParameters(keyListQuerySchema),
           responses: {
-            ...ok('Keys', envelope({ type: 'array', items: ref('ApiKey') })),
-            ...errors('FORBIDDEN'),
+            ...ok('Keys', envelope({ type: 'array', items: ref('ApiKey') }, ref('PageMeta'))),
+            ...errors('VALIDATION_ERROR', 'FORBIDDEN'),
           },
         },
         post: {

@@ -122,7 +122,11 @@ const OPERATIONS: Record<string, OperationMeta> = {
     requestExample: { url: webhook.url, events: webhook.events, types: webhook.types },
     responseExample: ok({ ...webhook, secret }),
   },
-  'get /v1/webhooks': { operationId: 'listWebhooks', tag: 'Webhooks', responseExample: ok([webhook]) },
+  'get /v1/webhooks': {
+    operationId: 'listWebhooks',
+    tag: 'Webhooks',
+    responseExample: ok([webhook], { meta: { total: 1, page: 1, per_page: 100, total_pages: 1 } }),
+  },
   'get /v1/webhooks/{webhook_id}': {
     operationId: 'getWebhook',
     tag: 'Webhooks',
@@ -193,7 +197,7 @@ const OPERATIONS: Record<string, OperationMeta> = {
   'get /v1/account/keys': {
     operationId: 'listApiKeys',
     tag: 'Account (dashboard session)',
-    responseExample: ok([apiKey]),
+    responseExample: ok([apiKey], { meta: { total: 1, page: 1, per_page: 100, total_pages: 1 } }),
   },
   'post /v1/account/keys': {
     operationId: 'createApiKey',
@@ -256,7 +260,7 @@ const PARAMETER_DESCRIPTIONS: Record<string, string> = {
   period: 'Time window on created_at; default all',
   event: 'Only deliveries of this event name',
   page: 'Page number, from 1',
-  limit: 'Results per page; default 20, max 100',
+  limit: 'Results per page; max 100 (default: 20 for signals and deliveries, 100 for webhooks and keys)',
 };
 
 /** Removes `additionalProperties: false` everywhere below `node`. */

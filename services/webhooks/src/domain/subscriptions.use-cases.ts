@@ -100,12 +100,19 @@ async function owned(deps: SubscriptionDeps, accountId: string, id: string): Pro
 }
 
 /**
- * `types: null` means what omitting it means, so both hash alike (a retry may send either); an
- * omitted `types` hashes as it always did, so keys claimed before null was accepted still match.
+ * `types: null` and `description: null` mean what omitting them means, so both hash alike (a
+ * retry may send either); omitted fields hash as they always did, so keys claimed before null
+ * was accepted still match.
  */
 const requestHash = (input: CreateWebhookInput): string =>
   createHash('sha256')
-    .update(JSON.stringify({ ...input, types: input.types ?? undefined }))
+    .update(
+      JSON.stringify({
+        ...input,
+        types: input.types ?? undefined,
+        description: input.description ?? undefined,
+      }),
+    )
     .digest('base64url');
 
 const pageMeta = (total: number, page: number, perPage: number): PageMeta => ({
