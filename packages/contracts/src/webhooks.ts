@@ -72,12 +72,24 @@ export const webhookDataSchema = z.object({
   performance: signalDetailSchema.shape.performance.optional(),
 });
 
+/**
+ * The test event's data: a sample signal in the shape every event carries (so a receiver that
+ * checks the spec's payload shape accepts it), marked `test: true`, with the subscription it was
+ * sent for.
+ */
+export const webhookTestDataSchema = webhookDataSchema.extend({
+  test: z.literal(true),
+  subscription_id: z.string(),
+  message: z.string(),
+});
+export type WebhookTestData = z.infer<typeof webhookTestDataSchema>;
+
 /** Body POSTed to subscribers. */
 export const webhookPayloadSchema = z
   .object({
     event: z.string(),
     timestamp: z.iso.datetime({ offset: true }),
-    data: z.union([webhookDataSchema, z.object({ subscription_id: z.string(), message: z.string() })]),
+    data: z.union([webhookTestDataSchema, webhookDataSchema]),
   })
   .meta({ id: 'WebhookPayload' });
 export type WebhookPayload = z.infer<typeof webhookPayloadSchema>;

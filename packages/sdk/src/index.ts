@@ -173,7 +173,7 @@ export interface ListDeliveriesParams {
   page?: number;
 }
 
-/** What a webhook request carries: `signal.*` events carry the signal, `webhook.test` a message. */
+/** What a webhook request carries: every event's `data` is a signal (id, token, metrics, type, is_premium); `webhook.test` carries a sample one with `test: true`. */
 export interface WebhookPayload {
   event: string;
   timestamp: string;

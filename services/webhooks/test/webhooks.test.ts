@@ -1,4 +1,10 @@
-import { webhookSubscriptionSchema, webhookWithSecretSchema } from '@signal/contracts';
+import {
+  signalIdSchema,
+  webhookDataSchema,
+  webhookPayloadSchema,
+  webhookSubscriptionSchema,
+  webhookWithSecretSchema,
+} from '@signal/contracts';
 import {
   startReceiver,
   testBrokerPrefix,
@@ -245,6 +251,13 @@ describe('test events and the delivery log', () => {
       .expect(200);
     await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(ACC)).expect(202);
     await waitFor(() => forPath('/disabled-test').length === 1, 10_000, 50, 'the test event once enabled');
+    // The test event's data has the shape every event's data has (spec: id, token, metrics,
+    // type, is_premium), marked as a test and naming its subscription.
+    const payload = webhookPayloadSchema.parse(JSON.parse(forPath('/disabled-test')[0]!.body));
+    expect(payload.event).toBe('webhook.test');
+    expect(webhookDataSchema.parse(payload.data)).toMatchObject({ type: 'new', is_premium: false });
+    expect(signalIdSchema.safeParse(payload.data.id).success).toBe(true);
+    expect(payload.data).toMatchObject({ test: true, subscription_id: id });
   });
 });
 

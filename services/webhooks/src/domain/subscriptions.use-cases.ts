@@ -8,6 +8,7 @@ import {
   type UpdateWebhookInput,
   type WebhookListQuery,
   type WebhookSubscription,
+  type WebhookTestData,
 } from '@signal/contracts';
 import { AppError, newId } from '@signal/service-kit';
 import type {
@@ -241,6 +242,37 @@ export async function rotateSecret(deps: SubscriptionDeps, accountId: string, id
   return { ...toSubscriptionView(updated), secret };
 }
 
+/**
+ * What a test event carries: a sample signal in the shape of every event's data (a receiver
+ * written to the spec's payload accepts it), marked `test: true`. Its id names no signal.
+ */
+function testEventData(subscriptionId: string): WebhookTestData {
+  return {
+    id: 'sig_00000000000000000000000000',
+    token: {
+      symbol: 'TEST',
+      name: 'Test Token',
+      contract: 'So1anaTestContract00000000000000000000pump',
+      age_hours: 2,
+      dex_paid: true,
+      socials: { twitter: 'https://x.com/signal_test', telegram: null, website: null },
+    },
+    metrics: {
+      mcap_entry: 100_000,
+      mcap_current: 150_000,
+      mcap_ath: 180_000,
+      volume_24h: 50_000,
+      holders: 420,
+      liquidity: 25_000,
+    },
+    type: 'new',
+    is_premium: false,
+    test: true,
+    subscription_id: subscriptionId,
+    message: 'This is a test event from Signal Service.',
+  };
+}
+
 export async function sendTestEvent(deps: SubscriptionDeps, accountId: string, id: string) {
   const sub = await owned(deps, accountId, id);
   // The worker fails a disabled subscription's deliveries without an attempt: a test queued now
@@ -259,7 +291,7 @@ export async function sendTestEvent(deps: SubscriptionDeps, accountId: string, i
     payload: JSON.stringify({
       event: WEBHOOK_TEST_EVENT,
       timestamp: now.toISOString(),
-      data: { subscription_id: sub._id, message: 'This is a test event from Signal Service.' },
+      data: testEventData(sub._id),
     }),
     status: 'pending',
     created_at: now,
