@@ -44,3 +44,12 @@ export function exactnessViolations(
   }
   return { violations, windows: windows.size };
 }
+
+/**
+ * Waits for the next UTC minute when less than `needMs` of this one is left, so the counts a
+ * test makes next all fall in one fixed minute window.
+ */
+export async function startOfAMinuteIfLate(needMs = 20_000): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < needMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
+}

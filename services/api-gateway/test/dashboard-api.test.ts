@@ -1,5 +1,5 @@
 import type { UsageBucket } from '@signal/contracts';
-import { waitFor } from '@signal/test-kit';
+import { startOfAMinuteIfLate, waitFor } from '@signal/test-kit';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { startGateway, type GatewayHarness } from './gateway-harness';
@@ -197,6 +197,44 @@ describe('dashboard API (cookie session)', () => {
     await request(url).get(`/v1/webhooks/${id}`).set('Cookie', other.cookie).expect(404);
     await request(url).get('/v1/signals?limit=1').set('Cookie', s.cookie).expect(200);
     await request(url).get('/v1/stats?period=7d').set('Cookie', s.cookie).expect(200);
+  });
+
+  it('when a session calls the public routes, then they count against the account plan with its keys and show in its usage', async () => {
+    const acct = await sys.gw.account({ per_minute: 3, per_day: 100 }, 'session plan passphrase');
+    const login = await request(url)
+      .post('/v1/dashboard/session')
+      .send({ email: acct.email, password: 'session plan passphrase' })
+      .expect(200);
+    const cookie = ([] as string[]).concat(login.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
+    const viaSession = () => request(url).get('/v1/stats').set('Cookie', cookie);
+    const viaKey = () => request(url).get('/v1/stats').set('Authorization', `Bearer ${acct.key}`);
+    await startOfAMinuteIfLate(10_000);
+    const remaining = (r: request.Response) => [
+      r.headers['x-ratelimit-limit'],
+      r.headers['x-ratelimit-remaining'],
+    ];
+    expect(remaining(await viaSession().expect(200))).toEqual(['3', '2']);
+    expect(remaining(await viaKey().expect(200))).toEqual(['3', '1']);
+    expect(remaining(await viaSession().expect(200))).toEqual(['3', '0']);
+    const over = await viaSession().expect(429);
+    expect(over.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+    expect(over.body.error.retry_after).toBeGreaterThan(0);
+    await viaKey().expect(429);
+    // The account's usage holds the session's requests beside its key's.
+    const auth = { Cookie: cookie };
+    await waitFor(
+      async () => {
+        const u = await request(url).get('/v1/dashboard/usage').set(auth).expect(200);
+        const sum = (u.body.data.minutes as UsageBucket[]).reduce(
+          (t, b) => ({ served: t.served + b.served, rate_limited: t.rate_limited + b.rate_limited }),
+          { served: 0, rate_limited: 0 },
+        );
+        return sum.served === 3 && sum.rate_limited === 2;
+      },
+      5000,
+      50,
+      'session requests in the usage',
+    );
   });
 
   it('when a session is past half its life, then the next request renews it with a new cookie and CSRF token', async () => {

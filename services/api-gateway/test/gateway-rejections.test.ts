@@ -1,5 +1,6 @@
 import {
   infraUrls,
+  startOfAMinuteIfLate,
   startReceiver,
   startTcpProxy,
   viaProxy,
@@ -7,7 +8,6 @@ import {
   type Receiver,
   type TcpProxy,
 } from '@signal/test-kit';
-import { setTimeout as sleep } from 'node:timers/promises';
 import request from 'supertest';
 import { generateApiKey } from '../src/domain/api-key';
 import { startGateway, type GatewayHarness } from './gateway-harness';
@@ -52,17 +52,10 @@ async function timed(authorization: string): Promise<{ status: number; ms: numbe
   return { status: res.status, ms: Date.now() - started, code: res.body?.error?.code };
 }
 
-/**
- * The per-IP counts below must all fall in one UTC minute (the guard's window): with less than
- * 20 s of the minute left (the test takes up to ~10 s), it starts with the next one.
- */
-async function startOfAMinuteIfLate(): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < 20_000) await sleep(left + 50);
-}
-
 describe('cheap rejections with the store cut off', () => {
   it('when keys are malformed, fail their checksum, or were already found unknown, then 401 without the store; past the per-IP limit a never-seen key is 429 without it', async () => {
+    // The per-IP counts below must all fall in one UTC minute (the guard's window); the test
+    // takes up to ~10 s.
     await startOfAMinuteIfLate();
     const { key } = await gw.account({ per_minute: 1000, per_day: 10_000 });
     // The known key and one unknown key are looked up once, while the store is there.

@@ -25,6 +25,9 @@ import { SESSION_COOKIE, type Session } from '../domain/sessions';
 
 import { loginError, sessionError } from './login-results';
 import { applyThrottle } from './throttle.middleware';
+import { setRateLimitHeaders } from './rate-limit-headers';
+import { rateView, retryAfterSeconds } from '../domain/rate-limit';
+import { outcomeOf } from '../domain/usage';
 import type { RequestThrottle } from '../domain/throttle';
 import type { UsageLedger } from '../domain/usage';
 import { readCookie } from './cookies';
@@ -45,6 +48,8 @@ export interface DashboardApiDeps {
 }
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** The usage ledger's key id for API requests made with a dashboard session. */
+export const SESSION_USAGE_KEY = 'dashboard';
 
 function setSessionCookie(res: Response, token: string, maxAgeSeconds: number): void {
   res.append(
@@ -255,6 +260,35 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
 
   router.use('/v1/dashboard', api);
 
+  /**
+   * The public routes reached with a session are the account's API use like a key's: they count
+   * against the account's plan (the same shared windows as its keys, so a session cannot lift the
+   * plan's limit) and in its usage (as the pseudo key `dashboard`). The session throttle above
+   * guards the dashboard's own pages only.
+   */
+  const accountPlan: RequestHandler = async (_req, res, next) => {
+    try {
+      const accountId = current(res).accountId;
+      const account = await deps.accounts.repository.findAccount(accountId);
+      if (!account) throw new AppError('UNAUTHORIZED', 'This account no longer exists.');
+      const decision = await deps.accounts.limiter
+        .count({ subject: accountId, perMinute: account.plan.per_minute, perDay: account.plan.per_day })
+        .catch((cause: unknown) => {
+          // No shared window to count in: refuse for a moment rather than serve unlimited.
+          throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfter: 1, cause });
+        });
+      res.on('finish', () => deps.usage.count(accountId, SESSION_USAGE_KEY, outcomeOf(res.statusCode)));
+      setRateLimitHeaders(res, rateView(decision.minute, decision.day));
+      if (decision.outcome === 'limited')
+        throw new AppError('RATE_LIMIT_EXCEEDED', undefined, {
+          retryAfter: retryAfterSeconds(decision.minute, decision.day),
+        });
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+
   // The public routes with a dashboard session instead of an API key (no Authorization header).
   const viaSession = (upstream: Upstream): Router => {
     const r = Router();
@@ -263,7 +297,12 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
         return next('router');
       next();
     });
-    r.use(noStore, session({ csrf: true }), proxyTo(upstream, deps.tokens, deps.upstreamTimeoutMs));
+    r.use(
+      noStore,
+      session({ csrf: true }),
+      accountPlan,
+      proxyTo(upstream, deps.tokens, deps.upstreamTimeoutMs),
+    );
     return r;
   };
   router.use('/v1/webhooks', viaSession(deps.upstreams.webhooks));
