@@ -93,7 +93,42 @@ export function jsonBodyMiddleware(limit = '100kb'): RequestHandler[] {
       }
       return parse(req, _res, next);
     },
+    (req, _res, next) => {
+      const field = fieldWithNul(req.body);
+      if (field === undefined) return next();
+      const name = quotedForMessage(field || 'body');
+      next(
+        new AppError('VALIDATION_ERROR', `${name} must not contain the NUL character (\\u0000)`, {
+          details: [{ field: name, message: 'contains the NUL character' }],
+        }),
+      );
+    },
   ];
+}
+
+/**
+ * The path of the first string (value or key) holding U+0000 in a parsed JSON body, '' for the
+ * body itself, or undefined. The MongoDB-wire store here (FerretDB on PostgreSQL) cannot hold
+ * NUL in text and failed the write with a 500; no field of ours has a use for it.
+ */
+function fieldWithNul(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = fieldWithNul(value[i], path ? `${path}.${i}` : String(i));
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (typeof value === 'object' && value !== null) {
+    for (const [key, inner] of Object.entries(value)) {
+      const at = path ? `${path}.${key}` : key;
+      if (key.includes('\u0000')) return at;
+      const found = fieldWithNul(inner, at);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
 }
 
 export function notFoundMiddleware(): RequestHandler {

@@ -98,6 +98,13 @@ describe('service-kit HTTP pieces', () => {
     expect(await message(request(a).post('/echo').type('json').send('{'))).toBe(
       'The request body is not valid JSON.',
     );
+    // The store cannot hold NUL in text: refused at the boundary, naming the field.
+    expect(await message(tags({ tags: ['a\u0000b'], owner: { email: 'x' } }))).toBe(
+      'tags.0 must not contain the NUL character (\\u0000)',
+    );
+    expect(await message(tags({ tags: [], owner: { ['e\u0000']: 'x' } }))).toBe(
+      'owner.e\uFFFD must not contain the NUL character (\\u0000)',
+    );
   });
 
   it('when an AppError carries retryAfter, then body and Retry-After header agree', async () => {

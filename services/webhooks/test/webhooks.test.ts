@@ -185,6 +185,16 @@ describe('subscriptions API', () => {
     expect(cleared.body.data.description).toBeNull();
   });
 
+  it('when a text field holds a NUL character, then 400 naming it, not a 500 from the store', async () => {
+    const res = await request(hooks.url)
+      .post('/v1/webhooks')
+      .set(hooks.auth(ACC))
+      .send({ url: `${receiver.url}/nul`, events: ['signal.new'], description: 'a\u0000b' })
+      .expect(400);
+    expect(res.body.error).toMatchObject({ code: 'VALIDATION_ERROR' });
+    expect(res.body.error.message).toMatch(/^description must not contain the NUL character/);
+  });
+
   it('when the same Idempotency-Key comes with types null and then without types, then the second is a replay', async () => {
     const key = `null-types-${Date.now()}`;
     const body = { url: `${receiver.url}/null-types-replay`, events: ['signal.new'] };
