@@ -28,7 +28,18 @@ export interface ConnectionFront {
 }
 
 /** What a service serves: a request listener, optionally behind a connection front. */
-export type HttpEntry = RequestListener | { listener: RequestListener; front?: ConnectionFront };
+export type HttpEntry =
+  | RequestListener
+  | {
+      listener: RequestListener;
+      front?: ConnectionFront;
+      /**
+       * Requests with `Expect: 100-continue`. Without it Node invites every body at once; with
+       * it the listener decides (`res.writeContinue()` when it wants the body), so an upload it
+       * would refuse anyway is refused before it is sent.
+       */
+      checkContinue?: RequestListener;
+    };
 
 /**
  * Puts a front before node:http's own connection listener (the one `createServer` registers),
@@ -51,9 +62,11 @@ export async function startHttpServer(
   port: number,
   host = '127.0.0.1',
 ): Promise<RunningServer> {
-  const { listener, front } = typeof entry === 'function' ? { listener: entry, front: undefined } : entry;
+  const { listener, front, checkContinue } =
+    typeof entry === 'function' ? { listener: entry, front: undefined, checkContinue: undefined } : entry;
   const server = createServer(listener);
   if (front) installFront(server, front);
+  if (checkContinue) server.on('checkContinue', checkContinue);
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = 66_000;
   server.requestTimeout = 30_000;
@@ -86,12 +99,23 @@ export async function startHttpServer(
 }
 
 /**
+ * Whether the request on this socket already has its answer under way: a request whose body
+ * stalled after the service answered it (a body it did not need, or its own timeout) then hit
+ * the request timeout, and a second answer on the connection would be read as the answer to the
+ * client's next request. Node's own handler makes the same check on the same field.
+ */
+function answered(socket: Socket): boolean {
+  const current: unknown = Reflect.get(socket, '_httpMessage');
+  return typeof current === 'object' && current !== null && Reflect.get(current, 'headersSent') === true;
+}
+
+/**
  * Requests Node's HTTP parser refuses (a space or a control byte in the request target, broken
  * chunking, oversized headers) never reach Express; Node would answer a bare `400 Bad Request`
  * with no body. Answer the error envelope instead, then close (the stream cannot be trusted).
  */
 function answerUnparsable(err: Error & { code?: string }, socket: Socket): void {
-  if (!socket.writable || err.code === 'ECONNRESET') {
+  if (!socket.writable || err.code === 'ECONNRESET' || answered(socket)) {
     socket.destroy();
     return;
   }

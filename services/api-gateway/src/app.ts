@@ -132,7 +132,16 @@ export function buildGateway(deps: GatewayAppDeps): HttpEntry {
     takesApiPath(req.method ?? 'GET', req.url ?? '', req.headers, SESSION_COOKIE)
       ? api.handle(req, res)
       : app(req, res);
-  if (!deps.rawFront) return listener;
+  // An upload announced with Expect: 100-continue: the API path invites the body only once the
+  // request passed auth, limits and the body checks; Express's routes take theirs as Node would.
+  const checkContinue: RequestListener = (req, res) => {
+    if (takesApiPath(req.method ?? 'GET', req.url ?? '', req.headers, SESSION_COOKIE)) api.handle(req, res);
+    else {
+      res.writeContinue();
+      app(req, res);
+    }
+  };
+  if (!deps.rawFront) return { listener, checkContinue };
   const served = metrics.rawFront().labels('request');
   const handedOn = metrics.rawFront().labels('handoff');
   const front = new RawFront({
@@ -143,7 +152,7 @@ export function buildGateway(deps: GatewayAppDeps): HttpEntry {
     onRequest: () => served.inc(),
     onHandOff: () => handedOn.inc(),
   });
-  return { listener, front };
+  return { listener, front, checkContinue };
 }
 
 /** The gateway as main.ts and the tests run it: everything from config and the built dependencies. */

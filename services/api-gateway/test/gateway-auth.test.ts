@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { errorEnvelopeSchema } from '@signal/contracts';
 import { startObservability } from '@signal/service-kit';
 import {
@@ -379,5 +380,90 @@ describe('metrics', () => {
     } finally {
       await metricsServer.close();
     }
+  });
+});
+
+/**
+ * Writes `head` (and `body`, after a 100 Continue when `waitForContinue`) on a raw connection and
+ * returns everything the gateway wrote until it closed the connection or `quietMs` passed.
+ */
+async function rawExchange(
+  head: string,
+  opts: { body?: string; waitForContinue?: boolean; quietMs?: number } = {},
+): Promise<string> {
+  const url = new URL(gw.url);
+  const socket = connect(Number(url.port), url.hostname);
+  let got = '';
+  return new Promise<string>((resolve, reject) => {
+    let timer = setTimeout(() => finish(), opts.quietMs ?? 1500);
+    const finish = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(got);
+    };
+    socket.on('error', reject);
+    socket.on('close', finish);
+    socket.on('data', (chunk: Buffer) => {
+      got += chunk.toString('latin1');
+      if (
+        opts.waitForContinue &&
+        opts.body !== undefined &&
+        got.startsWith('HTTP/1.1 100 Continue\r\n\r\n')
+      ) {
+        socket.write(opts.body);
+        opts = { ...opts, body: undefined };
+      }
+      clearTimeout(timer);
+      timer = setTimeout(() => finish(), opts.quietMs ?? 1500);
+    });
+    socket.write(head);
+    if (!opts.waitForContinue && opts.body !== undefined) socket.write(opts.body);
+  });
+}
+
+describe('request bodies refused on their headers', () => {
+  const post = (key: string, headers: string) =>
+    `POST /v1/signals HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${key}\r\n${headers}\r\n`;
+
+  it('when a body is declared larger than any route takes, then 413 at once with the connection closed, before any of it is sent', async () => {
+    const { key } = await gw.account();
+    const answer = await rawExchange(
+      post(key, 'Content-Type: application/json\r\nContent-Length: 2000000\r\n'),
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).toMatch(/\r\nConnection: close\r\n/i);
+    expect(answer).toMatch(/\r\nX-RateLimit-Limit: 60\r\n/i);
+    expect(answer).toContain('"code":"PAYLOAD_TOO_LARGE"');
+  });
+
+  it('when a large upload asks to continue, then it is refused with 413 and never invited', async () => {
+    const { key } = await gw.account();
+    const answer = await rawExchange(
+      post(key, 'Content-Type: application/json\r\nContent-Length: 5000000\r\nExpect: 100-continue\r\n'),
+    );
+    expect(answer).not.toContain('100 Continue');
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+  });
+
+  it('when a small JSON upload asks to continue, then it is invited and reaches the service', async () => {
+    const { key } = await gw.account();
+    const body = '{"a":1}';
+    const answer = await rawExchange(
+      post(
+        key,
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n`,
+      ),
+      { body, waitForContinue: true },
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 404 /);
+    expect(answer).toContain('No route for POST /v1/signals');
+  });
+
+  it('when a body is not JSON, then 415 at once without reading it', async () => {
+    const { key } = await gw.account();
+    const answer = await rawExchange(post(key, 'Content-Type: text/plain\r\nContent-Length: 5000000\r\n'));
+    expect(answer).toMatch(/^HTTP\/1\.1 415 /);
+    expect(answer).toContain('"code":"UNSUPPORTED_MEDIA_TYPE"');
+    expect(answer).toMatch(/\r\nConnection: close\r\n/i);
   });
 });

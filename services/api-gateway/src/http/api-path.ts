@@ -20,9 +20,11 @@ import { carriesSecrets } from './no-store.middleware';
 import { rateLimitHeaders } from './rate-limit-headers';
 import {
   MAX_FORWARDED_BYTES,
+  bodyRefusal,
   forward,
   forwardedBytes,
   fromNodeRequest,
+  hasBody,
   type ForwardRequest,
   type Upstream,
 } from './upstream';
@@ -128,6 +130,14 @@ export function apiPath(deps: ApiPathDeps) {
     const authorization = req.headers.authorization;
     const head = deps.securityHeaders.slice();
     head.push('X-Request-Id', requestId);
+    // A request refused with its body unread ends its connection: what is left of the body
+    // cannot be told from a next request (and is not waited for).
+    const unreadBody = method !== 'GET' && method !== 'HEAD' && hasBody(req.headers);
+    const bodyProblem = unreadBody ? bodyRefusal(req.headers) : undefined;
+    const refuse: typeof sendError = (...args) => {
+      if (unreadBody) args[1].push('Connection', 'close');
+      return sendError(...args);
+    };
     let status: number;
     let result: AuthResult | undefined;
     try {
@@ -135,17 +145,24 @@ export function apiPath(deps: ApiPathDeps) {
       countDecision(decisionOf(result));
       if (result.ok || result.code !== 'UNAVAILABLE') head.push(...rateLimitHeaders(result.rate));
       if (!result.ok) {
-        status = sendError(res, head, REFUSAL[result.code], requestId, {
+        status = refuse(res, head, REFUSAL[result.code], requestId, {
           retryAfter:
             result.code === 'RATE_LIMITED' || result.code === 'UNAVAILABLE' ? result.retryAfter : undefined,
         });
       } else if (!upstream) {
-        status = sendError(res, head, 'NOT_FOUND', requestId, {
+        status = refuse(res, head, 'NOT_FOUND', requestId, {
           message: `No route for ${method} ${quotedForMessage(path)}`,
         });
       } else if (forwardedBytes(req, url) > MAX_FORWARDED_BYTES) {
-        status = sendError(res, head, 'PAYLOAD_TOO_LARGE', requestId, {
+        status = refuse(res, head, 'PAYLOAD_TOO_LARGE', requestId, {
           message: 'The request target and headers are too large to pass on.',
+        });
+      } else if (bodyProblem) {
+        status = refuse(res, head, bodyProblem, requestId, {
+          message:
+            bodyProblem === 'PAYLOAD_TOO_LARGE'
+              ? 'The request body is larger than any route takes (64 KiB).'
+              : 'Request bodies must be JSON (Content-Type: application/json).',
         });
       } else {
         if (carriesSecrets(path)) head.push('Cache-Control', 'no-store');
@@ -195,7 +212,7 @@ export function apiPath(deps: ApiPathDeps) {
   return {
     /** A request node:http parsed. */
     handle(req: IncomingMessage, res: ServerResponse): void {
-      serveRequest(fromNodeRequest(req), res);
+      serveRequest(fromNodeRequest(req, res), res);
     },
     /** A request the raw front parsed (raw-front.ts). */
     serve: serveRequest,

@@ -13,6 +13,10 @@ export interface ApiRequest {
   readonly remoteAddress: string | undefined;
   /** The body to pass on; only asked for requests other than GET and HEAD. */
   body(): Readable | undefined;
+  /** Whether the client's body has all arrived (none: it had none). */
+  bodyComplete?(): boolean;
+  /** Invites the body of a request sent with `Expect: 100-continue` (none: nothing to invite). */
+  sendContinue?(): void;
 }
 
 /** The answer to it: the part of node:http's ServerResponse the API path uses. */

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import type { ErrorCode } from '@signal/contracts';
 import { Pool, type Dispatcher } from 'undici';
@@ -24,6 +24,8 @@ const FORWARDED_REQUEST_HEADERS = [
   'accept-encoding',
   'content-type',
   'content-length',
+  // The services' body reader decodes gzip, deflate and br, and refuses other codings with 415.
+  'content-encoding',
   'idempotency-key',
   'user-agent',
 ] as const;
@@ -139,15 +141,50 @@ function upstreamBody(req: IncomingMessage): Readable {
   return body;
 }
 
+/** The client's body, invited first when the client waits to be asked (`Expect: 100-continue`). */
+function invited(req: ApiRequest): Readable | undefined {
+  req.sendContinue?.();
+  return req.body();
+}
+
 /** A request node:http parsed, as the API path and `forward` read it. */
-export function fromNodeRequest(req: IncomingMessage): ApiRequest {
+export function fromNodeRequest(req: IncomingMessage, res?: ServerResponse): ApiRequest {
   return {
     method: req.method ?? 'GET',
     url: req.url ?? '/',
     headers: req.headers,
     remoteAddress: req.socket.remoteAddress,
     body: () => upstreamBody(req),
+    bodyComplete: () => req.complete,
+    sendContinue:
+      res && /^100-continue$/i.test(req.headers.expect ?? '') ? () => res.writeContinue() : undefined,
   };
+}
+
+/** The largest body a public route takes (the webhooks service reads at most 64 KiB). */
+export const MAX_API_BODY_BYTES = 64 * 1024;
+
+/** Does the request carry a body (a length above zero, or chunked)? */
+export function hasBody(headers: ApiRequest['headers']): boolean {
+  const length = headers['content-length'];
+  return (typeof length === 'string' && length !== '0') || headers['transfer-encoding'] !== undefined;
+}
+
+/**
+ * Why a body is refused before any of it is read, or undefined: declared larger than any route
+ * takes (413), or not JSON (415: what the services' body reader would answer once it had read it
+ * all). Refusing on the headers answers at once and never invites an upload that would be dropped.
+ */
+export function bodyRefusal(
+  headers: ApiRequest['headers'],
+): 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | undefined {
+  if (!hasBody(headers)) return undefined;
+  const type = headers['content-type'];
+  const media = typeof type === 'string' ? type.split(';', 1)[0]!.trim().toLowerCase() : '';
+  if (media !== 'application/json' && !/^application\/[!#$%&'*+.^_`|~0-9a-z-]+\+json$/.test(media))
+    return 'UNSUPPORTED_MEDIA_TYPE';
+  if (Number(headers['content-length'] ?? 0) > MAX_API_BODY_BYTES) return 'PAYLOAD_TOO_LARGE';
+  return undefined;
 }
 
 /**
@@ -194,6 +231,9 @@ export function forward(
     const writeHead = (statusCode: number, answer: readonly string[]) => {
       status = statusCode;
       const out = f.answerHeaders.slice();
+      // The service answered before the client's body was all in (it needed no more, or timed
+      // out): the rest cannot be told from the next request, so this connection ends here.
+      if (!bodiless && req.bodyComplete?.() === false) out.push('Connection', 'close');
       for (let i = 0; i < answer.length; i += 2) {
         const name = answer[i]!;
         if (
@@ -269,7 +309,7 @@ export function forward(
           method,
           path: f.path,
           headers,
-          body: bodiless ? undefined : req.body(),
+          body: bodiless ? undefined : invited(req),
           headersTimeout: f.timeoutMs,
           bodyTimeout: f.timeoutMs,
         },
