@@ -74,6 +74,7 @@ describe('dashboard API (cookie session)', () => {
     const { key, id } = created.body.data as { key: string; id: string };
     const list = await request(url).get('/v1/dashboard/keys').set(auth).expect(200);
     expect(list.body.data).toEqual([expect.objectContaining({ id, name: 'ci', status: 'active' })]);
+    expect(list.body.meta).toEqual({ total: 1, page: 1, per_page: 100, total_pages: 1 });
     expect(JSON.stringify(list.body)).not.toContain(key);
 
     await request(url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(200);

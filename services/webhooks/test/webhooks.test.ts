@@ -209,6 +209,8 @@ describe('subscriptions API', () => {
       .send(body)
       .expect(200);
     expect(again.body.data.id).toBe(first.body.data.id);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
   });
 });
 

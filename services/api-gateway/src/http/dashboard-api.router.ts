@@ -1,4 +1,6 @@
 import {
+  MAX_PAGE_SIZE,
+  keyListQuerySchema,
   changePasswordInputSchema,
   createApiKeyInputSchema,
   loginInputSchema,
@@ -17,7 +19,7 @@ import {
 } from '@signal/service-kit';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Plan } from '../data/account.model';
-import { createAccount, listApiKeys, revokeApiKey } from '../domain/accounts.use-cases';
+import { createAccount, listApiKeysPage, revokeApiKey } from '../domain/accounts.use-cases';
 import { createKeyOnce, type CreateKeyDeps } from '../domain/create-key.use-case';
 import { rollApiKey } from '../domain/key-roll.use-case';
 import { changePassword, passwordLogin, type PasswordLoginDeps } from '../domain/password-login.use-case';
@@ -208,9 +210,15 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
     await startSession(res, accountId);
   });
 
-  api.get('/keys', async (_req, res) => {
-    const keys = await listApiKeys(deps.accounts, current(res).accountId);
-    res.json({ success: true, data: keys.map(withStatus) });
+  api.get('/keys', async (req, res) => {
+    const q = parseOrThrow(keyListQuerySchema, req.query, 'query');
+    const { data, meta } = await listApiKeysPage(
+      deps.accounts,
+      current(res).accountId,
+      q.page ?? 1,
+      q.limit ?? MAX_PAGE_SIZE,
+    );
+    res.json({ success: true, data: data.map(withStatus), meta });
   });
 
   api.post('/keys', async (req, res) => {

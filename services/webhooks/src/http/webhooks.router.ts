@@ -41,6 +41,8 @@ export function webhooksRouter(deps: uc.SubscriptionDeps, internalJwtKey: KeyObj
       idempotencyKeyOf(req),
     );
     res.setHeader('Cache-Control', 'no-store');
+    // As for API keys: a replay says so, so a client can tell it from a first creation.
+    if (!created) res.setHeader('Idempotent-Replayed', 'true');
     res.status(created ? 201 : 200).json({ success: true, data: subscription });
   });
   r.get('/v1/webhooks', async (req, res) => {
