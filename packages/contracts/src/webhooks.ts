@@ -14,7 +14,12 @@ const typesField = z
   .array(z.enum(SIGNAL_TYPES, { error: `each type must be one of ${SIGNAL_TYPES.join(', ')}` }))
   .min(1, 'types, when given, must name at least one type')
   .refine((a) => new Set(a).size === a.length, 'types must not repeat');
-const urlField = z.string().max(2048).url('url must be an absolute URL');
+const urlField = z
+  .string()
+  .max(2048, 'url must be at most 2048 characters')
+  .url('url must be an absolute URL')
+  // Port 0 names no listening socket: every delivery would fail.
+  .refine((u) => !URL.canParse(u) || new URL(u).port !== '0', 'url must not use port 0');
 
 export const createWebhookInputSchema = z
   .strictObject({
