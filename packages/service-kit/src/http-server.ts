@@ -64,9 +64,11 @@ export async function startHttpServer(
 ): Promise<RunningServer> {
   const { listener, front, checkContinue } =
     typeof entry === 'function' ? { listener: entry, front: undefined, checkContinue: undefined } : entry;
-  const server = createServer(listener);
+  // Node answers an HTTP/1.1 request without Host with a bare 400 (no envelope, no request
+  // id); it is refused here instead, like every other malformed request.
+  const server = createServer({ requireHostHeader: false }, withHost(listener));
   if (front) installFront(server, front);
-  if (checkContinue) server.on('checkContinue', checkContinue);
+  if (checkContinue) server.on('checkContinue', withHost(checkContinue));
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = 66_000;
   server.requestTimeout = 30_000;
@@ -95,6 +97,25 @@ export async function startHttpServer(
         server.closeIdleConnections();
         front?.closeIdle();
       }),
+  };
+}
+
+/** HTTP/1.1 requires Host (RFC 9112 §3.2): a request without it gets the 400 envelope and the connection ends. */
+function withHost(listener: RequestListener): RequestListener {
+  return (req, res) => {
+    if (req.headers.host !== undefined || req.httpVersion !== '1.1') return listener(req, res);
+    const requestId = `req_${randomUUID()}`;
+    const body = JSON.stringify({
+      success: false,
+      error: { code: 'VALIDATION_ERROR', message: 'The Host header is required.', request_id: requestId },
+    });
+    res.writeHead(400, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(body),
+      'X-Request-Id': requestId,
+      Connection: 'close',
+    });
+    res.end(body);
   };
 }
 

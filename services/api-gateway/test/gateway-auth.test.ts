@@ -459,6 +459,13 @@ describe('request bodies refused on their headers', () => {
     expect(answer).toContain('No route for POST /v1/signals');
   });
 
+  it('when an HTTP/1.1 request has no Host header, then the 400 envelope with a request id, not a bare 400', async () => {
+    const answer = await rawExchange('GET /v1/signals HTTP/1.1\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toMatch(/\r\nX-Request-Id: req_/i);
+    expect(answer).toContain('"message":"The Host header is required."');
+  });
+
   it('when a body is not JSON, then 415 at once without reading it', async () => {
     const { key } = await gw.account();
     const answer = await rawExchange(post(key, 'Content-Type: text/plain\r\nContent-Length: 5000000\r\n'));
