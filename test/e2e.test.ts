@@ -115,6 +115,15 @@ describe('end to end through the gateway', () => {
       if (!validate(res.body))
         throw new Error(`${method} ${path} ${res.status}: ${ajv.errorsText(validate.errors)}`);
     };
+    /** An error answer worded as the operation's documented example (all but the request id). */
+    const likeExample = (path: string, method: string, res: request.Response) => {
+      check(path, method, res);
+      const example =
+        doc.paths[path][method].responses[String(res.status)].content['application/json'].example;
+      const { request_id: _id, ...documented } = example.error;
+      const { request_id: _real, ...real } = res.body.error;
+      expect({ path, method, error: real }).toEqual({ path, method, error: documented });
+    };
     const { key } = await gw.account(undefined, 'pw-openapi');
     const auth = { Authorization: `Bearer ${key}` };
     const signal = await request(signals.url)
@@ -130,6 +139,7 @@ describe('end to end through the gateway', () => {
       await request(gw.url).get(`/v1/signals/${signal.body.data.id}`).set(auth),
     );
     check('/v1/signals/{signal_id}', 'get', await request(gw.url).get('/v1/signals/sig_nope').set(auth));
+    likeExample('/v1/signals/{signal_id}', 'get', await request(gw.url).get('/v1/signals/%ZZ').set(auth));
     check('/v1/stats', 'get', await request(gw.url).get('/v1/stats?period=7d').set(auth));
     check('/v1/stats', 'get', await request(gw.url).get('/v1/stats?period=1y').set(auth));
     const created = await request(gw.url)
@@ -142,7 +152,66 @@ describe('end to end through the gateway', () => {
       'post',
       await request(gw.url).post('/v1/webhooks').set(auth).send({ url: 'nope', events: [] }),
     );
+    likeExample(
+      '/v1/webhooks',
+      'post',
+      await request(gw.url)
+        .post('/v1/webhooks')
+        .set(auth)
+        .send({ url: `${receiver.url}/doc`, events: [] }),
+    );
+    // The same Idempotency-Key and body again: the same subscription, 200; another body: 409.
+    const once = { url: `${receiver.url}/once`, events: ['signal.new'] };
+    const first = await request(gw.url)
+      .post('/v1/webhooks')
+      .set(auth)
+      .set('Idempotency-Key', 'doc-1')
+      .send(once);
+    check('/v1/webhooks', 'post', first);
+    const replay = await request(gw.url)
+      .post('/v1/webhooks')
+      .set(auth)
+      .set('Idempotency-Key', 'doc-1')
+      .send(once);
+    check('/v1/webhooks', 'post', replay);
+    expect([first.status, replay.status, replay.body.data.id]).toEqual([201, 200, first.body.data.id]);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    likeExample(
+      '/v1/webhooks',
+      'post',
+      await request(gw.url)
+        .post('/v1/webhooks')
+        .set(auth)
+        .set('Idempotency-Key', 'doc-1')
+        .send({ ...once, events: ['signal.dead'] }),
+    );
     const id = created.body.data.id as string;
+    // A body is refused on its headers whatever the route needs: not JSON 415, over 64 KiB 413.
+    const plain = (req: request.Test) =>
+      req.set(auth).set('Content-Type', 'text/plain').send('enabled=false');
+    likeExample(
+      '/v1/webhooks/{webhook_id}',
+      'patch',
+      await plain(request(gw.url).patch(`/v1/webhooks/${id}`)),
+    );
+    likeExample(
+      '/v1/webhooks/{webhook_id}',
+      'patch',
+      await request(gw.url)
+        .patch(`/v1/webhooks/${id}`)
+        .set(auth)
+        .send({ description: 'x'.repeat(70_000) }),
+    );
+    likeExample(
+      '/v1/webhooks/{webhook_id}/rotate-secret',
+      'post',
+      await plain(request(gw.url).post(`/v1/webhooks/${id}/rotate-secret`)),
+    );
+    likeExample(
+      '/v1/webhooks/{webhook_id}/test',
+      'post',
+      await plain(request(gw.url).post(`/v1/webhooks/${id}/test`)),
+    );
     check('/v1/webhooks', 'get', await request(gw.url).get('/v1/webhooks').set(auth));
     check('/v1/webhooks/{webhook_id}', 'get', await request(gw.url).get(`/v1/webhooks/${id}`).set(auth));
     check(
@@ -183,6 +252,16 @@ describe('end to end through the gateway', () => {
       'post',
       await request(gw.url).post(`/v1/webhooks/${id}/deliveries/${test.body.data.id}/retry`).set(auth),
     );
+    likeExample(
+      '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry',
+      'post',
+      await plain(request(gw.url).post(`/v1/webhooks/${id}/deliveries/${test.body.data.id}/retry`)),
+    );
+    likeExample(
+      '/v1/webhooks/{webhook_id}',
+      'delete',
+      await plain(request(gw.url).delete(`/v1/webhooks/${id}`)),
+    );
     check(
       '/v1/webhooks/{webhook_id}',
       'delete',
@@ -194,9 +273,45 @@ describe('end to end through the gateway', () => {
       .post('/v1/auth/login')
       .send({ email: account.email, password: 'pw-openapi-2' });
     check('/v1/auth/login', 'post', login);
+    likeExample(
+      '/v1/auth/login',
+      'post',
+      await request(gw.url).post('/v1/auth/login').send({ email: account.email, password: 'not-it' }),
+    );
+    likeExample(
+      '/v1/auth/login',
+      'post',
+      await request(gw.url).post('/v1/auth/login').send({ email: account.email }),
+    );
+    likeExample('/v1/account/keys', 'get', await request(gw.url).get('/v1/account/keys'));
     const session = { Authorization: `Bearer ${login.body.data.token}` };
-    const newKey = await request(gw.url).post('/v1/account/keys').set(session).send({ name: 'doc' });
+    const newKey = await request(gw.url)
+      .post('/v1/account/keys')
+      .set(session)
+      .set('Idempotency-Key', 'doc-key')
+      .send({ name: 'doc' });
     check('/v1/account/keys', 'post', newKey);
+    const sameKey = await request(gw.url)
+      .post('/v1/account/keys')
+      .set(session)
+      .set('Idempotency-Key', 'doc-key')
+      .send({ name: 'doc' });
+    check('/v1/account/keys', 'post', sameKey);
+    expect([newKey.status, sameKey.status, sameKey.body.data.id]).toEqual([201, 200, newKey.body.data.id]);
+    likeExample(
+      '/v1/account/keys',
+      'post',
+      await request(gw.url)
+        .post('/v1/account/keys')
+        .set(session)
+        .set('Idempotency-Key', 'doc-key')
+        .send({ name: 'other' }),
+    );
+    likeExample(
+      '/v1/account/keys/{key_id}',
+      'delete',
+      await request(gw.url).delete('/v1/account/keys/%ZZ').set(session),
+    );
     check('/v1/account/keys', 'get', await request(gw.url).get('/v1/account/keys').set(session));
     check(
       '/v1/account/keys/{key_id}',

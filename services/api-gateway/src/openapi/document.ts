@@ -49,7 +49,12 @@ function componentSchemas(): Record<string, JsonObject> {
     unrepresentable: 'any',
     uri: (id) => `#/components/schemas/${id}`,
   }) as { schemas: Record<string, JsonObject> };
-  for (const s of Object.values(out.schemas)) delete s.$schema;
+  for (const s of Object.values(out.schemas)) {
+    delete s.$schema;
+    // zod marks each with `$id: '#/components/schemas/X'`; a 2020-12 `$id` may not carry a
+    // fragment (Ajv 2020 refuses the document), and `$ref`s reach components by pointer anyway.
+    delete s.$id;
+  }
   return out.schemas;
 }
 
@@ -72,29 +77,104 @@ const pathParam = (name: string, description: string) => ({
   schema: { type: 'string' },
 });
 
-function errors(...codes: ErrorCode[]): Record<string, JsonObject> {
-  const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of [
+/** Who may call an operation: decides its security and the refusals every call of it can get. */
+type Caller = 'apiKey' | 'session' | 'anyone';
+type Method = 'get' | 'post' | 'patch' | 'delete';
+const METHODS: readonly Method[] = ['get', 'post', 'patch', 'delete'];
+
+interface OperationSpec {
+  summary: string;
+  caller: Caller;
+  parameters?: JsonObject[];
+  requestBody?: JsonObject;
+  /** Success answers by status (`ok(…)`). */
+  answers: Record<string, JsonObject>;
+  /** Errors of this operation's own logic; the ones every call of its kind can get are added. */
+  errors?: ErrorCode[];
+}
+
+/**
+ * The error codes an operation can answer. Besides its own: any request can be refused (401,
+ * 429), fail (500, 503) or carry headers too large (413, from Node or, on the API-key path, the
+ * gateway's forward limit); the API-key path also answers KEY_EXPIRED and a service's 504, the
+ * session routes 403 to an API key; a path parameter with a malformed percent-escape is a 400;
+ * every POST/PATCH body is read as JSON whether the operation needs one or not (broken JSON 400,
+ * another media type 415, over the size limit 413), and the API-key path refuses a body that is
+ * not JSON on any method but GET before a service sees it (so a DELETE with one is a 415 too).
+ */
+function errorCodes(method: Method, spec: OperationSpec): ErrorCode[] {
+  const codes: ErrorCode[] = [
     'UNAUTHORIZED',
-    'KEY_EXPIRED',
     'RATE_LIMIT_EXCEEDED',
+    'PAYLOAD_TOO_LARGE',
     'INTERNAL_ERROR',
     'SERVICE_UNAVAILABLE',
-    ...codes,
-  ] as ErrorCode[]) {
+  ];
+  if (spec.caller === 'apiKey') codes.push('KEY_EXPIRED', 'GATEWAY_TIMEOUT');
+  if (spec.caller === 'session') codes.push('FORBIDDEN');
+  if ((spec.parameters ?? []).some((p) => p.in === 'path')) codes.push('VALIDATION_ERROR');
+  if (method === 'post' || method === 'patch') codes.push('VALIDATION_ERROR', 'UNSUPPORTED_MEDIA_TYPE');
+  if (spec.caller === 'apiKey' && method !== 'get') codes.push('UNSUPPORTED_MEDIA_TYPE');
+  return [...new Set([...codes, ...(spec.errors ?? [])])];
+}
+
+/**
+ * One response per status; its schema narrows `error.code` to the codes that status carries
+ * here, so a client (and the tests) can tell which refusals an operation really gives.
+ */
+function errors(codes: ErrorCode[]): Record<string, JsonObject> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) {
     const status = ERROR_STATUS[code];
-    byStatus.set(status, [...new Set([...(byStatus.get(status) ?? []), code])]);
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   return Object.fromEntries(
-    [...byStatus].map(([status, list]) => [
-      String(status),
-      {
-        description: `Error: ${list.join(', ')}`,
-        headers: rateHeaders,
-        content: { 'application/json': { schema: ref('ErrorEnvelope') } },
-      },
-    ]),
+    [...byStatus]
+      .sort(([a], [b]) => a - b)
+      .map(([status, list]) => [
+        String(status),
+        {
+          description: `Error: ${list.join(', ')}`,
+          headers: rateHeaders,
+          content: {
+            'application/json': {
+              schema: {
+                allOf: [
+                  ref('ErrorEnvelope'),
+                  { properties: { error: { properties: { code: { enum: list } } } } },
+                ],
+              },
+            },
+          },
+        },
+      ]),
   );
+}
+
+const SECURITY: Record<Caller, JsonObject[] | undefined> = {
+  apiKey: [{ apiKey: [] }],
+  session: [{ dashboardSession: [] }],
+  anyone: undefined,
+};
+
+function operation(method: Method, spec: OperationSpec): JsonObject {
+  const security = SECURITY[spec.caller];
+  return {
+    summary: spec.summary,
+    ...(security ? { security } : {}),
+    ...(spec.parameters ? { parameters: spec.parameters } : {}),
+    ...(spec.requestBody ? { requestBody: spec.requestBody } : {}),
+    responses: { ...spec.answers, ...errors(errorCodes(method, spec)) },
+  };
+}
+
+function pathItem(operations: Partial<Record<Method, OperationSpec>>): JsonObject {
+  const item: JsonObject = {};
+  for (const method of METHODS) {
+    const spec = operations[method];
+    if (spec) item[method] = operation(method, spec);
+  }
+  return item;
 }
 
 const rateHeaders = {
@@ -117,8 +197,34 @@ const body = (name: ComponentName) => ({
   required: true,
   content: { 'application/json': { schema: ref(name) } },
 });
-const secured = [{ apiKey: [] }];
-const session = [{ dashboardSession: [] }];
+
+/**
+ * Both create operations take one: the same key and body again within 24 h answer what the first
+ * request made (200), another body is 409 IDEMPOTENCY_CONFLICT, and a retry while the first is
+ * still running is 409 CONFLICT.
+ */
+const idempotencyKey = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description: '1–255 visible ASCII characters, unique per intended creation',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
+
+/** The 200 a create operation answers when its Idempotency-Key comes again with the same body. */
+const replayed = (description: string, schema: JsonObject) => ({
+  '200': {
+    description,
+    headers: {
+      ...rateHeaders,
+      'Idempotent-Replayed': {
+        description: "`true`: this answer repeats the first request's",
+        schema: { type: 'string', const: 'true' },
+      },
+    },
+    content: { 'application/json': { schema } },
+  },
+});
 
 const sessionEnvelope = envelope({
   type: 'object',
@@ -155,201 +261,198 @@ export function buildOpenApiDocument(
       },
     },
     paths: {
-      '/v1/signals': {
+      '/v1/signals': pathItem({
         get: {
           summary: 'List signals, newest first',
-          security: secured,
+          caller: 'apiKey',
           parameters: queryParameters(signalListQuerySchema),
-          responses: { ...ok('A page of signals', ref('SignalListResponse')), ...errors('VALIDATION_ERROR') },
+          answers: ok('A page of signals', ref('SignalListResponse')),
+          errors: ['VALIDATION_ERROR'],
         },
-      },
-      '/v1/signals/{signal_id}': {
+      }),
+      '/v1/signals/{signal_id}': pathItem({
         get: {
           summary: 'One signal in detail',
-          security: secured,
+          caller: 'apiKey',
           parameters: [pathParam('signal_id', 'Signal id `sig_…`')],
-          responses: { ...ok('The signal', ref('SignalDetailResponse')), ...errors('NOT_FOUND') },
+          answers: ok('The signal', ref('SignalDetailResponse')),
+          errors: ['NOT_FOUND'],
         },
-      },
-      '/v1/stats': {
+      }),
+      '/v1/stats': pathItem({
         get: {
           summary: 'Aggregated performance statistics',
-          security: secured,
+          caller: 'apiKey',
           parameters: queryParameters(statsQuerySchema),
-          responses: { ...ok('Statistics', ref('StatisticsResponse')), ...errors('VALIDATION_ERROR') },
+          answers: ok('Statistics', ref('StatisticsResponse')),
+          errors: ['VALIDATION_ERROR'],
         },
-      },
-      '/v1/webhooks': {
+      }),
+      '/v1/webhooks': pathItem({
         post: {
-          summary: 'Subscribe a URL to events',
-          security: secured,
+          summary:
+            'Subscribe a URL to events. With an Idempotency-Key, a retry with the same body within 24 h answers the same subscription (200, Idempotent-Replayed: true); another body is 409.',
+          caller: 'apiKey',
+          parameters: [idempotencyKey],
           requestBody: body('CreateWebhookRequest'),
-          responses: {
+          answers: {
             ...ok(
               'Created; the signing secret is shown only here',
               envelope(ref('WebhookSubscriptionWithSecret')),
               '201',
             ),
-            ...errors('VALIDATION_ERROR', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
+            ...replayed(
+              'The subscription a first request with this Idempotency-Key made, with its current secret',
+              envelope(ref('WebhookSubscriptionWithSecret')),
+            ),
           },
+          errors: ['VALIDATION_ERROR', 'IDEMPOTENCY_CONFLICT', 'CONFLICT'],
         },
         get: {
           summary: 'List subscriptions, newest first',
-          security: secured,
+          caller: 'apiKey',
           parameters: queryParameters(webhookListQuerySchema),
-          responses: {
-            ...ok(
-              'A page of subscriptions',
-              envelope({ type: 'array', items: ref('WebhookSubscription') }, ref('PageMeta')),
-            ),
-            ...errors('VALIDATION_ERROR'),
-          },
+          answers: ok(
+            'A page of subscriptions',
+            envelope({ type: 'array', items: ref('WebhookSubscription') }, ref('PageMeta')),
+          ),
+          errors: ['VALIDATION_ERROR'],
         },
-      },
-      '/v1/webhooks/{webhook_id}': {
+      }),
+      '/v1/webhooks/{webhook_id}': pathItem({
         get: {
           summary: 'One subscription',
-          security: secured,
+          caller: 'apiKey',
           parameters: [webhookId],
-          responses: { ...ok('Subscription', envelope(ref('WebhookSubscription'))), ...errors('NOT_FOUND') },
+          answers: ok('Subscription', envelope(ref('WebhookSubscription'))),
+          errors: ['NOT_FOUND'],
         },
         patch: {
           summary: 'Change url, events, types or enabled',
-          security: secured,
+          caller: 'apiKey',
           parameters: [webhookId],
           requestBody: body('UpdateWebhookRequest'),
-          responses: {
-            ...ok('Updated', envelope(ref('WebhookSubscription'))),
-            ...errors('NOT_FOUND', 'VALIDATION_ERROR'),
-          },
+          answers: ok('Updated', envelope(ref('WebhookSubscription'))),
+          errors: ['NOT_FOUND', 'VALIDATION_ERROR'],
         },
         delete: {
           summary: 'Delete a subscription',
-          security: secured,
+          caller: 'apiKey',
           parameters: [webhookId],
-          responses: { ...ok('Deleted', envelope(ref('WebhookSubscription'))), ...errors('NOT_FOUND') },
+          answers: ok('Deleted', envelope(ref('WebhookSubscription'))),
+          errors: ['NOT_FOUND'],
         },
-      },
-      '/v1/webhooks/{webhook_id}/rotate-secret': {
+      }),
+      '/v1/webhooks/{webhook_id}/rotate-secret': pathItem({
         post: {
           summary: 'New signing secret; the old one stays valid for the overlap period',
-          security: secured,
+          caller: 'apiKey',
           parameters: [webhookId],
-          responses: {
-            ...ok('New secret', envelope(ref('WebhookSubscriptionWithSecret'))),
-            ...errors('NOT_FOUND'),
-          },
+          answers: ok('New secret', envelope(ref('WebhookSubscriptionWithSecret'))),
+          errors: ['NOT_FOUND'],
         },
-      },
-      '/v1/webhooks/{webhook_id}/test': {
+      }),
+      '/v1/webhooks/{webhook_id}/test': pathItem({
         post: {
           summary: 'Send a signed webhook.test event; 409 CONFLICT while the subscription is disabled',
-          security: secured,
+          caller: 'apiKey',
           parameters: [webhookId],
-          responses: {
-            ...ok('Queued', envelope(ref('WebhookDelivery')), '202'),
-            ...errors('NOT_FOUND', 'CONFLICT'),
-          },
+          answers: ok('Queued', envelope(ref('WebhookDelivery')), '202'),
+          errors: ['NOT_FOUND', 'CONFLICT'],
         },
-      },
-      '/v1/webhooks/{webhook_id}/deliveries': {
+      }),
+      '/v1/webhooks/{webhook_id}/deliveries': pathItem({
         get: {
           summary: 'Delivery log, newest first',
-          security: secured,
+          caller: 'apiKey',
           parameters: [webhookId, ...queryParameters(deliveryListQuerySchema)],
-          responses: {
-            ...ok('Deliveries', envelope({ type: 'array', items: ref('WebhookDelivery') }, ref('PageMeta'))),
-            ...errors('NOT_FOUND', 'VALIDATION_ERROR'),
-          },
+          answers: ok(
+            'Deliveries',
+            envelope({ type: 'array', items: ref('WebhookDelivery') }, ref('PageMeta')),
+          ),
+          errors: ['NOT_FOUND', 'VALIDATION_ERROR'],
         },
-      },
-      '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}': {
+      }),
+      '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}': pathItem({
         get: {
           summary: 'One delivery with its attempts',
-          security: secured,
+          caller: 'apiKey',
           parameters: [webhookId, deliveryId],
-          responses: { ...ok('Delivery', envelope(ref('WebhookDelivery'))), ...errors('NOT_FOUND') },
+          answers: ok('Delivery', envelope(ref('WebhookDelivery'))),
+          errors: ['NOT_FOUND'],
         },
-      },
-      '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry': {
+      }),
+      '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry': pathItem({
         post: {
           summary: 'Send a delivery again',
-          security: secured,
+          caller: 'apiKey',
           parameters: [webhookId, deliveryId],
-          responses: {
-            ...ok('Queued', envelope(ref('WebhookDelivery')), '202'),
-            ...errors('NOT_FOUND', 'CONFLICT'),
-          },
+          answers: ok('Queued', envelope(ref('WebhookDelivery')), '202'),
+          errors: ['NOT_FOUND', 'CONFLICT'],
         },
-      },
-      '/v1/auth/login': {
+      }),
+      '/v1/auth/login': pathItem({
         post: {
           summary:
             'Dashboard login (email + password) → short-lived session token. After 5 failures for an email (20 for a network) each attempt waits twice as long: 429 with retry_after.',
+          caller: 'anyone',
           requestBody: body('LoginRequest'),
-          responses: { ...ok('Session', sessionEnvelope), ...errors('VALIDATION_ERROR') },
+          answers: ok('Session', sessionEnvelope),
+          errors: ['VALIDATION_ERROR'],
         },
-      },
-      '/v1/auth/logout': {
+      }),
+      '/v1/auth/logout': pathItem({
         post: {
           summary: 'End this session token',
-          security: session,
-          responses: {
-            ...ok('Logged out', envelope({ type: 'object', properties: { logged_out: { const: true } } })),
-            ...errors('FORBIDDEN'),
-          },
+          caller: 'session',
+          answers: ok(
+            'Logged out',
+            envelope({ type: 'object', properties: { logged_out: { const: true } } }),
+          ),
         },
-      },
-      '/v1/account/password': {
+      }),
+      '/v1/account/password': pathItem({
         post: {
           summary: 'Change the password: every session so far ends; the answer is a new session',
-          security: session,
+          caller: 'session',
           requestBody: body('ChangePasswordRequest'),
-          responses: { ...ok('A new session', sessionEnvelope), ...errors('VALIDATION_ERROR', 'FORBIDDEN') },
+          answers: ok('A new session', sessionEnvelope),
+          errors: ['VALIDATION_ERROR'],
         },
-      },
-      '/v1/account/keys': {
+      }),
+      '/v1/account/keys': pathItem({
         get: {
           summary: "This account's API keys, newest first",
-          security: session,
+          caller: 'session',
           parameters: queryParameters(keyListQuerySchema),
-          responses: {
-            ...ok('Keys', envelope({ type: 'array', items: ref('ApiKey') }, ref('PageMeta'))),
-            ...errors('VALIDATION_ERROR', 'FORBIDDEN'),
-          },
+          answers: ok('Keys', envelope({ type: 'array', items: ref('ApiKey') }, ref('PageMeta'))),
+          errors: ['VALIDATION_ERROR'],
         },
         post: {
           summary:
             'Create an API key (shown once). With an Idempotency-Key, a retry with the same body within 24 h answers the same key (200, Idempotent-Replayed: true); another body is 409.',
-          security: session,
-          parameters: [
-            {
-              name: 'Idempotency-Key',
-              in: 'header',
-              required: false,
-              description: '1–255 visible ASCII characters, unique per intended creation',
-              schema: { type: 'string', minLength: 1, maxLength: 255 },
-            },
-          ],
+          caller: 'session',
+          parameters: [idempotencyKey],
           requestBody: body('CreateApiKeyRequest'),
-          responses: {
+          answers: {
             ...ok('The new key', envelope(ref('ApiKeyWithSecret')), '201'),
-            ...ok(
+            ...replayed(
               'The key a first request with this Idempotency-Key made',
               envelope(ref('ApiKeyWithSecret')),
             ),
-            ...errors('VALIDATION_ERROR', 'FORBIDDEN', 'IDEMPOTENCY_CONFLICT'),
           },
+          errors: ['VALIDATION_ERROR', 'IDEMPOTENCY_CONFLICT', 'CONFLICT'],
         },
-      },
-      '/v1/account/keys/{key_id}': {
+      }),
+      '/v1/account/keys/{key_id}': pathItem({
         delete: {
           summary: 'Revoke a key, immediately and everywhere',
-          security: session,
+          caller: 'session',
           parameters: [pathParam('key_id', 'Key id `key_…`')],
-          responses: { ...ok('Revoked', envelope(ref('ApiKey'))), ...errors('NOT_FOUND', 'FORBIDDEN') },
+          answers: ok('Revoked', envelope(ref('ApiKey'))),
+          errors: ['NOT_FOUND'],
         },
-      },
+      }),
     },
     webhooks: {
       signalEvent: {

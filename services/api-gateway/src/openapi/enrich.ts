@@ -4,6 +4,8 @@
  * response schemas — clients must accept fields we add later, so only request bodies stay strict.
  */
 
+import { DEFAULT_ERROR_MESSAGES, MAX_PAGE_SIZE, type ErrorCode } from '@signal/contracts';
+
 type Json = Record<string, unknown>;
 
 interface OperationMeta {
@@ -11,6 +13,10 @@ interface OperationMeta {
   tag: string;
   requestExample?: unknown;
   responseExample?: unknown;
+  /** The 400 this operation gives, worded as the system words it (every operation has one). */
+  invalid: Json;
+  /** This operation's own refusals (404, 409, a 401 or 429 of its own), by status. */
+  errorExamples?: Record<string, Json>;
 }
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -74,6 +80,7 @@ const delivery = {
   updated_at: at,
   attempts: [{ attempt: 1, started_at: at, duration_ms: 84, status_code: 200, error: null }],
 };
+const { attempts: _attempts, ...withoutAttempts } = delivery;
 const apiKey = {
   id: 'key_01KAB3N4P5Q6R7S8T9V0W1X2Y3',
   name: 'production',
@@ -86,16 +93,43 @@ const apiKey = {
 const meta = { total: 1, page: 1, per_page: 20, total_pages: 1, next_cursor: null };
 const ok = (data: unknown, extra: Json = {}) => ({ success: true, data, ...extra });
 
+const requestId = 'req_01KAB3P…';
+const failure = (code: ErrorCode, message: string = DEFAULT_ERROR_MESSAGES[code], extra: Json = {}) => ({
+  success: false,
+  error: { code, message, request_id: requestId, ...extra },
+});
+/** A VALIDATION_ERROR naming one field; `detail` where the system words the detail apart. */
+const invalid = (field: string, message: string, detail = message) =>
+  failure('VALIDATION_ERROR', message, { details: [{ field, message: detail }] });
+/** Every path parameter is percent-decoded first: `%ZZ` is refused before the id is looked at. */
+const malformedPath = invalid(
+  'path',
+  'The path holds a malformed percent-escape.',
+  'malformed percent-escape',
+);
+const limitOutOfRange = invalid('limit', `limit must be between 1 and ${MAX_PAGE_SIZE}`);
+const webhookMissing = { '404': failure('NOT_FOUND', `Webhook ${webhook.id} was not found.`) };
+const deliveryMissing = { '404': failure('NOT_FOUND', `Delivery ${delivery.id} was not found.`) };
+const idempotencyConflict = { '409': failure('IDEMPOTENCY_CONFLICT') };
+const tooManyLogins = {
+  '429': failure('RATE_LIMIT_EXCEEDED', 'Too many failed logins: wait retry_after seconds.', {
+    retry_after: 4,
+  }),
+};
+
 const OPERATIONS: Record<string, OperationMeta> = {
   'get /v1/signals': {
     operationId: 'listSignals',
     tag: 'Signals',
     responseExample: ok([signalItem], { meta }),
+    invalid: limitOutOfRange,
   },
   'get /v1/signals/{signal_id}': {
     operationId: 'getSignal',
     tag: 'Signals',
     responseExample: ok(signalDetail),
+    invalid: malformedPath,
+    errorExamples: { '404': failure('NOT_FOUND', `Signal ${signalItem.id} was not found.`) },
   },
   'get /v1/stats': {
     operationId: 'getStats',
@@ -115,75 +149,109 @@ const OPERATIONS: Record<string, OperationMeta> = {
         premium: { total: 200, winners: 70, win_rate: 35 },
       },
     }),
+    invalid: invalid('period', 'period must be one of 24h, 7d, 30d, all'),
   },
   'post /v1/webhooks': {
     operationId: 'createWebhook',
     tag: 'Webhooks',
     requestExample: { url: webhook.url, events: webhook.events, types: webhook.types },
     responseExample: ok({ ...webhook, secret }),
+    invalid: invalid('events', 'events must name at least one event'),
+    errorExamples: idempotencyConflict,
   },
   'get /v1/webhooks': {
     operationId: 'listWebhooks',
     tag: 'Webhooks',
     responseExample: ok([webhook], { meta: { total: 1, page: 1, per_page: 100, total_pages: 1 } }),
+    invalid: limitOutOfRange,
   },
   'get /v1/webhooks/{webhook_id}': {
     operationId: 'getWebhook',
     tag: 'Webhooks',
     responseExample: ok(webhook),
+    invalid: malformedPath,
+    errorExamples: webhookMissing,
   },
   'patch /v1/webhooks/{webhook_id}': {
     operationId: 'updateWebhook',
     tag: 'Webhooks',
     requestExample: { enabled: false },
-    responseExample: ok({ ...webhook, status: 'disabled', disabled_reason: 'disabled by the account' }),
+    responseExample: ok({ ...webhook, status: 'disabled', disabled_reason: 'Disabled by the account.' }),
+    invalid: invalid('enabled', 'enabled must be true or false'),
+    errorExamples: webhookMissing,
   },
   'delete /v1/webhooks/{webhook_id}': {
     operationId: 'deleteWebhook',
     tag: 'Webhooks',
     responseExample: ok(webhook),
+    invalid: malformedPath,
+    errorExamples: webhookMissing,
   },
   'post /v1/webhooks/{webhook_id}/rotate-secret': {
     operationId: 'rotateWebhookSecret',
     tag: 'Webhooks',
     responseExample: ok({ ...webhook, secret }),
+    invalid: malformedPath,
+    errorExamples: webhookMissing,
   },
   'post /v1/webhooks/{webhook_id}/test': {
     operationId: 'sendWebhookTest',
     tag: 'Webhooks',
+    // As queued: no attempt yet, so no attempts list, and the first attempt due now.
     responseExample: ok({
-      ...delivery,
+      ...withoutAttempts,
       event: 'webhook.test',
       status: 'pending',
       attempts_made: 0,
-      attempts: [],
+      next_attempt_at: at,
     }),
+    invalid: malformedPath,
+    errorExamples: {
+      ...webhookMissing,
+      '409': failure(
+        'CONFLICT',
+        'This webhook is disabled. Disabled by the account. Enable it before sending a test event.',
+      ),
+    },
   },
   'get /v1/webhooks/{webhook_id}/deliveries': {
     operationId: 'listWebhookDeliveries',
     tag: 'Webhook deliveries',
     responseExample: ok([delivery], { meta: { total: 1, page: 1, per_page: 20, total_pages: 1 } }),
+    invalid: invalid('status', 'status must be one of pending, succeeded, failed'),
+    errorExamples: webhookMissing,
   },
   'get /v1/webhooks/{webhook_id}/deliveries/{delivery_id}': {
     operationId: 'getWebhookDelivery',
     tag: 'Webhook deliveries',
     responseExample: ok(delivery),
+    invalid: malformedPath,
+    errorExamples: deliveryMissing,
   },
   'post /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry': {
     operationId: 'retryWebhookDelivery',
     tag: 'Webhook deliveries',
     responseExample: ok({ ...delivery, status: 'pending' }),
+    invalid: malformedPath,
+    errorExamples: {
+      ...deliveryMissing,
+      '409': failure('CONFLICT', 'Only failed deliveries can be re-sent; this one is succeeded.'),
+    },
   },
   'post /v1/auth/login': {
     operationId: 'login',
     tag: 'Account (dashboard session)',
     requestExample: { email: 'dev@example.com', password: 'correct horse battery staple' },
     responseExample: ok({ token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9…', expires_at: at }),
+    invalid: invalid('password', 'password is required'),
+    errorExamples: { '401': failure('UNAUTHORIZED', 'Invalid email or password.'), ...tooManyLogins },
   },
   'post /v1/auth/logout': {
     operationId: 'logout',
     tag: 'Account (dashboard session)',
     responseExample: ok({ logged_out: true }),
+    // Its body is read as JSON like any POST's, though it needs none.
+    invalid: invalid('body', 'The request body is not valid JSON.', 'invalid JSON'),
   },
   'post /v1/account/password': {
     operationId: 'changePassword',
@@ -193,22 +261,29 @@ const OPERATIONS: Record<string, OperationMeta> = {
       new_password: 'a new long passphrase',
     },
     responseExample: ok({ token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9…', expires_at: at }),
+    invalid: invalid('new_password', 'new_password must have at least 12 characters'),
+    errorExamples: tooManyLogins,
   },
   'get /v1/account/keys': {
     operationId: 'listApiKeys',
     tag: 'Account (dashboard session)',
     responseExample: ok([apiKey], { meta: { total: 1, page: 1, per_page: 100, total_pages: 1 } }),
+    invalid: limitOutOfRange,
   },
   'post /v1/account/keys': {
     operationId: 'createApiKey',
     tag: 'Account (dashboard session)',
     requestExample: { name: 'production', expires_at: '2027-01-01T00:00:00Z' },
     responseExample: ok({ ...apiKey, key: 'sk_live_…shown once…' }),
+    invalid: invalid('expires_at', 'expires_at must be in the future', 'must be in the future'),
+    errorExamples: idempotencyConflict,
   },
   'delete /v1/account/keys/{key_id}': {
     operationId: 'revokeApiKey',
     tag: 'Account (dashboard session)',
     responseExample: ok({ ...apiKey, revoked_at: at }),
+    invalid: malformedPath,
+    errorExamples: { '404': failure('NOT_FOUND', `API key ${apiKey.id} was not found.`) },
   },
 };
 
@@ -228,30 +303,50 @@ const TAGS = [
   },
 ];
 
-const ERROR_EXAMPLES: Record<string, unknown> = {
-  '400': {
-    success: false,
-    error: {
-      code: 'VALIDATION_ERROR',
-      message: 'limit must be between 1 and 100',
-      request_id: 'req_01KAB3P…',
-      details: [{ field: 'limit', message: 'must be between 1 and 100' }],
-    },
-  },
-  '401': {
-    success: false,
-    error: { code: 'UNAUTHORIZED', message: 'Invalid or missing API key.', request_id: 'req_01KAB3P…' },
-  },
-  '429': {
-    success: false,
-    error: {
-      code: 'RATE_LIMIT_EXCEEDED',
-      message: 'Rate limit exceeded. Retry after the number of seconds in retry_after.',
-      request_id: 'req_01KAB3P…',
-      retry_after: 12,
-    },
-  },
-};
+/** The callers an operation's `security` names, as the refusals they get tell them apart. */
+type Caller = 'apiKey' | 'session' | 'anyone';
+
+function callerOf(op: Json): Caller {
+  const schemes = (Array.isArray(op.security) ? op.security : []).flatMap((s) =>
+    isObject(s) ? Object.keys(s) : [],
+  );
+  if (schemes.includes('apiKey')) return 'apiKey';
+  return schemes.includes('dashboardSession') ? 'session' : 'anyone';
+}
+
+/**
+ * Examples of the refusals every operation of a kind can get, worded as the system words them:
+ * the API-key path refuses bodies on their headers (api-path.ts, upstream.ts), the session routes
+ * read them (service-kit jsonBodyMiddleware, account.router.ts), Node refuses oversized headers
+ * (service-kit http-server.ts). An operation's own examples win over these.
+ */
+function commonErrorExamples(caller: Caller, method: string, path: string): Record<string, Json> {
+  const service = path.split('/')[2] ?? 'upstream';
+  const apiKey = caller === 'apiKey';
+  const tooLarge =
+    apiKey && method !== 'get'
+      ? 'The request body is larger than any route takes (64 KiB).'
+      : apiKey
+        ? 'The request target and headers are too large to pass on.'
+        : method === 'post' || method === 'patch'
+          ? DEFAULT_ERROR_MESSAGES.PAYLOAD_TOO_LARGE
+          : 'The request headers are too large.';
+  return {
+    '401':
+      caller === 'apiKey'
+        ? failure('UNAUTHORIZED')
+        : failure('UNAUTHORIZED', 'A dashboard session is required: POST /v1/auth/login.'),
+    '403': failure('FORBIDDEN', 'API keys cannot manage API keys; use a dashboard session.'),
+    '413': failure('PAYLOAD_TOO_LARGE', tooLarge),
+    '415': apiKey
+      ? failure('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be JSON (Content-Type: application/json).')
+      : failure('UNSUPPORTED_MEDIA_TYPE'),
+    '429': failure('RATE_LIMIT_EXCEEDED', undefined, { retry_after: 12 }),
+    '500': failure('INTERNAL_ERROR'),
+    '503': failure('SERVICE_UNAVAILABLE', undefined, { retry_after: 1 }),
+    '504': failure('GATEWAY_TIMEOUT', `The ${service} service did not answer in time.`),
+  };
+}
 
 /** Query parameters the contracts leave without a description. */
 const PARAMETER_DESCRIPTIONS: Record<string, string> = {
@@ -299,13 +394,21 @@ export function enrichDocument(doc: Json, guideMarkdown?: string): Json {
       }
       const req = jsonContent(op.requestBody);
       if (req && meta.requestExample !== undefined) req.example = meta.requestExample;
+      const errorExamples: Record<string, Json | undefined> = {
+        ...commonErrorExamples(callerOf(op), method, path),
+        '400': meta.invalid,
+        ...meta.errorExamples,
+      };
       const responses = isObject(op.responses) ? op.responses : {};
       for (const [status, response] of Object.entries(responses)) {
         const content = jsonContent(response);
         if (!content) continue;
         openUp(content.schema);
-        if (/^2/.test(status) && meta.responseExample !== undefined) content.example = meta.responseExample;
-        else if (ERROR_EXAMPLES[status]) content.example = ERROR_EXAMPLES[status];
+        if (/^2/.test(status)) {
+          if (meta.responseExample !== undefined) content.example = meta.responseExample;
+        } else {
+          content.example = errorExamples[status];
+        }
       }
     }
   }
