@@ -111,21 +111,35 @@ export function jsonBodyMiddleware(limit = '100kb'): RequestHandler[] {
  * body itself, or undefined. The MongoDB-wire store here (FerretDB on PostgreSQL) cannot hold
  * NUL in text and failed the write with a 500; no field of ours has a use for it.
  */
-function fieldWithNul(value: unknown, path = ''): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = fieldWithNul(value[i], path ? `${path}.${i}` : String(i));
-      if (found !== undefined) return found;
-    }
-    return undefined;
-  }
-  if (typeof value === 'object' && value !== null) {
-    for (const [key, inner] of Object.entries(value)) {
-      const at = path ? `${path}.${key}` : key;
-      if (key.includes('\u0000')) return at;
-      const found = fieldWithNul(inner, at);
-      if (found !== undefined) return found;
+interface BodyNode {
+  value: unknown;
+  key: string;
+  parent: BodyNode | undefined;
+}
+
+function pathOf(node: BodyNode): string {
+  const keys: string[] = [];
+  for (let n: BodyNode | undefined = node; n?.parent; n = n.parent) keys.push(n.key);
+  return keys.reverse().join('.');
+}
+
+function fieldWithNul(body: unknown): string | undefined {
+  // Iterative, with paths made only for the answer: a body may nest thousands of levels deep (a
+  // recursive walk overflowed the stack on one the fuzz test sent).
+  const pending: BodyNode[] = [{ value: body, key: '', parent: undefined }];
+  for (let node = pending.pop(); node; node = pending.pop()) {
+    const value = node.value;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return pathOf(node);
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--)
+        pending.push({ value: value[i], key: String(i), parent: node });
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, inner] of Object.entries(value)) {
+        const child = { value: inner, key, parent: node };
+        if (key.includes('\u0000')) return pathOf(child);
+        pending.push(child);
+      }
     }
   }
   return undefined;

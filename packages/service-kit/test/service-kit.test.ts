@@ -105,6 +105,19 @@ describe('service-kit HTTP pieces', () => {
     expect(await message(tags({ tags: [], owner: { ['e\u0000']: 'x' } }))).toBe(
       'owner.e\uFFFD must not contain the NUL character (\\u0000)',
     );
+    // A body nested thousands of levels deep is walked without overflowing the stack.
+    const roomy = createBaseApp({
+      service: 't',
+      logger,
+      lifecycle: { shuttingDown: false },
+      checks: {},
+      jsonLimit: '1mb',
+    });
+    roomy.post('/any', (_req, res) => res.json({ success: true }));
+    const deep = `{"tags":${'['.repeat(20_000)}"a\\u0000"${']'.repeat(20_000)}}`;
+    expect(await message(request(finishApp(roomy, logger)).post('/any').type('json').send(deep))).toMatch(
+      /^tags\.0\.0\..* must not contain the NUL character/,
+    );
   });
 
   it('when an AppError carries retryAfter, then body and Retry-After header agree', async () => {
