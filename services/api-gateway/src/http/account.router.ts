@@ -35,7 +35,12 @@ function requireSession(deps: PasswordLoginDeps): RequestHandler {
     if (!token)
       return next(new AppError('UNAUTHORIZED', 'A dashboard session is required: POST /v1/auth/login.'));
     if (token.startsWith('sk_'))
-      return next(new AppError('FORBIDDEN', 'API keys cannot manage API keys; use a dashboard session.'));
+      return next(
+        new AppError(
+          'FORBIDDEN',
+          'API keys cannot manage the account (keys, password, sessions); use a dashboard session.',
+        ),
+      );
     try {
       const check = await deps.sessions.verify('api', token);
       if (!check.ok) return next(sessionError(check));

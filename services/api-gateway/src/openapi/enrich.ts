@@ -336,7 +336,10 @@ function commonErrorExamples(caller: Caller, method: string, path: string): Reco
       caller === 'apiKey'
         ? failure('UNAUTHORIZED')
         : failure('UNAUTHORIZED', 'A dashboard session is required: POST /v1/auth/login.'),
-    '403': failure('FORBIDDEN', 'API keys cannot manage API keys; use a dashboard session.'),
+    '403': failure(
+      'FORBIDDEN',
+      'API keys cannot manage the account (keys, password, sessions); use a dashboard session.',
+    ),
     '413': failure('PAYLOAD_TOO_LARGE', tooLarge),
     '415': apiKey
       ? failure('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be JSON (Content-Type: application/json).')
