@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_PAGE_SIZE, wholeNumberParam } from './signals';
+import { shortListQuerySchema } from './paging';
 
 export const API_KEY_PREFIX = 'sk_live_';
 
@@ -23,13 +23,7 @@ export const apiKeySchema = z
   .meta({ id: 'ApiKey' });
 export type ApiKeyView = z.infer<typeof apiKeySchema>;
 
-/** Query of GET /v1/account/keys: a page of the account's keys, newest first (100 by default). */
-export const keyListQuerySchema = z.strictObject({
-  limit: wholeNumberParam('limit', 1, MAX_PAGE_SIZE)
-    .optional()
-    .describe('Keys per page; default and max 100'),
-  page: wholeNumberParam('page', 1, 1_000_000).optional().describe('Page number, from 1 (default 1)'),
-});
+export const keyListQuerySchema = shortListQuerySchema;
 
 export const apiKeyWithSecretSchema = apiKeySchema
   .extend({ key: z.string().describe('The API key; shown only once') })

@@ -2,6 +2,7 @@ export * from './enums';
 export * from './ids';
 export * from './errors';
 export * from './signals';
+export * from './paging';
 export * from './stats';
 export * from './events';
 export * from './webhooks';

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { SIGNAL_TYPES, WEBHOOK_EVENTS } from './enums';
 import { prefixedIdSchema } from './ids';
-import { MAX_PAGE_SIZE, signalDetailSchema, wholeNumberParam } from './signals';
+import { shortListQuerySchema } from './paging';
+import { signalDetailSchema, wholeNumberParam } from './signals';
 
 export const webhookIdSchema = prefixedIdSchema('wh');
 export const deliveryIdSchema = prefixedIdSchema('dlv');
@@ -106,30 +107,7 @@ export const WEBHOOK_TEST_EVENT = 'webhook.test';
 /** Every event a delivery can carry: the subscribable ones and the test event. */
 export const DELIVERY_EVENTS = [...WEBHOOK_EVENTS, WEBHOOK_TEST_EVENT] as const;
 
-/** `meta` of the page-numbered lists (subscriptions, deliveries): the spec's four integers. */
-export const pageMetaSchema = z
-  .strictObject({
-    total: z.number().int().nonnegative(),
-    page: z.number().int().min(1),
-    per_page: z.number().int().min(1),
-    total_pages: z.number().int().nonnegative(),
-  })
-  .meta({ id: 'PageMeta' });
-export type PageMeta = z.infer<typeof pageMetaSchema>;
-
-/**
- * An account's subscriptions are few: the default page holds the most a page may, so a caller
- * that lists without parameters (the dashboard) sees them all up to that many.
- */
-export const WEBHOOK_LIST_DEFAULT_LIMIT = MAX_PAGE_SIZE;
-
-export const webhookListQuerySchema = z.strictObject({
-  limit: wholeNumberParam('limit', 1, MAX_PAGE_SIZE)
-    .optional()
-    .describe(`Results per page; default ${WEBHOOK_LIST_DEFAULT_LIMIT}, max ${MAX_PAGE_SIZE}`),
-  page: wholeNumberParam('page', 1, 1_000_000).optional().describe('Page number, from 1 (default 1)'),
-});
-export type WebhookListQuery = z.infer<typeof webhookListQuerySchema>;
+export const webhookListQuerySchema = shortListQuerySchema;
 
 export const deliveryAttemptSchema = z.strictObject({
   attempt: z.number().int(),

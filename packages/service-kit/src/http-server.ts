@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { ERROR_STATUS, type ErrorCode } from '@signal/contracts';
+import { errorResponse, requestIdOf } from './middleware';
 
 export interface RunningServer {
   server: Server;
@@ -104,12 +105,12 @@ export async function startHttpServer(
 function withHost(listener: RequestListener): RequestListener {
   return (req, res) => {
     if (req.headers.host !== undefined || req.httpVersion !== '1.1') return listener(req, res);
-    const requestId = `req_${randomUUID()}`;
-    const body = JSON.stringify({
-      success: false,
-      error: { code: 'VALIDATION_ERROR', message: 'The Host header is required.', request_id: requestId },
-    });
-    res.writeHead(400, {
+    const requestId = requestIdOf(req.headers['x-request-id']);
+    const { status, body } = errorResponse(
+      { code: 'VALIDATION_ERROR', message: 'The Host header is required.' },
+      requestId,
+    );
+    res.writeHead(status, {
       'Content-Type': 'application/json; charset=utf-8',
       'Content-Length': Buffer.byteLength(body),
       'X-Request-Id': requestId,

@@ -76,6 +76,18 @@ export function accessLogMiddleware(logger: Logger): RequestHandler {
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
+/** Does a request carry a body (a length above zero, or chunked)? */
+export function hasBody(headers: Readonly<Record<string, string | string[] | undefined>>): boolean {
+  return Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined;
+}
+
+/** Is a Content-Type JSON: `application/json` or `application/<something>+json`, any parameters? */
+export function isJsonMediaType(contentType: string | string[] | undefined): boolean {
+  if (typeof contentType !== 'string') return false;
+  const media = contentType.split(';', 1)[0]!.trim().toLowerCase();
+  return media === 'application/json' || /^application\/[!#$%&'*+.^_`|~0-9a-z-]+\+json$/.test(media);
+}
+
 /**
  * JSON bodies only: a body of another type is a 415, a too-large one a 413, broken JSON a 400.
  * An empty body is fine (e.g. POST …/test).
@@ -84,13 +96,8 @@ export function jsonBodyMiddleware(limit = '100kb'): RequestHandler[] {
   const parse = express.json({ limit, strict: true, type: () => true });
   return [
     (req, _res, next) => {
-      if (!BODY_METHODS.has(req.method)) return next();
-      const hasBody =
-        Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-      if (!hasBody) return next();
-      if (!req.is('application/json') && !req.is('application/*+json')) {
-        return next(new AppError('UNSUPPORTED_MEDIA_TYPE'));
-      }
+      if (!BODY_METHODS.has(req.method) || !hasBody(req.headers)) return next();
+      if (!isJsonMediaType(req.headers['content-type'])) return next(new AppError('UNSUPPORTED_MEDIA_TYPE'));
       return parse(req, _res, next);
     },
     (req, _res, next) => {

@@ -1,4 +1,4 @@
-import type { ApiKeyView } from '@signal/contracts';
+import { SHORT_LIST_DEFAULT_LIMIT, pageMeta, type ApiKeyView, type ShortListQuery } from '@signal/contracts';
 import { AppError, newId } from '@signal/service-kit';
 import type { ApiKeyDocument, Plan } from '../data/account.model';
 import { EmailTakenError, type AccountRepository } from '../data/account.repository';
@@ -99,11 +99,13 @@ export async function listApiKeys(deps: AccountDeps, accountId: string): Promise
  * One page of the account's keys with the list `meta` every list carries. An account holds a
  * handful of keys, so the page is cut from the whole list rather than by the store.
  */
-export async function listApiKeysPage(deps: AccountDeps, accountId: string, page: number, perPage: number) {
+export async function listApiKeysPage(deps: AccountDeps, accountId: string, q: ShortListQuery) {
   const keys = await listApiKeys(deps, accountId);
+  const page = q.page ?? 1;
+  const perPage = q.limit ?? SHORT_LIST_DEFAULT_LIMIT;
   return {
     data: keys.slice((page - 1) * perPage, page * perPage),
-    meta: { total: keys.length, page, per_page: perPage, total_pages: Math.ceil(keys.length / perPage) },
+    meta: pageMeta(keys.length, page, perPage),
   };
 }
 

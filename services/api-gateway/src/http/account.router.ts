@@ -1,5 +1,4 @@
 import {
-  MAX_PAGE_SIZE,
   changePasswordInputSchema,
   createApiKeyInputSchema,
   keyListQuerySchema,
@@ -100,12 +99,7 @@ export function accountRouter(
 
   router.get('/v1/account/keys', async (req, res) => {
     const q = parseOrThrow(keyListQuerySchema, req.query, 'query');
-    const { data, meta } = await listApiKeysPage(
-      accounts,
-      current(res).accountId,
-      q.page ?? 1,
-      q.limit ?? MAX_PAGE_SIZE,
-    );
+    const { data, meta } = await listApiKeysPage(accounts, current(res).accountId, q);
     res.json({ success: true, data, meta });
   });
   router.post('/v1/account/keys', async (req, res) => {

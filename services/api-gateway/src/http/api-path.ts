@@ -3,6 +3,7 @@ import type { ErrorCode } from '@signal/contracts';
 import {
   currentTraceId,
   errorResponse,
+  hasBody,
   metrics,
   quotedForMessage,
   requestContext,
@@ -24,7 +25,6 @@ import {
   forward,
   forwardedBytes,
   fromNodeRequest,
-  hasBody,
   type ForwardRequest,
   type Upstream,
 } from './upstream';
@@ -93,11 +93,14 @@ export function apiPath(deps: ApiPathDeps) {
     head: string[],
     code: ErrorCode,
     requestId: string,
-    extra: { message?: string; retryAfter?: number } = {},
+    /** `close`: the request's body is unread, so the connection ends with this answer. */
+    extra: { message?: string; retryAfter?: number; close?: boolean } = {},
   ): number => {
-    const { status, body } = errorResponse({ code, ...extra }, requestId);
+    const { close, ...described } = extra;
+    const { status, body } = errorResponse({ code, ...described }, requestId);
     if (res.destroyed) return status;
     if (extra.retryAfter !== undefined) head.push('Retry-After', String(extra.retryAfter));
+    if (close) head.push('Connection', 'close');
     head.push(
       'Content-Type',
       'application/json; charset=utf-8',
@@ -130,14 +133,10 @@ export function apiPath(deps: ApiPathDeps) {
     const authorization = req.headers.authorization;
     const head = deps.securityHeaders.slice();
     head.push('X-Request-Id', requestId);
-    // A request refused with its body unread ends its connection: what is left of the body
-    // cannot be told from a next request (and is not waited for).
+    // A request refused with its body unread ends its connection (`close`): what is left of the
+    // body cannot be told from a next request (and is not waited for).
     const unreadBody = method !== 'GET' && method !== 'HEAD' && hasBody(req.headers);
     const bodyProblem = unreadBody ? bodyRefusal(req.headers) : undefined;
-    const refuse: typeof sendError = (...args) => {
-      if (unreadBody) args[1].push('Connection', 'close');
-      return sendError(...args);
-    };
     let status: number;
     let result: AuthResult | undefined;
     try {
@@ -145,20 +144,24 @@ export function apiPath(deps: ApiPathDeps) {
       countDecision(decisionOf(result));
       if (result.ok || result.code !== 'UNAVAILABLE') head.push(...rateLimitHeaders(result.rate));
       if (!result.ok) {
-        status = refuse(res, head, REFUSAL[result.code], requestId, {
+        status = sendError(res, head, REFUSAL[result.code], requestId, {
+          close: unreadBody,
           retryAfter:
             result.code === 'RATE_LIMITED' || result.code === 'UNAVAILABLE' ? result.retryAfter : undefined,
         });
       } else if (!upstream) {
-        status = refuse(res, head, 'NOT_FOUND', requestId, {
+        status = sendError(res, head, 'NOT_FOUND', requestId, {
+          close: unreadBody,
           message: `No route for ${method} ${quotedForMessage(path)}`,
         });
       } else if (forwardedBytes(req, url) > MAX_FORWARDED_BYTES) {
-        status = refuse(res, head, 'PAYLOAD_TOO_LARGE', requestId, {
+        status = sendError(res, head, 'PAYLOAD_TOO_LARGE', requestId, {
+          close: unreadBody,
           message: 'The request target and headers are too large to pass on.',
         });
       } else if (bodyProblem) {
-        status = refuse(res, head, bodyProblem, requestId, {
+        status = sendError(res, head, bodyProblem, requestId, {
+          close: unreadBody,
           message:
             bodyProblem === 'PAYLOAD_TOO_LARGE'
               ? 'The request body is larger than any route takes (64 KiB).'

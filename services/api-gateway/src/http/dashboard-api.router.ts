@@ -1,5 +1,4 @@
 import {
-  MAX_PAGE_SIZE,
   keyListQuerySchema,
   changePasswordInputSchema,
   createApiKeyInputSchema,
@@ -212,12 +211,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
 
   api.get('/keys', async (req, res) => {
     const q = parseOrThrow(keyListQuerySchema, req.query, 'query');
-    const { data, meta } = await listApiKeysPage(
-      deps.accounts,
-      current(res).accountId,
-      q.page ?? 1,
-      q.limit ?? MAX_PAGE_SIZE,
-    );
+    const { data, meta } = await listApiKeysPage(deps.accounts, current(res).accountId, q);
     res.json({ success: true, data: data.map(withStatus), meta });
   });
 

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import type { ErrorCode } from '@signal/contracts';
+import { hasBody, isJsonMediaType } from '@signal/service-kit';
 import { Pool, type Dispatcher } from 'undici';
 import type { ApiAnswer, ApiRequest } from './exchange';
 import { isBodilessRequest, RawUpstreamPool, type Exchange } from './raw-upstream';
@@ -164,12 +165,6 @@ export function fromNodeRequest(req: IncomingMessage, res?: ServerResponse): Api
 /** The largest body a public route takes (the webhooks service reads at most 64 KiB). */
 export const MAX_API_BODY_BYTES = 64 * 1024;
 
-/** Does the request carry a body (a length above zero, or chunked)? */
-export function hasBody(headers: ApiRequest['headers']): boolean {
-  const length = headers['content-length'];
-  return (typeof length === 'string' && length !== '0') || headers['transfer-encoding'] !== undefined;
-}
-
 /**
  * Why a body is refused before any of it is read, or undefined: declared larger than any route
  * takes (413), or not JSON (415: what the services' body reader would answer once it had read it
@@ -179,10 +174,7 @@ export function bodyRefusal(
   headers: ApiRequest['headers'],
 ): 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | undefined {
   if (!hasBody(headers)) return undefined;
-  const type = headers['content-type'];
-  const media = typeof type === 'string' ? type.split(';', 1)[0]!.trim().toLowerCase() : '';
-  if (media !== 'application/json' && !/^application\/[!#$%&'*+.^_`|~0-9a-z-]+\+json$/.test(media))
-    return 'UNSUPPORTED_MEDIA_TYPE';
+  if (!isJsonMediaType(headers['content-type'])) return 'UNSUPPORTED_MEDIA_TYPE';
   if (Number(headers['content-length'] ?? 0) > MAX_API_BODY_BYTES) return 'PAYLOAD_TOO_LARGE';
   return undefined;
 }

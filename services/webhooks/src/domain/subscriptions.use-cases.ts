@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import {
-  WEBHOOK_LIST_DEFAULT_LIMIT,
+  SHORT_LIST_DEFAULT_LIMIT,
   WEBHOOK_TEST_EVENT,
+  pageMeta,
   type CreateWebhookInput,
   type Delivery,
   type PageMeta,
   type UpdateWebhookInput,
-  type WebhookListQuery,
+  type ShortListQuery,
   type WebhookSubscription,
   type WebhookTestData,
 } from '@signal/contracts';
@@ -116,13 +117,6 @@ const requestHash = (input: CreateWebhookInput): string =>
     )
     .digest('base64url');
 
-const pageMeta = (total: number, page: number, perPage: number): PageMeta => ({
-  total,
-  page,
-  per_page: perPage,
-  total_pages: Math.ceil(total / perPage),
-});
-
 /**
  * Story: check the URL → with an Idempotency-Key, claim it (the same key and body within 24 h
  * return the subscription it made; another body is a 409) → store the subscription with a new
@@ -186,9 +180,9 @@ export async function createSubscription(
 export async function listSubscriptions(
   deps: SubscriptionDeps,
   accountId: string,
-  q: WebhookListQuery,
+  q: ShortListQuery,
 ): Promise<{ data: WebhookSubscription[]; meta: PageMeta }> {
-  const perPage = q.limit ?? WEBHOOK_LIST_DEFAULT_LIMIT;
+  const perPage = q.limit ?? SHORT_LIST_DEFAULT_LIMIT;
   const page = q.page ?? 1;
   const found = await deps.repository.pageSubscriptions(accountId, (page - 1) * perPage, perPage);
   return { data: found.rows.map(toSubscriptionView), meta: pageMeta(found.total, page, perPage) };
