@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { deleteKeysMatching, parseCliArgs, readCommandLine } from '@signal/service-kit';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import mongoose from 'mongoose';
 import { Agent, request } from 'undici';
 import { summarize } from './cpu-profile';
@@ -19,6 +19,7 @@ import {
   wholeNumberOption,
   type LoadResult,
   type Proc,
+  benchRedis,
 } from './harness';
 
 /**
@@ -255,7 +256,7 @@ async function main() {
   const profile = (name: string) => ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILES, name)}`];
   const started: Proc[] = [];
   let nginx: ChildProcess | undefined;
-  const redis = new Redis(infra().REDIS_URL);
+  const redis = benchRedis();
   try {
     const signalsEnv = { SIGNALS_DB: `${db}_signals`, AMQP_PREFIX: `${db}.`, REDIS_PREFIX: `${db}:` };
     const signals = await startService('services/signals/dist/main.js', 4101, signalsEnv);

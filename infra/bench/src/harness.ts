@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
   InternalTokenCache,
+  parseRedisUrl,
   signInternalToken,
   numberOption,
   readCommandLine,
@@ -12,6 +13,7 @@ import {
 import { brokerNames, deleteBrokerNames } from '@signal/messaging';
 import { connect } from 'amqplib';
 import autocannon from 'autocannon';
+import Redis from 'ioredis';
 
 export const ROOT = path.join(__dirname, '..', '..', '..');
 
@@ -45,6 +47,14 @@ export function infra() {
   if (!MONGO_URL || !REDIS_URL || !AMQP_URL)
     throw new Error('run through `pnpm bench` (it starts the infrastructure)');
   return { MONGO_URL, REDIS_URL, AMQP_URL };
+}
+
+/** The bench's own Redis connection, to wherever REDIS_URL points (a TCP server or a Unix socket). */
+export function benchRedis(): Redis {
+  const target = parseRedisUrl(infra().REDIS_URL);
+  if (target.mode === 'standalone') return new Redis(target.url);
+  if (target.mode === 'unix') return new Redis({ path: target.path, db: target.db });
+  return new Redis(target.options);
 }
 
 /**

@@ -1,4 +1,3 @@
-import Redis from 'ioredis';
 import mongoose from 'mongoose';
 import { deleteKeysMatching, parseCliArgs, readCommandLine } from '@signal/service-kit';
 import { Pool } from 'undici';
@@ -15,6 +14,7 @@ import {
   settle,
   timed,
   type LoadResult,
+  benchRedis,
 } from './harness';
 
 /**
@@ -79,8 +79,8 @@ async function main() {
   const storeAt = Math.min(num('store-at'), count);
   const concurrency = num('concurrency');
   const db = `bench_signals_${Date.now()}`;
-  const { REDIS_URL, MONGO_URL } = infra();
-  const redis = new Redis(REDIS_URL);
+  const { MONGO_URL } = infra();
+  const redis = benchRedis();
   const signals = await startService('services/signals/dist/main.js', 4201, {
     SIGNALS_DB: db,
     AMQP_PREFIX: `${db}.`,

@@ -1,5 +1,4 @@
 import { connect } from 'amqplib';
-import Redis from 'ioredis';
 import mongoose from 'mongoose';
 import { SIGNAL_EVENT_VERSION, type SignalEvent } from '@signal/contracts';
 import { deleteKeysMatching, newId, parseCliArgs, readCommandLine } from '@signal/service-kit';
@@ -16,6 +15,7 @@ import {
   table,
   timed,
   type LoadResult,
+  benchRedis,
 } from './harness';
 
 /**
@@ -110,10 +110,10 @@ async function main() {
   const storeAt = Math.min(num('store-at'), count);
   const writeRate = num('write-rate');
   const db = `bench_stats_${Date.now()}`;
-  const { MONGO_URL, REDIS_URL, AMQP_URL } = infra();
+  const { MONGO_URL, AMQP_URL } = infra();
   const conn = await mongoose.createConnection(MONGO_URL, { dbName: db }).asPromise();
   const projection = conn.collection<ReturnType<typeof projected>>('signal_projection');
-  const redis = new Redis(REDIS_URL);
+  const redis = benchRedis();
   const amqp = await connect(AMQP_URL);
   const channel = await amqp.createConfirmChannel();
   const exchange = `${db}.signal.events`;

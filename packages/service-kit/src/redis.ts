@@ -5,6 +5,9 @@ import type { Logger } from './logger';
  * Where `REDIS_URL` points:
  * - `redis://` / `rediss://` — one server (or a cluster-aware proxy such as Envoy's Redis proxy
  *   or a managed service's single endpoint), handed to ioredis as is;
+ * - `unix:///path/to/redis.sock[?db=N]` — one server on a Unix socket on this host (a Redis
+ *   sidecar in the same pod): no TCP stack on either side, so each round trip costs both
+ *   processes less CPU than loopback TCP;
  * - `redis-sentinel://[[user]:password@]host1[:26379][,host2[:26379]…]/masterName[/db]
  *   [?sentinelUsername=…&sentinelPassword=…]` — the master that Sentinel names, followed across
  *   failovers. The credentials before `@` are the master's; `rediss-sentinel://` uses TLS to the
@@ -17,7 +20,10 @@ import type { Logger } from './logger';
  * Sentinel for high availability. Keys that are read together already share a hash tag
  * (`{timeline}`, `{statscache}`, …), so that move stays open.
  */
-export type RedisTarget = { mode: 'standalone'; url: string } | { mode: 'sentinel'; options: SentinelTarget };
+export type RedisTarget =
+  | { mode: 'standalone'; url: string }
+  | { mode: 'unix'; path: string; db: number }
+  | { mode: 'sentinel'; options: SentinelTarget };
 
 /** The ioredis options a Sentinel URL sets. */
 export type SentinelTarget = Required<Pick<RedisOptions, 'sentinels' | 'name' | 'db'>> &
@@ -54,8 +60,9 @@ export function parseRedisUrl(url: string): RedisTarget {
     if (parsed.hostname === '') throw new Error('no host');
     return { mode: 'standalone', url };
   }
+  if (scheme === 'unix') return parseUnixUrl(url);
   if (scheme === undefined || !SENTINEL_SCHEMES.has(scheme))
-    throw new Error('must start with redis:, rediss:, redis-sentinel: or rediss-sentinel:');
+    throw new Error('must start with redis:, rediss:, unix:, redis-sentinel: or rediss-sentinel:');
 
   const m = /^[^:]+:\/\/(?:([^@/?#]*)@)?([^/?#]*)(\/[^?#]*)?(?:\?([^#]*))?$/.exec(url);
   if (!m) throw new Error('not redis-sentinel://host1:26379,host2:26379/masterName');
@@ -105,6 +112,17 @@ export function parseRedisUrl(url: string): RedisTarget {
   return { mode: 'sentinel', options: target };
 }
 
+/** `unix:///absolute/path.sock` with an optional `?db=N`; no credentials (the socket's file mode guards it). */
+function parseUnixUrl(url: string): RedisTarget {
+  const m = /^unix:\/\/(\/[^?#]*)(?:\?([^#]*))?$/i.exec(url);
+  if (!m || m[1] === '/') throw new Error('not unix:///absolute/path/to/redis.sock');
+  const params = new URLSearchParams(m[2] ?? '');
+  for (const key of params.keys()) if (key !== 'db') throw new Error(`unknown option "${key}" (known: db)`);
+  const rawDb = params.get('db') ?? '0';
+  if (!/^\d+$/.test(rawDb)) throw new Error('db must be a database number');
+  return { mode: 'unix', path: decode(m[1]!, 'the socket path'), db: Number(rawDb) };
+}
+
 function decode(value: string, what: string): string {
   try {
     return decodeURIComponent(value);
@@ -137,7 +155,9 @@ export async function connectRedis(url: string, logger: Logger, readyWaitMs = 30
   const redis =
     target.mode === 'standalone'
       ? new Redis(target.url, failFast)
-      : new Redis({ ...target.options, ...failFast, sentinelRetryStrategy: retry });
+      : target.mode === 'unix'
+        ? new Redis({ path: target.path, db: target.db, ...failFast })
+        : new Redis({ ...target.options, ...failFast, sentinelRetryStrategy: retry });
   redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
   // Errors before the first connection (refused, a connect timeout on a loaded machine) only
   // mean ioredis is retrying: wait for 'ready' until the deadline, not for the first error.

@@ -1,3 +1,7 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { freePort, infraUrls, silentLogger } from '@signal/test-kit';
 import { connectRedis, parseRedisUrl } from '../src';
 
@@ -90,6 +94,23 @@ describe('parseRedisUrl', () => {
     expect(() => parseRedisUrl(url)).toThrow(reason);
   });
 
+  it.each([
+    ['unix:///var/run/redis/redis.sock', '/var/run/redis/redis.sock', 0],
+    ['unix:///tmp/r.sock?db=3', '/tmp/r.sock', 3],
+    ['UNIX:///run/with%20space.sock', '/run/with space.sock', 0],
+  ])('when the URL is %s, then ioredis gets the socket path %s and db %d', (url, socketPath, db) => {
+    expect(parseRedisUrl(url)).toEqual({ mode: 'unix', path: socketPath, db });
+  });
+
+  it.each([
+    ['unix://relative.sock', 'unix:///absolute/path'],
+    ['unix:///', 'unix:///absolute/path'],
+    ['unix:///tmp/r.sock?db=x', 'db must be a database number'],
+    ['unix:///tmp/r.sock?password=x', 'unknown option "password"'],
+  ])('when the URL is %s, then it is refused (%s)', (url, reason) => {
+    expect(() => parseRedisUrl(url)).toThrow(reason);
+  });
+
   it('when a refused URL holds a password, then the error does not repeat it', () => {
     expect(() => parseRedisUrl('redis-sentinel://app:hunter2@h1:99999/m')).toThrow(
       expect.objectContaining({ message: expect.not.stringContaining('hunter2') }),
@@ -103,6 +124,47 @@ describe('connectRedis', () => {
     try {
       expect(redis.status).toBe('ready');
       expect(await redis.ping()).toBe('PONG');
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('when the URL is a Unix socket a Redis listens on, then the client is ready over it', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'redis-unix-'));
+    const socket = path.join(dir, 'redis.sock');
+    // Its own server: the machine's Redis listens on TCP only. Port 0 = no TCP listener at all.
+    const server = spawn(
+      'redis-server',
+      ['--port', '0', '--unixsocket', socket, '--save', '', '--appendonly', 'no'],
+      {
+        stdio: 'ignore',
+      },
+    );
+    try {
+      for (let i = 0; i < 100 && !existsSync(socket); i++) await new Promise((r) => setTimeout(r, 20));
+      const redis = await connectRedis(`unix://${socket}?db=1`, silentLogger);
+      try {
+        expect(redis.status).toBe('ready');
+        await redis.set('unix-check', 'yes');
+        expect(await redis.get('unix-check')).toBe('yes');
+        expect(redis.options.db).toBe(1);
+        expect(redis.options.enableOfflineQueue).toBe(false);
+      } finally {
+        redis.disconnect();
+      }
+    } finally {
+      server.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('when the Unix socket does not exist, then connectRedis returns after the wait and commands fail fast', async () => {
+    const redis = await connectRedis('unix:///nonexistent/redis.sock', silentLogger, 200);
+    try {
+      expect(redis.status).not.toBe('ready');
+      const before = Date.now();
+      await expect(redis.get('anything')).rejects.toThrow();
+      expect(Date.now() - before).toBeLessThan(1500);
     } finally {
       redis.disconnect();
     }
