@@ -118,9 +118,14 @@ export async function ensureIndexes(c: WebhookCollections): Promise<void> {
   await c.subscriptions.createIndex({ events: 1, status: 1 });
   // One delivery per (subscription, event), whatever made its id.
   await c.deliveries.createIndex({ webhook_id: 1, event_id: 1 }, { unique: true });
-  // Deliveries of a subscription, newest first.
+  // Deliveries of a subscription, newest first. The single-field twin is what FerretDB can use:
+  // the wrapper gives single-field indexes a GIN twin that serves its equality pushdown, and a
+  // compound index none (README, MongoDB and FerretDB) — without it each page scanned every
+  // account's deliveries.
   await c.deliveries.createIndex({ webhook_id: 1, created_at: -1 });
-  // The state of one delivery, or of a page of them.
-  await c.deliveryLog.createIndex({ delivery_id: 1, seq: 1 });
+  await c.deliveries.createIndex({ webhook_id: 1 });
+  // The state of one delivery, or of a page of them (one equality read per delivery). Single
+  // field for the same reason; a delivery has a handful of entries, ordered by seq in memory.
+  await c.deliveryLog.createIndex({ delivery_id: 1 });
   await c.deliveryLog.createIndex({ webhook_id: 1 });
 }

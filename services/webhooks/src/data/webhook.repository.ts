@@ -23,6 +23,17 @@ async function insertAll(insert: () => Promise<unknown>): Promise<Set<number>> {
   }
 }
 
+/**
+ * Reads by several ids as one equality read per id, in parallel. FerretDB does not push `$in`
+ * down (README): one `$in` read fetched and filtered the whole collection in FerretDB — a page of
+ * the deliveries log took 1–2.5 s at 15,000 entries, for every account — where an equality is
+ * served by the field's index. On MongoDB both are index reads.
+ */
+async function readEach<T>(ids: readonly string[], read: (id: string) => Promise<T[]>): Promise<T[]> {
+  const found = await Promise.all([...new Set(ids)].map(read));
+  return found.flat();
+}
+
 /** Subscriptions, deliveries and the delivery log; always scoped by account where a client asks. */
 export class WebhookRepository {
   constructor(private readonly c: WebhookCollections) {}
@@ -58,8 +69,7 @@ export class WebhookRepository {
   }
 
   findSubscriptionsByIds(ids: readonly string[]): Promise<SubscriptionDocument[]> {
-    if (ids.length === 1) return this.c.subscriptions.find({ _id: ids[0] }).toArray();
-    return this.c.subscriptions.find({ _id: { $in: [...ids] } }).toArray();
+    return readEach(ids, (id) => this.c.subscriptions.find({ _id: id }).toArray());
   }
 
   async updateSubscription(
@@ -118,15 +128,13 @@ export class WebhookRepository {
 
   /** Log entries of the given deliveries. */
   logOf(deliveryIds: readonly string[]): Promise<DeliveryLogEntry[]> {
-    if (deliveryIds.length === 0) return Promise.resolve([]);
-    if (deliveryIds.length === 1) return this.c.deliveryLog.find({ delivery_id: deliveryIds[0] }).toArray();
-    return this.c.deliveryLog.find({ delivery_id: { $in: [...deliveryIds] } }).toArray();
+    return readEach(deliveryIds, (id) => this.c.deliveryLog.find({ delivery_id: id }).toArray());
   }
 
   /** Of these deliveries, the ones stored as pending with an empty log (never attempted). */
   async unattempted(ids: readonly string[]): Promise<Set<string>> {
     const [docs, entries] = await Promise.all([
-      this.c.deliveries.find({ _id: { $in: [...ids] } }, WITHOUT_PAYLOAD).toArray(),
+      readEach(ids, (id) => this.c.deliveries.find({ _id: id }, WITHOUT_PAYLOAD).toArray()),
       this.logOf(ids),
     ]);
     const logged = new Set(entries.map((e) => e.delivery_id));

@@ -1,0 +1,118 @@
+import { isFerretDB, testDatabase } from '@signal/test-kit';
+import mongoose, { type Connection, type mongo } from 'mongoose';
+import {
+  ensureIndexes,
+  webhookCollections,
+  type DeliveryDocument,
+  type DeliveryLogEntry,
+  type WebhookCollections,
+} from '../src/data/webhook.models';
+import { WebhookRepository } from '../src/data/webhook.repository';
+
+/**
+ * How the webhooks store is read when a client pages through deliveries: by equalities the
+ * MongoDB-wire server can serve from an index. FerretDB does not push `$in` down: a page of the
+ * deliveries log read with `$in` fetched and filtered every account's log in FerretDB (1–2.5 s
+ * at 15,000 entries, found from the outside).
+ */
+const db = testDatabase('wh_store_reads');
+let conn: Connection;
+let c: WebhookCollections;
+let ferret: boolean;
+const commands: Array<{ name: string; body: string }> = [];
+
+beforeAll(async () => {
+  conn = await mongoose
+    .createConnection(db.url, { dbName: db.dbName, monitorCommands: true, serverSelectionTimeoutMS: 5000 })
+    .asPromise();
+  conn
+    .getClient()
+    .on('commandStarted', (e: mongo.CommandStartedEvent) =>
+      commands.push({ name: e.commandName, body: JSON.stringify(e.command) }),
+    );
+  c = webhookCollections(conn);
+  await ensureIndexes(c);
+  ferret = await isFerretDB(conn);
+});
+afterAll(async () => {
+  await conn.dropDatabase();
+  await conn.close();
+});
+
+const delivery = (id: string, webhookId: string): DeliveryDocument => ({
+  _id: id,
+  account_id: 'acc_store',
+  webhook_id: webhookId,
+  event_id: `evt_${id}`,
+  event: 'signal.new',
+  payload: '{}',
+  status: 'pending',
+  created_at: new Date(),
+});
+
+const attempt = (deliveryId: string, webhookId: string, k: number, status: number): DeliveryLogEntry => ({
+  _id: `${deliveryId}:${2 * k}`,
+  delivery_id: deliveryId,
+  webhook_id: webhookId,
+  seq: 2 * k,
+  kind: 'attempt',
+  attempt: k,
+  status: status < 300 ? 'succeeded' : 'pending',
+  next_attempt_at: null,
+  at: new Date(),
+  started_at: new Date(),
+  duration_ms: 3,
+  status_code: status,
+  error: null,
+});
+
+describe('webhooks store reads', () => {
+  it('when a page of deliveries is read, then each delivery’s log comes from one equality read, never $in, and pushed down on FerretDB', async () => {
+    const repository = new WebhookRepository(c);
+    const ids = ['dlv_a', 'dlv_b', 'dlv_c'];
+    await c.deliveries.insertMany([...ids.map((id) => delivery(id, 'wh_1')), delivery('dlv_other', 'wh_2')]);
+    await c.deliveryLog.insertMany([
+      attempt('dlv_a', 'wh_1', 1, 500),
+      attempt('dlv_a', 'wh_1', 2, 200),
+      attempt('dlv_b', 'wh_1', 1, 200),
+      attempt('dlv_other', 'wh_2', 1, 200),
+    ]);
+
+    commands.length = 0;
+    const page = await repository.pageDeliveries('wh_1', undefined, 0, 10);
+    const log = await repository.logOf(page.rows.map((d) => d._id));
+
+    expect(page.rows.map((d) => d._id).sort()).toEqual(ids);
+    expect(log.map((e) => e._id).sort()).toEqual(['dlv_a:2', 'dlv_a:4', 'dlv_b:2']);
+    const finds = commands.filter((cmd) => cmd.name === 'find');
+    expect(finds.length).toBeGreaterThanOrEqual(4); // the page, then one read per delivery
+    for (const find of finds) expect(find.body).not.toContain('$in');
+    if (ferret) {
+      const plan = await c.deliveryLog.find({ delivery_id: 'dlv_a' }).explain();
+      expect(plan['filterPushdown']).toBe(true);
+    }
+  });
+
+  it('when the service starts, then the fields a client pages by have single-field indexes (FerretDB serves equality only from those)', async () => {
+    const names = async (collection: mongo.Collection<never>) =>
+      (await collection.listIndexes().toArray()).map((index: { name?: string }) => index.name);
+    expect(await names(conn.collection('delivery_log'))).toEqual(
+      expect.arrayContaining(['delivery_id_1', 'webhook_id_1']),
+    );
+    expect(await names(conn.collection('deliveries'))).toEqual(expect.arrayContaining(['webhook_id_1']));
+  });
+
+  it('when never-attempted deliveries and subscriptions are looked up by several ids, then the answers are whole and no read uses $in', async () => {
+    const repository = new WebhookRepository(c);
+    await c.deliveries.insertMany([delivery('dlv_fresh', 'wh_3'), delivery('dlv_tried', 'wh_3')]);
+    await c.deliveryLog.insertOne(attempt('dlv_tried', 'wh_3', 1, 500));
+    commands.length = 0;
+
+    const fresh = await repository.unattempted(['dlv_fresh', 'dlv_tried', 'dlv_missing']);
+    const subscriptions = await repository.findSubscriptionsByIds(['wh_none_1', 'wh_none_2']);
+
+    expect([...fresh]).toEqual(['dlv_fresh']);
+    expect(subscriptions).toEqual([]);
+    for (const find of commands.filter((cmd) => cmd.name === 'find')) expect(find.body).not.toContain('$in');
+  });
+});
