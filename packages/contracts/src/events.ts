@@ -87,6 +87,11 @@ export const webhookDeliveryJobSchema = z.object({
   event: z.string().max(64).optional(),
   payload: z.string().max(1_000_000).optional(),
   due_at: z.number().int().nonnegative().optional(),
+  /**
+   * The subscription's last change (ms) as the API saw it when queuing this job (re-sends, test
+   * events): a worker holding an older copy reads it again before deciding.
+   */
+  subscription_at: z.number().int().nonnegative().optional(),
 });
 export type WebhookDeliveryJob = z.infer<typeof webhookDeliveryJobSchema>;
 

@@ -142,6 +142,39 @@ describe('idempotent subscription creation', () => {
       .send(body)
       .expect(201);
   });
+
+  it('when the webhook an Idempotency-Key created was deleted, then a repeat is a 409 saying so at once, not "still being processed"', async () => {
+    const body = { url: 'http://127.0.0.1:9/idem-deleted', events: ['signal.new'] };
+    const key = `idem-deleted-${Date.now()}`;
+    const send = () =>
+      request(hooks.url)
+        .post('/v1/webhooks')
+        .set(hooks.auth('acc_idem_del'))
+        .set('Idempotency-Key', key)
+        .send(body);
+    const first = await send().expect(201);
+    const id = first.body.data.id as string;
+    await request(hooks.url).delete(`/v1/webhooks/${id}`).set(hooks.auth('acc_idem_del')).expect(200);
+    // The first request was a minute ago: whatever it did is long over.
+    await hooks.deps.collections.idempotency.updateOne(
+      { _id: `acc_idem_del:${key}` },
+      { $set: { expires_at: new Date(Date.now() + 23 * 3_600_000) } },
+    );
+
+    const started = Date.now();
+    const repeat = await send().expect(409);
+    expect(Date.now() - started).toBeLessThan(900); // no waiting for a first request that is over
+    expect(repeat.body.error.code).toBe('CONFLICT');
+    expect(repeat.body.error.message).toBe(
+      `The webhook this Idempotency-Key created (${id}) has been deleted; use a new Idempotency-Key to create another.`,
+    );
+    await request(hooks.url)
+      .post('/v1/webhooks')
+      .set(hooks.auth('acc_idem_del'))
+      .set('Idempotency-Key', `${key}-new`)
+      .send(body)
+      .expect(201);
+  });
 });
 
 describe('ids and paging that cannot exist', () => {

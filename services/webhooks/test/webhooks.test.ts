@@ -16,6 +16,7 @@ import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { signalInput, startSignals, type SignalsHarness } from '../../signals/test/signals-harness';
 import { guardedLookup } from '../src/domain/url-guard';
+import { publishEvents } from './bus-events';
 import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
 
 const broker = testBrokerPrefix('webhooks');
@@ -432,6 +433,67 @@ describe('delivery', () => {
       await quick.stop();
       await slow.close();
       await slowBroker.cleanup();
+    }
+  }, 30_000);
+
+  it('when a failed delivery is re-sent right after its webhook is enabled again, then the worker does not decide on its older, disabled copy: it is sent', async () => {
+    const heldBroker = testBrokerPrefix('wh_held');
+    // The worker holds subscriptions for a minute here: only the job's stamp can make it look again.
+    const held = await startWebhooks({
+      label: 'wh_held',
+      prefix: heldBroker.prefix,
+      env: { WEBHOOK_SUBSCRIPTION_CACHE_MS: '60000' },
+    });
+    try {
+      const created = await request(held.url)
+        .post('/v1/webhooks')
+        .set(held.auth(ACC))
+        .send({ url: `${receiver.url}/re-enabled`, events: ['signal.new'] })
+        .expect(201);
+      const id = created.body.data.id as string;
+      await request(held.url)
+        .patch(`/v1/webhooks/${id}`)
+        .set(held.auth(ACC))
+        .send({ enabled: false })
+        .expect(200);
+      await publishEvents(heldBroker.prefix, 1);
+      const failed = await waitFor(
+        async () => {
+          const r = await request(held.url).get(`/v1/webhooks/${id}/deliveries`).set(held.auth(ACC));
+          return r.body.data?.[0]?.status === 'failed' ? (r.body.data[0].id as string) : undefined;
+        },
+        10_000,
+        100,
+        'the delivery kept as failed while disabled',
+      );
+
+      await request(held.url)
+        .patch(`/v1/webhooks/${id}`)
+        .set(held.auth(ACC))
+        .send({ enabled: true })
+        .expect(200);
+      await request(held.url)
+        .post(`/v1/webhooks/${id}/deliveries/${failed}/retry`)
+        .set(held.auth(ACC))
+        .expect(202);
+
+      await waitFor(() => forPath('/re-enabled').length === 1, 10_000, 50, 'the re-sent delivery');
+      expect(forPath('/re-enabled')[0]!.headers['webhook-id']).toBe(failed);
+      const detail = await waitFor(
+        async () => {
+          const r = await request(held.url)
+            .get(`/v1/webhooks/${id}/deliveries/${failed}`)
+            .set(held.auth(ACC));
+          return r.body.data.status === 'succeeded' ? r.body.data : undefined;
+        },
+        10_000,
+        100,
+        'the delivery recorded as succeeded',
+      );
+      expect(detail.attempts).toEqual([expect.objectContaining({ status_code: 200, error: null })]);
+    } finally {
+      await held.stop();
+      await heldBroker.cleanup();
     }
   }, 30_000);
 

@@ -4,7 +4,8 @@ import type { IdempotencyDocument } from './webhook.models';
 
 export type Claim =
   | { outcome: 'new'; resourceId: string }
-  | { outcome: 'replay'; resourceId: string }
+  /** `claimedAt`: when the first request claimed the key. */
+  | { outcome: 'replay'; resourceId: string; claimedAt: Date }
   | { outcome: 'conflict' };
 
 /**
@@ -39,7 +40,11 @@ export class IdempotencyRepository {
         continue;
       }
       return existing.request_hash === requestHash
-        ? { outcome: 'replay', resourceId: existing.resource_id }
+        ? {
+            outcome: 'replay',
+            resourceId: existing.resource_id,
+            claimedAt: new Date(existing.expires_at.getTime() - this.ttlMs),
+          }
         : { outcome: 'conflict' };
     }
     throw new Error('idempotency key kept changing');

@@ -177,9 +177,11 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
   if (!input) return;
   const { deliveryId, webhookId } = input;
   const sub =
-    job.event === undefined
-      ? await deps.subscriptions.findById(webhookId)
-      : await deps.subscriptions.findForEvent(job.event, webhookId);
+    job.subscription_at !== undefined
+      ? await deps.subscriptions.findAtLeast(webhookId, job.subscription_at)
+      : job.event === undefined
+        ? await deps.subscriptions.findById(webhookId)
+        : await deps.subscriptions.findForEvent(job.event, webhookId);
   if (!sub || sub.status !== 'enabled') {
     await deps.log.insert([
       logEntry(deliveryId, webhookId, job.attempt, { status: 'failed', next_attempt_at: null }),
@@ -206,13 +208,18 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
     error: result.error,
   };
   const record = (status: DeliveryStatus, next: Date | null = null) => {
-    metrics.webhookAttempts().inc({ outcome: result.error === null ? 'succeeded' : status === 'pending' ? 'retry' : 'failed' });
-    return deps.log.insert([logEntry(deliveryId, webhookId, job.attempt, { status, next_attempt_at: next }, made)]);
+    metrics
+      .webhookAttempts()
+      .inc({ outcome: result.error === null ? 'succeeded' : status === 'pending' ? 'retry' : 'failed' });
+    return deps.log.insert([
+      logEntry(deliveryId, webhookId, job.attempt, { status, next_attempt_at: next }, made),
+    ]);
   };
   metrics.webhookAttemptDuration().observe(made.duration_ms / 1000);
   if (result.error === null) {
     const eventAt = Date.parse(EVENT_TIME.exec(input.payload)?.[1] ?? '');
-    if (Number.isFinite(eventAt)) metrics.webhookEventToDelivery().observe(Math.max(0, Date.now() - eventAt) / 1000);
+    if (Number.isFinite(eventAt))
+      metrics.webhookEventToDelivery().observe(Math.max(0, Date.now() - eventAt) / 1000);
     await record('succeeded');
     return;
   }

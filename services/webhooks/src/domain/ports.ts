@@ -18,6 +18,11 @@ export interface SubscriptionLookup {
   findById(id: string): Promise<SubscriptionDocument | null>;
   /** The same, looked up first among the subscriptions of `event` (held for every attempt of it). */
   findForEvent(event: string, id: string): Promise<SubscriptionDocument | null>;
+  /**
+   * The subscription as stored now, when what is held is older than `version` (ms of its last
+   * change): a job queued after a change must not be decided on the copy from before it.
+   */
+  findAtLeast(id: string, version: number): Promise<SubscriptionDocument | null>;
   /** Drops what is held (this worker changed a subscription). */
   forget(): void;
 }

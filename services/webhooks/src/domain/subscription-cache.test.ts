@@ -124,3 +124,45 @@ describe('SubscriptionCache', () => {
     expect(await cache.subscriptionsFor('signal.new')).toEqual([]);
   });
 });
+
+describe('SubscriptionCache.findAtLeast', () => {
+  it('when the held copy is at least the asked version, then it is answered without a read', async () => {
+    const source = new ScriptedSource();
+    const cache = new SubscriptionCache(source, 60_000);
+    await cache.findById('wh_1');
+    const reads = source.reads;
+    const found = await cache.findAtLeast('wh_1', Date.parse('2026-01-01T00:00:00Z'));
+    expect(found?.url).toBe('https://a.example/hook');
+    expect(source.reads).toBe(reads);
+  });
+
+  it('when the held copy is older than the asked version, then the store is read again and the newer copy is held for the next callers', async () => {
+    const source = new ScriptedSource();
+    const cache = new SubscriptionCache(source, 60_000);
+    await cache.subscriptionsFor('signal.new');
+    await cache.findById('wh_1');
+    const changed = {
+      ...subscription('wh_1', 'https://b.example/hook'),
+      updated_at: new Date('2026-02-01T00:00:00Z'),
+    };
+    source.current = [changed];
+
+    const found = await cache.findAtLeast('wh_1', changed.updated_at.getTime());
+    expect(found?.url).toBe('https://b.example/hook');
+    // The event's list held from before the change is dropped too.
+    expect(urls(await cache.subscriptionsFor('signal.new'))).toEqual(['https://b.example/hook']);
+    const reads = source.reads;
+    expect((await cache.findAtLeast('wh_1', changed.updated_at.getTime()))?.url).toBe(
+      'https://b.example/hook',
+    );
+    expect(source.reads).toBe(reads);
+  });
+
+  it('when the subscription is gone from the store, then null after one fresh read', async () => {
+    const source = new ScriptedSource();
+    const cache = new SubscriptionCache(source, 60_000);
+    await cache.findById('wh_1');
+    source.current = [];
+    expect(await cache.findAtLeast('wh_1', Date.parse('2026-03-01T00:00:00Z'))).toBeNull();
+  });
+});

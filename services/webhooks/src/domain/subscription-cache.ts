@@ -66,6 +66,15 @@ export class SubscriptionCache implements SubscriptionLookup {
     return this.findById(id);
   }
 
+  async findAtLeast(id: string, version: number): Promise<SubscriptionDocument | null> {
+    const held = await this.findById(id);
+    if (held && new Date(held.updated_at).getTime() >= version) return held;
+    // Older than the job (or not found): everything held may predate that change. Dropped once;
+    // the copies read next are at least that new, so the jobs behind this one hit them.
+    this.forget();
+    return this.findById(id);
+  }
+
   private forEvent(event: WebhookEventName): Promise<EventSubscriptions> {
     return this.cached(this.byEvent, event, async () => {
       const list = await this.source.subscriptionsFor(event);
@@ -135,7 +144,8 @@ export class SubscriptionCache implements SubscriptionLookup {
     load().then(
       (value) => {
         // Not after `forget` (a 410 applies at once) or a newer read.
-        if (map.get(key) === hit) map.set(key, { at, value: Promise.resolve(value), loading: false, renewing: false });
+        if (map.get(key) === hit)
+          map.set(key, { at, value: Promise.resolve(value), loading: false, renewing: false });
       },
       () => {
         hit.renewing = false;

@@ -118,6 +118,12 @@ const requestHash = (input: CreateWebhookInput): string =>
     .digest('base64url');
 
 /**
+ * How long after claiming an Idempotency-Key its first request is surely over (it checks a URL
+ * and stores one document, under the service's request timeout).
+ */
+const FIRST_REQUEST_OVER_MS = 30_000;
+
+/**
  * Story: check the URL → with an Idempotency-Key, claim it (the same key and body within 24 h
  * return the subscription it made; another body is a 409) → store the subscription with a new
  * signing secret → return it with the secret. `created` is false for a replay.
@@ -134,8 +140,10 @@ export async function createSubscription(
     const claim = await deps.idempotency.claim(accountId, idempotencyKey, requestHash(input), id);
     if (claim.outcome === 'conflict') throw new AppError('IDEMPOTENCY_CONFLICT');
     if (claim.outcome === 'replay') {
-      // A concurrent first request may still be storing it: give it a moment.
-      for (let i = 0; i < 20; i++) {
+      // A concurrent first request may still be storing it: give it a moment. Once the first
+      // request is surely over, a missing subscription was deleted since: retrying cannot help.
+      const firstRequestOver = Date.now() - claim.claimedAt.getTime() > FIRST_REQUEST_OVER_MS;
+      for (let i = 0; i < (firstRequestOver ? 1 : 20); i++) {
         const existing = await deps.repository.findSubscription(accountId, claim.resourceId);
         const current = existing?.secrets.find((s) => s.expires_at === null) ?? existing?.secrets[0];
         if (existing && current)
@@ -143,11 +151,14 @@ export async function createSubscription(
             subscription: { ...toSubscriptionView(existing), secret: current.secret },
             created: false,
           };
+        if (firstRequestOver) break;
         await new Promise((r) => setTimeout(r, 50));
       }
       throw new AppError(
         'CONFLICT',
-        'The first request with this Idempotency-Key is still being processed; retry.',
+        firstRequestOver
+          ? `The webhook this Idempotency-Key created (${claim.resourceId}) has been deleted; use a new Idempotency-Key to create another.`
+          : 'The first request with this Idempotency-Key is still being processed; retry.',
       );
     }
     id = claim.resourceId;
@@ -297,6 +308,7 @@ export async function sendTestEvent(deps: SubscriptionDeps, accountId: string, i
     webhook_id: delivery.webhook_id,
     event: delivery.event,
     payload: delivery.payload,
+    subscription_at: subscriptionVersion(sub),
   });
   return toDeliveryView(delivery, foldDelivery(delivery, []));
 }
@@ -347,6 +359,15 @@ export async function getDelivery(deps: SubscriptionDeps, accountId: string, id:
 }
 
 /**
+ * The version of the subscription this request saw (its last change), stamped on the job it
+ * queues: the worker holds subscriptions for up to a second, and a re-send or test event right
+ * after enabling a subscription was dropped against the worker's older, disabled copy.
+ */
+function subscriptionVersion(sub: SubscriptionDocument): number {
+  return new Date(sub.updated_at).getTime();
+}
+
+/**
  * Re-sends a failed delivery: one more attempt, same webhook-id, same body. The re-send is an
  * entry of the log at the next attempt's place, so two concurrent re-sends queue one attempt.
  */
@@ -388,6 +409,7 @@ export async function retryDelivery(
     webhook_id: doc.webhook_id,
     event: doc.event,
     payload: doc.payload,
+    subscription_at: subscriptionVersion(sub),
   });
   return toDeliveryView(doc, { ...state, status: 'pending', next_attempt_at: now, updated_at: now });
 }
