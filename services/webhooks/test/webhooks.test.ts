@@ -555,6 +555,45 @@ describe('delivery', () => {
     );
     expect(new Webhook(oldSecret).verify(req!.body, headers)).toBeTruthy();
   });
+
+  it('when the secret is rotated six times in its overlap, then deliveries carry the current and four earlier signatures, and the oldest secrets stop signing', async () => {
+    const { id, secret: first } = await subscribe({
+      url: `${receiver.url}/rotate-many`,
+      events: ['signal.new'],
+    });
+    const secrets = [first];
+    for (let i = 0; i < 6; i++) {
+      const rotated = await request(hooks.url)
+        .post(`/v1/webhooks/${id}/rotate-secret`)
+        .set(hooks.auth(ACC))
+        .expect(200);
+      secrets.push(rotated.body.data.secret as string);
+    }
+    await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(ACC)).expect(202);
+    const [req] = await waitFor(
+      () => (forPath('/rotate-many').length ? forPath('/rotate-many') : undefined),
+      10_000,
+      50,
+      'test event',
+    );
+    const signature = req!.headers['webhook-signature'] as string;
+    expect(signature.split(' ')).toHaveLength(5);
+    const headers = {
+      'webhook-id': req!.headers['webhook-id'] as string,
+      'webhook-timestamp': req!.headers['webhook-timestamp'] as string,
+      'webhook-signature': signature,
+    };
+    const verifies = (secret: string) => {
+      try {
+        new Webhook(secret).verify(req!.body, headers);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    // secrets[6] is current; 5..2 are the four kept; 1 and 0 stopped at the fifth and sixth rotation.
+    expect(secrets.map(verifies)).toEqual([false, false, true, true, true, true, true]);
+  });
 });
 
 describe('URL safety', () => {
