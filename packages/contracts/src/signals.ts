@@ -6,7 +6,6 @@ export const signalTypeSchema = z.enum(SIGNAL_TYPES);
 export const signalStatusSchema = z.enum(SIGNAL_STATUSES);
 export const signalIdSchema = prefixedIdSchema('sig', 'must be sig_ followed by a ULID');
 const isoTimestamp = z.iso.datetime({ offset: true });
-const money = z.number().finite().nonnegative();
 
 export const signalListItemSchema = z
   .strictObject({
@@ -171,9 +170,31 @@ export type SignalListQuery = z.infer<typeof signalListQuerySchema>;
 
 /* ---------- Ingestion (internal) ---------- */
 
+/**
+ * A token's link, written by whoever made the token: http(s) only (a `javascript:` or `data:`
+ * URL was stored and served, and pages that render links would run or open it).
+ */
+const socialUrlInput = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
 const socialsInput = z
-  .strictObject({ twitter: z.url().optional(), telegram: z.url().optional(), website: z.url().optional() })
+  .strictObject({
+    twitter: socialUrlInput.optional(),
+    telegram: socialUrlInput.optional(),
+    website: socialUrlInput.optional(),
+  })
   .optional();
+
+/**
+ * USD amounts given to ingest: at most a quadrillion, and an entry cap of at least a cent. ROI is
+ * derived from their ratio; unbounded (entry 1e-300, current 1e300) it overflowed to Infinity,
+ * which the store refuses: a 500 after validation had passed.
+ */
+const MAX_USD = 1e15;
+const usdInput = z.number().finite().nonnegative().max(MAX_USD);
+const entryUsdInput = z.number().finite().min(0.01).max(MAX_USD);
+/** A signal's time: after the Unix epoch (ids carry it as a ULID time, which cannot be earlier). */
+const createdAtInput = isoTimestamp.refine((v) => Date.parse(v) > 0, {
+  error: 'must be after 1970-01-01T00:00:00Z',
+});
 
 export const createSignalInputSchema = z.strictObject({
   token: z.strictObject({
@@ -185,12 +206,12 @@ export const createSignalInputSchema = z.strictObject({
     socials: socialsInput,
   }),
   metrics: z.strictObject({
-    mcap_entry: money.positive(),
-    mcap_current: money.optional(),
-    mcap_ath: money.optional(),
-    volume_24h: money,
+    mcap_entry: entryUsdInput,
+    mcap_current: usdInput.optional(),
+    mcap_ath: usdInput.optional(),
+    volume_24h: usdInput,
     holders: z.number().int().nonnegative(),
-    liquidity: money,
+    liquidity: usdInput,
   }),
   /** Imports of history may give the signal's resolved state; new signals start active. */
   performance: z
@@ -202,7 +223,7 @@ export const createSignalInputSchema = z.strictObject({
   type: signalTypeSchema,
   is_premium: z.boolean().default(false),
   /** Backfills may date a signal in the past; never in the future. */
-  created_at: isoTimestamp.optional(),
+  created_at: createdAtInput.optional(),
 });
 export type CreateSignalInput = z.infer<typeof createSignalInputSchema>;
 
@@ -214,11 +235,11 @@ export const updateSignalInputSchema = z
   .strictObject({
     metrics: z
       .strictObject({
-        mcap_current: money.optional(),
-        mcap_ath: money.optional(),
-        volume_24h: money.optional(),
+        mcap_current: usdInput.optional(),
+        mcap_ath: usdInput.optional(),
+        volume_24h: usdInput.optional(),
         holders: z.number().int().nonnegative().optional(),
-        liquidity: money.optional(),
+        liquidity: usdInput.optional(),
       })
       .optional(),
     performance: z

@@ -181,12 +181,15 @@ export class OutboxRelay<E> {
         const settled = await Promise.allSettled(doc.events.map((event) => publish(event)));
         const confirmed = doc.events.filter((_, i) => settled[i]!.status === 'fulfilled');
         const done = confirmed.map(eventId);
-        if (done.length) {
+        // A document with nothing to publish (a bulk batch whose signals were all refused as
+        // repeats) is done too: left in place, every sweep found it again, for good.
+        if (done.length || doc.events.length === 0) {
           await this.options.confirmed?.(confirmed);
           await store.markPublished(doc.documentId, done, done.length === doc.events.length);
         }
         const { occurredAt } = this.options;
-        if (occurredAt) for (const e of confirmed) metrics.outboxPublishLag().observe((Date.now() - occurredAt(e)) / 1000);
+        if (occurredAt)
+          for (const e of confirmed) metrics.outboxPublishLag().observe((Date.now() - occurredAt(e)) / 1000);
         return { done: done.length, failed: done.length < doc.events.length };
       }),
     );

@@ -98,6 +98,31 @@ describe('Consumer when a store is down', () => {
 });
 
 describe('OutboxRelay', () => {
+  it('when a pending document has no event left to publish, then it is marked done and not found again', async () => {
+    const outbox = new Map<string, string[]>([['empty-batch', []]]);
+    const marked: Array<{ id: string; ids: string[]; all: boolean }> = [];
+    const relay = new OutboxRelay<string>({
+      logger: silentLogger,
+      eventId: (e) => e,
+      publish: async () => undefined,
+      store: {
+        findPending: async () =>
+          [...outbox].map(([documentId, events]) => ({ documentId, events: [...events] })),
+        findPendingByIds: async (ids) =>
+          [...outbox]
+            .filter(([id]) => ids.includes(id))
+            .map(([documentId, events]) => ({ documentId, events: [...events] })),
+        markPublished: async (id, ids, all) => {
+          marked.push({ id, ids, all });
+          if (all) outbox.delete(id);
+        },
+      },
+    });
+    await relay.drain();
+    expect(marked).toEqual([{ id: 'empty-batch', ids: [], all: true }]);
+    expect(outbox.size).toBe(0);
+  });
+
   it('when publishing fails half-way, then only confirmed events leave the outbox and the rest go on the next pass', async () => {
     const outbox = new Map<string, string[]>([
       ['doc1', ['e1', 'e2']],

@@ -326,7 +326,7 @@ describe('ingestion', () => {
       .expect(413);
   });
 
-  it('when backfilling in bulk, then all are stored and a retried batch is skipped', async () => {
+  it('when backfilling in bulk, then all are stored and a retried batch answers the same ids without writing', async () => {
     const batch = Array.from({ length: 50 }, () =>
       signalInput({ created_at: new Date(Date.now() - 40 * DAY).toISOString() }),
     );
@@ -342,8 +342,87 @@ describe('ingestion', () => {
       .set(svc.ingestAuth)
       .set('Idempotency-Key', 'bulk-1')
       .send({ signals: batch })
+      .expect(200);
+    expect(again.body.data).toEqual({ created: 0, skipped: 50, ids: first.body.data.ids });
+    // No outbox batch is left behind: one naming only refused signals kept the relay finding it
+    // on every sweep, for good (FerretDB busy, later backfills never reaching stats).
+    const batches = svc.deps.mongo.collection('outbox_batches');
+    const deadline = Date.now() + 10_000;
+    while ((await batches.countDocuments({})) > 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(await batches.countDocuments({})).toBe(0);
+  });
+
+  it('when a bulk Idempotency-Key is reused for another batch, then 409 IDEMPOTENCY_CONFLICT and nothing of it is stored', async () => {
+    const before = await request(svc.url)
+      .get('/v1/signals?limit=1')
+      .set('Authorization', `Bearer ${svc.token()}`);
+    await request(svc.url)
+      .post('/internal/signals/bulk')
+      .set(svc.ingestAuth)
+      .set('Idempotency-Key', 'bulk-reused')
+      .send({ signals: [signalInput(), signalInput()] })
       .expect(201);
-    expect(again.body.data).toMatchObject({ created: 0, skipped: 50 });
+    const reused = await request(svc.url)
+      .post('/internal/signals/bulk')
+      .set(svc.ingestAuth)
+      .set('Idempotency-Key', 'bulk-reused')
+      .send({ signals: [signalInput(), signalInput(), signalInput()] })
+      .expect(409);
+    expect(reused.body.error.code).toBe('IDEMPOTENCY_CONFLICT');
+    const after = await request(svc.url)
+      .get('/v1/signals?limit=1')
+      .set('Authorization', `Bearer ${svc.token()}`);
+    expect(after.body.meta.total).toBe(before.body.meta.total + 2);
+  });
+
+  it('when values pass their types but not their range (ROI overflowing, a cap of 1e308, a time before 1970, a javascript: link), then 400 naming the field and nothing stored', async () => {
+    const before = await request(svc.url)
+      .get('/v1/signals?limit=1')
+      .set('Authorization', `Bearer ${svc.token()}`);
+    const base = signalInput();
+    const refused = async (body: object, field: string) => {
+      const res = await request(svc.url).post('/internal/signals').set(svc.ingestAuth).send(body).expect(400);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain(field);
+    };
+    await refused(
+      { ...base, metrics: { ...base.metrics, mcap_entry: 1e-300, mcap_current: 1e300 } },
+      'metrics.mcap_entry',
+    );
+    await refused({ ...base, metrics: { ...base.metrics, mcap_current: 1e308 } }, 'metrics.mcap_current');
+    await refused({ ...base, created_at: '1969-12-31T23:59:59Z' }, 'created_at');
+    await refused({ ...base, created_at: '1970-01-01T00:00:00Z' }, 'created_at');
+    await refused(
+      { ...base, token: { ...base.token, socials: { website: 'javascript:alert(3)' } } },
+      'token.socials.website',
+    );
+    await refused(
+      { ...base, token: { ...base.token, socials: { twitter: 'data:text/html,hi' } } },
+      'token.socials.twitter',
+    );
+    const bulk = await request(svc.url)
+      .post('/internal/signals/bulk')
+      .set(svc.ingestAuth)
+      .send({
+        signals: [
+          signalInput(),
+          { ...base, metrics: { ...base.metrics, mcap_current: 1e300 } },
+          signalInput(),
+        ],
+      })
+      .expect(400);
+    expect(bulk.body.error.code).toBe('VALIDATION_ERROR');
+    const patched = await request(svc.url)
+      .patch(`/internal/signals/${created[3]!.id}`)
+      .set(svc.ingestAuth)
+      .send({ metrics: { mcap_current: 1e308 } })
+      .expect(400);
+    expect(patched.body.error.code).toBe('VALIDATION_ERROR');
+    const after = await request(svc.url)
+      .get('/v1/signals?limit=1')
+      .set('Authorization', `Bearer ${svc.token()}`);
+    expect(after.body.meta.total).toBe(before.body.meta.total);
   });
 });
 

@@ -108,17 +108,35 @@ function replay(existing: StoredSignal, input: CreateSignalInput): CreateSignalR
   return { signal: toDetail(existing), created: false };
 }
 
+export interface BulkCreateResult {
+  created: number;
+  skipped: number;
+  /** The signals this request created; on a replay, the batch's signals as first created. */
+  ids: string[];
+  /** An earlier request with the same Idempotency-Key and body made the whole batch. */
+  replayed: boolean;
+}
+
 /**
  * Backfill: many signals in one unordered insert; keyed items already stored are skipped.
  * Historical signals are announced as the internal `signal.updated` (projections such as stats
  * take them in), not as `signal.new`: subscribers are not paged about old signals.
+ * With an Idempotency-Key (item i is keyed `<key>:<i>`): a repeat of a batch made whole answers
+ * its ids without writing; a reuse of the key for another batch is refused (409), as for a
+ * single create — it used to store the new items at positions the first batch had not used and
+ * drop the others silently; a repeat of a batch an earlier attempt made only in part stores the
+ * rest.
  */
 export async function bulkCreateSignals(
   repository: SignalWriteStore,
   effects: WriteEffects,
   inputs: CreateSignalInput[],
   idempotencyKey?: string,
-): Promise<{ created: number; skipped: number; ids: string[] }> {
+): Promise<BulkCreateResult> {
+  if (idempotencyKey) {
+    const replayed = await replayBulk(repository, inputs, idempotencyKey);
+    if (replayed) return replayed;
+  }
   const now = new Date();
   const docs = inputs.map((input, i) =>
     newSignalDocument(input, idempotencyKey ? `${idempotencyKey}:${i}` : undefined, now, 'signal.updated'),
@@ -127,5 +145,30 @@ export async function bulkCreateSignals(
   const skipped = new Set(duplicates);
   const created = docs.filter((d) => !skipped.has(d.idem_key));
   await effects.written(created.map(toSnapshot), outbox);
-  return { created: created.length, skipped: skipped.size, ids: created.map((d) => d._id) };
+  return { created: created.length, skipped: skipped.size, ids: created.map((d) => d._id), replayed: false };
+}
+
+/**
+ * The answer to a repeat of a keyed batch, when its first item is stored: every item stored and
+ * the same → the batch's ids; any item different → IDEMPOTENCY_CONFLICT; some missing (an earlier
+ * attempt stopped part-way) → undefined, and the insert stores the rest.
+ */
+async function replayBulk(
+  repository: SignalWriteStore,
+  inputs: CreateSignalInput[],
+  key: string,
+): Promise<BulkCreateResult | undefined> {
+  const first = await repository.findByIdemKey(`${key}:0`);
+  if (!first) return undefined;
+  const stored = [
+    first,
+    ...(await Promise.all(inputs.slice(1).map((_, i) => repository.findByIdemKey(`${key}:${i + 1}`)))),
+  ];
+  inputs.forEach((input, i) => {
+    const doc = stored[i];
+    if (doc && doc.idem_hash !== requestHash(input)) throw new AppError('IDEMPOTENCY_CONFLICT');
+  });
+  const whole = stored.filter((doc): doc is StoredSignal => doc !== null);
+  if (whole.length < inputs.length) return undefined;
+  return { created: 0, skipped: inputs.length, ids: whole.map((doc) => doc._id), replayed: true };
 }

@@ -38,8 +38,13 @@ export function ingestRouter(
 
   router.post('/internal/signals/bulk', async (req, res) => {
     const { signals } = parseOrThrow(bulkCreateSignalsInputSchema, req.body, 'body');
-    const result = await bulkCreateSignals(repository, effects, signals, idempotencyKeyOf(req));
-    res.status(201).json({ success: true, data: result });
+    const { replayed, ...result } = await bulkCreateSignals(
+      repository,
+      effects,
+      signals,
+      idempotencyKeyOf(req),
+    );
+    res.status(replayed ? 200 : 201).json({ success: true, data: result });
   });
 
   router.patch('/internal/signals/:signalId', async (req, res) => {

@@ -55,6 +55,16 @@ function parseOptions(argv: string[]): Options {
   return o;
 }
 
+/** An answer of the ingest API other than 2xx. */
+class IngestRefused extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 class Ingest {
   private readonly pool: Pool;
   constructor(private readonly o: Options) {
@@ -79,7 +89,7 @@ class Ingest {
     });
     const text = await res.body.text();
     if (res.statusCode >= 300)
-      throw new Error(`${method} ${path} → ${res.statusCode}: ${text.slice(0, 300)}`);
+      throw new IngestRefused(res.statusCode, `${method} ${path} → ${res.statusCode}: ${text.slice(0, 300)}`);
     return JSON.parse(text);
   }
   close() {
@@ -149,7 +159,13 @@ async function backfill(ingest: Ingest, o: Options, r: () => number) {
       const n = Math.min(BATCH, o.backfill - from);
       next += n;
       const batch = Array.from({ length: n }, (_, k) => historicalSignal(r, createdAt(from + k)));
-      await ingest.call('POST', '/internal/signals/bulk', { signals: batch }, `backfill-${o.seed}-${from}`);
+      try {
+        await ingest.call('POST', '/internal/signals/bulk', { signals: batch }, `backfill-${o.seed}-${from}`);
+      } catch (err) {
+        // 409: this seed's slot was backfilled by an earlier run (its signals dated from that
+        // run's start, so the bodies differ): the data is there already.
+        if (!(err instanceof IngestRefused && err.statusCode === 409)) throw err;
+      }
       done += n;
       if (!o.quiet) progress('backfill', done, o.backfill, started);
     }
