@@ -258,6 +258,198 @@ describeIfBrowser('dashboard in chromium', () => {
     await shot('08-stats');
   });
 
+  /** A page of its own (no session), closed after the test: the shared page stays logged in. */
+  async function freshPage(): Promise<{ page: Page; close: () => Promise<void> }> {
+    const ctx = await browser.newContext({ viewport: { width: 375, height: 812 }, deviceScaleFactor: 1 });
+    return { page: await ctx.newPage(), close: () => ctx.close() };
+  }
+
+  /** An account with a password and an API key; the browser logs in to it. */
+  async function loggedIn(p: Page) {
+    const password = 'double click passphrase';
+    const acc = await sys.gw.account(undefined, password);
+    await p.goto(`${sys.gw.url}/dashboard#/login`);
+    await p.getByRole('heading', { name: 'Log in' }).waitFor();
+    await p.getByLabel('Email').fill(acc.email);
+    await p.getByLabel('Password').fill(password);
+    await p.getByRole('button', { name: 'Log in' }).click();
+    await p.getByRole('heading', { name: 'API settings' }).waitFor();
+    const login = await request(sys.gw.url)
+      .post('/v1/auth/login')
+      .send({ email: acc.email, password })
+      .expect(200);
+    const session = `Bearer ${login.body.data.token as string}`;
+    return {
+      ...acc,
+      keyNames: async () =>
+        (
+          (await request(sys.gw.url).get('/v1/account/keys').set('Authorization', session).expect(200)).body
+            .data as { name: string }[]
+        ).map((k) => k.name),
+      webhookUrls: async () =>
+        (
+          (
+            await request(sys.gw.url)
+              .get('/v1/webhooks')
+              .set('Authorization', `Bearer ${acc.key}`)
+              .expect(200)
+          ).body.data as { url: string }[]
+        ).map((w) => w.url),
+    };
+  }
+
+  /** The Idempotency-Key of every create the page sends to `path`. */
+  function createKeys(p: Page, path: string): string[] {
+    const keys: string[] = [];
+    p.on('request', (r) => {
+      if (r.method() === 'POST' && new URL(r.url()).pathname === path)
+        keys.push(r.headers()['idempotency-key'] ?? '(none)');
+    });
+    return keys;
+  }
+
+  /** Answers of creates at `path` arrive late (a loaded server): a double-click lands while the first is in flight. */
+  const slowCreates = (p: Page, path: string) =>
+    p.route(`**${path}`, async (route) => {
+      if (route.request().method() !== 'POST') return route.fallback();
+      const response = await route.fetch();
+      await new Promise((r) => setTimeout(r, 600));
+      await route.fulfill({ response });
+    });
+
+  /** The first create at `path` reaches the server, but its answer is lost (a dropped connection). */
+  const loseFirstAnswer = (p: Page, path: string) =>
+    p.route(
+      `**${path}`,
+      async (route) => {
+        if (route.request().method() !== 'POST') return route.fallback();
+        await route.fetch();
+        await route.abort('connectionreset');
+      },
+      { times: 1 },
+    );
+
+  const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+  it('when the login page shows, then the log-out control is neither visible nor reachable with Tab', async () => {
+    const { page: p, close } = await freshPage();
+    try {
+      await p.goto(`${sys.gw.url}/dashboard`);
+      await p.getByRole('heading', { name: 'Log in' }).waitFor();
+      expect(await p.getByRole('button', { name: 'Log out' }).isVisible()).toBe(false);
+      const focused: string[] = [];
+      for (let i = 0; i < 12; i++) {
+        await p.keyboard.press('Tab');
+        focused.push(await p.evaluate<string>('document.activeElement?.textContent?.trim() ?? ""'));
+      }
+      expect(focused).not.toContain('Log out');
+    } finally {
+      await close();
+    }
+  });
+
+  it('when a developer double-clicks "Create key", then exactly one key is made and its secret is the one shown', async () => {
+    const { page: p, close } = await freshPage();
+    try {
+      const acc = await loggedIn(p);
+      const sent = createKeys(p, '/v1/dashboard/keys');
+      await slowCreates(p, '/v1/dashboard/keys');
+      await p.getByLabel('Key name').fill('twice');
+      await p.getByRole('button', { name: 'Create key' }).dblclick();
+      const secret = p.getByRole('region', { name: 'New key “twice”' });
+      await secret.waitFor();
+      await new Promise((r) => setTimeout(r, 1500)); // past any second answer
+      expect((await acc.keyNames()).filter((n) => n === 'twice')).toHaveLength(1);
+      expect(sent).toHaveLength(1);
+      expect(sent[0]).toMatch(UUID);
+      const key = await secret.locator('output').innerText();
+      await request(sys.gw.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(200);
+    } finally {
+      await close();
+    }
+  });
+
+  it('when the answer to "Create key" is lost and the developer clicks again, then the retry reuses its Idempotency-Key and one key is made', async () => {
+    const { page: p, close } = await freshPage();
+    try {
+      const acc = await loggedIn(p);
+      const sent = createKeys(p, '/v1/dashboard/keys');
+      await loseFirstAnswer(p, '/v1/dashboard/keys');
+      await p.getByLabel('Key name').fill('retried');
+      await p.getByRole('button', { name: 'Create key' }).click();
+      await p
+        .getByRole('alert')
+        .getByText(/could not be reached/)
+        .waitFor();
+      await p.getByRole('button', { name: 'Create key' }).click();
+      const secret = p.getByRole('region', { name: 'New key “retried”' });
+      await secret.waitFor();
+      expect((await acc.keyNames()).filter((n) => n === 'retried')).toHaveLength(1);
+      expect(sent).toHaveLength(2);
+      expect(sent[0]).toMatch(UUID);
+      expect(sent[1]).toBe(sent[0]);
+      const key = await secret.locator('output').innerText();
+      await request(sys.gw.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(200);
+      // The next submission is a new one: a new key, under a new Idempotency-Key.
+      await secret.getByRole('button', { name: 'Done, I stored it' }).click();
+      await p.getByLabel('Key name').fill('another');
+      await p.getByRole('button', { name: 'Create key' }).click();
+      await p.getByRole('region', { name: 'New key “another”' }).waitFor();
+      expect(sent).toHaveLength(3);
+      expect(sent[2]).toMatch(UUID);
+      expect(sent[2]).not.toBe(sent[0]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('when a developer double-clicks "Create webhook", then exactly one subscription is made', async () => {
+    const { page: p, close } = await freshPage();
+    try {
+      const acc = await loggedIn(p);
+      const hookUrl = `${sys.receiver.url}/double-click`;
+      const sent = createKeys(p, '/v1/webhooks');
+      await slowCreates(p, '/v1/webhooks');
+      await p.goto(`${sys.gw.url}/dashboard#/webhooks`);
+      await p.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
+      await p.getByLabel('Endpoint URL').fill(hookUrl);
+      await p.getByRole('button', { name: 'Create webhook' }).dblclick();
+      await p.getByRole('region', { name: 'Signing secret' }).waitFor();
+      await new Promise((r) => setTimeout(r, 1500)); // past any second answer
+      expect((await acc.webhookUrls()).filter((u) => u === hookUrl)).toHaveLength(1);
+      expect(sent).toHaveLength(1);
+      expect(sent[0]).toMatch(UUID);
+    } finally {
+      await close();
+    }
+  });
+
+  it('when the answer to "Create webhook" is lost and the developer clicks again, then the retry is answered with the same subscription', async () => {
+    const { page: p, close } = await freshPage();
+    try {
+      const acc = await loggedIn(p);
+      const hookUrl = `${sys.receiver.url}/lost-answer`;
+      const sent = createKeys(p, '/v1/webhooks');
+      await p.goto(`${sys.gw.url}/dashboard#/webhooks`);
+      await p.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
+      await loseFirstAnswer(p, '/v1/webhooks');
+      await p.getByLabel('Endpoint URL').fill(hookUrl);
+      await p.getByRole('button', { name: 'Create webhook' }).click();
+      await p
+        .getByRole('alert')
+        .getByText(/could not be reached/)
+        .waitFor();
+      await p.getByRole('button', { name: 'Create webhook' }).click();
+      await p.getByRole('region', { name: 'Signing secret' }).waitFor();
+      expect((await acc.webhookUrls()).filter((u) => u === hookUrl)).toHaveLength(1);
+      expect(sent).toHaveLength(2);
+      expect(sent[0]).toMatch(UUID);
+      expect(sent[1]).toBe(sent[0]);
+    } finally {
+      await close();
+    }
+  });
+
   it('when /docs opens, then the Scalar reference renders from this origin only and try-it calls the API with a key', async () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.goto(`${sys.gw.url}/docs`);

@@ -23,10 +23,21 @@ export interface Envelope<T> {
   meta?: { total: number; page: number; per_page: number; total_pages: number; next_cursor?: string | null };
 }
 
-export async function call<T>(method: string, path: string, body?: unknown): Promise<Envelope<T>> {
+export interface CallOptions {
+  /** Sent as Idempotency-Key: the server answers a repeat with what the first request made. */
+  idempotencyKey?: string;
+}
+
+export async function call<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  options: CallOptions = {},
+): Promise<Envelope<T>> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
+  if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
   let res: Response;
   try {
     res = await fetch(path, {
@@ -63,7 +74,32 @@ export async function call<T>(method: string, path: string, body?: unknown): Pro
 }
 
 export const get = <T>(path: string) => call<T>('GET', path).then((e) => e.data);
-export const post = <T>(path: string, body?: unknown) =>
-  call<T>('POST', path, body ?? {}).then((e) => e.data);
+export const post = <T>(path: string, body?: unknown, options?: CallOptions) =>
+  call<T>('POST', path, body ?? {}, options).then((e) => e.data);
 export const patch = <T>(path: string, body: unknown) => call<T>('PATCH', path, body).then((e) => e.data);
 export const del = <T>(path: string) => call<T>('DELETE', path).then((e) => e.data);
+
+/**
+ * The Idempotency-Key of one form's submissions. A submission whose answer never came (network
+ * error, timeout, 5xx) may have been made: sending it again with the same body reuses its key,
+ * so the server answers with what it made instead of making a second one. A new body, or a
+ * submission that succeeded, starts over with a fresh key.
+ */
+export class SubmissionKey {
+  private key: string | undefined;
+  private body = '';
+
+  for(body: unknown): string {
+    const json = JSON.stringify(body);
+    if (this.key === undefined || json !== this.body) {
+      this.key = crypto.randomUUID();
+      this.body = json;
+    }
+    return this.key;
+  }
+
+  /** The submission got its answer: the next one is a new submission. */
+  done(): void {
+    this.key = undefined;
+  }
+}

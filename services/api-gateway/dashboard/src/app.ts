@@ -7,7 +7,7 @@ import type {
   UsageBucket,
   WebhookSubscription,
 } from '@signal/contracts';
-import { ApiError, call, del, get, patch, post, setCsrf } from './api.js';
+import { ApiError, SubmissionKey, call, del, get, patch, post, setCsrf } from './api.js';
 import { usageChart } from './charts.js';
 import {
   badge,
@@ -79,6 +79,30 @@ async function act<T>(what: () => Promise<T>, done?: string): Promise<T | undefi
   }
 }
 
+/**
+ * Handles a form's submissions one at a time: while one is in flight its submit buttons are
+ * disabled and further submits (a double-click, Enter pressed twice) are ignored, so one
+ * intent makes one request.
+ */
+function onSubmit(form: HTMLFormElement, handler: () => Promise<void>): void {
+  let busy = false;
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    if (busy) return;
+    busy = true;
+    const buttons = [...form.querySelectorAll<HTMLButtonElement>('button[type="submit"]')];
+    for (const b of buttons) b.disabled = true;
+    form.setAttribute('aria-busy', 'true');
+    try {
+      await handler();
+    } finally {
+      busy = false;
+      for (const b of buttons) b.disabled = false;
+      form.removeAttribute('aria-busy');
+    }
+  });
+}
+
 function page(title: string, ...children: (Node | null)[]): void {
   document.title = `${title} · Signal Service dashboard`;
   replace(main, h('h1', {}, title), ...children);
@@ -130,8 +154,7 @@ async function authView(mode: 'login' | 'signup'): Promise<void> {
       h('button', { type: 'submit' }, mode === 'login' ? 'Log in' : 'Create account'),
     ),
   );
-  form.addEventListener('submit', async (ev) => {
-    ev.preventDefault();
+  onSubmit(form, async () => {
     const body = { email: email.value.trim(), password: password.value };
     const info = await act(() =>
       post<SessionInfo>(mode === 'login' ? '/v1/dashboard/session' : '/v1/dashboard/signup', body),
@@ -199,15 +222,17 @@ async function keysView(): Promise<void> {
     field('Expires (optional)', expires, 'The key stops working at the start of this day (UTC).'),
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Create key')),
   );
-  create.addEventListener('submit', async (ev) => {
-    ev.preventDefault();
+  const submission = new SubmissionKey();
+  onSubmit(create, async () => {
     const body: { name: string; expires_at?: string } = { name: name.value.trim() };
     if (expires.value) body.expires_at = new Date(`${expires.value}T00:00:00Z`).toISOString();
+    const idempotencyKey = submission.for(body);
     const created = await act(
-      () => post<KeyRow & { key: string }>('/v1/dashboard/keys', body),
+      () => post<KeyRow & { key: string }>('/v1/dashboard/keys', body, { idempotencyKey }),
       'Key created.',
     );
     if (created) {
+      submission.done();
       create.reset();
       showSecret(created.key, created.name);
       await refreshList();
@@ -387,8 +412,8 @@ function webhookForm(
       h('button', { type: 'submit' }, existing ? 'Save changes' : 'Create webhook'),
     ),
   );
-  form.addEventListener('submit', async (ev) => {
-    ev.preventDefault();
+  const submission = new SubmissionKey();
+  onSubmit(form, async () => {
     const events = checkedValues(form, 'events');
     const types = checkedValues(form, 'types');
     if (!events.length) return announce('Choose at least one event.', true);
@@ -405,10 +430,15 @@ function webhookForm(
       () =>
         existing
           ? patch<WebhookSubscription>(`/v1/webhooks/${existing.id}`, body)
-          : post<WebhookSubscription & { secret: string }>('/v1/webhooks', body),
+          : post<WebhookSubscription & { secret: string }>('/v1/webhooks', body, {
+              idempotencyKey: submission.for(body),
+            }),
       existing ? 'Webhook saved.' : 'Webhook created.',
     );
-    if (saved) onSaved(saved);
+    if (saved) {
+      submission.done();
+      onSaved(saved);
+    }
   });
   return form;
 }
