@@ -1,6 +1,7 @@
 import { env, internalKeyEnv, observabilityEnv, parseConfig } from '@signal/service-kit';
 import { z } from 'zod';
 import type { Plan } from './data/account.model';
+import { planIsCoherent } from './domain/accounts.use-cases';
 import { gatewayWorkers } from './workers';
 
 /** The plan new accounts get (the spec's listed plan by default): the one source of those numbers. */
@@ -8,10 +9,16 @@ export const defaultPlanEnv = {
   DEFAULT_PLAN_PER_MINUTE: env.int(60, 1),
   DEFAULT_PLAN_PER_DAY: env.int(10_000, 1),
 };
-export const defaultPlan = (c: { DEFAULT_PLAN_PER_MINUTE: number; DEFAULT_PLAN_PER_DAY: number }): Plan => ({
+type DefaultPlanEnv = { DEFAULT_PLAN_PER_MINUTE: number; DEFAULT_PLAN_PER_DAY: number };
+export const defaultPlan = (c: DefaultPlanEnv): Plan => ({
   per_minute: c.DEFAULT_PLAN_PER_MINUTE,
   per_day: c.DEFAULT_PLAN_PER_DAY,
 });
+/** The default plan obeys the rule every plan does (gateway and operator CLI configs alike). */
+export const defaultPlanRule = {
+  check: (c: DefaultPlanEnv): boolean => planIsCoherent(defaultPlan(c)),
+  params: { message: 'must be at least DEFAULT_PLAN_PER_MINUTE', path: ['DEFAULT_PLAN_PER_DAY'] },
+};
 
 export const configSchema = z
   .object({
@@ -110,6 +117,7 @@ export const configSchema = z
     message: 'fast-tests-only is for the test suite: it is refused unless NODE_ENV=test',
     path: ['PASSWORD_HASHING'],
   })
+  .refine(defaultPlanRule.check, defaultPlanRule.params)
   .refine((c) => c.API_KEY_PEPPER !== c.SESSION_JWT_SECRET, {
     message: 'API_KEY_PEPPER and SESSION_JWT_SECRET must differ',
     path: ['API_KEY_PEPPER'],

@@ -1,4 +1,7 @@
 import { infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import request from 'supertest';
 import { run, UsageError } from '../src/cli/admin.cli';
 import { createDependencies } from '../src/cli/admin.dependencies';
@@ -87,6 +90,102 @@ describe('operator CLI', () => {
       'list-keys does not take --name',
     );
     await expect(cli('list-keys', 'stray')).rejects.toThrow(UsageError);
+  });
+
+  it('when an operator gives a short password or a malformed email, then the sign-up rules refuse them and no account is made', async () => {
+    await expect(
+      cli('create-account', '--email', 'short-pw@example.com', '--password', 'short'),
+    ).rejects.toThrow(new UsageError('--password: password must have at least 12 characters'));
+    await expect(cli('create-account', '--email', 'not-an-email')).rejects.toThrow(UsageError);
+    await expect(cli('create-account', '--email', 'not-an-email')).rejects.toThrow('--email');
+    await expect(cli('demo', '--email', 'not-an-email')).rejects.toThrow('--email');
+    // Nothing was made: the address is still free, and the account then made logs in.
+    const [made] = await cli(
+      'create-account',
+      '--email',
+      'short-pw@example.com',
+      '--password',
+      'twelve chars ok',
+    );
+    expect(made).toMatch(/^account acc_\S+ short-pw@example.com /);
+    await request(gw.url)
+      .post('/v1/auth/login')
+      .send({ email: 'short-pw@example.com', password: 'twelve chars ok' })
+      .expect(200);
+  });
+
+  it('when a plan allows fewer requests a day than a minute, then it is refused and the plan stays as it was', async () => {
+    await expect(
+      cli('set-plan', '--account', 'acc_x', '--per-minute', '100', '--per-day', '10'),
+    ).rejects.toThrow(new UsageError('--per-day (10) must be at least --per-minute (100)'));
+    await expect(
+      cli(
+        'create-account',
+        '--email',
+        'day-below-minute@example.com',
+        '--per-minute',
+        '100',
+        '--per-day',
+        '10',
+      ),
+    ).rejects.toThrow('--per-day (10) must be at least --per-minute (100)');
+    // With the default day (10,000 here), a minute above it is refused as well.
+    await expect(
+      cli('create-account', '--email', 'day-below-minute@example.com', '--per-minute', '20000'),
+    ).rejects.toThrow('--per-day (10000) must be at least --per-minute (20000)');
+
+    const [created] = await cli(
+      'create-account',
+      '--email',
+      'day-below-minute@example.com',
+      '--per-minute',
+      '7',
+    );
+    const accountId = /account (acc_\S+)/.exec(created!)![1]!;
+    const key = /API key \(shown once\): (\S+)/.exec(
+      (await cli('create-key', '--account', accountId, '--name', 'plan'))[1]!,
+    )![1]!;
+    await expect(
+      cli('set-plan', '--account', accountId, '--per-minute', '100', '--per-day', '10'),
+    ).rejects.toThrow('must be at least');
+    const res = await request(gw.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(200);
+    expect(res.headers['x-ratelimit-limit']).toBe('7');
+    // A day equal to the minute is a plan (one minute's worth a day).
+    await cli('set-plan', '--account', accountId, '--per-minute', '50', '--per-day', '50');
+  });
+
+  it('when list-keys names an account that does not exist, then it says so, as the other commands do', async () => {
+    await expect(cli('list-keys', '--account', 'acc_nope')).rejects.toThrow(
+      'Account acc_nope was not found.',
+    );
+    const [created] = await cli('create-account', '--email', 'no-keys-yet@example.com');
+    const accountId = /account (acc_\S+)/.exec(created!)![1]!;
+    expect(await cli('list-keys', '--account', accountId)).toEqual(['no keys']);
+  });
+
+  it('when the built CLI meets an unknown account or a short password, then it exits 1 and 2 with the reason on stderr', () => {
+    const script = path.join(__dirname, '..', 'dist', 'cli', 'admin.cli.js');
+    expect(existsSync(script)).toBe(true); // pnpm run build
+    const env = {
+      PATH: process.env.PATH,
+      NODE_ENV: 'test',
+      MONGO_URL: gw.config.MONGO_URL,
+      GATEWAY_DB: gw.config.GATEWAY_DB,
+      REDIS_URL: gw.config.REDIS_URL,
+      REDIS_PREFIX: gw.config.REDIS_PREFIX,
+      API_KEY_PEPPER: gw.config.API_KEY_PEPPER,
+    };
+    const admin = (...argv: string[]) =>
+      spawnSync(process.execPath, [script, ...argv], { env, encoding: 'utf8', timeout: 30_000 });
+    const missing = admin('list-keys', '--account', 'acc_nope');
+    expect({ status: missing.status, stdout: missing.stdout, stderr: missing.stderr }).toEqual({
+      status: 1,
+      stdout: '',
+      stderr: 'admin: Account acc_nope was not found.\n',
+    });
+    const short = admin('create-account', '--email', 'exit-code@example.com', '--password', 'short');
+    expect(short.status).toBe(2);
+    expect(short.stderr).toContain('admin: --password: password must have at least 12 characters');
   });
 
   it('when the demo command runs twice, then it reuses the demo account, prints its random password once and a working key', async () => {

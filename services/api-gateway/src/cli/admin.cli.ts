@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { signupInputSchema } from '@signal/contracts';
 import {
   env,
   exitWithUsage,
@@ -11,13 +12,15 @@ import {
 import pino from 'pino';
 import { z } from 'zod';
 import type { Plan } from '../data/account.model';
-import { defaultPlan, defaultPlanEnv } from '../config';
+import { defaultPlan, defaultPlanEnv, defaultPlanRule } from '../config';
 import { createDependencies } from './admin.dependencies';
 import {
   changePlan,
   createAccount,
   createApiKey,
   listApiKeys,
+  planIsCoherent,
+  requireAccount,
   revokeApiKey,
   type AccountDeps,
 } from '../domain/accounts.use-cases';
@@ -31,16 +34,21 @@ import {
  *   revoke-key     --account ACC --key KEY_ID
  *   demo           [--email demo@signal.local] development only: a fresh key of the demo account
  *                  (created if missing, with a random password printed once)
+ * It needs the gateway's own MONGO_URL, GATEWAY_DB, REDIS_URL, REDIS_PREFIX and API_KEY_PEPPER:
+ * plans and revocations are written to Redis under REDIS_PREFIX, and a gateway reads them only
+ * under its own (the local run's is `local:`), so under another prefix they would not apply at once.
  */
-const configSchema = z.object({
-  NODE_ENV: env.nodeEnv(),
-  MONGO_URL: env.url(['mongodb', 'mongodb+srv']),
-  GATEWAY_DB: z.string().default('gateway'),
-  REDIS_URL: env.redisUrl(),
-  REDIS_PREFIX: z.string().default(''),
-  API_KEY_PEPPER: env.secret(),
-  ...defaultPlanEnv,
-});
+const configSchema = z
+  .object({
+    NODE_ENV: env.nodeEnv(),
+    MONGO_URL: env.url(['mongodb', 'mongodb+srv']),
+    GATEWAY_DB: z.string().default('gateway'),
+    REDIS_URL: env.redisUrl(),
+    REDIS_PREFIX: z.string().default(''),
+    API_KEY_PEPPER: env.secret(),
+    ...defaultPlanEnv,
+  })
+  .refine(defaultPlanRule.check, defaultPlanRule.params);
 
 const USAGE = `usage: admin <create-account|set-plan|create-key|list-keys|revoke-key|demo> [--options]
   create-account --email E [--password P] [--per-minute N] [--per-day N]
@@ -48,7 +56,10 @@ const USAGE = `usage: admin <create-account|set-plan|create-key|list-keys|revoke
   create-key     --account ACC --name NAME [--expires-at 2027-01-01T00:00:00Z]
   list-keys      --account ACC
   revoke-key     --account ACC --key KEY_ID
-  demo           [--email demo@signal.local]   (development only)`;
+  demo           [--email demo@signal.local]   (development only)
+environment: the gateway's own MONGO_URL, GATEWAY_DB, REDIS_URL, API_KEY_PEPPER and REDIS_PREFIX.
+  REDIS_PREFIX must be the gateway's (the local run uses REDIS_PREFIX=local:): plan changes and
+  revocations are written under it, and apply at once only where the gateway reads them.`;
 
 const CLI = { name: 'admin', usage: USAGE };
 
@@ -70,6 +81,26 @@ const OPTIONS = {
   'expires-at': { type: 'string' },
   key: { type: 'string' },
 } as const;
+
+/**
+ * An operator-made account is held to the sign-up route's rules: the same email and password
+ * schema (the password stays optional here: an account without one logs in with keys only).
+ */
+const accountInputSchema = signupInputSchema.partial({ password: true });
+
+function checkAccountInput(email: string | undefined, password: string | undefined): void {
+  if (email === undefined) return; // told as "--email is required" when the command runs
+  const parsed = accountInputSchema.safeParse({ email, password });
+  const issue = parsed.error?.issues[0];
+  if (issue) throw new UsageError(`--${String(issue.path[0])}: ${issue.message}`);
+}
+
+/** The plan rule in the command line's words. */
+function checkPlan(plan: Plan): Plan {
+  if (!planIsCoherent(plan))
+    throw new UsageError(`--per-day (${plan.per_day}) must be at least --per-minute (${plan.per_minute})`);
+  return plan;
+}
 
 /** Which options each command takes; any other is a usage error, so a typo never falls back silently. */
 const COMMAND_OPTIONS: Record<string, readonly (keyof typeof OPTIONS)[]> = {
@@ -93,6 +124,12 @@ function parseCommand(argv: string[]) {
   // Numbers are checked here too, so a bad one is told before any config is read or connection made.
   for (const name of ['per-minute', 'per-day'] as const)
     if (values[name] !== undefined) numberOption(values[name], name);
+  if (values['per-minute'] !== undefined && values['per-day'] !== undefined)
+    checkPlan({
+      per_minute: numberOption(values['per-minute'], 'per-minute'),
+      per_day: numberOption(values['per-day'], 'per-day'),
+    });
+  if (command === 'create-account' || command === 'demo') checkAccountInput(values.email, values.password);
   const need = (name: keyof typeof OPTIONS): string => {
     const v = values[name];
     if (v === undefined || v === '') throw new UsageError(`--${name} is required`);
@@ -116,10 +153,12 @@ export async function run(
   const a = Array.isArray(argv) ? parseCommand(argv) : argv;
   switch (a.command) {
     case 'create-account': {
-      const acc = await createAccount(deps, a.need('email'), a.get('password'), {
+      // Checked again with the defaults filled in: a default day may be below a given minute.
+      const plan = checkPlan({
         per_minute: a.int('per-minute', options.defaultPlan.per_minute),
         per_day: a.int('per-day', options.defaultPlan.per_day),
       });
+      const acc = await createAccount(deps, a.need('email'), a.get('password'), plan);
       print(`account ${acc.id} ${acc.email} plan ${acc.plan.per_minute}/min ${acc.plan.per_day}/day`);
       return;
     }
@@ -144,7 +183,9 @@ export async function run(
       return;
     }
     case 'list-keys': {
-      const keys = await listApiKeys(deps, a.need('account'));
+      // An unknown account is not an account without keys: NOT_FOUND, exit 1, like the other commands.
+      const account = await requireAccount(deps, a.need('account'));
+      const keys = await listApiKeys(deps, account._id);
       if (keys.length === 0) print('no keys');
       for (const k of keys) {
         const state = k.revoked_at

@@ -53,9 +53,30 @@ export async function createAccount(
   return { id, email: email.toLowerCase(), plan };
 }
 
+/**
+ * A day allows at least one minute's worth of requests: a plan of 100 a minute and 10 a day is a
+ * typo (its minute limit could never be reached), refused wherever plans are set.
+ */
+export const planIsCoherent = (plan: Plan): boolean => plan.per_day >= plan.per_minute;
+
+const accountNotFound = (accountId: string) =>
+  new AppError('NOT_FOUND', `Account ${accountId} was not found.`);
+
+/** The account, or NOT_FOUND in the words every command and route uses. */
+export async function requireAccount(deps: Pick<AccountDeps, 'repository'>, accountId: string) {
+  const account = await deps.repository.findAccount(accountId);
+  if (!account) throw accountNotFound(accountId);
+  return account;
+}
+
 export async function changePlan(deps: AccountDeps, accountId: string, plan: Plan): Promise<void> {
-  if (!(await deps.repository.setPlan(accountId, plan)))
-    throw new AppError('NOT_FOUND', `Account ${accountId} was not found.`);
+  if (!planIsCoherent(plan))
+    throw new AppError(
+      'VALIDATION_ERROR',
+      `per_day (${plan.per_day}) must be at least per_minute (${plan.per_minute})`,
+      { details: [{ field: 'per_day', message: 'must be at least per_minute' }] },
+    );
+  if (!(await deps.repository.setPlan(accountId, plan))) throw accountNotFound(accountId);
   await deps.limiter.setPlan(accountId, plan.per_minute, plan.per_day);
 }
 
@@ -67,8 +88,7 @@ export async function createApiKey(
   expiresAt?: Date,
   keyId = newId('key'),
 ) {
-  if (!(await deps.repository.findAccount(accountId)))
-    throw new AppError('NOT_FOUND', `Account ${accountId} was not found.`);
+  await requireAccount(deps, accountId);
   if (expiresAt && expiresAt.getTime() <= Date.now()) {
     throw new AppError('VALIDATION_ERROR', 'expires_at must be in the future', {
       details: [{ field: 'expires_at', message: 'must be in the future' }],

@@ -151,6 +151,16 @@ describe('gateway settings', () => {
     ).toBe('fast-tests-only');
     expect(configSchema.parse({ ...base, NODE_ENV: 'production' }).PASSWORD_HASHING).toBe('owasp');
   });
+  it('when the default plan allows fewer requests a day than a minute, then the settings are refused', () => {
+    const r = configSchema.safeParse({ ...base, DEFAULT_PLAN_PER_MINUTE: '100', DEFAULT_PLAN_PER_DAY: '10' });
+    expect(r.success).toBe(false);
+    expect(r.error?.issues.map((i) => `${String(i.path[0])} ${i.message}`)).toContain(
+      'DEFAULT_PLAN_PER_DAY must be at least DEFAULT_PLAN_PER_MINUTE',
+    );
+    expect(
+      configSchema.safeParse({ ...base, DEFAULT_PLAN_PER_MINUTE: '10', DEFAULT_PLAN_PER_DAY: '10' }).success,
+    ).toBe(true);
+  });
   it('when GATEWAY_WORKERS is auto, a number or junk, then it is one per core, that number, or refused', () => {
     expect(configSchema.parse({ ...base, GATEWAY_WORKERS: '3' }).GATEWAY_WORKERS).toBe(3);
     expect(configSchema.parse({ ...base, GATEWAY_WORKERS: 'auto' }).GATEWAY_WORKERS).toBeGreaterThanOrEqual(
