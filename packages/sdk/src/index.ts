@@ -3,7 +3,8 @@
  *
  * Every public operation of /openapi.json has a method here (a test checks the operationIds);
  * lists paginate as async iterators; 429/503 are retried honouring Retry-After up to a cap;
- * every POST carries an Idempotency-Key (the same on each retry); every attempt has a timeout;
+ * every POST carries an Idempotency-Key (the same on each retry), and the creates the server
+ * deduplicates on it are retried after a lost answer or a 5xx too; every attempt has a timeout;
  * errors are typed by the API's error code; `verifyWebhook` checks Standard Webhooks signatures.
  * No runtime dependencies: Node ≥ 20 (global fetch, node:crypto).
  */
@@ -312,7 +313,11 @@ export interface SignalClientOptions {
   sessionToken?: string;
   /** Per attempt. Default 10 s. */
   timeoutMs?: number;
-  /** Retries after the first attempt on 429 and 503, and on network errors for non-POST requests. Default 3. */
+  /**
+   * Retries after the first attempt on 429 and 503; on network errors and timeouts for non-POST
+   * requests; and on network errors, timeouts and 5xx for the POSTs the server deduplicates on
+   * their Idempotency-Key (webhooks.create, account.createKey) when one is sent. Default 3.
+   */
   maxRetries?: number;
   /** Cap on any single wait, Retry-After included. Default 30 s. */
   maxRetryDelayMs?: number;
@@ -350,6 +355,14 @@ const isRequestOptions = (v: ListWebhooksParams | RequestOptions): v is RequestO
   REQUEST_OPTION_KEYS.some((k) => k in v);
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * The POST routes whose server answers a repeat of the same Idempotency-Key and body with what
+ * the first request made (200, `Idempotent-Replayed: true`) and a key reused for another body
+ * with 409 IDEMPOTENCY_CONFLICT. Only these are sent again when their answer is lost: the
+ * repeat cannot make a second webhook or key.
+ */
+const DEDUPLICATED_POSTS: ReadonlySet<string> = new Set(['/v1/webhooks', '/v1/account/keys']);
 
 export class SignalClient {
   private readonly baseUrl: string;
@@ -605,6 +618,8 @@ export class SignalClient {
     const url = this.url(path, query);
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const timeoutMs = opts?.timeoutMs ?? this.timeoutMs;
+    const deduplicated =
+      method === 'POST' && headers['idempotency-key'] !== undefined && DEDUPLICATED_POSTS.has(path);
     for (let attempt = 0; ; attempt += 1) {
       const last = attempt >= this.maxRetries;
       let res: Response;
@@ -617,9 +632,9 @@ export class SignalClient {
         if (opts?.signal?.aborted) throw err;
         const name = typeof err === 'object' && err !== null && 'name' in err ? String(err.name) : '';
         const timedOut = name === 'TimeoutError' || name === 'AbortError';
-        // A POST that got no answer may have happened. Until every public POST honours
-        // Idempotency-Key on the server, it is not repeated (429/503 prove it was not processed).
-        const safe = method !== 'POST';
+        // A POST that got no answer may have happened: it is repeated only where the server
+        // answers the repeat with what the first made (429/503 prove it was not processed).
+        const safe = method !== 'POST' || deduplicated;
         if (last || !safe) {
           if (timedOut) throw new SignalTimeoutError(`${method} ${path}: no answer within ${timeoutMs} ms`);
           throw new SignalConnectionError(`${method} ${path}: ${String(err)}`, { cause: err });
@@ -639,7 +654,8 @@ export class SignalClient {
         return json as { data: T; meta?: ListMeta };
       }
       const error = toApiError(res.status, json, res.headers);
-      if (!last && (res.status === 429 || res.status === 503)) {
+      const retried = res.status === 429 || res.status === 503 || (deduplicated && res.status >= 500);
+      if (!last && retried) {
         await sleep(this.retryDelayMs(attempt + 1, error.retryAfter));
         continue;
       }

@@ -214,6 +214,61 @@ describe('@signal/sdk against the running system', () => {
     expect(limited.retryDelayMs(1, 60)).toBe(100);
   });
 
+  /** A fetch whose first POST to `path` reaches the server but whose answer is lost (a dropped connection). */
+  function losingFirstAnswer(path: string, sent: string[]): typeof fetch {
+    let lost = false;
+    return async (input, init) => {
+      const res = await fetch(input, init);
+      if (init?.method !== 'POST' || new URL(String(input)).pathname !== path) return res;
+      sent.push(new Headers(init.headers).get('idempotency-key') ?? '(none)');
+      if (lost) return res;
+      lost = true;
+      await res.text();
+      throw new TypeError('fetch failed');
+    };
+  }
+
+  it('when the answer to webhooks.create is lost, then the SDK sends it again with the same Idempotency-Key and gets the one webhook made', async () => {
+    const { key } = await sys.gw.account({ per_minute: 1000, per_day: 10_000 });
+    const sent: string[] = [];
+    const c = new SignalClient({
+      baseUrl: sys.gw.url,
+      apiKey: key,
+      retryBaseDelayMs: 10,
+      fetch: losingFirstAnswer('/v1/webhooks', sent),
+    });
+    const url = `${sys.receiver.url}/sdk-lost-answer`;
+    const made = await c.webhooks.create({ url, events: ['signal.new'] });
+    expect(made.secret).toMatch(/^whsec_/);
+    expect(sent).toHaveLength(2);
+    expect(sent[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(sent[1]).toBe(sent[0]);
+    const listed = await request(sys.gw.url)
+      .get('/v1/webhooks')
+      .set('Authorization', `Bearer ${key}`)
+      .expect(200);
+    const same = (listed.body.data as WebhookSubscription[]).filter((w) => w.url === url);
+    expect(same.map((w) => w.id)).toEqual([made.id]);
+  });
+
+  it('when the answer to account.createKey is lost, then the SDK sends it again with the same Idempotency-Key and gets the one key made', async () => {
+    const acc = await sys.gw.account(undefined, 'sdk-lost-answer');
+    const sent: string[] = [];
+    const dash = new SignalClient({
+      baseUrl: sys.gw.url,
+      retryBaseDelayMs: 10,
+      fetch: losingFirstAnswer('/v1/account/keys', sent),
+    });
+    await dash.auth.login(acc.email, 'sdk-lost-answer');
+    const created = await dash.account.createKey({ name: 'lost answer' });
+    expect(sent).toHaveLength(2);
+    expect(sent[1]).toBe(sent[0]);
+    expect((await dash.account.listKeys()).filter((k) => k.name === 'lost answer').map((k) => k.id)).toEqual([
+      created.id,
+    ]);
+    await new SignalClient({ baseUrl: sys.gw.url, apiKey: created.key }).stats.get();
+  });
+
   it('when a dashboard session manages keys through the SDK, then the new key works and its revocation takes effect at once', async () => {
     const acc = await sys.gw.account(undefined, 'sdk-password');
     const dash = new SignalClient({ baseUrl: sys.gw.url });
@@ -231,14 +286,26 @@ describe('@signal/sdk transport', () => {
   let server: Server;
   let url: string;
   const seen: { method: string; key: string | undefined }[] = [];
-  let mode: 'flaky' | 'hang' = 'flaky';
+  let mode: 'flaky' | 'hang' | 'error-once' = 'flaky';
+  let errored = false;
 
   beforeAll(async () => {
     server = createServer((req, res) => {
       const key = req.headers['idempotency-key'];
       seen.push({ method: req.method ?? '', key: typeof key === 'string' ? key : undefined });
       if (mode === 'hang') return; // never answers
-      if (seen.length % 2 === 1) {
+      if (mode === 'error-once' && !errored) {
+        errored = true;
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            success: false,
+            error: { code: 'INTERNAL_ERROR', message: 'boom', request_id: 'r2' },
+          }),
+        );
+        return;
+      }
+      if (mode === 'flaky' && seen.length % 2 === 1) {
         res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '0' });
         res.end(
           JSON.stringify({
@@ -282,9 +349,8 @@ describe('@signal/sdk transport', () => {
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
-  it('when a POST gets no answer, then it is not repeated (it may have happened)', async () => {
+  it('when a POST the server does not deduplicate gets no answer, then it is not repeated (it may have happened)', async () => {
     mode = 'hang';
-    const before = seen.length;
     const c = new SignalClient({
       baseUrl: url,
       apiKey: 'k',
@@ -292,9 +358,58 @@ describe('@signal/sdk transport', () => {
       maxRetries: 3,
       retryBaseDelayMs: 10,
     });
+    let before = seen.length;
+    await expect(c.webhooks.sendTest('wh_1')).rejects.toBeInstanceOf(SignalTimeoutError);
+    expect(seen.length - before).toBe(1);
+    // A create without its Idempotency-Key cannot be told from a new one: not repeated either.
+    const keyless = new SignalClient({
+      baseUrl: url,
+      apiKey: 'k',
+      timeoutMs: 200,
+      maxRetries: 3,
+      retryBaseDelayMs: 10,
+      idempotencyKeys: false,
+    });
+    before = seen.length;
+    await expect(
+      keyless.webhooks.create({ url: 'https://example.com/h', events: ['signal.new'] }),
+    ).rejects.toBeInstanceOf(SignalTimeoutError);
+    expect(seen.length - before).toBe(1);
+  });
+
+  it('when webhooks.create gets no answer, then it is sent again with the same Idempotency-Key until the retries run out', async () => {
+    mode = 'hang';
+    const c = new SignalClient({
+      baseUrl: url,
+      apiKey: 'k',
+      timeoutMs: 200,
+      maxRetries: 2,
+      retryBaseDelayMs: 10,
+    });
+    const before = seen.length;
     await expect(
       c.webhooks.create({ url: 'https://example.com/h', events: ['signal.new'] }),
     ).rejects.toBeInstanceOf(SignalTimeoutError);
-    expect(seen.length - before).toBe(1);
+    const attempts = seen.slice(before);
+    expect(attempts.map((a) => a.method)).toEqual(['POST', 'POST', 'POST']);
+    expect(new Set(attempts.map((a) => a.key)).size).toBe(1);
+    expect(attempts[0]!.key).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('when webhooks.create meets a 500, then it is retried with the same Idempotency-Key; a POST the server does not deduplicate is not', async () => {
+    mode = 'error-once';
+    errored = false;
+    const c = new SignalClient({ baseUrl: url, apiKey: 'k', retryBaseDelayMs: 10 });
+    const before = seen.length;
+    const made = await c.webhooks.create({ url: 'https://example.com/h', events: ['signal.new'] });
+    expect(made.id).toBe('wh_1');
+    const attempts = seen.slice(before);
+    expect(attempts).toHaveLength(2);
+    expect(attempts[1]!.key).toBe(attempts[0]!.key);
+
+    errored = false;
+    const rotating = seen.length;
+    await expect(c.webhooks.rotateSecret('wh_1')).rejects.toMatchObject({ status: 500 });
+    expect(seen.length - rotating).toBe(1);
   });
 });
