@@ -248,6 +248,21 @@ describe('ingestion', () => {
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
   });
 
+  it('when 20 PATCHes of one signal arrive at once, then every one is applied in turn: 200 each, each value written once', async () => {
+    const id = created[5]!.id;
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        request(svc.url)
+          .patch(`/internal/signals/${id}`)
+          .set(svc.ingestAuth)
+          .send({ metrics: { holders: 1000 + i } }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array.from({ length: 20 }, () => 200));
+    const holders = results.map((r) => r.body.data.metrics.holders as number).sort((a, b) => a - b);
+    expect(holders).toEqual(Array.from({ length: 20 }, (_, i) => 1000 + i));
+  });
+
   it('when metrics move, then roi and ath follow', async () => {
     const id = created[2]!.id;
     const res = await request(svc.url)
