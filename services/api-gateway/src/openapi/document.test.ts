@@ -83,6 +83,14 @@ function compile(ajv: Ajv2020, schema: unknown) {
 }
 
 describe('the OpenAPI document', () => {
+  it('when the document is built, then no tag shares its name with the document’s own webhooks section (the reference showed two “Webhooks” groups)', () => {
+    expect(isObject(raw.webhooks)).toBe(true);
+    const tags = Array.isArray(raw.tags) ? raw.tags : [];
+    const names = tags.map((t) => (isObject(t) && typeof t.name === 'string' ? t.name.toLowerCase() : ''));
+    expect(names).toContain('webhook subscriptions');
+    expect(names).not.toContain('webhooks');
+  });
+
   it('when its schemas are checked against the JSON Schema 2020-12 meta-schema, then every one is valid', () => {
     const ajv = newAjv();
     const all: Array<[string, unknown]> = [

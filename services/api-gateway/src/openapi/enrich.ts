@@ -153,7 +153,7 @@ const OPERATIONS: Record<string, OperationMeta> = {
   },
   'post /v1/webhooks': {
     operationId: 'createWebhook',
-    tag: 'Webhooks',
+    tag: 'Webhook subscriptions',
     requestExample: { url: webhook.url, events: webhook.events, types: webhook.types },
     responseExample: ok({ ...webhook, secret }),
     invalid: invalid('events', 'events must name at least one event'),
@@ -161,20 +161,20 @@ const OPERATIONS: Record<string, OperationMeta> = {
   },
   'get /v1/webhooks': {
     operationId: 'listWebhooks',
-    tag: 'Webhooks',
+    tag: 'Webhook subscriptions',
     responseExample: ok([webhook], { meta: { total: 1, page: 1, per_page: 100, total_pages: 1 } }),
     invalid: limitOutOfRange,
   },
   'get /v1/webhooks/{webhook_id}': {
     operationId: 'getWebhook',
-    tag: 'Webhooks',
+    tag: 'Webhook subscriptions',
     responseExample: ok(webhook),
     invalid: malformedPath,
     errorExamples: webhookMissing,
   },
   'patch /v1/webhooks/{webhook_id}': {
     operationId: 'updateWebhook',
-    tag: 'Webhooks',
+    tag: 'Webhook subscriptions',
     requestExample: { enabled: false },
     responseExample: ok({ ...webhook, status: 'disabled', disabled_reason: 'Disabled by the account.' }),
     invalid: invalid('enabled', 'enabled must be true or false'),
@@ -182,21 +182,21 @@ const OPERATIONS: Record<string, OperationMeta> = {
   },
   'delete /v1/webhooks/{webhook_id}': {
     operationId: 'deleteWebhook',
-    tag: 'Webhooks',
+    tag: 'Webhook subscriptions',
     responseExample: ok(webhook),
     invalid: malformedPath,
     errorExamples: webhookMissing,
   },
   'post /v1/webhooks/{webhook_id}/rotate-secret': {
     operationId: 'rotateWebhookSecret',
-    tag: 'Webhooks',
+    tag: 'Webhook subscriptions',
     responseExample: ok({ ...webhook, secret }),
     invalid: malformedPath,
     errorExamples: webhookMissing,
   },
   'post /v1/webhooks/{webhook_id}/test': {
     operationId: 'sendWebhookTest',
-    tag: 'Webhooks',
+    tag: 'Webhook subscriptions',
     // As queued: no attempt yet, so no attempts list, and the first attempt due now.
     responseExample: ok({
       ...withoutAttempts,
@@ -291,7 +291,7 @@ const TAGS = [
   { name: 'Signals', description: 'Token signals, newest first; filter by type, status and time.' },
   { name: 'Statistics', description: 'Aggregated performance by period and type.' },
   {
-    name: 'Webhooks',
+    name: 'Webhook subscriptions',
     description:
       'Subscriptions that push signal events to your URL, signed per Standard Webhooks. See [Receiving webhooks](/docs/receiving-webhooks).',
   },
