@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
   InternalTokenCache,
-  parseRedisUrl,
+  redisClient,
   signInternalToken,
   numberOption,
   readCommandLine,
@@ -13,7 +13,7 @@ import {
 import { brokerNames, deleteBrokerNames } from '@signal/messaging';
 import { connect } from 'amqplib';
 import autocannon from 'autocannon';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 
 export const ROOT = path.join(__dirname, '..', '..', '..');
 
@@ -51,10 +51,7 @@ export function infra() {
 
 /** The bench's own Redis connection, to wherever REDIS_URL points (a TCP server or a Unix socket). */
 export function benchRedis(): Redis {
-  const target = parseRedisUrl(infra().REDIS_URL);
-  if (target.mode === 'standalone') return new Redis(target.url);
-  if (target.mode === 'unix') return new Redis({ path: target.path, db: target.db });
-  return new Redis(target.options);
+  return redisClient(infra().REDIS_URL);
 }
 
 /**

@@ -132,6 +132,21 @@ function decode(value: string, what: string): string {
 }
 
 /**
+ * An ioredis client for any `RedisTarget` URL, with `options` (and, towards sentinels,
+ * `sentinelOptions` as well). Connects in the background; no handlers attached.
+ */
+export function redisClient(
+  url: string,
+  options: RedisOptions = {},
+  sentinelOptions: RedisOptions = {},
+): Redis {
+  const target = parseRedisUrl(url);
+  if (target.mode === 'standalone') return new Redis(target.url, options);
+  if (target.mode === 'unix') return new Redis({ path: target.path, db: target.db, ...options });
+  return new Redis({ ...target.options, ...options, ...sentinelOptions });
+}
+
+/**
  * Redis that fails fast while down (no offline queue, 1 s command timeout) and reconnects by
  * itself. Waits up to `readyWaitMs` for the first connection, then returns either way: callers
  * start even with Redis down and follow their documented fallback. `url` is any `RedisTarget`
@@ -151,13 +166,7 @@ export async function connectRedis(url: string, logger: Logger, readyWaitMs = 30
     disconnectTimeout: 200,
     retryStrategy: retry,
   };
-  const target = parseRedisUrl(url);
-  const redis =
-    target.mode === 'standalone'
-      ? new Redis(target.url, failFast)
-      : target.mode === 'unix'
-        ? new Redis({ path: target.path, db: target.db, ...failFast })
-        : new Redis({ ...target.options, ...failFast, sentinelRetryStrategy: retry });
+  const redis = redisClient(url, failFast, { sentinelRetryStrategy: retry });
   redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
   // Errors before the first connection (refused, a connect timeout on a loaded machine) only
   // mean ioredis is retrying: wait for 'ready' until the deadline, not for the first error.

@@ -19,17 +19,12 @@ import type { SignalDocument } from '../domain/signal';
 export const oneUpdatePerDocumentAtATime = (): KeyedMutex => new KeyedMutex();
 
 /**
- * FerretDB does not push `$in` down to its backend: `{ _id: { $in: ids } }` ships and decodes the
- * whole collection in FerretDB. An `_id` equality is pushed down, as `_jsonb->'_id' @> value`,
- * which the embedded FerretDB serves from an index (infra/ferretdb/equalityindexes.go; another
- * FerretDB on PostgreSQL scans the table for it). Lookups by a few ids are therefore one `_id`
- * equality each, in parallel; the hot paths still avoid reads by id where they can (bulk outbox
- * batches are handed to the relay in memory, failed index updates are re-applied from the
- * snapshots the keeper holds).
+ * Lookups by several ids: one equality each, in parallel (service-kit's `eachById`, shared with
+ * the webhooks service; why there). The hot paths still avoid reads by id where they can (bulk
+ * outbox batches are handed to the relay in memory, failed index updates are re-applied from
+ * the snapshots the keeper holds).
  */
-export function eachById<R>(ids: readonly string[], lookup: (id: string) => Promise<R>): Promise<R[]> {
-  return Promise.all(ids.map(lookup));
-}
+export { eachById } from '@signal/service-kit';
 
 /**
  * FerretDB ignores a `$pull` with a condition (it matches, modifies nothing). Published events

@@ -1,4 +1,4 @@
-import { duplicateKeyPositions, isDuplicateKeyError } from '@signal/service-kit';
+import { duplicateKeyPositions, eachById, isDuplicateKeyError } from '@signal/service-kit';
 import type { WebhookEventName } from '@signal/contracts';
 import type { mongo } from 'mongoose';
 import type {
@@ -23,15 +23,9 @@ async function insertAll(insert: () => Promise<unknown>): Promise<Set<number>> {
   }
 }
 
-/**
- * Reads by several ids as one equality read per id, in parallel. FerretDB does not push `$in`
- * down (README): one `$in` read fetched and filtered the whole collection in FerretDB — a page of
- * the deliveries log took 1–2.5 s at 15,000 entries, for every account — where an equality is
- * served by the field's index. On MongoDB both are index reads.
- */
+/** Reads by several ids, one equality read per distinct id (service-kit's `eachById`: FerretDB does not push `$in` down). */
 async function readEach<T>(ids: readonly string[], read: (id: string) => Promise<T[]>): Promise<T[]> {
-  const found = await Promise.all([...new Set(ids)].map(read));
-  return found.flat();
+  return (await eachById([...new Set(ids)], read)).flat();
 }
 
 /** Subscriptions, deliveries and the delivery log; always scoped by account where a client asks. */
