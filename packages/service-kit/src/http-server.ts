@@ -15,65 +15,54 @@ export interface RunningServer {
 /** How long an idle keep-alive connection stays open: longer than typical load-balancer idle timeouts, so the balancer closes first. */
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
-/**
- * Something that takes a server's connections before node:http does (the gateway's raw front):
- * it serves what it can and hands the rest, with what it read put back, to node:http.
- */
-export interface ConnectionFront {
-  /** Every new connection; `toNode` gives it to node:http for the rest of its life. */
-  take(socket: Socket, toNode: (socket: Socket) => void): void;
-  /** Shutdown: close the connections it has once nothing is in progress on them. */
-  closeIdle(): void;
-  /** Shutdown past its grace: cut them. */
-  closeAll(): void;
-}
-
-/** What a service serves: a request listener, optionally behind a connection front. */
+/** What a service serves: a request listener, or one with the server-level hooks below. */
 export type HttpEntry =
   | RequestListener
   | {
       listener: RequestListener;
-      front?: ConnectionFront;
       /**
        * Requests with `Expect: 100-continue`. Without it Node invites every body at once; with
        * it the listener decides (`res.writeContinue()` when it wants the body), so an upload it
        * would refuse anyway is refused before it is sent.
        */
       checkContinue?: RequestListener;
+      /** Sees every new connection before node:http reads from it (per-client connection bounds). */
+      onConnection?: (socket: Socket) => void;
+      /**
+       * Extra response headers for a request node:http could not parse (the gateway's rate-limit
+       * headers: every response carries them), by the connection's peer address.
+       */
+      unparsableHeaders?: (remoteAddress: string | undefined) => Promise<Array<[string, string]>>;
+      /**
+       * How long a connection may make no progress (nothing read, nothing written) while a
+       * request is open: a client that stops reading its response is cut after this.
+       */
+      stalledMs?: number;
     };
-
-/**
- * Puts a front before node:http's own connection listener (the one `createServer` registers),
- * which then gets only the connections the front hands on.
- */
-function installFront(server: Server, front: ConnectionFront): void {
-  const listeners = server.listeners('connection');
-  const nodeListener = listeners[0];
-  if (listeners.length !== 1 || nodeListener === undefined)
-    throw new Error('a new http.Server should have exactly one connection listener');
-  server.removeAllListeners('connection');
-  const toNode = (socket: Socket) => {
-    Reflect.apply(nodeListener, server, [socket]);
-  };
-  server.on('connection', (socket: Socket) => front.take(socket, toNode));
-}
 
 export async function startHttpServer(
   entry: HttpEntry,
   port: number,
   host = '127.0.0.1',
 ): Promise<RunningServer> {
-  const { listener, front, checkContinue } =
-    typeof entry === 'function' ? { listener: entry, front: undefined, checkContinue: undefined } : entry;
+  const { listener, checkContinue, onConnection, unparsableHeaders, stalledMs } =
+    typeof entry === 'function' ? { listener: entry } : entry;
   // Node answers an HTTP/1.1 request without Host with a bare 400 (no envelope, no request
   // id); it is refused here instead, like every other malformed request.
   const server = createServer({ requireHostHeader: false }, withHost(listener));
-  if (front) installFront(server, front);
+  if (onConnection) server.on('connection', onConnection);
   if (checkContinue) server.on('checkContinue', withHost(checkContinue));
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = 66_000;
   server.requestTimeout = 30_000;
-  server.on('clientError', answerUnparsable);
+  if (stalledMs !== undefined) server.timeout = stalledMs;
+  server.on('clientError', (err: Error & { code?: string }, socket: Socket) => {
+    if (!unparsableHeaders) return answerUnparsable(err, socket, []);
+    unparsableHeaders(socket.remoteAddress).then(
+      (headers) => answerUnparsable(err, socket, headers),
+      () => answerUnparsable(err, socket, []),
+    );
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
@@ -87,16 +76,12 @@ export async function startHttpServer(
     url: `http://${host}:${actual}`,
     close: (graceMs = 5000) =>
       new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          server.closeAllConnections();
-          front?.closeAll();
-        }, graceMs);
+        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
         server.close(() => {
           clearTimeout(timer);
           resolve();
         });
         server.closeIdleConnections();
-        front?.closeIdle();
       }),
   };
 }
@@ -136,7 +121,11 @@ function answered(socket: Socket): boolean {
  * chunking, oversized headers) never reach Express; Node would answer a bare `400 Bad Request`
  * with no body. Answer the error envelope instead, then close (the stream cannot be trusted).
  */
-function answerUnparsable(err: Error & { code?: string }, socket: Socket): void {
+function answerUnparsable(
+  err: Error & { code?: string },
+  socket: Socket,
+  extraHeaders: Array<[string, string]>,
+): void {
   if (!socket.writable || err.code === 'ECONNRESET' || answered(socket)) {
     socket.destroy();
     return;
@@ -154,6 +143,7 @@ function answerUnparsable(err: Error & { code?: string }, socket: Socket): void 
       'Content-Type: application/json; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       `X-Request-Id: ${requestId}\r\n` +
+      extraHeaders.map(([name, value]) => `${name}: ${value}\r\n`).join('') +
       'Connection: close\r\n\r\n' +
       body,
   );

@@ -39,13 +39,16 @@ export const metrics = {
         labelNames: ['decision'],
       }),
   ),
-  /** Gateway: requests its raw front served (`request`), connections it gave node:http (`handoff`). */
-  rawFront: lazy(
+  /**
+   * Gateway: requests and connections refused or cut to keep one client from slowing others
+   * (`account_in_flight`, `client_connections`, `slow_reader`).
+   */
+  fairnessRefusals: lazy(
     () =>
       new Counter({
-        name: 'gateway_raw_front_total',
-        help: 'API-path requests the raw front served, and connections it handed to node:http',
-        labelNames: ['event'],
+        name: 'gateway_fairness_refusals_total',
+        help: 'Requests refused or connections cut by the gateway to keep clients from slowing each other',
+        labelNames: ['reason'],
       }),
   ),
   outboxPublishLag: lazy(

@@ -1,5 +1,4 @@
 import type { RequestListener } from 'node:http';
-import { tracingConfigured } from '@signal/telemetry';
 import {
   createBaseApp,
   finishApp,
@@ -7,8 +6,6 @@ import {
   securityHeaderList,
   type HealthCheck,
   type InternalTokenCache,
-  KEEP_ALIVE_TIMEOUT_MS,
-  metrics,
   type HttpEntry,
   type Lifecycle,
   type Logger,
@@ -19,7 +16,7 @@ import type { Express } from 'express';
 import { defaultPlan, type GatewayConfig } from './config';
 import type { Plan } from './data/account.model';
 import { healthChecks, servesWith, type GatewayDependencies } from './dependencies';
-import { authenticate, type AuthDeps, type AuthResult } from './domain/authenticate.use-case';
+import { authenticate, type AuthDeps } from './domain/authenticate.use-case';
 import type { CreateKeyDeps } from './domain/create-key.use-case';
 import type { PasswordLoginDeps } from './domain/password-login.use-case';
 import { SESSION_COOKIE } from './domain/sessions';
@@ -31,7 +28,8 @@ import { clientIpOf, trustProxySetting } from './http/client-ip';
 import { dashboardOptions, mountDashboard, type DashboardOptions } from './http/dashboard';
 import { docsRouter } from './http/docs.router';
 import { noStoreForSecrets } from './http/no-store.middleware';
-import { RawFront } from './http/raw-front';
+import { connectionLimit } from './http/connection-limit';
+import { rateLimitHeaders } from './http/rate-limit-headers';
 import { ipGuard } from './http/throttle.middleware';
 import type { Upstream } from './http/upstream';
 
@@ -52,6 +50,12 @@ export interface GatewayAppDeps {
   upstreams: { signals: Upstream; stats: Upstream; webhooks: Upstream };
   tokens: InternalTokenCache;
   upstreamTimeoutMs: number;
+  /** Bytes of a response held for a client that is not reading before its connection is cut. */
+  maxHeldResponseBytes: number;
+  /** Open connections one client address may have (none: no bound, behind a trusted proxy). */
+  maxConnectionsPerClient?: number;
+  /** How long a connection with a request open may make no progress before it is cut. */
+  stalledConnectionMs: number;
   trustProxy: boolean | number | string;
   publicUrl?: string;
   /** The plan new accounts get (the document states it). */
@@ -59,19 +63,10 @@ export interface GatewayAppDeps {
   usage?: UsageLedger;
   /** The dashboard (/dashboard, /v1/dashboard, session access to the public routes). */
   dashboard?: DashboardOptions;
-  /** Benchmarks only (refused in production): every API request as this account, no auth, no limits. */
-  benchAuthOffAccount?: string;
-  /** Benchmarks only (refused in production): the API path behind Express's middleware stack. */
-  benchApiPathViaExpress?: boolean;
-  /** The API path's requests read by the raw front (config `API_FRONT`, off with tracing). */
-  rawFront?: boolean;
 }
 
-/**
- * The Express app: login, account keys, docs, dashboard, health, and every error envelope.
- * `apiRoutes` mounts more routes before the 404 (the benchmark of the API path on Express).
- */
-export function buildApp(deps: GatewayAppDeps, apiRoutes?: RequestListener): Express {
+/** The Express app: login, account keys, docs, dashboard, health, and every error envelope. */
+export function buildApp(deps: GatewayAppDeps): Express {
   const guard = ipGuard(deps.guard);
   const app = createBaseApp({
     service: 'api-gateway',
@@ -88,7 +83,6 @@ export function buildApp(deps: GatewayAppDeps, apiRoutes?: RequestListener): Exp
   app.use(docsRouter(guard, deps.defaultPlan, deps.publicUrl));
   app.use(accountRouter(deps.accounts, deps.logins, guard));
   if (deps.dashboard) mountDashboard(app, deps, guard, deps.dashboard);
-  if (apiRoutes) app.use('/v1', (req, res) => apiRoutes(req, res));
   // Whatever no route took (a path outside the API, OPTIONS, a method a route lacks) still
   // answers with the rate-limit headers every response carries (spec, Limits 1), counted against
   // the client's IP like any request without a usable key — so probing for routes is throttled
@@ -98,61 +92,50 @@ export function buildApp(deps: GatewayAppDeps, apiRoutes?: RequestListener): Exp
   return finishApp(app, deps.logger);
 }
 
-const BENCH_RATE = { limit: 0, remaining: 0, reset: 0 };
-
 /**
- * The only public entry point. Requests with an API key for the services' routes take the lean
- * API path (node:http, one auth pipeline call, streamed to the owning service); everything
- * else is the Express app's.
+ * The only public entry point, on node:http. Requests with an API key for the services' routes
+ * take the lean API path (one auth pipeline call, then undici to the owning service);
+ * everything else is the Express app's. A connection over its client's bound is refused on its
+ * first request.
  */
 export function buildGateway(deps: GatewayAppDeps): HttpEntry {
-  const bench = deps.benchAuthOffAccount;
   const securityHeaders = securityHeaderList();
   const api = apiPath({
-    authenticate: bench
-      ? async (): Promise<AuthResult> => ({ ok: true, accountId: bench, keyId: 'bench', rate: BENCH_RATE })
-      : (authorization, ip) => authenticate(deps.auth, authorization, ip),
+    authenticate: (authorization, ip) => authenticate(deps.auth, authorization, ip),
     upstreams: deps.upstreams,
     tokens: deps.tokens,
     timeoutMs: deps.upstreamTimeoutMs,
-    usage: bench ? undefined : deps.usage,
+    maxHeldBytes: deps.maxHeldResponseBytes,
+    usage: deps.usage,
     clientIp: clientIpOf(deps.trustProxy),
     securityHeaders,
     logger: deps.logger,
   });
-  if (deps.benchApiPathViaExpress) {
-    // Inside Express req.url is the rest after the mount: the API path gets the original back.
-    return buildApp(deps, (req, res) => {
-      if ('originalUrl' in req && typeof req.originalUrl === 'string') req.url = req.originalUrl;
-      api.handle(req, res);
-    });
-  }
   const app = buildApp(deps);
-  const listener: RequestListener = (req, res) =>
-    takesApiPath(req.method ?? 'GET', req.url ?? '', req.headers, SESSION_COOKIE)
-      ? api.handle(req, res)
-      : app(req, res);
-  // An upload announced with Expect: 100-continue: the API path invites the body only once the
-  // request passed auth, limits and the body checks; Express's routes take theirs as Node would.
-  const checkContinue: RequestListener = (req, res) => {
-    if (takesApiPath(req.method ?? 'GET', req.url ?? '', req.headers, SESSION_COOKIE)) api.handle(req, res);
-    else {
-      res.writeContinue();
-      app(req, res);
-    }
+  const connections = connectionLimit(deps.maxConnectionsPerClient, deps.guard, securityHeaders);
+  const route = (continued: boolean): RequestListener => (req, res) => {
+    if (connections.refuses(req, res)) return;
+    if (takesApiPath(req.method ?? 'GET', req.url ?? '', req.headers, SESSION_COOKIE)) return api.handle(req, res);
+    // An upload announced with Expect: 100-continue: the API path invites the body only once
+    // the request passed auth, limits and the body checks; Express's routes take theirs at once.
+    if (continued) res.writeContinue();
+    app(req, res);
   };
-  if (!deps.rawFront) return { listener, checkContinue };
-  const served = metrics.rawFront().labels('request');
-  const handedOn = metrics.rawFront().labels('handoff');
-  const front = new RawFront({
-    serve: api.serve,
-    takes: (head) => takesApiPath(head.method, head.url, head.headers, SESSION_COOKIE),
-    keepAliveMs: KEEP_ALIVE_TIMEOUT_MS,
-    leadingHeaders: securityHeaders,
-    onRequest: () => served.inc(),
-    onHandOff: () => handedOn.inc(),
-  });
-  return { listener, front, checkContinue };
+  return {
+    listener: route(false),
+    checkContinue: route(true),
+    onConnection: connections.onConnection,
+    stalledMs: deps.stalledConnectionMs,
+    // A request node:http cannot parse (oversized headers, say) still carries the rate-limit
+    // headers, counted against its address like any request without a usable credential.
+    unparsableHeaders: async (remoteAddress) => {
+      const decision = await deps.guard.count(remoteAddress ?? '');
+      const flat = rateLimitHeaders(decision.rate);
+      const pairs: Array<[string, string]> = [];
+      for (let i = 0; i < flat.length; i += 2) pairs.push([flat[i]!, flat[i + 1]!]);
+      return pairs;
+    },
+  };
 }
 
 /** The gateway as main.ts and the tests run it: everything from config and the built dependencies. */
@@ -175,13 +158,14 @@ export function appFromDependencies(
     upstreams: deps.upstreams,
     tokens: deps.tokens,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    maxHeldResponseBytes: config.MAX_HELD_RESPONSE_BYTES,
+    // Behind a trusted proxy every connection comes from the proxy: it bounds its clients.
+    maxConnectionsPerClient: config.TRUST_PROXY === 'false' ? config.CLIENT_MAX_CONNECTIONS : undefined,
+    stalledConnectionMs: config.STALLED_CONNECTION_MS,
     trustProxy: trustProxySetting(config.TRUST_PROXY),
     publicUrl: config.PUBLIC_URL,
     defaultPlan: defaultPlan(config),
     usage: deps.usage,
-    dashboard: config.BENCH_AUTH_OFF_ACCOUNT ? undefined : dashboardOptions(config, deps),
-    benchAuthOffAccount: config.BENCH_AUTH_OFF_ACCOUNT,
-    benchApiPathViaExpress: config.BENCH_API_PATH_VIA_EXPRESS,
-    rawFront: config.API_FRONT === 'raw' && !config.BENCH_API_PATH_VIA_EXPRESS && !tracingConfigured(config),
+    dashboard: dashboardOptions(config, deps),
   });
 }

@@ -48,32 +48,20 @@ export const configSchema = z
     STATS_URL: env.url(['http', 'https']),
     WEBHOOKS_URL: env.url(['http', 'https']),
     UPSTREAM_TIMEOUT_MS: env.int(10_000, 100),
-    UPSTREAM_CONNECTIONS: env.int(64, 1),
-    /** Requests in flight per upstream connection (undici pipelines only idempotent ones). */
-    UPSTREAM_PIPELINING: env.int(1, 1),
+    /** Keep-alive connections to each service; each carries one request at a time. */
+    UPSTREAM_CONNECTIONS: env.int(128, 1),
     /**
-     * GET and HEAD in flight per connection on the raw client: a turn's requests go out packed
-     * onto as few connections as this allows, one write each (raw-upstream.ts says why); 1 sends
-     * none behind another.
+     * Requests of one account in progress at once in one gateway process (a request past it is a
+     * 429 that uses none of the plan): one account's burst or slow clients take at most this
+     * share of the upstream connections.
      */
-    UPSTREAM_RAW_PIPELINING: env.int(10, 1),
-    /**
-     * The client of GET and HEAD to the services: `raw` (keep-alive sockets, http/raw-upstream.ts)
-     * or `undici` (which carries every request with a body either way): the way back, should a
-     * service ever answer in a way the raw client refuses.
-     */
-    UPSTREAM_CLIENT: z.enum(['raw', 'undici']).default('raw'),
-    /**
-     * Who reads API-path requests: `raw` (http/raw-front.ts takes the plain shape of the hot path,
-     * a complete GET or HEAD head without a body, and hands every other connection to node:http) or
-     * `node` (node:http reads everything). With tracing on, node:http reads everything either
-     * way: its instrumentation is what makes the request spans.
-     */
-    API_FRONT: z.enum(['raw', 'node']).default('raw'),
-    /** Read only to know whether tracing is on (@signal/telemetry reads them itself). */
-    OTEL_EXPORTER_OTLP_ENDPOINT: z.string().optional(),
-    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().optional(),
-    OTEL_SDK_DISABLED: z.string().optional(),
+    ACCOUNT_MAX_IN_FLIGHT: env.int(64, 1),
+    /** Open connections one client address (an IPv6 /64) may hold; unbounded behind TRUST_PROXY. */
+    CLIENT_MAX_CONNECTIONS: env.int(256, 1),
+    /** Bytes of a response held for a client that is not reading it before its connection is cut. */
+    MAX_HELD_RESPONSE_BYTES: env.int(512 * 1024, 64 * 1024),
+    /** A connection with a request open that makes no progress (nothing read or written) this long is cut. */
+    STALLED_CONNECTION_MS: env.int(30_000, 1000),
     /**
      * Gateway processes on this host (node:cluster, one port): `auto` is one per core. Limits
      * stay exact across them: every count is one atomic call to the shared Redis.
@@ -83,35 +71,20 @@ export const configSchema = z
       .regex(/^(auto|[1-9]\d{0,2})$/, 'must be auto or a whole number from 1')
       .default('1')
       .transform(gatewayWorkers),
-    /** Brute-force guard: requests without a valid API key, per client IP and minute. */
+    /**
+     * The per-address guard: requests per client address (an IPv6 /64) and minute that carry no
+     * credential or one that fails (bad keys, bad session cookies, failed logins, CSRF failures).
+     * A valid credential is never counted or refused by it.
+     */
     IP_RATE_LIMIT_PER_MINUTE: env.int(60, 1),
+    /** Sign-up attempts per client address: every attempt counts, whether it made an account or not. */
+    SIGNUPS_PER_ADDRESS_PER_MINUTE: env.int(5, 1),
+    SIGNUPS_PER_ADDRESS_PER_DAY: env.int(50, 1),
     ...defaultPlanEnv,
     /** How long a key stays "known" for the Redis-down fallback limiter. */
     KNOWN_KEY_WINDOW_MS: env.int(10 * 60_000, 0),
     TRUST_PROXY: z.string().default('false'),
     PUBLIC_URL: z.string().url().optional(),
-    /**
-     * Benchmarks only: proxy every API request as this account with no key check, no limits and
-     * no Redis call, so a bench can measure what authentication and limits cost (refused in
-     * production).
-     */
-    BENCH_AUTH_OFF_ACCOUNT: z
-      .string()
-      .regex(/^acc_[A-Za-z0-9]+$/, 'must be an account id')
-      .optional(),
-    /**
-     * Benchmarks only: serve the API path behind the Express app's middleware stack instead of
-     * beside it, to measure what Express costs on that path (refused in production).
-     */
-    BENCH_API_PATH_VIA_EXPRESS: env.bool(false),
-  })
-  .refine((c) => !(c.NODE_ENV === 'production' && c.BENCH_AUTH_OFF_ACCOUNT !== undefined), {
-    message: 'is a benchmark setting and must not be set in production',
-    path: ['BENCH_AUTH_OFF_ACCOUNT'],
-  })
-  .refine((c) => !(c.NODE_ENV === 'production' && c.BENCH_API_PATH_VIA_EXPRESS), {
-    message: 'is a benchmark setting and must not be set in production',
-    path: ['BENCH_API_PATH_VIA_EXPRESS'],
   })
   .refine((c) => c.NODE_ENV === 'test' || c.PASSWORD_HASHING === 'owasp', {
     message: 'fast-tests-only is for the test suite: it is refused unless NODE_ENV=test',

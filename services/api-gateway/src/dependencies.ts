@@ -25,6 +25,7 @@ import { passwordHashing, scryptPasswords } from './domain/password';
 import { SecretSealer } from './domain/sealed-secret';
 import { SessionStore } from './domain/sessions';
 import { LocalFallbackLimiter } from './domain/rate-limit';
+import { InFlightLimit } from './domain/in-flight';
 import { RequestThrottle, clientGroup } from './domain/throttle';
 import { closeUpstream, createUpstream, type Upstream } from './http/upstream';
 
@@ -72,6 +73,7 @@ export async function createDependencies(
       perMinute: config.IP_RATE_LIMIT_PER_MINUTE,
       group: clientGroup,
     }),
+    inFlight: new InFlightLimit(config.ACCOUNT_MAX_IN_FLIGHT),
     pepper: config.API_KEY_PEPPER,
     knownKeyWindowMs: config.KNOWN_KEY_WINDOW_MS,
     // last_used_at is informational: written at most once a minute per key, off the request path.
@@ -85,12 +87,7 @@ export async function createDependencies(
         .catch((err: Error) => logger.warn({ err: err.message }, 'last_used_at not saved'));
     },
   };
-  const upstreamOptions = {
-    connections: config.UPSTREAM_CONNECTIONS,
-    pipelining: config.UPSTREAM_PIPELINING,
-    rawClient: config.UPSTREAM_CLIENT === 'raw',
-    rawPipelining: config.UPSTREAM_RAW_PIPELINING,
-  };
+  const upstreamOptions = { connections: config.UPSTREAM_CONNECTIONS };
   const upstreams = {
     signals: createUpstream('signals', config.SIGNALS_URL, upstreamOptions),
     stats: createUpstream('stats', config.STATS_URL, upstreamOptions),

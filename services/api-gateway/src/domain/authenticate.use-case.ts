@@ -1,5 +1,6 @@
 import { bearerToken } from '@signal/service-kit';
 import { hasApiKeyShape, hasValidChecksum, hashApiKey } from './api-key';
+import type { InFlightLimit } from './in-flight';
 import type { RequestThrottle } from './throttle';
 import type { KeyCache, KeyRecord } from './key-cache';
 import {
@@ -21,8 +22,10 @@ export interface AuthDeps {
   cache: KeyCache;
   limiter: SharedLimiter;
   fallback: LocalFallbackLimiter;
-  /** The per-IP guard: every refused credential counts against its client. */
+  /** The per-address guard: every refused credential counts against its client, and only those. */
   guard: RequestThrottle;
+  /** Requests in flight per account in this process. */
+  inFlight: InFlightLimit;
   pepper: string;
   knownKeyWindowMs: number;
   onKeyUsed: (keyId: string) => void;
@@ -35,9 +38,17 @@ export interface KeyOwner {
 }
 
 export type AuthResult =
-  | { ok: true; accountId: string; keyId: string; rate: RateView }
+  | {
+      ok: true;
+      accountId: string;
+      keyId: string;
+      rate: RateView;
+      /** Frees the request's place among the account's requests in flight: call once it is done. */
+      release: () => void;
+    }
   | { ok: false; code: 'UNAUTHORIZED' | 'KEY_EXPIRED'; rate: RateView; owner?: KeyOwner }
   | { ok: false; code: 'RATE_LIMITED'; rate: RateView; retryAfter: number; owner?: KeyOwner }
+  | { ok: false; code: 'TOO_MANY_IN_FLIGHT'; rate: RateView; retryAfter: number; limit: number; owner: KeyOwner }
   | { ok: false; code: 'UNAVAILABLE'; retryAfter: number };
 
 /** A refused credential counts against its client's IP: 401 while under the guard, 429 past it. */
@@ -57,9 +68,11 @@ async function refuse(
  * The one authentication pipeline, cheapest rejection first:
  *   bearer parse + key shape (no hashing) → key record from memory by the key's hash (known, or
  *   remembered as unknown) → only on a miss: the key's checksum (typos and made-up keys go no
- *   further), the per-IP guard's remembered 429, then the store →
- *   unknown/revoked/expired: counted against the IP → revocation and both windows in one
- *   Redis call → admitted with the window the headers describe.
+ *   further), then the store → unknown/revoked/expired: counted against the client's address →
+ *   a place among the account's requests in flight → revocation and both windows in one Redis
+ *   call → admitted with the window the headers describe.
+ * A valid key is judged by its account's plan alone: the address guard never sees it, so a
+ * shared address that others exhausted with bad credentials never refuses it.
  * Redis down: keys that passed recently get a local limiter; anything else is UNAVAILABLE.
  * The result says what happened; http/ turns it into a status and headers.
  */
@@ -83,9 +96,6 @@ export async function authenticate(
     if (cached.stale) deps.cache.load(hash, (h) => deps.keys.findKeyRecord(h)).catch(() => undefined);
   } else {
     if (!hasValidChecksum(key)) return refuse(deps, ip, 'UNAUTHORIZED');
-    const blocked = deps.guard.blockedNow(ip, now);
-    if (blocked?.limited)
-      return { ok: false, code: 'RATE_LIMITED', rate: blocked.rate, retryAfter: blocked.retryAfter };
     try {
       record = await deps.cache.load(hash, (h) => deps.keys.findKeyRecord(h));
     } catch {
@@ -98,22 +108,44 @@ export async function authenticate(
   if (record.revoked) return refuse(deps, ip, 'UNAUTHORIZED', owner);
   if (record.expiresAt !== null && record.expiresAt <= now) return refuse(deps, ip, 'KEY_EXPIRED', owner);
 
-  const subject = { subject: record.accountId, perMinute: record.perMinute, perDay: record.perDay };
+  const { accountId } = record;
+  // Before the windows: a request refused here was never sent on, so it uses none of the plan.
+  if (!deps.inFlight.tryAcquire(accountId)) {
+    return {
+      ok: false,
+      code: 'TOO_MANY_IN_FLIGHT',
+      rate: deps.inFlight.rateOf(accountId, record.perMinute, now),
+      retryAfter: 1,
+      limit: deps.inFlight.max,
+      owner,
+    };
+  }
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    deps.inFlight.release(accountId);
+  };
+  const subject = { subject: accountId, perMinute: record.perMinute, perDay: record.perDay };
   let decision: KeyDecision;
   try {
     decision = await deps.limiter.checkKey(subject, record.keyId, now);
   } catch {
     if (!deps.cache.knownRecently(hash, deps.knownKeyWindowMs, now)) {
+      release();
       return { ok: false, code: 'UNAVAILABLE', retryAfter: 1 };
     }
     decision = deps.fallback.check(subject, now);
   }
   if (decision.outcome === 'revoked') {
+    release();
     deps.cache.markRevoked(hash);
     return refuse(deps, ip, 'UNAUTHORIZED', owner);
   }
   const rate = rateView(decision.minute, decision.day);
+  deps.inFlight.noteRate(accountId, rate);
   if (decision.outcome === 'limited') {
+    release();
     return {
       ok: false,
       code: 'RATE_LIMITED',
@@ -124,5 +156,5 @@ export async function authenticate(
   }
   deps.cache.markAllowed(hash, now);
   deps.onKeyUsed(record.keyId);
-  return { ok: true, accountId: record.accountId, keyId: record.keyId, rate };
+  return { ok: true, accountId, keyId: record.keyId, rate, release };
 }

@@ -127,19 +127,6 @@ describe('gateway settings', () => {
     STATS_URL: 'http://127.0.0.1:4002',
     WEBHOOKS_URL: 'http://127.0.0.1:4003',
   };
-  it('when the benchmark switch is set in production, then the settings are refused; elsewhere it is taken', () => {
-    const prod = configSchema.safeParse({
-      ...base,
-      NODE_ENV: 'production',
-      BENCH_AUTH_OFF_ACCOUNT: 'acc_bench',
-    });
-    expect(prod.success).toBe(false);
-    expect(prod.error?.issues.map((i) => i.path[0])).toContain('BENCH_AUTH_OFF_ACCOUNT');
-    expect(
-      configSchema.safeParse({ ...base, NODE_ENV: 'development', BENCH_AUTH_OFF_ACCOUNT: 'acc_bench' })
-        .success,
-    ).toBe(true);
-  });
   it("when the test suite's password cost is asked for outside NODE_ENV=test, then the settings are refused", () => {
     for (const NODE_ENV of ['production', 'development']) {
       const r = configSchema.safeParse({ ...base, NODE_ENV, PASSWORD_HASHING: 'fast-tests-only' });

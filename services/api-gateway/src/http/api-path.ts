@@ -16,7 +16,6 @@ import type { AuthResult } from '../domain/authenticate.use-case';
 import { outcomeOf, type UsageLedger } from '../domain/usage';
 import type { ClientIp } from './client-ip';
 import { readCookie } from './cookies';
-import type { ApiAnswer, ApiRequest } from './exchange';
 import { carriesSecrets } from './no-store.middleware';
 import { rateLimitHeaders } from './rate-limit-headers';
 import {
@@ -24,17 +23,18 @@ import {
   bodyRefusal,
   forward,
   forwardedBytes,
-  fromNodeRequest,
-  type ForwardRequest,
+  readClientBody,
   type Upstream,
 } from './upstream';
 
 export interface ApiPathDeps {
-  /** The auth pipeline, or (benchmarks only) every request as one account. */
+  /** The auth pipeline (the bench passes one that admits every request as one account). */
   authenticate: (authorization: string | undefined, ip: string) => Promise<AuthResult>;
   upstreams: { signals: Upstream; stats: Upstream; webhooks: Upstream };
   tokens: InternalTokenCache;
   timeoutMs: number;
+  /** Bytes of a response held for a client that is not reading before its connection is cut. */
+  maxHeldBytes: number;
   usage?: UsageLedger;
   clientIp: ClientIp;
   /** Security headers prepared once: [name, value, …]. */
@@ -45,12 +45,31 @@ export interface ApiPathDeps {
 const SERVICE = 'api-gateway';
 const UPSTREAM_ROUTE = /^\/v1\/(signals|stats|webhooks)(?=[/?]|$)/i;
 
-const REFUSAL: Record<Exclude<AuthResult, { ok: true }>['code'], ErrorCode> = {
+type Refusal = Exclude<AuthResult, { ok: true }>;
+
+const REFUSAL: Record<Refusal['code'], ErrorCode> = {
   UNAUTHORIZED: 'UNAUTHORIZED',
   KEY_EXPIRED: 'KEY_EXPIRED',
   RATE_LIMITED: 'RATE_LIMIT_EXCEEDED',
+  TOO_MANY_IN_FLIGHT: 'RATE_LIMIT_EXCEEDED',
   UNAVAILABLE: 'SERVICE_UNAVAILABLE',
 };
+
+/** What the error response says of a refused credential, beyond its code's default message. */
+function refusalDetails(result: Refusal): { message?: string; retryAfter?: number } {
+  switch (result.code) {
+    case 'TOO_MANY_IN_FLIGHT':
+      return {
+        message: `This account already has ${result.limit} requests in progress, the most one gateway serves at once; retry when one completes.`,
+        retryAfter: result.retryAfter,
+      };
+    case 'RATE_LIMITED':
+    case 'UNAVAILABLE':
+      return { retryAfter: result.retryAfter };
+    default:
+      return {};
+  }
+}
 
 /** The limiter decision a result stands for (the ratelimit_decisions_total label). */
 function decisionOf(result: AuthResult): string {
@@ -59,10 +78,10 @@ function decisionOf(result: AuthResult): string {
 }
 
 /**
- * The API-key path (every /v1 route the services answer), on node:http without Express: one
- * auth pipeline call (at most one Redis round trip for a known key), then the request streamed
- * to its service. Headers are prepared once; nothing else runs per request. Everything else
- * (login, account, dashboard, docs, health) stays on the Express app.
+ * The API-key path (every /v1 route the services serve), on node:http without Express: one
+ * auth pipeline call (at most one Redis round trip for a known key), then the request sent to
+ * its service on undici. Headers are prepared once; nothing else runs per request. Everything
+ * else (login, account, dashboard, docs, health) stays on the Express app.
  */
 export function apiPath(deps: ApiPathDeps) {
   const ownHeaderNames = new Set<string>(['x-request-id', 'cache-control']);
@@ -70,6 +89,8 @@ export function apiPath(deps: ApiPathDeps) {
     ownHeaderNames.add(deps.securityHeaders[i]!.toLowerCase());
   const durations = new Map<string, { observe(seconds: number): void }>();
   const decisions = new Map<string, { inc(): void }>();
+  const slowReaders = metrics.fairnessRefusals().labels('slow_reader');
+  const busyAccounts = metrics.fairnessRefusals().labels('account_in_flight');
   const observe = (method: string, route: string, status: number, started: bigint) => {
     const k = `${method} ${route} ${status}`;
     let child = durations.get(k);
@@ -89,11 +110,11 @@ export function apiPath(deps: ApiPathDeps) {
   };
 
   const sendError = (
-    res: ApiAnswer,
+    res: ServerResponse,
     head: string[],
     code: ErrorCode,
     requestId: string,
-    /** `close`: the request's body is unread, so the connection ends with this answer. */
+    /** `close`: the request's body is unread, so the connection ends with this response. */
     extra: { message?: string; retryAfter?: number; close?: boolean } = {},
   ): number => {
     const { close, ...described } = extra;
@@ -112,24 +133,79 @@ export function apiPath(deps: ApiPathDeps) {
     return status;
   };
 
+  /** Sends an admitted request on to its service; the status the client got. */
+  async function sendOn(
+    req: IncomingMessage,
+    res: ServerResponse,
+    upstream: Upstream,
+    url: string,
+    path: string,
+    head: string[],
+    accountId: string,
+    requestId: string,
+    ip: string,
+  ): Promise<number> {
+    const method = req.method ?? 'GET';
+    let body: Buffer | undefined;
+    // GET and HEAD go on without a body (a client's body on them is read and dropped).
+    if (method !== 'GET' && method !== 'HEAD' && hasBody(req.headers)) {
+      const read = await readClientBody(req, res);
+      if (!read.ok) {
+        if (read.code === 'ABORTED') return 499;
+        return sendError(res, head, 'PAYLOAD_TOO_LARGE', requestId, {
+          close: true,
+          message: 'The request body is larger than any route takes (64 KiB).',
+        });
+      }
+      body = read.body;
+    }
+    if (carriesSecrets(path)) head.push('Cache-Control', 'no-store');
+    const outcome = await forward(
+      res,
+      {
+        upstream,
+        method,
+        path: url,
+        headers: req.headers,
+        body,
+        requestId,
+        clientIp: ip,
+        responseHeaders: head,
+        ownHeaderNames,
+        timeoutMs: deps.timeoutMs,
+        maxHeldBytes: deps.maxHeldBytes,
+      },
+      deps.tokens.get(upstream.audience, accountId),
+    );
+    if (outcome.ok) {
+      if (outcome.cutSlowReader) slowReaders.inc();
+      return outcome.status;
+    }
+    deps.logger.error({ err: outcome.cause, code: outcome.code, upstream: upstream.name }, 'request failed');
+    return sendError(res, head, outcome.code, requestId, {
+      message: outcome.message,
+      retryAfter: outcome.code === 'SERVICE_UNAVAILABLE' ? 1 : undefined,
+    });
+  }
+
   async function serve(
-    req: ApiRequest,
-    res: ApiAnswer,
+    req: IncomingMessage,
+    res: ServerResponse,
     requestId: string,
     started: bigint,
     traceId?: string,
   ) {
-    const url = req.url;
+    const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    const method = req.method;
+    const method = req.method ?? 'GET';
     const upstreamName = UPSTREAM_ROUTE.exec(path)?.[1]?.toLowerCase();
     const upstream =
       upstreamName === 'signals' || upstreamName === 'stats' || upstreamName === 'webhooks'
         ? deps.upstreams[upstreamName]
         : undefined;
     const route = upstream ? `/v1/${upstream.name}` : 'unmatched';
-    const ip = deps.clientIp(req.remoteAddress, req.headers['x-forwarded-for']);
+    const ip = deps.clientIp(req.socket.remoteAddress, req.headers['x-forwarded-for']);
     const authorization = req.headers.authorization;
     const head = deps.securityHeaders.slice();
     head.push('X-Request-Id', requestId);
@@ -144,10 +220,10 @@ export function apiPath(deps: ApiPathDeps) {
       countDecision(decisionOf(result));
       if (result.ok || result.code !== 'UNAVAILABLE') head.push(...rateLimitHeaders(result.rate));
       if (!result.ok) {
+        if (result.code === 'TOO_MANY_IN_FLIGHT') busyAccounts.inc();
         status = sendError(res, head, REFUSAL[result.code], requestId, {
           close: unreadBody,
-          retryAfter:
-            result.code === 'RATE_LIMITED' || result.code === 'UNAVAILABLE' ? result.retryAfter : undefined,
+          ...refusalDetails(result),
         });
       } else if (!upstream) {
         status = sendError(res, head, 'NOT_FOUND', requestId, {
@@ -168,34 +244,14 @@ export function apiPath(deps: ApiPathDeps) {
               : 'Request bodies must be JSON (Content-Type: application/json).',
         });
       } else {
-        if (carriesSecrets(path)) head.push('Cache-Control', 'no-store');
-        const f: ForwardRequest = {
-          upstream,
-          path: url,
-          accountId: result.accountId,
-          requestId,
-          clientIp: ip,
-          answerHeaders: head,
-          ownHeaderNames,
-          timeoutMs: deps.timeoutMs,
-        };
-        const outcome = await forward(req, res, f, deps.tokens.get(upstream.audience, result.accountId));
-        if (outcome.ok) status = outcome.status;
-        else {
-          deps.logger.error(
-            { err: outcome.cause, code: outcome.code, upstream: upstream.name },
-            'request failed',
-          );
-          status = sendError(res, head, outcome.code, requestId, {
-            message: outcome.message,
-            retryAfter: outcome.code === 'SERVICE_UNAVAILABLE' ? 1 : undefined,
-          });
-        }
+        status = await sendOn(req, res, upstream, url, path, head, result.accountId, requestId, ip);
       }
     } catch (err) {
       deps.logger.error({ err, code: 'INTERNAL_ERROR' }, 'request failed');
       status = res.headersSent ? 500 : sendError(res, head, 'INTERNAL_ERROR', requestId);
       if (res.headersSent) res.destroy();
+    } finally {
+      if (result?.ok) result.release();
     }
     observe(method, route, status, started);
     writeAccessLine(deps.logger, { method, path, status, started, requestId, traceId });
@@ -205,20 +261,14 @@ export function apiPath(deps: ApiPathDeps) {
     }
   }
 
-  /** Serves one request of this path; never throws, never leaves a request unanswered. */
-  const serveRequest = (req: ApiRequest, res: ApiAnswer): void => {
-    const started = process.hrtime.bigint();
-    const requestId = requestIdOf(req.headers['x-request-id']);
-    const traceId = currentTraceId();
-    requestContext.run({ requestId }, () => void serve(req, res, requestId, started, traceId));
-  };
   return {
-    /** A request node:http parsed. */
+    /** Serves one request of this path; never throws, never leaves a request without a response. */
     handle(req: IncomingMessage, res: ServerResponse): void {
-      serveRequest(fromNodeRequest(req, res), res);
+      const started = process.hrtime.bigint();
+      const requestId = requestIdOf(req.headers['x-request-id']);
+      const traceId = currentTraceId();
+      requestContext.run({ requestId }, () => void serve(req, res, requestId, started, traceId));
     },
-    /** A request the raw front parsed (raw-front.ts). */
-    serve: serveRequest,
   };
 }
 
@@ -229,7 +279,6 @@ const API_ROUTES = /^\/v1(?=[/?]|$)/i;
  * Which requests take the API-key path: every method but OPTIONS on /v1, except the account,
  * login and dashboard routes, and except dashboard-session requests (a session cookie and no
  * Authorization header) to the services' routes, which the dashboard's Express router serves.
- * Asked by both fronts: node:http's listener and the raw front.
  */
 export function takesApiPath(
   method: string,

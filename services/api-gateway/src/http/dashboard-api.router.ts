@@ -46,6 +46,7 @@ export interface DashboardApiDeps {
   upstreams: { signals: Upstream; stats: Upstream; webhooks: Upstream };
   tokens: InternalTokenCache;
   upstreamTimeoutMs: number;
+  maxHeldResponseBytes: number;
 }
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -303,7 +304,11 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
       noStore,
       session({ csrf: true }),
       accountPlan,
-      proxyTo(upstream, deps.tokens, deps.upstreamTimeoutMs),
+      proxyTo(upstream, {
+        tokens: deps.tokens,
+        timeoutMs: deps.upstreamTimeoutMs,
+        maxHeldBytes: deps.maxHeldResponseBytes,
+      }),
     );
     return r;
   };

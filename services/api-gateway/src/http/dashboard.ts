@@ -50,6 +50,7 @@ export function mountDashboard(
         upstreams: deps.upstreams,
         tokens: deps.tokens,
         upstreamTimeoutMs: deps.upstreamTimeoutMs,
+        maxHeldResponseBytes: deps.maxHeldResponseBytes,
       },
       guard,
     ),

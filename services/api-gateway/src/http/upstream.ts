@@ -1,12 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { PassThrough, type Readable } from 'node:stream';
 import type { ErrorCode } from '@signal/contracts';
 import { hasBody, isJsonMediaType } from '@signal/service-kit';
 import { Pool, type Dispatcher } from 'undici';
-import type { ApiAnswer, ApiRequest } from './exchange';
-import { isBodilessRequest, RawUpstreamPool, type Exchange } from './raw-upstream';
 
-/** Answer headers the gateway never passes on: connection-level ones and those it sets itself. */
+/** Response headers the gateway never passes on: connection-level ones and those it sets itself. */
 const DROPPED_RESPONSE_HEADERS = new Set([
   'connection',
   'keep-alive',
@@ -24,10 +21,10 @@ const FORWARDED_REQUEST_HEADERS = [
   'accept',
   'accept-encoding',
   'content-type',
-  'content-length',
   // The services' body reader decodes gzip, deflate and br, and refuses other codings with 415.
   'content-encoding',
   'idempotency-key',
+  'last-event-id',
   'user-agent',
 ] as const;
 
@@ -40,8 +37,8 @@ const FORWARDED_REQUEST_HEADERS = [
 export const MAX_FORWARDED_BYTES = 12 * 1024;
 
 /** Bytes of the request line and headers the service would get from this request. */
-export function forwardedBytes(req: ApiRequest, path: string): number {
-  let n = path.length + req.method.length;
+export function forwardedBytes(req: IncomingMessage, path: string): number {
+  let n = path.length + (req.method ?? 'GET').length;
   for (const name of FORWARDED_REQUEST_HEADERS) {
     const v = req.headers[name];
     if (typeof v === 'string') n += name.length + v.length + 4;
@@ -53,63 +50,112 @@ export interface Upstream {
   name: string;
   /** JWT audience the service accepts. */
   audience: string;
-  /** Requests with a body (and anything the raw client does not take). */
   pool: Pool;
-  /** GET and HEAD: the lean client (see raw-upstream.ts for why), unless config chose undici. */
-  raw?: RawUpstreamPool;
 }
 
 export interface UpstreamOptions {
+  /** Keep-alive connections to the service; each carries one request at a time. */
   connections: number;
-  /** Requests in flight per connection; undici sends only idempotent ones (GET, HEAD) behind another. */
-  pipelining: number;
-  /** GET and HEAD on the raw client (config `UPSTREAM_CLIENT`). */
-  rawClient: boolean;
-  /** GET and HEAD in flight per connection on the raw client (see raw-upstream.ts). */
-  rawPipelining: number;
 }
 
+/**
+ * One undici pool per service. One request at a time per connection: a request never waits
+ * behind another client's response on the same connection, whatever that client does.
+ */
 export function createUpstream(name: string, url: string, options: UpstreamOptions): Upstream {
   const pool = new Pool(new URL(url).origin, {
     connections: options.connections,
-    pipelining: options.pipelining,
+    pipelining: 1,
     // Connections stay open (the services keep theirs 65 s) so requests never wait for a handshake.
     keepAliveTimeout: 30_000,
     keepAliveMaxTimeout: 60_000,
     connectTimeout: 2000,
   });
-  const raw = options.rawClient
-    ? RawUpstreamPool.forOrigin(url, {
-        connections: options.connections,
-        pipelining: options.rawPipelining,
-        idleMs: 30_000,
-        connectTimeoutMs: 2000,
-      })
-    : undefined;
-  return { name, audience: name, pool, raw };
+  return { name, audience: name, pool };
 }
 
-/** Closes both clients of an upstream. */
 export async function closeUpstream(upstream: Upstream): Promise<void> {
-  await Promise.all([upstream.pool.close(), upstream.raw?.close()]);
+  await upstream.pool.close();
+}
+
+/** The largest body a public route takes (the webhooks service reads at most 64 KiB). */
+export const MAX_API_BODY_BYTES = 64 * 1024;
+
+/**
+ * Why a body is refused before any of it is read, or undefined: declared larger than any route
+ * takes (413), or not JSON (415: what the services' body reader would answer once it had read it
+ * all). Refusing on the headers answers at once and never invites an upload that would be dropped.
+ */
+export function bodyRefusal(
+  headers: IncomingMessage['headers'],
+): 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | undefined {
+  if (!hasBody(headers)) return undefined;
+  if (!isJsonMediaType(headers['content-type'])) return 'UNSUPPORTED_MEDIA_TYPE';
+  if (Number(headers['content-length'] ?? 0) > MAX_API_BODY_BYTES) return 'PAYLOAD_TOO_LARGE';
+  return undefined;
+}
+
+export type ClientBody = { ok: true; body: Buffer } | { ok: false; code: 'PAYLOAD_TOO_LARGE' | 'ABORTED' };
+
+/**
+ * The client's whole body, read before any upstream connection is taken: a client that trickles
+ * its upload holds its own connection only, never one that other requests need. Bounded by the
+ * largest body a route takes; the bytes go on exactly as sent (encoding included).
+ */
+export function readClientBody(req: IncomingMessage, res: ServerResponse): Promise<ClientBody> {
+  if (/^100-continue$/i.test(req.headers.expect ?? '')) res.writeContinue();
+  return new Promise<ClientBody>((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (result: ClientBody) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('close', onClose);
+      resolve(result);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_API_BODY_BYTES) {
+        req.pause();
+        done({ ok: false, code: 'PAYLOAD_TOO_LARGE' });
+      } else chunks.push(chunk);
+    };
+    const onEnd = () => done({ ok: true, body: Buffer.concat(chunks, size) });
+    const onClose = () => {
+      if (!req.complete) done({ ok: false, code: 'ABORTED' });
+    };
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('close', onClose);
+  });
 }
 
 export interface ForwardRequest {
   upstream: Upstream;
+  method: string;
   /** Path and query as the client sent them. */
   path: string;
-  accountId: string;
+  /** The client's request headers (lower-case names). */
+  headers: IncomingMessage['headers'];
+  /** The client's whole body; none for GET and HEAD. */
+  body: Buffer | undefined;
   requestId: string;
   clientIp: string;
-  /** Headers the gateway puts on the answer (security, request id, rate limits): [name, value, …]. */
-  answerHeaders: string[];
-  /** Lower-case names among `answerHeaders`: the service's own values of these are dropped. */
+  /** Headers the gateway puts on the response (security, request id, rate limits): [name, value, …]. */
+  responseHeaders: string[];
+  /** Lower-case names among `responseHeaders`: the service's own values of these are dropped. */
   ownHeaderNames: ReadonlySet<string>;
   timeoutMs: number;
+  /**
+   * Bytes of the response the gateway holds for a client that is not reading: past this, the
+   * client's connection is cut. The service's response is always read at the service's pace, so
+   * a slow reader never holds an upstream connection.
+   */
+  maxHeldBytes: number;
 }
 
 export type ForwardOutcome =
-  | { ok: true; status: number }
+  | { ok: true; status: number; cutSlowReader?: boolean }
   | {
       ok: false;
       code: Extract<ErrorCode, 'SERVICE_UNAVAILABLE' | 'GATEWAY_TIMEOUT'>;
@@ -123,85 +169,14 @@ function errorCodeOf(err: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-/**
- * The client's body as undici should get it. undici destroys the body stream it was handed when
- * the service answers before taking all of it (a 415 or 404 on a large upload), and destroying
- * `req` itself cut the client's connection mid-body: the client's next request on that
- * keep-alive connection went unanswered (the "no answer within 10 s under load" of issue 14).
- * A pass-through takes that destroy instead, and the rest of the client's body is drained, as
- * Node does for a body nobody read.
- */
-function upstreamBody(req: IncomingMessage): Readable {
-  const body = new PassThrough();
-  req.pipe(body);
-  req.once('error', (err) => body.destroy(err));
-  body.once('close', () => {
-    req.unpipe(body);
-    if (!req.complete) req.resume();
-  });
-  return body;
-}
-
-/** The client's body, invited first when the client waits to be asked (`Expect: 100-continue`). */
-function invited(req: ApiRequest): Readable | undefined {
-  req.sendContinue?.();
-  return req.body();
-}
-
-/** A request node:http parsed, as the API path and `forward` read it. */
-export function fromNodeRequest(req: IncomingMessage, res?: ServerResponse): ApiRequest {
-  return {
-    method: req.method ?? 'GET',
-    url: req.url ?? '/',
-    headers: req.headers,
-    remoteAddress: req.socket.remoteAddress,
-    body: () => upstreamBody(req),
-    bodyComplete: () => req.complete,
-    sendContinue:
-      res && /^100-continue$/i.test(req.headers.expect ?? '') ? () => res.writeContinue() : undefined,
-  };
-}
-
-/** The largest body a public route takes (the webhooks service reads at most 64 KiB). */
-export const MAX_API_BODY_BYTES = 64 * 1024;
-
-/**
- * Why a body is refused before any of it is read, or undefined: declared larger than any route
- * takes (413), or not JSON (415: what the services' body reader would answer once it had read it
- * all). Refusing on the headers answers at once and never invites an upload that would be dropped.
- */
-export function bodyRefusal(
-  headers: ApiRequest['headers'],
-): 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | undefined {
-  if (!hasBody(headers)) return undefined;
-  if (!isJsonMediaType(headers['content-type'])) return 'UNSUPPORTED_MEDIA_TYPE';
-  if (Number(headers['content-length'] ?? 0) > MAX_API_BODY_BYTES) return 'PAYLOAD_TOO_LARGE';
-  return undefined;
-}
-
-/**
- * Streams the request to the service with an internal token and streams the answer back
- * as it comes (no parsing, no re-encoding): the service's status and headers, with the
- * gateway's own headers in front. A plain dispatch handler (no stream wrappers, no async
- * resource per request): the answer's chunks go straight to the client's socket, with
- * back-pressure both ways. Settles with what happened, for the caller to log and count; an
- * upstream failure before any byte of the answer is for the caller to turn into an envelope.
- */
-export function forward(
-  req: ApiRequest,
-  res: ApiAnswer,
-  f: ForwardRequest,
-  token: string,
-): Promise<ForwardOutcome> {
-  const method = req.method;
-  // GET and HEAD go on without a body (a client's body on them is read and dropped), so
-  // without its framing either: the service would wait for bytes that never come.
-  const bodiless = method === 'GET' || method === 'HEAD';
+/** The request headers the service gets: the forwarded ones, then the gateway's own. */
+function upstreamHeaders(f: ForwardRequest, token: string): string[] {
   const headers: string[] = [];
   for (const name of FORWARDED_REQUEST_HEADERS) {
-    const v = req.headers[name];
-    if (typeof v === 'string' && !(bodiless && name === 'content-length')) headers.push(name, v);
+    const v = f.headers[name];
+    if (typeof v === 'string') headers.push(name, v);
   }
+  if (f.body) headers.push('content-length', String(f.body.length));
   headers.push(
     'authorization',
     `Bearer ${token}`,
@@ -210,82 +185,60 @@ export function forward(
     'x-forwarded-for',
     f.clientIp,
   );
+  return headers;
+}
+
+/**
+ * Sends the request to the service with an internal token and streams the response back as it
+ * comes (no parsing, no re-encoding): the service's status and headers, with the gateway's own
+ * headers in front. The service's response is read at the service's pace; what the client has
+ * not taken yet waits in the gateway (up to `maxHeldBytes`), so the upstream connection is free
+ * for the next request as soon as the service is done. Settles with what happened, for the
+ * caller to log and count; an upstream failure before any byte of the response is for the
+ * caller to turn into an envelope.
+ */
+export function forward(res: ServerResponse, f: ForwardRequest, token: string): Promise<ForwardOutcome> {
   return new Promise<ForwardOutcome>((resolve) => {
     let status = 0;
     let done = false;
+    let controller: Dispatcher.DispatchController | undefined;
     const settle = (outcome: ForwardOutcome) => {
       if (done) return;
       done = true;
       res.off('close', onClientGone);
       resolve(outcome);
     };
-    /** The answer's head: the gateway's headers, then the service's own that it passes on. */
-    const writeHead = (statusCode: number, answer: readonly string[]) => {
-      status = statusCode;
-      const out = f.answerHeaders.slice();
-      // The service answered before the client's body was all in (it needed no more, or timed
-      // out): the rest cannot be told from the next request, so this connection ends here.
-      if (!bodiless && req.bodyComplete?.() === false) out.push('Connection', 'close');
-      for (let i = 0; i < answer.length; i += 2) {
-        const name = answer[i]!;
-        if (
-          DROPPED_RESPONSE_HEADERS.has(name) ||
-          f.ownHeaderNames.has(name) ||
-          name.startsWith('x-ratelimit')
-        )
-          continue;
-        out.push(name, answer[i + 1]!);
-      }
-      res.writeHead(statusCode, out);
-    };
-    let controller: Dispatcher.DispatchController | undefined;
-    let exchange: Exchange | undefined;
-    // The client went away mid-answer: stop the service's answer too.
+    // The client went away mid-response: stop the service's response too.
     const onClientGone = () => {
-      if (res.writableFinished) return;
-      controller?.abort(new Error('client closed the connection'));
-      exchange?.abort();
+      if (!res.writableFinished) controller?.abort(new Error('client closed the connection'));
     };
     res.once('close', onClientGone);
-    const raw = f.upstream.raw;
-    if (raw && isBodilessRequest(method, f.path, headers)) {
-      exchange = raw.request(
-        { method: method === 'HEAD' ? 'HEAD' : 'GET', path: f.path, headers, timeoutMs: f.timeoutMs },
-        {
-          onStart(statusCode, answer) {
-            writeHead(statusCode, answer);
-            res.on('drain', () => exchange?.resume());
-          },
-          onData: (chunk) => res.write(chunk),
-          onEnd() {
-            res.end();
-            settle({ ok: true, status });
-          },
-          onError(err) {
-            settle(failure(err, res, f.upstream.name, status));
-          },
-        },
-      );
-      if (res.destroyed) exchange.abort();
-      return;
-    }
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart(c) {
         controller = c;
         if (res.destroyed) c.abort(new Error('client closed the connection'));
       },
-      onResponseStart(c, statusCode, answer) {
-        const flat: string[] = [];
-        for (const name in answer) {
-          const value = answer[name];
-          if (typeof value === 'string') flat.push(name, value);
-          else if (value !== undefined) for (const v of value) flat.push(name, v);
+      onResponseStart(_c, statusCode, headers) {
+        status = statusCode;
+        const out = f.responseHeaders.slice();
+        for (const name in headers) {
+          if (DROPPED_RESPONSE_HEADERS.has(name) || f.ownHeaderNames.has(name) || name.startsWith('x-ratelimit'))
+            continue;
+          const value = headers[name];
+          if (typeof value === 'string') out.push(name, value);
+          else if (value !== undefined) for (const v of value) out.push(name, v);
         }
-        writeHead(statusCode, flat);
-        res.on('drain', () => c.resume());
+        res.writeHead(statusCode, out);
+        // An event stream's head goes out at once: its first event may be a while coming.
+        if (String(headers['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();
       },
       onResponseData(c, chunk) {
-        if (!res.write(chunk)) c.pause();
+        res.write(chunk);
+        if (res.writableLength > f.maxHeldBytes) {
+          c.abort(new Error('the client is not reading its response'));
+          res.destroy();
+          settle({ ok: true, status, cutSlowReader: true });
+        }
       },
       onResponseEnd() {
         res.end();
@@ -298,10 +251,10 @@ export function forward(
     try {
       f.upstream.pool.dispatch(
         {
-          method,
+          method: f.method,
           path: f.path,
-          headers,
-          body: bodiless ? undefined : invited(req),
+          headers: upstreamHeaders(f, token),
+          body: f.body,
           headersTimeout: f.timeoutMs,
           bodyTimeout: f.timeoutMs,
         },
@@ -313,19 +266,14 @@ export function forward(
   });
 }
 
-function failure(err: unknown, res: ApiAnswer, upstream: string, status: number): ForwardOutcome {
+function failure(err: unknown, res: ServerResponse, upstream: string, status: number): ForwardOutcome {
   if (res.headersSent) {
-    // Part of the answer is out: the client sees a cut connection, never a second status.
+    // Part of the response is out: the client sees a cut connection, never a second status.
     res.destroy();
     return { ok: true, status };
   }
   const code = errorCodeOf(err);
-  if (
-    code === 'UND_ERR_HEADERS_TIMEOUT' ||
-    code === 'UND_ERR_BODY_TIMEOUT' ||
-    code === 'UPSTREAM_HEADERS_TIMEOUT' ||
-    code === 'UPSTREAM_BODY_TIMEOUT'
-  ) {
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
     return {
       ok: false,
       code: 'GATEWAY_TIMEOUT',
