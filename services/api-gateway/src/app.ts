@@ -113,14 +113,17 @@ export function buildGateway(deps: GatewayAppDeps): HttpEntry {
   });
   const app = buildApp(deps);
   const connections = connectionLimit(deps.maxConnectionsPerClient, deps.guard, securityHeaders);
-  const route = (continued: boolean): RequestListener => (req, res) => {
-    if (connections.refuses(req, res)) return;
-    if (takesApiPath(req.method ?? 'GET', req.url ?? '', req.headers, SESSION_COOKIE)) return api.handle(req, res);
-    // An upload announced with Expect: 100-continue: the API path invites the body only once
-    // the request passed auth, limits and the body checks; Express's routes take theirs at once.
-    if (continued) res.writeContinue();
-    app(req, res);
-  };
+  const route =
+    (continued: boolean): RequestListener =>
+    (req, res) => {
+      if (connections.refuses(req, res)) return;
+      if (takesApiPath(req.method ?? 'GET', req.url ?? '', req.headers, SESSION_COOKIE))
+        return api.handle(req, res);
+      // An upload announced with Expect: 100-continue: the API path invites the body only once
+      // the request passed auth, limits and the body checks; Express's routes take theirs at once.
+      if (continued) res.writeContinue();
+      app(req, res);
+    };
   return {
     listener: route(false),
     checkContinue: route(true),

@@ -48,7 +48,14 @@ export type AuthResult =
     }
   | { ok: false; code: 'UNAUTHORIZED' | 'KEY_EXPIRED'; rate: RateView; owner?: KeyOwner }
   | { ok: false; code: 'RATE_LIMITED'; rate: RateView; retryAfter: number; owner?: KeyOwner }
-  | { ok: false; code: 'TOO_MANY_IN_FLIGHT'; rate: RateView; retryAfter: number; limit: number; owner: KeyOwner }
+  | {
+      ok: false;
+      code: 'TOO_MANY_IN_FLIGHT';
+      rate: RateView;
+      retryAfter: number;
+      limit: number;
+      owner: KeyOwner;
+    }
   | { ok: false; code: 'UNAVAILABLE'; retryAfter: number };
 
 /** A refused credential counts against its client's IP: 401 while under the guard, 429 past it. */

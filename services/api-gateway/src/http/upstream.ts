@@ -222,7 +222,11 @@ export function forward(res: ServerResponse, f: ForwardRequest, token: string): 
         status = statusCode;
         const out = f.responseHeaders.slice();
         for (const name in headers) {
-          if (DROPPED_RESPONSE_HEADERS.has(name) || f.ownHeaderNames.has(name) || name.startsWith('x-ratelimit'))
+          if (
+            DROPPED_RESPONSE_HEADERS.has(name) ||
+            f.ownHeaderNames.has(name) ||
+            name.startsWith('x-ratelimit')
+          )
             continue;
           const value = headers[name];
           if (typeof value === 'string') out.push(name, value);
@@ -235,9 +239,10 @@ export function forward(res: ServerResponse, f: ForwardRequest, token: string): 
       onResponseData(c, chunk) {
         res.write(chunk);
         if (res.writableLength > f.maxHeldBytes) {
+          // Settled first: aborting reports an error to onResponseError at once.
+          settle({ ok: true, status, cutSlowReader: true });
           c.abort(new Error('the client is not reading its response'));
           res.destroy();
-          settle({ ok: true, status, cutSlowReader: true });
         }
       },
       onResponseEnd() {

@@ -1,0 +1,267 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { connect, type Socket } from 'node:net';
+import { metrics } from '@signal/service-kit';
+import { startReceiver, type Receiver } from '@signal/test-kit';
+import request from 'supertest';
+import { startGateway, type GatewayHarness } from './gateway-harness';
+
+/**
+ * No client slows another: slow readers, trickled uploads, bursts and connection hoarders of
+ * one account or address delay only their own requests. The gateway runs with few upstream
+ * connections and a short upstream timeout: a request of another account that waited for a
+ * slow client would take at least that timeout (or fail with it).
+ */
+const UPSTREAM_TIMEOUT_MS = 2500;
+const BIG_BODY = JSON.stringify({ success: true, data: 'x'.repeat(256 * 1024) });
+
+let upstream: Receiver;
+let gw: GatewayHarness;
+
+beforeAll(async () => {
+  upstream = await startReceiver((req) =>
+    req.path.includes('big')
+      ? { status: 200, headers: { 'content-type': 'application/json' }, body: BIG_BODY }
+      : req.path.includes('hold')
+        ? {
+            status: 200,
+            delayMs: 1500,
+            headers: { 'content-type': 'application/json' },
+            body: '{"success":true}',
+          }
+        : { status: 200, headers: { 'content-type': 'application/json' }, body: '{"success":true}' },
+  );
+  gw = await startGateway({
+    label: 'gw_fair',
+    upstreams: { signals: upstream.url, stats: upstream.url, webhooks: upstream.url },
+    env: {
+      UPSTREAM_CONNECTIONS: '2',
+      UPSTREAM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS),
+      MAX_HELD_RESPONSE_BYTES: String(64 * 1024),
+      CLIENT_MAX_CONNECTIONS: '40',
+    },
+  });
+});
+afterAll(async () => {
+  await gw.stop();
+  await upstream.close();
+});
+
+const port = () => Number(new URL(gw.url).port);
+
+/**
+ * A client that sends `count` pipelined requests on a connection with a 4 KiB receive buffer
+ * and never reads a byte of the responses (Python: Node cannot size a TCP receive buffer).
+ * Settles when the gateway closes the connection.
+ */
+const SLOW_READER = `
+import socket, sys, time
+port, key, path, count = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(("127.0.0.1", port))
+one = f"GET {path} HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nAuthorization: Bearer {key}\\r\\n\\r\\n"
+s.sendall((one * count).encode())
+print("sent", flush=True)
+# Never reads: waits until the gateway cuts the connection (a send then fails) or 60 s.
+for _ in range(600):
+    time.sleep(0.1)
+    try:
+        s.send(b"")
+        if s.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b"":
+            break
+    except BlockingIOError:
+        pass
+    except OSError:
+        break
+print("closed", flush=True)
+`;
+
+function slowReader(
+  key: string,
+  path: string,
+  count: number,
+): Promise<{ proc: ChildProcess; closed: Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn('python3', ['-c', SLOW_READER, String(port()), key, path, String(count)]);
+    let out = '';
+    const closed = new Promise<void>((done) => proc.once('exit', () => done()));
+    proc.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (out.includes('sent')) resolve({ proc, closed });
+    });
+    proc.once('error', reject);
+  });
+}
+
+const timed = async (send: () => Promise<request.Response>) => {
+  const started = Date.now();
+  const res = await send();
+  return { status: res.status, ms: Date.now() - started };
+};
+
+async function slowReaderCuts(): Promise<number> {
+  const values = (await metrics.fairnessRefusals().get()).values;
+  return values.find((v) => v.labels.reason === 'slow_reader')?.value ?? 0;
+}
+
+describe('slow readers', () => {
+  it("when one account's clients stop reading large responses, then another account's requests to the same service never wait for them", async () => {
+    const slow = await gw.account({ per_minute: 100_000, per_day: 1_000_000 });
+    const other = await gw.account({ per_minute: 100_000, per_day: 1_000_000 });
+    const cutBefore = await slowReaderCuts();
+    // Six connections, each asking for 40 responses of 256 KiB it never reads: more than the
+    // kernel's socket buffers hold, and more connections than the gateway has to the service.
+    const readers = await Promise.all(
+      Array.from({ length: 6 }, () => slowReader(slow.key, '/v1/stats?big=1', 40)),
+    );
+    // The service has sent what fills the slow connections' buffers before the other account asks.
+    for (let i = 0; i < 200 && upstream.requests.filter((r) => r.path.includes('big')).length < 6; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          timed(() => request(gw.url).get('/v1/stats?limit=1').set('Authorization', `Bearer ${other.key}`)),
+        ),
+      );
+      expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
+      // None waited for an upstream connection a slow reader held (that takes the timeout).
+      expect(results.filter((r) => r.ms >= UPSTREAM_TIMEOUT_MS)).toEqual([]);
+      // The slow readers are cut once the gateway holds more than its bound for them.
+      await Promise.all(readers.map((r) => r.closed));
+      expect(await slowReaderCuts()).toBeGreaterThan(cutBefore);
+    } finally {
+      for (const r of readers) r.proc.kill();
+    }
+  });
+});
+
+describe('trickled uploads', () => {
+  it("when a client trickles a request body, then another account's requests are served while it is still sending", async () => {
+    const trickler = await gw.account({ per_minute: 100_000, per_day: 1_000_000 });
+    const other = await gw.account({ per_minute: 100_000, per_day: 1_000_000 });
+    const body = JSON.stringify({ url: 'https://example.com/hook', pad: 'y'.repeat(40) });
+    // Three trickled uploads: more than the gateway's two connections to the service.
+    const sockets = await Promise.all(
+      Array.from(
+        { length: 3 },
+        () =>
+          new Promise<Socket>((resolve) => {
+            const s = connect(port(), '127.0.0.1', () => {
+              s.write(
+                `POST /v1/webhooks HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${trickler.key}\r\n` +
+                  `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+              );
+              resolve(s);
+            });
+          }),
+      ),
+    );
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 5 }, () =>
+          timed(() => request(gw.url).get('/v1/webhooks').set('Authorization', `Bearer ${other.key}`)),
+        ),
+      );
+      expect(results.map((r) => r.status)).toEqual(Array(5).fill(200));
+      expect(results.filter((r) => r.ms >= UPSTREAM_TIMEOUT_MS)).toEqual([]);
+      // The uploads are still unfinished: the service has seen none of them yet.
+      expect(upstream.requests.filter((r) => r.method === 'POST')).toHaveLength(0);
+      // Finished, each is sent on whole.
+      const responses = sockets.map(
+        (s) =>
+          new Promise<string>((resolve) => {
+            let text = '';
+            s.on('data', (c: Buffer) => {
+              text += c.toString();
+              if (text.includes('\r\n\r\n')) resolve(text);
+            });
+          }),
+      );
+      for (const s of sockets) s.write(body.slice(5));
+      for (const text of await Promise.all(responses)) expect(text.startsWith('HTTP/1.1 200')).toBe(true);
+      const posted = upstream.requests.filter((r) => r.method === 'POST');
+      expect(posted.map((r) => r.body)).toEqual([body, body, body]);
+    } finally {
+      for (const s of sockets) s.destroy();
+    }
+  });
+});
+
+describe('requests in flight per account', () => {
+  let bounded: GatewayHarness;
+  beforeAll(async () => {
+    bounded = await startGateway({
+      label: 'gw_fair_inflight',
+      upstreams: { signals: upstream.url, stats: upstream.url, webhooks: upstream.url },
+      env: { ACCOUNT_MAX_IN_FLIGHT: '3' },
+    });
+  });
+  afterAll(() => bounded.stop());
+
+  it("when an account has its most requests in progress, then its next one is a 429 that uses none of its plan, and another account's is served", async () => {
+    const busy = await bounded.account({ per_minute: 60, per_day: 10_000 });
+    const other = await bounded.account({ per_minute: 60, per_day: 10_000 });
+    const held = Array.from({ length: 3 }, () =>
+      request(bounded.url).get('/v1/stats?hold=1').set('Authorization', `Bearer ${busy.key}`),
+    );
+    const started = held.map((r) => r.then((res) => res));
+    // The three are at the service (held there) before the fourth is sent.
+    const atService = () => upstream.requests.filter((r) => r.path === '/v1/stats?hold=1').length;
+    for (let i = 0; i < 100 && atService() < 3; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(atService()).toBe(3);
+    const refused = await request(bounded.url).get('/v1/stats').set('Authorization', `Bearer ${busy.key}`);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+    expect(refused.body.error.message).toContain('3 requests in progress');
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(refused.headers['x-ratelimit-limit']).toBe('60');
+    await request(bounded.url).get('/v1/stats').set('Authorization', `Bearer ${other.key}`).expect(200);
+    expect((await Promise.all(started)).map((r) => r.status)).toEqual([200, 200, 200]);
+    // Three requests used the plan; the refused one did not.
+    const next = await request(bounded.url)
+      .get('/v1/stats')
+      .set('Authorization', `Bearer ${busy.key}`)
+      .expect(200);
+    expect(next.headers['x-ratelimit-remaining']).toBe(String(60 - 4));
+  });
+});
+
+describe('connections per address', () => {
+  it('when an address holds its most open connections, then a request on one more is a 429 with the headers and that connection closes', async () => {
+    const { key } = await gw.account({ per_minute: 1000, per_day: 10_000 });
+    const open: Socket[] = [];
+    try {
+      // Connections of earlier tests may still be closing: fill up to the bound from wherever it is.
+      let refusal = '';
+      for (let i = 0; i < 60 && !refusal; i++) {
+        const s = await new Promise<Socket>((resolve) => {
+          const c = connect(port(), '127.0.0.1', () => resolve(c));
+        });
+        open.push(s);
+        const text = await new Promise<string>((resolve) => {
+          let t = '';
+          s.on('data', (c: Buffer) => {
+            t += c.toString();
+            if (t.includes('\r\n\r\n') && t.includes('"success"')) resolve(t);
+          });
+          s.write(`GET /v1/signals HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n\r\n`);
+        });
+        if (text.startsWith('HTTP/1.1 429')) refusal = text;
+      }
+      expect(refusal).toMatch(/^HTTP\/1\.1 429/);
+      expect(refusal).toMatch(/\r\nconnection: close\r\n/i);
+      expect(refusal).toMatch(/\r\nx-ratelimit-limit: \d+\r\n/i);
+      expect(refusal).toContain('Too many open connections from this address (at most 40)');
+      const last = open[open.length - 1]!;
+      await new Promise<void>((resolve) =>
+        last.destroyed ? resolve() : last.once('close', () => resolve()),
+      );
+      // One closed, the address may open another.
+      open.shift()!.destroy();
+      await new Promise((r) => setTimeout(r, 100));
+      await request(gw.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(200);
+    } finally {
+      for (const s of open) s.destroy();
+    }
+  });
+});
