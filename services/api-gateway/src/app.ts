@@ -25,7 +25,7 @@ import type { UsageLedger } from './domain/usage';
 import { accountRouter } from './http/account.router';
 import { apiPath, takesApiPath } from './http/api-path';
 import { clientIpOf, trustProxySetting } from './http/client-ip';
-import { dashboardOptions, mountDashboard, type DashboardOptions } from './http/dashboard';
+import { dashboardOptions, mountDashboard, sessionThrottle, type DashboardOptions } from './http/dashboard';
 import { docsRouter } from './http/docs.router';
 import { noStoreForSecrets } from './http/no-store.middleware';
 import { connectionLimit } from './http/connection-limit';
@@ -42,8 +42,10 @@ export interface GatewayAppDeps {
   /** How /readyz looks at the checks (config `READINESS_*`). */
   readiness?: ReadinessTiming;
   auth: AuthDeps;
-  /** The per-IP guard (also `auth.guard`). */
+  /** The per-address guard (also `auth.guard`): anonymous requests and failed credentials. */
   guard: RequestThrottle;
+  /** Requests per minute of one account's sessions on the account routes. */
+  sessionThrottle: RequestThrottle;
   accounts: CreateKeyDeps;
   /** Passwords, login throttling and sessions (the account API and the dashboard). */
   logins: PasswordLoginDeps;
@@ -81,7 +83,7 @@ export function buildApp(deps: GatewayAppDeps): Express {
   });
   app.use(noStoreForSecrets());
   app.use(docsRouter(guard, deps.defaultPlan, deps.publicUrl));
-  app.use(accountRouter(deps.accounts, deps.logins, guard));
+  app.use(accountRouter(deps.accounts, deps.logins, deps.guard, deps.sessionThrottle));
   if (deps.dashboard) mountDashboard(app, deps, guard, deps.dashboard);
   // Whatever no route took (a path outside the API, OPTIONS, a method a route lacks) still
   // answers with the rate-limit headers every response carries (spec, Limits 1), counted against
@@ -156,6 +158,7 @@ export function appFromDependencies(
     readiness: readinessTiming(config),
     auth: deps.auth,
     guard: deps.auth.guard,
+    sessionThrottle: sessionThrottle(deps),
     accounts: deps.accounts,
     logins: deps.logins,
     upstreams: deps.upstreams,

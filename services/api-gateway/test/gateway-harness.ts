@@ -48,6 +48,8 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHarn
     // Tests that send hundreds of one account's requests at once are about the windows; the
     // bound on requests in flight has its own tests.
     ACCOUNT_MAX_IN_FLIGHT: '10000',
+    SIGNUPS_PER_ADDRESS_PER_MINUTE: '1000',
+    SIGNUPS_PER_ADDRESS_PER_DAY: '100000',
     // ~2 ms per account instead of ~320 ms of CPU; the cost's own tests ask for owasp.
     PASSWORD_HASHING: 'fast-tests-only',
     ...options.env,

@@ -1,11 +1,45 @@
+import { RedisScript } from '@signal/service-kit';
 import type Redis from 'ioredis';
-import { waitAfter, type LoginAttempts, type LoginSubject } from '../domain/login-throttle';
+import { type LoginAttempts, type LoginSubject, type Reservation } from '../domain/login-throttle';
 
 /**
- * One hash per subject (`failures`, `until` in ms), expiring `memoryMs` after the last failure.
- * A failure is counted atomically (HINCRBY) and its wait computed from the new count, so
- * concurrent failures on several gateways each add one.
+ * Reserves an attempt: refused (nothing counted) while `until` is ahead, else one more failure
+ * and the wait it earns, in one atomic call, so concurrent attempts on any number of gateways
+ * each see the ones before them.
+ * The wait is domain/login-throttle.ts's waitAfter. ARGV: now, free failures, max wait, memory
+ * (ms). Reply: 0 reserved, else the wait left in ms.
  */
+const RESERVE = new RedisScript(`
+local now = tonumber(ARGV[1])
+local until_at = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')
+if until_at > now then return until_at - now end
+local failures = redis.call('HINCRBY', KEYS[1], 'failures', 1)
+local free, max_wait = tonumber(ARGV[2]), tonumber(ARGV[3])
+local wait = 0
+if failures > free then wait = math.min(max_wait, 1000 * 2 ^ math.min(30, failures - free - 1)) end
+redis.call('HSET', KEYS[1], 'until', now + wait, 'last', now)
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 0
+`);
+
+/**
+ * Takes one reservation back: one failure fewer, and the wait that count earns from the last
+ * reservation (a success must not leave the network waiting for a failure it never made).
+ * ARGV: free failures, max wait.
+ */
+const RELEASE = new RedisScript(`
+local failures = tonumber(redis.call('HGET', KEYS[1], 'failures') or '0')
+if failures <= 1 then redis.call('DEL', KEYS[1]) return 0 end
+failures = redis.call('HINCRBY', KEYS[1], 'failures', -1)
+local free, max_wait = tonumber(ARGV[1]), tonumber(ARGV[2])
+local wait = 0
+if failures > free then wait = math.min(max_wait, 1000 * 2 ^ math.min(30, failures - free - 1)) end
+local last = tonumber(redis.call('HGET', KEYS[1], 'last') or '0')
+redis.call('HSET', KEYS[1], 'until', last + wait)
+return 0
+`);
+
+/** One hash per subject (`failures`, `until` and `last` in ms), expiring `memoryMs` after the last attempt. */
 export class LoginAttemptStore implements LoginAttempts {
   constructor(
     private readonly redis: Redis,
@@ -16,31 +50,21 @@ export class LoginAttemptStore implements LoginAttempts {
     return `${this.prefix}login:{${s.key}}`;
   }
 
-  async waitMs(subjects: LoginSubject[], now: number): Promise<number> {
-    const pipeline = this.redis.pipeline();
-    for (const s of subjects) pipeline.hget(this.key(s), 'until');
-    const results = (await pipeline.exec()) ?? [];
-    let wait = 0;
-    for (const [err, value] of results) {
-      if (err) throw err;
-      if (typeof value === 'string') wait = Math.max(wait, Number(value) - now);
-    }
-    return wait;
+  async reserve(s: LoginSubject, now: number): Promise<Reservation> {
+    const reply = await RESERVE.run(
+      this.redis,
+      [this.key(s)],
+      [now, s.policy.free, s.policy.maxWaitMs, s.policy.memoryMs],
+    );
+    const waitMs = Number(reply);
+    return waitMs > 0 ? { ok: false, waitMs } : { ok: true };
   }
 
-  async failed(subjects: LoginSubject[], now: number): Promise<void> {
-    for (const s of subjects) {
-      const key = this.key(s);
-      const failures = await this.redis.hincrby(key, 'failures', 1);
-      await this.redis
-        .multi()
-        .hset(key, 'until', now + waitAfter(failures, s.policy))
-        .pexpire(key, s.policy.memoryMs)
-        .exec();
-    }
+  async release(s: LoginSubject): Promise<void> {
+    await RELEASE.run(this.redis, [this.key(s)], [s.policy.free, s.policy.maxWaitMs]);
   }
 
-  async succeeded(subject: LoginSubject): Promise<void> {
-    await this.redis.del(this.key(subject));
+  async clear(s: LoginSubject): Promise<void> {
+    await this.redis.del(this.key(s));
   }
 }

@@ -2,9 +2,10 @@ import type Redis from 'ioredis';
 import type { Session, SessionRevocations } from '../domain/sessions';
 
 /**
- * Revoked sessions in Redis: `session:revoked:<id>` per logout and `session:valid-after:<acc>`
- * per password change, each expiring when every token it could refuse has expired anyway.
- * One round trip per check.
+ * Revoked sessions in Redis: `session:revoked:<id>` per logout or renewal (the moment, in ms,
+ * from which it is refused; a logout's is 1) and `session:valid-after:<acc>` per password
+ * change, each expiring when every token it could refuse has expired anyway. One round trip
+ * per check.
  */
 export class SessionRevocationStore implements SessionRevocations {
   constructor(
@@ -19,12 +20,21 @@ export class SessionRevocationStore implements SessionRevocations {
     return `${this.prefix}session:valid-after:${accountId}`;
   }
 
-  async isRevoked(session: Session): Promise<boolean> {
-    const [revoked, validAfter] = await this.redis.mget(
+  async isRevoked(session: Session, now = Date.now()): Promise<boolean> {
+    const [endsAt, validAfter] = await this.redis.mget(
       this.revokedKey(session.sessionId),
       this.validAfterKey(session.accountId),
     );
-    return revoked !== null || (validAfter !== null && session.issuedAt < Number(validAfter));
+    return (
+      (endsAt !== null && Number(endsAt) <= now) ||
+      (validAfter !== null && session.issuedAt < Number(validAfter))
+    );
+  }
+
+  async retire(sessionId: string, endsAt: number, ttlSeconds: number): Promise<boolean> {
+    return (
+      (await this.redis.set(this.revokedKey(sessionId), String(endsAt), 'EX', ttlSeconds, 'NX')) === 'OK'
+    );
   }
 
   async revoke(sessionId: string, ttlSeconds: number): Promise<void> {

@@ -4,8 +4,11 @@ import { clientGroup } from './throttle';
 /**
  * Password guessing, slowed per email and per client network: a few failures are free, then
  * each further failure makes the next attempt wait twice as long (1 s, 2 s, 4 s … up to 15 min).
- * An attempt during the wait is refused without looking at the password (no oracle, no scrypt
- * work); a success clears the email's count. Counts fade an hour after the last failure.
+ * An attempt is counted as a failure before its password is checked (reserved atomically), so
+ * concurrent guesses see each other: no more attempts are ever in flight than the policy lets
+ * through one at a time. An attempt during the wait is refused without looking at the password
+ * (no oracle, no scrypt work); a success takes its reservation back and clears the email's
+ * count. Counts fade an hour after the last failure.
  */
 export interface LoginPolicy {
   /** Failures allowed before any wait. */
@@ -30,12 +33,40 @@ export interface LoginSubject {
   policy: LoginPolicy;
 }
 
+export type Reservation = { ok: true } | { ok: false; waitMs: number };
+
 /** Port: failure counts and waits, shared by every gateway (data/login-attempts.store.ts). */
 export interface LoginAttempts {
-  /** Milliseconds until the next attempt of any of these subjects may run (0: now). */
-  waitMs(subjects: LoginSubject[], now: number): Promise<number>;
-  failed(subjects: LoginSubject[], now: number): Promise<void>;
-  succeeded(subject: LoginSubject): Promise<void>;
+  /**
+   * Counts an attempt against one subject as a failure, unless the subject is waiting after
+   * earlier failures (then nothing is counted and the wait is returned). Atomic per subject.
+   */
+  reserve(subject: LoginSubject, now: number): Promise<Reservation>;
+  /** Takes back one reservation that did not turn into a failure. */
+  release(subject: LoginSubject): Promise<void>;
+  /** A success: the subject's failures are forgotten. */
+  clear(subject: LoginSubject): Promise<void>;
+}
+
+/**
+ * Reserves an attempt against every subject, or none: a subject that refuses undoes the
+ * reservations already made for the others.
+ */
+export async function reserveAll(
+  attempts: LoginAttempts,
+  subjects: LoginSubject[],
+  now: number,
+): Promise<Reservation> {
+  const made: LoginSubject[] = [];
+  for (const s of subjects) {
+    const r = await attempts.reserve(s, now);
+    if (!r.ok) {
+      await Promise.all(made.map((m) => attempts.release(m)));
+      return r;
+    }
+    made.push(s);
+  }
+  return { ok: true };
 }
 
 /** The subjects an attempt counts against: the email (hashed: no addresses in Redis keys) and the network. */
@@ -54,20 +85,29 @@ export function loginSubjects(email: string, ip: string): { email: LoginSubject;
 export class LocalLoginAttempts implements LoginAttempts {
   private readonly state = new Map<string, { failures: number; until: number; last: number }>();
 
-  async waitMs(subjects: LoginSubject[], now: number): Promise<number> {
-    return Math.max(0, ...subjects.map((s) => (this.current(s, now)?.until ?? 0) - now));
+  async reserve(s: LoginSubject, now: number): Promise<Reservation> {
+    const current = this.current(s, now);
+    if (current && current.until > now) return { ok: false, waitMs: current.until - now };
+    const failures = (current?.failures ?? 0) + 1;
+    if (this.state.size >= 100_000) this.state.clear();
+    this.state.set(s.key, { failures, until: now + waitAfter(failures, s.policy), last: now });
+    return { ok: true };
   }
 
-  async failed(subjects: LoginSubject[], now: number): Promise<void> {
-    for (const s of subjects) {
-      const failures = (this.current(s, now)?.failures ?? 0) + 1;
-      if (this.state.size >= 100_000) this.state.clear();
-      this.state.set(s.key, { failures, until: now + waitAfter(failures, s.policy), last: now });
-    }
+  async release(s: LoginSubject): Promise<void> {
+    const e = this.state.get(s.key);
+    if (!e) return;
+    if (e.failures <= 1) this.state.delete(s.key);
+    else
+      this.state.set(s.key, {
+        ...e,
+        failures: e.failures - 1,
+        until: e.last + waitAfter(e.failures - 1, s.policy),
+      });
   }
 
-  async succeeded(subject: LoginSubject): Promise<void> {
-    this.state.delete(subject.key);
+  async clear(s: LoginSubject): Promise<void> {
+    this.state.delete(s.key);
   }
 
   private current(s: LoginSubject, now: number) {
@@ -83,15 +123,15 @@ export class ResilientLoginAttempts implements LoginAttempts {
     private readonly local = new LocalLoginAttempts(),
   ) {}
 
-  waitMs(subjects: LoginSubject[], now: number): Promise<number> {
-    return this.shared.waitMs(subjects, now).catch(() => this.local.waitMs(subjects, now));
+  reserve(subject: LoginSubject, now: number): Promise<Reservation> {
+    return this.shared.reserve(subject, now).catch(() => this.local.reserve(subject, now));
   }
 
-  failed(subjects: LoginSubject[], now: number): Promise<void> {
-    return this.shared.failed(subjects, now).catch(() => this.local.failed(subjects, now));
+  release(subject: LoginSubject): Promise<void> {
+    return this.shared.release(subject).catch(() => this.local.release(subject));
   }
 
-  succeeded(subject: LoginSubject): Promise<void> {
-    return this.shared.succeeded(subject).catch(() => this.local.succeeded(subject));
+  clear(subject: LoginSubject): Promise<void> {
+    return this.shared.clear(subject).catch(() => this.local.clear(subject));
   }
 }

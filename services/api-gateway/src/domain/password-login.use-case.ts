@@ -1,5 +1,5 @@
 import type { AccountDocument } from '../data/account.model';
-import { loginSubjects, type LoginAttempts } from './login-throttle';
+import { loginSubjects, reserveAll, type LoginAttempts } from './login-throttle';
 import type { PasswordHasher } from './password';
 import type { SessionStore } from './sessions';
 
@@ -24,9 +24,10 @@ export type LoginResult =
   | { ok: false; code: 'UNAVAILABLE' };
 
 /**
- * Story: is this email or this client network waiting after failures? (then refuse without
- * looking) → check the password at its stored cost (unknown emails spend the same) → a failure
- * counts against both → a success clears the email's count and upgrades a hash made at an
+ * Story: the attempt is counted as a failure against the email and the client network before
+ * anything else (refused without looking when either is waiting after failures) → check the
+ * password at its stored cost (unknown emails spend the same) → a failure stays counted → a
+ * success takes the network's count back, clears the email's and upgrades a hash made at an
  * older cost.
  */
 export async function passwordLogin(
@@ -37,16 +38,12 @@ export async function passwordLogin(
   now = Date.now(),
 ): Promise<LoginResult> {
   const subjects = loginSubjects(email, ip);
-  const wait = await deps.attempts.waitMs([subjects.email, subjects.network], now);
-  if (wait > 0) return { ok: false, code: 'RATE_LIMITED', retryAfter: Math.ceil(wait / 1000) };
+  const reserved = await reserveAll(deps.attempts, [subjects.email, subjects.network], now);
+  if (!reserved.ok) return { ok: false, code: 'RATE_LIMITED', retryAfter: Math.ceil(reserved.waitMs / 1000) };
   const account = await deps.accounts.findAccountByEmail(email.trim().toLowerCase());
   const ok = await deps.passwords.verify(password, account?.password_hash ?? null);
-  if (!account || !ok) {
-    // The wait runs from now, after the hash work, not from when the attempt arrived.
-    await deps.attempts.failed([subjects.email, subjects.network], Date.now());
-    return { ok: false, code: 'UNAUTHORIZED' };
-  }
-  await deps.attempts.succeeded(subjects.email);
+  if (!account || !ok) return { ok: false, code: 'UNAUTHORIZED' };
+  await Promise.all([deps.attempts.clear(subjects.email), deps.attempts.release(subjects.network)]);
   if (deps.passwords.needsRehash(account.password_hash)) {
     await deps.accounts.setPasswordHash(account._id, await deps.passwords.hash(password));
   }

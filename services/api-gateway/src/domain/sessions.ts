@@ -11,6 +11,11 @@ import { z } from 'zod';
  * change).
  */
 export const SESSION_COOKIE = '__Host-signal_session';
+/**
+ * How long a session replaced by a renewal keeps working: requests the browser sent with the old
+ * cookie before it got the new one (a page's parallel calls) still succeed.
+ */
+export const RENEWAL_GRACE_MS = 5000;
 export type SessionKind = 'api' | 'cookie';
 const AUDIENCE: Record<SessionKind, string> = { api: 'dashboard', cookie: 'dashboard-cookie' };
 
@@ -37,6 +42,11 @@ export interface Session {
 export interface SessionRevocations {
   isRevoked(session: Session): Promise<boolean>;
   revoke(sessionId: string, ttlSeconds: number): Promise<void>;
+  /**
+   * Ends a session at `endsAt` (Unix ms) unless it was already ended or retired; true when this
+   * call retired it (so exactly one renewal replaces a session).
+   */
+  retire(sessionId: string, endsAt: number, ttlSeconds: number): Promise<boolean>;
   /** Every session of the account issued before `issuedBefore` (Unix ms) is refused. */
   revokeAllBefore(accountId: string, issuedBefore: number, ttlSeconds: number): Promise<void>;
 }
@@ -100,6 +110,18 @@ export class SessionStore {
       return { ok: false, code: 'UNAVAILABLE' };
     }
     return { ok: true, session };
+  }
+
+  /**
+   * Sliding sessions: past half its life a session is replaced by a new one, and the old one
+   * ends `RENEWAL_GRACE_MS` later. Undefined when it is not due, or when a concurrent request
+   * already replaced it (that request's response carries the new cookie).
+   */
+  async renew(session: Session, now = Date.now()): Promise<{ token: string; session: Session } | undefined> {
+    if (session.expiresAt - now > (this.ttlSeconds * 1000) / 2) return undefined;
+    const ttl = Math.max(1, Math.ceil((session.expiresAt - now) / 1000));
+    if (!(await this.revocations.retire(session.sessionId, now + RENEWAL_GRACE_MS, ttl))) return undefined;
+    return this.issue(session.kind, session.accountId, now);
   }
 
   /** Logout: this session only. */

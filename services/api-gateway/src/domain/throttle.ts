@@ -36,6 +36,8 @@ export interface ThrottleOptions {
   /** Prefix of the limiter subject (`ip`, `session`): one counter space per throttle. */
   name: string;
   perMinute: number;
+  /** Requests per UTC day (none: the minute alone). */
+  perDay?: number;
   /** Who counts as one client for this throttle (e.g. an IPv6 /64). */
   group?: (id: string) => string;
 }
@@ -79,7 +81,7 @@ export class RequestThrottle {
     const subject = {
       subject: `${this.options.name}:${group}`,
       perMinute: this.options.perMinute,
-      perDay: Number.MAX_SAFE_INTEGER,
+      perDay: this.options.perDay ?? Number.MAX_SAFE_INTEGER,
     };
     let decision: WindowDecision;
     try {

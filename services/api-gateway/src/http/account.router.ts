@@ -17,7 +17,9 @@ import { createKeyOnce, type CreateKeyDeps } from '../domain/create-key.use-case
 import { changePassword, passwordLogin, type PasswordLoginDeps } from '../domain/password-login.use-case';
 import type { Session } from '../domain/sessions';
 
+import type { RequestThrottle } from '../domain/throttle';
 import { loginError, sessionError } from './login-results';
+import { applyThrottle, countLogin, failedLogin, refuseCredential } from './throttle.middleware';
 
 const sessionOf = new WeakMap<Response, Session>();
 
@@ -27,22 +29,43 @@ function current(res: Response): Session {
   return s;
 }
 
-/** Bearer session tokens from POST /v1/auth/login; API keys are refused (they never manage keys). */
-function requireSession(deps: PasswordLoginDeps): RequestHandler {
+/**
+ * Bearer session tokens from POST /v1/auth/login; API keys are refused (they never manage keys).
+ * A failed session counts against its address (the guard); a valid one against its account's
+ * session throttle, which gives its rate-limit headers.
+ */
+function requireSession(
+  deps: PasswordLoginDeps,
+  guard: RequestThrottle,
+  sessionThrottle: RequestThrottle,
+): RequestHandler {
   return async (req, res, next) => {
-    const token = bearerToken(req.header('authorization'));
-    if (!token)
-      return next(new AppError('UNAUTHORIZED', 'A dashboard session is required: POST /v1/auth/login.'));
-    if (token.startsWith('sk_'))
-      return next(
-        new AppError(
-          'FORBIDDEN',
-          'API keys cannot manage the account (keys, password, sessions); use a dashboard session.',
-        ),
-      );
     try {
+      const token = bearerToken(req.header('authorization'));
+      if (!token)
+        throw await refuseCredential(
+          guard,
+          req,
+          res,
+          new AppError('UNAUTHORIZED', 'A dashboard session is required: POST /v1/auth/login.'),
+        );
+      if (token.startsWith('sk_'))
+        throw await refuseCredential(
+          guard,
+          req,
+          res,
+          new AppError(
+            'FORBIDDEN',
+            'API keys cannot manage the account (keys, password, sessions); use a dashboard session.',
+          ),
+        );
       const check = await deps.sessions.verify('api', token);
-      if (!check.ok) return next(sessionError(check));
+      if (!check.ok)
+        throw check.code === 'UNAVAILABLE'
+          ? sessionError(check)
+          : await refuseCredential(guard, req, res, sessionError(check));
+      const limited = applyThrottle(res, await sessionThrottle.count(check.session.accountId));
+      if (limited) throw limited;
       sessionOf.set(res, check.session);
       next();
     } catch (err) {
@@ -60,27 +83,31 @@ const sessionBody = (token: string, s: Session) => ({
 export function accountRouter(
   accounts: CreateKeyDeps,
   logins: PasswordLoginDeps,
-  guard: RequestHandler,
+  guard: RequestThrottle,
+  sessionThrottle: RequestThrottle,
 ): Router {
   const router = Router();
-  router.use(['/v1/auth', '/v1/account'], guard, ...jsonBodyMiddleware('16kb'));
+  const session = requireSession(logins, guard, sessionThrottle);
+  // Counted before the body is read: a malformed login carries the headers too.
+  router.use('/v1/auth/login', countLogin(guard));
+  router.use(['/v1/auth', '/v1/account'], ...jsonBodyMiddleware('16kb'));
 
   router.post('/v1/auth/login', async (req, res) => {
     const { email, password } = parseOrThrow(loginInputSchema, req.body ?? {}, 'body');
     const result = await passwordLogin(logins, email, password, req.ip ?? '');
-    if (!result.ok) throw loginError(result);
+    if (!result.ok) throw failedLogin(res, loginError(result));
     const { token, session } = logins.sessions.issue('api', result.accountId);
     res.json({ success: true, data: sessionBody(token, session) });
   });
 
-  router.post('/v1/auth/logout', requireSession(logins), async (_req, res) => {
+  router.post('/v1/auth/logout', session, async (_req, res) => {
     await logins.sessions.revoke(current(res)).catch((err: unknown) => {
       throw new AppError('SERVICE_UNAVAILABLE', undefined, { cause: err, retryAfter: 1 });
     });
     res.json({ success: true, data: { logged_out: true } });
   });
 
-  router.use('/v1/account', requireSession(logins));
+  router.use('/v1/account', session);
 
   router.post('/v1/account/password', async (req, res) => {
     const input = parseOrThrow(changePasswordInputSchema, req.body ?? {}, 'body');
@@ -92,7 +119,7 @@ export function accountRouter(
       input.new_password,
       req.ip ?? '',
     );
-    if (!result.ok) throw loginError(result, 'The current password is wrong.');
+    if (!result.ok) throw failedLogin(res, loginError(result, 'The current password is wrong.'));
     const { token, session } = logins.sessions.issue('api', accountId);
     res.json({ success: true, data: sessionBody(token, session) });
   });

@@ -25,7 +25,7 @@ import { changePassword, passwordLogin, type PasswordLoginDeps } from '../domain
 import { SESSION_COOKIE, type Session } from '../domain/sessions';
 
 import { loginError, sessionError } from './login-results';
-import { applyThrottle } from './throttle.middleware';
+import { applyThrottle, countLogin, failedLogin, ipGuard, refuseCredential } from './throttle.middleware';
 import { setRateLimitHeaders } from './rate-limit-headers';
 import { rateView, retryAfterSeconds } from '../domain/rate-limit';
 import { outcomeOf } from '../domain/usage';
@@ -43,6 +43,10 @@ export interface DashboardApiDeps {
   defaultPlan: Plan;
   /** Requests per minute one dashboard session may make (its own pages, not the API plan). */
   sessionThrottle: RequestThrottle;
+  /** The per-address guard: anonymous requests and failed credentials. */
+  addressGuard: RequestThrottle;
+  /** Sign-up attempts per address (every attempt counts, whether it made an account or not). */
+  signupThrottle: RequestThrottle;
   upstreams: { signals: Upstream; stats: Upstream; webhooks: Upstream };
   tokens: InternalTokenCache;
   upstreamTimeoutMs: number;
@@ -88,44 +92,53 @@ const withStatus = (k: ApiKeyView) => ({ ...k, status: keyStatus(k) });
  * signals and stats routes reached with that session instead of an API key. API keys are refused
  * here: they can never manage keys.
  */
-export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler): Router {
+export function dashboardApiRouter(deps: DashboardApiDeps): Router {
   const router = Router();
   const sessions = deps.logins.sessions;
   const sessionOf = new WeakMap<Response, Session>();
 
   const session = (opts: { csrf: boolean }): RequestHandler => {
     return async (req, res, next) => {
+      // A failed credential counts against the client's address, like a bad key.
+      const refuse = (failure: AppError) => refuseCredential(deps.addressGuard, req, res, failure);
       try {
         if (bearerToken(req.header('authorization'))?.startsWith('sk_')) {
-          throw new AppError('FORBIDDEN', 'API keys cannot manage the account; use the dashboard.');
+          throw await refuse(
+            new AppError('FORBIDDEN', 'API keys cannot manage the account; use the dashboard.'),
+          );
         }
         const token = readCookie(req.header('cookie'), SESSION_COOKIE);
-        if (!token) throw new AppError('UNAUTHORIZED', 'Log in to the dashboard first.');
+        if (!token) throw await refuse(new AppError('UNAUTHORIZED', 'Log in to the dashboard first.'));
         const check = await sessions.verify('cookie', token);
-        if (!check.ok) throw sessionError(check);
+        if (!check.ok)
+          throw check.code === 'UNAVAILABLE' ? sessionError(check) : await refuse(sessionError(check));
         const s = check.session;
         if (opts.csrf && UNSAFE.has(req.method)) {
           if (!sameOrigin(req) || !sessions.checkCsrf(s, req.header('x-csrf-token'))) {
-            throw new AppError('FORBIDDEN', 'Missing or invalid CSRF token; reload the dashboard.');
+            throw await refuse(
+              new AppError('FORBIDDEN', 'Missing or invalid CSRF token; reload the dashboard.'),
+            );
           }
         }
         const limited = applyThrottle(res, await deps.sessionThrottle.count(s.accountId));
         if (limited) throw limited;
         res.locals.accountId = s.accountId;
-        sessionOf.set(res, renew(res, s));
+        sessionOf.set(res, await renew(res, s));
         next();
       } catch (err) {
         next(err);
       }
     };
   };
-  /** Sliding sessions: past half its life, a session is replaced (new cookie, new CSRF token in a header). */
-  const renew = (res: Response, s: Session): Session => {
-    if (s.expiresAt - Date.now() > (sessions.ttlSeconds * 1000) / 2) return s;
-    const { token, session: fresh } = sessions.issue('cookie', s.accountId);
-    setSessionCookie(res, token, sessions.ttlSeconds);
-    res.setHeader('X-CSRF-Token', sessions.csrfToken(fresh));
-    return fresh;
+  /** Sliding sessions: a renewed session goes out as a new cookie and a new CSRF token in a header. */
+  const renew = async (res: Response, s: Session): Promise<Session> => {
+    const renewed = await sessions.renew(s).catch((cause: unknown) => {
+      throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfter: 1, cause });
+    });
+    if (!renewed) return s;
+    setSessionCookie(res, renewed.token, sessions.ttlSeconds);
+    res.setHeader('X-CSRF-Token', sessions.csrfToken(renewed.session));
+    return renewed.session;
   };
   const current = (res: Response): Session => {
     const s = sessionOf.get(res);
@@ -134,9 +147,13 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
   };
 
   const api = Router();
-  api.use(guard, noStore, ...jsonBodyMiddleware('16kb'));
+  const guard = ipGuard(deps.addressGuard);
+  // Counted before the body is read: a malformed login or sign-up carries the headers too.
+  api.post('/session', countLogin(deps.addressGuard));
+  api.post('/signup', ipGuard(deps.signupThrottle));
+  api.use(noStore, ...jsonBodyMiddleware('16kb'));
 
-  api.get('/config', (_req, res) => {
+  api.get('/config', guard, (_req, res) => {
     res.json({ success: true, data: { signup_enabled: deps.signupEnabled } });
   });
 
@@ -167,7 +184,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps, guard: RequestHandler
     if (!sameOrigin(req)) throw new AppError('FORBIDDEN', 'Cross-site request refused.');
     const input = parseOrThrow(loginInputSchema, req.body ?? {}, 'body');
     const result = await passwordLogin(deps.logins, input.email, input.password, req.ip ?? '');
-    if (!result.ok) throw loginError(result);
+    if (!result.ok) throw failedLogin(res, loginError(result));
     await startSession(res, result.accountId);
   });
 

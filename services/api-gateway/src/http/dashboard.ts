@@ -3,7 +3,7 @@ import type { GatewayAppDeps } from '../app';
 import { defaultPlan, type GatewayConfig } from '../config';
 import type { Plan } from '../data/account.model';
 import type { GatewayDependencies } from '../dependencies';
-import { RequestThrottle } from '../domain/throttle';
+import { RequestThrottle, clientGroup } from '../domain/throttle';
 import type { UsageLedger } from '../domain/usage';
 import { dashboardApiRouter } from './dashboard-api.router';
 import { dashboardPages } from './dashboard-pages';
@@ -14,6 +14,8 @@ export interface DashboardOptions {
   defaultPlan: Plan;
   /** Requests per minute one dashboard session may make (its own pages, not the API plan). */
   sessionThrottle: RequestThrottle;
+  /** Sign-up attempts per client address. */
+  signupThrottle: RequestThrottle;
 }
 
 /** Sign-up is open by default outside production; production opens it only with SIGNUP_ENABLED=true. */
@@ -22,12 +24,22 @@ export function signupEnabled(config: Pick<GatewayConfig, 'SIGNUP_ENABLED' | 'NO
   return config.NODE_ENV !== 'production';
 }
 
+/** Requests per minute one session (dashboard cookie or API login token) may make to account routes. */
+export const sessionThrottle = (deps: GatewayDependencies): RequestThrottle =>
+  new RequestThrottle(deps.auth.limiter, { name: 'session', perMinute: 600 });
+
 export function dashboardOptions(config: GatewayConfig, deps: GatewayDependencies): DashboardOptions {
   return {
     usage: deps.usage,
     signupEnabled: signupEnabled(config),
     defaultPlan: defaultPlan(config),
-    sessionThrottle: new RequestThrottle(deps.auth.limiter, { name: 'session', perMinute: 600 }),
+    sessionThrottle: sessionThrottle(deps),
+    signupThrottle: new RequestThrottle(deps.auth.limiter, {
+      name: 'signup',
+      perMinute: config.SIGNUPS_PER_ADDRESS_PER_MINUTE,
+      perDay: config.SIGNUPS_PER_ADDRESS_PER_DAY,
+      group: clientGroup,
+    }),
   };
 }
 
@@ -39,21 +51,20 @@ export function mountDashboard(
   options: DashboardOptions,
 ): void {
   app.use(
-    dashboardApiRouter(
-      {
-        accounts: deps.accounts,
-        logins: deps.logins,
-        usage: options.usage,
-        signupEnabled: options.signupEnabled,
-        defaultPlan: options.defaultPlan,
-        sessionThrottle: options.sessionThrottle,
-        upstreams: deps.upstreams,
-        tokens: deps.tokens,
-        upstreamTimeoutMs: deps.upstreamTimeoutMs,
-        maxHeldResponseBytes: deps.maxHeldResponseBytes,
-      },
-      guard,
-    ),
+    dashboardApiRouter({
+      accounts: deps.accounts,
+      logins: deps.logins,
+      usage: options.usage,
+      signupEnabled: options.signupEnabled,
+      defaultPlan: options.defaultPlan,
+      sessionThrottle: options.sessionThrottle,
+      addressGuard: deps.guard,
+      signupThrottle: options.signupThrottle,
+      upstreams: deps.upstreams,
+      tokens: deps.tokens,
+      upstreamTimeoutMs: deps.upstreamTimeoutMs,
+      maxHeldResponseBytes: deps.maxHeldResponseBytes,
+    }),
   );
   app.use(dashboardPages(guard));
 }

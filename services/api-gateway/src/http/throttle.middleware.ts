@@ -21,3 +21,46 @@ export function ipGuard(guard: RequestThrottle): RequestHandler {
     }
   };
 }
+
+/**
+ * A request whose credential failed (a bad session, a failed CSRF check): counted against its
+ * client's address, with the headers; the failure's own error, or a 429 once the address is past
+ * its limit.
+ */
+export async function refuseCredential(
+  guard: RequestThrottle,
+  req: Request,
+  res: Response,
+  failure: AppError,
+): Promise<AppError> {
+  return applyThrottle(res, await guard.count(req.ip ?? '')) ?? failure;
+}
+
+/**
+ * A login attempt: counted against its client's address (the headers every response carries),
+ * but never refused for it before the password is checked — a right password is judged by the
+ * login throttle alone. `failed` turns a failed login into a 429 once the address is past its
+ * limit.
+ */
+export function countLogin(guard: RequestThrottle): RequestHandler {
+  return async (req, res, next) => {
+    try {
+      const decision = await guard.count(req.ip ?? '');
+      setRateLimitHeaders(res, decision.rate);
+      addressOverLimit.set(res, decision);
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}
+
+const addressOverLimit = new WeakMap<Response, ThrottleDecision>();
+
+/** The error for a failed login: its own, or a 429 when its address is past the guard's limit. */
+export function failedLogin(res: Response, failure: AppError): AppError {
+  const decision = addressOverLimit.get(res);
+  return decision?.limited
+    ? new AppError('RATE_LIMIT_EXCEEDED', undefined, { retryAfter: decision.retryAfter })
+    : failure;
+}
