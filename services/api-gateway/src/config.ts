@@ -37,6 +37,8 @@ export const configSchema = z
     API_KEY_PEPPER: env.secret(),
     SESSION_JWT_SECRET: env.secret(),
     SESSION_TTL_SECONDS: env.int(900, 60),
+    /** How long a session replaced by a sliding renewal keeps working (requests already in flight). */
+    SESSION_RENEWAL_GRACE_MS: env.int(5000, 0),
     /**
      * The cost of password hashes: scrypt at OWASP's cost; `fast-tests-only` (1 MiB, for the test
      * suite's many accounts) is refused unless NODE_ENV=test.

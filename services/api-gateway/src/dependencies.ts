@@ -117,6 +117,7 @@ export async function createDependencies(
         config.SESSION_JWT_SECRET,
         config.SESSION_TTL_SECONDS,
         new SessionRevocationStore(redis, config.REDIS_PREFIX),
+        config.SESSION_RENEWAL_GRACE_MS,
       ),
     },
     usage,

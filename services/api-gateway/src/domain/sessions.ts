@@ -11,11 +11,7 @@ import { z } from 'zod';
  * change).
  */
 export const SESSION_COOKIE = '__Host-signal_session';
-/**
- * How long a session replaced by a renewal keeps working: requests the browser sent with the old
- * cookie before it got the new one (a page's parallel calls) still succeed.
- */
-export const RENEWAL_GRACE_MS = 5000;
+
 export type SessionKind = 'api' | 'cookie';
 const AUDIENCE: Record<SessionKind, string> = { api: 'dashboard', cookie: 'dashboard-cookie' };
 
@@ -61,6 +57,11 @@ export class SessionStore {
     private readonly secret: string,
     readonly ttlSeconds: number,
     private readonly revocations: SessionRevocations,
+    /**
+     * How long a session replaced by a renewal keeps working: requests the browser sent with the
+     * old cookie before it got the new one (a page's parallel calls) still succeed.
+     */
+    private readonly renewalGraceMs = 5000,
   ) {}
 
   issue(kind: SessionKind, accountId: string, issuedAt = Date.now()) {
@@ -114,13 +115,13 @@ export class SessionStore {
 
   /**
    * Sliding sessions: past half its life a session is replaced by a new one, and the old one
-   * ends `RENEWAL_GRACE_MS` later. Undefined when it is not due, or when a concurrent request
+   * ends `renewalGraceMs` later. Undefined when it is not due, or when a concurrent request
    * already replaced it (that request's response carries the new cookie).
    */
   async renew(session: Session, now = Date.now()): Promise<{ token: string; session: Session } | undefined> {
     if (session.expiresAt - now > (this.ttlSeconds * 1000) / 2) return undefined;
     const ttl = Math.max(1, Math.ceil((session.expiresAt - now) / 1000));
-    if (!(await this.revocations.retire(session.sessionId, now + RENEWAL_GRACE_MS, ttl))) return undefined;
+    if (!(await this.revocations.retire(session.sessionId, now + this.renewalGraceMs, ttl))) return undefined;
     return this.issue(session.kind, session.accountId, now);
   }
 
