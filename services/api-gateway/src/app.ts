@@ -16,7 +16,7 @@ import type { Express } from 'express';
 import { defaultPlan, type GatewayConfig } from './config';
 import type { Plan } from './data/account.model';
 import { healthChecks, servesWith, type GatewayDependencies } from './dependencies';
-import { authenticate, type AuthDeps } from './domain/authenticate.use-case';
+import { authenticate, type AuthDeps, type AuthResult } from './domain/authenticate.use-case';
 import type { CreateKeyDeps } from './domain/create-key.use-case';
 import type { PasswordLoginDeps } from './domain/password-login.use-case';
 import { SESSION_COOKIE } from './domain/sessions';
@@ -42,6 +42,11 @@ export interface GatewayAppDeps {
   /** How /readyz looks at the checks (config `READINESS_*`). */
   readiness?: ReadinessTiming;
   auth: AuthDeps;
+  /**
+   * How the API path authenticates (default: the key pipeline over `auth`). The gateway bench
+   * passes one that admits every request, to measure what authentication and limits cost.
+   */
+  authenticate?: (authorization: string | undefined, ip: string) => Promise<AuthResult>;
   /** The per-address guard (also `auth.guard`): anonymous requests and failed credentials. */
   guard: RequestThrottle;
   /** Requests per minute of one account's sessions on the account routes. */
@@ -103,7 +108,7 @@ export function buildApp(deps: GatewayAppDeps): Express {
 export function buildGateway(deps: GatewayAppDeps): HttpEntry {
   const securityHeaders = securityHeaderList();
   const api = apiPath({
-    authenticate: (authorization, ip) => authenticate(deps.auth, authorization, ip),
+    authenticate: deps.authenticate ?? ((authorization, ip) => authenticate(deps.auth, authorization, ip)),
     upstreams: deps.upstreams,
     tokens: deps.tokens,
     timeoutMs: deps.upstreamTimeoutMs,
@@ -149,8 +154,10 @@ export function appFromDependencies(
   deps: GatewayDependencies,
   logger: Logger,
   lifecycle: Lifecycle,
+  overrides: Pick<GatewayAppDeps, 'authenticate'> = {},
 ): HttpEntry {
   return buildGateway({
+    ...overrides,
     logger,
     lifecycle,
     checks: healthChecks(deps),
