@@ -1,6 +1,6 @@
 import { env, internalKeyEnv, observabilityEnv, parseConfig } from '@signal/service-kit';
 import { z } from 'zod';
-import type { Plan } from './data/account.model';
+import type { Plan, PlanCaps } from './data/account.model';
 import { planIsCoherent } from './domain/accounts.use-cases';
 import { gatewayWorkers } from './workers';
 
@@ -8,7 +8,24 @@ import { gatewayWorkers } from './workers';
 export const defaultPlanEnv = {
   DEFAULT_PLAN_PER_MINUTE: env.int(60, 1),
   DEFAULT_PLAN_PER_DAY: env.int(10_000, 1),
+  /** Active API keys an account may hold at once, unless its plan says otherwise. */
+  DEFAULT_PLAN_MAX_KEYS: env.int(20, 1),
+  /** Webhook subscriptions an account may hold, unless its plan says otherwise. */
+  DEFAULT_PLAN_MAX_WEBHOOKS: env.int(25, 1),
+  /** Live streams an account may have open at once, unless its plan says otherwise. */
+  DEFAULT_PLAN_MAX_STREAMS: env.int(5, 1),
 };
+type CapEnv = {
+  DEFAULT_PLAN_MAX_KEYS: number;
+  DEFAULT_PLAN_MAX_WEBHOOKS: number;
+  DEFAULT_PLAN_MAX_STREAMS: number;
+};
+/** The caps of a plan that sets none of its own. */
+export const defaultCaps = (c: CapEnv): PlanCaps => ({
+  keys: c.DEFAULT_PLAN_MAX_KEYS,
+  webhooks: c.DEFAULT_PLAN_MAX_WEBHOOKS,
+  streams: c.DEFAULT_PLAN_MAX_STREAMS,
+});
 type DefaultPlanEnv = { DEFAULT_PLAN_PER_MINUTE: number; DEFAULT_PLAN_PER_DAY: number };
 export const defaultPlan = (c: DefaultPlanEnv): Plan => ({
   per_minute: c.DEFAULT_PLAN_PER_MINUTE,

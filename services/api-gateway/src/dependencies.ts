@@ -9,7 +9,7 @@ import {
 } from '@signal/service-kit';
 import type Redis from 'ioredis';
 import type { Connection } from 'mongoose';
-import type { GatewayConfig } from './config';
+import { defaultCaps, type GatewayConfig } from './config';
 import { AccountRepository } from './data/account.repository';
 import { RateLimitStore } from './data/rate-limit.store';
 import { UsageStore } from './data/usage.store';
@@ -106,6 +106,7 @@ export async function createDependencies(
       cache,
       pepper: config.API_KEY_PEPPER,
       passwords,
+      capDefaults: defaultCaps(config),
       keyRequests: new KeyRequestStore(mongo),
       sealer: new SecretSealer(config.API_KEY_PEPPER, 'api-key idempotent replay'),
     },

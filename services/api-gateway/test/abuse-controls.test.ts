@@ -211,3 +211,27 @@ describe('sign-up', () => {
     expect(limited.res.headers['retry-after']).toMatch(/^\d+$/);
   });
 });
+
+describe('plan caps', () => {
+  it('when an account holds as many active keys as its plan allows, then creating one more is a 409 naming the cap; revoking one makes room', async () => {
+    const { email, keyId } = await gw.account(
+      { per_minute: 60, per_day: 10_000, max_keys: 2 },
+      'the-right-password-3',
+    );
+    const login = await request(gw.url)
+      .post('/v1/auth/login')
+      .send({ email, password: 'the-right-password-3' })
+      .expect(200);
+    const auth = { Authorization: `Bearer ${String(login.body.data.token)}` };
+    await request(gw.url).post('/v1/account/keys').set(auth).send({ name: 'second' }).expect(201);
+    const refused = await request(gw.url)
+      .post('/v1/account/keys')
+      .set(auth)
+      .send({ name: 'third' })
+      .expect(409);
+    expect(refused.body.error.code).toBe('CONFLICT');
+    expect(refused.body.error.message).toContain('the most its plan allows (2)');
+    await request(gw.url).delete(`/v1/account/keys/${keyId}`).set(auth).expect(200);
+    await request(gw.url).post('/v1/account/keys').set(auth).send({ name: 'third' }).expect(201);
+  });
+});

@@ -4,6 +4,7 @@ import { RateLimitStore } from '../data/rate-limit.store';
 import type { AccountDeps } from '../domain/accounts.use-cases';
 import { KeyCache } from '../domain/key-cache';
 import { scryptPasswords } from '../domain/password';
+import { defaultCaps } from '../config';
 
 export interface AdminConfig {
   MONGO_URL: string;
@@ -11,6 +12,9 @@ export interface AdminConfig {
   REDIS_URL: string;
   REDIS_PREFIX: string;
   API_KEY_PEPPER: string;
+  DEFAULT_PLAN_MAX_KEYS: number;
+  DEFAULT_PLAN_MAX_WEBHOOKS: number;
+  DEFAULT_PLAN_MAX_STREAMS: number;
 }
 
 /** The slice of the gateway the operator CLI needs: accounts in MongoDB, plans and revocations in Redis. */
@@ -37,6 +41,7 @@ export async function createDependencies(
       cache: new KeyCache(),
       pepper: config.API_KEY_PEPPER,
       passwords: scryptPasswords(),
+      capDefaults: defaultCaps(config),
     },
     async close() {
       redis.disconnect();

@@ -1,7 +1,26 @@
 export interface Plan {
   per_minute: number;
   per_day: number;
+  /** Active API keys at once (none: the gateway's DEFAULT_PLAN_MAX_KEYS). */
+  max_keys?: number;
+  /** Webhook subscriptions (none: DEFAULT_PLAN_MAX_WEBHOOKS). */
+  max_webhooks?: number;
+  /** Live streams open at once (none: DEFAULT_PLAN_MAX_STREAMS). */
+  max_streams?: number;
 }
+
+/** What a plan allows at once, its own values or the gateway's defaults. */
+export interface PlanCaps {
+  keys: number;
+  webhooks: number;
+  streams: number;
+}
+
+export const planCaps = (plan: Plan, defaults: PlanCaps): PlanCaps => ({
+  keys: plan.max_keys ?? defaults.keys,
+  webhooks: plan.max_webhooks ?? defaults.webhooks,
+  streams: plan.max_streams ?? defaults.streams,
+});
 
 export interface AccountDocument {
   _id: string;

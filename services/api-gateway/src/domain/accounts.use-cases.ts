@@ -1,6 +1,6 @@
 import { SHORT_LIST_DEFAULT_LIMIT, pageMeta, type ApiKeyView, type ShortListQuery } from '@signal/contracts';
 import { AppError, newId } from '@signal/service-kit';
-import type { ApiKeyDocument, Plan } from '../data/account.model';
+import { planCaps, type ApiKeyDocument, type Plan, type PlanCaps } from '../data/account.model';
 import { EmailTakenError, type AccountRepository } from '../data/account.repository';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
 import type { KeyCache } from './key-cache';
@@ -13,6 +13,8 @@ export interface AccountDeps {
   cache: KeyCache;
   pepper: string;
   passwords: PasswordHasher;
+  /** The caps of a plan that sets none of its own. */
+  capDefaults: PlanCaps;
 }
 
 export function toKeyView(k: ApiKeyDocument): ApiKeyView {
@@ -87,12 +89,26 @@ export async function createApiKey(
   name: string,
   expiresAt?: Date,
   keyId = newId('key'),
+  /** false for a roll: the key it replaces expires after the overlap. */
+  capped = true,
 ) {
-  await requireAccount(deps, accountId);
+  const account = await requireAccount(deps, accountId);
   if (expiresAt && expiresAt.getTime() <= Date.now()) {
     throw new AppError('VALIDATION_ERROR', 'expires_at must be in the future', {
       details: [{ field: 'expires_at', message: 'must be in the future' }],
     });
+  }
+  if (capped) {
+    const max = planCaps(account.plan, deps.capDefaults).keys;
+    const now = Date.now();
+    const active = (await deps.repository.listKeys(accountId)).filter(
+      (k) => k.revoked_at === null && (k.expires_at === null || new Date(k.expires_at).getTime() > now),
+    ).length;
+    if (active >= max)
+      throw new AppError(
+        'CONFLICT',
+        `This account has ${active} active API keys, the most its plan allows (${max}); revoke one first.`,
+      );
   }
   const key = generateApiKey();
   const doc: ApiKeyDocument = {

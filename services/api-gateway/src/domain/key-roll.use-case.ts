@@ -26,6 +26,8 @@ export async function rollApiKey(
     accountId,
     old.name,
     oldExpiry !== null ? new Date(oldExpiry) : undefined,
+    undefined,
+    false,
   );
   if (overlapSeconds === 0) {
     return { created, previous: await revokeApiKey(deps, accountId, keyId) };
