@@ -25,6 +25,8 @@ void runService({
         accountId,
         keyId: 'bench',
         rate: admitted,
+        expiresAt: null,
+        caps: { keys: 1, webhooks: 1, streams: 1_000_000 },
         release: () => undefined,
       }),
     }),

@@ -38,6 +38,12 @@ export type HttpEntry =
        * request is open: a client that stops reading its response is cut after this.
        */
       stalledMs?: number;
+      /**
+       * Called when the server starts to close, before it waits for open requests: long-lived
+       * responses (event streams) end here, with a word to their clients, instead of being cut
+       * when the grace runs out.
+       */
+      onClose?: () => void;
     };
 
 export async function startHttpServer(
@@ -45,7 +51,7 @@ export async function startHttpServer(
   port: number,
   host = '127.0.0.1',
 ): Promise<RunningServer> {
-  const { listener, checkContinue, onConnection, unparsableHeaders, stalledMs } =
+  const { listener, checkContinue, onConnection, unparsableHeaders, stalledMs, onClose } =
     typeof entry === 'function' ? { listener: entry } : entry;
   // Node answers an HTTP/1.1 request without Host with a bare 400 (no envelope, no request
   // id); it is refused here instead, like every other malformed request.
@@ -76,6 +82,7 @@ export async function startHttpServer(
     url: `http://${host}:${actual}`,
     close: (graceMs = 5000) =>
       new Promise<void>((resolve) => {
+        onClose?.();
         const timer = setTimeout(() => server.closeAllConnections(), graceMs);
         server.close(() => {
           clearTimeout(timer);

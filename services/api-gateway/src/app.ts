@@ -32,6 +32,7 @@ import { connectionLimit } from './http/connection-limit';
 import { rateLimitHeaders } from './http/rate-limit-headers';
 import { ipGuard } from './http/throttle.middleware';
 import type { Upstream } from './http/upstream';
+import type { OpenStreams } from './domain/open-streams';
 
 export interface GatewayAppDeps {
   logger: Logger;
@@ -63,6 +64,10 @@ export interface GatewayAppDeps {
   maxConnectionsPerClient?: number;
   /** How long a connection with a request open may make no progress before it is cut. */
   stalledConnectionMs: number;
+  /** Live streams open through this process. */
+  streams: OpenStreams;
+  /** A live stream with no bytes from the service this long is dead. */
+  streamIdleMs: number;
   trustProxy: boolean | number | string;
   publicUrl?: string;
   /** The plan new accounts get (the document states it). */
@@ -117,6 +122,8 @@ export function buildGateway(deps: GatewayAppDeps): HttpEntry {
     clientIp: clientIpOf(deps.trustProxy),
     securityHeaders,
     logger: deps.logger,
+    streams: deps.streams,
+    streamIdleMs: deps.streamIdleMs,
   });
   const app = buildApp(deps);
   const connections = connectionLimit(deps.maxConnectionsPerClient, deps.guard, securityHeaders);
@@ -136,6 +143,7 @@ export function buildGateway(deps: GatewayAppDeps): HttpEntry {
     checkContinue: route(true),
     onConnection: connections.onConnection,
     stalledMs: deps.stalledConnectionMs,
+    onClose: () => deps.streams.endAll(),
     // A request node:http cannot parse (oversized headers, say) still carries the rate-limit
     // headers, counted against its address like any request without a usable credential.
     unparsableHeaders: async (remoteAddress) => {
@@ -175,6 +183,8 @@ export function appFromDependencies(
     // Behind a trusted proxy every connection comes from the proxy: it bounds its clients.
     maxConnectionsPerClient: config.TRUST_PROXY === 'false' ? config.CLIENT_MAX_CONNECTIONS : undefined,
     stalledConnectionMs: config.STALLED_CONNECTION_MS,
+    streams: deps.streams,
+    streamIdleMs: config.STREAM_IDLE_TIMEOUT_MS,
     trustProxy: trustProxySetting(config.TRUST_PROXY),
     publicUrl: config.PUBLIC_URL,
     defaultPlan: defaultPlan(config),

@@ -1,6 +1,7 @@
 import { env, internalKeyEnv, observabilityEnv, parseConfig } from '@signal/service-kit';
 import { z } from 'zod';
-import type { Plan, PlanCaps } from './data/account.model';
+import type { Plan } from './data/account.model';
+import type { PlanCaps } from './domain/plan-caps';
 import { planIsCoherent } from './domain/accounts.use-cases';
 import { gatewayWorkers } from './workers';
 
@@ -81,6 +82,8 @@ export const configSchema = z
     MAX_HELD_RESPONSE_BYTES: env.int(512 * 1024, 64 * 1024),
     /** A connection with a request open that makes no progress (nothing read or written) this long is cut. */
     STALLED_CONNECTION_MS: env.int(30_000, 1000),
+    /** A live stream with no bytes from the service this long is dead (the service sends heartbeats). */
+    STREAM_IDLE_TIMEOUT_MS: env.int(30_000, 1000),
     /**
      * Gateway processes on this host (node:cluster, one port): `auto` is one per core. Limits
      * stay exact across them: every count is one atomic call to the shared Redis.

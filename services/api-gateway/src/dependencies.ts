@@ -26,6 +26,8 @@ import { SecretSealer } from './domain/sealed-secret';
 import { SessionStore } from './domain/sessions';
 import { LocalFallbackLimiter } from './domain/rate-limit';
 import { InFlightLimit } from './domain/in-flight';
+import { OpenStreams } from './domain/open-streams';
+import { StreamSlotStore } from './data/stream-slots.store';
 import { RequestThrottle, clientGroup } from './domain/throttle';
 import { closeUpstream, createUpstream, type Upstream } from './http/upstream';
 
@@ -39,6 +41,8 @@ export interface GatewayDependencies {
   usage: UsageStore;
   upstreams: { signals: Upstream; stats: Upstream; webhooks: Upstream };
   tokens: InternalTokenCache;
+  /** Live streams open through this process. */
+  streams: OpenStreams;
   /** None: usage flushes on its own timer and at close. */
   workers: BackgroundWorker[];
   close(): Promise<void>;
@@ -74,6 +78,7 @@ export async function createDependencies(
       group: clientGroup,
     }),
     inFlight: new InFlightLimit(config.ACCOUNT_MAX_IN_FLIGHT),
+    capDefaults: defaultCaps(config),
     pepper: config.API_KEY_PEPPER,
     knownKeyWindowMs: config.KNOWN_KEY_WINDOW_MS,
     // last_used_at is informational: written at most once a minute per key, off the request path.
@@ -123,6 +128,7 @@ export async function createDependencies(
     },
     usage,
     upstreams,
+    streams: new OpenStreams(new StreamSlotStore(redis, config.REDIS_PREFIX), limiter),
     workers: [],
     tokens: new InternalTokenCache((audience, accountId, ttl) =>
       signInternalToken(config.INTERNAL_JWT_PRIVATE_KEY, audience, accountId, ttl),

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { appFromDependencies } from '../src/app';
 import { loadConfig, type GatewayConfig } from '../src/config';
 import { createDependencies, type GatewayDependencies } from '../src/dependencies';
+import type { Plan } from '../src/data/account.model';
 import { createAccount, createApiKey } from '../src/domain/accounts.use-cases';
 
 export interface GatewayHarness {
@@ -12,7 +13,7 @@ export interface GatewayHarness {
   deps: GatewayDependencies;
   /** A new account with the given plan and one key for it. */
   account(
-    plan?: { per_minute: number; per_day: number },
+    plan?: Plan,
     password?: string,
   ): Promise<{ accountId: string; key: string; keyId: string; email: string }>;
   stop(): Promise<void>;
@@ -62,7 +63,7 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHarn
     url: http.url,
     config,
     deps,
-    async account(plan = { per_minute: 60, per_day: 10_000 }, password) {
+    async account(plan: Plan = { per_minute: 60, per_day: 10_000 }, password) {
       n += 1;
       const email = `user${n}-${randomBytes(3).toString('hex')}@example.com`;
       const acc = await createAccount(deps.accounts, email, password, plan);

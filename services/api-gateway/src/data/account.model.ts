@@ -9,19 +9,6 @@ export interface Plan {
   max_streams?: number;
 }
 
-/** What a plan allows at once, its own values or the gateway's defaults. */
-export interface PlanCaps {
-  keys: number;
-  webhooks: number;
-  streams: number;
-}
-
-export const planCaps = (plan: Plan, defaults: PlanCaps): PlanCaps => ({
-  keys: plan.max_keys ?? defaults.keys,
-  webhooks: plan.max_webhooks ?? defaults.webhooks,
-  streams: plan.max_streams ?? defaults.streams,
-});
-
 export interface AccountDocument {
   _id: string;
   email: string;

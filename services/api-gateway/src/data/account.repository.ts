@@ -78,6 +78,8 @@ export class AccountRepository implements KeyDirectory {
       revoked: key.revoked_at !== null,
       perMinute: account.plan.per_minute,
       perDay: account.plan.per_day,
+      maxWebhooks: account.plan.max_webhooks,
+      maxStreams: account.plan.max_streams,
     };
   }
 

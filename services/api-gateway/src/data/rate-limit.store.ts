@@ -176,6 +176,17 @@ export class RateLimitStore implements SharedLimiter {
     }
   }
 
+  /** Which of these keys are revoked now: one pipelined round trip. */
+  async revokedAmong(keys: ReadonlyArray<{ accountId: string; keyId: string }>): Promise<boolean[]> {
+    const pipeline = this.redis.pipeline();
+    for (const k of keys) pipeline.sismember(`${this.tag(k.accountId)}:revoked`, k.keyId);
+    const results = (await pipeline.exec()) ?? [];
+    return results.map(([err, value]) => {
+      if (err) throw err;
+      return value === 1;
+    });
+  }
+
   async markRevoked(accountId: string, keyId: string): Promise<void> {
     await this.redis.sadd(`${this.tag(accountId)}:revoked`, keyId);
   }

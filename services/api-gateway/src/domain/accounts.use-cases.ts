@@ -1,6 +1,7 @@
 import { SHORT_LIST_DEFAULT_LIMIT, pageMeta, type ApiKeyView, type ShortListQuery } from '@signal/contracts';
 import { AppError, newId } from '@signal/service-kit';
-import { planCaps, type ApiKeyDocument, type Plan, type PlanCaps } from '../data/account.model';
+import type { ApiKeyDocument, Plan } from '../data/account.model';
+import { planCaps, type PlanCaps } from './plan-caps';
 import { EmailTakenError, type AccountRepository } from '../data/account.repository';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
 import type { KeyCache } from './key-cache';

@@ -1,4 +1,5 @@
 import { bearerToken } from '@signal/service-kit';
+import { planCaps, type PlanCaps } from './plan-caps';
 import { hasApiKeyShape, hasValidChecksum, hashApiKey } from './api-key';
 import type { InFlightLimit } from './in-flight';
 import type { RequestThrottle } from './throttle';
@@ -26,6 +27,8 @@ export interface AuthDeps {
   guard: RequestThrottle;
   /** Requests in flight per account in this process. */
   inFlight: InFlightLimit;
+  /** The caps of a plan that sets none of its own. */
+  capDefaults: PlanCaps;
   pepper: string;
   knownKeyWindowMs: number;
   onKeyUsed: (keyId: string) => void;
@@ -43,6 +46,10 @@ export type AuthResult =
       accountId: string;
       keyId: string;
       rate: RateView;
+      /** When the key stops being valid (Unix ms), if it does. */
+      expiresAt: number | null;
+      /** What the account's plan allows at once. */
+      caps: PlanCaps;
       /** Frees the request's place among the account's requests in flight: call once it is done. */
       release: () => void;
     }
@@ -163,5 +170,9 @@ export async function authenticate(
   }
   deps.cache.markAllowed(hash, now);
   deps.onKeyUsed(record.keyId);
-  return { ok: true, accountId, keyId: record.keyId, rate, release };
+  const caps = planCaps(
+    { max_webhooks: record.maxWebhooks, max_streams: record.maxStreams },
+    deps.capDefaults,
+  );
+  return { ok: true, accountId, keyId: record.keyId, rate, expiresAt: record.expiresAt, caps, release };
 }

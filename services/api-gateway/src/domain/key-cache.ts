@@ -5,6 +5,9 @@ export interface KeyRecord {
   revoked: boolean;
   perMinute: number;
   perDay: number;
+  /** The plan's own caps, if it sets them. */
+  maxWebhooks?: number;
+  maxStreams?: number;
 }
 
 interface Entry {

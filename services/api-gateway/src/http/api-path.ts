@@ -12,7 +12,9 @@ import {
   type InternalTokenCache,
   type Logger,
 } from '@signal/service-kit';
+import { randomUUID } from 'node:crypto';
 import type { AuthResult } from '../domain/authenticate.use-case';
+import type { OpenStreams, StreamEnd } from '../domain/open-streams';
 import { outcomeOf, type UsageLedger } from '../domain/usage';
 import type { ClientIp } from './client-ip';
 import { readCookie } from './cookies';
@@ -24,6 +26,7 @@ import {
   forward,
   forwardedBytes,
   readClientBody,
+  type StreamControl,
   type Upstream,
 } from './upstream';
 
@@ -40,7 +43,20 @@ export interface ApiPathDeps {
   /** Security headers prepared once: [name, value, …]. */
   securityHeaders: string[];
   logger: Logger;
+  /** Live streams open through this process (their cap, revocation and shutdown). */
+  streams: OpenStreams;
+  /** A live stream with no bytes from the service this long is dead (heartbeats keep it alive). */
+  streamIdleMs: number;
 }
+
+const STREAM_ROUTE = /^\/v1\/signals\/stream\/?$/i;
+
+/** The last event of a stream the gateway ends, by why it ends it. */
+const LAST_EVENT: Record<StreamEnd, string> = {
+  revoked: `event: error\ndata: ${JSON.stringify({ code: 'UNAUTHORIZED', message: 'The API key was revoked.' })}\n\n`,
+  expired: `event: error\ndata: ${JSON.stringify({ code: 'KEY_EXPIRED', message: 'The credential expired.' })}\n\n`,
+  shutdown: `event: reconnect\ndata: ${JSON.stringify({ reason: 'shutdown', message: 'Reconnect with Last-Event-ID.' })}\n\n`,
+};
 
 const SERVICE = 'api-gateway';
 const UPSTREAM_ROUTE = /^\/v1\/(signals|stats|webhooks)(?=[/?]|$)/i;
@@ -133,6 +149,47 @@ export function apiPath(deps: ApiPathDeps) {
     return status;
   };
 
+  /**
+   * A live stream: a slot of the account's cap (429 naming it when all are taken), then the
+   * stream sent on until either side ends it, the key is revoked or expires, or the gateway
+   * shuts down. Its place among the account's requests in flight is freed once admitted: open
+   * streams are bounded by their own cap.
+   */
+  async function openStream(
+    req: IncomingMessage,
+    res: ServerResponse,
+    upstream: Upstream,
+    url: string,
+    head: string[],
+    auth: Extract<AuthResult, { ok: true }>,
+    requestId: string,
+    ip: string,
+  ): Promise<number> {
+    const streamId = randomUUID();
+    const control: StreamControl = { idleTimeoutMs: deps.streamIdleMs };
+    const admitted = await deps.streams.admit(
+      streamId,
+      {
+        accountId: auth.accountId,
+        keyId: auth.keyId,
+        expiresAt: auth.expiresAt,
+        end: (reason) => control.end?.(LAST_EVENT[reason]),
+      },
+      auth.caps.streams,
+    );
+    auth.release();
+    if (!admitted.ok)
+      return sendError(res, head, 'RATE_LIMIT_EXCEEDED', requestId, {
+        message: `This account has ${admitted.open} live streams open, the most its plan allows (${auth.caps.streams}); close one first.`,
+        retryAfter: 5,
+      });
+    try {
+      return await sendOn(req, res, upstream, url, url, head, auth.accountId, requestId, ip, control);
+    } finally {
+      await deps.streams.closed(streamId);
+    }
+  }
+
   /** Sends an admitted request on to its service; the status the client got. */
   async function sendOn(
     req: IncomingMessage,
@@ -144,6 +201,7 @@ export function apiPath(deps: ApiPathDeps) {
     accountId: string,
     requestId: string,
     ip: string,
+    stream?: StreamControl,
   ): Promise<number> {
     const method = req.method ?? 'GET';
     let body: Buffer | undefined;
@@ -174,6 +232,7 @@ export function apiPath(deps: ApiPathDeps) {
         ownHeaderNames,
         timeoutMs: deps.timeoutMs,
         maxHeldBytes: deps.maxHeldBytes,
+        stream,
       },
       deps.tokens.get(upstream.audience, accountId),
     );
@@ -243,6 +302,8 @@ export function apiPath(deps: ApiPathDeps) {
               ? 'The request body is larger than any route takes (64 KiB).'
               : 'Request bodies must be JSON (Content-Type: application/json).',
         });
+      } else if (method === 'GET' && STREAM_ROUTE.test(path)) {
+        status = await openStream(req, res, upstream, url, head, result, requestId, ip);
       } else {
         status = await sendOn(req, res, upstream, url, path, head, result.accountId, requestId, ip);
       }

@@ -51,6 +51,11 @@ export interface Upstream {
   /** JWT audience the service accepts. */
   audience: string;
   pool: Pool;
+  /**
+   * Live streams: a connection each for as long as the stream lasts, so none waits for a
+   * connection a stream holds (unbounded here: streams are bounded per account by plan).
+   */
+  streams: Pool;
 }
 
 export interface UpstreamOptions {
@@ -71,11 +76,12 @@ export function createUpstream(name: string, url: string, options: UpstreamOptio
     keepAliveMaxTimeout: 60_000,
     connectTimeout: 2000,
   });
-  return { name, audience: name, pool };
+  const streams = new Pool(new URL(url).origin, { connections: null, pipelining: 1, connectTimeout: 2000 });
+  return { name, audience: name, pool, streams };
 }
 
 export async function closeUpstream(upstream: Upstream): Promise<void> {
-  await upstream.pool.close();
+  await Promise.all([upstream.pool.close(), upstream.streams.destroy()]);
 }
 
 /** The largest body a public route takes (the webhooks service reads at most 64 KiB). */
@@ -152,6 +158,19 @@ export interface ForwardRequest {
    * a slow reader never holds an upstream connection.
    */
   maxHeldBytes: number;
+  /**
+   * A live stream: sent on a connection of its own, and the service's pace follows the client's
+   * (back-pressure reaches the service, which bounds what it holds for a slow client). `end`
+   * is set here for the caller to end the stream at an event boundary.
+   */
+  stream?: StreamControl;
+}
+
+export interface StreamControl {
+  /** No bytes for this long (the service sends heartbeats well within it): the stream is dead. */
+  idleTimeoutMs: number;
+  /** Set by `forward`: ends the stream now, with `lastEvent` first when between events. */
+  end?: (lastEvent?: string) => void;
 }
 
 export type ForwardOutcome =
@@ -213,6 +232,18 @@ export function forward(res: ServerResponse, f: ForwardRequest, token: string): 
       if (!res.writableFinished) controller?.abort(new Error('client closed the connection'));
     };
     res.once('close', onClientGone);
+    const stream = f.stream;
+    // Whether the last byte sent ends an event (an SSE event ends with a blank line).
+    let betweenEvents = true;
+    if (stream) {
+      stream.end = (lastEvent) => {
+        if (done) return;
+        if (lastEvent && res.headersSent && betweenEvents && !res.writableEnded) res.write(lastEvent);
+        settle({ ok: true, status });
+        controller?.abort(new Error('the stream was ended by the gateway'));
+        if (!res.writableEnded) res.end();
+      };
+    }
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart(c) {
         controller = c;
@@ -237,6 +268,15 @@ export function forward(res: ServerResponse, f: ForwardRequest, token: string): 
         if (String(headers['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();
       },
       onResponseData(c, chunk) {
+        if (stream) {
+          betweenEvents =
+            chunk.length >= 2 && chunk[chunk.length - 1] === 0x0a && chunk[chunk.length - 2] === 0x0a;
+          if (!res.write(chunk)) {
+            c.pause();
+            res.once('drain', () => c.resume());
+          }
+          return;
+        }
         res.write(chunk);
         if (res.writableLength > f.maxHeldBytes) {
           // Settled first: aborting reports an error to onResponseError at once.
@@ -250,18 +290,20 @@ export function forward(res: ServerResponse, f: ForwardRequest, token: string): 
         settle({ ok: true, status });
       },
       onResponseError(_c, err) {
+        // Ended here already (a slow reader cut, a stream ended): nothing more to tell the client.
+        if (done) return;
         settle(failure(err, res, f.upstream.name, status));
       },
     };
     try {
-      f.upstream.pool.dispatch(
+      (stream ? f.upstream.streams : f.upstream.pool).dispatch(
         {
           method: f.method,
           path: f.path,
           headers: upstreamHeaders(f, token),
           body: f.body,
           headersTimeout: f.timeoutMs,
-          bodyTimeout: f.timeoutMs,
+          bodyTimeout: stream ? stream.idleTimeoutMs : f.timeoutMs,
         },
         handler,
       );

@@ -1,0 +1,122 @@
+/**
+ * Live streams (GET /v1/signals/stream) open through this gateway process: each holds a slot of
+ * its account's cap (shared by every gateway, in Redis), and ends within a second of its key
+ * being revoked or expiring, of its session ending, or of the gateway shutting down.
+ */
+
+/** Port: the account's stream slots, shared by every gateway (data/stream-slots.store.ts). */
+export interface StreamSlots {
+  /** Takes a slot unless `max` are taken (then how many are). A slot lapses unless kept. */
+  take(
+    accountId: string,
+    streamId: string,
+    max: number,
+    now: number,
+  ): Promise<{ ok: true } | { ok: false; open: number }>;
+  /** Keeps these slots from lapsing. */
+  keep(slots: ReadonlyArray<{ accountId: string; streamId: string }>, now: number): Promise<void>;
+  give(accountId: string, streamId: string): Promise<void>;
+}
+
+/** Port: which of these keys are revoked now (data/rate-limit.store.ts). */
+export interface Revocations {
+  revokedAmong(keys: ReadonlyArray<{ accountId: string; keyId: string }>): Promise<boolean[]>;
+}
+
+export type StreamEnd = 'revoked' | 'expired' | 'shutdown';
+
+export interface OpenStream {
+  accountId: string;
+  /** The API key it was opened with (none: a dashboard session). */
+  keyId?: string;
+  /** When its credential stops being valid (Unix ms), if it does. */
+  expiresAt: number | null;
+  /** Ends the stream, telling the client why. */
+  end(reason: StreamEnd): void;
+}
+
+/** How often open streams are checked against revocation and expiry (the 1 s promise). */
+export const CHECK_EVERY_MS = 500;
+/** How often slots are kept (they lapse after SLOT_TTL_MS: a gateway that died frees its own). */
+export const KEEP_EVERY_MS = 10_000;
+export const SLOT_TTL_MS = 30_000;
+
+export class OpenStreams {
+  private readonly open = new Map<string, OpenStream>();
+  private checking = false;
+  private lastKept = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly slots: StreamSlots,
+    private readonly revocations: Revocations,
+  ) {}
+
+  get size(): number {
+    return this.open.size;
+  }
+
+  /** Admits a stream if its account has a free slot; false: all `max` are taken (with how many). */
+  async admit(streamId: string, stream: OpenStream, max: number, now = Date.now()) {
+    const taken = await this.slots.take(stream.accountId, streamId, max, now);
+    if (!taken.ok) return taken;
+    this.open.set(streamId, stream);
+    this.ensureTimer();
+    return taken;
+  }
+
+  /** The stream ended (any way): its slot is free at once. */
+  async closed(streamId: string): Promise<void> {
+    const stream = this.open.get(streamId);
+    if (!stream) return;
+    this.open.delete(streamId);
+    if (this.open.size === 0) this.stopTimer();
+    await this.slots.give(stream.accountId, streamId).catch(() => undefined);
+  }
+
+  /** Ends every stream whose key was revoked or whose credential expired; keeps slots alive. */
+  async check(now = Date.now()): Promise<void> {
+    if (this.checking) return;
+    this.checking = true;
+    try {
+      for (const s of this.open.values()) if (s.expiresAt !== null && s.expiresAt <= now) s.end('expired');
+      const keyed = [...this.open.values()].filter(
+        (s): s is OpenStream & { keyId: string } => s.keyId !== undefined,
+      );
+      if (keyed.length > 0) {
+        const revoked = await this.revocations.revokedAmong(keyed);
+        keyed.forEach((s, i) => {
+          if (revoked[i]) s.end('revoked');
+        });
+      }
+      if (now - this.lastKept >= KEEP_EVERY_MS && this.open.size > 0) {
+        this.lastKept = now;
+        await this.slots.keep(
+          [...this.open.entries()].map(([streamId, s]) => ({ accountId: s.accountId, streamId })),
+          now,
+        );
+      }
+    } catch {
+      // Redis away: the next check tries again; a revocation is applied once it answers.
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  /** Shutdown: every stream ends with a word to reconnect (to another gateway). */
+  endAll(): void {
+    for (const s of this.open.values()) s.end('shutdown');
+    this.stopTimer();
+  }
+
+  private ensureTimer(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.check(), CHECK_EVERY_MS);
+    this.timer.unref();
+  }
+
+  private stopTimer(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}

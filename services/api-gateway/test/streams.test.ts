@@ -1,0 +1,176 @@
+import { createServer, get, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { revokeApiKey } from '../src/domain/accounts.use-cases';
+import { startGateway, type GatewayHarness } from './gateway-harness';
+
+/**
+ * Live streams through the gateway: the opening request is a request like any other (its key,
+ * its plan's windows and headers), each account has a cap of open streams across gateways, and a
+ * stream ends with a last event when its key is revoked or the gateway shuts down. The service
+ * here is a stand-in that streams an event every 20 ms (the signals service's own stream has its
+ * own tests).
+ */
+let service: Server;
+let serviceUrl: string;
+const open = new Set<ServerResponse>();
+
+beforeAll(async () => {
+  service = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (!req.url?.startsWith('/v1/signals/stream')) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' });
+    res.write('retry: 2000\n\n');
+    open.add(res);
+    let n = 0;
+    const timer = setInterval(() => {
+      n += 1;
+      res.write(`id: ${n}\nevent: signal.new\ndata: {"n":${n}}\n\n`);
+    }, 20);
+    res.once('close', () => {
+      clearInterval(timer);
+      open.delete(res);
+    });
+  });
+  await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
+  serviceUrl = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  for (const res of open) res.destroy();
+  await new Promise<void>((resolve) => service.close(() => resolve()));
+});
+
+const gatewayFor = (label: string) =>
+  startGateway({ label, upstreams: { signals: serviceUrl, stats: serviceUrl, webhooks: serviceUrl } });
+
+interface Stream {
+  res: IncomingMessage;
+  /** Resolves with everything received once the stream ends. */
+  ended: Promise<string>;
+  /** Resolves once `n` events have arrived. */
+  events(n: number): Promise<void>;
+  close(): void;
+}
+
+function openStream(url: string, key: string): Promise<Stream> {
+  return new Promise((resolve, reject) => {
+    const req = get(
+      `${url}/v1/signals/stream`,
+      { headers: { authorization: `Bearer ${key}` }, agent: false },
+      (res) => {
+        let text = '';
+        const waiters: Array<{ n: number; done: () => void }> = [];
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+          const count = (text.match(/^event: /gm) ?? []).length;
+          for (const w of waiters.splice(0))
+            if (count >= w.n) w.done();
+            else waiters.push(w);
+        });
+        const ended = new Promise<string>((done) => {
+          res.once('end', () => done(text));
+          res.once('error', () => done(text));
+          res.once('close', () => done(text));
+        });
+        resolve({
+          res,
+          ended,
+          events: (n) =>
+            new Promise<void>((done) => {
+              if ((text.match(/^event: /gm) ?? []).length >= n) done();
+              else waiters.push({ n, done });
+            }),
+          close: () => req.destroy(),
+        });
+      },
+    );
+    req.once('error', reject);
+  });
+}
+
+describe('live streams through the gateway', () => {
+  let gw: GatewayHarness;
+  beforeAll(async () => {
+    gw = await gatewayFor('gw_streams');
+  });
+  afterAll(() => gw.stop());
+
+  it('when a key opens a stream, then the events come through as they are sent, with the rate-limit headers on the opening response', async () => {
+    const { key } = await gw.account({ per_minute: 60, per_day: 10_000 });
+    const s = await openStream(gw.url, key);
+    try {
+      expect(s.res.statusCode).toBe(200);
+      expect(s.res.headers['content-type']).toContain('text/event-stream');
+      expect(s.res.headers['x-ratelimit-limit']).toBe('60');
+      expect(s.res.headers['x-ratelimit-remaining']).toBe('59');
+      await s.events(3);
+    } finally {
+      s.close();
+    }
+    // Opening cost one request; the events none.
+    const next = await request(gw.url).get('/v1/signals/sig_0').set('Authorization', `Bearer ${key}`);
+    expect(next.headers['x-ratelimit-remaining']).toBe('58');
+  });
+
+  it("when an account has its plan's most streams open, then the next is a 429 naming the cap, on any gateway; closing one frees its slot", async () => {
+    const { key } = await gw.account({ per_minute: 60, per_day: 10_000, max_streams: 2 });
+    const other = await startGateway({
+      label: 'gw_streams_b',
+      upstreams: { signals: serviceUrl, stats: serviceUrl, webhooks: serviceUrl },
+      share: { dbName: gw.config.GATEWAY_DB, redisPrefix: gw.config.REDIS_PREFIX },
+    });
+    const streams: Stream[] = [];
+    try {
+      streams.push(await openStream(gw.url, key), await openStream(other.url, key));
+      expect(streams.map((s) => s.res.statusCode)).toEqual([200, 200]);
+      const refused = await request(other.url)
+        .get('/v1/signals/stream')
+        .set('Authorization', `Bearer ${key}`);
+      expect(refused.status).toBe(429);
+      expect(refused.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+      expect(refused.body.error.message).toContain('the most its plan allows (2)');
+      expect(refused.headers['x-ratelimit-limit']).toBe('60');
+      const first = streams.shift()!;
+      first.close();
+      await first.ended;
+      // The gateway frees the slot once it sees the client go.
+      let reopened: Stream | undefined;
+      for (let i = 0; i < 50 && reopened?.res.statusCode !== 200; i++) {
+        reopened?.close();
+        await new Promise((r) => setTimeout(r, 20));
+        reopened = await openStream(gw.url, key);
+      }
+      streams.push(reopened!);
+      expect(reopened!.res.statusCode).toBe(200);
+    } finally {
+      for (const s of streams) s.close();
+      await other.stop();
+    }
+  });
+
+  it('when the key of an open stream is revoked, then the stream ends with an error event', async () => {
+    const { key, keyId, accountId } = await gw.account({ per_minute: 60, per_day: 10_000 });
+    const s = await openStream(gw.url, key);
+    await s.events(1);
+    await revokeApiKey(gw.deps.accounts, accountId, keyId);
+    const text = await s.ended;
+    expect(text.trimEnd().split('\n\n').at(-1)).toBe(
+      'event: error\ndata: {"code":"UNAUTHORIZED","message":"The API key was revoked."}',
+    );
+  });
+});
+
+describe('gateway shutdown', () => {
+  it('when the gateway shuts down, then each open stream ends with a reconnect event', async () => {
+    const gw = await gatewayFor('gw_streams_stop');
+    const { key } = await gw.account({ per_minute: 60, per_day: 10_000 });
+    const s = await openStream(gw.url, key);
+    await s.events(1);
+    await gw.stop();
+    const text = await s.ended;
+    expect(text.trimEnd().split('\n\n').at(-1)).toMatch(/^event: reconnect\ndata: \{"reason":"shutdown"/);
+  });
+});
