@@ -76,6 +76,15 @@ describe('capacity model', () => {
     expect(bad.stderr).toMatch(/--headroom: a positive number/);
   });
 
+  it('when run on the committed figures, then docs/capacity.md shows the table it prints', () => {
+    const table = run()
+      .stdout.split('\n')
+      .filter((line) => line.startsWith('|'))
+      .join('\n');
+    expect(table.split('\n').length).toBeGreaterThan(5);
+    expect(readFileSync(path.join(ROOT, 'docs/capacity.md'), 'utf8')).toContain(table);
+  });
+
   it('when printed, then the table has the three loads and the deliveries column', () => {
     const out = run().stdout;
     expect(out).toMatch(/^\| {2}\| 1k req\/s \| 10k req\/s \| 100k req\/s \| 10M deliveries\/day \|$/m);
