@@ -40,7 +40,7 @@ node -e '
   console.log(`jest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);
 ' || true
 
-# The short chaos run (README "Chaos"): services SIGKILLed and dependencies cut through TCP
+# The short chaos run (docs/operations.md "Chaos"): services SIGKILLed and dependencies cut through TCP
 # proxies under load. Alone, after jest, so no other test's load blurs it; skipped when this
 # script was asked for particular tests.
 if [ $# -eq 0 ]; then

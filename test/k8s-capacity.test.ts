@@ -3,13 +3,13 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-/** infra/k8s/capacity.mjs (docs/capacity.md) reads its figures from the README's Benchmarks tables. */
+/** infra/k8s/capacity.mjs (docs/capacity.md) reads its figures from the benches' latest rows (infra/bench/latest.json). */
 const ROOT = path.join(__dirname, '..');
 const SCRIPT = path.join(ROOT, 'infra/k8s/capacity.mjs');
 
 interface Model {
   figures: Record<string, number>;
-  fromReadme: string[];
+  fromFigures: string[];
   plans: Array<{ rps: number; 'api-gateway': number; signals: number }>;
   first: { part: string; atRps: number };
 }
@@ -21,8 +21,8 @@ function run(...args: string[]): { status: number | null; stdout: string; stderr
 const model = (...args: string[]): Model => JSON.parse(run('--json', ...args).stdout) as Model;
 
 describe('capacity model', () => {
-  it('when run, then every measured figure comes from the README Benchmarks tables', () => {
-    expect(model().fromReadme.sort()).toEqual(
+  it("when run, then every measured figure comes from the benches' latest rows", () => {
+    expect(model().fromFigures.sort()).toEqual(
       [
         'db-direct-rps',
         'db-gateway-rps',
@@ -35,16 +35,27 @@ describe('capacity model', () => {
     );
   });
 
-  it('when the README figures change, then the table follows them (the latest gateway run, thousands separators and all)', () => {
+  it("when the benches' figures change, then the table follows them", () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'capacity-'));
-    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8').replace(
-      /^\| read by id, `GET \/v1\/signals\/\{id\}` \| [\d,.]+, /m,
-      '| read by id, `GET /v1/signals/{id}` | 100,000, ',
+    const latest = JSON.parse(readFileSync(path.join(ROOT, 'infra/bench/latest.json'), 'utf8')) as {
+      gateway: { routes: Record<string, Array<{ name: string; rps: number }>> };
+    };
+    const read = Object.entries(latest.gateway.routes).find(([label]) =>
+      label.startsWith('GET /v1/signals/{id}'),
     );
-    writeFileSync(path.join(dir, 'README.md'), readme);
-    const changed = model('--readme', path.join(dir, 'README.md'));
+    read![1].find((r) => r.name.startsWith('(a)'))!.rps = 100000;
+    writeFileSync(path.join(dir, 'latest.json'), JSON.stringify(latest));
+    const changed = model('--figures', path.join(dir, 'latest.json'));
     expect(changed.figures['db-direct-rps']).toBe(100000);
     expect(changed.plans[2]!['api-gateway']).not.toBe(model().plans[2]!['api-gateway']);
+  });
+
+  it('when the figures file is not JSON, then it exits 2 naming it', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'capacity-'));
+    writeFileSync(path.join(dir, 'latest.json'), '| a Markdown table |');
+    const r = run('--figures', path.join(dir, 'latest.json'));
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/--figures .*latest\.json: not JSON/);
   });
 
   it('when a flag overrides a figure, then it wins, and loads scale the stateless pods up', () => {
@@ -63,6 +74,15 @@ describe('capacity model', () => {
     const bad = run('--headroom', 'zero');
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/--headroom: a positive number/);
+  });
+
+  it('when run on the committed figures, then docs/capacity.md shows the table it prints', () => {
+    const table = run()
+      .stdout.split('\n')
+      .filter((line) => line.startsWith('|'))
+      .join('\n');
+    expect(table.split('\n').length).toBeGreaterThan(5);
+    expect(readFileSync(path.join(ROOT, 'docs/capacity.md'), 'utf8')).toContain(table);
   });
 
   it('when printed, then the table has the three loads and the deliveries column', () => {

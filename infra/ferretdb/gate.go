@@ -21,7 +21,7 @@ import (
 //
 // Also found: one `update` command with N statements (a bulkWrite of N updateOne) holds N pool
 // connections until it ends, so a bulkWrite of 500 updates deadlocks any pool. The services
-// therefore send single-statement updates only (see the README's FerretDB findings).
+// therefore send single-statement updates only (docs/decisions/embedded-mongodb-wire-default.md).
 
 const (
 	opMsg       = 2013

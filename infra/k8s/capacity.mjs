@@ -2,9 +2,9 @@
 // Capacity model of docs/capacity.md: replicas and data tier for 1k, 10k and 100k requests/s and
 // 10M webhook deliveries/day, and which part saturates first. Plain Node, no dependencies.
 //
-//   node infra/k8s/capacity.mjs                         # the README's current benchmark figures
-//                                                        (read from README.md "Benchmarks"; built-in copies if absent)
-//   node infra/k8s/capacity.mjs --bench-dir bench-results   # figures read from `pnpm bench …` outputs
+//   node infra/k8s/capacity.mjs                         # the benches' latest figures (infra/bench/latest.json)
+//   node infra/k8s/capacity.mjs --figures other.json    # figures from another file of that format
+//   node infra/k8s/capacity.mjs --bench-dir bench-results   # figures read from `pnpm bench …` text outputs
 //   node infra/k8s/capacity.mjs --list-p99-ms 8 --stats-p99-ms 2   # any figure overridden by a flag
 //   node infra/k8s/capacity.mjs --json
 import { existsSync, readFileSync } from 'node:fs';
@@ -12,15 +12,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-/** name → [default, meaning]. Measured: README "Benchmarks" (2-core machine, everything shared). */
+/** name → [default, meaning]. Measured: infra/bench/latest.json (2-core machine, everything shared). */
 const MEASURED = {
   'bench-cores': [2, 'cores of the benchmark machine (load generator, services and stores share them)'],
-  'db-direct-rps': [751, 'GET /v1/signals/{id}, signals directly, req/s'],
-  'db-gateway-rps': [635, 'GET /v1/signals/{id}, through the gateway, req/s'],
-  'nodb-direct-rps': [5146, 'GET /v1/signals/sig_0 (404, no database), signals directly, req/s'],
-  'nodb-gateway-rps': [3159, 'GET /v1/signals/sig_0, through the gateway, req/s'],
-  'list-p99-ms': [284, 'signals list p99 (type + status + since, via HTTP), ms'],
-  'stats-p99-ms': [13.4, 'stats p99 (warm, period=all), ms'],
+  'db-direct-rps': [11378, 'GET /v1/signals/{id}, signals directly, req/s'],
+  'db-gateway-rps': [6984, 'GET /v1/signals/{id}, through the gateway, req/s'],
+  'nodb-direct-rps': [16434, 'GET /v1/signals/sig_0 (404, no database), signals directly, req/s'],
+  'nodb-gateway-rps': [9206, 'GET /v1/signals/sig_0, through the gateway, req/s'],
+  'list-p99-ms': [4.59, 'signals list p99 (type + status + since, via HTTP), ms'],
+  'stats-p99-ms': [4.4, 'stats p99 (period=all, directly), ms'],
   'deliveries-per-s': [1000, 'webhook deliveries/s sustained without backlog'],
 };
 /** Not measurable on this machine: stated assumptions, each a flag. */
@@ -55,7 +55,10 @@ try {
         [...Object.keys(MEASURED), ...Object.keys(ASSUMED)].map((k) => [k, { type: 'string' }]),
       ),
       'bench-dir': { type: 'string' },
-      readme: { type: 'string', default: fileURLToPath(new URL('../../README.md', import.meta.url)) },
+      figures: {
+        type: 'string',
+        default: fileURLToPath(new URL('../bench/latest.json', import.meta.url)),
+      },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -68,6 +71,7 @@ const { values } = parsed;
 if (values.help) {
   for (const [k, [d, m]] of Object.entries({ ...MEASURED, ...ASSUMED }))
     console.log(`--${k.padEnd(22)} ${String(d).padStart(9)}  ${m}`);
+  console.log(`--figures FILE               the benches' latest figures (default infra/bench/latest.json)`);
   console.log(`--bench-dir DIR              read measured figures from pnpm bench outputs (DIR/<name>.txt)`);
   process.exit(0);
 }
@@ -100,39 +104,38 @@ function fromBench(dir) {
   return out;
 }
 
-/** Figures from the README's Benchmarks tables, so the defaults follow the README when it changes. */
-function fromReadme(file) {
+/**
+ * Figures from the benches' latest rows (infra/bench/latest.json): per bench, rows named as the
+ * bench prints them, with rps (req/s or deliveries/s), p50 and p99 (ms).
+ */
+function fromFigures(file) {
   if (!existsSync(file)) return {};
-  const lines = readFileSync(file, 'utf8').split('\n');
-  const cells = (prefix) => {
-    const line = lines.find((l) => l.startsWith(prefix));
-    return line
-      ? line
-          .split('|')
-          .slice(2)
-          // "8,610, 17 ms" → [8610, 17]: thousands separators are part of the number.
-          .map((c) => c.match(/\d[\d,]*(?:\.\d+)?/g)?.map((n) => Number(n.replaceAll(',', ''))) ?? [])
-      : undefined;
-  };
+  let latest;
+  try {
+    latest = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    console.error(`--figures ${file}: not JSON (${err.message})`);
+    process.exit(2);
+  }
+  const row = (rows, prefix) =>
+    Array.isArray(rows) ? rows.find((r) => r.name?.startsWith(prefix)) : undefined;
+  const routes = latest.gateway?.routes ?? {};
+  const route = (start) => Object.entries(routes).find(([label]) => label.startsWith(start))?.[1];
   const out = {};
-  // The gateway's latest run comes first in the section ("read by id" / "404" rows, (a) direct
-  // then (b) gateway); the older table's rows are the fallback.
-  const db =
-    cells('| read by id, `GET /v1/signals/{id}`') ?? cells('| `GET /v1/signals/{id}` (database read)');
-  if (db) [out['db-direct-rps'], out['db-gateway-rps']] = [db[0][0], db[1][0]];
-  const nodb = cells('| 404, `GET /v1/signals/sig_0`') ?? cells('| `GET /v1/signals/sig_0` (404');
-  if (nodb) [out['nodb-direct-rps'], out['nodb-gateway-rps']] = [nodb[0][0], nodb[1][0]];
-  const list = cells('| (b) type + status + since');
-  if (list) out['list-p99-ms'] = list[0][1];
-  const stats = cells('| `period=all` |');
-  if (stats) out['stats-p99-ms'] = stats[2][1];
-  const wh = cells('| steady, 100 events/s × 10 s × 10 subscribers');
-  if (wh) out['deliveries-per-s'] = wh[0][0];
+  const read = route('GET /v1/signals/{id}');
+  const absent = route('GET /v1/signals/sig_0');
+  out['db-direct-rps'] = row(read, '(a)')?.rps;
+  out['db-gateway-rps'] = row(read, '(b)')?.rps;
+  out['nodb-direct-rps'] = row(absent, '(a)')?.rps;
+  out['nodb-gateway-rps'] = row(absent, '(b)')?.rps;
+  out['list-p99-ms'] = row(latest.signals?.rows, 'direct  (b) type+status+since')?.p99;
+  out['stats-p99-ms'] = row(latest.stats?.rows, 'direct  ?period=all')?.p99;
+  out['deliveries-per-s'] = row(latest.webhooks?.rows, 'signed delivery through queue + worker')?.rps;
   return Object.fromEntries(Object.entries(out).filter(([, v]) => Number.isFinite(v)));
 }
 
-const readme = fromReadme(values.readme);
-const bench = { ...readme, ...(values['bench-dir'] ? fromBench(values['bench-dir']) : {}) };
+const latest = fromFigures(values.figures);
+const bench = { ...latest, ...(values['bench-dir'] ? fromBench(values['bench-dir']) : {}) };
 const f = {};
 for (const [k, [d]] of Object.entries({ ...MEASURED, ...ASSUMED })) {
   const raw = values[k] ?? bench[k] ?? d;
@@ -226,7 +229,7 @@ if (values.json) {
     JSON.stringify(
       {
         figures: f,
-        fromReadme: Object.keys(readme),
+        fromFigures: Object.keys(latest),
         perRequest: { gwCost, svcCost, deliveriesPerCore },
         plans,
         webhooks: webhooksPlan,
@@ -279,7 +282,9 @@ console.log(
     ` deliveries ${deliveriesPerCore.toFixed(1)}/s per core (end to end).`,
 );
 const source = [
-  Object.keys(readme).length ? `README.md (${Object.keys(readme).length} figures)` : 'built-in defaults',
+  Object.keys(latest).length
+    ? `${path.relative(process.cwd(), values.figures) || values.figures} (${Object.keys(latest).length} figures)`
+    : 'built-in defaults',
 ];
 if (values['bench-dir']) source.push(values['bench-dir']);
 console.log(`figures: ${source.join(' + ')}, then flags.`);

@@ -245,7 +245,7 @@ function expectedPairs(created: CreatedSignal[], subscribers: number): string[] 
 /**
  * `pnpm chaos`: mixed load on the whole system while, in turn, each service process is SIGKILLed
  * and restarted and each dependency is cut through its TCP proxy; then checks that nothing was
- * lost or doubled. See README "Chaos".
+ * lost or doubled. See docs/operations.md "Chaos".
  */
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const log = options.log ?? (() => undefined);
@@ -505,7 +505,7 @@ export function chaosOptions(short: boolean): ChaosOptions {
       };
 }
 
-/** The report as the README prints it. */
+/** The report as docs/operations.md prints it. */
 export function formatReport(r: ChaosReport): string {
   const lines: string[] = [];
   const o = r.options;
