@@ -54,11 +54,11 @@ interface Stream {
   close(): void;
 }
 
-function openStream(url: string, key: string): Promise<Stream> {
+function openStream(url: string, key: string, headers?: Record<string, string>): Promise<Stream> {
   return new Promise((resolve, reject) => {
     const req = get(
       `${url}/v1/signals/stream`,
-      { headers: { authorization: `Bearer ${key}` }, agent: false },
+      { headers: headers ?? { authorization: `Bearer ${key}` }, agent: false },
       (res) => {
         let text = '';
         const waiters: Array<{ n: number; done: () => void }> = [];
@@ -160,6 +160,29 @@ describe('live streams through the gateway', () => {
     expect(text.trimEnd().split('\n\n').at(-1)).toBe(
       'event: error\ndata: {"code":"UNAUTHORIZED","message":"The API key was revoked."}',
     );
+  });
+});
+
+describe('live streams with a dashboard session', () => {
+  it("when a dashboard session opens streams, then they count against the account's cap like a key's", async () => {
+    const gw = await gatewayFor('gw_streams_session');
+    const streams: Stream[] = [];
+    try {
+      const signup = await request(gw.url)
+        .post('/v1/dashboard/signup')
+        .send({ email: `stream-${Date.now()}@example.com`, password: 'a-long-enough-password' })
+        .expect(201);
+      const cookie = ([] as string[]).concat(signup.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
+      for (let i = 0; i < 5; i++) streams.push(await openStream(gw.url, '', { cookie }));
+      expect(streams.map((s) => s.res.statusCode)).toEqual([200, 200, 200, 200, 200]);
+      await streams[0]!.events(1);
+      const refused = await request(gw.url).get('/v1/signals/stream').set('Cookie', cookie);
+      expect(refused.status).toBe(429);
+      expect(refused.body.error.message).toContain('the most its plan allows (5)');
+    } finally {
+      for (const s of streams) s.close();
+      await gw.stop();
+    }
   });
 });
 

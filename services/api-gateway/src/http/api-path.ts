@@ -49,10 +49,10 @@ export interface ApiPathDeps {
   streamIdleMs: number;
 }
 
-const STREAM_ROUTE = /^\/v1\/signals\/stream\/?$/i;
+export const STREAM_ROUTE = /^\/v1\/signals\/stream\/?$/i;
 
 /** The last event of a stream the gateway ends, by why it ends it. */
-const LAST_EVENT: Record<StreamEnd, string> = {
+export const LAST_EVENT: Record<StreamEnd, string> = {
   revoked: `event: error\ndata: ${JSON.stringify({ code: 'UNAUTHORIZED', message: 'The API key was revoked.' })}\n\n`,
   expired: `event: error\ndata: ${JSON.stringify({ code: 'KEY_EXPIRED', message: 'The credential expired.' })}\n\n`,
   shutdown: `event: reconnect\ndata: ${JSON.stringify({ reason: 'shutdown', message: 'Reconnect with Last-Event-ID.' })}\n\n`,

@@ -33,6 +33,8 @@ import type { RequestThrottle } from '../domain/throttle';
 import type { UsageLedger } from '../domain/usage';
 import { readCookie } from './cookies';
 import { proxyTo } from './session-proxy';
+import type { OpenStreams } from '../domain/open-streams';
+import { planCaps } from '../domain/plan-caps';
 import type { Upstream } from './upstream';
 
 export interface DashboardApiDeps {
@@ -51,6 +53,9 @@ export interface DashboardApiDeps {
   tokens: InternalTokenCache;
   upstreamTimeoutMs: number;
   maxHeldResponseBytes: number;
+  /** Live streams open through this process. */
+  streams: OpenStreams;
+  streamIdleMs: number;
 }
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -298,6 +303,9 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
           throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfter: 1, cause });
         });
       res.on('finish', () => deps.usage.count(accountId, SESSION_USAGE_KEY, outcomeOf(res.statusCode)));
+      // What a live stream opened with this session needs: its plan's cap, and when it ends.
+      res.locals.streamCap = planCaps(account.plan, deps.accounts.capDefaults).streams;
+      res.locals.credentialExpiresAt = current(res).expiresAt;
       setRateLimitHeaders(res, rateView(decision.minute, decision.day));
       if (decision.outcome === 'limited')
         throw new AppError('RATE_LIMIT_EXCEEDED', undefined, {
@@ -325,6 +333,8 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
         tokens: deps.tokens,
         timeoutMs: deps.upstreamTimeoutMs,
         maxHeldBytes: deps.maxHeldResponseBytes,
+        streams: deps.streams,
+        streamIdleMs: deps.streamIdleMs,
       }),
     );
     return r;

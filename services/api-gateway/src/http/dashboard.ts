@@ -64,6 +64,8 @@ export function mountDashboard(
       tokens: deps.tokens,
       upstreamTimeoutMs: deps.upstreamTimeoutMs,
       maxHeldResponseBytes: deps.maxHeldResponseBytes,
+      streams: deps.streams,
+      streamIdleMs: deps.streamIdleMs,
     }),
   );
   app.use(dashboardPages(guard));

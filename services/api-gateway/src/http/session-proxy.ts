@@ -1,12 +1,56 @@
+import { randomUUID } from 'node:crypto';
 import { AppError, hasBody, type InternalTokenCache } from '@signal/service-kit';
-import type { RequestHandler } from 'express';
-import { MAX_FORWARDED_BYTES, forward, forwardedBytes, readClientBody, type Upstream } from './upstream';
+import type { RequestHandler, Response } from 'express';
+import type { OpenStreams } from '../domain/open-streams';
+import { LAST_EVENT, STREAM_ROUTE } from './api-path';
+import {
+  MAX_FORWARDED_BYTES,
+  forward,
+  forwardedBytes,
+  readClientBody,
+  type StreamControl,
+  type Upstream,
+} from './upstream';
 
 export interface SessionProxyOptions {
   tokens: InternalTokenCache;
   timeoutMs: number;
   /** Bytes of a response held for a client that is not reading before its connection is cut. */
   maxHeldBytes: number;
+  /** Live streams open through this process (their cap and their end). */
+  streams: OpenStreams;
+  streamIdleMs: number;
+}
+
+const numberOf = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+
+/**
+ * A live stream opened with a dashboard session: a slot of the account's cap, ended when the
+ * session expires or the gateway shuts down. Undefined when it may go on, else the error.
+ */
+async function admitStream(
+  res: Response,
+  accountId: string,
+  streamId: string,
+  control: StreamControl,
+  streams: OpenStreams,
+): Promise<AppError | undefined> {
+  const cap = numberOf(res.locals.streamCap) ?? 0;
+  const admitted = await streams.admit(
+    streamId,
+    {
+      accountId,
+      expiresAt: numberOf(res.locals.credentialExpiresAt) ?? null,
+      end: (reason) => control.end?.(LAST_EVENT[reason]),
+    },
+    cap,
+  );
+  if (admitted.ok) return undefined;
+  return new AppError(
+    'RATE_LIMIT_EXCEEDED',
+    `This account has ${admitted.open} live streams open, the most its plan allows (${cap}); close one first.`,
+    { retryAfter: 5 },
+  );
 }
 
 /**
@@ -36,29 +80,43 @@ export function proxyTo(upstream: Upstream, options: SessionProxyOptions): Reque
       }
       body = read.body;
     }
-    const outcome = await forward(
-      res,
-      {
-        upstream,
-        method,
-        path: req.originalUrl,
-        headers: req.headers,
-        body,
-        requestId,
-        clientIp: req.ip ?? '',
-        responseHeaders: [],
-        ownHeaderNames: new Set(res.getHeaderNames()),
-        timeoutMs: options.timeoutMs,
-        maxHeldBytes: options.maxHeldBytes,
-      },
-      options.tokens.get(upstream.audience, accountId),
-    );
-    if (!outcome.ok)
-      next(
-        new AppError(outcome.code, outcome.message, {
-          cause: outcome.cause,
-          retryAfter: outcome.code === 'SERVICE_UNAVAILABLE' ? 1 : undefined,
-        }),
+    const streamed = method === 'GET' && STREAM_ROUTE.test(req.originalUrl.split('?')[0] ?? '');
+    const streamId = randomUUID();
+    const stream: StreamControl | undefined = streamed ? { idleTimeoutMs: options.streamIdleMs } : undefined;
+    if (stream) {
+      const refused = await admitStream(res, accountId, streamId, stream, options.streams).catch(
+        (cause: unknown) => new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfter: 1, cause }),
       );
+      if (refused) return next(refused);
+    }
+    try {
+      const outcome = await forward(
+        res,
+        {
+          upstream,
+          method,
+          path: req.originalUrl,
+          headers: req.headers,
+          body,
+          requestId,
+          clientIp: req.ip ?? '',
+          responseHeaders: [],
+          ownHeaderNames: new Set(res.getHeaderNames()),
+          timeoutMs: options.timeoutMs,
+          maxHeldBytes: options.maxHeldBytes,
+          stream,
+        },
+        options.tokens.get(upstream.audience, accountId),
+      );
+      if (!outcome.ok)
+        next(
+          new AppError(outcome.code, outcome.message, {
+            cause: outcome.cause,
+            retryAfter: outcome.code === 'SERVICE_UNAVAILABLE' ? 1 : undefined,
+          }),
+        );
+    } finally {
+      if (stream) await options.streams.closed(streamId);
+    }
   };
 }
