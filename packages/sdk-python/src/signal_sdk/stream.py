@@ -115,7 +115,7 @@ class SignalStream:
                         raise SignalConnectionError(f"GET {STREAM_PATH}: answered {content_type!r}, not an event stream")
                     try:
                         for event in self._events(res):
-                            # Bytes arrived on this connection: the next reconnect starts the back-off anew.
+                            # An event or heartbeat came on this connection: the next reconnect starts the back-off anew.
                             failures = 0
                             if event is None:
                                 continue
