@@ -20,8 +20,18 @@ import sys
 import tempfile
 import zipfile
 
+import setuptools
 from setuptools import build_meta as _setuptools
 from setuptools.build_meta import *  # noqa: F401,F403  (every hook setuptools defines)
+
+
+# setuptools reads the [project] table from 61 on; an older one builds a package named UNKNOWN
+# (pip's --no-build-isolation does not check build requirements), so refuse it by name.
+if int(setuptools.__version__.split(".")[0]) < 61:
+    raise RuntimeError(
+        f"signal-sdk needs setuptools >= 61 to build (this Python has {setuptools.__version__}): "
+        "python -m pip install 'setuptools>=61', or install without --no-build-isolation"
+    )
 
 
 def _has_bdist_wheel():

@@ -167,10 +167,8 @@ class ResumeTests(StreamCase):
             sse.hold()
 
         server = self.serve(on_connection)
-        from signal_sdk import SignalStream
-
-        stream = SignalStream(self.client(server), last_event_id="e_forgotten")
-        got = self.take(stream, 2)
+        with self.client(server).signals.stream(last_event_id="e_forgotten") as stream:
+            got = self.take(stream, 2)
         self.assertEqual([(e.event, e.id) for e in got], [("reset", None), ("signal.winner", "e2")])
         self.assertEqual(got[0].data, {"message": "re-sync from GET /v1/signals"})
         self.assertEqual(stream.last_event_id, "e2")
@@ -194,6 +192,26 @@ class ResumeTests(StreamCase):
         self.assertEqual([e.id for e in got], ["e1", "e2"])
         self.assertEqual(server.requests[1].headers["last-event-id"], "e1")
         self.assertEqual([r.reason for r in self.retries], ["timeout"])
+
+
+    def test_when_the_stream_is_closed_then_the_server_sees_the_client_leave_and_no_reconnect_follows(self) -> None:
+        self.log.publish()
+        left = threading.Event()
+
+        def on_connection(n: int, r: Recorded, h: BaseHTTPRequestHandler) -> None:
+            sse = SseHandler(h, self.stop)
+            sse.write(frame(self.log.events[0]))
+            sse.hold()
+            left.set()
+
+        server = self.serve(on_connection)
+        stream = self.client(server).signals.stream()
+        self.assertEqual(next(stream).id, "e1")
+        stream.close()
+        self.assertTrue(left.wait(10), "the server still writes to the closed stream")
+        self.assertEqual((len(server.requests), self.retries), (1, []))
+        with self.assertRaises(StopIteration):
+            next(stream)
 
 
 class OpeningTests(StreamCase):

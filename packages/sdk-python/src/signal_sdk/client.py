@@ -63,7 +63,7 @@ from .types import (
 )
 
 if TYPE_CHECKING:
-    from .stream import StreamEvent
+    from .stream import SignalStream
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 
@@ -401,19 +401,18 @@ class Signals:
         last_event_id: Optional[str] = None,
         idle_timeout: float = 45.0,
         max_reconnects: Optional[int] = None,
-    ) -> "Iterator[StreamEvent]":
-        """The live stream GET /v1/signals/stream: see signal_sdk.stream.SignalStream."""
+    ) -> "SignalStream":
+        """The live stream GET /v1/signals/stream, an iterator of StreamEvent that reconnects and
+        resumes by Last-Event-ID: see signal_sdk.stream."""
         from .stream import SignalStream
 
-        return iter(
-            SignalStream(
-                self._c,
-                type=type,
-                events=events,
-                last_event_id=last_event_id,
-                idle_timeout=idle_timeout,
-                max_reconnects=max_reconnects,
-            )
+        return SignalStream(
+            self._c,
+            type=type,
+            events=events,
+            last_event_id=last_event_id,
+            idle_timeout=idle_timeout,
+            max_reconnects=max_reconnects,
         )
 
 

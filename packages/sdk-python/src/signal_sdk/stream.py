@@ -53,8 +53,12 @@ def _as_list(value: Union[str, Sequence[str], None]) -> Optional[str]:
 
 
 class SignalStream:
-    """Iterate it (``for event in client.signals.stream(...)``); ``last_event_id`` is where a new
-    stream should resume after this process restarts."""
+    """An iterator of StreamEvent: ``for event in client.signals.stream(...)``.
+
+    ``last_event_id`` is the id of the last event handed out: pass it to a new stream to resume
+    after the bot restarts. ``close()`` (or leaving ``with client.signals.stream() as s:``) ends
+    the connection.
+    """
 
     def __init__(
         self,
@@ -75,8 +79,27 @@ class SignalStream:
         """Seconds, from the server's ``retry:`` field."""
         self.reconnects = 0
         self._seen: "OrderedDict[str, None]" = OrderedDict()
+        self._events_gen: Optional[Iterator[StreamEvent]] = None
 
-    def __iter__(self) -> Iterator[StreamEvent]:
+    def __iter__(self) -> "SignalStream":
+        return self
+
+    def __next__(self) -> StreamEvent:
+        if self._events_gen is None:
+            self._events_gen = self._run()
+        return next(self._events_gen)
+
+    def close(self) -> None:
+        if self._events_gen is not None:
+            self._events_gen.close()  # type: ignore[attr-defined]
+
+    def __enter__(self) -> "SignalStream":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _run(self) -> Iterator[StreamEvent]:
         from .client import RetryInfo, _error_from, _is_timeout
 
         c = self._client
