@@ -327,11 +327,14 @@ class ExampleLiveTests(unittest.TestCase):
         os.environ.setdefault("SIGNAL_WEBHOOK_SECRET", "whsec_QUJD")
         bot = load_example()
         bot.client = SignalClient(env["SIGNAL_LIMITED_API_KEY"], base_url=env["SIGNAL_BASE_URL"], max_retry_wait=0)
-        with self.assertRaises(RateLimitError) as caught:
-            for _ in range(50):
-                bot.client.stats.get()
-        stop = StopAfter()
-        bot.run_polling(stop, every=12345)
+        for _ in range(3):
+            with self.assertRaises(RateLimitError) as caught:
+                for _ in range(50):
+                    bot.client.stats.get()
+            stop = StopAfter()
+            bot.run_polling(stop, every=12345)
+            if stop.pauses != [12345]:
+                break  # else the minute's window turned between the two: use it up again
         self.assertEqual(len(stop.pauses), 1)
         self.assertNotEqual(stop.pauses[0], 12345)
         self.assertTrue(0 < stop.pauses[0] <= (caught.exception.retry_after or 0) + 1, stop.pauses)

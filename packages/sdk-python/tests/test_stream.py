@@ -48,17 +48,27 @@ def frame(e: Event) -> bytes:
 class SseHandler:
     """A stream connection: headers, then writes; ``hold`` keeps it open with heartbeats until the client leaves."""
 
-    def __init__(self, h: BaseHTTPRequestHandler, stop: threading.Event) -> None:
+    def __init__(self, h: BaseHTTPRequestHandler, stop: threading.Event, chunked: bool = False) -> None:
         self.h = h
         self.stop = stop
+        self.chunked = chunked
         h.send_response(200)
         h.send_header("Content-Type", "text/event-stream")
         h.send_header("Cache-Control", "no-cache")
-        h.send_header("Connection", "close")
+        if chunked:
+            h.send_header("Transfer-Encoding", "chunked")  # what Node's http module sends
+        else:
+            h.send_header("Connection", "close")
         h.end_headers()
         h.close_connection = True
 
+    def end(self) -> None:
+        """The end of a chunked body: a server that shuts down gracefully."""
+        self.h.wfile.write(b"0\r\n\r\n")
+
     def write(self, data: bytes) -> bool:
+        if self.chunked:
+            data = b"%x\r\n%s\r\n" % (len(data), data)
         try:
             self.h.wfile.write(data)
             self.h.wfile.flush()
@@ -136,6 +146,30 @@ class ResumeTests(StreamCase):
         self.assertEqual(query, {"type": ["new"], "events": ["signal.new,signal.winner,signal.dead"]})
         # The server's retry hint (10 ms) is the first reconnect's wait.
         self.assertEqual([(r.attempt, r.wait, r.reason) for r in self.retries], [(1, 0.01, "stream_ended")])
+
+    def test_when_the_body_is_chunked_and_the_server_restarts_then_the_stream_resumes_after_the_last_event(self) -> None:
+        for _ in range(2):
+            self.log.publish()
+
+        def on_connection(n: int, r: Recorded, h: BaseHTTPRequestHandler) -> None:
+            sse = SseHandler(h, self.stop, chunked=True)
+            sse.write(b"retry: 5\n\n")
+            pending = self.log.after(r.headers.get("last-event-id")) or []
+            # One event split across two chunks, as a proxy may forward it.
+            whole = b"".join(frame(e) for e in pending)
+            sse.write(whole[:7])
+            sse.write(whole[7:])
+            if n == 1:
+                self.log.publish()
+                sse.end()
+                return
+            sse.hold()
+
+        server = self.serve(on_connection)
+        got = self.take(self.client(server).signals.stream(), 3)
+        self.assertEqual([e.id for e in got], ["e1", "e2", "e3"])
+        self.assertEqual(server.requests[1].headers["last-event-id"], "e2")
+        self.assertEqual([(r.wait, r.reason) for r in self.retries], [(0.005, "stream_ended")])
 
     def test_when_the_server_sends_the_last_event_again_after_a_resume_then_it_is_handed_out_once(self) -> None:
         for _ in range(2):
