@@ -140,9 +140,10 @@ def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Opti
 def _error_from(status: int, body: Any, headers: Message) -> SignalApiError:
     error = body.get("error") if isinstance(body, dict) else None
     error = error if isinstance(error, dict) else {}
-    code = error.get("code") if isinstance(error.get("code"), str) else code_for_status(status)
-    message = error.get("message") if isinstance(error.get("message"), str) else f"HTTP {status}"
-    request_id = error.get("request_id") if isinstance(error.get("request_id"), str) else None
+    raw_code, raw_message = error.get("code"), error.get("message")
+    code: str = raw_code if isinstance(raw_code, str) else code_for_status(status)
+    message: str = raw_message if isinstance(raw_message, str) else f"HTTP {status}"
+    request_id: Optional[str] = error.get("request_id") if isinstance(error.get("request_id"), str) else None
     if request_id is None and isinstance(body, dict) and isinstance(body.get("request_id"), str):
         request_id = body["request_id"]
     request_id = request_id or headers.get("x-request-id")
@@ -233,8 +234,8 @@ class SignalClient:
         """Seconds before retry ``attempt`` (1-based): Retry-After when given, else jittered backoff."""
         if retry_after is not None:
             return float(retry_after)
-        wanted = self.retry_base_wait * 2 ** (attempt - 1) * (0.8 + random.random() * 0.4)
-        return min(self.max_retry_wait, max(0.0, wanted))
+        wanted = float(self.retry_base_wait * 2 ** (attempt - 1) * (0.8 + random.random() * 0.4))
+        return min(float(self.max_retry_wait), max(0.0, wanted))
 
     def _wait(self, info: RetryInfo) -> None:
         if self.on_retry is not None:

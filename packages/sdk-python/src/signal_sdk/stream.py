@@ -17,7 +17,7 @@ import urllib.error
 from collections import OrderedDict
 from dataclasses import dataclass
 from http.client import HTTPException
-from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Union
 
 from .errors import SignalApiError, SignalConnectionError
 from .types import SignalType, WebhookEvent
@@ -164,7 +164,7 @@ class SignalStream:
     def _events(self, res: Any) -> Iterator[Optional[StreamEvent]]:
         """Parses the stream (the WHATWG event-stream format); yields None for a comment."""
         event_name = ""
-        data_lines: list = []
+        data_lines: List[str] = []
         pending_id: Optional[str] = None
         while True:
             line_bytes = res.readline(MAX_LINE_BYTES + 1)
