@@ -43,7 +43,10 @@ def run_polling(stop, every=10.0):
     since = None
     while not stop.is_set():
         try:
-            since = poll_new_signals(since or newest_signal_time())
+            if since is None:
+                since = newest_signal_time()
+                print(f"watching for signals after {since}")
+            since = poll_new_signals(since)
             pause = every
         except RateLimitError as err:
             # The client waits out short limits itself; a longer one (the day's quota) lands here.
@@ -71,6 +74,7 @@ def main():
     stop = threading.Event()
     threading.Thread(target=run_polling, args=(stop,), daemon=True).start()
     server = ThreadingHTTPServer(("0.0.0.0", int(os.environ.get("PORT", "8000"))), WebhookHandler)
+    print(f"webhooks on port {server.server_address[1]}")
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -6,6 +6,10 @@ environment. Signals are ingested through the signals service's ingest API, as t
 import importlib.util
 import json
 import os
+import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
 import unittest
@@ -321,6 +325,59 @@ class ExampleLiveTests(unittest.TestCase):
         Live.set_status(ids[1], "winner")
         wait_for(lambda: winners, "the verified signal.winner")
         self.assertEqual(winners, [ids[1]])
+
+    def test_when_the_bot_runs_as_written_then_it_reports_a_new_signal_and_the_verified_winner(self) -> None:
+        Live.setup()
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        hook = Live.client.webhooks.create(url=f"http://127.0.0.1:{port}/hook", events=["signal.winner"], types=["30d"])
+        self.addCleanup(Live.client.webhooks.delete, hook["id"])
+        env = {
+            **os.environ,
+            "SIGNAL_API_KEY": Live.env["SIGNAL_API_KEY"],
+            "SIGNAL_BASE_URL": Live.env["SIGNAL_BASE_URL"],
+            "SIGNAL_WEBHOOK_SECRET": hook["secret"],
+            "PORT": str(port),
+            "PYTHONUNBUFFERED": "1",
+        }
+        bot = subprocess.Popen(
+            [sys.executable, os.path.join(HERE, "..", "examples", "trading_bot.py")],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        lines: List[str] = []
+
+        def read() -> None:
+            assert bot.stdout is not None
+            for line in bot.stdout:
+                lines.append(line.rstrip("\n"))
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+
+        def stop_bot() -> None:
+            bot.send_signal(signal.SIGINT)
+            try:
+                bot.wait(10)
+            except subprocess.TimeoutExpired:
+                bot.kill()
+                bot.wait()
+            reader.join(5)
+
+        self.addCleanup(stop_bot)
+        wait_for(lambda: any(line.startswith("watching for signals after") for line in lines), "the bot to start", 30)
+        wait_for(lambda: any(line.startswith("webhooks on port") for line in lines), "the bot's webhook server", 30)
+        signal_id = Live.ingest(type="30d")
+        symbol = Live.client.signals.get(signal_id)["token"]["symbol"]
+        Live.set_status(signal_id, "winner")
+        wait_for(lambda: f"winner {symbol}: take profit" in lines, f"the bot to report the winner\n{lines}", 30)
+        # The poll comes every 10 s.
+        wait_for(lambda: any(line.startswith(f"new 30d signal {symbol}:") for line in lines), f"the bot to report the new signal\n{lines}", 30)
+        self.assertIsNone(bot.poll(), "\n".join(lines))
+        self.assertEqual(sum(line.startswith(f"new 30d signal {symbol}:") for line in lines), 1)
 
     def test_when_the_bot_is_rate_limited_then_its_loop_pauses_for_retry_after(self) -> None:
         env = live_env()
