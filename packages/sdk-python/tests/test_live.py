@@ -109,6 +109,15 @@ class SignalsLiveTests(unittest.TestCase):
         self.assertEqual([i for i in walked if i in self.ids], list(reversed(self.ids)))
         self.assertEqual(walked[:2], [s["id"] for s in page.data])
 
+    def test_when_a_request_is_answered_then_the_client_keeps_the_plan_s_rate_limit_headers(self) -> None:
+        client = SignalClient(Live.env["SIGNAL_API_KEY"], base_url=Live.env["SIGNAL_BASE_URL"])
+        client.signals.list(limit=1)
+        limit = client.rate_limit
+        assert limit is not None
+        self.assertIn(limit.limit, (10_000, 100_000))  # the test account's plan: per minute, per day
+        self.assertLess(limit.remaining, limit.limit)
+        self.assertGreater(limit.reset, time.time() - 1)
+
     def test_when_one_signal_is_fetched_then_the_detail_fields_are_there(self) -> None:
         signal = Live.client.signals.get(self.ids[0])
         self.assertEqual((signal["id"], signal["type"], signal["performance"]["status"]), (self.ids[0], "wallet", "active"))

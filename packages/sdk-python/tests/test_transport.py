@@ -11,6 +11,7 @@ from signal_sdk import (
     AuthenticationError,
     ConflictError,
     NotFoundError,
+    RateLimit,
     RateLimitError,
     RetryInfo,
     ServerError,
@@ -114,6 +115,24 @@ class RetryTests(TransportCase):
         with self.assertRaises(SignalTimeoutError):
             self.client(server, timeout=0.1, max_retries=1).signals.get("sig_1")
         self.assertEqual([r.reason for r in self.retries], ["timeout"])
+
+    def test_when_answers_carry_the_rate_limit_headers_then_the_client_keeps_the_latest(self) -> None:
+        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Answer:
+            remaining = str(3 - len(s.requests))
+            headers = {"X-RateLimit-Limit": "3", "X-RateLimit-Remaining": remaining, "X-RateLimit-Reset": "1800000060"}
+            if remaining == "0":
+                return error(429, "RATE_LIMIT_EXCEEDED", headers={**headers, "Retry-After": "60"}, retry_after=60)
+            return Answer(200, {"success": True, "data": {"id": "sig_1"}}, headers)
+
+        server = self.serve(script)
+        client = self.client(server, max_retry_wait=0)
+        self.assertIsNone(client.rate_limit)
+        client.signals.get("sig_1")
+        self.assertEqual(client.rate_limit, RateLimit(limit=3, remaining=2, reset=1800000060))
+        client.signals.get("sig_1")
+        with self.assertRaises(RateLimitError):
+            client.signals.get("sig_1")
+        self.assertEqual(client.rate_limit, RateLimit(limit=3, remaining=0, reset=1800000060))
 
     def test_when_a_500_answers_a_get_then_it_is_raised_without_retry(self) -> None:
         server = self.serve(lambda s, r, h: error(500, "INTERNAL_ERROR"))

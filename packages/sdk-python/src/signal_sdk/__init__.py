@@ -8,7 +8,7 @@
 
 __version__ = "1.0.0"
 
-from .client import DEFAULT_BASE_URL, UNSET, RetryInfo, SignalClient, parse_retry_after
+from .client import DEFAULT_BASE_URL, UNSET, RateLimit, RetryInfo, SignalClient, parse_retry_after
 from .errors import (
     AuthenticationError,
     ConflictError,
@@ -52,6 +52,7 @@ __all__ = [
     "NotFoundError",
     "Page",
     "PageMeta",
+    "RateLimit",
     "RateLimitError",
     "RetryInfo",
     "ServerError",

@@ -87,6 +87,23 @@ class RetryInfo:
     request_id: Optional[str] = None
 
 
+@dataclass(frozen=True)
+class RateLimit:
+    """The ``X-RateLimit-*`` headers of the latest answer: the window closest to exhaustion."""
+
+    limit: int
+    remaining: int
+    reset: int
+    """Unix time (seconds) when the window resets."""
+
+
+def _rate_limit(headers: Message) -> Optional[RateLimit]:
+    values = [headers.get(f"x-ratelimit-{n}", "").strip() for n in ("limit", "remaining", "reset")]
+    if not all(v.isdigit() for v in values):
+        return None
+    return RateLimit(int(values[0]), int(values[1]), int(values[2]))
+
+
 class _Unset:
     def __repr__(self) -> str:
         return "UNSET"
@@ -200,6 +217,8 @@ class SignalClient:
         self.max_retry_wait = max_retry_wait
         self.retry_base_wait = retry_base_wait
         self.session_token = session_token
+        self.rate_limit: Optional[RateLimit] = None
+        """From the latest answer that carried the X-RateLimit-* headers: pace a bot by it."""
         self.user_agent = user_agent or f"signal-sdk-python/{__version__}"
         self._sleep = sleep
         # No redirect following: a 3xx is not an answer of this API, and a redirect would carry
@@ -300,6 +319,7 @@ class SignalClient:
                     )
                 )
                 continue
+            self.rate_limit = _rate_limit(res_headers) or self.rate_limit
             try:
                 decoded = json.loads(raw.decode("utf-8")) if raw else None
             except (UnicodeDecodeError, ValueError):
