@@ -1,0 +1,79 @@
+"""signal_sdk: the Python client of the Signal Service API (standard library only).
+
+    from signal_sdk import SignalClient, verify_webhook
+    client = SignalClient("sk_live_…", base_url="https://api.example.com")
+    for signal in client.signals.iterate(type="new"):
+        ...
+"""
+
+__version__ = "1.0.0"
+
+from .client import DEFAULT_BASE_URL, UNSET, RateLimit, RetryInfo, SignalClient, parse_retry_after
+from .errors import (
+    AuthenticationError,
+    ConflictError,
+    ForbiddenError,
+    NotFoundError,
+    RateLimitError,
+    ServerError,
+    SignalApiError,
+    SignalConnectionError,
+    SignalError,
+    SignalTimeoutError,
+    ValidationError,
+    WebhookVerificationError,
+)
+from .stream import SignalStream, StreamEvent
+from .types import (
+    ApiKey,
+    ApiKeyWithSecret,
+    ListMeta,
+    Page,
+    PageMeta,
+    SignalDetail,
+    SignalListItem,
+    Statistics,
+    WebhookDelivery,
+    WebhookPayload,
+    WebhookSubscription,
+    WebhookSubscriptionWithSecret,
+)
+from .webhooks import generate_secret, sign_webhook, verify_webhook
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "UNSET",
+    "ApiKey",
+    "ApiKeyWithSecret",
+    "AuthenticationError",
+    "ConflictError",
+    "ForbiddenError",
+    "ListMeta",
+    "NotFoundError",
+    "Page",
+    "PageMeta",
+    "RateLimit",
+    "RateLimitError",
+    "RetryInfo",
+    "ServerError",
+    "SignalApiError",
+    "SignalClient",
+    "SignalConnectionError",
+    "SignalDetail",
+    "SignalError",
+    "SignalListItem",
+    "SignalStream",
+    "SignalTimeoutError",
+    "Statistics",
+    "StreamEvent",
+    "ValidationError",
+    "WebhookDelivery",
+    "WebhookPayload",
+    "WebhookSubscription",
+    "WebhookSubscriptionWithSecret",
+    "WebhookVerificationError",
+    "generate_secret",
+    "parse_retry_after",
+    "sign_webhook",
+    "verify_webhook",
+]

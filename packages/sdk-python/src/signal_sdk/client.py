@@ -1,0 +1,619 @@
+"""SignalClient: every public operation of /openapi.json, with retries, pagination and timeouts."""
+
+import json
+import random
+import socket
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from email.message import Message
+from email.utils import parsedate_to_datetime
+from http.client import HTTPException, HTTPResponse
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+    cast,
+)
+
+from . import __version__
+from .errors import (
+    ERROR_CLASSES,
+    SignalApiError,
+    SignalConnectionError,
+    SignalTimeoutError,
+    code_for_status,
+)
+from .types import (
+    ApiKey,
+    ApiKeyPage,
+    ApiKeyWithSecret,
+    DeliveryEvent,
+    DeliveryPage,
+    DeliveryStatus,
+    ListMeta,
+    LogoutResult,
+    Page,
+    PageMeta,
+    Session,
+    SignalDetail,
+    SignalListItem,
+    SignalPage,
+    SignalStatus,
+    SignalType,
+    Statistics,
+    StatsPeriod,
+    WebhookDelivery,
+    WebhookEvent,
+    WebhookPage,
+    WebhookSubscription,
+    WebhookSubscriptionWithSecret,
+)
+
+if TYPE_CHECKING:
+    from .stream import SignalStream
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8080"
+
+QueryValue = Union[str, int, bool, datetime, Sequence[str], None]
+
+
+@dataclass(frozen=True)
+class RetryInfo:
+    """What ``on_retry`` is told before each wait: the retry about to happen and why."""
+
+    attempt: int
+    """1 for the first retry (or reconnect), 2 for the second, …"""
+    wait: float
+    """Seconds the client now sleeps."""
+    method: str
+    path: str
+    status: Optional[int]
+    """The HTTP status that is retried (429, 503, …); None after a network error or timeout."""
+    reason: str
+    """``rate_limited``, ``unavailable``, ``server_error``, ``timeout``, ``connection`` or ``stream_ended``."""
+    request_id: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """The ``X-RateLimit-*`` headers of the latest answer: the window closest to exhaustion."""
+
+    limit: int
+    remaining: int
+    reset: int
+    """Unix time (seconds) when the window resets."""
+
+
+def _rate_limit(headers: Message) -> Optional[RateLimit]:
+    values = [headers.get(f"x-ratelimit-{n}", "").strip() for n in ("limit", "remaining", "reset")]
+    if not all(v.isdigit() for v in values):
+        return None
+    return RateLimit(int(values[0]), int(values[1]), int(values[2]))
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()
+"""The default of update's fields: a field left UNSET is not sent (None clears it)."""
+
+# POSTs the server deduplicates on their Idempotency-Key (a repeat answers what the first made):
+# only these are sent again after a lost answer or a 5xx, as the repeat cannot create twice.
+_DEDUPLICATED_POSTS = frozenset({"/v1/webhooks", "/v1/account/keys"})
+
+
+def _iso(value: datetime) -> str:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _query_string(query: Mapping[str, QueryValue]) -> str:
+    pairs: List[Tuple[str, str]] = []
+    for key, value in query.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            pairs.append((key, "true" if value else "false"))
+        elif isinstance(value, datetime):
+            pairs.append((key, _iso(value)))
+        elif isinstance(value, (list, tuple)):
+            pairs.append((key, ",".join(value)))
+        else:
+            pairs.append((key, str(value)))
+    return urllib.parse.urlencode(pairs)
+
+
+def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Optional[int]:
+    """Retry-After as seconds: delta-seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return int(value)
+    try:
+        at = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    current = time.time() if now is None else now
+    return max(0, int(-(-(at.timestamp() - current) // 1)))
+
+
+def _error_from(status: int, body: Any, headers: Message) -> SignalApiError:
+    error = body.get("error") if isinstance(body, dict) else None
+    error = error if isinstance(error, dict) else {}
+    raw_code, raw_message = error.get("code"), error.get("message")
+    code: str = raw_code if isinstance(raw_code, str) else code_for_status(status)
+    message: str = raw_message if isinstance(raw_message, str) else f"HTTP {status}"
+    request_id: Optional[str] = error.get("request_id") if isinstance(error.get("request_id"), str) else None
+    if request_id is None and isinstance(body, dict) and isinstance(body.get("request_id"), str):
+        request_id = body["request_id"]
+    request_id = request_id or headers.get("x-request-id")
+    retry_after = error.get("retry_after")
+    if not isinstance(retry_after, int) or isinstance(retry_after, bool):
+        retry_after = parse_retry_after(headers.get("retry-after"))
+    details = error.get("details")
+    details = (
+        [{"field": str(d.get("field")), "message": str(d.get("message"))} for d in details if isinstance(d, dict)]
+        if isinstance(details, list)
+        else None
+    )
+    cls = ERROR_CLASSES.get(code, SignalApiError)
+    return cls(status, code, message, request_id, retry_after, details)
+
+
+def _is_timeout(err: BaseException) -> bool:
+    if isinstance(err, urllib.error.URLError) and isinstance(err.reason, BaseException):
+        return _is_timeout(err.reason)
+    return isinstance(err, (socket.timeout, TimeoutError))
+
+
+class SignalClient:
+    """The Signal Service API.
+
+    ``SignalClient(api_key, base_url="https://api.example.com")``. 429 and 503 are retried up to
+    ``max_retries`` times, waiting what Retry-After asks for; an answer that asks for more than
+    ``max_retry_wait`` seconds (a used-up daily quota) is raised at once as RateLimitError (with
+    ``retry_after``) for the caller to plan around. Before every wait ``on_retry(RetryInfo)`` is
+    called. ``timeout`` is per attempt, in seconds.
+    """
+
+    def __init__(
+        self,
+        api_key: Optional[str],
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        timeout: float = 10.0,
+        max_retries: int = 3,
+        on_retry: Optional[Callable[[RetryInfo], None]] = None,
+        max_retry_wait: float = 60.0,
+        retry_base_wait: float = 0.5,
+        session_token: Optional[str] = None,
+        user_agent: Optional[str] = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not base_url:
+            raise ValueError("base_url is required")
+        self.api_key = api_key
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.on_retry = on_retry
+        self.max_retry_wait = max_retry_wait
+        self.retry_base_wait = retry_base_wait
+        self.session_token = session_token
+        self.rate_limit: Optional[RateLimit] = None
+        """From the latest answer that carried the X-RateLimit-* headers: pace a bot by it."""
+        self.user_agent = user_agent or f"signal-sdk-python/{__version__}"
+        self._sleep = sleep
+        # No redirect following: a 3xx is not an answer of this API, and a redirect would carry
+        # the Authorization header to wherever it points.
+        self._opener = urllib.request.build_opener(_NoRedirect())
+        self.signals = Signals(self)
+        self.stats = Stats(self)
+        self.webhooks = Webhooks(self)
+        self.auth = Auth(self)
+        self.account = Account(self)
+
+    # -- transport -------------------------------------------------------------------------
+
+    def _headers(self, method: str, has_body: bool, auth: str, idempotency_key: Optional[str]) -> Dict[str, str]:
+        headers = {"Accept": "application/json", "User-Agent": self.user_agent}
+        if has_body:
+            headers["Content-Type"] = "application/json"
+        token = self.api_key if auth == "api_key" else self.session_token if auth == "session" else None
+        if auth != "none" and not token:
+            raise ValueError("api_key is required" if auth == "api_key" else "log in first (client.auth.login)")
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        if method == "POST":
+            headers["Idempotency-Key"] = idempotency_key or str(uuid.uuid4())
+        return headers
+
+    def _url(self, path: str, query: Mapping[str, QueryValue]) -> str:
+        qs = _query_string(query)
+        return f"{self.base_url}{path}" + (f"?{qs}" if qs else "")
+
+    def retry_wait(self, attempt: int, retry_after: Optional[int]) -> float:
+        """Seconds before retry ``attempt`` (1-based): Retry-After when given, else jittered backoff."""
+        if retry_after is not None:
+            return float(retry_after)
+        wanted = float(self.retry_base_wait * 2 ** (attempt - 1) * (0.8 + random.random() * 0.4))
+        return min(float(self.max_retry_wait), max(0.0, wanted))
+
+    def _wait(self, info: RetryInfo) -> None:
+        if self.on_retry is not None:
+            self.on_retry(info)
+        self._sleep(info.wait)
+
+    def _open(
+        self, method: str, url: str, headers: Mapping[str, str], payload: Optional[bytes], timeout: float
+    ) -> Tuple[int, Message, Any]:
+        """One attempt: (status, headers, the open response or the error's body bytes)."""
+        req = urllib.request.Request(url, data=payload, method=method, headers=dict(headers))
+        try:
+            res = self._opener.open(req, timeout=timeout)
+            return res.status, res.headers, res
+        except urllib.error.HTTPError as err:
+            try:
+                body = err.read()
+            finally:
+                err.close()
+            return err.code, err.headers, body
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        query: Optional[Mapping[str, QueryValue]] = None,
+        body: Any = None,
+        *,
+        auth: str = "api_key",
+        idempotency_key: Optional[str] = None,
+        timeout: Optional[float] = None,
+    ) -> Dict[str, Any]:
+        """One API call with retries; returns the success envelope ``{success, data, meta?}``."""
+        headers = self._headers(method, body is not None, auth, idempotency_key)
+        url = self._url(path, query or {})
+        payload = None if body is None else json.dumps(body).encode("utf-8")
+        per_attempt = self.timeout if timeout is None else timeout
+        deduplicated = method == "POST" and path in _DEDUPLICATED_POSTS
+        attempt = 0
+        while True:
+            last = attempt >= self.max_retries
+            try:
+                status, res_headers, res = self._open(method, url, headers, payload, per_attempt)
+                raw = res if isinstance(res, bytes) else _read_all(res)
+            except (urllib.error.URLError, HTTPException, OSError) as err:
+                timed_out = _is_timeout(err)
+                # A POST that got no answer may have happened: it is sent again only where the
+                # server answers a repeat with what the first made.
+                if last or (method == "POST" and not deduplicated):
+                    if timed_out:
+                        raise SignalTimeoutError(f"{method} {path}: no answer within {per_attempt} s") from err
+                    raise SignalConnectionError(f"{method} {path}: {err}") from err
+                attempt += 1
+                self._wait(
+                    RetryInfo(
+                        attempt,
+                        self.retry_wait(attempt, None),
+                        method,
+                        path,
+                        None,
+                        "timeout" if timed_out else "connection",
+                    )
+                )
+                continue
+            self.rate_limit = _rate_limit(res_headers) or self.rate_limit
+            try:
+                decoded = json.loads(raw.decode("utf-8")) if raw else None
+            except (UnicodeDecodeError, ValueError):
+                decoded = None
+            if 200 <= status < 300 and isinstance(decoded, dict) and decoded.get("success") is True:
+                return decoded
+            if 200 <= status < 300:
+                raise SignalConnectionError(f"{method} {path}: HTTP {status} without the API's envelope")
+            error = _error_from(status, decoded, res_headers)
+            retried = status in (429, 503) or (deduplicated and status >= 500)
+            if last or not retried:
+                raise error
+            wait = self.retry_wait(attempt + 1, error.retry_after)
+            if wait > self.max_retry_wait:
+                raise error
+            attempt += 1
+            reason = "rate_limited" if status == 429 else "unavailable" if status == 503 else "server_error"
+            self._wait(RetryInfo(attempt, wait, method, path, status, reason, error.request_id))
+
+    def _data(self, method: str, path: str, query: Optional[Mapping[str, QueryValue]] = None, body: Any = None, **kw: Any) -> Any:
+        return self.request(method, path, query, body, **kw)["data"]
+
+    def _page(self, path: str, query: Mapping[str, QueryValue], auth: str = "api_key") -> Page[Any, Any]:
+        envelope = self.request("GET", path, query, auth=auth)
+        if not isinstance(envelope.get("meta"), dict):
+            raise SignalConnectionError(f"GET {path}: the answer has no meta")
+        return Page(envelope["data"], envelope["meta"])
+
+    def _pages(self, path: str, query: Mapping[str, QueryValue], auth: str = "api_key") -> Iterator[Any]:
+        page = 1
+        while True:
+            result = self._page(path, {**query, "page": page}, auth)
+            yield from result.data
+            if not result.data or page >= result.meta["total_pages"]:
+                return
+            page += 1
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def _read_all(res: HTTPResponse) -> bytes:
+    try:
+        return res.read()
+    finally:
+        res.close()
+
+
+def _seg(value: str) -> str:
+    return urllib.parse.quote(value, safe="")
+
+
+class Signals:
+    def __init__(self, client: SignalClient) -> None:
+        self._c = client
+
+    def list(
+        self,
+        *,
+        type: Optional[SignalType] = None,
+        status: Optional[SignalStatus] = None,
+        since: Union[str, datetime, None] = None,
+        limit: Optional[int] = None,
+        page: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> SignalPage:
+        """One page of signals, newest first (operationId listSignals), and the list's ``meta``."""
+        query = {"type": type, "status": status, "since": since, "limit": limit, "page": page, "cursor": cursor}
+        return cast(SignalPage, self._c._page("/v1/signals", query))
+
+    def iterate(
+        self,
+        *,
+        type: Optional[SignalType] = None,
+        status: Optional[SignalStatus] = None,
+        since: Union[str, datetime, None] = None,
+        limit: Optional[int] = None,
+    ) -> Iterator[SignalListItem]:
+        """Every matching signal, newest first, page after page by ``meta.next_cursor``."""
+        cursor: Optional[str] = None
+        while True:
+            result = self.list(type=type, status=status, since=since, limit=limit, cursor=cursor)
+            yield from result.data
+            meta: ListMeta = result.meta
+            if not result.data or not meta.get("next_cursor"):
+                return
+            cursor = meta["next_cursor"]
+
+    def get(self, signal_id: str) -> SignalDetail:
+        """operationId getSignal."""
+        return cast(SignalDetail, self._c._data("GET", f"/v1/signals/{_seg(signal_id)}"))
+
+    def stream(
+        self,
+        *,
+        type: Union[SignalType, Sequence[SignalType], None] = None,
+        events: Union[WebhookEvent, Sequence[WebhookEvent], None] = None,
+        last_event_id: Optional[str] = None,
+        idle_timeout: float = 45.0,
+        max_reconnects: Optional[int] = None,
+    ) -> "SignalStream":
+        """The live stream GET /v1/signals/stream, an iterator of StreamEvent that reconnects and
+        resumes by Last-Event-ID: see signal_sdk.stream."""
+        from .stream import SignalStream
+
+        return SignalStream(
+            self._c,
+            type=type,
+            events=events,
+            last_event_id=last_event_id,
+            idle_timeout=idle_timeout,
+            max_reconnects=max_reconnects,
+        )
+
+
+class Stats:
+    def __init__(self, client: SignalClient) -> None:
+        self._c = client
+
+    def get(self, *, type: Optional[SignalType] = None, period: Optional[StatsPeriod] = None) -> Statistics:
+        """operationId getStats."""
+        return cast(Statistics, self._c._data("GET", "/v1/stats", {"type": type, "period": period}))
+
+
+class Deliveries:
+    def __init__(self, client: SignalClient) -> None:
+        self._c = client
+
+    @staticmethod
+    def _path(webhook_id: str) -> str:
+        return f"/v1/webhooks/{_seg(webhook_id)}/deliveries"
+
+    def list(
+        self,
+        webhook_id: str,
+        *,
+        status: Optional[DeliveryStatus] = None,
+        event: Optional[DeliveryEvent] = None,
+        limit: Optional[int] = None,
+        page: Optional[int] = None,
+    ) -> DeliveryPage:
+        """One page of the subscription's deliveries, newest first (operationId listWebhookDeliveries)."""
+        query = {"status": status, "event": event, "limit": limit, "page": page}
+        return cast(DeliveryPage, self._c._page(self._path(webhook_id), query))
+
+    def iterate(
+        self,
+        webhook_id: str,
+        *,
+        status: Optional[DeliveryStatus] = None,
+        event: Optional[DeliveryEvent] = None,
+        limit: Optional[int] = None,
+    ) -> Iterator[WebhookDelivery]:
+        """Every delivery, newest first, page after page."""
+        return self._c._pages(self._path(webhook_id), {"status": status, "event": event, "limit": limit})
+
+    def get(self, webhook_id: str, delivery_id: str) -> WebhookDelivery:
+        """One delivery with its ``attempts`` (operationId getWebhookDelivery)."""
+        return cast(WebhookDelivery, self._c._data("GET", f"{self._path(webhook_id)}/{_seg(delivery_id)}"))
+
+    def retry(self, webhook_id: str, delivery_id: str) -> WebhookDelivery:
+        """Sends the delivery again (operationId retryWebhookDelivery)."""
+        return cast(
+            WebhookDelivery, self._c._data("POST", f"{self._path(webhook_id)}/{_seg(delivery_id)}/retry")
+        )
+
+
+class Webhooks:
+    def __init__(self, client: SignalClient) -> None:
+        self._c = client
+        self.deliveries = Deliveries(client)
+
+    @staticmethod
+    def _path(webhook_id: str) -> str:
+        return f"/v1/webhooks/{_seg(webhook_id)}"
+
+    def create(
+        self,
+        *,
+        url: str,
+        events: Sequence[WebhookEvent],
+        types: Optional[Sequence[SignalType]] = None,
+        description: Optional[str] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> WebhookSubscriptionWithSecret:
+        """A new subscription and its signing secret (operationId createWebhook).
+
+        The same ``idempotency_key`` and body again return the same subscription, so a create
+        whose answer was lost can be repeated safely; without one the client makes a key per call
+        (kept across its own retries).
+        """
+        body: Dict[str, Any] = {"url": url, "events": list(events)}
+        if types is not None:
+            body["types"] = list(types)
+        if description is not None:
+            body["description"] = description
+        return cast(
+            WebhookSubscriptionWithSecret,
+            self._c._data("POST", "/v1/webhooks", body=body, idempotency_key=idempotency_key),
+        )
+
+    def list(self, *, page: Optional[int] = None, limit: Optional[int] = None) -> WebhookPage:
+        """One page of subscriptions, newest first (operationId listWebhooks)."""
+        return cast(WebhookPage, self._c._page("/v1/webhooks", {"page": page, "limit": limit}))
+
+    def iterate(self, *, limit: Optional[int] = None) -> Iterator[WebhookSubscription]:
+        """Every subscription, newest first, page after page."""
+        return self._c._pages("/v1/webhooks", {"limit": limit})
+
+    def get(self, webhook_id: str) -> WebhookSubscription:
+        """operationId getWebhook."""
+        return cast(WebhookSubscription, self._c._data("GET", self._path(webhook_id)))
+
+    def update(
+        self,
+        webhook_id: str,
+        *,
+        url: str = UNSET,
+        events: Sequence[WebhookEvent] = UNSET,
+        types: Optional[Sequence[SignalType]] = UNSET,
+        description: Optional[str] = UNSET,
+        enabled: bool = UNSET,
+    ) -> WebhookSubscription:
+        """Changes the given fields (operationId updateWebhook); ``types=None`` means every type."""
+        fields = {"url": url, "events": events, "types": types, "description": description, "enabled": enabled}
+        body = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in fields.items() if v is not UNSET}
+        return cast(WebhookSubscription, self._c._data("PATCH", self._path(webhook_id), body=body))
+
+    def delete(self, webhook_id: str) -> WebhookSubscription:
+        """operationId deleteWebhook: returns what was deleted."""
+        return cast(WebhookSubscription, self._c._data("DELETE", self._path(webhook_id)))
+
+    def rotate_secret(self, webhook_id: str) -> WebhookSubscriptionWithSecret:
+        """A new secret signs from now on; the previous one keeps signing for the overlap."""
+        return cast(
+            WebhookSubscriptionWithSecret, self._c._data("POST", f"{self._path(webhook_id)}/rotate-secret")
+        )
+
+    def send_test(self, webhook_id: str) -> WebhookDelivery:
+        """Queues a signed ``webhook.test`` delivery to the subscription's URL (operationId sendWebhookTest)."""
+        return cast(WebhookDelivery, self._c._data("POST", f"{self._path(webhook_id)}/test"))
+
+
+class Auth:
+    def __init__(self, client: SignalClient) -> None:
+        self._c = client
+
+    def login(self, email: str, password: str) -> Session:
+        """A dashboard session, kept by the client for the ``account`` operations (operationId login)."""
+        session = cast(
+            Session, self._c._data("POST", "/v1/auth/login", body={"email": email, "password": password}, auth="none")
+        )
+        self._c.session_token = session.get("token")
+        return session
+
+    def logout(self) -> LogoutResult:
+        """Ends the kept session (operationId logout)."""
+        out = cast(LogoutResult, self._c._data("POST", "/v1/auth/logout", auth="session"))
+        self._c.session_token = None
+        return out
+
+
+class Account:
+    """The account's API keys and password; these need a session (client.auth.login)."""
+
+    def __init__(self, client: SignalClient) -> None:
+        self._c = client
+
+    def change_password(self, current_password: str, new_password: str) -> Session:
+        """Every session so far ends; the new one is kept (operationId changePassword)."""
+        body = {"current_password": current_password, "new_password": new_password}
+        session = cast(Session, self._c._data("POST", "/v1/account/password", body=body, auth="session"))
+        self._c.session_token = session.get("token")
+        return session
+
+    def list_keys(self, *, page: Optional[int] = None, limit: Optional[int] = None) -> ApiKeyPage:
+        """operationId listApiKeys."""
+        return cast(ApiKeyPage, self._c._page("/v1/account/keys", {"page": page, "limit": limit}, auth="session"))
+
+    def create_key(
+        self, name: str, *, expires_at: Union[str, datetime, None] = None, idempotency_key: Optional[str] = None
+    ) -> ApiKeyWithSecret:
+        """A new API key; ``key`` is shown only in this answer (operationId createApiKey)."""
+        body: Dict[str, Any] = {"name": name}
+        if expires_at is not None:
+            body["expires_at"] = _iso(expires_at) if isinstance(expires_at, datetime) else expires_at
+        return cast(
+            ApiKeyWithSecret,
+            self._c._data("POST", "/v1/account/keys", body=body, auth="session", idempotency_key=idempotency_key),
+        )
+
+    def revoke_key(self, key_id: str) -> ApiKey:
+        """operationId revokeApiKey: from now on every request with the key fails."""
+        return cast(ApiKey, self._c._data("DELETE", f"/v1/account/keys/{_seg(key_id)}", auth="session"))
+

@@ -1,0 +1,213 @@
+"""The live stream GET /v1/signals/stream (Server-Sent Events) as a reconnecting generator.
+
+Each event arrives as ``event: <name>``, ``id: <event id>``, ``data: <the webhook payload JSON>``.
+When the connection ends (network, server restart, idle beyond ``idle_timeout`` although the
+server sends heartbeat comments), the generator reconnects after a back-off, sending the id of
+the last event it handed out as ``Last-Event-ID``; the server then sends every matching event
+missed meanwhile, in order. An id the server no longer knows gets one ``reset`` event: the
+consumer re-syncs from ``client.signals.list``/``iterate`` and the live events follow. The
+server's ``retry:`` hint is the first reconnect's wait; consecutive failures double it up to
+the client's ``max_retry_wait``. Ids already handed out are remembered (the latest 1024), so an
+event the server sends again after a reconnect is not handed out twice.
+"""
+
+import json
+import random
+import urllib.error
+from collections import OrderedDict
+from dataclasses import dataclass
+from http.client import HTTPException
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Union
+
+from .errors import SignalApiError, SignalConnectionError
+from .types import SignalType, WebhookEvent
+
+if TYPE_CHECKING:
+    from .client import SignalClient
+
+STREAM_PATH = "/v1/signals/stream"
+MAX_LINE_BYTES = 1 << 20
+_REMEMBERED_IDS = 1024
+
+
+@dataclass(frozen=True)
+class StreamEvent:
+    """One event: ``event`` is ``signal.new``, ``signal.winner``, ``signal.dead``, ``signal.rugged``
+    or ``reset``; ``data`` is the decoded JSON (for signal events the webhook payload: ``event``,
+    ``timestamp``, ``data`` = the signal), or the text when it is not JSON."""
+
+    event: str
+    id: Optional[str]
+    data: Any
+    raw: str
+
+
+class _Dropped(Exception):
+    """The connection broke the stream's framing (a line beyond MAX_LINE_BYTES)."""
+
+
+def _as_list(value: Union[str, Sequence[str], None]) -> Optional[str]:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else ",".join(value)
+
+
+class SignalStream:
+    """An iterator of StreamEvent: ``for event in client.signals.stream(...)``.
+
+    ``last_event_id`` is the id of the last event handed out: pass it to a new stream to resume
+    after the bot restarts. ``close()`` (or leaving ``with client.signals.stream() as s:``) ends
+    the connection.
+    """
+
+    def __init__(
+        self,
+        client: "SignalClient",
+        *,
+        type: Union[SignalType, Sequence[SignalType], None] = None,
+        events: Union[WebhookEvent, Sequence[WebhookEvent], None] = None,
+        last_event_id: Optional[str] = None,
+        idle_timeout: float = 45.0,
+        max_reconnects: Optional[int] = None,
+    ) -> None:
+        self._client = client
+        self._query: Dict[str, Any] = {"type": _as_list(type), "events": _as_list(events)}
+        self.last_event_id = last_event_id
+        self.idle_timeout = idle_timeout
+        self.max_reconnects = max_reconnects
+        self.retry_hint: Optional[float] = None
+        """Seconds, from the server's ``retry:`` field."""
+        self.reconnects = 0
+        self._seen: "OrderedDict[str, None]" = OrderedDict()
+        self._events_gen: Optional[Iterator[StreamEvent]] = None
+
+    def __iter__(self) -> "SignalStream":
+        return self
+
+    def __next__(self) -> StreamEvent:
+        if self._events_gen is None:
+            self._events_gen = self._run()
+        return next(self._events_gen)
+
+    def close(self) -> None:
+        if self._events_gen is not None:
+            self._events_gen.close()  # type: ignore[attr-defined]
+
+    def __enter__(self) -> "SignalStream":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _run(self) -> Iterator[StreamEvent]:
+        from .client import RetryInfo, _error_from, _is_timeout
+
+        c = self._client
+        url = c._url(STREAM_PATH, self._query)
+        failures = 0
+        while True:
+            headers = c._headers("GET", False, "api_key", None)
+            headers["Accept"] = "text/event-stream"
+            headers["Cache-Control"] = "no-cache"
+            if self.last_event_id is not None:
+                headers["Last-Event-ID"] = self.last_event_id
+            status: Optional[int] = None
+            reason = "stream_ended"
+            server_wait: Optional[float] = None
+            request_id: Optional[str] = None
+            try:
+                status, res_headers, res = c._open("GET", url, headers, None, self.idle_timeout)
+                if isinstance(res, bytes):
+                    try:
+                        decoded = json.loads(res.decode("utf-8")) if res else None
+                    except (UnicodeDecodeError, ValueError):
+                        decoded = None
+                    error: SignalApiError = _error_from(status, decoded, res_headers)
+                    if status not in (429, 503) and status < 500:
+                        raise error
+                    reason = "rate_limited" if status == 429 else "unavailable" if status == 503 else "server_error"
+                    request_id = error.request_id
+                    if error.retry_after is not None:
+                        if error.retry_after > c.max_retry_wait:
+                            raise error
+                        server_wait = float(error.retry_after)
+                else:
+                    content_type = res_headers.get("content-type", "")
+                    if not content_type.startswith("text/event-stream"):
+                        res.close()
+                        raise SignalConnectionError(f"GET {STREAM_PATH}: answered {content_type!r}, not an event stream")
+                    try:
+                        for event in self._events(res):
+                            # An event or heartbeat came on this connection: the next reconnect starts the back-off anew.
+                            failures = 0
+                            if event is None:
+                                continue
+                            yield event
+                    except (urllib.error.URLError, HTTPException, OSError, _Dropped) as err:
+                        reason = "timeout" if _is_timeout(err) else "connection"
+                    finally:
+                        res.close()
+            except (urllib.error.URLError, HTTPException, OSError) as err:
+                reason = "timeout" if _is_timeout(err) else "connection"
+            if self.max_reconnects is not None and self.reconnects >= self.max_reconnects:
+                raise SignalConnectionError(f"GET {STREAM_PATH}: ended after {self.reconnects} reconnects")
+            failures += 1
+            self.reconnects += 1
+            if server_wait is not None:
+                wait = server_wait
+            else:
+                base = self.retry_hint if self.retry_hint is not None else 1.0
+                wait = base if failures == 1 else base * 2 ** (failures - 1) * (0.8 + random.random() * 0.4)
+                wait = min(c.max_retry_wait, wait)
+            c._wait(RetryInfo(failures, wait, "GET", STREAM_PATH, status, reason, request_id))
+
+    def _events(self, res: Any) -> Iterator[Optional[StreamEvent]]:
+        """Parses the stream (the WHATWG event-stream format); yields None for a comment."""
+        event_name = ""
+        data_lines: List[str] = []
+        pending_id: Optional[str] = None
+        while True:
+            line_bytes = res.readline(MAX_LINE_BYTES + 1)
+            if not line_bytes:
+                return
+            if len(line_bytes) > MAX_LINE_BYTES:
+                raise _Dropped()
+            line = line_bytes.decode("utf-8", errors="replace").rstrip("\r\n")
+            if line == "":
+                if pending_id is not None:
+                    self.last_event_id = pending_id
+                if data_lines or event_name:
+                    raw = "\n".join(data_lines)
+                    event = StreamEvent(event_name or "message", pending_id, _decode(raw), raw)
+                    event_name, data_lines, pending_id = "", [], None
+                    if event.id is not None:
+                        if event.id in self._seen:
+                            continue
+                        self._seen[event.id] = None
+                        if len(self._seen) > _REMEMBERED_IDS:
+                            self._seen.popitem(last=False)
+                    yield event
+                else:
+                    pending_id = None
+                continue
+            if line.startswith(":"):
+                yield None
+                continue
+            field, _, value = line.partition(":")
+            if value.startswith(" "):
+                value = value[1:]
+            if field == "event":
+                event_name = value
+            elif field == "data":
+                data_lines.append(value)
+            elif field == "id" and "\0" not in value:
+                pending_id = value
+            elif field == "retry" and value.isdigit():
+                self.retry_hint = int(value) / 1000.0
+
+
+def _decode(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw

@@ -1,0 +1,298 @@
+"""The API's resources as TypedDicts, mirroring the component schemas of /openapi.json.
+
+Results are the decoded JSON objects themselves (``signal["performance"]["status"]``), typed for
+mypy and editors; a field the API adds later is simply there. ``tests/test_types.py`` walks the
+served document and fails when a documented field, its required-ness, its nullability or its
+allowed values differ from these declarations.
+
+A TypedDict with both required and optional keys is a required base plus a ``total=False``
+subclass (``NotRequired`` needs Python 3.11).
+"""
+
+from dataclasses import dataclass
+from typing import Dict, Generic, List, Literal, Optional, TypedDict, TypeVar, Union
+
+SignalType = Literal["new", "3d", "7d", "30d", "wallet", "premium"]
+SignalStatus = Literal["active", "winner", "dead", "rugged"]
+WebhookEvent = Literal["signal.new", "signal.winner", "signal.dead", "signal.rugged"]
+DeliveryEvent = Literal["signal.new", "signal.winner", "signal.dead", "signal.rugged", "webhook.test"]
+DeliveryStatus = Literal["pending", "succeeded", "failed"]
+StatsPeriod = Literal["24h", "7d", "30d", "all"]
+SubscriptionStatus = Literal["enabled", "disabled"]
+ErrorCode = Literal[
+    "VALIDATION_ERROR",
+    "UNAUTHORIZED",
+    "KEY_EXPIRED",
+    "FORBIDDEN",
+    "NOT_FOUND",
+    "METHOD_NOT_ALLOWED",
+    "CONFLICT",
+    "INVALID_STATUS_TRANSITION",
+    "IDEMPOTENCY_CONFLICT",
+    "PAYLOAD_TOO_LARGE",
+    "UNSUPPORTED_MEDIA_TYPE",
+    "RATE_LIMIT_EXCEEDED",
+    "INTERNAL_ERROR",
+    "BAD_GATEWAY",
+    "SERVICE_UNAVAILABLE",
+    "GATEWAY_TIMEOUT",
+]
+
+# -- signals ---------------------------------------------------------------------------------
+
+
+class SignalToken(TypedDict):
+    symbol: str
+    name: str
+    contract: str
+    age_hours: float
+
+
+class SignalMetrics(TypedDict):
+    mcap_entry: float
+    mcap_current: float
+    volume_24h: float
+    holders: float
+    liquidity: float
+
+
+class SignalPerformance(TypedDict):
+    roi: float
+    ath_roi: float
+    status: SignalStatus
+
+
+class SignalListItem(TypedDict):
+    id: str
+    token: SignalToken
+    metrics: SignalMetrics
+    performance: SignalPerformance
+    type: SignalType
+    is_premium: bool
+    created_at: str
+
+
+class TokenSocials(TypedDict):
+    twitter: Optional[str]
+    telegram: Optional[str]
+    website: Optional[str]
+
+
+class SignalDetailToken(TypedDict):
+    symbol: str
+    name: str
+    contract: str
+    age_hours: float
+    dex_paid: bool
+    socials: TokenSocials
+
+
+class SignalDetailMetrics(TypedDict):
+    mcap_entry: float
+    mcap_current: float
+    volume_24h: float
+    holders: float
+    liquidity: float
+    mcap_ath: float
+
+
+class SignalDetailPerformance(TypedDict):
+    roi: float
+    ath_roi: float
+    status: SignalStatus
+    time_to_ath_hours: float
+
+
+class SignalDetail(TypedDict):
+    id: str
+    token: SignalDetailToken
+    metrics: SignalDetailMetrics
+    performance: SignalDetailPerformance
+    type: SignalType
+    is_premium: bool
+    created_at: str
+    updated_at: str
+
+
+class ListMeta(TypedDict):
+    """``meta`` of GET /v1/signals: ``next_cursor`` is None on the last page."""
+
+    total: int
+    page: int
+    per_page: int
+    total_pages: int
+    next_cursor: Optional[str]
+
+
+class PageMeta(TypedDict):
+    """``meta`` of the other lists (subscriptions, deliveries, keys): page numbers only."""
+
+    total: int
+    page: int
+    per_page: int
+    total_pages: int
+
+
+# -- statistics ------------------------------------------------------------------------------
+
+
+class TypeStatistics(TypedDict):
+    total: int
+    winners: int
+    win_rate: float
+
+
+# Keys such as "3d" are not identifiers: the functional form declares them.
+StatisticsByType = TypedDict(
+    "StatisticsByType",
+    {
+        "new": TypeStatistics,
+        "3d": TypeStatistics,
+        "7d": TypeStatistics,
+        "30d": TypeStatistics,
+        "wallet": TypeStatistics,
+        "premium": TypeStatistics,
+    },
+)
+
+
+class Statistics(TypedDict):
+    total_signals: int
+    winners: int
+    win_rate: float
+    avg_roi: float
+    best_roi: float
+    by_type: StatisticsByType
+
+
+# -- webhooks --------------------------------------------------------------------------------
+
+
+class WebhookSubscription(TypedDict):
+    id: str
+    url: str
+    events: List[WebhookEvent]
+    types: Optional[List[SignalType]]
+    description: Optional[str]
+    status: SubscriptionStatus
+    disabled_reason: Optional[str]
+    created_at: str
+    updated_at: str
+
+
+class WebhookSubscriptionWithSecret(WebhookSubscription):
+    """What create and rotate-secret return: the signing secret ``whsec_…``, shown only then."""
+
+    secret: str
+
+
+class DeliveryAttempt(TypedDict):
+    attempt: int
+    started_at: str
+    duration_ms: float
+    status_code: Optional[int]
+    error: Optional[str]
+
+
+class _WebhookDeliveryRequired(TypedDict):
+    id: str
+    webhook_id: str
+    event_id: str
+    event: str
+    status: DeliveryStatus
+    attempts_made: int
+    next_attempt_at: Optional[str]
+    created_at: str
+    updated_at: str
+
+
+class WebhookDelivery(_WebhookDeliveryRequired, total=False):
+    """``attempts`` is present on a single delivery (GET …/deliveries/{id})."""
+
+    attempts: List[DeliveryAttempt]
+
+
+class _WebhookSignalDataRequired(TypedDict):
+    id: str
+    token: SignalDetailToken
+    metrics: SignalDetailMetrics
+    type: SignalType
+    is_premium: bool
+
+
+class WebhookSignalData(_WebhookSignalDataRequired, total=False):
+    """``data`` of a signal event: the signal (performance as of the event)."""
+
+    performance: SignalDetailPerformance
+
+
+class _WebhookTestDataRequired(_WebhookSignalDataRequired):
+    test: Literal[True]
+    subscription_id: str
+    message: str
+
+
+class WebhookTestData(_WebhookTestDataRequired, total=False):
+    """``data`` of ``webhook.test``: a sample signal marked ``test: True``; its id names no signal."""
+
+    performance: SignalDetailPerformance
+
+
+class WebhookPayload(TypedDict):
+    """The JSON body of a webhook delivery and the ``data`` of a stream event."""
+
+    event: str
+    timestamp: str
+    data: Union[WebhookTestData, WebhookSignalData]
+
+
+# -- account ---------------------------------------------------------------------------------
+
+
+class ApiKey(TypedDict):
+    id: str
+    name: str
+    prefix: str
+    created_at: str
+    expires_at: Optional[str]
+    last_used_at: Optional[str]
+    revoked_at: Optional[str]
+
+
+class ApiKeyWithSecret(ApiKey):
+    """What creating a key returns: the key ``sk_live_…`` itself, shown only then."""
+
+    key: str
+
+
+class Session(TypedDict, total=False):
+    """A dashboard session (login, change of password); the document marks neither required."""
+
+    token: str
+    expires_at: str
+
+
+class LogoutResult(TypedDict, total=False):
+    logged_out: Literal[True]
+
+
+# -- pages -----------------------------------------------------------------------------------
+
+T = TypeVar("T")
+M = TypeVar("M")
+
+
+@dataclass(frozen=True)
+class Page(Generic[T, M]):
+    """One page of a list: its items and the list's ``meta``."""
+
+    data: List[T]
+    meta: M
+
+
+SignalPage = Page[SignalListItem, ListMeta]
+WebhookPage = Page[WebhookSubscription, PageMeta]
+DeliveryPage = Page[WebhookDelivery, PageMeta]
+ApiKeyPage = Page[ApiKey, PageMeta]
+
+JsonObject = Dict[str, object]

@@ -1,0 +1,245 @@
+"""Unit tests of the client's transport against a scripted HTTP server on loopback (no services)."""
+
+import time
+import unittest
+import urllib.parse
+from datetime import datetime, timezone
+from email.utils import formatdate
+from typing import Any, List
+
+from signal_sdk import (
+    AuthenticationError,
+    ConflictError,
+    NotFoundError,
+    RateLimit,
+    RateLimitError,
+    RetryInfo,
+    ServerError,
+    SignalClient,
+    SignalConnectionError,
+    SignalTimeoutError,
+    ValidationError,
+    parse_retry_after,
+)
+
+from .support import Answer, Recorded, ScriptedServer, error, ok
+
+SUB = {
+    "id": "wh_1",
+    "url": "https://example.com/hook",
+    "events": ["signal.new"],
+    "types": None,
+    "description": None,
+    "status": "enabled",
+    "disabled_reason": None,
+    "created_at": "2026-01-01T00:00:00.000Z",
+    "updated_at": "2026-01-01T00:00:00.000Z",
+}
+
+
+class TransportCase(unittest.TestCase):
+    def serve(self, script: Any) -> ScriptedServer:
+        server = ScriptedServer(script)
+        self.addCleanup(server.close)
+        return server
+
+    def client(self, server: ScriptedServer, **kw: Any) -> SignalClient:
+        self.waits: List[float] = []
+        self.retries: List[RetryInfo] = []
+        options = dict(base_url=server.url, on_retry=self.retries.append, sleep=self.waits.append)
+        options.update(kw)
+        return SignalClient("sk_test_key", **options)
+
+
+class RetryTests(TransportCase):
+    def test_when_429_carries_retry_after_then_the_client_waits_it_reports_it_and_resends_the_same_idempotency_key(self) -> None:
+        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Answer:
+            if len(s.requests) < 3:
+                return error(429, "RATE_LIMIT_EXCEEDED", retry_after=7, headers={"Retry-After": "7"})
+            return Answer(201, {"success": True, "data": {**SUB, "secret": "whsec_QUJD"}})
+
+        server = self.serve(script)
+        created = self.client(server).webhooks.create(url=SUB["url"], events=["signal.new"])
+        self.assertEqual(created["secret"], "whsec_QUJD")
+        self.assertEqual(self.waits, [7.0, 7.0])
+        self.assertEqual(
+            [(r.attempt, r.wait, r.status, r.reason, r.request_id, r.path) for r in self.retries],
+            [(1, 7.0, 429, "rate_limited", "req_test", "/v1/webhooks"), (2, 7.0, 429, "rate_limited", "req_test", "/v1/webhooks")],
+        )
+        keys = {r.headers["idempotency-key"] for r in server.requests}
+        self.assertEqual(len(server.requests), 3)
+        self.assertEqual(len(keys), 1)
+        self.assertEqual(server.requests[0].headers["authorization"], "Bearer sk_test_key")
+
+    def test_when_retry_after_is_beyond_max_retry_wait_then_rate_limit_error_is_raised_without_waiting(self) -> None:
+        server = self.serve(lambda s, r, h: error(429, "RATE_LIMIT_EXCEEDED", "daily quota used", retry_after=3600))
+        with self.assertRaises(RateLimitError) as caught:
+            self.client(server, max_retry_wait=60).signals.list()
+        self.assertEqual((caught.exception.retry_after, caught.exception.request_id, caught.exception.status), (3600, "req_test", 429))
+        self.assertEqual((self.waits, len(server.requests)), ([], 1))
+
+    def test_when_429_outlasts_max_retries_then_the_last_rate_limit_error_is_raised(self) -> None:
+        server = self.serve(lambda s, r, h: error(429, "RATE_LIMIT_EXCEEDED", headers={"Retry-After": "1"}))
+        with self.assertRaises(RateLimitError) as caught:
+            self.client(server, max_retries=2).stats.get(period="7d")
+        self.assertEqual(caught.exception.retry_after, 1)
+        self.assertEqual((len(server.requests), self.waits), (3, [1.0, 1.0]))
+        self.assertIn("period=7d", server.requests[0].path)
+
+    def test_when_503_has_no_retry_after_then_backoff_grows_and_each_wait_is_reported(self) -> None:
+        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Answer:
+            return error(503, "SERVICE_UNAVAILABLE") if len(s.requests) <= 2 else ok({"id": "sig_1"})
+
+        server = self.serve(script)
+        self.assertEqual(self.client(server, retry_base_wait=0.5).signals.get("sig_1"), {"id": "sig_1"})
+        self.assertEqual([r.reason for r in self.retries], ["unavailable", "unavailable"])
+        self.assertTrue(0.4 <= self.waits[0] <= 0.6 and 0.8 <= self.waits[1] <= 1.2, self.waits)
+
+    def test_when_a_get_loses_its_connection_then_it_is_sent_again(self) -> None:
+        server = self.serve(lambda s, r, h: Answer(drop=True) if len(s.requests) == 1 else ok({"id": "sig_1"}))
+        self.assertEqual(self.client(server).signals.get("sig_1")["id"], "sig_1")
+        self.assertEqual([r.reason for r in self.retries], ["connection"])
+
+    def test_when_a_post_the_server_does_not_deduplicate_loses_its_connection_then_it_is_not_sent_again(self) -> None:
+        server = self.serve(lambda s, r, h: Answer(drop=True))
+        with self.assertRaises(SignalConnectionError):
+            self.client(server).webhooks.send_test("wh_1")
+        self.assertEqual((len(server.requests), self.waits), (1, []))
+
+    def test_when_no_answer_comes_within_the_timeout_then_a_timeout_error_follows_the_retries(self) -> None:
+        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Answer:
+            time.sleep(0.5)
+            return ok({})
+
+        server = self.serve(script)
+        with self.assertRaises(SignalTimeoutError):
+            self.client(server, timeout=0.1, max_retries=1).signals.get("sig_1")
+        self.assertEqual([r.reason for r in self.retries], ["timeout"])
+
+    def test_when_answers_carry_the_rate_limit_headers_then_the_client_keeps_the_latest(self) -> None:
+        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Answer:
+            remaining = str(3 - len(s.requests))
+            headers = {"X-RateLimit-Limit": "3", "X-RateLimit-Remaining": remaining, "X-RateLimit-Reset": "1800000060"}
+            if remaining == "0":
+                return error(429, "RATE_LIMIT_EXCEEDED", headers={**headers, "Retry-After": "60"}, retry_after=60)
+            return Answer(200, {"success": True, "data": {"id": "sig_1"}}, headers)
+
+        server = self.serve(script)
+        client = self.client(server, max_retry_wait=0)
+        self.assertIsNone(client.rate_limit)
+        client.signals.get("sig_1")
+        self.assertEqual(client.rate_limit, RateLimit(limit=3, remaining=2, reset=1800000060))
+        client.signals.get("sig_1")
+        with self.assertRaises(RateLimitError):
+            client.signals.get("sig_1")
+        self.assertEqual(client.rate_limit, RateLimit(limit=3, remaining=0, reset=1800000060))
+
+    def test_when_a_500_answers_a_get_then_it_is_raised_without_retry(self) -> None:
+        server = self.serve(lambda s, r, h: error(500, "INTERNAL_ERROR"))
+        with self.assertRaises(ServerError):
+            self.client(server).signals.get("sig_1")
+        self.assertEqual(len(server.requests), 1)
+
+
+class ErrorTests(TransportCase):
+    def raised(self, answer: Answer) -> Exception:
+        server = self.serve(lambda s, r, h: answer)
+        with self.assertRaises(Exception) as caught:
+            self.client(server, max_retries=0).signals.get("sig_x")
+        return caught.exception
+
+    def test_when_the_api_answers_an_error_code_then_its_exception_class_carries_code_message_and_request_id(self) -> None:
+        cases = [
+            (error(401, "UNAUTHORIZED", "Invalid or missing API key"), AuthenticationError, "UNAUTHORIZED"),
+            (error(401, "KEY_EXPIRED", "generate a new key"), AuthenticationError, "KEY_EXPIRED"),
+            (error(404, "NOT_FOUND"), NotFoundError, "NOT_FOUND"),
+            (error(409, "IDEMPOTENCY_CONFLICT"), ConflictError, "IDEMPOTENCY_CONFLICT"),
+            (Answer(502, None), ServerError, "BAD_GATEWAY"),
+        ]
+        for answer, cls, code in cases:
+            err = self.raised(answer)
+            self.assertIsInstance(err, cls)
+            self.assertEqual(getattr(err, "code"), code)
+            self.assertEqual(getattr(err, "status"), answer.status)
+        self.assertEqual(getattr(self.raised(error(404, "NOT_FOUND")), "request_id"), "req_test")
+
+    def test_when_validation_fails_then_details_name_the_fields(self) -> None:
+        err = self.raised(error(400, "VALIDATION_ERROR", details=[{"field": "limit", "message": "at most 100"}]))
+        self.assertIsInstance(err, ValidationError)
+        self.assertEqual(getattr(err, "details"), [{"field": "limit", "message": "at most 100"}])
+
+    def test_when_a_2xx_is_not_the_api_envelope_then_it_is_a_connection_error(self) -> None:
+        self.assertIsInstance(self.raised(Answer(200, {"hello": "proxy"})), SignalConnectionError)
+
+    def test_when_retry_after_is_an_http_date_then_it_is_read_as_seconds(self) -> None:
+        now = 1_800_000_000
+        self.assertEqual(parse_retry_after(formatdate(now + 30, usegmt=True), now=now), 30)
+        self.assertEqual(parse_retry_after("12"), 12)
+        self.assertIsNone(parse_retry_after("soon"))
+
+
+class ResourceTests(TransportCase):
+    def test_when_signals_are_iterated_then_the_cursor_is_followed_until_it_is_null(self) -> None:
+        pages = {
+            None: ([{"id": "sig_3"}, {"id": "sig_2"}], "c2"),
+            "c2": ([{"id": "sig_1"}], None),
+        }
+
+        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Answer:
+            q = urllib.parse.parse_qs(urllib.parse.urlsplit(r.path).query)
+            data, nxt = pages[q.get("cursor", [None])[0]]
+            return ok(data, {"total": 3, "page": 1, "per_page": 2, "total_pages": 2, "next_cursor": nxt})
+
+        server = self.serve(script)
+        since = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+        ids = [s["id"] for s in self.client(server).signals.iterate(type="new", since=since, limit=2)]
+        self.assertEqual(ids, ["sig_3", "sig_2", "sig_1"])
+        first = urllib.parse.parse_qs(urllib.parse.urlsplit(server.requests[0].path).query)
+        self.assertEqual(first, {"type": ["new"], "since": ["2026-01-02T03:04:05.000Z"], "limit": ["2"]})
+        self.assertEqual(len(server.requests), 2)
+
+    def test_when_deliveries_are_iterated_then_pages_are_walked_to_total_pages(self) -> None:
+        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Answer:
+            page = int(urllib.parse.parse_qs(urllib.parse.urlsplit(r.path).query)["page"][0])
+            return ok([{"id": f"dlv_{page}"}], {"total": 2, "page": page, "per_page": 1, "total_pages": 2})
+
+        server = self.serve(script)
+        got = [d["id"] for d in self.client(server).webhooks.deliveries.iterate("wh/1", limit=1)]
+        self.assertEqual(got, ["dlv_1", "dlv_2"])
+        self.assertTrue(server.requests[0].path.startswith("/v1/webhooks/wh%2F1/deliveries?"))
+
+    def test_when_a_subscription_is_updated_then_only_the_given_fields_are_sent_and_none_clears(self) -> None:
+        server = self.serve(lambda s, r, h: ok(SUB))
+        self.client(server).webhooks.update("wh_1", types=None, enabled=False)
+        import json
+
+        self.assertEqual(json.loads(server.requests[0].body), {"types": None, "enabled": False})
+        self.assertEqual(server.requests[0].method, "PATCH")
+
+    def test_when_an_idempotency_key_is_given_then_the_create_carries_it(self) -> None:
+        server = self.serve(lambda s, r, h: Answer(201, {"success": True, "data": {**SUB, "secret": "whsec_QUJD"}}))
+        self.client(server).webhooks.create(url=SUB["url"], events=["signal.new"], types=["new"], idempotency_key="bot-1")
+        self.assertEqual(server.requests[0].headers["idempotency-key"], "bot-1")
+
+    def test_when_the_account_operations_run_without_a_session_then_the_client_refuses_before_sending(self) -> None:
+        server = self.serve(lambda s, r, h: ok([]))
+        with self.assertRaises(ValueError):
+            self.client(server).account.list_keys()
+        self.assertEqual(server.requests, [])
+
+    def test_when_logging_in_then_the_session_token_authorises_the_account_operations(self) -> None:
+        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Answer:
+            if r.path == "/v1/auth/login":
+                return ok({"token": "sess_1", "expires_at": "2026-01-01T00:00:00.000Z"})
+            return ok([], {"total": 0, "page": 1, "per_page": 20, "total_pages": 0})
+
+        server = self.serve(script)
+        client = self.client(server)
+        client.auth.login("a@example.com", "pw")
+        client.account.list_keys()
+        self.assertNotIn("authorization", server.requests[0].headers)
+        self.assertEqual(server.requests[1].headers["authorization"], "Bearer sess_1")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,112 @@
+"""verify_webhook: Standard Webhooks, against its own signer, the specification's example and
+vectors signed by the TypeScript code (the worker's signing, the standardwebhooks library) with
+the TypeScript SDK's verdict on each (SIGNAL_SDK_WEBHOOK_VECTORS, written by the jest test)."""
+
+import json
+import os
+import unittest
+from email.message import Message
+
+from signal_sdk import WebhookVerificationError, generate_secret, sign_webhook, verify_webhook
+
+BODY = json.dumps({"event": "signal.winner", "timestamp": "2026-01-01T00:00:00.000Z", "data": {"id": "sig_1"}})
+NOW = 1_800_000_000
+
+
+class VerifyTests(unittest.TestCase):
+    def test_when_the_service_signs_a_body_then_it_verifies_and_returns_the_payload(self) -> None:
+        secret = generate_secret()
+        headers = sign_webhook(BODY, secret, timestamp=NOW)
+        payload = verify_webhook(BODY, headers, secret, now=NOW)
+        self.assertEqual((payload["event"], payload["data"]["id"]), ("signal.winner", "sig_1"))
+        self.assertEqual(verify_webhook(BODY.encode(), headers, secret, now=NOW), payload)
+
+    def test_when_the_specification_example_is_checked_then_it_verifies(self) -> None:
+        # The example of the Standard Webhooks specification (and of the svix libraries' tests).
+        headers = {
+            "webhook-id": "msg_p5jXN8AQM9LWM0D4loKWxJek",
+            "webhook-timestamp": "1614265330",
+            "webhook-signature": "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
+        }
+        body = '{"test": 2432232314}'
+        secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+        with self.assertRaisesRegex(WebhookVerificationError, "not a webhook payload"):
+            # The signature matches; the example's body is not one of our payloads.
+            verify_webhook(body, headers, secret, now=1614265330)
+        with self.assertRaisesRegex(WebhookVerificationError, "no matching signature"):
+            verify_webhook(body + " ", headers, secret, now=1614265330)
+
+    def test_when_a_rotation_overlaps_then_either_secret_verifies_the_doubly_signed_request(self) -> None:
+        old, new = generate_secret(), generate_secret()
+        headers = sign_webhook(BODY, [new, old], timestamp=NOW)
+        self.assertEqual(len(headers["webhook-signature"].split(" ")), 2)
+        for secrets in (old, new, [new, old], [generate_secret(), old]):
+            self.assertEqual(verify_webhook(BODY, headers, secrets, now=NOW)["event"], "signal.winner")
+        with self.assertRaises(WebhookVerificationError):
+            verify_webhook(BODY, headers, generate_secret(), now=NOW)
+
+    def test_when_the_body_or_id_is_changed_then_verification_fails(self) -> None:
+        secret = generate_secret()
+        headers = sign_webhook(BODY, secret, timestamp=NOW)
+        with self.assertRaisesRegex(WebhookVerificationError, "no matching signature"):
+            verify_webhook(BODY.replace("sig_1", "sig_2"), headers, secret, now=NOW)
+        with self.assertRaisesRegex(WebhookVerificationError, "no matching signature"):
+            verify_webhook(BODY, {**headers, "webhook-id": "msg_other"}, secret, now=NOW)
+
+    def test_when_the_timestamp_is_outside_the_tolerance_then_verification_fails_both_ways(self) -> None:
+        secret = generate_secret()
+        headers = sign_webhook(BODY, secret, timestamp=NOW)
+        verify_webhook(BODY, headers, secret, now=NOW + 300)
+        for now in (NOW + 301, NOW - 301):
+            with self.assertRaisesRegex(WebhookVerificationError, "tolerance"):
+                verify_webhook(BODY, headers, secret, now=now)
+        verify_webhook(BODY, headers, secret, now=NOW + 3000, tolerance_seconds=3600)
+
+    def test_when_headers_are_missing_or_malformed_then_verification_fails(self) -> None:
+        secret = generate_secret()
+        headers = sign_webhook(BODY, secret, timestamp=NOW)
+        for name in headers:
+            with self.assertRaisesRegex(WebhookVerificationError, "missing"):
+                verify_webhook(BODY, {k: v for k, v in headers.items() if k != name}, secret, now=NOW)
+        with self.assertRaisesRegex(WebhookVerificationError, "timestamp"):
+            verify_webhook(BODY, {**headers, "webhook-timestamp": "12e9"}, secret, now=NOW)
+        only_v2 = headers["webhook-signature"].replace("v1,", "v2,")
+        with self.assertRaisesRegex(WebhookVerificationError, "no matching signature"):
+            verify_webhook(BODY, {**headers, "webhook-signature": only_v2}, secret, now=NOW)
+
+    def test_when_headers_come_from_http_server_in_any_case_then_they_are_found(self) -> None:
+        secret = generate_secret()
+        message = Message()
+        for k, v in sign_webhook(BODY, secret, timestamp=NOW).items():
+            message[k.upper()] = v
+        self.assertEqual(verify_webhook(BODY, message, secret, now=NOW)["data"]["id"], "sig_1")
+
+    def test_when_the_secret_is_not_base64_then_it_is_a_programming_error(self) -> None:
+        headers = sign_webhook(BODY, generate_secret(), timestamp=NOW)
+        with self.assertRaises(ValueError):
+            verify_webhook(BODY, headers, "whsec_not base64!", now=NOW)
+
+
+class TypeScriptVectorTests(unittest.TestCase):
+    def test_when_typescript_signs_then_python_agrees_with_the_typescript_sdk_on_every_vector(self) -> None:
+        path = os.environ.get("SIGNAL_SDK_WEBHOOK_VECTORS")
+        if not path:
+            raise unittest.SkipTest("SIGNAL_SDK_WEBHOOK_VECTORS is set by packages/sdk-python/test/python-sdk.test.ts")
+        with open(path, encoding="utf-8") as f:
+            vectors = json.load(f)
+        self.assertGreater(len(vectors), 5)
+        self.assertTrue(any(v["ts_ok"] for v in vectors) and any(not v["ts_ok"] for v in vectors))
+        for v in vectors:
+            with self.subTest(v["name"]):
+                try:
+                    payload = verify_webhook(v["body"], v["headers"], v["secrets"], now=v["now"])
+                    verdict = True
+                except WebhookVerificationError:
+                    verdict = False
+                self.assertEqual(verdict, v["ts_ok"])
+                if verdict:
+                    self.assertEqual(payload["event"], json.loads(v["body"])["event"])
+
+
+if __name__ == "__main__":
+    unittest.main()
