@@ -1,0 +1,270 @@
+import { get, createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
+import mongoose from 'mongoose';
+import { Pool } from 'undici';
+import { deleteKeysMatching, parseCliArgs, readCommandLine } from '@signal/service-kit';
+import {
+  SECRETS,
+  benchApiKey,
+  benchRedis,
+  dropBrokerPrefix,
+  infra,
+  startService,
+  wholeNumberOption,
+  type Proc,
+} from './harness';
+
+/**
+ * pnpm bench stream [--streams 10000] [--rate 2] [--seconds 20]
+ *
+ * --streams concurrent live streams (GET /v1/signals/stream) through the gateway (two gateway
+ * processes, node:cluster: one process holds at most ~20,000 open files here), every stream
+ * taking every event; --rate signals a second ingested for --seconds, so every stream gets
+ * --rate events a second. Measured in one run:
+ *   - publish → client: from the ingest request's start to each stream's receipt of that
+ *     signal's `signal.new` event, p50 / p99 / max over every (event, stream) pair, and how
+ *     many pairs never arrived;
+ *   - memory per open stream: the growth of resident memory (VmRSS) of the gateway processes
+ *     and of the signals service from before the streams opened to once all are open, divided
+ *     by --streams;
+ *   - the baseline: the webhooks worker's publish → receipt for the same events, to one
+ *     subscriber on loopback.
+ * Targets (issue 41): p99 ≤ 250 ms, gateway + signals ≤ 16 KB per stream.
+ */
+const CLI = {
+  name: 'stream bench',
+  usage: 'usage: pnpm bench stream [--streams 10000] [--rate 2] [--seconds 20]',
+};
+const opts = readCommandLine(CLI, () =>
+  parseCliArgs(process.argv.slice(2), {
+    streams: { type: 'string', default: '10000' },
+    rate: { type: 'string', default: '2' },
+    seconds: { type: 'string', default: '20' },
+  }),
+);
+const streams = wholeNumberOption(CLI, opts, 'streams');
+const rate = wholeNumberOption(CLI, opts, 'rate');
+const seconds = wholeNumberOption(CLI, opts, 'seconds');
+
+const rssKb = (pid: number): number => {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+};
+/** A process and its children (the cluster's workers). */
+const treeRssKb = (pid: number): number => {
+  let total = rssKb(pid);
+  try {
+    for (const task of readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' '))
+      if (task) total += treeRssKb(Number(task));
+  } catch {
+    // gone
+  }
+  return total;
+};
+
+const percentile = (sorted: number[], p: number): number =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]! : NaN;
+
+interface Client {
+  /** signal id → receipt time (ms) */
+  seen: Map<string, number>;
+  close(): void;
+}
+
+/** One stream: parses `data:` lines of `signal.new` events and records when each signal arrived. */
+function openStream(url: string, key: string): Promise<Client> {
+  return new Promise((resolve, reject) => {
+    const seen = new Map<string, number>();
+    const req = get(
+      `${url}/v1/signals/stream?events=signal.new`,
+      { headers: { authorization: `Bearer ${key}` }, agent: false },
+      (res: IncomingMessage) => {
+        if (res.statusCode !== 200) {
+          reject(new Error(`stream answered ${res.statusCode}`));
+          res.resume();
+          return;
+        }
+        let buffer = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          const now = Date.now();
+          buffer += chunk;
+          let end: number;
+          while ((end = buffer.indexOf('\n\n')) !== -1) {
+            const event = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            const data = /^data: (.*)$/m.exec(event)?.[1];
+            if (!data) continue;
+            const id = /"id":"(sig_[^"]+)"/.exec(data)?.[1];
+            if (id && !seen.has(id)) seen.set(id, now);
+          }
+        });
+        resolve({ seen, close: () => req.destroy() });
+      },
+    );
+    req.once('error', reject);
+  });
+}
+
+function signalInput(n: number) {
+  return {
+    token: {
+      symbol: `STR${n}`,
+      name: `Stream Bench ${n}`,
+      contract: `So1anaStreamBench${String(n).padStart(10, '0')}pump`,
+      age_hours: 1,
+      dex_paid: true,
+    },
+    metrics: { mcap_entry: 100000, volume_24h: 5000, holders: 100, liquidity: 9000 },
+    type: 'new',
+  };
+}
+
+async function main() {
+  const db = `bench_stream_${Date.now()}`;
+  const prefix = `${db}.`;
+  const redisPrefix = `${db}:`;
+  const started: Proc[] = [];
+  const redis = benchRedis();
+  const clients: Client[] = [];
+  const webhookSeen = new Map<string, number>();
+  const receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const id = /"id":"(sig_[^"]+)"/.exec(body)?.[1];
+      if (id && !webhookSeen.has(id)) webhookSeen.set(id, Date.now());
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  try {
+    const shared = { AMQP_PREFIX: prefix, REDIS_PREFIX: redisPrefix };
+    const signals = await startService('services/signals/dist/main.js', 4601, {
+      ...shared,
+      SIGNALS_DB: `${db}_signals`,
+    });
+    started.push(signals);
+    const hooksEnv = { ...shared, WEBHOOKS_DB: `${db}_webhooks`, WEBHOOK_ALLOW_LOOPBACK_URLS: 'true' };
+    started.push(await startService('services/webhooks/dist/main.js', 4602, hooksEnv));
+    started.push(await startService('services/webhooks/dist/worker.js', 4603, hooksEnv));
+    const { accountId, key } = benchApiKey(`${db}_gateway`, redisPrefix, `${db}@bench.local`);
+    const conn = await mongoose.createConnection(infra().MONGO_URL).asPromise();
+    await conn
+      .useDb(`${db}_gateway`)
+      .collection<{ _id: string }>('accounts')
+      .updateOne({ _id: accountId }, { $set: { 'plan.max_streams': streams + 10 } });
+    await conn.close();
+    const gateway = await startService('services/api-gateway/dist/main.js', 4600, {
+      GATEWAY_DB: `${db}_gateway`,
+      REDIS_PREFIX: redisPrefix,
+      SIGNALS_URL: signals.url,
+      STATS_URL: signals.url,
+      WEBHOOKS_URL: 'http://127.0.0.1:4602',
+      GATEWAY_WORKERS: '2',
+      // Every stream comes from this one address.
+      CLIENT_MAX_CONNECTIONS: String(streams + 100),
+    });
+    started.push(gateway);
+    const api = new Pool(gateway.url, { connections: 4 });
+    const created = await api.request({
+      method: 'POST',
+      path: '/v1/webhooks',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+        events: ['signal.new'],
+      }),
+    });
+    if (created.statusCode !== 201)
+      throw new Error(`webhook: ${created.statusCode} ${await created.body.text()}`);
+    await created.body.dump();
+
+    const gatewayBefore = treeRssKb(gateway.child.pid!);
+    const signalsBefore = rssKb(signals.child.pid!);
+    const opening = Date.now();
+    for (let i = 0; i < streams; i += 200) {
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(200, streams - i) }, () => openStream(gateway.url, key)),
+      );
+      clients.push(...batch);
+    }
+    console.log(`${clients.length} streams open in ${((Date.now() - opening) / 1000).toFixed(1)} s`);
+    await new Promise((r) => setTimeout(r, 2000));
+    const gatewayKb = treeRssKb(gateway.child.pid!) - gatewayBefore;
+    const signalsKb = rssKb(signals.child.pid!) - signalsBefore;
+
+    const published = new Map<string, number>();
+    const ingest = new Pool(signals.url, { connections: 2 });
+    const total = rate * seconds;
+    const startAt = Date.now();
+    for (let n = 0; n < total; n++) {
+      const due = startAt + (n * 1000) / rate;
+      await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
+      const at = Date.now();
+      const res = await ingest.request({
+        method: 'POST',
+        path: '/internal/signals',
+        headers: { authorization: `Bearer ${SECRETS.INGEST_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify(signalInput(n)),
+      });
+      const body = (await res.body.json()) as { data?: { id?: string } };
+      if (body.data?.id) published.set(body.data.id, at);
+    }
+    // Late events: a few seconds for the last ones to arrive everywhere.
+    await new Promise((r) => setTimeout(r, 5000));
+
+    const latencies: number[] = [];
+    let missing = 0;
+    for (const [id, at] of published)
+      for (const c of clients) {
+        const got = c.seen.get(id);
+        if (got === undefined) missing += 1;
+        else latencies.push(got - at);
+      }
+    latencies.sort((a, b) => a - b);
+    const hook: number[] = [];
+    for (const [id, at] of published) {
+      const got = webhookSeen.get(id);
+      if (got !== undefined) hook.push(got - at);
+    }
+    hook.sort((a, b) => a - b);
+    console.log(
+      `\n${streams} streams × ${rate} events/s for ${seconds} s (${published.size} events, ${latencies.length} deliveries, ${missing} missing)`,
+    );
+    console.log(
+      `publish → stream client: p50 ${percentile(latencies, 0.5)} ms, p99 ${percentile(latencies, 0.99)} ms, max ${latencies.at(-1)} ms (target p99 ≤ 250 ms)`,
+    );
+    console.log(
+      `publish → webhook receiver (baseline, same events): p50 ${percentile(hook, 0.5)} ms, p99 ${percentile(hook, 0.99)} ms, ${hook.length}/${published.size} delivered`,
+    );
+    console.log(
+      `memory per open stream: gateway ${((gatewayKb * 1024) / streams / 1024).toFixed(1)} KB, signals ${((signalsKb * 1024) / streams / 1024).toFixed(1)} KB, together ${(((gatewayKb + signalsKb) * 1024) / streams / 1024).toFixed(1)} KB (target ≤ 16 KB)`,
+    );
+    await api.close();
+    await ingest.close();
+  } finally {
+    for (const c of clients) c.close();
+    for (const p of started.reverse()) await p.stop();
+    receiver.close();
+    await deleteKeysMatching(redis, `${redisPrefix}*`).catch(() => undefined);
+    await dropBrokerPrefix(prefix).catch(() => undefined);
+    const conn = await mongoose.createConnection(infra().MONGO_URL).asPromise();
+    for (const name of [`${db}_signals`, `${db}_gateway`, `${db}_webhooks`])
+      await conn
+        .useDb(name)
+        .dropDatabase()
+        .catch(() => undefined);
+    await conn.close(true);
+    redis.disconnect();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
