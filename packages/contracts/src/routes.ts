@@ -377,3 +377,14 @@ export function allowedMethods(owner: RouteOwner): Map<string, string[]> {
   }
   return out;
 }
+
+/**
+ * For each path `owner` answers, the Express path and the `Allow` value of a 405 for any other
+ * method (registered after the routes themselves, so only a wrong method reaches it).
+ */
+export function methodNotAllowedRoutes(owner: RouteOwner): { path: string; allow: string }[] {
+  return [...allowedMethods(owner)].map(([path, methods]) => ({
+    path: expressPath(path),
+    allow: methods.join(', '),
+  }));
+}
