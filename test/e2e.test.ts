@@ -305,4 +305,14 @@ describe('end to end through the gateway', () => {
     const login = await api().get('/v1/auth/login');
     expect([login.status, login.headers.allow]).toEqual([405, 'POST']);
   });
+
+  it('when an account spends its minute, then the 429 carries Retry-After and the headers the document declares', async () => {
+    const { key } = await gw.account({ per_minute: 1, per_day: 100 });
+    const auth = { Authorization: `Bearer ${key}` };
+    const responses = [await api().get('/v1/stats').set(auth), await api().get('/v1/stats').set(auth)];
+    const limited = responses.find((r) => r.status === 429) ?? (await api().get('/v1/stats').set(auth));
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers['retry-after'])).toBe(limited.body.error.retry_after);
+    // The afterEach checks it against the document: declared status, Retry-After and X-RateLimit-* present.
+  });
 });
