@@ -287,6 +287,26 @@ describe('end to end through the gateway', () => {
       await api().delete(`/v1/account/keys/${newKey.body.data.id}`).set(session),
     );
     check('/v1/signals', 'get', await api().get('/v1/signals'));
+    const changed = await api()
+      .post('/v1/account/password')
+      .set(session)
+      .send({ current_password: 'pw-openapi-2', new_password: 'a new long passphrase' });
+    check('/v1/account/password', 'post', changed);
+    check(
+      '/v1/auth/logout',
+      'post',
+      await api()
+        .post('/v1/auth/logout')
+        .set({ Authorization: `Bearer ${changed.body.data.token}` }),
+    );
+    // Every documented operation was exercised here, so the afterEach held each to the document.
+    const exercised = new Set(
+      exchanges.map((r) => contract.operationOf(r)).map((o) => (o ? `${o.method} ${o.path}` : '')),
+    );
+    const documented = Object.entries(contract.document.paths).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method} ${path}`),
+    );
+    expect(documented.filter((op) => !exercised.has(op))).toEqual([]);
   });
 
   it('when a known path is asked with a method it does not take, then the answer is 405 naming the methods it does', async () => {
