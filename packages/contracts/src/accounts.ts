@@ -29,6 +29,15 @@ export const apiKeyWithSecretSchema = apiKeySchema
   .extend({ key: z.string().describe('The API key; shown only once') })
   .meta({ id: 'ApiKeyWithSecret' });
 
+/** A dashboard session (login, password change): the bearer token and when it stops working. */
+export const sessionSchema = z
+  .strictObject({
+    token: z.string().min(1).describe('Bearer token for the session routes'),
+    expires_at: z.iso.datetime({ offset: true }),
+  })
+  .meta({ id: 'Session' });
+export type Session = z.infer<typeof sessionSchema>;
+
 export const loginInputSchema = z
   .strictObject({ email: z.email(), password: z.string().min(1).max(200) })
   .meta({ id: 'LoginRequest' });

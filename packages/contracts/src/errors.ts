@@ -15,7 +15,6 @@ export const ERROR_STATUS = {
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMIT_EXCEEDED: 429,
   INTERNAL_ERROR: 500,
-  BAD_GATEWAY: 502,
   SERVICE_UNAVAILABLE: 503,
   GATEWAY_TIMEOUT: 504,
 } as const;
@@ -37,21 +36,35 @@ export const DEFAULT_ERROR_MESSAGES: Record<ErrorCode, string> = {
   UNSUPPORTED_MEDIA_TYPE: 'Request bodies must be application/json.',
   RATE_LIMIT_EXCEEDED: 'Rate limit exceeded. Retry after the number of seconds in retry_after.',
   INTERNAL_ERROR: 'An internal error occurred.',
-  BAD_GATEWAY: 'An upstream service answered badly.',
   SERVICE_UNAVAILABLE: 'The service is temporarily unavailable. Retry shortly.',
   GATEWAY_TIMEOUT: 'An upstream service did not answer in time.',
 };
 
-export const errorEnvelopeSchema = z
-  .object({
+/** Codes only the internal APIs answer (ingestion's status changes); the public document leaves them out. */
+export const INTERNAL_ERROR_CODES = ['INVALID_STATUS_TRANSITION'] as const satisfies readonly ErrorCode[];
+export const PUBLIC_ERROR_CODES = ERROR_CODES.filter(
+  (c) => !(INTERNAL_ERROR_CODES as readonly ErrorCode[]).includes(c),
+);
+
+const envelopeOf = (codes: readonly ErrorCode[]) =>
+  z.object({
     success: z.literal(false),
     error: z.object({
-      code: z.enum(ERROR_CODES as [ErrorCode, ...ErrorCode[]]),
+      code: z.enum(codes as [ErrorCode, ...ErrorCode[]]),
       message: z.string(),
       request_id: z.string().optional(),
-      retry_after: z.number().int().nonnegative().optional(),
+      retry_after: z
+        .number()
+        .int()
+        .nonnegative()
+        .optional()
+        .describe('Seconds to wait (429, 503); the Retry-After header carries the same'),
       details: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
     }),
-  })
-  .meta({ id: 'ErrorEnvelope' });
+  });
+
+/** Any service's error answer, internal APIs included. */
+export const errorEnvelopeSchema = envelopeOf(ERROR_CODES);
+/** The error answer of the public API. */
+export const publicErrorEnvelopeSchema = envelopeOf(PUBLIC_ERROR_CODES).meta({ id: 'ErrorEnvelope' });
 export type ErrorEnvelope = z.infer<typeof errorEnvelopeSchema>;

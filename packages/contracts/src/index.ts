@@ -8,3 +8,6 @@ export * from './events';
 export * from './webhooks';
 export * from './accounts';
 export * from './dashboard';
+export * from './routes';
+export * from './route-examples';
+export * from './openapi';

@@ -57,10 +57,10 @@ export type SignalDetail = z.infer<typeof signalDetailSchema>;
 
 export const listMetaSchema = z
   .strictObject({
-    total: z.number().int(),
-    page: z.number().int(),
-    per_page: z.number().int(),
-    total_pages: z.number().int(),
+    total: z.number().int().nonnegative(),
+    page: z.number().int().min(1),
+    per_page: z.number().int().min(1),
+    total_pages: z.number().int().nonnegative(),
     next_cursor: z
       .string()
       .nullable()
@@ -79,16 +79,19 @@ export const signalDetailResponseSchema = z
 /** Query of GET /v1/signals. Values arrive as strings; every bad value names its parameter. */
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
-/** A query parameter holding a whole number; every failure names the parameter. */
-export const wholeNumberParam = (name: string, min: number, max?: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, `${name} must be a whole number`)
-    .transform(Number)
-    .refine(
-      (n) => n >= min && (max === undefined || n <= max),
-      max === undefined ? `${name} must be ${min} or more` : `${name} must be between ${min} and ${max}`,
-    );
+/**
+ * A query parameter holding a whole number: an integer from `min` to `max` in the schema (the
+ * document says so to clients), read from the query string's digits; every failure names the
+ * parameter. Only plain digits become numbers (`0x10`, `1e1`, ` 5` stay text and are refused).
+ */
+export const wholeNumberParam = (name: string, min: number, max: number) => {
+  const range = `${name} must be between ${min} and ${max}`;
+  const whole = `${name} must be a whole number`;
+  return z.preprocess(
+    (v) => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v),
+    z.number({ error: whole }).int({ error: whole }).min(min, { error: range }).max(max, { error: range }),
+  );
+};
 
 const ISO_DATE = /^(\d{4})(-?)(\d{2})\2(\d{2})$/;
 const ISO_DATE_TIME =
@@ -129,24 +132,32 @@ export function parseIsoInstant(text: string): number | undefined {
 
 /** A query parameter holding an ISO 8601 instant (`parseIsoInstant`), passed on as `toISOString()`. */
 export const isoInstantParam = (name: string) =>
-  z.string().transform((text, ctx) => {
-    const ms = parseIsoInstant(text);
-    if (ms === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `${name} must be an ISO 8601 date or timestamp with its zone, e.g. 2026-01-31T12:00:00Z or 2026-01-31`,
-      });
-      return z.NEVER;
-    }
-    return new Date(ms).toISOString();
-  });
+  z
+    .string()
+    .transform((text, ctx) => {
+      const ms = parseIsoInstant(text);
+      if (ms === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be an ISO 8601 date or timestamp with its zone, e.g. 2026-01-31T12:00:00Z or 2026-01-31`,
+        });
+        return z.NEVER;
+      }
+      return new Date(ms).toISOString();
+    })
+    // The server reads a string; the document shows it as one (the forms are in the description).
+    .pipe(z.string());
 
 export const signalListQuerySchema = z
   .strictObject({
-    type: z.enum(SIGNAL_TYPES, { error: `type must be one of ${SIGNAL_TYPES.join(', ')}` }).optional(),
+    type: z
+      .enum(SIGNAL_TYPES, { error: `type must be one of ${SIGNAL_TYPES.join(', ')}` })
+      .optional()
+      .describe('Only signals of this type'),
     status: z
       .enum(SIGNAL_STATUSES, { error: `status must be one of ${SIGNAL_STATUSES.join(', ')}` })
-      .optional(),
+      .optional()
+      .describe('Only signals whose performance.status is this'),
     since: isoInstantParam('since')
       .optional()
       .describe(

@@ -31,10 +31,13 @@ export const statsResponseSchema = z
   .meta({ id: 'StatisticsResponse' });
 
 export const statsQuerySchema = z.strictObject({
-  type: z.enum(SIGNAL_TYPES, { error: `type must be one of ${SIGNAL_TYPES.join(', ')}` }).optional(),
+  type: z
+    .enum(SIGNAL_TYPES, { error: `type must be one of ${SIGNAL_TYPES.join(', ')}` })
+    .optional()
+    .describe('Only signals of this type'),
   period: z
     .enum(STATS_PERIODS, { error: `period must be one of ${STATS_PERIODS.join(', ')}` })
     .optional()
-    .describe('Default all'),
+    .describe('Time window on created_at; default all'),
 });
 export type StatsQuery = z.infer<typeof statsQuerySchema>;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SIGNAL_TYPES, WEBHOOK_EVENTS } from './enums';
 import { prefixedIdSchema } from './ids';
 import { shortListQuerySchema } from './paging';
-import { signalDetailSchema, wholeNumberParam } from './signals';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, signalDetailSchema, wholeNumberParam } from './signals';
 
 export const webhookIdSchema = prefixedIdSchema('wh');
 export const deliveryIdSchema = prefixedIdSchema('dlv');
@@ -69,6 +69,7 @@ export const webhookWithSecretSchema = webhookSubscriptionSchema
   .extend({ secret: z.string().describe('Signing secret `whsec_…`; shown only here') })
   .meta({ id: 'WebhookSubscriptionWithSecret' });
 
+/** A signal event's data: the signal as it is now; `performance` on every event but signal.new. */
 export const webhookDataSchema = z.object({
   id: z.string(),
   token: signalDetailSchema.shape.token,
@@ -76,6 +77,9 @@ export const webhookDataSchema = z.object({
   type: signalDetailSchema.shape.type,
   is_premium: z.boolean(),
   performance: signalDetailSchema.shape.performance.optional(),
+});
+const signalChangeDataSchema = webhookDataSchema.extend({
+  performance: signalDetailSchema.shape.performance,
 });
 
 /**
@@ -90,13 +94,22 @@ export const webhookTestDataSchema = webhookDataSchema.extend({
 });
 export type WebhookTestData = z.infer<typeof webhookTestDataSchema>;
 
-/** Body POSTed to subscribers. */
+const timestampField = z.iso.datetime({ offset: true });
+
+/**
+ * Body POSTed to subscribers, one shape per event (`event` tells them apart): signal.new carries
+ * the signal as it entered, the status changes carry its `performance` too, webhook.test a sample.
+ */
 export const webhookPayloadSchema = z
-  .object({
-    event: z.string(),
-    timestamp: z.iso.datetime({ offset: true }),
-    data: z.union([webhookTestDataSchema, webhookDataSchema]),
-  })
+  .discriminatedUnion('event', [
+    z.object({ event: z.literal('signal.new'), timestamp: timestampField, data: webhookDataSchema }),
+    z.object({
+      event: z.enum(['signal.winner', 'signal.dead', 'signal.rugged']),
+      timestamp: timestampField,
+      data: signalChangeDataSchema,
+    }),
+    z.object({ event: z.literal('webhook.test'), timestamp: timestampField, data: webhookTestDataSchema }),
+  ])
   .meta({ id: 'WebhookPayload' });
 export type WebhookPayload = z.infer<typeof webhookPayloadSchema>;
 
@@ -110,35 +123,54 @@ export const DELIVERY_EVENTS = [...WEBHOOK_EVENTS, WEBHOOK_TEST_EVENT] as const;
 export const webhookListQuerySchema = shortListQuerySchema;
 
 export const deliveryAttemptSchema = z.strictObject({
-  attempt: z.number().int(),
+  attempt: z.number().int().min(1),
   started_at: z.iso.datetime({ offset: true }),
   duration_ms: z.number(),
   status_code: z.number().int().nullable(),
   error: z.string().nullable().describe('timeout, connection_refused, redirect, blocked_address, …'),
 });
 
+/** A delivery as lists, test events and re-sends answer it: its state, without the attempt log. */
 export const deliverySchema = z
   .strictObject({
     id: z.string(),
     webhook_id: z.string(),
     event_id: z.string(),
-    event: z.string(),
+    event: z.enum(DELIVERY_EVENTS),
     status: z.enum(DELIVERY_STATUSES),
-    attempts_made: z.number().int(),
+    attempts_made: z.number().int().nonnegative(),
     next_attempt_at: z.iso.datetime({ offset: true }).nullable(),
     created_at: z.iso.datetime({ offset: true }),
     updated_at: z.iso.datetime({ offset: true }),
-    attempts: z.array(deliveryAttemptSchema).optional(),
   })
   .meta({ id: 'WebhookDelivery' });
-export type Delivery = z.infer<typeof deliverySchema>;
+
+/** One delivery read alone: its state and every attempt so far (empty before the first). */
+export const deliveryDetailSchema = deliverySchema
+  .extend({ attempts: z.array(deliveryAttemptSchema) })
+  .meta({ id: 'WebhookDeliveryDetail' });
+export type DeliveryAttempt = z.infer<typeof deliveryAttemptSchema>;
+/**
+ * What the service builds from its store: the detail carries `attempts`, the other answers leave
+ * it out; `event` is the stored name (one of DELIVERY_EVENTS, as the e2e contract test checks).
+ */
+export type Delivery = Omit<z.infer<typeof deliverySchema>, 'event'> & {
+  event: string;
+  attempts?: DeliveryAttempt[];
+};
 
 export const deliveryListQuerySchema = z.strictObject({
   status: z
     .enum(DELIVERY_STATUSES, { error: `status must be one of ${DELIVERY_STATUSES.join(', ')}` })
-    .optional(),
+    .optional()
+    .describe('Only deliveries in this state'),
   // Checked like status: an unknown event name would match nothing and read as an empty log.
-  event: z.enum(DELIVERY_EVENTS, { error: `event must be one of ${DELIVERY_EVENTS.join(', ')}` }).optional(),
-  limit: wholeNumberParam('limit', 1, 100).optional(),
-  page: wholeNumberParam('page', 1, 1_000_000).optional(),
+  event: z
+    .enum(DELIVERY_EVENTS, { error: `event must be one of ${DELIVERY_EVENTS.join(', ')}` })
+    .optional()
+    .describe('Only deliveries of this event'),
+  limit: wholeNumberParam('limit', 1, MAX_PAGE_SIZE)
+    .optional()
+    .describe(`Results per page; default ${DEFAULT_PAGE_SIZE}, max ${MAX_PAGE_SIZE}`),
+  page: wholeNumberParam('page', 1, 1_000_000).optional().describe('Page number, from 1 (default 1)'),
 });

@@ -2,184 +2,63 @@
  * @signal/sdk — the typed client of the Signal Service API.
  *
  * Every public operation of /openapi.json has a method here (a test checks the operationIds);
- * lists paginate as async iterators; 429/503 are retried honouring Retry-After up to a cap;
+ * lists paginate as async iterators; 429/503 are retried honouring Retry-After within a bounded
+ * wait (`maxRetryWait`, each wait reported to `onRetry`);
  * every POST carries an Idempotency-Key (the same on each retry), and the creates the server
  * deduplicates on it are retried after a lost answer or a 5xx too; every attempt has a timeout;
  * errors are typed by the API's error code; `verifyWebhook` checks Standard Webhooks signatures.
- * No runtime dependencies: Node ≥ 20 (global fetch, node:crypto).
+ * No runtime dependencies: Node ≥ 18 (global fetch, node:crypto).
  */
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { components, operations } from './generated/openapi.js';
 
 // ---------------------------------------------------------------------------------------------
-// Types of the public resources (checked against @signal/contracts at compile time in the tests).
+// Types of the public resources: generated (scripts/generate-types.mjs) from the OpenAPI document
+// that @signal/contracts builds from its route table, the document the API serves; a test fails
+// when the generated file is not the one the contracts make.
 
-export type SignalType = 'new' | '3d' | '7d' | '30d' | 'wallet' | 'premium';
-export type SignalStatus = 'active' | 'winner' | 'dead' | 'rugged';
-export type WebhookEvent = 'signal.new' | 'signal.winner' | 'signal.dead' | 'signal.rugged';
-export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
-export type StatsPeriod = '24h' | '7d' | '30d' | 'all';
+type Schemas = components['schemas'];
+type QueryOf<K extends keyof operations> = NonNullable<operations[K]['parameters']['query']>;
 
-export type ErrorCode =
-  | 'VALIDATION_ERROR'
-  | 'UNAUTHORIZED'
-  | 'KEY_EXPIRED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'METHOD_NOT_ALLOWED'
-  | 'CONFLICT'
-  | 'INVALID_STATUS_TRANSITION'
-  | 'IDEMPOTENCY_CONFLICT'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'UNSUPPORTED_MEDIA_TYPE'
-  | 'RATE_LIMIT_EXCEEDED'
-  | 'INTERNAL_ERROR'
-  | 'BAD_GATEWAY'
-  | 'SERVICE_UNAVAILABLE'
-  | 'GATEWAY_TIMEOUT';
+export type { components, operations, paths } from './generated/openapi.js';
 
-export interface SignalListItem {
-  id: string;
-  token: { symbol: string; name: string; contract: string; age_hours: number };
-  metrics: {
-    mcap_entry: number;
-    mcap_current: number;
-    volume_24h: number;
-    holders: number;
-    liquidity: number;
-  };
-  performance: { roi: number; ath_roi: number; status: SignalStatus };
-  type: SignalType;
-  is_premium: boolean;
-  created_at: string;
-}
+export type SignalListItem = Schemas['SignalListItem'];
+export type SignalDetail = Schemas['SignalDetail'];
+export type SignalType = SignalListItem['type'];
+export type SignalStatus = SignalListItem['performance']['status'];
+export type ListMeta = Schemas['ListMeta'];
+export type PageMeta = Schemas['PageMeta'];
+export type Statistics = Schemas['Statistics'];
+export type StatsPeriod = NonNullable<QueryOf<'getStats'>['period']>;
+export type WebhookSubscription = Schemas['WebhookSubscription'];
+export type WebhookSubscriptionWithSecret = Schemas['WebhookSubscriptionWithSecret'];
+export type WebhookEvent = WebhookSubscription['events'][number];
+export type Delivery = Schemas['WebhookDelivery'];
+export type DeliveryDetail = Schemas['WebhookDeliveryDetail'];
+export type DeliveryAttempt = DeliveryDetail['attempts'][number];
+export type DeliveryStatus = Delivery['status'];
+export type ApiKey = Schemas['ApiKey'];
+export type ApiKeyWithSecret = Schemas['ApiKeyWithSecret'];
+export type Session = Schemas['Session'];
+export type ErrorCode = Schemas['ErrorEnvelope']['error']['code'];
+/** What a webhook request carries, one shape per `event` (narrow on it). */
+export type WebhookPayload = Schemas['WebhookPayload'];
 
-export interface SignalDetail extends SignalListItem {
-  token: SignalListItem['token'] & {
-    dex_paid: boolean;
-    socials: { twitter: string | null; telegram: string | null; website: string | null };
-  };
-  metrics: SignalListItem['metrics'] & { mcap_ath: number };
-  performance: SignalListItem['performance'] & { time_to_ath_hours: number | null };
-  updated_at: string;
-}
-
-export interface ListMeta {
-  total: number;
-  page: number;
-  per_page: number;
-  total_pages: number;
-  next_cursor?: string | null;
-}
-
-export interface Page<T> {
+export interface Page<T, M = ListMeta | PageMeta> {
   data: T[];
-  meta: ListMeta;
+  meta: M;
 }
 
-export interface Statistics {
-  total_signals: number;
-  winners: number;
-  win_rate: number;
-  avg_roi: number;
-  best_roi: number;
-  by_type: Record<SignalType, { total: number; winners: number; win_rate: number }>;
-}
-
-export interface WebhookSubscription {
-  id: string;
-  url: string;
-  events: WebhookEvent[];
-  types: SignalType[] | null;
-  description: string | null;
-  status: 'enabled' | 'disabled';
-  disabled_reason: string | null;
-  created_at: string;
-  updated_at: string;
-}
-export interface WebhookSubscriptionWithSecret extends WebhookSubscription {
-  secret: string;
-}
-
-export interface DeliveryAttempt {
-  attempt: number;
-  started_at: string;
-  duration_ms: number;
-  status_code: number | null;
-  error: string | null;
-}
-
-export interface Delivery {
-  id: string;
-  webhook_id: string;
-  event_id: string;
-  event: string;
-  status: DeliveryStatus;
-  attempts_made: number;
-  next_attempt_at: string | null;
-  created_at: string;
-  updated_at: string;
-  attempts?: DeliveryAttempt[];
-}
-
-export interface ApiKey {
-  id: string;
-  name: string;
-  prefix: string;
-  created_at: string;
-  expires_at: string | null;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
-export interface ApiKeyWithSecret extends ApiKey {
-  key: string;
-}
-
-export interface ListSignalsParams {
-  type?: SignalType;
-  status?: SignalStatus;
-  since?: string | Date;
-  limit?: number;
-  page?: number;
-  cursor?: string;
-}
-export interface StatsParams {
-  type?: SignalType;
-  period?: StatsPeriod;
-}
-export interface CreateWebhookInput {
-  url: string;
-  events: WebhookEvent[];
-  /** Omitted or null: every type. */
-  types?: SignalType[] | null;
-  description?: string | null;
-}
-export interface UpdateWebhookInput {
-  url?: string;
-  events?: WebhookEvent[];
-  types?: SignalType[] | null;
-  /** null clears it. */
-  description?: string | null;
-  enabled?: boolean;
-}
-export interface ListWebhooksParams {
-  /** Page number, from 1 (default 1). */
-  page?: number;
-  /** Results per page, 1–100 (default 100). */
-  limit?: number;
-}
-export interface ListDeliveriesParams {
-  status?: DeliveryStatus;
-  event?: WebhookEvent | 'webhook.test';
-  limit?: number;
-  page?: number;
-}
-
-/** What a webhook request carries: every event's `data` is a signal (id, token, metrics, type, is_premium); `webhook.test` carries a sample one with `test: true`. */
-export interface WebhookPayload {
-  event: string;
-  timestamp: string;
-  data: Record<string, unknown>;
-}
+/** `since` may also be a Date (sent as its ISO form). */
+export type ListSignalsParams = Omit<QueryOf<'listSignals'>, 'since'> & { since?: string | Date };
+export type StatsParams = QueryOf<'getStats'>;
+export type CreateWebhookInput = Schemas['CreateWebhookRequest'];
+export type UpdateWebhookInput = Schemas['UpdateWebhookRequest'];
+export type ListWebhooksParams = QueryOf<'listWebhooks'>;
+export type ListDeliveriesParams = QueryOf<'listWebhookDeliveries'>;
+export type ListApiKeysParams = QueryOf<'listApiKeys'>;
+export type CreateApiKeyInput = Schemas['CreateApiKeyRequest'];
+export type ChangePasswordInput = Schemas['ChangePasswordRequest'];
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -236,33 +115,30 @@ const ERROR_CLASSES: Partial<Record<ErrorCode, typeof SignalApiError>> = {
   VALIDATION_ERROR: ValidationError,
   CONFLICT: ConflictError,
   IDEMPOTENCY_CONFLICT: ConflictError,
-  INVALID_STATUS_TRANSITION: ConflictError,
   RATE_LIMIT_EXCEEDED: RateLimitError,
   INTERNAL_ERROR: ServerError,
-  BAD_GATEWAY: ServerError,
   SERVICE_UNAVAILABLE: ServerError,
   GATEWAY_TIMEOUT: ServerError,
 };
 
-const KNOWN_CODES = new Set<string>([
-  'VALIDATION_ERROR',
-  'UNAUTHORIZED',
-  'KEY_EXPIRED',
-  'FORBIDDEN',
-  'NOT_FOUND',
-  'METHOD_NOT_ALLOWED',
-  'CONFLICT',
-  'INVALID_STATUS_TRANSITION',
-  'IDEMPOTENCY_CONFLICT',
-  'PAYLOAD_TOO_LARGE',
-  'UNSUPPORTED_MEDIA_TYPE',
-  'RATE_LIMIT_EXCEEDED',
-  'INTERNAL_ERROR',
-  'BAD_GATEWAY',
-  'SERVICE_UNAVAILABLE',
-  'GATEWAY_TIMEOUT',
-]);
-const isErrorCode = (c: unknown): c is ErrorCode => typeof c === 'string' && KNOWN_CODES.has(c);
+/** Every code of the document, listed once: a code added or dropped there fails compiling here. */
+const KNOWN_CODES: Readonly<Record<ErrorCode, true>> = {
+  VALIDATION_ERROR: true,
+  UNAUTHORIZED: true,
+  KEY_EXPIRED: true,
+  FORBIDDEN: true,
+  NOT_FOUND: true,
+  METHOD_NOT_ALLOWED: true,
+  CONFLICT: true,
+  IDEMPOTENCY_CONFLICT: true,
+  PAYLOAD_TOO_LARGE: true,
+  UNSUPPORTED_MEDIA_TYPE: true,
+  RATE_LIMIT_EXCEEDED: true,
+  INTERNAL_ERROR: true,
+  SERVICE_UNAVAILABLE: true,
+  GATEWAY_TIMEOUT: true,
+};
+const isErrorCode = (c: unknown): c is ErrorCode => typeof c === 'string' && Object.hasOwn(KNOWN_CODES, c);
 
 function codeForStatus(status: number): ErrorCode {
   if (status === 401) return 'UNAUTHORIZED';
@@ -304,6 +180,20 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
 // ---------------------------------------------------------------------------------------------
 // Client
 
+/** What `onRetry` is told before each wait. */
+export interface RetryEvent {
+  method: string;
+  path: string;
+  /** The retry about to be made: 1 for the first. */
+  attempt: number;
+  /** How long the client waits before it, in ms. */
+  delayMs: number;
+  /** The HTTP status that caused it (429, 503, a 5xx of a deduplicated POST), if any. */
+  status?: number;
+  /** The error the attempt ended with. */
+  error: Error;
+}
+
 export interface SignalClientOptions {
   /** `https://api.example.com` (no trailing /v1). */
   baseUrl: string;
@@ -319,10 +209,19 @@ export interface SignalClientOptions {
    * their Idempotency-Key (webhooks.create, account.createKey) when one is sent. Default 3.
    */
   maxRetries?: number;
-  /** Cap on any single wait, Retry-After included. Default 30 s. */
+  /**
+   * The most one call spends waiting between its attempts, in ms, all waits together. A wait
+   * that would go past it (a 429 whose Retry-After is longer, say) is not started: the error is
+   * thrown at once, with its `retryAfter`. Default 5000: a call never sits silent for long.
+   * 0 turns retries off.
+   */
+  maxRetryWait?: number;
+  /** Cap on any single wait, Retry-After included; a longer Retry-After is not waited. Default 5 s. */
   maxRetryDelayMs?: number;
   /** Base of the exponential backoff when the server gives no Retry-After. Default 500 ms. */
   retryBaseDelayMs?: number;
+  /** Called before each wait for a retry: log it, show it, or count it. */
+  onRetry?: (event: RetryEvent) => void;
   /** Send an Idempotency-Key on every POST (the same on its retries). Default true. */
   idempotencyKeys?: boolean;
   fetch?: typeof fetch;
@@ -369,6 +268,7 @@ export class SignalClient {
   private readonly timeoutMs: number;
   private readonly maxRetries: number;
   private readonly maxRetryDelayMs: number;
+  private readonly maxRetryWait: number;
   private readonly retryBaseDelayMs: number;
   private readonly fetchImpl: typeof fetch;
   private sessionToken: string | undefined;
@@ -378,7 +278,8 @@ export class SignalClient {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.maxRetries = options.maxRetries ?? 3;
-    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
+    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 5_000;
+    this.maxRetryWait = options.maxRetryWait ?? 5_000;
     this.retryBaseDelayMs = options.retryBaseDelayMs ?? 500;
     this.fetchImpl = options.fetch ?? fetch;
     this.sessionToken = options.sessionToken;
@@ -388,8 +289,8 @@ export class SignalClient {
 
   readonly signals = {
     /** One page (operationId listSignals). */
-    list: (params: ListSignalsParams = {}, opts?: RequestOptions): Promise<Page<SignalListItem>> =>
-      this.page<SignalListItem>('GET', '/v1/signals', { ...params }, opts),
+    list: (params: ListSignalsParams = {}, opts?: RequestOptions): Promise<Page<SignalListItem, ListMeta>> =>
+      this.cursorPage<SignalListItem>('/v1/signals', { ...params }, opts),
     /** Every matching signal, newest first, following `meta.next_cursor`. */
     iterate: (params: Omit<ListSignalsParams, 'page'> = {}, opts?: RequestOptions) =>
       this.iterateCursor<SignalListItem>('/v1/signals', { ...params }, opts),
@@ -443,13 +344,18 @@ export class SignalClient {
     sendTest: (webhookId: string, opts?: RequestOptions) =>
       this.data<Delivery>('POST', `${this.hook(webhookId)}/test`, {}, undefined, opts),
     deliveries: {
-      list: (webhookId: string, params: ListDeliveriesParams = {}, opts?: RequestOptions) =>
+      list: (
+        webhookId: string,
+        params: ListDeliveriesParams = {},
+        opts?: RequestOptions,
+      ): Promise<Page<Delivery, PageMeta>> =>
         this.page<Delivery>('GET', `${this.hook(webhookId)}/deliveries`, { ...params }, opts),
       /** Every delivery, newest first, page by page. */
       iterate: (webhookId: string, params: Omit<ListDeliveriesParams, 'page'> = {}, opts?: RequestOptions) =>
         this.iteratePages<Delivery>(`${this.hook(webhookId)}/deliveries`, { ...params }, opts),
+      /** One delivery with its attempts. */
       get: (webhookId: string, deliveryId: string, opts?: RequestOptions) =>
-        this.data<Delivery>(
+        this.data<DeliveryDetail>(
           'GET',
           `${this.hook(webhookId)}/deliveries/${encodeURIComponent(deliveryId)}`,
           {},
@@ -472,7 +378,7 @@ export class SignalClient {
   readonly auth = {
     /** Logs in and keeps the session token for the `account` operations. */
     login: async (email: string, password: string, opts?: RequestOptions) => {
-      const session = await this.data<{ token: string; expires_at: string }>(
+      const session = await this.data<Session>(
         'POST',
         '/v1/auth/login',
         {},
@@ -500,24 +406,15 @@ export class SignalClient {
 
   readonly account = {
     /** Every session so far ends; the new one is kept for the next calls. */
-    changePassword: async (
-      input: { current_password: string; new_password: string },
-      opts?: RequestOptions,
-    ) => {
-      const session = await this.data<{ token: string; expires_at: string }>(
-        'POST',
-        '/v1/account/password',
-        {},
-        input,
-        opts,
-        'session',
-      );
+    changePassword: async (input: ChangePasswordInput, opts?: RequestOptions) => {
+      const session = await this.data<Session>('POST', '/v1/account/password', {}, input, opts, 'session');
       this.sessionToken = session.token;
       return session;
     },
-    listKeys: (opts?: RequestOptions) =>
-      this.data<ApiKey[]>('GET', '/v1/account/keys', {}, undefined, opts, 'session'),
-    createKey: (input: { name: string; expires_at?: string }, opts?: RequestOptions) =>
+    /** One page of keys, newest first (the first 100 without `page`/`limit`). */
+    listKeys: (params: ListApiKeysParams = {}, opts?: RequestOptions) =>
+      this.data<ApiKey[]>('GET', '/v1/account/keys', { ...params }, undefined, opts, 'session'),
+    createKey: (input: CreateApiKeyInput, opts?: RequestOptions) =>
       this.data<ApiKeyWithSecret>('POST', '/v1/account/keys', {}, input, opts, 'session'),
     revokeKey: (keyId: string, opts?: RequestOptions) =>
       this.data<ApiKey>(
@@ -548,16 +445,28 @@ export class SignalClient {
     return envelope.data;
   }
 
-  private async page<T>(method: Method, path: string, query: Query, opts?: RequestOptions): Promise<Page<T>> {
+  private async page<T>(
+    method: Method,
+    path: string,
+    query: Query,
+    opts?: RequestOptions,
+  ): Promise<Page<T, PageMeta>> {
     const envelope = await this.request<T[]>(method, path, query, undefined, opts, 'apiKey');
-    if (!envelope.meta) throw new SignalConnectionError(`${path}: the answer has no meta`);
+    if (!envelope.meta) throw new SignalConnectionError(`${path}: the response has no meta`);
     return { data: envelope.data, meta: envelope.meta };
+  }
+
+  private async cursorPage<T>(path: string, query: Query, opts?: RequestOptions): Promise<Page<T, ListMeta>> {
+    const { data, meta } = await this.request<T[]>('GET', path, query, undefined, opts, 'apiKey');
+    if (!meta || !('next_cursor' in meta))
+      throw new SignalConnectionError(`${path}: the response has no cursor meta`);
+    return { data, meta };
   }
 
   private async *iterateCursor<T>(path: string, query: Query, opts?: RequestOptions): AsyncGenerator<T> {
     let cursor: string | undefined = typeof query.cursor === 'string' ? query.cursor : undefined;
     for (;;) {
-      const { data, meta } = await this.page<T>('GET', path, { ...query, cursor }, opts);
+      const { data, meta } = await this.cursorPage<T>(path, { ...query, cursor }, opts);
       yield* data;
       if (!meta.next_cursor || data.length === 0) return;
       cursor = meta.next_cursor;
@@ -597,13 +506,19 @@ export class SignalClient {
     return h;
   }
 
-  /** Wait before retry `attempt` (1-based): the server's Retry-After, else jittered backoff; capped. */
-  retryDelayMs(attempt: number, retryAfterSeconds: number | undefined): number {
+  /**
+   * Wait before retry `attempt` (1-based): the server's Retry-After, else jittered backoff; or
+   * undefined when the wait is longer than one wait may be (`maxRetryDelayMs`).
+   */
+  retryDelayMs(attempt: number, retryAfterSeconds: number | undefined): number | undefined {
     const wanted =
       retryAfterSeconds !== undefined
         ? retryAfterSeconds * 1000
-        : this.retryBaseDelayMs * 2 ** (attempt - 1) * (0.8 + Math.random() * 0.4);
-    return Math.min(this.maxRetryDelayMs, Math.max(0, wanted));
+        : Math.min(
+            this.maxRetryDelayMs,
+            this.retryBaseDelayMs * 2 ** (attempt - 1) * (0.8 + Math.random() * 0.4),
+          );
+    return wanted > this.maxRetryDelayMs ? undefined : Math.max(0, wanted);
   }
 
   private async request<T>(
@@ -613,36 +528,45 @@ export class SignalClient {
     body: unknown,
     opts: RequestOptions | undefined,
     auth: Auth,
-  ): Promise<{ data: T; meta?: ListMeta }> {
+  ): Promise<{ data: T; meta?: ListMeta | PageMeta }> {
     const headers = this.headers(method, body, opts, auth);
     const url = this.url(path, query);
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const timeoutMs = opts?.timeoutMs ?? this.timeoutMs;
     const deduplicated =
       method === 'POST' && headers['idempotency-key'] !== undefined && DEDUPLICATED_POSTS.has(path);
-    for (let attempt = 0; ; attempt += 1) {
-      const last = attempt >= this.maxRetries;
+    let waited = 0;
+    /** Waits before retry `attempt` when the budgets allow it; false: give up now. */
+    const waitToRetry = async (attempt: number, error: Error, retryAfter?: number, status?: number) => {
+      if (attempt > this.maxRetries) return false;
+      const delayMs = this.retryDelayMs(attempt, retryAfter);
+      if (delayMs === undefined || waited + delayMs > this.maxRetryWait) return false;
+      this.options.onRetry?.({ method, path, attempt, delayMs, status, error });
+      waited += delayMs;
+      await sleep(delayMs);
+      return true;
+    };
+    for (let attempt = 1; ; attempt += 1) {
       let res: Response;
+      const call = attemptSignal(opts?.signal, timeoutMs);
       try {
-        const signal = opts?.signal
-          ? AbortSignal.any([opts.signal, AbortSignal.timeout(timeoutMs)])
-          : AbortSignal.timeout(timeoutMs);
-        res = await this.fetchImpl(url, { method, headers, body: payload, signal });
+        res = await this.fetchImpl(url, { method, headers, body: payload, signal: call.signal });
       } catch (err) {
+        call.done();
         if (opts?.signal?.aborted) throw err;
         const name = typeof err === 'object' && err !== null && 'name' in err ? String(err.name) : '';
         const timedOut = name === 'TimeoutError' || name === 'AbortError';
-        // A POST that got no answer may have happened: it is repeated only where the server
+        const error = timedOut
+          ? new SignalTimeoutError(`${method} ${path}: no response within ${timeoutMs} ms`)
+          : new SignalConnectionError(`${method} ${path}: ${String(err)}`, { cause: err });
+        // A POST that got no response may have happened: it is repeated only where the server
         // answers the repeat with what the first made (429/503 prove it was not processed).
         const safe = method !== 'POST' || deduplicated;
-        if (last || !safe) {
-          if (timedOut) throw new SignalTimeoutError(`${method} ${path}: no answer within ${timeoutMs} ms`);
-          throw new SignalConnectionError(`${method} ${path}: ${String(err)}`, { cause: err });
-        }
-        await sleep(this.retryDelayMs(attempt + 1, undefined));
-        continue;
+        if (safe && (await waitToRetry(attempt, error))) continue;
+        throw error;
       }
       const text = await res.text();
+      call.done();
       let json: unknown;
       try {
         json = text ? JSON.parse(text) : undefined;
@@ -651,17 +575,36 @@ export class SignalClient {
       }
       if (res.ok && isRecord(json) && json.success === true) {
         // The single decode point: the server's contract (validated against /openapi.json in CI).
-        return json as { data: T; meta?: ListMeta };
+        return json as { data: T; meta?: ListMeta | PageMeta };
       }
       const error = toApiError(res.status, json, res.headers);
       const retried = res.status === 429 || res.status === 503 || (deduplicated && res.status >= 500);
-      if (!last && retried) {
-        await sleep(this.retryDelayMs(attempt + 1, error.retryAfter));
-        continue;
-      }
+      if (retried && (await waitToRetry(attempt, error, error.retryAfter, res.status))) continue;
       throw error;
     }
   }
+}
+
+/**
+ * One attempt's signal: aborted by the caller's signal or after `timeoutMs` (with a TimeoutError).
+ * Built by hand rather than with AbortSignal.any, which Node 18 lacks.
+ */
+function attemptSignal(outer: AbortSignal | undefined, timeoutMs: number) {
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new DOMException('The attempt timed out', 'TimeoutError')),
+    timeoutMs,
+  );
+  const onAbort = () => controller.abort(outer?.reason);
+  if (outer?.aborted) onAbort();
+  else outer?.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    done: () => {
+      clearTimeout(timer);
+      outer?.removeEventListener('abort', onAbort);
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -721,12 +664,25 @@ export function verifyWebhook(
   } catch {
     throw new WebhookVerificationError('body is not JSON');
   }
-  if (!isRecord(payload) || typeof payload.event !== 'string' || typeof payload.timestamp !== 'string') {
+  if (
+    !isRecord(payload) ||
+    !isWebhookEventName(payload.event) ||
+    typeof payload.timestamp !== 'string' ||
+    !isRecord(payload.data)
+  ) {
     throw new WebhookVerificationError('body is not a webhook payload');
   }
-  return {
-    event: payload.event,
-    timestamp: payload.timestamp,
-    data: isRecord(payload.data) ? payload.data : {},
-  };
+  // The single decode point of a delivery: signed by the service, shaped by its contract.
+  return payload as WebhookPayload;
 }
+
+/** The events a delivery can carry, listed once: one added or dropped in the document fails compiling here. */
+const PAYLOAD_EVENTS: Readonly<Record<WebhookPayload['event'], true>> = {
+  'signal.new': true,
+  'signal.winner': true,
+  'signal.dead': true,
+  'signal.rugged': true,
+  'webhook.test': true,
+};
+const isWebhookEventName = (v: unknown): v is WebhookPayload['event'] =>
+  typeof v === 'string' && Object.hasOwn(PAYLOAD_EVENTS, v);

@@ -9,8 +9,12 @@ import {
   ValidationError,
   WebhookVerificationError,
   verifyWebhook,
+  ServerError,
   type ApiKey,
   type Delivery,
+  type DeliveryDetail,
+  type RetryEvent,
+  type Session,
   type SignalDetail,
   type SignalListItem,
   type Statistics,
@@ -32,8 +36,10 @@ const typeChecks: [
   Assignable<z.output<typeof contracts.statisticsSchema>, Statistics>,
   Assignable<z.output<typeof contracts.webhookSubscriptionSchema>, WebhookSubscription>,
   Assignable<z.output<typeof contracts.deliverySchema>, Delivery>,
+  Assignable<z.output<typeof contracts.deliveryDetailSchema>, DeliveryDetail>,
   Assignable<z.output<typeof contracts.apiKeySchema>, ApiKey>,
-] = [true, true, true, true, true, true];
+  Assignable<z.output<typeof contracts.sessionSchema>, Session>,
+] = [true, true, true, true, true, true, true, true];
 
 describe('@signal/sdk against the running system', () => {
   let sys: SystemHarness;
@@ -189,29 +195,30 @@ describe('@signal/sdk against the running system', () => {
     await expect(own.webhooks.list({ limit: 0 })).rejects.toBeInstanceOf(ValidationError);
   });
 
-  it('when the rate limit is hit, then the SDK retries honouring Retry-After up to its cap, then throws RateLimitError', async () => {
-    const { key } = await sys.gw.account({ per_minute: 1, per_day: 100 });
-    const calls: number[] = [];
+  it('when the rate limit is hit and its Retry-After is longer than maxRetryWait, then RateLimitError is thrown at once, without a silent wait', async () => {
+    // The day's one request: its Retry-After runs to the end of the day, far beyond the budget.
+    const { key } = await sys.gw.account({ per_minute: 100, per_day: 1 });
+    let calls = 0;
     const counting: typeof fetch = (input, init) => {
-      calls.push(Date.now());
+      calls += 1;
       return fetch(input, init);
     };
+    const retries: RetryEvent[] = [];
     const limited = new SignalClient({
       baseUrl: sys.gw.url,
       apiKey: key,
-      maxRetries: 2,
-      maxRetryDelayMs: 100,
       fetch: counting,
+      onRetry: (e) => retries.push(e),
     });
     await limited.stats.get();
-    const started = Date.now();
+    calls = 0;
     const err = await limited.stats.get().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitError);
-    expect((err as RateLimitError).retryAfter).toBeGreaterThan(0);
-    expect(calls).toHaveLength(4);
-    // Retry-After is up to 60 s; the cap kept each wait at 100 ms.
-    expect(Date.now() - started).toBeLessThan(2000);
-    expect(limited.retryDelayMs(1, 60)).toBe(100);
+    // Beyond the default budget of 5 s: not waited at all.
+    expect(err instanceof RateLimitError && err.retryAfter).toBeGreaterThan(5);
+    expect(calls).toBe(1);
+    expect(retries).toEqual([]);
+    expect(limited.retryDelayMs(1, 60)).toBeUndefined();
   });
 
   /** A fetch whose first POST to `path` reaches the server but whose answer is lost (a dropped connection). */
@@ -286,7 +293,7 @@ describe('@signal/sdk transport', () => {
   let server: Server;
   let url: string;
   const seen: { method: string; key: string | undefined }[] = [];
-  let mode: 'flaky' | 'hang' | 'error-once' = 'flaky';
+  let mode: 'flaky' | 'hang' | 'error-once' | 'unavailable' = 'flaky';
   let errored = false;
 
   beforeAll(async () => {
@@ -294,6 +301,16 @@ describe('@signal/sdk transport', () => {
       const key = req.headers['idempotency-key'];
       seen.push({ method: req.method ?? '', key: typeof key === 'string' ? key : undefined });
       if (mode === 'hang') return; // never answers
+      if (mode === 'unavailable') {
+        res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
+        res.end(
+          JSON.stringify({
+            success: false,
+            error: { code: 'SERVICE_UNAVAILABLE', message: 'down', request_id: 'r3', retry_after: 1 },
+          }),
+        );
+        return;
+      }
       if (mode === 'error-once' && !errored) {
         errored = true;
         res.writeHead(500, { 'content-type': 'application/json' });
@@ -411,5 +428,49 @@ describe('@signal/sdk transport', () => {
     const rotating = seen.length;
     await expect(c.webhooks.rotateSecret('wh_1')).rejects.toMatchObject({ status: 500 });
     expect(seen.length - rotating).toBe(1);
+  });
+
+  it('when a 503 asks to retry, then onRetry is told of the wait before it and the call goes on', async () => {
+    mode = 'flaky';
+    const retries: RetryEvent[] = [];
+    const c = new SignalClient({ baseUrl: url, apiKey: 'k', onRetry: (e) => retries.push(e) });
+    const before = seen.length;
+    // The server answers every other request with 503 Retry-After: 0.
+    if (before % 2 === 1) await c.stats.get().catch(() => undefined);
+    await c.webhooks.rotateSecret('wh_1');
+    expect(
+      retries.map(({ method, path, attempt, delayMs, status }) => ({
+        method,
+        path,
+        attempt,
+        delayMs,
+        status,
+      })),
+    ).toEqual([
+      { method: 'POST', path: '/v1/webhooks/wh_1/rotate-secret', attempt: 1, delayMs: 0, status: 503 },
+    ]);
+    expect(retries[0]!.error).toBeInstanceOf(ServerError);
+  });
+
+  it('when the waits a call would need pass maxRetryWait, then it stops waiting and throws the last error', async () => {
+    mode = 'unavailable';
+    const retries: RetryEvent[] = [];
+    const c = new SignalClient({
+      baseUrl: url,
+      apiKey: 'k',
+      maxRetries: 5,
+      maxRetryWait: 1500,
+      onRetry: (e) => retries.push(e),
+    });
+    const before = seen.length;
+    await expect(c.stats.get()).rejects.toMatchObject({
+      status: 503,
+      code: 'SERVICE_UNAVAILABLE',
+      retryAfter: 1,
+    });
+    // One wait of 1 s fits the budget of 1.5 s, a second would not: two requests, one wait.
+    expect(seen.length - before).toBe(2);
+    expect(retries.map((r) => [r.attempt, r.delayMs])).toEqual([[1, 1000]]);
+    mode = 'flaky';
   });
 });

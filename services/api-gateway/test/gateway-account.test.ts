@@ -268,7 +268,8 @@ describe('OpenAPI document', () => {
     // The subscriptions list pages like the others: page/limit in, meta out.
     const listWebhooks = doc.paths['/v1/webhooks'].get;
     expect(listWebhooks.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['limit', 'page']);
-    expect(listWebhooks.responses['200'].content['application/json'].schema.required).toContain('meta');
+    const listRef = String(listWebhooks.responses['200'].content['application/json'].schema.$ref);
+    expect(doc.components.schemas[listRef.split('/').pop() ?? ''].required).toContain('meta');
     expect(doc.components.schemas.PageMeta.required).toEqual(['total', 'page', 'per_page', 'total_pages']);
     expect(doc.paths['/v1/webhooks/{webhook_id}/test'].post.responses['409']).toBeDefined();
     const page = await request(gw.url).get('/docs').expect(200);

@@ -452,8 +452,9 @@ describe('request bodies refused on their headers', () => {
       ),
       { body, waitForContinue: true },
     );
-    expect(answer).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 404 /);
-    expect(answer).toContain('No route for POST /v1/signals');
+    // The signals service read it: its answer to a POST on a GET-only path, 405 with Allow.
+    expect(answer).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 405 /);
+    expect(answer).toContain('POST is not allowed here; use GET, HEAD.');
   });
 
   it('when an HTTP/1.1 request has no Host header, then the 400 envelope with a request id, not a bare 400', async () => {

@@ -1,9 +1,4 @@
-import {
-  changePasswordInputSchema,
-  createApiKeyInputSchema,
-  keyListQuerySchema,
-  loginInputSchema,
-} from '@signal/contracts';
+import { ROUTES, methodNotAllowedRoutes } from '@signal/contracts';
 import {
   AppError,
   bearerToken,
@@ -93,7 +88,7 @@ export function accountRouter(
   router.use(['/v1/auth', '/v1/account'], ...jsonBodyMiddleware('16kb'));
 
   router.post('/v1/auth/login', async (req, res) => {
-    const { email, password } = parseOrThrow(loginInputSchema, req.body ?? {}, 'body');
+    const { email, password } = parseOrThrow(ROUTES.login.body, req.body ?? {}, 'body');
     const result = await passwordLogin(logins, email, password, req.ip ?? '');
     if (!result.ok) throw failedLogin(res, loginError(result));
     const { token, session } = logins.sessions.issue('api', result.accountId);
@@ -110,7 +105,7 @@ export function accountRouter(
   router.use('/v1/account', session);
 
   router.post('/v1/account/password', async (req, res) => {
-    const input = parseOrThrow(changePasswordInputSchema, req.body ?? {}, 'body');
+    const input = parseOrThrow(ROUTES.changePassword.body, req.body ?? {}, 'body');
     const { accountId } = current(res);
     const result = await changePassword(
       logins,
@@ -125,12 +120,12 @@ export function accountRouter(
   });
 
   router.get('/v1/account/keys', async (req, res) => {
-    const q = parseOrThrow(keyListQuerySchema, req.query, 'query');
+    const q = parseOrThrow(ROUTES.listApiKeys.query, req.query, 'query');
     const { data, meta } = await listApiKeysPage(accounts, current(res).accountId, q);
     res.json({ success: true, data, meta });
   });
   router.post('/v1/account/keys', async (req, res) => {
-    const input = parseOrThrow(createApiKeyInputSchema, req.body ?? {}, 'body');
+    const input = parseOrThrow(ROUTES.createApiKey.body, req.body ?? {}, 'body');
     const { created, replayed } = await createKeyOnce(
       accounts,
       current(res).accountId,
@@ -146,5 +141,13 @@ export function accountRouter(
       data: await revokeApiKey(accounts, current(res).accountId, req.params.keyId!),
     });
   });
+  // A known path with a method it does not take: 405 naming the ones it does (from the route table).
+  for (const { path, allow } of methodNotAllowedRoutes('gateway')) {
+    router.all(path, (req) => {
+      throw new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allow}.`, {
+        headers: { Allow: allow },
+      });
+    });
+  }
   return router;
 }

@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { buildOpenApiDocument } from '@signal/contracts';
 import express, { Router, type RequestHandler } from 'express';
+import MarkdownIt from 'markdown-it';
 import type { Plan } from '../data/account.model';
-import { buildOpenApiDocument } from '../openapi/document';
-import { enrichDocument } from '../openapi/enrich';
 
 /**
  * /docs: the Scalar API reference (try-it with your API key), served from node_modules —
@@ -47,8 +47,45 @@ const INIT = `Scalar.createApiReference('#app', {
   metaData: { title: 'Signal Service API reference' },
 });`;
 
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+/**
+ * The guide as HTML: raw HTML in the Markdown stays text (the guide is ours, but a page that
+ * renders Markdown should not run what it holds), links become links, and the typography of the
+ * reference page (Scalar's default theme: its fonts, colours and code blocks) styles it.
+ */
+const markdown = new MarkdownIt({ html: false, linkify: true, typographer: false });
+
+const GUIDE_STYLE = `
+:root { color-scheme: light dark; --text: #2a2f45; --muted: #757575; --bg: #fff; --bg-2: #f6f6f6;
+  --border: #e7e7e7; --accent: #0a85d1; }
+@media (prefers-color-scheme: dark) { :root { --text: #e7e7e7; --muted: #a4a4a4; --bg: #0f0f0f;
+  --bg-2: #1a1a1a; --border: #2d2d2d; --accent: #3ea6ff; } }
+body { margin: 0; background: var(--bg); color: var(--text);
+  font: 16px/1.6 Inter, system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif; }
+header { border-bottom: 1px solid var(--border); padding: 12px 24px; font-size: 14px; }
+header a { margin-right: 16px; }
+main { max-width: 760px; margin: 0 auto; padding: 24px; }
+a { color: var(--accent); }
+h1, h2, h3 { line-height: 1.25; margin: 1.6em 0 0.6em; }
+h1 { font-size: 2rem; margin-top: 0.5em; }
+code { font: 0.875em/1.5 'JetBrains Mono', ui-monospace, SFMono-Regular, Menlo, monospace;
+  background: var(--bg-2); border-radius: 4px; padding: 0.1em 0.3em; }
+pre { background: var(--bg-2); border: 1px solid var(--border); border-radius: 8px; padding: 12px 16px;
+  overflow-x: auto; }
+pre code { background: none; padding: 0; }
+table { border-collapse: collapse; width: 100%; margin: 1em 0; font-size: 14px; display: block; overflow-x: auto; }
+th, td { border: 1px solid var(--border); padding: 6px 10px; text-align: left; vertical-align: top; }
+th { background: var(--bg-2); }
+`;
+
+export function guidePage(guide: string | undefined): string {
+  const body = markdown.render(guide ?? '# Receiving webhooks\n\nGuide not bundled.');
+  return (
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Receiving webhooks · Signal Service</title>` +
+    `<meta name="viewport" content="width=device-width, initial-scale=1"><style>${GUIDE_STYLE}</style></head><body>` +
+    `<header><a href="/docs">API reference</a><a href="/docs/receiving-webhooks.md">Markdown</a>` +
+    `<a href="/dashboard">Dashboard</a></header><main>${body}</main></body></html>`
+  );
+}
 
 /** The guide ships in docs/ at the repository root, or beside the gateway in its image. */
 function loadGuide(): string | undefined {
@@ -74,7 +111,12 @@ function scalarBrowserDir(): string {
 export function docsRouter(guard: RequestHandler, plan: Plan, publicUrl?: string): Router {
   const router = Router();
   const guide = loadGuide();
-  const document = enrichDocument(buildOpenApiDocument(publicUrl ?? '/', plan), guide);
+  const document = buildOpenApiDocument({
+    serverUrl: publicUrl ?? '/',
+    plan,
+    guideMarkdown: guide,
+  });
+  const guideHtml = guidePage(guide);
   const html: RequestHandler = (_req, res, next) => {
     res.setHeader('Content-Security-Policy', DOCS_CSP);
     next();
@@ -89,15 +131,8 @@ export function docsRouter(guard: RequestHandler, plan: Plan, publicUrl?: string
     res.type('application/javascript').setHeader('Cache-Control', 'no-cache').send(INIT);
   });
   router.get('/docs/receiving-webhooks', guard, html, (_req, res) => {
-    // Plain and readable without JavaScript; the same text is in the reference's introduction.
-    res
-      .type('html')
-      .send(
-        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Receiving webhooks</title>` +
-          `<meta name="viewport" content="width=device-width, initial-scale=1"></head><body>` +
-          `<p><a href="/docs">API reference</a> · <a href="/docs/receiving-webhooks.md">Markdown</a></p>` +
-          `<pre style="white-space:pre-wrap;font:14px/1.5 ui-monospace,monospace;max-width:60rem">${escapeHtml(guide ?? 'Guide not bundled.')}</pre></body></html>`,
-      );
+    // Readable without JavaScript; the same text is in the reference's introduction.
+    res.type('html').send(guideHtml);
   });
   router.get('/docs/receiving-webhooks.md', guard, (_req, res) => {
     res.type('text/markdown').send(guide ?? '# Receiving webhooks\n\nGuide not bundled.');

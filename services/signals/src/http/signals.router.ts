@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
-import { signalListQuerySchema } from '@signal/contracts';
-import { parseOrThrow, requireInternalAuth } from '@signal/service-kit';
+import { ROUTES, expressPath, methodNotAllowedRoutes } from '@signal/contracts';
+import { AppError, parseOrThrow, requireInternalAuth } from '@signal/service-kit';
 import { Router } from 'express';
 import { getSignal } from '../domain/get-signal.use-case';
 import { listSignals, type ListDeps } from '../domain/list-signals.use-case';
@@ -10,15 +10,22 @@ export function signalsRouter(reads: ListDeps, internalJwtKey: KeyObject): Route
   const router = Router();
   router.use('/v1/signals', requireInternalAuth(internalJwtKey, 'signals'));
 
-  router.get('/v1/signals', async (req, res) => {
-    const query = parseOrThrow(signalListQuerySchema, req.query, 'query');
+  router.get(expressPath(ROUTES.listSignals.path), async (req, res) => {
+    const query = parseOrThrow(ROUTES.listSignals.query, req.query, 'query');
     const { data, meta } = await listSignals(reads, query);
     res.json({ success: true, data, meta });
   });
 
-  router.get('/v1/signals/:signalId', async (req, res) => {
-    const data = await getSignal(reads, req.params.signalId);
+  router.get(expressPath(ROUTES.getSignal.path), async (req, res) => {
+    const data = await getSignal(reads, String(req.params.signal_id));
     res.json({ success: true, data });
   });
+  for (const { path, allow } of methodNotAllowedRoutes('signals')) {
+    router.all(path, (req) => {
+      throw new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allow}.`, {
+        headers: { Allow: allow },
+      });
+    });
+  }
   return router;
 }

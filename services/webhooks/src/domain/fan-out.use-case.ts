@@ -18,18 +18,12 @@ export function isWebhookEvent(event: SignalEventRead): event is WebhookEvent {
 
 export function payloadFor(event: WebhookEvent): WebhookPayload {
   const s = event.signal;
-  return {
-    event: event.name,
-    timestamp: event.occurred_at,
-    data: {
-      id: s.id,
-      token: s.token,
-      metrics: s.metrics,
-      type: s.type,
-      is_premium: s.is_premium,
-      ...(event.name === 'signal.new' ? {} : { performance: s.performance }),
-    },
-  };
+  const data = { id: s.id, token: s.token, metrics: s.metrics, type: s.type, is_premium: s.is_premium };
+  const timestamp = event.occurred_at;
+  // signal.new carries the signal as it entered; the status changes carry its performance too.
+  return event.name === 'signal.new'
+    ? { event: event.name, timestamp, data }
+    : { event: event.name, timestamp, data: { ...data, performance: s.performance } };
 }
 
 /** The spec's rule 4: `types` (when set) restricts by signal type. */

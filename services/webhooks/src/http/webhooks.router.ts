@@ -1,12 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import {
-  createWebhookInputSchema,
-  deliveryIdSchema,
-  webhookIdSchema,
-  deliveryListQuerySchema,
-  updateWebhookInputSchema,
-  webhookListQuerySchema,
-} from '@signal/contracts';
+import { ROUTES, deliveryIdSchema, methodNotAllowedRoutes, webhookIdSchema } from '@signal/contracts';
 import { AppError, idempotencyKeyOf, parseOrThrow, requireInternalAuth } from '@signal/service-kit';
 import { Router, type Response } from 'express';
 import * as uc from '../domain/subscriptions.use-cases';
@@ -33,7 +26,7 @@ export function webhooksRouter(deps: uc.SubscriptionDeps, internalJwtKey: KeyObj
   );
 
   r.post('/v1/webhooks', async (req, res) => {
-    const input = parseOrThrow(createWebhookInputSchema, req.body ?? {}, 'body');
+    const input = parseOrThrow(ROUTES.createWebhook.body, req.body ?? {}, 'body');
     const { subscription, created } = await uc.createSubscription(
       deps,
       account(res),
@@ -46,7 +39,7 @@ export function webhooksRouter(deps: uc.SubscriptionDeps, internalJwtKey: KeyObj
     res.status(created ? 201 : 200).json({ success: true, data: subscription });
   });
   r.get('/v1/webhooks', async (req, res) => {
-    const q = parseOrThrow(webhookListQuerySchema, req.query, 'query');
+    const q = parseOrThrow(ROUTES.listWebhooks.query, req.query, 'query');
     const { data, meta } = await uc.listSubscriptions(deps, account(res), q);
     res.json({ success: true, data, meta });
   });
@@ -54,7 +47,7 @@ export function webhooksRouter(deps: uc.SubscriptionDeps, internalJwtKey: KeyObj
     res.json({ success: true, data: await uc.getSubscription(deps, account(res), req.params.id!) });
   });
   r.patch('/v1/webhooks/:id', async (req, res) => {
-    const input = parseOrThrow(updateWebhookInputSchema, req.body ?? {}, 'body');
+    const input = parseOrThrow(ROUTES.updateWebhook.body, req.body ?? {}, 'body');
     res.json({ success: true, data: await uc.updateSubscription(deps, account(res), req.params.id!, input) });
   });
   r.delete('/v1/webhooks/:id', async (req, res) => {
@@ -67,7 +60,7 @@ export function webhooksRouter(deps: uc.SubscriptionDeps, internalJwtKey: KeyObj
     res.status(202).json({ success: true, data: await uc.sendTestEvent(deps, account(res), req.params.id!) });
   });
   r.get('/v1/webhooks/:id/deliveries', async (req, res) => {
-    const q = parseOrThrow(deliveryListQuerySchema, req.query, 'query');
+    const q = parseOrThrow(ROUTES.listWebhookDeliveries.query, req.query, 'query');
     const { data, meta } = await uc.listDeliveries(deps, account(res), req.params.id!, q);
     res.json({ success: true, data, meta });
   });
@@ -83,5 +76,13 @@ export function webhooksRouter(deps: uc.SubscriptionDeps, internalJwtKey: KeyObj
       data: await uc.retryDelivery(deps, account(res), req.params.id!, req.params.deliveryId!),
     });
   });
+  // A known path with a method it does not take: 405 naming the ones it does (from the route table).
+  for (const { path, allow } of methodNotAllowedRoutes('webhooks')) {
+    r.all(path, (req) => {
+      throw new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allow}.`, {
+        headers: { Allow: allow },
+      });
+    });
+  }
   return r;
 }

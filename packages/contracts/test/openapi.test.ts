@@ -1,8 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { z } from 'zod';
-import { buildOpenApiDocument } from './document';
-import { enrichDocument } from './enrich';
+import { buildOpenApiDocument } from '../src';
 
 /** The parts of the document these checks read, checked rather than assumed. */
 const schemaObject = z.record(z.string(), z.unknown());
@@ -26,7 +25,7 @@ const errorExampleSchema = z.object({
   }),
 });
 
-const raw = enrichDocument(buildOpenApiDocument('/', { per_minute: 60, per_day: 10_000 }));
+const raw = buildOpenApiDocument({ serverUrl: '/', plan: { per_minute: 60, per_day: 10_000 } });
 const doc = documentSchema.parse(raw);
 const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
   Object.entries(item).map(([method, op]) => ({ path, method, op })),
@@ -191,5 +190,162 @@ describe('the OpenAPI document', () => {
           : 'Invalid or missing API key.';
       expect({ where, unauthorized }).toEqual({ where, unauthorized: expected });
     }
+  });
+
+  /** A parameter of an operation, by name. */
+  const param = (path: string, method: string, name: string) => {
+    const item = isObject(raw.paths) ? raw.paths[path] : undefined;
+    const op = isObject(item) ? item[method] : undefined;
+    const list = isObject(op) && Array.isArray(op.parameters) ? op.parameters : [];
+    const found = list.find((p): p is Record<string, unknown> => isObject(p) && p.name === name);
+    return found ? { schema: found.schema, description: String(found.description) } : undefined;
+  };
+
+  it('when a list operation is read, then limit and page are integers with their bounds, not digit strings', () => {
+    for (const [path, method] of [
+      ['/v1/signals', 'get'],
+      ['/v1/webhooks', 'get'],
+      ['/v1/webhooks/{webhook_id}/deliveries', 'get'],
+      ['/v1/account/keys', 'get'],
+    ] as const) {
+      expect({ path, limit: param(path, method, 'limit')?.schema }).toEqual({
+        path,
+        limit: { type: 'integer', minimum: 1, maximum: 100 },
+      });
+      expect({ path, page: param(path, method, 'page')?.schema }).toEqual({
+        path,
+        page: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+      });
+    }
+    expect(param('/v1/signals', 'get', 'status')?.description).toMatch(/performance\.status/);
+    expect(param('/v1/signals', 'get', 'status')?.description).not.toMatch(/deliver/);
+  });
+
+  it('when responses are read, then every header is required, and every 429 and 503 declares Retry-After', () => {
+    let rateLimited = 0;
+    for (const { path, method } of operations) {
+      const responses = (
+        raw as {
+          paths: Record<
+            string,
+            Record<
+              string,
+              { responses: Record<string, { headers?: Record<string, { required?: boolean }> }> }
+            >
+          >;
+        }
+      ).paths[path]![method]!.responses;
+      for (const [status, response] of Object.entries(responses)) {
+        const headers = response.headers ?? {};
+        const where = `${method} ${path} ${status}`;
+        expect({ where, names: Object.keys(headers) }).toEqual({
+          where,
+          names: expect.arrayContaining([
+            'X-RateLimit-Limit',
+            'X-RateLimit-Remaining',
+            'X-RateLimit-Reset',
+            'X-Request-Id',
+          ]),
+        });
+        expect({
+          where,
+          optional: Object.entries(headers)
+            .filter(([, h]) => h.required !== true)
+            .map(([n]) => n),
+        }).toEqual({ where, optional: [] });
+        if (status === '429' || status === '503') {
+          rateLimited += 1;
+          expect({ where, retryAfter: Boolean(headers['Retry-After']) }).toEqual({ where, retryAfter: true });
+        }
+      }
+    }
+    expect(rateLimited).toBe(operations.length * 2);
+  });
+
+  it('when the schemas are read, then ListMeta has PageMeta’s minimums and only a delivery’s detail carries attempts', () => {
+    const props = (name: string) =>
+      (doc.components.schemas[name]?.properties ?? {}) as Record<string, { minimum?: number }>;
+    for (const name of ['ListMeta', 'PageMeta']) {
+      expect({
+        name,
+        mins: ['total', 'page', 'per_page', 'total_pages'].map((f) => props(name)[f]?.minimum),
+      }).toEqual({
+        name,
+        mins: [0, 1, 1, 0],
+      });
+    }
+    expect(Object.keys(props('WebhookDelivery'))).not.toContain('attempts');
+    expect(doc.components.schemas.WebhookDeliveryDetail?.required).toContain('attempts');
+    const deliveryOf = (path: string, method: string, status: string) =>
+      JSON.stringify(
+        doc.components.schemas[
+          String(doc.paths[path]![method]!.responses[status]!.content!['application/json']!.schema.$ref)
+            .split('/')
+            .pop()!
+        ],
+      );
+    expect(deliveryOf('/v1/webhooks/{webhook_id}/deliveries/{delivery_id}', 'get', '200')).toContain(
+      'WebhookDeliveryDetail',
+    );
+    for (const [path, method, status] of [
+      ['/v1/webhooks/{webhook_id}/deliveries', 'get', '200'],
+      ['/v1/webhooks/{webhook_id}/test', 'post', '202'],
+      ['/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry', 'post', '202'],
+    ] as const) {
+      expect({ path, schema: deliveryOf(path, method, status) }).toEqual({
+        path,
+        schema: expect.not.stringContaining('Detail'),
+      });
+      const example = JSON.stringify(
+        doc.paths[path]![method]!.responses[status]!.content!['application/json']!.example,
+      );
+      expect({ path, example }).toEqual({ path, example: expect.not.stringContaining('"attempts"') });
+    }
+  });
+
+  it('when the webhook payload and the session are read, then event is an enum, signal.winner requires performance, and the session its token and expiry', () => {
+    const ajv = newAjv();
+    const payload = compile(ajv, { $ref: '#/components/schemas/WebhookPayload' });
+    const data = {
+      id: 'sig_1',
+      token: {
+        symbol: 'A',
+        name: 'A',
+        contract: '0x1234567890',
+        age_hours: 1,
+        dex_paid: false,
+        socials: { twitter: null, telegram: null, website: null },
+      },
+      metrics: { mcap_entry: 1, mcap_current: 1, volume_24h: 1, holders: 1, liquidity: 1, mcap_ath: 1 },
+      type: 'new',
+      is_premium: false,
+    };
+    const performance = { roi: 1, ath_roi: 1, status: 'winner', time_to_ath_hours: 1 };
+    const timestamp = '2026-01-15T09:30:00.000Z';
+    expect(payload({ event: 'signal.new', timestamp, data })).toBe(true);
+    expect(payload({ event: 'signal.winner', timestamp, data })).toBe(false);
+    expect(payload({ event: 'signal.winner', timestamp, data: { ...data, performance } })).toBe(true);
+    expect(payload({ event: 'signal.moon', timestamp, data: { ...data, performance } })).toBe(false);
+    const session = doc.components.schemas.Session!;
+    expect(session.required).toEqual(['token', 'expires_at']);
+    expect((session.properties as Record<string, { format?: string }>).expires_at?.format).toBe('date-time');
+  });
+
+  it('when login and the error codes are read, then login needs no key and every documented code is one something answers', () => {
+    expect(
+      (raw as { paths: Record<string, Record<string, { security?: unknown }>> }).paths['/v1/auth/login']!
+        .post!.security,
+    ).toEqual([]);
+    const codes = (
+      doc.components.schemas.ErrorEnvelope as {
+        properties: { error: { properties: { code: { enum: string[] } } } };
+      }
+    ).properties.error.properties.code.enum;
+    expect(codes).not.toContain('BAD_GATEWAY');
+    expect(codes).not.toContain('INVALID_STATUS_TRANSITION');
+    expect(codes).toContain('METHOD_NOT_ALLOWED');
+    const info = (raw as { info: { description: string } }).info.description;
+    expect(info).not.toContain('Profile');
+    expect(info).toContain('API settings');
   });
 });

@@ -1,0 +1,390 @@
+import { z } from 'zod';
+import {
+  apiKeySchema,
+  apiKeyWithSecretSchema,
+  changePasswordInputSchema,
+  createApiKeyInputSchema,
+  keyListQuerySchema,
+  loginInputSchema,
+  sessionSchema,
+} from './accounts';
+import type { ErrorCode } from './errors';
+import { pageMetaSchema } from './paging';
+import { signalDetailResponseSchema, signalListQuerySchema, signalListResponseSchema } from './signals';
+import { statsQuerySchema, statsResponseSchema } from './stats';
+import {
+  createWebhookInputSchema,
+  deliveryDetailSchema,
+  deliveryListQuerySchema,
+  deliverySchema,
+  updateWebhookInputSchema,
+  webhookListQuerySchema,
+  webhookSubscriptionSchema,
+  webhookWithSecretSchema,
+} from './webhooks';
+
+/**
+ * The public API, each route once: its path, method, parameters, body, success responses with
+ * their headers, and its own errors. The OpenAPI document (openapi.ts), the services' request
+ * validation and their 405 answers, and through the document the SDK's types, are read from here.
+ */
+
+/** A success body `{ success: true, data[, meta] }`, registered under `id` for the document. */
+const envelope = <T extends z.ZodType>(id: string, data: T) =>
+  z.strictObject({ success: z.literal(true), data }).meta({ id });
+const listEnvelope = <T extends z.ZodType>(id: string, item: T) =>
+  z.strictObject({ success: z.literal(true), data: z.array(item), meta: pageMetaSchema }).meta({ id });
+
+export const webhookResponseSchema = envelope('WebhookSubscriptionResponse', webhookSubscriptionSchema);
+export const webhookWithSecretResponseSchema = envelope(
+  'WebhookSubscriptionWithSecretResponse',
+  webhookWithSecretSchema,
+);
+export const webhookListResponseSchema = listEnvelope(
+  'WebhookSubscriptionListResponse',
+  webhookSubscriptionSchema,
+);
+export const deliveryResponseSchema = envelope('WebhookDeliveryResponse', deliverySchema);
+export const deliveryDetailResponseSchema = envelope('WebhookDeliveryDetailResponse', deliveryDetailSchema);
+export const deliveryListResponseSchema = listEnvelope('WebhookDeliveryListResponse', deliverySchema);
+export const sessionResponseSchema = envelope('SessionResponse', sessionSchema);
+export const logoutResponseSchema = envelope(
+  'LogoutResponse',
+  z.strictObject({ logged_out: z.literal(true) }),
+);
+export const apiKeyResponseSchema = envelope('ApiKeyResponse', apiKeySchema);
+export const apiKeyWithSecretResponseSchema = envelope('ApiKeyWithSecretResponse', apiKeyWithSecretSchema);
+export const apiKeyListResponseSchema = listEnvelope('ApiKeyListResponse', apiKeySchema);
+
+/** Who may call a route: decides its security and the refusals every call of it can get. */
+export type Caller = 'apiKey' | 'session' | 'anyone';
+export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
+/** Which process answers the route: a service behind the gateway, or the gateway itself. */
+export type RouteOwner = 'signals' | 'stats' | 'webhooks' | 'gateway';
+
+/** Response headers beyond the ones every response carries (rate limit, request id). */
+export type ResponseHeader = 'Idempotent-Replayed';
+
+export interface SuccessResponse {
+  description: string;
+  schema: z.ZodType;
+  headers?: readonly ResponseHeader[];
+}
+
+export interface PathParam {
+  name: string;
+  description: string;
+}
+
+export interface RouteDef {
+  operationId: string;
+  method: HttpMethod;
+  /** OpenAPI form: `/v1/webhooks/{webhook_id}`. */
+  path: string;
+  owner: RouteOwner;
+  caller: Caller;
+  tag: string;
+  summary: string;
+  pathParams?: readonly PathParam[];
+  query?: z.ZodType;
+  /** Takes an Idempotency-Key header: the same key and body within 24 h answer the first result. */
+  idempotencyKey?: boolean;
+  body?: z.ZodType;
+  responses: Readonly<Record<string, SuccessResponse>>;
+  /** Errors of the route's own logic; those every call of its kind can get are added (openapi.ts). */
+  errors?: readonly ErrorCode[];
+}
+
+const webhookId: PathParam = { name: 'webhook_id', description: 'Subscription id `wh_…`' };
+const deliveryId: PathParam = { name: 'delivery_id', description: 'Delivery id `dlv_…`' };
+
+const IDEMPOTENCY =
+  'With an Idempotency-Key, a retry with the same body within 24 h answers the same result (200, Idempotent-Replayed: true); another body is 409.';
+
+const replayed = (description: string, schema: z.ZodType): SuccessResponse => ({
+  description,
+  schema,
+  headers: ['Idempotent-Replayed'],
+});
+
+export const ROUTES = {
+  listSignals: {
+    operationId: 'listSignals',
+    method: 'get',
+    path: '/v1/signals',
+    owner: 'signals',
+    caller: 'apiKey',
+    tag: 'Signals',
+    summary: 'List signals, newest first',
+    query: signalListQuerySchema,
+    responses: { '200': { description: 'A page of signals', schema: signalListResponseSchema } },
+    errors: ['VALIDATION_ERROR'],
+  },
+  getSignal: {
+    operationId: 'getSignal',
+    method: 'get',
+    path: '/v1/signals/{signal_id}',
+    owner: 'signals',
+    caller: 'apiKey',
+    tag: 'Signals',
+    summary: 'One signal in detail',
+    pathParams: [{ name: 'signal_id', description: 'Signal id `sig_…`' }],
+    responses: { '200': { description: 'The signal', schema: signalDetailResponseSchema } },
+    errors: ['NOT_FOUND'],
+  },
+  getStats: {
+    operationId: 'getStats',
+    method: 'get',
+    path: '/v1/stats',
+    owner: 'stats',
+    caller: 'apiKey',
+    tag: 'Statistics',
+    summary: 'Aggregated performance statistics',
+    query: statsQuerySchema,
+    responses: { '200': { description: 'Statistics', schema: statsResponseSchema } },
+    errors: ['VALIDATION_ERROR'],
+  },
+  createWebhook: {
+    operationId: 'createWebhook',
+    method: 'post',
+    path: '/v1/webhooks',
+    owner: 'webhooks',
+    caller: 'apiKey',
+    tag: 'Webhook subscriptions',
+    summary: `Subscribe a URL to events. ${IDEMPOTENCY}`,
+    idempotencyKey: true,
+    body: createWebhookInputSchema,
+    responses: {
+      '201': {
+        description: 'Created; the signing secret is shown only here',
+        schema: webhookWithSecretResponseSchema,
+      },
+      '200': replayed(
+        'The subscription a first request with this Idempotency-Key made, with its current secret',
+        webhookWithSecretResponseSchema,
+      ),
+    },
+    errors: ['VALIDATION_ERROR', 'IDEMPOTENCY_CONFLICT', 'CONFLICT'],
+  },
+  listWebhooks: {
+    operationId: 'listWebhooks',
+    method: 'get',
+    path: '/v1/webhooks',
+    owner: 'webhooks',
+    caller: 'apiKey',
+    tag: 'Webhook subscriptions',
+    summary: 'List subscriptions, newest first',
+    query: webhookListQuerySchema,
+    responses: { '200': { description: 'A page of subscriptions', schema: webhookListResponseSchema } },
+    errors: ['VALIDATION_ERROR'],
+  },
+  getWebhook: {
+    operationId: 'getWebhook',
+    method: 'get',
+    path: '/v1/webhooks/{webhook_id}',
+    owner: 'webhooks',
+    caller: 'apiKey',
+    tag: 'Webhook subscriptions',
+    summary: 'One subscription',
+    pathParams: [webhookId],
+    responses: { '200': { description: 'Subscription', schema: webhookResponseSchema } },
+    errors: ['NOT_FOUND'],
+  },
+  updateWebhook: {
+    operationId: 'updateWebhook',
+    method: 'patch',
+    path: '/v1/webhooks/{webhook_id}',
+    owner: 'webhooks',
+    caller: 'apiKey',
+    tag: 'Webhook subscriptions',
+    summary: 'Change url, events, types or enabled',
+    pathParams: [webhookId],
+    body: updateWebhookInputSchema,
+    responses: { '200': { description: 'Updated', schema: webhookResponseSchema } },
+    errors: ['NOT_FOUND', 'VALIDATION_ERROR'],
+  },
+  deleteWebhook: {
+    operationId: 'deleteWebhook',
+    method: 'delete',
+    path: '/v1/webhooks/{webhook_id}',
+    owner: 'webhooks',
+    caller: 'apiKey',
+    tag: 'Webhook subscriptions',
+    summary: 'Delete a subscription',
+    pathParams: [webhookId],
+    responses: { '200': { description: 'Deleted', schema: webhookResponseSchema } },
+    errors: ['NOT_FOUND'],
+  },
+  rotateWebhookSecret: {
+    operationId: 'rotateWebhookSecret',
+    method: 'post',
+    path: '/v1/webhooks/{webhook_id}/rotate-secret',
+    owner: 'webhooks',
+    caller: 'apiKey',
+    tag: 'Webhook subscriptions',
+    summary: 'New signing secret; the old one stays valid for the overlap period',
+    pathParams: [webhookId],
+    responses: { '200': { description: 'New secret', schema: webhookWithSecretResponseSchema } },
+    errors: ['NOT_FOUND'],
+  },
+  sendWebhookTest: {
+    operationId: 'sendWebhookTest',
+    method: 'post',
+    path: '/v1/webhooks/{webhook_id}/test',
+    owner: 'webhooks',
+    caller: 'apiKey',
+    tag: 'Webhook subscriptions',
+    summary: 'Send a signed webhook.test event; 409 CONFLICT while the subscription is disabled',
+    pathParams: [webhookId],
+    responses: { '202': { description: 'Queued', schema: deliveryResponseSchema } },
+    errors: ['NOT_FOUND', 'CONFLICT'],
+  },
+  listWebhookDeliveries: {
+    operationId: 'listWebhookDeliveries',
+    method: 'get',
+    path: '/v1/webhooks/{webhook_id}/deliveries',
+    owner: 'webhooks',
+    caller: 'apiKey',
+    tag: 'Webhook deliveries',
+    summary: 'Delivery log, newest first (each delivery’s attempts are in its detail)',
+    pathParams: [webhookId],
+    query: deliveryListQuerySchema,
+    responses: { '200': { description: 'Deliveries', schema: deliveryListResponseSchema } },
+    errors: ['NOT_FOUND', 'VALIDATION_ERROR'],
+  },
+  getWebhookDelivery: {
+    operationId: 'getWebhookDelivery',
+    method: 'get',
+    path: '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}',
+    owner: 'webhooks',
+    caller: 'apiKey',
+    tag: 'Webhook deliveries',
+    summary: 'One delivery with its attempts',
+    pathParams: [webhookId, deliveryId],
+    responses: { '200': { description: 'Delivery', schema: deliveryDetailResponseSchema } },
+    errors: ['NOT_FOUND'],
+  },
+  retryWebhookDelivery: {
+    operationId: 'retryWebhookDelivery',
+    method: 'post',
+    path: '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry',
+    owner: 'webhooks',
+    caller: 'apiKey',
+    tag: 'Webhook deliveries',
+    summary: 'Send a failed delivery again',
+    pathParams: [webhookId, deliveryId],
+    responses: { '202': { description: 'Queued', schema: deliveryResponseSchema } },
+    errors: ['NOT_FOUND', 'CONFLICT'],
+  },
+  login: {
+    operationId: 'login',
+    method: 'post',
+    path: '/v1/auth/login',
+    owner: 'gateway',
+    caller: 'anyone',
+    tag: 'Account (dashboard session)',
+    summary:
+      'Dashboard login (email + password) → short-lived session token. After 5 failures for an email (20 for a network) each attempt waits twice as long: 429 with retry_after.',
+    body: loginInputSchema,
+    responses: { '200': { description: 'Session', schema: sessionResponseSchema } },
+    errors: ['VALIDATION_ERROR'],
+  },
+  logout: {
+    operationId: 'logout',
+    method: 'post',
+    path: '/v1/auth/logout',
+    owner: 'gateway',
+    caller: 'session',
+    tag: 'Account (dashboard session)',
+    summary: 'End this session token',
+    responses: { '200': { description: 'Logged out', schema: logoutResponseSchema } },
+  },
+  changePassword: {
+    operationId: 'changePassword',
+    method: 'post',
+    path: '/v1/account/password',
+    owner: 'gateway',
+    caller: 'session',
+    tag: 'Account (dashboard session)',
+    summary: 'Change the password: every session so far ends; the response is a new session',
+    body: changePasswordInputSchema,
+    responses: { '200': { description: 'A new session', schema: sessionResponseSchema } },
+    errors: ['VALIDATION_ERROR'],
+  },
+  listApiKeys: {
+    operationId: 'listApiKeys',
+    method: 'get',
+    path: '/v1/account/keys',
+    owner: 'gateway',
+    caller: 'session',
+    tag: 'Account (dashboard session)',
+    summary: "This account's API keys, newest first",
+    query: keyListQuerySchema,
+    responses: { '200': { description: 'Keys', schema: apiKeyListResponseSchema } },
+    errors: ['VALIDATION_ERROR'],
+  },
+  createApiKey: {
+    operationId: 'createApiKey',
+    method: 'post',
+    path: '/v1/account/keys',
+    owner: 'gateway',
+    caller: 'session',
+    tag: 'Account (dashboard session)',
+    summary: `Create an API key (shown once). ${IDEMPOTENCY}`,
+    idempotencyKey: true,
+    body: createApiKeyInputSchema,
+    responses: {
+      '201': { description: 'The new key', schema: apiKeyWithSecretResponseSchema },
+      '200': replayed(
+        'The key a first request with this Idempotency-Key made',
+        apiKeyWithSecretResponseSchema,
+      ),
+    },
+    errors: ['VALIDATION_ERROR', 'IDEMPOTENCY_CONFLICT', 'CONFLICT'],
+  },
+  revokeApiKey: {
+    operationId: 'revokeApiKey',
+    method: 'delete',
+    path: '/v1/account/keys/{key_id}',
+    owner: 'gateway',
+    caller: 'session',
+    tag: 'Account (dashboard session)',
+    summary: 'Revoke a key, immediately and everywhere',
+    pathParams: [{ name: 'key_id', description: 'Key id `key_…`' }],
+    responses: { '200': { description: 'Revoked', schema: apiKeyResponseSchema } },
+    errors: ['NOT_FOUND'],
+  },
+} as const satisfies Record<string, RouteDef>;
+
+export type OperationId = keyof typeof ROUTES;
+export const ROUTE_LIST: readonly RouteDef[] = Object.values(ROUTES);
+
+/** `/v1/webhooks/{webhook_id}` → `/v1/webhooks/:webhook_id` (Express). */
+export const expressPath = (path: string) => path.replace(/\{([a-z_]+)\}/g, ':$1');
+
+/**
+ * The paths `owner` answers with the methods each allows (uppercase, HEAD with GET): what a 405
+ * names in its `Allow` header.
+ */
+export function allowedMethods(owner: RouteOwner): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const r of ROUTE_LIST) {
+    if (r.owner !== owner) continue;
+    const methods = out.get(r.path) ?? [];
+    methods.push(r.method.toUpperCase());
+    if (r.method === 'get') methods.push('HEAD');
+    out.set(r.path, methods);
+  }
+  return out;
+}
+
+/**
+ * For each path `owner` answers, the Express path and the `Allow` value of a 405 for any other
+ * method (registered after the routes themselves, so only a wrong method reaches it).
+ */
+export function methodNotAllowedRoutes(owner: RouteOwner): { path: string; allow: string }[] {
+  return [...allowedMethods(owner)].map(([path, methods]) => ({
+    path: expressPath(path),
+    allow: methods.join(', '),
+  }));
+}
