@@ -39,6 +39,7 @@ export function appFromDependencies(
       schedule: deps.schedule,
       guard: guardPolicy(config),
       secretOverlapMs: config.WEBHOOK_SECRET_OVERLAP_MS,
+      maxPerAccount: config.WEBHOOKS_MAX_PER_ACCOUNT,
     },
   });
 }

@@ -20,6 +20,11 @@ export const configSchema = z
     AMQP_PREFIX: z.string().default(''),
     AMQP_QUEUE_TYPE: z.enum(['quorum', 'classic']).default('quorum'),
     INTERNAL_JWT_PUBLIC_KEY: internalKeyEnv.publicKey(),
+    /**
+     * Subscriptions an account may hold when the gateway's token carries no plan limit
+     * (`limits.webhooks`); creating one more answers 409 with the limit in the message.
+     */
+    WEBHOOKS_MAX_PER_ACCOUNT: env.int(25, 0),
     /** Spacing of the 3 retries after the first attempt; ±20 % jitter is added. */
     WEBHOOK_RETRY_DELAYS_MS: delays.default([10_000, 120_000, 900_000]),
     WEBHOOK_TIMEOUT_MS: env.int(5000, 100),

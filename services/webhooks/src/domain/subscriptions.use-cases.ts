@@ -32,6 +32,16 @@ export interface SubscriptionDeps {
   schedule: ScheduleJob;
   guard: GuardPolicy;
   secretOverlapMs: number;
+  /** Subscriptions an account may hold when its token carries no plan limit. */
+  maxPerAccount: number;
+}
+
+/** The 409 of a full account: the limit is in the message, and the way out. */
+function capReached(limit: number): AppError {
+  return new AppError(
+    'CONFLICT',
+    `This account has reached its limit of ${limit} webhook subscription${limit === 1 ? '' : 's'}. Delete one before creating another, or move to a plan with a higher limit.`,
+  );
 }
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
@@ -125,14 +135,18 @@ const FIRST_REQUEST_OVER_MS = 30_000;
 
 /**
  * Story: check the URL → with an Idempotency-Key, claim it (the same key and body within 24 h
- * return the subscription it made; another body is a 409) → store the subscription with a new
- * signing secret → return it with the secret. `created` is false for a replay.
+ * return the subscription it made; another body is a 409) → refuse a full account (409) →
+ * store the subscription with a new signing secret → if creations raced past the cap, the ones
+ * beyond it in creation order take theirs back (409) → return it with the secret. `created` is
+ * false for a replay. `limit` is the plan's (from the gateway's token), else the configured
+ * default.
  */
 export async function createSubscription(
   deps: SubscriptionDeps,
   accountId: string,
   input: CreateWebhookInput,
   idempotencyKey?: string,
+  limit: number = deps.maxPerAccount,
 ): Promise<{ subscription: WebhookSubscription & { secret: string }; created: boolean }> {
   checkUrl(input.url, deps.guard);
   let id = newId('wh');
@@ -163,6 +177,13 @@ export async function createSubscription(
     }
     id = claim.resourceId;
   }
+  const releaseKey = async () => {
+    if (idempotencyKey) await deps.idempotency.release(accountId, idempotencyKey).catch(() => undefined);
+  };
+  if ((await deps.repository.countSubscriptions(accountId)) >= limit) {
+    await releaseKey();
+    throw capReached(limit);
+  }
   const now = new Date();
   const secret = generateSecret();
   const doc: SubscriptionDocument = {
@@ -181,8 +202,15 @@ export async function createSubscription(
   try {
     await deps.repository.insertSubscription(doc);
   } catch (err) {
-    if (idempotencyKey) await deps.idempotency.release(accountId, idempotencyKey).catch(() => undefined);
+    await releaseKey();
     throw err;
+  }
+  // Concurrent creations each passed the count above; the first `limit` in creation order stay.
+  // One that raced and lost removes its own, so the account never holds more than the limit.
+  if (!(await deps.repository.firstSubscriptionIds(accountId, limit)).includes(id)) {
+    await deps.repository.deleteSubscription(accountId, id);
+    await releaseKey();
+    throw capReached(limit);
   }
   return { subscription: { ...toSubscriptionView(doc), secret }, created: true };
 }

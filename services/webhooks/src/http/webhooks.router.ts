@@ -7,11 +7,19 @@ import {
   updateWebhookInputSchema,
   webhookListQuerySchema,
 } from '@signal/contracts';
-import { AppError, idempotencyKeyOf, parseOrThrow, requireInternalAuth } from '@signal/service-kit';
+import {
+  AppError,
+  idempotencyKeyOf,
+  parseOrThrow,
+  requireInternalAuth,
+  type InternalLimits,
+} from '@signal/service-kit';
 import { Router, type Response } from 'express';
 import * as uc from '../domain/subscriptions.use-cases';
 
 const account = (res: Response) => res.locals.accountId as string;
+/** The plan's subscription limit the gateway put in its token, if any. */
+const webhookLimit = (res: Response): number | undefined => (res.locals.limits as InternalLimits).webhooks;
 
 /** Subscriptions API, reached only through the gateway; every lookup is scoped to the caller's account. */
 export function webhooksRouter(deps: uc.SubscriptionDeps, internalJwtKey: KeyObject): Router {
@@ -39,6 +47,7 @@ export function webhooksRouter(deps: uc.SubscriptionDeps, internalJwtKey: KeyObj
       account(res),
       input,
       idempotencyKeyOf(req),
+      webhookLimit(res),
     );
     res.setHeader('Cache-Control', 'no-store');
     // As for API keys: a replay says so, so a client can tell it from a first creation.
