@@ -31,6 +31,12 @@ export const configSchema = z
     WEBHOOK_MAX_RESPONSE_BYTES: env.int(4096, 0),
     /** In-flight deliveries per subscription per worker, so one slow receiver cannot starve the rest. */
     WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: env.int(10, 1),
+    /**
+     * In-flight attempts per account per worker, at most; an account also never holds more than
+     * its share of WEBHOOK_WORKER_PREFETCH (half of it alone, a third each with another busy
+     * account, …), so one account's slow receivers cannot take every job the worker holds.
+     */
+    WEBHOOK_CONCURRENCY_PER_ACCOUNT: env.int(100, 1),
     /** Delivery jobs a worker holds at once (each waits for its POST and its batched record). */
     WEBHOOK_WORKER_PREFETCH: env.int(300, 1),
     /** Bus events a worker fans out at once. */

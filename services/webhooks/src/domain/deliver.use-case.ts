@@ -9,6 +9,7 @@ import type {
   DeliveryStatus,
   SubscriptionDocument,
 } from '../data/webhook.models';
+import type { DeliverySlots } from './concurrency';
 import { parseRetryAfter, retryDelayMs, type ScheduleJob } from './delivery-jobs';
 import { attemptSeq, logEntryId } from './delivery-state';
 import type { DeliveryLogWriter, SubscriptionLookup } from './ports';
@@ -24,29 +25,13 @@ export interface DeliverDeps {
   dispatcher: Dispatcher;
   schedule: ScheduleJob;
   logger: Logger;
-  concurrency: SubscriptionConcurrency;
+  /** Per-account share and per-subscription cap of attempts in flight. */
+  slots: DeliverySlots;
   retryDelaysMs: number[];
   timeoutMs: number;
   maxResponseBytes: number;
   maxRetryAfterMs: number;
   guard: GuardPolicy;
-}
-
-/** Caps in-flight deliveries per subscription; a job over the cap is put back for a moment. */
-export class SubscriptionConcurrency {
-  private readonly inFlight = new Map<string, number>();
-  constructor(private readonly max: number) {}
-  tryAcquire(id: string): boolean {
-    const n = this.inFlight.get(id) ?? 0;
-    if (n >= this.max) return false;
-    this.inFlight.set(id, n + 1);
-    return true;
-  }
-  release(id: string): void {
-    const n = (this.inFlight.get(id) ?? 1) - 1;
-    if (n <= 0) this.inFlight.delete(id);
-    else this.inFlight.set(id, n);
-  }
 }
 
 interface PostResult {
@@ -161,7 +146,7 @@ const EVENT_TIME = /"timestamp":"([^"]+)"/;
 
 /**
  * Story: one attempt of one delivery. Not due yet → hop on to the next delay bucket → refuse
- * disabled subscriptions → respect the per-subscription cap → POST signed → on failure schedule
+ * disabled subscriptions → respect the account's share and the subscription's cap → POST signed → on failure schedule
  * the next attempt *before* recording this one (a crash then re-sends, never forgets) → append
  * the attempt to the delivery log, in a batch with others; the job is acknowledged only after
  * that write, and the entry's id is the attempt's, so a job redelivered after a crash never
@@ -188,8 +173,9 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
     ]);
     return;
   }
-  if (!deps.concurrency.tryAcquire(sub._id)) {
-    // At its cap (a slow receiver): wait a second outside the worker rather than hold a slot.
+  if (!deps.slots.tryAcquire(sub.account_id, sub._id)) {
+    // Its account at its share, or the subscription at its cap (slow receivers): wait a second
+    // outside the worker rather than hold a job another account's delivery could use.
     await deps.schedule(job, 1000);
     return;
   }
@@ -198,7 +184,7 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
   try {
     result = await post(deps, sub, deliveryId, input.payload);
   } finally {
-    deps.concurrency.release(sub._id);
+    deps.slots.release(sub.account_id, sub._id);
   }
   const made: AttemptRecord = {
     attempt: job.attempt,

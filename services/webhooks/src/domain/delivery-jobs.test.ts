@@ -1,5 +1,5 @@
 import { parseRetryAfter, retryDelayMs } from './delivery-jobs';
-import { SubscriptionConcurrency } from './deliver.use-case';
+import { AccountShares, DeliverySlots, SubscriptionConcurrency } from './concurrency';
 
 describe('retry spacing', () => {
   const delays = [10_000, 120_000, 900_000];
@@ -35,5 +35,54 @@ describe('per-subscription concurrency', () => {
     expect(c.tryAcquire('b')).toBe(true);
     c.release('a');
     expect(c.tryAcquire('a')).toBe(true);
+  });
+});
+
+describe('per-account shares', () => {
+  it('when one account is busy alone, then it may hold half the capacity, never more than its cap', () => {
+    const shares = new AccountShares(10, 100);
+    let held = 0;
+    while (shares.tryAcquire('slow')) held++;
+    expect(held).toBe(5);
+    expect(new AccountShares(10, 3).shareOf('slow')).toBe(3);
+  });
+
+  it('when a slow account holds its share, then another account still gets attempts, and a third too', () => {
+    const shares = new AccountShares(12, 100);
+    let slow = 0;
+    while (shares.tryAcquire('slow')) slow++;
+    expect(slow).toBe(6);
+    let other = 0;
+    while (shares.tryAcquire('other')) other++;
+    expect(other).toBe(4);
+    // The slow account may take no more while two accounts are busy (its share is now 4).
+    expect(shares.tryAcquire('slow')).toBe(false);
+    expect(shares.tryAcquire('third')).toBe(true);
+    expect(slow + other + 1).toBeLessThan(12);
+  });
+
+  it("when an account releases every attempt, then it is no longer counted busy and the others' share grows back", () => {
+    const shares = new AccountShares(12, 100);
+    expect(shares.tryAcquire('a')).toBe(true);
+    expect(shares.tryAcquire('b')).toBe(true);
+    expect(shares.shareOf('a')).toBe(4);
+    shares.release('b');
+    expect(shares.shareOf('a')).toBe(6);
+    shares.release('b');
+    expect(shares.shareOf('b')).toBe(4);
+  });
+
+  it("when the subscription is at its cap, then the account's place is given back too", () => {
+    const slots = new DeliverySlots(new AccountShares(100, 100), new SubscriptionConcurrency(1));
+    expect(slots.tryAcquire('acc', 'wh_1')).toBe(true);
+    expect(slots.tryAcquire('acc', 'wh_1')).toBe(false);
+    const accounts = new AccountShares(4, 100);
+    const tight = new DeliverySlots(accounts, new SubscriptionConcurrency(1));
+    expect(tight.tryAcquire('acc', 'wh_1')).toBe(true);
+    expect(tight.tryAcquire('acc', 'wh_1')).toBe(false);
+    expect(tight.tryAcquire('acc', 'wh_2')).toBe(true);
+    tight.release('acc', 'wh_1');
+    tight.release('acc', 'wh_2');
+    expect(accounts.shareOf('other')).toBe(2);
   });
 });
