@@ -169,9 +169,9 @@ describe('service-kit HTTP pieces', () => {
   it('when a token carries the plan limits, then the service sees them; without them, an empty set', async () => {
     const limitsOf = async (t: string) =>
       (await request(a).get('/secure/limits').set('Authorization', `Bearer ${t}`).expect(200)).body.data;
-    expect(await limitsOf(signInternalToken(internalKeys.privateKey, 'svc', 'acc_1', 30, { webhooks: 3 }))).toEqual(
-      { webhooks: 3 },
-    );
+    expect(
+      await limitsOf(signInternalToken(internalKeys.privateKey, 'svc', 'acc_1', 30, { webhooks: 3 })),
+    ).toEqual({ webhooks: 3 });
     expect(await limitsOf(signInternalToken(internalKeys.privateKey, 'svc', 'acc_1'))).toEqual({});
     expect(await limitsOf(signInternalToken(internalKeys.privateKey, 'svc', 'acc_1', 30, {}))).toEqual({});
   });
@@ -181,7 +181,10 @@ describe('service-kit HTTP pieces', () => {
     const sign = (limits: unknown) =>
       jwt.sign({ ...claims, limits }, internalKeys.privateKey, { algorithm: 'ES256', expiresIn: 30 });
     for (const limits of [{ webhooks: -1 }, { webhooks: 'many' }, { webhooks: 1.5 }, 'all'])
-      await request(a).get('/secure/limits').set('Authorization', `Bearer ${sign(limits)}`).expect(401);
+      await request(a)
+        .get('/secure/limits')
+        .set('Authorization', `Bearer ${sign(limits)}`)
+        .expect(401);
     // A limit a newer gateway adds is dropped here, not refused.
     const res = await request(a)
       .get('/secure/limits')

@@ -1,6 +1,12 @@
 import { guardPolicy, type WebhooksConfig } from './config';
 import { apiServesWith, healthChecks, type WebhooksDependencies } from './dependencies';
-import { readinessTiming, serviceApp, type Lifecycle, type Logger, type ServiceAppParts } from '@signal/service-kit';
+import {
+  readinessTiming,
+  serviceApp,
+  type Lifecycle,
+  type Logger,
+  type ServiceAppParts,
+} from '@signal/service-kit';
 import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
 import type { SubscriptionDeps } from './domain/subscriptions.use-cases';

@@ -1,6 +1,12 @@
 import { MESSAGE_POLICIES, WEBHOOK_EVENTS } from '@signal/contracts';
 import { Consumer } from '@signal/messaging';
-import { readinessTiming, serviceApp, type BackgroundWorker, type Lifecycle, type Logger } from '@signal/service-kit';
+import {
+  readinessTiming,
+  serviceApp,
+  type BackgroundWorker,
+  type Lifecycle,
+  type Logger,
+} from '@signal/service-kit';
 import type { Express } from 'express';
 import { Agent } from 'undici';
 import { guardPolicy, type WebhooksConfig } from './config';

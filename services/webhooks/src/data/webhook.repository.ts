@@ -177,6 +177,11 @@ export class WebhookRepository {
     return { rows, total };
   }
 
+  /** A subscription's deliveries created at or after `since`, with their bodies (to be sent again). */
+  deliveriesSince(webhookId: string, since: Date): Promise<DeliveryDocument[]> {
+    return this.c.deliveries.find({ webhook_id: webhookId, created_at: { $gte: since } }).toArray();
+  }
+
   /** Every delivery of a subscription, newest first, without bodies. */
   allDeliveries(webhookId: string, event: string | undefined): Promise<DeliveryHeader[]> {
     const q: mongo.Filter<DeliveryDocument> = { webhook_id: webhookId, ...(event ? { event } : {}) };

@@ -4,6 +4,8 @@ import { currentTraceId, metrics, type Logger } from '@signal/service-kit';
 import { request, type Dispatcher } from 'undici';
 import type {
   AttemptRecord,
+  AttemptRequest,
+  AttemptResponse,
   DeliveryDocument,
   DeliveryLogEntry,
   DeliveryStatus,
@@ -38,6 +40,23 @@ interface PostResult {
   statusCode: number | null;
   error: string | null;
   retryAfterMs?: number;
+  /** null when nothing was sent (an address the wall refuses before connecting). */
+  request: AttemptRequest | null;
+  response: AttemptResponse | null;
+}
+
+/** Headers kept of an answer, and the length kept of each: enough to debug, bounded in the store. */
+const MAX_KEPT_HEADERS = 50;
+const MAX_HEADER_VALUE = 1024;
+
+/** A receiver's response headers as one string each (repeated ones joined), bounded. */
+export function keptHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers).slice(0, MAX_KEPT_HEADERS)) {
+    if (value === undefined) continue;
+    out[name] = (Array.isArray(value) ? value.join(', ') : value).slice(0, MAX_HEADER_VALUE);
+  }
+  return out;
 }
 
 function errorClass(err: unknown): string {
@@ -67,39 +86,57 @@ async function post(
   const host = new URL(sub.url).hostname.replace(/^\[|\]$/g, '');
   // Literal IPs never go through DNS, so the connect-time guard checks them here.
   if (isIP(host) !== 0 && addressProblem(host, deps.guard) !== undefined)
-    return { statusCode: null, error: 'blocked_address' };
+    return { statusCode: null, error: 'blocked_address', request: null, response: null };
+  const sent: AttemptRequest = {
+    url: sub.url,
+    headers: {
+      'content-type': 'application/json',
+      'user-agent': 'SignalService-Webhooks/1.0',
+      ...signatureHeaders(sub.secrets, deliveryId, payload),
+    },
+  };
   try {
     const res = await request(sub.url, {
       method: 'POST',
       dispatcher: deps.dispatcher,
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': 'SignalService-Webhooks/1.0',
-        ...signatureHeaders(sub.secrets, deliveryId, payload),
-      },
+      headers: sent.headers,
       body: payload,
       signal: AbortSignal.timeout(deps.timeoutMs),
     });
-    // Read at most a small cap of the answer, then drop the rest.
+    // Keep at most a small cap of the answer (what the account sees of it), then drop the rest.
+    const chunks: Buffer[] = [];
     let read = 0;
+    let truncated = false;
     for await (const chunk of res.body) {
-      read += (chunk as Buffer).length;
+      const part = chunk as Buffer;
+      if (read < deps.maxResponseBytes) chunks.push(part.subarray(0, deps.maxResponseBytes - read));
+      read += part.length;
       if (read > deps.maxResponseBytes) {
+        truncated = true;
         res.body.destroy();
         break;
       }
     }
     const statusCode = res.statusCode;
-    if (statusCode >= 200 && statusCode < 300) return { statusCode, error: null };
-    if (statusCode >= 300 && statusCode < 400) return { statusCode, error: 'redirect_not_followed' };
+    const response: AttemptResponse = {
+      status: statusCode,
+      headers: keptHeaders(res.headers),
+      body: Buffer.concat(chunks).toString('utf8'),
+      body_truncated: truncated,
+    };
+    if (statusCode >= 200 && statusCode < 300) return { statusCode, error: null, request: sent, response };
+    if (statusCode >= 300 && statusCode < 400)
+      return { statusCode, error: 'redirect_not_followed', request: sent, response };
     return {
       statusCode,
       error: `http_${statusCode}`,
       retryAfterMs:
         statusCode === 429 || statusCode === 503 ? parseRetryAfter(res.headers['retry-after']) : undefined,
+      request: sent,
+      response,
     };
   } catch (err) {
-    return { statusCode: null, error: errorClass(err) };
+    return { statusCode: null, error: errorClass(err), request: sent, response: null };
   }
 }
 
@@ -138,6 +175,7 @@ function logEntry(
     status_code: made?.status_code ?? null,
     error: made?.error ?? (made ? null : 'subscription_disabled'),
     trace_id: currentTraceId() ?? null,
+    ...(made ? { request: made.request ?? null, response: made.response ?? null } : {}),
   };
 }
 
@@ -192,6 +230,8 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
     duration_ms: Date.now() - startedAt.getTime(),
     status_code: result.statusCode,
     error: result.error,
+    request: result.request,
+    response: result.response,
   };
   const record = (status: DeliveryStatus, next: Date | null = null) => {
     metrics

@@ -4,6 +4,8 @@ import {
   deliveryIdSchema,
   webhookIdSchema,
   deliveryListQuerySchema,
+  recoverWebhookInputSchema,
+  webhookTestInputSchema,
   updateWebhookInputSchema,
   webhookListQuerySchema,
 } from '@signal/contracts';
@@ -73,7 +75,18 @@ export function webhooksRouter(deps: uc.SubscriptionDeps, internalJwtKey: KeyObj
     res.json({ success: true, data: await uc.rotateSecret(deps, account(res), req.params.id!) });
   });
   r.post('/v1/webhooks/:id/test', async (req, res) => {
-    res.status(202).json({ success: true, data: await uc.sendTestEvent(deps, account(res), req.params.id!) });
+    const input = parseOrThrow(webhookTestInputSchema, req.body ?? {}, 'body');
+    res.status(202).json({
+      success: true,
+      data: await uc.sendTestEvent(deps, account(res), req.params.id!, input.event),
+    });
+  });
+  r.post('/v1/webhooks/:id/recover', async (req, res) => {
+    const input = parseOrThrow(recoverWebhookInputSchema, req.body ?? {}, 'body');
+    res.status(202).json({
+      success: true,
+      data: await uc.recoverDeliveries(deps, account(res), req.params.id!, new Date(input.since)),
+    });
   });
   r.get('/v1/webhooks/:id/deliveries', async (req, res) => {
     const q = parseOrThrow(deliveryListQuerySchema, req.query, 'query');
