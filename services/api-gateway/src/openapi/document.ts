@@ -25,6 +25,9 @@ type ComponentName =
   | 'WebhookSubscription'
   | 'WebhookSubscriptionWithSecret'
   | 'WebhookDelivery'
+  | 'WebhookTestRequest'
+  | 'RecoverWebhookRequest'
+  | 'RecoverWebhookResult'
   | 'WebhookPayload'
   | 'PageMeta'
   | 'ApiKey'
@@ -291,7 +294,7 @@ export function buildOpenApiDocument(
       '/v1/webhooks': pathItem({
         post: {
           summary:
-            'Subscribe a URL to events. With an Idempotency-Key, a retry with the same body within 24 h answers the same subscription (200, Idempotent-Replayed: true); another body is 409.',
+            'Subscribe a URL to events. With an Idempotency-Key, a retry with the same body within 24 h answers the same subscription (200, Idempotent-Replayed: true); another body is 409. An account holds at most its plan’s number of subscriptions (25 by default): one more is 409 CONFLICT naming the limit.',
           caller: 'apiKey',
           parameters: [idempotencyKey],
           requestBody: body('CreateWebhookRequest'),
@@ -354,11 +357,24 @@ export function buildOpenApiDocument(
       }),
       '/v1/webhooks/{webhook_id}/test': pathItem({
         post: {
-          summary: 'Send a signed webhook.test event; 409 CONFLICT while the subscription is disabled',
+          summary:
+            'Send a signed test event: webhook.test, or a sample of any event (`event`) in that event’s payload shape, marked `test: true`; 409 CONFLICT while the subscription is disabled',
           caller: 'apiKey',
           parameters: [webhookId],
+          requestBody: { ...body('WebhookTestRequest'), required: false },
           answers: ok('Queued', envelope(ref('WebhookDelivery')), '202'),
-          errors: ['NOT_FOUND', 'CONFLICT'],
+          errors: ['NOT_FOUND', 'CONFLICT', 'VALIDATION_ERROR'],
+        },
+      }),
+      '/v1/webhooks/{webhook_id}/recover': pathItem({
+        post: {
+          summary:
+            'Re-send every delivery created since `since` that is failed now (one more attempt each); answers how many were queued. Idempotent: a repeat finds them pending or succeeded and queues none again. 409 CONFLICT while the subscription is disabled',
+          caller: 'apiKey',
+          parameters: [webhookId],
+          requestBody: body('RecoverWebhookRequest'),
+          answers: ok('Queued', envelope(ref('RecoverWebhookResult')), '202'),
+          errors: ['NOT_FOUND', 'CONFLICT', 'VALIDATION_ERROR'],
         },
       }),
       '/v1/webhooks/{webhook_id}/deliveries': pathItem({

@@ -78,7 +78,27 @@ const delivery = {
   next_attempt_at: null,
   created_at: at,
   updated_at: at,
-  attempts: [{ attempt: 1, started_at: at, duration_ms: 84, status_code: 200, error: null }],
+  attempts: [
+    {
+      attempt: 1,
+      started_at: at,
+      duration_ms: 84,
+      status_code: 200,
+      error: null,
+      request: {
+        url: 'https://example.com/hooks/signals',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'SignalService-Webhooks/1.0',
+          'webhook-id': 'dlv_01KAB3M1N2P3Q4R5S6T7V8W9X0',
+          'webhook-timestamp': '1767225600',
+          'webhook-signature': 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+        },
+        body: '{"event":"signal.new","timestamp":"2026-01-01T00:00:00.000Z","data":{…}}',
+      },
+      response: { status: 200, headers: { 'content-type': 'text/plain' }, body: 'ok', body_truncated: false },
+    },
+  ],
 };
 const { attempts: _attempts, ...withoutAttempts } = delivery;
 const apiKey = {
@@ -197,6 +217,7 @@ const OPERATIONS: Record<string, OperationMeta> = {
   'post /v1/webhooks/{webhook_id}/test': {
     operationId: 'sendWebhookTest',
     tag: 'Webhook subscriptions',
+    requestExample: { event: 'signal.winner' },
     // As queued: no attempt yet, so no attempts list, and the first attempt due now.
     responseExample: ok({
       ...withoutAttempts,
@@ -212,6 +233,17 @@ const OPERATIONS: Record<string, OperationMeta> = {
         'CONFLICT',
         'This webhook is disabled. Disabled by the account. Enable it before sending a test event.',
       ),
+    },
+  },
+  'post /v1/webhooks/{webhook_id}/recover': {
+    operationId: 'recoverWebhook',
+    tag: 'Webhook deliveries',
+    requestExample: { since: at },
+    responseExample: ok({ since: at, queued: 3 }),
+    invalid: invalid('since', 'since must be an ISO 8601 date-time with its zone, e.g. 2026-01-01T00:00:00Z'),
+    errorExamples: {
+      ...webhookMissing,
+      '409': failure('CONFLICT', 'Enable the webhook before recovering its failed deliveries.'),
     },
   },
   'get /v1/webhooks/{webhook_id}/deliveries': {
