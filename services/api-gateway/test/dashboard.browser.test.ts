@@ -654,7 +654,7 @@ describeIfBrowser('dashboard in chromium', () => {
       }
     });
 
-    it('when a key expiry day is picked in New York, then it shows as that day with its zone, past days cannot be picked, and after a roll the old key says when it expires', async () => {
+    it('when a key expiry day is picked in New York, then it shows as that day with its zone, past days cannot be picked (and a past one sent is refused once, at its field), and after a roll the old key says when it expires', async () => {
       const { page: p, close } = await freshPage(toNewYork);
       try {
         await loggedIn(p);
@@ -667,6 +667,16 @@ describeIfBrowser('dashboard in chromium', () => {
         const day = await p.evaluate<string>(
           'new Date(Date.now() + 10 * 86400000).toLocaleDateString("en-CA", { timeZone: "America/New_York" })',
         );
+        // A past day, were it sent (the picker's minimum removed): refused once, at the field.
+        await expires.evaluate((e) => e.removeAttribute('min'));
+        await p.getByLabel('Key name').fill('too late');
+        await expires.fill('2020-01-01');
+        await p.getByRole('button', { name: 'Create key' }).click();
+        const refused = p.locator('.field-error:not([hidden])');
+        await refused.waitFor();
+        expect(await refused.innerText()).toBe('expires_at must be in the future');
+        expect((await p.locator('body').innerText()).split('must be in the future').length - 1).toBe(1);
+
         await p.getByLabel('Key name').fill('expiring');
         await expires.fill(day);
         await p.getByRole('button', { name: 'Create key' }).click();

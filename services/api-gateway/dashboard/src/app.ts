@@ -80,6 +80,8 @@ function announceNext(message: string, isError = false): void {
 
 function errorText(err: unknown): string {
   if (err instanceof ApiError) return `${err.message}${err.requestId ? ` (request ${err.requestId})` : ''}`;
+  // The page's own checks (no request made) say what to fix in their message.
+  if (err instanceof Error && err.message) return err.message;
   return 'Something went wrong.';
 }
 
