@@ -177,9 +177,11 @@ export class WebhookRepository {
     return { rows, total };
   }
 
-  /** A subscription's deliveries created at or after `since`, with their bodies (to be sent again). */
-  deliveriesSince(webhookId: string, since: Date): Promise<DeliveryDocument[]> {
-    return this.c.deliveries.find({ webhook_id: webhookId, created_at: { $gte: since } }).toArray();
+  /** A subscription's deliveries created at or after `since`, without bodies. */
+  deliveriesSince(webhookId: string, since: Date): Promise<DeliveryHeader[]> {
+    return this.c.deliveries
+      .find({ webhook_id: webhookId, created_at: { $gte: since } }, WITHOUT_PAYLOAD)
+      .toArray();
   }
 
   /** Every delivery of a subscription, newest first, without bodies. */

@@ -520,9 +520,14 @@ export async function recoverDeliveries(
   const failed = withStates(docs, entries).filter((r) => r.state.status === 'failed');
   const now = new Date();
   let queued = 0;
+  // Bodies are read only for the deliveries sent again, a few at a time (the headers above
+  // may be many).
   for (let i = 0; i < failed.length; i += RECOVER_CONCURRENCY) {
     const done = await Promise.all(
-      failed.slice(i, i + RECOVER_CONCURRENCY).map((r) => requeue(deps, sub, r.doc, r.state, now)),
+      failed.slice(i, i + RECOVER_CONCURRENCY).map(async (r) => {
+        const doc = await deps.repository.findDelivery(r.doc._id);
+        return doc ? requeue(deps, sub, doc, r.state, now) : false;
+      }),
     );
     queued += done.filter(Boolean).length;
   }
