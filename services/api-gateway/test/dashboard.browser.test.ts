@@ -744,8 +744,8 @@ describeIfBrowser('dashboard in chromium', () => {
       }
     });
 
-    it('when pages load, then there is no 404 (favicon), hints keep their distance, URLs break only at separators, ids stay whole on a wide screen, and stats by type show real figures under a filter', async () => {
-      const { page: p, close } = await freshPage({ width: 1280 });
+    it('when pages load, then there is no 404 (favicon), hints keep their distance, URLs break only at separators, ids stay whole where they fit (700 px), and stats by type show real figures under a filter', async () => {
+      const { page: p, close } = await freshPage({ width: 700 });
       const missing: string[] = [];
       p.on('response', (r) => {
         if (r.status() === 404) missing.push(r.url());
