@@ -985,7 +985,13 @@ async function deliveriesView(webhookId: string): Promise<void> {
   /** Deliveries whose attempts are shown, with their last detail. */
   const open = new Map<string, Delivery | undefined>();
   let generation = 0;
-  let pending = false;
+  /**
+   * When the list is read again by itself: soon after the next pending attempt is due (2 s at
+   * the earliest, 30 s at the latest), never while nothing is pending. The page reads through
+   * the account's plan like any client, so it does not poll a delivery whose next attempt is
+   * minutes away every 2 seconds.
+   */
+  let nextPollAt = Number.POSITIVE_INFINITY;
 
   const render = (deliveries: Delivery[]) => {
     // A redraw puts the focus back where it was (the same control of the same delivery).
@@ -1091,9 +1097,13 @@ async function deliveriesView(webhookId: string): Promise<void> {
       }),
     );
     if (gen !== generation) return;
-    pending =
-      list.data.some((d) => d.status === 'pending') ||
-      [...open.values()].some((d) => d?.status === 'pending');
+    const pendingDue = [...list.data, ...[...open.values()].flatMap((d) => (d ? [d] : []))]
+      .filter((d) => d.status === 'pending')
+      .map((d) => (d.next_attempt_at ? Date.parse(d.next_attempt_at) : Date.now()));
+    const now = Date.now();
+    nextPollAt = pendingDue.length
+      ? Math.min(now + 30_000, Math.max(now + 2000, Math.min(...pendingDue) + 1000))
+      : Number.POSITIVE_INFINITY;
     render(list.data);
     const meta = list.meta;
     replace(
@@ -1111,9 +1121,8 @@ async function deliveriesView(webhookId: string): Promise<void> {
     );
     replace(
       liveNote,
-      pending
-        ? 'Updating every 2 seconds while a delivery is pending.'
-        : `Up to date as of ${fmtDate(new Date().toISOString())}.`,
+      `Up to date as of ${fmtDate(new Date(now).toISOString())}.`,
+      pendingDue.length ? ' Updates by itself while a delivery is pending, after its next attempt.' : '',
     );
   };
   const pager = (p: number, label: string) => {
@@ -1150,7 +1159,7 @@ async function deliveriesView(webhookId: string): Promise<void> {
   );
   await refresh();
   every(2000, async () => {
-    if (pending || Date.now() < liveUntil) await refresh();
+    if (Date.now() >= nextPollAt || Date.now() < liveUntil) await refresh();
   });
 }
 
