@@ -32,9 +32,10 @@ export const configSchema = z
     /** In-flight deliveries per subscription per worker, so one slow receiver cannot starve the rest. */
     WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: env.int(10, 1),
     /**
-     * In-flight attempts per account per worker, at most; an account also never holds more than
-     * its share of WEBHOOK_WORKER_PREFETCH (half of it alone, a third each with another busy
-     * account, …), so one account's slow receivers cannot take every job the worker holds.
+     * In-flight attempts per account per worker, at most. Within it an account gets its fair
+     * share of WEBHOOK_WORKER_PREFETCH (half of it alone, a third each with another busy
+     * account, …) and what others leave idle, always leaving a share free: one account's slow
+     * receivers cannot take every job the worker holds.
      */
     WEBHOOK_CONCURRENCY_PER_ACCOUNT: env.int(100, 1),
     /** Delivery jobs a worker holds at once (each waits for its POST and its batched record). */

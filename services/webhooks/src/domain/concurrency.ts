@@ -19,36 +19,46 @@ export class SubscriptionConcurrency {
  * Shares the worker's attempts among accounts. A consumer holds at most `capacity` jobs
  * (its prefetch) and an attempt holds its job until the receiver answers or times out, so an
  * account whose receivers hang could take every job the worker holds and make every other
- * account's deliveries wait in the queue for its timeouts. An account may start an attempt while
- * it has fewer in flight than its share: `capacity / (busy accounts + 1)`, counting itself and
- * leaving one share free for an account not busy yet, and at most `maxPerAccount`. One slow
- * account holds at most half the jobs, two a third each, and so on; a job over its account's
- * share is put back to wait outside the worker (it holds no job meanwhile).
+ * account's deliveries wait in the queue for its timeouts.
+ *
+ * An account's fair share is `capacity / (busy accounts + 1)`: the accounts with attempts in
+ * flight, itself counted, and one share kept for an account not busy yet. Below its share an
+ * account may always start an attempt; above it, only while a fair share of the capacity stays
+ * free after it (an account with a burst uses what others leave idle, but never the room a
+ * newcomer needs); never beyond `maxPerAccount`. One slow account holds at most half the jobs,
+ * two a third each plus what is idle, and so on. A job refused here is put back to wait outside
+ * the worker (it holds no job meanwhile).
  */
 export class AccountShares {
   private readonly inFlight = new Map<string, number>();
+  private total = 0;
   constructor(
     private readonly capacity: number,
     private readonly maxPerAccount: number,
   ) {}
 
-  /** How many attempts `accountId` may have in flight now. */
+  /** The fair share of `accountId` now. */
   shareOf(accountId: string): number {
     const busy = this.inFlight.size + (this.inFlight.has(accountId) ? 0 : 1);
-    return Math.max(1, Math.min(this.maxPerAccount, Math.floor(this.capacity / (busy + 1))));
+    return Math.max(1, Math.floor(this.capacity / (busy + 1)));
   }
 
   tryAcquire(accountId: string): boolean {
     const n = this.inFlight.get(accountId) ?? 0;
-    if (n >= this.shareOf(accountId)) return false;
+    if (n >= this.maxPerAccount) return false;
+    const share = this.shareOf(accountId);
+    if (n >= share && this.total + 1 > this.capacity - share) return false;
     this.inFlight.set(accountId, n + 1);
+    this.total += 1;
     return true;
   }
 
   release(accountId: string): void {
-    const n = (this.inFlight.get(accountId) ?? 1) - 1;
-    if (n <= 0) this.inFlight.delete(accountId);
-    else this.inFlight.set(accountId, n);
+    const n = this.inFlight.get(accountId);
+    if (n === undefined) return;
+    this.total -= 1;
+    if (n <= 1) this.inFlight.delete(accountId);
+    else this.inFlight.set(accountId, n - 1);
   }
 }
 

@@ -44,7 +44,20 @@ describe('per-account shares', () => {
     let held = 0;
     while (shares.tryAcquire('slow')) held++;
     expect(held).toBe(5);
-    expect(new AccountShares(10, 3).shareOf('slow')).toBe(3);
+    const capped = new AccountShares(10, 3);
+    let cappedHeld = 0;
+    while (capped.tryAcquire('slow')) cappedHeld++;
+    expect(cappedHeld).toBe(3);
+  });
+
+  it('when many accounts have one attempt each, then a bursting account uses the idle capacity but leaves a share free for a newcomer', () => {
+    const shares = new AccountShares(12, 100);
+    for (const a of ['a1', 'a2', 'a3', 'a4', 'a5']) expect(shares.tryAcquire(a)).toBe(true);
+    let burst = 0;
+    while (shares.tryAcquire('burst')) burst++;
+    // 5 + 6 = 11 in flight: the 12th place stays free (the fair share of 12 among 7 is 1).
+    expect(burst).toBe(6);
+    expect(shares.tryAcquire('newcomer')).toBe(true);
   });
 
   it('when a slow account holds its share, then another account still gets attempts, and a third too', () => {
@@ -68,8 +81,10 @@ describe('per-account shares', () => {
     expect(shares.shareOf('a')).toBe(4);
     shares.release('b');
     expect(shares.shareOf('a')).toBe(6);
+    // A release of what was not taken changes nothing.
     shares.release('b');
     expect(shares.shareOf('b')).toBe(4);
+    expect(shares.shareOf('a')).toBe(6);
   });
 
   it("when the subscription is at its cap, then the account's place is given back too", () => {
