@@ -1183,7 +1183,13 @@ async function signalsView(): Promise<void> {
   const filters = h(
     'form',
     { class: 'card', 'aria-label': 'Filter signals' },
-    h('div', { class: 'grid' }, field('Type', type), field('Status', status), field('Created after', since)),
+    h(
+      'div',
+      { class: 'grid' },
+      field('Type', type),
+      field('Status', status),
+      field('Created after', since, `Your time zone: ${zoneName()}.`),
+    ),
     h('label', {}, live, ' Live (refresh every 10 seconds)'),
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Apply filters')),
   );
