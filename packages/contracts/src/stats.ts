@@ -21,7 +21,9 @@ export const statisticsSchema = z
       '30d': typeStats,
       wallet: typeStats,
       premium: typeStats,
-    } satisfies Record<SignalType, typeof typeStats>),
+    } satisfies Record<SignalType, typeof typeStats>).describe(
+      'Every signal type, always, with its own figures for the period; a `type` filter narrows the top-level figures only, never these',
+    ),
   })
   .meta({ id: 'Statistics' });
 export type Statistics = z.infer<typeof statisticsSchema>;

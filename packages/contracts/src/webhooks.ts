@@ -119,8 +119,30 @@ export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 export const WEBHOOK_TEST_EVENT = 'webhook.test';
 /** Every event a delivery can carry: the subscribable ones and the test event. */
 export const DELIVERY_EVENTS = [...WEBHOOK_EVENTS, WEBHOOK_TEST_EVENT] as const;
+export type DeliveryEventName = (typeof DELIVERY_EVENTS)[number];
 
 export const webhookListQuerySchema = shortListQuerySchema;
+
+const headerMap = z.record(z.string(), z.string());
+
+export const deliveryAttemptRequestSchema = z
+  .strictObject({
+    url: z.string().describe('Where the attempt was sent (the subscription URL at that time)'),
+    headers: headerMap.describe(
+      'Every header sent: content-type, user-agent, webhook-id, webhook-timestamp, webhook-signature (a MAC of this body; the signing secret is never shown)',
+    ),
+    body: z.string().describe('The exact body sent, byte for byte what the signature covers'),
+  })
+  .meta({ id: 'WebhookAttemptRequest' });
+
+export const deliveryAttemptResponseSchema = z
+  .strictObject({
+    status: z.number().int(),
+    headers: headerMap.describe("The receiver's response headers (at most 50, each cut at 1,024 characters)"),
+    body: z.string().describe('The first 4 KB of the response body, as UTF-8'),
+    body_truncated: z.boolean().describe('The body went on past the 4 KB kept'),
+  })
+  .meta({ id: 'WebhookAttemptResponse' });
 
 export const deliveryAttemptSchema = z.strictObject({
   attempt: z.number().int().min(1),
@@ -128,6 +150,14 @@ export const deliveryAttemptSchema = z.strictObject({
   duration_ms: z.number(),
   status_code: z.number().int().nullable(),
   error: z.string().nullable().describe('timeout, connection_refused, redirect, blocked_address, …'),
+  request: deliveryAttemptRequestSchema
+    .nullable()
+    .describe(
+      'What was sent; null when nothing was (a refused address) or for attempts before this was kept',
+    ),
+  response: deliveryAttemptResponseSchema
+    .nullable()
+    .describe('What came back; null when no response came (timeout, connection refused, …)'),
 });
 
 /** A delivery as lists, test events and re-sends answer it: its state, without the attempt log. */
@@ -174,3 +204,42 @@ export const deliveryListQuerySchema = z.strictObject({
     .describe(`Results per page; default ${DEFAULT_PAGE_SIZE}, max ${MAX_PAGE_SIZE}`),
   page: wholeNumberParam('page', 1, 1_000_000).optional().describe('Page number, from 1 (default 1)'),
 });
+
+/** Body of POST /v1/webhooks/:id/test (optional): which event's shape the test takes. */
+export const webhookTestInputSchema = z
+  .strictObject({
+    event: z
+      .enum(DELIVERY_EVENTS, { error: `event must be one of ${DELIVERY_EVENTS.join(', ')}` })
+      .optional()
+      .describe(
+        "The event to send a sample of, in that event's payload shape and marked `test: true`; omitted = webhook.test",
+      ),
+  })
+  .meta({ id: 'WebhookTestRequest' });
+export type WebhookTestInput = z.infer<typeof webhookTestInputSchema>;
+
+/** Body of POST /v1/webhooks/:id/recover. */
+export const recoverWebhookInputSchema = z
+  .strictObject({
+    since: z.iso
+      .datetime({
+        offset: true,
+        error: 'since must be an ISO 8601 date-time with its zone, e.g. 2026-01-01T00:00:00Z',
+      })
+      .describe('Re-send every failed delivery created at or after this time'),
+  })
+  .meta({ id: 'RecoverWebhookRequest' });
+export type RecoverWebhookInput = z.infer<typeof recoverWebhookInputSchema>;
+
+export const recoverWebhookResultSchema = z
+  .strictObject({
+    since: z.iso.datetime({ offset: true }),
+    queued: z
+      .number()
+      .int()
+      .describe(
+        'Failed deliveries queued for one more attempt by this request (0 when a repeat finds none failed)',
+      ),
+  })
+  .meta({ id: 'RecoverWebhookResult' });
+export type RecoverWebhookResult = z.infer<typeof recoverWebhookResultSchema>;

@@ -60,14 +60,35 @@ export function publicKeyForEnv(privateKey: KeyObject): string {
   return createPublicKey(privateKey).export({ format: 'der', type: 'spki' }).toString('base64');
 }
 
+/**
+ * What the account's plan allows, as the gateway knows it, carried in the token so a service
+ * enforces the plan without a store of plans of its own. Every field is optional: a service
+ * falls back to its own configured default for a limit the token does not carry. A limit this
+ * service does not know (a newer gateway's) is dropped, not refused, so the gateway can be
+ * deployed first.
+ */
+export const internalLimitsSchema = z.object({
+  /** Webhook subscriptions the account may hold. */
+  webhooks: z.number().int().nonnegative().optional(),
+});
+export type InternalLimits = z.infer<typeof internalLimitsSchema>;
+
+/** The `limits` claim, or nothing when no limit is set (a token without the claim means "defaults"). */
+function limitsClaim(limits: InternalLimits | undefined): { limits?: InternalLimits } {
+  if (!limits) return {};
+  const set = Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined));
+  return Object.keys(set).length > 0 ? { limits: set } : {};
+}
+
 /** A short-lived token the gateway forwards instead of the client's API key. */
 export function signInternalToken(
   privateKey: KeyObject,
   audience: string,
   accountId: string,
   ttlSeconds = 30,
+  limits?: InternalLimits,
 ): string {
-  return jwt.sign({}, privateKey, {
+  return jwt.sign(limitsClaim(limits), privateKey, {
     algorithm: ALGORITHM,
     issuer: INTERNAL_ISSUER,
     audience,
@@ -76,22 +97,36 @@ export function signInternalToken(
   });
 }
 
+/** The cache key part of a set of limits: the same limits in any field order give the same key. */
+function limitsKey(limits: InternalLimits | undefined): string {
+  const claim = limitsClaim(limits).limits;
+  if (!claim) return '';
+  return JSON.stringify(Object.entries(claim).sort(([a], [b]) => a.localeCompare(b)));
+}
+
 /**
- * Issues internal tokens; re-uses one for the same (service, account) until shortly before it
- * expires, so a caller signs (ES256) once per account and service every 20 s, not per request.
+ * Issues internal tokens; re-uses one for the same (service, account, limits) until shortly
+ * before it expires, so a caller signs (ES256) once per account and service every 20 s, not per
+ * request. The limits are part of the key: a plan changed mid-way gets a token of its own at
+ * once, never the previous plan's.
  */
 export class InternalTokenCache {
   private readonly tokens = new Map<string, { token: string; until: number }>();
   constructor(
-    private readonly sign: (audience: string, accountId: string, ttlSeconds: number) => string,
+    private readonly sign: (
+      audience: string,
+      accountId: string,
+      ttlSeconds: number,
+      limits?: InternalLimits,
+    ) => string,
     private readonly ttlSeconds = 30,
   ) {}
 
-  get(audience: string, accountId: string, now = Date.now()): string {
-    const k = `${audience}\u0000${accountId}`;
+  get(audience: string, accountId: string, limits?: InternalLimits, now = Date.now()): string {
+    const k = `${audience}\u0000${accountId}\u0000${limitsKey(limits)}`;
     const hit = this.tokens.get(k);
     if (hit && hit.until > now) return hit.token;
-    const token = this.sign(audience, accountId, this.ttlSeconds);
+    const token = this.sign(audience, accountId, this.ttlSeconds, limits);
     if (this.tokens.size > 50_000) this.tokens.clear();
     this.tokens.set(k, { token, until: now + (this.ttlSeconds - 10) * 1000 });
     return token;
@@ -105,7 +140,19 @@ export function bearerToken(header: string | undefined): string | undefined {
   return header ? BEARER.exec(header)?.[1] : undefined;
 }
 
-const claimsSchema = z.object({ sub: z.string().min(1), exp: z.number() });
+const claimsSchema = z.object({
+  sub: z.string().min(1),
+  exp: z.number(),
+  limits: internalLimitsSchema.optional(),
+});
+
+/** What a valid internal token says. */
+export interface InternalClaims {
+  accountId: string;
+  expiresAt: number;
+  /** Absent when the token carries none: the service's defaults apply. */
+  limits?: InternalLimits;
+}
 
 /**
  * The account a token speaks for, or undefined. Refused: another audience or issuer, another
@@ -116,15 +163,15 @@ export function verifyInternalToken(
   audience: string,
   token: string,
   now = Date.now(),
-): { accountId: string; expiresAt: number } | undefined {
+): InternalClaims | undefined {
   try {
     const parsed = claimsSchema.safeParse(
       jwt.verify(token, publicKey, { algorithms: [ALGORITHM], issuer: INTERNAL_ISSUER, audience }),
     );
     if (!parsed.success) return undefined;
-    const { sub, exp } = parsed.data;
+    const { sub, exp, limits } = parsed.data;
     if (exp * 1000 > now + (INTERNAL_TOKEN_TTL_SECONDS + SKEW_SECONDS) * 1000) return undefined;
-    return { accountId: sub, expiresAt: exp * 1000 };
+    return { accountId: sub, expiresAt: exp * 1000, ...(limits ? { limits } : {}) };
   } catch {
     return undefined;
   }
@@ -132,7 +179,8 @@ export function verifyInternalToken(
 
 /**
  * Services refuse any call without a valid gateway token for *this* service, so a service
- * reached directly leaks nothing. Sets `res.locals.accountId`. A token checked once is
+ * reached directly leaks nothing. Sets `res.locals.accountId`, and `res.locals.limits` (the
+ * plan's limits the token carries; `{}` when it carries none). A token checked once is
  * remembered until it expires: the gateway re-uses each for a while, so a signature is
  * verified about once per account and 20 s, not once per request.
  */
@@ -141,7 +189,7 @@ export function requireInternalAuth(
   audience: string,
   maxRemembered = 10_000,
 ): RequestHandler {
-  const verified = new Map<string, { accountId: string; expiresAt: number }>();
+  const verified = new Map<string, InternalClaims>();
   return (req, res, next) => {
     const token = bearerToken(req.header('authorization'));
     if (!token) return next(new AppError('UNAUTHORIZED', 'Missing internal credentials.'));
@@ -157,6 +205,7 @@ export function requireInternalAuth(
       verified.set(token, claims);
     }
     res.locals.accountId = claims.accountId;
+    res.locals.limits = claims.limits ?? {};
     next();
   };
 }

@@ -6,12 +6,15 @@ import pino from 'pino';
 import {
   AppError,
   GracefulShutdown,
+  InternalTokenCache,
   KeyedMutex,
   createBaseApp,
   finishApp,
   parseOrThrow,
   requireInternalAuth,
   signInternalToken,
+  verifyInternalToken,
+  type InternalLimits,
 } from '../src';
 
 const logger = pino({ level: 'silent' });
@@ -50,6 +53,9 @@ function app() {
   });
   a.get('/secure', requireInternalAuth(internalKeys.publicKey, 'svc'), (_req, res) => {
     res.json({ success: true, data: res.locals.accountId });
+  });
+  a.get('/secure/limits', requireInternalAuth(internalKeys.publicKey, 'svc'), (_req, res) => {
+    res.json({ success: true, data: res.locals.limits });
   });
   return { app: finishApp(a, logger), lifecycle };
 }
@@ -158,6 +164,50 @@ describe('service-kit HTTP pieces', () => {
     await token(`${header}.${body}.${hmac.update(`${header}.${body}`).digest('base64url')}`).expect(401);
     const none = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
     await token(`${none}.${body}.`).expect(401);
+  });
+
+  it('when a token carries the plan limits, then the service sees them; without them, an empty set', async () => {
+    const limitsOf = async (t: string) =>
+      (await request(a).get('/secure/limits').set('Authorization', `Bearer ${t}`).expect(200)).body.data;
+    expect(
+      await limitsOf(signInternalToken(internalKeys.privateKey, 'svc', 'acc_1', 30, { webhooks: 3 })),
+    ).toEqual({ webhooks: 3 });
+    expect(await limitsOf(signInternalToken(internalKeys.privateKey, 'svc', 'acc_1'))).toEqual({});
+    expect(await limitsOf(signInternalToken(internalKeys.privateKey, 'svc', 'acc_1', 30, {}))).toEqual({});
+  });
+
+  it('when a token carries a limit of the wrong shape, then 401; an unknown limit is dropped', async () => {
+    const claims = { iss: 'api-gateway', aud: 'svc', sub: 'acc_1' };
+    const sign = (limits: unknown) =>
+      jwt.sign({ ...claims, limits }, internalKeys.privateKey, { algorithm: 'ES256', expiresIn: 30 });
+    for (const limits of [{ webhooks: -1 }, { webhooks: 'many' }, { webhooks: 1.5 }, 'all'])
+      await request(a)
+        .get('/secure/limits')
+        .set('Authorization', `Bearer ${sign(limits)}`)
+        .expect(401);
+    // A limit a newer gateway adds is dropped here, not refused.
+    const res = await request(a)
+      .get('/secure/limits')
+      .set('Authorization', `Bearer ${sign({ webhooks: 2, keys: 9 })}`)
+      .expect(200);
+    expect(res.body.data).toEqual({ webhooks: 2 });
+  });
+
+  it('when the token cache is asked for other limits of the same account, then it mints another token', () => {
+    const signed: Array<InternalLimits | undefined> = [];
+    const cache = new InternalTokenCache((audience, accountId, ttl, limits) => {
+      signed.push(limits);
+      return signInternalToken(internalKeys.privateKey, audience, accountId, ttl, limits);
+    });
+    const plain = cache.get('svc', 'acc_1');
+    const three = cache.get('svc', 'acc_1', { webhooks: 3 });
+    const five = cache.get('svc', 'acc_1', { webhooks: 5 });
+    expect(new Set([plain, three, five]).size).toBe(3);
+    expect(cache.get('svc', 'acc_1', { webhooks: 3 })).toBe(three);
+    expect(cache.get('svc', 'acc_1')).toBe(plain);
+    expect(cache.get('svc', 'acc_1', {})).toBe(plain);
+    expect(signed).toEqual([undefined, { webhooks: 3 }, { webhooks: 5 }]);
+    expect(verifyInternalToken(internalKeys.publicKey, 'svc', five)?.limits).toEqual({ webhooks: 5 });
   });
 
   it('when a token that passed expires, then the next call with it is refused', async () => {

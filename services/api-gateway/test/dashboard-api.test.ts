@@ -178,6 +178,54 @@ describe('dashboard API (cookie session)', () => {
     );
   });
 
+  it("when an account used part of its plan, then usage says what is left in the minute and the day, and the dashboard's own requests are a source of their own", async () => {
+    const acct = await sys.gw.account({ per_minute: 50, per_day: 1000 }, 'usage left passphrase');
+    const login = await request(url)
+      .post('/v1/dashboard/session')
+      .send({ email: acct.email, password: 'usage left passphrase' })
+      .expect(200);
+    const cookie = ([] as string[]).concat(login.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
+    const auth = { Cookie: cookie };
+    await startOfAMinuteIfLate(10_000);
+    await request(url).get('/v1/stats').set('Authorization', `Bearer ${acct.key}`).expect(200);
+    await request(url).get('/v1/stats').set('Authorization', `Bearer ${acct.key}`).expect(200);
+    await request(url).get('/v1/stats').set(auth).expect(200);
+    await request(url).get('/v1/stats').set('Authorization', 'Bearer sk_live_unknown').expect(401);
+    const usage = await waitFor(
+      async () => {
+        const u = await request(url).get('/v1/dashboard/usage').set(auth).expect(200);
+        return u.body.data.remaining.minute.used === 3 ? u.body.data : undefined;
+      },
+      5000,
+      50,
+      'three requests in the usage',
+    );
+    expect(usage.remaining.minute).toEqual({
+      limit: 50,
+      used: 3,
+      remaining: 47,
+      resets_at: expect.stringMatching(/:00\.000Z$/),
+    });
+    expect(usage.remaining.day).toMatchObject({ limit: 1000, used: 3, remaining: 997 });
+    expect(usage.remaining.day.resets_at).toMatch(/T00:00:00\.000Z$/);
+    const served = (u: { minutes: UsageBucket[] }) => u.minutes.reduce((t, b) => t + b.served, 0);
+    const dashboard = await request(url).get('/v1/dashboard/usage?key_id=dashboard').set(auth).expect(200);
+    expect(dashboard.body.data.subject).toBe('dashboard');
+    expect(served(dashboard.body.data)).toBe(1);
+    // The account's remaining, whichever source is shown.
+    expect(dashboard.body.data.remaining.minute.remaining).toBe(47);
+    const key = await request(url).get(`/v1/dashboard/usage?key_id=${acct.keyId}`).set(auth).expect(200);
+    expect(served(key.body.data)).toBe(2);
+    expect(served(key.body.data) + served(dashboard.body.data)).toBe(served(usage));
+    const bad = await request(url).get('/v1/dashboard/usage?key_id=everything').set(auth).expect(400);
+    expect(bad.body.error.message).toContain('key_id must be a key id or dashboard');
+  });
+
+  it('when a browser asks for /favicon.ico, then it gets the icon, not a 404', async () => {
+    const res = await request(url).get('/favicon.ico').expect(200);
+    expect(res.headers['content-type']).toMatch(/^image\/svg\+xml/);
+  });
+
   it('when a session manages webhooks, then it reaches the webhooks service as its account, with CSRF checked', async () => {
     const s = await signUp(url);
     const auth = { Cookie: s.cookie, 'X-CSRF-Token': s.csrf };

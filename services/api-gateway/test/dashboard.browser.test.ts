@@ -1,4 +1,4 @@
-import { waitFor } from '@signal/test-kit';
+import { startOfAMinuteIfLate, startReceiver, waitFor, type ReceiverBehaviour } from '@signal/test-kit';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -69,14 +69,14 @@ describeIfBrowser('dashboard in chromium', () => {
     page.screenshot({ path: path.join(ARTIFACTS, `dashboard-${name}.png`), fullPage: true });
 
   /** axe-core injected through the DevTools protocol (the page's CSP forbids inline scripts, rightly). */
-  async function seriousViolations(): Promise<AxeViolation[]> {
-    await page.evaluate(axeSource);
-    const violations = await page.evaluate<AxeViolation[]>('axe.run(document).then((r) => r.violations)');
+  async function seriousViolations(p: Page): Promise<AxeViolation[]> {
+    await p.evaluate(axeSource);
+    const violations = await p.evaluate<AxeViolation[]>('axe.run(document).then((r) => r.violations)');
     return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   }
 
-  async function expectAccessible(name: string): Promise<void> {
-    const violations = await seriousViolations();
+  async function expectAccessible(name: string, p: Page = page): Promise<void> {
+    const violations = await seriousViolations(p);
     expect({
       page: name,
       violations: violations.map((v) => `${v.id}: ${v.help} ${JSON.stringify(v.nodes.map((n) => n.target))}`),
@@ -85,7 +85,7 @@ describeIfBrowser('dashboard in chromium', () => {
       violations: [],
     });
     // Usable at 375 px: nothing wider than the screen.
-    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+    expect(await p.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
   }
 
   it('when a developer signs up, creates and copies a key, calls the API and revokes the key, then the next call is 401', async () => {
@@ -164,7 +164,7 @@ describeIfBrowser('dashboard in chromium', () => {
     await page.reload();
     await page.getByRole('heading', { name: 'API settings' }).waitFor();
     const chart = page.getByRole('img', {
-      name: /Requests per minute, last hour: 1 served, 1 401 unauthorized/,
+      name: /Requests per minute, last hour \(.+\): 1 served, 1 401 unauthorized/,
     });
     await waitFor(
       async () => {
@@ -229,9 +229,9 @@ describeIfBrowser('dashboard in chromium', () => {
       'delivery succeeded in the log',
     );
     await table.getByText('webhook.test').waitFor();
-    await table.getByText('Attempts (1)').click();
-    const attempts = page.getByRole('table', { name: /^Attempts of dlv_/ });
-    await attempts.getByRole('cell', { name: '200', exact: true }).waitFor();
+    await table.getByRole('button', { name: 'Attempts (1)' }).click();
+    const attempts = page.getByRole('region', { name: /^Attempts of dlv_/ });
+    await attempts.getByText('Status 200').waitFor();
     await shot('06-deliveries');
     await expectAccessible('deliveries');
   });
@@ -259,8 +259,14 @@ describeIfBrowser('dashboard in chromium', () => {
   });
 
   /** A page of its own (no session), closed after the test: the shared page stays logged in. */
-  async function freshPage(): Promise<{ page: Page; close: () => Promise<void> }> {
-    const ctx = await browser.newContext({ viewport: { width: 375, height: 812 }, deviceScaleFactor: 1 });
+  async function freshPage(
+    options: { timezoneId?: string; width?: number } = {},
+  ): Promise<{ page: Page; close: () => Promise<void> }> {
+    const ctx = await browser.newContext({
+      viewport: { width: options.width ?? 375, height: 812 },
+      deviceScaleFactor: 1,
+      ...(options.timezoneId ? { timezoneId: options.timezoneId } : {}),
+    });
     return { page: await ctx.newPage(), close: () => ctx.close() };
   }
 
@@ -448,6 +454,386 @@ describeIfBrowser('dashboard in chromium', () => {
     } finally {
       await close();
     }
+  });
+
+  describe('debugging webhooks, usage, and the rough edges of issue 39', () => {
+    /** A JSON request to the public API with the account's key. */
+    const withKey = (key: string) => ({ Authorization: `Bearer ${key}` });
+    const toNewYork = { timezoneId: 'America/New_York' };
+    /** A time as the dashboard shows it: to the second, with its zone (EST/EDT in New York). */
+    const SECOND_AND_ZONE = /\d{1,2}:\d{2}:\d{2}\s?(AM|PM)?\s?E[SD]T/;
+
+    it('when a receiver fails, then its attempts show request and response with bodies and times to the second, the page updates itself, a pending one shows its next attempt, recovery re-sends, and a 410 shows its reason', async () => {
+      const { page: p, close } = await freshPage(toNewYork);
+      let mode: 'fail' | 'later' | 'ok' | 'gone' = 'fail';
+      const receiver = await startReceiver((): ReturnType<ReceiverBehaviour> =>
+        mode === 'fail'
+          ? { status: 500, headers: { 'x-receiver-trace': 'trace-77' }, body: '{"error":"database down"}' }
+          : mode === 'later'
+            ? { status: 429, headers: { 'retry-after': '120' }, body: 'slow down' }
+            : mode === 'gone'
+              ? { status: 410, body: 'gone' }
+              : { status: 200, body: 'ok' },
+      );
+      try {
+        const acc = await loggedIn(p);
+        const created = await request(sys.gw.url)
+          .post('/v1/webhooks')
+          .set(withKey(acc.key))
+          .send({ url: `${receiver.url}/debug`, events: ['signal.new'], description: 'Orders service' })
+          .expect(201);
+        const id = created.body.data.id as string;
+        await p.goto(`${sys.gw.url}/dashboard#/webhooks/${id}`);
+        await p.getByRole('heading', { name: 'Deliveries' }).waitFor();
+        await p.getByText('Orders service').waitFor();
+
+        // A test of any event type, with a sample payload of that event's shape.
+        await p.getByLabel('Test event', { exact: true }).selectOption('signal.winner');
+        await p.getByRole('button', { name: 'Send test' }).click();
+        const table = p.getByRole('table', { name: 'Deliveries, newest first' });
+        // The list follows the delivery to "failed" by itself: no Refresh is clicked.
+        const states = table.locator('td[data-label="Status"]');
+        await states.getByText('failed', { exact: true }).waitFor({ timeout: 20_000 });
+        expect(receiver.requests).toHaveLength(4);
+        await table.getByRole('button', { name: 'Attempts (4)' }).click();
+        const attempts = p.getByRole('region', { name: /^Attempts of dlv_/ });
+        await attempts.getByRole('article').nth(3).waitFor();
+        expect(await attempts.getByRole('article').count()).toBe(4);
+        const first = attempts.getByRole('article', { name: /^Attempt 1 of/ });
+        const sent = receiver.requests[0]!;
+        await first.getByText('HTTP 500').first().waitFor();
+        await first.getByText(String(sent.headers['webhook-id'])).waitFor();
+        const bodies = first.locator('pre.body');
+        expect(JSON.parse(await bodies.nth(0).innerText())).toEqual(JSON.parse(sent.body));
+        expect(JSON.parse(sent.body)).toMatchObject({ event: 'signal.winner', data: { test: true } });
+        expect(JSON.parse(sent.body).data.performance.status).toBe('winner');
+        expect(await bodies.nth(1).innerText()).toContain('database down');
+        await first.getByText('trace-77').waitFor();
+        // Times to the second, with the zone.
+        const times = await attempts.locator('article time').allInnerTexts();
+        expect(times).toHaveLength(4);
+        for (const t of times) expect(t).toMatch(SECOND_AND_ZONE);
+        await expectAccessible('delivery-attempts', p);
+        await p.screenshot({ path: path.join(ARTIFACTS, 'dashboard-09-attempts.png'), fullPage: true });
+
+        // A pending delivery says when its next attempt is.
+        mode = 'later';
+        await p.getByLabel('Test event', { exact: true }).selectOption('webhook.test');
+        await p.getByRole('button', { name: 'Send test' }).click();
+        const next = table.getByText(/^next attempt/).first();
+        await next.waitFor({ timeout: 20_000 });
+        expect(await next.innerText()).toMatch(SECOND_AND_ZONE);
+
+        // Recovery re-sends the failed delivery (the pending one is not failed), once.
+        mode = 'ok';
+        await p.getByRole('button', { name: 'Recover failed deliveries' }).click();
+        await p
+          .getByRole('status')
+          .getByText(/^1 failed delivery since .* queued again\.$/)
+          .waitFor();
+        await states.getByText('succeeded', { exact: true }).waitFor({ timeout: 20_000 });
+        const ids = receiver.requests.map((r) => String(r.headers['webhook-id']));
+        expect(ids.filter((i) => i === String(sent.headers['webhook-id']))).toHaveLength(5);
+        await p.getByRole('button', { name: 'Recover failed deliveries' }).click();
+        await p
+          .getByRole('status')
+          .getByText(/^No failed deliveries since/)
+          .waitFor();
+
+        // The event filter offers the event names, not free text.
+        expect(await p.getByLabel('Event', { exact: true }).evaluate((e) => e.tagName)).toBe('SELECT');
+
+        // A 410 disables the webhook: the reason shows wherever its state does.
+        mode = 'gone';
+        await p.getByLabel('Test event', { exact: true }).selectOption('signal.new');
+        await p.getByRole('button', { name: 'Send test' }).click();
+        await waitFor(
+          () => receiver.requests.some((r) => JSON.parse(r.body).event === 'signal.new'),
+          20_000,
+          50,
+          '410',
+        );
+        await p.goto(`${sys.gw.url}/dashboard#/webhooks`);
+        const subscriptions = p.getByRole('table', { name: 'Webhook subscriptions' });
+        await waitFor(
+          async () => {
+            if (await subscriptions.getByText('The endpoint answered 410 Gone.').count()) return true;
+            await p.reload();
+            await p.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
+            return false;
+          },
+          20_000,
+          300,
+          'the disable reason in the list',
+        );
+        await subscriptions.getByText('Orders service').waitFor();
+        await p.goto(`${sys.gw.url}/dashboard#/webhooks/${id}`);
+        await p.getByText('The endpoint answered 410 Gone.').waitFor();
+      } finally {
+        await close();
+        await receiver.close();
+      }
+    }, 120_000);
+
+    it('when usage is shown, then what is left this minute and today is live, the charts follow new calls without a reload, the limit lines are drawn, and the dashboard is a source of its own', async () => {
+      const { page: p, close } = await freshPage();
+      try {
+        const acc = await loggedIn(p);
+        await startOfAMinuteIfLate(15_000);
+        const left = p.locator('[data-window="this minute"]');
+        await left.waitFor();
+        expect(await left.innerText()).toMatch(/left this minute of 60/);
+        await p
+          .locator('[data-window="today"]')
+          .getByText(/left today of 10,000/)
+          .waitFor();
+        expect(await p.locator('svg.chart line.limit-line').count()).toBe(2);
+        for (let i = 0; i < 3; i++)
+          await request(sys.gw.url).get('/v1/stats').set(withKey(acc.key)).expect(200);
+        // No reload: the page asks again by itself.
+        await p
+          .getByRole('img', { name: /^Requests per minute, last hour .*: 3 served/ })
+          .waitFor({ timeout: 20_000 });
+        await p.locator('[data-window="this minute"]').getByText(/^57/).waitFor({ timeout: 20_000 });
+        // The dashboard's own requests: a source to pick, beside the keys.
+        await p.goto(`${sys.gw.url}/dashboard#/stats`);
+        await p.getByRole('table', { name: 'By type' }).waitFor();
+        await p.goto(`${sys.gw.url}/dashboard#/keys`);
+        await p.getByLabel('Show usage of').selectOption('dashboard');
+        await p
+          .getByRole('img', { name: /^Requests per minute, last hour .*: [1-9]\d* served/ })
+          .waitFor({ timeout: 20_000 });
+        await expectAccessible('usage', p);
+      } finally {
+        await close();
+      }
+    });
+
+    it('when forms are refused, then the message shows once at the field, in view, and says what this installation accepts; messages do not follow to other pages', async () => {
+      const { page: p, close } = await freshPage();
+      try {
+        const acc = await loggedIn(p);
+        await p.getByLabel('Key name').fill('status check');
+        await p.getByRole('button', { name: 'Create key' }).click();
+        await p.getByRole('status').getByText('Key created.').waitFor();
+        await p.getByRole('navigation').getByRole('link', { name: 'Webhooks' }).click();
+        await p.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
+        expect(await p.locator('#status').innerText()).toBe('');
+
+        await p.getByLabel('Endpoint URL').fill('http://example.com/hook');
+        await p.getByRole('button', { name: 'Create webhook' }).click();
+        const error = p.locator('.field-error:not([hidden])');
+        await error.waitFor();
+        expect(await error.innerText()).toBe(
+          'url must use https (http is accepted for loopback addresses only: localhost, 127.0.0.0/8, ::1)',
+        );
+        expect((await p.locator('body').innerText()).split('url must use https').length - 1).toBe(1);
+        expect(await p.getByLabel('Endpoint URL').getAttribute('aria-invalid')).toBe('true');
+        const box = await error.boundingBox();
+        const viewport = p.viewportSize()!;
+        expect(box!.y).toBeGreaterThanOrEqual(0);
+        expect(box!.y + box!.height).toBeLessThanOrEqual(viewport.height);
+        expect(await p.locator('#status').innerText()).toBe('');
+        await expectAccessible('webhook-form-error', p);
+
+        // The plan's cap on subscriptions: refused in the form, with the limit.
+        for (let i = 0; i < 25; i++)
+          await request(sys.gw.url)
+            .post('/v1/webhooks')
+            .set(withKey(acc.key))
+            .send({ url: `${sys.receiver.url}/cap${i}`, events: ['signal.new'] })
+            .expect(201);
+        await p.getByLabel('Endpoint URL').fill(`${sys.receiver.url}/cap-over`);
+        await p.getByRole('button', { name: 'Create webhook' }).click();
+        await p
+          .locator('form .form-error')
+          .getByText(/limit of 25 webhook subscriptions/)
+          .waitFor();
+      } finally {
+        await close();
+      }
+    });
+
+    it('when a key expiry day is picked in New York, then it shows as that day with its zone, past days cannot be picked (and a past one sent is refused once, at its field), and after a roll the old key says when it expires', async () => {
+      const { page: p, close } = await freshPage(toNewYork);
+      try {
+        await loggedIn(p);
+        const expires = p.getByLabel('Expires (optional)');
+        const min = await expires.getAttribute('min');
+        const today = await p.evaluate<string>(
+          'new Date().toLocaleDateString("en-CA", { timeZone: "America/New_York" })',
+        );
+        expect(min! > today).toBe(true);
+        const day = await p.evaluate<string>(
+          'new Date(Date.now() + 10 * 86400000).toLocaleDateString("en-CA", { timeZone: "America/New_York" })',
+        );
+        // A past day, were it sent (the picker's minimum removed): refused once, at the field.
+        await expires.evaluate((e) => e.removeAttribute('min'));
+        await p.getByLabel('Key name').fill('too late');
+        await expires.fill('2020-01-01');
+        await p.getByRole('button', { name: 'Create key' }).click();
+        const refused = p.locator('.field-error:not([hidden])');
+        await refused.waitFor();
+        expect(await refused.innerText()).toBe('expires_at must be in the future');
+        expect((await p.locator('body').innerText()).split('must be in the future').length - 1).toBe(1);
+
+        await p.getByLabel('Key name').fill('expiring');
+        await expires.fill(day);
+        await p.getByRole('button', { name: 'Create key' }).click();
+        await p.getByRole('region', { name: 'New key “expiring”' }).waitFor();
+        const shown = await p.evaluate<string>(
+          `new Date("${day}T12:00:00").toLocaleDateString(undefined, { year: "numeric", month: "short", day: "numeric" })`,
+        );
+        const row = p
+          .getByRole('table', { name: 'API keys' })
+          .getByRole('row')
+          .filter({ hasText: 'expiring' });
+        const expiryText = await row.locator('td[data-label="Expires"]').innerText();
+        expect(expiryText).toContain(shown);
+        expect(expiryText).toMatch(/12:00:00\sAM\sE[SD]T/);
+
+        await p.getByRole('button', { name: /^Roll key expiring/ }).click();
+        await p
+          .getByRole('dialog', { name: 'Roll “expiring”?' })
+          .getByRole('button', { name: 'Roll key' })
+          .click();
+        await p
+          .getByRole('status')
+          .getByText(/^Key rolled\. The old key sk_live_\w+… keeps working until .* \(in 24 h\)/)
+          .waitFor();
+        const rows = p
+          .getByRole('table', { name: 'API keys' })
+          .getByRole('row')
+          .filter({ hasText: 'expiring' });
+        await waitFor(async () => (await rows.count()) === 2, 5000, 50, 'both keys listed');
+        await rows.getByText('expires in 24 h').waitFor();
+        await expectAccessible('keys-after-roll', p);
+      } finally {
+        await close();
+      }
+    });
+
+    it('when the developer changes the password on the account page, then the new one logs in and the old one does not', async () => {
+      const { page: p, close } = await freshPage();
+      try {
+        const acc = await loggedIn(p);
+        await p.getByRole('link', { name: 'Account' }).click();
+        await p.getByRole('heading', { name: 'Account' }).waitFor();
+        await p.getByLabel('Current password').fill('double click passphrase');
+        await p.getByLabel('New password').fill('a brand new passphrase');
+        await p.getByRole('button', { name: 'Change password' }).click();
+        await p
+          .getByRole('status')
+          .getByText(/^Password changed\./)
+          .waitFor();
+        await expectAccessible('account', p);
+        await request(sys.gw.url)
+          .post('/v1/dashboard/session')
+          .send({ email: acc.email, password: 'double click passphrase' })
+          .expect(401);
+        await request(sys.gw.url)
+          .post('/v1/dashboard/session')
+          .send({ email: acc.email, password: 'a brand new passphrase' })
+          .expect(200);
+        // The page's own session still works after the change.
+        await p.getByRole('link', { name: 'API settings' }).click();
+        await p.getByRole('heading', { name: 'API settings' }).waitFor();
+        expect(await p.locator('#status .error').count()).toBe(0);
+      } finally {
+        await close();
+      }
+    });
+
+    it('when pages load, then there is no 404 (favicon), hints keep their distance, URLs break only at separators, ids stay whole where they fit (700 px), and stats by type show real figures under a filter', async () => {
+      const { page: p, close } = await freshPage({ width: 700 });
+      const missing: string[] = [];
+      p.on('response', (r) => {
+        if (r.status() === 404) missing.push(r.url());
+      });
+      try {
+        const acc = await loggedIn(p);
+        await p.getByLabel('Key name').waitFor();
+        const input = await p.getByLabel('Key name').boundingBox();
+        const hint = await p.getByText('For example production or staging').boundingBox();
+        expect(hint!.y).toBeGreaterThanOrEqual(input!.y + input!.height + 2);
+
+        const hook = await request(sys.gw.url)
+          .post('/v1/webhooks')
+          .set(withKey(acc.key))
+          .send({
+            url: `${sys.receiver.url}/a-rather-long-path/with-several/segments?and=query`,
+            events: ['signal.new'],
+          })
+          .expect(201);
+        await request(sys.gw.url)
+          .post(`/v1/webhooks/${hook.body.data.id}/test`)
+          .set(withKey(acc.key))
+          .expect(202);
+        await p.goto(`${sys.gw.url}/dashboard#/webhooks/${hook.body.data.id}`);
+        const idCell = p.getByRole('table', { name: 'Deliveries, newest first' }).locator('code').first();
+        await idCell.waitFor();
+        const lines = await idCell.evaluate(
+          (e) => new Set([...e.getClientRects()].map((r) => Math.round(r.top))).size,
+        );
+        expect(lines).toBe(1);
+        // At 375 px the URL wraps at its separators: every line but the last ends after / . ? & = - _ :
+        await p.setViewportSize({ width: 375, height: 812 });
+        await p.goto(`${sys.gw.url}/dashboard#/webhooks`);
+        const url = p.getByRole('table', { name: 'Webhook subscriptions' }).locator('.mono').first();
+        await url.waitFor();
+        // The character before each line break (the browser's own line boxes, read per character).
+        const lineEnds: string[] = await p.evaluate(`(() => {
+          const el = document.querySelector('table.stack .mono');
+          const text = el.textContent ?? '';
+          const range = document.createRange();
+          const ends = [];
+          let lastTop;
+          let offset = 0;
+          for (const node of [...el.childNodes]) {
+            if (node.nodeType !== Node.TEXT_NODE) continue;
+            const t = node.textContent ?? '';
+            for (let i = 0; i < t.length; i++) {
+              range.setStart(node, i);
+              range.setEnd(node, i + 1);
+              const top = range.getBoundingClientRect().top;
+              if (lastTop !== undefined && top > lastTop + 1) ends.push(text[offset + i - 1] ?? '');
+              lastTop = top;
+            }
+            offset += t.length;
+          }
+          return ends;
+        })()`);
+        expect(lineEnds.length).toBeGreaterThan(0);
+        for (const c of lineEnds) expect('/.?&=-_:').toContain(c);
+
+        // Stats: other types keep their real figures under a type filter.
+        await request(sys.signals.url)
+          .post('/internal/signals')
+          .set(sys.signals.ingestAuth)
+          .send(signalInput({ type: 'wallet' }))
+          .expect(201);
+        await p.goto(`${sys.gw.url}/dashboard#/stats?period=all&type=premium`);
+        const byType = p.getByRole('table', { name: 'By type' });
+        await byType.waitFor();
+        const walletRow = byType.getByRole('row').filter({ hasText: /^wallet/ });
+        await waitFor(
+          async () => {
+            if (!(await walletRow.getByRole('cell').nth(1).innerText()).startsWith('0')) return true;
+            await p.reload();
+            await byType.waitFor();
+            return false;
+          },
+          15_000,
+          300,
+          'the wallet signal counted under the premium filter',
+        );
+        await byType.getByText('premium (the type shown above)').waitFor();
+        await expectAccessible('stats-filtered', p);
+        expect(missing).toEqual([]);
+      } finally {
+        await close();
+      }
+    });
   });
 
   it('when /docs opens, then the Scalar reference renders from this origin only and try-it calls the API with a key', async () => {

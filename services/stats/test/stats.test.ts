@@ -51,9 +51,11 @@ function reference(all: SignalDetail[], type: SignalType | undefined, period: St
   const r2 = (n: number) => Math.round(n * 100) / 100;
   const pct = (w: number, t: number) => (t ? r2((w / t) * 100) : 0);
   const winners = rows.filter((s) => s.performance.status === 'winner').length;
+  // by_type: every type's own figures for the period, whatever `type` filters.
+  const inPeriod = all.filter((s) => now - Date.parse(s.created_at) < bound);
   const by_type = Object.fromEntries(
     SIGNAL_TYPES.map((t) => {
-      const ofType = rows.filter((s) => s.type === t);
+      const ofType = inPeriod.filter((s) => s.type === t);
       const w = ofType.filter((s) => s.performance.status === 'winner').length;
       return [t, { total: ofType.length, winners: w, win_rate: pct(w, ofType.length) }];
     }),

@@ -1,6 +1,12 @@
 import { guardPolicy, type WebhooksConfig } from './config';
 import { apiServesWith, healthChecks, type WebhooksDependencies } from './dependencies';
-import { readinessTiming, serviceApp, type Lifecycle, type Logger, type ServiceAppParts } from '@signal/service-kit';
+import {
+  readinessTiming,
+  serviceApp,
+  type Lifecycle,
+  type Logger,
+  type ServiceAppParts,
+} from '@signal/service-kit';
 import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
 import type { SubscriptionDeps } from './domain/subscriptions.use-cases';
@@ -39,6 +45,7 @@ export function appFromDependencies(
       schedule: deps.schedule,
       guard: guardPolicy(config),
       secretOverlapMs: config.WEBHOOK_SECRET_OVERLAP_MS,
+      maxPerAccount: config.WEBHOOKS_MAX_PER_ACCOUNT,
     },
   });
 }

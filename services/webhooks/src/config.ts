@@ -20,12 +20,24 @@ export const configSchema = z
     AMQP_PREFIX: z.string().default(''),
     AMQP_QUEUE_TYPE: z.enum(['quorum', 'classic']).default('quorum'),
     INTERNAL_JWT_PUBLIC_KEY: internalKeyEnv.publicKey(),
+    /**
+     * Subscriptions an account may hold when the gateway's token carries no plan limit
+     * (`limits.webhooks`); creating one more answers 409 with the limit in the message.
+     */
+    WEBHOOKS_MAX_PER_ACCOUNT: env.int(25, 0),
     /** Spacing of the 3 retries after the first attempt; ±20 % jitter is added. */
     WEBHOOK_RETRY_DELAYS_MS: delays.default([10_000, 120_000, 900_000]),
     WEBHOOK_TIMEOUT_MS: env.int(5000, 100),
     WEBHOOK_MAX_RESPONSE_BYTES: env.int(4096, 0),
     /** In-flight deliveries per subscription per worker, so one slow receiver cannot starve the rest. */
     WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: env.int(10, 1),
+    /**
+     * In-flight attempts per account per worker, at most. Within it an account gets its fair
+     * share of WEBHOOK_WORKER_PREFETCH (half of it alone, a third each with another busy
+     * account, …) and what others leave idle, always leaving a share free: one account's slow
+     * receivers cannot take every job the worker holds.
+     */
+    WEBHOOK_CONCURRENCY_PER_ACCOUNT: env.int(100, 1),
     /** Delivery jobs a worker holds at once (each waits for its POST and its batched record). */
     WEBHOOK_WORKER_PREFETCH: env.int(300, 1),
     /** Bus events a worker fans out at once. */

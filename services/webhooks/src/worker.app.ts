@@ -1,13 +1,20 @@
 import { MESSAGE_POLICIES, WEBHOOK_EVENTS } from '@signal/contracts';
 import { Consumer } from '@signal/messaging';
-import { readinessTiming, serviceApp, type BackgroundWorker, type Lifecycle, type Logger } from '@signal/service-kit';
+import {
+  readinessTiming,
+  serviceApp,
+  type BackgroundWorker,
+  type Lifecycle,
+  type Logger,
+} from '@signal/service-kit';
 import type { Express } from 'express';
 import { Agent } from 'undici';
 import { guardPolicy, type WebhooksConfig } from './config';
 import { InsertBatcher } from './data/insert-batcher';
 import type { DeliveryDocument, DeliveryLogEntry } from './data/webhook.models';
 import { healthChecks, type WebhooksDependencies } from './dependencies';
-import { SubscriptionConcurrency, deliverAttempt } from './domain/deliver.use-case';
+import { AccountShares, DeliverySlots, SubscriptionConcurrency } from './domain/concurrency';
+import { deliverAttempt } from './domain/deliver.use-case';
 import { fanOut } from './domain/fan-out.use-case';
 import { SubscriptionCache } from './domain/subscription-cache';
 import { guardedLookupFor, type GuardPolicy, type Lookup } from './domain/url-guard';
@@ -104,12 +111,24 @@ export function buildWorker(
     dispatcher,
     schedule: deps.schedule,
     logger,
-    concurrency: new SubscriptionConcurrency(config.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION),
+    slots: new DeliverySlots(
+      new AccountShares(config.WEBHOOK_WORKER_PREFETCH, config.WEBHOOK_CONCURRENCY_PER_ACCOUNT),
+      new SubscriptionConcurrency(config.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION),
+    ),
     retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     maxResponseBytes: config.WEBHOOK_MAX_RESPONSE_BYTES,
     maxRetryAfterMs: config.WEBHOOK_MAX_RETRY_AFTER_MS,
     guard,
+  };
+  // An attempt may take the whole receiver timeout and then its record's write: the handler's
+  // own limit must be longer, or a long configured timeout would retry attempts still running.
+  const deliveryPolicy = {
+    ...MESSAGE_POLICIES['webhooks.deliveries'],
+    handlerTimeoutMs: Math.max(
+      MESSAGE_POLICIES['webhooks.deliveries'].handlerTimeoutMs,
+      config.WEBHOOK_TIMEOUT_MS + 10_000,
+    ),
   };
   // First attempts, and attempts whose wait is over (each queue its own consumer, same story).
   const attemptConsumer = (queue: string) =>
@@ -117,8 +136,8 @@ export function buildWorker(
       client: deps.amqp,
       logger,
       queue,
-      schema: MESSAGE_POLICIES['webhooks.deliveries'].schema,
-      policy: MESSAGE_POLICIES['webhooks.deliveries'],
+      schema: deliveryPolicy.schema,
+      policy: deliveryPolicy,
       prefetch: config.WEBHOOK_WORKER_PREFETCH,
       queueType: config.AMQP_QUEUE_TYPE,
       handler: (job) => deliverAttempt(deliverDeps, job),

@@ -5,9 +5,25 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly requestId?: string,
+    /** The fields the server refused, each with its message (shown under its control). */
+    readonly details: readonly { field: string; message: string }[] = [],
   ) {
     super(message);
   }
+}
+
+/**
+ * The message to show: the server's, plus the details it does not already say. A detail that
+ * repeats the message ("url must use https" beside "url: url must use https") is dropped.
+ */
+export function errorMessage(
+  message: string,
+  details: readonly { field: string; message: string }[],
+): string {
+  const extra = details
+    .filter((d) => !message.includes(d.message))
+    .map((d) => (d.message.startsWith(d.field) ? d.message : `${d.field}: ${d.message}`));
+  return extra.length ? `${message} (${extra.join('; ')})` : message;
 }
 
 let csrfToken = '';
@@ -60,16 +76,15 @@ export async function call<T>(
   }
   const err = isRecord(json) && isRecord(json.error) ? json.error : {};
   const details = Array.isArray(err.details)
-    ? err.details
-        .filter(isRecord)
-        .map((d) => `${String(d.field)}: ${String(d.message)}`)
-        .join('; ')
-    : '';
+    ? err.details.filter(isRecord).map((d) => ({ field: String(d.field), message: String(d.message) }))
+    : [];
+  const message = typeof err.message === 'string' ? err.message : `Request failed (${res.status}).`;
   throw new ApiError(
     res.status,
     typeof err.code === 'string' ? err.code : `HTTP_${res.status}`,
-    `${typeof err.message === 'string' ? err.message : `Request failed (${res.status}).`}${details ? ` (${details})` : ''}`,
+    errorMessage(message, details),
     typeof err.request_id === 'string' ? err.request_id : undefined,
+    details,
   );
 }
 

@@ -11,22 +11,31 @@ import { ApiError, SubmissionKey, call, del, get, patch, post, setCsrf } from '.
 import { usageChart } from './charts.js';
 import {
   badge,
+  breakable,
   checkboxGroup,
   checkedValues,
+  clearFieldErrors,
   confirmDialog,
   field,
+  fieldErrors,
   fmtDate,
+  fmtRelative,
   h,
   inputValue,
   replace,
   secretPanel,
   select,
   table,
+  timeEl,
+  zoneName,
 } from './dom.js';
 
 const SIGNAL_TYPES = ['new', '3d', '7d', '30d', 'wallet', 'premium'] as const;
 const SIGNAL_STATUSES = ['active', 'winner', 'dead', 'rugged'] as const;
 const WEBHOOK_EVENTS = ['signal.new', 'signal.winner', 'signal.dead', 'signal.rugged'] as const;
+/** Every event a delivery can carry: the subscribable ones and the test event. */
+const DELIVERY_EVENTS = [...WEBHOOK_EVENTS, 'webhook.test'] as const;
+type DeliveryAttempt = NonNullable<Delivery['attempts']>[number];
 
 interface Plan {
   per_minute: number;
@@ -38,11 +47,18 @@ interface SessionInfo {
   expires_at: string;
 }
 type KeyRow = ApiKeyView & { status: 'active' | 'expired' | 'revoked' };
+interface WindowLeft {
+  limit: number;
+  used: number;
+  remaining: number;
+  resets_at: string;
+}
 interface Usage {
   plan: Plan;
   subject: string;
   minutes: UsageBucket[];
   days: UsageBucket[];
+  remaining: { minute: WindowLeft; day: WindowLeft };
 }
 
 const main = document.getElementById('main')!;
@@ -56,27 +72,88 @@ function announce(message: string, isError = false): void {
   replace(statusEl, isError ? h('p', { class: 'error', role: 'alert' }, message) : h('p', {}, message));
 }
 
+/** A message for the page an action goes on to (the status line is cleared on every page change). */
+let carried: { message: string; isError: boolean } | null = null;
+function announceNext(message: string, isError = false): void {
+  carried = { message, isError };
+}
+
 function errorText(err: unknown): string {
   if (err instanceof ApiError) return `${err.message}${err.requestId ? ` (request ${err.requestId})` : ''}`;
+  // The page's own checks (no request made) say what to fix in their message.
+  if (err instanceof Error && err.message) return err.message;
   return 'Something went wrong.';
 }
 
-/** Runs an action, reports its outcome in the live region, and sends expired sessions to log in. */
-async function act<T>(what: () => Promise<T>, done?: string): Promise<T | undefined> {
+/**
+ * A refusal shown where the developer is looking: each refused field's message under its
+ * control (focused), anything else in a box at the top of the form (scrolled into view) — never
+ * both for one message, and never only at the top of a long page.
+ */
+function showFormError(form: HTMLFormElement, err: unknown): void {
+  clearFieldErrors(form);
+  let box = form.querySelector<HTMLElement>(':scope > .form-error');
+  if (!box) {
+    box = h('div', { class: 'form-error', role: 'alert', tabindex: -1 });
+    form.prepend(box);
+  }
+  const marked = err instanceof ApiError ? fieldErrors(form, err.details) : undefined;
+  if (marked) {
+    replace(box);
+    box.hidden = true;
+    marked.focus();
+    marked.scrollIntoView({ block: 'center' });
+    return;
+  }
+  replace(box, errorText(err));
+  box.hidden = false;
+  box.focus();
+  box.scrollIntoView({ block: 'nearest' });
+}
+
+function clearFormError(form: HTMLFormElement): void {
+  clearFieldErrors(form);
+  const box = form.querySelector<HTMLElement>(':scope > .form-error');
+  if (box) {
+    replace(box);
+    box.hidden = true;
+  }
+}
+
+/**
+ * Runs an action, reports its outcome (in the status line, or in `form` when the action is a
+ * form's), and sends expired sessions to log in.
+ */
+async function act<T>(what: () => Promise<T>, done?: string, form?: HTMLFormElement): Promise<T | undefined> {
   try {
     const r = await what();
+    if (form) clearFormError(form);
     if (done) announce(done);
     return r;
   } catch (err) {
     if (err instanceof ApiError && err.status === 401 && location.hash !== '#/login') {
       session = null;
-      announce('Your session has ended; please log in again.', true);
+      announceNext('Your session has ended; please log in again.', true);
       location.hash = '#/login';
       return undefined;
     }
-    announce(errorText(err), true);
+    if (form) showFormError(form, err);
+    else announce(errorText(err), true);
     return undefined;
   }
+}
+
+/** Runs `tick` every `ms` while the page is shown and visible; stopped when the page changes. */
+function every(ms: number, tick: () => Promise<void> | void): void {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running || document.hidden) return;
+    running = true;
+    void Promise.resolve(tick()).finally(() => {
+      running = false;
+    });
+  }, ms);
+  stopTimers.push(() => clearInterval(timer));
 }
 
 /**
@@ -156,14 +233,16 @@ async function authView(mode: 'login' | 'signup'): Promise<void> {
   );
   onSubmit(form, async () => {
     const body = { email: email.value.trim(), password: password.value };
-    const info = await act(() =>
-      post<SessionInfo>(mode === 'login' ? '/v1/dashboard/session' : '/v1/dashboard/signup', body),
+    const info = await act(
+      () => post<SessionInfo>(mode === 'login' ? '/v1/dashboard/session' : '/v1/dashboard/signup', body),
+      undefined,
+      form,
     );
     if (!info) return;
     session = info;
     setCsrf(info.csrf_token);
     showChrome();
-    announce(mode === 'login' ? 'Logged in.' : 'Account created. Create your first API key below.');
+    announceNext(mode === 'login' ? 'Logged in.' : 'Account created. Create your first API key below.');
     location.hash = '#/keys';
   });
   page(
@@ -186,6 +265,31 @@ const OVERLAPS: [string, string][] = [
   ['86400', 'Keep the old key 24 hours'],
   ['604800', 'Keep the old key 7 days'],
 ];
+
+/** A date input's value (YYYY-MM-DD) for the reader's local day `ms` falls in. */
+function localDay(ms: number): string {
+  const d = new Date(ms);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+}
+
+/** A datetime-local input's value for the reader's local time `ms` (to the minute). */
+function localMinute(ms: number): string {
+  const d = new Date(ms);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${localDay(ms)}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/** An API key's status for people: revoked, expired, or active with how long it has left. */
+function keyState(k: KeyRow): HTMLElement {
+  if (k.status !== 'active' || !k.expires_at) return badge(k.status);
+  return h(
+    'span',
+    {},
+    badge(k.status),
+    h('span', { class: 'muted block' }, `expires ${fmtRelative(k.expires_at)}`),
+  );
+}
 
 async function keysView(): Promise<void> {
   const keys = (await act(() => get<KeyRow[]>('/v1/dashboard/keys'))) ?? [];
@@ -214,22 +318,29 @@ async function keysView(): Promise<void> {
     maxlength: 100,
     autocomplete: 'off',
   });
-  const expires = h('input', { type: 'date', name: 'expires' });
+  // The earliest day a key can stop is tomorrow: a past or present day would refuse it at once.
+  const expires = h('input', { type: 'date', name: 'expires_at', min: localDay(Date.now() + 86_400_000) });
   const create = h(
     'form',
     {},
     field('Key name', name, 'For example production or staging: one key per environment.'),
-    field('Expires (optional)', expires, 'The key stops working at the start of this day (UTC).'),
+    field(
+      'Expires (optional)',
+      expires,
+      `The key stops working at the start of this day, ${zoneName()} time.`,
+    ),
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Create key')),
   );
   const submission = new SubmissionKey();
   onSubmit(create, async () => {
     const body: { name: string; expires_at?: string } = { name: name.value.trim() };
-    if (expires.value) body.expires_at = new Date(`${expires.value}T00:00:00Z`).toISOString();
+    // The day picked is a day of the reader's calendar: it starts at their midnight.
+    if (expires.value) body.expires_at = new Date(`${expires.value}T00:00`).toISOString();
     const idempotencyKey = submission.for(body);
     const created = await act(
       () => post<KeyRow & { key: string }>('/v1/dashboard/keys', body, { idempotencyKey }),
       'Key created.',
+      create,
     );
     if (created) {
       submission.done();
@@ -247,7 +358,8 @@ async function keysView(): Promise<void> {
     // An answer overtaken by a later refresh (or a failed one) does not replace the newer list.
     if (!rows || request !== listRequests) return;
     replace(listSlot, keyTable(rows));
-    replace(usageSelect, ...usageOptions(rows));
+    const chosen = usageSelect.value;
+    replace(usageSelect, ...usageOptions(rows, chosen));
   };
   const keyTable = (rows: KeyRow[]) =>
     table(
@@ -256,10 +368,10 @@ async function keysView(): Promise<void> {
       rows.map((k) => [
         k.name,
         h('code', {}, `${k.prefix}…`),
-        fmtDate(k.created_at),
-        fmtDate(k.last_used_at),
-        fmtDate(k.expires_at),
-        badge(k.status),
+        timeEl(k.created_at),
+        timeEl(k.last_used_at),
+        timeEl(k.expires_at),
+        keyState(k),
         k.status === 'active'
           ? h(
               'div',
@@ -269,7 +381,7 @@ async function keysView(): Promise<void> {
                 {
                   type: 'button',
                   class: 'secondary',
-                  'aria-label': `Roll key ${k.name}`,
+                  'aria-label': `Roll key ${k.name} (${k.prefix}…)`,
                   onclick: () => void roll(k),
                 },
                 'Roll',
@@ -279,7 +391,7 @@ async function keysView(): Promise<void> {
                 {
                   type: 'button',
                   class: 'danger',
-                  'aria-label': `Revoke key ${k.name}`,
+                  'aria-label': `Revoke key ${k.name} (${k.prefix}…)`,
                   onclick: () => void revoke(k),
                 },
                 'Revoke',
@@ -311,43 +423,70 @@ async function keysView(): Promise<void> {
       field('Overlap', overlap),
     );
     if (!ok) return;
-    const r = await act(
-      () =>
-        post<{ created: KeyRow & { key: string }; previous: KeyRow }>(`/v1/dashboard/keys/${k.id}/roll`, {
-          overlap_seconds: Number(overlap.value),
-        }),
-      'Key rolled.',
+    const r = await act(() =>
+      post<{ created: KeyRow & { key: string }; previous: KeyRow }>(`/v1/dashboard/keys/${k.id}/roll`, {
+        overlap_seconds: Number(overlap.value),
+      }),
     );
     if (r) {
+      const old = r.previous;
+      announce(
+        old.status === 'active' && old.expires_at
+          ? `Key rolled. The old key ${old.prefix}… keeps working until ${fmtDate(old.expires_at)} (${fmtRelative(old.expires_at)}); the new one is ${r.created.prefix}….`
+          : `Key rolled. The old key ${old.prefix}… is revoked; the new one is ${r.created.prefix}….`,
+      );
       showSecret(r.created.key, r.created.name);
       await refreshList();
     }
   };
 
   const usageSelect = h('select', { name: 'usage-subject' });
-  const usageOptions = (rows: KeyRow[]) => [
-    h('option', { value: '' }, 'Whole account'),
-    ...rows.map((k) => h('option', { value: k.id }, `${k.name} (${k.prefix}…)`)),
+  const usageOptions = (rows: KeyRow[], chosen = '') => [
+    h('option', { value: '', selected: chosen === '' }, 'Whole account'),
+    h(
+      'option',
+      { value: 'dashboard', selected: chosen === 'dashboard' },
+      'This dashboard (session requests)',
+    ),
+    ...rows.map((k) => h('option', { value: k.id, selected: chosen === k.id }, `${k.name} (${k.prefix}…)`)),
   ];
   replace(usageSelect, ...usageOptions(keys));
+  const leftSlot = h('div', { class: 'grid left' });
   const usageSlot = h('div', {});
+  const updated = h('p', { class: 'muted' });
+  let usageRequests = 0;
   const loadUsage = async () => {
+    const request = ++usageRequests;
     const q = usageSelect.value ? `?key_id=${encodeURIComponent(usageSelect.value)}` : '';
     const u = await act(() => get<Usage>(`/v1/dashboard/usage${q}`));
-    if (!u) return;
+    if (!u || request !== usageRequests) return;
     const time = (iso: string) =>
       new Date(iso).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
     const day = (iso: string) =>
       new Date(iso).toLocaleDateString(undefined, { month: 'short', day: 'numeric' });
+    const left = (label: string, w: WindowLeft) =>
+      h(
+        'div',
+        { class: 'card', 'data-window': label },
+        h('span', { class: 'stat' }, w.remaining.toLocaleString()),
+        `left ${label} of ${w.limit.toLocaleString()} (${w.used.toLocaleString()} used; starts over ${fmtRelative(w.resets_at)}, at ${fmtDate(w.resets_at)})`,
+      );
+    replace(leftSlot, left('this minute', u.remaining.minute), left('today', u.remaining.day));
+    // A redraw keeps the "Numbers" disclosures the developer opened.
+    const open = [...usageSlot.querySelectorAll('details')].map((d) => d.open);
     replace(
       usageSlot,
       h(
         'div',
         { class: 'grid' },
-        usageChart('Requests per minute, last hour', u.minutes, time, u.plan.per_minute),
-        usageChart('Requests per day, last 30 days', u.days, day, u.plan.per_day),
+        usageChart(`Requests per minute, last hour (${zoneName()} time)`, u.minutes, time, u.plan.per_minute),
+        usageChart('Requests per day, last 30 days (UTC days)', u.days, day, u.plan.per_day),
       ),
     );
+    usageSlot.querySelectorAll('details').forEach((d, i) => {
+      d.open = open[i] ?? false;
+    });
+    replace(updated, `Updated ${fmtDate(new Date().toISOString())}; updates every 5 seconds.`);
   };
   usageSelect.addEventListener('change', () => void loadUsage());
 
@@ -362,9 +501,11 @@ async function keysView(): Promise<void> {
       h(
         'p',
         {},
-        `${plan.per_minute} requests per minute and ${plan.per_day.toLocaleString()} per day, shared by all keys of this account. `,
+        `${plan.per_minute} requests per minute and ${plan.per_day.toLocaleString()} per day, shared by all keys of this account and this dashboard. `,
         'Higher limits: contact the operator.',
       ),
+      h('h3', {}, 'Left now (whole account)'),
+      leftSlot,
     ),
     h('section', { 'aria-labelledby': 'keys-h' }, h('h2', { id: 'keys-h' }, 'Keys'), listSlot),
     h('section', { 'aria-labelledby': 'create-h' }, h('h2', { id: 'create-h' }, 'Create a key'), create),
@@ -374,9 +515,62 @@ async function keysView(): Promise<void> {
       h('h2', { id: 'usage-h' }, 'Usage'),
       field('Show usage of', usageSelect),
       usageSlot,
+      updated,
     ),
   );
   await loadUsage();
+  every(5000, loadUsage);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Account
+
+async function accountView(): Promise<void> {
+  const current = h('input', {
+    type: 'password',
+    name: 'current_password',
+    autocomplete: 'current-password',
+    required: true,
+  });
+  const next = h('input', {
+    type: 'password',
+    name: 'new_password',
+    autocomplete: 'new-password',
+    required: true,
+    minlength: 12,
+  });
+  const form = h(
+    'form',
+    {},
+    field('Current password', current),
+    field('New password', next, 'At least 12 characters.'),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Change password')),
+  );
+  onSubmit(form, async () => {
+    const info = await act(
+      () =>
+        post<SessionInfo>('/v1/dashboard/password', {
+          current_password: current.value,
+          new_password: next.value,
+        }),
+      'Password changed. Every other session of this account has been logged out.',
+      form,
+    );
+    if (!info) return;
+    session = info;
+    setCsrf(info.csrf_token);
+    form.reset();
+  });
+  page(
+    'Account',
+    h(
+      'section',
+      { 'aria-labelledby': 'acct-h' },
+      h('h2', { id: 'acct-h' }, 'Signed in as'),
+      h('p', {}, session!.account.email),
+    ),
+    h('section', { 'aria-labelledby': 'pw-h' }, h('h2', { id: 'pw-h' }, 'Change password'), form),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -416,7 +610,7 @@ function webhookForm(
   onSubmit(form, async () => {
     const events = checkedValues(form, 'events');
     const types = checkedValues(form, 'types');
-    if (!events.length) return announce('Choose at least one event.', true);
+    if (!events.length) return showFormError(form, new Error('Choose at least one event.'));
     const body: Record<string, unknown> = { url: inputValue(form, 'url'), events };
     const desc = inputValue(form, 'description');
     if (existing) {
@@ -434,6 +628,7 @@ function webhookForm(
               idempotencyKey: submission.for(body),
             }),
       existing ? 'Webhook saved.' : 'Webhook created.',
+      form,
     );
     if (saved) {
       submission.done();
@@ -441,6 +636,18 @@ function webhookForm(
     }
   });
   return form;
+}
+
+/** A webhook's state, with the reason it is disabled when it is. */
+function webhookState(w: WebhookSubscription): HTMLElement {
+  return h(
+    'span',
+    {},
+    badge(w.status),
+    w.status === 'disabled' && w.disabled_reason
+      ? h('span', { class: 'muted block' }, w.disabled_reason)
+      : null,
+  );
 }
 
 async function webhooksView(justCreated?: { secret: string }): Promise<void> {
@@ -461,10 +668,10 @@ async function webhooksView(justCreated?: { secret: string }): Promise<void> {
   };
   const reload = () => webhooksView();
   const rows = hooks.map((w) => [
-    h('span', { class: 'mono' }, w.url),
+    h('div', {}, breakable(w.url), w.description ? h('span', { class: 'muted block' }, w.description) : null),
     w.events.join(', '),
     w.types ? w.types.join(', ') : 'all',
-    badge(w.status),
+    webhookState(w),
     h(
       'div',
       { class: 'actions' },
@@ -476,8 +683,10 @@ async function webhooksView(justCreated?: { secret: string }): Promise<void> {
           class: 'secondary',
           'aria-label': `Send test to ${w.url}`,
           onclick: async () => {
-            const d = await act(() => post<Delivery>(`/v1/webhooks/${w.id}/test`), 'Test event queued.');
-            if (d) location.hash = `#/webhooks/${w.id}`;
+            const d = await act(() => post<Delivery>(`/v1/webhooks/${w.id}/test`));
+            if (!d) return;
+            announceNext('Test event queued.');
+            location.hash = `#/webhooks/${w.id}`;
           },
         },
         'Send test',
@@ -589,6 +798,88 @@ async function webhooksView(justCreated?: { secret: string }): Promise<void> {
   if (justCreated) showSecret(justCreated.secret, 'Signing secret');
 }
 
+/** A body as sent or received: pretty JSON when it is JSON, else as is; scrollable, focusable. */
+function bodyBlock(label: string, body: string): HTMLElement {
+  let text = body;
+  try {
+    text = JSON.stringify(JSON.parse(body), null, 2);
+  } catch {
+    // not JSON: shown as received
+  }
+  return h('pre', { class: 'body', tabindex: 0, 'aria-label': label }, text === '' ? '(empty)' : text);
+}
+
+function headerList(label: string, headers: Record<string, string>): HTMLElement {
+  const entries = Object.entries(headers);
+  return h(
+    'dl',
+    { class: 'headers', 'aria-label': label },
+    entries.length
+      ? entries.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])
+      : [h('dt', {}, '(none)'), h('dd', {}, '')],
+  );
+}
+
+/** One attempt as Svix shows it: what was sent, what came back, when and how long. */
+function attemptView(deliveryId: string, a: DeliveryAttempt): HTMLElement {
+  const outcome = a.status_code !== null ? `HTTP ${a.status_code}` : (a.error ?? 'no response');
+  const ok = a.error === null;
+  return h(
+    'article',
+    { class: 'attempt', 'aria-label': `Attempt ${a.attempt} of ${deliveryId}` },
+    h('h3', {}, `Attempt ${a.attempt}: `, badge(ok ? 'succeeded' : 'failed'), ` ${outcome}`),
+    h(
+      'p',
+      { class: 'muted' },
+      'Started ',
+      timeEl(a.started_at),
+      ` · took ${Math.round(a.duration_ms).toLocaleString()} ms`,
+      a.error && a.status_code !== null ? ` · ${a.error}` : '',
+    ),
+    h('h4', {}, 'Request'),
+    a.request
+      ? [
+          h('p', {}, 'POST ', breakable(a.request.url)),
+          headerList(`Request headers of attempt ${a.attempt}`, a.request.headers),
+          bodyBlock(`Request body of attempt ${a.attempt}`, a.request.body),
+        ]
+      : h(
+          'p',
+          { class: 'muted' },
+          'Not recorded: nothing was sent, or the attempt is older than this record.',
+        ),
+    h('h4', {}, 'Response'),
+    a.response
+      ? [
+          h('p', {}, `Status ${a.response.status}`),
+          headerList(`Response headers of attempt ${a.attempt}`, a.response.headers),
+          bodyBlock(`Response body of attempt ${a.attempt}`, a.response.body),
+          a.response.body_truncated
+            ? h('p', { class: 'muted' }, 'The body went on: only its first 4 KB are kept.')
+            : null,
+        ]
+      : h('p', { class: 'muted' }, `No response (${a.error ?? 'none'}).`),
+  );
+}
+
+/** A delivery's state for people: pending ones say when their next attempt is. */
+function deliveryState(d: Delivery): HTMLElement {
+  return h(
+    'span',
+    {},
+    badge(d.status),
+    d.status === 'pending' && d.next_attempt_at
+      ? h(
+          'span',
+          { class: 'muted block' },
+          'next attempt ',
+          timeEl(d.next_attempt_at),
+          ` (${fmtRelative(d.next_attempt_at)})`,
+        )
+      : null,
+  );
+}
+
 async function deliveriesView(webhookId: string): Promise<void> {
   const hook = await act(() => get<WebhookSubscription>(`/v1/webhooks/${encodeURIComponent(webhookId)}`));
   if (!hook) return;
@@ -603,12 +894,11 @@ async function deliveriesView(webhookId: string): Promise<void> {
     ],
     params.get('status') ?? '',
   );
-  const event = h('input', {
-    type: 'text',
-    name: 'event',
-    value: params.get('event') ?? '',
-    placeholder: 'signal.new',
-  });
+  const event = select(
+    'event',
+    [['', 'Any event'], ...DELIVERY_EVENTS.map((e): [string, string] => [e, e])],
+    params.get('event') ?? '',
+  );
   const pageNo = Number(params.get('page') ?? '1') || 1;
   const filters = h(
     'form',
@@ -620,119 +910,257 @@ async function deliveriesView(webhookId: string): Promise<void> {
     ev.preventDefault();
     const q = new URLSearchParams();
     if (status.value) q.set('status', status.value);
-    if (event.value.trim()) q.set('event', event.value.trim());
+    if (event.value) q.set('event', event.value);
     location.hash = `#/webhooks/${webhookId}?${q.toString()}`;
   });
+
+  // Until when the list refreshes itself though nothing is pending (a test or recovery just queued).
+  let liveUntil = 0;
+  const testEvent = select(
+    'event',
+    DELIVERY_EVENTS.map((e): [string, string] => [e, e]),
+    'webhook.test',
+  );
+  const testForm = h(
+    'form',
+    { class: 'card', 'aria-label': 'Send a test event' },
+    field('Test event', testEvent, 'A sample payload in this event’s shape, marked "test": true.'),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Send test')),
+  );
+  onSubmit(testForm, async () => {
+    const chosen = testEvent.value;
+    const d = await act(
+      () => post<Delivery>(`/v1/webhooks/${webhookId}/test`, { event: chosen }),
+      `Test ${chosen} queued.`,
+      testForm,
+    );
+    if (!d) return;
+    liveUntil = Date.now() + 15_000;
+    await refresh();
+  });
+
+  const since = h('input', {
+    type: 'datetime-local',
+    name: 'since',
+    required: true,
+    value: localMinute(Date.now() - 86_400_000),
+  });
+  const recoverForm = h(
+    'form',
+    { class: 'card', 'aria-label': 'Recover failed deliveries' },
+    field(
+      'Re-send every delivery that failed, created since',
+      since,
+      `Your time zone: ${zoneName()}. Each failed delivery gets one more attempt; asking again queues none twice.`,
+    ),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Recover failed deliveries')),
+  );
+  onSubmit(recoverForm, async () => {
+    const at = new Date(since.value);
+    if (Number.isNaN(at.getTime())) return showFormError(recoverForm, new Error('Choose a date and time.'));
+    const r = await act(
+      () =>
+        post<{ since: string; queued: number }>(`/v1/webhooks/${webhookId}/recover`, {
+          since: at.toISOString(),
+        }),
+      undefined,
+      recoverForm,
+    );
+    if (!r) return;
+    announce(
+      r.queued === 0
+        ? `No failed deliveries since ${fmtDate(r.since)}: nothing queued.`
+        : `${r.queued} failed deliver${r.queued === 1 ? 'y' : 'ies'} since ${fmtDate(r.since)} queued again.`,
+    );
+    liveUntil = Date.now() + 15_000;
+    await refresh();
+  });
+
   const q = new URLSearchParams({ limit: '20', page: String(pageNo) });
   if (params.get('status')) q.set('status', params.get('status')!);
   if (params.get('event')) q.set('event', params.get('event')!);
-  const list = await act(() =>
-    call<Delivery[]>('GET', `/v1/webhooks/${webhookId}/deliveries?${q.toString()}`),
-  );
-  const deliveries = list?.data ?? [];
-  const rows = deliveries.map((d) => {
-    const attemptsSlot = h('div', {});
-    const details = h('details', {}, h('summary', {}, `Attempts (${d.attempts_made})`), attemptsSlot);
-    details.addEventListener('toggle', async () => {
-      if (!details.open || attemptsSlot.childElementCount) return;
-      const full = await act(() => get<Delivery>(`/v1/webhooks/${webhookId}/deliveries/${d.id}`));
-      replace(
-        attemptsSlot,
-        table(
-          `Attempts of ${d.id}`,
-          ['#', 'Started', 'Status', 'Duration', 'Error'],
-          (full?.attempts ?? []).map((a) => [
-            a.attempt,
-            fmtDate(a.started_at),
-            a.status_code ?? '—',
-            `${Math.round(a.duration_ms)} ms`,
-            a.error ?? '—',
-          ]),
-        ),
+  const listSlot = h('div', {});
+  const pagerSlot = h('div', {});
+  const liveNote = h('p', { class: 'muted' });
+  /** Deliveries whose attempts are shown, with their last detail. */
+  const open = new Map<string, Delivery | undefined>();
+  let generation = 0;
+  /**
+   * When the list is read again by itself: soon after the next pending attempt is due (2 s at
+   * the earliest, 30 s at the latest), never while nothing is pending. The page reads through
+   * the account's plan like any client, so it does not poll a delivery whose next attempt is
+   * minutes away every 2 seconds.
+   */
+  let nextPollAt = Number.POSITIVE_INFINITY;
+
+  const render = (deliveries: Delivery[]) => {
+    // A redraw puts the focus back where it was (the same control of the same delivery).
+    const focused = document.activeElement?.closest('[data-focus]')?.getAttribute('data-focus');
+    const cells = deliveries.map((d) => {
+      const full = open.get(d.id);
+      const count = full?.attempts?.length ?? d.attempts_made;
+      const shown = open.has(d.id);
+      const panelId = `attempts-${d.id}`;
+      const toggle = h(
+        'button',
+        {
+          type: 'button',
+          class: 'link',
+          'aria-expanded': shown ? 'true' : 'false',
+          'aria-controls': panelId,
+          'data-focus': `attempts:${d.id}`,
+          onclick: async () => {
+            if (open.has(d.id)) open.delete(d.id);
+            else open.set(d.id, undefined);
+            await refresh();
+          },
+        },
+        `Attempts (${count})`,
       );
-    });
-    return [
-      h('code', {}, d.id),
-      d.event,
-      badge(d.status),
-      fmtDate(d.created_at),
-      h(
-        'div',
-        {},
-        details,
-        d.status === 'failed'
+      return {
+        d,
+        row: [
+          h('code', {}, d.id),
+          d.event,
+          deliveryState(full ?? d),
+          timeEl(d.created_at),
+          h(
+            'div',
+            { class: 'actions' },
+            toggle,
+            (full ?? d).status === 'failed'
+              ? h(
+                  'button',
+                  {
+                    type: 'button',
+                    class: 'secondary',
+                    'data-focus': `resend:${d.id}`,
+                    'aria-label': `Re-send delivery ${d.id}`,
+                    onclick: async () => {
+                      if (
+                        await act(
+                          () => post(`/v1/webhooks/${webhookId}/deliveries/${d.id}/retry`),
+                          'Delivery re-sent.',
+                        )
+                      ) {
+                        liveUntil = Date.now() + 15_000;
+                        await refresh();
+                      }
+                    },
+                  },
+                  'Re-send',
+                )
+              : null,
+          ),
+        ],
+        panel: shown
           ? h(
-              'button',
-              {
-                type: 'button',
-                class: 'secondary',
-                'aria-label': `Re-send delivery ${d.id}`,
-                onclick: async () => {
-                  if (
-                    await act(
-                      () => post(`/v1/webhooks/${webhookId}/deliveries/${d.id}/retry`),
-                      'Delivery re-sent.',
-                    )
-                  )
-                    await deliveriesView(webhookId);
-                },
-              },
-              'Re-send',
+              'div',
+              { id: panelId, class: 'attempts', role: 'region', 'aria-label': `Attempts of ${d.id}` },
+              full
+                ? full.attempts?.length
+                  ? full.attempts.map((a) => attemptView(d.id, a))
+                  : h('p', { class: 'muted' }, 'No attempt yet.')
+                : h('p', { class: 'muted' }, 'Loading…'),
             )
           : null,
-      ),
-    ];
-  });
-  const meta = list?.meta;
+      };
+    });
+    const built = table(
+      'Deliveries, newest first',
+      ['Delivery', 'Event', 'Status', 'Created', 'Attempts'],
+      cells.map((c) => c.row),
+    );
+    // Each shown delivery's attempts in a full-width row under its own.
+    const bodyRows = [...built.querySelectorAll('tbody > tr')];
+    cells.forEach((c, i) => {
+      if (!c.panel) return;
+      const td = h('td', { role: 'cell', colspan: 5, class: 'attempts-cell' }, c.panel);
+      bodyRows[i]?.after(h('tr', { role: 'row', class: 'attempts-row' }, td));
+    });
+    replace(listSlot, built);
+    if (focused) listSlot.querySelector<HTMLElement>(`[data-focus="${CSS.escape(focused)}"]`)?.focus();
+  };
+
+  const refresh = async () => {
+    const gen = ++generation;
+    const list = await act(() =>
+      call<Delivery[]>('GET', `/v1/webhooks/${webhookId}/deliveries?${q.toString()}`),
+    );
+    if (!list || gen !== generation) return;
+    const ids = new Set(list.data.map((d) => d.id));
+    for (const id of open.keys()) if (!ids.has(id)) open.delete(id);
+    await Promise.all(
+      [...open.keys()].map(async (id) => {
+        const full = await act(() => get<Delivery>(`/v1/webhooks/${webhookId}/deliveries/${id}`));
+        if (full) open.set(id, full);
+      }),
+    );
+    if (gen !== generation) return;
+    const pendingDue = [...list.data, ...[...open.values()].flatMap((d) => (d ? [d] : []))]
+      .filter((d) => d.status === 'pending')
+      .map((d) => (d.next_attempt_at ? Date.parse(d.next_attempt_at) : Date.now()));
+    const now = Date.now();
+    nextPollAt = pendingDue.length
+      ? Math.min(now + 30_000, Math.max(now + 2000, Math.min(...pendingDue) + 1000))
+      : Number.POSITIVE_INFINITY;
+    render(list.data);
+    const meta = list.meta;
+    replace(
+      pagerSlot,
+      meta
+        ? h(
+            'p',
+            {},
+            `Page ${meta.page} of ${Math.max(1, meta.total_pages)} (${meta.total} deliveries) `,
+            meta.page > 1 ? pager(meta.page - 1, 'Previous') : null,
+            ' ',
+            meta.page < meta.total_pages ? pager(meta.page + 1, 'Next') : null,
+          )
+        : null,
+    );
+    replace(
+      liveNote,
+      `Up to date as of ${fmtDate(new Date(now).toISOString())}.`,
+      pendingDue.length ? ' Updates by itself while a delivery is pending, after its next attempt.' : '',
+    );
+  };
   const pager = (p: number, label: string) => {
     const nq = new URLSearchParams(params);
     nq.set('page', String(p));
     return h('a', { href: `#/webhooks/${webhookId}?${nq.toString()}` }, label);
   };
+
   page(
     'Deliveries',
+    h('p', {}, h('a', { href: '#/webhooks' }, '← Webhooks')),
     h(
-      'p',
-      {},
-      h('a', { href: '#/webhooks' }, '← Webhooks'),
-      ' · ',
-      h('span', { class: 'mono' }, hook.url),
-      ' ',
-      badge(hook.status),
+      'dl',
+      { class: 'detail card' },
+      h('dt', {}, 'Endpoint'),
+      h('dd', {}, breakable(hook.url)),
+      h('dt', {}, 'Status'),
+      h('dd', {}, webhookState(hook)),
+      ...(hook.description ? [h('dt', {}, 'Description'), h('dd', {}, hook.description)] : []),
+      h('dt', {}, 'Events'),
+      h('dd', {}, hook.events.join(', ')),
     ),
+    testForm,
+    recoverForm,
+    filters,
     h(
       'div',
       { class: 'actions' },
-      h(
-        'button',
-        {
-          type: 'button',
-          onclick: async () => {
-            if (await act(() => post(`/v1/webhooks/${webhookId}/test`), 'Test event queued.'))
-              setTimeout(() => void deliveriesView(webhookId), 800);
-          },
-        },
-        'Send test',
-      ),
-      h(
-        'button',
-        { type: 'button', class: 'secondary', onclick: () => void deliveriesView(webhookId) },
-        'Refresh',
-      ),
+      h('button', { type: 'button', class: 'secondary', onclick: () => void refresh() }, 'Refresh'),
     ),
-    filters,
-    table('Deliveries, newest first', ['Delivery', 'Event', 'Status', 'Created', 'Attempts'], rows),
-    meta
-      ? h(
-          'p',
-          {},
-          `Page ${meta.page} of ${Math.max(1, meta.total_pages)} (${meta.total} deliveries) `,
-          meta.page > 1 ? pager(meta.page - 1, 'Previous') : null,
-          ' ',
-          meta.page < meta.total_pages ? pager(meta.page + 1, 'Next') : null,
-        )
-      : null,
+    liveNote,
+    listSlot,
+    pagerSlot,
   );
+  await refresh();
+  every(2000, async () => {
+    if (Date.now() >= nextPollAt || Date.now() < liveUntil) await refresh();
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -755,7 +1183,13 @@ async function signalsView(): Promise<void> {
   const filters = h(
     'form',
     { class: 'card', 'aria-label': 'Filter signals' },
-    h('div', { class: 'grid' }, field('Type', type), field('Status', status), field('Created after', since)),
+    h(
+      'div',
+      { class: 'grid' },
+      field('Type', type),
+      field('Status', status),
+      field('Created after', since, `Your time zone: ${zoneName()}.`),
+    ),
     h('label', {}, live, ' Live (refresh every 10 seconds)'),
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Apply filters')),
   );
@@ -911,7 +1345,17 @@ async function statsView(): Promise<void> {
           table(
             'By type',
             ['Type', 'Signals', 'Winners', 'Win rate'],
-            Object.entries(s.by_type).map(([t, v]) => [t, v.total, v.winners, `${v.win_rate.toFixed(1)} %`]),
+            Object.entries(s.by_type).map(([t, v]) => [
+              t === params.get('type') ? h('strong', {}, `${t} (the type shown above)`) : t,
+              v.total,
+              v.winners,
+              `${v.win_rate.toFixed(1)} %`,
+            ]),
+          ),
+          h(
+            'p',
+            { class: 'muted' },
+            'Every type, for the period chosen: the type filter narrows the figures above, never this table.',
           ),
         )
       : null,
@@ -936,6 +1380,12 @@ async function route(): Promise<void> {
       return;
     }
   }
+  // A message belongs to the page it was said on; one meant for this page was carried here.
+  replace(statusEl);
+  if (carried) {
+    announce(carried.message, carried.isError);
+    carried = null;
+  }
   showChrome();
   switch (parts[0]) {
     case 'login':
@@ -948,13 +1398,16 @@ async function route(): Promise<void> {
       return parts[1] ? signalView(parts[1]) : signalsView();
     case 'stats':
       return statsView();
+    case 'account':
+      return accountView();
     default:
       return keysView();
   }
 }
 
 document.getElementById('logout')!.addEventListener('click', async () => {
-  await act(() => del('/v1/dashboard/session'), 'Logged out.');
+  await act(() => del('/v1/dashboard/session'));
+  announceNext('Logged out.');
   session = null;
   showChrome();
   location.hash = '#/login';

@@ -32,7 +32,9 @@ export function usageChart(
   const height = 160;
   const pad = 24;
   const totals = buckets.map((b) => b.served + b.unauthorized + b.rate_limited + b.server_error);
-  const max = Math.max(1, ...totals, limit && Math.max(...totals) > limit * 0.5 ? limit : 0);
+  // The scale always reaches the limit, so its line is always drawn: how far usage is from it is
+  // the point of the chart.
+  const max = Math.max(1, ...totals, limit ?? 0);
   const barW = (width - pad) / buckets.length;
   const sum = (k: (typeof OUTCOMES)[number][0]) => buckets.reduce((a, b) => a + b[k], 0);
   const summary = `${title}: ${OUTCOMES.map(([k, t]) => `${sum(k)} ${t.toLowerCase()}`).join(', ')}; peak ${Math.max(0, ...totals)}.`;
@@ -51,17 +53,26 @@ export function usageChart(
   chart.appendChild(
     Object.assign(svg('text', { x: 0, y: height, 'font-size': 10, fill: '#4a5360' }), { textContent: '0' }),
   );
-  if (limit && limit <= max) {
-    const y = height - (limit / max) * height;
+  if (limit) {
+    const y = Math.max(1, height - (limit / max) * height);
     chart.appendChild(
-      svg('line', { x1: pad, y1: y, x2: width, y2: y, stroke: '#a40e26', 'stroke-dasharray': '4 3' }),
+      svg('line', {
+        x1: pad,
+        y1: y,
+        x2: width,
+        y2: y,
+        stroke: '#a40e26',
+        'stroke-dasharray': '4 3',
+        class: 'limit-line',
+      }),
     );
   }
   buckets.forEach((b, i) => {
     let y = height;
     for (const [k] of OUTCOMES) {
       if (!b[k]) continue;
-      const hgt = (b[k] / max) * height;
+      // At least a pixel: a few requests under a limit of thousands must still show.
+      const hgt = Math.max(1, (b[k] / max) * height);
       y -= hgt;
       const rect = svg('rect', {
         x: pad + i * barW + 1,

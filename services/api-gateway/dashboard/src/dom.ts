@@ -30,12 +30,63 @@ export function replace(el: Element, ...children: (Child | Child[])[]): void {
   append(el, children);
 }
 
+/**
+ * A moment as the reader's clock shows it, to the second and with its zone: attempts seconds
+ * apart must read apart, and a time without a zone is read in the wrong one.
+ */
 export function fmtDate(iso: string | null | undefined): string {
   if (!iso) return '—';
   const d = new Date(iso);
   return Number.isNaN(d.getTime())
     ? '—'
-    : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+    : d.toLocaleString(undefined, {
+        year: 'numeric',
+        month: 'short',
+        day: 'numeric',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+        timeZoneName: 'short',
+      });
+}
+
+/** A <time> element: the moment in the reader's zone, the exact instant in `datetime`. */
+export function timeEl(iso: string | null | undefined): HTMLElement | string {
+  return iso ? h('time', { datetime: iso }, fmtDate(iso)) : '—';
+}
+
+/** The reader's time zone, named (for hints: "start of this day, Europe/Berlin time"). */
+export function zoneName(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'local';
+}
+
+/** "in 23 h", "in 5 min", "3 min ago": how far a moment is from now, roughly. */
+export function fmtRelative(iso: string, now = Date.now()): string {
+  const ms = Date.parse(iso) - now;
+  const abs = Math.abs(ms);
+  const text =
+    abs < 60_000
+      ? `${Math.max(1, Math.round(abs / 1000))} s`
+      : abs < 3_600_000
+        ? `${Math.round(abs / 60_000)} min`
+        : abs < 2 * 86_400_000
+          ? `${Math.round(abs / 3_600_000)} h`
+          : `${Math.round(abs / 86_400_000)} days`;
+  return ms >= 0 ? `in ${text}` : `${text} ago`;
+}
+
+/**
+ * A URL or an id that may break only after its separators (/ . ? & = - _ :), never inside a
+ * word, so a narrow screen wraps `https://example.com/hooks` at `/`, not between letters.
+ */
+export function breakable(text: string, tag: 'span' | 'code' = 'span'): HTMLElement {
+  const el = h(tag, { class: 'mono' });
+  for (const part of text.split(/(?<=[/.?&=\-_:])/)) {
+    el.appendChild(document.createTextNode(part));
+    el.appendChild(document.createElement('wbr'));
+  }
+  el.lastChild?.remove();
+  return el;
 }
 
 export function badge(text: string): HTMLElement {
@@ -94,7 +145,10 @@ export function table(caption: string, headers: string[], rows: Child[][]): HTML
   );
 }
 
-/** A labelled form control; the id ties label and input together. */
+/**
+ * A labelled form control; the id ties label and input together. The hint sits under the
+ * control, and so does the control's error when the server refuses its value (fieldErrors).
+ */
 export function field(
   label: string,
   control: HTMLInputElement | HTMLSelectElement,
@@ -102,9 +156,48 @@ export function field(
 ): HTMLElement {
   const id = control.id || `f-${Math.random().toString(36).slice(2, 9)}`;
   control.id = id;
-  const hintEl = hint ? h('span', { class: 'muted', id: `${id}-hint` }, hint) : null;
+  const hintEl = hint ? h('p', { class: 'hint', id: `${id}-hint` }, hint) : null;
   if (hintEl) control.setAttribute('aria-describedby', hintEl.id);
-  return h('div', {}, h('label', { for: id }, label), control, hintEl);
+  const errorEl = h('p', { class: 'field-error', id: `${id}-error`, hidden: true });
+  return h('div', { class: 'field' }, h('label', { for: id }, label), control, hintEl, errorEl);
+}
+
+/** Clears what fieldErrors showed in a form. */
+export function clearFieldErrors(form: HTMLFormElement): void {
+  for (const e of form.querySelectorAll<HTMLElement>('.field-error')) {
+    e.hidden = true;
+    e.textContent = '';
+  }
+  for (const c of form.querySelectorAll('[aria-invalid]')) {
+    c.removeAttribute('aria-invalid');
+    const hint = c.id ? `${c.id}-hint` : '';
+    if (form.querySelector(`[id="${hint}"]`)) c.setAttribute('aria-describedby', hint);
+    else c.removeAttribute('aria-describedby');
+  }
+}
+
+/**
+ * Shows each refused field's message under its control (controls are found by name); returns
+ * the first control marked, or undefined when no detail named a control of this form.
+ */
+export function fieldErrors(
+  form: HTMLFormElement,
+  details: readonly { field: string; message: string }[],
+): HTMLElement | undefined {
+  let first: HTMLElement | undefined;
+  for (const d of details) {
+    const name = d.field.replace(/^body\./, '');
+    const control = form.querySelector<HTMLInputElement | HTMLSelectElement>(`[name="${CSS.escape(name)}"]`);
+    const errorEl = control?.id ? form.querySelector<HTMLElement>(`[id="${control.id}-error"]`) : null;
+    if (!control || !errorEl) continue;
+    errorEl.textContent = d.message.startsWith(name) ? d.message : `${name} ${d.message}`;
+    errorEl.hidden = false;
+    control.setAttribute('aria-invalid', 'true');
+    const hint = form.querySelector(`[id="${control.id}-hint"]`) ? `${control.id}-hint ` : '';
+    control.setAttribute('aria-describedby', `${hint}${errorEl.id}`);
+    first ??= control;
+  }
+  return first;
 }
 
 export function select(name: string, options: [string, string][], value = ''): HTMLSelectElement {

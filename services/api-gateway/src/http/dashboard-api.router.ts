@@ -7,6 +7,7 @@ import {
   signupInputSchema,
   usageQuerySchema,
   type ApiKeyView,
+  type UsageBucket,
 } from '@signal/contracts';
 import {
   AppError,
@@ -17,6 +18,7 @@ import {
   parseOrThrow,
 } from '@signal/service-kit';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { z } from 'zod';
 import type { Plan } from '../data/account.model';
 import { createAccount, listApiKeysPage, revokeApiKey } from '../domain/accounts.use-cases';
 import { createKeyOnce, type CreateKeyDeps } from '../domain/create-key.use-case';
@@ -84,6 +86,47 @@ const noStore: RequestHandler = (_req, res, next) => {
   res.setHeader('Cache-Control', 'no-store');
   next();
 };
+
+/**
+ * `key_id`: one key's usage, or `dashboard` for the requests made with a dashboard session (the
+ * ledger's pseudo key), so every source of the account's total can be picked on its own.
+ */
+const dashboardUsageQuerySchema = z.strictObject({
+  key_id: z
+    .string()
+    .refine(
+      (v) => v === SESSION_USAGE_KEY || usageQuerySchema.shape.key_id.safeParse(v).success,
+      `key_id must be a key id or ${SESSION_USAGE_KEY}`,
+    )
+    .optional(),
+});
+
+/** A plan window as the dashboard shows it: how much of it is used and left, and when it starts over. */
+interface WindowLeft {
+  limit: number;
+  used: number;
+  remaining: number;
+  resets_at: string;
+}
+
+/**
+ * What is left of the plan in the current UTC minute and day: the requests the limiter let
+ * through (everything but 401 and 429) in the account's current buckets.
+ */
+function remainingOf(
+  plan: Plan,
+  series: { minutes: UsageBucket[]; days: UsageBucket[] },
+  now: number,
+): { minute: WindowLeft; day: WindowLeft } {
+  const window = (limit: number, bucket: UsageBucket | undefined, resetsAt: number): WindowLeft => {
+    const used = bucket ? bucket.served + bucket.server_error : 0;
+    return { limit, used, remaining: Math.max(0, limit - used), resets_at: new Date(resetsAt).toISOString() };
+  };
+  return {
+    minute: window(plan.per_minute, series.minutes.at(-1), (Math.floor(now / 60_000) + 1) * 60_000),
+    day: window(plan.per_day, series.days.at(-1), (Math.floor(now / 86_400_000) + 1) * 86_400_000),
+  };
+}
 
 function keyStatus(k: ApiKeyView, now = Date.now()): 'active' | 'expired' | 'revoked' {
   if (k.revoked_at) return 'revoked';
@@ -270,16 +313,28 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
   });
 
   api.get('/usage', async (req, res) => {
-    const q = parseOrThrow(usageQuerySchema, req.query, 'query');
+    const q = parseOrThrow(dashboardUsageQuerySchema, req.query, 'query');
     const accountId = current(res).accountId;
-    if (q.key_id && !(await deps.accounts.repository.findKey(accountId, q.key_id))) {
-      throw new AppError('NOT_FOUND', `API key ${q.key_id} was not found.`);
+    if (q.key_id && q.key_id !== SESSION_USAGE_KEY) {
+      if (!(await deps.accounts.repository.findKey(accountId, q.key_id)))
+        throw new AppError('NOT_FOUND', `API key ${q.key_id} was not found.`);
     }
+    const now = Date.now();
     const account = await deps.accounts.repository.findAccount(accountId);
-    const series = await deps.usage.series(accountId, q.key_id);
+    const plan = account?.plan ?? deps.defaultPlan;
+    // What remains is the account's (its keys and its sessions share the plan), whatever is shown.
+    const [series, whole] = await Promise.all([
+      deps.usage.series(accountId, q.key_id, now),
+      q.key_id ? deps.usage.series(accountId, undefined, now) : undefined,
+    ]);
     res.json({
       success: true,
-      data: { plan: account?.plan ?? deps.defaultPlan, subject: q.key_id ?? 'account', ...series },
+      data: {
+        plan,
+        subject: q.key_id ?? 'account',
+        ...series,
+        remaining: remainingOf(plan, whole ?? series, now),
+      },
     });
   });
 

@@ -17,7 +17,7 @@ export const DASHBOARD_CSP = [
 
 const ROOT = path.join(__dirname, '..', '..', 'dashboard');
 
-/** /dashboard: one HTML page (hash routes), its compiled script and stylesheet. */
+/** /dashboard: one HTML page (hash routes), its compiled script and stylesheet; and /favicon.ico. */
 export function dashboardPages(guard: RequestHandler): Router {
   const router = Router();
   const csp: RequestHandler = (_req, res, next) => {
@@ -29,6 +29,12 @@ export function dashboardPages(guard: RequestHandler): Router {
   router.get(['/dashboard', '/dashboard/'], guard, csp, (_req, res) => {
     res.setHeader('Cache-Control', 'no-cache');
     res.sendFile(path.join(ROOT, 'public', 'index.html'));
+  });
+  // Browsers ask for /favicon.ico on every page (the docs too): answer with the dashboard's icon
+  // rather than a 404 in every console.
+  router.get('/favicon.ico', (_req, res) => {
+    res.setHeader('Cache-Control', 'public, max-age=86400');
+    res.type('image/svg+xml').sendFile(path.join(ROOT, 'public', 'favicon.svg'));
   });
   const assets = { index: false, maxAge: 0, etag: true };
   router.use('/dashboard/assets', csp, express.static(path.join(ROOT, 'public'), assets));

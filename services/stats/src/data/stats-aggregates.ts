@@ -333,16 +333,15 @@ export class StatsAggregates implements AggregatesStore {
     for (const [i, t] of types.entries()) {
       const [count, winners, roiSum, best] = reply.slice(i * 4, i * 4 + 4);
       if (Number(count) === 0) continue;
+      const b = typeof best === 'string' ? Number(best) / ROI_SCALE : undefined;
       rows.push({
         _id: t,
         total: Number(count),
         winners: Number(winners),
         roi_sum: Number(roiSum) / ROI_SCALE,
+        ...(b !== undefined ? { best_roi: b } : {}),
       });
-      if (typeof best === 'string') {
-        const b = Number(best) / ROI_SCALE;
-        if (bestRoi === undefined || b > bestRoi) bestRoi = b;
-      }
+      if (b !== undefined && (bestRoi === undefined || b > bestRoi)) bestRoi = b;
     }
     return { rows, bestRoi };
   }

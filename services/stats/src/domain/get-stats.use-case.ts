@@ -17,7 +17,8 @@ export interface StatsReadDeps {
 /**
  * Story: the figures from the incrementally kept aggregates (nothing aggregates on the request
  * path) → or, while they are rebuilt or Redis is unreachable, a cached or fresh aggregation of
- * the MongoDB projection.
+ * the MongoDB projection. With a `type`, the top-level figures are that type's and `by_type`
+ * still holds every type's real figures for the period.
  */
 export async function getStats(
   deps: StatsReadDeps,
@@ -27,8 +28,12 @@ export async function getStats(
   const period = query.period ?? 'all';
   const since = periodStart(period, now);
   try {
-    const figures = await deps.aggregates.figures(query.type, since, now);
-    if (figures) return toStatistics(figures.rows, figures.bestRoi);
+    // Every type's rows (by_type always holds them all); the filter narrows the totals only.
+    const figures = await deps.aggregates.figures(undefined, since, now);
+    if (figures) {
+      const best = query.type ? figures.rows.find((r) => r._id === query.type)?.best_roi : figures.bestRoi;
+      return toStatistics(figures.rows, best, query.type);
+    }
   } catch (err) {
     deps.logger.warn(
       { err: err instanceof Error ? err.message : String(err) },
@@ -49,10 +54,10 @@ async function aggregateFromStore(
   const cached = await deps.cache.get(key);
   if (cached.stats) return cached.stats;
   const [rows, best] = await Promise.all([
-    deps.repository.groupByType(type, since),
+    deps.repository.groupByType(undefined, since),
     deps.repository.bestRoi(type, since),
   ]);
-  const stats = toStatistics(rows, best);
+  const stats = toStatistics(rows, best, type);
   await deps.cache.set(key, cached.gen, stats);
   return stats;
 }

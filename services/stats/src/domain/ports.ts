@@ -14,6 +14,8 @@ export interface GroupRow {
   total: number;
   winners: number;
   roi_sum: number;
+  /** The type's highest ROI, where the source keeps it per type (the aggregates). */
+  best_roi?: number;
 }
 
 export interface ProjectionStore {

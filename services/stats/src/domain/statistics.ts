@@ -1,4 +1,4 @@
-import type { Statistics, StatsPeriod } from '@signal/contracts';
+import type { SignalType, Statistics, StatsPeriod } from '@signal/contracts';
 import type { GroupRow } from './ports';
 
 const PERIOD_MS: Record<Exclude<StatsPeriod, 'all'>, number> = {
@@ -15,8 +15,17 @@ export function periodStart(period: StatsPeriod, now = Date.now()): Date | undef
 const round2 = (n: number) => Math.round(n * 100) / 100;
 const rate = (winners: number, total: number) => (total === 0 ? 0 : round2((winners / total) * 100));
 
-/** Percent figures per ARCHITECTURE.md: win_rate 0–100, avg/best ROI in percent; every type present. */
-export function toStatistics(rows: GroupRow[], bestRoi: number | undefined): Statistics {
+/**
+ * Percent figures per ARCHITECTURE.md: win_rate 0–100, avg/best ROI in percent. `rows` hold every
+ * type of the period; `type` narrows the top-level figures only: `by_type` always gives every type
+ * its real figures (a filtered answer once showed 0 for every other type, which read as "no
+ * signals"). `bestRoi` is the best of the figures' own population (the type's when filtered).
+ */
+export function toStatistics(
+  rows: GroupRow[],
+  bestRoi: number | undefined,
+  type?: SignalType,
+): Statistics {
   const none = () => ({ total: 0, winners: 0, win_rate: 0 });
   const byType: Statistics['by_type'] = {
     new: none(),
@@ -32,6 +41,7 @@ export function toStatistics(rows: GroupRow[], bestRoi: number | undefined): Sta
   for (const row of rows) {
     if (!(row._id in byType)) continue;
     byType[row._id] = { total: row.total, winners: row.winners, win_rate: rate(row.winners, row.total) };
+    if (type !== undefined && row._id !== type) continue;
     total += row.total;
     winners += row.winners;
     roiSum += row.roi_sum;

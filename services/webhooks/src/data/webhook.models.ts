@@ -24,12 +24,33 @@ export interface SubscriptionDocument {
   updated_at: Date;
 }
 
+/** The request an attempt sent, as shown to its account: the body is the delivery's payload. */
+export interface AttemptRequest {
+  url: string;
+  /** Every header sent; the signature is a MAC of this one body, the signing secret is never here. */
+  headers: Record<string, string>;
+}
+
+/** The receiver's answer to an attempt, as much of it as the worker reads. */
+export interface AttemptResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** The first WEBHOOK_MAX_RESPONSE_BYTES (4 KB) of the body, as UTF-8. */
+  body: string;
+  /** The body went on past what was read. */
+  body_truncated: boolean;
+}
+
 export interface AttemptRecord {
   attempt: number;
   started_at: Date;
   duration_ms: number;
   status_code: number | null;
   error: string | null;
+  /** Absent in attempts recorded before requests were kept. */
+  request?: AttemptRequest | null;
+  /** null when no answer came (timeout, refused, …); absent in older attempts. */
+  response?: AttemptResponse | null;
 }
 
 /**
@@ -82,6 +103,9 @@ export interface DeliveryLogEntry {
   error: string | null;
   /** The trace the attempt ran in (absent when tracing is off, and in older entries). */
   trace_id?: string | null;
+  /** What the attempt sent and what came back (kind 'attempt'; absent in older entries). */
+  request?: AttemptRequest | null;
+  response?: AttemptResponse | null;
 }
 
 export interface IdempotencyDocument {

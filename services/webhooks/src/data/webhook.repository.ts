@@ -57,6 +57,23 @@ export class WebhookRepository {
     return { rows, total };
   }
 
+  countSubscriptions(accountId: string): Promise<number> {
+    return this.c.subscriptions.countDocuments({ account_id: accountId });
+  }
+
+  /**
+   * The ids of an account's first `n` subscriptions in creation order (`_id` breaks ties of
+   * the same millisecond): the ones a cap of `n` keeps when creations race.
+   */
+  async firstSubscriptionIds(accountId: string, n: number): Promise<string[]> {
+    const rows = await this.c.subscriptions
+      .find({ account_id: accountId }, { projection: { _id: 1 } })
+      .sort({ created_at: 1, _id: 1 })
+      .limit(n)
+      .toArray();
+    return rows.map((r) => r._id);
+  }
+
   /** Enabled and disabled alike: a disabled subscription's deliveries are kept (as failed), not dropped. */
   subscriptionsFor(event: WebhookEventName): Promise<SubscriptionDocument[]> {
     return this.c.subscriptions.find({ events: event }).toArray();
@@ -158,6 +175,13 @@ export class WebhookRepository {
       this.c.deliveries.countDocuments(q),
     ]);
     return { rows, total };
+  }
+
+  /** A subscription's deliveries created at or after `since`, without bodies. */
+  deliveriesSince(webhookId: string, since: Date): Promise<DeliveryHeader[]> {
+    return this.c.deliveries
+      .find({ webhook_id: webhookId, created_at: { $gte: since } }, WITHOUT_PAYLOAD)
+      .toArray();
   }
 
   /** Every delivery of a subscription, newest first, without bodies. */

@@ -4,11 +4,14 @@ import { currentTraceId, metrics, type Logger } from '@signal/service-kit';
 import { request, type Dispatcher } from 'undici';
 import type {
   AttemptRecord,
+  AttemptRequest,
+  AttemptResponse,
   DeliveryDocument,
   DeliveryLogEntry,
   DeliveryStatus,
   SubscriptionDocument,
 } from '../data/webhook.models';
+import type { DeliverySlots } from './concurrency';
 import { parseRetryAfter, retryDelayMs, type ScheduleJob } from './delivery-jobs';
 import { attemptSeq, logEntryId } from './delivery-state';
 import type { DeliveryLogWriter, SubscriptionLookup } from './ports';
@@ -24,7 +27,8 @@ export interface DeliverDeps {
   dispatcher: Dispatcher;
   schedule: ScheduleJob;
   logger: Logger;
-  concurrency: SubscriptionConcurrency;
+  /** Per-account share and per-subscription cap of attempts in flight. */
+  slots: DeliverySlots;
   retryDelaysMs: number[];
   timeoutMs: number;
   maxResponseBytes: number;
@@ -32,27 +36,27 @@ export interface DeliverDeps {
   guard: GuardPolicy;
 }
 
-/** Caps in-flight deliveries per subscription; a job over the cap is put back for a moment. */
-export class SubscriptionConcurrency {
-  private readonly inFlight = new Map<string, number>();
-  constructor(private readonly max: number) {}
-  tryAcquire(id: string): boolean {
-    const n = this.inFlight.get(id) ?? 0;
-    if (n >= this.max) return false;
-    this.inFlight.set(id, n + 1);
-    return true;
-  }
-  release(id: string): void {
-    const n = (this.inFlight.get(id) ?? 1) - 1;
-    if (n <= 0) this.inFlight.delete(id);
-    else this.inFlight.set(id, n);
-  }
-}
-
 interface PostResult {
   statusCode: number | null;
   error: string | null;
   retryAfterMs?: number;
+  /** null when nothing was sent (an address the wall refuses before connecting). */
+  request: AttemptRequest | null;
+  response: AttemptResponse | null;
+}
+
+/** Headers kept of an answer, and the length kept of each: enough to debug, bounded in the store. */
+const MAX_KEPT_HEADERS = 50;
+const MAX_HEADER_VALUE = 1024;
+
+/** A receiver's response headers as one string each (repeated ones joined), bounded. */
+export function keptHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers).slice(0, MAX_KEPT_HEADERS)) {
+    if (value === undefined) continue;
+    out[name] = (Array.isArray(value) ? value.join(', ') : value).slice(0, MAX_HEADER_VALUE);
+  }
+  return out;
 }
 
 function errorClass(err: unknown): string {
@@ -82,39 +86,57 @@ async function post(
   const host = new URL(sub.url).hostname.replace(/^\[|\]$/g, '');
   // Literal IPs never go through DNS, so the connect-time guard checks them here.
   if (isIP(host) !== 0 && addressProblem(host, deps.guard) !== undefined)
-    return { statusCode: null, error: 'blocked_address' };
+    return { statusCode: null, error: 'blocked_address', request: null, response: null };
+  const sent: AttemptRequest = {
+    url: sub.url,
+    headers: {
+      'content-type': 'application/json',
+      'user-agent': 'SignalService-Webhooks/1.0',
+      ...signatureHeaders(sub.secrets, deliveryId, payload),
+    },
+  };
   try {
     const res = await request(sub.url, {
       method: 'POST',
       dispatcher: deps.dispatcher,
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': 'SignalService-Webhooks/1.0',
-        ...signatureHeaders(sub.secrets, deliveryId, payload),
-      },
+      headers: sent.headers,
       body: payload,
       signal: AbortSignal.timeout(deps.timeoutMs),
     });
-    // Read at most a small cap of the answer, then drop the rest.
+    // Keep at most a small cap of the answer (what the account sees of it), then drop the rest.
+    const chunks: Buffer[] = [];
     let read = 0;
+    let truncated = false;
     for await (const chunk of res.body) {
-      read += (chunk as Buffer).length;
+      const part = chunk as Buffer;
+      if (read < deps.maxResponseBytes) chunks.push(part.subarray(0, deps.maxResponseBytes - read));
+      read += part.length;
       if (read > deps.maxResponseBytes) {
+        truncated = true;
         res.body.destroy();
         break;
       }
     }
     const statusCode = res.statusCode;
-    if (statusCode >= 200 && statusCode < 300) return { statusCode, error: null };
-    if (statusCode >= 300 && statusCode < 400) return { statusCode, error: 'redirect_not_followed' };
+    const response: AttemptResponse = {
+      status: statusCode,
+      headers: keptHeaders(res.headers),
+      body: Buffer.concat(chunks).toString('utf8'),
+      body_truncated: truncated,
+    };
+    if (statusCode >= 200 && statusCode < 300) return { statusCode, error: null, request: sent, response };
+    if (statusCode >= 300 && statusCode < 400)
+      return { statusCode, error: 'redirect_not_followed', request: sent, response };
     return {
       statusCode,
       error: `http_${statusCode}`,
       retryAfterMs:
         statusCode === 429 || statusCode === 503 ? parseRetryAfter(res.headers['retry-after']) : undefined,
+      request: sent,
+      response,
     };
   } catch (err) {
-    return { statusCode: null, error: errorClass(err) };
+    return { statusCode: null, error: errorClass(err), request: sent, response: null };
   }
 }
 
@@ -153,6 +175,7 @@ function logEntry(
     status_code: made?.status_code ?? null,
     error: made?.error ?? (made ? null : 'subscription_disabled'),
     trace_id: currentTraceId() ?? null,
+    ...(made ? { request: made.request ?? null, response: made.response ?? null } : {}),
   };
 }
 
@@ -161,7 +184,7 @@ const EVENT_TIME = /"timestamp":"([^"]+)"/;
 
 /**
  * Story: one attempt of one delivery. Not due yet → hop on to the next delay bucket → refuse
- * disabled subscriptions → respect the per-subscription cap → POST signed → on failure schedule
+ * disabled subscriptions → respect the account's share and the subscription's cap → POST signed → on failure schedule
  * the next attempt *before* recording this one (a crash then re-sends, never forgets) → append
  * the attempt to the delivery log, in a batch with others; the job is acknowledged only after
  * that write, and the entry's id is the attempt's, so a job redelivered after a crash never
@@ -188,8 +211,9 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
     ]);
     return;
   }
-  if (!deps.concurrency.tryAcquire(sub._id)) {
-    // At its cap (a slow receiver): wait a second outside the worker rather than hold a slot.
+  if (!deps.slots.tryAcquire(sub.account_id, sub._id)) {
+    // Its account at its share, or the subscription at its cap (slow receivers): wait a second
+    // outside the worker rather than hold a job another account's delivery could use.
     await deps.schedule(job, 1000);
     return;
   }
@@ -198,7 +222,7 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
   try {
     result = await post(deps, sub, deliveryId, input.payload);
   } finally {
-    deps.concurrency.release(sub._id);
+    deps.slots.release(sub.account_id, sub._id);
   }
   const made: AttemptRecord = {
     attempt: job.attempt,
@@ -206,6 +230,8 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
     duration_ms: Date.now() - startedAt.getTime(),
     status_code: result.statusCode,
     error: result.error,
+    request: result.request,
+    response: result.response,
   };
   const record = (status: DeliveryStatus, next: Date | null = null) => {
     metrics

@@ -37,6 +37,8 @@ export function foldDelivery(doc: DeliveryHeader, entries: readonly DeliveryLogE
         duration_ms: e.duration_ms ?? 0,
         status_code: e.status_code,
         error: e.error,
+        ...(e.request !== undefined ? { request: e.request } : {}),
+        ...(e.response !== undefined ? { response: e.response } : {}),
       });
     }
     state = {

@@ -10,6 +10,9 @@ import {
   type ShortListQuery,
   type WebhookSubscription,
   type WebhookTestData,
+  type DeliveryEventName,
+  type RecoverWebhookResult,
+  type WebhookEventName,
 } from '@signal/contracts';
 import { AppError, newId } from '@signal/service-kit';
 import type {
@@ -32,6 +35,16 @@ export interface SubscriptionDeps {
   schedule: ScheduleJob;
   guard: GuardPolicy;
   secretOverlapMs: number;
+  /** Subscriptions an account may hold when its token carries no plan limit. */
+  maxPerAccount: number;
+}
+
+/** The 409 of a full account: the limit is in the message, and the way out. */
+function capReached(limit: number): AppError {
+  return new AppError(
+    'CONFLICT',
+    `This account has reached its limit of ${limit} webhook subscription${limit === 1 ? '' : 's'}. Delete one before creating another, or move to a plan with a higher limit.`,
+  );
 }
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
@@ -50,7 +63,11 @@ export function toSubscriptionView(s: SubscriptionDocument): WebhookSubscription
   };
 }
 
-export function toDeliveryView(d: DeliveryHeader, state: DeliveryState, withAttempts = false): Delivery {
+/**
+ * A delivery as a client sees it; with `payload` (the detail) every attempt with the request it
+ * sent (that body) and the response it got.
+ */
+export function toDeliveryView(d: DeliveryHeader, state: DeliveryState, payload?: string): Delivery {
   return {
     id: d._id,
     webhook_id: d.webhook_id,
@@ -61,7 +78,7 @@ export function toDeliveryView(d: DeliveryHeader, state: DeliveryState, withAtte
     next_attempt_at: iso(state.next_attempt_at),
     created_at: new Date(d.created_at).toISOString(),
     updated_at: new Date(state.updated_at).toISOString(),
-    ...(withAttempts
+    ...(payload !== undefined
       ? {
           attempts: state.attempts.map((a) => ({
             attempt: a.attempt,
@@ -69,6 +86,8 @@ export function toDeliveryView(d: DeliveryHeader, state: DeliveryState, withAtte
             duration_ms: a.duration_ms,
             status_code: a.status_code,
             error: a.error,
+            request: a.request ? { url: a.request.url, headers: a.request.headers, body: payload } : null,
+            response: a.response ?? null,
           })),
         }
       : {}),
@@ -125,14 +144,18 @@ const FIRST_REQUEST_OVER_MS = 30_000;
 
 /**
  * Story: check the URL → with an Idempotency-Key, claim it (the same key and body within 24 h
- * return the subscription it made; another body is a 409) → store the subscription with a new
- * signing secret → return it with the secret. `created` is false for a replay.
+ * return the subscription it made; another body is a 409) → refuse a full account (409) →
+ * store the subscription with a new signing secret → if creations raced past the cap, the ones
+ * beyond it in creation order take theirs back (409) → return it with the secret. `created` is
+ * false for a replay. `limit` is the plan's (from the gateway's token), else the configured
+ * default.
  */
 export async function createSubscription(
   deps: SubscriptionDeps,
   accountId: string,
   input: CreateWebhookInput,
   idempotencyKey?: string,
+  limit: number = deps.maxPerAccount,
 ): Promise<{ subscription: WebhookSubscription & { secret: string }; created: boolean }> {
   checkUrl(input.url, deps.guard);
   let id = newId('wh');
@@ -163,6 +186,13 @@ export async function createSubscription(
     }
     id = claim.resourceId;
   }
+  const releaseKey = async () => {
+    if (idempotencyKey) await deps.idempotency.release(accountId, idempotencyKey).catch(() => undefined);
+  };
+  if ((await deps.repository.countSubscriptions(accountId)) >= limit) {
+    await releaseKey();
+    throw capReached(limit);
+  }
   const now = new Date();
   const secret = generateSecret();
   const doc: SubscriptionDocument = {
@@ -181,8 +211,15 @@ export async function createSubscription(
   try {
     await deps.repository.insertSubscription(doc);
   } catch (err) {
-    if (idempotencyKey) await deps.idempotency.release(accountId, idempotencyKey).catch(() => undefined);
+    await releaseKey();
     throw err;
+  }
+  // Concurrent creations each passed the count above; the first `limit` in creation order stay.
+  // One that raced and lost removes its own, so the account never holds more than the limit.
+  if (!(await deps.repository.firstSubscriptionIds(accountId, limit)).includes(id)) {
+    await deps.repository.deleteSubscription(accountId, id);
+    await releaseKey();
+    throw capReached(limit);
   }
   return { subscription: { ...toSubscriptionView(doc), secret }, created: true };
 }
@@ -261,11 +298,19 @@ export async function rotateSecret(deps: SubscriptionDeps, accountId: string, id
   return { ...toSubscriptionView(updated), secret };
 }
 
+/** What a sample signal's performance reads like after each event. */
+const SAMPLE_PERFORMANCE: Record<Exclude<WebhookEventName, 'signal.new'>, WebhookTestData['performance']> = {
+  'signal.winner': { roi: 250, ath_roi: 310, status: 'winner', time_to_ath_hours: 6 },
+  'signal.dead': { roi: -85, ath_roi: 20, status: 'dead', time_to_ath_hours: 1 },
+  'signal.rugged': { roi: -99, ath_roi: 5, status: 'rugged', time_to_ath_hours: 0.5 },
+};
+
 /**
- * What a test event carries: a sample signal in the shape of every event's data (a receiver
- * written to the spec's payload accepts it), marked `test: true`. Its id names no signal.
+ * What a test event carries: a sample signal in the shape of `event`'s data (signal.new without
+ * `performance`, the others with it, as the real events come), marked `test: true`, so a
+ * receiver written to the spec's payload accepts it. Its id names no signal.
  */
-function testEventData(subscriptionId: string): WebhookTestData {
+function testEventData(subscriptionId: string, event: DeliveryEventName): WebhookTestData {
   return {
     id: 'sig_00000000000000000000000000',
     token: {
@@ -286,13 +331,22 @@ function testEventData(subscriptionId: string): WebhookTestData {
     },
     type: 'new',
     is_premium: false,
+    ...(event === 'signal.new' || event === WEBHOOK_TEST_EVENT
+      ? {}
+      : { performance: SAMPLE_PERFORMANCE[event] }),
     test: true,
     subscription_id: subscriptionId,
     message: 'This is a test event from Signal Service.',
   };
 }
 
-export async function sendTestEvent(deps: SubscriptionDeps, accountId: string, id: string) {
+/** Queues one test delivery of `event` (default webhook.test) with a sample payload of its shape. */
+export async function sendTestEvent(
+  deps: SubscriptionDeps,
+  accountId: string,
+  id: string,
+  event: DeliveryEventName = WEBHOOK_TEST_EVENT,
+) {
   const sub = await owned(deps, accountId, id);
   // The worker fails a disabled subscription's deliveries without an attempt: a test queued now
   // would answer "pending" and then fail unsent. Saying so up front tells the caller what to do.
@@ -306,11 +360,11 @@ export async function sendTestEvent(deps: SubscriptionDeps, accountId: string, i
     account_id: accountId,
     webhook_id: sub._id,
     event_id: newId('evt'),
-    event: WEBHOOK_TEST_EVENT,
+    event,
     payload: JSON.stringify({
-      event: WEBHOOK_TEST_EVENT,
+      event,
       timestamp: now.toISOString(),
-      data: testEventData(sub._id),
+      data: testEventData(sub._id, event),
     }),
     status: 'pending',
     created_at: now,
@@ -369,7 +423,7 @@ async function ownedDelivery(deps: SubscriptionDeps, accountId: string, id: stri
 export async function getDelivery(deps: SubscriptionDeps, accountId: string, id: string, deliveryId: string) {
   await owned(deps, accountId, id);
   const { doc, state } = await ownedDelivery(deps, accountId, id, deliveryId);
-  return toDeliveryView(doc, state, true);
+  return toDeliveryView(doc, state, doc.payload);
 }
 
 /**
@@ -382,22 +436,17 @@ function subscriptionVersion(sub: SubscriptionDocument): number {
 }
 
 /**
- * Re-sends a failed delivery: one more attempt, same webhook-id, same body. The re-send is an
- * entry of the log at the next attempt's place, so two concurrent re-sends queue one attempt.
+ * Queues one more attempt of a failed delivery: same webhook-id, same body. The re-send is an
+ * entry of the log at the next attempt's place, so two concurrent re-sends (or recoveries)
+ * queue one attempt: false when another took that place first.
  */
-export async function retryDelivery(
+async function requeue(
   deps: SubscriptionDeps,
-  accountId: string,
-  id: string,
-  deliveryId: string,
-) {
-  const sub = await owned(deps, accountId, id);
-  const { doc, state } = await ownedDelivery(deps, accountId, id, deliveryId);
-  if (state.status !== 'failed')
-    throw new AppError('CONFLICT', `Only failed deliveries can be re-sent; this one is ${state.status}.`);
-  if (sub.status !== 'enabled')
-    throw new AppError('CONFLICT', 'Enable the webhook before re-sending its deliveries.');
-  const now = new Date();
+  sub: SubscriptionDocument,
+  doc: DeliveryDocument,
+  state: DeliveryState,
+  now: Date,
+): Promise<boolean> {
   const attempt = state.last_attempt + 1;
   const seq = requeueSeq(attempt);
   const entry: DeliveryLogEntry = {
@@ -415,8 +464,7 @@ export async function retryDelivery(
     status_code: null,
     error: null,
   };
-  if (!(await deps.repository.appendLogEntry(entry)))
-    throw new AppError('CONFLICT', 'This delivery is being re-sent already.');
+  if (!(await deps.repository.appendLogEntry(entry))) return false;
   await deps.schedule({
     delivery_id: doc._id,
     attempt,
@@ -425,5 +473,63 @@ export async function retryDelivery(
     payload: doc.payload,
     subscription_at: subscriptionVersion(sub),
   });
+  return true;
+}
+
+/** Re-sends a failed delivery (one more attempt). */
+export async function retryDelivery(
+  deps: SubscriptionDeps,
+  accountId: string,
+  id: string,
+  deliveryId: string,
+) {
+  const sub = await owned(deps, accountId, id);
+  const { doc, state } = await ownedDelivery(deps, accountId, id, deliveryId);
+  if (state.status !== 'failed')
+    throw new AppError('CONFLICT', `Only failed deliveries can be re-sent; this one is ${state.status}.`);
+  if (sub.status !== 'enabled')
+    throw new AppError('CONFLICT', 'Enable the webhook before re-sending its deliveries.');
+  const now = new Date();
+  if (!(await requeue(deps, sub, doc, state, now)))
+    throw new AppError('CONFLICT', 'This delivery is being re-sent already.');
   return toDeliveryView(doc, { ...state, status: 'pending', next_attempt_at: now, updated_at: now });
+}
+
+/** Re-sends queued at once by a recovery (each a log append and a publish). */
+const RECOVER_CONCURRENCY = 16;
+
+/**
+ * Story: re-send every delivery of the webhook created at or after `since` that is failed now
+ * (one more attempt each, as a re-send) → answer how many were queued. Idempotent: a repeat
+ * finds them pending (or succeeded) and queues none of them again; concurrent recoveries queue
+ * each delivery once (the re-send's place in its log is taken once).
+ */
+export async function recoverDeliveries(
+  deps: SubscriptionDeps,
+  accountId: string,
+  id: string,
+  since: Date,
+): Promise<RecoverWebhookResult> {
+  const sub = await owned(deps, accountId, id);
+  if (sub.status !== 'enabled')
+    throw new AppError('CONFLICT', 'Enable the webhook before recovering its failed deliveries.');
+  const [docs, entries] = await Promise.all([
+    deps.repository.deliveriesSince(id, since),
+    deps.repository.logOfSubscription(id),
+  ]);
+  const failed = withStates(docs, entries).filter((r) => r.state.status === 'failed');
+  const now = new Date();
+  let queued = 0;
+  // Bodies are read only for the deliveries sent again, a few at a time (the headers above
+  // may be many).
+  for (let i = 0; i < failed.length; i += RECOVER_CONCURRENCY) {
+    const done = await Promise.all(
+      failed.slice(i, i + RECOVER_CONCURRENCY).map(async (r) => {
+        const doc = await deps.repository.findDelivery(r.doc._id);
+        return doc ? requeue(deps, sub, doc, r.state, now) : false;
+      }),
+    );
+    queued += done.filter(Boolean).length;
+  }
+  return { since: since.toISOString(), queued };
 }

@@ -158,6 +158,13 @@ describe('the development policy', () => {
     expect(urlProblem('http://hooks.example.com/h', dev)).toEqual(expect.any(String));
     expect(addressProblem('fd00:ec2::254', dev)).toEqual(expect.any(String));
   });
+
+  it('when an http URL to a public host is refused while loopback is allowed, then the message says http is for loopback only', () => {
+    expect(urlProblem('http://hooks.example.com/h', dev)).toBe(
+      'url must use https (http is accepted for loopback addresses only: localhost, 127.0.0.0/8, ::1)',
+    );
+    expect(urlProblem('http://hooks.example.com/h', PRODUCTION_POLICY)).toBe('url must use https');
+  });
 });
 
 describe('the connect-time lookup', () => {

@@ -199,7 +199,11 @@ export function urlProblem(raw: string, policy: GuardPolicy = PRODUCTION_POLICY)
     policy.allowLoopback &&
     (host === 'localhost' || host === '::1' || (isIP(host) === 4 && isLoopback4(ipv4ToInt(host) ?? 0)));
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopbackTarget)) {
-    return 'url must use https';
+    // Where loopback receivers are allowed, http is too, for them only: say so, or the message
+    // contradicts the http://127.0.0.1 URLs this installation accepts.
+    return policy.allowLoopback
+      ? 'url must use https (http is accepted for loopback addresses only: localhost, 127.0.0.0/8, ::1)'
+      : 'url must use https';
   }
   if (!literal) {
     if (host === 'localhost' && policy.allowLoopback) return undefined;

@@ -1,10 +1,25 @@
 import type { KeyObject } from 'node:crypto';
-import { ROUTES, deliveryIdSchema, methodNotAllowedRoutes, webhookIdSchema } from '@signal/contracts';
-import { AppError, idempotencyKeyOf, parseOrThrow, requireInternalAuth } from '@signal/service-kit';
+import {
+  ROUTES,
+  deliveryIdSchema,
+  methodNotAllowedRoutes,
+  recoverWebhookInputSchema,
+  webhookIdSchema,
+  webhookTestInputSchema,
+} from '@signal/contracts';
+import {
+  AppError,
+  idempotencyKeyOf,
+  parseOrThrow,
+  requireInternalAuth,
+  type InternalLimits,
+} from '@signal/service-kit';
 import { Router, type Response } from 'express';
 import * as uc from '../domain/subscriptions.use-cases';
 
 const account = (res: Response) => res.locals.accountId as string;
+/** The plan's subscription limit the gateway put in its token, if any. */
+const webhookLimit = (res: Response): number | undefined => (res.locals.limits as InternalLimits).webhooks;
 
 /** Subscriptions API, reached only through the gateway; every lookup is scoped to the caller's account. */
 export function webhooksRouter(deps: uc.SubscriptionDeps, internalJwtKey: KeyObject): Router {
@@ -32,6 +47,7 @@ export function webhooksRouter(deps: uc.SubscriptionDeps, internalJwtKey: KeyObj
       account(res),
       input,
       idempotencyKeyOf(req),
+      webhookLimit(res),
     );
     res.setHeader('Cache-Control', 'no-store');
     // As for API keys: a replay says so, so a client can tell it from a first creation.
@@ -57,7 +73,18 @@ export function webhooksRouter(deps: uc.SubscriptionDeps, internalJwtKey: KeyObj
     res.json({ success: true, data: await uc.rotateSecret(deps, account(res), req.params.id!) });
   });
   r.post('/v1/webhooks/:id/test', async (req, res) => {
-    res.status(202).json({ success: true, data: await uc.sendTestEvent(deps, account(res), req.params.id!) });
+    const input = parseOrThrow(webhookTestInputSchema, req.body ?? {}, 'body');
+    res.status(202).json({
+      success: true,
+      data: await uc.sendTestEvent(deps, account(res), req.params.id!, input.event),
+    });
+  });
+  r.post('/v1/webhooks/:id/recover', async (req, res) => {
+    const input = parseOrThrow(recoverWebhookInputSchema, req.body ?? {}, 'body');
+    res.status(202).json({
+      success: true,
+      data: await uc.recoverDeliveries(deps, account(res), req.params.id!, new Date(input.since)),
+    });
   });
   r.get('/v1/webhooks/:id/deliveries', async (req, res) => {
     const q = parseOrThrow(ROUTES.listWebhookDeliveries.query, req.query, 'query');

@@ -1,0 +1,263 @@
+import {
+  deliverySchema,
+  recoverWebhookResultSchema,
+  webhookDataSchema,
+  webhookPayloadSchema,
+} from '@signal/contracts';
+import { startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
+import request from 'supertest';
+import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
+
+const ACC = 'acc_debugging';
+
+interface Attempt {
+  attempt: number;
+  status_code: number | null;
+  error: string | null;
+  request: { url: string; headers: Record<string, string>; body: string } | null;
+  response: { status: number; headers: Record<string, string>; body: string; body_truncated: boolean } | null;
+}
+
+async function subscribe(hooks: WebhooksHarness, url: string) {
+  const res = await request(hooks.url)
+    .post('/v1/webhooks')
+    .set(hooks.auth(ACC))
+    .send({ url, events: ['signal.new'] })
+    .expect(201);
+  return res.body.data as { id: string; secret: string };
+}
+
+async function sendTest(hooks: WebhooksHarness, id: string, body: Record<string, unknown> = {}) {
+  const res = await request(hooks.url)
+    .post(`/v1/webhooks/${id}/test`)
+    .set(hooks.auth(ACC))
+    .send(body)
+    .expect(202);
+  return res.body.data.id as string;
+}
+
+const detailOf = async (hooks: WebhooksHarness, id: string, deliveryId: string) =>
+  deliverySchema.parse(
+    (
+      await request(hooks.url)
+        .get(`/v1/webhooks/${id}/deliveries/${deliveryId}`)
+        .set(hooks.auth(ACC))
+        .expect(200)
+    ).body.data,
+  );
+
+describe('attempt detail', () => {
+  const broker = testBrokerPrefix('wh_debug');
+  let hooks: WebhooksHarness;
+  let receiver: Receiver;
+  beforeAll(async () => {
+    // One retry, a minute later: the delivery stays pending with its next attempt in view.
+    hooks = await startWebhooks({
+      label: 'wh_debug',
+      prefix: broker.prefix,
+      env: { WEBHOOK_RETRY_DELAYS_MS: '60000' },
+    });
+    receiver = await startReceiver(() => ({
+      status: 500,
+      headers: { 'x-receiver-trace': 'abc-123', 'content-type': 'application/json' },
+      body: `{"error":"${'x'.repeat(5000)}"}`,
+    }));
+  });
+  afterAll(async () => {
+    await hooks.stop();
+    await receiver.close();
+    await broker.cleanup();
+  });
+
+  it('when an attempt fails with a response, then the delivery shows the request sent (URL, headers, body) and the response (status, headers, first 4 KB of the body), and its next attempt time', async () => {
+    const { id, secret } = await subscribe(hooks, `${receiver.url}/detail?x=1`);
+    const deliveryId = await sendTest(hooks, id);
+    const detail = await waitFor(
+      async () => {
+        const d = await detailOf(hooks, id, deliveryId);
+        return d.attempts?.length === 1 ? d : undefined;
+      },
+      15_000,
+      50,
+      'the first attempt',
+    );
+    const received = receiver.requests[0]!;
+    const attempt = detail.attempts![0] as Attempt;
+    expect(detail.status).toBe('pending');
+    // The one retry is set a minute (±20 %) after the attempt.
+    expect(
+      Date.parse(detail.next_attempt_at!) - Date.parse(detail.attempts![0]!.started_at),
+    ).toBeGreaterThanOrEqual(48_000);
+    expect(attempt.request).toEqual({
+      url: `${receiver.url}/detail?x=1`,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'SignalService-Webhooks/1.0',
+        'webhook-id': received.headers['webhook-id'],
+        'webhook-timestamp': received.headers['webhook-timestamp'],
+        'webhook-signature': received.headers['webhook-signature'],
+      },
+      body: received.body,
+    });
+    const secretText = secret.replace(/^whsec_/, '');
+    expect(JSON.stringify(detail)).not.toContain(secretText);
+    expect(attempt.response?.status).toBe(500);
+    expect(attempt.response?.headers['x-receiver-trace']).toBe('abc-123');
+    expect(attempt.response?.body).toBe(`{"error":"${'x'.repeat(4096 - 10)}`);
+    expect(attempt.response?.body_truncated).toBe(true);
+    expect(attempt).toMatchObject({ status_code: 500, error: 'http_500' });
+  });
+
+  it('when an attempt gets no response, then its request is shown and its response is null', async () => {
+    const { id } = await subscribe(hooks, 'http://127.0.0.1:1/refused');
+    const deliveryId = await sendTest(hooks, id);
+    const detail = await waitFor(
+      async () => {
+        const d = await detailOf(hooks, id, deliveryId);
+        return d.attempts?.length === 1 ? d : undefined;
+      },
+      15_000,
+      50,
+      'the first attempt',
+    );
+    const attempt = detail.attempts![0] as Attempt;
+    expect(attempt.error).toBe('connection_refused');
+    expect(attempt.request?.url).toBe('http://127.0.0.1:1/refused');
+    expect(attempt.response).toBeNull();
+  });
+
+  it("when a test of an event type is asked for, then the receiver gets a sample in that event's shape, marked test", async () => {
+    const ok = await startReceiver();
+    try {
+      const { id } = await subscribe(hooks, `${ok.url}/typed`);
+      for (const event of ['signal.new', 'signal.winner', 'signal.dead', 'signal.rugged', 'webhook.test']) {
+        const deliveryId = await sendTest(hooks, id, { event });
+        const detail = await detailOf(hooks, id, deliveryId);
+        expect(detail.event).toBe(event);
+      }
+      await waitFor(() => ok.requests.length >= 5, 15_000, 50, 'five test deliveries');
+      const byEvent = new Map(
+        ok.requests.map((r) => [JSON.parse(r.body).event as string, JSON.parse(r.body)]),
+      );
+      for (const body of byEvent.values()) {
+        webhookPayloadSchema.parse(body);
+        expect(body.data.test).toBe(true);
+        webhookDataSchema.parse(body.data);
+      }
+      expect(byEvent.get('signal.new').data.performance).toBeUndefined();
+      expect(byEvent.get('signal.winner').data.performance.status).toBe('winner');
+      expect(byEvent.get('signal.dead').data.performance.status).toBe('dead');
+      expect(byEvent.get('signal.rugged').data.performance.status).toBe('rugged');
+      const bad = await request(hooks.url)
+        .post(`/v1/webhooks/${id}/test`)
+        .set(hooks.auth(ACC))
+        .send({ event: 'signal.updated' })
+        .expect(400);
+      expect(bad.body.error.message).toContain('event must be one of');
+    } finally {
+      await ok.close();
+    }
+  });
+});
+
+describe('recover', () => {
+  const broker = testBrokerPrefix('wh_recover');
+  let hooks: WebhooksHarness;
+  let mode = 500;
+  let receiver: Receiver;
+  beforeAll(async () => {
+    hooks = await startWebhooks({
+      label: 'wh_recover',
+      prefix: broker.prefix,
+      env: { WEBHOOK_RETRY_DELAYS_MS: '50' },
+    });
+    receiver = await startReceiver(() => ({ status: mode }));
+  });
+  afterAll(async () => {
+    await hooks.stop();
+    await receiver.close();
+    await broker.cleanup();
+  });
+
+  const statusOf = async (id: string, deliveryId: string) => (await detailOf(hooks, id, deliveryId)).status;
+  const failedAll = (id: string, ids: string[]) =>
+    waitFor(
+      async () => (await Promise.all(ids.map((d) => statusOf(id, d)))).every((s) => s === 'failed'),
+      15_000,
+      50,
+      'the deliveries to fail',
+    );
+  const recover = (id: string, body: unknown) =>
+    request(hooks.url)
+      .post(`/v1/webhooks/${id}/recover`)
+      .set(hooks.auth(ACC))
+      .send(body as object);
+
+  it('when failed deliveries are recovered since a time, then those created since are re-sent (count answered), a repeat queues none, and older ones stay failed', async () => {
+    mode = 500;
+    const { id } = await subscribe(hooks, `${receiver.url}/recover`);
+    const older = await sendTest(hooks, id);
+    await failedAll(id, [older]);
+    await new Promise((r) => setTimeout(r, 10));
+    const since = new Date().toISOString();
+    const recent = [await sendTest(hooks, id), await sendTest(hooks, id), await sendTest(hooks, id)];
+    await failedAll(id, recent);
+
+    mode = 200;
+    const first = await recover(id, { since }).expect(202);
+    expect(recoverWebhookResultSchema.parse(first.body.data)).toEqual({ since, queued: 3 });
+    const again = await recover(id, { since }).expect(202);
+    expect(again.body.data.queued).toBe(0);
+    await waitFor(
+      async () => (await Promise.all(recent.map((d) => statusOf(id, d)))).every((s) => s === 'succeeded'),
+      15_000,
+      50,
+      'the recovered deliveries to succeed',
+    );
+    expect(await statusOf(id, older)).toBe('failed');
+    // Each recovered delivery was sent once more (2 failed attempts + 1), with its own webhook-id.
+    const byId = new Map<string, number>();
+    for (const r of receiver.requests.filter((q) => q.path === '/recover'))
+      byId.set(String(r.headers['webhook-id']), (byId.get(String(r.headers['webhook-id'])) ?? 0) + 1);
+    expect([...byId.values()].sort()).toEqual([2, 3, 3, 3]);
+    const afterwards = await recover(id, { since }).expect(202);
+    expect(afterwards.body.data.queued).toBe(0);
+  });
+
+  it('when two recoveries run at once, then each failed delivery is queued once', async () => {
+    mode = 500;
+    const { id } = await subscribe(hooks, `${receiver.url}/race`);
+    const since = new Date(Date.now() - 1000).toISOString();
+    const ids = [await sendTest(hooks, id), await sendTest(hooks, id)];
+    await failedAll(id, ids);
+    mode = 200;
+    const [a, b] = await Promise.all([recover(id, { since }), recover(id, { since })]);
+    expect([a.status, b.status]).toEqual([202, 202]);
+    expect(a.body.data.queued + b.body.data.queued).toBe(2);
+  });
+
+  it("when recover is asked without a valid since, of a disabled webhook or of another account's, then 400, 409 and 404", async () => {
+    const { id } = await subscribe(hooks, `${receiver.url}/bad`);
+    for (const body of [
+      {},
+      { since: 'yesterday' },
+      { since: '2026-01-01' },
+      { since: '2026-01-01T00:00:00Z', extra: 1 },
+    ]) {
+      const res = await recover(id, body).expect(400);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+    }
+    await request(hooks.url)
+      .post(`/v1/webhooks/${id}/recover`)
+      .set(hooks.auth('acc_someone_else'))
+      .send({ since: '2026-01-01T00:00:00Z' })
+      .expect(404);
+    await request(hooks.url)
+      .patch(`/v1/webhooks/${id}`)
+      .set(hooks.auth(ACC))
+      .send({ enabled: false })
+      .expect(200);
+    const disabled = await recover(id, { since: '2026-01-01T00:00:00Z' }).expect(409);
+    expect(disabled.body.error.message).toContain('Enable the webhook');
+  });
+});
