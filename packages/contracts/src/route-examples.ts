@@ -70,7 +70,27 @@ const delivery = {
 };
 const deliveryDetail = {
   ...delivery,
-  attempts: [{ attempt: 1, started_at: at, duration_ms: 84, status_code: 200, error: null }],
+  attempts: [
+    {
+      attempt: 1,
+      started_at: at,
+      duration_ms: 84,
+      status_code: 200,
+      error: null,
+      request: {
+        url: 'https://example.com/hooks/signals',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'SignalService-Webhooks/1.0',
+          'webhook-id': 'dlv_01KAB3M1N2P3Q4R5S6T7V8W9X0',
+          'webhook-timestamp': '1767225600',
+          'webhook-signature': 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+        },
+        body: '{"event":"signal.new","timestamp":"2026-01-01T00:00:00.000Z","data":{…}}',
+      },
+      response: { status: 200, headers: { 'content-type': 'text/plain' }, body: 'ok', body_truncated: false },
+    },
+  ],
 };
 const apiKey = {
   id: 'key_01KAB3N4P5Q6R7S8T9V0W1X2Y3',

@@ -1,5 +1,5 @@
 import {
-  deliverySchema,
+  deliveryDetailSchema,
   recoverWebhookResultSchema,
   webhookDataSchema,
   webhookPayloadSchema,
@@ -37,7 +37,7 @@ async function sendTest(hooks: WebhooksHarness, id: string, body: Record<string,
 }
 
 const detailOf = async (hooks: WebhooksHarness, id: string, deliveryId: string) =>
-  deliverySchema.parse(
+  deliveryDetailSchema.parse(
     (
       await request(hooks.url)
         .get(`/v1/webhooks/${id}/deliveries/${deliveryId}`)
