@@ -157,6 +157,8 @@ async function startStack(label: string, env: Record<string, string>): Promise<S
     AMQP_PREFIX: prefix,
     WEBHOOK_ALLOW_LOOPBACK_URLS: 'true',
     WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: '50',
+    // The fan-out scenario subscribes one account a thousand times.
+    WEBHOOKS_MAX_PER_ACCOUNT: '100000',
     AMQP_QUEUE_TYPE: 'classic',
     ...env,
   };

@@ -130,8 +130,8 @@ export async function createDependencies(
     upstreams,
     streams: new OpenStreams(new StreamSlotStore(redis, config.REDIS_PREFIX), limiter),
     workers: [],
-    tokens: new InternalTokenCache((audience, accountId, ttl) =>
-      signInternalToken(config.INTERNAL_JWT_PRIVATE_KEY, audience, accountId, ttl),
+    tokens: new InternalTokenCache((audience, accountId, ttl, limits) =>
+      signInternalToken(config.INTERNAL_JWT_PRIVATE_KEY, audience, accountId, ttl, limits),
     ),
     async close() {
       await Promise.all(Object.values(upstreams).map(closeUpstream));

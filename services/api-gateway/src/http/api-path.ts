@@ -15,6 +15,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import type { AuthResult } from '../domain/authenticate.use-case';
 import type { OpenStreams, StreamEnd } from '../domain/open-streams';
+import type { PlanCaps } from '../domain/plan-caps';
 import { outcomeOf, type UsageLedger } from '../domain/usage';
 import type { ClientIp } from './client-ip';
 import { readCookie } from './cookies';
@@ -47,6 +48,21 @@ export interface ApiPathDeps {
   streams: OpenStreams;
   /** A live stream with no bytes from the service this long is dead (heartbeats keep it alive). */
   streamIdleMs: number;
+}
+
+/**
+ * The service's token for the account: the webhooks service's carries the plan's subscription
+ * cap (it enforces it); the others need no limits, and their tokens stay one per account.
+ */
+export function tokenFor(
+  tokens: InternalTokenCache,
+  upstream: Upstream,
+  accountId: string,
+  caps: PlanCaps | undefined,
+): string {
+  return upstream.name === 'webhooks' && caps
+    ? tokens.get(upstream.audience, accountId, { webhooks: caps.webhooks })
+    : tokens.get(upstream.audience, accountId);
 }
 
 export const STREAM_ROUTE = /^\/v1\/signals\/stream\/?$/i;
@@ -184,7 +200,19 @@ export function apiPath(deps: ApiPathDeps) {
         retryAfter: 5,
       });
     try {
-      return await sendOn(req, res, upstream, url, url, head, auth.accountId, requestId, ip, control);
+      return await sendOn(
+        req,
+        res,
+        upstream,
+        url,
+        url,
+        head,
+        auth.accountId,
+        requestId,
+        ip,
+        auth.caps,
+        control,
+      );
     } finally {
       await deps.streams.closed(streamId);
     }
@@ -201,6 +229,7 @@ export function apiPath(deps: ApiPathDeps) {
     accountId: string,
     requestId: string,
     ip: string,
+    caps: PlanCaps,
     stream?: StreamControl,
   ): Promise<number> {
     const method = req.method ?? 'GET';
@@ -234,7 +263,7 @@ export function apiPath(deps: ApiPathDeps) {
         maxHeldBytes: deps.maxHeldBytes,
         stream,
       },
-      deps.tokens.get(upstream.audience, accountId),
+      tokenFor(deps.tokens, upstream, accountId, caps),
     );
     if (outcome.ok) {
       if (outcome.cutSlowReader) slowReaders.inc();
@@ -305,7 +334,18 @@ export function apiPath(deps: ApiPathDeps) {
       } else if (method === 'GET' && STREAM_ROUTE.test(path)) {
         status = await openStream(req, res, upstream, url, head, result, requestId, ip);
       } else {
-        status = await sendOn(req, res, upstream, url, path, head, result.accountId, requestId, ip);
+        status = await sendOn(
+          req,
+          res,
+          upstream,
+          url,
+          path,
+          head,
+          result.accountId,
+          requestId,
+          ip,
+          result.caps,
+        );
       }
     } catch (err) {
       deps.logger.error({ err, code: 'INTERNAL_ERROR' }, 'request failed');

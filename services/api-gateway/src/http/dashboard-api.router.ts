@@ -359,7 +359,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
         });
       res.on('finish', () => deps.usage.count(accountId, SESSION_USAGE_KEY, outcomeOf(res.statusCode)));
       // What a live stream opened with this session needs: its plan's cap, and when it ends.
-      res.locals.streamCap = planCaps(account.plan, deps.accounts.capDefaults).streams;
+      res.locals.planCaps = planCaps(account.plan, deps.accounts.capDefaults);
       res.locals.credentialExpiresAt = current(res).expiresAt;
       setRateLimitHeaders(res, rateView(decision.minute, decision.day));
       if (decision.outcome === 'limited')

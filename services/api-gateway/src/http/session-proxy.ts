@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { AppError, hasBody, type InternalTokenCache } from '@signal/service-kit';
 import type { RequestHandler, Response } from 'express';
 import type { OpenStreams } from '../domain/open-streams';
-import { LAST_EVENT, STREAM_ROUTE } from './api-path';
+import type { PlanCaps } from '../domain/plan-caps';
+import { LAST_EVENT, STREAM_ROUTE, tokenFor } from './api-path';
 import {
   MAX_FORWARDED_BYTES,
   forward,
@@ -24,6 +25,18 @@ export interface SessionProxyOptions {
 
 const numberOf = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 
+/** The session's plan caps the account-plan step left on the response. */
+function capsOf(res: Response): PlanCaps | undefined {
+  const v: unknown = res.locals.planCaps;
+  if (typeof v !== 'object' || v === null) return undefined;
+  const keys = 'keys' in v ? numberOf(v.keys) : undefined;
+  const webhooks = 'webhooks' in v ? numberOf(v.webhooks) : undefined;
+  const streams = 'streams' in v ? numberOf(v.streams) : undefined;
+  return keys !== undefined && webhooks !== undefined && streams !== undefined
+    ? { keys, webhooks, streams }
+    : undefined;
+}
+
 /**
  * A live stream opened with a dashboard session: a slot of the account's cap, ended when the
  * session expires or the gateway shuts down. Undefined when it may go on, else the error.
@@ -35,7 +48,7 @@ async function admitStream(
   control: StreamControl,
   streams: OpenStreams,
 ): Promise<AppError | undefined> {
-  const cap = numberOf(res.locals.streamCap) ?? 0;
+  const cap = capsOf(res)?.streams ?? 0;
   const admitted = await streams.admit(
     streamId,
     {
@@ -106,7 +119,7 @@ export function proxyTo(upstream: Upstream, options: SessionProxyOptions): Reque
           maxHeldBytes: options.maxHeldBytes,
           stream,
         },
-        options.tokens.get(upstream.audience, accountId),
+        tokenFor(options.tokens, upstream, accountId, capsOf(res)),
       );
       if (!outcome.ok)
         next(
