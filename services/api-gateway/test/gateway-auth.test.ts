@@ -122,13 +122,19 @@ describe('authentication', () => {
     },
   );
 
-  it('when the key was revoked, then 401 with the same body as an unknown key', async () => {
+  it('when the key was revoked, then 401 UNAUTHORIZED saying so (only its holder can ask), unlike an unknown key', async () => {
     const { key, keyId, accountId } = await gw.account();
     await api(key).expect(200);
     await revokeApiKey(gw.deps.accounts, accountId, keyId);
     const revoked = await api(key).expect(401);
+    expect(revoked.body.error.code).toBe('UNAUTHORIZED');
+    expect(revoked.body.error.message).toBe('This API key was revoked; create a new one in the dashboard.');
     const unknown = await api(generateApiKey()).expect(401);
-    expect({ ...revoked.body.error, request_id: 0 }).toEqual({ ...unknown.body.error, request_id: 0 });
+    expect(unknown.body.error.message).not.toContain('revoked');
+    // A key that was never seen by this gateway before its revocation is told the same.
+    const other = await gw.account();
+    await revokeApiKey(gw.deps.accounts, other.accountId, other.keyId);
+    expect((await api(other.key).expect(401)).body.error.message).toContain('revoked');
   });
 
   it('when the key has expired, then 401 KEY_EXPIRED asking for a new key', async () => {

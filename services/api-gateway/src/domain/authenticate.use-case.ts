@@ -53,7 +53,14 @@ export type AuthResult =
       /** Frees the request's place among the account's requests in flight: call once it is done. */
       release: () => void;
     }
-  | { ok: false; code: 'UNAUTHORIZED' | 'KEY_EXPIRED'; rate: RateView; owner?: KeyOwner }
+  | {
+      ok: false;
+      code: 'UNAUTHORIZED' | 'KEY_EXPIRED';
+      rate: RateView;
+      owner?: KeyOwner;
+      /** The key exists but was revoked (its owner is told so; a guess learns nothing new). */
+      revoked?: boolean;
+    }
   | { ok: false; code: 'RATE_LIMITED'; rate: RateView; retryAfter: number; owner?: KeyOwner }
   | {
       ok: false;
@@ -71,11 +78,12 @@ async function refuse(
   ip: string,
   code: 'UNAUTHORIZED' | 'KEY_EXPIRED',
   owner?: KeyOwner,
+  revoked?: boolean,
 ): Promise<AuthResult> {
   const guard = await deps.guard.count(ip);
   if (guard.limited)
     return { ok: false, code: 'RATE_LIMITED', rate: guard.rate, retryAfter: guard.retryAfter };
-  return { ok: false, code, rate: guard.rate, owner };
+  return { ok: false, code, rate: guard.rate, owner, ...(revoked ? { revoked } : {}) };
 }
 
 /**
@@ -119,7 +127,7 @@ export async function authenticate(
   }
   if (!record) return refuse(deps, ip, 'UNAUTHORIZED');
   const owner = { accountId: record.accountId, keyId: record.keyId };
-  if (record.revoked) return refuse(deps, ip, 'UNAUTHORIZED', owner);
+  if (record.revoked) return refuse(deps, ip, 'UNAUTHORIZED', owner, true);
   if (record.expiresAt !== null && record.expiresAt <= now) return refuse(deps, ip, 'KEY_EXPIRED', owner);
 
   const { accountId } = record;
@@ -154,7 +162,7 @@ export async function authenticate(
   if (decision.outcome === 'revoked') {
     release();
     deps.cache.markRevoked(hash);
-    return refuse(deps, ip, 'UNAUTHORIZED', owner);
+    return refuse(deps, ip, 'UNAUTHORIZED', owner, true);
   }
   const rate = rateView(decision.minute, decision.day);
   deps.inFlight.noteRate(accountId, rate);

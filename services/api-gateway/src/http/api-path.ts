@@ -98,6 +98,10 @@ function refusalDetails(result: Refusal): { message?: string; retryAfter?: numbe
     case 'RATE_LIMITED':
     case 'UNAVAILABLE':
       return { retryAfter: result.retryAfter };
+    case 'UNAUTHORIZED':
+      return result.revoked
+        ? { message: 'This API key was revoked; create a new one in the dashboard.' }
+        : {};
     default:
       return {};
   }
