@@ -1,10 +1,8 @@
 import { createRequire } from 'node:module';
+import type { Telemetry } from './telemetry';
 import type { startTracing } from './tracing';
 
-export interface Telemetry {
-  /** Flushes and stops the exporter (last step of a graceful shutdown); a no-op when off. */
-  shutdown(): Promise<void>;
-}
+export type { Telemetry } from './telemetry';
 
 const OFF: Telemetry = { shutdown: async () => undefined };
 

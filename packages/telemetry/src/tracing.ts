@@ -6,7 +6,7 @@ import { MongoDBInstrumentation } from '@opentelemetry/instrumentation-mongodb';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { NodeSDK } from '@opentelemetry/sdk-node';
-import type { Telemetry } from './index';
+import type { Telemetry } from './telemetry';
 
 /** Probes and scrapes are not part of any story; tracing them would only bury the real spans. */
 const UNTRACED_PATHS = /^\/(healthz|readyz|metrics)(\?|$)/;

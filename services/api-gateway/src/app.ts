@@ -94,7 +94,23 @@ export function buildApp(deps: GatewayAppDeps): Express {
   app.use(noStoreForSecrets());
   app.use(docsRouter(guard, deps.defaultPlan, deps.publicUrl));
   app.use(accountRouter(deps.accounts, deps.logins, deps.guard, deps.sessionThrottle));
-  if (deps.dashboard) mountDashboard(app, deps, guard, deps.dashboard);
+  if (deps.dashboard)
+    mountDashboard(
+      app,
+      {
+        accounts: deps.accounts,
+        logins: deps.logins,
+        addressGuard: deps.guard,
+        upstreams: deps.upstreams,
+        tokens: deps.tokens,
+        upstreamTimeoutMs: deps.upstreamTimeoutMs,
+        maxHeldResponseBytes: deps.maxHeldResponseBytes,
+        streams: deps.streams,
+        streamIdleMs: deps.streamIdleMs,
+      },
+      guard,
+      deps.dashboard,
+    );
   // Whatever no route took (a path outside the API, OPTIONS, a method a route lacks) still
   // answers with the rate-limit headers every response carries (spec, Limits 1), counted against
   // the client's IP like any request without a usable key — so probing for routes is throttled

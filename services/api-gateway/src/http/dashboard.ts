@@ -1,11 +1,10 @@
 import type { Express, RequestHandler } from 'express';
-import type { GatewayAppDeps } from '../app';
 import { defaultPlan, type GatewayConfig } from '../config';
 import type { Plan } from '../data/account.model';
 import type { GatewayDependencies } from '../dependencies';
 import { RequestThrottle, clientGroup } from '../domain/throttle';
 import type { UsageLedger } from '../domain/usage';
-import { dashboardApiRouter } from './dashboard-api.router';
+import { dashboardApiRouter, type DashboardApiDeps } from './dashboard-api.router';
 import { dashboardPages } from './dashboard-pages';
 
 export interface DashboardOptions {
@@ -43,30 +42,19 @@ export function dashboardOptions(config: GatewayConfig, deps: GatewayDependencie
   };
 }
 
+/** What the dashboard's API needs besides its own options: the gateway's shared parts. */
+export type DashboardShared = Omit<
+  DashboardApiDeps,
+  'usage' | 'signupEnabled' | 'defaultPlan' | 'sessionThrottle' | 'signupThrottle'
+>;
+
 /** The dashboard's API (and its session access to the services' routes) and its pages. */
 export function mountDashboard(
   app: Express,
-  deps: GatewayAppDeps,
+  shared: DashboardShared,
   guard: RequestHandler,
   options: DashboardOptions,
 ): void {
-  app.use(
-    dashboardApiRouter({
-      accounts: deps.accounts,
-      logins: deps.logins,
-      usage: options.usage,
-      signupEnabled: options.signupEnabled,
-      defaultPlan: options.defaultPlan,
-      sessionThrottle: options.sessionThrottle,
-      addressGuard: deps.guard,
-      signupThrottle: options.signupThrottle,
-      upstreams: deps.upstreams,
-      tokens: deps.tokens,
-      upstreamTimeoutMs: deps.upstreamTimeoutMs,
-      maxHeldResponseBytes: deps.maxHeldResponseBytes,
-      streams: deps.streams,
-      streamIdleMs: deps.streamIdleMs,
-    }),
-  );
+  app.use(dashboardApiRouter({ ...shared, ...options }));
   app.use(dashboardPages(guard));
 }
