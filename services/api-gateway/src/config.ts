@@ -1,8 +1,8 @@
 import { env, internalKeyEnv, observabilityEnv, parseConfig } from '@signal/service-kit';
 import { z } from 'zod';
-import type { Plan } from './data/account.model';
-import type { PlanCaps } from './domain/plan-caps';
-import { planIsCoherent } from './domain/accounts.use-cases';
+import type { Plan } from './accounts/data/account.model';
+import type { PlanCaps } from './accounts/domain/plan-caps';
+import { planIsCoherent } from './accounts/domain/accounts.use-cases';
 import { gatewayWorkers } from './workers';
 
 /** The plan new accounts get (the spec's listed plan by default): the one source of those numbers. */

@@ -4,7 +4,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import request from 'supertest';
 import { signalInput, startSignals, type SignalsHarness } from '../../signals/test/signals-harness';
-import { createApiKey } from '../src/domain/accounts.use-cases';
+import { createApiKey } from '../src/accounts/domain/accounts.use-cases';
 import { startGateway, type GatewayHarness } from './gateway-harness';
 
 let signals: SignalsHarness;

@@ -10,8 +10,8 @@ import {
 } from '@signal/test-kit';
 import request from 'supertest';
 import { signalInput, startSignals, type SignalsHarness } from '../../signals/test/signals-harness';
-import { createApiKey, revokeApiKey } from '../src/domain/accounts.use-cases';
-import { generateApiKey } from '../src/domain/api-key';
+import { createApiKey, revokeApiKey } from '../src/accounts/domain/accounts.use-cases';
+import { generateApiKey } from '../src/accounts/domain/api-key';
 import { startGateway, type GatewayHarness } from './gateway-harness';
 
 const limitedAnswer = (r: {

@@ -4,8 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { appFromDependencies } from '../src/app';
 import { loadConfig, type GatewayConfig } from '../src/config';
 import { createDependencies, type GatewayDependencies } from '../src/dependencies';
-import type { Plan } from '../src/data/account.model';
-import { createAccount, createApiKey } from '../src/domain/accounts.use-cases';
+import type { Plan } from '../src/accounts/data/account.model';
+import { createAccount, createApiKey } from '../src/accounts/domain/accounts.use-cases';
 
 export interface GatewayHarness {
   url: string;

@@ -1,7 +1,7 @@
 import { randomBytes, scryptSync } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
-import { PASSWORD_COST } from '../src/domain/password';
+import { PASSWORD_COST } from '../src/accounts/domain/password';
 import { startGateway, type GatewayHarness } from './gateway-harness';
 
 let gw: GatewayHarness;

@@ -9,7 +9,7 @@ import {
   type TcpProxy,
 } from '@signal/test-kit';
 import request from 'supertest';
-import { generateApiKey } from '../src/domain/api-key';
+import { generateApiKey } from '../src/accounts/domain/api-key';
 import { startGateway, type GatewayHarness } from './gateway-harness';
 
 /**

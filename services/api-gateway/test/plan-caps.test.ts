@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { changePlan } from '../src/domain/accounts.use-cases';
+import { changePlan } from '../src/accounts/domain/accounts.use-cases';
 import { startSystem, type SystemHarness } from './system-harness';
 
 /** A plan's caps reach the services that enforce them, through the gateway's token. */

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { connectRedis, deleteKeysMatching } from '@signal/service-kit';
 import { infraUrls, silentLogger } from '@signal/test-kit';
 import type Redis from 'ioredis';
-import { RateLimitStore } from '../src/data/rate-limit.store';
-import type { KeyDecision } from '../src/domain/rate-limit';
+import { RateLimitStore } from '../src/edge/data/rate-limit.store';
+import type { KeyDecision } from '../src/edge/domain/rate-limit';
 
 /**
  * The shared limiter decides the checks of one account that arrive in one event-loop turn in

@@ -1,7 +1,7 @@
 import { createServer, get, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { revokeApiKey } from '../src/domain/accounts.use-cases';
+import { revokeApiKey } from '../src/accounts/domain/accounts.use-cases';
 import { startGateway, type GatewayHarness } from './gateway-harness';
 
 /**

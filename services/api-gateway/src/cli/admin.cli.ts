@@ -11,7 +11,7 @@ import {
 } from '@signal/service-kit';
 import pino from 'pino';
 import { z } from 'zod';
-import type { Plan } from '../data/account.model';
+import type { Plan } from '../accounts/data/account.model';
 import { defaultPlan, defaultPlanEnv, defaultPlanRule } from '../config';
 import { createDependencies } from './admin.dependencies';
 import {
@@ -23,7 +23,7 @@ import {
   requireAccount,
   revokeApiKey,
   type AccountDeps,
-} from '../domain/accounts.use-cases';
+} from '../accounts/domain/accounts.use-cases';
 
 /**
  * Operator CLI (pnpm admin <command> …), working on the gateway's own MongoDB and Redis:

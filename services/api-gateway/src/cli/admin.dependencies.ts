@@ -1,9 +1,9 @@
 import { connectMongo, connectRedis, type Logger } from '@signal/service-kit';
-import { AccountRepository } from '../data/account.repository';
-import { RateLimitStore } from '../data/rate-limit.store';
-import type { AccountDeps } from '../domain/accounts.use-cases';
-import { KeyCache } from '../domain/key-cache';
-import { scryptPasswords } from '../domain/password';
+import { AccountRepository } from '../accounts/data/account.repository';
+import { RateLimitStore } from '../edge/data/rate-limit.store';
+import type { AccountDeps } from '../accounts/domain/accounts.use-cases';
+import { KeyCache } from '../edge/domain/key-cache';
+import { scryptPasswords } from '../accounts/domain/password';
 import { defaultCaps } from '../config';
 
 export interface AdminConfig {

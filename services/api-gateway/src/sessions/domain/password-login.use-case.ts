@@ -1,6 +1,6 @@
-import type { AccountDocument } from '../data/account.model';
+import type { AccountDocument } from '../../accounts/data/account.model';
 import { loginSubjects, reserveAll, type LoginAttempts } from './login-throttle';
-import type { PasswordHasher } from './password';
+import type { PasswordHasher } from '../../accounts/domain/password';
 import type { SessionStore } from './sessions';
 
 /** Port: what logging in and changing a password need of the accounts (data/account.repository.ts). */

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, hasBody, type InternalTokenCache } from '@signal/service-kit';
 import type { RequestHandler, Response } from 'express';
-import type { OpenStreams } from '../domain/open-streams';
-import type { PlanCaps } from '../domain/plan-caps';
-import { LAST_EVENT, STREAM_ROUTE, tokenFor } from './api-path';
+import type { OpenStreams } from '../../edge/domain/open-streams';
+import type { PlanCaps } from '../../accounts/domain/plan-caps';
+import { LAST_EVENT, STREAM_ROUTE, tokenFor } from '../../edge/http/api-path';
 import {
   MAX_FORWARDED_BYTES,
   forward,
@@ -11,7 +11,7 @@ import {
   readClientBody,
   type StreamControl,
   type Upstream,
-} from './upstream';
+} from '../../edge/http/upstream';
 
 export interface SessionProxyOptions {
   tokens: InternalTokenCache;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { clientGroup } from './throttle';
+import { clientGroup } from '../../edge/domain/throttle';
 
 /**
  * Password guessing, slowed per email and per client network: a few failures are free, then

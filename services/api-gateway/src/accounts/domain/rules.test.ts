@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { TEST_INTERNAL_KEYS } from '@signal/test-kit';
-import { configSchema } from '../config';
+import { configSchema } from '../../config';
 import { checksum } from './api-key';
-import { KeyCache, type KeyRecord } from './key-cache';
-import { EMAIL_POLICY, NETWORK_POLICY, waitAfter } from './login-throttle';
+import { KeyCache, type KeyRecord } from '../../edge/domain/key-cache';
+import { EMAIL_POLICY, NETWORK_POLICY, waitAfter } from '../../sessions/domain/login-throttle';
 import { PASSWORD_COST, TEST_ONLY_PASSWORD_COST, scryptPasswords } from './password';
 import { SecretSealer } from './sealed-secret';
-import { clientGroup } from './throttle';
+import { clientGroup } from '../../edge/domain/throttle';
 
 describe('login waits', () => {
   it('when failures pile up, then the first few are free and each further one doubles the wait, up to 15 minutes', () => {

@@ -15,7 +15,8 @@ export const DASHBOARD_CSP = [
   "form-action 'self'",
 ].join('; ');
 
-const ROOT = path.join(__dirname, '..', '..', 'dashboard');
+/** The front end's package (packages/dashboard): its public/ files and compiled dist/. */
+const ROOT = path.dirname(require.resolve('@signal/dashboard/package.json'));
 
 /** /dashboard: one HTML page (hash routes), its compiled script and stylesheet; and /favicon.ico. */
 export function dashboardPages(guard: RequestHandler): Router {

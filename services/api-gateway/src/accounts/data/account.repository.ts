@@ -1,7 +1,7 @@
 import { ensureIndexes, isDuplicateKeyError } from '@signal/service-kit';
 import type { Collection, Connection } from 'mongoose';
-import type { KeyDirectory } from '../domain/authenticate.use-case';
-import type { KeyRecord } from '../domain/key-cache';
+import type { KeyDirectory } from '../../edge/domain/authenticate.use-case';
+import type { KeyRecord } from '../../edge/domain/key-cache';
 import {
   ACCOUNTS,
   API_KEYS,

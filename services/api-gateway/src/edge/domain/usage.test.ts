@@ -1,4 +1,4 @@
-import { signupEnabled } from '../http/dashboard';
+import { signupEnabled } from '../../dashboard/http/dashboard';
 import { outcomeOf } from './usage';
 
 describe('usage outcomes', () => {

@@ -15,10 +15,10 @@ import {
 import { randomUUID } from 'node:crypto';
 import type { AuthResult } from '../domain/authenticate.use-case';
 import type { OpenStreams, StreamEnd } from '../domain/open-streams';
-import type { PlanCaps } from '../domain/plan-caps';
+import type { PlanCaps } from '../../accounts/domain/plan-caps';
 import { outcomeOf, type UsageLedger } from '../domain/usage';
 import type { ClientIp } from './client-ip';
-import { readCookie } from './cookies';
+import { readCookie } from '../../sessions/http/cookies';
 import { carriesSecrets } from './no-store.middleware';
 import { rateLimitHeaders } from './rate-limit-headers';
 import {

@@ -1,6 +1,6 @@
 import { bearerToken } from '@signal/service-kit';
-import { planCaps, type PlanCaps } from './plan-caps';
-import { hasApiKeyShape, hasValidChecksum, hashApiKey } from './api-key';
+import { planCaps, type PlanCaps } from '../../accounts/domain/plan-caps';
+import { hasApiKeyShape, hasValidChecksum, hashApiKey } from '../../accounts/domain/api-key';
 import type { InFlightLimit } from './in-flight';
 import type { RequestThrottle } from './throttle';
 import type { KeyCache, KeyRecord } from './key-cache';

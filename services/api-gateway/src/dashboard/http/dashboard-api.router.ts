@@ -19,25 +19,25 @@ import {
 } from '@signal/service-kit';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
-import type { Plan } from '../data/account.model';
-import { createAccount, listApiKeysPage, revokeApiKey } from '../domain/accounts.use-cases';
-import { createKeyOnce, type CreateKeyDeps } from '../domain/create-key.use-case';
-import { rollApiKey } from '../domain/key-roll.use-case';
-import { changePassword, passwordLogin, type PasswordLoginDeps } from '../domain/password-login.use-case';
-import { SESSION_COOKIE, type Session } from '../domain/sessions';
+import type { Plan } from '../../accounts/data/account.model';
+import { createAccount, listApiKeysPage, revokeApiKey } from '../../accounts/domain/accounts.use-cases';
+import { createKeyOnce, type CreateKeyDeps } from '../../accounts/domain/create-key.use-case';
+import { rollApiKey } from '../../accounts/domain/key-roll.use-case';
+import { changePassword, passwordLogin, type PasswordLoginDeps } from '../../sessions/domain/password-login.use-case';
+import { SESSION_COOKIE, type Session } from '../../sessions/domain/sessions';
 
-import { loginError, sessionError } from './login-results';
-import { applyThrottle, countLogin, failedLogin, ipGuard, refuseCredential } from './throttle.middleware';
-import { setRateLimitHeaders } from './rate-limit-headers';
-import { rateView, retryAfterSeconds } from '../domain/rate-limit';
-import { outcomeOf } from '../domain/usage';
-import type { RequestThrottle } from '../domain/throttle';
-import type { UsageLedger } from '../domain/usage';
-import { readCookie } from './cookies';
+import { loginError, sessionError } from '../../sessions/http/login-results';
+import { applyThrottle, countLogin, failedLogin, ipGuard, refuseCredential } from '../../edge/http/throttle.middleware';
+import { setRateLimitHeaders } from '../../edge/http/rate-limit-headers';
+import { rateView, retryAfterSeconds } from '../../edge/domain/rate-limit';
+import { outcomeOf } from '../../edge/domain/usage';
+import type { RequestThrottle } from '../../edge/domain/throttle';
+import type { UsageLedger } from '../../edge/domain/usage';
+import { readCookie } from '../../sessions/http/cookies';
 import { proxyTo } from './session-proxy';
-import type { OpenStreams } from '../domain/open-streams';
-import { planCaps } from '../domain/plan-caps';
-import type { Upstream } from './upstream';
+import type { OpenStreams } from '../../edge/domain/open-streams';
+import { planCaps } from '../../accounts/domain/plan-caps';
+import type { Upstream } from '../../edge/http/upstream';
 
 export interface DashboardApiDeps {
   accounts: CreateKeyDeps;

@@ -4,9 +4,9 @@ import type { ApiKeyDocument, Plan } from '../data/account.model';
 import { planCaps, type PlanCaps } from './plan-caps';
 import { EmailTakenError, type AccountRepository } from '../data/account.repository';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
-import type { KeyCache } from './key-cache';
+import type { KeyCache } from '../../edge/domain/key-cache';
 import type { PasswordHasher } from './password';
-import type { SharedLimiter } from './rate-limit';
+import type { SharedLimiter } from '../../edge/domain/rate-limit';
 
 export interface AccountDeps {
   repository: AccountRepository;

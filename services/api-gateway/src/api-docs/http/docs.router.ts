@@ -3,7 +3,7 @@ import path from 'node:path';
 import { buildOpenApiDocument } from '@signal/contracts';
 import express, { Router, type RequestHandler } from 'express';
 import MarkdownIt from 'markdown-it';
-import type { Plan } from '../data/account.model';
+import type { Plan } from '../../accounts/data/account.model';
 
 /**
  * /docs: the Scalar API reference (try-it with your API key), served from node_modules —
@@ -90,8 +90,8 @@ export function guidePage(guide: string | undefined): string {
 /** The guide ships in docs/ at the repository root, or beside the gateway in its image. */
 function loadGuide(): string | undefined {
   for (const candidate of [
-    path.join(__dirname, '..', '..', 'docs', 'receiving-webhooks.md'),
-    path.join(__dirname, '..', '..', '..', '..', 'docs', 'receiving-webhooks.md'),
+    path.join(__dirname, '..', '..', '..', 'docs', 'receiving-webhooks.md'),
+    path.join(__dirname, '..', '..', '..', '..', '..', 'docs', 'receiving-webhooks.md'),
   ]) {
     if (existsSync(candidate)) return readFileSync(candidate, 'utf8');
   }
@@ -103,7 +103,7 @@ function loadGuide(): string | undefined {
  * dependency, 150 MB with its own), else straight from node_modules in development.
  */
 function scalarBrowserDir(): string {
-  const vendored = path.join(__dirname, '..', '..', 'vendor', 'scalar');
+  const vendored = path.join(__dirname, '..', '..', '..', 'vendor', 'scalar');
   if (existsSync(path.join(vendored, 'standalone.js'))) return vendored;
   return path.join(path.dirname(require.resolve('@scalar/api-reference')), 'browser');
 }

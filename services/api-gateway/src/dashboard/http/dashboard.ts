@@ -1,9 +1,9 @@
 import type { Express, RequestHandler } from 'express';
-import { defaultPlan, type GatewayConfig } from '../config';
-import type { Plan } from '../data/account.model';
-import type { GatewayDependencies } from '../dependencies';
-import { RequestThrottle, clientGroup } from '../domain/throttle';
-import type { UsageLedger } from '../domain/usage';
+import { defaultPlan, type GatewayConfig } from '../../config';
+import type { Plan } from '../../accounts/data/account.model';
+import type { GatewayDependencies } from '../../dependencies';
+import { RequestThrottle, clientGroup } from '../../edge/domain/throttle';
+import type { UsageLedger } from '../../edge/domain/usage';
 import { dashboardApiRouter, type DashboardApiDeps } from './dashboard-api.router';
 import { dashboardPages } from './dashboard-pages';
 
