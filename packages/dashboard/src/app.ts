@@ -1190,7 +1190,7 @@ async function signalsView(): Promise<void> {
       field('Status', status),
       field('Created after', since, `Your time zone: ${zoneName()}.`),
     ),
-    h('label', {}, live, ' Live (refresh every 10 seconds)'),
+    h('label', {}, live, ' Live (new signals and status changes appear as they happen)'),
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Apply filters')),
   );
   filters.addEventListener('submit', (ev) => {
@@ -1205,6 +1205,7 @@ async function signalsView(): Promise<void> {
   const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Load more');
   let cursor: string | null = null;
   let rows: SignalListItem[] = [];
+  let total = 0;
   const query = (c: string | null) => {
     const q = new URLSearchParams({ limit: '25' });
     if (params.get('type')) q.set('type', params.get('type')!);
@@ -1238,15 +1239,100 @@ async function signalsView(): Promise<void> {
     if (!r) return;
     rows = append ? [...rows, ...r.data] : r.data;
     cursor = r.meta?.next_cursor ?? null;
-    render(r.meta?.total ?? rows.length);
+    total = r.meta?.total ?? rows.length;
+    render(total);
   };
   more.addEventListener('click', () => void load(true));
-  const timer = setInterval(() => {
-    if (live.checked && !document.hidden && rows.length <= 25) void load(false);
-  }, 10_000);
-  stopTimers.push(() => clearInterval(timer));
+  // Live: the signal stream (GET /v1/signals/stream), not polling. Opening it is one request of
+  // the plan and its events cost nothing; EventSource reconnects and resumes from the last event
+  // id by itself. A new signal becomes a row, a status change updates its row, a `reset` (the
+  // stream could not resume) reads the list again.
+  let stream: EventSource | undefined;
+  const onEvent = (name: string, ev: MessageEvent<string>) => {
+    const event = streamEvent(name, ev.data);
+    if (!event) return;
+    const at = rows.findIndex((r) => r.id === event.row.id);
+    if (at >= 0) rows[at] = { ...rows[at]!, performance: event.row.performance };
+    else if (name === 'signal.new' && matchesFilters(event.row, params)) {
+      rows = [event.row, ...rows];
+      total += 1;
+    } else return;
+    render(total);
+  };
+  const openStream = () => {
+    const q = new URLSearchParams({ events: LIVE_EVENTS.join(',') });
+    if (params.get('type')) q.set('type', params.get('type')!);
+    stream = new EventSource(`/v1/signals/stream?${q.toString()}`);
+    for (const name of LIVE_EVENTS)
+      stream.addEventListener(name, (ev: MessageEvent<string>) => onEvent(name, ev));
+    stream.addEventListener('reset', () => void load(false));
+  };
+  const closeStream = () => {
+    stream?.close();
+    stream = undefined;
+  };
+  live.addEventListener('change', () => (live.checked ? openStream() : closeStream()));
+  stopTimers.push(closeStream);
   page('Signals', filters, listSlot, more);
   await load(false);
+  if (live.checked) openStream();
+}
+
+/** The events the Signals page follows. */
+const LIVE_EVENTS = ['signal.new', 'signal.winner', 'signal.dead', 'signal.rugged'] as const;
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+const numberIn = (o: Record<string, unknown>, k: string): number => (typeof o[k] === 'number' ? o[k] : 0);
+const textIn = (o: Record<string, unknown>, k: string): string => (typeof o[k] === 'string' ? o[k] : '');
+
+/** A stream event's signal as a list row (the webhook payload: the signal as it is now), or nothing. */
+function streamEvent(name: string, text: string): { row: SignalListItem } | undefined {
+  let payload: unknown;
+  try {
+    payload = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(payload) || !isRecord(payload.data)) return undefined;
+  const d = payload.data;
+  const token = isRecord(d.token) ? d.token : {};
+  const metrics = isRecord(d.metrics) ? d.metrics : {};
+  const perf = isRecord(d.performance) ? d.performance : undefined;
+  const status = perf ? textIn(perf, 'status') : 'active';
+  const type = textIn(d, 'type');
+  if (!SIGNAL_STATUSES.some((s) => s === status) || !SIGNAL_TYPES.some((t) => t === type)) return undefined;
+  return {
+    row: {
+      id: textIn(d, 'id'),
+      token: {
+        symbol: textIn(token, 'symbol'),
+        name: textIn(token, 'name'),
+        contract: textIn(token, 'contract'),
+        age_hours: numberIn(token, 'age_hours'),
+      },
+      metrics: {
+        mcap_entry: numberIn(metrics, 'mcap_entry'),
+        mcap_current: numberIn(metrics, 'mcap_current') || numberIn(metrics, 'mcap_entry'),
+        volume_24h: numberIn(metrics, 'volume_24h'),
+        holders: numberIn(metrics, 'holders'),
+        liquidity: numberIn(metrics, 'liquidity'),
+      },
+      performance: {
+        roi: perf ? numberIn(perf, 'roi') : 0,
+        ath_roi: perf ? numberIn(perf, 'ath_roi') : 0,
+        status: SIGNAL_STATUSES.find((s) => s === status) ?? 'active',
+      },
+      type: SIGNAL_TYPES.find((t) => t === type) ?? 'new',
+      is_premium: d.is_premium === true,
+      created_at: name === 'signal.new' ? textIn(payload, 'timestamp') : new Date().toISOString(),
+    },
+  };
+}
+
+/** Whether a new signal belongs on the page as filtered (the stream already filters by type). */
+function matchesFilters(row: SignalListItem, params: URLSearchParams): boolean {
+  const status = params.get('status');
+  return !status || row.performance.status === status;
 }
 
 async function signalView(id: string): Promise<void> {
