@@ -234,6 +234,53 @@ describe('end to end through the gateway', () => {
       'post',
       await api().post(`/v1/webhooks/${id}/deliveries/${test.body.data.id}/retry`).set(auth),
     );
+    // A test event in another event's shape: a signed signal.winner sample marked test: true.
+    const typed = await api().post(`/v1/webhooks/${id}/test`).set(auth).send({ event: 'signal.winner' });
+    check('/v1/webhooks/{webhook_id}/test', 'post', typed);
+    expect([typed.status, typed.body.data.event]).toEqual([202, 'signal.winner']);
+    await waitFor(
+      () => receiver.requests.some((r) => r.path === '/doc' && r.body.includes('"signal.winner"')),
+      10_000,
+      50,
+      'typed test delivery',
+    );
+    const sample = receiver.requests.find((r) => r.path === '/doc' && r.body.includes('"signal.winner"'))!;
+    const sampled = JSON.parse(sample.body) as { event: string; data: { test?: boolean; performance?: object } };
+    expect([sampled.event, sampled.data.test, typeof sampled.data.performance]).toEqual([
+      'signal.winner',
+      true,
+      'object',
+    ]);
+    likeExample(
+      '/v1/webhooks/{webhook_id}/test',
+      'post',
+      await api().post(`/v1/webhooks/${id}/test`).set(auth).send({ event: 'signal.moon' }),
+    );
+    // Recovery: nothing of this subscription failed, so nothing is queued; a bad `since` is a 400.
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    const recovered = await api().post(`/v1/webhooks/${id}/recover`).set(auth).send({ since });
+    check('/v1/webhooks/{webhook_id}/recover', 'post', recovered);
+    expect([recovered.status, recovered.body.data.queued]).toEqual([202, 0]);
+    likeExample(
+      '/v1/webhooks/{webhook_id}/recover',
+      'post',
+      await api().post(`/v1/webhooks/${id}/recover`).set(auth).send({ since: 'yesterday' }),
+    );
+    likeExample(
+      '/v1/webhooks/{webhook_id}/recover',
+      'post',
+      await api().post('/v1/webhooks/wh_01KAB3K0C9D1E2F3G4H5J6K7M8/recover').set(auth).send({ since }),
+    );
+    await api()
+      .patch(`/v1/webhooks/${id}`)
+      .set(auth)
+      .send({ enabled: false })
+      .expect(200);
+    likeExample(
+      '/v1/webhooks/{webhook_id}/recover',
+      'post',
+      await api().post(`/v1/webhooks/${id}/recover`).set(auth).send({ since }),
+    );
     likeExample(
       '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry',
       'post',

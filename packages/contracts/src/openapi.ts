@@ -17,6 +17,8 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 const REQUEST_COMPONENTS = new Set([
   'CreateWebhookRequest',
   'UpdateWebhookRequest',
+  'WebhookTestRequest',
+  'RecoverWebhookRequest',
   'CreateApiKeyRequest',
   'LoginRequest',
   'ChangePasswordRequest',
@@ -237,7 +239,7 @@ function operation(route: RouteDef): Json {
     ...(route.body
       ? {
           requestBody: {
-            required: true,
+            required: !route.bodyOptional,
             content: {
               'application/json': {
                 schema: refTo(route.body),

@@ -1,6 +1,7 @@
 import { DEFAULT_ERROR_MESSAGES, type ErrorCode } from './errors';
 import type { OperationId } from './routes';
 import { MAX_PAGE_SIZE } from './signals';
+import { DELIVERY_EVENTS } from './webhooks';
 
 /**
  * The document's examples: a request and a success response per operation, and its error
@@ -185,21 +186,31 @@ export const ROUTE_EXAMPLES: Record<OperationId, OperationExamples> = {
     errors: webhookMissing,
   },
   sendWebhookTest: {
+    request: { event: 'signal.winner' },
     // As queued: no attempt yet, the first one due now.
     response: ok({
       ...delivery,
-      event: 'webhook.test',
+      event: 'signal.winner',
       status: 'pending',
       attempts_made: 0,
       next_attempt_at: at,
     }),
-    invalid: malformedPath,
+    invalid: invalid('event', `event must be one of ${DELIVERY_EVENTS.join(', ')}`),
     errors: {
       ...webhookMissing,
       '409': failure(
         'CONFLICT',
         'This webhook is disabled. Disabled by the account. Enable it before sending a test event.',
       ),
+    },
+  },
+  recoverWebhook: {
+    request: { since: at },
+    response: ok({ since: at, queued: 3 }),
+    invalid: invalid('since', 'since must be an ISO 8601 date-time with its zone, e.g. 2026-01-01T00:00:00Z'),
+    errors: {
+      ...webhookMissing,
+      '409': failure('CONFLICT', 'Enable the webhook before recovering its failed deliveries.'),
     },
   },
   listWebhookDeliveries: {

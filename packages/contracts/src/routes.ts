@@ -17,9 +17,12 @@ import {
   deliveryDetailSchema,
   deliveryListQuerySchema,
   deliverySchema,
+  recoverWebhookInputSchema,
+  recoverWebhookResultSchema,
   updateWebhookInputSchema,
   webhookListQuerySchema,
   webhookSubscriptionSchema,
+  webhookTestInputSchema,
   webhookWithSecretSchema,
 } from './webhooks';
 
@@ -47,6 +50,7 @@ export const webhookListResponseSchema = listEnvelope(
 export const deliveryResponseSchema = envelope('WebhookDeliveryResponse', deliverySchema);
 export const deliveryDetailResponseSchema = envelope('WebhookDeliveryDetailResponse', deliveryDetailSchema);
 export const deliveryListResponseSchema = listEnvelope('WebhookDeliveryListResponse', deliverySchema);
+export const recoverWebhookResponseSchema = envelope('RecoverWebhookResponse', recoverWebhookResultSchema);
 export const sessionResponseSchema = envelope('SessionResponse', sessionSchema);
 export const logoutResponseSchema = envelope(
   'LogoutResponse',
@@ -90,6 +94,8 @@ export interface RouteDef {
   /** Takes an Idempotency-Key header: the same key and body within 24 h answer the first result. */
   idempotencyKey?: boolean;
   body?: z.ZodType;
+  /** The body may be left out (the route then reads it as `{}`). */
+  bodyOptional?: boolean;
   responses: Readonly<Record<string, SuccessResponse>>;
   /** Errors of the route's own logic; those every call of its kind can get are added (openapi.ts). */
   errors?: readonly ErrorCode[];
@@ -151,7 +157,7 @@ export const ROUTES = {
     owner: 'webhooks',
     caller: 'apiKey',
     tag: 'Webhook subscriptions',
-    summary: `Subscribe a URL to events. ${IDEMPOTENCY}`,
+    summary: `Subscribe a URL to events. ${IDEMPOTENCY} An account holds at most its plan’s number of subscriptions (25 by default): one more is 409 CONFLICT naming the limit.`,
     idempotencyKey: true,
     body: createWebhookInputSchema,
     responses: {
@@ -234,10 +240,27 @@ export const ROUTES = {
     owner: 'webhooks',
     caller: 'apiKey',
     tag: 'Webhook subscriptions',
-    summary: 'Send a signed webhook.test event; 409 CONFLICT while the subscription is disabled',
+    summary:
+      'Send a signed test event: webhook.test, or a sample of any event (`event`) in that event’s payload shape, marked `test: true`; 409 CONFLICT while the subscription is disabled',
     pathParams: [webhookId],
+    body: webhookTestInputSchema,
+    bodyOptional: true,
     responses: { '202': { description: 'Queued', schema: deliveryResponseSchema } },
-    errors: ['NOT_FOUND', 'CONFLICT'],
+    errors: ['NOT_FOUND', 'CONFLICT', 'VALIDATION_ERROR'],
+  },
+  recoverWebhook: {
+    operationId: 'recoverWebhook',
+    method: 'post',
+    path: '/v1/webhooks/{webhook_id}/recover',
+    owner: 'webhooks',
+    caller: 'apiKey',
+    tag: 'Webhook deliveries',
+    summary:
+      'Re-send every delivery created since `since` that is failed now (one more attempt each); answers how many were queued. Idempotent: a repeat finds them pending or succeeded and queues none again. 409 CONFLICT while the subscription is disabled',
+    pathParams: [webhookId],
+    body: recoverWebhookInputSchema,
+    responses: { '202': { description: 'Queued', schema: recoverWebhookResponseSchema } },
+    errors: ['NOT_FOUND', 'CONFLICT', 'VALIDATION_ERROR'],
   },
   listWebhookDeliveries: {
     operationId: 'listWebhookDeliveries',

@@ -141,6 +141,26 @@ describe('the OpenAPI document', () => {
     expect(errorExampleSchema.parse(conflict?.example).error.code).toBe('IDEMPOTENCY_CONFLICT');
   });
 
+  it('when the test and recover operations are read, then the test body is optional and names an event, recover needs since, and the create summary states the cap', () => {
+    const ops = (isObject(raw.paths) ? raw.paths : {}) as Record<
+      string,
+      Record<string, { requestBody?: { required?: boolean }; summary?: string; operationId?: string }>
+    >;
+    const test = ops['/v1/webhooks/{webhook_id}/test']!.post!;
+    const recover = ops['/v1/webhooks/{webhook_id}/recover']!.post!;
+    expect([test.requestBody?.required, recover.requestBody?.required]).toEqual([false, true]);
+    expect(recover.operationId).toBe('recoverWebhook');
+    const schemas = doc.components.schemas;
+    expect(schemas.WebhookTestRequest?.required).toBeUndefined();
+    expect(JSON.stringify(schemas.WebhookTestRequest?.properties)).toContain('signal.rugged');
+    expect(schemas.RecoverWebhookRequest?.required).toEqual(['since']);
+    expect(schemas.RecoverWebhookResult?.required).toEqual(['since', 'queued']);
+    expect(Object.keys(doc.paths['/v1/webhooks/{webhook_id}/recover']!.post!.responses)).toEqual(
+      expect.arrayContaining(['202', '400', '404', '409']),
+    );
+    expect(ops['/v1/webhooks']!.post!.summary).toMatch(/25 by default.*409 CONFLICT naming the limit/);
+  });
+
   it('when an operation documents a response, then its example validates against that response (an error example carries a code of its status)', () => {
     const ajv = newAjv();
     const problems: string[] = [];

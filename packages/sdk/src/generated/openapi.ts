@@ -61,7 +61,7 @@ export interface paths {
     /** List subscriptions, newest first */
     get: operations['listWebhooks'];
     put?: never;
-    /** Subscribe a URL to events. With an Idempotency-Key, a retry with the same body within 24 h answers the same result (200, Idempotent-Replayed: true); another body is 409. */
+    /** Subscribe a URL to events. With an Idempotency-Key, a retry with the same body within 24 h answers the same result (200, Idempotent-Replayed: true); another body is 409. An account holds at most its plan’s number of subscriptions (25 by default): one more is 409 CONFLICT naming the limit. */
     post: operations['createWebhook'];
     delete?: never;
     options?: never;
@@ -114,8 +114,25 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Send a signed webhook.test event; 409 CONFLICT while the subscription is disabled */
+    /** Send a signed test event: webhook.test, or a sample of any event (`event`) in that event’s payload shape, marked `test: true`; 409 CONFLICT while the subscription is disabled */
     post: operations['sendWebhookTest'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/webhooks/{webhook_id}/recover': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Re-send every delivery created since `since` that is failed now (one more attempt each); answers how many were queued. Idempotent: a repeat finds them pending or succeeded and queues none again. 409 CONFLICT while the subscription is disabled */
+    post: operations['recoverWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -451,6 +468,7 @@ export interface components {
       avg_roi: number;
       /** @description Highest ROI in percent; 0 with no signals */
       best_roi: number;
+      /** @description Every signal type, always, with its own figures for the period; a `type` filter narrows the top-level figures only, never these */
       by_type: {
         new: {
           total: number;
@@ -693,6 +711,27 @@ export interface components {
             message: string;
           };
         };
+    WebhookAttemptRequest: {
+      /** @description Where the attempt was sent (the subscription URL at that time) */
+      url: string;
+      /** @description Every header sent: content-type, user-agent, webhook-id, webhook-timestamp, webhook-signature (a MAC of this body; the signing secret is never shown) */
+      headers: {
+        [key: string]: string;
+      };
+      /** @description The exact body sent, byte for byte what the signature covers */
+      body: string;
+    };
+    WebhookAttemptResponse: {
+      status: number;
+      /** @description The receiver's response headers (at most 50, each cut at 1,024 characters) */
+      headers: {
+        [key: string]: string;
+      };
+      /** @description The first 4 KB of the response body, as UTF-8 */
+      body: string;
+      /** @description The body went on past the 4 KB kept */
+      body_truncated: boolean;
+    };
     WebhookDelivery: {
       id: string;
       webhook_id: string;
@@ -730,7 +769,31 @@ export interface components {
         status_code: number | null;
         /** @description timeout, connection_refused, redirect, blocked_address, … */
         error: string | null;
+        /** @description What was sent; null when nothing was (a refused address) or for attempts before this was kept */
+        request: components['schemas']['WebhookAttemptRequest'] | null;
+        /** @description What came back; null when no response came (timeout, connection refused, …) */
+        response: components['schemas']['WebhookAttemptResponse'] | null;
       }[];
+    };
+    WebhookTestRequest: {
+      /**
+       * @description The event to send a sample of, in that event's payload shape and marked `test: true`; omitted = webhook.test
+       * @enum {string}
+       */
+      event?: 'signal.new' | 'signal.winner' | 'signal.dead' | 'signal.rugged' | 'webhook.test';
+    };
+    RecoverWebhookRequest: {
+      /**
+       * Format: date-time
+       * @description Re-send every failed delivery created at or after this time
+       */
+      since: string;
+    };
+    RecoverWebhookResult: {
+      /** Format: date-time */
+      since: string;
+      /** @description Failed deliveries queued for one more attempt by this request (0 when a repeat finds none failed) */
+      queued: number;
     };
     CreateApiKeyRequest: {
       name: string;
@@ -807,6 +870,11 @@ export interface components {
       success: true;
       data: components['schemas']['WebhookDelivery'][];
       meta: components['schemas']['PageMeta'];
+    };
+    RecoverWebhookResponse: {
+      /** @constant */
+      success: true;
+      data: components['schemas']['RecoverWebhookResult'];
     };
     SessionResponse: {
       /** @constant */
@@ -3915,7 +3983,16 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    requestBody?: {
+      content: {
+        /**
+         * @example {
+         *       "event": "signal.winner"
+         *     }
+         */
+        'application/json': components['schemas']['WebhookTestRequest'];
+      };
+    };
     responses: {
       /** @description Queued */
       202: {
@@ -3938,7 +4015,7 @@ export interface operations {
            *         "id": "dlv_01KAB3M1N2P3Q4R5S6T7V8W9X0",
            *         "webhook_id": "wh_01KAB3K0C9D1E2F3G4H5J6K7M8",
            *         "event_id": "evt_01KAB3M1N2P3Q4R5S6T7V8W9X1",
-           *         "event": "webhook.test",
+           *         "event": "signal.winner",
            *         "status": "pending",
            *         "attempts_made": 0,
            *         "next_attempt_at": "2026-01-15T09:30:00.000Z",
@@ -3969,12 +4046,12 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "VALIDATION_ERROR",
-           *         "message": "The path holds a malformed percent-escape.",
+           *         "message": "event must be one of signal.new, signal.winner, signal.dead, signal.rugged, webhook.test",
            *         "request_id": "req_01KAB3P…",
            *         "details": [
            *           {
-           *             "field": "path",
-           *             "message": "malformed percent-escape"
+           *             "field": "event",
+           *             "message": "event must be one of signal.new, signal.winner, signal.dead, signal.rugged, webhook.test"
            *           }
            *         ]
            *       }
@@ -4072,6 +4149,387 @@ export interface operations {
            *       "error": {
            *         "code": "CONFLICT",
            *         "message": "This webhook is disabled. Disabled by the account. Enable it before sending a test event.",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'CONFLICT';
+            };
+          };
+        };
+      };
+      /** @description Error: PAYLOAD_TOO_LARGE */
+      413: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "PAYLOAD_TOO_LARGE",
+           *         "message": "The request body is larger than any route takes (64 KiB).",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'PAYLOAD_TOO_LARGE';
+            };
+          };
+        };
+      };
+      /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+      415: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "UNSUPPORTED_MEDIA_TYPE",
+           *         "message": "Request bodies must be JSON (Content-Type: application/json).",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'UNSUPPORTED_MEDIA_TYPE';
+            };
+          };
+        };
+      };
+      /** @description Error: RATE_LIMIT_EXCEEDED */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again (the same as error.retry_after) */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "RATE_LIMIT_EXCEEDED",
+           *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
+           *         "request_id": "req_01KAB3P…",
+           *         "retry_after": 12
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'RATE_LIMIT_EXCEEDED';
+            };
+          };
+        };
+      };
+      /** @description Error: INTERNAL_ERROR */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "INTERNAL_ERROR",
+           *         "message": "An internal error occurred.",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'INTERNAL_ERROR';
+            };
+          };
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again (the same as error.retry_after) */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "SERVICE_UNAVAILABLE",
+           *         "message": "The service is temporarily unavailable. Retry shortly.",
+           *         "request_id": "req_01KAB3P…",
+           *         "retry_after": 1
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'SERVICE_UNAVAILABLE';
+            };
+          };
+        };
+      };
+      /** @description Error: GATEWAY_TIMEOUT */
+      504: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "GATEWAY_TIMEOUT",
+           *         "message": "The webhooks service did not answer in time.",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'GATEWAY_TIMEOUT';
+            };
+          };
+        };
+      };
+    };
+  };
+  recoverWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Subscription id `wh_…` */
+        webhook_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "since": "2026-01-15T09:30:00.000Z"
+         *     }
+         */
+        'application/json': components['schemas']['RecoverWebhookRequest'];
+      };
+    };
+    responses: {
+      /** @description Queued */
+      202: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "data": {
+           *         "since": "2026-01-15T09:30:00.000Z",
+           *         "queued": 3
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['RecoverWebhookResponse'];
+        };
+      };
+      /** @description Error: VALIDATION_ERROR */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "VALIDATION_ERROR",
+           *         "message": "since must be an ISO 8601 date-time with its zone, e.g. 2026-01-01T00:00:00Z",
+           *         "request_id": "req_01KAB3P…",
+           *         "details": [
+           *           {
+           *             "field": "since",
+           *             "message": "since must be an ISO 8601 date-time with its zone, e.g. 2026-01-01T00:00:00Z"
+           *           }
+           *         ]
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'VALIDATION_ERROR';
+            };
+          };
+        };
+      };
+      /** @description Error: UNAUTHORIZED, KEY_EXPIRED */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "UNAUTHORIZED",
+           *         "message": "Invalid or missing API key.",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'UNAUTHORIZED' | 'KEY_EXPIRED';
+            };
+          };
+        };
+      };
+      /** @description Error: NOT_FOUND */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "NOT_FOUND",
+           *         "message": "Webhook wh_01KAB3K0C9D1E2F3G4H5J6K7M8 was not found.",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'NOT_FOUND';
+            };
+          };
+        };
+      };
+      /** @description Error: CONFLICT */
+      409: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "CONFLICT",
+           *         "message": "Enable the webhook before recovering its failed deliveries.",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }
@@ -4663,7 +5121,26 @@ export interface operations {
            *             "started_at": "2026-01-15T09:30:00.000Z",
            *             "duration_ms": 84,
            *             "status_code": 200,
-           *             "error": null
+           *             "error": null,
+           *             "request": {
+           *               "url": "https://example.com/hooks/signals",
+           *               "headers": {
+           *                 "content-type": "application/json",
+           *                 "user-agent": "SignalService-Webhooks/1.0",
+           *                 "webhook-id": "dlv_01KAB3M1N2P3Q4R5S6T7V8W9X0",
+           *                 "webhook-timestamp": "1767225600",
+           *                 "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="
+           *               },
+           *               "body": "{\"event\":\"signal.new\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"data\":{…}}"
+           *             },
+           *             "response": {
+           *               "status": 200,
+           *               "headers": {
+           *                 "content-type": "text/plain"
+           *               },
+           *               "body": "ok",
+           *               "body_truncated": false
+           *             }
            *           }
            *         ]
            *       }
