@@ -8,3 +8,5 @@ export * from './events';
 export * from './webhooks';
 export * from './accounts';
 export * from './dashboard';
+export * from './webhook-payload';
+export * from './stream';

@@ -1,0 +1,159 @@
+import { metrics, type Logger } from '@signal/service-kit';
+import {
+  HEARTBEAT,
+  OVERFLOW_EVENT,
+  RECONNECT_EVENT,
+  compareEntryIds,
+  entryEvent,
+  matches,
+  type ReadEntry,
+  type StreamFilter,
+} from './live-stream';
+
+/** The client's end of one stream, as the hub writes to it (an HTTP response). */
+export interface StreamSink {
+  write(chunk: string | Buffer): void;
+  /** Output written but not yet taken by the client's connection. */
+  readonly bufferedBytes: number;
+  readonly closed: boolean;
+  /** Writes `last` and ends the response; `closeConnection` closes the connection after it. */
+  end(last: string | Buffer, closeConnection?: boolean): void;
+  /** Resolves true once the buffered output drained, false if the client went away first. */
+  drained(): Promise<boolean>;
+  onClose(listener: () => void): void;
+}
+
+interface OpenStream {
+  sink: StreamSink;
+  filter: StreamFilter;
+  /** Entries up to this id were sent by the replay; cleared at the first later one. */
+  after: string | undefined;
+}
+
+export type EndReason = 'client' | 'overflow' | 'shutdown';
+
+export interface StreamHubOptions {
+  maxBufferedBytes: number;
+  heartbeatMs: number;
+  logger: Logger;
+}
+
+/**
+ * The open streams of this process, fed by its one tail of the event log: each entry is encoded
+ * once and written to every stream whose filter takes it. A stream whose client does not take
+ * its output gets `overflow` and ends once the unsent output passes the bound; nothing is held
+ * for it beyond that.
+ */
+export class StreamHub {
+  private readonly streams = new Set<OpenStream>();
+  private heartbeat?: NodeJS.Timeout;
+  /** The last entry id the tail handed over (undefined until the tail knows where the log ends). */
+  private tailPosition: string | undefined;
+  private closing = false;
+
+  constructor(private readonly options: StreamHubOptions) {}
+
+  get openCount(): number {
+    return this.streams.size;
+  }
+
+  /** The tail's position: streams joining live are sent every entry after it. */
+  get position(): string | undefined {
+    return this.tailPosition;
+  }
+
+  /** Set once shutdown began: no new stream opens. */
+  get isClosing(): boolean {
+    return this.closing;
+  }
+
+  get maxBufferedBytes(): number {
+    return this.options.maxBufferedBytes;
+  }
+
+  start(): void {
+    this.heartbeat = setInterval(() => this.beat(), this.options.heartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  /** Where the tail starts (the log's last entry when it first reached it). */
+  startAt(position: string): void {
+    this.tailPosition ??= position;
+  }
+
+  /** Entries the tail read, in log order. */
+  deliver(entries: readonly ReadEntry[]): void {
+    for (const { id, entry } of entries) {
+      this.tailPosition = id;
+      if (!entry) continue;
+      let frame: Buffer | undefined;
+      for (const stream of this.streams) {
+        if (stream.after !== undefined) {
+          if (compareEntryIds(id, stream.after) <= 0) continue;
+          stream.after = undefined;
+        }
+        if (!matches(stream.filter, entry)) continue;
+        frame ??= Buffer.from(entryEvent(entry));
+        if (this.send(stream, frame)) metrics.streamEventsSent().inc({ event: entry.event });
+      }
+    }
+  }
+
+  /**
+   * Adds a stream to the live fan-out: it is sent every entry the tail hands over from now on
+   * that comes after `after`. Synchronous, so no entry can be handed over between a caller's
+   * check of `position` and the join.
+   */
+  join(sink: StreamSink, filter: StreamFilter, after: string | undefined): void {
+    const stream: OpenStream = { sink, filter, after };
+    this.streams.add(stream);
+    metrics.streamsOpen().set(this.streams.size);
+    sink.onClose(() => {
+      if (this.remove(stream)) metrics.streamsEnded().inc({ reason: 'client' });
+    });
+  }
+
+  /**
+   * Ends every open stream with `reconnect` and refuses new ones (shutdown). The connections close
+   * once their last event is out; the HTTP server's close waits for that.
+   */
+  endAll(): void {
+    this.closing = true;
+    clearInterval(this.heartbeat);
+    for (const stream of [...this.streams]) this.end(stream, RECONNECT_EVENT, 'shutdown', true);
+  }
+
+  stop(): void {
+    clearInterval(this.heartbeat);
+  }
+
+  private beat(): void {
+    for (const stream of this.streams) this.send(stream, HEARTBEAT);
+  }
+
+  /** Writes to a stream, or ends it with `overflow` when its client has not taken what it has. */
+  private send(stream: OpenStream, chunk: string | Buffer): boolean {
+    if (stream.sink.bufferedBytes > this.options.maxBufferedBytes) {
+      this.options.logger.info(
+        { buffered: stream.sink.bufferedBytes },
+        'live stream ended: its client did not keep up',
+      );
+      this.end(stream, OVERFLOW_EVENT, 'overflow', false);
+      return false;
+    }
+    stream.sink.write(chunk);
+    return true;
+  }
+
+  private end(stream: OpenStream, last: string, reason: EndReason, closeConnection: boolean): void {
+    if (!this.remove(stream)) return;
+    metrics.streamsEnded().inc({ reason });
+    stream.sink.end(last, closeConnection);
+  }
+
+  private remove(stream: OpenStream): boolean {
+    const removed = this.streams.delete(stream);
+    if (removed) metrics.streamsOpen().set(this.streams.size);
+    return removed;
+  }
+}
