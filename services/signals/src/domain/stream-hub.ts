@@ -138,7 +138,7 @@ export class StreamHub {
         { buffered: stream.sink.bufferedBytes },
         'live stream ended: its client did not keep up',
       );
-      this.end(stream, OVERFLOW_EVENT, 'overflow', false);
+      this.end(stream, OVERFLOW_EVENT, 'overflow', true);
       return false;
     }
     stream.sink.write(chunk);
