@@ -107,6 +107,12 @@ describe('live stream', () => {
     expect(s.retry).toBe(2000);
   });
 
+  it('when the stream is asked for with HEAD, then the head comes back and the response ends', async () => {
+    const res = await request(svc.url).head(STREAM).set(auth(svc)).expect(200);
+    expect(res.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    await waitFor(() => svc.deps.streams.hub.openCount === 0, 5000, 20, 'no stream left open');
+  });
+
   it('when the stream is quiet, then it carries keep-alive comments at the heartbeat interval', async () => {
     const s = track(await open(svc));
     await waitFor(() => s.comments.filter((c) => c === 'keep-alive').length >= 2, 10_000, 20, 'two heartbeats');

@@ -74,6 +74,11 @@ export function streamHandler(deps: StreamDeps): RequestHandler {
     const plan = await planStream(deps, lastEventIdOf(req.header('last-event-id'), query.last_event_id));
     if (!plan.ok) throw new AppError('SERVICE_UNAVAILABLE', plan.message, { headers: { 'Retry-After': '1' } });
     res.writeHead(200, STREAM_HEADERS);
+    // HEAD gets the stream's head and no body: a stream it cannot read would stay open for nothing.
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
     res.write(STREAM_PREAMBLE);
     await runStream(deps, responseSink(res), streamFilter(query), plan.start);
   };
