@@ -362,4 +362,37 @@ describe('live stream across a Redis outage', () => {
       s.close();
     }
   });
+
+  it('when Redis is unreachable as a client resumes, then 503 with Retry-After, and the resume works once it is back', async () => {
+    const s = await open(svc);
+    const a = await createSignal(svc);
+    await s.until((ev) => has(ev, 'signal.new', a), 'an event');
+    s.close();
+    proxy.cut();
+    try {
+      const res = await request(svc.url).get(STREAM).set(auth(svc)).set('Last-Event-ID', s.lastEventId!).expect(503);
+      expect(res.body.error.code).toBe('SERVICE_UNAVAILABLE');
+      expect(res.headers['retry-after']).toBe('1');
+    } finally {
+      proxy.restore();
+    }
+    const b = await createSignal(svc);
+    const resumed = await waitFor(
+      async () => {
+        const r = await open(svc, STREAM, { 'Last-Event-ID': s.lastEventId! });
+        if (r.status === 200) return r;
+        r.close();
+        return undefined;
+      },
+      10_000,
+      100,
+      'Redis to be back',
+    );
+    try {
+      await resumed.until((ev) => has(ev, 'signal.new', b), 'the event created meanwhile');
+      expect(about(resumed.events, [a, b]).map(signalOf)).toEqual([b]);
+    } finally {
+      resumed.close();
+    }
+  });
 });
