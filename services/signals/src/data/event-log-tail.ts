@@ -14,7 +14,11 @@ export interface EventLogTailOptions {
   blockMs?: number;
 }
 
-const READ_COUNT = 500;
+/**
+ * Entries per read: what one hand-over writes to each stream before its bound is checked again
+ * (see StreamHub.deliver), so it bounds a stream's memory with the bound.
+ */
+const READ_COUNT = 100;
 
 /**
  * The process's one reader of the event log: XREAD BLOCK on a connection of its own, always from
@@ -63,6 +67,8 @@ export class EventLogTail {
         if (entries.length === 0) continue;
         this.position = entries[entries.length - 1]!.id;
         this.options.deliver(entries);
+        // The sockets send what the hand-over wrote before the next one is checked against the bound.
+        await new Promise((resolve) => setImmediate(resolve));
       } catch (err) {
         if (this.stopped) return;
         failures += 1;

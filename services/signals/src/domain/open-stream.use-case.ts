@@ -1,6 +1,7 @@
 import type { StreamResetReason } from '@signal/contracts';
 import { isRedisUnavailable, metrics, type Logger } from '@signal/service-kit';
 import {
+  OVERFLOW_EVENT,
   RECONNECT_EVENT,
   compareEntryIds,
   entryEvent,
@@ -41,6 +42,12 @@ export type StreamPlan =
 
 /** Entries read per XRANGE while replaying. */
 const REPLAY_PAGE = 200;
+
+/**
+ * How long a replay waits for its client to take what it was sent before the stream ends as
+ * overflow, and how long an ended stream's connection is kept for its last bytes.
+ */
+export const STALLED_STREAM_MS = 30_000;
 
 const UNAVAILABLE = {
   ok: false,
@@ -95,7 +102,11 @@ export async function runStream(deps: StreamDeps, sink: StreamSink, filter: Stre
         metrics.streamEventsSent().inc({ event: entry.event });
       }
       if (page.length === REPLAY_PAGE) {
-        if (sink.bufferedBytes > deps.hub.maxBufferedBytes && !(await sink.drained())) return;
+        // The replay goes at the client's pace; a client that takes nothing gets `overflow`.
+        if (sink.bufferedBytes > deps.hub.maxBufferedBytes && !(await sink.drained(STALLED_STREAM_MS))) {
+          if (!sink.closed) sink.end(OVERFLOW_EVENT, true);
+          return;
+        }
         continue;
       }
       const position = deps.hub.position;

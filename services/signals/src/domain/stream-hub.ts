@@ -18,8 +18,8 @@ export interface StreamSink {
   readonly closed: boolean;
   /** Writes `last` and ends the response; `closeConnection` closes the connection after it. */
   end(last: string | Buffer, closeConnection?: boolean): void;
-  /** Resolves true once the buffered output drained, false if the client went away first. */
-  drained(): Promise<boolean>;
+  /** Resolves true once the buffered output drained; false if the client went away or `timeoutMs` passed first. */
+  drained(timeoutMs: number): Promise<boolean>;
   onClose(listener: () => void): void;
 }
 
@@ -81,8 +81,14 @@ export class StreamHub {
     this.tailPosition ??= position;
   }
 
-  /** Entries the tail read, in log order. */
+  /**
+   * Entries the tail read, in log order. A stream still holding more than the bound from before
+   * (its client had the time since the last batch or heartbeat to take it) ends first; within
+   * the batch nothing is checked, since a socket gets to send only between batches and a healthy
+   * client would otherwise be cut by a burst. So a stream holds at most the bound plus a batch.
+   */
   deliver(entries: readonly ReadEntry[]): void {
+    this.endOverflowing();
     for (const { id, entry } of entries) {
       this.tailPosition = id;
       if (!entry) continue;
@@ -94,7 +100,8 @@ export class StreamHub {
         }
         if (!matches(stream.filter, entry)) continue;
         frame ??= Buffer.from(entryEvent(entry));
-        if (this.send(stream, frame)) metrics.streamEventsSent().inc({ event: entry.event });
+        stream.sink.write(frame);
+        metrics.streamEventsSent().inc({ event: entry.event });
       }
     }
   }
@@ -128,21 +135,17 @@ export class StreamHub {
   }
 
   private beat(): void {
-    for (const stream of this.streams) this.send(stream, HEARTBEAT);
+    this.endOverflowing();
+    for (const stream of this.streams) stream.sink.write(HEARTBEAT);
   }
 
-  /** Writes to a stream, or ends it with `overflow` when its client has not taken what it has. */
-  private send(stream: OpenStream, chunk: string | Buffer): boolean {
-    if (stream.sink.bufferedBytes > this.options.maxBufferedBytes) {
-      this.options.logger.info(
-        { buffered: stream.sink.bufferedBytes },
-        'live stream ended: its client did not keep up',
-      );
+  /** Ends with `overflow` every stream whose client has not taken what it holds past the bound. */
+  private endOverflowing(): void {
+    for (const stream of this.streams) {
+      if (stream.sink.bufferedBytes <= this.options.maxBufferedBytes) continue;
+      this.options.logger.info({ buffered: stream.sink.bufferedBytes }, 'live stream ended: its client did not keep up');
       this.end(stream, OVERFLOW_EVENT, 'overflow', true);
-      return false;
     }
-    stream.sink.write(chunk);
-    return true;
   }
 
   private end(stream: OpenStream, last: string, reason: EndReason, closeConnection: boolean): void {

@@ -2,14 +2,14 @@ import { signalStreamQuerySchema } from '@signal/contracts';
 import { AppError, parseOrThrow } from '@signal/service-kit';
 import type { RequestHandler, Response } from 'express';
 import { STREAM_PREAMBLE, streamFilter } from '../domain/live-stream';
-import { planStream, runStream, type StreamDeps } from '../domain/open-stream.use-case';
+import { STALLED_STREAM_MS, planStream, runStream, type StreamDeps } from '../domain/open-stream.use-case';
 import type { StreamSink } from '../domain/stream-hub';
 
 /**
  * How long an ended stream's connection may take to hand its client the rest of its output
  * (its last event among it) before it is cut: a client that stopped reading holds nothing longer.
  */
-const ENDED_STREAM_GRACE_MS = 30_000;
+const ENDED_STREAM_GRACE_MS = STALLED_STREAM_MS;
 
 const STREAM_HEADERS = {
   'Content-Type': 'text/event-stream; charset=utf-8',
@@ -41,16 +41,18 @@ export function responseSink(res: Response): StreamSink {
       cut.unref();
       res.once('close', () => clearTimeout(cut));
     },
-    drained: () =>
+    drained: (timeoutMs) =>
       new Promise<boolean>((resolve) => {
         if (gone()) return resolve(false);
         const done = (value: boolean) => () => {
+          clearTimeout(timer);
           res.off('drain', onDrain);
           res.off('close', onClose);
           resolve(value);
         };
         const onDrain = done(true);
         const onClose = done(false);
+        const timer = setTimeout(done(false), timeoutMs);
         res.once('drain', onDrain);
         res.once('close', onClose);
       }),
