@@ -32,6 +32,9 @@ interface OpenStream {
 
 export type EndReason = 'client' | 'overflow' | 'shutdown';
 
+/** One buffer written to every stream at each beat. */
+const HEARTBEAT_FRAME = Buffer.from(HEARTBEAT);
+
 export interface StreamHubOptions {
   maxBufferedBytes: number;
   heartbeatMs: number;
@@ -41,8 +44,7 @@ export interface StreamHubOptions {
 /**
  * The open streams of this process, fed by its one tail of the event log: each entry is encoded
  * once and written to every stream whose filter takes it. A stream whose client does not take
- * its output gets `overflow` and ends once the unsent output passes the bound; nothing is held
- * for it beyond that.
+ * its output gets `overflow` and ends once the unsent output passes the bound (see `deliver`).
  */
 export class StreamHub {
   private readonly streams = new Set<OpenStream>();
@@ -136,7 +138,7 @@ export class StreamHub {
 
   private beat(): void {
     this.endOverflowing();
-    for (const stream of this.streams) stream.sink.write(HEARTBEAT);
+    for (const stream of this.streams) stream.sink.write(HEARTBEAT_FRAME);
   }
 
   /** Ends with `overflow` every stream whose client has not taken what it holds past the bound. */
