@@ -123,6 +123,13 @@ export const MESSAGE_POLICIES = {
     retryDelayMs: 1000,
     handlerTimeoutMs: 10_000,
   },
+  /** The signals service's feeder: public events into the live stream's log (one Redis write each). */
+  'signals.stream-events': {
+    schema: signalEventReaderSchema,
+    maxAttempts: 5,
+    retryDelayMs: 1000,
+    handlerTimeoutMs: 10_000,
+  },
   'webhooks.deliveries': {
     schema: webhookDeliveryJobSchema,
     maxAttempts: 5,

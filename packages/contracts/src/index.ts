@@ -11,3 +11,5 @@ export * from './dashboard';
 export * from './routes';
 export * from './route-examples';
 export * from './openapi';
+export * from './webhook-payload';
+export * from './stream';

@@ -8,6 +8,8 @@ export function brokerNames(prefix = '') {
     signalEvents: `${prefix}${SIGNAL_EVENTS_EXCHANGE}`,
     statsQueue: `${prefix}stats.signal-events`,
     webhooksQueue: `${prefix}webhooks.signal-events`,
+    /** The signals service's live-stream feeder (every replica consumes it: competing consumers). */
+    streamQueue: `${prefix}signals.stream-events`,
     deliveriesQueue: `${prefix}webhooks.deliveries`,
     /** Attempts whose wait is over (out of the delay cascade): never queued behind first attempts. */
     deliveriesDueQueue: `${prefix}webhooks.deliveries.due`,
@@ -32,6 +34,7 @@ export async function deleteBrokerNames(
   const queues = [
     names.statsQueue,
     names.webhooksQueue,
+    names.streamQueue,
     names.deliveriesQueue,
     names.deliveriesDueQueue,
     ...extraQueues,

@@ -10,6 +10,12 @@ export interface BackgroundWorker {
   name: string;
   start(): Promise<void> | void;
   stop(): Promise<void>;
+  /**
+   * Ends the long-lived responses the worker serves (open event streams, each with a last event
+   * telling its client to reconnect), before the HTTP server closes: a server that closes first
+   * waits out its grace for them and then cuts them without a word.
+   */
+  endResponses?(): Promise<void>;
 }
 
 /** Starts a service's workers in their declared order (main.ts and the test harnesses alike). */
@@ -18,8 +24,9 @@ export async function startWorkers(workers: BackgroundWorker[]): Promise<void> {
 }
 
 /**
- * The one shutdown order: the HTTP server stops taking requests, then the workers stop in
- * reverse start order, then the connections close in the order given.
+ * The one shutdown order: the workers' long-lived responses end (`endResponses`), the HTTP server
+ * stops taking requests, then the workers stop in reverse start order, then the connections
+ * close in the order given.
  */
 export function registerShutdown(
   shutdown: GracefulShutdown,
@@ -29,6 +36,10 @@ export function registerShutdown(
     connections: Array<[name: string, close: () => Promise<void>]>;
   },
 ): GracefulShutdown {
+  for (const worker of parts.workers) {
+    const endResponses = worker.endResponses?.bind(worker);
+    if (endResponses) shutdown.register(`${worker.name} responses`, endResponses);
+  }
   shutdown.register('http', () => parts.http.close());
   for (const worker of [...parts.workers].reverse()) shutdown.register(worker.name, () => worker.stop());
   for (const [name, close] of parts.connections) shutdown.register(name, close);

@@ -115,6 +115,32 @@ export const metrics = {
         buckets: LAG_BUCKETS,
       }),
   ),
+  /** Signals: live streams (`GET /v1/signals/stream`) open in this process. */
+  streamsOpen: lazy(
+    () =>
+      new Gauge({
+        name: 'signal_streams_open',
+        help: 'Live signal streams open in this process',
+      }),
+  ),
+  /** Signals: events written to live streams (one per stream that received it). */
+  streamEventsSent: lazy(
+    () =>
+      new Counter({
+        name: 'signal_stream_events_sent_total',
+        help: 'Events written to live signal streams, by event name',
+        labelNames: ['event'],
+      }),
+  ),
+  /** Signals: why live streams ended (client gone, slow client cut, shutdown). */
+  streamsEnded: lazy(
+    () =>
+      new Counter({
+        name: 'signal_streams_ended_total',
+        help: 'Live signal streams ended, by reason (client, overflow, shutdown)',
+        labelNames: ['reason'],
+      }),
+  ),
   webhookAttempts: lazy(
     () =>
       new Counter({

@@ -4,6 +4,7 @@ import { readinessTiming, serviceApp, type Lifecycle, type Logger, type ServiceA
 import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
 import type { ListDeps } from './domain/list-signals.use-case';
+import type { StreamDeps } from './domain/open-stream.use-case';
 import type { SignalSource, SignalWriteStore, WriteEffects } from './domain/ports';
 import { ingestRouter } from './http/ingest.router';
 import { signalsRouter } from './http/signals.router';
@@ -12,6 +13,7 @@ export interface SignalsAppDeps extends ServiceAppParts {
   repository: SignalWriteStore & SignalSource;
   reads: ListDeps;
   effects: WriteEffects;
+  streams: StreamDeps;
   /** Checks the gateway's tokens (cannot make any). */
   internalJwtKey: KeyObject;
   ingestToken: string;
@@ -20,7 +22,7 @@ export interface SignalsAppDeps extends ServiceAppParts {
 export function buildApp(deps: SignalsAppDeps): Express {
   return serviceApp(
     { service: 'signals', ...deps, jsonLimit: '5mb' },
-    signalsRouter(deps.reads, deps.internalJwtKey),
+    signalsRouter(deps.reads, deps.internalJwtKey, deps.streams),
     ingestRouter(deps.repository, deps.effects, deps.ingestToken),
   );
 }
@@ -43,5 +45,6 @@ export function appFromDependencies(
     ingestToken: config.INGEST_TOKEN,
     reads: deps.reads,
     effects: deps.effects,
+    streams: deps.streams,
   });
 }

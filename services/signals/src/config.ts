@@ -1,3 +1,4 @@
+import { STREAM_MIN_RETENTION_HOURS } from '@signal/contracts';
 import { env, internalKeyEnv, observabilityEnv, parseConfig } from '@signal/service-kit';
 import { z } from 'zod';
 
@@ -16,6 +17,7 @@ export const configSchema = z.object({
   /** How often the keeper checks for a lost index and retries failed index updates. */
   TIMELINE_CHECK_INTERVAL_MS: env.int(1000, 50),
   AMQP_PREFIX: z.string().default(''),
+  AMQP_QUEUE_TYPE: z.enum(['quorum', 'classic']).default('quorum'),
   INTERNAL_JWT_PUBLIC_KEY: internalKeyEnv.publicKey(),
   /** Credential of the ingest API (simulator, data pipeline); distinct from the gateway's. */
   INGEST_TOKEN: env.secret(24),
@@ -24,6 +26,18 @@ export const configSchema = z.object({
   OUTBOX_SWEEP_INTERVAL_MS: env.int(5000, 100),
   /** List queries on MongoDB at once while the timeline index is away; more get 503 + Retry-After. */
   STORE_FALLBACK_CONCURRENCY: env.int(4, 1),
+  /**
+   * How long the live stream's event log keeps an event (a client reconnecting with Last-Event-ID
+   * within it misses nothing). The API promises at least 24 hours.
+   */
+  STREAM_RETENTION_HOURS: env.int(25, STREAM_MIN_RETENTION_HOURS),
+  /**
+   * Heartbeat comment on every open stream. Well under the gateway's upstream body timeout
+   * (10 s), which would otherwise end a quiet stream.
+   */
+  STREAM_HEARTBEAT_MS: z.coerce.number().int().min(10).max(9000).default(5000),
+  /** A stream whose unsent output passes this is sent `overflow` and ended (a client not reading). */
+  STREAM_MAX_BUFFERED_BYTES: env.int(256 * 1024, 1024),
 });
 export type SignalsConfig = z.infer<typeof configSchema>;
 

@@ -1,5 +1,5 @@
-import type { SignalEvent } from '@signal/contracts';
-import { AmqpClient, OutboxRelay, brokerNames, declareEventExchange } from '@signal/messaging';
+import { MESSAGE_POLICIES, WEBHOOK_EVENTS, type SignalEvent } from '@signal/contracts';
+import { AmqpClient, Consumer, OutboxRelay, brokerNames, declareEventExchange } from '@signal/messaging';
 import {
   connectMongo,
   connectRedis,
@@ -17,12 +17,20 @@ import type Redis from 'ioredis';
 import type { Connection } from 'mongoose';
 import type { SignalsConfig } from './config';
 import { ensureSignalCollections } from './data/collections';
+import { EventLog } from './data/event-log';
+import { EventLogTail } from './data/event-log-tail';
 import { SignalRepository } from './data/signal.repository';
 import { TimelineIndex } from './data/timeline-index';
 import { TimelineRepairs } from './data/timeline-repairs';
 import type { ListDeps } from './domain/list-signals.use-case';
 import type { WriteEffects } from './domain/ports';
 import { TimelineKeeper } from './domain/timeline-keeper';
+import type { StreamDeps } from './domain/open-stream.use-case';
+import { StreamFeeder } from './domain/stream-feeder';
+import { StreamHub } from './domain/stream-hub';
+
+/** How many bus messages the live-stream feeder holds unacknowledged (its appends go by the batch). */
+const STREAM_FEED_PREFETCH = 256;
 
 export interface SignalsDependencies {
   mongo: Connection;
@@ -35,6 +43,8 @@ export interface SignalsDependencies {
   exchange: string;
   reads: ListDeps;
   effects: WriteEffects;
+  /** The live stream: the event log, this process's open streams and its tail of the log. */
+  streams: StreamDeps;
   /** In start order; stopped in reverse. */
   workers: BackgroundWorker[];
 }
@@ -87,6 +97,37 @@ export async function createDependencies(
     intervalMs: config.OUTBOX_INTERVAL_MS,
     sweepIntervalMs: config.OUTBOX_SWEEP_INTERVAL_MS,
   });
+
+  // The live stream: a feeder (bus → event log, competing with the other replicas on one queue)
+  // and one tail of the log per process, handing each entry to this process's open streams.
+  const retentionMs = config.STREAM_RETENTION_HOURS * 3_600_000;
+  const eventLog = new EventLog(redis, config.REDIS_PREFIX, retentionMs);
+  const hub = new StreamHub({
+    maxBufferedBytes: config.STREAM_MAX_BUFFERED_BYTES,
+    heartbeatMs: config.STREAM_HEARTBEAT_MS,
+    logger,
+  });
+  const tail = new EventLogTail({
+    log: eventLog,
+    redisUrl: config.REDIS_URL,
+    deliver: (entries) => hub.deliver(entries),
+    startAt: (position) => hub.startAt(position),
+    logger,
+  });
+  const feeder = new StreamFeeder((entries) => eventLog.append(entries));
+  const streamPolicy = MESSAGE_POLICIES['signals.stream-events'];
+  const feedConsumer = new Consumer({
+    client: amqp,
+    logger,
+    queue: brokerNames(config.AMQP_PREFIX).streamQueue,
+    schema: streamPolicy.schema,
+    policy: streamPolicy,
+    prefetch: STREAM_FEED_PREFETCH,
+    queueType: config.AMQP_QUEUE_TYPE,
+    bindings: { exchange, routingKeys: [...WEBHOOK_EVENTS] },
+    handler: (event) => feeder.feed(event),
+  });
+
   return {
     mongo,
     redis,
@@ -96,6 +137,7 @@ export async function createDependencies(
     keeper,
     relay,
     exchange,
+    streams: { log: eventLog, hub, retentionMs, logger },
     reads: {
       index,
       repository,
@@ -113,6 +155,28 @@ export async function createDependencies(
     workers: [
       { name: 'timeline-keeper', start: () => keeper.start(), stop: () => keeper.stop() },
       { name: 'outbox-relay', start: () => relay.start(), stop: () => relay.stop() },
+      {
+        name: 'stream-tail',
+        start: () => {
+          hub.start();
+          tail.start();
+        },
+        stop: async () => {
+          await tail.stop();
+          hub.stop();
+        },
+        // Open streams end with `reconnect` before the HTTP server closes (service-kit
+        // registerShutdown), so their clients resume on another replica at once.
+        endResponses: async () => hub.endAll(),
+      },
+      {
+        name: 'stream-feeder',
+        start: () => feedConsumer.start(),
+        stop: async () => {
+          await feedConsumer.stop();
+          await feeder.flush();
+        },
+      },
     ],
   };
 }

@@ -1,5 +1,6 @@
 import {
   GracefulShutdown,
+  deleteKeysMatching,
   registerShutdown,
   signInternalToken,
   startWorkers,
@@ -69,6 +70,7 @@ export async function startSignals(
           async () => {
             await deps.mongo.dropDatabase().catch(() => undefined);
             await deps.index.model.clear().catch(() => undefined);
+            await deleteKeysMatching(deps.redis, `${config.REDIS_PREFIX}signal-events:*`).catch(() => undefined);
           },
         ],
       ];

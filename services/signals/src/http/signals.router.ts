@@ -4,9 +4,11 @@ import { AppError, parseOrThrow, requireInternalAuth } from '@signal/service-kit
 import { Router } from 'express';
 import { getSignal } from '../domain/get-signal.use-case';
 import { listSignals, type ListDeps } from '../domain/list-signals.use-case';
+import type { StreamDeps } from '../domain/open-stream.use-case';
+import { streamHandler } from './stream.router';
 
 /** Public reads, reached only through the gateway (internal JWT for audience `signals`). */
-export function signalsRouter(reads: ListDeps, internalJwtKey: KeyObject): Router {
+export function signalsRouter(reads: ListDeps, internalJwtKey: KeyObject, streams: StreamDeps): Router {
   const router = Router();
   router.use('/v1/signals', requireInternalAuth(internalJwtKey, 'signals'));
 
@@ -15,6 +17,9 @@ export function signalsRouter(reads: ListDeps, internalJwtKey: KeyObject): Route
     const { data, meta } = await listSignals(reads, query);
     res.json({ success: true, data, meta });
   });
+
+  // Before `/:signal_id`, which would take `stream` for an id.
+  router.get('/v1/signals/stream', streamHandler(streams));
 
   router.get(expressPath(ROUTES.getSignal.path), async (req, res) => {
     const data = await getSignal(reads, String(req.params.signal_id));

@@ -1,30 +1,14 @@
 import {
-  isWebhookEventName,
+  isWebhookEvent,
+  payloadFor,
   type SignalEventRead,
+  type WebhookEvent,
   type WebhookEventName,
-  type WebhookPayload,
 } from '@signal/contracts';
 import type { DeliveryDocument, SubscriptionDocument } from '../data/webhook.models';
 import type { ScheduleJob } from './delivery-jobs';
 import { deliveryIdFor } from './delivery-state';
 import type { DeliveryWriter } from './ports';
-
-/** A bus event that subscribers can receive (its name narrowed to a webhook event). */
-export type WebhookEvent = SignalEventRead & { name: WebhookEventName };
-
-export function isWebhookEvent(event: SignalEventRead): event is WebhookEvent {
-  return isWebhookEventName(event.name);
-}
-
-export function payloadFor(event: WebhookEvent): WebhookPayload {
-  const s = event.signal;
-  const data = { id: s.id, token: s.token, metrics: s.metrics, type: s.type, is_premium: s.is_premium };
-  const timestamp = event.occurred_at;
-  // signal.new carries the signal as it entered; the status changes carry its performance too.
-  return event.name === 'signal.new'
-    ? { event: event.name, timestamp, data }
-    : { event: event.name, timestamp, data: { ...data, performance: s.performance } };
-}
 
 /** The spec's rule 4: `types` (when set) restricts by signal type. */
 export function wants(sub: SubscriptionDocument, event: WebhookEvent): boolean {

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { SIGNAL_TYPES, WEBHOOK_EVENTS } from './enums';
+
+/**
+ * The live stream of signal events, `GET /v1/signals/stream` (Server-Sent Events). Each event is
+ * a webhook event (`signal.new`, `signal.winner`, `signal.dead`, `signal.rugged`) with the
+ * webhook payload as its `data` and its position in the event log as its `id`.
+ */
+export const SIGNAL_STREAM_PATH = '/v1/signals/stream';
+
+/** The `retry:` hint at the start of every stream: how long a client waits before reconnecting. */
+export const STREAM_RETRY_MS = 2000;
+
+/** The shortest time the event log keeps an event (the service refuses a shorter retention). */
+export const STREAM_MIN_RETENTION_HOURS = 24;
+
+/**
+ * Events the stream sends about itself (no `id:`, so a client's last event id stays the last
+ * signal event it received):
+ * - `reset`: the given Last-Event-ID is malformed, unknown or older than the log; re-sync from
+ *   `GET /v1/signals`, then the stream goes on live (this one event carries the id to resume from);
+ * - `overflow`: the client did not read fast enough; the stream ends, reconnect with Last-Event-ID;
+ * - `reconnect`: the server is shutting down; the stream ends, reconnect with Last-Event-ID.
+ */
+export const STREAM_CONTROL_EVENTS = ['reset', 'overflow', 'reconnect'] as const;
+export type StreamControlEvent = (typeof STREAM_CONTROL_EVENTS)[number];
+
+export type StreamResetReason = 'malformed' | 'unknown' | 'expired';
+
+/** `data` of a `reset` event. */
+export interface StreamResetData {
+  reason: StreamResetReason;
+  message: string;
+  /** Where to read what the stream can no longer replay. */
+  resync: string;
+}
+
+/** `data` of an `overflow` or `reconnect` event. */
+export interface StreamEndData {
+  reason: 'slow_client' | 'shutdown';
+  message: string;
+}
+
+/** A comma-separated query value whose every item is one of `values`; repeats are dropped. */
+function commaList<const T extends readonly [string, ...string[]]>(name: string, values: T, what: string) {
+  const known = (item: string): item is T[number] => (values as readonly string[]).includes(item);
+  return z.string().transform((text, ctx) => {
+    const items = text.split(',').map((item) => item.trim());
+    if (items.some((item) => item === '')) {
+      ctx.addIssue({ code: 'custom', message: `${name} must be a comma-separated list of ${what}` });
+      return z.NEVER;
+    }
+    const bad = items.find((item) => !known(item));
+    if (bad !== undefined) {
+      // eslint-disable-next-line no-control-regex -- a client's value is quoted without control characters
+      const shown = bad.replace(/[\u0000-\u001f\u007f-\u009f]/g, '\uFFFD').slice(0, 40);
+      ctx.addIssue({ code: 'custom', message: `${name}: "${shown}" is not one of ${values.join(', ')}` });
+      return z.NEVER;
+    }
+    return [...new Set(items.filter(known))];
+  });
+}
+
+/** Query of GET /v1/signals/stream. Unknown parameters are refused, as on the list. */
+export const signalStreamQuerySchema = z.strictObject({
+  type: commaList('type', SIGNAL_TYPES, 'signal types')
+    .optional()
+    .describe(`Only signals of these types (comma-separated: ${SIGNAL_TYPES.join(', ')}); default every type`),
+  events: commaList('events', WEBHOOK_EVENTS, 'event names')
+    .optional()
+    .describe(`Only these events (comma-separated: ${WEBHOOK_EVENTS.join(', ')}); default all four`),
+  last_event_id: z
+    .string()
+    .optional()
+    .describe(
+      'Resume after this event id, for clients that cannot send the Last-Event-ID header (the header wins when both are given)',
+    ),
+});
+export type SignalStreamQuery = z.infer<typeof signalStreamQuerySchema>;
