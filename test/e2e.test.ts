@@ -1,4 +1,5 @@
 import { startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
+import { get, type IncomingMessage } from 'node:http';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { contractChecker, type ContractChecker } from './contract';
@@ -6,6 +7,13 @@ import { startGateway, type GatewayHarness } from '../services/api-gateway/test/
 import { signalInput, startSignals, type SignalsHarness } from '../services/signals/test/signals-harness';
 import { startStats, type StatsHarness } from '../services/stats/test/stats-harness';
 import { startWebhooks, type WebhooksHarness } from '../services/webhooks/test/webhooks-harness';
+
+/** A stream opened outside the contract check, held open until destroyed. */
+function openRawStream(url: string, key: string): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers: { authorization: `Bearer ${key}` }, agent: false }, resolve).once('error', reject);
+  });
+}
 
 /** The whole system in one process set: a client with an API key, through the gateway only. */
 describe('end to end through the gateway', () => {
@@ -139,6 +147,75 @@ describe('end to end through the gateway', () => {
     check('/v1/signals/{signal_id}', 'get', await api().get(`/v1/signals/${signal.body.data.id}`).set(auth));
     check('/v1/signals/{signal_id}', 'get', await api().get('/v1/signals/sig_nope').set(auth));
     likeExample('/v1/signals/{signal_id}', 'get', await api().get('/v1/signals/%ZZ').set(auth));
+    // The live stream: opened with a filter, it carries the next matching signal as its webhook
+    // payload under the event's name and id; read until that event, then left.
+    const streamed = api()
+      .get('/v1/signals/stream?type=wallet&events=signal.new')
+      .set(auth)
+      .buffer(true)
+      .parse((res, done) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+          if (/^event: signal\.new$/m.test(text) && text.endsWith('\n\n')) {
+            done(null, text);
+            res.destroy();
+          }
+        });
+      });
+    // Sent now (a supertest request starts on then); it starts live, so signals are ingested
+    // until one reaches it.
+    let arrived = false;
+    const pending = streamed.then((r) => {
+      arrived = true;
+      return r;
+    });
+    await waitFor(
+      async () => {
+        if (arrived) return true;
+        await request(signals.url)
+          .post('/internal/signals')
+          .set(signals.ingestAuth)
+          .send(signalInput({ type: 'wallet' }))
+          .expect(201);
+        return false;
+      },
+      10_000,
+      200,
+      'a wallet signal on the stream',
+    );
+    const live = await pending;
+    check('/v1/signals/stream', 'get', live);
+    expect([live.status, live.headers['content-type']]).toEqual([200, 'text/event-stream; charset=utf-8']);
+    const text = String(live.body);
+    expect(text.startsWith('retry: 2000\n\n')).toBe(true);
+    const streamedEvent = /id: (\S+)\nevent: signal\.new\ndata: (.+)\n\n/.exec(text);
+    expect(streamedEvent?.[1]).toMatch(/^\d+-\d+$/);
+    const payload = JSON.parse(streamedEvent?.[2] ?? '{}') as { event: string; data: { type: string } };
+    expect([payload.event, payload.data.type]).toEqual(['signal.new', 'wallet']);
+    likeExample(
+      '/v1/signals/stream',
+      'get',
+      await api().get('/v1/signals/stream?events=signal.moon').set(auth),
+    );
+    // The plan's open streams (5 by default) held open: one more is the documented 429.
+    const capped = await gw.account();
+    const held = await Promise.all(
+      Array.from({ length: 5 }, () => openRawStream(`${gw.url}/v1/signals/stream`, capped.key)),
+    );
+    try {
+      expect(held.map((h) => h.statusCode)).toEqual([200, 200, 200, 200, 200]);
+      likeExample(
+        '/v1/signals/stream',
+        'get',
+        await api()
+          .get('/v1/signals/stream')
+          .set({ Authorization: `Bearer ${capped.key}` }),
+      );
+    } finally {
+      for (const h of held) h.destroy();
+    }
     check('/v1/stats', 'get', await api().get('/v1/stats?period=7d').set(auth));
     check('/v1/stats', 'get', await api().get('/v1/stats?period=1y').set(auth));
     const created = await api()
@@ -245,7 +322,10 @@ describe('end to end through the gateway', () => {
       'typed test delivery',
     );
     const sample = receiver.requests.find((r) => r.path === '/doc' && r.body.includes('"signal.winner"'))!;
-    const sampled = JSON.parse(sample.body) as { event: string; data: { test?: boolean; performance?: object } };
+    const sampled = JSON.parse(sample.body) as {
+      event: string;
+      data: { test?: boolean; performance?: object };
+    };
     expect([sampled.event, sampled.data.test, typeof sampled.data.performance]).toEqual([
       'signal.winner',
       true,
@@ -271,11 +351,7 @@ describe('end to end through the gateway', () => {
       'post',
       await api().post('/v1/webhooks/wh_01KAB3K0C9D1E2F3G4H5J6K7M8/recover').set(auth).send({ since }),
     );
-    await api()
-      .patch(`/v1/webhooks/${id}`)
-      .set(auth)
-      .send({ enabled: false })
-      .expect(200);
+    await api().patch(`/v1/webhooks/${id}`).set(auth).send({ enabled: false }).expect(200);
     likeExample(
       '/v1/webhooks/{webhook_id}/recover',
       'post',

@@ -57,13 +57,22 @@ function refTo(schema: z.ZodType): Json {
   return { $ref: `#/components/schemas/${id}` };
 }
 
-/** Query parameters as the server reads them (`io: 'output'`): integers are integers, with their bounds. */
+/**
+ * Query parameters as the server reads them (`io: 'output'`): integers are integers, with their
+ * bounds. A parameter the server turns into something else as it reads it (a comma list into an
+ * array) has no output form a query can carry: it is documented as the text it is sent as.
+ */
 function queryParameters(schema: z.ZodType): Json[] {
   const json = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' });
+  const input = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
   const properties = isObject(json.properties) ? json.properties : {};
+  const inputProperties = isObject(input.properties) ? input.properties : {};
   const required = Array.isArray(json.required) ? json.required : [];
   return Object.entries(properties).map(([name, s]) => {
-    const { description, ...rest } = isObject(s) ? s : {};
+    const { description, ...output } = isObject(s) ? s : {};
+    const sent = inputProperties[name];
+    const { description: _d, ...asSent } = isObject(sent) ? sent : {};
+    const rest = Object.keys(output).length === 0 ? asSent : output;
     return { name, in: 'query', required: required.includes(name), description, schema: rest };
   });
 }
@@ -204,6 +213,13 @@ function operation(route: RouteDef): Json {
       schema: { type: 'string' },
     })),
     ...(route.query ? queryParameters(route.query) : []),
+    ...(route.headerParams ?? []).map((h) => ({
+      name: h.name,
+      in: 'header',
+      required: false,
+      description: h.description,
+      schema: { type: 'string' },
+    })),
     ...(route.idempotencyKey
       ? [
           {
@@ -225,7 +241,10 @@ function operation(route: RouteDef): Json {
           ...COMMON_HEADERS,
           ...Object.fromEntries((r.headers ?? []).map((h) => [h, EXTRA_HEADERS[h]])),
         },
-        content: { 'application/json': { schema: refTo(r.schema), example: examples.response } },
+        content:
+          r.mediaType === 'text/event-stream'
+            ? { 'text/event-stream': { schema: { type: 'string' }, example: examples.response } }
+            : { 'application/json': { schema: refTo(r.schema), example: examples.response } },
       },
     ]),
   );
@@ -234,7 +253,7 @@ function operation(route: RouteDef): Json {
     operationId: route.operationId,
     tags: [route.tag],
     summary: route.summary,
-    security: SECURITY[route.caller],
+    security: route.sessionToo ? [...SECURITY[route.caller], ...SECURITY.session] : SECURITY[route.caller],
     ...(parameters.length ? { parameters } : {}),
     ...(route.body
       ? {

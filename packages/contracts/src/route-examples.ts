@@ -1,6 +1,7 @@
 import { DEFAULT_ERROR_MESSAGES, type ErrorCode } from './errors';
 import type { OperationId } from './routes';
 import { MAX_PAGE_SIZE } from './signals';
+import { STREAM_RETRY_MS } from './stream';
 import { DELIVERY_EVENTS } from './webhooks';
 
 /**
@@ -46,6 +47,28 @@ const signalDetail = {
   performance: { ...signalItem.performance, time_to_ath_hours: 3.2 },
   updated_at: at,
 };
+/** The start of a stream: the retry hint, one event with the webhook payload, a heartbeat. */
+const streamText = [
+  `retry: ${STREAM_RETRY_MS}`,
+  '',
+  'id: 1768469400000-0',
+  'event: signal.new',
+  `data: ${JSON.stringify({
+    event: 'signal.new',
+    timestamp: at,
+    data: {
+      id: signalDetail.id,
+      token: signalDetail.token,
+      metrics: signalDetail.metrics,
+      type: signalDetail.type,
+      is_premium: signalDetail.is_premium,
+    },
+  })}`,
+  '',
+  ': keep-alive',
+  '',
+  '',
+].join('\n');
 const webhook = {
   id: 'wh_01KAB3K0C9D1E2F3G4H5J6K7M8',
   url: 'https://example.com/hooks/signals',
@@ -141,6 +164,20 @@ export const ROUTE_EXAMPLES: Record<OperationId, OperationExamples> = {
       meta: { total: 1, page: 1, per_page: 20, total_pages: 1, next_cursor: null },
     }),
     invalid: limitOutOfRange,
+  },
+  streamSignals: {
+    response: streamText,
+    invalid: invalid(
+      'events',
+      'events: "signal.moon" is not one of signal.new, signal.winner, signal.dead, signal.rugged',
+    ),
+    errors: {
+      '429': failure(
+        'RATE_LIMIT_EXCEEDED',
+        'This account has 5 live streams open, the most its plan allows (5); close one first.',
+        { retry_after: 5 },
+      ),
+    },
   },
   getSignal: {
     response: ok(signalDetail),

@@ -12,6 +12,7 @@ import type { ErrorCode } from './errors';
 import { pageMetaSchema } from './paging';
 import { signalDetailResponseSchema, signalListQuerySchema, signalListResponseSchema } from './signals';
 import { statsQuerySchema, statsResponseSchema } from './stats';
+import { STREAM_RETRY_MS, signalStreamQuerySchema } from './stream';
 import {
   createWebhookInputSchema,
   deliveryDetailSchema,
@@ -71,8 +72,17 @@ export type ResponseHeader = 'Idempotent-Replayed';
 
 export interface SuccessResponse {
   description: string;
+  /** The JSON body's schema; for `text/event-stream`, what the document names the stream's text. */
   schema: z.ZodType;
   headers?: readonly ResponseHeader[];
+  /** Default `application/json`; a live stream is `text/event-stream`. */
+  mediaType?: 'application/json' | 'text/event-stream';
+}
+
+/** A request header the route reads (besides Authorization and Idempotency-Key). */
+export interface HeaderParam {
+  name: string;
+  description: string;
 }
 
 export interface PathParam {
@@ -91,6 +101,9 @@ export interface RouteDef {
   summary: string;
   pathParams?: readonly PathParam[];
   query?: z.ZodType;
+  headerParams?: readonly HeaderParam[];
+  /** A dashboard session is taken as well as an API key (the gateway proxies it either way). */
+  sessionToo?: boolean;
   /** Takes an Idempotency-Key header: the same key and body within 24 h answer the first result. */
   idempotencyKey?: boolean;
   body?: z.ZodType;
@@ -113,6 +126,22 @@ const replayed = (description: string, schema: z.ZodType): SuccessResponse => ({
   headers: ['Idempotent-Replayed'],
 });
 
+/** The stream's 200, in prose: what a client reads from `GET /v1/signals/stream`. */
+const STREAM_FORMAT = [
+  'A Server-Sent Events stream (`text/event-stream`) that stays open. It starts with',
+  `\`retry: ${STREAM_RETRY_MS}\` (milliseconds to wait before reconnecting). Each signal event is`,
+  '`id: <event id>`, `event: <signal.new | signal.winner | signal.dead | signal.rugged>` and',
+  '`data: <the webhook payload JSON>` (the body a webhook delivery of that event carries), ended',
+  'by a blank line. A client that reconnects with `Last-Event-ID` receives every matching event',
+  'after that id, in order, none twice, for at least 24 h. Events about the stream itself:',
+  '`reset` (the id is malformed, unknown or older than the log: re-sync from `GET /v1/signals`;',
+  'the stream goes on live, and the event carries the id to resume from), `overflow` (the client',
+  'read too slowly: the stream ends, reconnect with Last-Event-ID), `reconnect` (the server is',
+  'shutting down: reconnect with Last-Event-ID), `error` (data `{code, message}`: the API key was',
+  'revoked (UNAUTHORIZED) or expired (KEY_EXPIRED); the stream ends, do not reconnect with it).',
+  'Only signal events carry an `id:`. Comment lines (`: keep-alive`) arrive at least every 15 s.',
+].join(' ');
+
 export const ROUTES = {
   listSignals: {
     operationId: 'listSignals',
@@ -124,6 +153,34 @@ export const ROUTES = {
     summary: 'List signals, newest first',
     query: signalListQuerySchema,
     responses: { '200': { description: 'A page of signals', schema: signalListResponseSchema } },
+    errors: ['VALIDATION_ERROR'],
+  },
+  // Before getSignal: a client matching paths in the document's order must not read `stream` as an id.
+  streamSignals: {
+    operationId: 'streamSignals',
+    method: 'get',
+    path: '/v1/signals/stream',
+    owner: 'signals',
+    caller: 'apiKey',
+    sessionToo: true,
+    tag: 'Signals',
+    summary:
+      'Live signal events as Server-Sent Events, resumable with Last-Event-ID. Opening a stream costs one request; events cost nothing. An account may hold its plan’s number of open streams (5 by default): one more is 429 naming the limit. A revoked or expired key’s streams end with `event: error`.',
+    query: signalStreamQuerySchema,
+    headerParams: [
+      {
+        name: 'Last-Event-ID',
+        description:
+          'Resume after this event id (what EventSource sends when it reconnects); wins over `last_event_id`',
+      },
+    ],
+    responses: {
+      '200': {
+        description: STREAM_FORMAT,
+        schema: z.string(),
+        mediaType: 'text/event-stream',
+      },
+    },
     errors: ['VALIDATION_ERROR'],
   },
   getSignal: {

@@ -161,6 +161,41 @@ describe('the OpenAPI document', () => {
     expect(ops['/v1/webhooks']!.post!.summary).toMatch(/25 by default.*409 CONFLICT naming the limit/);
   });
 
+  it('when the live stream is read, then it is text/event-stream in prose, filtered by comma lists, resumed by Last-Event-ID, opened by a key or a session', () => {
+    const item = (isObject(raw.paths) ? raw.paths : {})['/v1/signals/stream'];
+    const op = isObject(item) && isObject(item.get) ? item.get : {};
+    expect(op.operationId).toBe('streamSignals');
+    expect(op.security).toEqual([{ apiKey: [] }, { dashboardSession: [] }]);
+    const responses = isObject(op.responses) ? op.responses : {};
+    const ok = isObject(responses['200']) ? responses['200'] : {};
+    const content = isObject(ok.content) ? ok.content : {};
+    expect(Object.keys(content)).toEqual(['text/event-stream']);
+    for (const word of [
+      'retry:',
+      'id:',
+      'event:',
+      'data:',
+      'signal.rugged',
+      'reset',
+      'overflow',
+      'reconnect',
+      'error',
+      'keep-alive',
+    ])
+      expect({ word, described: String(ok.description).includes(word) }).toEqual({ word, described: true });
+    const example = isObject(content['text/event-stream'])
+      ? String(content['text/event-stream'].example)
+      : '';
+    expect(example).toMatch(/^retry: \d+\n\nid: \S+\nevent: signal\.new\ndata: \{/);
+    expect(param('/v1/signals/stream', 'get', 'type')?.schema).toEqual({ type: 'string' });
+    expect(param('/v1/signals/stream', 'get', 'events')?.schema).toEqual({ type: 'string' });
+    expect(param('/v1/signals/stream', 'get', 'Last-Event-ID')).toBeDefined();
+    expect(Object.keys(responses)).toEqual(expect.arrayContaining(['400', '401', '429', '503']));
+    // Matched in the document's order, the stream's path comes before the one that takes an id.
+    const paths = Object.keys(doc.paths);
+    expect(paths.indexOf('/v1/signals/stream')).toBeLessThan(paths.indexOf('/v1/signals/{signal_id}'));
+  });
+
   it('when an operation documents a response, then its example validates against that response (an error example carries a code of its status)', () => {
     const ajv = newAjv();
     const problems: string[] = [];

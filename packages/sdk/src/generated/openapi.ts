@@ -17,6 +17,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/signals/stream': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Live signal events as Server-Sent Events, resumable with Last-Event-ID. Opening a stream costs one request; events cost nothing. An account may hold its plan’s number of open streams (5 by default): one more is 429 naming the limit. A revoked or expired key’s streams end with `event: error`. */
+    get: operations['streamSignals'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/signals/{signal_id}': {
     parameters: {
       query?: never;
@@ -1117,6 +1134,289 @@ export interface operations {
            *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
            *         "request_id": "req_01KAB3P…",
            *         "retry_after": 12
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'RATE_LIMIT_EXCEEDED';
+            };
+          };
+        };
+      };
+      /** @description Error: INTERNAL_ERROR */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "INTERNAL_ERROR",
+           *         "message": "An internal error occurred.",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'INTERNAL_ERROR';
+            };
+          };
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again (the same as error.retry_after) */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "SERVICE_UNAVAILABLE",
+           *         "message": "The service is temporarily unavailable. Retry shortly.",
+           *         "request_id": "req_01KAB3P…",
+           *         "retry_after": 1
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'SERVICE_UNAVAILABLE';
+            };
+          };
+        };
+      };
+      /** @description Error: GATEWAY_TIMEOUT */
+      504: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "GATEWAY_TIMEOUT",
+           *         "message": "The signals service did not answer in time.",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'GATEWAY_TIMEOUT';
+            };
+          };
+        };
+      };
+    };
+  };
+  streamSignals: {
+    parameters: {
+      query?: {
+        /** @description Only signals of these types (comma-separated: new, 3d, 7d, 30d, wallet, premium); default every type */
+        type?: string;
+        /** @description Only these events (comma-separated: signal.new, signal.winner, signal.dead, signal.rugged); default all four */
+        events?: string;
+        /** @description Resume after this event id, for clients that cannot send the Last-Event-ID header (the header wins when both are given) */
+        last_event_id?: string;
+      };
+      header?: {
+        /** @description Resume after this event id (what EventSource sends when it reconnects); wins over `last_event_id` */
+        'Last-Event-ID'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A Server-Sent Events stream (`text/event-stream`) that stays open. It starts with `retry: 2000` (milliseconds to wait before reconnecting). Each signal event is `id: <event id>`, `event: <signal.new | signal.winner | signal.dead | signal.rugged>` and `data: <the webhook payload JSON>` (the body a webhook delivery of that event carries), ended by a blank line. A client that reconnects with `Last-Event-ID` receives every matching event after that id, in order, none twice, for at least 24 h. Events about the stream itself: `reset` (the id is malformed, unknown or older than the log: re-sync from `GET /v1/signals`; the stream goes on live, and the event carries the id to resume from), `overflow` (the client read too slowly: the stream ends, reconnect with Last-Event-ID), `reconnect` (the server is shutting down: reconnect with Last-Event-ID), `error` (data `{code, message}`: the API key was revoked (UNAUTHORIZED) or expired (KEY_EXPIRED); the stream ends, do not reconnect with it). Only signal events carry an `id:`. Comment lines (`: keep-alive`) arrive at least every 15 s. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example retry: 2000
+           *
+           *     id: 1768469400000-0
+           *     event: signal.new
+           *     data: {"event":"signal.new","timestamp":"2026-01-15T09:30:00.000Z","data":{"id":"sig_01KAB3J5T7XWQ8F0M2N4P6R8S0","token":{"symbol":"PEPE2","name":"Pepe Two","contract":"0x6982508145454ce325ddbe47a25d4ec3d2311933","age_hours":5.5,"dex_paid":true,"socials":{"twitter":"https://x.com/pepetwo","telegram":"https://t.me/pepetwo","website":null}},"metrics":{"mcap_entry":120000,"mcap_current":186000,"volume_24h":54000,"holders":812,"liquidity":41000,"mcap_ath":230400},"type":"new","is_premium":false}}
+           *
+           *     : keep-alive
+           */
+          'text/event-stream': string;
+        };
+      };
+      /** @description Error: VALIDATION_ERROR */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "VALIDATION_ERROR",
+           *         "message": "events: \"signal.moon\" is not one of signal.new, signal.winner, signal.dead, signal.rugged",
+           *         "request_id": "req_01KAB3P…",
+           *         "details": [
+           *           {
+           *             "field": "events",
+           *             "message": "events: \"signal.moon\" is not one of signal.new, signal.winner, signal.dead, signal.rugged"
+           *           }
+           *         ]
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'VALIDATION_ERROR';
+            };
+          };
+        };
+      };
+      /** @description Error: UNAUTHORIZED, KEY_EXPIRED */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "UNAUTHORIZED",
+           *         "message": "Invalid or missing API key.",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'UNAUTHORIZED' | 'KEY_EXPIRED';
+            };
+          };
+        };
+      };
+      /** @description Error: PAYLOAD_TOO_LARGE */
+      413: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "PAYLOAD_TOO_LARGE",
+           *         "message": "The request target and headers are too large to pass on.",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'PAYLOAD_TOO_LARGE';
+            };
+          };
+        };
+      };
+      /** @description Error: RATE_LIMIT_EXCEEDED */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again (the same as error.retry_after) */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "RATE_LIMIT_EXCEEDED",
+           *         "message": "This account has 5 live streams open, the most its plan allows (5); close one first.",
+           *         "request_id": "req_01KAB3P…",
+           *         "retry_after": 5
            *       }
            *     }
            */
