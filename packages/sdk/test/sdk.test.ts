@@ -12,7 +12,11 @@ import {
   ServerError,
   type ApiKey,
   type Delivery,
+  type DeliveryAttempt,
+  type DeliveryAttemptRequest,
+  type DeliveryAttemptResponse,
   type DeliveryDetail,
+  type RecoverWebhookResult,
   type RetryEvent,
   type Session,
   type SignalDetail,
@@ -79,6 +83,8 @@ describe('@signal/sdk against the running system', () => {
       deleteWebhook: client.webhooks.delete,
       rotateWebhookSecret: client.webhooks.rotateSecret,
       sendWebhookTest: client.webhooks.sendTest,
+      recoverWebhook: client.webhooks.recover,
+      streamSignals: client.signals.stream,
       listWebhookDeliveries: client.webhooks.deliveries.list,
       getWebhookDelivery: client.webhooks.deliveries.get,
       retryWebhookDelivery: client.webhooks.deliveries.retry,
@@ -274,6 +280,126 @@ describe('@signal/sdk against the running system', () => {
       created.id,
     ]);
     await new SignalClient({ baseUrl: sys.gw.url, apiKey: created.key }).stats.get();
+  });
+
+  it('when a client recovers a subscription and sends a typed test event, then recover answers the queued count and the sample arrives in that event’s shape', async () => {
+    const hook = await client.webhooks.create({
+      url: `${sys.receiver.url}/sdk-typed`,
+      events: ['signal.new'],
+    });
+    const queued = await client.webhooks.sendTest(hook.id, { event: 'signal.rugged' });
+    expect(queued.event).toBe('signal.rugged');
+    await waitFor(() => sys.receiver.requests.some((r) => r.path === '/sdk-typed'), 10_000, 50, 'typed test');
+    const received = sys.receiver.requests.find((r) => r.path === '/sdk-typed')!;
+    const payload = verifyWebhook(received.body, received.headers, hook.secret);
+    expect(payload.event === 'signal.rugged' && payload.data.performance.status).toBeTruthy();
+    await waitFor(
+      async () => (await client.webhooks.deliveries.get(hook.id, queued.id)).attempts.length > 0,
+      10_000,
+      100,
+      'an attempt',
+    );
+    const detail = await client.webhooks.deliveries.get(hook.id, queued.id);
+    const attempt: DeliveryAttempt = detail.attempts[0]!;
+    const sent: DeliveryAttemptRequest | null = attempt.request;
+    const answered: DeliveryAttemptResponse | null = attempt.response;
+    expect([sent?.body, answered?.status]).toEqual([received.body, 200]);
+    const since = new Date(Date.now() - 60_000);
+    const recovered: RecoverWebhookResult = await client.webhooks.recover(hook.id, since);
+    expect(recovered).toEqual({ since: since.toISOString(), queued: 0 });
+    await client.webhooks.update(hook.id, { enabled: false });
+    await expect(client.webhooks.recover(hook.id, since)).rejects.toBeInstanceOf(ConflictError);
+    await expect(client.webhooks.sendTest(hook.id, { timeoutMs: 5000 })).rejects.toBeInstanceOf(
+      ConflictError,
+    );
+    await client.webhooks.delete(hook.id);
+  });
+
+  it('when the stream’s connection drops while signals are published, then the SDK resumes through the gateway with Last-Event-ID: none lost, none twice', async () => {
+    const ingest = async () =>
+      (
+        await request(sys.signals.url)
+          .post('/internal/signals')
+          .set(sys.signals.ingestAuth)
+          .send(signalInput({ type: 'premium', is_premium: true }))
+          .expect(201)
+      ).body.data.id as string;
+    const opened: (string | undefined)[] = [];
+    let cutDone = false;
+    // The first connection breaks after its first event: a dropped network the client must survive.
+    const cuttingFetch: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (!String(input).includes('/v1/signals/stream')) return res;
+      opened.push(new Headers(init?.headers).get('last-event-id') ?? undefined);
+      if (cutDone || !res.body) return res;
+      cutDone = true;
+      const reader = res.body.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          if (/^event: signal\.new\n[^]*?\n\n/m.test(text)) {
+            await reader.cancel();
+            controller.error(new TypeError('network dropped'));
+            return;
+          }
+          const { done, value } = await reader.read();
+          if (done) return controller.close();
+          text += decoder.decode(value, { stream: true });
+          controller.enqueue(value);
+        },
+      });
+      return new Response(body, { status: res.status, headers: res.headers });
+    };
+    const published: string[] = [];
+    const streaming = new SignalClient({
+      baseUrl: sys.gw.url,
+      apiKey: (await sys.gw.account({ per_minute: 1000, per_day: 10_000 })).key,
+      fetch: cuttingFetch,
+      // While the client waits to reconnect, two more signals are published.
+      onRetry: () => {
+        if (published.length === 1)
+          void Promise.all([ingest(), ingest()]).then((two) => published.push(...two));
+      },
+    });
+    const stream = streaming.signals.stream({ type: 'premium', events: ['signal.new'] });
+    const seen: string[] = [];
+    const first = waitFor(() => opened.length > 0, 10_000, 20, 'the stream opened').then(async () =>
+      published.push(await ingest()),
+    );
+    for await (const e of stream) {
+      if (e.event === 'reset') throw new Error(`unexpected reset: ${e.data.message}`);
+      seen.push(e.data.data.id);
+      if (seen.length === 3) published.push(await ingest());
+      if (seen.length === 4) break;
+    }
+    await first;
+    // Two published at once may enter the log in either order; each arrives exactly once.
+    expect([...seen].sort()).toEqual([...published].sort());
+    expect([seen[0], seen[3]]).toEqual([published[0], published[3]]);
+    expect(new Set(seen).size).toBe(4);
+    expect(opened).toHaveLength(2);
+    expect(opened[0]).toBeUndefined();
+    expect(opened[1]).toMatch(/^\d+-\d+$/);
+  }, 30_000);
+
+  it('when the key of an open stream is revoked, then the SDK’s iterator stops with AuthenticationError', async () => {
+    const acc = await sys.gw.account(undefined, 'sdk-stream-password');
+    const dash = new SignalClient({ baseUrl: sys.gw.url });
+    await dash.auth.login(acc.email, 'sdk-stream-password');
+    const created = await dash.account.createKey({ name: 'sdk stream' });
+    const streaming = new SignalClient({ baseUrl: sys.gw.url, apiKey: created.key });
+    const stream = streaming.signals.stream();
+    const ended = (async () => {
+      for await (const e of stream) void e;
+    })().catch((e: unknown) => e);
+    await waitFor(() => stream.connections > 0, 10_000, 20, 'the stream opened');
+    // Revoked once the gateway holds the stream open (a heartbeat or the retry hint came through).
+    await waitFor(() => stream.retryMs !== undefined, 10_000, 20, 'the stream’s first bytes');
+    await dash.account.revokeKey(created.id);
+    const err = await ended;
+    expect(err).toBeInstanceOf(AuthenticationError);
+    expect(err).toMatchObject({ code: 'UNAUTHORIZED' });
   });
 
   it('when a dashboard session manages keys through the SDK, then the new key works and its revocation takes effect at once', async () => {
