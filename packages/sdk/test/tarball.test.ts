@@ -71,6 +71,20 @@ describe('@signal/sdk tarball', () => {
     ).toBe('function function function');
   });
 
+  it('when the tarball is installed, then its `signal` command runs from node_modules/.bin', () => {
+    const bin = path.join(scratch, 'node_modules', '.bin', 'signal');
+    expect(run(bin, ['--help'], scratch)).toContain('Usage: signal listen --forward-to <url>');
+    const refused = (() => {
+      try {
+        run(bin, ['listen', '--forward-to', 'https://hooks.example.com/x', '--api-key', 'k'], scratch);
+        return 0;
+      } catch (err) {
+        return typeof err === 'object' && err !== null && 'status' in err ? err.status : undefined;
+      }
+    })();
+    expect(refused).toBe(2);
+  });
+
   it('when a TypeScript user compiles against it (ES module and CommonJS), then the types resolve and narrow', () => {
     const source = `import { SignalClient, type WebhookPayload, type ListSignalsParams } from '@signal/sdk';
 const client = new SignalClient({ baseUrl: 'http://localhost', apiKey: 'k', maxRetryWait: 1000, onRetry: (e) => e.delayMs });
