@@ -31,6 +31,7 @@ def operation_methods(client: SignalClient) -> Dict[str, Callable[..., Any]]:
         "deleteWebhook": client.webhooks.delete,
         "rotateWebhookSecret": client.webhooks.rotate_secret,
         "sendWebhookTest": client.webhooks.send_test,
+        "recoverWebhook": client.webhooks.recover,
         "listWebhookDeliveries": client.webhooks.deliveries.list,
         "getWebhookDelivery": client.webhooks.deliveries.get,
         "retryWebhookDelivery": client.webhooks.deliveries.retry,

@@ -15,6 +15,7 @@ import time
 import unittest
 import urllib.request
 import uuid
+from datetime import datetime, timedelta, timezone
 from http.server import ThreadingHTTPServer
 from typing import Any, Callable, Dict, List
 
@@ -152,7 +153,7 @@ class WebhooksLiveTests(unittest.TestCase):
         Live.setup()
         cls.failing = False
         cls.receiver = ScriptedServer(
-            lambda s, r, h: Answer(500 if cls.failing and r.path == "/flaky" else 200, {"ok": True})
+            lambda s, r, h: Answer(500 if cls.failing and r.path in ("/flaky", "/recover") else 200, {"ok": True})
         )
 
     @classmethod
@@ -220,6 +221,39 @@ class WebhooksLiveTests(unittest.TestCase):
         )
         walked = [d["id"] for d in Live.client.webhooks.deliveries.iterate(created["id"], limit=1)]
         self.assertEqual(walked, [d["id"] for d in deliveries.data])
+
+    def test_when_a_typed_test_event_failed_then_recover_sends_it_again_once_in_that_events_shape(self) -> None:
+        created = self.create("/recover")
+        since = datetime.now(timezone.utc) - timedelta(minutes=1)
+        WebhooksLiveTests.failing = True
+        try:
+            queued = Live.client.webhooks.send_test(created["id"], event="signal.rugged")
+            self.assertEqual(queued["event"], "signal.rugged")
+            failed = wait_for(
+                lambda: (lambda p: p.data[0] if p.data and p.data[0]["status"] == "failed" else None)(
+                    Live.client.webhooks.deliveries.list(created["id"])
+                ),
+                "the test delivery to fail after its retries",
+            )
+            self.assertNotIn("attempts", failed)
+            detail = Live.client.webhooks.deliveries.get(created["id"], failed["id"])
+            first = detail["attempts"][0]
+            self.assertEqual((first["response"] or {}).get("status"), 500)
+            self.assertEqual((first["request"] or {}).get("headers", {}).get("webhook-id"), failed["id"])
+            refused = len(self.received("/recover", len(detail["attempts"])))
+        finally:
+            WebhooksLiveTests.failing = False
+        recovered = Live.client.webhooks.recover(created["id"], since)
+        self.assertEqual(recovered["queued"], 1)
+        delivered = self.received("/recover", refused + 1)[-1]
+        payload = verify_webhook(delivered.body, delivered.headers, created["secret"])
+        self.assertEqual(payload["event"], "signal.rugged")
+        self.assertEqual((payload["data"].get("test"), payload["data"].get("performance", {}).get("status")), (True, "rugged"))
+        wait_for(
+            lambda: Live.client.webhooks.deliveries.get(created["id"], failed["id"])["status"] == "succeeded",
+            "the recovered delivery to succeed",
+        )
+        self.assertEqual(Live.client.webhooks.recover(created["id"], since)["queued"], 0)
 
     def test_when_a_delivery_failed_then_a_resend_delivers_it_with_the_same_id_and_a_valid_signature(self) -> None:
         created = self.create("/flaky")

@@ -216,6 +216,26 @@ class ResourceTests(TransportCase):
         self.assertEqual(json.loads(server.requests[0].body), {"types": None, "enabled": False})
         self.assertEqual(server.requests[0].method, "PATCH")
 
+    def test_when_a_test_event_names_an_event_then_the_body_carries_it_and_without_one_no_body_is_sent(self) -> None:
+        import json
+
+        server = self.serve(lambda s, r, h: Answer(202, {"success": True, "data": {"id": "dlv_1"}}))
+        self.client(server).webhooks.send_test("wh_1", event="signal.winner")
+        self.client(server).webhooks.send_test("wh_1")
+        self.assertEqual([r.path for r in server.requests], ["/v1/webhooks/wh_1/test"] * 2)
+        self.assertEqual(json.loads(server.requests[0].body), {"event": "signal.winner"})
+        self.assertEqual(server.requests[1].body, b"")
+
+    def test_when_a_subscription_is_recovered_then_since_is_sent_as_an_iso_instant_and_the_count_returned(self) -> None:
+        import json
+
+        answer = {"since": "2026-01-15T09:30:00.000Z", "queued": 3}
+        server = self.serve(lambda s, r, h: Answer(202, {"success": True, "data": answer}))
+        got = self.client(server).webhooks.recover("wh_1", datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc))
+        self.assertEqual(got, answer)
+        self.assertEqual((server.requests[0].method, server.requests[0].path), ("POST", "/v1/webhooks/wh_1/recover"))
+        self.assertEqual(json.loads(server.requests[0].body), {"since": "2026-01-15T09:30:00.000Z"})
+
     def test_when_an_idempotency_key_is_given_then_the_create_carries_it(self) -> None:
         server = self.serve(lambda s, r, h: Answer(201, {"success": True, "data": {**SUB, "secret": "whsec_QUJD"}}))
         self.client(server).webhooks.create(url=SUB["url"], events=["signal.new"], types=["new"], idempotency_key="bot-1")

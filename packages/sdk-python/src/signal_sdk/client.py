@@ -47,6 +47,7 @@ from .types import (
     LogoutResult,
     Page,
     PageMeta,
+    RecoverResult,
     Session,
     SignalDetail,
     SignalListItem,
@@ -56,6 +57,7 @@ from .types import (
     Statistics,
     StatsPeriod,
     WebhookDelivery,
+    WebhookDeliveryDetail,
     WebhookEvent,
     WebhookPage,
     WebhookSubscription,
@@ -478,9 +480,10 @@ class Deliveries:
         """Every delivery, newest first, page after page."""
         return self._c._pages(self._path(webhook_id), {"status": status, "event": event, "limit": limit})
 
-    def get(self, webhook_id: str, delivery_id: str) -> WebhookDelivery:
-        """One delivery with its ``attempts`` (operationId getWebhookDelivery)."""
-        return cast(WebhookDelivery, self._c._data("GET", f"{self._path(webhook_id)}/{_seg(delivery_id)}"))
+    def get(self, webhook_id: str, delivery_id: str) -> WebhookDeliveryDetail:
+        """One delivery with its ``attempts``, each with the request sent and the response
+        (operationId getWebhookDelivery)."""
+        return cast(WebhookDeliveryDetail, self._c._data("GET", f"{self._path(webhook_id)}/{_seg(delivery_id)}"))
 
     def retry(self, webhook_id: str, delivery_id: str) -> WebhookDelivery:
         """Sends the delivery again (operationId retryWebhookDelivery)."""
@@ -560,9 +563,18 @@ class Webhooks:
             WebhookSubscriptionWithSecret, self._c._data("POST", f"{self._path(webhook_id)}/rotate-secret")
         )
 
-    def send_test(self, webhook_id: str) -> WebhookDelivery:
-        """Queues a signed ``webhook.test`` delivery to the subscription's URL (operationId sendWebhookTest)."""
-        return cast(WebhookDelivery, self._c._data("POST", f"{self._path(webhook_id)}/test"))
+    def send_test(self, webhook_id: str, event: Optional[DeliveryEvent] = None) -> WebhookDelivery:
+        """Queues a signed test delivery to the subscription's URL (operationId sendWebhookTest):
+        ``webhook.test``, or with ``event`` a sample of that event in its payload shape, marked
+        ``test: True``."""
+        body = None if event is None else {"event": event}
+        return cast(WebhookDelivery, self._c._data("POST", f"{self._path(webhook_id)}/test", body=body))
+
+    def recover(self, webhook_id: str, since: Union[str, datetime]) -> RecoverResult:
+        """Queues one more attempt for every delivery created since ``since`` that is failed now
+        (operationId recoverWebhook); a repeat finds none failed and queues 0."""
+        when = _iso(since) if isinstance(since, datetime) else since
+        return cast(RecoverResult, self._c._data("POST", f"{self._path(webhook_id)}/recover", body={"since": when}))
 
 
 class Auth:

@@ -186,19 +186,42 @@ class WebhookSubscriptionWithSecret(WebhookSubscription):
     secret: str
 
 
+class DeliveryAttemptRequest(TypedDict):
+    """What an attempt sent: the URL, every header, and the exact body the signature covers."""
+
+    url: str
+    headers: Dict[str, str]
+    body: str
+
+
+class DeliveryAttemptResponse(TypedDict):
+    """What came back: the status, the headers, the first 4 KB of the body."""
+
+    status: int
+    headers: Dict[str, str]
+    body: str
+    body_truncated: bool
+
+
 class DeliveryAttempt(TypedDict):
+    """``request`` is None when nothing was sent (a refused address); ``response`` when none came."""
+
     attempt: int
     started_at: str
     duration_ms: float
     status_code: Optional[int]
     error: Optional[str]
+    request: Optional[DeliveryAttemptRequest]
+    response: Optional[DeliveryAttemptResponse]
 
 
-class _WebhookDeliveryRequired(TypedDict):
+class WebhookDelivery(TypedDict):
+    """A delivery as lists, test events and re-sends return it: its state, without the attempts."""
+
     id: str
     webhook_id: str
     event_id: str
-    event: str
+    event: DeliveryEvent
     status: DeliveryStatus
     attempts_made: int
     next_attempt_at: Optional[str]
@@ -206,10 +229,17 @@ class _WebhookDeliveryRequired(TypedDict):
     updated_at: str
 
 
-class WebhookDelivery(_WebhookDeliveryRequired, total=False):
-    """``attempts`` is present on a single delivery (GET …/deliveries/{id})."""
+class WebhookDeliveryDetail(WebhookDelivery):
+    """One delivery read alone (GET …/deliveries/{id}): its state and every attempt so far."""
 
     attempts: List[DeliveryAttempt]
+
+
+class RecoverResult(TypedDict):
+    """What POST …/recover returns: how many failed deliveries since ``since`` were queued again."""
+
+    since: str
+    queued: int
 
 
 class _WebhookSignalDataRequired(TypedDict):
@@ -221,9 +251,27 @@ class _WebhookSignalDataRequired(TypedDict):
 
 
 class WebhookSignalData(_WebhookSignalDataRequired, total=False):
-    """``data`` of a signal event: the signal (performance as of the event)."""
+    """``data`` of ``signal.new``: the signal as it entered. A test sample of the event
+    (``send_test(id, event="signal.new")``) carries ``test: True``, ``subscription_id`` and
+    ``message`` too."""
 
     performance: SignalDetailPerformance
+    test: Literal[True]
+    subscription_id: str
+    message: str
+
+
+class _SignalChangeDataRequired(_WebhookSignalDataRequired):
+    performance: SignalDetailPerformance
+
+
+class SignalChangeData(_SignalChangeDataRequired, total=False):
+    """``data`` of ``signal.winner``, ``signal.dead`` and ``signal.rugged``: the signal with its
+    performance as of the event (a test sample is marked as for signal.new)."""
+
+    test: Literal[True]
+    subscription_id: str
+    message: str
 
 
 class _WebhookTestDataRequired(_WebhookSignalDataRequired):
@@ -238,12 +286,27 @@ class WebhookTestData(_WebhookTestDataRequired, total=False):
     performance: SignalDetailPerformance
 
 
-class WebhookPayload(TypedDict):
-    """The JSON body of a webhook delivery and the ``data`` of a stream event."""
-
-    event: str
+class SignalNewPayload(TypedDict):
+    event: Literal["signal.new"]
     timestamp: str
-    data: Union[WebhookTestData, WebhookSignalData]
+    data: WebhookSignalData
+
+
+class SignalChangePayload(TypedDict):
+    event: Literal["signal.winner", "signal.dead", "signal.rugged"]
+    timestamp: str
+    data: SignalChangeData
+
+
+class WebhookTestPayload(TypedDict):
+    event: Literal["webhook.test"]
+    timestamp: str
+    data: WebhookTestData
+
+
+WebhookPayload = Union[SignalNewPayload, SignalChangePayload, WebhookTestPayload]
+"""The JSON body of a webhook delivery and the ``data`` of a stream event, one shape per
+``event``: check ``payload["event"]`` to narrow it."""
 
 
 # -- account ---------------------------------------------------------------------------------
@@ -265,14 +328,14 @@ class ApiKeyWithSecret(ApiKey):
     key: str
 
 
-class Session(TypedDict, total=False):
-    """A dashboard session (login, change of password); the document marks neither required."""
+class Session(TypedDict):
+    """A dashboard session (login, change of password)."""
 
     token: str
     expires_at: str
 
 
-class LogoutResult(TypedDict, total=False):
+class LogoutResult(TypedDict):
     logged_out: Literal[True]
 
 
