@@ -21,7 +21,11 @@ function mongoUrlOf(printed: string): string {
   return url;
 }
 
-async function withDb<T>(url: string, dbName: string, fn: (db: mongoose.Connection) => Promise<T>): Promise<T> {
+async function withDb<T>(
+  url: string,
+  dbName: string,
+  fn: (db: mongoose.Connection) => Promise<T>,
+): Promise<T> {
   const conn = await mongoose.createConnection(url, { dbName, serverSelectionTimeoutMS: 5000 }).asPromise();
   try {
     return await fn(conn);
@@ -67,13 +71,19 @@ describe('infrastructure instances of one checkout (infra/local/infra.sh)', () =
     expect(await withDb(tests, 'kept', (db) => db.collection('accounts').countDocuments())).toBe(0);
     await withDb(tests, 'kept', (db) => db.collection('accounts').insertOne({ _id: 'acc_test' as never }));
     expect(readFileSync(path.join(checkout, '.run', 'infra.env'), 'utf8')).toContain(`MONGO_URL=${tests}`);
-    expect(readFileSync(path.join(checkout, '.run', 'infra-run.env'), 'utf8')).toContain(`MONGO_URL=${system}`);
+    expect(readFileSync(path.join(checkout, '.run', 'infra-run.env'), 'utf8')).toContain(
+      `MONGO_URL=${system}`,
+    );
 
     await infra(['down']);
     await infra(['down'], { INFRA_INSTANCE: 'bench' });
 
     const ids = await withDb(system, 'kept', (db) =>
-      db.collection('accounts').find({}).map((d) => String(d._id)).toArray(),
+      db
+        .collection('accounts')
+        .find({})
+        .map((d) => String(d._id))
+        .toArray(),
     );
     expect(ids).toEqual(['acc_kept']);
 
