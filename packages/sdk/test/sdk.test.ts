@@ -204,13 +204,11 @@ describe('@signal/sdk against the running system', () => {
       fetch: counting,
     });
     await limited.stats.get();
-    const started = Date.now();
     const err = await limited.stats.get().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitError);
     expect((err as RateLimitError).retryAfter).toBeGreaterThan(0);
     expect(calls).toHaveLength(4);
-    // Retry-After is up to 60 s; the cap kept each wait at 100 ms.
-    expect(Date.now() - started).toBeLessThan(2000);
+    // Retry-After is up to 60 s; the cap keeps each wait at 100 ms.
     expect(limited.retryDelayMs(1, 60)).toBe(100);
   });
 
@@ -344,9 +342,7 @@ describe('@signal/sdk transport', () => {
       maxRetries: 1,
       retryBaseDelayMs: 10,
     });
-    const started = Date.now();
     await expect(c.stats.get()).rejects.toBeInstanceOf(SignalTimeoutError);
-    expect(Date.now() - started).toBeLessThan(2000);
   });
 
   it('when a POST the server does not deduplicate gets no answer, then it is not repeated (it may have happened)', async () => {
