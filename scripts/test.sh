@@ -1,51 +1,102 @@
 #!/usr/bin/env bash
 # The one test command (README "Quick start"): sets up everything it needs on a fresh machine —
 # Node 24 when the machine's node is older, pnpm, dependencies, build, Redis/RabbitMQ/MongoDB-wire
-# server — runs lint, typecheck and every test, then stops what it started.
+# server, the browser — runs lint, typecheck, the three test tiers (unit, integration, system)
+# and the short chaos run, then stops what it started. Prints each step's time.
+#   bash scripts/test.sh                  everything
+#   bash scripts/test.sh <jest args...>   lint, typecheck and jest with those arguments (no chaos)
+#   JEST_WORKERS=1 bash scripts/test.sh   jest on one worker (a machine busy with other work)
+# Its infrastructure is the "test" instance of infra/local/infra.sh: its own MongoDB-wire server
+# and database, beside (never instead of) a system that `bash scripts/up.sh` runs in this checkout.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib/toolchain.sh
 started=$(date +%s)
+mkdir -p .run/artifacts .run/logs
+timings=()
+step_started=$started
+step() { # name: closes the previous step's timing and opens this one
+  local now; now=$(date +%s)
+  [ -n "${step_name:-}" ] && timings+=("$step_name $((now - step_started))s")
+  step_name=$1; step_started=$now
+  echo "==> $1"
+}
+status=0
 
-echo "==> dependencies"
+step dependencies
 pnpm install --frozen-lockfile --reporter=append-only >/dev/null
-echo "==> build + typecheck"
-pnpm run -s typecheck
-echo "==> lint"
-pnpm run -s lint
-echo "==> kubernetes manifests"
+
+# The dashboard's browser test drives Debian's chromium with playwright-core (no browser
+# download). Its install waits on the network, so it runs beside the build, lint and tests
+# before the system tier.
+browser_pid=""
+if [ ! -x /usr/bin/chromium ]; then
+  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  ( $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium ) \
+    >.run/logs/browser-install.log 2>&1 &
+  browser_pid=$!
+fi
+
+# The unit tier needs neither a build nor infrastructure: it runs first, for the quickest word.
+jest_tier() { # tier [jest args...]
+  local tier=$1; shift
+  local t0; t0=$(date +%s)
+  local rc=0
+  pnpm exec jest --ci --selectProjects "$tier" ${JEST_WORKERS:+--maxWorkers=$JEST_WORKERS} \
+    --json --outputFile=".run/jest-$tier.json" "$@" || rc=$?
+  node -e '
+    const r = require(process.argv[1]);
+    console.log(`jest ${process.argv[2]}: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped in ${process.argv[3]} s`);
+  ' "$PWD/.run/jest-$tier.json" "$tier" "$(($(date +%s) - t0))" || true
+  return $rc
+}
+if [ $# -eq 0 ]; then
+  step "tests: unit"
+  jest_tier unit || status=1
+fi
+
+step "build + typecheck, lint (side by side)"
+# Two single-threaded tools on a machine of two cores or more: side by side.
+pnpm run -s typecheck >.run/logs/typecheck.log 2>&1 & typecheck_pid=$!
+pnpm run -s lint >.run/logs/lint.log 2>&1 & lint_pid=$!
+wait $typecheck_pid || { cat .run/logs/typecheck.log; echo "typecheck failed" >&2; exit 1; }
+wait $lint_pid || { cat .run/logs/lint.log; echo "lint failed" >&2; exit 1; }
+
+step "kubernetes manifests"
 if command -v go >/dev/null || [ -x /usr/local/go/bin/go ]; then
   (cd infra/k8s/validate && PATH="$PATH:/usr/local/go/bin" go test -count=1 ./...)
 else
   echo "go not found: infra/k8s manifest validation skipped (needs Go >= 1.24)"
 fi
 
-echo "==> infrastructure"
-trap 'infra/local/infra.sh down || true' EXIT
+step infrastructure
+# Stopped at the end only when this run started it: a test instance already up (a developer's
+# `infra/local/infra.sh up`) stays up.
+if [ -s .run/infra/mongo.pid ] && kill -0 "$(cat .run/infra/mongo.pid)" 2>/dev/null; then
+  echo "test infrastructure already up: left running afterwards"
+else
+  trap 'infra/local/infra.sh down || true' EXIT
+fi
 set -a; eval "$(infra/local/infra.sh up)"; set +a
 
-echo "==> browser"
-# The dashboard's browser test drives Debian's chromium with playwright-core (no browser download).
-if [ ! -x /usr/bin/chromium ]; then
-  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium >/dev/null
-fi
-
-echo "==> tests"
-mkdir -p .run/artifacts
-status=0
-pnpm exec jest --ci --json --outputFile=.run/jest-result.json "$@" || status=$?
-node -e '
-  const r = require("./.run/jest-result.json");
-  console.log(`jest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);
-' || true
-
-# The short chaos run (README "Chaos"): services SIGKILLed and dependencies cut through TCP
-# proxies under load. Alone, after jest, so no other test's load blurs it; skipped when this
-# script was asked for particular tests.
-if [ $# -eq 0 ]; then
-  echo "==> chaos (short)"
+if [ $# -gt 0 ]; then
+  step "tests: $*"
+  [ -n "$browser_pid" ] && { wait "$browser_pid" || { cat .run/logs/browser-install.log; exit 1; }; }
+  pnpm exec jest --ci ${JEST_WORKERS:+--maxWorkers=$JEST_WORKERS} "$@" || status=$?
+else
+  step "tests: integration"
+  jest_tier integration || status=1
+  step "browser"
+  [ -n "$browser_pid" ] && { wait "$browser_pid" || { cat .run/logs/browser-install.log; exit 1; }; }
+  step "tests: system"
+  jest_tier system || status=1
+  # The short chaos run (README "Chaos"): two replicas of every deployable, one of each SIGKILLed
+  # and each dependency cut through TCP proxies under load. Alone, after jest, so no other
+  # test's load blurs it.
+  step "chaos (short)"
   node infra/bench/dist/chaos.js --short --out .run/artifacts/chaos.json || status=1
 fi
+step done
+echo "times: ${timings[*]}"
 echo "==> done in $(( $(date +%s) - started ))s"
 exit $status
