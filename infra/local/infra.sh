@@ -128,6 +128,24 @@ mongo_up() {
   log "mongo: started $(command -v mongod >/dev/null && echo mongod || echo FerretDB) on 127.0.0.1:$port"
 }
 
+# A run started before the instances had their own directories kept its server in .run/infra/:
+# a server there that serves the run's kept data (the kept PostgreSQL database, or the kept
+# SQLite or mongod directory) moves to the run's directory, so the tests never take it for theirs.
+adopt_old_run() {
+  local old="$RUN/infra" cmd
+  [ "$STATE" = "$old" ] || [ "$INSTANCE" = run ] || return 0
+  pid_alive "$old/mongo.pid" || return 0
+  cmd="$(tr '\0' ' ' <"/proc/$(cat "$old/mongo.pid")/cmdline" 2>/dev/null || true)"
+  case "$cmd" in
+    *"$PG_KEPT_DB"* | *"$RUN/data/ferretdb-sqlite"*) ;;
+    *) return 0 ;;
+  esac
+  mkdir -p "$RUN/infra-run"
+  mv "$old/mongo.pid" "$RUN/infra-run/mongo.pid"
+  [ -f "$old/mongo.url" ] && mv "$old/mongo.url" "$RUN/infra-run/mongo.url"
+  log "mongo: the running system's server moved to .run/infra-run/"
+}
+
 up() {
   redis_up
   rabbit_up
@@ -190,6 +208,7 @@ reset() {
   log "local data wiped"
 }
 
+adopt_old_run
 case "${1:-up}" in
   up) up ;;
   down) down ;;
