@@ -37,6 +37,22 @@ if [ ! -x /usr/bin/chromium ]; then
   browser_pid=$!
 fi
 
+# The infrastructure (on a fresh machine: building the FerretDB wrapper, a minute or two) and the
+# Kubernetes manifests' check (Go modules to fetch) start now too, beside the build and lint.
+# Stopped at the end only when this run started it: a test instance already up (a developer's
+# `infra/local/infra.sh up`) stays up.
+if [ -s .run/infra/mongo.pid ] && kill -0 "$(cat .run/infra/mongo.pid)" 2>/dev/null; then
+  echo "test infrastructure already up: left running afterwards"
+else
+  trap 'infra/local/infra.sh down || true' EXIT
+fi
+infra/local/infra.sh up >.run/logs/infra.env 2>.run/logs/infra.log & infra_pid=$!
+k8s_pid=""
+if command -v go >/dev/null || [ -x /usr/local/go/bin/go ]; then
+  (cd infra/k8s/validate && PATH="$PATH:/usr/local/go/bin" go test -count=1 ./...) >.run/logs/k8s.log 2>&1 &
+  k8s_pid=$!
+fi
+
 # The unit tier needs neither a build nor infrastructure: it runs first, for the quickest word.
 jest_tier() { # tier [jest args...]
   local tier=$1; shift
@@ -63,21 +79,17 @@ wait $typecheck_pid || { cat .run/logs/typecheck.log; echo "typecheck failed" >&
 wait $lint_pid || { cat .run/logs/lint.log; echo "lint failed" >&2; exit 1; }
 
 step "kubernetes manifests"
-if command -v go >/dev/null || [ -x /usr/local/go/bin/go ]; then
-  (cd infra/k8s/validate && PATH="$PATH:/usr/local/go/bin" go test -count=1 ./...)
+if [ -n "$k8s_pid" ]; then
+  wait "$k8s_pid" || { cat .run/logs/k8s.log; echo "kubernetes manifests: check failed" >&2; exit 1; }
+  cat .run/logs/k8s.log
 else
   echo "go not found: infra/k8s manifest validation skipped (needs Go >= 1.24)"
 fi
 
 step infrastructure
-# Stopped at the end only when this run started it: a test instance already up (a developer's
-# `infra/local/infra.sh up`) stays up.
-if [ -s .run/infra/mongo.pid ] && kill -0 "$(cat .run/infra/mongo.pid)" 2>/dev/null; then
-  echo "test infrastructure already up: left running afterwards"
-else
-  trap 'infra/local/infra.sh down || true' EXIT
-fi
-set -a; eval "$(infra/local/infra.sh up)"; set +a
+wait "$infra_pid" || { cat .run/logs/infra.log; echo "infrastructure did not start" >&2; exit 1; }
+cat .run/logs/infra.log
+set -a; eval "$(cat .run/logs/infra.env)"; set +a
 
 if [ $# -gt 0 ]; then
   step "tests: $*"
