@@ -38,16 +38,28 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 
 # The infrastructure (on a fresh machine: building the FerretDB wrapper, a minute or two) and the
-# Kubernetes manifests' check (Go modules to fetch) start now too, beside the build and lint.
-# Stopped at the end only when this run started it: a test instance already up (a developer's
-# `infra/local/infra.sh up`) stays up.
-if [ -s .run/infra/mongo.pid ] && kill -0 "$(cat .run/infra/mongo.pid)" 2>/dev/null; then
-  echo "test infrastructure already up: left running afterwards"
-else
-  trap 'infra/local/infra.sh down || true' EXIT
-fi
+# Kubernetes manifests' check (Go modules to fetch and compile: a minute or two) start now too,
+# beside the build, lint and tests; the check's result is read after the system tier.
+# Stopped at the end only when this run started some of it: a test instance already up (a
+# developer's `infra/local/infra.sh up`) stays up.
+: >.run/logs/infra.log
 infra/local/infra.sh up >.run/logs/infra.env 2>.run/logs/infra.log & infra_pid=$!
+stop_infra() {
+  wait "$infra_pid" 2>/dev/null || true
+  if grep -q ': started' .run/logs/infra.log; then infra/local/infra.sh down || true
+  else echo "test infrastructure was already up: left running"; fi
+}
+trap stop_infra EXIT
 k8s_pid=""
+k8s_result() {
+  step "kubernetes manifests"
+  if [ -n "$k8s_pid" ]; then
+    wait "$k8s_pid" || { cat .run/logs/k8s.log; echo "kubernetes manifests: check failed" >&2; status=1; return; }
+    grep -v '^go: downloading' .run/logs/k8s.log || true
+  else
+    echo "go not found: infra/k8s manifest validation skipped (needs Go >= 1.24)"
+  fi
+}
 if command -v go >/dev/null || [ -x /usr/local/go/bin/go ]; then
   (cd infra/k8s/validate && PATH="$PATH:/usr/local/go/bin" go test -count=1 ./...) >.run/logs/k8s.log 2>&1 &
   k8s_pid=$!
@@ -78,14 +90,6 @@ pnpm run -s lint >.run/logs/lint.log 2>&1 & lint_pid=$!
 wait $typecheck_pid || { cat .run/logs/typecheck.log; echo "typecheck failed" >&2; exit 1; }
 wait $lint_pid || { cat .run/logs/lint.log; echo "lint failed" >&2; exit 1; }
 
-step "kubernetes manifests"
-if [ -n "$k8s_pid" ]; then
-  wait "$k8s_pid" || { cat .run/logs/k8s.log; echo "kubernetes manifests: check failed" >&2; exit 1; }
-  cat .run/logs/k8s.log
-else
-  echo "go not found: infra/k8s manifest validation skipped (needs Go >= 1.24)"
-fi
-
 step infrastructure
 wait "$infra_pid" || { cat .run/logs/infra.log; echo "infrastructure did not start" >&2; exit 1; }
 cat .run/logs/infra.log
@@ -95,6 +99,7 @@ if [ $# -gt 0 ]; then
   step "tests: $*"
   [ -n "$browser_pid" ] && { wait "$browser_pid" || { cat .run/logs/browser-install.log; exit 1; }; }
   pnpm exec jest --ci ${JEST_WORKERS:+--maxWorkers=$JEST_WORKERS} "$@" || status=$?
+  k8s_result
 else
   step "tests: integration"
   jest_tier integration || status=1
@@ -102,6 +107,7 @@ else
   [ -n "$browser_pid" ] && { wait "$browser_pid" || { cat .run/logs/browser-install.log; exit 1; }; }
   step "tests: system"
   jest_tier system || status=1
+  k8s_result
   # The short chaos run (README "Chaos"): two replicas of every deployable, one of each SIGKILLed
   # and each dependency cut through TCP proxies under load. Alone, after jest, so no other
   # test's load blurs it.
