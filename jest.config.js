@@ -1,7 +1,7 @@
 /**
  * Three tiers, as jest projects (`pnpm test:unit`, `pnpm test:integration`, `pnpm test:system`;
  * `pnpm test` and `bash scripts/test.sh` run all of them):
- * - unit: pure rules, no infrastructure, no child process. Every test next to its source
+ * - unit: pure rules: no infrastructure, no service process, no build. Every test next to its source
  *   (`src/**\/*.test.ts`) and the pure files listed in UNIT. In this tier the infrastructure URLs
  *   point at closed ports and `infraUrls()` refuses, so a unit test that reaches for Redis,
  *   RabbitMQ or the MongoDB-wire server fails at once instead of passing only on a machine that
@@ -10,8 +10,8 @@
  *   infrastructure: the `test/` directory of each package and service.
  * - system: several processes together (the repository's `test/` directory, the browser tests):
  *   processes, cluster, fuzz, end to end, infrastructure instances.
- * Tests run TypeScript sources directly (swc), so the unit and integration tiers need no build;
- * the tests that spawn services run their built output.
+ * Tests run TypeScript sources directly (swc), so the unit tier needs no build; the tests that
+ * spawn a service or a CLI (integration and system) run its built output.
  */
 const UNIT = [
   'packages/contracts/test/contracts.test.ts',
