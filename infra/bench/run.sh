@@ -12,6 +12,9 @@ pnpm run -s build
 if [ "$name" = gateway ] && ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ] && [ "$(id -u)" = 0 ]; then
   (apt-get install -y -q nginx-light >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q nginx-light >/dev/null 2>&1; }) || echo "nginx not installable; (c) will be skipped" >&2
 fi
+# The benches' own MongoDB-wire server and database (instance "bench"): a bench beside a running
+# `bash scripts/up.sh` or a test run in this checkout neither uses nor stops theirs.
+export INFRA_INSTANCE=bench
 trap 'infra/local/infra.sh down >/dev/null 2>&1 || true' EXIT
 set -a; eval "$(infra/local/infra.sh up 2>/dev/null)"; set +a
 mkdir -p bench-results
