@@ -1,51 +1,120 @@
 #!/usr/bin/env bash
 # The one test command (README "Quick start"): sets up everything it needs on a fresh machine —
 # Node 24 when the machine's node is older, pnpm, dependencies, build, Redis/RabbitMQ/MongoDB-wire
-# server — runs lint, typecheck and every test, then stops what it started.
+# server, the browser — runs lint, typecheck, the three test tiers (unit, integration, system)
+# and the short chaos run, then stops what it started. Prints each step's time.
+#   bash scripts/test.sh                  everything
+#   bash scripts/test.sh <jest args...>   lint, typecheck and jest with those arguments (no chaos)
+#   JEST_WORKERS=1 bash scripts/test.sh   jest on one worker (a machine busy with other work)
+# Its infrastructure is the "test" instance of infra/local/infra.sh: its own MongoDB-wire server
+# and database, beside (never instead of) a system that `bash scripts/up.sh` runs in this checkout.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib/toolchain.sh
 started=$(date +%s)
+mkdir -p .run/artifacts .run/logs
+timings=()
+step_started=$started
+step() { # name: closes the previous step's timing and opens this one
+  local now; now=$(date +%s)
+  [ -n "${step_name:-}" ] && timings+=("$step_name $((now - step_started))s")
+  step_name=$1; step_started=$now
+  echo "==> $1"
+}
+status=0
 
-echo "==> dependencies"
+step dependencies
 pnpm install --frozen-lockfile --reporter=append-only >/dev/null
-echo "==> build + typecheck"
-pnpm run -s typecheck
-echo "==> lint"
-pnpm run -s lint
-echo "==> kubernetes manifests"
-if command -v go >/dev/null || [ -x /usr/local/go/bin/go ]; then
-  (cd infra/k8s/validate && PATH="$PATH:/usr/local/go/bin" go test -count=1 ./...)
-else
-  echo "go not found: infra/k8s manifest validation skipped (needs Go >= 1.24)"
-fi
 
-echo "==> infrastructure"
-trap 'infra/local/infra.sh down || true' EXIT
-set -a; eval "$(infra/local/infra.sh up)"; set +a
-
-echo "==> browser"
-# The dashboard's browser test drives Debian's chromium with playwright-core (no browser download).
+# The dashboard's browser test drives Debian's chromium with playwright-core (no browser
+# download). Its install waits on the network, so it runs beside the build, lint and tests
+# before the system tier.
+browser_pid=""
 if [ ! -x /usr/bin/chromium ]; then
   sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium >/dev/null
+  ( $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium ) \
+    >.run/logs/browser-install.log 2>&1 &
+  browser_pid=$!
 fi
 
-echo "==> tests"
-mkdir -p .run/artifacts
-status=0
-pnpm exec jest --ci --json --outputFile=.run/jest-result.json "$@" || status=$?
-node -e '
-  const r = require("./.run/jest-result.json");
-  console.log(`jest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);
-' || true
+# The infrastructure (on a fresh machine: building the FerretDB wrapper, a minute or two) and the
+# Kubernetes manifests' check (Go modules to fetch and compile: a minute or two) start now too,
+# beside the build, lint and tests; the check's result is read after the system tier.
+# Stopped at the end only when this run started some of it: a test instance already up (a
+# developer's `infra/local/infra.sh up`) stays up.
+: >.run/logs/infra.log
+infra/local/infra.sh up >.run/logs/infra.env 2>.run/logs/infra.log & infra_pid=$!
+stop_infra() {
+  wait "$infra_pid" 2>/dev/null || true
+  if grep -q ': started' .run/logs/infra.log; then infra/local/infra.sh down || true
+  else echo "test infrastructure was already up: left running"; fi
+}
+trap stop_infra EXIT
+k8s_pid=""
+k8s_result() {
+  step "kubernetes manifests"
+  if [ -n "$k8s_pid" ]; then
+    wait "$k8s_pid" || { cat .run/logs/k8s.log; echo "kubernetes manifests: check failed" >&2; status=1; return; }
+    grep -v '^go: downloading' .run/logs/k8s.log || true
+  else
+    echo "go not found: infra/k8s manifest validation skipped (needs Go >= 1.24)"
+  fi
+}
+if command -v go >/dev/null || [ -x /usr/local/go/bin/go ]; then
+  (cd infra/k8s/validate && PATH="$PATH:/usr/local/go/bin" go test -count=1 ./...) >.run/logs/k8s.log 2>&1 &
+  k8s_pid=$!
+fi
 
-# The short chaos run (docs/operations.md "Chaos"): services SIGKILLed and dependencies cut through TCP
-# proxies under load. Alone, after jest, so no other test's load blurs it; skipped when this
-# script was asked for particular tests.
+# The unit tier needs neither a build nor infrastructure: it runs first, for the quickest word.
+jest_tier() { # tier [jest args...]
+  local tier=$1; shift
+  local t0; t0=$(date +%s)
+  local rc=0
+  pnpm exec jest --ci --selectProjects "$tier" ${JEST_WORKERS:+--maxWorkers=$JEST_WORKERS} \
+    --json --outputFile=".run/jest-$tier.json" "$@" || rc=$?
+  node -e '
+    const r = require(process.argv[1]);
+    console.log(`jest ${process.argv[2]}: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped in ${process.argv[3]} s`);
+  ' "$PWD/.run/jest-$tier.json" "$tier" "$(($(date +%s) - t0))" || true
+  return $rc
+}
 if [ $# -eq 0 ]; then
-  echo "==> chaos (short)"
+  step "tests: unit"
+  jest_tier unit || status=1
+fi
+
+step "build + typecheck, lint (side by side)"
+# Two single-threaded tools on a machine of two cores or more: side by side.
+pnpm run -s typecheck >.run/logs/typecheck.log 2>&1 & typecheck_pid=$!
+pnpm run -s lint >.run/logs/lint.log 2>&1 & lint_pid=$!
+wait $typecheck_pid || { cat .run/logs/typecheck.log; echo "typecheck failed" >&2; exit 1; }
+wait $lint_pid || { cat .run/logs/lint.log; echo "lint failed" >&2; exit 1; }
+
+step infrastructure
+wait "$infra_pid" || { cat .run/logs/infra.log; echo "infrastructure did not start" >&2; exit 1; }
+cat .run/logs/infra.log
+set -a; eval "$(cat .run/logs/infra.env)"; set +a
+
+if [ $# -gt 0 ]; then
+  step "tests: $*"
+  [ -n "$browser_pid" ] && { wait "$browser_pid" || { cat .run/logs/browser-install.log; exit 1; }; }
+  pnpm exec jest --ci ${JEST_WORKERS:+--maxWorkers=$JEST_WORKERS} "$@" || status=$?
+  k8s_result
+else
+  step "tests: integration"
+  jest_tier integration || status=1
+  step "browser"
+  [ -n "$browser_pid" ] && { wait "$browser_pid" || { cat .run/logs/browser-install.log; exit 1; }; }
+  step "tests: system"
+  jest_tier system || status=1
+  k8s_result
+  # The short chaos run (docs/operations.md "Chaos"): two replicas of every deployable, one of each SIGKILLed
+  # and each dependency cut through TCP proxies under load. Alone, after jest, so no other
+  # test's load blurs it.
+  step "chaos (short)"
   node infra/bench/dist/chaos.js --short --out .run/artifacts/chaos.json || status=1
 fi
+step done
+echo "times: ${timings[*]}"
 echo "==> done in $(( $(date +%s) - started ))s"
 exit $status

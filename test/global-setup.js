@@ -1,5 +1,6 @@
-// Loads the URLs written by `infra/local/infra.sh up` so every test worker reaches the same
-// real Redis, RabbitMQ and MongoDB-wire server.
+// The integration and system tiers: loads the URLs written by `infra/local/infra.sh up` (the
+// tests' own instance, .run/infra.env: never the run command's) so every test worker reaches the
+// same real Redis, RabbitMQ and MongoDB-wire server. The unit tier has no global setup.
 const fs = require('node:fs');
 const path = require('node:path');
 
@@ -13,6 +14,9 @@ module.exports = async function globalSetup() {
   }
   for (const name of ['MONGO_URL', 'REDIS_URL', 'AMQP_URL']) {
     if (!process.env[name])
-      throw new Error(`${name} is not set: run "bash scripts/test.sh" (or "infra/local/infra.sh up") first`);
+      throw new Error(
+        `${name} is not set: run "bash scripts/test.sh" (or "infra/local/infra.sh up") first; ` +
+          '"pnpm test:unit" needs no infrastructure',
+      );
   }
 };

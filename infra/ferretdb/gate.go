@@ -33,11 +33,13 @@ const (
 type gate struct {
 	backend string
 	slots   chan struct{}
-	logger  *slog.Logger
+	// Writes of one document run one at a time (doclocks.go says why).
+	locks  *docLocks
+	logger *slog.Logger
 }
 
 func newGate(backend string, limit int, logger *slog.Logger) *gate {
-	return &gate{backend: backend, slots: make(chan struct{}, limit), logger: logger}
+	return &gate{backend: backend, slots: make(chan struct{}, limit), locks: newDocLocks(), logger: logger}
 }
 
 func (g *gate) serve(l net.Listener) error {
@@ -89,9 +91,17 @@ func (g *gate) handle(client net.Conn) {
 			return
 		}
 		expectReply := !(opCode == opMsg && flags&moreToCome != 0)
+		// The document locks first, then a slot: a command holding a slot never waits for a lock.
+		release := func() {}
+		if opCode == opMsg {
+			if k, ok := writeKeyOf(req); ok {
+				release = g.locks.lock(k)
+			}
+		}
 		g.slots <- struct{}{}
 		replies, err := g.exchange(backend, req, expectReply)
 		<-g.slots
+		release()
 		if err != nil {
 			return
 		}

@@ -7,10 +7,21 @@
 #   INFRA_PERSIST=1 infra/local/infra.sh up|down   -> the run command's mode: the local
 #       MongoDB-wire data is kept across down/up (tests leave it unset: throwaway data)
 #   infra/local/infra.sh reset  -> stops it and wipes the kept data
+#
+# Instances: the run command (INFRA_PERSIST=1, instance "run"), the tests (the default, "test")
+# and the benches (INFRA_INSTANCE=bench) each have their own state directory, MongoDB-wire
+# server and database, so the tests or a bench started beside `bash scripts/up.sh` in the same
+# checkout never use, read or stop the run's server. The test instance keeps the historical
+# paths (.run/infra/, .run/infra.env: jest reads the latter); the others use
+# .run/infra-<instance>/ and .run/infra-<instance>.env.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 RUN="$ROOT/.run"
-STATE="$RUN/infra"
+INSTANCE="${INFRA_INSTANCE:-}"
+[ -z "$INSTANCE" ] && { [ -n "${INFRA_PERSIST:-}" ] && INSTANCE=run || INSTANCE=test; }
+case "$INSTANCE" in *[!a-z0-9]*) echo "INFRA_INSTANCE: lower-case letters and digits only" >&2; exit 2 ;; esac
+if [ "$INSTANCE" = test ]; then STATE="$RUN/infra"; ENV_FILE="$RUN/infra.env"
+else STATE="$RUN/infra-$INSTANCE"; ENV_FILE="$RUN/infra-$INSTANCE.env"; fi
 mkdir -p "$STATE"
 
 log() { echo "[infra] $*" >&2; }
@@ -52,9 +63,12 @@ ferret_binary() {
   echo "$cache/ferretdb-$hash"
 }
 
-# One database per checkout, so two clones on one machine never share or drop each other's.
-PG_DB="${FERRETDB_PG_DB:-signal_ferretdb_$(echo "$ROOT" | sha256sum | cut -c1-8)}"
-PG_KEPT_DB="signal_run_$(echo "$ROOT" | sha256sum | cut -c1-8)"
+# One database per checkout and instance, so two clones on one machine, or the tests and a bench
+# of one clone, never share or drop each other's.
+CHECKOUT="$(echo "$ROOT" | sha256sum | cut -c1-8)"
+if [ "$INSTANCE" = test ]; then PG_DB="${FERRETDB_PG_DB:-signal_ferretdb_$CHECKOUT}"
+else PG_DB="${FERRETDB_PG_DB:-signal_${INSTANCE}_$CHECKOUT}"; fi
+PG_KEPT_DB="signal_run_$CHECKOUT"
 
 # FerretDB 1.24's SQLite backend pushes down only `_id` equality: every other filter, and every
 # compare-and-set update, scans the whole collection in Go. The PostgreSQL backend pushes down
@@ -114,16 +128,46 @@ mongo_up() {
   log "mongo: started $(command -v mongod >/dev/null && echo mongod || echo FerretDB) on 127.0.0.1:$port"
 }
 
+# A run started before the instances had their own directories kept its server in .run/infra/:
+# a server there that serves the run's kept data (the kept PostgreSQL database, or the kept
+# SQLite or mongod directory) moves to the run's directory, so the tests never take it for theirs.
+adopt_old_run() {
+  local old="$RUN/infra" cmd
+  [ "$STATE" = "$old" ] || [ "$INSTANCE" = run ] || return 0
+  pid_alive "$old/mongo.pid" || return 0
+  cmd="$(tr '\0' ' ' <"/proc/$(cat "$old/mongo.pid")/cmdline" 2>/dev/null || true)"
+  case "$cmd" in
+    *"$PG_KEPT_DB"* | *"$RUN/data/ferretdb-sqlite"*) ;;
+    *) return 0 ;;
+  esac
+  mkdir -p "$RUN/infra-run"
+  mv "$old/mongo.pid" "$RUN/infra-run/mongo.pid"
+  [ -f "$old/mongo.url" ] && mv "$old/mongo.url" "$RUN/infra-run/mongo.url"
+  log "mongo: the running system's server moved to .run/infra-run/"
+}
+
 up() {
   redis_up
   rabbit_up
   mongo_up
-  cat >"$RUN/infra.env" <<ENV
+  cat >"$ENV_FILE" <<ENV
 REDIS_URL=redis://127.0.0.1:6379
 AMQP_URL=amqp://guest:guest@127.0.0.1:5672
 MONGO_URL=$(cat "$STATE/mongo.url")
 ENV
-  cat "$RUN/infra.env"
+  cat "$ENV_FILE"
+}
+
+# Another instance of this checkout whose MongoDB-wire server still runs (it may use the Redis,
+# RabbitMQ or PostgreSQL this instance started).
+other_instance_up() {
+  local d
+  for d in "$RUN"/infra "$RUN"/infra-*/; do
+    d="${d%/}"
+    [ "$d" = "$STATE" ] || [ ! -d "$d" ] && continue
+    pid_alive "$d/mongo.pid" && { echo "$d"; return 0; }
+  done
+  return 1
 }
 
 down() {
@@ -138,13 +182,21 @@ down() {
     psql -h 127.0.0.1 -U postgres -q -c "DROP DATABASE IF EXISTS $PG_DB" >/dev/null 2>&1 || true
     rm -f "$STATE/pg-db.created"
   fi
+  # What this instance started and another one still uses stays up: the other instance's `down`
+  # stops it.
+  local other
+  if other="$(other_instance_up)"; then
+    for m in postgres rabbitmq redis; do
+      [ -f "$STATE/$m.started" ] && mv "$STATE/$m.started" "$other/$m.started" && log "$m: left running for $(basename "$other")"
+    done
+  fi
   if [ -f "$STATE/postgres.started" ]; then
     pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main stop >/dev/null 2>&1 || true
     rm -f "$STATE/postgres.started"; log "postgresql: stopped"
   fi
   if [ -f "$STATE/rabbitmq.started" ]; then rabbitmqctl -q stop >/dev/null 2>&1 || true; rm -f "$STATE/rabbitmq.started"; log "rabbitmq: stopped"; fi
   if [ -f "$STATE/redis.started" ]; then redis-cli -p 6379 shutdown nosave >/dev/null 2>&1 || true; rm -f "$STATE/redis.started"; log "redis: stopped"; fi
-  rm -f "$RUN/infra.env"
+  rm -f "$ENV_FILE"
 }
 
 reset() {
@@ -156,6 +208,7 @@ reset() {
   log "local data wiped"
 }
 
+adopt_old_run
 case "${1:-up}" in
   up) up ;;
   down) down ;;

@@ -6,12 +6,13 @@ import { chaosOptions, formatReport, runChaos, type ChaosOptions } from './chaos
 
 /**
  * pnpm chaos [--short] [--seconds 120] [--reads 200] [--signals 20] [--subscribers 10] [--outage 10] [--out file]
- * A mixed load on the whole system while each service process is SIGKILLed and restarted and
- * each dependency (Redis, RabbitMQ, the MongoDB-wire server) is cut through a TCP proxy, in turn;
- * then every created signal must be in the list and in stats, every (event, subscription) pair
- * delivered, no signal doubled. Prints the report, writes it as JSON (--out, default
- * bench-results/chaos.json), exits 1 on a
- * violation. --short: the CI version (about 35 s, four faults).
+ * A mixed load on the whole system, two replicas of every deployable, while one replica of each
+ * is SIGKILLed and restarted and each dependency (Redis, RabbitMQ, the MongoDB-wire server) is
+ * cut through a TCP proxy, in turn; then every created signal must be in the list and in stats,
+ * every (event, subscription) pair delivered under one webhook-id, no signal doubled, and a key's
+ * per-minute limit exact across the gateways. Prints the report, writes it as JSON (--out,
+ * default bench-results/chaos.json), exits 1 on a violation. --short: the CI version (50 s of
+ * load, the same eight faults, half the rates, shorter cuts).
  */
 
 const CLI = {

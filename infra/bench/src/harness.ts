@@ -236,11 +236,15 @@ export function progress(label: string, done: number, total: number, started: nu
   if (done >= total) process.stderr.write('\n');
 }
 
-/** An account without practical limits and one API key for it, made with the operator CLI. */
+/**
+ * An account and one API key for it, made with the operator CLI: without practical limits unless
+ * `limits` are given.
+ */
 export function benchApiKey(
   gatewayDb: string,
   redisPrefix: string,
   email: string,
+  limits: { perMinute: number; perDay: number } = { perMinute: 100_000_000, perDay: 1_000_000_000 },
 ): { accountId: string; key: string } {
   const cli = (...args: string[]) =>
     execFileSync(process.execPath, [path.join(ROOT, 'services/api-gateway/dist/cli/admin.cli.js'), ...args], {
@@ -251,9 +255,9 @@ export function benchApiKey(
     '--email',
     email,
     '--per-minute',
-    '100000000',
+    String(limits.perMinute),
     '--per-day',
-    '1000000000',
+    String(limits.perDay),
   );
   const accountId = /account (acc_\S+)/.exec(created)?.[1];
   if (!accountId) throw new Error(`admin create-account printed no account: ${created}`);

@@ -487,9 +487,7 @@ describe('@signal/sdk transport', () => {
       maxRetries: 1,
       retryBaseDelayMs: 10,
     });
-    const started = Date.now();
     await expect(c.stats.get()).rejects.toBeInstanceOf(SignalTimeoutError);
-    expect(Date.now() - started).toBeLessThan(2000);
   });
 
   it('when a POST the server does not deduplicate gets no answer, then it is not repeated (it may have happened)', async () => {

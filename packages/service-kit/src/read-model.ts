@@ -119,7 +119,12 @@ async function applyWithRetries(apply: () => Promise<void>, attempts = 5): Promi
 export async function sourceEpoch(connection: Connection, model: string): Promise<string> {
   const meta = connection.collection<{ _id: string; epoch: string }>('read_model_epochs');
   const candidate = randomUUID();
-  await meta.updateOne({ _id: model }, { $setOnInsert: { epoch: candidate } }, { upsert: true });
+  await meta
+    .updateOne({ _id: model }, { $setOnInsert: { epoch: candidate } }, { upsert: true })
+    .catch((err: unknown) => {
+      // Two replicas starting at once both upsert: the one that lost the race reads the winner's.
+      if (!(typeof err === 'object' && err !== null && 'code' in err && err.code === 11000)) throw err;
+    });
   const stored = await meta.findOne({ _id: model });
   return stored?.epoch ?? candidate;
 }

@@ -12,6 +12,10 @@ export interface InfraUrls {
 
 /** URLs of the real services the tests talk to (set by test/global-setup.js from .run/infra.env). */
 export function infraUrls(): InfraUrls {
+  if (process.env.TEST_TIER === 'unit')
+    throw new Error(
+      'a unit test uses no infrastructure: move this test to the integration tier (jest.config.js)',
+    );
   const { MONGO_URL, REDIS_URL, AMQP_URL } = process.env;
   if (!MONGO_URL || !REDIS_URL || !AMQP_URL) {
     throw new Error(

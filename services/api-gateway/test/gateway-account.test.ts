@@ -199,7 +199,6 @@ describe('Redis outage policy', () => {
 
     proxy.cut();
     await waitFor(() => fragile.deps.redis.status !== 'ready', 5000, 20, 'redis to drop');
-    const started = Date.now();
     const ok = await request(fragile.url).get('/v1/signals').set('Authorization', `Bearer ${known.key}`);
     expect(ok.status).toBe(200);
     expect(ok.headers['x-ratelimit-limit']).toBe('3');
@@ -214,7 +213,6 @@ describe('Redis outage policy', () => {
         (await request(fragile.url).get('/v1/signals').set('Authorization', `Bearer ${known.key}`)).status,
       );
     expect(statuses).toContain(429);
-    expect(Date.now() - started).toBeLessThan(5000);
     // It still serves (recent keys): ready, but it says "degraded" (looked at once a second).
     await waitFor(
       async () => (await request(fragile.url).get('/readyz')).body.data?.status === 'degraded',

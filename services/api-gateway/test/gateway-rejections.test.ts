@@ -46,10 +46,9 @@ afterAll(async () => {
 const call = (authorization: string) =>
   request(gw.url).get('/v1/stats').set('Authorization', authorization).timeout(10_000);
 
-async function timed(authorization: string): Promise<{ status: number; ms: number; code?: string }> {
-  const started = Date.now();
+async function answer(authorization: string): Promise<{ status: number; code?: string }> {
   const res = await call(authorization);
-  return { status: res.status, ms: Date.now() - started, code: res.body?.error?.code };
+  return { status: res.status, code: res.body?.error?.code };
 }
 
 describe('cheap rejections with the store cut off', () => {
@@ -61,15 +60,15 @@ describe('cheap rejections with the store cut off', () => {
     // The known key and one unknown key are looked up once, while the store is there.
     expect((await call(`Bearer ${key}`)).status).toBe(200);
     const unknown = generateApiKey();
-    expect((await timed(`Bearer ${unknown}`)).status).toBe(401);
+    expect((await answer(`Bearer ${unknown}`)).status).toBe(401);
 
     mongo.cut();
     const body = unknown.slice(8, 51);
     const badChecksum = `sk_live_${body}${unknown.endsWith('A') ? 'B' : 'A'}${unknown.slice(-5)}`;
     for (const auth of ['Bearer sk_live_short', `Bearer ${badChecksum}`, `Bearer ${unknown}`]) {
-      const r = await timed(auth);
+      const r = await answer(auth);
+      // 401, not the 503 a lookup in the cut store would end in: the store was not asked.
       expect({ auth, status: r.status, code: r.code }).toEqual({ auth, status: 401, code: 'UNAUTHORIZED' });
-      expect(r.ms).toBeLessThan(1000);
     }
     // A known key keeps working (memory) while the store is away, and readiness says so.
     expect((await call(`Bearer ${key}`)).status).toBe(200);
@@ -86,7 +85,7 @@ describe('cheap rejections with the store cut off', () => {
     await call('Bearer nope').expect(401);
     await call('Bearer nope').expect(401);
     await call('Bearer nope').expect(429);
-    const unseen = await timed(`Bearer ${generateApiKey()}`);
+    const unseen = await answer(`Bearer ${generateApiKey()}`);
     expect(unseen).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
     mongo.restore();
   });

@@ -392,14 +392,15 @@ describe('delivery', () => {
     }
   });
 
-  it('when the receiver takes 6 s, then the attempt counts as a timeout failure', async () => {
-    const slow = await startReceiver(() => ({ status: 200, delayMs: 6000 }));
+  it('when the receiver answers after the delivery timeout, then the attempt counts as a timeout failure', async () => {
+    // A timeout of 300 ms set here: the receiver's answer comes long after it.
+    const slow = await startReceiver(() => ({ status: 200, delayMs: 5000 }));
     const slowBroker = testBrokerPrefix('wh_slow');
     const quick = await startWebhooks({
       label: 'wh_slow',
       prefix: slowBroker.prefix,
       worker: true,
-      env: { WEBHOOK_RETRY_DELAYS_MS: '60000' },
+      env: { WEBHOOK_RETRY_DELAYS_MS: '60000', WEBHOOK_TIMEOUT_MS: '300' },
     });
     try {
       const res = await request(quick.url)
@@ -426,8 +427,7 @@ describe('delivery', () => {
         'the first attempt',
       );
       expect(attempt.attempts[0]).toMatchObject({ status_code: null, error: 'timeout' });
-      expect(attempt.attempts[0].duration_ms).toBeGreaterThanOrEqual(4900);
-      expect(attempt.attempts[0].duration_ms).toBeLessThan(6000);
+      expect(attempt.attempts[0].duration_ms).toBeGreaterThanOrEqual(290);
       expect(attempt.status).toBe('pending');
     } finally {
       await quick.stop();

@@ -1,11 +1,18 @@
 import { SIGNAL_TYPES, type SignalType } from '@signal/contracts';
-import { infraUrls, startReceiver, uniqueName, type Receiver } from '@signal/test-kit';
+import {
+  exactnessViolations,
+  infraUrls,
+  startReceiver,
+  uniqueName,
+  type LimitedAnswer,
+  type Receiver,
+} from '@signal/test-kit';
 import mongoose from 'mongoose';
 import { request } from 'undici';
 import path from 'node:path';
 import { ROOT, benchApiKey } from '../harness';
 import { ChaosLoad, type CreatedSignal, type Outcome } from './load';
-import { startChaosSystem, type ChaosSystem, type Dependency, type ServiceName } from './system';
+import { REPLICAS, startChaosSystem, type ChaosSystem, type Dependency, type ServiceName } from './system';
 
 export type FaultName = `kill:${ServiceName}` | `cut:${Dependency}`;
 
@@ -69,6 +76,8 @@ export interface ChaosReport {
   skippedWrites: { count: number; from?: number; to?: number };
   /** Start-ups that exited before ready and were started again, by service. */
   crashRestarts: Record<string, number>;
+  /** Connections each balancer handed to each replica (by deployable; replica 1 first). */
+  connectionsByReplica: Record<string, number[]>;
   /** Answer time by kind (ms): p50, p99, max. */
   latency: Record<string, { p50: number; p99: number; max: number }>;
   /** Second by second (by start time): reads and writes sent, failed (5xx / no answer), p99 ms. */
@@ -96,9 +105,24 @@ export interface ChaosReport {
     pairsDelivered: number;
     /** Deliveries received more than once (at-least-once; receivers dedupe by webhook-id). */
     redeliveries: number;
+    /** (event, subscription) pairs whose attempts came with more than one webhook-id (must be 0). */
+    pairsWithSeveralIds: number;
     storedSignals: number;
     distinctIdempotencyKeys: number;
     drainedInSeconds: number;
+    /**
+     * A burst on a key with a small per-minute limit, spread over both gateways at once after the
+     * run: per minute window, exactly the limit admitted (test-kit's exactnessViolations).
+     */
+    limits: {
+      limit: number;
+      sent: number;
+      admitted: number;
+      /** Answers by gateway replica. */
+      byGateway: number[];
+      windows: number;
+      violations: string[];
+    };
   };
   violations: string[];
 }
@@ -179,7 +203,8 @@ async function injectFault(system: ChaosSystem, fault: FaultName, outageMs: numb
     proxy.restore();
     return;
   }
-  const service = system.services[target as ServiceName];
+  // One replica of the deployable; the other goes on serving.
+  const service = system.services[target as ServiceName][0]!;
   await service.kill();
   await service.start();
 }
@@ -209,8 +234,12 @@ async function listAll(
   return { ids, total };
 }
 
-function deliveredPairs(receivers: Receiver[]): { pairs: Set<string>; redeliveries: number } {
-  const pairs = new Set<string>();
+function deliveredPairs(receivers: Receiver[]): {
+  pairs: Set<string>;
+  redeliveries: number;
+  pairsWithSeveralIds: number;
+} {
+  const idsByPair = new Map<string, Set<string>>();
   let redeliveries = 0;
   receivers.forEach((r, i) => {
     const seen = new Set<string>();
@@ -220,13 +249,73 @@ function deliveredPairs(receivers: Receiver[]): { pairs: Set<string>; redeliveri
       seen.add(id);
       try {
         const body = JSON.parse(req.body) as { event: string; data: { id: string } };
-        pairs.add(`${i}|${body.event}|${body.data.id}`);
+        const pair = `${i}|${body.event}|${body.data.id}`;
+        const ids = idsByPair.get(pair) ?? new Set<string>();
+        ids.add(id);
+        idsByPair.set(pair, ids);
       } catch {
         // not a webhook body: ignored (counted nowhere)
       }
     }
   });
-  return { pairs, redeliveries };
+  return {
+    pairs: new Set(idsByPair.keys()),
+    redeliveries,
+    pairsWithSeveralIds: [...idsByPair.values()].filter((ids) => ids.size > 1).length,
+  };
+}
+
+/** The per-minute limit of the burst after the run, and how many requests it sends. */
+const BURST_LIMIT = 40;
+const BURST_SIZE = 120;
+
+/**
+ * A burst of BURST_SIZE requests on a fresh key limited to BURST_LIMIT a minute, all in flight at
+ * once and sent straight to the gateway replicas in turn (each on a connection of its own): the
+ * limit holds across the processes, exactly.
+ */
+async function limitsAcrossGateways(system: ChaosSystem): Promise<ChaosReport['checks']['limits']> {
+  const { key } = benchApiKey(
+    system.databases.gateway,
+    system.redisPrefix,
+    `${uniqueName('limits')}@example.com`,
+    {
+      perMinute: BURST_LIMIT,
+      perDay: 1_000_000,
+    },
+  );
+  const gateways = system.services.gateway;
+  const byGateway = gateways.map(() => 0);
+  const answers = await Promise.all(
+    Array.from({ length: BURST_SIZE }, async (_, i): Promise<LimitedAnswer> => {
+      const g = i % gateways.length;
+      const res = await request(`${gateways[g]!.url}/v1/stats`, {
+        headers: { authorization: `Bearer ${key}`, connection: 'close' },
+        headersTimeout: 15_000,
+        bodyTimeout: 15_000,
+      });
+      await res.body.dump();
+      byGateway[g]! += 1;
+      const header = (name: string) => {
+        const v = res.headers[name];
+        return Array.isArray(v) ? v[0] : v;
+      };
+      return {
+        status: res.statusCode,
+        reset: header('x-ratelimit-reset'),
+        remaining: header('x-ratelimit-remaining'),
+      };
+    }),
+  );
+  const { violations, windows } = exactnessViolations(answers, BURST_LIMIT);
+  return {
+    limit: BURST_LIMIT,
+    sent: BURST_SIZE,
+    admitted: answers.filter((a) => a.status === 200).length,
+    byGateway,
+    windows,
+    violations,
+  };
 }
 
 function expectedPairs(created: CreatedSignal[], subscribers: number): string[] {
@@ -381,6 +470,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
     const drainedInSeconds = Math.round((Date.now() - drainStarted) / 100) / 10;
 
+    const limits = await limitsAcrossGateways(system).catch(
+      (err: unknown): ChaosReport['checks']['limits'] => ({
+        limit: BURST_LIMIT,
+        sent: BURST_SIZE,
+        admitted: 0,
+        byGateway: [],
+        windows: 0,
+        violations: [`the burst failed: ${String(err)}`],
+      }),
+    );
+
     const conn = await mongoose.createConnection(infraUrls().mongoUrl).asPromise();
     const signalsDb = conn.useDb(system.databases.signals).collection('signals');
     const storedSignals = await signalsDb.countDocuments({});
@@ -398,9 +498,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       pairsExpected: expected.length,
       pairsDelivered: expected.filter((p) => delivered.pairs.has(p)).length,
       redeliveries: delivered.redeliveries,
+      pairsWithSeveralIds: delivered.pairsWithSeveralIds,
       storedSignals,
       distinctIdempotencyKeys,
       drainedInSeconds,
+      limits,
     };
 
     const requests = {} as ChaosReport['requests'];
@@ -438,6 +540,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       violations.push(
         `${checks.pairsExpected - checks.pairsDelivered} (event, subscription) pairs not delivered`,
       );
+    if (checks.pairsWithSeveralIds > 0)
+      violations.push(
+        `${checks.pairsWithSeveralIds} (event, subscription) pairs delivered under several webhook-ids`,
+      );
+    for (const v of limits.violations) violations.push(`limit across gateways: ${v}`);
     if (storedSignals !== created.length || distinctIdempotencyKeys !== storedSignals)
       violations.push(
         `${storedSignals} stored signals (${distinctIdempotencyKeys} idempotency keys) for ${created.length} created`,
@@ -461,8 +568,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       latency: latencyByKind(load.outcomes),
       crashRestarts: Object.fromEntries(
         Object.values(system.services)
+          .flat()
           .filter((s) => s.crashRestarts > 0)
-          .map((s) => [s.name, s.crashRestarts]),
+          .map((s) => [s.label, s.crashRestarts]),
+      ),
+      connectionsByReplica: Object.fromEntries(
+        Object.entries(system.balancers).map(([name, b]) => [name, [...b.handedOut]]),
       ),
       timeline: timeline(load.outcomes),
       rejectedWrites: load.rejected.slice(0, 20),
@@ -478,16 +589,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   }
 }
 
-/** The full run (`pnpm chaos`) and the CI one (`--short`): fewer faults, half the rates, shorter cuts. */
+/** The full run (`pnpm chaos`) and the CI one (`--short`): the same faults, half the rates, shorter cuts and spacing. */
 export function chaosOptions(short: boolean): ChaosOptions {
   return short
     ? {
-        seconds: 36,
+        seconds: 50,
         readsPerSecond: 100,
         signalsPerSecond: 10,
         subscribers: 10,
-        outageSeconds: 6,
-        faults: ['kill:signals', 'cut:mongo', 'cut:redis', 'cut:rabbitmq'],
+        outageSeconds: 4,
+        faults: ALL_FAULTS,
         drainSeconds: 60,
         logDir: path.join(ROOT, '.run', 'chaos'),
         webhookRetryDelaysMs: '1000,3000,8000',
@@ -510,7 +621,7 @@ export function formatReport(r: ChaosReport): string {
   const lines: string[] = [];
   const o = r.options;
   lines.push(
-    `chaos: ${o.seconds} s, ${o.readsPerSecond} reads/s through the gateway, ${o.signalsPerSecond} signals/s ingested (40 % later moved), ${o.subscribers} webhook subscribers; cuts last ${o.outageSeconds} s; window = fault + ${GRACE_MS / 1000} s`,
+    `chaos: ${REPLICAS} replicas of every deployable (one of each killed in turn); ${o.seconds} s, ${o.readsPerSecond} reads/s through the gateways, ${o.signalsPerSecond} signals/s ingested (40 % later moved), ${o.subscribers} webhook subscribers; cuts last ${o.outageSeconds} s; window = fault + ${GRACE_MS / 1000} s`,
   );
   lines.push('');
   lines.push(
@@ -547,13 +658,21 @@ export function formatReport(r: ChaosReport): string {
     );
   if (Object.keys(r.crashRestarts).length)
     lines.push(`start-ups that exited and were started again: ${JSON.stringify(r.crashRestarts)}`);
+  lines.push(
+    `connections per replica: ${Object.entries(r.connectionsByReplica)
+      .map(([name, n]) => `${name} ${n.join(' / ')}`)
+      .join(', ')}`,
+  );
   const c = r.checks;
   lines.push('');
   lines.push(
     `signals created ${r.created} (${r.transitions} moved); in the list ${c.inList} (total ${c.listTotal}, ${c.listDuplicates} duplicates); in stats ${c.inStats} (winners ${c.statsWinners} of ${c.expectedWinners})`,
   );
   lines.push(
-    `(event, subscription) pairs delivered ${c.pairsDelivered} of ${c.pairsExpected} (${c.redeliveries} re-deliveries); stored signals ${c.storedSignals}, idempotency keys ${c.distinctIdempotencyKeys}; caught up ${c.drainedInSeconds} s after the load stopped`,
+    `(event, subscription) pairs delivered ${c.pairsDelivered} of ${c.pairsExpected} (${c.redeliveries} re-deliveries, ${c.pairsWithSeveralIds} pairs under several webhook-ids); stored signals ${c.storedSignals}, idempotency keys ${c.distinctIdempotencyKeys}; caught up ${c.drainedInSeconds} s after the load stopped`,
+  );
+  lines.push(
+    `limit across gateways: ${c.limits.sent} requests on a ${c.limits.limit}/min key, ${c.limits.admitted} admitted in ${c.limits.windows} window(s), sent per gateway ${JSON.stringify(c.limits.byGateway)}`,
   );
   if (r.rejectedWrites.length) lines.push(`refused writes: ${r.rejectedWrites.join('; ')}`);
   lines.push(r.violations.length ? `VIOLATIONS:\n- ${r.violations.join('\n- ')}` : 'no violations');

@@ -14,11 +14,15 @@ import {
 import Redis from 'ioredis';
 import mongoose from 'mongoose';
 import { SECRETS } from '../harness';
+import { startBalancer, type Balancer } from './balancer';
 
 const ROOT = path.join(__dirname, '..', '..', '..', '..');
 
 export type ServiceName = 'signals' | 'stats' | 'webhooks-api' | 'webhooks-worker' | 'gateway';
 export type Dependency = 'redis' | 'rabbitmq' | 'mongo';
+
+/** Replicas of every deployable: the Kubernetes base runs each as several. */
+export const REPLICAS = 2;
 
 /** One service process from its built output; SIGKILLed and started again on the same port. */
 export class ServiceProcess {
@@ -27,12 +31,18 @@ export class ServiceProcess {
 
   constructor(
     readonly name: ServiceName,
+    /** 1-based, as the logs and the report name it (`signals-1`). */
+    readonly replica: number,
     private readonly entry: string,
     readonly port: number,
     private readonly env: Record<string, string>,
     logDir: string,
   ) {
-    this.log = createWriteStream(path.join(logDir, `${name}.log`), { flags: 'a' });
+    this.log = createWriteStream(path.join(logDir, `${name}-${replica}.log`), { flags: 'a' });
+  }
+
+  get label(): string {
+    return `${this.name}-${this.replica}`;
   }
 
   get url(): string {
@@ -60,7 +70,7 @@ export class ServiceProcess {
       if (await this.ready()) return;
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new Error(`${this.name} was not ready within ${timeoutMs} ms (see its log)`);
+    throw new Error(`${this.label} was not ready within ${timeoutMs} ms (see its log)`);
   }
 
   private spawn(): ChildProcess {
@@ -104,9 +114,14 @@ export class ServiceProcess {
 }
 
 export interface ChaosSystem {
-  services: Record<ServiceName, ServiceProcess>;
+  /** REPLICAS processes of each deployable. */
+  services: Record<ServiceName, ServiceProcess[]>;
   proxies: Record<Dependency, TcpProxy>;
+  /** The balancers in front of the HTTP deployables' replicas (the workers take from the queue). */
+  balancers: Record<Exclude<ServiceName, 'webhooks-worker'>, Balancer>;
+  /** The gateways' balancer. */
   gatewayUrl: string;
+  /** The signals replicas' balancer (ingest). */
   signalsUrl: string;
   ingestToken: string;
   /** Databases of this run, on the real server (for the final checks, never through a proxy). */
@@ -118,8 +133,10 @@ export interface ChaosSystem {
 const SERVICE_ORDER: ServiceName[] = ['signals', 'stats', 'webhooks-api', 'webhooks-worker', 'gateway'];
 
 /**
- * The whole system as processes, every one reaching Redis, RabbitMQ and the MongoDB-wire server
- * through its own TCP proxy, so a dependency can be cut without touching the machine's servers.
+ * The whole system as processes, REPLICAS of each deployable, each HTTP deployable's replicas
+ * behind a round-robin balancer; every process reaches Redis, RabbitMQ and the MongoDB-wire
+ * server through one TCP proxy per dependency, so a dependency can be cut without touching the
+ * machine's servers.
  */
 export async function startChaosSystem(logDir: string, webhookRetryDelaysMs: string): Promise<ChaosSystem> {
   mkdirSync(logDir, { recursive: true });
@@ -156,9 +173,17 @@ export async function startChaosSystem(logDir: string, webhookRetryDelaysMs: str
     AMQP_PREFIX: broker.prefix,
     REDIS_PREFIX: redisPrefix,
   };
-  const port = {} as Record<ServiceName, number>;
-  for (const name of SERVICE_ORDER) port[name] = await stablePort();
-  const local = (p: number) => `http://127.0.0.1:${p}`;
+  const ports = {} as Record<ServiceName, number[]>;
+  for (const name of SERVICE_ORDER) {
+    ports[name] = [];
+    for (let i = 0; i < REPLICAS; i++) ports[name].push(await stablePort());
+  }
+  const balancers = {
+    signals: await startBalancer(ports.signals),
+    stats: await startBalancer(ports.stats),
+    'webhooks-api': await startBalancer(ports['webhooks-api']),
+    gateway: await startBalancer(ports.gateway),
+  };
   const webhooksEnv = {
     WEBHOOKS_DB: databases.webhooks,
     WEBHOOK_ALLOW_LOOPBACK_URLS: 'true',
@@ -175,9 +200,9 @@ export async function startChaosSystem(logDir: string, webhookRetryDelaysMs: str
       INTERNAL_JWT_PRIVATE_KEY: SECRETS.INTERNAL_JWT_PRIVATE_KEY,
       API_KEY_PEPPER: SECRETS.API_KEY_PEPPER,
       SESSION_JWT_SECRET: SECRETS.SESSION_JWT_SECRET,
-      SIGNALS_URL: local(port.signals),
-      STATS_URL: local(port.stats),
-      WEBHOOKS_URL: local(port['webhooks-api']),
+      SIGNALS_URL: balancers.signals.url,
+      STATS_URL: balancers.stats.url,
+      WEBHOOKS_URL: balancers['webhooks-api'].url,
       IP_RATE_LIMIT_PER_MINUTE: '1000000',
     },
   };
@@ -188,32 +213,42 @@ export async function startChaosSystem(logDir: string, webhookRetryDelaysMs: str
     'webhooks-worker': 'services/webhooks/dist/worker.js',
     gateway: 'services/api-gateway/dist/main.js',
   };
-  const services = {} as Record<ServiceName, ServiceProcess>;
+  const services = {} as Record<ServiceName, ServiceProcess[]>;
   for (const name of SERVICE_ORDER) {
-    const ports: Record<string, string> =
-      name === 'webhooks-worker'
-        ? { WORKER_PORT: String(port[name]), WORKER_METRICS_PORT: String(await stablePort()) }
-        : { PORT: String(port[name]), METRICS_PORT: String(await stablePort()) };
-    services[name] = new ServiceProcess(name, entries[name], port[name], { ...env[name], ...ports }, logDir);
+    services[name] = [];
+    for (const [i, port] of ports[name].entries()) {
+      const own: Record<string, string> =
+        name === 'webhooks-worker'
+          ? { WORKER_PORT: String(port), WORKER_METRICS_PORT: String(await stablePort()) }
+          : { PORT: String(port), METRICS_PORT: String(await stablePort()) };
+      services[name].push(
+        new ServiceProcess(name, i + 1, entries[name], port, { ...env[name], ...own }, logDir),
+      );
+    }
   }
+  const all = () => SERVICE_ORDER.flatMap((name) => services[name]);
   try {
-    for (const name of SERVICE_ORDER) await services[name].start();
+    // The replicas of one deployable start together; the deployables in order (the gateway last).
+    for (const name of SERVICE_ORDER) await Promise.all(services[name].map((s) => s.start()));
   } catch (err) {
-    for (const s of Object.values(services)) await s.stop();
+    for (const s of all()) await s.stop();
+    for (const b of Object.values(balancers)) await b.close();
     throw err;
   }
 
   return {
     services,
     proxies,
-    gatewayUrl: services.gateway.url,
-    signalsUrl: services.signals.url,
+    balancers,
+    gatewayUrl: balancers.gateway.url,
+    signalsUrl: balancers.signals.url,
     ingestToken,
     databases,
     redisPrefix,
     async stop() {
       for (const p of Object.values(proxies)) p.restore();
-      for (const name of [...SERVICE_ORDER].reverse()) await services[name].stop();
+      for (const name of [...SERVICE_ORDER].reverse()) await Promise.all(services[name].map((s) => s.stop()));
+      await Promise.all(Object.values(balancers).map((b) => b.close()));
       await Promise.all(Object.values(proxies).map((p) => p.close()));
       await broker.cleanup().catch(() => undefined);
       const conn = await mongoose.createConnection(urls.mongoUrl).asPromise();
