@@ -44,6 +44,15 @@ function listOf<T extends string>(
 
 class UsageError extends Error {}
 
+/** The URL, or undefined when `text` is not an absolute one (URL.canParse needs Node 18.17). */
+function absoluteUrl(text: string): URL | undefined {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Is `url` on this machine (localhost, 127.0.0.0/8, ::1)? Names other than localhost are not resolved. */
 export function isLoopback(url: URL): boolean {
   const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
@@ -94,8 +103,8 @@ function options(argv: string[], env: NodeJS.ProcessEnv): ListenOptions | 'help'
     throw new UsageError('the command is `signal listen`');
   const target = values['forward-to'];
   if (!target) throw new UsageError('--forward-to <url> is required');
-  if (!URL.canParse(target)) throw new UsageError(`--forward-to: "${target}" is not an absolute URL`);
-  const forwardTo = new URL(target);
+  const forwardTo = absoluteUrl(target);
+  if (!forwardTo) throw new UsageError(`--forward-to: "${target}" is not an absolute URL`);
   if (forwardTo.protocol !== 'http:' && forwardTo.protocol !== 'https:')
     throw new UsageError('--forward-to must be an http or https URL');
   if (!isLoopback(forwardTo) && !values['allow-remote'])
