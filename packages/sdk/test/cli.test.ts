@@ -2,6 +2,9 @@ import { verifyWebhook } from '@signal/sdk';
 import { startReceiver, waitFor, type Receiver } from '@signal/test-kit';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import request from 'supertest';
+import { signalInput } from '../../../services/signals/test/signals-harness';
+import { startSystem, type SystemHarness } from '../../../services/api-gateway/test/system-harness';
 import { sseServer, whenOpened, type SseServer } from './sse-server';
 
 /**
@@ -162,4 +165,56 @@ describe('signal listen', () => {
     expect(run.stderr()).toContain('set SIGNAL_API_KEY or pass --api-key');
     expect(server.opened).toEqual([]);
   });
+});
+
+describe('signal listen through the gateway', () => {
+  let sys: SystemHarness;
+  beforeAll(async () => {
+    sys = await startSystem('sdk_cli');
+  });
+  afterAll(() => sys.stop());
+
+  it('when a signal is ingested, then the command forwards its signal.new to the local handler, signed, and the line shows 200', async () => {
+    const { key } = await sys.gw.account({ per_minute: 1000, per_day: 10_000 });
+    const run = listen(
+      ['--forward-to', `${sys.receiver.url}/listen`, '--base-url', sys.gw.url, '--type', 'premium'],
+      {
+        SIGNAL_API_KEY: key,
+      },
+    );
+    try {
+      const secret = await waitFor(
+        () => /Webhook signing secret: (whsec_\S+)/.exec(run.stdout())?.[1],
+        10_000,
+        20,
+        'the secret',
+      );
+      // The stream starts live once open: signals are ingested until one is forwarded.
+      const ingested: string[] = [];
+      await waitFor(
+        async () => {
+          if (sys.receiver.requests.some((r) => r.path === '/listen')) return true;
+          const res = await request(sys.signals.url)
+            .post('/internal/signals')
+            .set(sys.signals.ingestAuth)
+            .send(signalInput({ type: 'premium', is_premium: true }))
+            .expect(201);
+          ingested.push(res.body.data.id as string);
+          return false;
+        },
+        15_000,
+        250,
+        'a forwarded event',
+      );
+      const got = sys.receiver.requests.find((r) => r.path === '/listen')!;
+      const payload = verifyWebhook(got.body, got.headers, secret);
+      expect([payload.event, payload.data.type]).toEqual(['signal.new', 'premium']);
+      expect(String(got.headers['webhook-id'])).toMatch(/^\d+-\d+$/);
+      expect(ingested).toContain(payload.data.id);
+      await waitFor(() => run.stdout().includes('[200]'), 10_000, 20, 'the forward line');
+    } finally {
+      run.child.kill('SIGINT');
+    }
+    expect(await run.exited).toBe(0);
+  }, 60_000);
 });

@@ -383,6 +383,32 @@ describe('@signal/sdk against the running system', () => {
     expect(opened[1]).toMatch(/^\d+-\d+$/);
   }, 30_000);
 
+  it("when the account's open streams are at its plan's cap, then the next SDK stream stops with RateLimitError naming the limit", async () => {
+    const { key } = await sys.gw.account({ per_minute: 1000, per_day: 10_000, max_streams: 1 });
+    const holder = new SignalClient({ baseUrl: sys.gw.url, apiKey: key });
+    const controller = new AbortController();
+    const held = holder.signals.stream({}, { signal: controller.signal });
+    const holding = (async () => {
+      for await (const e of held) void e;
+    })();
+    try {
+      await waitFor(() => held.retryMs !== undefined, 10_000, 20, 'the first stream open');
+      const second = new SignalClient({ baseUrl: sys.gw.url, apiKey: key, maxRetries: 0 });
+      const err = await (async () => {
+        for await (const e of second.signals.stream()) void e;
+      })().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RateLimitError);
+      expect(err).toMatchObject({
+        status: 429,
+        code: 'RATE_LIMIT_EXCEEDED',
+        message: expect.stringContaining('the most its plan allows (1)'),
+      });
+    } finally {
+      controller.abort();
+      await holding;
+    }
+  });
+
   it('when the key of an open stream is revoked, then the SDK’s iterator stops with AuthenticationError', async () => {
     const acc = await sys.gw.account(undefined, 'sdk-stream-password');
     const dash = new SignalClient({ baseUrl: sys.gw.url });
