@@ -187,9 +187,9 @@ async function main() {
     const gatewayBefore = treeRssKb(gateway.child.pid!);
     const signalsBefore = rssKb(signals.child.pid!);
     const opening = Date.now();
-    for (let i = 0; i < streams; i += 200) {
+    for (let i = 0; i < streams; i += 50) {
       const batch = await Promise.all(
-        Array.from({ length: Math.min(200, streams - i) }, () => openStream(gateway.url, key)),
+        Array.from({ length: Math.min(50, streams - i) }, () => openStream(gateway.url, key)),
       );
       clients.push(...batch);
     }
