@@ -24,8 +24,10 @@ export async function runPrimary(): Promise<void> {
       stop('SIGTERM');
     }
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0)
-        void observability.close().then(() => process.exit(exitCode));
+      // A worker's 'exit' may come before its 'disconnect', while it is still listed: count the
+      // others only, or the primary waits for one that is gone.
+      const others = Object.values(cluster.workers ?? {}).filter((w) => w && w !== worker && !w.isDead());
+      if (others.length === 0) void observability.close().then(() => process.exit(exitCode));
       return;
     }
     logger.error({ pid: worker.process.pid, code, signal }, 'gateway worker died; starting another');
