@@ -4,7 +4,7 @@ import { runBuilt } from './built-services';
  * The CLIs, from their built output, with nothing configured (every bench shares the gateway
  * bench's parsing, the dlq commands are tested in-process): a misspelt or unknown option is a
  * usage error — exit code 2 and the usage on stderr — before any config is read or any
- * connection made (issue 12, item 4: `--per-minte 100` once gave 60/min in silence).
+ * connection made (`--per-minte 100` once gave 60/min in silence).
  */
 const CASES: Array<[string, string, string[]]> = [
   [

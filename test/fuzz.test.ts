@@ -10,7 +10,7 @@ import { startSystem, type SystemHarness } from '../services/api-gateway/test/sy
 import { signalInput } from '../services/signals/test/signals-harness';
 
 /**
- * Property-based fuzzing of the whole running system through the gateway (issue 14, item 1):
+ * Property-based fuzzing of the whole running system through the gateway:
  * generated requests — odd paths and %-escapes, parameters, headers, methods, bodies up to ~2 MB,
  * deep and mislabelled JSON — go out in batches that are all in flight at once. Every request must
  * be answered (a hang shows as no answer within NO_ANSWER_AFTER_MS), below 500, with the error

@@ -12,7 +12,7 @@ import { startStats, type StatsHarness } from '../services/stats/test/stats-harn
 import { startWebhooks, type WebhooksHarness } from '../services/webhooks/test/webhooks-harness';
 
 /**
- * Readiness reflects only what a service cannot serve without (issue 14, item 5): each service
+ * Readiness reflects only what a service cannot serve without: each service
  * reaches Redis, RabbitMQ and the MongoDB-wire server through its own TCP proxies, which the tests
  * cut and restore; /readyz and the service's own routes are asked over HTTP meanwhile.
  */

@@ -30,7 +30,7 @@ import {
  *     by --streams;
  *   - the baseline: the webhooks worker's publish → receipt for the same events, to one
  *     subscriber on loopback.
- * Targets (issue 41): p99 ≤ 250 ms, gateway + signals ≤ 16 KB per stream.
+ * Targets: p99 ≤ 250 ms, gateway + signals ≤ 16 KB per stream.
  */
 const CLI = {
   name: 'stream bench',

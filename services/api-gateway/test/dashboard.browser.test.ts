@@ -456,7 +456,7 @@ describeIfBrowser('dashboard in chromium', () => {
     }
   });
 
-  describe('debugging webhooks, usage, and the rough edges of issue 39', () => {
+  describe('debugging webhooks, usage, and the rough edges found by new users', () => {
     /** A JSON request to the public API with the account's key. */
     const withKey = (key: string) => ({ Authorization: `Bearer ${key}` });
     const toNewYork = { timezoneId: 'America/New_York' };

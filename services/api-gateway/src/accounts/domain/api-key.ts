@@ -22,7 +22,7 @@ const CHECK_MODULUS = 62 ** CHECK_LENGTH; // < 2^36
  * The last 6 base62 digits of the first 8 bytes of SHA-256(body), read as a big-endian integer:
  * (2^64-bit value) mod 62^6, computed in 16-bit steps so every intermediate stays an exact
  * double (it runs on every request; the key generator's BigInt path would cost more). One-shot
- * `crypto.hash`: no Hash object per request (~0.5 µs less than createHash here, measured in a loop).
+ * `crypto.hash`: no Hash object per request.
  */
 export function checksum(body: string): string {
   const digest = hash('sha256', body, 'buffer');
@@ -89,10 +89,10 @@ function padsFor(pepper: string): HmacPads {
 /**
  * Keyed hash stored instead of the key; lookups go by this value: HMAC-SHA256(pepper, key) in
  * base64url. It runs on every request, so it is computed here as RFC 2104 defines it, with two
- * one-shot `crypto.hash` calls over pads prepared once, instead of `createHmac`: an HMAC object
- * per request cost the gateway 6.3 µs of CPU per request under load, this 4.2 (CPU profiles of
- * the gateway bench's 404 route). The same value as `createHmac` (unit-tested against it). The
- * key's bytes are wiped from the shared buffer once hashed.
+ * one-shot `crypto.hash` calls over pads prepared once, instead of an HMAC object per request
+ * (`createHmac`), which costs more CPU on the hot path (docs/benchmarks.md). The same value as
+ * `createHmac` (unit-tested against it). The key's bytes are wiped from the shared buffer once
+ * hashed.
  */
 export function hashApiKey(key: string, pepper: string): string {
   const { inner, outer } = padsFor(pepper);
