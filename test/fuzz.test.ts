@@ -148,6 +148,7 @@ function arbitraries(s: Seeded) {
     ['POST', '/v1/webhooks/{w}/deliveries/{d}/retry'],
     ['POST', '/v1/webhooks/{w}/test'],
     ['POST', '/v1/webhooks/{w}/rotate-secret'],
+    ['POST', '/v1/webhooks/{w}/recover'],
     ['POST', '/v1/auth/login'],
     ['GET', '/v1/account/keys'],
     ['POST', '/v1/account/keys'],
