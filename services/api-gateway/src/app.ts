@@ -25,7 +25,12 @@ import type { UsageLedger } from './edge/domain/usage';
 import { accountRouter } from './accounts/http/account.router';
 import { apiPath, takesApiPath } from './edge/http/api-path';
 import { clientIpOf, trustProxySetting } from './edge/http/client-ip';
-import { dashboardOptions, mountDashboard, sessionThrottle, type DashboardOptions } from './dashboard/http/dashboard';
+import {
+  dashboardOptions,
+  mountDashboard,
+  sessionThrottle,
+  type DashboardOptions,
+} from './dashboard/http/dashboard';
 import { docsRouter } from './api-docs/http/docs.router';
 import { noStoreForSecrets } from './edge/http/no-store.middleware';
 import { connectionLimit } from './edge/http/connection-limit';
@@ -60,8 +65,10 @@ export interface GatewayAppDeps {
   upstreamTimeoutMs: number;
   /** Bytes of a response held for a client that is not reading before its connection is cut. */
   maxHeldResponseBytes: number;
-  /** Open connections one client address may have (none: no bound, behind a trusted proxy). */
+  /** Open connections one client address may have on this process (none: no bound, behind a trusted proxy). */
   maxConnectionsPerClient?: number;
+  /** The bound as configured for the whole gateway (what a refusal names). */
+  announcedMaxConnections?: number;
   /** How long a connection with a request open may make no progress before it is cut. */
   stalledConnectionMs: number;
   /** Live streams open through this process. */
@@ -142,11 +149,18 @@ export function buildGateway(deps: GatewayAppDeps): HttpEntry {
     streamIdleMs: deps.streamIdleMs,
   });
   const app = buildApp(deps);
-  const connections = connectionLimit(deps.maxConnectionsPerClient, deps.guard, securityHeaders);
+  const connections = connectionLimit(
+    deps.maxConnectionsPerClient,
+    deps.guard,
+    securityHeaders,
+    deps.announcedMaxConnections,
+  );
   const route =
     (continued: boolean): RequestListener =>
     (req, res) => {
       if (connections.refuses(req, res)) return;
+      // An absolute-form target (RFC 9112 §3.2.2) is served as its path and query.
+      if (req.url !== undefined && /^https?:\/\//i.test(req.url)) req.url = originForm(req.url);
       if (takesApiPath(req.method ?? 'GET', req.url ?? '', req.headers, SESSION_COOKIE))
         return api.handle(req, res);
       // An upload announced with Expect: 100-continue: the API path invites the body only once
@@ -170,6 +184,16 @@ export function buildGateway(deps: GatewayAppDeps): HttpEntry {
       return pairs;
     },
   };
+}
+
+/** The path and query of an absolute URL. */
+function originForm(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.pathname}${parsed.search}`;
+  } catch {
+    return url;
+  }
 }
 
 /** The gateway as main.ts and the tests run it: everything from config and the built dependencies. */
@@ -196,8 +220,14 @@ export function appFromDependencies(
     tokens: deps.tokens,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     maxHeldResponseBytes: config.MAX_HELD_RESPONSE_BYTES,
-    // Behind a trusted proxy every connection comes from the proxy: it bounds its clients.
-    maxConnectionsPerClient: config.TRUST_PROXY === 'false' ? config.CLIENT_MAX_CONNECTIONS : undefined,
+    // Behind a trusted proxy every connection comes from the proxy: it bounds its clients. With
+    // several processes on one port (node:cluster hands connections out in turn), each holds
+    // its share of the bound.
+    maxConnectionsPerClient:
+      config.TRUST_PROXY === 'false'
+        ? Math.max(1, Math.ceil(config.CLIENT_MAX_CONNECTIONS / config.GATEWAY_WORKERS))
+        : undefined,
+    announcedMaxConnections: config.CLIENT_MAX_CONNECTIONS,
     stalledConnectionMs: config.STALLED_CONNECTION_MS,
     streams: deps.streams,
     streamIdleMs: config.STREAM_IDLE_TIMEOUT_MS,

@@ -234,4 +234,29 @@ describe('plan caps', () => {
     await request(gw.url).delete(`/v1/account/keys/${keyId}`).set(auth).expect(200);
     await request(gw.url).post('/v1/account/keys').set(auth).send({ name: 'third' }).expect(201);
   });
+
+  it('when many keys are created at once near the cap, then exactly as many succeed as the cap leaves room for', async () => {
+    const { email, accountId } = await gw.account(
+      { per_minute: 600, per_day: 10_000, max_keys: 5 },
+      'the-right-password-4',
+    );
+    const login = await request(gw.url)
+      .post('/v1/auth/login')
+      .send({ email, password: 'the-right-password-4' })
+      .expect(200);
+    const auth = { Authorization: `Bearer ${String(login.body.data.token)}` };
+    const burst = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        request(gw.url)
+          .post('/v1/account/keys')
+          .set(auth)
+          .send({ name: `burst ${i}` }),
+      ),
+    );
+    // One key exists already: four more fit.
+    expect(burst.filter((r) => r.status === 201)).toHaveLength(4);
+    expect(burst.filter((r) => r.status === 409)).toHaveLength(8);
+    const keys = await gw.deps.accounts.repository.listKeys(accountId);
+    expect(keys.filter((k) => k.revoked_at === null)).toHaveLength(5);
+  });
 });

@@ -265,3 +265,22 @@ describe('connections per address', () => {
     }
   });
 });
+
+describe('request targets', () => {
+  it('when a client sends an absolute-form target, then it is served as its path and query', async () => {
+    const { key } = await gw.account({ per_minute: 1000, per_day: 10_000 });
+    const text = await new Promise<string>((resolve) => {
+      const s = connect(port(), '127.0.0.1', () => {
+        s.write(
+          `GET http://127.0.0.1:${port()}/v1/stats?period=7d HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+            `Authorization: Bearer ${key}\r\nConnection: close\r\n\r\n`,
+        );
+      });
+      let t = '';
+      s.on('data', (c: Buffer) => (t += c.toString()));
+      s.on('close', () => resolve(t));
+    });
+    expect(text).toMatch(/^HTTP\/1\.1 200/);
+    expect(upstream.requests.at(-1)?.path).toBe('/v1/stats?period=7d');
+  });
+});

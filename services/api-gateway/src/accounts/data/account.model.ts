@@ -15,6 +15,8 @@ export interface AccountDocument {
   password_hash: string | null;
   plan: Plan;
   created_at: Date;
+  /** Held while a key is made, so concurrent creations count each other (the cap). */
+  key_creation_lock?: { token: string; until: Date } | null;
 }
 
 export interface ApiKeyDocument {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ensureIndexes, isDuplicateKeyError } from '@signal/service-kit';
 import type { Collection, Connection } from 'mongoose';
 import type { KeyDirectory } from '../../edge/domain/authenticate.use-case';
@@ -55,6 +56,38 @@ export class AccountRepository implements KeyDirectory {
 
   async setPasswordHash(id: string, passwordHash: string): Promise<void> {
     await this.accounts.updateOne({ _id: id }, { $set: { password_hash: passwordHash } });
+  }
+
+  /**
+   * Runs `fn` while holding the account's key-creation lock: one compare-and-set on the account
+   * document (ordered per document across processes, on MongoDB and through the FerretDB
+   * wrapper), released after, lapsing by itself after 5 s should its holder die.
+   */
+  async withKeyCreationLock<T>(accountId: string, fn: () => Promise<T>): Promise<T> {
+    const token = randomUUID();
+    for (let attempt = 0; ; attempt++) {
+      const now = new Date();
+      const taken = await this.accounts.updateOne(
+        {
+          _id: accountId,
+          $or: [{ key_creation_lock: null }, { 'key_creation_lock.until': { $lt: now } }],
+        },
+        { $set: { key_creation_lock: { token, until: new Date(now.getTime() + 5000) } } },
+      );
+      if (taken.matchedCount === 1) break;
+      if (attempt >= 200) throw new Error('the key-creation lock stayed taken');
+      await new Promise((r) => setTimeout(r, 10 + Math.random() * 20));
+    }
+    try {
+      return await fn();
+    } finally {
+      await this.accounts
+        .updateOne(
+          { _id: accountId, 'key_creation_lock.token': token },
+          { $set: { key_creation_lock: null } },
+        )
+        .catch(() => undefined);
+    }
   }
 
   async insertKey(key: ApiKeyDocument): Promise<void> {

@@ -99,18 +99,32 @@ export async function createApiKey(
       details: [{ field: 'expires_at', message: 'must be in the future' }],
     });
   }
-  if (capped) {
-    const max = planCaps(account.plan, deps.capDefaults).keys;
-    const now = Date.now();
-    const active = (await deps.repository.listKeys(accountId)).filter(
-      (k) => k.revoked_at === null && (k.expires_at === null || new Date(k.expires_at).getTime() > now),
-    ).length;
-    if (active >= max)
-      throw new AppError(
-        'CONFLICT',
-        `This account has ${active} active API keys, the most its plan allows (${max}); revoke one first.`,
-      );
-  }
+  const make = async () => {
+    if (capped) {
+      const max = planCaps(account.plan, deps.capDefaults).keys;
+      const now = Date.now();
+      const active = (await deps.repository.listKeys(accountId)).filter(
+        (k) => k.revoked_at === null && (k.expires_at === null || new Date(k.expires_at).getTime() > now),
+      ).length;
+      if (active >= max)
+        throw new AppError(
+          'CONFLICT',
+          `This account has ${active} active API keys, the most its plan allows (${max}); revoke one first.`,
+        );
+    }
+    return insertNewKey(deps, accountId, name, expiresAt, keyId);
+  };
+  // Counting and inserting under the account's lock: concurrent creations cannot pass the cap.
+  return capped ? deps.repository.withKeyCreationLock(accountId, make) : make();
+}
+
+async function insertNewKey(
+  deps: AccountDeps,
+  accountId: string,
+  name: string,
+  expiresAt: Date | undefined,
+  keyId: string,
+) {
   const key = generateApiKey();
   const doc: ApiKeyDocument = {
     _id: keyId,

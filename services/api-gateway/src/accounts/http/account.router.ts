@@ -9,12 +9,21 @@ import {
 import { Router, type RequestHandler, type Response } from 'express';
 import { listApiKeysPage, revokeApiKey } from '../domain/accounts.use-cases';
 import { createKeyOnce, type CreateKeyDeps } from '../domain/create-key.use-case';
-import { changePassword, passwordLogin, type PasswordLoginDeps } from '../../sessions/domain/password-login.use-case';
+import {
+  changePassword,
+  passwordLogin,
+  type PasswordLoginDeps,
+} from '../../sessions/domain/password-login.use-case';
 import type { Session } from '../../sessions/domain/sessions';
 
 import type { RequestThrottle } from '../../edge/domain/throttle';
 import { loginError, sessionError } from '../../sessions/http/login-results';
-import { applyThrottle, countLogin, failedLogin, refuseCredential } from '../../edge/http/throttle.middleware';
+import {
+  applyThrottle,
+  countLogin,
+  failedLogin,
+  refuseCredential,
+} from '../../edge/http/throttle.middleware';
 
 const sessionOf = new WeakMap<Response, Session>();
 

@@ -23,11 +23,21 @@ import type { Plan } from '../../accounts/data/account.model';
 import { createAccount, listApiKeysPage, revokeApiKey } from '../../accounts/domain/accounts.use-cases';
 import { createKeyOnce, type CreateKeyDeps } from '../../accounts/domain/create-key.use-case';
 import { rollApiKey } from '../../accounts/domain/key-roll.use-case';
-import { changePassword, passwordLogin, type PasswordLoginDeps } from '../../sessions/domain/password-login.use-case';
+import {
+  changePassword,
+  passwordLogin,
+  type PasswordLoginDeps,
+} from '../../sessions/domain/password-login.use-case';
 import { SESSION_COOKIE, type Session } from '../../sessions/domain/sessions';
 
 import { loginError, sessionError } from '../../sessions/http/login-results';
-import { applyThrottle, countLogin, failedLogin, ipGuard, refuseCredential } from '../../edge/http/throttle.middleware';
+import {
+  applyThrottle,
+  countLogin,
+  failedLogin,
+  ipGuard,
+  refuseCredential,
+} from '../../edge/http/throttle.middleware';
 import { setRateLimitHeaders } from '../../edge/http/rate-limit-headers';
 import { rateView, retryAfterSeconds } from '../../edge/domain/rate-limit';
 import { outcomeOf } from '../../edge/domain/usage';

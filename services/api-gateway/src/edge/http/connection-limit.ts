@@ -25,6 +25,8 @@ export function connectionLimit(
   max: number | undefined,
   guard: RequestThrottle,
   securityHeaders: readonly string[],
+  /** The bound as configured for the whole gateway, when this process holds a share of it. */
+  announced = max,
 ): ConnectionLimit {
   if (max === undefined) return { onConnection: () => undefined, refuses: () => false };
   const open = new Map<string, number>();
@@ -49,7 +51,7 @@ export function connectionLimit(
       const { status, body } = errorResponse(
         {
           code: 'RATE_LIMIT_EXCEEDED',
-          message: `Too many open connections from this address (at most ${max}); reuse the ones you have.`,
+          message: `Too many open connections from this address (at most ${announced}); reuse the ones you have.`,
           retryAfter: 1,
         },
         requestId,
