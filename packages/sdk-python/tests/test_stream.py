@@ -208,6 +208,39 @@ class ResumeTests(StreamCase):
         self.assertEqual(stream.last_event_id, "e2")
         self.assertEqual(server.requests[0].headers["last-event-id"], "e_forgotten")
 
+    def test_when_the_server_ends_the_stream_with_reconnect_then_the_client_resumes_at_once_and_never_hands_it_out(self) -> None:
+        self.log.publish()
+
+        def on_connection(n: int, r: Recorded, h: BaseHTTPRequestHandler) -> None:
+            sse = SseHandler(h, self.stop)
+            for e in self.log.after(r.headers.get("last-event-id")) or []:
+                sse.write(frame(e))
+            if n == 1:
+                # A graceful shutdown: the last word is a reconnect hint, then the server goes.
+                self.log.publish("signal.winner")
+                sse.write(b'event: reconnect\ndata: {"reason": "shutdown"}\n\n')
+                return
+            sse.hold()
+
+        server = self.serve(on_connection)
+        with self.client(server).signals.stream() as stream:
+            got = self.take(stream, 2)
+        self.assertEqual([(e.event, e.id) for e in got], [("signal.new", "e1"), ("signal.winner", "e2")])
+        self.assertEqual(server.requests[1].headers["last-event-id"], "e1")
+        self.assertEqual(self.waits, [0.0])
+
+    def test_when_the_server_ends_the_stream_with_an_error_then_it_is_raised_and_no_reconnect_follows(self) -> None:
+        def on_connection(n: int, r: Recorded, h: BaseHTTPRequestHandler) -> None:
+            sse = SseHandler(h, self.stop)
+            sse.write(b'event: error\ndata: {"code": "UNAUTHORIZED", "message": "The API key was revoked."}\n\n')
+
+        server = self.serve(on_connection)
+        with self.assertRaises(AuthenticationError) as raised:
+            with self.client(server).signals.stream() as stream:
+                self.take(stream, 1)
+        self.assertIn("revoked", str(raised.exception))
+        self.assertEqual(len(server.requests), 1)
+
     def test_when_the_server_falls_silent_beyond_the_idle_timeout_then_the_client_reconnects_and_resumes(self) -> None:
         self.log.publish()
 

@@ -15,6 +15,7 @@ import json
 import random
 import urllib.error
 from collections import OrderedDict
+from email.message import Message
 from dataclasses import dataclass
 from http.client import HTTPException
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Union
@@ -142,6 +143,16 @@ class SignalStream:
                             failures = 0
                             if event is None:
                                 continue
+                            if event.event in ("reconnect", "overflow"):
+                                # The server ends this connection (shutdown, or this client fell behind):
+                                # reconnect at once and resume from the last event id.
+                                reason = event.event
+                                server_wait = 0.0
+                                break
+                            if event.event == "error":
+                                # The credential no longer holds (revoked or expired key): reconnecting
+                                # would only be refused.
+                                raise _stream_error(event)
                             yield event
                     except (urllib.error.URLError, HTTPException, OSError, _Dropped) as err:
                         reason = "timeout" if _is_timeout(err) else "connection"
@@ -211,3 +222,13 @@ def _decode(raw: str) -> Any:
         return json.loads(raw)
     except ValueError:
         return raw
+
+
+def _stream_error(event: StreamEvent) -> SignalApiError:
+    """The error a stream's final ``error`` event stands for (its data: ``{code, message}``)."""
+    from .client import _error_from
+
+    data = event.data if isinstance(event.data, dict) else {}
+    code = str(data.get("code", "UNAUTHORIZED"))
+    message = str(data.get("message", "The stream was ended by the server."))
+    return _error_from(401, {"success": False, "error": {"code": code, "message": message}}, Message())
