@@ -52,6 +52,10 @@ describe('clustered gateway (GATEWAY_WORKERS=2)', () => {
       PORT: String(port),
       METRICS_PORT: String(metricsPort),
       GATEWAY_WORKERS: '2',
+      // 200 requests of one account at once: about 100 on each process, past the default bound
+      // on one account's requests in progress (its own 429s are not the windows' and are tested
+      // elsewhere).
+      ACCOUNT_MAX_IN_FLIGHT: '1000',
       LOG_LEVEL: 'info',
       ACCESS_LOG_SAMPLE: '0',
     });

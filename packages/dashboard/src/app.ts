@@ -1180,6 +1180,7 @@ async function signalsView(): Promise<void> {
   );
   const since = h('input', { type: 'datetime-local', name: 'since', value: params.get('since') ?? '' });
   const live = h('input', { type: 'checkbox', name: 'live', checked: true, id: 'live' });
+  const liveState = h('span', { class: 'muted', role: 'status' }, '');
   const filters = h(
     'form',
     { class: 'card', 'aria-label': 'Filter signals' },
@@ -1190,7 +1191,7 @@ async function signalsView(): Promise<void> {
       field('Status', status),
       field('Created after', since, `Your time zone: ${zoneName()}.`),
     ),
-    h('label', {}, live, ' Live (new signals and status changes appear as they happen)'),
+    h('label', {}, live, ' Live (new signals and status changes appear as they happen) ', liveState),
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Apply filters')),
   );
   filters.addEventListener('submit', (ev) => {
@@ -1248,7 +1249,14 @@ async function signalsView(): Promise<void> {
   // id by itself. A new signal becomes a row, a status change updates its row, a `reset` (the
   // stream could not resume) reads the list again.
   let stream: EventSource | undefined;
+  // Events that arrive before the first page is read wait for it (then a row it already has is
+  // updated, not added twice): the stream opens first, so nothing between the two is missed.
+  let waiting: Array<[string, MessageEvent<string>]> | undefined = [];
   const onEvent = (name: string, ev: MessageEvent<string>) => {
+    if (waiting) {
+      waiting.push([name, ev]);
+      return;
+    }
     const event = streamEvent(name, ev.data);
     if (!event) return;
     const at = rows.findIndex((r) => r.id === event.row.id);
@@ -1263,6 +1271,12 @@ async function signalsView(): Promise<void> {
     const q = new URLSearchParams({ events: LIVE_EVENTS.join(',') });
     if (params.get('type')) q.set('type', params.get('type')!);
     stream = new EventSource(`/v1/signals/stream?${q.toString()}`);
+    liveState.textContent = '(connecting…)';
+    stream.addEventListener('open', () => (liveState.textContent = '(connected)'));
+    stream.addEventListener('error', (ev) => {
+      // A connection that failed (EventSource retries by itself), not the stream's own `error`.
+      if (!(ev instanceof MessageEvent)) liveState.textContent = '(reconnecting…)';
+    });
     for (const name of LIVE_EVENTS)
       stream.addEventListener(name, (ev: MessageEvent<string>) => onEvent(name, ev));
     stream.addEventListener('reset', () => void load(false));
@@ -1270,12 +1284,16 @@ async function signalsView(): Promise<void> {
   const closeStream = () => {
     stream?.close();
     stream = undefined;
+    liveState.textContent = '';
   };
   live.addEventListener('change', () => (live.checked ? openStream() : closeStream()));
   stopTimers.push(closeStream);
   page('Signals', filters, listSlot, more);
-  await load(false);
   if (live.checked) openStream();
+  await load(false);
+  const early = waiting;
+  waiting = undefined;
+  for (const [name, ev] of early) onEvent(name, ev);
 }
 
 /** The events the Signals page follows. */

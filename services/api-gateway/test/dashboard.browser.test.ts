@@ -236,7 +236,7 @@ describeIfBrowser('dashboard in chromium', () => {
     await expectAccessible('deliveries');
   });
 
-  it('when signals exist, then the live list, a detail view and the stats render accessibly', async () => {
+  it('when signals exist, then the list, a new signal arriving live without polling, a detail view and the stats render accessibly', async () => {
     await request(sys.signals.url)
       .post('/internal/signals')
       .set(sys.signals.ingestAuth)
@@ -245,8 +245,31 @@ describeIfBrowser('dashboard in chromium', () => {
     await page.goto(`${sys.gw.url}/dashboard#/signals`);
     await page.getByRole('heading', { name: 'Signals' }).waitFor();
     await page.getByLabel('Type').selectOption('premium');
-    await page.getByRole('button', { name: 'Apply filters' }).click();
+    // The filtered page's own list and stream (the unfiltered page may show the same count).
+    await Promise.all([
+      page.waitForResponse((r) => /\/v1\/signals\?.*type=premium/.test(r.url())),
+      page.getByRole('button', { name: 'Apply filters' }).click(),
+    ]);
     await page.getByText('1 signals match; showing 1.').waitFor();
+    await page.getByText('(connected)').waitFor();
+    // Live: a new signal appears from the stream, with no list request (the page polled before).
+    const listCalls: string[] = [];
+    const countLists = (r: { url(): string }) => {
+      if (/\/v1\/signals\?/.test(r.url())) listCalls.push(r.url());
+    };
+    page.on('request', countLists);
+    try {
+      const created = await request(sys.signals.url)
+        .post('/internal/signals')
+        .set(sys.signals.ingestAuth)
+        .send(signalInput({ type: 'premium' }))
+        .expect(201);
+      await page.getByText('2 signals match; showing 2.').waitFor();
+      await page.getByRole('link', { name: `${String(created.body.data.id).slice(0, 14)}…` }).waitFor();
+      expect(listCalls).toEqual([]);
+    } finally {
+      page.off('request', countLists);
+    }
     await expectAccessible('signals');
     await shot('07-signals');
     await page.getByRole('table', { name: 'Signals, newest first' }).getByRole('link').first().click();

@@ -88,11 +88,11 @@ describe('FerretDB workarounds of the stats projection', () => {
     await projection.deleteMany({});
   });
 
-  it('when ten versions of one signal are stored at once, then FerretDB can let an older one overwrite a newer one, and through the repository the newest stays', async () => {
+  it('when ten versions of one signal are stored at once, then the newest stays, raw (the wrapper orders writes of one document) and through the repository', async () => {
     type Versioned = { _id: string; version: number };
     const raw = mongo.collection<Versioned>('version_race');
     let regressed = false;
-    for (let round = 0; round < 20 && !(ferret && regressed); round++) {
+    for (let round = 0; round < 5 && !regressed; round++) {
       await raw.deleteMany({});
       await raw.insertOne({ _id: 'doc', version: 1 });
       await Promise.all(
@@ -102,8 +102,9 @@ describe('FerretDB workarounds of the stats projection', () => {
       );
       regressed ||= (await raw.findOne({ _id: 'doc' }))?.version !== 11;
     }
-    // FerretDB reads, modifies and writes without re-checking `version < new`.
-    expect(regressed).toBe(ferret);
+    // FerretDB alone reads, modifies and writes without re-checking `version < new`; through the
+    // wrapper (infra/ferretdb/doclocks.go) writes of one document run one at a time, as on MongoDB.
+    expect(regressed).toBe(false);
 
     const repository = new ProjectionRepository(mongo);
     await Promise.all(
