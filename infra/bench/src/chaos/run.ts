@@ -12,6 +12,7 @@ import { request } from 'undici';
 import path from 'node:path';
 import { ROOT, benchApiKey } from '../harness';
 import { ChaosLoad, type CreatedSignal, type Outcome } from './load';
+import { StreamClients } from './streams';
 import { REPLICAS, startChaosSystem, type ChaosSystem, type Dependency, type ServiceName } from './system';
 
 export type FaultName = `kill:${ServiceName}` | `cut:${Dependency}`;
@@ -32,6 +33,8 @@ export interface ChaosOptions {
   readsPerSecond: number;
   signalsPerSecond: number;
   subscribers: number;
+  /** Live-stream clients through the gateways (each takes every event). */
+  streamClients: number;
   outageSeconds: number;
   faults: FaultName[];
   /** How long the end checks may wait for the system to catch up after the load stops. */
@@ -107,6 +110,19 @@ export interface ChaosReport {
     redeliveries: number;
     /** (event, subscription) pairs whose attempts came with more than one webhook-id (must be 0). */
     pairsWithSeveralIds: number;
+    /** Live-stream clients: every signal event each must be handed exactly once. */
+    streams: {
+      clients: number;
+      expectedEach: number;
+      /** Events missing, summed over the clients (must be 0). */
+      missing: number;
+      /** Events handed out more than once, summed over the clients (must be 0). */
+      duplicates: number;
+      /** Connections each client opened (1 + its reconnects). */
+      connections: number[];
+      resets: number[];
+      errors: string[];
+    };
     storedSignals: number;
     distinctIdempotencyKeys: number;
     drainedInSeconds: number;
@@ -341,6 +357,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const system = await startChaosSystem(options.logDir, options.webhookRetryDelaysMs);
   const receivers: Receiver[] = [];
   let load: ChaosLoad | undefined;
+  let streams: StreamClients | undefined;
   try {
     const { key } = benchApiKey(
       system.databases.gateway,
@@ -364,6 +381,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         throw new Error(`subscription ${i}: ${res.statusCode} ${await res.body.text()}`);
       await res.body.dump();
     }
+
+    streams = new StreamClients(system.gatewayUrl, key, options.streamClients);
+    streams.start();
 
     const t0 = Date.now();
     const clock = () => Date.now() - t0;
@@ -446,6 +466,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // End checks: wait (up to drainSeconds) until the system has caught up with every write.
     const created = load.created;
     const expected = expectedPairs(created, options.subscribers);
+    const expectedEvents = created.flatMap((s) => [
+      `signal.new|${s.id}`,
+      ...(s.transition ? [`signal.${s.transition}|${s.id}`] : []),
+    ]);
     const expectedWinners = created.filter((s) => s.transition === 'winner').length;
     const drainStarted = Date.now();
     let list = { ids: [] as string[], total: 0 };
@@ -464,11 +488,22 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         created.every((s) => listed.has(s.id)) &&
         stats.total_signals === created.length &&
         stats.winners === expectedWinners &&
-        expected.every((p) => delivered.pairs.has(p));
+        expected.every((p) => delivered.pairs.has(p)) &&
+        streams.hasAll(expectedEvents);
       if (done || Date.now() - drainStarted > options.drainSeconds * 1000) break;
       await sleep(1000);
     }
     const drainedInSeconds = Math.round((Date.now() - drainStarted) / 100) / 10;
+    await streams.stop();
+    const streamCheck: ChaosReport['checks']['streams'] = {
+      clients: options.streamClients,
+      expectedEach: expectedEvents.length,
+      missing: streams.seen.reduce((n, seen) => n + expectedEvents.filter((k) => !seen.has(k)).length, 0),
+      duplicates: streams.seen.reduce((n, seen) => n + [...seen.values()].filter((c) => c > 1).length, 0),
+      connections: streams.connections,
+      resets: streams.resets,
+      errors: streams.errors,
+    };
 
     const limits = await limitsAcrossGateways(system).catch(
       (err: unknown): ChaosReport['checks']['limits'] => ({
@@ -499,6 +534,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       pairsDelivered: expected.filter((p) => delivered.pairs.has(p)).length,
       redeliveries: delivered.redeliveries,
       pairsWithSeveralIds: delivered.pairsWithSeveralIds,
+      streams: streamCheck,
       storedSignals,
       distinctIdempotencyKeys,
       drainedInSeconds,
@@ -545,6 +581,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         `${checks.pairsWithSeveralIds} (event, subscription) pairs delivered under several webhook-ids`,
       );
     for (const v of limits.violations) violations.push(`limit across gateways: ${v}`);
+    if (streamCheck.missing > 0)
+      violations.push(`${streamCheck.missing} stream events missing over ${streamCheck.clients} clients`);
+    if (streamCheck.duplicates > 0)
+      violations.push(`${streamCheck.duplicates} stream events handed out twice`);
+    for (const e of streamCheck.errors) violations.push(e);
     if (storedSignals !== created.length || distinctIdempotencyKeys !== storedSignals)
       violations.push(
         `${storedSignals} stored signals (${distinctIdempotencyKeys} idempotency keys) for ${created.length} created`,
@@ -583,6 +624,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       violations,
     };
   } finally {
+    await streams?.stop();
     await load?.close();
     for (const r of receivers) await r.close();
     await system.stop();
@@ -597,6 +639,7 @@ export function chaosOptions(short: boolean): ChaosOptions {
         readsPerSecond: 100,
         signalsPerSecond: 10,
         subscribers: 10,
+        streamClients: 3,
         outageSeconds: 4,
         faults: ALL_FAULTS,
         drainSeconds: 60,
@@ -608,6 +651,7 @@ export function chaosOptions(short: boolean): ChaosOptions {
         readsPerSecond: 200,
         signalsPerSecond: 20,
         subscribers: 10,
+        streamClients: 4,
         outageSeconds: 10,
         faults: ALL_FAULTS,
         drainSeconds: 120,
@@ -670,6 +714,9 @@ export function formatReport(r: ChaosReport): string {
   );
   lines.push(
     `(event, subscription) pairs delivered ${c.pairsDelivered} of ${c.pairsExpected} (${c.redeliveries} re-deliveries, ${c.pairsWithSeveralIds} pairs under several webhook-ids); stored signals ${c.storedSignals}, idempotency keys ${c.distinctIdempotencyKeys}; caught up ${c.drainedInSeconds} s after the load stopped`,
+  );
+  lines.push(
+    `live streams: ${c.streams.clients} clients × ${c.streams.expectedEach} events: ${c.streams.missing} missing, ${c.streams.duplicates} twice; connections per client ${JSON.stringify(c.streams.connections)} (reconnects resumed with Last-Event-ID), resets ${JSON.stringify(c.streams.resets)}`,
   );
   lines.push(
     `limit across gateways: ${c.limits.sent} requests on a ${c.limits.limit}/min key, ${c.limits.admitted} admitted in ${c.limits.windows} window(s), sent per gateway ${JSON.stringify(c.limits.byGateway)}`,
