@@ -253,3 +253,20 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     res.status(status).type('application/json').send(body);
   };
 }
+
+/**
+ * A wrong method on a known path is a 405 naming the methods it takes (`Allow`), from the route
+ * table (contracts' `methodNotAllowedRoutes`); mount after a router's own routes.
+ */
+export function refuseOtherMethods(
+  router: express.Router,
+  routes: ReadonlyArray<{ path: string; allow: string }>,
+): void {
+  for (const { path, allow } of routes) {
+    router.all(path, (req) => {
+      throw new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allow}.`, {
+        headers: { Allow: allow },
+      });
+    });
+  }
+}

@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { ROUTES, expressPath, methodNotAllowedRoutes } from '@signal/contracts';
-import { AppError, parseOrThrow, requireInternalAuth } from '@signal/service-kit';
+import { parseOrThrow, requireInternalAuth, refuseOtherMethods } from '@signal/service-kit';
 import { Router } from 'express';
 import { getSignal } from '../domain/get-signal.use-case';
 import { listSignals, type ListDeps } from '../domain/list-signals.use-case';
@@ -25,12 +25,6 @@ export function signalsRouter(reads: ListDeps, internalJwtKey: KeyObject, stream
     const data = await getSignal(reads, String(req.params.signal_id));
     res.json({ success: true, data });
   });
-  for (const { path, allow } of methodNotAllowedRoutes('signals')) {
-    router.all(path, (req) => {
-      throw new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allow}.`, {
-        headers: { Allow: allow },
-      });
-    });
-  }
+  refuseOtherMethods(router, methodNotAllowedRoutes('signals'));
   return router;
 }

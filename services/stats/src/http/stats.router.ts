@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { ROUTES, expressPath, methodNotAllowedRoutes } from '@signal/contracts';
-import { AppError, parseOrThrow, requireInternalAuth } from '@signal/service-kit';
+import { parseOrThrow, requireInternalAuth, refuseOtherMethods } from '@signal/service-kit';
 import { Router } from 'express';
 import { getStats, type StatsReadDeps } from '../domain/get-stats.use-case';
 
@@ -11,12 +11,6 @@ export function statsRouter(reads: StatsReadDeps, internalJwtKey: KeyObject): Ro
     const query = parseOrThrow(ROUTES.getStats.query, req.query, 'query');
     res.json({ success: true, data: await getStats(reads, query) });
   });
-  for (const { path, allow } of methodNotAllowedRoutes('stats')) {
-    router.all(path, (req) => {
-      throw new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allow}.`, {
-        headers: { Allow: allow },
-      });
-    });
-  }
+  refuseOtherMethods(router, methodNotAllowedRoutes('stats'));
   return router;
 }

@@ -13,6 +13,7 @@ import {
   parseOrThrow,
   requireInternalAuth,
   type InternalLimits,
+  refuseOtherMethods,
 } from '@signal/service-kit';
 import { Router, type Response } from 'express';
 import * as uc from '../domain/subscriptions.use-cases';
@@ -104,12 +105,6 @@ export function webhooksRouter(deps: uc.SubscriptionDeps, internalJwtKey: KeyObj
     });
   });
   // A known path with a method it does not take: 405 naming the ones it does (from the route table).
-  for (const { path, allow } of methodNotAllowedRoutes('webhooks')) {
-    r.all(path, (req) => {
-      throw new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allow}.`, {
-        headers: { Allow: allow },
-      });
-    });
-  }
+  refuseOtherMethods(r, methodNotAllowedRoutes('webhooks'));
   return r;
 }

@@ -5,6 +5,7 @@ import {
   idempotencyKeyOf,
   jsonBodyMiddleware,
   parseOrThrow,
+  refuseOtherMethods,
 } from '@signal/service-kit';
 import { Router, type RequestHandler, type Response } from 'express';
 import { listApiKeysPage, revokeApiKey } from '../domain/accounts.use-cases';
@@ -151,12 +152,6 @@ export function accountRouter(
     });
   });
   // A known path with a method it does not take: 405 naming the ones it does (from the route table).
-  for (const { path, allow } of methodNotAllowedRoutes('gateway')) {
-    router.all(path, (req) => {
-      throw new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allow}.`, {
-        headers: { Allow: allow },
-      });
-    });
-  }
+  refuseOtherMethods(router, methodNotAllowedRoutes('gateway'));
   return router;
 }
