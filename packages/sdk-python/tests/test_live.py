@@ -147,6 +147,44 @@ class SignalsLiveTests(unittest.TestCase):
             Live.client.stats.get(period="1y")  # type: ignore[arg-type]
 
 
+class StreamLiveTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        Live.setup()
+
+    def test_when_signals_are_ingested_while_streaming_then_each_arrives_once_and_a_new_stream_resumes_after_the_last(self) -> None:
+        got: List[Any] = []
+        ingested: List[str] = []
+        with Live.client.signals.stream(type="7d", events=["signal.new"]) as stream:
+            # The stream opens when it is first read: the signal is ingested once it has had a
+            # moment to connect; a stream that missed it is closed by the guard and the test fails.
+            feeder = threading.Timer(1.0, lambda: ingested.append(Live.ingest(type="7d")))
+            guard = threading.Timer(30.0, stream.close)
+            feeder.start()
+            guard.start()
+            try:
+                for event in stream:
+                    got.append(event)
+                    if event.event == "signal.new" and ingested and event.data["data"]["id"] == ingested[0]:
+                        break
+            finally:
+                guard.cancel()
+            last_id = stream.last_event_id
+        first = ingested[0]
+        self.assertEqual([e.data["data"]["id"] for e in got if e.event == "signal.new"][-1], first)
+        self.assertTrue(all(e.data["data"]["type"] == "7d" for e in got if e.event == "signal.new"))
+        # Published while no stream was open: a stream that resumes after the last id gets it, once.
+        second = Live.ingest(type="7d")
+        resumed: List[Any] = []
+        with Live.client.signals.stream(type="7d", events=["signal.new"], last_event_id=last_id) as stream:
+            for event in stream:
+                resumed.append(event)
+                if event.event == "signal.new" and event.data["data"]["id"] == second:
+                    break
+        ids = [e.data["data"]["id"] for e in resumed if e.event == "signal.new"]
+        self.assertEqual(ids, [second])
+
+
 class WebhooksLiveTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
