@@ -106,6 +106,7 @@ describe('live streams through the gateway', () => {
       expect(s.res.headers['content-type']).toContain('text/event-stream');
       expect(s.res.headers['x-ratelimit-limit']).toBe('60');
       expect(s.res.headers['x-ratelimit-remaining']).toBe('59');
+      expect(s.res.headers['cache-control']).toBe('no-store');
       await s.events(3);
     } finally {
       s.close();

@@ -250,7 +250,9 @@ export function apiPath(deps: ApiPathDeps) {
       }
       body = read.body;
     }
-    if (carriesSecrets(path)) head.push('Cache-Control', 'no-store');
+    // Secrets and live streams are never stored by a cache on the way (the service's own
+    // Cache-Control gives way to the gateway's).
+    if (carriesSecrets(path) || stream) head.push('Cache-Control', 'no-store');
     const outcome = await forward(
       res,
       {
