@@ -18,6 +18,7 @@ import { deliverAttempt } from './domain/deliver.use-case';
 import { fanOut } from './domain/fan-out.use-case';
 import { SubscriptionCache } from './domain/subscription-cache';
 import { guardedLookupFor, type GuardPolicy, type Lookup } from './domain/url-guard';
+import { undiciReceiverClient } from './data/receiver-client';
 
 export interface Worker {
   /** In start order (service-kit `startWorkers`); stopped in reverse (`registerShutdown`). */
@@ -108,7 +109,7 @@ export function buildWorker(
     findDelivery: (id: string) => deps.repository.findDelivery(id),
     disableSubscription: (id: string, reason: string) => deps.repository.disableSubscription(id, reason),
     subscriptions,
-    dispatcher,
+    receivers: undiciReceiverClient(dispatcher),
     schedule: deps.schedule,
     logger,
     slots: new DeliverySlots(

@@ -1,7 +1,6 @@
 import { isIP } from 'node:net';
 import { DUE_TOLERANCE_MS, type WebhookDeliveryJob } from '@signal/contracts';
 import { currentTraceId, metrics, type Logger } from '@signal/service-kit';
-import { request, type Dispatcher } from 'undici';
 import type {
   AttemptRecord,
   AttemptRequest,
@@ -14,7 +13,7 @@ import type {
 import type { DeliverySlots } from './concurrency';
 import { parseRetryAfter, retryDelayMs, type ScheduleJob } from './delivery-jobs';
 import { attemptSeq, logEntryId } from './delivery-state';
-import type { DeliveryLogWriter, SubscriptionLookup } from './ports';
+import type { DeliveryLogWriter, ReceiverClient, SubscriptionLookup } from './ports';
 import { signatureHeaders } from './signing';
 import { addressProblem, type GuardPolicy } from './url-guard';
 
@@ -24,7 +23,7 @@ export interface DeliverDeps {
   findDelivery(id: string): Promise<DeliveryDocument | null>;
   disableSubscription(id: string, reason: string): Promise<void>;
   subscriptions: SubscriptionLookup;
-  dispatcher: Dispatcher;
+  receivers: ReceiverClient;
   schedule: ScheduleJob;
   logger: Logger;
   /** Per-account share and per-subscription cap of attempts in flight. */
@@ -45,38 +44,6 @@ interface PostResult {
   response: AttemptResponse | null;
 }
 
-/** Headers kept of an answer, and the length kept of each: enough to debug, bounded in the store. */
-const MAX_KEPT_HEADERS = 50;
-const MAX_HEADER_VALUE = 1024;
-
-/** A receiver's response headers as one string each (repeated ones joined), bounded. */
-export function keptHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers).slice(0, MAX_KEPT_HEADERS)) {
-    if (value === undefined) continue;
-    out[name] = (Array.isArray(value) ? value.join(', ') : value).slice(0, MAX_HEADER_VALUE);
-  }
-  return out;
-}
-
-function errorClass(err: unknown): string {
-  const e = err as { name?: string; code?: string; cause?: { code?: string } };
-  const code = e.code ?? e.cause?.code ?? '';
-  if (
-    e.name === 'TimeoutError' ||
-    e.name === 'AbortError' ||
-    code === 'UND_ERR_HEADERS_TIMEOUT' ||
-    code === 'UND_ERR_BODY_TIMEOUT'
-  )
-    return 'timeout';
-  if (code === 'ECONNREFUSED') return 'connection_refused';
-  if (code === 'EBLOCKEDADDRESS') return 'blocked_address';
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns_error';
-  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'connection_reset';
-  if (code.startsWith('ERR_TLS') || code.includes('CERT')) return 'tls_error';
-  return 'network_error';
-}
-
 async function post(
   deps: DeliverDeps,
   sub: SubscriptionDocument,
@@ -95,49 +62,28 @@ async function post(
       ...signatureHeaders(sub.secrets, deliveryId, payload),
     },
   };
-  try {
-    const res = await request(sub.url, {
-      method: 'POST',
-      dispatcher: deps.dispatcher,
-      headers: sent.headers,
-      body: payload,
-      signal: AbortSignal.timeout(deps.timeoutMs),
-    });
-    // Keep at most a small cap of the answer (what the account sees of it), then drop the rest.
-    const chunks: Buffer[] = [];
-    let read = 0;
-    let truncated = false;
-    for await (const chunk of res.body) {
-      const part = chunk as Buffer;
-      if (read < deps.maxResponseBytes) chunks.push(part.subarray(0, deps.maxResponseBytes - read));
-      read += part.length;
-      if (read > deps.maxResponseBytes) {
-        truncated = true;
-        res.body.destroy();
-        break;
-      }
-    }
-    const statusCode = res.statusCode;
-    const response: AttemptResponse = {
-      status: statusCode,
-      headers: keptHeaders(res.headers),
-      body: Buffer.concat(chunks).toString('utf8'),
-      body_truncated: truncated,
-    };
-    if (statusCode >= 200 && statusCode < 300) return { statusCode, error: null, request: sent, response };
-    if (statusCode >= 300 && statusCode < 400)
-      return { statusCode, error: 'redirect_not_followed', request: sent, response };
-    return {
-      statusCode,
-      error: `http_${statusCode}`,
-      retryAfterMs:
-        statusCode === 429 || statusCode === 503 ? parseRetryAfter(res.headers['retry-after']) : undefined,
-      request: sent,
-      response,
-    };
-  } catch (err) {
-    return { statusCode: null, error: errorClass(err), request: sent, response: null };
-  }
+  const res = await deps.receivers.post(sub.url, sent.headers, payload, {
+    timeoutMs: deps.timeoutMs,
+    maxResponseBytes: deps.maxResponseBytes,
+  });
+  if (!res.ok) return { statusCode: null, error: res.error, request: sent, response: null };
+  const statusCode = res.status;
+  const response: AttemptResponse = {
+    status: statusCode,
+    headers: res.headers,
+    body: res.body,
+    body_truncated: res.truncated,
+  };
+  if (statusCode >= 200 && statusCode < 300) return { statusCode, error: null, request: sent, response };
+  if (statusCode >= 300 && statusCode < 400)
+    return { statusCode, error: 'redirect_not_followed', request: sent, response };
+  return {
+    statusCode,
+    error: `http_${statusCode}`,
+    retryAfterMs: statusCode === 429 || statusCode === 503 ? parseRetryAfter(res.retryAfter) : undefined,
+    request: sent,
+    response,
+  };
 }
 
 /** What an attempt needs: from the job itself, or (a job of an older producer) from the store. */

@@ -26,3 +26,26 @@ export interface SubscriptionLookup {
   /** Drops what is held (this worker changed a subscription). */
   forget(): void;
 }
+
+export type ReceiverResponse =
+  | {
+      ok: true;
+      status: number;
+      /** Bounded: at most 50 headers, each cut at 1,024 characters. */
+      headers: Record<string, string>;
+      /** The first `maxResponseBytes` of the body, as UTF-8. */
+      body: string;
+      truncated: boolean;
+      retryAfter?: string;
+    }
+  | { ok: false; error: string };
+
+/** Port: POSTs a delivery to a receiver (data/receiver-client.ts, on undici). */
+export interface ReceiverClient {
+  post(
+    url: string,
+    headers: Record<string, string>,
+    body: string,
+    limits: { timeoutMs: number; maxResponseBytes: number },
+  ): Promise<ReceiverResponse>;
+}

@@ -1,0 +1,82 @@
+import { request, type Dispatcher } from 'undici';
+import type { ReceiverClient, ReceiverResponse } from '../domain/ports';
+
+/** A receiver's response headers as one string each (repeated ones joined), bounded. */
+const MAX_KEPT_HEADERS = 50;
+const MAX_HEADER_VALUE = 1024;
+
+export function keptHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers).slice(0, MAX_KEPT_HEADERS)) {
+    if (value === undefined) continue;
+    out[name] = (Array.isArray(value) ? value.join(', ') : value).slice(0, MAX_HEADER_VALUE);
+  }
+  return out;
+}
+
+const field = (value: unknown, key: string): unknown =>
+  typeof value === 'object' && value !== null && key in value ? Reflect.get(value, key) : undefined;
+
+/** What went wrong in words the deliveries log keeps (`timeout`, `connection_refused`, …). */
+export function errorClass(err: unknown): string {
+  const name = field(err, 'name');
+  const rawCode = field(err, 'code') ?? field(field(err, 'cause'), 'code');
+  const code = typeof rawCode === 'string' ? rawCode : '';
+  if (
+    name === 'TimeoutError' ||
+    name === 'AbortError' ||
+    code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    code === 'UND_ERR_BODY_TIMEOUT'
+  )
+    return 'timeout';
+  if (code === 'ECONNREFUSED') return 'connection_refused';
+  if (code === 'EBLOCKEDADDRESS') return 'blocked_address';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns_error';
+  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'connection_reset';
+  if (code.startsWith('ERR_TLS') || code.includes('CERT')) return 'tls_error';
+  return 'network_error';
+}
+
+/**
+ * Receivers over undici (its dispatcher checks each resolved address against the URL guard at
+ * connect time). A response body is read up to `maxResponseBytes` and the rest dropped.
+ */
+export function undiciReceiverClient(dispatcher: Dispatcher): ReceiverClient {
+  return {
+    async post(url, headers, body, limits): Promise<ReceiverResponse> {
+      try {
+        const res = await request(url, {
+          method: 'POST',
+          dispatcher,
+          headers,
+          body,
+          signal: AbortSignal.timeout(limits.timeoutMs),
+        });
+        const chunks: Buffer[] = [];
+        let read = 0;
+        let truncated = false;
+        for await (const chunk of res.body) {
+          const part = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+          if (read < limits.maxResponseBytes) chunks.push(part.subarray(0, limits.maxResponseBytes - read));
+          read += part.length;
+          if (read > limits.maxResponseBytes) {
+            truncated = true;
+            res.body.destroy();
+            break;
+          }
+        }
+        const retryAfter = res.headers['retry-after'];
+        return {
+          ok: true,
+          status: res.statusCode,
+          headers: keptHeaders(res.headers),
+          body: Buffer.concat(chunks).toString('utf8'),
+          truncated,
+          retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
+        };
+      } catch (err) {
+        return { ok: false, error: errorClass(err) };
+      }
+    },
+  };
+}
