@@ -13,6 +13,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib/toolchain.sh
 started=$(date +%s)
 mkdir -p .run/artifacts .run/logs
+rm -f .run/jest-unit.json .run/jest-integration.json .run/jest-system.json
 timings=()
 step_started=$started
 step() { # name: closes the previous step's timing and opens this one
@@ -116,5 +117,17 @@ else
 fi
 step done
 echo "times: ${timings[*]}"
+# One closing line over every tier that ran: "total: N passed, N failed".
+node -e '
+  const fs = require("fs");
+  let passed = 0, failed = 0;
+  for (const tier of ["unit", "integration", "system"]) {
+    const f = `.run/jest-${tier}.json`;
+    if (!fs.existsSync(f)) continue;
+    const r = JSON.parse(fs.readFileSync(f, "utf8"));
+    passed += r.numPassedTests; failed += r.numFailedTests;
+  }
+  console.log(`total: ${passed} passed, ${failed} failed`);
+' || true
 echo "==> done in $(( $(date +%s) - started ))s"
 exit $status
