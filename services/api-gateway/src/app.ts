@@ -108,6 +108,7 @@ export function buildApp(deps: GatewayAppDeps): Express {
         accounts: deps.accounts,
         logins: deps.logins,
         addressGuard: deps.guard,
+        sessionThrottle: deps.sessionThrottle,
         upstreams: deps.upstreams,
         tokens: deps.tokens,
         upstreamTimeoutMs: deps.upstreamTimeoutMs,

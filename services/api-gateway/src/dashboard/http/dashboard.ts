@@ -11,8 +11,6 @@ export interface DashboardOptions {
   usage: UsageLedger;
   signupEnabled: boolean;
   defaultPlan: Plan;
-  /** Requests per minute one dashboard session may make (its own pages, not the API plan). */
-  sessionThrottle: RequestThrottle;
   /** Sign-up attempts per client address. */
   signupThrottle: RequestThrottle;
 }
@@ -32,7 +30,6 @@ export function dashboardOptions(config: GatewayConfig, deps: GatewayDependencie
     usage: deps.usage,
     signupEnabled: signupEnabled(config),
     defaultPlan: defaultPlan(config),
-    sessionThrottle: sessionThrottle(deps),
     signupThrottle: new RequestThrottle(deps.auth.limiter, {
       name: 'signup',
       perMinute: config.SIGNUPS_PER_ADDRESS_PER_MINUTE,
@@ -45,7 +42,7 @@ export function dashboardOptions(config: GatewayConfig, deps: GatewayDependencie
 /** What the dashboard's API needs besides its own options: the gateway's shared parts. */
 export type DashboardShared = Omit<
   DashboardApiDeps,
-  'usage' | 'signupEnabled' | 'defaultPlan' | 'sessionThrottle' | 'signupThrottle'
+  'usage' | 'signupEnabled' | 'defaultPlan' | 'signupThrottle'
 >;
 
 /** The dashboard's API (and its session access to the services' routes) and its pages. */

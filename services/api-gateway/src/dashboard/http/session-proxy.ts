@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { AppError, hasBody, type InternalTokenCache } from '@signal/service-kit';
 import type { RequestHandler, Response } from 'express';
 import type { OpenStreams } from '../../edge/domain/open-streams';
 import type { PlanCaps } from '../../accounts/domain/plan-caps';
-import { LAST_EVENT, STREAM_ROUTE, tokenFor } from '../../edge/http/api-path';
+import { tokenFor } from '../../edge/http/api-path';
+import { STREAM_ROUTE, admitStream } from '../../edge/http/live-streams';
 import {
   MAX_FORWARDED_BYTES,
   forward,
@@ -38,35 +38,6 @@ function capsOf(res: Response): PlanCaps | undefined {
 }
 
 /**
- * A live stream opened with a dashboard session: a slot of the account's cap, ended when the
- * session expires or the gateway shuts down. Undefined when it may go on, else the error.
- */
-async function admitStream(
-  res: Response,
-  accountId: string,
-  streamId: string,
-  control: StreamControl,
-  streams: OpenStreams,
-): Promise<AppError | undefined> {
-  const cap = capsOf(res)?.streams ?? 0;
-  const admitted = await streams.admit(
-    streamId,
-    {
-      accountId,
-      expiresAt: numberOf(res.locals.credentialExpiresAt) ?? null,
-      end: (reason) => control.end?.(LAST_EVENT[reason]),
-    },
-    cap,
-  );
-  if (admitted.ok) return undefined;
-  return new AppError(
-    'RATE_LIMIT_EXCEEDED',
-    `This account has ${admitted.open} live streams open, the most its plan allows (${cap}); close one first.`,
-    { retryAfter: 5 },
-  );
-}
-
-/**
  * An Express route sent on to a service as the account in `res.locals.accountId` (the
  * dashboard session's); the headers already set here win over the service's.
  */
@@ -93,14 +64,19 @@ export function proxyTo(upstream: Upstream, options: SessionProxyOptions): Reque
       }
       body = read.body;
     }
-    const streamed = method === 'GET' && STREAM_ROUTE.test(req.originalUrl.split('?')[0] ?? '');
-    const streamId = randomUUID();
-    const stream: StreamControl | undefined = streamed ? { idleTimeoutMs: options.streamIdleMs } : undefined;
-    if (stream) {
-      const refused = await admitStream(res, accountId, streamId, stream, options.streams).catch(
-        (cause: unknown) => new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfter: 1, cause }),
+    let stream: StreamControl | undefined;
+    let closed: (() => Promise<void>) | undefined;
+    if (method === 'GET' && STREAM_ROUTE.test(req.originalUrl.split('?')[0] ?? '')) {
+      // A session's stream ends when the session expires (the next request renews it).
+      const admission = await admitStream(
+        options.streams,
+        { accountId, expiresAt: numberOf(res.locals.credentialExpiresAt) ?? null },
+        capsOf(res)?.streams ?? 0,
+        options.streamIdleMs,
       );
-      if (refused) return next(refused);
+      if (!admission.ok)
+        return next(new AppError(admission.code, admission.message, { retryAfter: admission.retryAfter }));
+      ({ control: stream, closed } = admission);
     }
     try {
       const outcome = await forward(
@@ -129,7 +105,7 @@ export function proxyTo(upstream: Upstream, options: SessionProxyOptions): Reque
           }),
         );
     } finally {
-      if (stream) await options.streams.closed(streamId);
+      await closed?.();
     }
   };
 }

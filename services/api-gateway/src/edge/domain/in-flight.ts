@@ -29,10 +29,6 @@ export class InFlightLimit {
     else this.counts.set(accountId, n - 1);
   }
 
-  inFlight(accountId: string): number {
-    return this.counts.get(accountId) ?? 0;
-  }
-
   /** The window view of the account's latest admitted request. */
   noteRate(accountId: string, rate: RateView): void {
     if (!this.rates.has(accountId) && this.rates.size >= MAX_REMEMBERED) this.rates.clear();

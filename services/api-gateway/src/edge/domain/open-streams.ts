@@ -52,10 +52,6 @@ export class OpenStreams {
     private readonly revocations: Revocations,
   ) {}
 
-  get size(): number {
-    return this.open.size;
-  }
-
   /** Admits a stream if its account has a free slot; false: all `max` are taken (with how many). */
   async admit(streamId: string, stream: OpenStream, max: number, now = Date.now()) {
     const taken = await this.slots.take(stream.accountId, streamId, max, now);

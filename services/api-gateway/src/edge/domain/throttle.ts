@@ -63,7 +63,7 @@ export class RequestThrottle {
   }
 
   /** The remembered 429 for this client while it is still over its limit (no I/O). */
-  blockedNow(id: string, now = Date.now()): ThrottleDecision | undefined {
+  private blockedNow(id: string, now = Date.now()): ThrottleDecision | undefined {
     const group = this.group(id);
     const hit = this.blocked.get(group);
     if (!hit) return undefined;

@@ -12,12 +12,12 @@ import {
   type InternalTokenCache,
   type Logger,
 } from '@signal/service-kit';
-import { randomUUID } from 'node:crypto';
 import type { AuthResult } from '../domain/authenticate.use-case';
-import type { OpenStreams, StreamEnd } from '../domain/open-streams';
+import type { OpenStreams } from '../domain/open-streams';
 import type { PlanCaps } from '../../accounts/domain/plan-caps';
 import { outcomeOf, type UsageLedger } from '../domain/usage';
 import type { ClientIp } from './client-ip';
+import { STREAM_ROUTE, admitStream } from './live-streams';
 import { readCookie } from '../../sessions/http/cookies';
 import { carriesSecrets } from './no-store.middleware';
 import { rateLimitHeaders } from './rate-limit-headers';
@@ -64,15 +64,6 @@ export function tokenFor(
     ? tokens.get(upstream.audience, accountId, { webhooks: caps.webhooks })
     : tokens.get(upstream.audience, accountId);
 }
-
-export const STREAM_ROUTE = /^\/v1\/signals\/stream\/?$/i;
-
-/** The last event of a stream the gateway ends, by why it ends it. */
-export const LAST_EVENT: Record<StreamEnd, string> = {
-  revoked: `event: error\ndata: ${JSON.stringify({ code: 'UNAUTHORIZED', message: 'The API key was revoked.' })}\n\n`,
-  expired: `event: error\ndata: ${JSON.stringify({ code: 'KEY_EXPIRED', message: 'The credential expired.' })}\n\n`,
-  shutdown: `event: reconnect\ndata: ${JSON.stringify({ reason: 'shutdown', message: 'Reconnect with Last-Event-ID.' })}\n\n`,
-};
 
 const SERVICE = 'api-gateway';
 const UPSTREAM_ROUTE = /^\/v1\/(signals|stats|webhooks)(?=[/?]|$)/i;
@@ -169,73 +160,51 @@ export function apiPath(deps: ApiPathDeps) {
     return status;
   };
 
+  /** An admitted request on its way to its service. */
+  interface Admitted {
+    req: IncomingMessage;
+    res: ServerResponse;
+    upstream: Upstream;
+    /** Path and query as the client sent them. */
+    url: string;
+    path: string;
+    /** The response's headers so far: [name, value, …]. */
+    head: string[];
+    auth: Extract<AuthResult, { ok: true }>;
+    requestId: string;
+    ip: string;
+  }
+
   /**
    * A live stream: a slot of the account's cap (429 naming it when all are taken), then the
    * stream sent on until either side ends it, the key is revoked or expires, or the gateway
    * shuts down. Its place among the account's requests in flight is freed once admitted: open
    * streams are bounded by their own cap.
    */
-  async function openStream(
-    req: IncomingMessage,
-    res: ServerResponse,
-    upstream: Upstream,
-    url: string,
-    head: string[],
-    auth: Extract<AuthResult, { ok: true }>,
-    requestId: string,
-    ip: string,
-  ): Promise<number> {
-    const streamId = randomUUID();
-    const control: StreamControl = { idleTimeoutMs: deps.streamIdleMs };
-    const admitted = await deps.streams.admit(
-      streamId,
-      {
-        accountId: auth.accountId,
-        keyId: auth.keyId,
-        expiresAt: auth.expiresAt,
-        end: (reason) => control.end?.(LAST_EVENT[reason]),
-      },
+  async function openStream(a: Admitted): Promise<number> {
+    const { auth } = a;
+    const admission = await admitStream(
+      deps.streams,
+      { accountId: auth.accountId, keyId: auth.keyId, expiresAt: auth.expiresAt },
       auth.caps.streams,
+      deps.streamIdleMs,
     );
     auth.release();
-    if (!admitted.ok)
-      return sendError(res, head, 'RATE_LIMIT_EXCEEDED', requestId, {
-        message: `This account has ${admitted.open} live streams open, the most its plan allows (${auth.caps.streams}); close one first.`,
-        retryAfter: 5,
+    if (!admission.ok)
+      return sendError(a.res, a.head, admission.code, a.requestId, {
+        message: admission.message,
+        retryAfter: admission.retryAfter,
       });
     try {
-      return await sendOn(
-        req,
-        res,
-        upstream,
-        url,
-        url,
-        head,
-        auth.accountId,
-        requestId,
-        ip,
-        auth.caps,
-        control,
-      );
+      return await sendOn(a, admission.control);
     } finally {
-      await deps.streams.closed(streamId);
+      await admission.closed();
     }
   }
 
   /** Sends an admitted request on to its service; the status the client got. */
-  async function sendOn(
-    req: IncomingMessage,
-    res: ServerResponse,
-    upstream: Upstream,
-    url: string,
-    path: string,
-    head: string[],
-    accountId: string,
-    requestId: string,
-    ip: string,
-    caps: PlanCaps,
-    stream?: StreamControl,
-  ): Promise<number> {
+  async function sendOn(a: Admitted, stream?: StreamControl): Promise<number> {
+    const { req, res, upstream, head, requestId } = a;
     const method = req.method ?? 'GET';
     let body: Buffer | undefined;
     // GET and HEAD go on without a body (a client's body on them is read and dropped).
@@ -252,24 +221,24 @@ export function apiPath(deps: ApiPathDeps) {
     }
     // Secrets and live streams are never stored by a cache on the way (the service's own
     // Cache-Control gives way to the gateway's).
-    if (carriesSecrets(path) || stream) head.push('Cache-Control', 'no-store');
+    if (carriesSecrets(a.path) || stream) head.push('Cache-Control', 'no-store');
     const outcome = await forward(
       res,
       {
         upstream,
         method,
-        path: url,
+        path: a.url,
         headers: req.headers,
         body,
         requestId,
-        clientIp: ip,
+        clientIp: a.ip,
         responseHeaders: head,
         ownHeaderNames,
         timeoutMs: deps.timeoutMs,
         maxHeldBytes: deps.maxHeldBytes,
         stream,
       },
-      tokenFor(deps.tokens, upstream, accountId, caps),
+      tokenFor(deps.tokens, upstream, a.auth.accountId, a.auth.caps),
     );
     if (outcome.ok) {
       if (outcome.cutSlowReader) slowReaders.inc();
@@ -337,21 +306,10 @@ export function apiPath(deps: ApiPathDeps) {
               ? 'The request body is larger than any route takes (64 KiB).'
               : 'Request bodies must be JSON (Content-Type: application/json).',
         });
-      } else if (method === 'GET' && STREAM_ROUTE.test(path)) {
-        status = await openStream(req, res, upstream, url, head, result, requestId, ip);
       } else {
-        status = await sendOn(
-          req,
-          res,
-          upstream,
-          url,
-          path,
-          head,
-          result.accountId,
-          requestId,
-          ip,
-          result.caps,
-        );
+        const admitted: Admitted = { req, res, upstream, url, path, head, auth: result, requestId, ip };
+        status =
+          method === 'GET' && STREAM_ROUTE.test(path) ? await openStream(admitted) : await sendOn(admitted);
       }
     } catch (err) {
       deps.logger.error({ err, code: 'INTERNAL_ERROR' }, 'request failed');

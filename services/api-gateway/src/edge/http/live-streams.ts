@@ -1,0 +1,55 @@
+import { randomUUID } from 'node:crypto';
+import type { OpenStreams, StreamEnd } from '../domain/open-streams';
+import type { StreamControl } from './upstream';
+
+export const STREAM_ROUTE = /^\/v1\/signals\/stream\/?$/i;
+
+/** The last event of a stream the gateway ends, by why it ends it. */
+const LAST_EVENT: Record<StreamEnd, string> = {
+  revoked: `event: error\ndata: ${JSON.stringify({ code: 'UNAUTHORIZED', message: 'The API key was revoked.' })}\n\n`,
+  expired: `event: error\ndata: ${JSON.stringify({ code: 'KEY_EXPIRED', message: 'The credential expired.' })}\n\n`,
+  shutdown: `event: reconnect\ndata: ${JSON.stringify({ reason: 'shutdown', message: 'Reconnect with Last-Event-ID.' })}\n\n`,
+};
+
+export type StreamAdmission =
+  | {
+      ok: true;
+      /** Hand to `forward`: the gateway ends the stream through it. */
+      control: StreamControl;
+      /** The stream ended (any way): its slot is free. */
+      closed: () => Promise<void>;
+    }
+  | { ok: false; code: 'RATE_LIMIT_EXCEEDED' | 'SERVICE_UNAVAILABLE'; message?: string; retryAfter: number };
+
+/**
+ * A live stream of this owner (an API key, or a dashboard session with no key) takes a slot of
+ * its account's cap, shared by every gateway; the key or session ending, or the gateway shutting
+ * down, ends it with a last event. Without the shared store no slot can be counted: 503.
+ */
+export async function admitStream(
+  streams: OpenStreams,
+  owner: { accountId: string; keyId?: string; expiresAt: number | null },
+  cap: number,
+  idleTimeoutMs: number,
+): Promise<StreamAdmission> {
+  const streamId = randomUUID();
+  const control: StreamControl = { idleTimeoutMs };
+  let admitted: Awaited<ReturnType<OpenStreams['admit']>>;
+  try {
+    admitted = await streams.admit(
+      streamId,
+      { ...owner, end: (reason) => control.end?.(LAST_EVENT[reason]) },
+      cap,
+    );
+  } catch {
+    return { ok: false, code: 'SERVICE_UNAVAILABLE', retryAfter: 1 };
+  }
+  if (!admitted.ok)
+    return {
+      ok: false,
+      code: 'RATE_LIMIT_EXCEEDED',
+      message: `This account has ${admitted.open} live streams open, the most its plan allows (${cap}); close one first.`,
+      retryAfter: 5,
+    };
+  return { ok: true, control, closed: () => streams.closed(streamId) };
+}
