@@ -131,6 +131,10 @@ export interface LoadResult {
   non2xx: number;
 }
 
+/** The p-quantile (0..1) of samples sorted ascending; NaN when there are none. */
+export const percentile = (sorted: readonly number[], p: number): number =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]! : NaN;
+
 export async function load(
   name: string,
   url: string,
@@ -206,7 +210,7 @@ export async function timed(name: string, count: number, fn: () => Promise<void>
     samples.push(Number(process.hrtime.bigint() - t) / 1e6);
   }
   samples.sort((a, b) => a - b);
-  const q = (p: number) => samples[Math.min(samples.length - 1, Math.floor(p * samples.length))]!;
+  const q = (p: number) => percentile(samples, p);
   return {
     name,
     rps: count / ((Date.now() - started) / 1000),

@@ -10,6 +10,7 @@ import {
   benchRedis,
   dropBrokerPrefix,
   infra,
+  percentile,
   startService,
   wholeNumberOption,
   type Proc,
@@ -65,9 +66,6 @@ const treeRssKb = (pid: number): number => {
   }
   return total;
 };
-
-const percentile = (sorted: number[], p: number): number =>
-  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]! : NaN;
 
 interface Client {
   /** signal id → receipt time (ms) */

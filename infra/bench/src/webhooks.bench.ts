@@ -9,6 +9,7 @@ import {
   benchInternalToken,
   dropBrokerPrefix,
   infra,
+  percentile,
   startService,
   wholeNumberOption,
   type Proc,
@@ -273,7 +274,7 @@ interface Figures {
 
 function figures(latencies: number[], spanMs: number): Figures {
   const sorted = [...latencies].sort((a, b) => a - b);
-  const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
+  const q = (p: number) => percentile(sorted, p);
   return {
     perSecond: sorted.length / (Math.max(1, spanMs) / 1000),
     p50: q(0.5),

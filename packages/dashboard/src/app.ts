@@ -7,7 +7,7 @@ import type {
   UsageBucket,
   WebhookSubscription,
 } from '@signal/contracts';
-import { ApiError, SubmissionKey, call, del, get, patch, post, setCsrf } from './api.js';
+import { ApiError, SubmissionKey, call, del, get, isRecord, patch, post, setCsrf } from './api.js';
 import { usageChart } from './charts.js';
 import {
   badge,
@@ -1268,7 +1268,7 @@ async function signalsView(): Promise<void> {
     render(total);
   };
   const openStream = () => {
-    const q = new URLSearchParams({ events: LIVE_EVENTS.join(',') });
+    const q = new URLSearchParams({ events: WEBHOOK_EVENTS.join(',') });
     if (params.get('type')) q.set('type', params.get('type')!);
     stream = new EventSource(`/v1/signals/stream?${q.toString()}`);
     liveState.textContent = '(connecting…)';
@@ -1277,7 +1277,7 @@ async function signalsView(): Promise<void> {
       // A connection that failed (EventSource retries by itself), not the stream's own `error`.
       if (!(ev instanceof MessageEvent)) liveState.textContent = '(reconnecting…)';
     });
-    for (const name of LIVE_EVENTS)
+    for (const name of WEBHOOK_EVENTS)
       stream.addEventListener(name, (ev: MessageEvent<string>) => onEvent(name, ev));
     stream.addEventListener('reset', () => void load(false));
   };
@@ -1296,10 +1296,6 @@ async function signalsView(): Promise<void> {
   for (const [name, ev] of early) onEvent(name, ev);
 }
 
-/** The events the Signals page follows. */
-const LIVE_EVENTS = ['signal.new', 'signal.winner', 'signal.dead', 'signal.rugged'] as const;
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
 const numberIn = (o: Record<string, unknown>, k: string): number => (typeof o[k] === 'number' ? o[k] : 0);
 const textIn = (o: Record<string, unknown>, k: string): string => (typeof o[k] === 'string' ? o[k] : '');
 

@@ -4,10 +4,16 @@
  * event's payload to a local URL, signed as a Standard Webhooks delivery with a secret printed at
  * start, so a webhook handler is tested with no public URL (like Stripe CLI's `listen`).
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
-import { SignalApiError, SignalClient, type SignalType, type WebhookEvent } from './index.js';
+import {
+  SignalApiError,
+  SignalClient,
+  webhookSignature,
+  type SignalType,
+  type WebhookEvent,
+} from './index.js';
 
 const USAGE = `Usage: signal listen --forward-to <url> [options]
 
@@ -69,8 +75,7 @@ export function signDelivery(
   seconds: number,
   body: string,
 ): Record<string, string> {
-  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
-  const mac = createHmac('sha256', key).update(`${id}.${seconds}.${body}`).digest('base64');
+  const mac = webhookSignature(secret, `${id}.${seconds}.${body}`).toString('base64');
   return { 'webhook-id': id, 'webhook-timestamp': String(seconds), 'webhook-signature': `v1,${mac}` };
 }
 

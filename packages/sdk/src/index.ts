@@ -681,6 +681,15 @@ function header(headers: HeaderBag, name: string): string | undefined {
 }
 
 /**
+ * The Standard Webhooks MAC of `signed` (`<id>.<timestamp>.<body>`) under a `whsec_` secret: one
+ * definition for verifying (verifyWebhook) and signing (the `signal listen` command).
+ */
+export function webhookSignature(secret: string, signed: string): Buffer {
+  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
+  return createHmac('sha256', key).update(signed).digest();
+}
+
+/**
  * Verifies a delivery's signature and freshness and returns its parsed payload.
  * Pass the raw body exactly as received (not re-serialised JSON). During a secret rotation,
  * pass the new and the old secret: either one verifies.
@@ -709,8 +718,7 @@ export function verifyWebhook(
     .filter((p): p is [string, string] => p.length === 2 && p[0] === 'v1')
     .map((p) => Buffer.from(p[1], 'base64'));
   const ok = (Array.isArray(secret) ? secret : [secret]).some((s) => {
-    const key = Buffer.from(s.startsWith('whsec_') ? s.slice(6) : s, 'base64');
-    const expected = createHmac('sha256', key).update(signed).digest();
+    const expected = webhookSignature(s, signed);
     return given.some((g) => g.length === expected.length && timingSafeEqual(g, expected));
   });
   if (!ok) throw new WebhookVerificationError('no matching signature');

@@ -5,7 +5,7 @@ import type { ReceiverClient, ReceiverResponse } from '../domain/ports';
 const MAX_KEPT_HEADERS = 50;
 const MAX_HEADER_VALUE = 1024;
 
-export function keptHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+function keptHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers).slice(0, MAX_KEPT_HEADERS)) {
     if (value === undefined) continue;
@@ -18,7 +18,7 @@ const field = (value: unknown, key: string): unknown =>
   typeof value === 'object' && value !== null && key in value ? Reflect.get(value, key) : undefined;
 
 /** What went wrong in words the deliveries log keeps (`timeout`, `connection_refused`, …). */
-export function errorClass(err: unknown): string {
+function errorClass(err: unknown): string {
   const name = field(err, 'name');
   const rawCode = field(err, 'code') ?? field(field(err, 'cause'), 'code');
   const code = typeof rawCode === 'string' ? rawCode : '';
