@@ -46,6 +46,8 @@ const common = {
   moduleNameMapper: {
     '^@signal/(contracts|service-kit|messaging|test-kit|sdk|telemetry)$':
       '<rootDir>/packages/$1/src/index.ts',
+    // ES-module sources name their relative imports by the built file (`./x.js`): the source is `./x.ts`.
+    '^(\\.{1,2}/.*)\\.js$': '$1',
   },
 };
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_ERROR_MESSAGES, ERROR_STATUS, type ErrorCode } from './errors';
 import { ROUTE_EXAMPLES, failure } from './route-examples';
-import { ROUTES, type Caller, type HttpMethod, type OperationId, type RouteDef } from './routes';
+import { ROUTE_LIST, type Caller, type HttpMethod, type OperationId, type RouteDef } from './routes';
 
 /**
  * The OpenAPI 3.1 document, built from the route table (routes.ts) and the zod schemas it names:
@@ -298,7 +298,7 @@ export interface DocumentOptions {
 
 export function buildOpenApiDocument({ serverUrl, plan, guideMarkdown }: DocumentOptions): Json {
   const paths: Record<string, Record<string, Json>> = {};
-  for (const route of Object.values(ROUTES) as RouteDef[]) {
+  for (const route of ROUTE_LIST) {
     const item = (paths[route.path] ??= {});
     item[route.method satisfies HttpMethod] = operation(route);
   }

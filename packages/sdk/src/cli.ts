@@ -7,13 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
-import {
-  SignalApiError,
-  SignalClient,
-  webhookSignature,
-  type SignalType,
-  type WebhookEvent,
-} from './index.js';
+import { SignalApiError, SignalClient, type SignalType, type WebhookEvent } from './index.js';
+import { webhookSignature } from './signature.js';
 
 const USAGE = `Usage: signal listen --forward-to <url> [options]
 

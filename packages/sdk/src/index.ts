@@ -9,8 +9,9 @@
  * errors are typed by the API's error code; `verifyWebhook` checks Standard Webhooks signatures.
  * No runtime dependencies: Node ≥ 18 (global fetch, node:crypto).
  */
-import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { components, operations } from './generated/openapi.js';
+import { webhookSignature } from './signature.js';
 
 // ---------------------------------------------------------------------------------------------
 // Types of the public resources: generated (scripts/generate-types.mjs) from the OpenAPI document
@@ -678,15 +679,6 @@ function header(headers: HeaderBag, name: string): string | undefined {
     if (k.toLowerCase() === name) return Array.isArray(v) ? v.join(' ') : v;
   }
   return undefined;
-}
-
-/**
- * The Standard Webhooks MAC of `signed` (`<id>.<timestamp>.<body>`) under a `whsec_` secret: one
- * definition for verifying (verifyWebhook) and signing (the `signal listen` command).
- */
-export function webhookSignature(secret: string, signed: string): Buffer {
-  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
-  return createHmac('sha256', key).update(signed).digest();
 }
 
 /**

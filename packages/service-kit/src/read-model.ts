@@ -4,6 +4,7 @@ import type { Connection } from 'mongoose';
 import type { Logger } from './logger';
 import { metrics } from './metrics';
 import { deleteKeysMatching } from './redis';
+import { isDuplicateKeyError } from './mongo';
 import { RedisScript } from './redis-script';
 
 /** Marks a rebuild finished, unless Redis lost the model meanwhile (its `building` mark is gone). */
@@ -123,7 +124,7 @@ export async function sourceEpoch(connection: Connection, model: string): Promis
     .updateOne({ _id: model }, { $setOnInsert: { epoch: candidate } }, { upsert: true })
     .catch((err: unknown) => {
       // Two replicas starting at once both upsert: the one that lost the race reads the winner's.
-      if (!(typeof err === 'object' && err !== null && 'code' in err && err.code === 11000)) throw err;
+      if (!isDuplicateKeyError(err)) throw err;
     });
   const stored = await meta.findOne({ _id: model });
   return stored?.epoch ?? candidate;

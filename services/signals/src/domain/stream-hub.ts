@@ -95,6 +95,7 @@ export class StreamHub {
       this.tailPosition = id;
       if (!entry) continue;
       let frame: Buffer | undefined;
+      let sent = 0;
       for (const stream of this.streams) {
         if (stream.after !== undefined) {
           if (compareEntryIds(id, stream.after) <= 0) continue;
@@ -103,8 +104,10 @@ export class StreamHub {
         if (!matches(stream.filter, entry)) continue;
         frame ??= Buffer.from(entryEvent(entry));
         stream.sink.write(frame);
-        metrics.streamEventsSent().inc({ event: entry.event });
+        sent += 1;
       }
+      // One metric update per entry, not one per stream (the label lookup costs per call).
+      if (sent > 0) metrics.streamEventsSent().inc({ event: entry.event }, sent);
     }
   }
 
