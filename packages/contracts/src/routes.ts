@@ -12,7 +12,7 @@ import type { ErrorCode } from './errors';
 import { pageMetaSchema } from './paging';
 import { signalDetailResponseSchema, signalListQuerySchema, signalListResponseSchema } from './signals';
 import { statsQuerySchema, statsResponseSchema } from './stats';
-import { STREAM_RETRY_MS, signalStreamQuerySchema } from './stream';
+import { SIGNAL_STREAM_PATH, STREAM_RETRY_MS, signalStreamQuerySchema } from './stream';
 import {
   createWebhookInputSchema,
   deliveryDetailSchema,
@@ -159,7 +159,7 @@ export const ROUTES = {
   streamSignals: {
     operationId: 'streamSignals',
     method: 'get',
-    path: '/v1/signals/stream',
+    path: SIGNAL_STREAM_PATH,
     owner: 'signals',
     caller: 'apiKey',
     sessionToo: true,

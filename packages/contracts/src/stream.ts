@@ -21,9 +21,8 @@ export const STREAM_MIN_RETENTION_HOURS = 24;
  *   `GET /v1/signals`, then the stream goes on live (this one event carries the id to resume from);
  * - `overflow`: the client did not read fast enough; the stream ends, reconnect with Last-Event-ID;
  * - `reconnect`: the server is shutting down; the stream ends, reconnect with Last-Event-ID.
+ * Their data: StreamResetData and StreamEndData below.
  */
-export const STREAM_CONTROL_EVENTS = ['reset', 'overflow', 'reconnect'] as const;
-export type StreamControlEvent = (typeof STREAM_CONTROL_EVENTS)[number];
 
 export type StreamResetReason = 'malformed' | 'unknown' | 'expired';
 

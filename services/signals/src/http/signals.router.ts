@@ -19,7 +19,7 @@ export function signalsRouter(reads: ListDeps, internalJwtKey: KeyObject, stream
   });
 
   // Before `/:signal_id`, which would take `stream` for an id.
-  router.get('/v1/signals/stream', streamHandler(streams));
+  router.get(expressPath(ROUTES.streamSignals.path), streamHandler(streams));
 
   router.get(expressPath(ROUTES.getSignal.path), async (req, res) => {
     const data = await getSignal(reads, String(req.params.signal_id));
