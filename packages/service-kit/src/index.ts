@@ -24,3 +24,4 @@ export * from './idempotency-key';
 export * from './batcher';
 export * from './service-parts';
 export * from './cli';
+export * from './result';
