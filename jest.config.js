@@ -30,6 +30,7 @@ const UNIT = [
   'test/compose.test.ts',
   'test/k8s-env.test.ts',
   'test/k8s-capacity.test.ts',
+  'test/docs-paths.test.ts',
 ];
 
 const escape = (file) => `<rootDir>/${file}`.replace(/[.]/g, '\\.');
