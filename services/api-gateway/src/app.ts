@@ -14,7 +14,7 @@ import {
 } from '@signal/service-kit';
 import type { Express } from 'express';
 import { defaultPlan, type GatewayConfig } from './config';
-import type { Plan } from './accounts/data/account.model';
+import type { Plan } from './accounts/domain/records';
 import { healthChecks, servesWith, type GatewayDependencies } from './dependencies';
 import { authenticate, type AuthDeps, type AuthResult } from './edge/domain/authenticate.use-case';
 import type { CreateKeyDeps } from './accounts/domain/create-key.use-case';

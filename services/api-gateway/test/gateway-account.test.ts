@@ -1,4 +1,5 @@
 import { apiKeySchema } from '@signal/contracts';
+import { valueOrThrow } from '@signal/service-kit';
 import { infraUrls, startTcpProxy, viaProxy, waitFor, type TcpProxy } from '@signal/test-kit';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
@@ -194,7 +195,7 @@ describe('Redis outage policy', () => {
 
   it('when Redis goes away, then recently seen keys keep working on a local limiter, unknown ones get 503, nothing hangs; and it recovers', async () => {
     const known = await fragile.account({ per_minute: 3, per_day: 100 });
-    const fresh = await createApiKey(fragile.deps.accounts, known.accountId, 'never used');
+    const fresh = valueOrThrow(await createApiKey(fragile.deps.accounts, known.accountId, 'never used'));
     await request(fragile.url).get('/v1/signals').set('Authorization', `Bearer ${known.key}`).expect(200);
 
     proxy.cut();

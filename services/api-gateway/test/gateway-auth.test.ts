@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { errorEnvelopeSchema } from '@signal/contracts';
-import { startObservability } from '@signal/service-kit';
+import { startObservability, valueOrThrow } from '@signal/service-kit';
 import {
   exactnessViolations,
   silentLogger,
@@ -125,7 +125,7 @@ describe('authentication', () => {
   it('when the key was revoked, then 401 UNAUTHORIZED saying so (only its holder can ask), unlike an unknown key', async () => {
     const { key, keyId, accountId } = await gw.account();
     await api(key).expect(200);
-    await revokeApiKey(gw.deps.accounts, accountId, keyId);
+    valueOrThrow(await revokeApiKey(gw.deps.accounts, accountId, keyId));
     const revoked = await api(key).expect(401);
     expect(revoked.body.error.code).toBe('UNAUTHORIZED');
     expect(revoked.body.error.message).toBe('This API key was revoked; create a new one in the dashboard.');
@@ -133,13 +133,15 @@ describe('authentication', () => {
     expect(unknown.body.error.message).not.toContain('revoked');
     // A key that was never seen by this gateway before its revocation is told the same.
     const other = await gw.account();
-    await revokeApiKey(gw.deps.accounts, other.accountId, other.keyId);
+    valueOrThrow(await revokeApiKey(gw.deps.accounts, other.accountId, other.keyId));
     expect((await api(other.key).expect(401)).body.error.message).toContain('revoked');
   });
 
   it('when the key has expired, then 401 KEY_EXPIRED asking for a new key', async () => {
     const { accountId } = await gw.account();
-    const created = await createApiKey(gw.deps.accounts, accountId, 'short', new Date(Date.now() + 300));
+    const created = valueOrThrow(
+      await createApiKey(gw.deps.accounts, accountId, 'short', new Date(Date.now() + 300)),
+    );
     await api(created.key).expect(200);
     await new Promise((r) => setTimeout(r, 400));
     const res = await api(created.key).expect(401);
@@ -210,7 +212,7 @@ describe('rate limits', () => {
 
   it('when several keys of one account are used, then they share the account limit', async () => {
     const { key, accountId } = await gw.account({ per_minute: 4, per_day: 100 });
-    const second = await createApiKey(gw.deps.accounts, accountId, 'second');
+    const second = valueOrThrow(await createApiKey(gw.deps.accounts, accountId, 'second'));
     await api(key).expect(200);
     await api(second.key).expect(200);
     await api(key).expect(200);
@@ -225,7 +227,7 @@ describe('rate limits', () => {
     let revokedAt = -1;
     for (let i = 0; i < 30; i++) {
       if (i === 15) {
-        await revokeApiKey(gw.deps.accounts, accountId, keyId);
+        valueOrThrow(await revokeApiKey(gw.deps.accounts, accountId, keyId));
         revokedAt = i;
       }
       statuses.push((await api(key)).status);
@@ -255,7 +257,7 @@ describe('two gateway instances sharing Redis and MongoDB', () => {
           .sort()
           .map((n) => `${n}: ${h[n]}`);
       expect(comparable(viaRaw.headers)).toEqual(comparable(viaUndici.headers));
-      await revokeApiKey(gw.deps.accounts, accountId, keyId);
+      valueOrThrow(await revokeApiKey(gw.deps.accounts, accountId, keyId));
       await request(other.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(401);
     } finally {
       await other.stop();

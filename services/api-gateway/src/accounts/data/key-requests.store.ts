@@ -1,6 +1,6 @@
 import { isDuplicateKeyError } from '@signal/service-kit';
 import type { Collection, Connection } from 'mongoose';
-import type { KeyRequestClaim, KeyRequests } from '../domain/create-key.use-case';
+import type { KeyRequestClaim, KeyRequests } from '../domain/ports';
 
 interface KeyRequestDocument {
   /** `<account>:<Idempotency-Key>` */
