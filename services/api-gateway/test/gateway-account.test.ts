@@ -289,7 +289,7 @@ describe('OpenAPI document', () => {
     ajv.addSchema({ $id: 'api', components: doc.components }, 'api');
     const check = (path: string, method: string, status: string, body: unknown) => {
       const schema = doc.paths[path][method].responses[status].content['application/json'].schema;
-      // Refs may sit anywhere in a response schema (error answers are allOf the envelope and their codes).
+      // Refs may sit anywhere in a response schema (error responses are allOf the envelope and their codes).
       const validate = ajv.compile(
         JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"api#/components/')),
       );
@@ -299,7 +299,7 @@ describe('OpenAPI document', () => {
     const { key } = await gw.account();
     const auth = { Authorization: `Bearer ${key}` };
     // A signal of this test's own, listed before the list is checked (the index applies a write
-    // right after it is stored; a write whose index update failed shows once the keeper repairs it).
+    // right after it is stored; a write whose index update failed shows once the signals service's background repair has run).
     const ingested = await request(signals.url)
       .post('/internal/signals')
       .set(signals.ingestAuth)

@@ -7,7 +7,7 @@ interface KeyRequestDocument {
   _id: string;
   request_hash: string;
   key_id: string;
-  /** The key as answered, sealed (domain/sealed-secret.ts); null until it exists. */
+  /** The key as returned to the client, sealed (domain/sealed-secret.ts); null until it exists. */
   sealed_key: string | null;
   expires_at: Date;
 }
