@@ -14,7 +14,7 @@ import {
 } from '@signal/service-kit';
 import type { Express } from 'express';
 import { defaultPlan, type GatewayConfig } from './config';
-import type { Plan } from './accounts/data/account.model';
+import type { Plan } from './accounts/domain/records';
 import { healthChecks, servesWith, type GatewayDependencies } from './dependencies';
 import { authenticate, type AuthDeps, type AuthResult } from './edge/domain/authenticate.use-case';
 import type { CreateKeyDeps } from './accounts/domain/create-key.use-case';
@@ -120,9 +120,9 @@ export function buildApp(deps: GatewayAppDeps): Express {
       deps.dashboard,
     );
   // Whatever no route took (a path outside the API, OPTIONS, a method a route lacks) still
-  // answers with the rate-limit headers every response carries (spec, Limits 1), counted against
+  // responds with the rate-limit headers every response carries (spec, Limits 1), counted against
   // the client's IP like any request without a usable key — so probing for routes is throttled
-  // too. Only /healthz and /readyz answer without them: probes are the orchestrator's, not a
+  // too. Only /healthz and /readyz respond without them: probes are the orchestrator's, not a
   // client's, and counting them could rate-limit a node's kubelet into restarting the gateway.
   app.use(guard);
   return finishApp(app, deps.logger);

@@ -1,6 +1,6 @@
 import { env, internalKeyEnv, observabilityEnv, parseConfig } from '@signal/service-kit';
 import { z } from 'zod';
-import type { Plan } from './accounts/data/account.model';
+import type { Plan } from './accounts/domain/records';
 import type { PlanCaps } from './accounts/domain/plan-caps';
 import { planIsCoherent } from './accounts/domain/accounts.use-cases';
 import { gatewayWorkers } from './workers';

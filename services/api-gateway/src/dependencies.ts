@@ -55,8 +55,9 @@ export async function createDependencies(
   const mongo = await connectMongo(config.MONGO_URL, config.GATEWAY_DB, logger);
   const repository = new AccountRepository(mongo);
   await repository.ensureIndexes();
-  // No auto-pipelining: the limiter gathers each turn's checks itself (one call per account,
-  // several accounts in one pipelined write), and auto-pipelining adds CPU to every lone call.
+  // No auto-pipelining: the limiter batches the checks that arrive together itself (one call per
+  // account, several accounts in one pipelined write), and auto-pipelining adds CPU to every
+  // lone call.
   const redis = await connectRedis(config.REDIS_URL, logger, 3000);
   const cache = new KeyCache();
   // Redis may have lost the revoked-key set while it was away: forget what we cached.

@@ -41,7 +41,7 @@ beforeEach(async () => {
 });
 afterEach(() => gw.stop());
 
-/** Fills this address's guard window with failed keys, until it answers 429. */
+/** Fills this address's guard window with failed keys, until it responds 429. */
 async function exhaustAddress(url: string): Promise<void> {
   for (let i = 0; i <= GUARD_PER_MINUTE; i++)
     await request(url).get('/v1/signals').set('Authorization', 'Bearer sk_live_nope');

@@ -27,11 +27,14 @@ afterAll(async () => {
   await signals.stop();
 });
 
+/** The gateway's own account use cases, with the lookup by email the demo command needs. */
+const adminDeps = () => ({ ...gw.deps.accounts, repository: gw.deps.repository });
+
 const DEVELOPMENT = { production: false, defaultPlan: { per_minute: 60, per_day: 10_000 } };
 
 async function cli(...argv: string[]): Promise<string[]> {
   const lines: string[] = [];
-  await run(argv, gw.deps.accounts, (l) => lines.push(l), DEVELOPMENT);
+  await run(argv, adminDeps(), (l) => lines.push(l), DEVELOPMENT);
   return lines;
 }
 
@@ -211,12 +214,12 @@ describe('operator CLI', () => {
   it('when the demo command runs in production, then it is refused and no account is made', async () => {
     const lines: string[] = [];
     await expect(
-      run(['demo', '--email', 'prod-demo@signal.local'], gw.deps.accounts, (l) => lines.push(l), {
+      run(['demo', '--email', 'prod-demo@signal.local'], adminDeps(), (l) => lines.push(l), {
         ...DEVELOPMENT,
         production: true,
       }),
     ).rejects.toThrow('development only');
-    expect(await gw.deps.accounts.repository.findAccountByEmail('prod-demo@signal.local')).toBeNull();
+    expect(await gw.deps.repository.findAccountByEmail('prod-demo@signal.local')).toBeNull();
   });
 
   it('when Redis cannot be reached, then the CLI stops with a clear message instead of a stream error', async () => {

@@ -312,7 +312,7 @@ describe('dashboard API (cookie session)', () => {
       .expect(201);
   });
 
-  it('when an answer may carry a secret on the API-key or session-token paths, then it says Cache-Control: no-store', async () => {
+  it('when a response may carry a secret on the API-key or session-token paths, then it says Cache-Control: no-store', async () => {
     const acc = await sys.gw.account(undefined, 'no-store password');
     const login = await request(url)
       .post('/v1/auth/login')
@@ -371,7 +371,7 @@ describe('dashboard sign-up switch', () => {
     await gw.stop();
   });
 
-  it('when SIGNUP_ENABLED is false, then sign-up answers 403 and the dashboard says so', async () => {
+  it('when SIGNUP_ENABLED is false, then sign-up responds 403 and the dashboard says so', async () => {
     const res = await request(gw.url)
       .post('/v1/dashboard/signup')
       .send({ email: 'closed@example.com', password: 'a long enough password' })

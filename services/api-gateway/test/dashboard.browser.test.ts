@@ -130,8 +130,9 @@ describeIfBrowser('dashboard in chromium', () => {
 
     await request(sys.gw.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(200);
 
-    // The next key list the page asks for answers late (as on a loaded server): whatever asked
-    // for it, an answer older than the revocation must not draw the key as active again.
+    // The response to the next key list the page asks for arrives late (as on a loaded server):
+    // whatever asked for it, a response older than the revocation must not draw the key as
+    // active again.
     await page.route(
       '**/v1/dashboard/keys',
       async (route) => {
@@ -150,7 +151,7 @@ describeIfBrowser('dashboard in chromium', () => {
     await page.getByRole('status').getByText('Key “browser” revoked.').waitFor();
     const keyRows = page.getByRole('table', { name: 'API keys' });
     await keyRows.getByText('revoked').waitFor();
-    await new Promise((r) => setTimeout(r, 1000)); // past the late answer
+    await new Promise((r) => setTimeout(r, 1000)); // past the late response
     expect(await keyRows.getByText('revoked').count()).toBe(1);
     await page.unrouteAll();
 
@@ -337,7 +338,7 @@ describeIfBrowser('dashboard in chromium', () => {
     return keys;
   }
 
-  /** Answers of creates at `path` arrive late (a loaded server): a double-click lands while the first is in flight. */
+  /** Responses to creates at `path` arrive late (a loaded server): a double-click lands while the first is in flight. */
   const slowCreates = (p: Page, path: string) =>
     p.route(`**${path}`, async (route) => {
       if (route.request().method() !== 'POST') return route.fallback();
@@ -346,8 +347,8 @@ describeIfBrowser('dashboard in chromium', () => {
       await route.fulfill({ response });
     });
 
-  /** The first create at `path` reaches the server, but its answer is lost (a dropped connection). */
-  const loseFirstAnswer = (p: Page, path: string) =>
+  /** The first create at `path` reaches the server, but its response is lost (a dropped connection). */
+  const loseFirstResponse = (p: Page, path: string) =>
     p.route(
       `**${path}`,
       async (route) => {
@@ -387,7 +388,7 @@ describeIfBrowser('dashboard in chromium', () => {
       await p.getByRole('button', { name: 'Create key' }).dblclick();
       const secret = p.getByRole('region', { name: 'New key “twice”' });
       await secret.waitFor();
-      await new Promise((r) => setTimeout(r, 1500)); // past any second answer
+      await new Promise((r) => setTimeout(r, 1500)); // past any second response
       expect((await acc.keyNames()).filter((n) => n === 'twice')).toHaveLength(1);
       expect(sent).toHaveLength(1);
       expect(sent[0]).toMatch(UUID);
@@ -398,12 +399,12 @@ describeIfBrowser('dashboard in chromium', () => {
     }
   });
 
-  it('when the answer to "Create key" is lost and the developer clicks again, then the retry reuses its Idempotency-Key and one key is made', async () => {
+  it('when the response to "Create key" is lost and the developer clicks again, then the retry reuses its Idempotency-Key and one key is made', async () => {
     const { page: p, close } = await freshPage();
     try {
       const acc = await loggedIn(p);
       const sent = createKeys(p, '/v1/dashboard/keys');
-      await loseFirstAnswer(p, '/v1/dashboard/keys');
+      await loseFirstResponse(p, '/v1/dashboard/keys');
       await p.getByLabel('Key name').fill('retried');
       await p.getByRole('button', { name: 'Create key' }).click();
       await p
@@ -444,7 +445,7 @@ describeIfBrowser('dashboard in chromium', () => {
       await p.getByLabel('Endpoint URL').fill(hookUrl);
       await p.getByRole('button', { name: 'Create webhook' }).dblclick();
       await p.getByRole('region', { name: 'Signing secret' }).waitFor();
-      await new Promise((r) => setTimeout(r, 1500)); // past any second answer
+      await new Promise((r) => setTimeout(r, 1500)); // past any second response
       expect((await acc.webhookUrls()).filter((u) => u === hookUrl)).toHaveLength(1);
       expect(sent).toHaveLength(1);
       expect(sent[0]).toMatch(UUID);
@@ -453,15 +454,15 @@ describeIfBrowser('dashboard in chromium', () => {
     }
   });
 
-  it('when the answer to "Create webhook" is lost and the developer clicks again, then the retry is answered with the same subscription', async () => {
+  it('when the response to "Create webhook" is lost and the developer clicks again, then the retry returns the same subscription', async () => {
     const { page: p, close } = await freshPage();
     try {
       const acc = await loggedIn(p);
-      const hookUrl = `${sys.receiver.url}/lost-answer`;
+      const hookUrl = `${sys.receiver.url}/lost-response`;
       const sent = createKeys(p, '/v1/webhooks');
       await p.goto(`${sys.gw.url}/dashboard#/webhooks`);
       await p.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
-      await loseFirstAnswer(p, '/v1/webhooks');
+      await loseFirstResponse(p, '/v1/webhooks');
       await p.getByLabel('Endpoint URL').fill(hookUrl);
       await p.getByRole('button', { name: 'Create webhook' }).click();
       await p
@@ -580,7 +581,7 @@ describeIfBrowser('dashboard in chromium', () => {
         const subscriptions = p.getByRole('table', { name: 'Webhook subscriptions' });
         await waitFor(
           async () => {
-            if (await subscriptions.getByText('The endpoint answered 410 Gone.').count()) return true;
+            if (await subscriptions.getByText('The endpoint responded 410 Gone.').count()) return true;
             await p.reload();
             await p.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
             return false;
@@ -591,7 +592,7 @@ describeIfBrowser('dashboard in chromium', () => {
         );
         await subscriptions.getByText('Orders service').waitFor();
         await p.goto(`${sys.gw.url}/dashboard#/webhooks/${id}`);
-        await p.getByText('The endpoint answered 410 Gone.').waitFor();
+        await p.getByText('The endpoint responded 410 Gone.').waitFor();
       } finally {
         await close();
         await receiver.close();
@@ -865,7 +866,7 @@ describeIfBrowser('dashboard in chromium', () => {
     await page.getByText('List signals, newest first').first().waitFor();
     await page.getByText('Receiving webhooks').first().waitFor();
     await page.screenshot({ path: path.join(ARTIFACTS, 'docs.png') });
-    // Try it: an authenticated request from the reference, answered by the running system.
+    // Try it: an authenticated request from the reference, served by the running system.
     const { key } = await sys.gw.account();
     await page.goto(`${sys.gw.url}/docs#tag/signals/GET/v1/signals`);
     await page

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import { metrics } from '@signal/service-kit';
-import { startReceiver, type Receiver } from '@signal/test-kit';
+import { startOfAMinuteIfLate, startReceiver, type Receiver } from '@signal/test-kit';
 import request from 'supertest';
 import { startGateway, type GatewayHarness } from './gateway-harness';
 
@@ -199,6 +199,8 @@ describe('requests in flight per account', () => {
   afterAll(() => bounded.stop());
 
   it("when an account has its most requests in progress, then its next one is a 429 that uses none of its plan, and another account's is served", async () => {
+    // The plan's count is read at the end: every request of the test falls in one minute window.
+    await startOfAMinuteIfLate(10_000);
     const busy = await bounded.account({ per_minute: 60, per_day: 10_000 });
     const other = await bounded.account({ per_minute: 60, per_day: 10_000 });
     const held = Array.from({ length: 3 }, () =>

@@ -1,4 +1,5 @@
 import { apiKeySchema } from '@signal/contracts';
+import { valueOrThrow } from '@signal/service-kit';
 import { infraUrls, startTcpProxy, viaProxy, waitFor, type TcpProxy } from '@signal/test-kit';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
@@ -194,7 +195,7 @@ describe('Redis outage policy', () => {
 
   it('when Redis goes away, then recently seen keys keep working on a local limiter, unknown ones get 503, nothing hangs; and it recovers', async () => {
     const known = await fragile.account({ per_minute: 3, per_day: 100 });
-    const fresh = await createApiKey(fragile.deps.accounts, known.accountId, 'never used');
+    const fresh = valueOrThrow(await createApiKey(fragile.deps.accounts, known.accountId, 'never used'));
     await request(fragile.url).get('/v1/signals').set('Authorization', `Bearer ${known.key}`).expect(200);
 
     proxy.cut();
@@ -288,7 +289,7 @@ describe('OpenAPI document', () => {
     ajv.addSchema({ $id: 'api', components: doc.components }, 'api');
     const check = (path: string, method: string, status: string, body: unknown) => {
       const schema = doc.paths[path][method].responses[status].content['application/json'].schema;
-      // Refs may sit anywhere in a response schema (error answers are allOf the envelope and their codes).
+      // Refs may sit anywhere in a response schema (error responses are allOf the envelope and their codes).
       const validate = ajv.compile(
         JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"api#/components/')),
       );
@@ -298,7 +299,7 @@ describe('OpenAPI document', () => {
     const { key } = await gw.account();
     const auth = { Authorization: `Bearer ${key}` };
     // A signal of this test's own, listed before the list is checked (the index applies a write
-    // right after it is stored; a write whose index update failed shows once the keeper repairs it).
+    // right after it is stored; a write whose index update failed shows once the signals service's background repair has run).
     const ingested = await request(signals.url)
       .post('/internal/signals')
       .set(signals.ingestAuth)

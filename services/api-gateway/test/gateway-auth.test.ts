@@ -1,23 +1,15 @@
 import { connect } from 'node:net';
 import { errorEnvelopeSchema } from '@signal/contracts';
-import { startObservability } from '@signal/service-kit';
-import {
-  exactnessViolations,
-  silentLogger,
-  startReceiver,
-  type LimitedAnswer,
-  type Receiver,
-} from '@signal/test-kit';
+import { startObservability, valueOrThrow } from '@signal/service-kit';
+import { exactnessViolations, silentLogger, startReceiver, type Receiver } from '@signal/test-kit';
 import request from 'supertest';
 import { signalInput, startSignals, type SignalsHarness } from '../../signals/test/signals-harness';
 import { createApiKey, revokeApiKey } from '../src/accounts/domain/accounts.use-cases';
 import { generateApiKey } from '../src/accounts/domain/api-key';
 import { startGateway, type GatewayHarness } from './gateway-harness';
 
-const limitedAnswer = (r: {
-  status: number;
-  headers: Record<string, string | undefined>;
-}): LimitedAnswer => ({
+/** A response of a burst as the limit's exactness check reads it. */
+const limitedResponse = (r: { status: number; headers: Record<string, string | undefined> }) => ({
   status: r.status,
   reset: r.headers['x-ratelimit-reset'],
   remaining: r.headers['x-ratelimit-remaining'],
@@ -125,7 +117,7 @@ describe('authentication', () => {
   it('when the key was revoked, then 401 UNAUTHORIZED saying so (only its holder can ask), unlike an unknown key', async () => {
     const { key, keyId, accountId } = await gw.account();
     await api(key).expect(200);
-    await revokeApiKey(gw.deps.accounts, accountId, keyId);
+    valueOrThrow(await revokeApiKey(gw.deps.accounts, accountId, keyId));
     const revoked = await api(key).expect(401);
     expect(revoked.body.error.code).toBe('UNAUTHORIZED');
     expect(revoked.body.error.message).toBe('This API key was revoked; create a new one in the dashboard.');
@@ -133,13 +125,15 @@ describe('authentication', () => {
     expect(unknown.body.error.message).not.toContain('revoked');
     // A key that was never seen by this gateway before its revocation is told the same.
     const other = await gw.account();
-    await revokeApiKey(gw.deps.accounts, other.accountId, other.keyId);
+    valueOrThrow(await revokeApiKey(gw.deps.accounts, other.accountId, other.keyId));
     expect((await api(other.key).expect(401)).body.error.message).toContain('revoked');
   });
 
   it('when the key has expired, then 401 KEY_EXPIRED asking for a new key', async () => {
     const { accountId } = await gw.account();
-    const created = await createApiKey(gw.deps.accounts, accountId, 'short', new Date(Date.now() + 300));
+    const created = valueOrThrow(
+      await createApiKey(gw.deps.accounts, accountId, 'short', new Date(Date.now() + 300)),
+    );
     await api(created.key).expect(200);
     await new Promise((r) => setTimeout(r, 400));
     const res = await api(created.key).expect(401);
@@ -173,7 +167,7 @@ describe('rate limits', () => {
     );
     // Exactly 60 per minute window: a burst that a loaded machine spreads across a minute's end
     // is two bursts, 60 admitted in the one that refused and no more than 60 in the other.
-    const exactness = exactnessViolations(results.map(limitedAnswer), 60);
+    const exactness = exactnessViolations(results.map(limitedResponse), 60);
     expect(exactness.violations).toEqual([]);
     const ok = results.filter((r) => r.status === 200);
     const limited = results.filter((r) => r.status === 429);
@@ -199,10 +193,10 @@ describe('rate limits', () => {
     const { key } = await gw.account({ per_minute: 100, per_day: 3 });
     for (let i = 0; i < 3; i++) await api(key).expect(200);
     const res = await api(key).expect(429);
-    // Until the day's end as the server saw it when it answered: its Date header, to the second
-    // (Node refreshes that string once a second, so the answer's own second may be one on).
-    const answeredAt = Date.parse(res.headers.date!) / 1000;
-    const untilMidnight = Number(res.headers['x-ratelimit-reset']) - answeredAt;
+    // Until the day's end as the server saw it when it responded: its Date header, to the second
+    // (Node refreshes that string once a second, so the response's own second may be one on).
+    const respondedAt = Date.parse(res.headers.date!) / 1000;
+    const untilMidnight = Number(res.headers['x-ratelimit-reset']) - respondedAt;
     expect([untilMidnight - 1, untilMidnight, untilMidnight + 1]).toContain(res.body.error.retry_after);
     expect(res.headers['x-ratelimit-limit']).toBe('3');
     expect(Number(res.headers['x-ratelimit-reset'])).toBe((Math.floor(Date.now() / 86_400_000) + 1) * 86_400);
@@ -210,7 +204,7 @@ describe('rate limits', () => {
 
   it('when several keys of one account are used, then they share the account limit', async () => {
     const { key, accountId } = await gw.account({ per_minute: 4, per_day: 100 });
-    const second = await createApiKey(gw.deps.accounts, accountId, 'second');
+    const second = valueOrThrow(await createApiKey(gw.deps.accounts, accountId, 'second'));
     await api(key).expect(200);
     await api(second.key).expect(200);
     await api(key).expect(200);
@@ -225,7 +219,7 @@ describe('rate limits', () => {
     let revokedAt = -1;
     for (let i = 0; i < 30; i++) {
       if (i === 15) {
-        await revokeApiKey(gw.deps.accounts, accountId, keyId);
+        valueOrThrow(await revokeApiKey(gw.deps.accounts, accountId, keyId));
         revokedAt = i;
       }
       statuses.push((await api(key)).status);
@@ -255,7 +249,7 @@ describe('two gateway instances sharing Redis and MongoDB', () => {
           .sort()
           .map((n) => `${n}: ${h[n]}`);
       expect(comparable(viaRaw.headers)).toEqual(comparable(viaUndici.headers));
-      await revokeApiKey(gw.deps.accounts, accountId, keyId);
+      valueOrThrow(await revokeApiKey(gw.deps.accounts, accountId, keyId));
       await request(other.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(401);
     } finally {
       await other.stop();
@@ -273,7 +267,7 @@ describe('two gateway instances sharing Redis and MongoDB', () => {
             .set('Authorization', `Bearer ${key}`),
         ),
       );
-      const exactness = exactnessViolations(results.map(limitedAnswer), 30);
+      const exactness = exactnessViolations(results.map(limitedResponse), 30);
       expect(exactness.violations).toEqual([]);
       if (exactness.windows === 1) expect(results.filter((r) => r.status === 200)).toHaveLength(30);
     } finally {
@@ -301,10 +295,10 @@ describe('many requests over few connections to a service', () => {
       const paths = Array.from({ length: 150 }, (_, i) =>
         i % 5 === 4 ? `/v1/signals/sig_${i}` : `/v1/signals/${ids[i % ids.length]}`,
       );
-      const answers = await Promise.all(
+      const responses = await Promise.all(
         paths.map((path) => request(piped.url).get(path).set('Authorization', `Bearer ${key}`)),
       );
-      const got = answers.map((res) =>
+      const got = responses.map((res) =>
         res.status === 200
           ? `200 ${String(res.body.data.id)}`
           : `${res.status} ${String(errorEnvelopeSchema.parse(res.body).error.request_id === res.headers['x-request-id'])}`,
@@ -339,7 +333,7 @@ describe('upstream faults', () => {
     }
   });
 
-  it('when the request target and headers would be too large for the service, then the gateway answers 413 with its own request id', async () => {
+  it('when the request target and headers would be too large for the service, then the gateway responds 413 with its own request id', async () => {
     const { key } = await gw.account();
     const res = await request(gw.url)
       .get(`/v1/stats?period=all&pad=${'q'.repeat(13_000)}`)
@@ -431,51 +425,51 @@ describe('request bodies refused on their headers', () => {
 
   it('when a body is declared larger than any route takes, then 413 at once with the connection closed, before any of it is sent', async () => {
     const { key } = await gw.account();
-    const answer = await rawExchange(
+    const response = await rawExchange(
       post(key, 'Content-Type: application/json\r\nContent-Length: 2000000\r\n'),
     );
-    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
-    expect(answer).toMatch(/\r\nConnection: close\r\n/i);
-    expect(answer).toMatch(/\r\nX-RateLimit-Limit: 60\r\n/i);
-    expect(answer).toContain('"code":"PAYLOAD_TOO_LARGE"');
+    expect(response).toMatch(/^HTTP\/1\.1 413 /);
+    expect(response).toMatch(/\r\nConnection: close\r\n/i);
+    expect(response).toMatch(/\r\nX-RateLimit-Limit: 60\r\n/i);
+    expect(response).toContain('"code":"PAYLOAD_TOO_LARGE"');
   });
 
   it('when a large upload asks to continue, then it is refused with 413 and never invited', async () => {
     const { key } = await gw.account();
-    const answer = await rawExchange(
+    const response = await rawExchange(
       post(key, 'Content-Type: application/json\r\nContent-Length: 5000000\r\nExpect: 100-continue\r\n'),
     );
-    expect(answer).not.toContain('100 Continue');
-    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(response).not.toContain('100 Continue');
+    expect(response).toMatch(/^HTTP\/1\.1 413 /);
   });
 
   it('when a small JSON upload asks to continue, then it is invited and reaches the service', async () => {
     const { key } = await gw.account();
     const body = '{"a":1}';
-    const answer = await rawExchange(
+    const response = await rawExchange(
       post(
         key,
         `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n`,
       ),
       { body, waitForContinue: true },
     );
-    // The signals service read it: its answer to a POST on a GET-only path, 405 with Allow.
-    expect(answer).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 405 /);
-    expect(answer).toContain('POST is not allowed here; use GET, HEAD.');
+    // The signals service read it: its response to a POST on a GET-only path, 405 with Allow.
+    expect(response).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 405 /);
+    expect(response).toContain('POST is not allowed here; use GET, HEAD.');
   });
 
   it('when an HTTP/1.1 request has no Host header, then the 400 envelope with a request id, not a bare 400', async () => {
-    const answer = await rawExchange('GET /v1/signals HTTP/1.1\r\n\r\n');
-    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
-    expect(answer).toMatch(/\r\nX-Request-Id: req_/i);
-    expect(answer).toContain('"message":"The Host header is required."');
+    const response = await rawExchange('GET /v1/signals HTTP/1.1\r\n\r\n');
+    expect(response).toMatch(/^HTTP\/1\.1 400 /);
+    expect(response).toMatch(/\r\nX-Request-Id: req_/i);
+    expect(response).toContain('"message":"The Host header is required."');
   });
 
   it('when a body is not JSON, then 415 at once without reading it', async () => {
     const { key } = await gw.account();
-    const answer = await rawExchange(post(key, 'Content-Type: text/plain\r\nContent-Length: 5000000\r\n'));
-    expect(answer).toMatch(/^HTTP\/1\.1 415 /);
-    expect(answer).toContain('"code":"UNSUPPORTED_MEDIA_TYPE"');
-    expect(answer).toMatch(/\r\nConnection: close\r\n/i);
+    const response = await rawExchange(post(key, 'Content-Type: text/plain\r\nContent-Length: 5000000\r\n'));
+    expect(response).toMatch(/^HTTP\/1\.1 415 /);
+    expect(response).toContain('"code":"UNSUPPORTED_MEDIA_TYPE"');
+    expect(response).toMatch(/\r\nConnection: close\r\n/i);
   });
 });

@@ -1,10 +1,10 @@
-import { GracefulShutdown, startHttpServer, type RunningServer } from '@signal/service-kit';
+import { GracefulShutdown, startHttpServer, valueOrThrow, type RunningServer } from '@signal/service-kit';
 import { TEST_INTERNAL_KEYS, infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
 import { randomBytes } from 'node:crypto';
 import { appFromDependencies } from '../src/app';
 import { loadConfig, type GatewayConfig } from '../src/config';
 import { createDependencies, type GatewayDependencies } from '../src/dependencies';
-import type { Plan } from '../src/accounts/data/account.model';
+import type { Plan } from '../src/accounts/domain/records';
 import { createAccount, createApiKey } from '../src/accounts/domain/accounts.use-cases';
 
 export interface GatewayHarness {
@@ -66,8 +66,8 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHarn
     async account(plan: Plan = { per_minute: 60, per_day: 10_000 }, password) {
       n += 1;
       const email = `user${n}-${randomBytes(3).toString('hex')}@example.com`;
-      const acc = await createAccount(deps.accounts, email, password, plan);
-      const key = await createApiKey(deps.accounts, acc.id, 'test key');
+      const acc = valueOrThrow(await createAccount(deps.accounts, email, password, plan));
+      const key = valueOrThrow(await createApiKey(deps.accounts, acc.id, 'test key'));
       return { accountId: acc.id, key: key.key, keyId: key.id, email };
     },
     async stop() {

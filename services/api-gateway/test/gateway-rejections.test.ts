@@ -14,7 +14,7 @@ import { startGateway, type GatewayHarness } from './gateway-harness';
 
 /**
  * Cheap rejections first: the store is cut off (a TCP proxy in front of the MongoDB-wire
- * server), so any request that still reached it would wait for it and answer 503. Answers
+ * server), so any request that still reached it would wait for it and get 503. Responses
  * that stay 401/429, fast, prove no store lookup happened.
  */
 let mongo: TcpProxy;
@@ -46,7 +46,7 @@ afterAll(async () => {
 const call = (authorization: string) =>
   request(gw.url).get('/v1/stats').set('Authorization', authorization).timeout(10_000);
 
-async function answer(authorization: string): Promise<{ status: number; code?: string }> {
+async function responseTo(authorization: string): Promise<{ status: number; code?: string }> {
   const res = await call(authorization);
   return { status: res.status, code: res.body?.error?.code };
 }
@@ -60,13 +60,13 @@ describe('cheap rejections with the store cut off', () => {
     // The known key and one unknown key are looked up once, while the store is there.
     expect((await call(`Bearer ${key}`)).status).toBe(200);
     const unknown = generateApiKey();
-    expect((await answer(`Bearer ${unknown}`)).status).toBe(401);
+    expect((await responseTo(`Bearer ${unknown}`)).status).toBe(401);
 
     mongo.cut();
     const body = unknown.slice(8, 51);
     const badChecksum = `sk_live_${body}${unknown.endsWith('A') ? 'B' : 'A'}${unknown.slice(-5)}`;
     for (const auth of ['Bearer sk_live_short', `Bearer ${badChecksum}`, `Bearer ${unknown}`]) {
-      const r = await answer(auth);
+      const r = await responseTo(auth);
       // 401, not the 503 a lookup in the cut store would end in: the store was not asked.
       expect({ auth, status: r.status, code: r.code }).toEqual({ auth, status: 401, code: 'UNAUTHORIZED' });
     }
@@ -81,11 +81,11 @@ describe('cheap rejections with the store cut off', () => {
 
     // Failures 5 and 6 are allowed, the 7th is refused: the address is at 429 now. A key never
     // seen before is still looked up (it may be valid: the address's failures are not its
-    // own), and with the store away that lookup cannot answer: 503, not 429.
+    // own), and with the store away that lookup cannot complete: 503, not 429.
     await call('Bearer nope').expect(401);
     await call('Bearer nope').expect(401);
     await call('Bearer nope').expect(429);
-    const unseen = await answer(`Bearer ${generateApiKey()}`);
+    const unseen = await responseTo(`Bearer ${generateApiKey()}`);
     expect(unseen).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
     mongo.restore();
   });

@@ -63,15 +63,15 @@ describe('Idempotency-Key on API key creation', () => {
     expect(list.body.data.map((k: { name: string }) => k.name)).not.toContain('two');
   });
 
-  it('when ten retries race, then one key is made and every answer names it', async () => {
+  it('when ten retries race, then one key is made and every response names it', async () => {
     const { token } = await session();
     const idem = `race-${randomBytes(4).toString('hex')}`;
-    const answers = await Promise.all(
+    const responses = await Promise.all(
       Array.from({ length: 10 }, () => createKey(token, { name: 'raced' }, idem)),
     );
-    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
-    expect(new Set(answers.map((a) => a.body.data.id)).size).toBe(1);
-    expect(new Set(answers.map((a) => a.body.data.key)).size).toBe(1);
+    expect(responses.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
+    expect(new Set(responses.map((a) => a.body.data.id)).size).toBe(1);
+    expect(new Set(responses.map((a) => a.body.data.key)).size).toBe(1);
   });
 
   it('when another account uses the same Idempotency-Key, then it gets a key of its own', async () => {

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { valueOrThrow } from '@signal/service-kit';
 import { changePlan } from '../src/accounts/domain/accounts.use-cases';
 import { startSystem, type SystemHarness } from './system-harness';
 
@@ -40,11 +41,13 @@ describe("a plan's webhook cap", () => {
       .expect(201);
     const cookie = ([] as string[]).concat(signup.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
     const session = { Cookie: cookie, 'X-CSRF-Token': String(signup.body.data.csrf_token) };
-    await changePlan(sys.gw.deps.accounts, String(signup.body.data.account.id), {
-      per_minute: 600,
-      per_day: 10_000,
-      max_webhooks: 1,
-    });
+    valueOrThrow(
+      await changePlan(sys.gw.deps.accounts, String(signup.body.data.account.id), {
+        per_minute: 600,
+        per_day: 10_000,
+        max_webhooks: 1,
+      }),
+    );
     await request(sys.gw.url).post('/v1/webhooks').set(session).send(hook(1)).expect(201);
     const refused = await request(sys.gw.url).post('/v1/webhooks').set(session).send(hook(2)).expect(409);
     expect(refused.body.error.message).toMatch(/\b1\b/);

@@ -6,9 +6,10 @@ import { RateLimitStore } from '../src/edge/data/rate-limit.store';
 import type { KeyDecision } from '../src/edge/domain/rate-limit';
 
 /**
- * The shared limiter decides the checks of one account that arrive in one event-loop turn in
- * one script call. These tests hold it to what one call per check gave: exact counts, each
- * check seeing the counts of those before it, revocation per key, accounts apart.
+ * The shared limiter decides the checks of one account that arrive in one iteration of the
+ * event loop in one script call. These tests hold it to what one call per check would decide:
+ * exact counts, each check seeing the counts of those before it, revocation per key, accounts
+ * apart.
  */
 let redis: Redis;
 let store: RateLimitStore;
@@ -26,8 +27,8 @@ afterAll(async () => {
 
 const used = (d: KeyDecision) => (d.outcome === 'revoked' ? -1 : d.minute.used);
 
-describe('the shared limiter, many checks in one turn', () => {
-  it('when 1,200 checks of one key arrive in one turn on a 1,000/min plan, then exactly 1,000 are allowed, counted 1 to 1,000 in order', async () => {
+describe('the shared limiter, many checks in one batch', () => {
+  it('when 1,200 checks of one key arrive together on a 1,000/min plan, then exactly 1,000 are allowed, counted 1 to 1,000 in order', async () => {
     const subject = { subject: 'acc_burst', perMinute: 1000, perDay: 100_000 };
     const decisions = await Promise.all(
       Array.from({ length: 1200 }, () => store.checkKey(subject, 'key_burst', NOW)),
@@ -45,7 +46,7 @@ describe('the shared limiter, many checks in one turn', () => {
     });
   });
 
-  it('when a revoked key, a live key of the same account and another account share a turn, then each gets its own decision', async () => {
+  it('when a revoked key, a live key of the same account and another account arrive together, then each gets its own decision', async () => {
     await store.markRevoked('acc_mixed', 'key_gone');
     const mixed = { subject: 'acc_mixed', perMinute: 3, perDay: 100 };
     const other = { subject: 'acc_other', perMinute: 2, perDay: 100 };
@@ -73,7 +74,7 @@ describe('the shared limiter, many checks in one turn', () => {
     ]);
   });
 
-  it('when Redis has forgotten the script and three accounts share a turn, then their pipelined calls load it again and each is decided', async () => {
+  it('when Redis has forgotten the script and checks of three accounts arrive together, then their pipelined calls load it again and each is decided', async () => {
     await redis.script('FLUSH');
     const subjects = ['acc_p1', 'acc_p2', 'acc_p3'].map((subject) => ({ subject, perMinute: 1, perDay: 10 }));
     const decisions = await Promise.all(
@@ -92,7 +93,7 @@ describe('the shared limiter, many checks in one turn', () => {
     ]);
   });
 
-  it('when the account has a plan in Redis, then it overrides the plan the check carries, for the whole turn', async () => {
+  it('when the account has a plan in Redis, then it overrides the plan the check carries, for the whole batch', async () => {
     await store.setPlan('acc_plan', 2, 100);
     const decisions = await Promise.all(
       Array.from({ length: 4 }, () =>
@@ -116,7 +117,7 @@ describe('the shared limiter, many checks in one turn', () => {
     for (const key of keys) expect(await redis.pttl(key)).toBeGreaterThan(0);
   });
 
-  it('when subjects without a key (the per-IP guard) share a turn, then they are counted and never revoked', async () => {
+  it('when subjects without a key (the per-IP guard) arrive together, then they are counted and never revoked', async () => {
     const ip = { subject: 'ip:192.0.2.7', perMinute: 2, perDay: 100 };
     const decisions = await Promise.all([store.count(ip, NOW), store.count(ip, NOW), store.count(ip, NOW)]);
     expect(decisions.map((d) => [d.outcome, d.minute.used])).toEqual([

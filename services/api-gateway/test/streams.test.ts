@@ -1,4 +1,5 @@
 import { createServer, get, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { valueOrThrow } from '@signal/service-kit';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { revokeApiKey } from '../src/accounts/domain/accounts.use-cases';
@@ -156,7 +157,7 @@ describe('live streams through the gateway', () => {
     const { key, keyId, accountId } = await gw.account({ per_minute: 60, per_day: 10_000 });
     const s = await openStream(gw.url, key);
     await s.events(1);
-    await revokeApiKey(gw.deps.accounts, accountId, keyId);
+    valueOrThrow(await revokeApiKey(gw.deps.accounts, accountId, keyId));
     const text = await s.ended;
     expect(text.trimEnd().split('\n\n').at(-1)).toBe(
       'event: error\ndata: {"code":"UNAUTHORIZED","message":"The API key was revoked."}',

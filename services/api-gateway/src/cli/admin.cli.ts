@@ -8,12 +8,13 @@ import {
   parseConfig,
   readCommandLine,
   UsageError,
+  valueOrThrow,
 } from '@signal/service-kit';
 import pino from 'pino';
 import { z } from 'zod';
-import type { Plan } from '../accounts/data/account.model';
+import type { Plan } from '../accounts/domain/records';
 import { defaultPlan, defaultPlanEnv, defaultPlanRule } from '../config';
-import { createDependencies } from './admin.dependencies';
+import { createDependencies, type AdminDeps } from './admin.dependencies';
 import {
   changePlan,
   createAccount,
@@ -22,7 +23,6 @@ import {
   planIsCoherent,
   requireAccount,
   revokeApiKey,
-  type AccountDeps,
 } from '../accounts/domain/accounts.use-cases';
 
 /**
@@ -146,7 +146,7 @@ const randomPassword = (): string => randomBytes(18).toString('base64url');
 /** Runs a command line, parsed here or (main) already parsed before any connection was made. */
 export async function run(
   argv: string[] | ReturnType<typeof parseCommand>,
-  deps: AccountDeps,
+  deps: AdminDeps,
   print: (line: string) => void,
   options: AdminOptions,
 ): Promise<void> {
@@ -158,13 +158,15 @@ export async function run(
         per_minute: a.int('per-minute', options.defaultPlan.per_minute),
         per_day: a.int('per-day', options.defaultPlan.per_day),
       });
-      const acc = await createAccount(deps, a.need('email'), a.get('password'), plan);
+      const acc = valueOrThrow(await createAccount(deps, a.need('email'), a.get('password'), plan));
       print(`account ${acc.id} ${acc.email} plan ${acc.plan.per_minute}/min ${acc.plan.per_day}/day`);
       return;
     }
     case 'set-plan': {
       const account = a.need('account');
-      await changePlan(deps, account, { per_minute: a.int('per-minute'), per_day: a.int('per-day') });
+      valueOrThrow(
+        await changePlan(deps, account, { per_minute: a.int('per-minute'), per_day: a.int('per-day') }),
+      );
       print(`account ${account} plan updated`);
       return;
     }
@@ -172,11 +174,8 @@ export async function run(
       const expires = a.get('expires-at');
       if (expires !== undefined && Number.isNaN(Date.parse(expires)))
         throw new UsageError('--expires-at must be an ISO 8601 timestamp');
-      const key = await createApiKey(
-        deps,
-        a.need('account'),
-        a.need('name'),
-        expires ? new Date(expires) : undefined,
+      const key = valueOrThrow(
+        await createApiKey(deps, a.need('account'), a.need('name'), expires ? new Date(expires) : undefined),
       );
       print(`key ${key.id} (${key.name})${key.expires_at ? ` expires ${key.expires_at}` : ''}`);
       print(`API key (shown once): ${key.key}`);
@@ -184,7 +183,7 @@ export async function run(
     }
     case 'list-keys': {
       // An unknown account is not an account without keys: NOT_FOUND, exit 1, like the other commands.
-      const account = await requireAccount(deps, a.need('account'));
+      const account = valueOrThrow(await requireAccount(deps, a.need('account')));
       const keys = await listApiKeys(deps, account._id);
       if (keys.length === 0) print('no keys');
       for (const k of keys) {
@@ -198,7 +197,7 @@ export async function run(
       return;
     }
     case 'revoke-key': {
-      const k = await revokeApiKey(deps, a.need('account'), a.need('key'));
+      const k = valueOrThrow(await revokeApiKey(deps, a.need('account'), a.need('key')));
       print(`key ${k.id} revoked at ${k.revoked_at}`);
       return;
     }
@@ -213,11 +212,11 @@ export async function run(
         print(`account ${accountId} (${email}; dashboard password as printed when it was created)`);
       } else {
         const password = randomPassword();
-        accountId = (await createAccount(deps, email, password, options.defaultPlan)).id;
+        accountId = valueOrThrow(await createAccount(deps, email, password, options.defaultPlan)).id;
         print(`account ${accountId} (${email})`);
         print(`DEMO_PASSWORD=${password}   (shown once)`);
       }
-      const key = await createApiKey(deps, accountId, `demo ${new Date().toISOString()}`);
+      const key = valueOrThrow(await createApiKey(deps, accountId, `demo ${new Date().toISOString()}`));
       print(`DEMO_API_KEY=${key.key}`);
       return;
     }

@@ -2,6 +2,8 @@ import { connectMongo, connectRedis, type Logger } from '@signal/service-kit';
 import { AccountRepository } from '../accounts/data/account.repository';
 import { RateLimitStore } from '../edge/data/rate-limit.store';
 import type { AccountDeps } from '../accounts/domain/accounts.use-cases';
+import type { AccountStore } from '../accounts/domain/ports';
+import type { PasswordAccounts } from '../sessions/domain/password-login.use-case';
 import { KeyCache } from '../edge/domain/key-cache';
 import { scryptPasswords } from '../accounts/domain/password';
 import { defaultCaps } from '../config';
@@ -17,12 +19,17 @@ export interface AdminConfig {
   DEFAULT_PLAN_MAX_STREAMS: number;
 }
 
+/** What the commands need: the account use cases, and (demo) an account found by its email. */
+export interface AdminDeps extends AccountDeps {
+  repository: AccountStore & Pick<PasswordAccounts, 'findAccountByEmail'>;
+}
+
 /** The slice of the gateway the operator CLI needs: accounts in MongoDB, plans and revocations in Redis. */
 export async function createDependencies(
   config: AdminConfig,
   logger: Logger,
   redisReadyWaitMs = 15_000,
-): Promise<{ accounts: AccountDeps; close(): Promise<void> }> {
+): Promise<{ accounts: AdminDeps; close(): Promise<void> }> {
   const mongo = await connectMongo(config.MONGO_URL, config.GATEWAY_DB);
   const repository = new AccountRepository(mongo);
   await repository.ensureIndexes();

@@ -1,37 +1,12 @@
-export interface Plan {
-  per_minute: number;
-  per_day: number;
-  /** Active API keys at once (none: the gateway's DEFAULT_PLAN_MAX_KEYS). */
-  max_keys?: number;
-  /** Webhook subscriptions (none: DEFAULT_PLAN_MAX_WEBHOOKS). */
-  max_webhooks?: number;
-  /** Live streams open at once (none: DEFAULT_PLAN_MAX_STREAMS). */
-  max_streams?: number;
-}
+import type { Account, ApiKey } from '../domain/records';
 
-export interface AccountDocument {
-  _id: string;
-  email: string;
-  password_hash: string | null;
-  plan: Plan;
-  created_at: Date;
+/** An account as stored: the domain's record and the lock key creations take on it. */
+export interface AccountDocument extends Account {
   /** Held while a key is made, so concurrent creations count each other (the cap). */
   key_creation_lock?: { token: string; until: Date } | null;
 }
 
-export interface ApiKeyDocument {
-  _id: string;
-  account_id: string;
-  name: string;
-  /** First characters of the key, shown in lists so people can tell keys apart. */
-  prefix: string;
-  /** HMAC-SHA-256(pepper, key): the key itself is never stored. */
-  hash: string;
-  created_at: Date;
-  expires_at: Date | null;
-  last_used_at: Date | null;
-  revoked_at: Date | null;
-}
+export type ApiKeyDocument = ApiKey;
 
 export const ACCOUNTS = 'accounts';
 export const API_KEYS = 'api_keys';

@@ -3,22 +3,16 @@ import { ensureIndexes, isDuplicateKeyError } from '@signal/service-kit';
 import type { Collection, Connection } from 'mongoose';
 import type { KeyDirectory } from '../../edge/domain/authenticate.use-case';
 import type { KeyRecord } from '../../edge/domain/key-cache';
-import {
-  ACCOUNTS,
-  API_KEYS,
-  INDEXES,
-  type AccountDocument,
-  type ApiKeyDocument,
-  type Plan,
-} from './account.model';
-
-export class EmailTakenError extends Error {}
+import type { AccountStore, InsertAccountOutcome } from '../domain/ports';
+import type { Account, Plan } from '../domain/records';
+import type { PasswordAccounts } from '../../sessions/domain/password-login.use-case';
+import { ACCOUNTS, API_KEYS, INDEXES, type AccountDocument, type ApiKeyDocument } from './account.model';
 
 /**
  * Accounts and API keys through the driver's typed collections (no mongoose models): every
  * read returns the stored document type, with nothing asserted.
  */
-export class AccountRepository implements KeyDirectory {
+export class AccountRepository implements AccountStore, PasswordAccounts, KeyDirectory {
   private readonly accounts: Collection<AccountDocument>;
   private readonly keys: Collection<ApiKeyDocument>;
 
@@ -32,11 +26,13 @@ export class AccountRepository implements KeyDirectory {
     await ensureIndexes(this.connection, API_KEYS, INDEXES[API_KEYS]);
   }
 
-  async insertAccount(account: AccountDocument): Promise<void> {
+  async insertAccount(account: Account): Promise<InsertAccountOutcome> {
     try {
       await this.accounts.insertOne(account);
+      return 'inserted';
     } catch (err) {
-      if (isDuplicateKeyError(err)) throw new EmailTakenError(account.email);
+      // The only unique index on accounts besides _id (a fresh id) is the email's.
+      if (isDuplicateKeyError(err)) return 'email-taken';
       throw err;
     }
   }

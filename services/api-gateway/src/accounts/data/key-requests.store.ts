@@ -1,13 +1,13 @@
 import { isDuplicateKeyError } from '@signal/service-kit';
 import type { Collection, Connection } from 'mongoose';
-import type { KeyRequestClaim, KeyRequests } from '../domain/create-key.use-case';
+import type { KeyRequestClaim, KeyRequests } from '../domain/ports';
 
 interface KeyRequestDocument {
   /** `<account>:<Idempotency-Key>` */
   _id: string;
   request_hash: string;
   key_id: string;
-  /** The key as answered, sealed (domain/sealed-secret.ts); null until it exists. */
+  /** The key as returned to the client, sealed (domain/sealed-secret.ts); null until it exists. */
   sealed_key: string | null;
   expires_at: Date;
 }

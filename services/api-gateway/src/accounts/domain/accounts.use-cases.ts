@@ -1,15 +1,15 @@
 import { SHORT_LIST_DEFAULT_LIMIT, pageMeta, type ApiKeyView, type ShortListQuery } from '@signal/contracts';
-import { AppError, newId } from '@signal/service-kit';
-import type { ApiKeyDocument, Plan } from '../data/account.model';
+import { fail, newId, succeed, type Result } from '@signal/service-kit';
+import type { Account, ApiKey, Plan } from './records';
+import type { AccountStore } from './ports';
 import { planCaps, type PlanCaps } from './plan-caps';
-import { EmailTakenError, type AccountRepository } from '../data/account.repository';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
 import type { KeyCache } from '../../edge/domain/key-cache';
 import type { PasswordHasher } from './password';
 import type { SharedLimiter } from '../../edge/domain/rate-limit';
 
 export interface AccountDeps {
-  repository: AccountRepository;
+  repository: AccountStore;
   limiter: SharedLimiter;
   cache: KeyCache;
   pepper: string;
@@ -18,7 +18,7 @@ export interface AccountDeps {
   capDefaults: PlanCaps;
 }
 
-export function toKeyView(k: ApiKeyDocument): ApiKeyView {
+export function toKeyView(k: ApiKey): ApiKeyView {
   const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
   return {
     id: k._id,
@@ -36,24 +36,19 @@ export async function createAccount(
   email: string,
   password: string | undefined,
   plan: Plan,
-) {
+): Promise<Result<{ id: string; email: string; plan: Plan }, 'CONFLICT'>> {
   const id = newId('acc');
-  try {
-    await deps.repository.insertAccount({
-      _id: id,
-      email: email.toLowerCase(),
-      password_hash: password ? await deps.passwords.hash(password) : null,
-      plan,
-      created_at: new Date(),
-    });
-  } catch (err) {
-    if (err instanceof EmailTakenError)
-      // Says no more than "taken", in the operator CLI and at sign-up alike.
-      throw new AppError('CONFLICT', 'An account with this email exists.');
-    throw err;
-  }
+  const outcome = await deps.repository.insertAccount({
+    _id: id,
+    email: email.toLowerCase(),
+    password_hash: password ? await deps.passwords.hash(password) : null,
+    plan,
+    created_at: new Date(),
+  });
+  // Says no more than "taken", in the operator CLI and at sign-up alike.
+  if (outcome === 'email-taken') return fail('CONFLICT', 'An account with this email exists.');
   await deps.limiter.setPlan(id, plan.per_minute, plan.per_day);
-  return { id, email: email.toLowerCase(), plan };
+  return succeed({ id, email: email.toLowerCase(), plan });
 }
 
 /**
@@ -62,26 +57,41 @@ export async function createAccount(
  */
 export const planIsCoherent = (plan: Plan): boolean => plan.per_day >= plan.per_minute;
 
-const accountNotFound = (accountId: string) =>
-  new AppError('NOT_FOUND', `Account ${accountId} was not found.`);
+const accountNotFound = (accountId: string) => fail('NOT_FOUND', `Account ${accountId} was not found.`);
 
 /** The account, or NOT_FOUND in the words every command and route uses. */
-export async function requireAccount(deps: Pick<AccountDeps, 'repository'>, accountId: string) {
+export async function requireAccount(
+  deps: Pick<AccountDeps, 'repository'>,
+  accountId: string,
+): Promise<Result<Account, 'NOT_FOUND'>> {
   const account = await deps.repository.findAccount(accountId);
-  if (!account) throw accountNotFound(accountId);
-  return account;
+  return account ? succeed(account) : accountNotFound(accountId);
 }
 
-export async function changePlan(deps: AccountDeps, accountId: string, plan: Plan): Promise<void> {
+export async function changePlan(
+  deps: AccountDeps,
+  accountId: string,
+  plan: Plan,
+): Promise<Result<void, 'VALIDATION_ERROR' | 'NOT_FOUND'>> {
   if (!planIsCoherent(plan))
-    throw new AppError(
+    return fail(
       'VALIDATION_ERROR',
       `per_day (${plan.per_day}) must be at least per_minute (${plan.per_minute})`,
       { details: [{ field: 'per_day', message: 'must be at least per_minute' }] },
     );
-  if (!(await deps.repository.setPlan(accountId, plan))) throw accountNotFound(accountId);
+  if (!(await deps.repository.setPlan(accountId, plan))) return accountNotFound(accountId);
   await deps.limiter.setPlan(accountId, plan.per_minute, plan.per_day);
+  return succeed(undefined);
 }
+
+/** NOT_FOUND for a key the account does not hold, in the words every route uses. */
+export const keyNotFound = (keyId: string) => fail('NOT_FOUND', `API key ${keyId} was not found.`);
+
+/** A new key as its creator sees it: the key itself, shown this once, beside its view. */
+export type CreatedKey = ApiKeyView & { key: string };
+
+/** Why a key was not made: no such account, an expiry in the past, or the plan's cap reached. */
+export type CreateKeyFailure = 'NOT_FOUND' | 'VALIDATION_ERROR' | 'CONFLICT';
 
 /** The key is returned once, here; only its keyed hash and display prefix are stored. */
 export async function createApiKey(
@@ -92,14 +102,16 @@ export async function createApiKey(
   keyId = newId('key'),
   /** false for a roll: the key it replaces expires after the overlap. */
   capped = true,
-) {
-  const account = await requireAccount(deps, accountId);
+): Promise<Result<CreatedKey, CreateKeyFailure>> {
+  const found = await requireAccount(deps, accountId);
+  if (!found.ok) return found;
+  const account = found.value;
   if (expiresAt && expiresAt.getTime() <= Date.now()) {
-    throw new AppError('VALIDATION_ERROR', 'expires_at must be in the future', {
+    return fail('VALIDATION_ERROR', 'expires_at must be in the future', {
       details: [{ field: 'expires_at', message: 'must be in the future' }],
     });
   }
-  const make = async () => {
+  const make = async (): Promise<Result<CreatedKey, 'CONFLICT'>> => {
     if (capped) {
       const max = planCaps(account.plan, deps.capDefaults).keys;
       const now = Date.now();
@@ -107,12 +119,12 @@ export async function createApiKey(
         (k) => k.revoked_at === null && (k.expires_at === null || new Date(k.expires_at).getTime() > now),
       ).length;
       if (active >= max)
-        throw new AppError(
+        return fail(
           'CONFLICT',
           `This account has ${active} active API keys, the most its plan allows (${max}); revoke one first.`,
         );
     }
-    return insertNewKey(deps, accountId, name, expiresAt, keyId);
+    return succeed(await insertNewKey(deps, accountId, name, expiresAt, keyId));
   };
   // Counting and inserting under the account's lock: concurrent creations cannot pass the cap.
   return capped ? deps.repository.withKeyCreationLock(accountId, make) : make();
@@ -124,9 +136,9 @@ async function insertNewKey(
   name: string,
   expiresAt: Date | undefined,
   keyId: string,
-) {
+): Promise<CreatedKey> {
   const key = generateApiKey();
-  const doc: ApiKeyDocument = {
+  const doc: ApiKey = {
     _id: keyId,
     account_id: accountId,
     name,
@@ -161,19 +173,24 @@ export async function listApiKeysPage(deps: AccountDeps, accountId: string, q: S
 }
 
 /** Revocation lands in Redis first (every gateway checks it on every request), then MongoDB. */
-export async function revokeApiKey(deps: AccountDeps, accountId: string, keyId: string): Promise<ApiKeyView> {
+export async function revokeApiKey(
+  deps: AccountDeps,
+  accountId: string,
+  keyId: string,
+): Promise<Result<ApiKeyView, 'NOT_FOUND' | 'SERVICE_UNAVAILABLE'>> {
   const key = await deps.repository.findKey(accountId, keyId);
-  if (!key) throw new AppError('NOT_FOUND', `API key ${keyId} was not found.`);
+  if (!key) return keyNotFound(keyId);
   try {
     await deps.limiter.markRevoked(accountId, keyId);
-  } catch (err) {
-    throw new AppError('SERVICE_UNAVAILABLE', 'Revocation could not be applied everywhere; retry.', {
-      cause: err,
+  } catch {
+    // Gateways accept the key until Redis holds its revocation: nothing is stored as revoked, and
+    // the client is told to retry.
+    return fail('SERVICE_UNAVAILABLE', 'Revocation could not be applied everywhere; retry.', {
       retryAfter: 1,
     });
   }
   const at = key.revoked_at ?? new Date();
   await deps.repository.revokeKey(accountId, keyId, at);
   deps.cache.deleteByKeyId(keyId);
-  return toKeyView({ ...key, revoked_at: at });
+  return succeed(toKeyView({ ...key, revoked_at: at }));
 }

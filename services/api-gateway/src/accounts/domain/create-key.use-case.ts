@@ -1,21 +1,14 @@
 import { createHash } from 'node:crypto';
-import type { ApiKeyView } from '@signal/contracts';
-import { AppError, newId } from '@signal/service-kit';
-import { createApiKey, toKeyView, type AccountDeps } from './accounts.use-cases';
+import { fail, newId, succeed, type Result } from '@signal/service-kit';
+import {
+  createApiKey,
+  toKeyView,
+  type AccountDeps,
+  type CreateKeyFailure,
+  type CreatedKey,
+} from './accounts.use-cases';
+import type { KeyRequestClaim, KeyRequests } from './ports';
 import type { SecretSealer } from './sealed-secret';
-
-export type KeyRequestClaim =
-  | { outcome: 'new' }
-  | { outcome: 'replay'; keyId: string; sealedKey: string | undefined }
-  | { outcome: 'conflict' };
-
-/** Port: key creations by Idempotency-Key (data/key-requests.store.ts). */
-export interface KeyRequests {
-  claim(accountId: string, key: string, requestHash: string, keyId: string): Promise<KeyRequestClaim>;
-  sealedKey(accountId: string, key: string): Promise<string | undefined>;
-  complete(accountId: string, key: string, sealedKey: string): Promise<void>;
-  release(accountId: string, key: string): Promise<void>;
-}
 
 export interface CreateKeyDeps extends AccountDeps {
   keyRequests: KeyRequests;
@@ -27,8 +20,6 @@ export interface CreateKeyInput {
   expires_at?: string;
 }
 
-export type CreatedKey = ApiKeyView & { key: string };
-
 const requestHash = (input: CreateKeyInput): string =>
   createHash('sha256')
     .update(JSON.stringify({ name: input.name, expires_at: input.expires_at ?? null }))
@@ -37,8 +28,8 @@ const requestHash = (input: CreateKeyInput): string =>
 /**
  * Story: without an Idempotency-Key, a new key. With one: claim it (with the new key's id) →
  * make the key → keep the key sealed beside the claim for 24 h. A retry with the same key and
- * body answers the same key (the secret included, as the first answer did — Stripe's rule, so a
- * client whose first answer was lost is not left with a key it cannot use); another body is
+ * body gets the same key (the secret included, as the first response did — Stripe's rule, so a
+ * client whose first response was lost is not left with a key it cannot use); another body is
  * IDEMPOTENCY_CONFLICT. `replayed` says which.
  */
 export async function createKeyOnce(
@@ -46,21 +37,31 @@ export async function createKeyOnce(
   accountId: string,
   input: CreateKeyInput,
   idempotencyKey?: string,
-): Promise<{ created: CreatedKey; replayed: boolean }> {
+): Promise<Result<{ created: CreatedKey; replayed: boolean }, CreateKeyFailure | 'IDEMPOTENCY_CONFLICT'>> {
   const expiresAt = input.expires_at ? new Date(input.expires_at) : undefined;
-  if (!idempotencyKey)
-    return { created: await createApiKey(deps, accountId, input.name, expiresAt), replayed: false };
+  if (!idempotencyKey) {
+    const created = await createApiKey(deps, accountId, input.name, expiresAt);
+    return created.ok ? succeed({ created: created.value, replayed: false }) : created;
+  }
   const keyId = newId('key');
   const claim = await deps.keyRequests.claim(accountId, idempotencyKey, requestHash(input), keyId);
-  if (claim.outcome === 'conflict') throw new AppError('IDEMPOTENCY_CONFLICT');
-  if (claim.outcome === 'replay')
-    return { created: await replay(deps, accountId, idempotencyKey, claim), replayed: true };
+  if (claim.outcome === 'conflict') return fail('IDEMPOTENCY_CONFLICT');
+  if (claim.outcome === 'replay') {
+    const replayed = await replay(deps, accountId, idempotencyKey, claim);
+    return replayed.ok ? succeed({ created: replayed.value, replayed: true }) : replayed;
+  }
+  // A key that was not made leaves no claim behind: a retry with the same Idempotency-Key tries again.
+  const release = () => deps.keyRequests.release(accountId, idempotencyKey).catch(() => undefined);
   try {
     const created = await createApiKey(deps, accountId, input.name, expiresAt, keyId);
-    await deps.keyRequests.complete(accountId, idempotencyKey, deps.sealer.seal(created.key));
-    return { created, replayed: false };
+    if (!created.ok) {
+      await release();
+      return created;
+    }
+    await deps.keyRequests.complete(accountId, idempotencyKey, deps.sealer.seal(created.value.key));
+    return succeed({ created: created.value, replayed: false });
   } catch (err) {
-    await deps.keyRequests.release(accountId, idempotencyKey).catch(() => undefined);
+    await release();
     throw err;
   }
 }
@@ -70,7 +71,7 @@ async function replay(
   accountId: string,
   idempotencyKey: string,
   claim: Extract<KeyRequestClaim, { outcome: 'replay' }>,
-): Promise<CreatedKey> {
+): Promise<Result<CreatedKey, 'CONFLICT'>> {
   let sealed = claim.sealedKey;
   // A concurrent first request may still be making the key: give it a moment.
   for (let i = 0; !sealed && i < 20; i++) {
@@ -80,10 +81,7 @@ async function replay(
   const doc = sealed ? await deps.repository.findKey(accountId, claim.keyId) : null;
   const key = sealed ? deps.sealer.open(sealed) : undefined;
   if (!doc || key === undefined) {
-    throw new AppError(
-      'CONFLICT',
-      'The first request with this Idempotency-Key is still being processed; retry.',
-    );
+    return fail('CONFLICT', 'The first request with this Idempotency-Key is still being processed; retry.');
   }
-  return { ...toKeyView(doc), key };
+  return succeed({ ...toKeyView(doc), key });
 }

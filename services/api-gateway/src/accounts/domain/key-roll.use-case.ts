@@ -1,6 +1,14 @@
 import type { ApiKeyView } from '@signal/contracts';
-import { AppError } from '@signal/service-kit';
-import { createApiKey, revokeApiKey, toKeyView, type AccountDeps } from './accounts.use-cases';
+import { fail, succeed, type Result } from '@signal/service-kit';
+import {
+  createApiKey,
+  keyNotFound,
+  revokeApiKey,
+  toKeyView,
+  type AccountDeps,
+  type CreateKeyFailure,
+  type CreatedKey,
+} from './accounts.use-cases';
 
 /**
  * Roll: a new key now (same name, same expiry if any), and the old one stops after the overlap —
@@ -14,12 +22,12 @@ export async function rollApiKey(
   keyId: string,
   overlapSeconds: number,
   now = Date.now(),
-): Promise<{ created: ApiKeyView & { key: string }; previous: ApiKeyView }> {
+): Promise<Result<{ created: CreatedKey; previous: ApiKeyView }, CreateKeyFailure | 'SERVICE_UNAVAILABLE'>> {
   const old = await deps.repository.findKey(accountId, keyId);
-  if (!old) throw new AppError('NOT_FOUND', `API key ${keyId} was not found.`);
+  if (!old) return keyNotFound(keyId);
   const oldExpiry = old.expires_at ? new Date(old.expires_at).getTime() : null;
   if (old.revoked_at || (oldExpiry !== null && oldExpiry <= now)) {
-    throw new AppError('CONFLICT', 'Only an active key can be rolled; create a new key instead.');
+    return fail('CONFLICT', 'Only an active key can be rolled; create a new key instead.');
   }
   const created = await createApiKey(
     deps,
@@ -29,11 +37,13 @@ export async function rollApiKey(
     undefined,
     false,
   );
+  if (!created.ok) return created;
   if (overlapSeconds === 0) {
-    return { created, previous: await revokeApiKey(deps, accountId, keyId) };
+    const revoked = await revokeApiKey(deps, accountId, keyId);
+    return revoked.ok ? succeed({ created: created.value, previous: revoked.value }) : revoked;
   }
   const until = new Date(Math.min(now + overlapSeconds * 1000, oldExpiry ?? Number.POSITIVE_INFINITY));
   await deps.repository.setKeyExpiry(accountId, keyId, until);
   deps.cache.deleteByKeyId(keyId);
-  return { created, previous: toKeyView({ ...old, expires_at: until }) };
+  return succeed({ created: created.value, previous: toKeyView({ ...old, expires_at: until }) });
 }

@@ -57,8 +57,8 @@ export interface PasswordHasher {
 }
 
 /**
- * The test suite's cost (1 MiB, ~2 ms instead of ~320 ms of CPU): ~110 accounts are made or
- * logged into across the suite, ~35 s of its CPU at the OWASP cost. Config refuses it outside
+ * The test suite's cost (1 MiB): the suite makes and logs into many accounts, and at the OWASP
+ * cost every one of them would spend a third of a second of CPU. Config refuses it outside
  * NODE_ENV=test; the tests of the cost itself run at PASSWORD_COST.
  */
 export const TEST_ONLY_PASSWORD_COST: ScryptCost = { N: 2 ** 10, r: 8, p: 1 };

@@ -34,7 +34,7 @@ describe('client groups of the per-IP limits', () => {
 });
 
 describe('API key checksum', () => {
-  /** The generator's original definition: the last 6 base62 digits of the digest's first 8 bytes. */
+  /** The checksum's definition, in BigInt: the last 6 base62 digits of the digest's first 8 bytes. */
   function reference(body: string): string {
     const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
     let n = BigInt(`0x${createHash('sha256').update(body).digest().subarray(0, 8).toString('hex')}`);
@@ -45,7 +45,7 @@ describe('API key checksum', () => {
     }
     return out;
   }
-  it('when computed without BigInt, then it equals the original definition for every body tried', () => {
+  it('when computed without BigInt, then it equals the BigInt definition for every body tried', () => {
     for (let i = 0; i < 2000; i++) {
       const body = createHash('sha256').update(String(i)).digest('base64url').slice(0, 43);
       expect(checksum(body)).toBe(reference(body));

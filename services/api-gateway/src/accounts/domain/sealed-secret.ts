@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
 
 /**
  * AES-256-GCM with a key derived (HKDF-SHA-256) from the server pepper, for a secret that must
- * be shown again (an API key answered to an idempotent retry) but never stored in clear: a
+ * be shown again (an API key returned again to an idempotent retry) but never stored in clear: a
  * database leak alone reveals nothing.
  */
 export class SecretSealer {

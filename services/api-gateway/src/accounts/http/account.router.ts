@@ -6,6 +6,7 @@ import {
   jsonBodyMiddleware,
   parseOrThrow,
   refuseOtherMethods,
+  valueOrThrow,
 } from '@signal/service-kit';
 import { Router, type RequestHandler, type Response } from 'express';
 import { listApiKeysPage, revokeApiKey } from '../domain/accounts.use-cases';
@@ -136,11 +137,8 @@ export function accountRouter(
   });
   router.post('/v1/account/keys', async (req, res) => {
     const input = parseOrThrow(ROUTES.createApiKey.body, req.body ?? {}, 'body');
-    const { created, replayed } = await createKeyOnce(
-      accounts,
-      current(res).accountId,
-      input,
-      idempotencyKeyOf(req),
+    const { created, replayed } = valueOrThrow(
+      await createKeyOnce(accounts, current(res).accountId, input, idempotencyKeyOf(req)),
     );
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
     res.status(replayed ? 200 : 201).json({ success: true, data: created });
@@ -148,7 +146,7 @@ export function accountRouter(
   router.delete('/v1/account/keys/:keyId', async (req, res) => {
     res.json({
       success: true,
-      data: await revokeApiKey(accounts, current(res).accountId, req.params.keyId!),
+      data: valueOrThrow(await revokeApiKey(accounts, current(res).accountId, req.params.keyId!)),
     });
   });
   // A known path with a method it does not take: 405 naming the ones it does (from the route table).

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { buildOpenApiDocument } from '@signal/contracts';
 import express, { Router, type RequestHandler } from 'express';
 import MarkdownIt from 'markdown-it';
-import type { Plan } from '../../accounts/data/account.model';
+import type { Plan } from '../../accounts/domain/records';
 
 /**
  * /docs: the Scalar API reference (try-it with your API key), served from node_modules —

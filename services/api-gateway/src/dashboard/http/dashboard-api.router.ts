@@ -16,10 +16,11 @@ import {
   idempotencyKeyOf,
   jsonBodyMiddleware,
   parseOrThrow,
+  valueOrThrow,
 } from '@signal/service-kit';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
-import type { Plan } from '../../accounts/data/account.model';
+import type { Plan } from '../../accounts/domain/records';
 import { createAccount, listApiKeysPage, revokeApiKey } from '../../accounts/domain/accounts.use-cases';
 import { createKeyOnce, type CreateKeyDeps } from '../../accounts/domain/create-key.use-case';
 import { rollApiKey } from '../../accounts/domain/key-roll.use-case';
@@ -234,7 +235,9 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
     if (!deps.signupEnabled)
       throw new AppError('FORBIDDEN', 'Sign-up is closed; ask the operator for an account.');
     const input = parseOrThrow(signupInputSchema, req.body ?? {}, 'body');
-    const account = await createAccount(deps.accounts, input.email, input.password, deps.defaultPlan);
+    const account = valueOrThrow(
+      await createAccount(deps.accounts, input.email, input.password, deps.defaultPlan),
+    );
     await startSession(res, account.id, 201);
   });
 
@@ -293,11 +296,8 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
 
   api.post('/keys', async (req, res) => {
     const input = parseOrThrow(createApiKeyInputSchema, req.body ?? {}, 'body');
-    const { created, replayed } = await createKeyOnce(
-      deps.accounts,
-      current(res).accountId,
-      input,
-      idempotencyKeyOf(req),
+    const { created, replayed } = valueOrThrow(
+      await createKeyOnce(deps.accounts, current(res).accountId, input, idempotencyKeyOf(req)),
     );
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
     res.status(replayed ? 200 : 201).json({ success: true, data: withStatus(created) });
@@ -305,11 +305,8 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
 
   api.post('/keys/:keyId/roll', async (req, res) => {
     const input = parseOrThrow(rollApiKeyInputSchema, req.body ?? {}, 'body');
-    const rolled = await rollApiKey(
-      deps.accounts,
-      current(res).accountId,
-      req.params.keyId!,
-      input.overlap_seconds,
+    const rolled = valueOrThrow(
+      await rollApiKey(deps.accounts, current(res).accountId, req.params.keyId!, input.overlap_seconds),
     );
     res.status(201).json({
       success: true,
@@ -318,7 +315,9 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
   });
 
   api.delete('/keys/:keyId', async (req, res) => {
-    const revoked = await revokeApiKey(deps.accounts, current(res).accountId, req.params.keyId!);
+    const revoked = valueOrThrow(
+      await revokeApiKey(deps.accounts, current(res).accountId, req.params.keyId!),
+    );
     res.json({ success: true, data: withStatus(revoked) });
   });
 

@@ -31,7 +31,7 @@ export function dashboardPages(guard: RequestHandler): Router {
     res.setHeader('Cache-Control', 'no-cache');
     res.sendFile(path.join(ROOT, 'public', 'index.html'));
   });
-  // Browsers ask for /favicon.ico on every page (the docs too): answer with the dashboard's icon
+  // Browsers ask for /favicon.ico on every page (the docs too): serve the dashboard's icon
   // rather than a 404 in every console.
   router.get('/favicon.ico', (_req, res) => {
     res.setHeader('Cache-Control', 'public, max-age=86400');

@@ -1,6 +1,6 @@
 import type { Express, RequestHandler } from 'express';
 import { defaultPlan, type GatewayConfig } from '../../config';
-import type { Plan } from '../../accounts/data/account.model';
+import type { Plan } from '../../accounts/domain/records';
 import type { GatewayDependencies } from '../../dependencies';
 import { RequestThrottle, clientGroup } from '../../edge/domain/throttle';
 import type { UsageLedger } from '../../edge/domain/usage';

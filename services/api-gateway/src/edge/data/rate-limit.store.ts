@@ -17,10 +17,10 @@ import {
  * All keys of one account share the hash tag {acc} → one Redis Cluster slot.
  *
  * One call decides a batch: the checks of one account (same windows, same plan defaults) that
- * arrived in one event-loop turn, in arrival order, each exactly as if it had run alone — the
- * i-th check sees the counts the checks before it left. A busy key costs Redis one script run
- * per turn instead of one per request (Redis runs scripts one at a time, for every gateway),
- * and the gateway one command to encode and one reply to parse.
+ * arrived in one iteration of the event loop, in arrival order, each exactly as if it had run
+ * alone — the i-th check sees the counts the checks before it left. A busy key costs Redis one
+ * script run per batch instead of one per request (Redis runs scripts one at a time, for every
+ * gateway), and the gateway one command to encode and one reply to parse.
  * ARGV: per_minute, per_day (defaults when the account has no plan hash), the two TTLs, then
  * one key id per check ('' = a subject without a key, never revoked).
  * Reply: per_minute, per_day, then per check: outcome (1 allowed, 0 limited, -1 revoked),
@@ -62,7 +62,7 @@ return out
 
 const MINUTE_TTL = String(MINUTE_MS + 5000);
 const DAY_TTL = String(DAY_MS + 60_000);
-/** Checks per script call at most (a larger turn's checks take more calls). */
+/** Checks per script call at most (a full batch is sent at once and the next one begins). */
 const MAX_BATCH = 500;
 
 function isReply(value: unknown, checks: number): value is number[] {
@@ -75,7 +75,7 @@ interface PendingCheck {
   reject(err: unknown): void;
 }
 
-/** The checks of one account and window pair waiting for the end of the turn. */
+/** The checks of one account and window pair waiting for the end of this event-loop iteration. */
 interface Batch {
   keys: string[];
   perMinute: number;
@@ -109,9 +109,9 @@ export class RateLimitStore implements SharedLimiter {
   }
 
   /**
-   * Queues the check for the end of this event-loop turn (setImmediate: after every socket
-   * read of the turn, so the requests that arrived together leave together; no timer, no
-   * added wait).
+   * Queues the check for the end of this event-loop iteration (setImmediate: after every
+   * socket read of the iteration, so the requests that arrived together leave together; no
+   * timer, no added wait).
    */
   private enqueue(s: LimitSubject, keyId: string, now: number): Promise<KeyDecision> {
     const minuteWindow = Math.floor(now / MINUTE_MS);
@@ -143,7 +143,7 @@ export class RateLimitStore implements SharedLimiter {
   }
 
   /**
-   * The turn's batches: one account's alone in one script call; several accounts' in one write
+   * The waiting batches: one account's alone in one script call; several accounts' in one write
    * (a pipeline of their calls). Chosen here rather than by ioredis auto-pipelining, which adds
    * CPU to each lone call (it queues every command for a later tick).
    */
@@ -213,7 +213,7 @@ function rejectAll(batch: Batch, err: unknown): void {
 function settle(batch: Batch, reply: unknown): void {
   const { checks } = batch;
   try {
-    if (!isReply(reply, checks.length)) throw new Error('rate limit script answered an unexpected shape');
+    if (!isReply(reply, checks.length)) throw new Error('rate limit script returned an unexpected shape');
     const [perMinute = 0, perDay = 0] = reply;
     const minuteReset = ((batch.minuteWindow + 1) * MINUTE_MS) / 1000;
     const dayReset = ((batch.dayWindow + 1) * DAY_MS) / 1000;

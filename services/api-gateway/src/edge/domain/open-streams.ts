@@ -93,7 +93,7 @@ export class OpenStreams {
         );
       }
     } catch {
-      // Redis away: the next check tries again; a revocation is applied once it answers.
+      // Redis away: the next check tries again; a revocation is applied once it responds.
     } finally {
       this.checking = false;
     }

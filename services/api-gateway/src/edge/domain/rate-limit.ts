@@ -60,7 +60,7 @@ export const minuteWindowEnd = (now: number): number => (Math.floor(now / MINUTE
 export const dayWindowEnd = (now: number): number => (Math.floor(now / DAY_MS) + 1) * DAY_MS;
 
 /**
- * Used while the shared limiter does not answer: a per-instance fixed window at the subject's
+ * Used while the shared limiter does not respond: a per-instance fixed window at the subject's
  * rates, so known clients keep working (slightly generous across instances).
  */
 export class LocalFallbackLimiter {

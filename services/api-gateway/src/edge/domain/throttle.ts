@@ -44,7 +44,7 @@ export interface ThrottleOptions {
 
 /**
  * A per-minute request throttle with one failure policy: when the shared limiter does not
- * answer, a per-instance limiter at the same rate decides, so a throttle never turns an outage
+ * respond, a per-instance limiter at the same rate decides, so a throttle never turns an outage
  * into errors or an open door. A client found over its limit is remembered until its window
  * resets, so a client already at 429 costs neither a Redis call nor a store lookup.
  * Used as the per-IP guard (everything reached without a valid API key, and logins) and as the

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import proxyaddr from 'proxy-addr';
 import { clientIpOf } from './client-ip';
 
-/** Express's req.ip is proxy-addr's answer: the raw front's own walk must give the same. */
+/** Express's req.ip is what proxy-addr returns: the raw front's own walk must give the same. */
 describe('clientIpOf', () => {
   const trusts: Array<boolean | number | string> = [
     false,

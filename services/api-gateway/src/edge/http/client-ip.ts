@@ -37,8 +37,9 @@ function forwardedHops(header: string): string[] {
 /**
  * The client's address as Express's `req.ip` gives it for the same trust setting: proxy-addr's
  * walk (the peer, then X-Forwarded-For from the nearest hop, for as long as each is trusted),
- * with proxy-addr's own compiled trust. Taken apart from the request object because the API
- * path's raw front (raw-front.ts) has no IncomingMessage; the test holds it equal to proxy-addr.
+ * with proxy-addr's own compiled trust. A function of the peer and the header alone because the
+ * API-key path runs on node:http without Express (no `req.ip`); the test holds it equal to
+ * proxy-addr.
  */
 export function clientIpOf(trust: boolean | number | string): ClientIp {
   if (trust === false) return (remote) => remote ?? '';

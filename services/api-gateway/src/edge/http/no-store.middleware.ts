@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 
-/** Answers that may carry a secret (session tokens, API keys, webhook signing secrets). */
+/** Responses that may carry a secret (session tokens, API keys, webhook signing secrets). */
 const SECRET_BEARING = [
   /^\/v1\/auth(\/|$)/i,
   /^\/v1\/account(\/|$)/i,

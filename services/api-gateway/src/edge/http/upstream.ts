@@ -89,8 +89,8 @@ export const MAX_API_BODY_BYTES = 64 * 1024;
 
 /**
  * Why a body is refused before any of it is read, or undefined: declared larger than any route
- * takes (413), or not JSON (415: what the services' body reader would answer once it had read it
- * all). Refusing on the headers answers at once and never invites an upload that would be dropped.
+ * takes (413), or not JSON (415: what the services' body reader would respond once it had read it
+ * all). Refusing on the headers responds at once and never invites an upload that would be dropped.
  */
 export function bodyRefusal(
   headers: IncomingMessage['headers'],
@@ -324,7 +324,7 @@ function failure(err: unknown, res: ServerResponse, upstream: string, status: nu
     return {
       ok: false,
       code: 'GATEWAY_TIMEOUT',
-      message: `The ${upstream} service did not answer in time.`,
+      message: `The ${upstream} service did not respond in time.`,
       cause: err,
     };
   }

@@ -79,7 +79,7 @@ export function loginSubjects(email: string, ip: string): { email: LoginSubject;
 }
 
 /**
- * The same rules in this process only, for when the shared store does not answer: logins stay
+ * The same rules in this process only, for when the shared store does not respond: logins stay
  * throttled (per instance) instead of failing or running unthrottled.
  */
 export class LocalLoginAttempts implements LoginAttempts {

@@ -1,12 +1,12 @@
-import type { AccountDocument } from '../../accounts/data/account.model';
+import type { Account } from '../../accounts/domain/records';
 import { loginSubjects, reserveAll, type LoginAttempts } from './login-throttle';
 import type { PasswordHasher } from '../../accounts/domain/password';
 import type { SessionStore } from './sessions';
 
 /** Port: what logging in and changing a password need of the accounts (data/account.repository.ts). */
 export interface PasswordAccounts {
-  findAccount(id: string): Promise<AccountDocument | null>;
-  findAccountByEmail(email: string): Promise<AccountDocument | null>;
+  findAccount(id: string): Promise<Account | null>;
+  findAccountByEmail(email: string): Promise<Account | null>;
   setPasswordHash(id: string, passwordHash: string): Promise<void>;
 }
 

@@ -1,0 +1,33 @@
+import type { Account, ApiKey, Plan } from './records';
+
+/** What storing an account came to: one account per email, so a taken email is an outcome, not a fault. */
+export type InsertAccountOutcome = 'inserted' | 'email-taken';
+
+/** Port: accounts and their API keys, as the account use cases need them (data/account.repository.ts). */
+export interface AccountStore {
+  insertAccount(account: Account): Promise<InsertAccountOutcome>;
+  findAccount(id: string): Promise<Account | null>;
+  /** false when no account has the id. */
+  setPlan(id: string, plan: Plan): Promise<boolean>;
+  /** Runs `fn` while no other key creation for the account runs, in any process. */
+  withKeyCreationLock<T>(accountId: string, fn: () => Promise<T>): Promise<T>;
+  insertKey(key: ApiKey): Promise<void>;
+  findKey(accountId: string, keyId: string): Promise<ApiKey | null>;
+  /** The account's keys, newest first. */
+  listKeys(accountId: string): Promise<ApiKey[]>;
+  revokeKey(accountId: string, keyId: string, at: Date): Promise<void>;
+  setKeyExpiry(accountId: string, keyId: string, at: Date): Promise<void>;
+}
+
+export type KeyRequestClaim =
+  | { outcome: 'new' }
+  | { outcome: 'replay'; keyId: string; sealedKey: string | undefined }
+  | { outcome: 'conflict' };
+
+/** Port: key creations by Idempotency-Key (data/key-requests.store.ts). */
+export interface KeyRequests {
+  claim(accountId: string, key: string, requestHash: string, keyId: string): Promise<KeyRequestClaim>;
+  sealedKey(accountId: string, key: string): Promise<string | undefined>;
+  complete(accountId: string, key: string, sealedKey: string): Promise<void>;
+  release(accountId: string, key: string): Promise<void>;
+}
