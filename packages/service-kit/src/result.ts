@@ -12,6 +12,8 @@ export interface Failure<C extends ErrorCode = ErrorCode> {
   details?: FieldProblem[];
   /** Seconds after which the same request may succeed (SERVICE_UNAVAILABLE, rate limits). */
   retryAfter?: number;
+  /** What went wrong underneath (a store's error), for the log of a 5xx; never sent to a client. */
+  cause?: unknown;
 }
 
 export interface Success<T> {
@@ -27,7 +29,7 @@ export const succeed = <T>(value: T): Success<T> => ({ ok: true, value });
 export function fail<C extends ErrorCode>(
   code: C,
   message?: string,
-  extra: { details?: FieldProblem[]; retryAfter?: number } = {},
+  extra: { details?: FieldProblem[]; retryAfter?: number; cause?: unknown } = {},
 ): Failure<C> {
   return { ok: false, code, ...(message !== undefined ? { message } : {}), ...extra };
 }
@@ -37,6 +39,7 @@ export function failureError(failure: Failure): AppError {
   return new AppError(failure.code, failure.message, {
     details: failure.details,
     retryAfter: failure.retryAfter,
+    cause: failure.cause,
   });
 }
 

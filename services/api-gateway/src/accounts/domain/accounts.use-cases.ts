@@ -182,11 +182,12 @@ export async function revokeApiKey(
   if (!key) return keyNotFound(keyId);
   try {
     await deps.limiter.markRevoked(accountId, keyId);
-  } catch {
+  } catch (err) {
     // Gateways accept the key until Redis holds its revocation: nothing is stored as revoked, and
     // the client is told to retry.
     return fail('SERVICE_UNAVAILABLE', 'Revocation could not be applied everywhere; retry.', {
       retryAfter: 1,
+      cause: err,
     });
   }
   const at = key.revoked_at ?? new Date();
