@@ -11,7 +11,7 @@ import type { Express } from 'express';
 import { Agent } from 'undici';
 import { guardPolicy, type WebhooksConfig } from './config';
 import { InsertBatcher } from './data/insert-batcher';
-import type { DeliveryDocument, DeliveryLogEntry } from './data/webhook.models';
+import type { DeliveryDocument, DeliveryLogEntry } from './domain/records';
 import { healthChecks, type WebhooksDependencies } from './dependencies';
 import { AccountShares, DeliverySlots, SubscriptionConcurrency } from './domain/concurrency';
 import { deliverAttempt } from './domain/deliver.use-case';

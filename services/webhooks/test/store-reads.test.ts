@@ -1,12 +1,7 @@
 import { isFerretDB, testDatabase } from '@signal/test-kit';
 import mongoose, { type Connection, type mongo } from 'mongoose';
-import {
-  ensureIndexes,
-  webhookCollections,
-  type DeliveryDocument,
-  type DeliveryLogEntry,
-  type WebhookCollections,
-} from '../src/data/webhook.models';
+import { ensureIndexes, webhookCollections, type WebhookCollections } from '../src/data/webhook.models';
+import type { DeliveryDocument, DeliveryLogEntry } from '../src/domain/records';
 import { WebhookRepository } from '../src/data/webhook.repository';
 
 /**

@@ -9,7 +9,7 @@ import type {
   DeliveryLogEntry,
   DeliveryStatus,
   SubscriptionDocument,
-} from '../data/webhook.models';
+} from './records';
 import type { DeliverySlots } from './concurrency';
 import { parseRetryAfter, retryDelayMs, type ScheduleJob } from './delivery-jobs';
 import { attemptSeq, logEntryId } from './delivery-state';

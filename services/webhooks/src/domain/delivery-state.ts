@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AttemptRecord, DeliveryHeader, DeliveryLogEntry, DeliveryStatus } from '../data/webhook.models';
+import type { AttemptRecord, DeliveryHeader, DeliveryLogEntry, DeliveryStatus } from './records';
 
 /** A delivery as a client sees it: its document plus every entry of its log, folded. */
 export interface DeliveryState {

@@ -1,6 +1,7 @@
 import type { WebhookEventName } from '@signal/contracts';
-import type { SubscriptionDocument } from '../data/webhook.models';
-import { SubscriptionCache, type SubscriptionSource } from './subscription-cache';
+import type { SubscriptionDocument } from './records';
+import type { SubscriptionSource } from './ports';
+import { SubscriptionCache } from './subscription-cache';
 
 function subscription(id: string, url: string): SubscriptionDocument {
   return {

@@ -1,11 +1,6 @@
 import { isWebhookEventName, type WebhookEventName } from '@signal/contracts';
-import type { SubscriptionDocument } from '../data/webhook.models';
-import type { SubscriptionLookup } from './ports';
-
-export interface SubscriptionSource {
-  subscriptionsFor(event: WebhookEventName): Promise<SubscriptionDocument[]>;
-  findSubscriptionsByIds(ids: readonly string[]): Promise<SubscriptionDocument[]>;
-}
+import type { SubscriptionDocument } from './records';
+import type { SubscriptionLookup, SubscriptionSource } from './ports';
 
 interface Held<T> {
   at: number;

@@ -21,17 +21,16 @@ import type {
   DeliveryLogEntry,
   DeliveryStatus,
   SubscriptionDocument,
-} from '../data/webhook.models';
-import type { IdempotencyRepository } from '../data/idempotency.repository';
-import type { WebhookRepository } from '../data/webhook.repository';
+} from './records';
 import type { ScheduleJob } from './delivery-jobs';
+import type { IdempotencyKeys, WebhookStore } from './ports';
 import { foldDelivery, logEntryId, requeueSeq, type DeliveryState } from './delivery-state';
 import { generateSecret } from './signing';
 import { urlProblem, type GuardPolicy } from './url-guard';
 
 export interface SubscriptionDeps {
-  repository: WebhookRepository;
-  idempotency: IdempotencyRepository;
+  repository: WebhookStore;
+  idempotency: IdempotencyKeys;
   schedule: ScheduleJob;
   guard: GuardPolicy;
   secretOverlapMs: number;
