@@ -53,6 +53,20 @@ export function foldDelivery(doc: DeliveryHeader, entries: readonly DeliveryLogE
   return state;
 }
 
+/** Each delivery with its state, folded from its log. */
+export function withStates<D extends DeliveryHeader>(
+  docs: readonly D[],
+  entries: readonly DeliveryLogEntry[],
+): Array<{ doc: D; state: DeliveryState }> {
+  const byDelivery = new Map<string, DeliveryLogEntry[]>();
+  for (const e of entries) {
+    const list = byDelivery.get(e.delivery_id) ?? [];
+    list.push(e);
+    byDelivery.set(e.delivery_id, list);
+  }
+  return docs.map((doc) => ({ doc, state: foldDelivery(doc, byDelivery.get(doc._id) ?? []) }));
+}
+
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
 function crockford(bits: bigint, chars: number): string {
