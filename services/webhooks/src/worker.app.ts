@@ -27,7 +27,7 @@ export interface Worker {
 }
 
 /**
- * What only a test may change, in code (no setting reaches it): the wall's policy with exact
+ * What only a test may change, in code (no setting reaches it): the URL guard's policy with exact
  * addresses let through, the resolver its connect-time check runs on, and a CA to trust, so
  * that a test can deliver over https to a local receiver with the production guard on.
  */

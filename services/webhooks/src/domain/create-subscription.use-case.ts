@@ -23,8 +23,7 @@ function capReached(limit: number): Failure<'CONFLICT'> {
 
 /**
  * `types: null` and `description: null` mean what omitting them means, so both hash alike (a
- * retry may send either); omitted fields hash as they always did, so keys claimed before null
- * was accepted still match.
+ * retry may send either).
  */
 const requestHash = (input: CreateWebhookInput): string =>
   createHash('sha256')

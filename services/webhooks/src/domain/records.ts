@@ -35,7 +35,7 @@ export interface AttemptRequest {
   headers: Record<string, string>;
 }
 
-/** The receiver's answer to an attempt, as much of it as the worker reads. */
+/** The receiver's response to an attempt, as much of it as the worker reads. */
 export interface AttemptResponse {
   status: number;
   headers: Record<string, string>;
@@ -53,7 +53,7 @@ export interface AttemptRecord {
   error: string | null;
   /** Absent in attempts recorded before requests were kept. */
   request?: AttemptRequest | null;
-  /** null when no answer came (timeout, refused, …); absent in older attempts. */
+  /** null when no response came (timeout, refused, …); absent in older attempts. */
   response?: AttemptResponse | null;
 }
 

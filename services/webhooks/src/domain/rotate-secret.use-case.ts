@@ -5,10 +5,10 @@ import { ownedSubscription, webhookNotFound, type SubscriptionDeps } from './sub
 import { toSubscriptionView } from './views';
 
 /**
- * Earlier secrets that may still sign at once. Each one adds a signature to every delivery: 40
- * rotations in a day made a 2 KB `webhook-signature` header, and ~340 (six minutes of requests
- * on the default plan) would pass the 16 KB most servers accept for all headers, so every
- * delivery would be refused. Four leave room for a rotation or two gone wrong in the overlap.
+ * Earlier secrets that may still sign at once. Each one adds a signature of some 50 bytes to
+ * every delivery: without a bound, ~340 rotations (six minutes of requests on the default
+ * plan) would pass the 16 KB most servers accept for all headers, and every delivery would be
+ * refused. Four leave room for a rotation or two gone wrong in the overlap.
  */
 export const MAX_PREVIOUS_SECRETS = 4;
 

@@ -64,7 +64,8 @@ export async function sendTestEvent(
   if (!found.ok) return found;
   const sub = found.value;
   // The worker fails a disabled subscription's deliveries without an attempt: a test queued now
-  // would answer "pending" and then fail unsent. Saying so up front tells the caller what to do.
+  // would be returned as "pending" and then fail unsent. Saying so up front tells the caller
+  // what to do.
   if (sub.status !== 'enabled') {
     const why = sub.disabled_reason ? ` ${sub.disabled_reason}` : '';
     return fail('CONFLICT', `This webhook is disabled.${why} Enable it before sending a test event.`);

@@ -51,8 +51,9 @@ export async function ownedDelivery(
 
 /**
  * The version of the subscription this request saw (its last change), stamped on the job it
- * queues: the worker holds subscriptions for up to a second, and a re-send or test event right
- * after enabling a subscription was dropped against the worker's older, disabled copy.
+ * queues: the worker holds subscriptions for up to a second, and without it a re-send or test
+ * event right after enabling a subscription would be dropped against the worker's older,
+ * disabled copy.
  */
 export function subscriptionVersion(sub: SubscriptionDocument): number {
   return new Date(sub.updated_at).getTime();

@@ -36,7 +36,7 @@ export function webhooksRouter(deps: SubscriptionDeps, internalJwtKey: KeyObject
   const r = Router();
   r.use('/v1/webhooks', requireInternalAuth(internalJwtKey, 'webhooks'));
 
-  // Ids that cannot exist answer 404 before any store lookup (`%00`, overlong, other prefixes).
+  // Ids that cannot exist get a 404 before any store lookup (`%00`, overlong, other prefixes).
   r.param('id', (_req, _res, next, value: string) =>
     next(
       webhookIdSchema.safeParse(value).success ? undefined : new AppError('NOT_FOUND', 'Webhook not found.'),
