@@ -9,7 +9,7 @@ import {
 } from '@signal/service-kit';
 import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
-import type { SubscriptionDeps } from './domain/subscriptions.use-cases';
+import type { SubscriptionDeps } from './domain/subscription-rules';
 import { webhooksRouter } from './http/webhooks.router';
 
 export interface WebhooksAppDeps extends ServiceAppParts {

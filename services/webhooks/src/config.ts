@@ -22,7 +22,7 @@ export const configSchema = z
     INTERNAL_JWT_PUBLIC_KEY: internalKeyEnv.publicKey(),
     /**
      * Subscriptions an account may hold when the gateway's token carries no plan limit
-     * (`limits.webhooks`); creating one more answers 409 with the limit in the message.
+     * (`limits.webhooks`); creating one more returns 409 with the limit in the message.
      */
     WEBHOOKS_MAX_PER_ACCOUNT: env.int(25, 0),
     /** Spacing of the 3 retries after the first attempt; ±20 % jitter is added. */
@@ -70,7 +70,7 @@ export type WebhooksConfig = z.infer<typeof configSchema>;
 export const loadConfig = (e: NodeJS.ProcessEnv = process.env): WebhooksConfig =>
   parseConfig('webhooks', configSchema, e);
 
-/** The SSRF wall's policy this configuration asks for. */
+/** The URL guard's policy this configuration asks for. */
 export const guardPolicy = (c: WebhooksConfig): GuardPolicy => ({
   allowLoopback: c.WEBHOOK_ALLOW_LOOPBACK_URLS,
 });

@@ -11,7 +11,7 @@ import type { Express } from 'express';
 import { Agent } from 'undici';
 import { guardPolicy, type WebhooksConfig } from './config';
 import { InsertBatcher } from './data/insert-batcher';
-import type { DeliveryDocument, DeliveryLogEntry } from './data/webhook.models';
+import type { DeliveryDocument, DeliveryLogEntry } from './domain/records';
 import { healthChecks, type WebhooksDependencies } from './dependencies';
 import { AccountShares, DeliverySlots, SubscriptionConcurrency } from './domain/concurrency';
 import { deliverAttempt } from './domain/deliver.use-case';
@@ -27,7 +27,7 @@ export interface Worker {
 }
 
 /**
- * What only a test may change, in code (no setting reaches it): the wall's policy with exact
+ * What only a test may change, in code (no setting reaches it): the URL guard's policy with exact
  * addresses let through, the resolver its connect-time check runs on, and a CA to trust, so
  * that a test can deliver over https to a local receiver with the production guard on.
  */

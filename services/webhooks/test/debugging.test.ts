@@ -193,7 +193,7 @@ describe('recover', () => {
       .set(hooks.auth(ACC))
       .send(body as object);
 
-  it('when failed deliveries are recovered since a time, then those created since are re-sent (count answered), a repeat queues none, and older ones stay failed', async () => {
+  it('when failed deliveries are recovered since a time, then those created since are re-sent (count returned), a repeat queues none, and older ones stay failed', async () => {
     mode = 500;
     const { id } = await subscribe(hooks, `${receiver.url}/recover`);
     const older = await sendTest(hooks, id);

@@ -6,14 +6,14 @@ import request from 'supertest';
 import { publishEvents } from './bus-events';
 import { startWebhooks } from './webhooks-harness';
 
-/** What the never-answering receiver saw: each request's webhook-id, and whether the worker gave up on it. */
+/** What the never-responding receiver saw: each request's webhook-id, and whether the worker gave up on it. */
 interface HeldRequest {
   webhookId: string;
   at: number;
   endedAt?: number;
 }
 
-/** A receiver that reads each request and never answers; it notes when the worker ends one. */
+/** A receiver that reads each request and never responds; it notes when the worker ends one. */
 async function startHangingReceiver() {
   const held: HeldRequest[] = [];
   const sockets = new Set<Socket>();
@@ -55,7 +55,7 @@ const auth = (accountId: string) => ({
 });
 
 describe('fairness between accounts in the delivery worker', () => {
-  it("when one account's 20 receivers never answer, then another account's 5 healthy receivers get every delivery before any slow attempt gives up", async () => {
+  it("when one account's 20 receivers never respond, then another account's 5 healthy receivers get every delivery before any slow attempt gives up", async () => {
     const broker = testBrokerPrefix('wh_fair');
     const slow = await startHangingReceiver();
     const healthy = await startReceiver(() => ({ status: 200 }));

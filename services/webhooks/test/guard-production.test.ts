@@ -13,11 +13,11 @@ import type { Lookup } from '../src/domain/url-guard';
 import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
 
 /**
- * End to end with the SSRF wall as production runs it (NODE_ENV=production, no loopback
+ * End to end with the SSRF guard as production runs it (NODE_ENV=production, no loopback
  * setting): a subscription to an https name is delivered, because this test's resolver maps the
  * name to its local receiver and lets exactly that address through. Both exist only in code
  * passed by this test (WorkerTestHooks); no setting reaches them, and production refuses the
- * one setting that widens the wall.
+ * one setting that widens the guard.
  */
 const NAME = 'receiver.webhooks-e2e.test';
 const METADATA_NAME = 'metadata.webhooks-e2e.test';
@@ -135,7 +135,7 @@ async function firstAttempt(id: string) {
   );
 }
 
-describe('the SSRF wall in production mode, end to end', () => {
+describe('the SSRF guard in production mode, end to end', () => {
   it('when production is asked to allow loopback receivers, then the configuration is refused', () => {
     const asked = configSchema.safeParse({
       NODE_ENV: 'production',
@@ -148,7 +148,7 @@ describe('the SSRF wall in production mode, end to end', () => {
     expect(asked.error?.issues.map((i) => i.path.join('.'))).toContain('WEBHOOK_ALLOW_LOOPBACK_URLS');
   });
 
-  it('when a subscription names a host the wall lets through, then it is delivered over https, signed', async () => {
+  it('when a subscription names a host the guard lets through, then it is delivered over https, signed', async () => {
     const { id, secret } = await subscribe(`https://${NAME}:${port}/hook`);
     const attempt = await firstAttempt(id);
     expect(attempt.attempts[0]).toMatchObject({ status_code: 204, error: null });

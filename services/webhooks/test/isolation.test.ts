@@ -6,10 +6,10 @@ import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
 
 /**
  * One slow subscriber cannot slow the others: nine fast receivers beside a tenth that never
- * answers, with a delivery timeout longer than the test may run. Every fast delivery of a burst
- * arrives while the silent receiver still holds its first connections unanswered and none of
- * its attempts has ended: nothing the fast ones got waited for a slot or a connection the silent
- * one held (that wait would end only at the timeout).
+ * responds, with a delivery timeout longer than the test may run. Every fast delivery of a
+ * burst arrives while the silent receiver still holds its first connections open and none of
+ * its attempts has ended: nothing the fast ones got waited for a slot or a connection the
+ * silent one held (that wait would end only at the timeout).
  */
 const broker = testBrokerPrefix('wh_isolation');
 const ACC = 'acc_isolation';
@@ -70,7 +70,7 @@ async function subscribe(url: string): Promise<string> {
 }
 
 describe('slow subscriber isolation', () => {
-  it('when one of ten subscribers never answers, then the other nine get every event while its attempts are still held open', async () => {
+  it('when one of ten subscribers never responds, then the other nine get every event while its attempts are still held open', async () => {
     const silentId = await subscribe(`${silent.url}/silent`);
     const sent = await publishEvents(broker.prefix, EVENTS);
     await waitFor(

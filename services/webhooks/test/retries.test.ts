@@ -6,7 +6,7 @@ import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
  * Retries through fixed delay buckets: one receiver's hour-long Retry-After never delays
  * another subscription's retry, and a change of the delay setting with retries in flight
  * delays nothing past its due time. Plus: idempotent subscription creation, and ids that
- * cannot exist answered without the store.
+ * cannot exist refused without the store.
  */
 const broker = testBrokerPrefix('wh_retries');
 let hooks: WebhooksHarness;
@@ -45,7 +45,7 @@ const sendTest = (id: string, h: WebhooksHarness = hooks) =>
   request(h.url).post(`/v1/webhooks/${id}/test`).set(h.auth(ACC)).expect(202);
 
 describe('retries in delay buckets', () => {
-  it("when one receiver answers 429 Retry-After: 3600, then another subscription's retry still comes on time", async () => {
+  it("when one receiver responds 429 Retry-After: 3600, then another subscription's retry still comes on time", async () => {
     const throttling = await receiver(() => ({ status: 429, headers: { 'retry-after': '3600' } }));
     let calls = 0;
     const flaky = await receiver(() => ({ status: ++calls === 1 ? 500 : 200 }));
@@ -161,7 +161,7 @@ describe('idempotent subscription creation', () => {
       { $set: { expires_at: new Date(Date.now() + 23 * 3_600_000) } },
     );
 
-    // CONFLICT naming the deletion, not the "still being processed" answer given after waiting.
+    // CONFLICT naming the deletion, not the "still being processed" response given after waiting.
     const repeat = await send().expect(409);
     expect(repeat.body.error.code).toBe('CONFLICT');
     expect(repeat.body.error.message).toBe(
@@ -208,7 +208,7 @@ describe('ids and paging that cannot exist', () => {
     expect(res.body.error.message).toMatch(/page/);
   });
 
-  it('when OPTIONS is sent, then the envelope answers, not a bare allow list', async () => {
+  it('when OPTIONS is sent, then the response is the envelope, not a bare allow list', async () => {
     const res = await request(hooks.url).options('/v1/webhooks').set(hooks.auth(ACC));
     expect(res.status).toBe(404);
     expect(res.body.success).toBe(false);

@@ -1,19 +1,13 @@
 import { isFerretDB, testDatabase } from '@signal/test-kit';
 import mongoose, { type Connection, type mongo } from 'mongoose';
-import {
-  ensureIndexes,
-  webhookCollections,
-  type DeliveryDocument,
-  type DeliveryLogEntry,
-  type WebhookCollections,
-} from '../src/data/webhook.models';
+import { ensureIndexes, webhookCollections, type WebhookCollections } from '../src/data/webhook.models';
+import type { DeliveryDocument, DeliveryLogEntry } from '../src/domain/records';
 import { WebhookRepository } from '../src/data/webhook.repository';
 
 /**
  * How the webhooks store is read when a client pages through deliveries: by equalities the
  * MongoDB-wire server can serve from an index. FerretDB does not push `$in` down: a page of the
- * deliveries log read with `$in` fetched and filtered every account's log in FerretDB (1–2.5 s
- * at 15,000 entries, found from the outside).
+ * deliveries log read with `$in` would fetch and filter every account's log.
  */
 const db = testDatabase('wh_store_reads');
 let conn: Connection;
@@ -102,7 +96,7 @@ describe('webhooks store reads', () => {
     expect(await names(conn.collection('deliveries'))).toEqual(expect.arrayContaining(['webhook_id_1']));
   });
 
-  it('when never-attempted deliveries and subscriptions are looked up by several ids, then the answers are whole and no read uses $in', async () => {
+  it('when never-attempted deliveries and subscriptions are looked up by several ids, then the results are whole and no read uses $in', async () => {
     const repository = new WebhookRepository(c);
     await c.deliveries.insertMany([delivery('dlv_fresh', 'wh_3'), delivery('dlv_tried', 'wh_3')]);
     await c.deliveryLog.insertOne(attempt('dlv_tried', 'wh_3', 1, 500));

@@ -12,7 +12,6 @@ import { loadConfig, type WebhooksConfig } from '../src/config';
 import { connections, createDependencies, type WebhooksDependencies } from '../src/dependencies';
 import { buildWorker, type Worker, type WorkerTestHooks } from '../src/worker.app';
 
-
 export interface WebhooksHarness {
   url: string;
   config: WebhooksConfig;

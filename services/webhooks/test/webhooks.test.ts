@@ -166,7 +166,7 @@ describe('subscriptions API', () => {
     expect(got.body.data.types).toBeNull();
   });
 
-  it('when a subscription as answered (description null) is sent back to create or update, then it is accepted and null clears the description', async () => {
+  it('when a subscription as returned (description null) is sent back to create or update, then it is accepted and null clears the description', async () => {
     const created = await request(hooks.url)
       .post('/v1/webhooks')
       .set(hooks.auth(ACC))
@@ -328,7 +328,7 @@ describe('delivery', () => {
     expect(got.find((g) => g.event === 'signal.winner')!.data.performance!.status).toBe('winner');
   });
 
-  it('when the receiver answers 500, then exactly 4 attempts with one webhook-id, the delivery is failed, and a re-send delivers it', async () => {
+  it('when the receiver responds 500, then exactly 4 attempts with one webhook-id, the delivery is failed, and a re-send delivers it', async () => {
     let mode = 500;
     const failing = await startReceiver(() => ({ status: mode }));
     try {
@@ -392,8 +392,8 @@ describe('delivery', () => {
     }
   });
 
-  it('when the receiver answers after the delivery timeout, then the attempt counts as a timeout failure', async () => {
-    // A timeout of 300 ms set here: the receiver's answer comes long after it.
+  it('when the receiver responds after the delivery timeout, then the attempt counts as a timeout failure', async () => {
+    // A timeout of 300 ms set here: the receiver's response comes long after it.
     const slow = await startReceiver(() => ({ status: 200, delayMs: 5000 }));
     const slowBroker = testBrokerPrefix('wh_slow');
     const quick = await startWebhooks({
@@ -497,7 +497,7 @@ describe('delivery', () => {
     }
   }, 30_000);
 
-  it('when the receiver answers 410 Gone, then the subscription is disabled and later events are kept as failed', async () => {
+  it('when the receiver responds 410 Gone, then the subscription is disabled and later events are kept as failed', async () => {
     const gone = await startReceiver(() => ({ status: 410 }));
     try {
       const { id } = await subscribe({ url: `${gone.url}/gone`, events: ['signal.new'] });
@@ -510,6 +510,8 @@ describe('delivery', () => {
         100,
         'disabled',
       );
+      const disabled = await request(hooks.url).get(`/v1/webhooks/${id}`).set(hooks.auth(ACC));
+      expect(disabled.body.data.disabled_reason).toBe('The endpoint responded 410 Gone.');
       await ingest();
       const deliveries = await waitFor(
         async () => {

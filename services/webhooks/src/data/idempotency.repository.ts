@@ -1,19 +1,14 @@
 import { isDuplicateKeyError } from '@signal/service-kit';
 import type { mongo } from 'mongoose';
+import type { Claim, IdempotencyKeys } from '../domain/ports';
 import type { IdempotencyDocument } from './webhook.models';
-
-export type Claim =
-  | { outcome: 'new'; resourceId: string }
-  /** `claimedAt`: when the first request claimed the key. */
-  | { outcome: 'replay'; resourceId: string; claimedAt: Date }
-  | { outcome: 'conflict' };
 
 /**
  * Idempotency-Key records, one per (account, key), kept 24 h (expired in code: no TTL indexes
  * on the MongoDB subset we keep to). The record is claimed before the resource is made, with
  * the resource's id chosen up front, so concurrent retries of one request make one resource.
  */
-export class IdempotencyRepository {
+export class IdempotencyRepository implements IdempotencyKeys {
   constructor(
     private readonly keys: mongo.Collection<IdempotencyDocument>,
     private readonly ttlMs = 24 * 3_600_000,

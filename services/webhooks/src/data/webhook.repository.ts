@@ -1,13 +1,14 @@
 import { duplicateKeyPositions, eachById, isDuplicateKeyError } from '@signal/service-kit';
 import type { WebhookEventName } from '@signal/contracts';
 import type { mongo } from 'mongoose';
+import type { SubscriptionSource, WebhookStore } from '../domain/ports';
 import type {
   DeliveryDocument,
   DeliveryHeader,
   DeliveryLogEntry,
   SubscriptionDocument,
-  WebhookCollections,
-} from './webhook.models';
+} from '../domain/records';
+import type { WebhookCollections } from './webhook.models';
 
 const WITHOUT_PAYLOAD = { projection: { payload: 0 } } as const;
 
@@ -29,7 +30,7 @@ async function readEach<T>(ids: readonly string[], read: (id: string) => Promise
 }
 
 /** Subscriptions, deliveries and the delivery log; always scoped by account where a client asks. */
-export class WebhookRepository {
+export class WebhookRepository implements WebhookStore, SubscriptionSource {
   constructor(private readonly c: WebhookCollections) {}
 
   async insertSubscription(doc: SubscriptionDocument): Promise<void> {

@@ -17,7 +17,7 @@ export class SubscriptionConcurrency {
 
 /**
  * Shares the worker's attempts among accounts. A consumer holds at most `capacity` jobs
- * (its prefetch) and an attempt holds its job until the receiver answers or times out, so an
+ * (its prefetch) and an attempt holds its job until the receiver responds or times out, so an
  * account whose receivers hang could take every job the worker holds and make every other
  * account's deliveries wait in the queue for its timeouts.
  *

@@ -9,7 +9,7 @@ import type {
   DeliveryLogEntry,
   DeliveryStatus,
   SubscriptionDocument,
-} from '../data/webhook.models';
+} from './records';
 import type { DeliverySlots } from './concurrency';
 import { parseRetryAfter, retryDelayMs, type ScheduleJob } from './delivery-jobs';
 import { attemptSeq, logEntryId } from './delivery-state';
@@ -39,7 +39,7 @@ interface PostResult {
   statusCode: number | null;
   error: string | null;
   retryAfterMs?: number;
-  /** null when nothing was sent (an address the wall refuses before connecting). */
+  /** null when nothing was sent (an address the URL guard refuses before connecting). */
   request: AttemptRequest | null;
   response: AttemptResponse | null;
 }
@@ -129,13 +129,13 @@ function logEntry(
 const EVENT_TIME = /"timestamp":"([^"]+)"/;
 
 /**
- * Story: one attempt of one delivery. Not due yet → hop on to the next delay bucket → refuse
- * disabled subscriptions → respect the account's share and the subscription's cap → POST signed → on failure schedule
- * the next attempt *before* recording this one (a crash then re-sends, never forgets) → append
- * the attempt to the delivery log, in a batch with others; the job is acknowledged only after
- * that write, and the entry's id is the attempt's, so a job redelivered after a crash never
- * records twice. No store read on the way: the job carries the body, the subscription comes
- * from a short in-process cache.
+ * Story: one attempt of one delivery. Not due yet → back to the delay queues until it is →
+ * refuse disabled subscriptions → respect the account's share and the subscription's cap →
+ * POST signed → on failure schedule the next attempt *before* recording this one (a crash then
+ * re-sends, never forgets) → append the attempt to the delivery log, in a batch with others;
+ * the job is acknowledged only after that write, and the entry's id is the attempt's, so a job
+ * redelivered after a crash never records twice. No store read on the way: the job carries the
+ * body, the subscription comes from a short in-process cache.
  */
 export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob): Promise<void> {
   if (job.due_at !== undefined && job.due_at - Date.now() > DUE_TOLERANCE_MS) {
@@ -196,7 +196,7 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
     return;
   }
   if (result.statusCode === 410) {
-    await deps.disableSubscription(sub._id, 'The endpoint answered 410 Gone.');
+    await deps.disableSubscription(sub._id, 'The endpoint responded 410 Gone.');
     deps.subscriptions.forget();
     await record('failed');
     return;

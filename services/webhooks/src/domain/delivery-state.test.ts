@@ -1,4 +1,4 @@
-import type { DeliveryHeader, DeliveryLogEntry } from '../data/webhook.models';
+import type { DeliveryHeader, DeliveryLogEntry } from './records';
 import { attemptSeq, deliveryIdFor, foldDelivery, logEntryId, requeueSeq } from './delivery-state';
 
 const created = new Date('2026-01-01T00:00:00Z');

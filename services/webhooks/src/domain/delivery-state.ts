@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AttemptRecord, DeliveryHeader, DeliveryLogEntry, DeliveryStatus } from '../data/webhook.models';
+import type { AttemptRecord, DeliveryHeader, DeliveryLogEntry, DeliveryStatus } from './records';
 
 /** A delivery as a client sees it: its document plus every entry of its log, folded. */
 export interface DeliveryState {
@@ -51,6 +51,20 @@ export function foldDelivery(doc: DeliveryHeader, entries: readonly DeliveryLogE
     };
   }
   return state;
+}
+
+/** Each delivery with its state, folded from its log. */
+export function withStates<D extends DeliveryHeader>(
+  docs: readonly D[],
+  entries: readonly DeliveryLogEntry[],
+): Array<{ doc: D; state: DeliveryState }> {
+  const byDelivery = new Map<string, DeliveryLogEntry[]>();
+  for (const e of entries) {
+    const list = byDelivery.get(e.delivery_id) ?? [];
+    list.push(e);
+    byDelivery.set(e.delivery_id, list);
+  }
+  return docs.map((doc) => ({ doc, state: foldDelivery(doc, byDelivery.get(doc._id) ?? []) }));
 }
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';

@@ -5,7 +5,7 @@ import {
   type WebhookEvent,
   type WebhookEventName,
 } from '@signal/contracts';
-import type { DeliveryDocument, SubscriptionDocument } from '../data/webhook.models';
+import type { DeliveryDocument, SubscriptionDocument } from './records';
 import type { ScheduleJob } from './delivery-jobs';
 import { deliveryIdFor } from './delivery-state';
 import type { DeliveryWriter } from './ports';

@@ -1,5 +1,69 @@
 import type { WebhookEventName } from '@signal/contracts';
-import type { DeliveryDocument, DeliveryLogEntry, SubscriptionDocument } from '../data/webhook.models';
+import type { DeliveryDocument, DeliveryHeader, DeliveryLogEntry, SubscriptionDocument } from './records';
+
+/**
+ * What the use cases need from outside, declared here and implemented in `data/`: the webhook
+ * store (MongoDB), Idempotency-Key records, batched writes, the receivers' HTTP client.
+ */
+
+/** Subscriptions, deliveries and the delivery log as the subscriptions API's use cases use them. */
+export interface WebhookStore {
+  insertSubscription(doc: SubscriptionDocument): Promise<void>;
+  findSubscription(accountId: string, id: string): Promise<SubscriptionDocument | null>;
+  /** A page of an account's subscriptions, newest first, and how many it has. */
+  pageSubscriptions(
+    accountId: string,
+    skip: number,
+    limit: number,
+  ): Promise<{ rows: SubscriptionDocument[]; total: number }>;
+  countSubscriptions(accountId: string): Promise<number>;
+  /** The ids of an account's first `n` subscriptions in creation order. */
+  firstSubscriptionIds(accountId: string, n: number): Promise<string[]>;
+  /** The subscription as changed, or null when the account has none by that id. */
+  updateSubscription(
+    accountId: string,
+    id: string,
+    set: Partial<SubscriptionDocument>,
+  ): Promise<SubscriptionDocument | null>;
+  deleteSubscription(accountId: string, id: string): Promise<boolean>;
+  insertDelivery(doc: DeliveryDocument): Promise<void>;
+  /** Appends one entry; false when that position of the log was written already. */
+  appendLogEntry(entry: DeliveryLogEntry): Promise<boolean>;
+  findDelivery(id: string): Promise<DeliveryDocument | null>;
+  findAccountDelivery(accountId: string, webhookId: string, id: string): Promise<DeliveryDocument | null>;
+  /** Log entries of the given deliveries. */
+  logOf(deliveryIds: readonly string[]): Promise<DeliveryLogEntry[]>;
+  /** Every log entry of a subscription's deliveries. */
+  logOfSubscription(webhookId: string): Promise<DeliveryLogEntry[]>;
+  /** A page of a subscription's deliveries, newest first, and how many there are. */
+  pageDeliveries(
+    webhookId: string,
+    event: string | undefined,
+    skip: number,
+    limit: number,
+  ): Promise<{ rows: DeliveryHeader[]; total: number }>;
+  /** A subscription's deliveries created at or after `since`, without bodies. */
+  deliveriesSince(webhookId: string, since: Date): Promise<DeliveryHeader[]>;
+  /** Every delivery of a subscription, newest first, without bodies. */
+  allDeliveries(webhookId: string, event: string | undefined): Promise<DeliveryHeader[]>;
+}
+
+/** What claiming an Idempotency-Key found. */
+export type Claim =
+  | { outcome: 'new'; resourceId: string }
+  /** `claimedAt`: when the first request claimed the key. */
+  | { outcome: 'replay'; resourceId: string; claimedAt: Date }
+  | { outcome: 'conflict' };
+
+/**
+ * Idempotency-Key records, one per (scope, key): claimed before the resource is made, with the
+ * resource's id chosen up front, so concurrent retries of one request make one resource.
+ */
+export interface IdempotencyKeys {
+  claim(scope: string, key: string, requestHash: string, newResourceId: string): Promise<Claim>;
+  /** The resource could not be made: let a retry try again. */
+  release(scope: string, key: string): Promise<void>;
+}
 
 /**
  * Writes that batch (see data/insert-batcher): resolves once the write holding these documents
@@ -11,6 +75,12 @@ export interface BatchedInsert<T> {
 
 export type DeliveryWriter = BatchedInsert<DeliveryDocument>;
 export type DeliveryLogWriter = BatchedInsert<DeliveryLogEntry>;
+
+/** The store as the worker's subscription cache reads it. */
+export interface SubscriptionSource {
+  subscriptionsFor(event: WebhookEventName): Promise<SubscriptionDocument[]>;
+  findSubscriptionsByIds(ids: readonly string[]): Promise<SubscriptionDocument[]>;
+}
 
 /** Subscriptions as the worker reads them (from a short in-process cache). */
 export interface SubscriptionLookup {

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import type { SigningSecret } from '../data/webhook.models';
+import type { SigningSecret } from './records';
 
 /** `whsec_` + base64 of 24 random bytes, as Standard Webhooks libraries expect. */
 export function generateSecret(): string {

@@ -1,6 +1,7 @@
 import type { WebhookEventName } from '@signal/contracts';
-import type { SubscriptionDocument } from '../data/webhook.models';
-import { SubscriptionCache, type SubscriptionSource } from './subscription-cache';
+import type { SubscriptionDocument } from './records';
+import type { SubscriptionSource } from './ports';
+import { SubscriptionCache } from './subscription-cache';
 
 function subscription(id: string, url: string): SubscriptionDocument {
   return {
@@ -18,7 +19,7 @@ function subscription(id: string, url: string): SubscriptionDocument {
   };
 }
 
-/** A store whose answers the test sets, and whose reads it can hold open. */
+/** A store whose results the test sets, and whose reads it can hold open. */
 class ScriptedSource implements SubscriptionSource {
   reads = 0;
   current: SubscriptionDocument[] = [subscription('wh_1', 'https://a.example/hook')];
@@ -27,12 +28,12 @@ class ScriptedSource implements SubscriptionSource {
 
   async subscriptionsFor(_event: WebhookEventName): Promise<SubscriptionDocument[]> {
     this.reads += 1;
-    const answer = this.current;
+    const result = this.current;
     if (this.holdNextRead) {
       this.holdNextRead = false;
       await new Promise<void>((resolve) => (this.held = resolve));
     }
-    return answer;
+    return result;
   }
 
   async findSubscriptionsByIds(ids: readonly string[]): Promise<SubscriptionDocument[]> {
@@ -57,7 +58,7 @@ describe('SubscriptionCache', () => {
   });
   afterEach(() => clock.mockRestore());
 
-  it('when a list is younger than half its ttl, then it is answered without a read', async () => {
+  it('when a list is younger than half its ttl, then it is returned without a read', async () => {
     const source = new ScriptedSource();
     const cache = new SubscriptionCache(source, 1000);
     await cache.subscriptionsFor('signal.new');
@@ -67,7 +68,7 @@ describe('SubscriptionCache', () => {
     expect(source.reads).toBe(1);
   });
 
-  it('when a list is past half its ttl, then it is answered at once and renewed in the background', async () => {
+  it('when a list is past half its ttl, then it is returned at once and renewed in the background', async () => {
     const source = new ScriptedSource();
     const cache = new SubscriptionCache(source, 1000);
     await cache.subscriptionsFor('signal.new');
@@ -126,7 +127,7 @@ describe('SubscriptionCache', () => {
 });
 
 describe('SubscriptionCache.findAtLeast', () => {
-  it('when the held copy is at least the asked version, then it is answered without a read', async () => {
+  it('when the held copy is at least the asked version, then it is returned without a read', async () => {
     const source = new ScriptedSource();
     const cache = new SubscriptionCache(source, 60_000);
     await cache.findById('wh_1');

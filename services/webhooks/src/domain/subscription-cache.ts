@@ -1,11 +1,6 @@
 import { isWebhookEventName, type WebhookEventName } from '@signal/contracts';
-import type { SubscriptionDocument } from '../data/webhook.models';
-import type { SubscriptionLookup } from './ports';
-
-export interface SubscriptionSource {
-  subscriptionsFor(event: WebhookEventName): Promise<SubscriptionDocument[]>;
-  findSubscriptionsByIds(ids: readonly string[]): Promise<SubscriptionDocument[]>;
-}
+import type { SubscriptionDocument } from './records';
+import type { SubscriptionLookup, SubscriptionSource } from './ports';
 
 interface Held<T> {
   at: number;
@@ -28,15 +23,15 @@ interface Waiter {
 
 /**
  * The worker needs a subscription for every event and every attempt; it holds them for a
- * moment (`ttlMs`, default 1 s), and the ids asked for within one turn of the event loop are
- * read together, in one query: a thousand attempts to a thousand subscriptions cost one read,
- * not a thousand. A change through the API reaches the worker within `ttlMs`; a 410 seen by
+ * moment (`ttlMs`, default 1 s), and the ids asked for within one iteration of the event loop
+ * are read together, in one query: a thousand attempts to a thousand subscriptions cost one
+ * read, not a thousand. A change through the API reaches the worker within `ttlMs`; a 410 seen by
  * this worker applies at once.
  */
 export class SubscriptionCache implements SubscriptionLookup {
   private readonly byEvent = new Map<string, Held<EventSubscriptions>>();
   private readonly byId = new Map<string, Held<SubscriptionDocument | null>>();
-  /** Ids asked for in this turn of the event loop, read together at its end. */
+  /** Ids asked for in this iteration of the event loop, read together at its end. */
   private batch?: Map<string, Waiter[]>;
 
   constructor(
@@ -112,10 +107,10 @@ export class SubscriptionCache implements SubscriptionLookup {
   }
 
   /**
-   * A held value younger than `ttlMs` is answered at once; past half its ttl, one read in the
-   * background renews it, so a worker under steady traffic never waits for the store (before,
-   * every second the next event stalled behind a fresh read). The renewed entry is dated when
-   * its read began, so "a change reaches the worker within `ttlMs`" still holds.
+   * A held value younger than `ttlMs` is returned at once; past half its ttl, one read in the
+   * background renews it, so a worker under steady traffic never waits for the store. The
+   * renewed entry is dated when its read began, so "a change reaches the worker within `ttlMs`"
+   * still holds.
    */
   private cached<T>(map: Map<string, Held<T>>, key: string, load: () => Promise<T>): Promise<T> {
     const now = Date.now();

@@ -88,7 +88,7 @@ const REFUSED_ADDRESSES = [
   'not-an-address',
 ];
 
-describe('the SSRF wall on literal addresses (production policy)', () => {
+describe('the SSRF guard on literal addresses (production policy)', () => {
   it.each(PUBLIC_ADDRESSES)('when the address is %s (public), then it may be reached', (address) => {
     expect(addressProblem(address, PRODUCTION_POLICY)).toBeUndefined();
   });
@@ -103,7 +103,7 @@ describe('the SSRF wall on literal addresses (production policy)', () => {
   });
 });
 
-describe('the SSRF wall on subscription URLs (production policy)', () => {
+describe('the SSRF guard on subscription URLs (production policy)', () => {
   it.each([
     'https://hooks.example.com/h',
     'https://8.8.8.8/h',
@@ -168,7 +168,7 @@ describe('the development policy', () => {
 });
 
 describe('the connect-time lookup', () => {
-  const resolverAnswering =
+  const resolverReturning =
     (...addresses: LookupAddress[]): Lookup =>
     (_host, _options, callback) =>
       callback(null, addresses);
@@ -182,7 +182,7 @@ describe('the connect-time lookup', () => {
 
   it('when a name resolves to a public IPv4 address, then the production guard connects to it', async () => {
     const { err, address } = await lookupWith(
-      resolverAnswering({ address: '93.184.216.34', family: 4 }),
+      resolverReturning({ address: '93.184.216.34', family: 4 }),
       PRODUCTION_POLICY,
       false,
     );
@@ -192,7 +192,7 @@ describe('the connect-time lookup', () => {
 
   it('when a name resolves to public IPv4 and IPv6 addresses, then all are handed to the connection', async () => {
     const { err, address } = await lookupWith(
-      resolverAnswering({ address: '8.8.8.8', family: 4 }, { address: '2001:4860:4860::8888', family: 6 }),
+      resolverReturning({ address: '8.8.8.8', family: 4 }, { address: '2001:4860:4860::8888', family: 6 }),
       PRODUCTION_POLICY,
       true,
     );
@@ -200,9 +200,9 @@ describe('the connect-time lookup', () => {
     expect(address).toHaveLength(2);
   });
 
-  it('when any answer is internal (DNS rebinding), then the name is refused', async () => {
+  it('when any resolved address is internal (DNS rebinding), then the name is refused', async () => {
     const { err } = await lookupWith(
-      resolverAnswering({ address: '8.8.8.8', family: 4 }, { address: '169.254.169.254', family: 4 }),
+      resolverReturning({ address: '8.8.8.8', family: 4 }, { address: '169.254.169.254', family: 4 }),
       PRODUCTION_POLICY,
       false,
     );

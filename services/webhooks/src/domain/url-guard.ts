@@ -2,10 +2,10 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 
 /**
- * The SSRF wall: which addresses a webhook may reach. Pure rules over parsed bytes, no
+ * The SSRF guard: which addresses a webhook may reach. Pure rules over parsed bytes, no
  * `net.BlockList`: a BlockList that holds `::ffff:0:0/96` matches every IPv4 address
- * against it (Node maps IPv4 checks into that range), which once refused every IPv4 host in
- * production. Our own parser also lets us look inside the IPv6 forms that embed an IPv4
+ * against it (Node maps IPv4 checks into that range), so it would refuse every IPv4 host. Our
+ * own parser also lets us look inside the IPv6 forms that embed an IPv4
  * address (mapped, compatible, translated, NAT64, 6to4, Teredo).
  */
 
@@ -223,9 +223,9 @@ type LookupCallback = (
 export type Lookup = (hostname: string, options: object, callback: LookupCallback) => void;
 
 /**
- * DNS lookup for outgoing deliveries that refuses any answer outside the policy, so a name
- * that resolves (or re-resolves, DNS rebinding) to an internal address is never connected to.
- * One refused answer refuses the name: the connection could otherwise pick it.
+ * DNS lookup for outgoing deliveries that refuses any resolved address outside the policy, so
+ * a name that resolves (or re-resolves, DNS rebinding) to an internal address is never
+ * connected to. One refused address refuses the name: the connection could otherwise pick it.
  */
 export function guardedLookupFor(policy: GuardPolicy, resolve: Lookup = dnsLookup): Lookup {
   return (hostname, options, callback) => {

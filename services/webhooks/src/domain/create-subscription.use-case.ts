@@ -1,0 +1,134 @@
+import { createHash } from 'node:crypto';
+import type { CreateWebhookInput, WebhookSubscription } from '@signal/contracts';
+import { fail, newId, succeed, type Failure, type Result } from '@signal/service-kit';
+import type { Claim } from './ports';
+import type { SubscriptionDocument } from './records';
+import { generateSecret } from './signing';
+import { urlFailure, type SubscriptionDeps } from './subscription-rules';
+import { toSubscriptionView } from './views';
+
+/** The subscription with its signing secret; `created` is false for a replay. */
+export interface CreatedSubscription {
+  subscription: WebhookSubscription & { secret: string };
+  created: boolean;
+}
+
+/** The 409 of a full account: the limit is in the message, and the way out. */
+function capReached(limit: number): Failure<'CONFLICT'> {
+  return fail(
+    'CONFLICT',
+    `This account has reached its limit of ${limit} webhook subscription${limit === 1 ? '' : 's'}. Delete one before creating another, or move to a plan with a higher limit.`,
+  );
+}
+
+/**
+ * `types: null` and `description: null` mean what omitting them means, so both hash alike (a
+ * retry may send either).
+ */
+const requestHash = (input: CreateWebhookInput): string =>
+  createHash('sha256')
+    .update(
+      JSON.stringify({
+        ...input,
+        types: input.types ?? undefined,
+        description: input.description ?? undefined,
+      }),
+    )
+    .digest('base64url');
+
+/**
+ * How long after claiming an Idempotency-Key its first request is surely over (it checks a URL
+ * and stores one document, under the service's request timeout).
+ */
+const FIRST_REQUEST_OVER_MS = 30_000;
+
+/**
+ * The subscription an Idempotency-Key made, for a replay of its request. A concurrent first
+ * request may still be storing it: give it a moment. Once the first request is surely over, a
+ * missing subscription was deleted since: retrying cannot help.
+ */
+async function replayed(
+  deps: SubscriptionDeps,
+  accountId: string,
+  claim: Extract<Claim, { outcome: 'replay' }>,
+): Promise<Result<CreatedSubscription, 'CONFLICT'>> {
+  const firstRequestOver = Date.now() - claim.claimedAt.getTime() > FIRST_REQUEST_OVER_MS;
+  for (let i = 0; i < (firstRequestOver ? 1 : 20); i++) {
+    const existing = await deps.repository.findSubscription(accountId, claim.resourceId);
+    const current = existing?.secrets.find((s) => s.expires_at === null) ?? existing?.secrets[0];
+    if (existing && current)
+      return succeed({
+        subscription: { ...toSubscriptionView(existing), secret: current.secret },
+        created: false,
+      });
+    if (firstRequestOver) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return fail(
+    'CONFLICT',
+    firstRequestOver
+      ? `The webhook this Idempotency-Key created (${claim.resourceId}) has been deleted; use a new Idempotency-Key to create another.`
+      : 'The first request with this Idempotency-Key is still being processed; retry.',
+  );
+}
+
+/**
+ * Story: check the URL → with an Idempotency-Key, claim it (the same key and body within 24 h
+ * return the subscription it made; another body is a 409) → refuse a full account (409) →
+ * store the subscription with a new signing secret → if creations raced past the cap, the ones
+ * beyond it in creation order take theirs back (409) → return it with the secret. `limit` is
+ * the plan's (from the gateway's token), else the configured default.
+ */
+export async function createSubscription(
+  deps: SubscriptionDeps,
+  accountId: string,
+  input: CreateWebhookInput,
+  idempotencyKey?: string,
+  limit: number = deps.maxPerAccount,
+): Promise<Result<CreatedSubscription, 'VALIDATION_ERROR' | 'IDEMPOTENCY_CONFLICT' | 'CONFLICT'>> {
+  const refused = urlFailure(input.url, deps.guard);
+  if (refused) return refused;
+  let id = newId('wh');
+  if (idempotencyKey) {
+    const claim = await deps.idempotency.claim(accountId, idempotencyKey, requestHash(input), id);
+    if (claim.outcome === 'conflict') return fail('IDEMPOTENCY_CONFLICT');
+    if (claim.outcome === 'replay') return replayed(deps, accountId, claim);
+    id = claim.resourceId;
+  }
+  const releaseKey = async () => {
+    if (idempotencyKey) await deps.idempotency.release(accountId, idempotencyKey).catch(() => undefined);
+  };
+  if ((await deps.repository.countSubscriptions(accountId)) >= limit) {
+    await releaseKey();
+    return capReached(limit);
+  }
+  const now = new Date();
+  const secret = generateSecret();
+  const doc: SubscriptionDocument = {
+    _id: id,
+    account_id: accountId,
+    url: input.url,
+    events: input.events,
+    types: input.types ?? null,
+    description: input.description ?? null,
+    status: 'enabled',
+    disabled_reason: null,
+    secrets: [{ secret, created_at: now, expires_at: null }],
+    created_at: now,
+    updated_at: now,
+  };
+  try {
+    await deps.repository.insertSubscription(doc);
+  } catch (err) {
+    await releaseKey();
+    throw err;
+  }
+  // Concurrent creations each passed the count above; the first `limit` in creation order stay.
+  // One that raced and lost removes its own, so the account never holds more than the limit.
+  if (!(await deps.repository.firstSubscriptionIds(accountId, limit)).includes(id)) {
+    await deps.repository.deleteSubscription(accountId, id);
+    await releaseKey();
+    return capReached(limit);
+  }
+  return succeed({ subscription: { ...toSubscriptionView(doc), secret }, created: true });
+}

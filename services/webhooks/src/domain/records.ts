@@ -1,0 +1,113 @@
+import type { SignalType, WebhookEventName } from '@signal/contracts';
+
+/**
+ * What the webhooks service keeps, as the use cases read and write it; `data/` stores these
+ * shapes as they are (one document each).
+ */
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface SigningSecret {
+  secret: string;
+  created_at: Date;
+  /** null = current; a date = rotated out, still signing until then. */
+  expires_at: Date | null;
+}
+
+export interface SubscriptionDocument {
+  _id: string;
+  account_id: string;
+  url: string;
+  events: WebhookEventName[];
+  types: SignalType[] | null;
+  description: string | null;
+  status: 'enabled' | 'disabled';
+  disabled_reason: string | null;
+  secrets: SigningSecret[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The request an attempt sent, as shown to its account: the body is the delivery's payload. */
+export interface AttemptRequest {
+  url: string;
+  /** Every header sent; the signature is a MAC of this one body, the signing secret is never here. */
+  headers: Record<string, string>;
+}
+
+/** The receiver's response to an attempt, as much of it as the worker reads. */
+export interface AttemptResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** The first WEBHOOK_MAX_RESPONSE_BYTES (4 KB) of the body, as UTF-8. */
+  body: string;
+  /** The body went on past what was read. */
+  body_truncated: boolean;
+}
+
+export interface AttemptRecord {
+  attempt: number;
+  started_at: Date;
+  duration_ms: number;
+  status_code: number | null;
+  error: string | null;
+  /** Absent in attempts recorded before requests were kept. */
+  request?: AttemptRequest | null;
+  /** null when no response came (timeout, refused, …); absent in older attempts. */
+  response?: AttemptResponse | null;
+}
+
+/**
+ * One delivery of one event to one subscription, written once (at fan-out, in one insert with
+ * its siblings). What happens to it afterwards is appended to the delivery log, never written
+ * back here: on the MongoDB-wire store an insert is cheap and batches, an update is not.
+ */
+export interface DeliveryDocument {
+  _id: string;
+  account_id: string;
+  webhook_id: string;
+  event_id: string;
+  event: string;
+  /** The exact body sent on every attempt (signatures cover it byte for byte). */
+  payload: string;
+  /** At creation: pending, or failed when the subscription was disabled. */
+  status: DeliveryStatus;
+  created_at: Date;
+  /** Written by versions before the delivery log (state kept in the document); read, never written. */
+  attempts_made?: number;
+  attempts?: AttemptRecord[];
+  next_attempt_at?: Date | null;
+  updated_at?: Date;
+}
+
+/** A delivery without its body (lists never send it). */
+export type DeliveryHeader = Omit<DeliveryDocument, 'payload'>;
+
+/**
+ * A change of a delivery's state, appended once: `_id` = `<delivery id>:<seq>`, so a job
+ * redelivered after a crash can never record the same attempt twice (the insert is refused).
+ * seq = 2k for attempt k (made, or dropped because the subscription is off), 2k − 1 for the
+ * re-send that queued attempt k: the entry with the highest seq is the delivery's state.
+ */
+export interface DeliveryLogEntry {
+  _id: string;
+  delivery_id: string;
+  webhook_id: string;
+  seq: number;
+  kind: 'attempt' | 'dropped' | 'requeued';
+  attempt: number;
+  /** The delivery's status after this entry. */
+  status: DeliveryStatus;
+  next_attempt_at: Date | null;
+  at: Date;
+  /** The attempt itself (kind 'attempt' only). */
+  started_at: Date | null;
+  duration_ms: number | null;
+  status_code: number | null;
+  error: string | null;
+  /** The trace the attempt ran in (absent when tracing is off, and in older entries). */
+  trace_id?: string | null;
+  /** What the attempt sent and what came back (kind 'attempt'; absent in older entries). */
+  request?: AttemptRequest | null;
+  response?: AttemptResponse | null;
+}

@@ -1,0 +1,40 @@
+import type { WebhookSubscription } from '@signal/contracts';
+import { succeed, type Result } from '@signal/service-kit';
+import { generateSecret } from './signing';
+import { ownedSubscription, webhookNotFound, type SubscriptionDeps } from './subscription-rules';
+import { toSubscriptionView } from './views';
+
+/**
+ * Earlier secrets that may still sign at once. Each one adds a signature of some 50 bytes to
+ * every delivery: without a bound, ~340 rotations (six minutes of requests on the default
+ * plan) would pass the 16 KB most servers accept for all headers, and every delivery would be
+ * refused. Four leave room for a rotation or two gone wrong in the overlap.
+ */
+export const MAX_PREVIOUS_SECRETS = 4;
+
+/**
+ * New secret signs from now on; the previous one keeps signing for the overlap, then stops. Of
+ * the earlier secrets still in their overlap, the newest MAX_PREVIOUS_SECRETS keep signing; an
+ * older one stops at once.
+ */
+export async function rotateSecret(
+  deps: SubscriptionDeps,
+  accountId: string,
+  id: string,
+): Promise<Result<WebhookSubscription & { secret: string }, 'NOT_FOUND'>> {
+  const found = await ownedSubscription(deps, accountId, id);
+  if (!found.ok) return found;
+  const now = Date.now();
+  const secret = generateSecret();
+  const kept = found.value.secrets
+    .filter((s) => s.expires_at === null || new Date(s.expires_at).getTime() > now)
+    .map((s) => ({ ...s, expires_at: s.expires_at ?? new Date(now + deps.secretOverlapMs) }))
+    .sort((a, b) => new Date(b.created_at).getTime() - new Date(a.created_at).getTime())
+    .slice(0, MAX_PREVIOUS_SECRETS);
+  const updated = await deps.repository.updateSubscription(accountId, id, {
+    secrets: [{ secret, created_at: new Date(now), expires_at: null }, ...kept],
+    updated_at: new Date(now),
+  });
+  if (!updated) return webhookNotFound(id);
+  return succeed({ ...toSubscriptionView(updated), secret });
+}

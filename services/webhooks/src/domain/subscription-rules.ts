@@ -1,0 +1,60 @@
+import { fail, succeed, type Failure, type Result } from '@signal/service-kit';
+import type { ScheduleJob } from './delivery-jobs';
+import { foldDelivery, type DeliveryState } from './delivery-state';
+import type { IdempotencyKeys, WebhookStore } from './ports';
+import type { DeliveryDocument, SubscriptionDocument } from './records';
+import { urlProblem, type GuardPolicy } from './url-guard';
+
+/** What the subscriptions API's use cases are given. */
+export interface SubscriptionDeps {
+  repository: WebhookStore;
+  idempotency: IdempotencyKeys;
+  schedule: ScheduleJob;
+  guard: GuardPolicy;
+  secretOverlapMs: number;
+  /** Subscriptions an account may hold when its token carries no plan limit. */
+  maxPerAccount: number;
+}
+
+/** The 400 of a URL the guard refuses, naming the field; undefined when the URL may be used. */
+export function urlFailure(url: string, guard: GuardPolicy): Failure<'VALIDATION_ERROR'> | undefined {
+  const problem = urlProblem(url, guard);
+  return problem
+    ? fail('VALIDATION_ERROR', problem, { details: [{ field: 'url', message: problem }] })
+    : undefined;
+}
+
+export const webhookNotFound = (id: string): Failure<'NOT_FOUND'> =>
+  fail('NOT_FOUND', `Webhook ${id} was not found.`);
+
+/** The account's subscription `id`; another account's is not found, as one that does not exist. */
+export async function ownedSubscription(
+  deps: SubscriptionDeps,
+  accountId: string,
+  id: string,
+): Promise<Result<SubscriptionDocument, 'NOT_FOUND'>> {
+  const sub = await deps.repository.findSubscription(accountId, id);
+  return sub ? succeed(sub) : webhookNotFound(id);
+}
+
+/** The account's delivery `deliveryId` of subscription `id`, with its state folded from its log. */
+export async function ownedDelivery(
+  deps: SubscriptionDeps,
+  accountId: string,
+  id: string,
+  deliveryId: string,
+): Promise<Result<{ doc: DeliveryDocument; state: DeliveryState }, 'NOT_FOUND'>> {
+  const d = await deps.repository.findAccountDelivery(accountId, id, deliveryId);
+  if (!d) return fail('NOT_FOUND', `Delivery ${deliveryId} was not found.`);
+  return succeed({ doc: d, state: foldDelivery(d, await deps.repository.logOf([d._id])) });
+}
+
+/**
+ * The version of the subscription this request saw (its last change), stamped on the job it
+ * queues: the worker holds subscriptions for up to a second, and without it a re-send or test
+ * event right after enabling a subscription would be dropped against the worker's older,
+ * disabled copy.
+ */
+export function subscriptionVersion(sub: SubscriptionDocument): number {
+  return new Date(sub.updated_at).getTime();
+}
