@@ -5,7 +5,7 @@ import {
   updateSignalInputSchema,
   wholeNumberParam,
 } from '@signal/contracts';
-import { idempotencyKeyOf, parseOrThrow, requireStaticToken } from '@signal/service-kit';
+import { idempotencyKeyOf, parseOrThrow, requireStaticToken, valueOrThrow } from '@signal/service-kit';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { SignalSource, SignalWriteStore, WriteEffects } from '../domain/ports';
@@ -49,13 +49,13 @@ export function ingestRouter(
 
   router.patch('/internal/signals/:signalId', async (req, res) => {
     const patch = parseOrThrow(updateSignalInputSchema, req.body, 'body');
-    const data = await updateSignal(repository, effects, req.params.signalId, patch);
+    const data = valueOrThrow(await updateSignal(repository, effects, req.params.signalId, patch));
     res.json({ success: true, data });
   });
 
   router.post('/internal/signals/:signalId/status', async (req, res) => {
     const { status } = parseOrThrow(changeStatusInputSchema, req.body, 'body');
-    const data = await changeSignalStatus(repository, effects, req.params.signalId, status);
+    const data = valueOrThrow(await changeSignalStatus(repository, effects, req.params.signalId, status));
     res.json({ success: true, data });
   });
 
