@@ -32,19 +32,18 @@ export function ingestRouter(
 
   router.post('/internal/signals', async (req, res) => {
     const input = parseOrThrow(createSignalInputSchema, req.body, 'body');
-    const { signal, created } = await createSignal(repository, effects, input, idempotencyKeyOf(req));
+    const { signal, created } = valueOrThrow(
+      await createSignal(repository, effects, input, idempotencyKeyOf(req)),
+    );
     res.status(created ? 201 : 200).json({ success: true, data: signal });
   });
 
   router.post('/internal/signals/bulk', async (req, res) => {
     const { signals } = parseOrThrow(bulkCreateSignalsInputSchema, req.body, 'body');
-    const { replayed, ...result } = await bulkCreateSignals(
-      repository,
-      effects,
-      signals,
-      idempotencyKeyOf(req),
+    const { replayed, ...summary } = valueOrThrow(
+      await bulkCreateSignals(repository, effects, signals, idempotencyKeyOf(req)),
     );
-    res.status(replayed ? 200 : 201).json({ success: true, data: result });
+    res.status(replayed ? 200 : 201).json({ success: true, data: summary });
   });
 
   router.patch('/internal/signals/:signalId', async (req, res) => {
