@@ -67,8 +67,8 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
       },
       progress,
     );
-  const keeper = new PeriodicTask(
-    'stats-aggregates-keeper',
+  const aggregatesCheck = new PeriodicTask(
+    'stats-aggregates-check',
     config.STATS_CHECK_INTERVAL_MS,
     async () => {
       if (!(await aggregates.model.isReady())) await rebuildAggregates();
@@ -108,7 +108,7 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
     },
   });
   const workers: BackgroundWorker[] = [
-    { name: 'aggregates-keeper', start: () => keeper.start(), stop: () => keeper.stop() },
+    { name: 'aggregates-check', start: () => aggregatesCheck.start(), stop: () => aggregatesCheck.stop() },
     {
       name: 'event-consumer',
       start: async () => {
@@ -134,7 +134,7 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
       repository,
       cache,
       logger,
-      aggregatesMissed: () => keeper.kick(),
+      aggregatesMissed: () => aggregatesCheck.kick(),
       storeReads: new LoadShedder(
         config.STORE_FALLBACK_CONCURRENCY,
         'Computing statistics from the database',

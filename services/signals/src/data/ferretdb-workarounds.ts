@@ -22,7 +22,7 @@ export const oneUpdatePerDocumentAtATime = (): KeyedMutex => new KeyedMutex();
  * Lookups by several ids: one equality each, in parallel (service-kit's `eachById`, shared with
  * the webhooks service; why there). The hot paths still avoid reads by id where they can (bulk
  * outbox batches are handed to the relay in memory, failed index updates are re-applied from
- * the snapshots the keeper holds).
+ * the snapshots the index maintenance holds).
  */
 export { eachById } from '@signal/service-kit';
 

@@ -13,7 +13,7 @@ export interface ListDeps {
   index: SignalReadIndex;
   repository: SignalQueryStore;
   logger: Logger;
-  /** The index was incomplete or unreachable: the keeper should look now. */
+  /** The index was incomplete or unreachable: the index maintenance should check now. */
   indexMissed(): void;
   /** Bounds the list queries MongoDB runs while the index is away. */
   storeReads: LoadShedder;

@@ -50,7 +50,7 @@ export interface SignalQueryStore {
   findById(id: string): Promise<StoredSignal | null>;
 }
 
-/** The store as the index keeper and the projections' export read it. */
+/** The store as the index maintenance and the projections' export read it. */
 export interface SignalSource {
   findById(id: string): Promise<StoredSignal | null>;
   /** Every signal once, in batches. */
@@ -84,7 +84,7 @@ export interface SignalReadIndex {
   get(id: string): Promise<SignalDetail | 'missing' | undefined>;
 }
 
-/** The read index as its keeper writes it. */
+/** The read index as its maintenance writes it. */
 export interface TimelineWriter {
   /** Version-guarded: an older or repeated snapshot changes nothing. */
   apply(snapshots: SignalSnapshot[]): Promise<void>;

@@ -8,7 +8,7 @@ export interface StatsReadDeps {
   repository: Pick<ProjectionStore, 'groupByType' | 'bestRoi'>;
   cache: StatsAnswerCache;
   logger: Logger;
-  /** The aggregates were incomplete or unreachable: the keeper should look now. */
+  /** The aggregates were incomplete or unreachable: the aggregates check should look now. */
   aggregatesMissed(): void;
   /** Bounds the aggregations MongoDB runs while the aggregates are away. */
   storeReads: LoadShedder;

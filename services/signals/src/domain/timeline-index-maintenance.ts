@@ -3,7 +3,7 @@ import { PeriodicTask, type Logger } from '@signal/service-kit';
 import type { SignalSource, TimelineRepairLog, TimelineWriter } from './ports';
 import { toSnapshot } from './signal.mapper';
 
-export interface KeeperOptions {
+export interface TimelineIndexMaintenanceOptions {
   index: TimelineWriter;
   repository: SignalSource;
   repairs: TimelineRepairLog;
@@ -33,13 +33,13 @@ const MAX_HELD = 100_000;
  *   the next read or tick, and the index is rebuilt by streaming the collection once; reads
  *   are answered from MongoDB until the rebuild is complete.
  */
-export class TimelineKeeper {
+export class TimelineIndexMaintenance {
   private readonly task: PeriodicTask;
   /** Snapshots whose apply failed, newest version per signal, until re-applied. */
   private readonly unapplied = new Map<string, SignalSnapshot>();
 
-  constructor(private readonly o: KeeperOptions) {
-    this.task = new PeriodicTask('timeline-keeper', o.intervalMs, () => this.tick(), o.logger);
+  constructor(private readonly o: TimelineIndexMaintenanceOptions) {
+    this.task = new PeriodicTask('timeline-index-maintenance', o.intervalMs, () => this.tick(), o.logger);
   }
 
   /** After a MongoDB write: make it visible in the index now; never fails the write. */
