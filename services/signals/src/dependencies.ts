@@ -196,7 +196,7 @@ export const healthChecks = (deps: SignalsDependencies) => ({
 
 /**
  * Lists and details come from the timeline index or, without it, from MongoDB: either one is
- * enough to serve reads. Without MongoDB ingest answers 503; without the broker events wait in
+ * enough to serve reads. Without MongoDB ingest responds 503; without the broker events wait in
  * the outbox. Anything down short of both read paths is "degraded", not unready.
  */
 export const servesWith: ServesWith = (up) => up('mongo') || up('timeline');

@@ -11,7 +11,7 @@ import { signalInput } from './signals-harness';
 
 /**
  * Why each workaround in src/data/ferretdb-workarounds.ts exists: the server behaviour it
- * answers, shown on FerretDB (on MongoDB the same code is checked to give the same answer).
+ * works around, shown on FerretDB (on MongoDB the same code is checked to give the same result).
  */
 const db = testDatabase('ferret_signals');
 let mongo: Connection;

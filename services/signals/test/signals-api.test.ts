@@ -341,7 +341,7 @@ describe('ingestion', () => {
       .expect(413);
   });
 
-  it('when backfilling in bulk, then all are stored and a retried batch answers the same ids without writing', async () => {
+  it('when backfilling in bulk, then all are stored and a retried batch returns the same ids without writing', async () => {
     const batch = Array.from({ length: 50 }, () =>
       signalInput({ created_at: new Date(Date.now() - 40 * DAY).toISOString() }),
     );

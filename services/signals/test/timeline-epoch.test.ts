@@ -9,7 +9,7 @@ import { signalInput } from './signals-harness';
 
 /**
  * A timeline index left in Redis by another database (another deployment on the same Redis
- * and prefix, or a database that was wiped) must never answer for this one.
+ * and prefix, or a database that was wiped) must never serve reads for this one.
  */
 let redis: Redis;
 const prefix = `${uniqueName('epoch')}:`;

@@ -162,6 +162,6 @@ export const healthChecks = (deps: StatsDependencies) => ({
 
 /**
  * Figures come from the aggregates or, without them, from the MongoDB projection: either one is
- * enough to answer. Without the broker the figures only fall behind: "degraded", not unready.
+ * enough to serve reads. Without the broker the figures only fall behind: "degraded", not unready.
  */
 export const servesWith: ServesWith = (up) => up('mongo') || up('aggregates');

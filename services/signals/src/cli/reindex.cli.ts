@@ -5,7 +5,7 @@ import { createDependencies } from '../dependencies';
 /**
  * Rebuilds the signals timeline index in Redis by streaming the collection once.
  *   pnpm --filter @signal/signals reindex [--fresh] [--quiet]
- * --fresh drops the index first (lists are answered from MongoDB until the rebuild ends).
+ * --fresh drops the index first (lists are served from MongoDB until the rebuild ends).
  * Env: the signals service's own (MONGO_URL, REDIS_URL, REDIS_PREFIX, AMQP_URL, …).
  */
 const USAGE = 'usage: reindex [--fresh] [--quiet]';

@@ -129,7 +129,7 @@ export interface BulkCreated {
  * Backfill: many signals in one unordered insert; keyed items already stored are skipped.
  * Historical signals are announced as the internal `signal.updated` (projections such as stats
  * take them in), not as `signal.new`: subscribers are not paged about old signals.
- * With an Idempotency-Key (item i is keyed `<key>:<i>`): a repeat of a batch made whole answers
+ * With an Idempotency-Key (item i is keyed `<key>:<i>`): a repeat of a batch made whole returns
  * its ids without writing; a reuse of the key for another batch is refused (409), as for a
  * single create — it used to store the new items at positions the first batch had not used and
  * drop the others silently; a repeat of a batch an earlier attempt made only in part stores the
@@ -167,7 +167,7 @@ export async function bulkCreateSignals(
 }
 
 /**
- * The answer to a repeat of a keyed batch, when its first item is stored: every item stored and
+ * The response to a repeat of a keyed batch, when its first item is stored: every item stored and
  * the same → the batch's ids; any item different → IDEMPOTENCY_CONFLICT; some missing (an earlier
  * attempt stopped part-way) → undefined, and the insert stores the rest.
  */

@@ -92,7 +92,7 @@ export interface TimelineWriter {
   readonly model: Pick<RedisReadModel, 'isReady' | 'rebuild' | 'observeLag'>;
 }
 
-/** Signals whose index update failed, re-applied once the index answers again. */
+/** Signals whose index update failed, re-applied once the index responds again. */
 export interface TimelineRepairLog {
   record(ids: string[]): Promise<void>;
   next(limit: number): Promise<string[]>;

@@ -31,7 +31,7 @@ const MAX_HELD = 100_000;
  *   that repairs the outbox;
  * - Redis losing the index (restart, flush, failover: its `ready` mark is gone) is noticed on
  *   the next read or tick, and the index is rebuilt by streaming the collection once; reads
- *   are answered from MongoDB until the rebuild is complete.
+ *   are served from MongoDB until the rebuild is complete.
  */
 export class TimelineIndexMaintenance {
   private readonly task: PeriodicTask;

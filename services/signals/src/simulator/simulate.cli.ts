@@ -55,7 +55,7 @@ function parseOptions(argv: string[]): Options {
   return o;
 }
 
-/** An answer of the ingest API other than 2xx. */
+/** A response of the ingest API other than 2xx. */
 class IngestRefused extends Error {
   constructor(
     readonly statusCode: number,
