@@ -129,8 +129,7 @@ function query(c: Combination, extra: Record<string, string | number>): Record<s
 
 /**
  * MongoDB serves every query of the comparisons, but each filter's count is asked once: nothing
- * writes while they run, and FerretDB counts by reading every match (the counts were a third of
- * this test's run time).
+ * writes while they run, and FerretDB counts by reading every match.
  */
 function countingOnce(store: SignalQueryStore): SignalQueryStore {
   const counts = new Map<string, Promise<number>>();
@@ -254,5 +253,5 @@ describe('the timeline index against MongoDB', () => {
       const res = await request(gw.url).get(`/v1/signals/${id}`).set(auth).expect(200);
       expect(res.body.data).toEqual(toDetail((await signals.deps.repository.findById(id))!));
     }
-  }, 180_000); // a randomized model run: ~20 s alone, several times that on a shared 2-core machine
+  }, 180_000); // a randomized model run: long, and longer on a shared machine
 });

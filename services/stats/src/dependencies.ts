@@ -80,8 +80,8 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
   const policy = MESSAGE_POLICIES['stats.signal-events'];
   // Events are projected by the batch: one batch at a time (so no two writes of one signal
   // race), up to 500 events, while the next one fills (prefetch twice that). One event at a
-  // time cost a failed update and an insert on the store per new signal, which a backfill of a
-  // million signals outran by far.
+  // time would cost a failed update and an insert on the store per new signal, far too slow
+  // for a backfill of a million signals.
   const projection = new Batcher<SignalSnapshot, void>({
     run: async (snapshots) => {
       await projectSignals({ repository, aggregates, cache }, snapshots);

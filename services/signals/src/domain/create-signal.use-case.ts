@@ -131,9 +131,9 @@ export interface BulkCreated {
  * take them in), not as `signal.new`: subscribers are not paged about old signals.
  * With an Idempotency-Key (item i is keyed `<key>:<i>`): a repeat of a batch made whole returns
  * its ids without writing; a reuse of the key for another batch is refused (409), as for a
- * single create — it used to store the new items at positions the first batch had not used and
- * drop the others silently; a repeat of a batch an earlier attempt made only in part stores the
- * rest.
+ * single create, since storing it would keep only the items at positions the first batch did
+ * not use and drop the others silently; a repeat of a batch an earlier attempt made only in
+ * part stores the rest.
  */
 export async function bulkCreateSignals(
   repository: SignalWriteStore,

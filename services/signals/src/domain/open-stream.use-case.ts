@@ -75,7 +75,7 @@ export async function planStream(
 /**
  * Story: a stream that resumes (or was reset) is sent what the log holds after its position,
  * page by page at the client's pace, then joins the live fan-out. The join happens only once
- * the replay has reached the tail's position, in the same turn as that check, so no entry falls
+ * the replay has reached the tail's position, synchronously with that check, so no entry falls
  * between replay and live and none is sent twice (the hub skips what the replay sent). A stream
  * that loses the log midway ends with `reconnect`: its client resumes where it stopped.
  */

@@ -110,9 +110,9 @@ export interface WriteEffects {
   /**
    * Without `outbox`, the events wait in the signals' own outboxes and the relay reads them by
    * id (whole outboxes, in order); a bulk write hands its batch's events over. Single writes
-   * handing theirs over too was tried and reverted: the relay then trimmed a signal's outbox
-   * (under the signal's write lock) with no read before it, and during a MongoDB cut the next
-   * write of that signal waited behind the hung trim past its client's timeout (`pnpm chaos`).
+   * do not hand theirs over: the relay would then trim a signal's outbox (under the signal's
+   * write lock) with no read before it, and during a MongoDB outage the next write of that
+   * signal would wait behind the hung trim past its client's timeout.
    */
   written(snapshots: SignalSnapshot[], outbox?: OutboxHandoff): Promise<void>;
 }

@@ -22,10 +22,9 @@ const MAX_HELD = 100_000;
  * - every write applies its new snapshot (version-guarded) right after the MongoDB write;
  * - a failed apply (Redis unreachable or too slow) is recorded and re-applied later: from the
  *   snapshots this process still holds (up to a bound), from MongoDB for the rest (after a
- *   restart). Reading each back by id was the only way before, and on a FerretDB without
- *   an index its `_id` pushdown can use, an `_id` read is a scan of the collection: one
- *   timed-out pipeline of a 1,000-signal batch at 100,000 signals held the store for forty
- *   seconds;
+ *   restart). Held snapshots spare the store reads by id: on a FerretDB without an index its
+ *   `_id` pushdown can use, each `_id` read is a scan of the collection, and reading back a
+ *   whole failed batch that way holds the store for a long time;
  * - the outbox relay applies each event's snapshot again before the event leaves the outbox,
  *   so a crash between the MongoDB write and the index update is repaired by the same sweep
  *   that repairs the outbox;

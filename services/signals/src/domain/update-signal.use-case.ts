@@ -19,8 +19,8 @@ type ChangeResult = Result<SignalDetail, 'NOT_FOUND' | 'CONFLICT' | 'INVALID_STA
 /**
  * One change of a signal at a time in this process: each reads the signal after the one before
  * it wrote, so concurrent changes of one signal do not spend their compare-and-set retries on
- * each other (20 concurrent PATCHes of one signal gave 9 × 409). Writers in other processes
- * still meet at the compare-and-set.
+ * each other and end in 409 CONFLICT. Writers in other processes still meet at the
+ * compare-and-set.
  */
 const changesInProcess = new KeyedMutex();
 
