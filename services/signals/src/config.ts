@@ -14,7 +14,7 @@ export const configSchema = z.object({
   /** The timeline index (list and detail reads) lives here, under REDIS_PREFIX. */
   REDIS_URL: env.redisUrl(),
   REDIS_PREFIX: z.string().default(''),
-  /** How often the keeper checks for a lost index and retries failed index updates. */
+  /** How often the timeline index maintenance checks for a lost index and retries failed index updates. */
   TIMELINE_CHECK_INTERVAL_MS: env.int(1000, 50),
   AMQP_PREFIX: z.string().default(''),
   AMQP_QUEUE_TYPE: z.enum(['quorum', 'classic']).default('quorum'),

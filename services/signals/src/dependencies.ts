@@ -24,7 +24,7 @@ import { TimelineIndex } from './data/timeline-index';
 import { TimelineRepairs } from './data/timeline-repairs';
 import type { ListDeps } from './domain/list-signals.use-case';
 import type { WriteEffects } from './domain/ports';
-import { TimelineKeeper } from './domain/timeline-keeper';
+import { TimelineIndexMaintenance } from './domain/timeline-index-maintenance';
 import type { StreamDeps } from './domain/open-stream.use-case';
 import { StreamFeeder } from './domain/stream-feeder';
 import { StreamHub } from './domain/stream-hub';
@@ -38,7 +38,7 @@ export interface SignalsDependencies {
   amqp: AmqpClient;
   repository: SignalRepository;
   index: TimelineIndex;
-  keeper: TimelineKeeper;
+  indexMaintenance: TimelineIndexMaintenance;
   relay: OutboxRelay<SignalEvent>;
   exchange: string;
   reads: ListDeps;
@@ -58,7 +58,7 @@ export async function createDependencies(
   const repository = new SignalRepository(mongo);
   const redis = await connectRedis(config.REDIS_URL, logger);
   const index = new TimelineIndex(redis, config.REDIS_PREFIX, await sourceEpoch(mongo, 'timeline'), logger);
-  const keeper = new TimelineKeeper({
+  const indexMaintenance = new TimelineIndexMaintenance({
     index,
     repository,
     repairs: new TimelineRepairs(mongo),
@@ -90,7 +90,7 @@ export async function createDependencies(
     publish: (event) => inContextOf(event.context, () => publishEvent(event)),
     // Before events leave the outbox: repairs an index update lost to a crash between the
     // store write and the index update (one index call per document, a whole bulk batch at once).
-    confirmed: (events) => keeper.record(events.map((e) => e.signal)),
+    confirmed: (events) => indexMaintenance.record(events.map((e) => e.signal)),
     eventId: (event) => event.id,
     occurredAt: (event) => Date.parse(event.occurred_at),
     logger,
@@ -134,7 +134,7 @@ export async function createDependencies(
     amqp,
     repository,
     index,
-    keeper,
+    indexMaintenance,
     relay,
     exchange,
     streams: { log: eventLog, hub, retentionMs, logger },
@@ -142,18 +142,22 @@ export async function createDependencies(
       index,
       repository,
       logger,
-      indexMissed: () => keeper.kick(),
+      indexMissed: () => indexMaintenance.kick(),
       storeReads: new LoadShedder(config.STORE_FALLBACK_CONCURRENCY, 'Listing from the database'),
     },
     effects: {
       async written(snapshots, outbox) {
-        await keeper.record(snapshots);
+        await indexMaintenance.record(snapshots);
         if (outbox) relay.offer([outbox]);
         else relay.kick(snapshots.map((s) => s.id));
       },
     },
     workers: [
-      { name: 'timeline-keeper', start: () => keeper.start(), stop: () => keeper.stop() },
+      {
+        name: 'timeline-index-maintenance',
+        start: () => indexMaintenance.start(),
+        stop: () => indexMaintenance.stop(),
+      },
       { name: 'outbox-relay', start: () => relay.start(), stop: () => relay.stop() },
       {
         name: 'stream-tail',
@@ -192,7 +196,7 @@ export const healthChecks = (deps: SignalsDependencies) => ({
 
 /**
  * Lists and details come from the timeline index or, without it, from MongoDB: either one is
- * enough to serve reads. Without MongoDB ingest answers 503; without the broker events wait in
+ * enough to serve reads. Without MongoDB ingest responds 503; without the broker events wait in
  * the outbox. Anything down short of both read paths is "degraded", not unready.
  */
 export const servesWith: ServesWith = (up) => up('mongo') || up('timeline');

@@ -1,5 +1,5 @@
 import { createSignalInputSchema, type SignalEvent } from '@signal/contracts';
-import { connectMongo } from '@signal/service-kit';
+import { connectMongo, valueOrThrow } from '@signal/service-kit';
 import { isFerretDB, testDatabase } from '@signal/test-kit';
 import type { Connection } from 'mongoose';
 import { ensureSignalCollections, signalCollection } from '../src/data/collections';
@@ -11,7 +11,7 @@ import { signalInput } from './signals-harness';
 
 /**
  * Why each workaround in src/data/ferretdb-workarounds.ts exists: the server behaviour it
- * answers, shown on FerretDB (on MongoDB the same code is checked to give the same answer).
+ * works around, shown on FerretDB (on MongoDB the same code is checked to give the same result).
  */
 const db = testDatabase('ferret_signals');
 let mongo: Connection;
@@ -27,7 +27,8 @@ afterAll(async () => {
   await mongo.close();
 });
 
-const newSignal = () => newSignalDocument(createSignalInputSchema.parse(signalInput()), undefined);
+const newSignal = () =>
+  valueOrThrow(newSignalDocument(createSignalInputSchema.parse(signalInput()), undefined));
 
 describe('FerretDB workarounds of the signals store', () => {
   it('when ten compare-and-set updates of one document race, then exactly one wins, raw (the wrapper orders writes of one document) and through the repository', async () => {

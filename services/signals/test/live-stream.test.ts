@@ -18,12 +18,20 @@ import { openSse, openStalled, type SseClient, type SseEvent } from './sse-clien
 const STREAM = '/v1/signals/stream';
 
 async function createSignal(svc: SignalsHarness, over: Record<string, unknown> = {}): Promise<string> {
-  const res = await request(svc.url).post('/internal/signals').set(svc.ingestAuth).send(signalInput(over)).expect(201);
+  const res = await request(svc.url)
+    .post('/internal/signals')
+    .set(svc.ingestAuth)
+    .send(signalInput(over))
+    .expect(201);
   return res.body.data.id as string;
 }
 
 async function setStatus(svc: SignalsHarness, id: string, status: string): Promise<void> {
-  await request(svc.url).post(`/internal/signals/${id}/status`).set(svc.ingestAuth).send({ status }).expect(200);
+  await request(svc.url)
+    .post(`/internal/signals/${id}/status`)
+    .set(svc.ingestAuth)
+    .send({ status })
+    .expect(200);
 }
 
 const auth = (svc: SignalsHarness) => ({ Authorization: `Bearer ${svc.token()}` });
@@ -58,7 +66,10 @@ async function busProducer(prefix: string) {
   /** In order, confirmed together. */
   const publishAll = async (events: SignalEvent[]) => {
     for (const event of events)
-      ch.publish(exchange, event.name, Buffer.from(JSON.stringify(event)), { messageId: event.id, persistent: true });
+      ch.publish(exchange, event.name, Buffer.from(JSON.stringify(event)), {
+        messageId: event.id,
+        persistent: true,
+      });
     await ch.waitForConfirms();
   };
   return {
@@ -68,10 +79,19 @@ async function busProducer(prefix: string) {
   };
 }
 
-function busEvent(name: SignalEvent['name'], over: { tokenName?: string; signalId?: string } = {}): SignalEvent {
+function busEvent(
+  name: SignalEvent['name'],
+  over: { tokenName?: string; signalId?: string } = {},
+): SignalEvent {
   const signal = signalSnapshotFixture(over.signalId ?? newId('sig'));
   if (over.tokenName) signal.token.name = over.tokenName;
-  return { schema_version: SIGNAL_EVENT_VERSION, id: newId('evt'), name, occurred_at: new Date().toISOString(), signal };
+  return {
+    schema_version: SIGNAL_EVENT_VERSION,
+    id: newId('evt'),
+    name,
+    occurred_at: new Date().toISOString(),
+    signal,
+  };
 }
 
 describe('live stream', () => {
@@ -101,7 +121,7 @@ describe('live stream', () => {
     await broker.cleanup();
   });
 
-  it('when a stream is opened, then it answers 200 text/event-stream, unbuffered and uncached, starting with a retry hint', async () => {
+  it('when a stream is opened, then it responds 200 text/event-stream, unbuffered and uncached, starting with a retry hint', async () => {
     const s = track(await open(svc));
     expect(s.status).toBe(200);
     expect(s.headers['content-type']).toBe('text/event-stream; charset=utf-8');
@@ -119,7 +139,12 @@ describe('live stream', () => {
 
   it('when the stream is quiet, then it carries keep-alive comments at the heartbeat interval', async () => {
     const s = track(await open(svc));
-    await waitFor(() => s.comments.filter((c) => c === 'keep-alive').length >= 2, 10_000, 20, 'two heartbeats');
+    await waitFor(
+      () => s.comments.filter((c) => c === 'keep-alive').length >= 2,
+      10_000,
+      20,
+      'two heartbeats',
+    );
     expect(s.events).toEqual([]);
   });
 
@@ -139,7 +164,10 @@ describe('live stream', () => {
     ]);
     expect(isIncreasing(s.events.map((e) => e.id ?? ''))).toBe(true);
     const [created, won] = mine.map((e) => webhookPayloadSchema.parse(JSON.parse(e.data)));
-    expect(created).toMatchObject({ event: 'signal.new', data: { id: a, type: 'wallet', is_premium: false } });
+    expect(created).toMatchObject({
+      event: 'signal.new',
+      data: { id: a, type: 'wallet', is_premium: false },
+    });
     expect(created!.data).not.toHaveProperty('performance');
     expect(won).toMatchObject({ event: 'signal.winner', data: { id: a, performance: { status: 'winner' } } });
   });
@@ -209,7 +237,10 @@ describe('live stream', () => {
     const live = busEvent('signal.dead');
     await producer.publish(live);
     await resumed.until((ev) => has(ev, 'signal.dead', live.signal.id), 'the live event after the replay');
-    expect(about(resumed.events, [...missed, live.signal.id]).map(signalOf)).toEqual([...missed, live.signal.id]);
+    expect(about(resumed.events, [...missed, live.signal.id]).map(signalOf)).toEqual([
+      ...missed,
+      live.signal.id,
+    ]);
     expect(isIncreasing(resumed.events.map((e) => e.id!))).toBe(true);
   });
 
@@ -230,17 +261,20 @@ describe('live stream', () => {
     ['malformed', 'not-an-id'],
     ['unknown', '99999999999999-7'],
     ['expired', '1-0'],
-  ])('when Last-Event-ID is %s, then the stream sends one reset naming the list to re-sync from, then goes on live', async (reason, lastEventId) => {
-    const s = track(await open(svc, STREAM, { 'Last-Event-ID': lastEventId }));
-    await s.until((ev) => ev.length >= 1, 'the reset');
-    expect(s.events[0]!.event).toBe('reset');
-    expect(JSON.parse(s.events[0]!.data)).toMatchObject({ reason, resync: '/v1/signals' });
-    expect(s.events[0]!.id).toMatch(/^\d+-\d+$/);
-    const next = await createSignal(svc);
-    await s.until((ev) => has(ev, 'signal.new', next), 'the live event after the reset');
-    expect(s.events.filter((e) => e.event === 'reset')).toHaveLength(1);
-    expect(about(s.events, [next]).map((e) => e.event)).toEqual(['signal.new']);
-  });
+  ])(
+    'when Last-Event-ID is %s, then the stream sends one reset naming the list to re-sync from, then goes on live',
+    async (reason, lastEventId) => {
+      const s = track(await open(svc, STREAM, { 'Last-Event-ID': lastEventId }));
+      await s.until((ev) => ev.length >= 1, 'the reset');
+      expect(s.events[0]!.event).toBe('reset');
+      expect(JSON.parse(s.events[0]!.data)).toMatchObject({ reason, resync: '/v1/signals' });
+      expect(s.events[0]!.id).toMatch(/^\d+-\d+$/);
+      const next = await createSignal(svc);
+      await s.until((ev) => has(ev, 'signal.new', next), 'the live event after the reset');
+      expect(s.events.filter((e) => e.event === 'reset')).toHaveLength(1);
+      expect(about(s.events, [next]).map((e) => e.event)).toEqual(['signal.new']);
+    },
+  );
 
   it('when the event of a Last-Event-ID was trimmed from the log, then the stream resets as expired', async () => {
     const s = track(await open(svc));
@@ -306,7 +340,9 @@ describe('live stream', () => {
     // few MB before anything stays in the server, then the 64 KiB bound is passed.
     const published: string[] = [];
     for (let round = 0; round < 80 && hub.openCount === 1; round++) {
-      const batch = Array.from({ length: 10 }, () => busEvent('signal.new', { tokenName: 'x'.repeat(60_000) }));
+      const batch = Array.from({ length: 10 }, () =>
+        busEvent('signal.new', { tokenName: 'x'.repeat(60_000) }),
+      );
       published.push(...batch.map((e) => e.signal.id));
       await producer.publishAll(batch);
       await waitFor(() => hub.openCount === 0, 500, 20).catch(() => undefined);
@@ -378,7 +414,10 @@ describe('live stream across a Redis outage', () => {
       const during = await createSignal(svc);
       proxy.restore();
       const after = await createSignal(svc);
-      await s.until((ev) => has(ev, 'signal.new', after) && has(ev, 'signal.new', during), 'the later events');
+      await s.until(
+        (ev) => has(ev, 'signal.new', after) && has(ev, 'signal.new', during),
+        'the later events',
+      );
       expect(s.ended).toBe(false);
       const seen = about(s.events, [before, during, after]).map(signalOf);
       expect(seen).toHaveLength(3);
@@ -396,7 +435,11 @@ describe('live stream across a Redis outage', () => {
     s.close();
     proxy.cut();
     try {
-      const res = await request(svc.url).get(STREAM).set(auth(svc)).set('Last-Event-ID', s.lastEventId!).expect(503);
+      const res = await request(svc.url)
+        .get(STREAM)
+        .set(auth(svc))
+        .set('Last-Event-ID', s.lastEventId!)
+        .expect(503);
       expect(res.body.error.code).toBe('SERVICE_UNAVAILABLE');
       expect(res.headers['retry-after']).toBe('1');
     } finally {

@@ -341,7 +341,7 @@ describe('ingestion', () => {
       .expect(413);
   });
 
-  it('when backfilling in bulk, then all are stored and a retried batch answers the same ids without writing', async () => {
+  it('when backfilling in bulk, then all are stored and a retried batch returns the same ids without writing', async () => {
     const batch = Array.from({ length: 50 }, () =>
       signalInput({ created_at: new Date(Date.now() - 40 * DAY).toISOString() }),
     );
@@ -359,8 +359,8 @@ describe('ingestion', () => {
       .send({ signals: batch })
       .expect(200);
     expect(again.body.data).toEqual({ created: 0, skipped: 50, ids: first.body.data.ids });
-    // No outbox batch is left behind: one naming only refused signals kept the relay finding it
-    // on every sweep, for good (FerretDB busy, later backfills never reaching stats).
+    // No outbox batch is left behind: the relay would find one naming only refused signals on
+    // every sweep, for good (keeping FerretDB busy and later backfills from reaching stats).
     const batches = svc.deps.mongo.collection('outbox_batches');
     const deadline = Date.now() + 10_000;
     while ((await batches.countDocuments({})) > 0 && Date.now() < deadline)

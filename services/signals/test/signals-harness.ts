@@ -60,8 +60,8 @@ export async function startSignals(
   const app = appFromDependencies(config, deps, silentLogger, lifecycle);
   const http: RunningServer = await startHttpServer(app, 0);
   // A harness with a database of its own wipes it (and its index) once HTTP and the workers have
-  // stopped, before the connections close: a running keeper took a cleared index for a lost one
-  // and rebuilt it, and the relay re-applied snapshots to it.
+  // stopped, before the connections close: a running index maintenance would take a cleared
+  // index for a lost one and rebuild it, and the relay would re-apply snapshots to it.
   const wipe: Array<[string, () => Promise<void>]> = shared?.dbName
     ? []
     : [
@@ -70,7 +70,9 @@ export async function startSignals(
           async () => {
             await deps.mongo.dropDatabase().catch(() => undefined);
             await deps.index.model.clear().catch(() => undefined);
-            await deleteKeysMatching(deps.redis, `${config.REDIS_PREFIX}signal-events:*`).catch(() => undefined);
+            await deleteKeysMatching(deps.redis, `${config.REDIS_PREFIX}signal-events:*`).catch(
+              () => undefined,
+            );
           },
         ],
       ];

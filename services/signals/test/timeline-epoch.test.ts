@@ -1,5 +1,5 @@
 import { createSignalInputSchema } from '@signal/contracts';
-import { connectRedis } from '@signal/service-kit';
+import { connectRedis, valueOrThrow } from '@signal/service-kit';
 import { infraUrls, silentLogger, uniqueName } from '@signal/test-kit';
 import type Redis from 'ioredis';
 import { TimelineIndex } from '../src/data/timeline-index';
@@ -9,7 +9,7 @@ import { signalInput } from './signals-harness';
 
 /**
  * A timeline index left in Redis by another database (another deployment on the same Redis
- * and prefix, or a database that was wiped) must never answer for this one.
+ * and prefix, or a database that was wiped) must never serve reads for this one.
  */
 let redis: Redis;
 const prefix = `${uniqueName('epoch')}:`;
@@ -29,7 +29,7 @@ describe('the timeline index and its source database', () => {
   it('when the index in Redis was built from another database, then it is not used, and the rebuild starts from empty', async () => {
     const other = new TimelineIndex(redis, prefix, 'database-a', silentLogger);
     const stale = [1, 2, 3].map(() =>
-      toSnapshot(newSignalDocument(createSignalInputSchema.parse(signalInput()), undefined)),
+      toSnapshot(valueOrThrow(newSignalDocument(createSignalInputSchema.parse(signalInput()), undefined))),
     );
     await other.model.rebuild(
       () => batches(stale),
@@ -42,7 +42,9 @@ describe('the timeline index and its source database', () => {
     expect(await mine.page({ limit: 10, start: 0 })).toBeUndefined();
     expect(await mine.get(stale[0]!.id)).toBeUndefined();
 
-    const own = [toSnapshot(newSignalDocument(createSignalInputSchema.parse(signalInput()), undefined))];
+    const own = [
+      toSnapshot(valueOrThrow(newSignalDocument(createSignalInputSchema.parse(signalInput()), undefined))),
+    ];
     expect(
       await mine.model.rebuild(
         () => batches(own),

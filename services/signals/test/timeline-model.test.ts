@@ -17,8 +17,8 @@ import { signalInput, startSignals, type SignalsHarness } from './signals-harnes
 /**
  * The model test of the read path: a randomized load of concurrent creates, metric updates and
  * status transitions (with stale and repeated snapshots replayed into the index, and the index
- * lost in the middle), after which every list query through the gateway answers exactly what
- * the MongoDB query answers.
+ * lost in the middle), after which every list query through the gateway returns exactly what
+ * the MongoDB query returns.
  */
 let signals: SignalsHarness;
 let gw: GatewayHarness;
@@ -81,7 +81,7 @@ async function moveRandomly(id: string): Promise<void> {
   const current = await signals.deps.repository.findById(id);
   const next = STATUS_TRANSITIONS[current!.performance.status];
   if (next.length > 0 && random() < 0.5) {
-    // Concurrent writers may move it first: 409 is a legal answer, the model keeps what MongoDB has.
+    // Concurrent writers may move it first: 409 is a legal response, the model keeps what MongoDB has.
     await ingest()
       .post(`/internal/signals/${id}/status`)
       .set(signals.ingestAuth)
@@ -128,9 +128,8 @@ function query(c: Combination, extra: Record<string, string | number>): Record<s
 }
 
 /**
- * MongoDB answers every query of the comparisons, but each filter's count is asked once: nothing
- * writes while they run, and FerretDB counts by reading every match (the counts were a third of
- * this test's run time).
+ * MongoDB serves every query of the comparisons, but each filter's count is asked once: nothing
+ * writes while they run, and FerretDB counts by reading every match.
  */
 function countingOnce(store: SignalQueryStore): SignalQueryStore {
   const counts = new Map<string, Promise<number>>();
@@ -198,7 +197,8 @@ async function compareEveryCombination(sinceValues: (string | undefined)[]): Pro
   const combinations: Combination[] = [];
   for (const type of [undefined, ...SIGNAL_TYPES])
     for (const status of [undefined, ...SIGNAL_STATUSES])
-      for (const since of sinceValues) for (const limit of [7, 100]) combinations.push({ type, status, since, limit });
+      for (const since of sinceValues)
+        for (const limit of [7, 100]) combinations.push({ type, status, since, limit });
   let compared = 0;
   const lanes = Array.from({ length: 4 }, async () => {
     for (let c = combinations.shift(); c; c = combinations.shift()) {
@@ -224,7 +224,7 @@ describe('the timeline index against MongoDB', () => {
     expect(listed).toEqual([...ids].sort().reverse());
   });
 
-  it('when a randomized concurrent load runs with stale and repeated versions and the index is lost midway, then every query answers what MongoDB answers', async () => {
+  it('when a randomized concurrent load runs with stale and repeated versions and the index is lost midway, then every query returns what MongoDB returns', async () => {
     const ids = await createMany(120);
     // Remember early snapshots to replay them later, stale, into the index.
     const early = await Promise.all(ids.slice(0, 40).map((id) => signals.deps.repository.findById(id)));
@@ -253,5 +253,5 @@ describe('the timeline index against MongoDB', () => {
       const res = await request(gw.url).get(`/v1/signals/${id}`).set(auth).expect(200);
       expect(res.body.data).toEqual(toDetail((await signals.deps.repository.findById(id))!));
     }
-  }, 180_000); // a randomized model run: ~20 s alone, several times that on a shared 2-core machine
+  }, 180_000); // a randomized model run: long, and longer on a shared machine
 });

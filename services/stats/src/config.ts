@@ -15,11 +15,11 @@ export const configSchema = z.object({
   AMQP_PREFIX: z.string().default(''),
   AMQP_QUEUE_TYPE: z.enum(['quorum', 'classic']).default('quorum'),
   INTERNAL_JWT_PUBLIC_KEY: internalKeyEnv.publicKey(),
-  /** A cached answer is dropped when newer events arrive, and never served after this. */
+  /** A cached response is dropped when newer events arrive, and never served after this. */
   STATS_CACHE_TTL_MS: env.int(5000, 0),
-  /** Within this age a cached answer is served even if events arrived since (protects the DB under event bursts). */
+  /** Within this age a cached response is served even if events arrived since (protects the DB under event bursts). */
   STATS_CACHE_MIN_FRESH_MS: env.int(1000, 0),
-  /** How often the keeper checks whether Redis lost the aggregates (then rebuilds them). */
+  /** How often the aggregates check looks whether Redis lost the aggregates (then rebuilds them). */
   STATS_CHECK_INTERVAL_MS: env.int(1000, 50),
   /** Aggregations of the projection at once while the aggregates are away; more get 503 + Retry-After. */
   STORE_FALLBACK_CONCURRENCY: env.int(4, 1),

@@ -67,8 +67,8 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
       },
       progress,
     );
-  const keeper = new PeriodicTask(
-    'stats-aggregates-keeper',
+  const aggregatesCheck = new PeriodicTask(
+    'stats-aggregates-check',
     config.STATS_CHECK_INTERVAL_MS,
     async () => {
       if (!(await aggregates.model.isReady())) await rebuildAggregates();
@@ -80,8 +80,8 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
   const policy = MESSAGE_POLICIES['stats.signal-events'];
   // Events are projected by the batch: one batch at a time (so no two writes of one signal
   // race), up to 500 events, while the next one fills (prefetch twice that). One event at a
-  // time cost a failed update and an insert on the store per new signal, which a backfill of a
-  // million signals outran by far.
+  // time would cost a failed update and an insert on the store per new signal, far too slow
+  // for a backfill of a million signals.
   const projection = new Batcher<SignalSnapshot, void>({
     run: async (snapshots) => {
       await projectSignals({ repository, aggregates, cache }, snapshots);
@@ -108,7 +108,7 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
     },
   });
   const workers: BackgroundWorker[] = [
-    { name: 'aggregates-keeper', start: () => keeper.start(), stop: () => keeper.stop() },
+    { name: 'aggregates-check', start: () => aggregatesCheck.start(), stop: () => aggregatesCheck.stop() },
     {
       name: 'event-consumer',
       start: async () => {
@@ -134,7 +134,7 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
       repository,
       cache,
       logger,
-      aggregatesMissed: () => keeper.kick(),
+      aggregatesMissed: () => aggregatesCheck.kick(),
       storeReads: new LoadShedder(
         config.STORE_FALLBACK_CONCURRENCY,
         'Computing statistics from the database',
@@ -162,6 +162,6 @@ export const healthChecks = (deps: StatsDependencies) => ({
 
 /**
  * Figures come from the aggregates or, without them, from the MongoDB projection: either one is
- * enough to answer. Without the broker the figures only fall behind: "degraded", not unready.
+ * enough to serve reads. Without the broker the figures only fall behind: "degraded", not unready.
  */
 export const servesWith: ServesWith = (up) => up('mongo') || up('aggregates');

@@ -9,7 +9,7 @@ import type { ProjectedSignal } from '../src/domain/projection';
 
 /**
  * Why each workaround in src/data/ferretdb-workarounds.ts exists: the server behaviour it
- * answers, shown on FerretDB (on MongoDB the same code is checked to give the same answer).
+ * works around, shown on FerretDB (on MongoDB the same code is checked to give the same result).
  */
 const db = testDatabase('ferret_stats');
 let mongo: Connection;

@@ -23,7 +23,7 @@ describe('StatsCache against Redis', () => {
     redis.disconnect();
   });
 
-  it('when answers are cached and invalidated, then every key shares the {statscache} hash tag (one slot for the MGET)', async () => {
+  it('when responses are cached and invalidated, then every key shares the {statscache} hash tag (one slot for the MGET)', async () => {
     const cache = new StatsCache(redis, prefix, 60_000, 0);
     const stats = toStatistics([{ _id: 'new', total: 2, winners: 1, roi_sum: 10 }], 10);
     expect(await cache.get('all')).toEqual({ gen: 0 });
@@ -40,7 +40,7 @@ describe('StatsCache against Redis', () => {
     expect(new Set(keys.map(hashTag))).toEqual(new Set(['statscache']));
   });
 
-  it('when the generation moves on, then an older answer is stale; a current one is served', async () => {
+  it('when the generation moves on, then an older response is stale; a current one is served', async () => {
     const cache = new StatsCache(redis, `${prefix}b:`, 60_000, 0);
     const stats = toStatistics([], undefined);
     const { gen } = await cache.get('7d');

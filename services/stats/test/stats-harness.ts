@@ -54,9 +54,9 @@ export async function startStats(
     },
     async stop() {
       await http.close();
-      // Workers first (deps.close stops them again: a no-op): running, the keeper took the
-      // cleared aggregates for lost ones and rebuilt their ready mark, and the consumer could
-      // write counters after the wipe.
+      // Workers first (deps.close stops them again: a no-op): a running aggregates check would
+      // take the cleared aggregates for lost ones and rebuild their ready mark, and the consumer
+      // could write counters after the wipe.
       for (const w of [...deps.workers].reverse()) await w.stop();
       // Every stats key of this prefix: the aggregates (`stats:{agg}:`) and the cache.
       await deleteKeysMatching(deps.redis, `${prefix}stats:*`).catch(() => undefined);

@@ -119,7 +119,7 @@ describe('GET /v1/stats', () => {
       'the projection to catch up',
     );
 
-    const expectEveryAnswerIsTheReference = async () => {
+    const expectEveryResponseIsTheReference = async () => {
       for (const type of [undefined, ...SIGNAL_TYPES]) {
         for (const period of STATS_PERIODS) {
           const qs = `?period=${period}${type ? `&type=${type}` : ''}`;
@@ -132,14 +132,14 @@ describe('GET /v1/stats', () => {
       }
     };
     expect(await stats.deps.aggregates.model.isReady()).toBe(true);
-    await expectEveryAnswerIsTheReference();
+    await expectEveryResponseIsTheReference();
     expect((await getStats('?type=30d')).body.data.total_signals).toBe(0);
 
-    // Redis loses the aggregates: answers come from the projection, then from the rebuilt model.
+    // Redis loses the aggregates: responses come from the projection, then from the rebuilt model.
     await stats.deps.aggregates.model.clear();
-    await expectEveryAnswerIsTheReference();
+    await expectEveryResponseIsTheReference();
     await waitFor(() => stats.deps.aggregates.model.isReady(), 10_000, 50, 'the aggregates to be rebuilt');
-    await expectEveryAnswerIsTheReference();
+    await expectEveryResponseIsTheReference();
   });
 
   it('when a signal becomes a winner, then the counts move within a few seconds', async () => {

@@ -5,7 +5,7 @@ import { createDependencies } from '../dependencies';
 /**
  * Rebuilds the signals timeline index in Redis by streaming the collection once.
  *   pnpm --filter @signal/signals reindex [--fresh] [--quiet]
- * --fresh drops the index first (lists are answered from MongoDB until the rebuild ends).
+ * --fresh drops the index first (lists are served from MongoDB until the rebuild ends).
  * Env: the signals service's own (MONGO_URL, REDIS_URL, REDIS_PREFIX, AMQP_URL, …).
  */
 const USAGE = 'usage: reindex [--fresh] [--quiet]';
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
     const total = await deps.repository.count({});
     if (values.fresh) await deps.index.model.clear();
     const started = Date.now();
-    const built = await deps.keeper.rebuild((done) => {
+    const built = await deps.indexMaintenance.rebuild((done) => {
       if (values.quiet) return;
       const pct = total ? Math.min(100, Math.floor((done / total) * 100)) : 100;
       const rate = Math.round(done / Math.max(0.001, (Date.now() - started) / 1000));

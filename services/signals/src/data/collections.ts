@@ -26,13 +26,15 @@ const SIGNAL_INDEXES: mongo.IndexDescription[] = [
 
 /**
  * The outbox of one bulk insert, written before the signals. Per-signal outbox entries would
- * cost one update each to clear (FerretDB manages ~100-300 a second), which capped backfills.
+ * cost one update each to clear, and FerretDB manages only a few hundred a second: too few for
+ * backfills.
  * It names its events (signal id, event id) instead of holding them: the snapshot of each is
  * the signal itself, and the writer hands the events to the relay in memory, so in the common
  * case the batch costs one small insert and one delete. Only a batch whose writer died (older
  * than a minute) is read back, its events rebuilt from the signals that exist. Holding the
- * events whole made every event pass through the store five times (insert, confirm update,
- * relay read, removal read): at a million signals that, not the signals, was FerretDB's work.
+ * events whole would make every event pass through the store five times (insert, confirm
+ * update, relay read, removal read): at a million signals, more work for FerretDB than the
+ * signals themselves.
  */
 export interface OutboxBatchDocument {
   _id: string;

@@ -37,7 +37,7 @@ export class EventLogTail {
     const retry = (times: number) => Math.min(times * 100, 2000);
     const blockMs = this.options.blockMs ?? 2000;
     // Fails fast while Redis is away (the loop retries from its own position, not ioredis), and
-    // a blocked read that never answers is given up a little after its block time.
+    // a blocked read that never returns is given up a little after its block time.
     const connection = redisClient(this.options.redisUrl, {
       enableOfflineQueue: false,
       autoResendUnfulfilledCommands: false,

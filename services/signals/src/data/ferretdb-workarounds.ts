@@ -7,7 +7,7 @@ import type { SignalDocument } from '../domain/signal';
  * What the signals store does differently because of FerretDB 1.24, the MongoDB-wire server of
  * machines without MongoDB (CI, the local run command). One code path serves MongoDB and
  * FerretDB alike; on MongoDB each of these costs nothing or next to nothing.
- * test/ferretdb-workarounds.test.ts shows, for each, the server behaviour it answers.
+ * test/ferretdb-workarounds.test.ts shows, for each, the server behaviour it works around.
  */
 
 /**
@@ -22,7 +22,7 @@ export const oneUpdatePerDocumentAtATime = (): KeyedMutex => new KeyedMutex();
  * Lookups by several ids: one equality each, in parallel (service-kit's `eachById`, shared with
  * the webhooks service; why there). The hot paths still avoid reads by id where they can (bulk
  * outbox batches are handed to the relay in memory, failed index updates are re-applied from
- * the snapshots the keeper holds).
+ * the snapshots the index maintenance holds).
  */
 export { eachById } from '@signal/service-kit';
 

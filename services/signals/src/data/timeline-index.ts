@@ -120,7 +120,7 @@ export class TimelineIndex implements SignalReadIndex, TimelineWriter {
     }
   }
 
-  /** undefined while the index is incomplete: the caller answers from MongoDB. */
+  /** undefined while the index is incomplete: the caller reads from MongoDB. */
   async page(q: TimelineQuery): Promise<TimelinePage | undefined> {
     const reply = await PAGE.run(
       this.redis,

@@ -6,7 +6,7 @@ import { eachById } from './ferretdb-workarounds';
 
 /**
  * Signals whose index update failed (Redis unreachable at write time). Tiny and usually
- * empty: the keeper re-applies them from MongoDB once Redis answers again.
+ * empty: the index maintenance re-applies them from MongoDB once Redis responds again.
  */
 export class TimelineRepairs implements TimelineRepairLog {
   private readonly repairs: mongo.Collection<RepairDocument>;

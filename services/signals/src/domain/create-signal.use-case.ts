@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { CreateSignalInput, SignalDetail } from '@signal/contracts';
-import { AppError, newId } from '@signal/service-kit';
+import { fail, newId, succeed, type Result } from '@signal/service-kit';
 import { openingMarket } from './performance';
 import { DuplicateIdempotencyKeyError, type SignalWriteStore, type WriteEffects } from './ports';
 import type { SignalDocument, StoredSignal } from './signal';
@@ -13,20 +13,23 @@ function requestHash(input: CreateSignalInput): string {
   return createHash('sha256').update(JSON.stringify(input)).digest('base64url');
 }
 
-/** Builds the stored signal and its `signal.new` event (one document, one atomic write). */
+/**
+ * Builds the stored signal and its `signal.new` event (one document, one atomic write), or a
+ * VALIDATION_ERROR when created_at is in the future.
+ */
 export function newSignalDocument(
   input: CreateSignalInput,
   idempotencyKey: string | undefined,
   now = new Date(),
   eventName: 'signal.new' | 'signal.updated' = 'signal.new',
-): SignalDocument {
+): Result<SignalDocument, 'VALIDATION_ERROR'> {
   const createdAt = input.created_at ? new Date(input.created_at) : now;
   if (createdAt.getTime() > now.getTime() + FUTURE_TOLERANCE_MS) {
-    throw new AppError('VALIDATION_ERROR', 'created_at must not be in the future', {
+    return fail('VALIDATION_ERROR', 'created_at must not be in the future', {
       details: [{ field: 'created_at', message: 'must not be in the future' }],
     });
   }
-  // The id's ULID time is created_at, so id order is created_at order (see data/signal.collection.ts).
+  // The id's ULID time is created_at, so id order is created_at order (see data/collections.ts).
   const id = newId('sig', createdAt.getTime());
   const market = openingMarket(input.metrics);
   const base: StoredSignal = {
@@ -65,10 +68,10 @@ export function newSignalDocument(
     idem_key: idempotencyKey ?? id,
     idem_hash: requestHash(input),
   };
-  return { ...base, outbox: [signalEvent(eventName, base, now)], has_outbox: true };
+  return succeed({ ...base, outbox: [signalEvent(eventName, base, now)], has_outbox: true });
 }
 
-export interface CreateSignalResult {
+export interface CreatedSignal {
   signal: SignalDetail;
   /** false when an earlier create with the same Idempotency-Key made it. */
   created: boolean;
@@ -84,12 +87,14 @@ export async function createSignal(
   effects: WriteEffects,
   input: CreateSignalInput,
   idempotencyKey?: string,
-): Promise<CreateSignalResult> {
+): Promise<Result<CreatedSignal, 'VALIDATION_ERROR' | 'IDEMPOTENCY_CONFLICT'>> {
   if (idempotencyKey) {
     const existing = await repository.findByIdemKey(idempotencyKey);
     if (existing) return replay(existing, input);
   }
-  const doc = newSignalDocument(input, idempotencyKey);
+  const built = newSignalDocument(input, idempotencyKey);
+  if (!built.ok) return built;
+  const doc = built.value;
   try {
     await repository.insert(doc);
   } catch (err) {
@@ -100,15 +105,18 @@ export async function createSignal(
     throw err;
   }
   await effects.written([toSnapshot(doc)]);
-  return { signal: toDetail(doc), created: true };
+  return succeed({ signal: toDetail(doc), created: true });
 }
 
-function replay(existing: StoredSignal, input: CreateSignalInput): CreateSignalResult {
-  if (existing.idem_hash !== requestHash(input)) throw new AppError('IDEMPOTENCY_CONFLICT');
-  return { signal: toDetail(existing), created: false };
+function replay(
+  existing: StoredSignal,
+  input: CreateSignalInput,
+): Result<CreatedSignal, 'IDEMPOTENCY_CONFLICT'> {
+  if (existing.idem_hash !== requestHash(input)) return fail('IDEMPOTENCY_CONFLICT');
+  return succeed({ signal: toDetail(existing), created: false });
 }
 
-export interface BulkCreateResult {
+export interface BulkCreated {
   created: number;
   skipped: number;
   /** The signals this request created; on a replay, the batch's signals as first created. */
@@ -121,35 +129,45 @@ export interface BulkCreateResult {
  * Backfill: many signals in one unordered insert; keyed items already stored are skipped.
  * Historical signals are announced as the internal `signal.updated` (projections such as stats
  * take them in), not as `signal.new`: subscribers are not paged about old signals.
- * With an Idempotency-Key (item i is keyed `<key>:<i>`): a repeat of a batch made whole answers
+ * With an Idempotency-Key (item i is keyed `<key>:<i>`): a repeat of a batch made whole returns
  * its ids without writing; a reuse of the key for another batch is refused (409), as for a
- * single create — it used to store the new items at positions the first batch had not used and
- * drop the others silently; a repeat of a batch an earlier attempt made only in part stores the
- * rest.
+ * single create, since storing it would keep only the items at positions the first batch did
+ * not use and drop the others silently; a repeat of a batch an earlier attempt made only in
+ * part stores the rest.
  */
 export async function bulkCreateSignals(
   repository: SignalWriteStore,
   effects: WriteEffects,
   inputs: CreateSignalInput[],
   idempotencyKey?: string,
-): Promise<BulkCreateResult> {
+): Promise<Result<BulkCreated, 'VALIDATION_ERROR' | 'IDEMPOTENCY_CONFLICT'>> {
   if (idempotencyKey) {
     const replayed = await replayBulk(repository, inputs, idempotencyKey);
-    if (replayed) return replayed;
+    if (!replayed.ok) return replayed;
+    if (replayed.value) return succeed(replayed.value);
   }
   const now = new Date();
-  const docs = inputs.map((input, i) =>
-    newSignalDocument(input, idempotencyKey ? `${idempotencyKey}:${i}` : undefined, now, 'signal.updated'),
-  );
+  const docs: SignalDocument[] = [];
+  for (const [i, input] of inputs.entries()) {
+    const key = idempotencyKey ? `${idempotencyKey}:${i}` : undefined;
+    const built = newSignalDocument(input, key, now, 'signal.updated');
+    if (!built.ok) return built;
+    docs.push(built.value);
+  }
   const { duplicates, outbox } = await repository.insertManyWithBatch(docs, newId('obx'));
   const skipped = new Set(duplicates);
   const created = docs.filter((d) => !skipped.has(d.idem_key));
   await effects.written(created.map(toSnapshot), outbox);
-  return { created: created.length, skipped: skipped.size, ids: created.map((d) => d._id), replayed: false };
+  return succeed({
+    created: created.length,
+    skipped: skipped.size,
+    ids: created.map((d) => d._id),
+    replayed: false,
+  });
 }
 
 /**
- * The answer to a repeat of a keyed batch, when its first item is stored: every item stored and
+ * The response to a repeat of a keyed batch, when its first item is stored: every item stored and
  * the same → the batch's ids; any item different → IDEMPOTENCY_CONFLICT; some missing (an earlier
  * attempt stopped part-way) → undefined, and the insert stores the rest.
  */
@@ -157,18 +175,18 @@ async function replayBulk(
   repository: SignalWriteStore,
   inputs: CreateSignalInput[],
   key: string,
-): Promise<BulkCreateResult | undefined> {
+): Promise<Result<BulkCreated | undefined, 'IDEMPOTENCY_CONFLICT'>> {
   const first = await repository.findByIdemKey(`${key}:0`);
-  if (!first) return undefined;
+  if (!first) return succeed(undefined);
   const stored = [
     first,
     ...(await Promise.all(inputs.slice(1).map((_, i) => repository.findByIdemKey(`${key}:${i + 1}`)))),
   ];
-  inputs.forEach((input, i) => {
+  for (const [i, input] of inputs.entries()) {
     const doc = stored[i];
-    if (doc && doc.idem_hash !== requestHash(input)) throw new AppError('IDEMPOTENCY_CONFLICT');
-  });
+    if (doc && doc.idem_hash !== requestHash(input)) return fail('IDEMPOTENCY_CONFLICT');
+  }
   const whole = stored.filter((doc): doc is StoredSignal => doc !== null);
-  if (whole.length < inputs.length) return undefined;
-  return { created: 0, skipped: inputs.length, ids: whole.map((doc) => doc._id), replayed: true };
+  if (whole.length < inputs.length) return succeed(undefined);
+  return succeed({ created: 0, skipped: inputs.length, ids: whole.map((doc) => doc._id), replayed: true });
 }

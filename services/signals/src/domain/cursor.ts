@@ -1,17 +1,18 @@
 import { signalIdSchema } from '@signal/contracts';
-import { AppError } from '@signal/service-kit';
+import { fail, succeed, type Result } from '@signal/service-kit';
 
 /** Opaque to clients; inside it is the id of the last signal of the previous page. */
 export function encodeCursor(lastId: string): string {
   return Buffer.from(lastId, 'utf8').toString('base64url');
 }
 
-export function decodeCursor(cursor: string): string {
+/** The signal id inside a cursor, or a VALIDATION_ERROR when it is not one this API made. */
+export function decodeCursor(cursor: string): Result<string, 'VALIDATION_ERROR'> {
   const id = Buffer.from(cursor, 'base64url').toString('utf8');
   if (!signalIdSchema.safeParse(id).success) {
-    throw new AppError('VALIDATION_ERROR', 'cursor must be a value returned in meta.next_cursor', {
+    return fail('VALIDATION_ERROR', 'cursor must be a value returned in meta.next_cursor', {
       details: [{ field: 'cursor', message: 'not a cursor returned by this API' }],
     });
   }
-  return id;
+  return succeed(id);
 }

@@ -4,7 +4,7 @@ import {
   type SignalListItem,
   type SignalListQuery,
 } from '@signal/contracts';
-import { idTimeMs, type LoadShedder, type Logger } from '@signal/service-kit';
+import { idTimeMs, succeed, type LoadShedder, type Logger, type Result } from '@signal/service-kit';
 import { decodeCursor, encodeCursor } from './cursor';
 import type { SignalFilter, SignalQueryStore, SignalReadIndex } from './ports';
 import { detailToListItem, toListItem } from './signal.mapper';
@@ -13,13 +13,13 @@ export interface ListDeps {
   index: SignalReadIndex;
   repository: SignalQueryStore;
   logger: Logger;
-  /** The index was incomplete or unreachable: the keeper should look now. */
+  /** The index was incomplete or unreachable: the index maintenance should check now. */
   indexMissed(): void;
   /** Bounds the list queries MongoDB runs while the index is away. */
   storeReads: LoadShedder;
 }
 
-type ListResult = { data: SignalListItem[]; meta: ListMeta };
+type SignalPage = { data: SignalListItem[]; meta: ListMeta };
 
 /**
  * Story: the page from the timeline index (one round trip, cost independent of depth) → or,
@@ -27,9 +27,17 @@ type ListResult = { data: SignalListItem[]; meta: ListMeta };
  * Newest first (created_at desc, id desc). `page` counts ranks; `cursor` continues after the
  * previous page's last id and still reports which page it landed on, so meta is the same.
  */
-export async function listSignals(deps: ListDeps, query: SignalListQuery): Promise<ListResult> {
+export async function listSignals(
+  deps: ListDeps,
+  query: SignalListQuery,
+): Promise<Result<SignalPage, 'VALIDATION_ERROR'>> {
   const perPage = query.limit ?? DEFAULT_PAGE_SIZE;
-  const cursorId = query.cursor ? decodeCursor(query.cursor) : undefined;
+  let cursorId: string | undefined;
+  if (query.cursor) {
+    const decoded = decodeCursor(query.cursor);
+    if (!decoded.ok) return decoded;
+    cursorId = decoded.value;
+  }
   const sinceMs = query.since ? Date.parse(query.since) : undefined;
   try {
     const page = await deps.index.page({
@@ -44,7 +52,7 @@ export async function listSignals(deps: ListDeps, query: SignalListQuery): Promi
     if (page) {
       const last = page.rows[page.rows.length - 1];
       const hasMore = page.start + page.rows.length < page.total;
-      return {
+      return succeed({
         data: page.rows.map(detailToListItem),
         meta: meta(
           page.total,
@@ -52,13 +60,13 @@ export async function listSignals(deps: ListDeps, query: SignalListQuery): Promi
           perPage,
           hasMore && last ? last.id : null,
         ),
-      };
+      });
     }
   } catch (err) {
     deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'timeline index unreachable');
   }
   deps.indexMissed();
-  return deps.storeReads.run(() => listFromStore(deps.repository, query, perPage, cursorId));
+  return succeed(await deps.storeReads.run(() => listFromStore(deps.repository, query, perPage, cursorId)));
 }
 
 function meta(total: number, page: number, perPage: number, nextId: string | null): ListMeta {
@@ -77,7 +85,7 @@ export async function listFromStore(
   query: SignalListQuery,
   perPage: number,
   cursorId: string | undefined,
-): Promise<ListResult> {
+): Promise<SignalPage> {
   const filter: SignalFilter = {
     type: query.type,
     status: query.status,

@@ -1,5 +1,5 @@
 import type { StreamResetReason } from '@signal/contracts';
-import { isRedisUnavailable, metrics, type Logger } from '@signal/service-kit';
+import { fail, isRedisUnavailable, metrics, succeed, type Logger, type Result } from '@signal/service-kit';
 import {
   OVERFLOW_EVENT,
   RECONNECT_EVENT,
@@ -36,10 +36,6 @@ export type StreamStart =
   /** `from`: the log's last entry when the stream opened (undefined: the log was empty). */
   | { kind: 'reset'; reason: StreamResetReason; from: string | undefined };
 
-export type StreamPlan =
-  | { ok: true; start: StreamStart }
-  | { ok: false; reason: 'closing' | 'unavailable'; message: string };
-
 /** Entries read per XRANGE while replaying. */
 const REPLAY_PAGE = 200;
 
@@ -49,28 +45,27 @@ const REPLAY_PAGE = 200;
  */
 export const STALLED_STREAM_MS = 30_000;
 
-const UNAVAILABLE = {
-  ok: false,
-  reason: 'unavailable',
-  message: 'The live stream is unavailable right now. Retry shortly.',
-} as const;
+const UNAVAILABLE = fail('SERVICE_UNAVAILABLE', 'The live stream is unavailable right now. Retry shortly.');
 
 /**
  * Story: before anything is sent, decide where the stream starts from the client's
  * Last-Event-ID (see `notHeldReason`). Refused while shutting down, or while the event log is
  * unreachable (this process's tail has not found the log's end yet, or a read fails).
  */
-export async function planStream(deps: StreamDeps, lastEventId: string | undefined): Promise<StreamPlan> {
-  if (deps.hub.isClosing) return { ok: false, reason: 'closing', message: 'The server is shutting down. Retry shortly.' };
+export async function planStream(
+  deps: StreamDeps,
+  lastEventId: string | undefined,
+): Promise<Result<StreamStart, 'SERVICE_UNAVAILABLE'>> {
+  if (deps.hub.isClosing) return fail('SERVICE_UNAVAILABLE', 'The server is shutting down. Retry shortly.');
   if (deps.hub.position === undefined) return UNAVAILABLE;
-  if (lastEventId === undefined) return { ok: true, start: { kind: 'live' } };
+  if (lastEventId === undefined) return succeed({ kind: 'live' });
   try {
     if (!isEntryId(lastEventId))
-      return { ok: true, start: { kind: 'reset', reason: 'malformed', from: await deps.log.last() } };
-    if (await deps.log.holds(lastEventId)) return { ok: true, start: { kind: 'resume', after: lastEventId } };
+      return succeed({ kind: 'reset', reason: 'malformed', from: await deps.log.last() });
+    if (await deps.log.holds(lastEventId)) return succeed({ kind: 'resume', after: lastEventId });
     const [first, last] = await Promise.all([deps.log.first(), deps.log.last()]);
     const reason = notHeldReason(lastEventId, { first, now: Date.now(), retentionMs: deps.retentionMs });
-    return { ok: true, start: { kind: 'reset', reason, from: last } };
+    return succeed({ kind: 'reset', reason, from: last });
   } catch (err) {
     if (isRedisUnavailable(err)) return UNAVAILABLE;
     throw err;
@@ -80,11 +75,16 @@ export async function planStream(deps: StreamDeps, lastEventId: string | undefin
 /**
  * Story: a stream that resumes (or was reset) is sent what the log holds after its position,
  * page by page at the client's pace, then joins the live fan-out. The join happens only once
- * the replay has reached the tail's position, in the same turn as that check, so no entry falls
+ * the replay has reached the tail's position, synchronously with that check, so no entry falls
  * between replay and live and none is sent twice (the hub skips what the replay sent). A stream
  * that loses the log midway ends with `reconnect`: its client resumes where it stopped.
  */
-export async function runStream(deps: StreamDeps, sink: StreamSink, filter: StreamFilter, start: StreamStart): Promise<void> {
+export async function runStream(
+  deps: StreamDeps,
+  sink: StreamSink,
+  filter: StreamFilter,
+  start: StreamStart,
+): Promise<void> {
   if (start.kind === 'live') {
     deps.hub.join(sink, filter, undefined);
     return;

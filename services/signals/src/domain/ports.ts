@@ -50,7 +50,7 @@ export interface SignalQueryStore {
   findById(id: string): Promise<StoredSignal | null>;
 }
 
-/** The store as the index keeper and the projections' export read it. */
+/** The store as the index maintenance and the projections' export read it. */
 export interface SignalSource {
   findById(id: string): Promise<StoredSignal | null>;
   /** Every signal once, in batches. */
@@ -84,7 +84,7 @@ export interface SignalReadIndex {
   get(id: string): Promise<SignalDetail | 'missing' | undefined>;
 }
 
-/** The read index as its keeper writes it. */
+/** The read index as its maintenance writes it. */
 export interface TimelineWriter {
   /** Version-guarded: an older or repeated snapshot changes nothing. */
   apply(snapshots: SignalSnapshot[]): Promise<void>;
@@ -92,7 +92,7 @@ export interface TimelineWriter {
   readonly model: Pick<RedisReadModel, 'isReady' | 'rebuild' | 'observeLag'>;
 }
 
-/** Signals whose index update failed, re-applied once the index answers again. */
+/** Signals whose index update failed, re-applied once the index responds again. */
 export interface TimelineRepairLog {
   record(ids: string[]): Promise<void>;
   next(limit: number): Promise<string[]>;
@@ -110,9 +110,9 @@ export interface WriteEffects {
   /**
    * Without `outbox`, the events wait in the signals' own outboxes and the relay reads them by
    * id (whole outboxes, in order); a bulk write hands its batch's events over. Single writes
-   * handing theirs over too was tried and reverted: the relay then trimmed a signal's outbox
-   * (under the signal's write lock) with no read before it, and during a MongoDB cut the next
-   * write of that signal waited behind the hung trim past its client's timeout (`pnpm chaos`).
+   * do not hand theirs over: the relay would then trim a signal's outbox (under the signal's
+   * write lock) with no read before it, and during a MongoDB outage the next write of that
+   * signal would wait behind the hung trim past its client's timeout.
    */
   written(snapshots: SignalSnapshot[], outbox?: OutboxHandoff): Promise<void>;
 }

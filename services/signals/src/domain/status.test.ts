@@ -11,7 +11,7 @@ describe('status transitions', () => {
   ] as const)(
     'when a signal goes from %s to %s, then the move is allowed and announces %s',
     (from, to, event) => {
-      expect(statusChange(from, to)).toEqual({ ok: true, event });
+      expect(statusChange(from, to)).toEqual({ ok: true, value: event });
     },
   );
 

@@ -1,17 +1,14 @@
 import { STATUS_TRANSITIONS, type BusEventName, type SignalStatus } from '@signal/contracts';
-
-export type StatusChange =
-  { ok: true; event: BusEventName } | { ok: false; code: 'INVALID_STATUS_TRANSITION'; message: string };
+import { fail, succeed, type Result } from '@signal/service-kit';
 
 /** A status moves only along STATUS_TRANSITIONS (dead and rugged are final); the move names its event. */
-export function statusChange(from: SignalStatus, to: SignalStatus): StatusChange {
+export function statusChange(
+  from: SignalStatus,
+  to: SignalStatus,
+): Result<BusEventName, 'INVALID_STATUS_TRANSITION'> {
   if (!STATUS_TRANSITIONS[from].includes(to))
-    return {
-      ok: false,
-      code: 'INVALID_STATUS_TRANSITION',
-      message: `A signal cannot go from ${from} to ${to}.`,
-    };
-  return { ok: true, event: statusEventName(to) };
+    return fail('INVALID_STATUS_TRANSITION', `A signal cannot go from ${from} to ${to}.`);
+  return succeed(statusEventName(to));
 }
 
 /** The bus event a move into `status` announces. */

@@ -43,7 +43,7 @@ export interface StreamHubOptions {
 
 /**
  * The open streams of this process, fed by its one tail of the event log: each entry is encoded
- * once and written to every stream whose filter takes it. A stream whose client does not take
+ * once and written to every stream whose filter matches it. A stream whose client does not take
  * its output gets `overflow` and ends once the unsent output passes the bound (see `deliver`).
  */
 export class StreamHub {
@@ -148,7 +148,10 @@ export class StreamHub {
   private endOverflowing(): void {
     for (const stream of this.streams) {
       if (stream.sink.bufferedBytes <= this.options.maxBufferedBytes) continue;
-      this.options.logger.info({ buffered: stream.sink.bufferedBytes }, 'live stream ended: its client did not keep up');
+      this.options.logger.info(
+        { buffered: stream.sink.bufferedBytes },
+        'live stream ended: its client did not keep up',
+      );
       this.end(stream, OVERFLOW_EVENT, 'overflow', true);
     }
   }

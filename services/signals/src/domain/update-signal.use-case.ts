@@ -1,5 +1,5 @@
 import type { BusEventName, SignalDetail, SignalStatus, UpdateSignalInput } from '@signal/contracts';
-import { AppError, KeyedMutex } from '@signal/service-kit';
+import { fail, KeyedMutex, succeed, type Result } from '@signal/service-kit';
 import { marketMove } from './performance';
 import type { SignalWriteStore, WriteEffects } from './ports';
 import type { StoredSignal } from './signal';
@@ -9,13 +9,18 @@ import { statusChange } from './status';
 
 const MAX_CAS_RETRIES = 8;
 
-type Change = (current: StoredSignal) => { next: StoredSignal; event: BusEventName };
+/** What a change makes of the current signal, or why it refuses it. */
+type Change = (
+  current: StoredSignal,
+) => Result<{ next: StoredSignal; event: BusEventName }, 'INVALID_STATUS_TRANSITION'>;
+
+type ChangeResult = Result<SignalDetail, 'NOT_FOUND' | 'CONFLICT' | 'INVALID_STATUS_TRANSITION'>;
 
 /**
  * One change of a signal at a time in this process: each reads the signal after the one before
  * it wrote, so concurrent changes of one signal do not spend their compare-and-set retries on
- * each other (20 concurrent PATCHes of one signal gave 9 × 409). Writers in other processes
- * still meet at the compare-and-set.
+ * each other and end in 409 CONFLICT. Writers in other processes still meet at the
+ * compare-and-set.
  */
 const changesInProcess = new KeyedMutex();
 
@@ -25,7 +30,7 @@ function applyChange(
   effects: WriteEffects,
   id: string,
   change: Change,
-): Promise<SignalDetail> {
+): Promise<ChangeResult> {
   return changesInProcess.run(id, () => readChangeWrite(repository, effects, id, change));
 }
 
@@ -34,12 +39,14 @@ async function readChangeWrite(
   effects: WriteEffects,
   id: string,
   change: Change,
-): Promise<SignalDetail> {
+): Promise<ChangeResult> {
   for (let i = 0; i < MAX_CAS_RETRIES; i++) {
     const current = await repository.findById(id);
-    if (!current) throw new AppError('NOT_FOUND', `Signal ${id} was not found.`);
+    if (!current) return fail('NOT_FOUND', `Signal ${id} was not found.`);
     const now = new Date();
-    const { next, event } = change(current);
+    const changed = change(current);
+    if (!changed.ok) return changed;
+    const { next, event } = changed.value;
     const stored = { ...next, updated_at: now, version: current.version + 1 };
     const written = await repository.replaceState(
       id,
@@ -49,10 +56,10 @@ async function readChangeWrite(
     );
     if (written) {
       await effects.written([toSnapshot(stored)]);
-      return toDetail(stored);
+      return succeed(toDetail(stored));
     }
   }
-  throw new AppError('CONFLICT', 'The signal is being changed concurrently; retry.');
+  return fail('CONFLICT', 'The signal is being changed concurrently; retry.');
 }
 
 /** Market moves: metrics and performance, with ROI derived from market caps unless given. */
@@ -61,11 +68,10 @@ export function updateSignal(
   effects: WriteEffects,
   id: string,
   patch: UpdateSignalInput,
-): Promise<SignalDetail> {
-  return applyChange(repository, effects, id, (current) => ({
-    next: { ...current, ...marketMove(current, patch, Date.now()) },
-    event: 'signal.updated',
-  }));
+): Promise<ChangeResult> {
+  return applyChange(repository, effects, id, (current) =>
+    succeed({ next: { ...current, ...marketMove(current, patch, Date.now()) }, event: 'signal.updated' }),
+  );
 }
 
 /** Status moves only along STATUS_TRANSITIONS; anything else is a 409. */
@@ -74,10 +80,13 @@ export function changeSignalStatus(
   effects: WriteEffects,
   id: string,
   status: SignalStatus,
-): Promise<SignalDetail> {
+): Promise<ChangeResult> {
   return applyChange(repository, effects, id, (current) => {
-    const change = statusChange(current.performance.status, status);
-    if (!change.ok) throw new AppError(change.code, change.message);
-    return { next: { ...current, performance: { ...current.performance, status } }, event: change.event };
+    const event = statusChange(current.performance.status, status);
+    if (!event.ok) return event;
+    return succeed({
+      next: { ...current, performance: { ...current.performance, status } },
+      event: event.value,
+    });
   });
 }

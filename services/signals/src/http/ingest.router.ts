@@ -5,7 +5,7 @@ import {
   updateSignalInputSchema,
   wholeNumberParam,
 } from '@signal/contracts';
-import { idempotencyKeyOf, parseOrThrow, requireStaticToken } from '@signal/service-kit';
+import { idempotencyKeyOf, parseOrThrow, requireStaticToken, valueOrThrow } from '@signal/service-kit';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { SignalSource, SignalWriteStore, WriteEffects } from '../domain/ports';
@@ -32,30 +32,29 @@ export function ingestRouter(
 
   router.post('/internal/signals', async (req, res) => {
     const input = parseOrThrow(createSignalInputSchema, req.body, 'body');
-    const { signal, created } = await createSignal(repository, effects, input, idempotencyKeyOf(req));
+    const { signal, created } = valueOrThrow(
+      await createSignal(repository, effects, input, idempotencyKeyOf(req)),
+    );
     res.status(created ? 201 : 200).json({ success: true, data: signal });
   });
 
   router.post('/internal/signals/bulk', async (req, res) => {
     const { signals } = parseOrThrow(bulkCreateSignalsInputSchema, req.body, 'body');
-    const { replayed, ...result } = await bulkCreateSignals(
-      repository,
-      effects,
-      signals,
-      idempotencyKeyOf(req),
+    const { replayed, ...summary } = valueOrThrow(
+      await bulkCreateSignals(repository, effects, signals, idempotencyKeyOf(req)),
     );
-    res.status(replayed ? 200 : 201).json({ success: true, data: result });
+    res.status(replayed ? 200 : 201).json({ success: true, data: summary });
   });
 
   router.patch('/internal/signals/:signalId', async (req, res) => {
     const patch = parseOrThrow(updateSignalInputSchema, req.body, 'body');
-    const data = await updateSignal(repository, effects, req.params.signalId, patch);
+    const data = valueOrThrow(await updateSignal(repository, effects, req.params.signalId, patch));
     res.json({ success: true, data });
   });
 
   router.post('/internal/signals/:signalId/status', async (req, res) => {
     const { status } = parseOrThrow(changeStatusInputSchema, req.body, 'body');
-    const data = await changeSignalStatus(repository, effects, req.params.signalId, status);
+    const data = valueOrThrow(await changeSignalStatus(repository, effects, req.params.signalId, status));
     res.json({ success: true, data });
   });
 

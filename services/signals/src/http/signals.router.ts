@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { ROUTES, expressPath, methodNotAllowedRoutes } from '@signal/contracts';
-import { parseOrThrow, requireInternalAuth, refuseOtherMethods } from '@signal/service-kit';
+import { parseOrThrow, requireInternalAuth, refuseOtherMethods, valueOrThrow } from '@signal/service-kit';
 import { Router } from 'express';
 import { getSignal } from '../domain/get-signal.use-case';
 import { listSignals, type ListDeps } from '../domain/list-signals.use-case';
@@ -14,7 +14,7 @@ export function signalsRouter(reads: ListDeps, internalJwtKey: KeyObject, stream
 
   router.get(expressPath(ROUTES.listSignals.path), async (req, res) => {
     const query = parseOrThrow(ROUTES.listSignals.query, req.query, 'query');
-    const { data, meta } = await listSignals(reads, query);
+    const { data, meta } = valueOrThrow(await listSignals(reads, query));
     res.json({ success: true, data, meta });
   });
 
@@ -22,7 +22,7 @@ export function signalsRouter(reads: ListDeps, internalJwtKey: KeyObject, stream
   router.get(expressPath(ROUTES.streamSignals.path), streamHandler(streams));
 
   router.get(expressPath(ROUTES.getSignal.path), async (req, res) => {
-    const data = await getSignal(reads, String(req.params.signal_id));
+    const data = valueOrThrow(await getSignal(reads, String(req.params.signal_id)));
     res.json({ success: true, data });
   });
   refuseOtherMethods(router, methodNotAllowedRoutes('signals'));

@@ -74,8 +74,7 @@ export function streamHandler(deps: StreamDeps): RequestHandler {
   return async (req, res) => {
     const query = parseOrThrow(signalStreamQuerySchema, req.query, 'query');
     const plan = await planStream(deps, lastEventIdOf(req.header('last-event-id'), query.last_event_id));
-    if (!plan.ok)
-      throw new AppError('SERVICE_UNAVAILABLE', plan.message, { headers: { 'Retry-After': '1' } });
+    if (!plan.ok) throw new AppError(plan.code, plan.message, { headers: { 'Retry-After': '1' } });
     res.writeHead(200, STREAM_HEADERS);
     // HEAD gets the stream's head and no body: a stream it cannot read would stay open for nothing.
     if (req.method === 'HEAD') {
@@ -83,6 +82,6 @@ export function streamHandler(deps: StreamDeps): RequestHandler {
       return;
     }
     res.write(STREAM_PREAMBLE);
-    await runStream(deps, responseSink(res), streamFilter(query), plan.start);
+    await runStream(deps, responseSink(res), streamFilter(query), plan.value);
   };
 }

@@ -55,7 +55,7 @@ function parseOptions(argv: string[]): Options {
   return o;
 }
 
-/** An answer of the ingest API other than 2xx. */
+/** A response of the ingest API other than 2xx. */
 class IngestRefused extends Error {
   constructor(
     readonly statusCode: number,
@@ -141,9 +141,9 @@ function historicalSignal(r: () => number, createdAt: Date): CreateSignalInput {
  *
  * The 30 days are replayed oldest first, as a feed of history arrives: signal i of N is created
  * at a random moment of the i-th N-th of the window. Ids carry their creation time, so every
- * store index on `_id` or `created_at` grows at its end; in random order, at 1,000,000 signals
- * PostgreSQL under the embedded store spent its time evicting and re-reading index pages
- * (128 MB of shared buffers against indexes several times that size).
+ * store index on `_id` or `created_at` grows at its end. In random order, inserts would touch
+ * pages all over indexes larger than the shared buffers of the PostgreSQL under the embedded
+ * store, which would spend its time evicting and re-reading them.
  */
 async function backfill(ingest: Ingest, o: Options, r: () => number) {
   const started = Date.now();

@@ -37,7 +37,7 @@ async function main(): Promise<void> {
     if (after) url.searchParams.set('after', after);
     const res = await request(url, { headers: { authorization: `Bearer ${config.INGEST_TOKEN}` } });
     if (res.statusCode !== 200)
-      throw new Error(`export answered ${res.statusCode}: ${await res.body.text()}`);
+      throw new Error(`export responded ${res.statusCode}: ${await res.body.text()}`);
     const page = pageSchema.parse(await res.body.json());
     changed += await projectSignals(deps, page.data);
     seen += page.data.length;

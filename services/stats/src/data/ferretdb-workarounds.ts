@@ -9,7 +9,7 @@ import type { ProjectedSignal } from '../domain/projection';
  * What the stats projection does differently because of FerretDB 1.24, the MongoDB-wire server
  * of machines without MongoDB (CI, the local run command). One code path serves MongoDB and
  * FerretDB alike; on MongoDB each of these costs nothing or next to nothing.
- * test/ferretdb-workarounds.test.ts shows, for each, the server behaviour it answers.
+ * test/ferretdb-workarounds.test.ts shows, for each, the server behaviour it works around.
  *
  * - Winners are summed from a stored 0/1 field (`is_winner`), not with `$cond`, which
  *   FerretDB does not implement inside `$group`.

@@ -50,8 +50,8 @@ export class ProjectionRepository implements ProjectionStore {
         refused = positions;
       }
       // A first version refused as a duplicate: what is stored is that version or a newer one,
-      // so nothing is left to do (a redelivered batch, say). Sending those through `apply` made
-      // each an update by `_id`, which FerretDB runs as a scan of the collection.
+      // so nothing is left to do (a redelivered batch, say). Sending those through `apply` would
+      // make each an update by `_id`, which FerretDB runs as a scan of the collection.
       for (const [i, d] of firsts.entries()) if (!refused.has(i)) changed.add(d._id);
     }
     const applied = await Promise.all(rest.map((d) => this.apply(d)));

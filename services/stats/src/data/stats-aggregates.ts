@@ -88,9 +88,9 @@ return 1
  * buckets (the period's whole minutes as the fewest aligned buckets), the later hours of the edge
  * day, the later days. The edge minute is read signal by signal; best_roi is the kept top of each
  * later hour's and day's ROI set, and for the edge hour the highest ROI whose signal is inside
- * the period. (One call with bucket names, not one call per type with every field name: at 30
- * days that was ~2,400 arguments per answer. Lists as one argument each, not one argument per
- * name: encoding ~100 arguments was 29 % of what an answer allocated in the service.)
+ * the period. (One call with bucket names, not one call per type with every field name, which
+ * at 30 days would be thousands of arguments per response. Each list is one argument, not one
+ * argument per name: encoding arguments is a large part of what a response allocates.)
  */
 const PERIOD = new RedisScript(`
 local p = KEYS[1]
@@ -207,8 +207,8 @@ interface EncodedPlan {
 }
 
 /**
- * A period's plan depends only on its edge minute and the current hour: each answer within the
- * same minute reuses the lists (building them was 16 % of what an answer allocated).
+ * A period's plan depends only on its edge minute and the current hour: each response within the
+ * same minute reuses the lists instead of allocating them again.
  */
 class PlanCache {
   private readonly plans = new Map<string, EncodedPlan>();

@@ -1,20 +1,20 @@
 import { statisticsSchema, type Statistics } from '@signal/contracts';
 import type Redis from 'ioredis';
 import { z } from 'zod';
-import type { StatsAnswerCache } from '../domain/ports';
+import type { StatsResponseCache } from '../domain/ports';
 
 const cachedSchema = z.object({ gen: z.number(), at: z.number(), stats: statisticsSchema });
 type Cached = z.infer<typeof cachedSchema>;
 
 /**
- * Answers per (type, period) in Redis. Every projected change bumps a generation counter,
- * which makes older answers stale; a stale answer younger than `minFreshMs` is still served
+ * Responses per (type, period) in Redis. Every projected change bumps a generation counter,
+ * which makes older responses stale; a stale response younger than `minFreshMs` is still served
  * (bursts of events must not turn every request into an aggregation), and none older than `ttlMs`.
- * One MGET per lookup. Redis trouble only costs the cache, never the answer.
+ * One MGET per lookup. Redis trouble only costs the cache, never the response.
  * Every key carries the `{statscache}` hash tag, so the MGET stays in one slot behind a
  * cluster-aware proxy (no CROSSSLOT).
  */
-export class StatsCache implements StatsAnswerCache {
+export class StatsCache implements StatsResponseCache {
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,

@@ -129,12 +129,12 @@ export interface PeriodPlan {
 
 /**
  * Periods count signals created strictly after the cutoff. The edge minute is read signal by
- * signal (a handful of signals even at a million: reading the whole edge hour that way was the
- * slowest part of a 30-day answer); every later minute up to the last hour that can hold a
- * signal (now + 1 h covers the small future tolerance of created_at) comes from the largest
- * aligned counter bucket that fits, so a 30-day period reads ~50 buckets, not ~110 minutes,
- * hours and days. The best ROI scans only the edge hour's ranking (not the edge day's: when the
- * cutoff fell late in a day, most of that day's top ROIs were before it and the scan went deep),
+ * signal (a handful of signals even at a million, where the whole edge hour read that way
+ * would be the slowest part of a 30-day response); every later minute up to the last hour that
+ * can hold a signal (now + 1 h covers the small future tolerance of created_at) comes from the
+ * largest aligned counter bucket that fits, so a 30-day period reads ~50 buckets, not ~110
+ * minutes, hours and days. The best ROI scans only the edge hour's ranking (not the edge day's: when the
+ * cutoff falls late in a day, most of that day's top ROIs are before it and the scan goes deep),
  * then takes the tops of the later hours of that day and of the later days.
  */
 export function periodPlan(cutoffMs: number, nowMs: number): PeriodPlan {

@@ -1,14 +1,14 @@
 import type { Statistics, StatsQuery } from '@signal/contracts';
 import type { LoadShedder, Logger } from '@signal/service-kit';
-import type { AggregatesStore, ProjectionStore, StatsAnswerCache } from './ports';
+import type { AggregatesStore, ProjectionStore, StatsResponseCache } from './ports';
 import { periodStart, toStatistics } from './statistics';
 
 export interface StatsReadDeps {
   aggregates: Pick<AggregatesStore, 'figures'>;
   repository: Pick<ProjectionStore, 'groupByType' | 'bestRoi'>;
-  cache: StatsAnswerCache;
+  cache: StatsResponseCache;
   logger: Logger;
-  /** The aggregates were incomplete or unreachable: the keeper should look now. */
+  /** The aggregates were incomplete or unreachable: the aggregates check should look now. */
   aggregatesMissed(): void;
   /** Bounds the aggregations MongoDB runs while the aggregates are away. */
   storeReads: LoadShedder;

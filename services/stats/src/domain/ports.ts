@@ -4,7 +4,7 @@ import type { ProjectedSignal } from './projection';
 
 /**
  * What the stats use cases need from outside, declared here and implemented in `data/`: the
- * projection (MongoDB, the source of truth), the incremental aggregates and the answer cache
+ * projection (MongoDB, the source of truth), the incremental aggregates and the response cache
  * (Redis).
  */
 
@@ -44,8 +44,8 @@ export interface AggregatesStore {
   readonly model: Pick<RedisReadModel, 'isReady' | 'rebuild' | 'clear' | 'observeLag'>;
 }
 
-/** Answers of the fallback path per (type, period), made stale by every projected change. */
-export interface StatsAnswerCache {
+/** Responses of the fallback path per (type, period), made stale by every projected change. */
+export interface StatsResponseCache {
   get(key: string, now?: number): Promise<{ stats?: Statistics; gen: number }>;
   set(key: string, gen: number, stats: Statistics): Promise<void>;
   invalidate(): Promise<void>;

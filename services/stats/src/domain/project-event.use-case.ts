@@ -1,11 +1,11 @@
 import type { SignalSnapshot } from '@signal/contracts';
-import type { AggregatesStore, ProjectionStore, StatsAnswerCache } from './ports';
+import type { AggregatesStore, ProjectionStore, StatsResponseCache } from './ports';
 import { toProjection, type ProjectedSignal } from './projection';
 
 export interface ProjectDeps {
   repository: Pick<ProjectionStore, 'applyMany'>;
   aggregates: Pick<AggregatesStore, 'apply' | 'model'>;
-  cache: Pick<StatsAnswerCache, 'invalidate'>;
+  cache: Pick<StatsResponseCache, 'invalidate'>;
 }
 
 /** Of several states of one signal, the newest (only it can count). */
@@ -23,10 +23,13 @@ function newestPerSignal(snapshots: readonly SignalSnapshot[]): ProjectedSignal[
  * batch (`Batcher`) → the newest state of each signal is kept in the projection if newer than
  * the stored one (MongoDB, the source of truth; first versions in one insert) → the
  * differences are applied to the aggregates (Redis, version-guarded on their own, so a
- * redelivery after a Redis failure still lands) → the fallback path's cached answers expire
+ * redelivery after a Redis failure still lands) → the fallback path's cached responses expire
  * once. A failure throws: every event of the batch is retried.
  */
-export async function projectSignals(deps: ProjectDeps, snapshots: readonly SignalSnapshot[]): Promise<number> {
+export async function projectSignals(
+  deps: ProjectDeps,
+  snapshots: readonly SignalSnapshot[],
+): Promise<number> {
   if (snapshots.length === 0) return 0;
   const projected = newestPerSignal(snapshots);
   const changed = await deps.repository.applyMany(projected);

@@ -18,14 +18,10 @@ const rate = (winners: number, total: number) => (total === 0 ? 0 : round2((winn
 /**
  * Percent figures per ARCHITECTURE.md: win_rate 0–100, avg/best ROI in percent. `rows` hold every
  * type of the period; `type` narrows the top-level figures only: `by_type` always gives every type
- * its real figures (a filtered answer once showed 0 for every other type, which read as "no
- * signals"). `bestRoi` is the best of the figures' own population (the type's when filtered).
+ * its real figures (0 for every other type would read as "no signals"). `bestRoi` is the best of
+ * the figures' own population (the type's when filtered).
  */
-export function toStatistics(
-  rows: GroupRow[],
-  bestRoi: number | undefined,
-  type?: SignalType,
-): Statistics {
+export function toStatistics(rows: GroupRow[], bestRoi: number | undefined, type?: SignalType): Statistics {
   const none = () => ({ total: 0, winners: 0, win_rate: 0 });
   const byType: Statistics['by_type'] = {
     new: none(),

@@ -2,9 +2,9 @@ import type { SignalSnapshot } from '@signal/contracts';
 import { signalSnapshotFixture, silentLogger } from '@signal/test-kit';
 import type { SignalSource, TimelineRepairLog, TimelineWriter } from './ports';
 import type { StoredSignal } from './signal';
-import { TimelineKeeper } from './timeline-keeper';
+import { TimelineIndexMaintenance } from './timeline-index-maintenance';
 
-/** An index that refuses the next `failures` applies, then takes everything (newest version wins). */
+/** An index that refuses the next `failures` applies, then accepts everything (newest version wins). */
 class FlakyIndex implements TimelineWriter {
   readonly held = new Map<string, number>();
   constructor(public failures: number) {}
@@ -63,17 +63,23 @@ async function until(done: () => boolean): Promise<void> {
   expect(done()).toBe(true);
 }
 
-describe('TimelineKeeper repairs', () => {
+describe('TimelineIndexMaintenance repairs', () => {
   it('when an index update fails, then the repair re-applies the held snapshots without reading the store', async () => {
     const index = new FlakyIndex(1);
     const repairs = new MemoryRepairs();
     const source = countingSource();
-    const keeper = new TimelineKeeper({ index, repository: source, repairs, logger: silentLogger, intervalMs: 10 });
-    await keeper.record([snapshot('sig_a', 1), snapshot('sig_b', 3)]);
+    const maintenance = new TimelineIndexMaintenance({
+      index,
+      repository: source,
+      repairs,
+      logger: silentLogger,
+      intervalMs: 10,
+    });
+    await maintenance.record([snapshot('sig_a', 1), snapshot('sig_b', 3)]);
     expect(repairs.rows.size).toBe(2);
-    keeper.start();
+    maintenance.start();
     await until(() => repairs.rows.size === 0);
-    await keeper.stop();
+    await maintenance.stop();
     expect(index.held).toEqual(
       new Map([
         ['sig_a', 1],
@@ -88,11 +94,17 @@ describe('TimelineKeeper repairs', () => {
     const repairs = new MemoryRepairs();
     repairs.failDone = 2;
     const source = countingSource();
-    const keeper = new TimelineKeeper({ index, repository: source, repairs, logger: silentLogger, intervalMs: 10 });
-    await keeper.record([snapshot('sig_c', 2)]);
-    keeper.start();
+    const maintenance = new TimelineIndexMaintenance({
+      index,
+      repository: source,
+      repairs,
+      logger: silentLogger,
+      intervalMs: 10,
+    });
+    await maintenance.record([snapshot('sig_c', 2)]);
+    maintenance.start();
     await until(() => repairs.rows.size === 0);
-    await keeper.stop();
+    await maintenance.stop();
     expect(index.held.get('sig_c')).toBe(2);
     expect(source.reads).toBe(0);
   });
@@ -101,13 +113,19 @@ describe('TimelineKeeper repairs', () => {
     const index = new FlakyIndex(2);
     const repairs = new MemoryRepairs();
     const source = countingSource();
-    const keeper = new TimelineKeeper({ index, repository: source, repairs, logger: silentLogger, intervalMs: 10 });
-    await keeper.record([snapshot('sig_d', 1)]);
-    await keeper.record([snapshot('sig_d', 2)]);
-    await keeper.record([snapshot('sig_d', 1)]); // an older one arriving late changes nothing held
-    keeper.start();
+    const maintenance = new TimelineIndexMaintenance({
+      index,
+      repository: source,
+      repairs,
+      logger: silentLogger,
+      intervalMs: 10,
+    });
+    await maintenance.record([snapshot('sig_d', 1)]);
+    await maintenance.record([snapshot('sig_d', 2)]);
+    await maintenance.record([snapshot('sig_d', 1)]); // an older one arriving late changes nothing held
+    maintenance.start();
     await until(() => repairs.rows.size === 0);
-    await keeper.stop();
+    await maintenance.stop();
     expect(index.held.get('sig_d')).toBe(2);
     expect(source.reads).toBe(0);
   });

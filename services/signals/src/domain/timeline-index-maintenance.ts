@@ -3,7 +3,7 @@ import { PeriodicTask, type Logger } from '@signal/service-kit';
 import type { SignalSource, TimelineRepairLog, TimelineWriter } from './ports';
 import { toSnapshot } from './signal.mapper';
 
-export interface KeeperOptions {
+export interface TimelineIndexMaintenanceOptions {
   index: TimelineWriter;
   repository: SignalSource;
   repairs: TimelineRepairLog;
@@ -22,24 +22,23 @@ const MAX_HELD = 100_000;
  * - every write applies its new snapshot (version-guarded) right after the MongoDB write;
  * - a failed apply (Redis unreachable or too slow) is recorded and re-applied later: from the
  *   snapshots this process still holds (up to a bound), from MongoDB for the rest (after a
- *   restart). Reading each back by id was the only way before, and on a FerretDB without
- *   an index its `_id` pushdown can use, an `_id` read is a scan of the collection: one
- *   timed-out pipeline of a 1,000-signal batch at 100,000 signals held the store for forty
- *   seconds;
+ *   restart). Held snapshots spare the store reads by id: on a FerretDB without an index its
+ *   `_id` pushdown can use, each `_id` read is a scan of the collection, and reading back a
+ *   whole failed batch that way holds the store for a long time;
  * - the outbox relay applies each event's snapshot again before the event leaves the outbox,
  *   so a crash between the MongoDB write and the index update is repaired by the same sweep
  *   that repairs the outbox;
  * - Redis losing the index (restart, flush, failover: its `ready` mark is gone) is noticed on
  *   the next read or tick, and the index is rebuilt by streaming the collection once; reads
- *   are answered from MongoDB until the rebuild is complete.
+ *   are served from MongoDB until the rebuild is complete.
  */
-export class TimelineKeeper {
+export class TimelineIndexMaintenance {
   private readonly task: PeriodicTask;
   /** Snapshots whose apply failed, newest version per signal, until re-applied. */
   private readonly unapplied = new Map<string, SignalSnapshot>();
 
-  constructor(private readonly o: KeeperOptions) {
-    this.task = new PeriodicTask('timeline-keeper', o.intervalMs, () => this.tick(), o.logger);
+  constructor(private readonly o: TimelineIndexMaintenanceOptions) {
+    this.task = new PeriodicTask('timeline-index-maintenance', o.intervalMs, () => this.tick(), o.logger);
   }
 
   /** After a MongoDB write: make it visible in the index now; never fails the write. */
