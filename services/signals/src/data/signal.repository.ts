@@ -1,12 +1,12 @@
 import { SIGNAL_EVENT_VERSION, type SignalEvent } from '@signal/contracts';
 import { duplicateKeyPositions, isDuplicateKeyError } from '@signal/service-kit';
 import type { Connection, mongo } from 'mongoose';
-import {
-  DuplicateIdempotencyKeyError,
-  type SignalFilter,
-  type SignalQueryStore,
-  type SignalSource,
-  type SignalWriteStore,
+import type {
+  InsertSignalOutcome,
+  SignalFilter,
+  SignalQueryStore,
+  SignalSource,
+  SignalWriteStore,
 } from '../domain/ports';
 import type { SignalDocument, SignalStateChange, StoredSignal } from '../domain/signal';
 import { toSnapshot } from '../domain/signal.mapper';
@@ -74,11 +74,12 @@ export class SignalRepository implements SignalWriteStore, SignalQueryStore, Sig
   }
 
   /** Inserts a new signal with its `signal.new` event in one atomic write. */
-  async insert(doc: SignalDocument): Promise<void> {
+  async insert(doc: SignalDocument): Promise<InsertSignalOutcome> {
     try {
       await this.signals.insertOne(doc);
+      return 'inserted';
     } catch (err) {
-      if (isDuplicateKeyError(err)) throw new DuplicateIdempotencyKeyError(doc.idem_key);
+      if (isDuplicateKeyError(err)) return 'duplicate';
       throw err;
     }
   }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { CreateSignalInput, SignalDetail } from '@signal/contracts';
 import { fail, newId, succeed, type Result } from '@signal/service-kit';
 import { openingMarket } from './performance';
-import { DuplicateIdempotencyKeyError, type SignalWriteStore, type WriteEffects } from './ports';
+import type { SignalWriteStore, WriteEffects } from './ports';
 import type { SignalDocument, StoredSignal } from './signal';
 import { signalEvent } from './signal-events';
 import { toDetail, toSnapshot } from './signal.mapper';
@@ -95,14 +95,11 @@ export async function createSignal(
   const built = newSignalDocument(input, idempotencyKey);
   if (!built.ok) return built;
   const doc = built.value;
-  try {
-    await repository.insert(doc);
-  } catch (err) {
-    if (err instanceof DuplicateIdempotencyKeyError && idempotencyKey) {
-      const existing = await repository.findByIdemKey(idempotencyKey);
-      if (existing) return replay(existing, input);
-    }
-    throw err;
+  if ((await repository.insert(doc)) === 'duplicate') {
+    // A concurrent create with the same Idempotency-Key stored first: this request is its retry.
+    const existing = idempotencyKey ? await repository.findByIdemKey(idempotencyKey) : null;
+    if (!existing) throw new Error(`signal ${doc._id} collides with a stored one`);
+    return replay(existing, input);
   }
   await effects.written([toSnapshot(doc)]);
   return succeed({ signal: toDetail(doc), created: true });

@@ -7,8 +7,8 @@ import type { SignalDocument, SignalStateChange, StoredSignal } from './signal';
  * the signal store (MongoDB), the timeline index (Redis) and the repair log.
  */
 
-/** A create reused an Idempotency-Key that another create stored first. */
-export class DuplicateIdempotencyKeyError extends Error {}
+/** What storing a new signal came to: a signal's Idempotency-Key is unique, so a taken one is an outcome. */
+export type InsertSignalOutcome = 'inserted' | 'duplicate';
 
 export interface SignalFilter {
   type?: SignalType;
@@ -24,8 +24,8 @@ export interface SignalFilter {
 export interface SignalWriteStore {
   findById(id: string): Promise<StoredSignal | null>;
   findByIdemKey(key: string): Promise<StoredSignal | null>;
-  /** One atomic write of the signal and its event; DuplicateIdempotencyKeyError when the key is taken. */
-  insert(doc: SignalDocument): Promise<void>;
+  /** One atomic write of the signal and its event; 'duplicate' when its key (or id) is taken. */
+  insert(doc: SignalDocument): Promise<InsertSignalOutcome>;
   /**
    * Many signals and one outbox batch for their events; returns the keys that existed already
    * and the batch's events of the signals it stored (handed to the relay in memory).
