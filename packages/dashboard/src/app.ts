@@ -355,7 +355,7 @@ async function keysView(): Promise<void> {
   const refreshList = async () => {
     const request = ++listRequests;
     const rows = await act(() => get<KeyRow[]>('/v1/dashboard/keys'));
-    // An answer overtaken by a later refresh (or a failed one) does not replace the newer list.
+    // A response overtaken by a later refresh (or a failed one) does not replace the newer list.
     if (!rows || request !== listRequests) return;
     replace(listSlot, keyTable(rows));
     const chosen = usageSelect.value;

@@ -105,7 +105,7 @@ export class DeadLetterQueue {
   ): Promise<DeadLetter[]> {
     const seen: DeadLetter[] = [];
     const taken: GetMessage[] = [];
-    // Until the queue answers empty: what we hold unacked is not handed out again, so this ends.
+    // Until the queue returns nothing: what we hold unacked is not handed out again, so this ends.
     while (seen.length < limit) {
       const msg = await this.channel.get(this.deadQueue, { noAck: false });
       if (msg === false) break;

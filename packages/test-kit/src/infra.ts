@@ -155,7 +155,7 @@ export function freePort(): Promise<number> {
 /**
  * Whether the MongoDB-wire server behind `connection` is FerretDB (its buildInfo carries
  * `ferretdbVersion`) rather than MongoDB: the FerretDB workaround tests show the behaviour
- * they answer on FerretDB and check the same code on MongoDB.
+ * they work around on FerretDB and check the same code on MongoDB.
  */
 export async function isFerretDB(connection: mongoose.Connection): Promise<boolean> {
   const db = connection.db;
