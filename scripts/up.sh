@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one run command (README "Quick start"): brings up the whole system, seeds demo data,
 # prints the gateway URL and a demo API key.
-#   bash scripts/up.sh          start (Docker Compose when an engine answers, else local processes)
+#   bash scripts/up.sh          start (Docker Compose when an engine responds, else local processes)
 #   bash scripts/up.sh down     stop everything this script started (local data is kept)
 #   bash scripts/up.sh reset    stop, then wipe the local data (accounts, keys, signals, subscriptions)
 set -euo pipefail

@@ -163,8 +163,8 @@ async function unloadedLatency(
   try {
     for (let n = 0; n < count + 100; n++) {
       const started = process.hrtime.bigint();
-      const answer = await request(url, { headers, dispatcher: agent });
-      await answer.body.dump();
+      const response = await request(url, { headers, dispatcher: agent });
+      await response.body.dump();
       if (n >= 100) micros.push(Number(process.hrtime.bigint() - started) / 1000);
     }
   } finally {
@@ -353,7 +353,7 @@ async function main() {
     if (!nginx) console.log('nginx not installed (apt-get install nginx-light): (c) skipped');
 
     // Two routes: a real read (the detail, from the signals read index) and one the service
-    // answers without any store call (a malformed id → 404): the HTTP path the proxies add to.
+    // serves without any store call (a malformed id → 404): the HTTP path the proxies add to.
     const routes: Array<[string, string]> = [
       ['GET /v1/signals/{id} (read)', `/v1/signals/${id}`],
       ['GET /v1/signals/sig_0 (404, no store call)', '/v1/signals/sig_0'],

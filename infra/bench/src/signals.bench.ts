@@ -128,7 +128,7 @@ async function main() {
           });
           const text = await res.body.text();
           if (res.statusCode !== 201)
-            throw new Error(`bulk insert answered ${res.statusCode}: ${text.slice(0, 200)}`);
+            throw new Error(`bulk insert responded ${res.statusCode}: ${text.slice(0, 200)}`);
           loaded += n;
           progress('load', loaded, count, started);
         }
