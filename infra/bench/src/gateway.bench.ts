@@ -41,8 +41,8 @@ import {
  * spent per request (from /proc), the CPU Redis spent per request at saturation (INFO cpu) — at
  * saturation and at a fixed offered --rate, where it depends least on what else the machine
  * runs — and a V8 CPU profile of every Node process, taken in a pass of its own after the
- * measured rounds (the profiler costs a Node process ~40 % more CPU per request, and nginx
- * runs without one). Then (a)–(d) and (p) one request at a time, timed in µs: the latency a hop
+ * measured rounds (the profiler adds CPU to every request of a Node process, and nginx runs
+ * without one). Then (a)–(d) and (p) one request at a time, timed in µs: the latency a hop
  * adds when nothing queues. --json FILE writes the summary for the capacity model.
  */
 const CLI = {
@@ -315,7 +315,7 @@ async function main() {
       `${db}:p:pkey:${createHash('sha256').update(key).digest('hex')}`,
       JSON.stringify({ accountId, perMinute: 1_000_000_000, perDay: 1_000_000_000 }),
     );
-    // Measured without the CPU profiler (it costs a Node process ~40 % more CPU per request, and
+    // Measured without the CPU profiler (it adds CPU to every request of a Node process, and
     // nginx runs without one); profiled afterwards in a pass of their own.
     const gateways = (nodeArgs: (name: string) => string[]) =>
       gatewaySpecs.map((g) =>

@@ -233,7 +233,7 @@ export async function runDeadLetterCli(options: DeadLetterCliOptions): Promise<n
     }
   } finally {
     // The channel first: closing only the connection can drop acks still queued on the
-    // channel (measured: the dropped letter stayed), and its close hands back the rest.
+    // channel (the dropped letter would stay), and its close hands back the rest.
     await channel?.close().catch(() => undefined);
     await connection.close().catch(() => undefined);
   }

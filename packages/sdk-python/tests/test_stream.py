@@ -1,4 +1,4 @@
-"""signals.stream against a local Server-Sent Events server that speaks the stream of issue 41:
+"""signals.stream against a local Server-Sent Events server that speaks the service's stream:
 ``event``/``id``/``data`` lines, ``retry:``, heartbeat comments, Last-Event-ID resume and
 ``reset`` for an id it does not know."""
 

@@ -249,15 +249,15 @@ type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 type Auth = 'apiKey' | 'session' | 'none';
 
 /**
- * `webhooks.list`: before the list was paginated it took only request options, and it still
- * does; it returns the page's subscriptions (newest first) either way.
+ * `webhooks.list`: request options alone (so callers written for the unpaginated list keep
+ * working), or a page query; it returns the page's subscriptions (newest first) either way.
  */
 export interface ListWebhooks {
   (opts?: RequestOptions): Promise<WebhookSubscription[]>;
   (params: ListWebhooksParams, opts?: RequestOptions): Promise<WebhookSubscription[]>;
 }
 
-/** `webhooks.sendTest`: request options alone (as before the test event could be chosen), or the event. */
+/** `webhooks.sendTest`: request options alone (callers that do not choose the test event), or the event. */
 export interface SendWebhookTest {
   (webhookId: string, opts?: RequestOptions): Promise<Delivery>;
   (webhookId: string, input: WebhookTestInput, opts?: RequestOptions): Promise<Delivery>;
