@@ -62,7 +62,7 @@ const MEANINGS = {
   PUBLIC_URL: "server URL in the OpenAPI document (default: the request's own origin)",
   OUTBOX_INTERVAL_MS: 'relay tick for written signals (writes also nudge it)',
   WEBHOOK_WRITE_BATCH: '…or as soon as this many records wait (see `WEBHOOK_WRITE_WINDOW_MS`)',
-  WEBHOOK_TIMEOUT_MS: 'a receiver must answer 2xx within this',
+  WEBHOOK_TIMEOUT_MS: 'a receiver must respond with a 2xx within this',
   WEBHOOK_MAX_RESPONSE_BYTES: "bytes of a receiver's response body read at most",
   INGEST_TOKEN: 'credential of the ingest API (stats: for the rebuild command)',
 };
@@ -174,7 +174,7 @@ function render(schemas) {
     '| `WORKER_PORT`, `WORKER_METRICS_PORT` | webhooks worker (`services/webhooks/src/worker.ts`) | its health port (4004) and metrics port (9404); the rest of its settings are the webhooks schema above |',
     '| `OTEL_EXPORTER_OTLP_ENDPOINT` and the standard `OTEL_*` | every service (`packages/telemetry`) | tracing: off unless an OTLP/HTTP endpoint is set |',
     '| `NODE_OPTIONS` | signals, stats (images and the run command) | `--max-semi-space-size=8`: see [benchmarks](benchmarks.md) |',
-    '| `MONGO_PORT`, `FERRETDB_BACKEND`, `FERRETDB_PG_DB` | `infra/local/infra.sh` | the local MongoDB-wire server: port (27017), FerretDB backend (`postgresql` when PostgreSQL answers, else `sqlite`), its PostgreSQL database (`signal_ferretdb_` + a hash of the checkout) |',
+    '| `MONGO_PORT`, `FERRETDB_BACKEND`, `FERRETDB_PG_DB` | `infra/local/infra.sh` | the local MongoDB-wire server: port (27017), FerretDB backend (`postgresql` when PostgreSQL is reachable, else `sqlite`), its PostgreSQL database (`signal_ferretdb_` + a hash of the checkout) |',
     '',
     "The operator CLI (`pnpm admin`) reads the gateway's `MONGO_URL`, `GATEWAY_DB`, `REDIS_URL`,",
     '`REDIS_PREFIX`, `API_KEY_PEPPER` and default plan; see [operations](operations.md).',

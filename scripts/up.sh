@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one run command (README "Quick start"): brings up the whole system, seeds demo data,
 # prints the gateway URL and a demo API key.
-#   bash scripts/up.sh          start (Docker Compose when an engine answers, else local processes)
+#   bash scripts/up.sh          start (Docker Compose when an engine responds, else local processes)
 #   bash scripts/up.sh down     stop everything this script started (local data is kept)
 #   bash scripts/up.sh reset    stop, then wipe the local data (accounts, keys, signals, subscriptions)
 set -euo pipefail
@@ -31,7 +31,8 @@ INGEST_TOKEN=$(r)
 ENV
     )
   fi
-  # Files from before the signing key pair: add it (the old shared secret is no longer read).
+  # A secrets file without the signing key pair (written before the pair existed) gets one, and
+  # the shared secret it held instead is dropped.
   if ! grep -q '^INTERNAL_JWT_PRIVATE_KEY=' "$RUN/secrets.env"; then
     sed -i '/^INTERNAL_JWT_SECRET=/d' "$RUN/secrets.env"
     internal_keys >>"$RUN/secrets.env"
@@ -74,7 +75,7 @@ reset() {
       || echo "note: could not purge the local queues (RabbitMQ down?)" >&2
   fi
   # Redis too is the machine's: the read models, plans and revocations of the wiped data go
-  # (the read models alone hold ~700 MB after a 1,000,000-signal backfill).
+  # (after a large backfill the read models alone hold hundreds of megabytes).
   if [ -f packages/service-kit/dist/index.js ] && command -v node >/dev/null; then
     REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}" node -e '
       const { connectRedis, deleteKeysMatching } = require("./packages/service-kit/dist/index.js");

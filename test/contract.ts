@@ -43,7 +43,7 @@ const errorExample = z.object({
 
 export interface ContractChecker {
   document: OpenApiDocument;
-  /** The documented operation a response answers, or undefined. */
+  /** The documented operation a response belongs to, or undefined. */
   operationOf(res: request.Response): { path: string; method: string } | undefined;
   /** Every way the exchange departs from the document; empty when it keeps to it. */
   problems(res: request.Response): string[];

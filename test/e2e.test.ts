@@ -122,7 +122,7 @@ describe('end to end through the gateway', () => {
     await api().get(`/v1/webhooks/${webhookId}`).set('Authorization', `Bearer ${other.key}`).expect(404);
   });
 
-  it('when every public route answers, then its real response validates against /openapi.json', async () => {
+  it('when every public route responds, then its real response validates against /openapi.json', async () => {
     /** The response is the one of this operation (the afterEach validates it against the document). */
     const check = (path: string, method: string, res: request.Response) => {
       expect(contract.operationOf(res)).toEqual({ path, method });
@@ -433,7 +433,7 @@ describe('end to end through the gateway', () => {
     expect(documented.filter((op) => !exercised.has(op))).toEqual([]);
   });
 
-  it('when a known path is asked with a method it does not take, then the answer is 405 naming the methods it does', async () => {
+  it('when a known path is asked with a method it does not take, then the response is 405 naming the methods it does', async () => {
     const { key } = await gw.account();
     const auth = { Authorization: `Bearer ${key}` };
     const put = await api().put('/v1/signals').set(auth).send({});

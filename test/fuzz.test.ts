@@ -13,7 +13,7 @@ import { signalInput } from '../services/signals/test/signals-harness';
  * Property-based fuzzing of the whole running system through the gateway:
  * generated requests — odd paths and %-escapes, parameters, headers, methods, bodies up to ~2 MB,
  * deep and mislabelled JSON — go out in batches that are all in flight at once. Every request must
- * be answered (a hang shows as no answer within NO_ANSWER_AFTER_MS), below 500, with the error
+ * get a response (a hang shows as no response within NO_RESPONSE_AFTER_MS), below 500, with the error
  * envelope on every error and no stack or driver text;
  * writes that were refused must have changed nothing in any store.
  *
@@ -23,8 +23,8 @@ import { signalInput } from '../services/signals/test/signals-harness';
 
 const BATCH = 12; // requests in flight together
 const RUNS = Number(process.env.FUZZ_RUNS ?? 420); // 420 × 12 = 5,040 requests
-/** A request still unanswered after this is a hang (a bound on hangs, not on answer times). */
-const NO_ANSWER_AFTER_MS = 30_000;
+/** A request with no response after this is a hang (a bound on hangs, not on response times). */
+const NO_RESPONSE_AFTER_MS = 30_000;
 const ARTIFACTS = path.join(__dirname, '..', '.run', 'artifacts');
 
 /** Text that must never reach a client: stack frames, source paths, driver and library errors. */
@@ -435,20 +435,20 @@ async function send(agent: Agent, origin: string, r: FuzzRequest): Promise<Outco
     method: r.method,
     headers,
     body,
-    headersTimeout: NO_ANSWER_AFTER_MS,
-    bodyTimeout: NO_ANSWER_AFTER_MS,
-    signal: AbortSignal.timeout(NO_ANSWER_AFTER_MS + 500),
+    headersTimeout: NO_RESPONSE_AFTER_MS,
+    bodyTimeout: NO_RESPONSE_AFTER_MS,
+    signal: AbortSignal.timeout(NO_RESPONSE_AFTER_MS + 500),
   });
   const text = await res.body.text();
   return { status: res.statusCode, headers: res.headers, text, ms: performance.now() - started };
 }
 
-/** What is wrong with one answer (empty when nothing is). */
+/** What is wrong with one response (empty when nothing is). */
 function problems(r: FuzzRequest, o: Outcome): string[] {
   const found: string[] = [];
   if (o.status >= 500) found.push(`status ${o.status}`);
   if (o.status >= 400 && r.method !== 'HEAD') {
-    // Only error answers: documents, pages and delivery logs (a receiver's ECONNREFUSED) may name these words.
+    // Only error responses: documents, pages and delivery logs (a receiver's ECONNREFUSED) may name these words.
     if (LEAKS.test(o.text)) found.push(`leaks internals: ${o.text.slice(0, 300)}`);
     let parsed: unknown;
     try {
@@ -570,7 +570,7 @@ describe('fuzzing the whole system through the gateway', () => {
   }
 
   // What the fuzz found, pinned as plain examples.
-  it('when a service refuses a large upload before reading it, then the next request on the same connection is still answered', async () => {
+  it('when a service refuses a large upload before reading it, then the next request on the same connection still gets a response', async () => {
     const client = new Client(sys.gw.url, { pipelining: 1 });
     try {
       const refused = await client.request({
@@ -578,7 +578,7 @@ describe('fuzzing the whole system through the gateway', () => {
         method: 'POST',
         headers: { authorization: `Bearer ${seeded.keys[0]}`, 'content-type': 'application/octet-stream' },
         body: Buffer.alloc(600_000, 0x7b),
-        headersTimeout: NO_ANSWER_AFTER_MS,
+        headersTimeout: NO_RESPONSE_AFTER_MS,
       });
       expect(refused.statusCode).toBe(415);
       await refused.body.text();
@@ -586,7 +586,7 @@ describe('fuzzing the whole system through the gateway', () => {
         path: '/v1/signals?limit=1',
         method: 'GET',
         headers: { authorization: `Bearer ${seeded.keys[0]}` },
-        headersTimeout: NO_ANSWER_AFTER_MS,
+        headersTimeout: NO_RESPONSE_AFTER_MS,
       });
       expect(next.statusCode).toBe(200);
       await next.body.text();
@@ -595,7 +595,7 @@ describe('fuzzing the whole system through the gateway', () => {
     }
   });
 
-  it('when the request line is not valid HTTP, then the answer is still the error envelope', async () => {
+  it('when the request line is not valid HTTP, then the response is still the error envelope', async () => {
     const raw = await new Promise<string>((resolve, reject) => {
       const { port } = new URL(sys.gw.url);
       const socket = connect(Number(port), '127.0.0.1', () =>
@@ -633,10 +633,10 @@ describe('fuzzing the whole system through the gateway', () => {
     expect(errorEnvelopeSchema.parse(await res.body.json()).error.code).toBe('VALIDATION_ERROR');
   });
 
-  it('when 5,000 generated requests arrive 12 at a time, then each is answered, below 500, with the envelope on errors and no internals, and refused writes change nothing', async () => {
+  it('when 5,000 generated requests arrive 12 at a time, then each gets a response, below 500, with the envelope on errors and no internals, and refused writes change nothing', async () => {
     const before = await storeState();
     const failed: FuzzRequest[] = [];
-    const accepted: FuzzRequest[] = []; // 2xx answers to unsafe methods: the writes that may have changed the store
+    const accepted: FuzzRequest[] = []; // 2xx responses to unsafe methods: the writes that may have changed the store
     let sent = 0;
     const statuses = new Map<number, number>();
     const unsafe = (m: string) => !['GET', 'HEAD', 'OPTIONS'].includes(m);
@@ -658,7 +658,7 @@ describe('fuzzing the whole system through the gateway', () => {
             sent += 1;
             if (!o) {
               failed.push(r);
-              failures.push(`${describe_(r)}\n  → no answer: ${err?.name} ${err?.message}`);
+              failures.push(`${describe_(r)}\n  → no response: ${err?.name} ${err?.message}`);
               continue;
             }
             statuses.set(o.status, (statuses.get(o.status) ?? 0) + 1);
@@ -668,7 +668,7 @@ describe('fuzzing the whole system through the gateway', () => {
             if (found.length) failures.push(`${describe_(r)}\n  → ${o.status}: ${found.join('; ')}`);
           }
           if (failures.length) {
-            // What else was in flight: an answer held up by another request shows here.
+            // What else was in flight: a response held up by another request shows here.
             const batchLines = outcomes.map(
               ({ r, o, err }) =>
                 `  [${o ? `${o.status} in ${Math.round(o.ms)} ms` : err?.name}] ${describe_(r).slice(0, 300)}`,

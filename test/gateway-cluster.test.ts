@@ -6,7 +6,7 @@ import {
   startReceiver,
   uniqueName,
   waitFor,
-  type LimitedAnswer,
+  type LimitedResponse,
   type Receiver,
 } from '@signal/test-kit';
 import {
@@ -94,11 +94,11 @@ describe('clustered gateway (GATEWAY_WORKERS=2)', () => {
     const { data: key } = (await created.json()) as { data: { key: string } };
 
     // New connections each, so the primary hands them to both workers.
-    const answers = await Promise.all(
+    const responses = await Promise.all(
       Array.from({ length: 200 }, () =>
         fetch(`${url}/v1/stats`, {
           headers: { authorization: `Bearer ${key.key}`, connection: 'close' },
-        }).then((r): LimitedAnswer => ({
+        }).then((r): LimitedResponse => ({
           status: r.status,
           reset: r.headers.get('x-ratelimit-reset') ?? undefined,
           remaining: r.headers.get('x-ratelimit-remaining') ?? undefined,
@@ -106,9 +106,9 @@ describe('clustered gateway (GATEWAY_WORKERS=2)', () => {
       ),
     );
     // Exactly 60 per minute window (a burst across a minute's end is two bursts).
-    const exactness = exactnessViolations(answers, 60);
+    const exactness = exactnessViolations(responses, 60);
     expect(exactness.violations).toEqual([]);
-    const statuses = answers.map((a) => a.status);
+    const statuses = responses.map((r) => r.status);
     if (exactness.windows === 1) expect(statuses.filter((s) => s === 200)).toHaveLength(60);
 
     const metrics = await (await fetch(metricsUrl)).text();

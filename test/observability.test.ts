@@ -294,7 +294,7 @@ describe('tracing across the system', () => {
     return line ? Number(line.split(/\s/).at(-1)) : Number.NaN;
   };
 
-  it('when the public ports are asked for /metrics, then they answer the 404 envelope; the internal port serves process and domain metrics', async () => {
+  it('when the public ports are asked for /metrics, then they return the 404 envelope; the internal port serves process and domain metrics', async () => {
     for (const port of Object.values(ports)) {
       const res = await fetch(`http://127.0.0.1:${port}/metrics`);
       expect(res.status).toBe(404);

@@ -42,7 +42,7 @@ async function proxies(): Promise<Cuttable> {
       MONGO_URL: viaProxy(urls.mongoUrl, mongo),
       REDIS_URL: viaProxy(urls.redisUrl, redis),
       AMQP_URL: viaProxy(urls.amqpUrl, amqp),
-      // A look at the dependencies answers for 100 ms here (1 s by default), so each verdict
+      // A look at the dependencies is reused for 100 ms here (1 s by default), so each verdict
       // below shows within a poll or two instead of a second or more.
       READINESS_CACHE_MS: '100',
       READINESS_CHECK_TIMEOUT_MS: '500',
@@ -82,7 +82,7 @@ async function until(app: Target, state: 'ready' | 'degraded' | 'down', down: st
     50,
     `/readyz to say ${state}${down.length ? ` (${down.join(', ')} down)` : ''}`,
   ).catch((err: unknown) => {
-    throw new Error(`${String(err)}; last answer ${last}`);
+    throw new Error(`${String(err)}; last response ${last}`);
   });
 }
 
@@ -120,7 +120,7 @@ describe('readiness of the signals service', () => {
     await net?.close();
   });
 
-  it('when Redis is cut, then ready but "degraded" and lists are answered from MongoDB', async () => {
+  it('when Redis is cut, then ready but "degraded" and lists are served from MongoDB', async () => {
     await whileCut(
       [net.redis],
       async () => {
@@ -138,11 +138,11 @@ describe('readiness of the signals service', () => {
       [net.redis],
       async () => {
         await until(svc.url, 'degraded', ['timeline']);
-        const answers = await Promise.all(Array.from({ length: 40 }, () => list()));
-        const statuses = answers.map((r) => r.status);
+        const responses = await Promise.all(Array.from({ length: 40 }, () => list()));
+        const statuses = responses.map((r) => r.status);
         expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
         expect(statuses).toContain(200);
-        const shed = answers.filter((r) => r.status === 503);
+        const shed = responses.filter((r) => r.status === 503);
         expect(shed.length).toBeGreaterThan(0);
         expect(
           shed.every((r) => r.headers['retry-after'] === '1' && r.body.error.code === 'SERVICE_UNAVAILABLE'),
@@ -152,7 +152,7 @@ describe('readiness of the signals service', () => {
     );
   });
 
-  it('when MongoDB is cut, then ready but "degraded": lists and details come from the index, ingest answers 503 with Retry-After', async () => {
+  it('when MongoDB is cut, then ready but "degraded": lists and details come from the index, ingest responds 503 with Retry-After', async () => {
     await whileCut(
       [net.mongo],
       async () => {

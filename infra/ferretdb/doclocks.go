@@ -12,10 +12,9 @@ import (
 // FerretDB 1.24's PostgreSQL backend runs an update as a read, the filter and the update applied
 // in Go, then a write by _id, with no lock between the read and the write. Two updates of one
 // document at once both read it, both match their filter and both write: the second write drops
-// the first (a lost update), and a compare-and-set on a version field does not hold — found
-// here: 4 writers × 150 compare-and-set increments of one document on two connections reported
-// 600 successes and left version 244. One process serialising its own writes per document hides
-// it; two replicas of a service do not (the chaos run lost an outbox event that way).
+// the first (a lost update), and a compare-and-set on a version field does not hold: several
+// writers can all report success on the same version. One process serialising its own writes
+// per document hides it; two replicas of a service do not, and lose writes such as outbox events.
 //
 // The gate therefore runs the commands that change documents one at a time per document:
 // `update` and `findAndModify` whose every statement filters on `_id` wait only for other

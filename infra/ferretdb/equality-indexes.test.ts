@@ -62,7 +62,7 @@ async function scans(filter: Partial<Doc>): Promise<string[]> {
 }
 
 describe('equality lookups on the embedded FerretDB', () => {
-  it('when a document is looked up by _id, then the server answers from an index', async () => {
+  it('when a document is looked up by _id, then the server serves it from an index', async () => {
     const found = await mongo.collection<Doc>('docs').findOne({ _id: 'doc_012345' });
     expect(found?.n).toBe(12_345);
     const plan = await scans({ _id: 'doc_012345' });
@@ -70,7 +70,7 @@ describe('equality lookups on the embedded FerretDB', () => {
     else expect(plan).toContainEqual(expect.stringMatching(/IDHACK|IXSCAN/));
   });
 
-  it('when documents are looked up by a field with a single-field index, then the server answers from an index', async () => {
+  it('when documents are looked up by a field with a single-field index, then the server serves them from an index', async () => {
     const found = await mongo.collection<Doc>('docs').find({ owner: 'owner_42' }).toArray();
     expect(found.map((d) => d.n).sort((a, b) => a - b)).toEqual([42, 5_042, 10_042, 15_042]);
     const plan = await scans({ owner: 'owner_42' });

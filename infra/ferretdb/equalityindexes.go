@@ -11,27 +11,26 @@ import (
 // FerretDB 1.24's PostgreSQL backend pushes an equality on a top-level field down as
 // `_jsonb->'field' @> value`, but the indexes it creates are btrees on `(_jsonb->'field')`, and a
 // btree serves `=`, not `@>`. So every read, update or delete by `_id` — and every lookup by any
-// other indexed field — was a sequential scan of the whole collection (found here: 158 ms at
-// 300,000 documents, seconds at 1,000,000, on both cores at once, behind every update of a
-// signal, every stats projection update and every webhook delivery update).
+// other indexed field — would be a sequential scan of the whole collection, whose cost grows with
+// the collection and sits behind every update of a signal, every stats projection update and
+// every webhook delivery update.
 //
-// Two settings fix it without touching FerretDB:
+// These fix it without touching FerretDB:
 //
 //   - Every single-field btree index FerretDB creates on a top-level field (`_id_` included)
-//     gets a GIN twin (jsonb_path_ops) on the same expression, which serves `@>`: an `_id` lookup
-//     takes 0.1 ms in PostgreSQL. FerretDB never sees the twin (its own metadata lists its
+//     gets a GIN twin (jsonb_path_ops) on the same expression, which serves `@>`, so an `_id` lookup
+//     is an index lookup in PostgreSQL. FerretDB never sees the twin (its own metadata lists its
 //     indexes); dropping the index or the collection drops the twin with it. Compound indexes
 //     get none: FerretDB pushes down only equalities, one field at a time.
 //   - Custom plans only (plan_cache_mode). FerretDB sends every one-field equality as the same
 //     prepared statement, `_jsonb->$1 @> $2`, whatever the field. PostgreSQL switches such a
 //     statement to one generic plan once the custom ones cost as much on average — and a few
 //     lookups on an unindexed field are enough — after which the key is unknown at planning
-//     time and every `_id` lookup is a sequential scan again (seen: 200-400 ms per `_id` read at
-//     500,000 signals, with the twin index in place).
+//     time and every `_id` lookup is a sequential scan again, twin index or not.
 //   - No JIT and no parallel plans. Before PostgreSQL has statistics on a table (see
-//     statskeeper.go) it guesses that an `@>` matches a fifth of the rows, and for such a guess
-//     it plans a parallel scan and compiles it: 600-800 ms for a one-row `_id` read at 650,000
-//     signals, 9 ms without. FerretDB's queries are small reads and writes; on the two cores
+//     tablemaintenance.go) it guesses that an `@>` matches a fifth of the rows, and for such a guess
+//     it plans a parallel scan and compiles it, which costs a one-row `_id` read far more than the
+//     read itself. FerretDB's queries are small reads and writes; on the two cores
 //     the whole system shares, neither ever pays off.
 //
 // installEqualityIndexes runs once, before FerretDB starts. Event triggers add the twins in the

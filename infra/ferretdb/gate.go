@@ -11,17 +11,17 @@ import (
 
 // FerretDB 1.24's PostgreSQL backend deadlocks on its own connection pool: an update holds one
 // pool connection for its Query while UpdateAll waits for a second one to begin a transaction.
-// With as many concurrent updates as the pool has connections, every connection is a held
-// query waiting for another, forever (found here: 500 concurrent updateOne calls hung the
-// server; a goroutine dump shows 50 goroutines in pgxpool.Acquire under UpdateAll). The gate
-// below sits in front of FerretDB and lets at most `limit` commands run at once, so that
-// 2 × limit stays below the pool size; idle client connections and open cursors are not
-// limited. It frames MongoDB wire messages by their length header and forwards them whole on
-// one backend connection per client connection, so sessions and cursors keep their meaning.
+// With as many concurrent updates as the pool has connections, every connection is a held query
+// waiting for another in pgxpool.Acquire under UpdateAll, forever. The gate below sits in front of
+// FerretDB and lets at most `limit` commands run at once, so that 2 × limit stays below the pool
+// size; idle client connections and open cursors are not limited. It frames MongoDB wire messages
+// by their length header and forwards them whole on one backend connection per client connection,
+// so sessions and cursors keep their meaning.
 //
-// Also found: one `update` command with N statements (a bulkWrite of N updateOne) holds N pool
-// connections until it ends, so a bulkWrite of 500 updates deadlocks any pool. The services
-// therefore send single-statement updates only (docs/decisions/embedded-mongodb-wire-default.md).
+// Likewise, one `update` command with N statements (a bulkWrite of N updateOne) holds N pool
+// connections until it ends, so a bulkWrite with more updates than the pool has connections
+// deadlocks it. The services therefore send single-statement updates only
+// (docs/decisions/embedded-mongodb-wire-default.md).
 
 const (
 	opMsg       = 2013

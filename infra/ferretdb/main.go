@@ -74,7 +74,7 @@ func main() {
 	defer stop()
 
 	if *handler == "postgresql" {
-		go keepStatistics(ctx, *postgresURL, logger)
+		go maintainTables(ctx, *postgresURL, logger)
 	}
 
 	if public != nil {

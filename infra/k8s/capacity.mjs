@@ -167,11 +167,11 @@ function plan(rps) {
   const webhooks = rps * f['share-webhooks'];
   // CPU: requests × cost / usable cores of a pod. Pools (Little's law): in flight = rate × p99,
   // and each process holds at most mongo-pool MongoDB connections. A list holds one only while the
-  // index is rebuilt (MongoDB answers it then); the bound counts every list as if it did.
+  // index is rebuilt (MongoDB serves it then); the bound counts every list as if it did.
   const signalsCpu = ((list + detail) * svcCost) / usable;
   const signalsPool = (list * f['list-p99-ms']) / 1000 / f['mongo-pool'];
   // Signal reads come from the timeline index in Redis: one page script per list, GET + HGET per
-  // detail. MongoDB answers them only while the index is rebuilt or Redis is away (bounded by the
+  // detail. MongoDB serves them only while the index is rebuilt or Redis is away (bounded by the
   // signals service's load shedder), so in steady state it carries webhook management.
   const mongoOps = webhooks;
   // One Lua call per request (limits) + one MGET per stats read + the index reads.
@@ -186,7 +186,7 @@ function plan(rps) {
       signalsPool > signalsCpu
         ? `MongoDB pool: ${Math.round((list * f['list-p99-ms']) / 1000)} list requests in flight`
         : 'CPU',
-    stats: ceil((statsRps * svcCost) / usable), // warm answers come from Redis, not MongoDB
+    stats: ceil((statsRps * svcCost) / usable), // warm responses come from Redis, not MongoDB
     statsInFlight: (statsRps * f['stats-p99-ms']) / 1000,
     'webhooks-api': ceil((webhooks * svcCost) / usable),
     mongoOps: Math.round(mongoOps),

@@ -41,8 +41,8 @@ import {
  * spent per request (from /proc), the CPU Redis spent per request at saturation (INFO cpu) — at
  * saturation and at a fixed offered --rate, where it depends least on what else the machine
  * runs — and a V8 CPU profile of every Node process, taken in a pass of its own after the
- * measured rounds (the profiler costs a Node process ~40 % more CPU per request, and nginx
- * runs without one). Then (a)–(d) and (p) one request at a time, timed in µs: the latency a hop
+ * measured rounds (the profiler adds CPU to every request of a Node process, and nginx runs
+ * without one). Then (a)–(d) and (p) one request at a time, timed in µs: the latency a hop
  * adds when nothing queues. --json FILE writes the summary for the capacity model.
  */
 const CLI = {
@@ -163,8 +163,8 @@ async function unloadedLatency(
   try {
     for (let n = 0; n < count + 100; n++) {
       const started = process.hrtime.bigint();
-      const answer = await request(url, { headers, dispatcher: agent });
-      await answer.body.dump();
+      const response = await request(url, { headers, dispatcher: agent });
+      await response.body.dump();
       if (n >= 100) micros.push(Number(process.hrtime.bigint() - started) / 1000);
     }
   } finally {
@@ -315,7 +315,7 @@ async function main() {
       `${db}:p:pkey:${createHash('sha256').update(key).digest('hex')}`,
       JSON.stringify({ accountId, perMinute: 1_000_000_000, perDay: 1_000_000_000 }),
     );
-    // Measured without the CPU profiler (it costs a Node process ~40 % more CPU per request, and
+    // Measured without the CPU profiler (it adds CPU to every request of a Node process, and
     // nginx runs without one); profiled afterwards in a pass of their own.
     const gateways = (nodeArgs: (name: string) => string[]) =>
       gatewaySpecs.map((g) =>
@@ -353,7 +353,7 @@ async function main() {
     if (!nginx) console.log('nginx not installed (apt-get install nginx-light): (c) skipped');
 
     // Two routes: a real read (the detail, from the signals read index) and one the service
-    // answers without any store call (a malformed id → 404): the HTTP path the proxies add to.
+    // serves without any store call (a malformed id → 404): the HTTP path the proxies add to.
     const routes: Array<[string, string]> = [
       ['GET /v1/signals/{id} (read)', `/v1/signals/${id}`],
       ['GET /v1/signals/sig_0 (404, no store call)', '/v1/signals/sig_0'],

@@ -35,8 +35,8 @@ const internalTokens = new InternalTokenCache((audience, accountId, ttl) =>
 
 /**
  * A gateway token for calling a service directly (the baselines), cached the way the gateway
- * caches them: minting one (ES256) per request put ~0.3-0.7 ms of the load generator's signing
- * into every direct sample of the stats and signals benches.
+ * caches them: minting one (ES256) per request would put the load generator's signing into
+ * every direct sample of the stats and signals benches.
  */
 export function benchInternalToken(audience: string, accountId: string): string {
   return internalTokens.get(audience, accountId);
@@ -56,8 +56,8 @@ export function benchRedis(): Redis {
 
 /**
  * Removes the exchanges and queues a bench run's services declared under its AMQP prefix (the
- * broker is the machine's and outlives the run: each run of the gateway, signals and stats
- * benches left its event exchange behind).
+ * broker is the machine's and outlives the run: otherwise each run of the gateway, signals and
+ * stats benches would leave its event exchange behind).
  */
 export async function dropBrokerPrefix(prefix: string): Promise<void> {
   const conn = await connect(infra().AMQP_URL);
@@ -184,8 +184,6 @@ async function busyShare(ms: number): Promise<number | undefined> {
  * Before a measured phase: waits (at most `maxMs`) until the machine is quiet — what a rebuild, a
  * bulk load or a service's start left running (its garbage collection, FerretDB's statistics,
  * PostgreSQL's writes) is not what a read costs — and returns how long it waited, for the report.
- * Measured at 1,000,000 signals: right after the stats rebuild, the floor's p99 was 3× the
- * one measured later in the same run.
  */
 export async function settle(maxMs = 30_000, quietBelow = 0.15): Promise<number> {
   const started = Date.now();
@@ -199,8 +197,8 @@ export async function settle(maxMs = 30_000, quietBelow = 0.15): Promise<number>
 /** Sequential timed requests, for endpoints too slow for a load generator to be meaningful. */
 export async function timed(name: string, count: number, fn: () => Promise<void>): Promise<LoadResult> {
   // The load generator's own garbage is collected before the row, not inside one of its samples
-  // (pnpm bench runs node with --expose-gc; a 12 ms collection of the bulk load's leftovers
-  // was measured inside a 0.3 ms request).
+  // (pnpm bench runs node with --expose-gc): a collection of the bulk load's leftovers would
+  // otherwise land inside a sub-millisecond request and dwarf it.
   globalThis.gc?.();
   const samples: number[] = [];
   const started = Date.now();

@@ -128,7 +128,7 @@ async function main() {
           });
           const text = await res.body.text();
           if (res.statusCode !== 201)
-            throw new Error(`bulk insert answered ${res.statusCode}: ${text.slice(0, 200)}`);
+            throw new Error(`bulk insert responded ${res.statusCode}: ${text.slice(0, 200)}`);
           loaded += n;
           progress('load', loaded, count, started);
         }
@@ -235,7 +235,8 @@ async function main() {
     }
 
     // Write-to-visible: from sending an ingest until the list's first item is that signal. 200
-    // samples after 20 unmeasured writes, like the read rows: with 50, p99 was the slowest one.
+    // samples after 20 unmeasured writes, like the read rows: enough that p99 is not simply the
+    // slowest sample.
     const writeAndSee = async () => {
       const res = await direct.request({
         method: 'POST',
@@ -277,7 +278,7 @@ async function main() {
     );
   } finally {
     // The processes first: a running signals service takes its wiped index for a lost one and
-    // rebuilds its ready mark (each run left that key behind).
+    // rebuilds its ready mark (which would outlive the run).
     await direct.close();
     await viaGateway.close();
     await gateway.stop();

@@ -199,9 +199,9 @@ async function main() {
           if (!type) await get(viaGateway, qs, `Bearer ${key}`);
         }
 
-    // The floor, in the same run: the service's liveness route (no Redis, no store) answers
+    // The floor, in the same run: the service's liveness route (no Redis, no store) responds
     // through the same HTTP stack; its p99 is what the machine (two cores shared with the load
-    // generator, Redis, RabbitMQ, FerretDB and PostgreSQL) adds to any answer.
+    // generator, Redis, RabbitMQ, FerretDB and PostgreSQL) adds to any response.
     const alive = async () => {
       const res = await direct.request({ method: 'GET', path: '/healthz' });
       await res.body.dump();

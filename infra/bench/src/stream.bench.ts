@@ -82,7 +82,7 @@ function openStream(url: string, key: string): Promise<Client> {
       { headers: { authorization: `Bearer ${key}` }, agent: false },
       (res: IncomingMessage) => {
         if (res.statusCode !== 200) {
-          reject(new Error(`stream answered ${res.statusCode}`));
+          reject(new Error(`stream responded ${res.statusCode}`));
           res.resume();
           return;
         }

@@ -26,14 +26,14 @@ import {
  *            figures (a fresh worker's first second — cold connections, JIT, new collections —
  *            is not what a running one sustains; the warm-up's own figures are printed too);
  *  fanout  — one event to --fanout-subscribers subscriptions (target: all within 3 s);
- *  retries — --retry-deliveries deliveries whose first attempt is answered 503 with a
+ *  retries — --retry-deliveries deliveries whose first attempt gets a 503 with a
  *            Retry-After drawn from 1 s … --max-delay s (the delays are the receivers', so the
  *            bench shortens them only through --max-delay, and says so); measures how late each
  *            retry fires after its due time (target p99 ≤ 1 s).
  * Each prints deliveries/s and event→delivery p50/p99 beside direct POSTs (undici) to the same
  * receivers in the same run, and checks its ledger: events × matching subscriptions must equal
  * succeeded + failed + pending as the public API reports them, and every delivery recorded as
- * succeeded must have been answered 2xx by a receiver; otherwise the run is void (exit 1).
+ * succeeded must have had a 2xx response from a receiver; otherwise the run is void (exit 1).
  */
 const CLI = {
   name: 'webhooks bench',
@@ -63,21 +63,21 @@ if (chosen.length === 0) exitWithUsage(CLI, `--scenario must be all, ${SCENARIOS
 
 // ---------------------------------------------------------------------------------------------
 // Receivers: R servers on loopback; subscriber i is path /s<i> on server i % R. Every request is
-// keyed by (event, subscriber); a behaviour decides the answer.
+// keyed by (event, subscriber); a behaviour decides the response.
 
-interface Answer {
+interface ReceiverResponse {
   status: number;
   headers?: Record<string, string>;
 }
-type Behaviour = (key: string, seenBefore: number) => Answer;
+type Behaviour = (key: string, seenBefore: number) => ReceiverResponse;
 
 interface Receivers {
   urls: string[];
   /** Receipt times per `${eventKey}|${path}`. */
   seen: Map<string, number[]>;
-  /** Pairs answered 2xx (at least once). */
+  /** Pairs that got a 2xx response (at least once). */
   succeeded: Set<string>;
-  /** Per pair: when the failing answer went out and the Retry-After it carried (ms). */
+  /** Per pair: when the failing response went out and the Retry-After it carried (ms). */
   dueAt: Map<string, number>;
   close(): Promise<void>;
 }
@@ -103,11 +103,11 @@ async function startReceivers(subscribers: number, behaviour: Behaviour): Promis
         const list = seen.get(key) ?? [];
         list.push(at);
         seen.set(key, list);
-        const answer = typeof header === 'string' ? { status: 200 } : behaviour(key, list.length - 1);
-        if (answer.status >= 200 && answer.status < 300) succeeded.add(key);
-        const retryAfter = answer.headers?.['retry-after'];
+        const response = typeof header === 'string' ? { status: 200 } : behaviour(key, list.length - 1);
+        if (response.status >= 200 && response.status < 300) succeeded.add(key);
+        const retryAfter = response.headers?.['retry-after'];
         if (retryAfter !== undefined) dueAt.set(key, at + Number(retryAfter) * 1000);
-        res.writeHead(answer.status, answer.headers).end();
+        res.writeHead(response.status, response.headers).end();
       });
     });
     server.keepAliveTimeout = 30_000;
@@ -351,10 +351,10 @@ async function checkLedger(stack: Stack, ids: string[], events: number, rx: Rece
   const expected = events * ids.length;
   const l = await stack.ledger(ids);
   const stored = l.succeeded + l.failed + l.pending;
-  const answered2xx = [...rx.succeeded].filter((k) => !k.startsWith('base_')).length;
-  const ok = stored === expected && l.succeeded <= answered2xx;
+  const responded2xx = [...rx.succeeded].filter((k) => !k.startsWith('base_')).length;
+  const ok = stored === expected && l.succeeded <= responded2xx;
   console.log(
-    `ledger: ${events} events × ${ids.length} subscriptions = ${expected}; stored: ${l.succeeded} succeeded + ${l.failed} failed + ${l.pending} pending = ${stored}; receivers answered 2xx to ${answered2xx} pairs → ${ok ? 'OK' : 'VOID'}`,
+    `ledger: ${events} events × ${ids.length} subscriptions = ${expected}; stored: ${l.succeeded} succeeded + ${l.failed} failed + ${l.pending} pending = ${stored}; receivers responded 2xx to ${responded2xx} pairs → ${ok ? 'OK' : 'VOID'}`,
   );
   if (!ok) void_ = true;
 }
@@ -436,7 +436,7 @@ async function retries(): Promise<void> {
   const maxDelayS = num('max-delay');
   const events = Math.ceil(deliveries / subscribers);
   console.log(
-    `\n## retries: ${events} events × ${subscribers} subscribers = ${events * subscribers} deliveries at ${rate} events/s; every first attempt answered 503 Retry-After 1…${maxDelayS} s (uniform)${maxDelayS < 900 ? ` — shortened from 900 s by --max-delay` : ''}`,
+    `\n## retries: ${events} events × ${subscribers} subscribers = ${events * subscribers} deliveries at ${rate} events/s; every first attempt got 503 Retry-After 1…${maxDelayS} s (uniform)${maxDelayS < 900 ? ` — shortened from 900 s by --max-delay` : ''}`,
   );
   let pendingNow = 0;
   let pendingPeak = 0;
@@ -483,7 +483,7 @@ async function retries(): Promise<void> {
     row('first attempts through queue + worker', system);
     row(`direct undici POST (${sample} events), same rate`, baseline);
     console.log(
-      `retry lateness after due time (receiver clock; due = failure answer + Retry-After): p50 ${late.p50} ms, p99 ${late.p99} ms, max ${late.max} ms over ${late.count} retries; peak pending ${pendingPeak}; ${Math.round((Date.now() - started) / 1000)} s (target p99 ≤ 1,000 ms)`,
+      `retry lateness after due time (receiver clock; due = failure response + Retry-After): p50 ${late.p50} ms, p99 ${late.p99} ms, max ${late.max} ms over ${late.count} retries; peak pending ${pendingPeak}; ${Math.round((Date.now() - started) / 1000)} s (target p99 ≤ 1,000 ms)`,
     );
     await checkLedger(stack, ids, events, rx);
   } finally {

@@ -52,7 +52,7 @@ export const changePasswordInputSchema = z
 
 /**
  * The Idempotency-Key request header (key creation): 1–255 visible ASCII characters. The same
- * key with the same body within 24 h answers what the first request made; another body is a
+ * key with the same body within 24 h returns what the first request made; another body is a
  * 409 IDEMPOTENCY_CONFLICT.
  */
 export const idempotencyKeySchema = z

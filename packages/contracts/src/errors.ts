@@ -37,10 +37,10 @@ export const DEFAULT_ERROR_MESSAGES: Record<ErrorCode, string> = {
   RATE_LIMIT_EXCEEDED: 'Rate limit exceeded. Retry after the number of seconds in retry_after.',
   INTERNAL_ERROR: 'An internal error occurred.',
   SERVICE_UNAVAILABLE: 'The service is temporarily unavailable. Retry shortly.',
-  GATEWAY_TIMEOUT: 'An upstream service did not answer in time.',
+  GATEWAY_TIMEOUT: 'An upstream service did not respond in time.',
 };
 
-/** Codes only the internal APIs answer (ingestion's status changes); the public document leaves them out. */
+/** Codes only the internal APIs return (ingestion's status changes); the public document leaves them out. */
 export const INTERNAL_ERROR_CODES = ['INVALID_STATUS_TRANSITION'] as const satisfies readonly ErrorCode[];
 export const PUBLIC_ERROR_CODES = ERROR_CODES.filter(
   (c) => !(INTERNAL_ERROR_CODES as readonly ErrorCode[]).includes(c),
@@ -63,8 +63,8 @@ const envelopeOf = (codes: readonly ErrorCode[]) =>
     }),
   });
 
-/** Any service's error answer, internal APIs included. */
+/** Any service's error response, internal APIs included. */
 export const errorEnvelopeSchema = envelopeOf(ERROR_CODES);
-/** The error answer of the public API. */
+/** The error response of the public API. */
 export const publicErrorEnvelopeSchema = envelopeOf(PUBLIC_ERROR_CODES).meta({ id: 'ErrorEnvelope' });
 export type ErrorEnvelope = z.infer<typeof errorEnvelopeSchema>;

@@ -97,9 +97,9 @@ const EXTRA_HEADERS = {
 };
 
 /**
- * The error codes an operation can answer. Besides its own: any request can be refused (401,
+ * The error codes an operation can return. Besides its own: any request can be refused (401,
  * 429), fail (500, 503) or carry headers too large (413, from Node or, on the API-key path, the
- * gateway's forward limit); the API-key path also answers KEY_EXPIRED and a service's 504, the
+ * gateway's forward limit); the API-key path also returns KEY_EXPIRED and a service's 504, the
  * session routes 403 to an API key; a path parameter with a malformed percent-escape is a 400;
  * every POST/PATCH body is read as JSON whether the operation needs one or not (broken JSON 400,
  * another media type 415, over the size limit 413), and the API-key path refuses a body that is
@@ -155,7 +155,7 @@ function commonErrorExamples(route: RouteDef): Record<string, Json> {
     '429': failure('RATE_LIMIT_EXCEEDED', undefined, { retry_after: 12 }),
     '500': failure('INTERNAL_ERROR'),
     '503': failure('SERVICE_UNAVAILABLE', undefined, { retry_after: 1 }),
-    '504': failure('GATEWAY_TIMEOUT', `The ${service} service did not answer in time.`),
+    '504': failure('GATEWAY_TIMEOUT', `The ${service} service did not respond in time.`),
   };
 }
 

@@ -30,7 +30,7 @@ import {
 /**
  * The public API, each route once: its path, method, parameters, body, success responses with
  * their headers, and its own errors. The OpenAPI document (openapi.ts), the services' request
- * validation and their 405 answers, and through the document the SDK's types, are read from here.
+ * validation and their 405 responses, and through the document the SDK's types, are read from here.
  */
 
 /** A success body `{ success: true, data[, meta] }`, registered under `id` for the document. */
@@ -64,7 +64,7 @@ export const apiKeyListResponseSchema = listEnvelope('ApiKeyListResponse', apiKe
 /** Who may call a route: decides its security and the refusals every call of it can get. */
 export type Caller = 'apiKey' | 'session' | 'anyone';
 export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
-/** Which process answers the route: a service behind the gateway, or the gateway itself. */
+/** Which process serves the route: a service behind the gateway, or the gateway itself. */
 export type RouteOwner = 'signals' | 'stats' | 'webhooks' | 'gateway';
 
 /** Response headers beyond the ones every response carries (rate limit, request id). */
@@ -104,7 +104,7 @@ export interface RouteDef {
   headerParams?: readonly HeaderParam[];
   /** A dashboard session is taken as well as an API key (the gateway proxies it either way). */
   sessionToo?: boolean;
-  /** Takes an Idempotency-Key header: the same key and body within 24 h answer the first result. */
+  /** Takes an Idempotency-Key header: the same key and body within 24 h return the first result. */
   idempotencyKey?: boolean;
   body?: z.ZodType;
   /** The body may be left out (the route then reads it as `{}`). */
@@ -118,7 +118,7 @@ const webhookId: PathParam = { name: 'webhook_id', description: 'Subscription id
 const deliveryId: PathParam = { name: 'delivery_id', description: 'Delivery id `dlv_…`' };
 
 const IDEMPOTENCY =
-  'With an Idempotency-Key, a retry with the same body within 24 h answers the same result (200, Idempotent-Replayed: true); another body is 409.';
+  'With an Idempotency-Key, a retry with the same body within 24 h returns the same result (200, Idempotent-Replayed: true); another body is 409.';
 
 const replayed = (description: string, schema: z.ZodType): SuccessResponse => ({
   description,
@@ -313,7 +313,7 @@ export const ROUTES = {
     caller: 'apiKey',
     tag: 'Webhook deliveries',
     summary:
-      'Re-send every delivery created since `since` that is failed now (one more attempt each); answers how many were queued. Idempotent: a repeat finds them pending or succeeded and queues none again. 409 CONFLICT while the subscription is disabled',
+      'Re-send every delivery created since `since` that is failed now (one more attempt each); returns how many were queued. Idempotent: a repeat finds them pending or succeeded and queues none again. 409 CONFLICT while the subscription is disabled',
     pathParams: [webhookId],
     body: recoverWebhookInputSchema,
     responses: { '202': { description: 'Queued', schema: recoverWebhookResponseSchema } },
@@ -443,7 +443,7 @@ export const ROUTE_LIST: readonly RouteDef[] = Object.values(ROUTES);
 export const expressPath = (path: string) => path.replace(/\{([a-z_]+)\}/g, ':$1');
 
 /**
- * The paths `owner` answers with the methods each allows (uppercase, HEAD with GET): what a 405
+ * The paths `owner` serves with the methods each allows (uppercase, HEAD with GET): what a 405
  * names in its `Allow` header.
  */
 export function allowedMethods(owner: RouteOwner): Map<string, string[]> {
@@ -459,7 +459,7 @@ export function allowedMethods(owner: RouteOwner): Map<string, string[]> {
 }
 
 /**
- * For each path `owner` answers, the Express path and the `Allow` value of a 405 for any other
+ * For each path `owner` serves, the Express path and the `Allow` value of a 405 for any other
  * method (registered after the routes themselves, so only a wrong method reaches it).
  */
 export function methodNotAllowedRoutes(owner: RouteOwner): { path: string; allow: string }[] {

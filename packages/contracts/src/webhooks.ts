@@ -26,7 +26,7 @@ export const createWebhookInputSchema = z
   .strictObject({
     url: urlField,
     events: eventsField,
-    // null is accepted as well as omission: it is what the service stores and answers for
+    // null is accepted as well as omission: it is what the service stores and returns for
     // "every type", so a client echoing a subscription back must not be refused.
     types: typesField
       .nullable()
@@ -42,7 +42,7 @@ export const updateWebhookInputSchema = z
     url: urlField.optional(),
     events: eventsField.optional(),
     types: typesField.nullable().optional(),
-    // null clears it (the service answers null for "no description").
+    // null clears it (the service returns null for "no description").
     description: z.string().max(200).nullable().optional(),
     enabled: z.boolean().optional(),
   })
@@ -160,7 +160,7 @@ export const deliveryAttemptSchema = z.strictObject({
     .describe('What came back; null when no response came (timeout, connection refused, …)'),
 });
 
-/** A delivery as lists, test events and re-sends answer it: its state, without the attempt log. */
+/** A delivery as lists, test events and re-sends return it: its state, without the attempt log. */
 export const deliverySchema = z
   .strictObject({
     id: z.string(),
@@ -181,7 +181,7 @@ export const deliveryDetailSchema = deliverySchema
   .meta({ id: 'WebhookDeliveryDetail' });
 export type DeliveryAttempt = z.infer<typeof deliveryAttemptSchema>;
 /**
- * What the service builds from its store: the detail carries `attempts`, the other answers leave
+ * What the service builds from its store: the detail carries `attempts`, the other responses leave
  * it out; `event` is the stored name (one of DELIVERY_EVENTS, as the e2e contract test checks).
  */
 export type Delivery = Omit<z.infer<typeof deliverySchema>, 'event'> & {

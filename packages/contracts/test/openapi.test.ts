@@ -34,7 +34,7 @@ const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The headers of an operation's 200 answer, read from the document as served. */
+/** The headers of an operation's 200 response, read from the document as served. */
 function raw200Headers(operationId: string): Record<string, unknown> {
   const paths = isObject(raw.paths) ? raw.paths : {};
   for (const item of Object.values(paths))
@@ -82,7 +82,7 @@ function compile(ajv: Ajv2020, schema: unknown) {
 }
 
 describe('the OpenAPI document', () => {
-  it('when the document is built, then no tag shares its name with the document’s own webhooks section (the reference showed two “Webhooks” groups)', () => {
+  it('when the document is built, then no tag shares its name with the document’s own webhooks section (the reference would show two “Webhooks” groups)', () => {
     expect(isObject(raw.webhooks)).toBe(true);
     const tags = Array.isArray(raw.tags) ? raw.tags : [];
     const names = tags.map((t) => (isObject(t) && typeof t.name === 'string' ? t.name.toLowerCase() : ''));
@@ -386,7 +386,7 @@ describe('the OpenAPI document', () => {
     expect((session.properties as Record<string, { format?: string }>).expires_at?.format).toBe('date-time');
   });
 
-  it('when login and the error codes are read, then login needs no key and every documented code is one something answers', () => {
+  it('when login and the error codes are read, then login needs no key and every documented code is one something returns', () => {
     expect(
       (raw as { paths: Record<string, Record<string, { security?: unknown }>> }).paths['/v1/auth/login']!
         .post!.security,

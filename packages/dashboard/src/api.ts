@@ -40,7 +40,7 @@ export interface Envelope<T> {
 }
 
 export interface CallOptions {
-  /** Sent as Idempotency-Key: the server answers a repeat with what the first request made. */
+  /** Sent as Idempotency-Key: the server responds to a repeat with what the first request made. */
   idempotencyKey?: string;
 }
 
@@ -95,9 +95,9 @@ export const patch = <T>(path: string, body: unknown) => call<T>('PATCH', path, 
 export const del = <T>(path: string) => call<T>('DELETE', path).then((e) => e.data);
 
 /**
- * The Idempotency-Key of one form's submissions. A submission whose answer never came (network
+ * The Idempotency-Key of one form's submissions. A submission whose response never came (network
  * error, timeout, 5xx) may have been made: sending it again with the same body reuses its key,
- * so the server answers with what it made instead of making a second one. A new body, or a
+ * so the server responds with what it made instead of making a second one. A new body, or a
  * submission that succeeded, starts over with a fresh key.
  */
 export class SubmissionKey {
@@ -113,7 +113,7 @@ export class SubmissionKey {
     return this.key;
   }
 
-  /** The submission got its answer: the next one is a new submission. */
+  /** The submission got its response: the next one is a new submission. */
   done(): void {
     this.key = undefined;
   }

@@ -302,9 +302,9 @@ async function keysView(): Promise<void> {
         `New key “${keyName}”`,
         key,
         'Copy it now: it is shown only once. Use it as Authorization: Bearer <key>.',
-        // Only the panel goes: the list is already fresh. (Re-rendering the whole view here raced
-        // with what the developer did next: a revoke confirmed before that render's list arrived
-        // was drawn over by the older list, showing the revoked key as active.)
+        // Only the panel goes: the list is already fresh. (Re-rendering the whole view here would
+        // race with what the developer does next: a revoke confirmed before that render's list
+        // arrives would be drawn over by the older list, showing the revoked key as active.)
         () => name.focus(),
       ),
     );
@@ -355,7 +355,7 @@ async function keysView(): Promise<void> {
   const refreshList = async () => {
     const request = ++listRequests;
     const rows = await act(() => get<KeyRow[]>('/v1/dashboard/keys'));
-    // An answer overtaken by a later refresh (or a failed one) does not replace the newer list.
+    // A response overtaken by a later refresh (or a failed one) does not replace the newer list.
     if (!rows || request !== listRequests) return;
     replace(listSlot, keyTable(rows));
     const chosen = usageSelect.value;

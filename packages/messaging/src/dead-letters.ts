@@ -105,7 +105,7 @@ export class DeadLetterQueue {
   ): Promise<DeadLetter[]> {
     const seen: DeadLetter[] = [];
     const taken: GetMessage[] = [];
-    // Until the queue answers empty: what we hold unacked is not handed out again, so this ends.
+    // Until the queue returns nothing: what we hold unacked is not handed out again, so this ends.
     while (seen.length < limit) {
       const msg = await this.channel.get(this.deadQueue, { noAck: false });
       if (msg === false) break;
@@ -233,7 +233,7 @@ export async function runDeadLetterCli(options: DeadLetterCliOptions): Promise<n
     }
   } finally {
     // The channel first: closing only the connection can drop acks still queued on the
-    // channel (measured: the dropped letter stayed), and its close hands back the rest.
+    // channel (the dropped letter would stay), and its close hands back the rest.
     await channel?.close().catch(() => undefined);
     await connection.close().catch(() => undefined);
   }

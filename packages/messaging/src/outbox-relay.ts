@@ -182,7 +182,7 @@ export class OutboxRelay<E> {
         const confirmed = doc.events.filter((_, i) => settled[i]!.status === 'fulfilled');
         const done = confirmed.map(eventId);
         // A document with nothing to publish (a bulk batch whose signals were all refused as
-        // repeats) is done too: left in place, every sweep found it again, for good.
+        // repeats) is done too: left in place, every sweep would find it again, for good.
         if (done.length || doc.events.length === 0) {
           await this.options.confirmed?.(confirmed);
           await store.markPublished(doc.documentId, done, done.length === doc.events.length);

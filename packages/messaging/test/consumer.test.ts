@@ -60,7 +60,7 @@ describe('Consumer when a store is down', () => {
     client = new AmqpClient({ url: infraUrls().amqpUrl, logger: silentLogger, name: 'test' });
     client.start();
     await client.waitUntilConnected();
-    // The services' own Redis client, pointed at a port where no Redis answers: it fails fast.
+    // The services' own Redis client, pointed at a port where no Redis listens: it fails fast.
     unreachable = await connectRedis(`redis://127.0.0.1:${await freePort()}`, silentLogger, 100);
   });
   afterAll(async () => {

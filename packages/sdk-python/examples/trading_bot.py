@@ -64,7 +64,7 @@ class WebhookHandler(BaseHTTPRequestHandler):
             self.send_response(400)
             self.end_headers()
             return
-        self.send_response(200)  # answer first: the service waits 5 s at most
+        self.send_response(200)  # respond first: the service waits 5 s at most
         self.end_headers()
         if event["event"] == "signal.winner":
             on_winner(event["data"])

@@ -22,12 +22,17 @@ interface Run {
   output: string;
 }
 
-/** Asynchronous: the services of this test run in this process and must keep answering. */
+/** Asynchronous: the services of this test run in this process and must keep responding. */
 function run(command: string, args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
   return new Promise<Run>((resolve, reject) => {
     const child = spawn(command, args, {
       cwd: options.cwd ?? PACKAGE,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PYTHONDONTWRITEBYTECODE: '1', ...options.env },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        PYTHONDONTWRITEBYTECODE: '1',
+        ...options.env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -151,9 +156,13 @@ describe('the Python SDK against the running system', () => {
     const python = path.join(venv, 'bin', 'python');
     succeeded(
       'pip install',
-      await run(python, ['-m', 'pip', 'install', '--no-build-isolation', '--no-index', '--no-cache-dir', PACKAGE], {
-        cwd: dir,
-      }),
+      await run(
+        python,
+        ['-m', 'pip', 'install', '--no-build-isolation', '--no-index', '--no-cache-dir', PACKAGE],
+        {
+          cwd: dir,
+        },
+      ),
     );
     const where = succeeded(
       'import signal_sdk',
@@ -175,7 +184,10 @@ describe('the Python SDK against the running system', () => {
     });
     const output = succeeded('python3 -m unittest', result);
     // Every live test ran: none skipped for want of the environment.
-    expect({ skipped: /skipped/i.test(output), ok: /^OK$/m.test(output) }).toEqual({ skipped: false, ok: true });
+    expect({ skipped: /skipped/i.test(output), ok: /^OK$/m.test(output) }).toEqual({
+      skipped: false,
+      ok: true,
+    });
     expect(output).toMatch(/test_when_the_bot_runs_as_written/);
     expect(output).toMatch(/test_types\.ServedDocumentTests/);
   }, 300_000);

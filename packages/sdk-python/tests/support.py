@@ -1,4 +1,4 @@
-"""A real HTTP server on loopback for the unit tests: records each request, answers by a script."""
+"""A real HTTP server on loopback for the unit tests: records each request, responds by a script."""
 
 import json
 import os
@@ -18,18 +18,18 @@ class Recorded:
 
 
 @dataclass
-class Answer:
+class Response:
     status: int = 200
     body: Any = None
     headers: Dict[str, str] = field(default_factory=dict)
     drop: bool = False
-    """Close the connection without answering."""
+    """Close the connection without responding."""
 
 
 class ScriptedServer:
-    """``handle(recorded) -> Answer``, or a BaseHTTPRequestHandler method of its own for streams."""
+    """``handle(recorded) -> Response``, or a BaseHTTPRequestHandler method of its own for streams."""
 
-    def __init__(self, handle: Callable[["ScriptedServer", Recorded, BaseHTTPRequestHandler], Optional[Answer]]):
+    def __init__(self, handle: Callable[["ScriptedServer", Recorded, BaseHTTPRequestHandler], Optional[Response]]):
         self.requests: List[Recorded] = []
         self.lock = threading.Lock()
         outer = self
@@ -46,17 +46,17 @@ class ScriptedServer:
                 rec = Recorded(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
                 with outer.lock:
                     outer.requests.append(rec)
-                answer = handle(outer, rec, self)
-                if answer is None:
+                response = handle(outer, rec, self)
+                if response is None:
                     return
-                if answer.drop:
+                if response.drop:
                     self.close_connection = True
                     return
-                payload = b"" if answer.body is None else json.dumps(answer.body).encode("utf-8")
-                self.send_response(answer.status)
+                payload = b"" if response.body is None else json.dumps(response.body).encode("utf-8")
+                self.send_response(response.status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
-                for k, v in answer.headers.items():
+                for k, v in response.headers.items():
                     self.send_header(k, v)
                 self.end_headers()
                 self.wfile.write(payload)
@@ -79,15 +79,15 @@ class ScriptedServer:
         self.httpd.server_close()
 
 
-def ok(data: Any, meta: Any = None) -> Answer:
+def ok(data: Any, meta: Any = None) -> Response:
     body: Dict[str, Any] = {"success": True, "data": data}
     if meta is not None:
         body["meta"] = meta
-    return Answer(200, body)
+    return Response(200, body)
 
 
-def error(status: int, code: str, message: str = "refused", headers: Optional[Dict[str, str]] = None, **extra: Any) -> Answer:
-    return Answer(status, {"success": False, "error": {"code": code, "message": message, **extra}, "request_id": "req_test"}, headers or {})
+def error(status: int, code: str, message: str = "refused", headers: Optional[Dict[str, str]] = None, **extra: Any) -> Response:
+    return Response(status, {"success": False, "error": {"code": code, "message": message, **extra}, "request_id": "req_test"}, headers or {})
 
 
 LIVE_VARS = ("SIGNAL_BASE_URL", "SIGNAL_API_KEY")

@@ -29,7 +29,7 @@ from signal_sdk import (
     verify_webhook,
 )
 
-from .support import Answer, Recorded, ScriptedServer, live_env
+from .support import Response, Recorded, ScriptedServer, live_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -110,7 +110,7 @@ class SignalsLiveTests(unittest.TestCase):
         self.assertEqual([i for i in walked if i in self.ids], list(reversed(self.ids)))
         self.assertEqual(walked[:2], [s["id"] for s in page.data])
 
-    def test_when_a_request_is_answered_then_the_client_keeps_the_plan_s_rate_limit_headers(self) -> None:
+    def test_when_a_request_gets_a_response_then_the_client_keeps_the_plan_s_rate_limit_headers(self) -> None:
         client = SignalClient(Live.env["SIGNAL_API_KEY"], base_url=Live.env["SIGNAL_BASE_URL"])
         client.signals.list(limit=1)
         limit = client.rate_limit
@@ -191,7 +191,7 @@ class WebhooksLiveTests(unittest.TestCase):
         Live.setup()
         cls.failing = False
         cls.receiver = ScriptedServer(
-            lambda s, r, h: Answer(500 if cls.failing and r.path in ("/flaky", "/recover") else 200, {"ok": True})
+            lambda s, r, h: Response(500 if cls.failing and r.path in ("/flaky", "/recover") else 200, {"ok": True})
         )
 
     @classmethod

@@ -1,4 +1,4 @@
-"""signals.stream against a local Server-Sent Events server that speaks the stream of issue 41:
+"""signals.stream against a local Server-Sent Events server that speaks the service's stream:
 ``event``/``id``/``data`` lines, ``retry:``, heartbeat comments, Last-Event-ID resume and
 ``reset`` for an id it does not know."""
 
@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from signal_sdk import AuthenticationError, RetryInfo, SignalClient, SignalConnectionError
 
-from .support import Answer, Recorded, ScriptedServer, error
+from .support import Response, Recorded, ScriptedServer, error
 
 Event = Tuple[str, str, Dict[str, Any]]
 
@@ -90,8 +90,8 @@ class StreamCase(unittest.TestCase):
         self.waits: List[float] = []
         self.retries: List[RetryInfo] = []
 
-    def serve(self, on_connection: Callable[[int, Recorded, BaseHTTPRequestHandler], Optional[Answer]]) -> ScriptedServer:
-        def script(s: ScriptedServer, r: Recorded, h: BaseHTTPRequestHandler) -> Optional[Answer]:
+    def serve(self, on_connection: Callable[[int, Recorded, BaseHTTPRequestHandler], Optional[Response]]) -> ScriptedServer:
+        def script(s: ScriptedServer, r: Recorded, h: BaseHTTPRequestHandler) -> Optional[Response]:
             return on_connection(len(s.requests), r, h)
 
         server = ScriptedServer(script)
@@ -285,7 +285,7 @@ class OpeningTests(StreamCase):
     def test_when_opening_is_rate_limited_then_the_client_waits_retry_after_and_opens_again(self) -> None:
         self.log.publish()
 
-        def on_connection(n: int, r: Recorded, h: BaseHTTPRequestHandler) -> Optional[Answer]:
+        def on_connection(n: int, r: Recorded, h: BaseHTTPRequestHandler) -> Optional[Response]:
             if n == 1:
                 return error(429, "RATE_LIMIT_EXCEEDED", "at most 5 streams", headers={"Retry-After": "2"}, retry_after=2)
             sse = SseHandler(h, self.stop)
@@ -316,14 +316,14 @@ class OpeningTests(StreamCase):
         self.assertTrue(0.16 <= self.waits[1] <= 0.24 and 0.32 <= self.waits[2] <= 0.48, self.waits)
 
     def test_when_connections_fail_before_any_byte_then_the_waits_double(self) -> None:
-        server = self.serve(lambda n, r, h: Answer(drop=True))
+        server = self.serve(lambda n, r, h: Response(drop=True))
         with self.assertRaises(SignalConnectionError):
             self.take(self.client(server).signals.stream(max_reconnects=3), 1)
         self.assertEqual(self.waits[0], 1.0)
         self.assertTrue(1.6 <= self.waits[1] <= 2.4 and 3.2 <= self.waits[2] <= 4.8, self.waits)
 
-    def test_when_the_answer_is_not_an_event_stream_then_it_is_a_connection_error(self) -> None:
-        server = self.serve(lambda n, r, h: Answer(200, {"success": True, "data": []}))
+    def test_when_the_response_is_not_an_event_stream_then_it_is_a_connection_error(self) -> None:
+        server = self.serve(lambda n, r, h: Response(200, {"success": True, "data": []}))
         with self.assertRaisesRegex(SignalConnectionError, "not an event stream"):
             self.take(self.client(server).signals.stream(), 1)
 

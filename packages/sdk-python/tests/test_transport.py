@@ -22,7 +22,7 @@ from signal_sdk import (
     parse_retry_after,
 )
 
-from .support import Answer, Recorded, ScriptedServer, error, ok
+from .support import Response, Recorded, ScriptedServer, error, ok
 
 SUB = {
     "id": "wh_1",
@@ -53,10 +53,10 @@ class TransportCase(unittest.TestCase):
 
 class RetryTests(TransportCase):
     def test_when_429_carries_retry_after_then_the_client_waits_it_reports_it_and_resends_the_same_idempotency_key(self) -> None:
-        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Answer:
+        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Response:
             if len(s.requests) < 3:
                 return error(429, "RATE_LIMIT_EXCEEDED", retry_after=7, headers={"Retry-After": "7"})
-            return Answer(201, {"success": True, "data": {**SUB, "secret": "whsec_QUJD"}})
+            return Response(201, {"success": True, "data": {**SUB, "secret": "whsec_QUJD"}})
 
         server = self.serve(script)
         created = self.client(server).webhooks.create(url=SUB["url"], events=["signal.new"])
@@ -87,7 +87,7 @@ class RetryTests(TransportCase):
         self.assertIn("period=7d", server.requests[0].path)
 
     def test_when_503_has_no_retry_after_then_backoff_grows_and_each_wait_is_reported(self) -> None:
-        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Answer:
+        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Response:
             return error(503, "SERVICE_UNAVAILABLE") if len(s.requests) <= 2 else ok({"id": "sig_1"})
 
         server = self.serve(script)
@@ -96,18 +96,18 @@ class RetryTests(TransportCase):
         self.assertTrue(0.4 <= self.waits[0] <= 0.6 and 0.8 <= self.waits[1] <= 1.2, self.waits)
 
     def test_when_a_get_loses_its_connection_then_it_is_sent_again(self) -> None:
-        server = self.serve(lambda s, r, h: Answer(drop=True) if len(s.requests) == 1 else ok({"id": "sig_1"}))
+        server = self.serve(lambda s, r, h: Response(drop=True) if len(s.requests) == 1 else ok({"id": "sig_1"}))
         self.assertEqual(self.client(server).signals.get("sig_1")["id"], "sig_1")
         self.assertEqual([r.reason for r in self.retries], ["connection"])
 
     def test_when_a_post_the_server_does_not_deduplicate_loses_its_connection_then_it_is_not_sent_again(self) -> None:
-        server = self.serve(lambda s, r, h: Answer(drop=True))
+        server = self.serve(lambda s, r, h: Response(drop=True))
         with self.assertRaises(SignalConnectionError):
             self.client(server).webhooks.send_test("wh_1")
         self.assertEqual((len(server.requests), self.waits), (1, []))
 
-    def test_when_no_answer_comes_within_the_timeout_then_a_timeout_error_follows_the_retries(self) -> None:
-        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Answer:
+    def test_when_no_response_comes_within_the_timeout_then_a_timeout_error_follows_the_retries(self) -> None:
+        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Response:
             time.sleep(0.5)
             return ok({})
 
@@ -116,13 +116,13 @@ class RetryTests(TransportCase):
             self.client(server, timeout=0.1, max_retries=1).signals.get("sig_1")
         self.assertEqual([r.reason for r in self.retries], ["timeout"])
 
-    def test_when_answers_carry_the_rate_limit_headers_then_the_client_keeps_the_latest(self) -> None:
-        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Answer:
+    def test_when_responses_carry_the_rate_limit_headers_then_the_client_keeps_the_latest(self) -> None:
+        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Response:
             remaining = str(3 - len(s.requests))
             headers = {"X-RateLimit-Limit": "3", "X-RateLimit-Remaining": remaining, "X-RateLimit-Reset": "1800000060"}
             if remaining == "0":
                 return error(429, "RATE_LIMIT_EXCEEDED", headers={**headers, "Retry-After": "60"}, retry_after=60)
-            return Answer(200, {"success": True, "data": {"id": "sig_1"}}, headers)
+            return Response(200, {"success": True, "data": {"id": "sig_1"}}, headers)
 
         server = self.serve(script)
         client = self.client(server, max_retry_wait=0)
@@ -134,7 +134,7 @@ class RetryTests(TransportCase):
             client.signals.get("sig_1")
         self.assertEqual(client.rate_limit, RateLimit(limit=3, remaining=0, reset=1800000060))
 
-    def test_when_a_500_answers_a_get_then_it_is_raised_without_retry(self) -> None:
+    def test_when_a_get_gets_a_500_then_it_is_raised_without_retry(self) -> None:
         server = self.serve(lambda s, r, h: error(500, "INTERNAL_ERROR"))
         with self.assertRaises(ServerError):
             self.client(server).signals.get("sig_1")
@@ -142,25 +142,25 @@ class RetryTests(TransportCase):
 
 
 class ErrorTests(TransportCase):
-    def raised(self, answer: Answer) -> Exception:
-        server = self.serve(lambda s, r, h: answer)
+    def raised(self, response: Response) -> Exception:
+        server = self.serve(lambda s, r, h: response)
         with self.assertRaises(Exception) as caught:
             self.client(server, max_retries=0).signals.get("sig_x")
         return caught.exception
 
-    def test_when_the_api_answers_an_error_code_then_its_exception_class_carries_code_message_and_request_id(self) -> None:
+    def test_when_the_api_returns_an_error_code_then_its_exception_class_carries_code_message_and_request_id(self) -> None:
         cases = [
             (error(401, "UNAUTHORIZED", "Invalid or missing API key"), AuthenticationError, "UNAUTHORIZED"),
             (error(401, "KEY_EXPIRED", "generate a new key"), AuthenticationError, "KEY_EXPIRED"),
             (error(404, "NOT_FOUND"), NotFoundError, "NOT_FOUND"),
             (error(409, "IDEMPOTENCY_CONFLICT"), ConflictError, "IDEMPOTENCY_CONFLICT"),
-            (Answer(502, None), ServerError, "BAD_GATEWAY"),
+            (Response(502, None), ServerError, "BAD_GATEWAY"),
         ]
-        for answer, cls, code in cases:
-            err = self.raised(answer)
+        for response, cls, code in cases:
+            err = self.raised(response)
             self.assertIsInstance(err, cls)
             self.assertEqual(getattr(err, "code"), code)
-            self.assertEqual(getattr(err, "status"), answer.status)
+            self.assertEqual(getattr(err, "status"), response.status)
         self.assertEqual(getattr(self.raised(error(404, "NOT_FOUND")), "request_id"), "req_test")
 
     def test_when_validation_fails_then_details_name_the_fields(self) -> None:
@@ -169,7 +169,7 @@ class ErrorTests(TransportCase):
         self.assertEqual(getattr(err, "details"), [{"field": "limit", "message": "at most 100"}])
 
     def test_when_a_2xx_is_not_the_api_envelope_then_it_is_a_connection_error(self) -> None:
-        self.assertIsInstance(self.raised(Answer(200, {"hello": "proxy"})), SignalConnectionError)
+        self.assertIsInstance(self.raised(Response(200, {"hello": "proxy"})), SignalConnectionError)
 
     def test_when_retry_after_is_an_http_date_then_it_is_read_as_seconds(self) -> None:
         now = 1_800_000_000
@@ -185,7 +185,7 @@ class ResourceTests(TransportCase):
             "c2": ([{"id": "sig_1"}], None),
         }
 
-        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Answer:
+        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Response:
             q = urllib.parse.parse_qs(urllib.parse.urlsplit(r.path).query)
             data, nxt = pages[q.get("cursor", [None])[0]]
             return ok(data, {"total": 3, "page": 1, "per_page": 2, "total_pages": 2, "next_cursor": nxt})
@@ -199,7 +199,7 @@ class ResourceTests(TransportCase):
         self.assertEqual(len(server.requests), 2)
 
     def test_when_deliveries_are_iterated_then_pages_are_walked_to_total_pages(self) -> None:
-        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Answer:
+        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Response:
             page = int(urllib.parse.parse_qs(urllib.parse.urlsplit(r.path).query)["page"][0])
             return ok([{"id": f"dlv_{page}"}], {"total": 2, "page": page, "per_page": 1, "total_pages": 2})
 
@@ -219,7 +219,7 @@ class ResourceTests(TransportCase):
     def test_when_a_test_event_names_an_event_then_the_body_carries_it_and_without_one_no_body_is_sent(self) -> None:
         import json
 
-        server = self.serve(lambda s, r, h: Answer(202, {"success": True, "data": {"id": "dlv_1"}}))
+        server = self.serve(lambda s, r, h: Response(202, {"success": True, "data": {"id": "dlv_1"}}))
         self.client(server).webhooks.send_test("wh_1", event="signal.winner")
         self.client(server).webhooks.send_test("wh_1")
         self.assertEqual([r.path for r in server.requests], ["/v1/webhooks/wh_1/test"] * 2)
@@ -229,15 +229,15 @@ class ResourceTests(TransportCase):
     def test_when_a_subscription_is_recovered_then_since_is_sent_as_an_iso_instant_and_the_count_returned(self) -> None:
         import json
 
-        answer = {"since": "2026-01-15T09:30:00.000Z", "queued": 3}
-        server = self.serve(lambda s, r, h: Answer(202, {"success": True, "data": answer}))
+        recovered = {"since": "2026-01-15T09:30:00.000Z", "queued": 3}
+        server = self.serve(lambda s, r, h: Response(202, {"success": True, "data": recovered}))
         got = self.client(server).webhooks.recover("wh_1", datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc))
-        self.assertEqual(got, answer)
+        self.assertEqual(got, recovered)
         self.assertEqual((server.requests[0].method, server.requests[0].path), ("POST", "/v1/webhooks/wh_1/recover"))
         self.assertEqual(json.loads(server.requests[0].body), {"since": "2026-01-15T09:30:00.000Z"})
 
     def test_when_an_idempotency_key_is_given_then_the_create_carries_it(self) -> None:
-        server = self.serve(lambda s, r, h: Answer(201, {"success": True, "data": {**SUB, "secret": "whsec_QUJD"}}))
+        server = self.serve(lambda s, r, h: Response(201, {"success": True, "data": {**SUB, "secret": "whsec_QUJD"}}))
         self.client(server).webhooks.create(url=SUB["url"], events=["signal.new"], types=["new"], idempotency_key="bot-1")
         self.assertEqual(server.requests[0].headers["idempotency-key"], "bot-1")
 
@@ -248,7 +248,7 @@ class ResourceTests(TransportCase):
         self.assertEqual(server.requests, [])
 
     def test_when_logging_in_then_the_session_token_authorises_the_account_operations(self) -> None:
-        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Answer:
+        def script(s: ScriptedServer, r: Recorded, _h: Any) -> Response:
             if r.path == "/v1/auth/login":
                 return ok({"token": "sess_1", "expires_at": "2026-01-01T00:00:00.000Z"})
             return ok([], {"total": 0, "page": 1, "per_page": 20, "total_pages": 0})

@@ -5,7 +5,7 @@
  * lists paginate as async iterators; 429/503 are retried honouring Retry-After within a bounded
  * wait (`maxRetryWait`, each wait reported to `onRetry`);
  * every POST carries an Idempotency-Key (the same on each retry), and the creates the server
- * deduplicates on it are retried after a lost answer or a 5xx too; every attempt has a timeout;
+ * deduplicates on it are retried after a lost response or a 5xx too; every attempt has a timeout;
  * errors are typed by the API's error code; `verifyWebhook` checks Standard Webhooks signatures.
  * No runtime dependencies: Node ≥ 18 (global fetch, node:crypto).
  */
@@ -72,7 +72,7 @@ export type ChangePasswordInput = Schemas['ChangePasswordRequest'];
 // ---------------------------------------------------------------------------------------------
 // Errors
 
-/** Any failure answered by the API, with the spec's error envelope. */
+/** Any failure the API returns, with the spec's error envelope. */
 export class SignalApiError extends Error {
   override readonly name: string = 'SignalApiError';
   constructor(
@@ -107,7 +107,7 @@ export class RateLimitError extends SignalApiError {
 export class ServerError extends SignalApiError {
   override readonly name = 'ServerError';
 }
-/** No answer within `timeoutMs` (after the last retry). */
+/** No response within `timeoutMs` (after the last retry). */
 export class SignalTimeoutError extends Error {
   override readonly name = 'SignalTimeoutError';
 }
@@ -249,15 +249,15 @@ type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 type Auth = 'apiKey' | 'session' | 'none';
 
 /**
- * `webhooks.list`: before the list was paginated it took only request options, and it still
- * does; it answers the page's subscriptions (newest first) either way.
+ * `webhooks.list`: request options alone (so callers written for the unpaginated list keep
+ * working), or a page query; it returns the page's subscriptions (newest first) either way.
  */
 export interface ListWebhooks {
   (opts?: RequestOptions): Promise<WebhookSubscription[]>;
   (params: ListWebhooksParams, opts?: RequestOptions): Promise<WebhookSubscription[]>;
 }
 
-/** `webhooks.sendTest`: request options alone (as before the test event could be chosen), or the event. */
+/** `webhooks.sendTest`: request options alone (callers that do not choose the test event), or the event. */
 export interface SendWebhookTest {
   (webhookId: string, opts?: RequestOptions): Promise<Delivery>;
   (webhookId: string, input: WebhookTestInput, opts?: RequestOptions): Promise<Delivery>;
@@ -271,9 +271,9 @@ const isRequestOptions = (v: ListWebhooksParams | WebhookTestInput | RequestOpti
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
- * The POST routes whose server answers a repeat of the same Idempotency-Key and body with what
+ * The POST routes whose server responds to a repeat of the same Idempotency-Key and body with what
  * the first request made (200, `Idempotent-Replayed: true`) and a key reused for another body
- * with 409 IDEMPOTENCY_CONFLICT. Only these are sent again when their answer is lost: the
+ * with 409 IDEMPOTENCY_CONFLICT. Only these are sent again when their response is lost: the
  * repeat cannot make a second webhook or key.
  */
 const DEDUPLICATED_POSTS: ReadonlySet<string> = new Set(['/v1/webhooks', '/v1/account/keys']);
@@ -378,7 +378,7 @@ export class SignalClient {
     sendTest: this.sendTest,
     /**
      * operationId recoverWebhook: one more attempt for every delivery created since `since` that
-     * is failed now; answers how many were queued (0 on a repeat).
+     * is failed now; returns how many were queued (0 on a repeat).
      */
     recover: (webhookId: string, since: string | Date, opts?: RequestOptions) =>
       this.data<RecoverWebhookResult>(
@@ -617,7 +617,7 @@ export class SignalClient {
           ? new SignalTimeoutError(`${method} ${path}: no response within ${timeoutMs} ms`)
           : new SignalConnectionError(`${method} ${path}: ${String(err)}`, { cause: err });
         // A POST that got no response may have happened: it is repeated only where the server
-        // answers the repeat with what the first made (429/503 prove it was not processed).
+        // responds to the repeat with what the first made (429/503 prove it was not processed).
         const safe = method !== 'POST' || deduplicated;
         if (safe && (await waitToRetry(attempt, error))) continue;
         throw error;
@@ -810,7 +810,7 @@ export interface StreamTransport {
   toError(status: number, body: unknown, headers: Headers): SignalApiError;
 }
 
-/** The stream could not go on: reconnects ran out, or the server answered something else. */
+/** The stream could not continue: reconnects ran out, or the server responded with something else. */
 export class SignalStreamError extends Error {
   override readonly name = 'SignalStreamError';
 }

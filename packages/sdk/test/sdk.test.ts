@@ -32,7 +32,7 @@ import type { z } from 'zod';
 import { signalInput } from '../../../services/signals/test/signals-harness';
 import { startSystem, type SystemHarness } from '../../../services/api-gateway/test/system-harness';
 
-// Compile-time check: what the services answer (contracts) is assignable to what the SDK promises.
+// Compile-time check: what the services return (contracts) is assignable to what the SDK promises.
 type Assignable<A, B> = [A] extends [B] ? true : false;
 const typeChecks: [
   Assignable<z.output<typeof contracts.signalListItemSchema>, SignalListItem>,
@@ -123,7 +123,7 @@ describe('@signal/sdk against the running system', () => {
     expect(Object.keys(stats.by_type).sort()).toEqual(['30d', '3d', '7d', 'new', 'premium', 'wallet']);
   });
 
-  it('when the API answers an error, then the SDK throws the class of its code with the request id', async () => {
+  it('when the API returns an error, then the SDK throws the class of its code with the request id', async () => {
     const err = await client.signals.get('sig_unknown').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NotFoundError);
     expect(err).toMatchObject({ code: 'NOT_FOUND', status: 404 });
@@ -229,8 +229,8 @@ describe('@signal/sdk against the running system', () => {
     expect(limited.retryDelayMs(1, 60)).toBeUndefined();
   });
 
-  /** A fetch whose first POST to `path` reaches the server but whose answer is lost (a dropped connection). */
-  function losingFirstAnswer(path: string, sent: string[]): typeof fetch {
+  /** A fetch whose first POST to `path` reaches the server but whose response is lost (a dropped connection). */
+  function losingFirstResponse(path: string, sent: string[]): typeof fetch {
     let lost = false;
     return async (input, init) => {
       const res = await fetch(input, init);
@@ -243,16 +243,16 @@ describe('@signal/sdk against the running system', () => {
     };
   }
 
-  it('when the answer to webhooks.create is lost, then the SDK sends it again with the same Idempotency-Key and gets the one webhook made', async () => {
+  it('when the response to webhooks.create is lost, then the SDK sends it again with the same Idempotency-Key and gets the one webhook made', async () => {
     const { key } = await sys.gw.account({ per_minute: 1000, per_day: 10_000 });
     const sent: string[] = [];
     const c = new SignalClient({
       baseUrl: sys.gw.url,
       apiKey: key,
       retryBaseDelayMs: 10,
-      fetch: losingFirstAnswer('/v1/webhooks', sent),
+      fetch: losingFirstResponse('/v1/webhooks', sent),
     });
-    const url = `${sys.receiver.url}/sdk-lost-answer`;
+    const url = `${sys.receiver.url}/sdk-lost-response`;
     const made = await c.webhooks.create({ url, events: ['signal.new'] });
     expect(made.secret).toMatch(/^whsec_/);
     expect(sent).toHaveLength(2);
@@ -266,25 +266,25 @@ describe('@signal/sdk against the running system', () => {
     expect(same.map((w) => w.id)).toEqual([made.id]);
   });
 
-  it('when the answer to account.createKey is lost, then the SDK sends it again with the same Idempotency-Key and gets the one key made', async () => {
-    const acc = await sys.gw.account(undefined, 'sdk-lost-answer');
+  it('when the response to account.createKey is lost, then the SDK sends it again with the same Idempotency-Key and gets the one key made', async () => {
+    const acc = await sys.gw.account(undefined, 'sdk-lost-response');
     const sent: string[] = [];
     const dash = new SignalClient({
       baseUrl: sys.gw.url,
       retryBaseDelayMs: 10,
-      fetch: losingFirstAnswer('/v1/account/keys', sent),
+      fetch: losingFirstResponse('/v1/account/keys', sent),
     });
-    await dash.auth.login(acc.email, 'sdk-lost-answer');
-    const created = await dash.account.createKey({ name: 'lost answer' });
+    await dash.auth.login(acc.email, 'sdk-lost-response');
+    const created = await dash.account.createKey({ name: 'lost response' });
     expect(sent).toHaveLength(2);
     expect(sent[1]).toBe(sent[0]);
-    expect((await dash.account.listKeys()).filter((k) => k.name === 'lost answer').map((k) => k.id)).toEqual([
-      created.id,
-    ]);
+    expect(
+      (await dash.account.listKeys()).filter((k) => k.name === 'lost response').map((k) => k.id),
+    ).toEqual([created.id]);
     await new SignalClient({ baseUrl: sys.gw.url, apiKey: created.key }).stats.get();
   });
 
-  it('when a client recovers a subscription and sends a typed test event, then recover answers the queued count and the sample arrives in that event’s shape', async () => {
+  it('when a client recovers a subscription and sends a typed test event, then recover returns the queued count and the sample arrives in that event’s shape', async () => {
     const hook = await client.webhooks.create({
       url: `${sys.receiver.url}/sdk-typed`,
       events: ['signal.new'],
@@ -304,8 +304,8 @@ describe('@signal/sdk against the running system', () => {
     const detail = await client.webhooks.deliveries.get(hook.id, queued.id);
     const attempt: DeliveryAttempt = detail.attempts[0]!;
     const sent: DeliveryAttemptRequest | null = attempt.request;
-    const answered: DeliveryAttemptResponse | null = attempt.response;
-    expect([sent?.body, answered?.status]).toEqual([received.body, 200]);
+    const response: DeliveryAttemptResponse | null = attempt.response;
+    expect([sent?.body, response?.status]).toEqual([received.body, 200]);
     const since = new Date(Date.now() - 60_000);
     const recovered: RecoverWebhookResult = await client.webhooks.recover(hook.id, since);
     expect(recovered).toEqual({ since: since.toISOString(), queued: 0 });
@@ -454,7 +454,7 @@ describe('@signal/sdk transport', () => {
     server = createServer((req, res) => {
       const key = req.headers['idempotency-key'];
       seen.push({ method: req.method ?? '', key: typeof key === 'string' ? key : undefined });
-      if (mode === 'hang') return; // never answers
+      if (mode === 'hang') return; // never responds
       if (mode === 'unavailable') {
         res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
         res.end(
@@ -506,7 +506,7 @@ describe('@signal/sdk transport', () => {
     expect(seen[1]!.key).toBe(seen[0]!.key);
   });
 
-  it('when the server does not answer, then the SDK gives up after its timeout with SignalTimeoutError', async () => {
+  it('when the server does not respond, then the SDK gives up after its timeout with SignalTimeoutError', async () => {
     mode = 'hang';
     const c = new SignalClient({
       baseUrl: url,
@@ -518,7 +518,7 @@ describe('@signal/sdk transport', () => {
     await expect(c.stats.get()).rejects.toBeInstanceOf(SignalTimeoutError);
   });
 
-  it('when a POST the server does not deduplicate gets no answer, then it is not repeated (it may have happened)', async () => {
+  it('when a POST the server does not deduplicate gets no response, then it is not repeated (it may have happened)', async () => {
     mode = 'hang';
     const c = new SignalClient({
       baseUrl: url,
@@ -546,7 +546,7 @@ describe('@signal/sdk transport', () => {
     expect(seen.length - before).toBe(1);
   });
 
-  it('when webhooks.create gets no answer, then it is sent again with the same Idempotency-Key until the retries run out', async () => {
+  it('when webhooks.create gets no response, then it is sent again with the same Idempotency-Key until the retries run out', async () => {
     mode = 'hang';
     const c = new SignalClient({
       baseUrl: url,
@@ -587,7 +587,7 @@ describe('@signal/sdk transport', () => {
     const retries: RetryEvent[] = [];
     const c = new SignalClient({ baseUrl: url, apiKey: 'k', onRetry: (e) => retries.push(e) });
     const before = seen.length;
-    // The server answers every other request with 503 Retry-After: 0.
+    // The server responds to every other request with 503 Retry-After: 0.
     if (before % 2 === 1) await c.stats.get().catch(() => undefined);
     await c.webhooks.rotateSecret('wh_1');
     expect(

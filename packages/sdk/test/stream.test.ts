@@ -68,7 +68,7 @@ describe('client.signals.stream against a local event stream', () => {
     }
   });
 
-  it('when the server answers a reset, then it is yielded and the next reconnect resumes from its id', async () => {
+  it('when the server sends a reset, then it is yielded and the next reconnect resumes from its id', async () => {
     server = await sseServer((req, res, s) => {
       if (s.opened.length > 1) return false;
       res.writeHead(200, { 'content-type': 'text/event-stream' });

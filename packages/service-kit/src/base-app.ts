@@ -40,8 +40,8 @@ export interface BaseAppOptions extends ServiceAppParts {
   parseJson?: boolean;
   /**
    * Runs on an OPTIONS request before it is refused with the 404 envelope (the gateway counts it
-   * against the client's IP, so that answer too carries the rate-limit headers); an error it
-   * passes on (a 429) is the answer instead.
+   * against the client's IP, so that response too carries the rate-limit headers); an error it
+   * passes on (a 429) is the response instead.
    */
   beforeOptionsRefused?: RequestHandler;
 }
@@ -76,7 +76,7 @@ export function createBaseApp(options: BaseAppOptions): Express {
   app.use(securityMiddleware);
   app.use(requestIdMiddleware());
   app.use(accessLogMiddleware(options.logger));
-  // Express answers OPTIONS itself (200 text/plain "GET, HEAD"); we serve no CORS preflight,
+  // Express responds to OPTIONS itself (200 text/plain "GET, HEAD"); we serve no CORS preflight,
   // so OPTIONS gets the envelope like any other route we do not have.
   app.use((req, res, next) => {
     if (req.method !== 'OPTIONS') return next();

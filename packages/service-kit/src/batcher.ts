@@ -80,7 +80,7 @@ export class Batcher<T, R> {
     try {
       const results = await this.options.run(batch.map((w) => w.item));
       if (results.length !== batch.length)
-        throw new Error(`batch of ${batch.length} answered ${results.length} results`);
+        throw new Error(`batch of ${batch.length} returned ${results.length} results`);
       for (const [i, result] of results.entries()) batch[i]?.done(result);
     } catch (err) {
       for (const w of batch) w.fail(err);

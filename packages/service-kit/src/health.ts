@@ -7,8 +7,8 @@ export interface Lifecycle {
 }
 
 /**
- * Given which checks answered, can the service still serve what it is there for? A service that
- * answers its reads from Redis or from MongoDB stays ready while either one is up.
+ * Given which checks succeeded, can the service still serve what it is there for? A service that
+ * serves its reads from Redis or from MongoDB stays ready while either one is up.
  */
 export type ServesWith = (up: (check: string) => boolean) => boolean;
 
@@ -16,8 +16,8 @@ export type ServesWith = (up: (check: string) => boolean) => boolean;
 export const needsEveryCheck: ServesWith = () => false;
 
 /**
- * How /readyz looks at the dependencies: one look answers for `cacheMs` (probes are not a way to
- * ping the stores), and a check that has not answered within `checkTimeoutMs` counts as down.
+ * How /readyz looks at the dependencies: one look is reused for `cacheMs` (probes are not a way to
+ * ping the stores), and a check that has not settled within `checkTimeoutMs` counts as down.
  */
 export interface ReadinessTiming {
   cacheMs: number;
@@ -76,8 +76,8 @@ export function cachedReadiness(
   return () => {
     if (last && now() - last.at < timing.cacheMs) return last.verdict;
     const names = Object.keys(checks);
-    const verdict = Promise.all(names.map((n) => runCheck(checks[n]!, timing.checkTimeoutMs))).then((results) =>
-      readinessVerdict(Object.fromEntries(names.map((n, i) => [n, results[i]!])), servesWith),
+    const verdict = Promise.all(names.map((n) => runCheck(checks[n]!, timing.checkTimeoutMs))).then(
+      (results) => readinessVerdict(Object.fromEntries(names.map((n, i) => [n, results[i]!])), servesWith),
     );
     last = { at: now(), verdict };
     return verdict;

@@ -53,7 +53,7 @@ export async function startHttpServer(
 ): Promise<RunningServer> {
   const { listener, checkContinue, onConnection, unparsableHeaders, stalledMs, onClose } =
     typeof entry === 'function' ? { listener: entry } : entry;
-  // Node answers an HTTP/1.1 request without Host with a bare 400 (no envelope, no request
+  // Node responds to an HTTP/1.1 request without Host with a bare 400 (no envelope, no request
   // id); it is refused here instead, like every other malformed request.
   const server = createServer({ requireHostHeader: false }, withHost(listener));
   if (onConnection) server.on('connection', onConnection);
@@ -63,10 +63,10 @@ export async function startHttpServer(
   server.requestTimeout = 30_000;
   if (stalledMs !== undefined) server.timeout = stalledMs;
   server.on('clientError', (err: Error & { code?: string }, socket: Socket) => {
-    if (!unparsableHeaders) return answerUnparsable(err, socket, []);
+    if (!unparsableHeaders) return respondToUnparsable(err, socket, []);
     unparsableHeaders(socket.remoteAddress).then(
-      (headers) => answerUnparsable(err, socket, headers),
-      () => answerUnparsable(err, socket, []),
+      (headers) => respondToUnparsable(err, socket, headers),
+      () => respondToUnparsable(err, socket, []),
     );
   });
   await new Promise<void>((resolve, reject) => {
@@ -113,27 +113,27 @@ function withHost(listener: RequestListener): RequestListener {
 }
 
 /**
- * Whether the request on this socket already has its answer under way: a request whose body
- * stalled after the service answered it (a body it did not need, or its own timeout) then hit
- * the request timeout, and a second answer on the connection would be read as the answer to the
- * client's next request. Node's own handler makes the same check on the same field.
+ * Whether the request on this socket already has its response under way: a request whose body
+ * stalled after the service responded to it (a body it did not need, or its own timeout) then hit
+ * the request timeout, and a second response on the connection would be read as the response to
+ * the client's next request. Node's own handler makes the same check on the same field.
  */
-function answered(socket: Socket): boolean {
+function responseStarted(socket: Socket): boolean {
   const current: unknown = Reflect.get(socket, '_httpMessage');
   return typeof current === 'object' && current !== null && Reflect.get(current, 'headersSent') === true;
 }
 
 /**
  * Requests Node's HTTP parser refuses (a space or a control byte in the request target, broken
- * chunking, oversized headers) never reach Express; Node would answer a bare `400 Bad Request`
- * with no body. Answer the error envelope instead, then close (the stream cannot be trusted).
+ * chunking, oversized headers) never reach Express; Node would respond with a bare `400 Bad Request`
+ * and no body. Respond with the error envelope instead, then close (the stream cannot be trusted).
  */
-function answerUnparsable(
+function respondToUnparsable(
   err: Error & { code?: string },
   socket: Socket,
   extraHeaders: Array<[string, string]>,
 ): void {
-  if (!socket.writable || err.code === 'ECONNRESET' || answered(socket)) {
+  if (!socket.writable || err.code === 'ECONNRESET' || responseStarted(socket)) {
     socket.destroy();
     return;
   }

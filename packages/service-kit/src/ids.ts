@@ -3,8 +3,8 @@ import { monotonicFactory, ulid } from 'ulid';
 
 /**
  * ulid's default generator calls `crypto.randomBytes(1)` for each of an id's 16 random
- * characters: 16 system calls per id, which was 16% of the signals service's CPU during a bulk
- * backfill (several ids per signal). This one draws the same kernel randomness 4 KiB at a time.
+ * characters: 16 system calls per id, a real share of the CPU of a service that makes several ids
+ * per signal during a bulk backfill. This one draws the same kernel randomness 4 KiB at a time.
  * A byte / 256 picks one of 32 characters uniformly (256 is a multiple of 32).
  */
 const randomPool = Buffer.alloc(4096);

@@ -5,7 +5,7 @@ import { createLogger, type Logger } from './logger';
 import { observeProcess, startObservability, type ObservabilityConfig } from './metrics';
 import { GracefulShutdown } from './shutdown';
 
-/** A background worker of a service (relay, consumer, keeper), started and stopped by the one runner. */
+/** A background worker of a service (relay, consumer, index maintenance), started and stopped by the one runner. */
 export interface BackgroundWorker {
   name: string;
   start(): Promise<void> | void;

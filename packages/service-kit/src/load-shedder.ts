@@ -4,12 +4,13 @@ import { AppError } from './app-error';
  * At most `max` calls at once; one more is refused at once with 503 + Retry-After instead of
  * queueing on a store that is already the bottleneck. For fallback paths: while a read model is
  * away, every read lands on the store's query engine, which (FerretDB above all) cannot carry the
- * whole read load — unbounded, the queue grew until clients waited out the gateway's timeout
- * (504) and the store starved the writes too.
+ * whole read load — unbounded, the queue grows until clients wait out the gateway's timeout
+ * (504) and the store starves the writes too.
  *
- * An admitted call that has not answered within `deadlineMs` is answered 503 as well (the chaos
- * run still saw a few 504s from admitted list queries on a saturated store); the call keeps its
- * place until it really ends, so the store never has more than `max` of them.
+ * An admitted call that has not returned within `deadlineMs` gets a 503 as well, so that a slow
+ * query on a saturated store reaches the client as a retryable 503 before the gateway's timeout
+ * turns it into a 504; the call keeps its place until it really ends, so the store never has
+ * more than `max` of them.
  */
 export class LoadShedder {
   private running = 0;
@@ -28,7 +29,7 @@ export class LoadShedder {
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(this.busy()), this.deadlineMs);
     });
-    work.catch(() => undefined); // answered by the deadline: its late failure is nobody's
+    work.catch(() => undefined); // refused at the deadline already: its late failure is nobody's
     try {
       return await Promise.race([work, deadline]);
     } finally {

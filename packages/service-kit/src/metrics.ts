@@ -204,9 +204,9 @@ export function observabilityEnv(defaultMetricsPort: number) {
     METRICS_HOST: z.string().default('127.0.0.1'),
     /** Share of successful requests that get an access line (errors always do). */
     ACCESS_LOG_SAMPLE: z.coerce.number().min(0).max(1).default(1),
-    /** How long one look at the dependencies answers /readyz (a probe period shorter than this sees the same look). */
+    /** How long /readyz reuses one look at the dependencies (a probe period shorter than this sees the same look). */
     READINESS_CACHE_MS: z.coerce.number().int().min(0).default(DEFAULT_READINESS_TIMING.cacheMs),
-    /** A readiness check that has not answered by then counts as down. */
+    /** A readiness check that has not settled by then counts as down. */
     READINESS_CHECK_TIMEOUT_MS: z.coerce
       .number()
       .int()
@@ -265,7 +265,7 @@ export function observeProcess(config: ObservabilityConfig, service: string): vo
   if (!defaultMetricsStarted) {
     collectDefaultMetrics({ labels: { service } });
     defaultMetricsStarted = true;
-    // A cluster worker answers its primary's metric requests (prom-client listens once one exists).
+    // A cluster worker responds to its primary's metric requests (prom-client listens once one exists).
     if (cluster.isWorker) new AggregatorRegistry();
   }
 }

@@ -131,8 +131,8 @@ function pathOf(node: BodyNode): string {
 }
 
 function fieldWithNul(body: unknown): string | undefined {
-  // Iterative, with paths made only for the answer: a body may nest thousands of levels deep (a
-  // recursive walk overflowed the stack on one the fuzz test sent).
+  // Iterative, with paths made only for the result: a body may nest thousands of levels deep, and
+  // a recursive walk would overflow the stack on it.
   const pending: BodyNode[] = [{ value: body, key: '', parent: undefined }];
   for (let node = pending.pop(); node; node = pending.pop()) {
     const value = node.value;
@@ -231,7 +231,7 @@ export function errorResponse(
   };
 }
 
-/** The one error handler: logs, adds the request id, answers with the spec's envelope. */
+/** The one error handler: logs, adds the request id, responds with the spec's envelope. */
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (err: unknown, _req, res, _next) => {
     const appError = isAppError(err)

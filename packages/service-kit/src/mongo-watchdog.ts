@@ -2,12 +2,11 @@ import type { Connection } from 'mongoose';
 import type { Logger } from './logger';
 
 /**
- * Works around a wedge in the MongoDB driver's server monitor (found by `pnpm chaos`, seen with
- * mongodb 7.8): when a network cut closes the monitor's socket in the same tick as a heartbeat
+ * Works around a wedge in the MongoDB driver's server monitor (mongodb 7.8, reproduced by
+ * `pnpm chaos`): when a network cut closes the monitor's socket in the same tick as a heartbeat
  * starts, the heartbeat writes to the destroyed socket, waits for a 'drain' that never comes,
  * and the monitor never checks again. The server then stays "Unknown" and every operation fails
- * server selection for good, long after the database is back (two minutes and counting in the
- * chaos run, until the process was restarted).
+ * server selection for good, long after the database is back, until the process restarts.
  *
  * A heartbeat has a bound: a polling one ends within the connect timeout (twice, with the
  * handshake), an awaited (streaming) one within the heartbeat interval plus that. One still

@@ -29,8 +29,8 @@ export async function connectMongo(url: string, dbName: string, logger?: Logger)
  * is created explicitly first, so the first concurrent writes never race to create it.
  *
  * Only missing indexes are created, one per command: FerretDB 1.24 panics and drops the
- * connection on a createIndexes of several indexes when some already exist (found by the chaos
- * run: a restarted signals service could never start again on its own database; see the test).
+ * connection on a createIndexes of several indexes when some already exist, so a restarted
+ * service could never start again on its own database (see the test).
  */
 export async function ensureIndexes(
   connection: Connection,

@@ -97,9 +97,9 @@ export class RedisReadModel {
 }
 
 /**
- * A batch of a rebuild that failed (Redis too busy to answer within its command timeout, say)
+ * A batch of a rebuild that failed (Redis too busy to respond within its command timeout, say)
  * is tried again a few times before the rebuild gives up: giving up starts over from an empty
- * model, which under load failed again, and again (seen at 100,000 signals during a backfill).
+ * model, which under the same load fails again, so the rebuild would never finish.
  */
 async function applyWithRetries(apply: () => Promise<void>, attempts = 5): Promise<void> {
   for (let i = 1; ; i++) {

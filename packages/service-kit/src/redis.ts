@@ -161,8 +161,8 @@ export async function connectRedis(url: string, logger: Logger, readyWaitMs = 30
     commandTimeout: 1000,
     connectTimeout: 2000,
     // ioredis arms this timer on every disconnect and clears it on the socket's 'close', which a
-    // socket already closed (a refused reconnect) never emits again: the default 2 s kept a CLI
-    // that found no Redis alive 2 s longer, and jest waiting for it.
+    // socket already closed (a refused reconnect) never emits again: with the default 2 s, a CLI
+    // that finds no Redis stays alive 2 s longer, and jest waits for it.
     disconnectTimeout: 200,
     retryStrategy: retry,
   };

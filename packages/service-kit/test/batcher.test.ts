@@ -86,13 +86,13 @@ describe('Batcher', () => {
     await expect(pending).resolves.toEqual([10]);
   });
 
-  it('when a run answers the wrong number of results, then the callers get an error, not a wrong result', async () => {
+  it('when a run returns the wrong number of results, then the callers get an error, not a wrong result', async () => {
     const batcher = new Batcher<number, number>({
       run: async () => [1],
       maxItems: 10,
       windowMs: 1,
       maxConcurrent: 1,
     });
-    await expect(batcher.add([1, 2])).rejects.toThrow('batch of 2 answered 1 results');
+    await expect(batcher.add([1, 2])).rejects.toThrow('batch of 2 returned 1 results');
   });
 });

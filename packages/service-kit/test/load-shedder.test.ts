@@ -20,7 +20,7 @@ describe('LoadShedder', () => {
     await expect(shedder.run(async () => 1)).resolves.toBe(1);
   });
 
-  it('when an admitted call outlasts its deadline, then it is answered 503 at the deadline and keeps its place until it ends', async () => {
+  it('when an admitted call outlasts its deadline, then it gets a 503 at the deadline and keeps its place until it ends', async () => {
     const shedder = new LoadShedder(1, 'The store', 50);
     let finish!: () => void;
     const slow = shedder.run(() => new Promise<string>((r) => (finish = () => r('late'))));

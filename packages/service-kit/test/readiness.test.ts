@@ -15,7 +15,7 @@ const logger = pino({ level: 'silent' });
 const servesWithEither: ServesWith = (up) => up('mongo') || up('redis');
 
 describe('readiness verdict', () => {
-  it('when every check answers, then ready', () => {
+  it('when every check succeeds, then ready', () => {
     expect(readinessVerdict({ mongo: 'ok', redis: 'ok' }, servesWithEither).status).toBe('ready');
   });
 
@@ -70,8 +70,8 @@ describe('/readyz', () => {
 
   it('when probed 50 times within a second, then the stores are asked once, and again after the second', async () => {
     const { a, calls } = app({ mongo: true, redis: true });
-    const answers = await Promise.all(Array.from({ length: 50 }, () => request(a).get('/readyz')));
-    expect(answers.every((r) => r.status === 200)).toBe(true);
+    const responses = await Promise.all(Array.from({ length: 50 }, () => request(a).get('/readyz')));
+    expect(responses.every((r) => r.status === 200)).toBe(true);
     expect(calls).toEqual({ mongo: 1, redis: 1 });
     await new Promise((r) => setTimeout(r, 1100));
     await request(a).get('/readyz').expect(200);
@@ -90,7 +90,7 @@ describe('/readyz', () => {
 describe('readiness timing from config', () => {
   const schema = z.object(observabilityEnv(9999));
 
-  it('when nothing is set, then a look answers for 1 s and a check may take 1.5 s', () => {
+  it('when nothing is set, then a look is reused for 1 s and a check may take 1.5 s', () => {
     expect(readinessTiming(schema.parse({}))).toEqual(DEFAULT_READINESS_TIMING);
     expect(DEFAULT_READINESS_TIMING).toEqual({ cacheMs: 1000, checkTimeoutMs: 1500 });
   });
@@ -100,8 +100,10 @@ describe('readiness timing from config', () => {
     expect(schema.safeParse({ READINESS_CACHE_MS: 'soon' }).success).toBe(false);
   });
 
-  it('when a check hangs past the configured timeout, then /readyz answers 503 naming it "timeout"', async () => {
-    const timing = readinessTiming(schema.parse({ READINESS_CACHE_MS: '0', READINESS_CHECK_TIMEOUT_MS: '100' }));
+  it('when a check hangs past the configured timeout, then /readyz responds 503 naming it "timeout"', async () => {
+    const timing = readinessTiming(
+      schema.parse({ READINESS_CACHE_MS: '0', READINESS_CHECK_TIMEOUT_MS: '100' }),
+    );
     const a = finishApp(
       createBaseApp({
         service: 't',

@@ -119,7 +119,7 @@ describe('parseRedisUrl', () => {
 });
 
 describe('connectRedis', () => {
-  it('when the URL is the real Redis, then the client is ready and answers', async () => {
+  it('when the URL is the real Redis, then the client is ready and replies', async () => {
     const redis = await connectRedis(infraUrls().redisUrl, silentLogger);
     try {
       expect(redis.status).toBe('ready');
@@ -169,7 +169,7 @@ describe('connectRedis', () => {
     }
   });
 
-  it('when no sentinel answers, then connectRedis still returns after the wait and commands fail fast', async () => {
+  it('when no sentinel replies, then connectRedis still returns after the wait and commands fail fast', async () => {
     const port = await freePort();
     const redis = await connectRedis(`redis-sentinel://127.0.0.1:${port}/mymaster/2`, silentLogger, 300);
     try {

@@ -217,7 +217,7 @@ describe('service-kit HTTP pieces', () => {
     await request(a).get('/secure').set('Authorization', `Bearer ${t}`).expect(401);
   });
 
-  it('when shutting down, then /readyz answers 503', async () => {
+  it('when shutting down, then /readyz responds 503', async () => {
     await request(a).get('/readyz').expect(200);
     lifecycle.shuttingDown = true;
     await request(a).get('/readyz').expect(503);

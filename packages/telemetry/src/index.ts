@@ -27,9 +27,9 @@ export function tracingConfigured(env: TracingSwitch): boolean {
  * its `telemetry` module first.
  *
  * The SDK and its instrumentations (`./tracing`) are required only when tracing is on: loading
- * them took ~280 ms of every service's ~1.2 s start and their memory for the process's life,
+ * them costs a good part of every service's start and their memory for the process's life,
  * untraced. A synchronous require, not `import()`: the hooks must be in place before `main`
- * goes on to load the modules they instrument.
+ * continues to load the modules they instrument.
  */
 export function startTelemetry(serviceName: string, env: NodeJS.ProcessEnv = process.env): Telemetry {
   if (!tracingConfigured(env)) return OFF;

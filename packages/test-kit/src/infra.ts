@@ -118,8 +118,8 @@ function canListen(port: number): Promise<boolean> {
 /**
  * A free port below Linux's ephemeral range (32768–60999), for a process that is killed and
  * started again on the same port: a port from listen(0) lies in that range, where any outgoing
- * connection may take it as its source port meanwhile (a chaos run's gateway found its port held
- * so for its whole minute of start-up).
+ * connection may take it as its source port meanwhile and hold it for as long as the restarted
+ * process keeps trying to start.
  */
 export async function stablePort(): Promise<number> {
   for (let attempt = 0; attempt < 100; attempt++) {
@@ -155,7 +155,7 @@ export function freePort(): Promise<number> {
 /**
  * Whether the MongoDB-wire server behind `connection` is FerretDB (its buildInfo carries
  * `ferretdbVersion`) rather than MongoDB: the FerretDB workaround tests show the behaviour
- * they answer on FerretDB and check the same code on MongoDB.
+ * they work around on FerretDB and check the same code on MongoDB.
  */
 export async function isFerretDB(connection: mongoose.Connection): Promise<boolean> {
   const db = connection.db;

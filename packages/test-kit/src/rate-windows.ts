@@ -1,5 +1,5 @@
-/** One answer of a burst, as the limit's exactness sees it. */
-export interface LimitedAnswer {
+/** One response of a burst, as the limit's exactness sees it. */
+export interface LimitedResponse {
   status: number;
   /** X-RateLimit-Reset: the end of the window that decided (epoch seconds). */
   reset: string | undefined;
@@ -9,20 +9,20 @@ export interface LimitedAnswer {
 
 /**
  * What breaks exactness in a burst on a fresh account: the limits are fixed windows, so a burst
- * that straddles a minute's end is two bursts, one per window (found when a loaded CI machine
- * spread 200 requests across a minute boundary: 60 + 21 admitted, both right). Per window, at
+ * that straddles a minute's end is two bursts, one per window (a loaded machine can spread a
+ * burst across a minute boundary, and both windows are then right on their own). Per window, at
  * most `limit` are admitted; where any was refused, exactly `limit`; the admitted count down from
- * `limit - 1` without gaps or repeats; and nothing but 200 and 429 answers.
+ * `limit - 1` without gaps or repeats; and nothing but 200 and 429 responses.
  * Returns the violations (none when exact) and how many windows the burst touched.
  */
 export function exactnessViolations(
-  answers: readonly LimitedAnswer[],
+  responses: readonly LimitedResponse[],
   limit: number,
 ): { violations: string[]; windows: number } {
   const violations: string[] = [];
-  const windows = new Map<string, LimitedAnswer[]>();
-  for (const a of answers) {
-    if (a.status !== 200 && a.status !== 429) violations.push(`an answer was ${a.status}`);
+  const windows = new Map<string, LimitedResponse[]>();
+  for (const a of responses) {
+    if (a.status !== 200 && a.status !== 429) violations.push(`a response was ${a.status}`);
     const key = a.reset ?? '(no X-RateLimit-Reset)';
     const inWindow = windows.get(key);
     if (inWindow) inWindow.push(a);
@@ -53,3 +53,9 @@ export async function startOfAMinuteIfLate(needMs = 20_000): Promise<void> {
   const left = 60_000 - (Date.now() % 60_000);
   if (left < needMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
 }
+
+/**
+ * @deprecated The former name of LimitedResponse, kept only until services/api-gateway's tests
+ * stop importing it (they do on branch d37-gateway); remove it then.
+ */
+export type LimitedAnswer = LimitedResponse;

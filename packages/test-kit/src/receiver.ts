@@ -29,7 +29,7 @@ export async function startReceiver(
 ): Promise<Receiver> {
   let current = behaviour;
   const requests: ReceivedRequest[] = [];
-  /** Delayed answers not yet sent: cleared on close, so a test's end waits for none of them. */
+  /** Delayed responses not yet sent: cleared on close, so a test's end waits for none of them. */
   const delayed = new Set<NodeJS.Timeout>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -43,17 +43,17 @@ export async function startReceiver(
         receivedAt: Date.now(),
       };
       requests.push(received);
-      const answer = current(received);
+      const response = current(received);
       const respond = () => {
         if (res.destroyed) return;
-        res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers });
-        res.end(answer.body ?? 'ok');
+        res.writeHead(response.status, { 'content-type': 'text/plain', ...response.headers });
+        res.end(response.body ?? 'ok');
       };
-      if (answer.delayMs) {
+      if (response.delayMs) {
         const timer = setTimeout(() => {
           delayed.delete(timer);
           respond();
-        }, answer.delayMs);
+        }, response.delayMs);
         delayed.add(timer);
       } else respond();
     });

@@ -1,11 +1,11 @@
-import { exactnessViolations, type LimitedAnswer } from '../src/rate-windows';
+import { exactnessViolations, type LimitedResponse } from '../src/rate-windows';
 
-const admitted = (reset: string, remaining: number): LimitedAnswer => ({
+const admitted = (reset: string, remaining: number): LimitedResponse => ({
   status: 200,
   reset,
   remaining: String(remaining),
 });
-const refused = (reset: string): LimitedAnswer => ({ status: 429, reset, remaining: '0' });
+const refused = (reset: string): LimitedResponse => ({ status: 429, reset, remaining: '0' });
 const countdown = (reset: string, from: number, n: number) =>
   Array.from({ length: n }, (_, i) => admitted(reset, from - i));
 
@@ -34,9 +34,9 @@ describe('exactness of a burst per window', () => {
     );
   });
 
-  it('when an answer is neither 200 nor 429, then that is a violation', () => {
+  it('when a response is neither 200 nor 429, then that is a violation', () => {
     expect(exactnessViolations([{ status: 503, reset: '60', remaining: undefined }], 5).violations).toContain(
-      'an answer was 503',
+      'a response was 503',
     );
   });
 });

@@ -8,7 +8,7 @@ export interface Outcome {
   /** ms since the run started. */
   start: number;
   end: number;
-  /** null: no answer (refused, reset, timed out). */
+  /** null: no response (refused, reset, timed out). */
   status: number | null;
   retryAfter: boolean;
   error?: string;
@@ -71,7 +71,7 @@ function signalBody(n: number, type: SignalType) {
 
 /**
  * The chaos run's clients: public reads through the gateway at a fixed rate (open loop: a slow
- * answer never slows the next request), and an ingest client that writes new signals at a fixed
+ * response never slows the next request), and an ingest client that writes new signals at a fixed
  * rate and moves some of them later, retrying every write until it is accepted (with the same
  * Idempotency-Key, so a retried write cannot create a second signal), as a careful producer does.
  */
@@ -262,7 +262,7 @@ export class ChaosLoad {
     const to = pick(TRANSITIONS);
     await sleep(1000 + randomInt(5000));
     // active → winner|dead|rugged is the only move this client makes, so a 409 on a retry means
-    // an earlier attempt was applied and its answer lost (the process died or a proxy cut it).
+    // an earlier attempt was applied and its response lost (the process died or a proxy cut it).
     const moved = await this.untilAccepted(
       'transition',
       `/internal/signals/${id}/status`,

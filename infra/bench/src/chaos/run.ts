@@ -4,7 +4,7 @@ import {
   infraUrls,
   startReceiver,
   uniqueName,
-  type LimitedAnswer,
+  type LimitedResponse,
   type Receiver,
 } from '@signal/test-kit';
 import mongoose from 'mongoose';
@@ -56,16 +56,16 @@ export interface FaultReport {
   lasted: number;
   /** s from the fault's end until the last failed request it caused (0: none after the end). */
   recovery: number;
-  /** 503 with Retry-After inside the window [start, end + grace]: the allowed answer. */
+  /** 503 with Retry-After inside the window [start, end + grace]: the allowed response. */
   unavailableInside: number;
   /** 5xx other than 503-with-Retry-After inside the window (must be 0). */
   bad5xxInside: number;
-  /** Requests without any answer inside the window; allowed only from the killed process's own clients. */
-  noAnswerInside: number;
-  noAnswerAllowed: boolean;
-  /** 5xx or no answer after the window, before the next fault (must be 0). */
+  /** Requests without any response inside the window; allowed only from the killed process's own clients. */
+  noResponseInside: number;
+  noResponseAllowed: boolean;
+  /** 5xx or no response after the window, before the next fault (must be 0). */
   failuresOutside: number;
-  /** What failed from the fault's start to the next fault's, by kind and answer. */
+  /** What failed from the fault's start to the next fault's, by kind and outcome. */
   failed: Record<string, number>;
 }
 
@@ -81,9 +81,9 @@ export interface ChaosReport {
   crashRestarts: Record<string, number>;
   /** Connections each balancer handed to each replica (by deployable; replica 1 first). */
   connectionsByReplica: Record<string, number[]>;
-  /** Answer time by kind (ms): p50, p99, max. */
+  /** Response time by kind (ms): p50, p99, max. */
   latency: Record<string, { p50: number; p99: number; max: number }>;
-  /** Second by second (by start time): reads and writes sent, failed (5xx / no answer), p99 ms. */
+  /** Second by second (by start time): reads and writes sent, failed (5xx / no response), p99 ms. */
   timeline: Array<{
     t: number;
     reads: number;
@@ -134,7 +134,7 @@ export interface ChaosReport {
       limit: number;
       sent: number;
       admitted: number;
-      /** Answers by gateway replica. */
+      /** Responses by gateway replica. */
       byGateway: number[];
       windows: number;
       violations: string[];
@@ -193,7 +193,7 @@ function latencyByKind(outcomes: Outcome[]): ChaosReport['latency'] {
   return out;
 }
 
-/** `kind answer` → count, e.g. `list 503`, `ingest ECONNREFUSED`. */
+/** `kind outcome` → count, e.g. `list 503`, `ingest ECONNREFUSED`. */
 function countBy(outcomes: Outcome[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const o of outcomes) {
@@ -302,8 +302,8 @@ async function limitsAcrossGateways(system: ChaosSystem): Promise<ChaosReport['c
   );
   const gateways = system.services.gateway;
   const byGateway = gateways.map(() => 0);
-  const answers = await Promise.all(
-    Array.from({ length: BURST_SIZE }, async (_, i): Promise<LimitedAnswer> => {
+  const responses = await Promise.all(
+    Array.from({ length: BURST_SIZE }, async (_, i): Promise<LimitedResponse> => {
       const g = i % gateways.length;
       const res = await request(`${gateways[g]!.url}/v1/stats`, {
         headers: { authorization: `Bearer ${key}`, connection: 'close' },
@@ -323,11 +323,11 @@ async function limitsAcrossGateways(system: ChaosSystem): Promise<ChaosReport['c
       };
     }),
   );
-  const { violations, windows } = exactnessViolations(answers, BURST_LIMIT);
+  const { violations, windows } = exactnessViolations(responses, BURST_LIMIT);
   return {
     limit: BURST_LIMIT,
     sent: BURST_SIZE,
-    admitted: answers.filter((a) => a.status === 200).length,
+    admitted: responses.filter((r) => r.status === 200).length,
     byGateway,
     windows,
     violations,
@@ -435,11 +435,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const outside = inPeriod.filter((o) => o.start > windowEnd);
       const lastFailure = Math.max(w.end, ...inPeriod.filter(failed).map((o) => o.end));
       const killedFrontDoor = w.fault === 'kill:gateway' || w.fault === 'kill:signals';
-      const noAnswerInside = inside.filter((o) => o.status === null);
-      // A dead process answers nothing: its own clients (reads → gateway, ingest → signals) see refusals.
-      const noAnswerAllowed =
+      const noResponseInside = inside.filter((o) => o.status === null);
+      // A dead process responds to nothing: its own clients (reads → gateway, ingest → signals) see refusals.
+      const noResponseAllowed =
         killedFrontDoor &&
-        noAnswerInside.every((o) =>
+        noResponseInside.every((o) =>
           w.fault === 'kill:gateway'
             ? o.kind === 'list' || o.kind === 'detail' || o.kind === 'stats'
             : o.kind === 'ingest' || o.kind === 'transition',
@@ -453,8 +453,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         bad5xxInside: inside.filter(
           (o) => o.status !== null && o.status >= 500 && !(o.status === 503 && o.retryAfter),
         ).length,
-        noAnswerInside: noAnswerInside.length,
-        noAnswerAllowed,
+        noResponseInside: noResponseInside.length,
+        noResponseAllowed,
         failuresOutside: outside.filter(failed).length,
         failed: countBy(inPeriod.filter(failed)),
       };
@@ -544,7 +544,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const requests = {} as ChaosReport['requests'];
     for (const o of load.outcomes) {
       const byStatus = (requests[o.kind] ??= {});
-      const key = o.status === null ? `no answer (${o.error})` : String(o.status);
+      const key = o.status === null ? `no response (${o.error})` : String(o.status);
       byStatus[key] = (byStatus[key] ?? 0) + 1;
     }
 
@@ -555,11 +555,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       );
     for (const f of faults) {
       if (f.failuresOutside > 0)
-        violations.push(`${f.fault}: ${f.failuresOutside} 5xx/no answer outside its window`);
+        violations.push(`${f.fault}: ${f.failuresOutside} 5xx/no response outside its window`);
       if (f.bad5xxInside > 0)
         violations.push(`${f.fault}: ${f.bad5xxInside} 5xx other than 503 + Retry-After`);
-      if (f.noAnswerInside > 0 && !f.noAnswerAllowed)
-        violations.push(`${f.fault}: ${f.noAnswerInside} requests without an answer`);
+      if (f.noResponseInside > 0 && !f.noResponseAllowed)
+        violations.push(`${f.fault}: ${f.noResponseInside} requests without a response`);
     }
     if (load.rejected.length > 0) violations.push(`${load.rejected.length} writes refused with a 4xx`);
     if (checks.inList !== created.length)
@@ -669,12 +669,12 @@ export function formatReport(r: ChaosReport): string {
   );
   lines.push('');
   lines.push(
-    '| fault | at (s) | lasted (s) | recovered after (s) | 503 + Retry-After inside | other 5xx inside | no answer inside | 5xx / no answer outside |',
+    '| fault | at (s) | lasted (s) | recovered after (s) | 503 + Retry-After inside | other 5xx inside | no response inside | 5xx / no response outside |',
   );
   lines.push('|---|---|---|---|---|---|---|---|');
   for (const f of r.faults)
     lines.push(
-      `| ${f.fault} | ${f.at} | ${f.lasted} | ${f.recovery} | ${f.unavailableInside} | ${f.bad5xxInside} | ${f.noAnswerInside}${f.noAnswerInside && f.noAnswerAllowed ? ' (its own clients)' : ''} | ${f.failuresOutside} |`,
+      `| ${f.fault} | ${f.at} | ${f.lasted} | ${f.recovery} | ${f.unavailableInside} | ${f.bad5xxInside} | ${f.noResponseInside}${f.noResponseInside && f.noResponseAllowed ? ' (its own clients)' : ''} | ${f.failuresOutside} |`,
     );
   lines.push('');
   for (const f of r.faults)
@@ -687,9 +687,9 @@ export function formatReport(r: ChaosReport): string {
   lines.push('');
   for (const [kind, byStatus] of Object.entries(r.requests)) {
     const l = r.latency[kind];
-    const answers = Object.entries(byStatus).map(([status, n]) => `${status}: ${n}`);
+    const counts = Object.entries(byStatus).map(([status, n]) => `${status}: ${n}`);
     lines.push(
-      `${kind.padEnd(10)} ${answers.join(', ')}${l ? ` (p50 ${l.p50} ms, p99 ${l.p99} ms, max ${l.max} ms)` : ''}`,
+      `${kind.padEnd(10)} ${counts.join(', ')}${l ? ` (p50 ${l.p50} ms, p99 ${l.p99} ms, max ${l.max} ms)` : ''}`,
     );
   }
   if (r.skippedReads.count)

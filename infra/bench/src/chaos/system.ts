@@ -53,7 +53,7 @@ export class ServiceProcess {
   crashRestarts = 0;
 
   /**
-   * Starts the process and resolves once /readyz answers 200 (ready or degraded). A process that
+   * Starts the process and resolves once /readyz responds 200 (ready or degraded). A process that
    * exits while starting (a dependency refused it at start-up) is started again after a second,
    * as an orchestrator would; each such restart is counted in `crashRestarts`.
    */

@@ -4,8 +4,8 @@ import { brokerNames, deleteBrokerNames } from '../topology';
 
 /**
  * purge [--prefix P]: removes every queue and exchange of one deployment (`AMQP_URL`), messages
- * included. `scripts/up.sh reset` runs it: events of a wiped database left in the queues reached
- * the next one (a reset during a backfill counted 98,000 signals twice in stats).
+ * included. `scripts/up.sh reset` runs it: events of a wiped database left in the queues would
+ * reach the next one (a reset during a backfill would count its signals twice in stats).
  */
 async function main(): Promise<void> {
   const { prefix } = readCommandLine({ name: 'purge', usage: 'usage: purge [--prefix P]' }, () =>

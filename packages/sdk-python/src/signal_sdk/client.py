@@ -91,7 +91,7 @@ class RetryInfo:
 
 @dataclass(frozen=True)
 class RateLimit:
-    """The ``X-RateLimit-*`` headers of the latest answer: the window closest to exhaustion."""
+    """The ``X-RateLimit-*`` headers of the latest response: the window closest to exhaustion."""
 
     limit: int
     remaining: int
@@ -114,8 +114,8 @@ class _Unset:
 UNSET: Any = _Unset()
 """The default of update's fields: a field left UNSET is not sent (None clears it)."""
 
-# POSTs the server deduplicates on their Idempotency-Key (a repeat answers what the first made):
-# only these are sent again after a lost answer or a 5xx, as the repeat cannot create twice.
+# POSTs the server deduplicates on their Idempotency-Key (a repeat returns what the first made):
+# only these are sent again after a lost response or a 5xx, as the repeat cannot create twice.
 _DEDUPLICATED_POSTS = frozenset({"/v1/webhooks", "/v1/account/keys"})
 
 
@@ -189,7 +189,7 @@ class SignalClient:
     """The Signal Service API.
 
     ``SignalClient(api_key, base_url="https://api.example.com")``. 429 and 503 are retried up to
-    ``max_retries`` times, waiting what Retry-After asks for; an answer that asks for more than
+    ``max_retries`` times, waiting what Retry-After asks for; a response that asks for more than
     ``max_retry_wait`` seconds (a used-up daily quota) is raised at once as RateLimitError (with
     ``retry_after``) for the caller to plan around. Before every wait ``on_retry(RetryInfo)`` is
     called. ``timeout`` is per attempt, in seconds.
@@ -220,10 +220,10 @@ class SignalClient:
         self.retry_base_wait = retry_base_wait
         self.session_token = session_token
         self.rate_limit: Optional[RateLimit] = None
-        """From the latest answer that carried the X-RateLimit-* headers: pace a bot by it."""
+        """From the latest response that carried the X-RateLimit-* headers: pace a bot by it."""
         self.user_agent = user_agent or f"signal-sdk-python/{__version__}"
         self._sleep = sleep
-        # No redirect following: a 3xx is not an answer of this API, and a redirect would carry
+        # No redirect following: a 3xx is not a response of this API, and a redirect would carry
         # the Authorization header to wherever it points.
         self._opener = urllib.request.build_opener(_NoRedirect())
         self.signals = Signals(self)
@@ -303,11 +303,11 @@ class SignalClient:
                 raw = res if isinstance(res, bytes) else _read_all(res)
             except (urllib.error.URLError, HTTPException, OSError) as err:
                 timed_out = _is_timeout(err)
-                # A POST that got no answer may have happened: it is sent again only where the
-                # server answers a repeat with what the first made.
+                # A POST that got no response may have happened: it is sent again only where the
+                # server responds to a repeat with what the first made.
                 if last or (method == "POST" and not deduplicated):
                     if timed_out:
-                        raise SignalTimeoutError(f"{method} {path}: no answer within {per_attempt} s") from err
+                        raise SignalTimeoutError(f"{method} {path}: no response within {per_attempt} s") from err
                     raise SignalConnectionError(f"{method} {path}: {err}") from err
                 attempt += 1
                 self._wait(
@@ -347,7 +347,7 @@ class SignalClient:
     def _page(self, path: str, query: Mapping[str, QueryValue], auth: str = "api_key") -> Page[Any, Any]:
         envelope = self.request("GET", path, query, auth=auth)
         if not isinstance(envelope.get("meta"), dict):
-            raise SignalConnectionError(f"GET {path}: the answer has no meta")
+            raise SignalConnectionError(f"GET {path}: the response has no meta")
         return Page(envelope["data"], envelope["meta"])
 
     def _pages(self, path: str, query: Mapping[str, QueryValue], auth: str = "api_key") -> Iterator[Any]:
@@ -513,7 +513,7 @@ class Webhooks:
         """A new subscription and its signing secret (operationId createWebhook).
 
         The same ``idempotency_key`` and body again return the same subscription, so a create
-        whose answer was lost can be repeated safely; without one the client makes a key per call
+        whose response was lost can be repeated safely; without one the client makes a key per call
         (kept across its own retries).
         """
         body: Dict[str, Any] = {"url": url, "events": list(events)}
@@ -616,7 +616,7 @@ class Account:
     def create_key(
         self, name: str, *, expires_at: Union[str, datetime, None] = None, idempotency_key: Optional[str] = None
     ) -> ApiKeyWithSecret:
-        """A new API key; ``key`` is shown only in this answer (operationId createApiKey)."""
+        """A new API key; ``key`` is shown only in this response (operationId createApiKey)."""
         body: Dict[str, Any] = {"name": name}
         if expires_at is not None:
             body["expires_at"] = _iso(expires_at) if isinstance(expires_at, datetime) else expires_at

@@ -1,4 +1,4 @@
-"""Errors: one exception class per kind of error code the API answers."""
+"""Errors: one exception class per kind of error code the API returns."""
 
 from typing import Dict, List, Optional, Type
 
@@ -8,7 +8,7 @@ class SignalError(Exception):
 
 
 class SignalApiError(SignalError):
-    """The API answered with its error envelope ``{ error: { code, message, ... }, request_id }``."""
+    """The API responded with its error envelope ``{ error: { code, message, ... }, request_id }``."""
 
     def __init__(
         self,
@@ -57,11 +57,11 @@ class ServerError(SignalApiError):
 
 
 class SignalTimeoutError(SignalError):
-    """No answer within the timeout (after the last retry)."""
+    """No response within the timeout (after the last retry)."""
 
 
 class SignalConnectionError(SignalError):
-    """The network failed (refused, reset, DNS) after the last retry, or the answer was not the API's."""
+    """The network failed (refused, reset, DNS) after the last retry, or the response was not the API's."""
 
 
 class WebhookVerificationError(SignalError):
@@ -89,7 +89,7 @@ ERROR_CLASSES: Dict[str, Type[SignalApiError]] = {
 
 
 def code_for_status(status: int) -> str:
-    """The code of an answer without the envelope (a proxy's page, an empty body)."""
+    """The code of a response without the envelope (a proxy's page, an empty body)."""
     if status == 401:
         return "UNAUTHORIZED"
     if status == 403:

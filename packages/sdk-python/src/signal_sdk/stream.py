@@ -136,7 +136,7 @@ class SignalStream:
                     content_type = res_headers.get("content-type", "")
                     if not content_type.startswith("text/event-stream"):
                         res.close()
-                        raise SignalConnectionError(f"GET {STREAM_PATH}: answered {content_type!r}, not an event stream")
+                        raise SignalConnectionError(f"GET {STREAM_PATH}: responded {content_type!r}, not an event stream")
                     try:
                         for event in self._events(res):
                             # An event or heartbeat came on this connection: the next reconnect starts the back-off anew.

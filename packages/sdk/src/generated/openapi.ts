@@ -78,7 +78,7 @@ export interface paths {
     /** List subscriptions, newest first */
     get: operations['listWebhooks'];
     put?: never;
-    /** Subscribe a URL to events. With an Idempotency-Key, a retry with the same body within 24 h answers the same result (200, Idempotent-Replayed: true); another body is 409. An account holds at most its plan’s number of subscriptions (25 by default): one more is 409 CONFLICT naming the limit. */
+    /** Subscribe a URL to events. With an Idempotency-Key, a retry with the same body within 24 h returns the same result (200, Idempotent-Replayed: true); another body is 409. An account holds at most its plan’s number of subscriptions (25 by default): one more is 409 CONFLICT naming the limit. */
     post: operations['createWebhook'];
     delete?: never;
     options?: never;
@@ -148,7 +148,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Re-send every delivery created since `since` that is failed now (one more attempt each); answers how many were queued. Idempotent: a repeat finds them pending or succeeded and queues none again. 409 CONFLICT while the subscription is disabled */
+    /** Re-send every delivery created since `since` that is failed now (one more attempt each); returns how many were queued. Idempotent: a repeat finds them pending or succeeded and queues none again. 409 CONFLICT while the subscription is disabled */
     post: operations['recoverWebhook'];
     delete?: never;
     options?: never;
@@ -268,7 +268,7 @@ export interface paths {
     /** This account's API keys, newest first */
     get: operations['listApiKeys'];
     put?: never;
-    /** Create an API key (shown once). With an Idempotency-Key, a retry with the same body within 24 h answers the same result (200, Idempotent-Replayed: true); another body is 409. */
+    /** Create an API key (shown once). With an Idempotency-Key, a retry with the same body within 24 h returns the same result (200, Idempotent-Replayed: true); another body is 409. */
     post: operations['createApiKey'];
     delete?: never;
     options?: never;
@@ -1231,7 +1231,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "GATEWAY_TIMEOUT",
-           *         "message": "The signals service did not answer in time.",
+           *         "message": "The signals service did not respond in time.",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }
@@ -1514,7 +1514,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "GATEWAY_TIMEOUT",
-           *         "message": "The signals service did not answer in time.",
+           *         "message": "The signals service did not respond in time.",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }
@@ -1851,7 +1851,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "GATEWAY_TIMEOUT",
-           *         "message": "The signals service did not answer in time.",
+           *         "message": "The signals service did not respond in time.",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }
@@ -2164,7 +2164,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "GATEWAY_TIMEOUT",
-           *         "message": "The stats service did not answer in time.",
+           *         "message": "The stats service did not respond in time.",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }
@@ -2462,7 +2462,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "GATEWAY_TIMEOUT",
-           *         "message": "The webhooks service did not answer in time.",
+           *         "message": "The webhooks service did not respond in time.",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }
@@ -2872,7 +2872,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "GATEWAY_TIMEOUT",
-           *         "message": "The webhooks service did not answer in time.",
+           *         "message": "The webhooks service did not respond in time.",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }
@@ -3192,7 +3192,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "GATEWAY_TIMEOUT",
-           *         "message": "The webhooks service did not answer in time.",
+           *         "message": "The webhooks service did not respond in time.",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }
@@ -3544,7 +3544,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "GATEWAY_TIMEOUT",
-           *         "message": "The webhooks service did not answer in time.",
+           *         "message": "The webhooks service did not respond in time.",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }
@@ -3905,7 +3905,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "GATEWAY_TIMEOUT",
-           *         "message": "The webhooks service did not answer in time.",
+           *         "message": "The webhooks service did not respond in time.",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }
@@ -4258,7 +4258,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "GATEWAY_TIMEOUT",
-           *         "message": "The webhooks service did not answer in time.",
+           *         "message": "The webhooks service did not respond in time.",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }
@@ -4646,7 +4646,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "GATEWAY_TIMEOUT",
-           *         "message": "The webhooks service did not answer in time.",
+           *         "message": "The webhooks service did not respond in time.",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }
@@ -5027,7 +5027,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "GATEWAY_TIMEOUT",
-           *         "message": "The webhooks service did not answer in time.",
+           *         "message": "The webhooks service did not respond in time.",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }
@@ -5359,7 +5359,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "GATEWAY_TIMEOUT",
-           *         "message": "The webhooks service did not answer in time.",
+           *         "message": "The webhooks service did not respond in time.",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }
@@ -5704,7 +5704,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "GATEWAY_TIMEOUT",
-           *         "message": "The webhooks service did not answer in time.",
+           *         "message": "The webhooks service did not respond in time.",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }
@@ -6085,7 +6085,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "GATEWAY_TIMEOUT",
-           *         "message": "The webhooks service did not answer in time.",
+           *         "message": "The webhooks service did not respond in time.",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }

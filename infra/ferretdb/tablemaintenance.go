@@ -9,23 +9,23 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// keepStatistics stands in for autovacuum when the server runs without it (the PostgreSQL of
-// this project's CI machines has autovacuum off). Without ANALYZE, PostgreSQL never learns that
-// an `_id` matches one row: at 650,000 signals it guessed 150,000 and planned accordingly.
-// Without VACUUM, every update's dead row stays in the table and its indexes. Every 30 s it
-// analyzes the FerretDB tables that changed by more than autovacuum's default thresholds since
-// their last analyze (10% of their rows + 50) and vacuums those with more dead rows than its
-// vacuum threshold (20% + 50). When the server runs autovacuum, it does nothing.
-func keepStatistics(ctx context.Context, postgresURL string, logger *slog.Logger) {
+// maintainTables stands in for autovacuum where the server runs without it, as some of the
+// servers this project runs on do. Without ANALYZE, PostgreSQL never learns that an `_id`
+// matches one row and plans for a large share of the table. Without VACUUM, every update's dead
+// row stays in the table and its indexes. Every 30 s it analyzes the FerretDB tables that
+// changed by more than autovacuum's default thresholds since their last analyze (10% of their
+// rows + 50) and vacuums those with more dead rows than its vacuum threshold (20% + 50). When
+// the server runs autovacuum, it does nothing.
+func maintainTables(ctx context.Context, postgresURL string, logger *slog.Logger) {
 	config, err := pgxpool.ParseConfig(postgresURL)
 	if err != nil {
-		logger.Warn("statistics keeper: not started", "error", err)
+		logger.Warn("table maintenance: not started", "error", err)
 		return
 	}
 	config.MaxConns = 1
 	pool, err := pgxpool.NewWithConfig(ctx, config)
 	if err != nil {
-		logger.Warn("statistics keeper: not started", "error", err)
+		logger.Warn("table maintenance: not started", "error", err)
 		return
 	}
 	defer pool.Close()
@@ -50,7 +50,7 @@ func keepStatistics(ctx context.Context, postgresURL string, logger *slog.Logger
 			 WHERE schemaname <> 'public'
 			   AND (n_mod_since_analyze > 50 + 0.1 * n_live_tup OR n_dead_tup > 50 + 0.2 * n_live_tup)`)
 		if err != nil {
-			logger.Warn("statistics keeper: cannot read table statistics", "error", err)
+			logger.Warn("table maintenance: cannot read table statistics", "error", err)
 			continue
 		}
 		type chore struct {
@@ -63,7 +63,7 @@ func keepStatistics(ctx context.Context, postgresURL string, logger *slog.Logger
 			return c, err
 		})
 		if err != nil {
-			logger.Warn("statistics keeper: cannot read table statistics", "error", err)
+			logger.Warn("table maintenance: cannot read table statistics", "error", err)
 			continue
 		}
 		for _, c := range chores {
@@ -72,7 +72,7 @@ func keepStatistics(ctx context.Context, postgresURL string, logger *slog.Logger
 				statement = "VACUUM (ANALYZE) " + c.table
 			}
 			if _, err := pool.Exec(ctx, statement); err != nil && ctx.Err() == nil {
-				logger.Warn("statistics keeper: "+statement+" failed", "error", err)
+				logger.Warn("table maintenance: "+statement+" failed", "error", err)
 			}
 		}
 	}
