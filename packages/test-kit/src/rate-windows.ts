@@ -53,9 +53,3 @@ export async function startOfAMinuteIfLate(needMs = 20_000): Promise<void> {
   const left = 60_000 - (Date.now() % 60_000);
   if (left < needMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
 }
-
-/**
- * @deprecated The former name of LimitedResponse, kept only until services/api-gateway's tests
- * stop importing it (they do on branch d37-gateway); remove it then.
- */
-export type LimitedAnswer = LimitedResponse;
