@@ -7,6 +7,7 @@ import { startGateway, type GatewayHarness } from '../services/api-gateway/test/
 import { signalInput, startSignals, type SignalsHarness } from '../services/signals/test/signals-harness';
 import { startStats, type StatsHarness } from '../services/stats/test/stats-harness';
 import { startWebhooks, type WebhooksHarness } from '../services/webhooks/test/webhooks-harness';
+import { removeBrokerPrefix } from '@signal/messaging';
 
 /** A stream opened outside the contract check, held open until destroyed. */
 function openRawStream(url: string, key: string): Promise<IncomingMessage> {
@@ -17,7 +18,7 @@ function openRawStream(url: string, key: string): Promise<IncomingMessage> {
 
 /** The whole system in one process set: a client with an API key, through the gateway only. */
 describe('end to end through the gateway', () => {
-  const broker = testBrokerPrefix('e2e');
+  const broker = testBrokerPrefix('e2e', removeBrokerPrefix);
   let signals: SignalsHarness;
   let stats: StatsHarness;
   let hooks: WebhooksHarness;

@@ -1,3 +1,4 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import madge from 'madge';
 
@@ -21,4 +22,55 @@ describe('the import graph', () => {
       expect.arrayContaining(['services/api-gateway/src/main.ts', 'services/api-gateway/src/app.ts']),
     );
   });
+
+  it('when the workspace packages and the imports of their tests are read, then no package needs itself through others', () => {
+    // A package's tests count as its dependencies: messaging's tests use test-kit, so test-kit
+    // must not need messaging (a dynamic import would hide such a loop from madge).
+    const needs = new Map<string, Set<string>>();
+    for (const dir of readdirSync(path.join(ROOT, 'packages'))) {
+      // The Python SDK is no workspace package.
+      if (!existsSync(path.join(ROOT, 'packages', dir, 'package.json'))) continue;
+      const manifest: unknown = JSON.parse(
+        readFileSync(path.join(ROOT, 'packages', dir, 'package.json'), 'utf8'),
+      );
+      if (typeof manifest !== 'object' || manifest === null) continue;
+      const name = String(Reflect.get(manifest, 'name'));
+      const declared = Object.keys(Reflect.get(manifest, 'dependencies') ?? {});
+      const tests = sourcesUnder(path.join(ROOT, 'packages', dir, 'test'));
+      const imported = tests.flatMap((file) =>
+        [...readFileSync(file, 'utf8').matchAll(/from '(@signal\/[a-z-]+)'/g)].map((m) => m[1]!),
+      );
+      needs.set(
+        name,
+        new Set([...declared, ...imported].filter((d) => d.startsWith('@signal/') && d !== name)),
+      );
+    }
+    expect(needs.get('@signal/messaging')).toContain('@signal/test-kit');
+    const loops: string[] = [];
+    const visit = (name: string, trail: string[]) => {
+      if (trail.includes(name)) {
+        loops.push([...trail.slice(trail.indexOf(name)), name].join(' → '));
+        return;
+      }
+      for (const next of needs.get(name) ?? []) visit(next, [...trail, name]);
+    };
+    for (const name of needs.keys()) visit(name, []);
+    expect(loops).toEqual([]);
+  });
 });
+
+function sourcesUnder(dir: string): string[] {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries.flatMap((e) =>
+    e.isDirectory()
+      ? sourcesUnder(path.join(dir, e.name))
+      : e.name.endsWith('.ts')
+        ? [path.join(dir, e.name)]
+        : [],
+  );
+}

@@ -19,13 +19,14 @@ import {
   runBuilt as run,
   type Running,
 } from './built-services';
+import { removeBrokerPrefix } from '@signal/messaging';
 
 /**
  * Observability of the real processes: each service runs from its built output with tracing
  * on, exporting OTLP/JSON to a collector in this test (the in-memory exporter of this test is
  * that collector's list), and serving metrics on its internal port only.
  */
-const broker = testBrokerPrefix('trace');
+const broker = testBrokerPrefix('trace', removeBrokerPrefix);
 
 interface OtlpSpan {
   traceId: string;

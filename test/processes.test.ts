@@ -6,8 +6,9 @@ import {
   isReady as ready,
   runBuilt as run,
 } from './built-services';
+import { removeBrokerPrefix } from '@signal/messaging';
 
-const broker = testBrokerPrefix('proc');
+const broker = testBrokerPrefix('proc', removeBrokerPrefix);
 
 const secrets = {
   INTERNAL_JWT_PRIVATE_KEY: TEST_INTERNAL_KEYS.privateKey,

@@ -10,6 +10,7 @@ import request from 'supertest';
 import { signalInput, startSignals, type SignalsHarness } from '../services/signals/test/signals-harness';
 import { startStats, type StatsHarness } from '../services/stats/test/stats-harness';
 import { startWebhooks, type WebhooksHarness } from '../services/webhooks/test/webhooks-harness';
+import { removeBrokerPrefix } from '@signal/messaging';
 
 /**
  * Readiness reflects only what a service cannot serve without: each service
@@ -198,7 +199,7 @@ describe('readiness of the signals service', () => {
 });
 
 describe('readiness of the stats service', () => {
-  const broker = testBrokerPrefix('ready_stats');
+  const broker = testBrokerPrefix('ready_stats', removeBrokerPrefix);
   let net: Cuttable;
   let svc: StatsHarness;
   const stats = () => request(svc.url).get('/v1/stats').set(svc.auth);
@@ -257,7 +258,7 @@ describe('readiness of the stats service', () => {
 });
 
 describe('readiness of the webhooks API and worker', () => {
-  const broker = testBrokerPrefix('ready_hooks');
+  const broker = testBrokerPrefix('ready_hooks', removeBrokerPrefix);
   let net: Cuttable;
   let svc: WebhooksHarness;
   const worker = () => {

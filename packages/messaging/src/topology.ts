@@ -1,5 +1,5 @@
 import { DELAY_BUCKETS_MS, SIGNAL_EVENTS_EXCHANGE } from '@signal/contracts';
-import type { ConfirmChannel } from 'amqplib';
+import { connect, type ConfirmChannel } from 'amqplib';
 import { deleteDelayCascade } from './delay-cascade';
 
 /** Every broker name gets the same prefix, so tests (and tenants of a shared broker) never collide. */
@@ -25,7 +25,7 @@ export async function declareEventExchange(channel: ConfirmChannel, exchange: st
   await channel.assertExchange(exchange, 'topic', { durable: true });
 }
 
-/** Removes everything a prefix owns (tests). */
+/** Removes everything a prefix owns, messages included (tests, `purge`). */
 export async function deleteBrokerNames(
   channel: ConfirmChannel,
   names: BrokerNames,
@@ -47,4 +47,24 @@ export async function deleteBrokerNames(
     await channel.deleteQueue(names.deliveryDelayQueue(ms)).catch(() => undefined);
   await deleteDelayCascade(channel, names.deliveryDelayLevel);
   await channel.deleteExchange(names.signalEvents).catch(() => undefined);
+}
+
+/**
+ * Connects to the first of `amqpUrl`'s brokers and removes everything `prefix` owns: the purge
+ * CLI's work, and the clean-up test-kit's `testBrokerPrefix` is given.
+ */
+export async function removeBrokerPrefix(
+  amqpUrl: string,
+  prefix: string,
+  extraQueues: string[] = [],
+): Promise<void> {
+  const conn = await connect(amqpUrl.split(',')[0] ?? amqpUrl);
+  try {
+    const channel = await conn.createConfirmChannel();
+    channel.on('error', () => undefined);
+    await deleteBrokerNames(channel, brokerNames(prefix), extraQueues);
+    await channel.close().catch(() => undefined);
+  } finally {
+    await conn.close();
+  }
 }

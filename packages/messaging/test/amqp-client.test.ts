@@ -8,11 +8,11 @@ import {
   waitFor,
 } from '@signal/test-kit';
 import { connect } from 'amqplib';
-import { AmqpClient } from '../src';
+import { AmqpClient, removeBrokerPrefix } from '../src';
 
 /** Several brokers in AMQP_URL: the client goes round them against the real RabbitMQ. */
 describe('AmqpClient with several broker URLs', () => {
-  const broker = testBrokerPrefix('amqp-urls');
+  const broker = testBrokerPrefix('amqp-urls', removeBrokerPrefix);
   const queues: string[] = [];
   afterAll(async () => {
     await broker.cleanup(queues);

@@ -2,10 +2,10 @@ import { connectRedis } from '@signal/service-kit';
 import { freePort, infraUrls, silentLogger, testBrokerPrefix, waitFor } from '@signal/test-kit';
 import { connect } from 'amqplib';
 import { z } from 'zod';
-import { AmqpClient, Consumer, OutboxRelay } from '../src';
+import { AmqpClient, Consumer, OutboxRelay, removeBrokerPrefix } from '../src';
 
 describe('Consumer against RabbitMQ', () => {
-  const broker = testBrokerPrefix('consumer');
+  const broker = testBrokerPrefix('consumer', removeBrokerPrefix);
   const queue = `${broker.prefix}jobs`;
   let client: AmqpClient;
   beforeAll(async () => {
@@ -52,7 +52,7 @@ describe('Consumer against RabbitMQ', () => {
 });
 
 describe('Consumer when a store is down', () => {
-  const broker = testBrokerPrefix('consumer_store');
+  const broker = testBrokerPrefix('consumer_store', removeBrokerPrefix);
   const queue = `${broker.prefix}jobs`;
   let client: AmqpClient;
   let unreachable: Awaited<ReturnType<typeof connectRedis>>;

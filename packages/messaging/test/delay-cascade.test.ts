@@ -8,6 +8,7 @@ import {
   delayUnits,
   entryLevel,
   levelPattern,
+  removeBrokerPrefix,
 } from '../src';
 
 describe('delay cascade rules', () => {
@@ -29,7 +30,7 @@ describe('delay cascade rules', () => {
 });
 
 describe('delay cascade against RabbitMQ', () => {
-  const broker = testBrokerPrefix('cascade');
+  const broker = testBrokerPrefix('cascade', removeBrokerPrefix);
   const names = brokerNames(broker.prefix);
   let conn: ChannelModel;
   let channel: ConfirmChannel;

@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { infraUrls, testBrokerPrefix } from '@signal/test-kit';
 import { connect } from 'amqplib';
 import { brokerNames } from '../src/topology';
+import { removeBrokerPrefix } from '../src';
 
 const run = promisify(execFile);
 const CLI = path.join(__dirname, '..', 'dist', 'cli', 'purge.cli.js');
@@ -24,14 +25,14 @@ async function exists(queue: string): Promise<boolean> {
 }
 
 describe('purge CLI (scripts/up.sh reset)', () => {
-  const gone = testBrokerPrefix('purge_gone');
-  const kept = testBrokerPrefix('purge_kept');
+  const gone = testBrokerPrefix('purge_gone', removeBrokerPrefix);
+  const kept = testBrokerPrefix('purge_kept', removeBrokerPrefix);
   afterAll(async () => {
     await gone.cleanup();
     await kept.cleanup();
   });
 
-  it('when run for a prefix, then that deployment\'s queues and their messages are gone and another prefix keeps its own', async () => {
+  it("when run for a prefix, then that deployment's queues and their messages are gone and another prefix keeps its own", async () => {
     const conn = await connect(infraUrls().amqpUrl);
     const ch = await conn.createConfirmChannel();
     for (const prefix of [gone.prefix, kept.prefix]) {

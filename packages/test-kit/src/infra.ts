@@ -1,6 +1,5 @@
 import { createServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { connect } from 'amqplib';
 import mongoose from 'mongoose';
 import pino from 'pino';
 
@@ -58,26 +57,25 @@ export function testDatabase(prefix: string): TestDatabase {
   };
 }
 
-/** A prefix for exchanges and queues, plus the clean-up of everything under it. */
-export function testBrokerPrefix(label: string): {
+/** Removes every queue and exchange a prefix owns (`removeBrokerPrefix` of @signal/messaging). */
+export type BrokerPrefixRemover = (amqpUrl: string, prefix: string, extraQueues: string[]) => Promise<void>;
+
+/**
+ * A prefix for exchanges and queues, plus the clean-up of everything under it. The clean-up is
+ * given (messaging's `removeBrokerPrefix`): the topology is messaging's, and messaging's own
+ * tests use this kit.
+ */
+export function testBrokerPrefix(
+  label: string,
+  remove: BrokerPrefixRemover,
+): {
   prefix: string;
   cleanup(extraQueues?: string[]): Promise<void>;
 } {
   const prefix = `${uniqueName(`t.${label}`)}.`;
   return {
     prefix,
-    async cleanup(extraQueues: string[] = []) {
-      const conn = await connect(infraUrls().amqpUrl);
-      try {
-        const { brokerNames, deleteBrokerNames } = await import('@signal/messaging');
-        const channel = await conn.createConfirmChannel();
-        channel.on('error', () => undefined);
-        await deleteBrokerNames(channel, brokerNames(prefix), extraQueues);
-        await channel.close().catch(() => undefined);
-      } finally {
-        await conn.close();
-      }
-    },
+    cleanup: (extraQueues: string[] = []) => remove(infraUrls().amqpUrl, prefix, extraQueues),
   };
 }
 

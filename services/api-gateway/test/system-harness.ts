@@ -3,6 +3,7 @@ import { startSignals, type SignalsHarness } from '../../signals/test/signals-ha
 import { startStats, type StatsHarness } from '../../stats/test/stats-harness';
 import { startWebhooks, type WebhooksHarness } from '../../webhooks/test/webhooks-harness';
 import { startGateway, type GatewayHarness } from './gateway-harness';
+import { removeBrokerPrefix } from '@signal/messaging';
 
 /** The whole system in-process (gateway, signals, stats, webhooks API + worker) and a loopback receiver. */
 export interface SystemHarness {
@@ -18,7 +19,7 @@ export async function startSystem(
   label: string,
   gatewayEnv: Record<string, string> = {},
 ): Promise<SystemHarness> {
-  const broker = testBrokerPrefix(label);
+  const broker = testBrokerPrefix(label, removeBrokerPrefix);
   const receiver = await startReceiver();
   const signals = await startSignals(`${label}_signals`, {}, { prefix: broker.prefix });
   const stats = await startStats(`${label}_stats`, broker.prefix);

@@ -1,5 +1,5 @@
 import { SIGNAL_EVENT_VERSION, webhookPayloadSchema, type SignalEvent } from '@signal/contracts';
-import { brokerNames } from '@signal/messaging';
+import { removeBrokerPrefix, brokerNames } from '@signal/messaging';
 import { newId } from '@signal/service-kit';
 import {
   infraUrls,
@@ -95,7 +95,7 @@ function busEvent(
 }
 
 describe('live stream', () => {
-  const broker = testBrokerPrefix('stream');
+  const broker = testBrokerPrefix('stream', removeBrokerPrefix);
   let svc: SignalsHarness;
   let producer: Awaited<ReturnType<typeof busProducer>>;
   const clients: SseClient[] = [];

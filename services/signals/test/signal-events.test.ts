@@ -1,5 +1,5 @@
 import { signalEventSchema, type SignalEvent } from '@signal/contracts';
-import { brokerNames } from '@signal/messaging';
+import { removeBrokerPrefix, brokerNames } from '@signal/messaging';
 import {
   infraUrls,
   startTcpProxy,
@@ -35,7 +35,7 @@ async function collectEvents(prefix: string) {
 }
 
 describe('signal events', () => {
-  const broker = testBrokerPrefix('sig_events');
+  const broker = testBrokerPrefix('sig_events', removeBrokerPrefix);
   let proxy: TcpProxy;
   let svc: SignalsHarness;
   let collector: Awaited<ReturnType<typeof collectEvents>>;

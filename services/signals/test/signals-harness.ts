@@ -17,6 +17,7 @@ import {
 import { appFromDependencies } from '../src/app';
 import { loadConfig, type SignalsConfig } from '../src/config';
 import { connections, createDependencies, type SignalsDependencies } from '../src/dependencies';
+import { removeBrokerPrefix } from '@signal/messaging';
 
 export const INGEST_TOKEN = 'test-ingest-token-0123456789abcdef';
 
@@ -36,7 +37,7 @@ export async function startSignals(
   shared?: { prefix: string; dbName?: string },
 ): Promise<SignalsHarness> {
   const db = testDatabase(label);
-  const broker = shared ? undefined : testBrokerPrefix(label);
+  const broker = shared ? undefined : testBrokerPrefix(label, removeBrokerPrefix);
   const { amqpUrl, redisUrl } = infraUrls();
   const config = loadConfig({
     NODE_ENV: 'test',

@@ -1,5 +1,5 @@
 import { statsResponseSchema, type SignalSnapshot } from '@signal/contracts';
-import { brokerNames } from '@signal/messaging';
+import { removeBrokerPrefix, brokerNames } from '@signal/messaging';
 import { newId } from '@signal/service-kit';
 import { infraUrls, signalSnapshotFixture, testBrokerPrefix, waitFor } from '@signal/test-kit';
 import { connect } from 'amqplib';
@@ -11,7 +11,7 @@ import { startStats, type StatsHarness } from './stats-harness';
  * each signal only). A burst straight onto the bus — creates, later versions before and after
  * their creates, duplicates — must count exactly as the events one by one would.
  */
-const broker = testBrokerPrefix('stats_batch');
+const broker = testBrokerPrefix('stats_batch', removeBrokerPrefix);
 let stats: StatsHarness;
 
 beforeAll(async () => {
@@ -30,9 +30,7 @@ const stateOf = (id: string, version: number, winner: boolean): SignalSnapshot =
     type: 'premium',
     is_premium: true,
     version,
-    performance: winner
-      ? { roi: 150, ath_roi: 150, status: 'winner', time_to_ath_hours: 1 }
-      : s.performance,
+    performance: winner ? { roi: 150, ath_roi: 150, status: 'winner', time_to_ath_hours: 1 } : s.performance,
   };
 };
 
@@ -84,7 +82,12 @@ describe('stats consumer, batched projection', () => {
       { name: 'signal.winner', signal: stateOf(id, 2, true) },
       { name: 'signal.new', signal: stateOf(id, 1, false) },
     ]);
-    await waitFor(async () => (await premium()).total_signals === before.total_signals + 1, 10_000, 100, 'one more');
+    await waitFor(
+      async () => (await premium()).total_signals === before.total_signals + 1,
+      10_000,
+      100,
+      'one more',
+    );
     await publishAll([
       { name: 'signal.new', signal: stateOf(id, 1, false) },
       { name: 'signal.winner', signal: stateOf(id, 2, true) },

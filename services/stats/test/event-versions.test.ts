@@ -1,5 +1,5 @@
 import { SIGNAL_EVENT_VERSION, type Statistics } from '@signal/contracts';
-import { brokerNames, runDeadLetterCli } from '@signal/messaging';
+import { removeBrokerPrefix, brokerNames, runDeadLetterCli } from '@signal/messaging';
 import { infraUrls, startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
 import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
 import request from 'supertest';
@@ -10,7 +10,7 @@ import { startWebhooks, type WebhooksHarness } from '../../webhooks/test/webhook
  * Independent deploys: consumers deployed before a producer's next version keep working, and
  * what they cannot handle is parked where an operator can see and replay it.
  */
-const broker = testBrokerPrefix('evver');
+const broker = testBrokerPrefix('evver', removeBrokerPrefix);
 const names = brokerNames(broker.prefix);
 const ACC = 'acc_event_versions';
 let stats: StatsHarness;
@@ -83,7 +83,11 @@ function nextVersionEvent(name: string, type: 'new' | 'wallet' = 'wallet') {
   };
 }
 
-async function publish(event: { id: string; name: string }, queue?: string, headers: Record<string, string> = {}) {
+async function publish(
+  event: { id: string; name: string },
+  queue?: string,
+  headers: Record<string, string> = {},
+) {
   const body = Buffer.from(JSON.stringify(event));
   if (queue) channel.sendToQueue(queue, body, { messageId: event.id, persistent: true, headers });
   else channel.publish(names.signalEvents, event.name, body, { messageId: event.id, persistent: true });
@@ -111,7 +115,7 @@ async function dlq(service: string, queues: Record<string, string>, argv: string
 const statsQueues = { 'signal-events': brokerNames().statsQueue };
 
 describe('a producer one version ahead', () => {
-  it('when it publishes events with added fields, then today\'s stats and webhooks consumers handle them and dead-letter nothing', async () => {
+  it("when it publishes events with added fields, then today's stats and webhooks consumers handle them and dead-letter nothing", async () => {
     const sub = await request(hooks.url)
       .post('/v1/webhooks')
       .set(hooks.auth(ACC))
@@ -121,7 +125,12 @@ describe('a producer one version ahead', () => {
     const event = nextVersionEvent('signal.winner');
     await publish(event);
 
-    await waitFor(async () => (await getStats()).total_signals === before.total_signals + 1, 10_000, 100, 'stats');
+    await waitFor(
+      async () => (await getStats()).total_signals === before.total_signals + 1,
+      10_000,
+      100,
+      'stats',
+    );
     const after = await getStats();
     expect(after.by_type.wallet.winners).toBe(before.by_type.wallet.winners + 1);
 
@@ -139,12 +148,17 @@ describe('a producer one version ahead', () => {
     expect(await deadCount(names.webhooksQueue)).toBe(0);
   });
 
-  it('when it announces an event name today\'s consumers do not know, then they skip it: no dead letter, no delivery', async () => {
+  it("when it announces an event name today's consumers do not know, then they skip it: no dead letter, no delivery", async () => {
     const delivered = receiver.requests.length;
     const before = await getStats();
     await publish(nextVersionEvent('signal.archived'));
     // The stats queue binds signal.*: it receives the event and must skip it, not park it.
-    await waitFor(async () => (await channel.checkQueue(names.statsQueue)).messageCount === 0, 5000, 50, 'drained');
+    await waitFor(
+      async () => (await channel.checkQueue(names.statsQueue)).messageCount === 0,
+      5000,
+      50,
+      'drained',
+    );
     await new Promise((r) => setTimeout(r, 300));
     expect(await deadCount(names.statsQueue)).toBe(0);
     expect(receiver.requests.length).toBe(delivered);
@@ -154,7 +168,10 @@ describe('a producer one version ahead', () => {
 
 describe('dead letters', () => {
   it('when a message cannot be read, then it is parked in .dead, and `dlq list` and `dlq show` show it with the reason', async () => {
-    await publish({ id: 'evt_poison', name: 'signal.updated', garbage: true } as { id: string; name: string });
+    await publish({ id: 'evt_poison', name: 'signal.updated', garbage: true } as {
+      id: string;
+      name: string;
+    });
     await waitFor(async () => (await deadCount(names.statsQueue)) === 1, 10_000, 50, 'poison parked');
 
     const listed = await dlq('stats', statsQueues, ['list']);
@@ -186,7 +203,12 @@ describe('dead letters', () => {
 
     const replayed = await dlq('stats', statsQueues, ['replay', '--id', parked.id]);
     expect(replayed).toEqual({ code: 0, out: `replayed 1 dead letter(s) to ${names.statsQueue}\n` });
-    await waitFor(async () => (await getStats()).total_signals === before.total_signals + 1, 10_000, 100, 'replayed');
+    await waitFor(
+      async () => (await getStats()).total_signals === before.total_signals + 1,
+      10_000,
+      100,
+      'replayed',
+    );
     // Only the chosen one moved; the other is still parked, in place.
     await deadCountSettles(names.statsQueue, 1);
     const rest = await dlq('stats', statsQueues, ['list']);
@@ -195,7 +217,12 @@ describe('dead letters', () => {
 
     const all = await dlq('stats', statsQueues, ['replay', '--all']);
     expect(all.code).toBe(0);
-    await waitFor(async () => (await getStats()).total_signals === before.total_signals + 2, 10_000, 100, 'all');
+    await waitFor(
+      async () => (await getStats()).total_signals === before.total_signals + 2,
+      10_000,
+      100,
+      'all',
+    );
     await deadCountSettles(names.statsQueue, 0);
   });
 

@@ -7,14 +7,14 @@ import {
   type Statistics,
   type StatsPeriod,
 } from '@signal/contracts';
-import { brokerNames } from '@signal/messaging';
+import { removeBrokerPrefix, brokerNames } from '@signal/messaging';
 import { infraUrls, testBrokerPrefix, waitFor } from '@signal/test-kit';
 import { connect } from 'amqplib';
 import request from 'supertest';
 import { signalInput, startSignals, type SignalsHarness } from '../../signals/test/signals-harness';
 import { startStats, type StatsHarness } from './stats-harness';
 
-const broker = testBrokerPrefix('stats');
+const broker = testBrokerPrefix('stats', removeBrokerPrefix);
 let signals: SignalsHarness;
 let stats: StatsHarness;
 const HOUR = 3_600_000;

@@ -7,6 +7,7 @@ import {
 import { startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
 import request from 'supertest';
 import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
+import { removeBrokerPrefix } from '@signal/messaging';
 
 const ACC = 'acc_debugging';
 
@@ -47,7 +48,7 @@ const detailOf = async (hooks: WebhooksHarness, id: string, deliveryId: string) 
   );
 
 describe('attempt detail', () => {
-  const broker = testBrokerPrefix('wh_debug');
+  const broker = testBrokerPrefix('wh_debug', removeBrokerPrefix);
   let hooks: WebhooksHarness;
   let receiver: Receiver;
   beforeAll(async () => {
@@ -161,7 +162,7 @@ describe('attempt detail', () => {
 });
 
 describe('recover', () => {
-  const broker = testBrokerPrefix('wh_recover');
+  const broker = testBrokerPrefix('wh_recover', removeBrokerPrefix);
   let hooks: WebhooksHarness;
   let mode = 500;
   let receiver: Receiver;

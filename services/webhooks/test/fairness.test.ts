@@ -5,6 +5,7 @@ import { TEST_INTERNAL_KEYS, startReceiver, testBrokerPrefix, waitFor } from '@s
 import request from 'supertest';
 import { publishEvents } from './bus-events';
 import { startWebhooks } from './webhooks-harness';
+import { removeBrokerPrefix } from '@signal/messaging';
 
 /** What the never-responding receiver saw: each request's webhook-id, and whether the worker gave up on it. */
 interface HeldRequest {
@@ -56,7 +57,7 @@ const auth = (accountId: string) => ({
 
 describe('fairness between accounts in the delivery worker', () => {
   it("when one account's 20 receivers never respond, then another account's 5 healthy receivers get every delivery before any slow attempt gives up", async () => {
-    const broker = testBrokerPrefix('wh_fair');
+    const broker = testBrokerPrefix('wh_fair', removeBrokerPrefix);
     const slow = await startHangingReceiver();
     const healthy = await startReceiver(() => ({ status: 200 }));
     const hooks = await startWebhooks({

@@ -11,6 +11,7 @@ import { Webhook } from 'standardwebhooks';
 import { configSchema } from '../src/config';
 import type { Lookup } from '../src/domain/url-guard';
 import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
+import { removeBrokerPrefix } from '@signal/messaging';
 
 /**
  * End to end with the SSRF guard as production runs it (NODE_ENV=production, no loopback
@@ -23,7 +24,7 @@ const NAME = 'receiver.webhooks-e2e.test';
 const METADATA_NAME = 'metadata.webhooks-e2e.test';
 const OTHER_LOOPBACK_NAME = 'other.webhooks-e2e.test';
 const ACC = 'acc_guard';
-const broker = testBrokerPrefix('wh_guard');
+const broker = testBrokerPrefix('wh_guard', removeBrokerPrefix);
 const dir = mkdtempSync(path.join(tmpdir(), 'wh-guard-'));
 let hooks: WebhooksHarness;
 let server: Server;

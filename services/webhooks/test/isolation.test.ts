@@ -3,6 +3,7 @@ import { startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal
 import request from 'supertest';
 import { publishEvents } from './bus-events';
 import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
+import { removeBrokerPrefix } from '@signal/messaging';
 
 /**
  * One slow subscriber cannot slow the others: nine fast receivers beside a tenth that never
@@ -11,7 +12,7 @@ import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
  * its attempts has ended: nothing the fast ones got waited for a slot or a connection the
  * silent one held (that wait would end only at the timeout).
  */
-const broker = testBrokerPrefix('wh_isolation');
+const broker = testBrokerPrefix('wh_isolation', removeBrokerPrefix);
 const ACC = 'acc_isolation';
 const EVENTS = 60;
 /** Longer than the test's own waits: a delivery that waited for the silent receiver could not arrive. */

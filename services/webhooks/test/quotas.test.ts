@@ -2,8 +2,9 @@ import { signInternalToken } from '@signal/service-kit';
 import { TEST_INTERNAL_KEYS, startReceiver, testBrokerPrefix, type Receiver } from '@signal/test-kit';
 import request from 'supertest';
 import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
+import { removeBrokerPrefix } from '@signal/messaging';
 
-const broker = testBrokerPrefix('wh_quota');
+const broker = testBrokerPrefix('wh_quota', removeBrokerPrefix);
 let hooks: WebhooksHarness;
 let receiver: Receiver;
 const DEFAULT_MAX = 3;

@@ -1,6 +1,7 @@
 import { startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
 import request from 'supertest';
 import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
+import { removeBrokerPrefix } from '@signal/messaging';
 
 /**
  * Retries through fixed delay buckets: one receiver's hour-long Retry-After never delays
@@ -8,7 +9,7 @@ import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
  * delays nothing past its due time. Plus: idempotent subscription creation, and ids that
  * cannot exist refused without the store.
  */
-const broker = testBrokerPrefix('wh_retries');
+const broker = testBrokerPrefix('wh_retries', removeBrokerPrefix);
 let hooks: WebhooksHarness;
 const receivers: Receiver[] = [];
 const ACC = 'acc_retries';
@@ -71,7 +72,7 @@ describe('retries in delay buckets', () => {
 
   it('when the delay setting changes with retries in flight, then no retry waits past its due time', async () => {
     // A worker with 15-minute retries schedules one; a worker with 1-second retries another.
-    const slowBroker = testBrokerPrefix('wh_retries_change');
+    const slowBroker = testBrokerPrefix('wh_retries_change', removeBrokerPrefix);
     const slowFirst = await startWebhooks({
       label: 'wh_retries_change',
       prefix: slowBroker.prefix,

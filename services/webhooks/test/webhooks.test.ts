@@ -18,8 +18,9 @@ import { signalInput, startSignals, type SignalsHarness } from '../../signals/te
 import { guardedLookup } from '../src/domain/url-guard';
 import { publishEvents } from './bus-events';
 import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
+import { removeBrokerPrefix } from '@signal/messaging';
 
-const broker = testBrokerPrefix('webhooks');
+const broker = testBrokerPrefix('webhooks', removeBrokerPrefix);
 let signals: SignalsHarness;
 let hooks: WebhooksHarness;
 let receiver: Receiver;
@@ -395,7 +396,7 @@ describe('delivery', () => {
   it('when the receiver responds after the delivery timeout, then the attempt counts as a timeout failure', async () => {
     // A timeout of 300 ms set here: the receiver's response comes long after it.
     const slow = await startReceiver(() => ({ status: 200, delayMs: 5000 }));
-    const slowBroker = testBrokerPrefix('wh_slow');
+    const slowBroker = testBrokerPrefix('wh_slow', removeBrokerPrefix);
     const quick = await startWebhooks({
       label: 'wh_slow',
       prefix: slowBroker.prefix,
@@ -437,7 +438,7 @@ describe('delivery', () => {
   }, 30_000);
 
   it('when a failed delivery is re-sent right after its webhook is enabled again, then the worker does not decide on its older, disabled copy: it is sent', async () => {
-    const heldBroker = testBrokerPrefix('wh_held');
+    const heldBroker = testBrokerPrefix('wh_held', removeBrokerPrefix);
     // The worker holds subscriptions for a minute here: only the job's stamp can make it look again.
     const held = await startWebhooks({
       label: 'wh_held',
@@ -600,7 +601,7 @@ describe('delivery', () => {
 
 describe('URL safety', () => {
   it('when private URLs are not allowed, then http and private addresses are refused at creation', async () => {
-    const strictBroker = testBrokerPrefix('wh_strict');
+    const strictBroker = testBrokerPrefix('wh_strict', removeBrokerPrefix);
     const strict = await startWebhooks({
       label: 'wh_strict',
       prefix: strictBroker.prefix,

@@ -17,6 +17,7 @@ import mongoose from 'mongoose';
 import request from 'supertest';
 import { publishEvents } from './bus-events';
 import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
+import { removeBrokerPrefix } from '@signal/messaging';
 
 const WORKER = path.join(__dirname, '..', 'dist', 'worker.js');
 const ACC = 'acc_faults';
@@ -47,7 +48,7 @@ function coverage(receiver: Receiver) {
 
 describe('webhook worker faults', () => {
   it('when the worker is SIGKILLed in the middle of 1,000 deliveries and restarted, then every (event, subscription) is delivered at least once with a stable webhook-id', async () => {
-    const broker = testBrokerPrefix('wh_kill');
+    const broker = testBrokerPrefix('wh_kill', removeBrokerPrefix);
     const dbName = uniqueName('t_wh_kill');
     const receiver = await startReceiver(() => ({ status: 200, delayMs: 2 }));
     const api: WebhooksHarness = await startWebhooks({
@@ -124,7 +125,7 @@ describe('webhook worker faults', () => {
   }, 120_000);
 
   it('when the broker connection drops mid-stream, then the worker reconnects and nothing is lost', async () => {
-    const broker = testBrokerPrefix('wh_broker');
+    const broker = testBrokerPrefix('wh_broker', removeBrokerPrefix);
     const amqp = new URL(infraUrls().amqpUrl);
     const proxy = await startTcpProxy(amqp.hostname, Number(amqp.port || 5672));
     const receiver = await startReceiver(() => ({ status: 200, delayMs: 2 }));

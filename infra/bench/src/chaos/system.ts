@@ -15,6 +15,7 @@ import Redis from 'ioredis';
 import mongoose from 'mongoose';
 import { SECRETS } from '../harness';
 import { startBalancer, type Balancer } from './balancer';
+import { removeBrokerPrefix } from '@signal/messaging';
 
 const ROOT = path.join(__dirname, '..', '..', '..', '..');
 
@@ -151,7 +152,7 @@ export async function startChaosSystem(logDir: string, webhookRetryDelaysMs: str
     mongo: await proxyTo(urls.mongoUrl, 27017),
   };
   const run = uniqueName('chaos');
-  const broker = testBrokerPrefix('chaos');
+  const broker = testBrokerPrefix('chaos', removeBrokerPrefix);
   const redisPrefix = `${run}:`;
   const databases = {
     signals: `${run}_signals`,

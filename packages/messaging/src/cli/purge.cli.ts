@@ -1,6 +1,5 @@
 import { parseCliArgs, readCommandLine } from '@signal/service-kit';
-import { connect } from 'amqplib';
-import { brokerNames, deleteBrokerNames } from '../topology';
+import { removeBrokerPrefix } from '../topology';
 
 /**
  * purge [--prefix P]: removes every queue and exchange of one deployment (`AMQP_URL`), messages
@@ -16,11 +15,7 @@ async function main(): Promise<void> {
     console.error('purge: AMQP_URL is required');
     process.exit(2);
   }
-  const conn = await connect(url.split(',')[0] ?? url);
-  const channel = await conn.createConfirmChannel();
-  channel.on('error', () => undefined);
-  await deleteBrokerNames(channel, brokerNames(prefix));
-  await conn.close();
+  await removeBrokerPrefix(url, prefix);
   console.log(`purge: removed the queues and exchanges of prefix "${prefix}"`);
 }
 
