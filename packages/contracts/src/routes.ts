@@ -443,19 +443,35 @@ export const ROUTE_LIST: readonly RouteDef[] = Object.values(ROUTES);
 export const expressPath = (path: string) => path.replace(/\{([a-z_]+)\}/g, ':$1');
 
 /**
- * The paths `owner` serves with the methods each allows (uppercase, HEAD with GET): what a 405
- * names in its `Allow` header.
+ * The paths the `owners` serve with the methods each allows (uppercase, HEAD with GET): what a
+ * 405 names in its `Allow` header.
  */
-export function allowedMethods(owner: RouteOwner): Map<string, string[]> {
+export function allowedMethods(...owners: RouteOwner[]): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const r of ROUTE_LIST) {
-    if (r.owner !== owner) continue;
+    if (!owners.includes(r.owner)) continue;
     const methods = out.get(r.path) ?? [];
     methods.push(r.method.toUpperCase());
     if (r.method === 'get') methods.push('HEAD');
     out.set(r.path, methods);
   }
   return out;
+}
+
+/**
+ * The `Allow` value of an OPTIONS request for a path the `owners` serve (its methods and
+ * OPTIONS), or undefined for a path they do not: literal paths first, so `/v1/signals/stream`
+ * is not read as a signal id.
+ */
+export function allowHeaderFor(...owners: RouteOwner[]): (path: string) => string | undefined {
+  const byTemplate = [...allowedMethods(...owners)].sort(
+    ([a], [b]) => Number(a.includes('{')) - Number(b.includes('{')),
+  );
+  const matchers = byTemplate.map(([template, methods]) => ({
+    pattern: new RegExp(`^${template.replace(/\{[a-z_]+\}/g, '[^/]+')}/?$`),
+    allow: [...methods, 'OPTIONS'].join(', '),
+  }));
+  return (path) => matchers.find((m) => m.pattern.test(path))?.allow;
 }
 
 /**

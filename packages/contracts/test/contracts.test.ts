@@ -1,4 +1,5 @@
 import {
+  allowHeaderFor,
   ERROR_CODES,
   ERROR_STATUS,
   STATUS_TRANSITIONS,
@@ -94,5 +95,26 @@ describe('ids', () => {
     expect(signalIdSchema.safeParse(`sig_${ulid.toLowerCase()}`).success).toBe(false);
     expect(signalIdSchema.safeParse(`xsig_${ulid}`).success).toBe(false);
     expect(signalIdSchema.safeParse(`sig_${ulid}`.replace('Z', 'U')).success).toBe(false); // U is not Crockford
+  });
+});
+
+describe('OPTIONS from the route table', () => {
+  const allowFor = allowHeaderFor('gateway', 'signals', 'stats', 'webhooks');
+
+  it('when a path is a public route, then Allow names its methods, HEAD with GET and OPTIONS last', () => {
+    expect(allowFor('/v1/stats')).toBe('GET, HEAD, OPTIONS');
+    expect(allowFor('/v1/webhooks')).toBe('POST, GET, HEAD, OPTIONS');
+    expect(allowFor('/v1/webhooks/wh_1/deliveries/del_2/retry')).toBe('POST, OPTIONS');
+  });
+
+  it('when a literal path could also be read as an id, then the literal route wins', () => {
+    expect(allowFor('/v1/signals/stream')).toBe(allowFor('/v1/signals/sig_1'));
+    expect(allowFor('/v1/signals/stream')).toBeDefined();
+  });
+
+  it('when a path is no route, or only one owner is asked, then there is no Allow', () => {
+    expect(allowFor('/v1/signal')).toBeUndefined();
+    expect(allowFor('/v1/signals/a/b')).toBeUndefined();
+    expect(allowHeaderFor('stats')('/v1/signals')).toBeUndefined();
   });
 });

@@ -39,11 +39,16 @@ export interface BaseAppOptions extends ServiceAppParts {
   /** false for the gateway, which streams bodies to the services untouched. */
   parseJson?: boolean;
   /**
-   * Runs on an OPTIONS request before it is refused with the 404 envelope (the gateway counts it
-   * against the client's IP, so that response too carries the rate-limit headers); an error it
-   * passes on (a 429) is the response instead.
+   * The `Allow` value of a path this app serves (contracts' `allowHeaderFor`): OPTIONS on such a
+   * path is a 204 naming its methods; on any other path it is the 404 envelope.
    */
-  beforeOptionsRefused?: RequestHandler;
+  allowFor?: (path: string) => string | undefined;
+  /**
+   * Runs on an OPTIONS request before it is served (the gateway counts it against the client's
+   * IP, so that response too carries the rate-limit headers); an error it passes on (a 429) is
+   * the response instead.
+   */
+  beforeOptions?: RequestHandler;
 }
 
 /** The security headers every response carries (helmet's defaults), chosen once. */
@@ -76,14 +81,21 @@ export function createBaseApp(options: BaseAppOptions): Express {
   app.use(securityMiddleware);
   app.use(requestIdMiddleware());
   app.use(accessLogMiddleware(options.logger));
-  // Express responds to OPTIONS itself (200 text/plain "GET, HEAD"); we serve no CORS preflight,
-  // so OPTIONS gets the envelope like any other route we do not have.
+  // Express would respond to OPTIONS itself (200 text/plain "GET, HEAD"). We serve no CORS
+  // preflight: OPTIONS names a known path's methods in `Allow` (RFC 9110 §9.3.7) with no body,
+  // and is the 404 envelope elsewhere, like any route we do not have.
   app.use((req, res, next) => {
     if (req.method !== 'OPTIONS') return next();
-    const refuse = (err?: unknown) =>
-      next(err ?? new AppError('NOT_FOUND', `No route for OPTIONS ${quotedForMessage(req.path)}`));
-    if (options.beforeOptionsRefused) options.beforeOptionsRefused(req, res, refuse);
-    else refuse();
+    const respond = (err?: unknown) => {
+      if (err) return next(err);
+      const allow = options.allowFor?.(req.path);
+      if (allow === undefined)
+        return next(new AppError('NOT_FOUND', `No route for OPTIONS ${quotedForMessage(req.path)}`));
+      res.setHeader('Allow', allow);
+      res.status(204).end();
+    };
+    if (options.beforeOptions) options.beforeOptions(req, res, respond);
+    else respond();
   });
   app.use(metricsMiddleware(options.service));
   app.use(healthRouter(options.checks, options.lifecycle, options.servesWith, options.readiness));

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type RequestListener, type Server } from 'node:http';
+import {
+  STATUS_CODES,
+  createServer,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+} from 'node:http';
 import type { Socket } from 'node:net';
 import { ERROR_STATUS, type ErrorCode } from '@signal/contracts';
 import { errorResponse, requestIdOf } from './middleware';
@@ -11,6 +17,9 @@ export interface RunningServer {
   /** Stops accepting, lets in-flight requests finish (up to `graceMs`), then cuts the rest. */
   close(graceMs?: number): Promise<void>;
 }
+
+/** The code a CONNECT request is refused under (Node hands it over as a socket, not a request). */
+const CONNECT_REFUSED = 'SIGNAL_CONNECT_REFUSED';
 
 /** How long an idle keep-alive connection stays open: longer than typical load-balancer idle timeouts, so the balancer closes first. */
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
@@ -62,13 +71,23 @@ export async function startHttpServer(
   server.headersTimeout = 66_000;
   server.requestTimeout = 30_000;
   if (stalledMs !== undefined) server.timeout = stalledMs;
-  server.on('clientError', (err: Error & { code?: string }, socket: Socket) => {
+  const refuse = (err: Error & { code?: string }, socket: Socket) => {
     if (!unparsableHeaders) return respondToUnparsable(err, socket, []);
     unparsableHeaders(socket.remoteAddress).then(
       (headers) => respondToUnparsable(err, socket, headers),
       () => respondToUnparsable(err, socket, []),
     );
-  });
+  };
+  server.on('clientError', refuse);
+  // CONNECT asks for a tunnel, which nothing here is: Node would drop the connection without a
+  // word. It gets the 400 envelope instead, and the connection ends (the bytes that follow are
+  // the tunnel's, not HTTP).
+  server.on('connect', (_req: IncomingMessage, socket: Socket) =>
+    refuse(Object.assign(new Error('CONNECT'), { code: CONNECT_REFUSED }), socket),
+  );
+  // An expectation other than 100-continue: Node would send a bare 417. RFC 9110 §10.1.1 lets a
+  // server ignore it, so the request is served as if it had none (with the envelope on refusal).
+  server.on('checkExpectation', withHost(listener));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
@@ -142,11 +161,13 @@ function respondToUnparsable(
       ? ['PAYLOAD_TOO_LARGE', 'The request headers are too large.']
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? ['VALIDATION_ERROR', 'The request was not received in time.']
-        : ['VALIDATION_ERROR', 'The request is not valid HTTP.'];
+        : err.code === CONNECT_REFUSED
+          ? ['VALIDATION_ERROR', 'CONNECT is not served here: this is an API, not a proxy.']
+          : ['VALIDATION_ERROR', 'The request is not valid HTTP.'];
   const requestId = `req_${randomUUID()}`;
   const body = JSON.stringify({ success: false, error: { code, message, request_id: requestId } });
   socket.end(
-    `HTTP/1.1 ${ERROR_STATUS[code]} ${code === 'PAYLOAD_TOO_LARGE' ? 'Payload Too Large' : 'Bad Request'}\r\n` +
+    `HTTP/1.1 ${ERROR_STATUS[code]} ${STATUS_CODES[ERROR_STATUS[code]] ?? 'Error'}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       `X-Request-Id: ${requestId}\r\n` +

@@ -1,4 +1,5 @@
 import type { RequestListener } from 'node:http';
+import { allowHeaderFor } from '@signal/contracts';
 import {
   createBaseApp,
   finishApp,
@@ -96,7 +97,9 @@ export function buildApp(deps: GatewayAppDeps): Express {
     readiness: deps.readiness,
     trustProxy: deps.trustProxy,
     parseJson: false,
-    beforeOptionsRefused: guard,
+    // The public paths of every service: the gateway is where clients ask.
+    allowFor: allowHeaderFor('gateway', 'signals', 'stats', 'webhooks'),
+    beforeOptions: guard,
   });
   app.use(noStoreForSecrets());
   app.use(docsRouter(guard, deps.defaultPlan, deps.publicUrl));

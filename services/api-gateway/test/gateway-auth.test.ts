@@ -99,7 +99,7 @@ describe('authentication', () => {
     ['GET', '/'],
     ['GET', '/v2/signals'],
     ['GET', '/metrics'],
-    ['OPTIONS', '/v1/signals'],
+    ['OPTIONS', '/v1/nothing-here'],
     ['POST', '/docs'],
   ])(
     'when %s %s matches no route, then 404 NOT_FOUND still carries the rate-limit headers',
@@ -110,6 +110,22 @@ describe('authentication', () => {
         method === 'GET' ? agent.get(path) : method === 'POST' ? agent.post(path) : agent.options(path);
       const res = await call.set('Authorization', `Bearer ${key}`).expect(404);
       expect(errorEnvelopeSchema.parse(res.body).error.code).toBe('NOT_FOUND');
+      expectRateHeaders(res);
+    },
+  );
+
+  it.each([
+    ['/v1/signals', 'GET, HEAD, OPTIONS'],
+    ['/v1/signals/stream', 'GET, HEAD, OPTIONS'],
+    ['/v1/webhooks/wh_01J0000000000000000000000/deliveries', 'GET, HEAD, OPTIONS'],
+    ['/v1/webhooks/wh_01J0000000000000000000000', 'GET, HEAD, PATCH, DELETE, OPTIONS'],
+    ['/v1/account/keys', 'GET, HEAD, POST, OPTIONS'],
+  ])(
+    'when OPTIONS asks about %s, then 204 names its methods in Allow, with the rate-limit headers and no body',
+    async (path, allow) => {
+      const res = await request(gw.url).options(path).expect(204);
+      expect(res.headers.allow).toBe(allow);
+      expect(res.text).toBe('');
       expectRateHeaders(res);
     },
   );
@@ -463,6 +479,23 @@ describe('request bodies refused on their headers', () => {
     expect(response).toMatch(/^HTTP\/1\.1 400 /);
     expect(response).toMatch(/\r\nX-Request-Id: req_/i);
     expect(response).toContain('"message":"The Host header is required."');
+  });
+
+  it('when a request asks for a tunnel with CONNECT, then the 400 envelope with rate-limit headers, and the connection ends', async () => {
+    const response = await rawExchange('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    expect(response).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(response).toMatch(/\r\nConnection: close\r\n/i);
+    expect(response).toMatch(/\r\nX-RateLimit-Limit: \d+\r\n/i);
+    expect(response).toContain('"message":"CONNECT is not served here: this is an API, not a proxy."');
+  });
+
+  it('when a request carries an expectation other than 100-continue, then it is served as if it had none', async () => {
+    const { key } = await gw.account();
+    const response = await rawExchange(
+      `GET /v1/signals HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${key}\r\nExpect: 200-ok\r\nConnection: close\r\n\r\n`,
+    );
+    expect(response).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(response).toContain('"success":true');
   });
 
   it('when a body is not JSON, then 415 at once without reading it', async () => {
