@@ -24,6 +24,9 @@ const CONNECT_REFUSED = 'SIGNAL_CONNECT_REFUSED';
 /** How long an idle keep-alive connection stays open: longer than typical load-balancer idle timeouts, so the balancer closes first. */
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
+/** Extra response headers for a request refused before any listener sees it, by the peer's address. */
+export type RefusalHeaders = (remoteAddress: string | undefined) => Promise<Array<[string, string]>>;
+
 /** What a service serves: a request listener, or one with the server-level hooks below. */
 export type HttpEntry =
   | RequestListener
@@ -41,7 +44,7 @@ export type HttpEntry =
        * Extra response headers for a request node:http could not parse (the gateway's rate-limit
        * headers: every response carries them), by the connection's peer address.
        */
-      unparsableHeaders?: (remoteAddress: string | undefined) => Promise<Array<[string, string]>>;
+      unparsableHeaders?: RefusalHeaders;
       /**
        * How long a connection may make no progress (nothing read, nothing written) while a
        * request is open: a client that stops reading its response is cut after this.
@@ -64,9 +67,9 @@ export async function startHttpServer(
     typeof entry === 'function' ? { listener: entry } : entry;
   // Node responds to an HTTP/1.1 request without Host with a bare 400 (no envelope, no request
   // id); it is refused here instead, like every other malformed request.
-  const server = createServer({ requireHostHeader: false }, withHost(listener));
+  const server = createServer({ requireHostHeader: false }, withHost(listener, unparsableHeaders));
   if (onConnection) server.on('connection', onConnection);
-  if (checkContinue) server.on('checkContinue', withHost(checkContinue));
+  if (checkContinue) server.on('checkContinue', withHost(checkContinue, unparsableHeaders));
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = 66_000;
   server.requestTimeout = 30_000;
@@ -87,7 +90,7 @@ export async function startHttpServer(
   );
   // An expectation other than 100-continue: Node would send a bare 417. RFC 9110 §10.1.1 lets a
   // server ignore it, so the request is served as if it had none (with the envelope on refusal).
-  server.on('checkExpectation', withHost(listener));
+  server.on('checkExpectation', withHost(listener, unparsableHeaders));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
@@ -112,8 +115,12 @@ export async function startHttpServer(
   };
 }
 
-/** HTTP/1.1 requires Host (RFC 9112 §3.2): a request without it gets the 400 envelope and the connection ends. */
-function withHost(listener: RequestListener): RequestListener {
+/**
+ * HTTP/1.1 requires Host (RFC 9112 §3.2): a request without it gets the 400 envelope (with the
+ * extra headers a refused request carries: the gateway's rate-limit headers) and the connection
+ * ends.
+ */
+function withHost(listener: RequestListener, refusalHeaders?: RefusalHeaders): RequestListener {
   return (req, res) => {
     if (req.headers.host !== undefined || req.httpVersion !== '1.1') return listener(req, res);
     const requestId = requestIdOf(req.headers['x-request-id']);
@@ -121,13 +128,18 @@ function withHost(listener: RequestListener): RequestListener {
       { code: 'VALIDATION_ERROR', message: 'The Host header is required.' },
       requestId,
     );
-    res.writeHead(status, {
-      'Content-Type': 'application/json; charset=utf-8',
-      'Content-Length': Buffer.byteLength(body),
-      'X-Request-Id': requestId,
-      Connection: 'close',
-    });
-    res.end(body);
+    const send = (extra: Array<[string, string]>) => {
+      for (const [name, value] of extra) res.setHeader(name, value);
+      res.writeHead(status, {
+        'Content-Type': 'application/json; charset=utf-8',
+        'Content-Length': Buffer.byteLength(body),
+        'X-Request-Id': requestId,
+        Connection: 'close',
+      });
+      res.end(body);
+    };
+    if (!refusalHeaders) return send([]);
+    refusalHeaders(req.socket.remoteAddress).then(send, () => send([]));
   };
 }
 

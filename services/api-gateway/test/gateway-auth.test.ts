@@ -474,11 +474,12 @@ describe('request bodies refused on their headers', () => {
     expect(response).toContain('POST is not allowed here; use GET, HEAD.');
   });
 
-  it('when an HTTP/1.1 request has no Host header, then the 400 envelope with a request id, not a bare 400', async () => {
+  it('when an HTTP/1.1 request has no Host header, then the 400 envelope with a request id and rate-limit headers, not a bare 400', async () => {
     const response = await rawExchange('GET /v1/signals HTTP/1.1\r\n\r\n');
     expect(response).toMatch(/^HTTP\/1\.1 400 /);
     expect(response).toMatch(/\r\nX-Request-Id: req_/i);
     expect(response).toContain('"message":"The Host header is required."');
+    expect(response).toMatch(/\r\nX-RateLimit-Limit: \d+\r\n/i);
   });
 
   it('when a request asks for a tunnel with CONNECT, then the 400 envelope with rate-limit headers, and the connection ends', async () => {
