@@ -30,7 +30,7 @@ type SignalPage = { data: SignalListItem[]; meta: ListMeta };
 export async function listSignals(
   deps: ListDeps,
   query: SignalListQuery,
-): Promise<Result<SignalPage, 'VALIDATION_ERROR'>> {
+): Promise<Result<SignalPage, 'VALIDATION_ERROR' | 'SERVICE_UNAVAILABLE'>> {
   const perPage = query.limit ?? DEFAULT_PAGE_SIZE;
   let cursorId: string | undefined;
   if (query.cursor) {
@@ -66,7 +66,7 @@ export async function listSignals(
     deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'timeline index unreachable');
   }
   deps.indexMissed();
-  return succeed(await deps.storeReads.run(() => listFromStore(deps.repository, query, perPage, cursorId)));
+  return deps.storeReads.run(() => listFromStore(deps.repository, query, perPage, cursorId));
 }
 
 function meta(total: number, page: number, perPage: number, nextId: string | null): ListMeta {

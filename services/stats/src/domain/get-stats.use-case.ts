@@ -1,5 +1,5 @@
 import type { Statistics, StatsQuery } from '@signal/contracts';
-import type { LoadShedder, Logger } from '@signal/service-kit';
+import { succeed, type LoadShedder, type Logger, type Result } from '@signal/service-kit';
 import type { AggregatesStore, ProjectionStore, StatsResponseCache } from './ports';
 import { periodStart, toStatistics } from './statistics';
 
@@ -15,7 +15,7 @@ export interface StatsReadDeps {
 }
 
 /**
- * Story: the figures from the incrementally kept aggregates (nothing aggregates on the request
+ * The figures from the incrementally kept aggregates (nothing aggregates on the request
  * path) → or, while they are rebuilt or Redis is unreachable, a cached or fresh aggregation of
  * the MongoDB projection. With a `type`, the top-level figures are that type's and `by_type`
  * still holds every type's real figures for the period.
@@ -24,7 +24,7 @@ export async function getStats(
   deps: StatsReadDeps,
   query: StatsQuery,
   now = Date.now(),
-): Promise<Statistics> {
+): Promise<Result<Statistics, 'SERVICE_UNAVAILABLE'>> {
   const period = query.period ?? 'all';
   const since = periodStart(period, now);
   try {
@@ -32,7 +32,7 @@ export async function getStats(
     const figures = await deps.aggregates.figures(undefined, since, now);
     if (figures) {
       const best = query.type ? figures.rows.find((r) => r._id === query.type)?.best_roi : figures.bestRoi;
-      return toStatistics(figures.rows, best, query.type);
+      return succeed(toStatistics(figures.rows, best, query.type));
     }
   } catch (err) {
     deps.logger.warn(
