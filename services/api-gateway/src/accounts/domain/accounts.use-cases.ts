@@ -2,6 +2,7 @@ import { SHORT_LIST_DEFAULT_LIMIT, pageMeta, type ApiKeyView, type ShortListQuer
 import { fail, newId, succeed, type Result } from '@signal/service-kit';
 import type { Account, ApiKey, Plan } from './records';
 import type { AccountStore } from './ports';
+import { keyStatus } from './key-status';
 import { planCaps, type PlanCaps } from './plan-caps';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
 import type { KeyCache } from '../../edge/domain/key-cache';
@@ -116,7 +117,7 @@ export async function createApiKey(
       const max = planCaps(account.plan, deps.capDefaults).keys;
       const now = Date.now();
       const active = (await deps.repository.listKeys(accountId)).filter(
-        (k) => k.revoked_at === null && (k.expires_at === null || new Date(k.expires_at).getTime() > now),
+        (k) => keyStatus(k, now) === 'active',
       ).length;
       if (active >= max)
         return fail(

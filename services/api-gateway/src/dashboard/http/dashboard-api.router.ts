@@ -7,7 +7,6 @@ import {
   signupInputSchema,
   usageQuerySchema,
   type ApiKeyView,
-  type UsageBucket,
 } from '@signal/contracts';
 import {
   AppError,
@@ -16,6 +15,7 @@ import {
   idempotencyKeyOf,
   jsonBodyMiddleware,
   parseOrThrow,
+  failureError,
   valueOrThrow,
 } from '@signal/service-kit';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
@@ -40,14 +40,15 @@ import {
   refuseCredential,
 } from '../../edge/http/throttle.middleware';
 import { setRateLimitHeaders } from '../../edge/http/rate-limit-headers';
-import { rateView, retryAfterSeconds } from '../../edge/domain/rate-limit';
 import { outcomeOf } from '../../edge/domain/usage';
 import type { RequestThrottle } from '../../edge/domain/throttle';
 import type { UsageLedger } from '../../edge/domain/usage';
 import { readCookie } from '../../sessions/http/cookies';
 import { proxyTo } from './session-proxy';
 import type { OpenStreams } from '../../edge/domain/open-streams';
-import { planCaps } from '../../accounts/domain/plan-caps';
+import { keyStatus } from '../../accounts/domain/key-status';
+import { SESSION_USAGE_KEY, usageSummary } from '../domain/usage-summary.use-case';
+import { admitSessionApiRequest } from '../domain/session-api-request.use-case';
 import type { Upstream } from '../../edge/http/upstream';
 
 export interface DashboardApiDeps {
@@ -72,8 +73,6 @@ export interface DashboardApiDeps {
 }
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-/** The usage ledger's key id for API requests made with a dashboard session. */
-export const SESSION_USAGE_KEY = 'dashboard';
 
 function setSessionCookie(res: Response, token: string, maxAgeSeconds: number): void {
   res.append(
@@ -112,38 +111,7 @@ const dashboardUsageQuerySchema = z.strictObject({
     .optional(),
 });
 
-/** A plan window as the dashboard shows it: how much of it is used and left, and when it starts over. */
-interface WindowLeft {
-  limit: number;
-  used: number;
-  remaining: number;
-  resets_at: string;
-}
-
-/**
- * What is left of the plan in the current UTC minute and day: the requests the limiter let
- * through (everything but 401 and 429) in the account's current buckets.
- */
-function remainingOf(
-  plan: Plan,
-  series: { minutes: UsageBucket[]; days: UsageBucket[] },
-  now: number,
-): { minute: WindowLeft; day: WindowLeft } {
-  const window = (limit: number, bucket: UsageBucket | undefined, resetsAt: number): WindowLeft => {
-    const used = bucket ? bucket.served + bucket.server_error : 0;
-    return { limit, used, remaining: Math.max(0, limit - used), resets_at: new Date(resetsAt).toISOString() };
-  };
-  return {
-    minute: window(plan.per_minute, series.minutes.at(-1), (Math.floor(now / 60_000) + 1) * 60_000),
-    day: window(plan.per_day, series.days.at(-1), (Math.floor(now / 86_400_000) + 1) * 86_400_000),
-  };
-}
-
-function keyStatus(k: ApiKeyView, now = Date.now()): 'active' | 'expired' | 'revoked' {
-  if (k.revoked_at) return 'revoked';
-  if (k.expires_at && Date.parse(k.expires_at) <= now) return 'expired';
-  return 'active';
-}
+/** A key as the dashboard lists it: with its status spelled out. */
 const withStatus = (k: ApiKeyView) => ({ ...k, status: keyStatus(k) });
 
 /**
@@ -323,58 +291,35 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
 
   api.get('/usage', async (req, res) => {
     const q = parseOrThrow(dashboardUsageQuerySchema, req.query, 'query');
-    const accountId = current(res).accountId;
-    if (q.key_id && q.key_id !== SESSION_USAGE_KEY) {
-      if (!(await deps.accounts.repository.findKey(accountId, q.key_id)))
-        throw new AppError('NOT_FOUND', `API key ${q.key_id} was not found.`);
-    }
-    const now = Date.now();
-    const account = await deps.accounts.repository.findAccount(accountId);
-    const plan = account?.plan ?? deps.defaultPlan;
-    // What remains is the account's (its keys and its sessions share the plan), whatever is shown.
-    const [series, whole] = await Promise.all([
-      deps.usage.series(accountId, q.key_id, now),
-      q.key_id ? deps.usage.series(accountId, undefined, now) : undefined,
-    ]);
-    res.json({
-      success: true,
-      data: {
-        plan,
-        subject: q.key_id ?? 'account',
-        ...series,
-        remaining: remainingOf(plan, whole ?? series, now),
-      },
-    });
+    const summary = await usageSummary(
+      { repository: deps.accounts.repository, usage: deps.usage, defaultPlan: deps.defaultPlan },
+      current(res).accountId,
+      q.key_id,
+    );
+    res.json({ success: true, data: valueOrThrow(summary) });
   });
 
   router.use('/v1/dashboard', api);
 
   /**
-   * The public routes reached with a session are the account's API use like a key's: they count
-   * against the account's plan (the same shared windows as its keys, so a session cannot lift the
-   * plan's limit) and in its usage (as the pseudo key `dashboard`). The session throttle above
-   * guards the dashboard's own pages only.
+   * The public routes reached with a session count against the account's plan (the session
+   * throttle above guards the dashboard's own pages only) and in its usage, as the pseudo key
+   * `dashboard`.
    */
   const accountPlan: RequestHandler = async (_req, res, next) => {
     try {
-      const accountId = current(res).accountId;
-      const account = await deps.accounts.repository.findAccount(accountId);
-      if (!account) throw new AppError('UNAUTHORIZED', 'This account no longer exists.');
-      const decision = await deps.accounts.limiter
-        .count({ subject: accountId, perMinute: account.plan.per_minute, perDay: account.plan.per_day })
-        .catch((cause: unknown) => {
-          // No shared window to count in: refuse for a moment rather than serve unlimited.
-          throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfter: 1, cause });
-        });
-      res.on('finish', () => deps.usage.count(accountId, SESSION_USAGE_KEY, outcomeOf(res.statusCode)));
+      const { accountId, expiresAt } = current(res);
+      const admitted = await admitSessionApiRequest(deps.accounts, accountId);
+      const rate = admitted.ok ? admitted.value.rate : 'rate' in admitted ? admitted.rate : undefined;
+      if (rate) {
+        // Counted in the plan's windows (served or refused over the limit): in the usage too.
+        setRateLimitHeaders(res, rate);
+        res.on('finish', () => deps.usage.count(accountId, SESSION_USAGE_KEY, outcomeOf(res.statusCode)));
+      }
+      if (!admitted.ok) throw failureError(admitted);
       // What a live stream opened with this session needs: its plan's cap, and when it ends.
-      res.locals.planCaps = planCaps(account.plan, deps.accounts.capDefaults);
-      res.locals.credentialExpiresAt = current(res).expiresAt;
-      setRateLimitHeaders(res, rateView(decision.minute, decision.day));
-      if (decision.outcome === 'limited')
-        throw new AppError('RATE_LIMIT_EXCEEDED', undefined, {
-          retryAfter: retryAfterSeconds(decision.minute, decision.day),
-        });
+      res.locals.planCaps = admitted.value.caps;
+      res.locals.credentialExpiresAt = expiresAt;
       next();
     } catch (err) {
       next(err);
