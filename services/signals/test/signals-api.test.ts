@@ -448,3 +448,25 @@ describe('unknown routes', () => {
     expect(res.headers['x-request-id']).toBe('abc-123');
   });
 });
+
+describe('GET /internal/signals/export', () => {
+  it('when paged with after = the previous next_after, then every signal comes once, in id order, with its version', async () => {
+    const seen: Array<{ id: string; version: number }> = [];
+    let after: string | null | undefined;
+    for (let pages = 0; after !== null && pages < 100; pages++) {
+      const res = await request(svc.url)
+        .get(`/internal/signals/export?limit=10${after ? `&after=${after}` : ''}`)
+        .set(svc.ingestAuth)
+        .expect(200);
+      seen.push(...(res.body.data as Array<{ id: string; version: number }>));
+      after = res.body.meta.next_after;
+      if (after !== null) expect(after).toBe(seen.at(-1)!.id);
+    }
+    expect(after).toBeNull();
+    const ids = seen.map((s) => s.id);
+    expect(ids).toEqual([...ids].sort());
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toEqual(expect.arrayContaining(created.map((c) => c.id)));
+    expect(seen.every((s) => Number.isInteger(s.version) && s.version >= 1)).toBe(true);
+  });
+});

@@ -9,7 +9,7 @@ import { idempotencyKeyOf, parseOrThrow, requireStaticToken, valueOrThrow } from
 import { Router } from 'express';
 import { z } from 'zod';
 import type { SignalSource, SignalWriteStore, WriteEffects } from '../domain/ports';
-import { toDetail } from '../domain/signal.mapper';
+import { exportSignals } from '../domain/export-signals.use-case';
 import { bulkCreateSignals, createSignal } from '../domain/create-signal.use-case';
 import { changeSignalStatus, updateSignal } from '../domain/update-signal.use-case';
 
@@ -61,13 +61,8 @@ export function ingestRouter(
   /** Paged export in id order for projections that rebuild themselves (stats). */
   router.get('/internal/signals/export', async (req, res) => {
     const query = parseOrThrow(exportQuerySchema, req.query, 'query');
-    const rows = await repository.exportPage(query.after, query.limit ?? 1000);
-    const last = rows[rows.length - 1];
-    res.json({
-      success: true,
-      data: rows.map((r) => ({ ...toDetail(r), version: r.version })),
-      meta: { next_after: rows.length === (query.limit ?? 1000) && last ? last._id : null },
-    });
+    const { data, next_after } = await exportSignals(repository, query.after, query.limit);
+    res.json({ success: true, data, meta: { next_after } });
   });
   return router;
 }
