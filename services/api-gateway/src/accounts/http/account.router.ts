@@ -2,6 +2,7 @@ import { ROUTES, methodNotAllowedRoutes } from '@signal/contracts';
 import {
   AppError,
   bearerToken,
+  failureError,
   idempotencyKeyOf,
   jsonBodyMiddleware,
   parseOrThrow,
@@ -19,7 +20,7 @@ import {
 import type { Session } from '../../sessions/domain/sessions';
 
 import type { RequestThrottle } from '../../edge/domain/throttle';
-import { loginError, sessionError } from '../../sessions/http/login-results';
+import { verifiedSession } from '../../sessions/http/verified-session';
 import {
   applyThrottle,
   countLogin,
@@ -65,14 +66,12 @@ function requireSession(
             'API keys cannot manage the account (keys, password, sessions); use a dashboard session.',
           ),
         );
-      const check = await deps.sessions.verify('api', token);
-      if (!check.ok)
-        throw check.code === 'UNAVAILABLE'
-          ? sessionError(check)
-          : await refuseCredential(guard, req, res, sessionError(check));
-      const limited = applyThrottle(res, await sessionThrottle.count(check.session.accountId));
+      const session = await verifiedSession(deps.sessions, 'api', token, (failure) =>
+        refuseCredential(guard, req, res, failure),
+      );
+      const limited = applyThrottle(res, await sessionThrottle.count(session.accountId));
       if (limited) throw limited;
-      sessionOf.set(res, check.session);
+      sessionOf.set(res, session);
       next();
     } catch (err) {
       next(err);
@@ -101,8 +100,8 @@ export function accountRouter(
   router.post('/v1/auth/login', async (req, res) => {
     const { email, password } = parseOrThrow(ROUTES.login.body, req.body ?? {}, 'body');
     const result = await passwordLogin(logins, email, password, req.ip ?? '');
-    if (!result.ok) throw failedLogin(res, loginError(result));
-    const { token, session } = logins.sessions.issue('api', result.accountId);
+    if (!result.ok) throw failedLogin(res, failureError(result));
+    const { token, session } = logins.sessions.issue('api', result.value.accountId);
     res.json({ success: true, data: sessionBody(token, session) });
   });
 
@@ -125,7 +124,7 @@ export function accountRouter(
       input.new_password,
       req.ip ?? '',
     );
-    if (!result.ok) throw failedLogin(res, loginError(result, 'The current password is wrong.'));
+    if (!result.ok) throw failedLogin(res, failureError(result));
     const { token, session } = logins.sessions.issue('api', accountId);
     res.json({ success: true, data: sessionBody(token, session) });
   });

@@ -31,7 +31,7 @@ import {
 } from '../../sessions/domain/password-login.use-case';
 import { SESSION_COOKIE, type Session } from '../../sessions/domain/sessions';
 
-import { loginError, sessionError } from '../../sessions/http/login-results';
+import { verifiedSession } from '../../sessions/http/verified-session';
 import {
   applyThrottle,
   countLogin,
@@ -136,10 +136,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
         }
         const token = readCookie(req.header('cookie'), SESSION_COOKIE);
         if (!token) throw await refuse(new AppError('UNAUTHORIZED', 'Log in to the dashboard first.'));
-        const check = await sessions.verify('cookie', token);
-        if (!check.ok)
-          throw check.code === 'UNAVAILABLE' ? sessionError(check) : await refuse(sessionError(check));
-        const s = check.session;
+        const s = await verifiedSession(sessions, 'cookie', token, refuse);
         if (opts.csrf && UNSAFE.has(req.method)) {
           if (!sameOrigin(req) || !sessions.checkCsrf(s, req.header('x-csrf-token'))) {
             throw await refuse(
@@ -213,8 +210,8 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
     if (!sameOrigin(req)) throw new AppError('FORBIDDEN', 'Cross-site request refused.');
     const input = parseOrThrow(loginInputSchema, req.body ?? {}, 'body');
     const result = await passwordLogin(deps.logins, input.email, input.password, req.ip ?? '');
-    if (!result.ok) throw failedLogin(res, loginError(result));
-    await startSession(res, result.accountId);
+    if (!result.ok) throw failedLogin(res, failureError(result));
+    await startSession(res, result.value.accountId);
   });
 
   api.use(session({ csrf: true }));
@@ -252,7 +249,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
       input.new_password,
       req.ip ?? '',
     );
-    if (!result.ok) throw loginError(result, 'The current password is wrong.');
+    if (!result.ok) throw failureError(result);
     await startSession(res, accountId);
   });
 

@@ -1,3 +1,4 @@
+import { fail, succeed, type Result } from '@signal/service-kit';
 import type { Account } from '../../accounts/domain/records';
 import { loginSubjects, reserveAll, type LoginAttempts } from './login-throttle';
 import type { PasswordHasher } from '../../accounts/domain/password';
@@ -17,14 +18,18 @@ export interface PasswordLoginDeps {
   sessions: SessionStore;
 }
 
-export type LoginResult =
-  | { ok: true; accountId: string }
-  | { ok: false; code: 'UNAUTHORIZED' }
-  | { ok: false; code: 'RATE_LIMITED'; retryAfter: number }
-  | { ok: false; code: 'UNAVAILABLE' };
+/** Why a login fails: the password, waiting after failures, or a store that does not respond. */
+export type LoginFailure = 'UNAUTHORIZED' | 'RATE_LIMIT_EXCEEDED' | 'SERVICE_UNAVAILABLE';
+
+export type LoginResult = Result<{ accountId: string }, LoginFailure>;
+
+const tooManyFailures = (waitMs: number) =>
+  fail('RATE_LIMIT_EXCEEDED', 'Too many failed logins: wait retry_after seconds.', {
+    retryAfter: Math.ceil(waitMs / 1000),
+  });
 
 /**
- * Story: the attempt is counted as a failure against the email and the client network before
+ * The attempt is counted as a failure against the email and the client network before
  * anything else (refused without looking when either is waiting after failures) → check the
  * password at its stored cost (unknown emails spend the same) → a failure stays counted → a
  * success takes the network's count back, clears the email's and upgrades a hash made at an
@@ -39,21 +44,23 @@ export async function passwordLogin(
 ): Promise<LoginResult> {
   const subjects = loginSubjects(email, ip);
   const reserved = await reserveAll(deps.attempts, [subjects.email, subjects.network], now);
-  if (!reserved.ok) return { ok: false, code: 'RATE_LIMITED', retryAfter: Math.ceil(reserved.waitMs / 1000) };
+  if (!reserved.ok) return tooManyFailures(reserved.waitMs);
   const account = await deps.accounts.findAccountByEmail(email.trim().toLowerCase());
   const ok = await deps.passwords.verify(password, account?.password_hash ?? null);
-  if (!account || !ok) return { ok: false, code: 'UNAUTHORIZED' };
+  if (!account || !ok) return fail('UNAUTHORIZED', 'Invalid email or password.');
   await Promise.all([deps.attempts.clear(subjects.email), deps.attempts.release(subjects.network)]);
   if (deps.passwords.needsRehash(account.password_hash)) {
     await deps.accounts.setPasswordHash(account._id, await deps.passwords.hash(password));
   }
-  return { ok: true, accountId: account._id };
+  return succeed({ accountId: account._id });
 }
 
-export type PasswordChangeResult = { ok: true } | Exclude<LoginResult, { ok: true }>;
+export type PasswordChangeResult = Result<void, LoginFailure>;
+
+const wrongPassword = () => fail('UNAUTHORIZED', 'The current password is wrong.');
 
 /**
- * Story: the current password is checked as a login would be (throttled the same way) →
+ * The current password is checked as a login would be (throttled the same way) →
  * every session of the account so far is revoked (first: if that cannot happen the password
  * stays as it was) → the new password is stored. The caller issues the client a new session.
  */
@@ -66,14 +73,14 @@ export async function changePassword(
   now = Date.now(),
 ): Promise<PasswordChangeResult> {
   const account = await deps.accounts.findAccount(accountId);
-  if (!account) return { ok: false, code: 'UNAUTHORIZED' };
+  if (!account) return wrongPassword();
   const login = await passwordLogin(deps, account.email, currentPassword, ip, now);
-  if (!login.ok) return login;
+  if (!login.ok) return login.code === 'UNAUTHORIZED' ? wrongPassword() : login;
   try {
     await deps.sessions.revokeAll(accountId, now);
-  } catch {
-    return { ok: false, code: 'UNAVAILABLE' };
+  } catch (cause) {
+    return fail('SERVICE_UNAVAILABLE', undefined, { retryAfter: 1, cause });
   }
   await deps.accounts.setPasswordHash(accountId, await deps.passwords.hash(newPassword));
-  return { ok: true };
+  return succeed(undefined);
 }

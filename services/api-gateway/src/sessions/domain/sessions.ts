@@ -1,5 +1,6 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import jwt from 'jsonwebtoken';
+import { fail, succeed, type Result } from '@signal/service-kit';
 import { z } from 'zod';
 
 /**
@@ -47,10 +48,8 @@ export interface SessionRevocations {
   revokeAllBefore(accountId: string, issuedBefore: number, ttlSeconds: number): Promise<void>;
 }
 
-export type SessionCheck =
-  | { ok: true; session: Session }
-  | { ok: false; code: 'UNAUTHORIZED'; message: string }
-  | { ok: false; code: 'UNAVAILABLE' };
+/** A session token's check: the session, UNAUTHORIZED saying why, or SERVICE_UNAVAILABLE. */
+export type SessionCheck = Result<Session, 'UNAUTHORIZED' | 'SERVICE_UNAVAILABLE'>;
 
 export class SessionStore {
   constructor(
@@ -95,7 +94,7 @@ export class SessionStore {
         err instanceof jwt.TokenExpiredError
           ? 'Your session has expired; log in again.'
           : 'Invalid session token; log in again.';
-      return { ok: false, code: 'UNAUTHORIZED', message };
+      return fail('UNAUTHORIZED', message);
     }
     const session: Session = {
       kind,
@@ -106,11 +105,11 @@ export class SessionStore {
     };
     try {
       if (await this.revocations.isRevoked(session))
-        return { ok: false, code: 'UNAUTHORIZED', message: 'This session has ended; log in again.' };
+        return fail('UNAUTHORIZED', 'This session has ended; log in again.');
     } catch {
-      return { ok: false, code: 'UNAVAILABLE' };
+      return fail('SERVICE_UNAVAILABLE', undefined, { retryAfter: 1 });
     }
-    return { ok: true, session };
+    return succeed(session);
   }
 
   /**
