@@ -32,7 +32,7 @@ export interface OutboxRelayOptions<E> {
   /** When the write that made the event happened (ms), for the lag and age metrics. */
   occurredAt?: (event: E) => number;
   logger: Logger;
-  /** How often hinted documents are picked up when no kick came (ms). */
+  /** How often hinted documents are picked up when no nudge came (ms). */
   intervalMs?: number;
   /** How often the whole outbox is swept for what hints missed: broker outages, crashes (ms). */
   sweepIntervalMs?: number;
@@ -70,7 +70,7 @@ export class OutboxRelay<E> {
    * Asks for a pass now, right after a write, naming the written documents so the pass reads
    * them by id instead of sweeping the whole outbox.
    */
-  kick(documentIds: string[] = []): void {
+  runSoon(documentIds: string[] = []): void {
     for (const id of documentIds) this.hinted.add(id);
     if (this.stopped) return;
     if (this.running) {
@@ -84,13 +84,13 @@ export class OutboxRelay<E> {
   /**
    * Hands over documents just written together with their events: the next pass publishes
    * them without reading them back. Past a bound (a broker outage during a bulk load) they are
-   * named only, and the store is read for them as for any kick.
+   * named only, and the store is read for them as for any nudge.
    */
   offer(docs: PendingOutbox<E>[]): void {
     for (const doc of docs)
       if (this.offered.size < MAX_OFFERED) this.offered.set(doc.documentId, doc);
       else this.hinted.add(doc.documentId);
-    this.kick();
+    this.runSoon();
   }
 
   async stop(): Promise<void> {

@@ -157,7 +157,7 @@ describe('OutboxRelay', () => {
     expect(outbox.get('doc1')).toEqual(['e2']);
     brokerUp = true;
     // The failed sweep is retried within a second; a hint is served at once.
-    relay.kick(['doc2']);
+    relay.runSoon(['doc2']);
     expect(await relay.drain()).toBe(1);
     await new Promise((r) => setTimeout(r, 1100));
     expect(await relay.drain()).toBe(1);

@@ -2,7 +2,7 @@ import type { Logger } from './logger';
 
 /**
  * A background task run every `intervalMs`, never twice at once, that can be asked to run now
- * (`kick`) and stops cleanly (waits for the run in hand). Errors are logged and the task runs
+ * (`runSoon`) and stops cleanly (waits for the run in hand). Errors are logged and the task runs
  * again at the next interval: background repair must outlive the outages it repairs.
  */
 export class PeriodicTask {
@@ -28,7 +28,7 @@ export class PeriodicTask {
     await this.running;
   }
 
-  kick(): void {
+  runSoon(): void {
     if (this.stopped || this.running) return;
     clearTimeout(this.timer);
     this.schedule(0);

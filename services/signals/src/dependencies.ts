@@ -142,14 +142,14 @@ export async function createDependencies(
       index,
       repository,
       logger,
-      indexMissed: () => indexMaintenance.kick(),
+      indexMissed: () => indexMaintenance.runSoon(),
       storeReads: new LoadShedder(config.STORE_FALLBACK_CONCURRENCY, 'Listing from the database'),
     },
     effects: {
       async written(snapshots, outbox) {
         await indexMaintenance.record(snapshots);
         if (outbox) relay.offer([outbox]);
-        else relay.kick(snapshots.map((s) => s.id));
+        else relay.runSoon(snapshots.map((s) => s.id));
       },
     },
     workers: [

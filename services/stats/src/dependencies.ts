@@ -22,7 +22,7 @@ import { ProjectionRepository } from './data/projection.repository';
 import { StatsAggregates } from './data/stats-aggregates';
 import { StatsCache } from './data/stats-cache';
 import type { StatsReadDeps } from './domain/get-stats.use-case';
-import { projectSignals } from './domain/project-event.use-case';
+import { projectSignals } from './domain/project-signals.use-case';
 
 const PROJECTION_BATCH = 500;
 
@@ -134,7 +134,7 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
       repository,
       cache,
       logger,
-      aggregatesMissed: () => aggregatesCheck.kick(),
+      aggregatesMissed: () => aggregatesCheck.runSoon(),
       storeReads: new LoadShedder(
         config.STORE_FALLBACK_CONCURRENCY,
         'Computing statistics from the database',

@@ -62,7 +62,7 @@ export class TimelineIndexMaintenance {
             'timeline repair not recorded; the next rebuild covers it',
           ),
         );
-      this.kick();
+      this.runSoon();
     }
   }
 
@@ -75,8 +75,8 @@ export class TimelineIndexMaintenance {
   }
 
   /** A read found the index incomplete: check now rather than at the next tick. */
-  kick(): void {
-    this.task.kick();
+  runSoon(): void {
+    this.task.runSoon();
   }
 
   private async tick(): Promise<void> {

@@ -4,7 +4,7 @@ import { request } from 'undici';
 import { z } from 'zod';
 import { loadConfig } from '../config';
 import { createDependencies } from '../dependencies';
-import { projectSignals } from '../domain/project-event.use-case';
+import { projectSignals } from '../domain/project-signals.use-case';
 
 const pageSchema = z.object({
   data: z.array(signalSnapshotReaderSchema),
