@@ -84,8 +84,8 @@ const signalChangeDataSchema = webhookDataSchema.extend({
 
 /**
  * The test event's data: a sample signal in the shape every event carries (so a receiver that
- * checks the spec's payload shape accepts it), marked `test: true`, with the subscription it was
- * sent for.
+ * checks the real events' payload shape accepts it), marked `test: true`, with the subscription
+ * it was sent for.
  */
 export const webhookTestDataSchema = webhookDataSchema.extend({
   test: z.literal(true),

@@ -10,7 +10,10 @@ import type { ScheduleJob } from './delivery-jobs';
 import { deliveryIdFor } from './delivery-state';
 import type { DeliveryWriter } from './ports';
 
-/** The spec's rule 4: `types` (when set) restricts by signal type. */
+/**
+ * A subscription wants an event when it asked for the event's name and, unless its `types` is
+ * null (every type), for the signal's type.
+ */
 export function wants(sub: SubscriptionDocument, event: WebhookEvent): boolean {
   return sub.events.includes(event.name) && (sub.types === null || sub.types.includes(event.signal.type));
 }
