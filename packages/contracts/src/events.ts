@@ -116,7 +116,8 @@ export const MESSAGE_POLICIES = {
     maxAttempts: 5,
     retryDelayMs: 1000,
     // The consumer projects by the batch (up to 500, one batch at a time): an event may wait for
-    // the batch ahead of its own. At 10 s, a loaded store timed thousands out into retries.
+    // the batch ahead of its own, and a timeout shorter than that wait on a loaded store would
+    // send events that are only queued into retries.
     handlerTimeoutMs: 60_000,
   },
   'webhooks.signal-events': {
