@@ -27,10 +27,10 @@ export interface FanOutDeps {
 }
 
 /**
- * Story: a bus event → every subscription that wants it gets one delivery, all of them in one
- * write (shared with other events of the same moment), with ids derived from (subscription,
- * event) → each pending delivery's first attempt is queued. Disabled subscriptions get their
- * delivery kept as failed.
+ * Turns a bus event into deliveries: every subscription that wants it gets one delivery, all of
+ * them in one write (shared with other events of the same moment), with ids derived from
+ * (subscription, event) → each pending delivery's first attempt is queued. Disabled
+ * subscriptions get their delivery kept as failed.
  *
  * A first delivery of the event queues the attempts while the write is under way (the job
  * carries all the attempt needs, so neither waits for the other, and the event is acknowledged
