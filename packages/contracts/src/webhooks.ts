@@ -149,7 +149,10 @@ export const deliveryAttemptSchema = z.strictObject({
   started_at: z.iso.datetime({ offset: true }),
   duration_ms: z.number(),
   status_code: z.number().int().nullable(),
-  error: z.string().nullable().describe('timeout, connection_refused, redirect, blocked_address, …'),
+  error: z
+    .string()
+    .nullable()
+    .describe('timeout, connection_refused, redirect_not_followed, blocked_address, http_<status>, …'),
   request: deliveryAttemptRequestSchema
     .nullable()
     .describe(
