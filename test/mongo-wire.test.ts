@@ -1,7 +1,10 @@
 import mongoose, { Schema } from 'mongoose';
 import { testDatabase } from '@signal/test-kit';
 
-/** The MongoDB/FerretDB subset ARCHITECTURE.md allows, proven against the server the tests use. */
+/**
+ * The MongoDB features the services rely on (indexes, filters, sort, paging, $group), proven
+ * against the server the tests use: FerretDB by default (docs/decisions/embedded-mongodb-wire-default.md).
+ */
 describe('the MongoDB-wire server', () => {
   const db = testDatabase('wire');
   let conn: mongoose.Connection;

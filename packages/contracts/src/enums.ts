@@ -4,7 +4,10 @@ export type SignalType = (typeof SIGNAL_TYPES)[number];
 export const SIGNAL_STATUSES = ['active', 'winner', 'dead', 'rugged'] as const;
 export type SignalStatus = (typeof SIGNAL_STATUSES)[number];
 
-/** Allowed status moves; dead and rugged are final (ARCHITECTURE.md). */
+/**
+ * Allowed status moves; dead and rugged are final. The ingest API answers any other move with
+ * 409 `INVALID_STATUS_TRANSITION` (docs/api.md).
+ */
 export const STATUS_TRANSITIONS: Readonly<Record<SignalStatus, readonly SignalStatus[]>> = {
   active: ['winner', 'dead', 'rugged'],
   winner: ['dead', 'rugged'],

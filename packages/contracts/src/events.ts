@@ -78,7 +78,8 @@ export type SignalEventRead = z.infer<typeof signalEventReaderSchema>;
  * Internal job on the webhooks delivery queue: one attempt of one delivery. It carries what the
  * attempt needs (subscription, event, body), so an attempt reads nothing from the store; a job
  * without them (an older producer) makes the worker read the delivery. `due_at` (ms) is when
- * the attempt is due: a wait hops through fixed delay buckets until then.
+ * the attempt is due: until then it waits in the broker's delay cascade
+ * (packages/messaging/src/delay-cascade.ts).
  */
 export const webhookDeliveryJobSchema = z.object({
   delivery_id: prefixedIdSchema('dlv'),
@@ -97,8 +98,9 @@ export type WebhookDeliveryJob = z.infer<typeof webhookDeliveryJobSchema>;
 
 /**
  * The fixed-delay queues of the previous retry layout (one TTL queue per delay). Waits now go
- * through the delay cascade (packages/messaging delay-cascade.ts); these names are kept only so
- * that clean-up removes queues a broker may still hold from before.
+ * through the delay cascade (packages/messaging/src/delay-cascade.ts); nothing declares or uses
+ * these queues: their names are kept only so that clean-up (`purge`, tests) removes any a broker
+ * still holds from before.
  */
 export const DELAY_BUCKETS_MS = [
   250, 1000, 5000, 10_000, 30_000, 60_000, 300_000, 900_000, 3_600_000,
@@ -114,7 +116,8 @@ export const MESSAGE_POLICIES = {
     maxAttempts: 5,
     retryDelayMs: 1000,
     // The consumer projects by the batch (up to 500, one batch at a time): an event may wait for
-    // the batch ahead of its own. At 10 s, a loaded store timed thousands out into retries.
+    // the batch ahead of its own, and a timeout shorter than that wait on a loaded store would
+    // send events that are only queued into retries.
     handlerTimeoutMs: 60_000,
   },
   'webhooks.signal-events': {

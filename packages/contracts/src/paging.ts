@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import { MAX_PAGE_SIZE, wholeNumberParam } from './signals';
 
-/** `meta` of the page-numbered lists (subscriptions, deliveries, keys): the spec's four integers. */
+/**
+ * `meta` of the page-numbered lists (subscriptions, deliveries, keys): the four integers every
+ * list carries (docs/api.md).
+ */
 export const pageMetaSchema = z
   .strictObject({
     total: z.number().int().nonnegative(),

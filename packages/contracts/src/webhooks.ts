@@ -84,8 +84,8 @@ const signalChangeDataSchema = webhookDataSchema.extend({
 
 /**
  * The test event's data: a sample signal in the shape every event carries (so a receiver that
- * checks the spec's payload shape accepts it), marked `test: true`, with the subscription it was
- * sent for.
+ * checks the real events' payload shape accepts it), marked `test: true`, with the subscription
+ * it was sent for.
  */
 export const webhookTestDataSchema = webhookDataSchema.extend({
   test: z.literal(true),
@@ -149,7 +149,10 @@ export const deliveryAttemptSchema = z.strictObject({
   started_at: z.iso.datetime({ offset: true }),
   duration_ms: z.number(),
   status_code: z.number().int().nullable(),
-  error: z.string().nullable().describe('timeout, connection_refused, redirect, blocked_address, …'),
+  error: z
+    .string()
+    .nullable()
+    .describe('timeout, connection_refused, redirect_not_followed, blocked_address, http_<status>, …'),
   request: deliveryAttemptRequestSchema
     .nullable()
     .describe(

@@ -12,7 +12,7 @@ import {
 } from '../src';
 
 describe('contracts', () => {
-  it('when the error table is read, then every code maps to a status and the spec codes are as decided', () => {
+  it('when the error table is read, then every code maps to a status and the documented codes have their documented statuses', () => {
     for (const code of ERROR_CODES) expect(ERROR_STATUS[code]).toBeGreaterThanOrEqual(400);
     expect(ERROR_STATUS).toMatchObject({
       UNAUTHORIZED: 401,

@@ -11,9 +11,8 @@ import type { ConfirmChannel } from 'amqplib';
  * broker expires only at the head), a wait passes each level at most once, and the consumer
  * sees the message once, when it is due — never early, at most one unit (250 ms) late.
  *
- * Before this, waits hopped through the consumer (one bucket at a time, about six hops for a
- * wait of minutes): with 100,000 retries pending, the hops outnumbered the attempts and made
- * them late.
+ * No consumer handles a message while it waits, so however many retries are pending, the waiting
+ * ones take no turns from the attempts that are due.
  */
 export const DELAY_UNIT_MS = 250;
 export const DELAY_LEVELS = 14;

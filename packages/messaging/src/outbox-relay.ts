@@ -124,14 +124,14 @@ export class OutboxRelay<E> {
         for (const d of docs) this.offered.delete(d.documentId);
         const result = await this.publishAll(docs);
         published += result.done;
-        this.orThrow(result);
+        this.throwIfFailed(result);
       }
       while (this.hinted.size > 0) {
         const ids = [...this.hinted].slice(0, batchSize);
         for (const id of ids) this.hinted.delete(id);
         const result = await this.publishAll(await store.findPendingByIds(ids));
         published += result.done;
-        this.orThrow(result);
+        this.throwIfFailed(result);
       }
       if (Date.now() >= this.nextSweepAt) {
         this.nextSweepAt = Date.now() + (this.options.sweepIntervalMs ?? 5000);
@@ -141,7 +141,7 @@ export class OutboxRelay<E> {
           if (pending.length === 0) break;
           const result = await this.publishAll(pending);
           published += result.done;
-          this.orThrow(result);
+          this.throwIfFailed(result);
           if (this.stopped) break;
         }
       }
@@ -157,11 +157,8 @@ export class OutboxRelay<E> {
     }
   }
 
-  /**
-   * Publishes of one batch go out together on one channel (so a document's events keep their
-   * order) and are confirmed together; only confirmed events leave the outbox.
-   */
-  private orThrow(result: { failed: boolean }): void {
+  /** Stops this round when a publish failed: unconfirmed events stay in the outbox for a retry soon. */
+  private throwIfFailed(result: { failed: boolean }): void {
     if (result.failed) throw new Error('broker refused or is unreachable');
   }
 
@@ -174,6 +171,10 @@ export class OutboxRelay<E> {
     metrics.outboxOldestPending().set((Date.now() - oldest) / 1000);
   }
 
+  /**
+   * Publishes of one batch go out together on one channel (so a document's events keep their
+   * order) and are confirmed together; only confirmed events leave the outbox.
+   */
   private async publishAll(pending: PendingOutbox<E>[]): Promise<{ done: number; failed: boolean }> {
     const { store, publish, eventId } = this.options;
     const results = await Promise.all(

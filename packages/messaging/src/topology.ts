@@ -13,7 +13,10 @@ export function brokerNames(prefix = '') {
     deliveriesQueue: `${prefix}webhooks.deliveries`,
     /** Attempts whose wait is over (out of the delay cascade): never queued behind first attempts. */
     deliveriesDueQueue: `${prefix}webhooks.deliveries.due`,
-    /** One queue per fixed delay (queue-level TTL), named by its delay so a new bucket set never clashes. */
+    /**
+     * The previous retry layout's fixed-delay queues, no longer declared or used: named only so
+     * that `purge` and test clean-up remove any a broker still holds.
+     */
     deliveryDelayQueue: (delayMs: number) => `${prefix}webhooks.delay.${delayMs}ms`,
     /** The webhook retries' delay cascade: an exchange and a queue per level (see delay-cascade). */
     deliveryDelayLevel: (level: number) => `${prefix}webhooks.delay.L${level}`,

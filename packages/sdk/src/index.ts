@@ -72,7 +72,7 @@ export type ChangePasswordInput = Schemas['ChangePasswordRequest'];
 // ---------------------------------------------------------------------------------------------
 // Errors
 
-/** Any failure the API returns, with the spec's error envelope. */
+/** Any failure the API returns, with the fields of its error envelope (`{ success: false, error }`). */
 export class SignalApiError extends Error {
   override readonly name: string = 'SignalApiError';
   constructor(

@@ -211,7 +211,11 @@ export interface ErrorDescription {
   details?: FieldProblem[];
 }
 
-/** The spec's error envelope, and the status of its code: the one place both are made. */
+/**
+ * The error envelope (`{ success: false, error: { code, message, request_id, retry_after?,
+ * details? } }`, docs/api.md) and the status of its code (packages/contracts/src/errors.ts): the
+ * one place both are made.
+ */
 export function errorResponse(
   e: ErrorDescription,
   requestId: string | undefined,
@@ -231,7 +235,7 @@ export function errorResponse(
   };
 }
 
-/** The one error handler: logs, adds the request id, responds with the spec's envelope. */
+/** The one error handler: logs, adds the request id, responds with the error envelope. */
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (err: unknown, _req, res, _next) => {
     const appError = isAppError(err)

@@ -101,8 +101,8 @@ export function duplicateKeyPositions(err: unknown): Set<number> | undefined {
 
 /**
  * Reads by several ids as one equality read per id, in parallel. FerretDB does not push `$in`
- * down to its backend: `{ _id: { $in: ids } }` ships and decodes the whole collection in FerretDB
- * (a page of the webhooks deliveries log took 1–2.5 s at 15,000 entries). An equality is pushed
+ * down to its backend: `{ _id: { $in: ids } }` ships and decodes the whole collection in FerretDB,
+ * so reading one page would cost what reading the whole collection does. An equality is pushed
  * down, as `_jsonb->'f' @> value`, which the embedded FerretDB serves from a single-field index's
  * GIN twin (infra/ferretdb/equalityindexes.go). On MongoDB both are index reads.
  */

@@ -8,7 +8,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import type { Telemetry } from './telemetry';
 
-/** Probes and scrapes are not part of any story; tracing them would only bury the real spans. */
+/** Probes and scrapes serve no user's request; tracing them would only bury the real spans. */
 const UNTRACED_PATHS = /^\/(healthz|readyz|metrics)(\?|$)/;
 
 /**

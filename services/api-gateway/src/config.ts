@@ -5,7 +5,10 @@ import type { PlanCaps } from './accounts/domain/plan-caps';
 import { planIsCoherent } from './accounts/domain/accounts.use-cases';
 import { gatewayWorkers } from './workers';
 
-/** The plan new accounts get (the spec's listed plan by default): the one source of those numbers. */
+/**
+ * The plan new accounts get (60 requests a minute, 10,000 a day unless set): the one source of
+ * those numbers.
+ */
 export const defaultPlanEnv = {
   DEFAULT_PLAN_PER_MINUTE: env.int(60, 1),
   DEFAULT_PLAN_PER_DAY: env.int(10_000, 1),

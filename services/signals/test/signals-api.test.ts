@@ -48,7 +48,7 @@ afterAll(() => svc.stop());
 const get = (path: string) => request(svc.url).get(path).set('Authorization', `Bearer ${svc.token()}`);
 
 describe('GET /v1/signals', () => {
-  it('when called without filters, then it returns the newest 20 with exact meta and only spec fields', async () => {
+  it('when called without filters, then it returns the newest 20 with exact meta and only the public fields', async () => {
     const res = await get('/v1/signals').expect(200);
     const body = signalListResponseSchema.parse(res.body);
     expect(body.data).toHaveLength(20);

@@ -65,8 +65,9 @@ export async function createDependencies(
 
   // Retries wait in RabbitMQ, never in a timer in memory, so a worker crash or restart loses no
   // scheduled attempt. The job keeps its absolute due time and waits in the delay cascade,
-  // which hands it to the delivery queue when due; one longer than a pass (68 min) comes back
-  // early and is sent round again (see deliverAttempt).
+  // which hands it to `webhooks.deliveries.due` when due (a job with no wait left goes straight
+  // to `webhooks.deliveries`); one longer than a pass (68 min) comes back early and is sent
+  // round again (see deliverAttempt).
   const schedule: ScheduleJob = async (job: WebhookDeliveryJob, delayMs?: number) => {
     const dueAt = delayMs !== undefined ? Date.now() + Math.max(0, delayMs) : (job.due_at ?? Date.now());
     const units = delayUnits(dueAt - Date.now());

@@ -131,7 +131,8 @@ export function buildWorker(
       config.WEBHOOK_TIMEOUT_MS + 10_000,
     ),
   };
-  // First attempts, and attempts whose wait is over (each queue its own consumer, same story).
+  // First attempts, and attempts whose wait is over: each queue has its own consumer, and both
+  // run deliverAttempt.
   const attemptConsumer = (queue: string) =>
     new Consumer({
       client: deps.amqp,

@@ -4,10 +4,10 @@ import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
 import { removeBrokerPrefix } from '@signal/messaging';
 
 /**
- * Retries through fixed delay buckets: one receiver's hour-long Retry-After never delays
- * another subscription's retry, and a change of the delay setting with retries in flight
- * delays nothing past its due time. Plus: idempotent subscription creation, and ids that
- * cannot exist refused without the store.
+ * Retries through the delay cascade: one receiver's hour-long Retry-After never delays another
+ * subscription's retry, and a change of the delay setting with retries in flight delays nothing
+ * past its due time. Plus: idempotent subscription creation, and ids that cannot exist refused
+ * without the store.
  */
 const broker = testBrokerPrefix('wh_retries', removeBrokerPrefix);
 let hooks: WebhooksHarness;
@@ -45,7 +45,7 @@ async function subscribe(url: string, h: WebhooksHarness = hooks) {
 const sendTest = (id: string, h: WebhooksHarness = hooks) =>
   request(h.url).post(`/v1/webhooks/${id}/test`).set(h.auth(ACC)).expect(202);
 
-describe('retries in delay buckets', () => {
+describe('retries in the delay cascade', () => {
   it("when one receiver responds 429 Retry-After: 3600, then another subscription's retry still comes on time", async () => {
     const throttling = await receiver(() => ({ status: 429, headers: { 'retry-after': '3600' } }));
     let calls = 0;

@@ -267,7 +267,7 @@ describe('test events and the delivery log', () => {
       .expect(200);
     await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(ACC)).expect(202);
     await waitFor(() => forPath('/disabled-test').length === 1, 10_000, 50, 'the test event once enabled');
-    // The test event's data has the shape every event's data has (spec: id, token, metrics,
+    // The test event's data has the shape every event's data has (id, token, metrics,
     // type, is_premium), marked as a test and naming its subscription.
     const payload = webhookPayloadSchema.parse(JSON.parse(forPath('/disabled-test')[0]!.body));
     expect(payload.event).toBe('webhook.test');

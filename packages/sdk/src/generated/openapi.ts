@@ -784,7 +784,7 @@ export interface components {
         started_at: string;
         duration_ms: number;
         status_code: number | null;
-        /** @description timeout, connection_refused, redirect, blocked_address, … */
+        /** @description timeout, connection_refused, redirect_not_followed, blocked_address, http_<status>, … */
         error: string | null;
         /** @description What was sent; null when nothing was (a refused address) or for attempts before this was kept */
         request: components['schemas']['WebhookAttemptRequest'] | null;

@@ -78,9 +78,9 @@ export interface CreatedSignal {
 }
 
 /**
- * Story: build the signal with its `signal.new` event → store both in one write → hand back
- * the detail. A retry with the same Idempotency-Key returns the first signal, and a reuse of
- * the key for a different body is refused.
+ * Stores a new signal and its `signal.new` event in one write and hands back the detail. A
+ * retry with the same Idempotency-Key returns the first signal, and a reuse of the key for a
+ * different body is refused.
  */
 export async function createSignal(
   repository: SignalWriteStore,

@@ -4,9 +4,9 @@ import type { ListDeps } from './list-signals.use-case';
 import { toDetail } from './signal.mapper';
 
 /**
- * Story: a malformed id cannot exist (404 without a lookup) → the detail from the index → a
- * MongoDB `_id` read only when the index is incomplete, unreachable, or has not seen the
- * signal yet (an index update that failed and awaits repair).
+ * A signal's detail. A malformed id cannot exist (404 without a lookup); the detail comes from
+ * the index, with a MongoDB `_id` read only when the index is incomplete, unreachable, or has
+ * not seen the signal yet (an index update that failed and awaits repair).
  */
 export async function getSignal(deps: ListDeps, id: string): Promise<Result<SignalDetail, 'NOT_FOUND'>> {
   if (!signalIdSchema.safeParse(id).success)

@@ -28,7 +28,10 @@ export function detailToListItem(d: SignalDetail): SignalListItem {
   };
 }
 
-/** Only the spec's fields leave the service: no _id, version, outbox or idempotency data. */
+/**
+ * Only the public schema's fields (`SignalDetail`, `SignalListItem` in contracts) leave the
+ * service: no _id, version, outbox or idempotency data.
+ */
 export const toListItem = (doc: MappedSignal): SignalListItem => detailToListItem(toDetail(doc));
 
 export function toDetail(doc: MappedSignal): SignalDetail {

@@ -20,10 +20,11 @@ export function logEntryFor(event: SignalEventRead): NewLogEntry | undefined {
 }
 
 /**
- * Story: a bus event → its log entry → appended once (the log dedupes by the bus event's id).
- * Appends go by the batch, one batch at a time, so the log keeps the order this replica took
- * the messages in, and a burst costs a few round trips. A failed append fails its message,
- * which the consumer retries (without counting while Redis is unreachable).
+ * Feeds the live stream's log from the bus: each bus event becomes one log entry, appended once
+ * (the log dedupes by the bus event's id). Appends go by the batch, one batch at a time, so the
+ * log keeps the order this replica took the messages in, and a burst costs a few round trips. A
+ * failed append fails its message, which the consumer retries (without counting while Redis is
+ * unreachable).
  */
 export class StreamFeeder {
   private readonly batcher: Batcher<NewLogEntry, AppendOutcome>;

@@ -16,7 +16,7 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
 const rate = (winners: number, total: number) => (total === 0 ? 0 : round2((winners / total) * 100));
 
 /**
- * Percent figures per ARCHITECTURE.md: win_rate 0–100, avg/best ROI in percent. `rows` hold every
+ * Percent figures (docs/api.md): win_rate 0–100, avg/best ROI in percent. `rows` hold every
  * type of the period; `type` narrows the top-level figures only: `by_type` always gives every type
  * its real figures (0 for every other type would read as "no signals"). `bestRoi` is the best of
  * the figures' own population (the type's when filtered).

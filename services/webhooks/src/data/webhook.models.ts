@@ -37,8 +37,8 @@ export async function ensureIndexes(c: WebhookCollections): Promise<void> {
   await c.deliveries.createIndex({ webhook_id: 1, event_id: 1 }, { unique: true });
   // Deliveries of a subscription, newest first. The single-field twin is what FerretDB can use:
   // the wrapper gives single-field indexes a GIN twin that serves its equality pushdown, and a
-  // compound index none (README, MongoDB and FerretDB) — without it each page would scan every
-  // account's deliveries.
+  // compound index none (docs/decisions/embedded-mongodb-wire-default.md) — without it each
+  // page would scan every account's deliveries.
   await c.deliveries.createIndex({ webhook_id: 1, created_at: -1 });
   await c.deliveries.createIndex({ webhook_id: 1 });
   // The state of one delivery, or of a page of them (one equality read per delivery). Single

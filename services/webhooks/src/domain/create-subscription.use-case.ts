@@ -73,11 +73,12 @@ async function replayed(
 }
 
 /**
- * Story: check the URL → with an Idempotency-Key, claim it (the same key and body within 24 h
- * return the subscription it made; another body is a 409) → refuse a full account (409) →
- * store the subscription with a new signing secret → if creations raced past the cap, the ones
- * beyond it in creation order take theirs back (409) → return it with the secret. `limit` is
- * the plan's (from the gateway's token), else the configured default.
+ * Creates a subscription and returns it with its signing secret. In order: check the URL → with
+ * an Idempotency-Key, claim it (the same key and body within 24 h return the subscription it
+ * made; another body is a 409) → refuse a full account (409) → store the subscription with a
+ * new signing secret → if creations raced past the cap, the ones beyond it in creation order
+ * take theirs back (409) → return it with the secret. `limit` is the plan's (from the gateway's
+ * token), else the configured default.
  */
 export async function createSubscription(
   deps: SubscriptionDeps,

@@ -129,8 +129,8 @@ function logEntry(
 const EVENT_TIME = /"timestamp":"([^"]+)"/;
 
 /**
- * Story: one attempt of one delivery. Not due yet → back to the delay queues until it is →
- * refuse disabled subscriptions → respect the account's share and the subscription's cap →
+ * Makes one attempt of one delivery. In order: not due yet → back to the delay cascade until it
+ * is → refuse disabled subscriptions → respect the account's share and the subscription's cap →
  * POST signed → on failure schedule the next attempt *before* recording this one (a crash then
  * re-sends, never forgets) → append the attempt to the delivery log, in a batch with others;
  * the job is acknowledged only after that write, and the entry's id is the attempt's, so a job

@@ -10,7 +10,10 @@ import type { ScheduleJob } from './delivery-jobs';
 import { deliveryIdFor } from './delivery-state';
 import type { DeliveryWriter } from './ports';
 
-/** The spec's rule 4: `types` (when set) restricts by signal type. */
+/**
+ * A subscription wants an event when it asked for the event's name and, unless its `types` is
+ * null (every type), for the signal's type.
+ */
 export function wants(sub: SubscriptionDocument, event: WebhookEvent): boolean {
   return sub.events.includes(event.name) && (sub.types === null || sub.types.includes(event.signal.type));
 }
@@ -24,10 +27,10 @@ export interface FanOutDeps {
 }
 
 /**
- * Story: a bus event → every subscription that wants it gets one delivery, all of them in one
- * write (shared with other events of the same moment), with ids derived from (subscription,
- * event) → each pending delivery's first attempt is queued. Disabled subscriptions get their
- * delivery kept as failed.
+ * Turns a bus event into deliveries: every subscription that wants it gets one delivery, all of
+ * them in one write (shared with other events of the same moment), with ids derived from
+ * (subscription, event) → each pending delivery's first attempt is queued. Disabled
+ * subscriptions get their delivery kept as failed.
  *
  * A first delivery of the event queues the attempts while the write is under way (the job
  * carries all the attempt needs, so neither waits for the other, and the event is acknowledged

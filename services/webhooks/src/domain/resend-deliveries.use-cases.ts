@@ -77,8 +77,8 @@ export async function retryDelivery(
 const RECOVER_CONCURRENCY = 16;
 
 /**
- * Story: re-send every delivery of the webhook created at or after `since` that is failed now
- * (one more attempt each, as a re-send) → return how many were queued. Idempotent: a repeat
+ * Re-sends every delivery of the webhook created at or after `since` that is failed now (one
+ * more attempt each, as a re-send) and returns how many were queued. Idempotent: a repeat
  * finds them pending (or succeeded) and queues none of them again; concurrent recoveries queue
  * each delivery once (the re-send's place in its log is taken once).
  */

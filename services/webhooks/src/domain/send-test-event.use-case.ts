@@ -21,7 +21,7 @@ const SAMPLE_PERFORMANCE: Record<Exclude<WebhookEventName, 'signal.new'>, Webhoo
 /**
  * What a test event carries: a sample signal in the shape of `event`'s data (signal.new without
  * `performance`, the others with it, as the real events come), marked `test: true`, so a
- * receiver written to the spec's payload accepts it. Its id names no signal.
+ * receiver written to the real events' payload accepts it. Its id names no signal.
  */
 function testEventData(subscriptionId: string, event: DeliveryEventName): WebhookTestData {
   return {

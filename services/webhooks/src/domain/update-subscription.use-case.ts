@@ -5,8 +5,8 @@ import { ownedSubscription, urlFailure, webhookNotFound, type SubscriptionDeps }
 import { toSubscriptionView } from './views';
 
 /**
- * Story: the account's subscription → check a new URL → store the fields given (disabling
- * records why, enabling clears it) → return it as changed.
+ * Changes one of the account's subscriptions: a new URL is checked, the fields given are stored
+ * (disabling records why, enabling clears it), and the subscription is returned as changed.
  */
 export async function updateSubscription(
   deps: SubscriptionDeps,

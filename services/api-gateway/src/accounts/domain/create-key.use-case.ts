@@ -26,11 +26,11 @@ const requestHash = (input: CreateKeyInput): string =>
     .digest('base64url');
 
 /**
- * Story: without an Idempotency-Key, a new key. With one: claim it (with the new key's id) →
- * make the key → keep the key sealed beside the claim for 24 h. A retry with the same key and
- * body gets the same key (the secret included, as the first response did — Stripe's rule, so a
- * client whose first response was lost is not left with a key it cannot use); another body is
- * IDEMPOTENCY_CONFLICT. `replayed` says which.
+ * Creates an API key, once per Idempotency-Key. Without a key, a new key. With one: claim it
+ * (with the new key's id) → make the key → keep the key sealed beside the claim for 24 h. A
+ * retry with the same key and body gets the same key (the secret included, as the first
+ * response did — Stripe's rule, so a client whose first response was lost is not left with a
+ * key it cannot use); another body is IDEMPOTENCY_CONFLICT. `replayed` says which.
  */
 export async function createKeyOnce(
   deps: CreateKeyDeps,
