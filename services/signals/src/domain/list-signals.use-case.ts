@@ -22,7 +22,7 @@ export interface ListDeps {
 type SignalPage = { data: SignalListItem[]; meta: ListMeta };
 
 /**
- * Story: the page from the timeline index (one round trip, cost independent of depth) → or,
+ * The page from the timeline index (one round trip, cost independent of depth) → or,
  * while the index is being rebuilt or Redis is unreachable, the same page from MongoDB.
  * Newest first (created_at desc, id desc). `page` counts ranks; `cursor` continues after the
  * previous page's last id and still reports which page it landed on, so meta is the same.
@@ -79,7 +79,10 @@ function meta(total: number, page: number, perPage: number, nextId: string | nul
   };
 }
 
-/** The store's query engine: correct, but its cost grows with the collection (see README). */
+/**
+ * The store's query engine: correct, but its cost grows with the collection, which is why lists
+ * come from the timeline index (docs/decisions/read-models-in-redis.md) and this path is bounded.
+ */
 export async function listFromStore(
   repository: SignalQueryStore,
   query: SignalListQuery,

@@ -19,7 +19,7 @@ function newestPerSignal(snapshots: readonly SignalSnapshot[]): ProjectedSignal[
 }
 
 /**
- * Story: every signal.* event carries the whole snapshot; the consumer hands them over by the
+ * Every signal.* event carries the whole snapshot; the consumer hands them over by the
  * batch (`Batcher`) → the newest state of each signal is kept in the projection if newer than
  * the stored one (MongoDB, the source of truth; first versions in one insert) → the
  * differences are applied to the aggregates (Redis, version-guarded on their own, so a
