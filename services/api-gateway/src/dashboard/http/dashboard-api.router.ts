@@ -47,6 +47,7 @@ import type { UsageLedger } from '../../edge/domain/usage';
 import { readCookie } from '../../sessions/http/cookies';
 import { proxyTo } from './session-proxy';
 import type { OpenStreams } from '../../edge/domain/open-streams';
+import type { StreamFeed } from '../../edge/http/stream-feed';
 import { planCaps } from '../../accounts/domain/plan-caps';
 import type { Upstream } from '../../edge/http/upstream';
 
@@ -69,6 +70,8 @@ export interface DashboardApiDeps {
   /** Live streams open through this process. */
   streams: OpenStreams;
   streamIdleMs: number;
+  /** The process's one subscription to the service's stream, which streams from now share. */
+  feed: StreamFeed;
 }
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -399,6 +402,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
         maxHeldBytes: deps.maxHeldResponseBytes,
         streams: deps.streams,
         streamIdleMs: deps.streamIdleMs,
+        feed: deps.feed,
       }),
     );
     return r;

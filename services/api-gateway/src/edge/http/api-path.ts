@@ -3,12 +3,14 @@ import type { ErrorCode } from '@signal/contracts';
 import {
   currentTraceId,
   errorResponse,
+  isAppError,
   hasBody,
   metrics,
   quotedForMessage,
   requestContext,
   requestIdOf,
   writeAccessLine,
+  type FieldProblem,
   type InternalTokenCache,
   type Logger,
 } from '@signal/service-kit';
@@ -17,7 +19,8 @@ import type { OpenStreams } from '../domain/open-streams';
 import type { PlanCaps } from '../../accounts/domain/plan-caps';
 import { outcomeOf, type UsageLedger } from '../domain/usage';
 import type { ClientIp } from './client-ip';
-import { STREAM_ROUTE, admitStream } from './live-streams';
+import { STREAM_ROUTE, admitStream, streamRequestOf } from './live-streams';
+import type { StreamFeed } from './stream-feed';
 import { readCookie } from '../../sessions/http/cookies';
 import { carriesSecrets } from './no-store.middleware';
 import { rateLimitHeaders } from './rate-limit-headers';
@@ -48,6 +51,8 @@ export interface ApiPathDeps {
   streams: OpenStreams;
   /** A live stream with no bytes from the service this long is dead (heartbeats keep it alive). */
   streamIdleMs: number;
+  /** The process's one subscription to the service's stream, which streams from now share. */
+  feed: StreamFeed;
 }
 
 /**
@@ -142,7 +147,7 @@ export function apiPath(deps: ApiPathDeps) {
     code: ErrorCode,
     requestId: string,
     /** `close`: the request's body is unread, so the connection ends with this response. */
-    extra: { message?: string; retryAfter?: number; close?: boolean } = {},
+    extra: { message?: string; retryAfter?: number; close?: boolean; details?: FieldProblem[] } = {},
   ): number => {
     const { close, ...described } = extra;
     const { status, body } = errorResponse({ code, ...described }, requestId);
@@ -196,7 +201,28 @@ export function apiPath(deps: ApiPathDeps) {
         retryAfter: admission.retryAfter,
       });
     try {
-      return await sendOn(a, admission.control);
+      let how: ReturnType<typeof streamRequestOf>;
+      try {
+        how = streamRequestOf(a.url, a.req.headers['last-event-id']);
+      } catch (err) {
+        if (!isAppError(err)) throw err;
+        a.head.push('Cache-Control', 'no-store');
+        return sendError(a.res, a.head, err.code, a.requestId, {
+          message: err.message,
+          details: err.details,
+        });
+      }
+      if (how.kind === 'resume') return await sendOn(a, admission.control);
+      a.head.push('Cache-Control', 'no-store');
+      const served = await deps.feed.serve(a.res, a.head, how.filter, admission.control);
+      if (served.ok) {
+        if (served.overflowed) slowReaders.inc();
+        return served.status;
+      }
+      return sendError(a.res, a.head, 'SERVICE_UNAVAILABLE', a.requestId, {
+        message: `The ${a.upstream.name} service is unavailable. Retry shortly.`,
+        retryAfter: 1,
+      });
     } finally {
       await admission.closed();
     }
