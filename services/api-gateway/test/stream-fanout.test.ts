@@ -1,0 +1,230 @@
+import {
+  SIGNAL_EVENT_VERSION,
+  webhookPayloadSchema,
+  type SignalEvent,
+  type SignalType,
+} from '@signal/contracts';
+import { brokerNames, removeBrokerPrefix } from '@signal/messaging';
+import { newId } from '@signal/service-kit';
+import {
+  infraUrls,
+  signalSnapshotFixture,
+  startTcpProxy,
+  testBrokerPrefix,
+  viaProxy,
+  waitFor,
+  type TcpProxy,
+} from '@signal/test-kit';
+import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
+import { startSignals, type SignalsHarness } from '../../signals/test/signals-harness';
+import { openSse, type SseClient, type SseEvent } from '../../signals/test/sse-client';
+import { startGateway, type GatewayHarness } from './gateway-harness';
+
+/**
+ * Live streams fanned out by the gateway: the streams of one gateway process share one stream
+ * from the signals service (its feed), each client gets what its filter takes, and neither a cut
+ * to the signals service nor a client resuming while events are published loses or repeats one.
+ * Real signals service, broker and Redis; the clients go through the gateway's HTTP API.
+ */
+
+/** A producer on the prefix's exchange: publishes bus events as the signals outbox does. */
+async function busProducer(prefix: string) {
+  const conn: ChannelModel = await connect(infraUrls().amqpUrl);
+  const ch: ConfirmChannel = await conn.createConfirmChannel();
+  const exchange = brokerNames(prefix).signalEvents;
+  await ch.assertExchange(exchange, 'topic', { durable: true });
+  return {
+    async publish(event: SignalEvent): Promise<void> {
+      ch.publish(exchange, event.name, Buffer.from(JSON.stringify(event)), {
+        messageId: event.id,
+        persistent: true,
+      });
+      await ch.waitForConfirms();
+    },
+    close: () => conn.close(),
+  };
+}
+
+function busEvent(name: SignalEvent['name'], type: SignalType = 'premium'): SignalEvent {
+  const signal = signalSnapshotFixture(newId('sig'));
+  signal.type = type;
+  return {
+    schema_version: SIGNAL_EVENT_VERSION,
+    id: newId('evt'),
+    name,
+    occurred_at: new Date().toISOString(),
+    signal,
+  };
+}
+
+/** The signal ids of a stream's signal events, in the order received. */
+const signalIds = (events: SseEvent[]): string[] =>
+  events
+    .filter((e) => e.event.startsWith('signal.'))
+    .map((e) => webhookPayloadSchema.parse(JSON.parse(e.data)).data.id);
+
+const STREAM = '/v1/signals/stream';
+
+describe('live streams fanned out by the gateway', () => {
+  const broker = testBrokerPrefix('fanout', removeBrokerPrefix);
+  let signals: SignalsHarness;
+  let proxy: TcpProxy;
+  let gw: GatewayHarness;
+  let producer: Awaited<ReturnType<typeof busProducer>>;
+  let key: string;
+  const clients: SseClient[] = [];
+  const open = async (path = STREAM, headers: Record<string, string> = {}) => {
+    const c = await openSse(gw.url, path, { Authorization: `Bearer ${key}`, ...headers });
+    clients.push(c);
+    return c;
+  };
+  /** Publishes `n` signal.new events of `type`; their signal ids. */
+  const publish = async (
+    n: number,
+    name: SignalEvent['name'] = 'signal.new',
+    type: SignalType = 'premium',
+  ) => {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const event = busEvent(name, type);
+      ids.push(event.signal.id);
+      await producer.publish(event);
+    }
+    return ids;
+  };
+  /** Publishes one event and waits until every client has it: the clients are all live. */
+  const allLive = async (streams: SseClient[]) => {
+    const [id] = await publish(1);
+    await waitFor(
+      () => streams.every((s) => signalIds(s.events).includes(id!)),
+      20_000,
+      20,
+      'every client live',
+    );
+  };
+
+  beforeAll(async () => {
+    signals = await startSignals('fanout', { STREAM_HEARTBEAT_MS: '200' }, { prefix: broker.prefix });
+    await signals.deps.amqp.waitUntilConnected();
+    await waitFor(
+      () => signals.deps.streams.hub.position !== undefined,
+      10_000,
+      20,
+      'the tail to find the log',
+    );
+    const upstream = new URL(signals.url);
+    proxy = await startTcpProxy(upstream.hostname, Number(upstream.port));
+    gw = await startGateway({
+      label: 'gw_fanout',
+      upstreams: { signals: viaProxy(signals.url, proxy), stats: signals.url, webhooks: signals.url },
+    });
+    ({ key } = await gw.account({ per_minute: 600, per_day: 100_000, max_streams: 50 }));
+    producer = await busProducer(broker.prefix);
+  });
+  afterEach(() => {
+    for (const c of clients.splice(0)) c.close();
+  });
+  afterAll(async () => {
+    await gw.stop();
+    await proxy.close();
+    await producer.close();
+    await signals.stop();
+    await broker.cleanup();
+  });
+
+  it('when many clients open streams on one gateway, then the signals service serves one stream and each client gets every event once', async () => {
+    const streams: SseClient[] = [];
+    for (let i = 0; i < 12; i++) streams.push(await open());
+    expect(streams.every((s) => s.status === 200)).toBe(true);
+    expect(streams[0]!.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(streams[0]!.headers['cache-control']).toBe('no-store');
+    expect(streams[0]!.headers['x-accel-buffering']).toBe('no');
+    await allLive(streams);
+    const ids = await publish(5);
+    await waitFor(
+      () => streams.every((s) => ids.every((id) => signalIds(s.events).includes(id))),
+      20_000,
+      20,
+      'the events',
+    );
+    for (const s of streams) {
+      const got = signalIds(s.events);
+      expect(got.slice(got.indexOf(ids[0]!))).toEqual(ids);
+      expect(s.retry).toBe(2000);
+    }
+    expect(signals.deps.streams.hub.openCount).toBe(1);
+  });
+
+  it('when clients filter by type and by event on the shared feed, then each gets exactly the events its filter takes', async () => {
+    const all = await open();
+    const fresh = await open(`${STREAM}?type=wallet`);
+    const winners = await open(`${STREAM}?events=signal.winner,signal.dead`);
+    const both = await open(`${STREAM}?type=premium&events=signal.winner`);
+    await allLive([all]);
+    const [premiumNew] = await publish(1, 'signal.new', 'premium');
+    const [freshNew] = await publish(1, 'signal.new', 'wallet');
+    const [premiumWinner] = await publish(1, 'signal.winner', 'premium');
+    const [freshDead] = await publish(1, 'signal.dead', 'wallet');
+    await waitFor(() => signalIds(all.events).includes(freshDead!), 20_000, 20, 'the last event');
+    const after = (s: SseClient) => {
+      const got = signalIds(s.events);
+      const from = got.findIndex((id) => [premiumNew, freshNew, premiumWinner, freshDead].includes(id));
+      return from < 0 ? [] : got.slice(from);
+    };
+    await waitFor(() => after(fresh).includes(freshDead!), 20_000, 20, 'the wallet stream');
+    await waitFor(() => after(winners).includes(freshDead!), 20_000, 20, 'the winners stream');
+    await waitFor(() => after(both).includes(premiumWinner!), 20_000, 20, 'the premium winners stream');
+    expect(after(all)).toEqual([premiumNew, freshNew, premiumWinner, freshDead]);
+    expect(after(fresh)).toEqual([freshNew, freshDead]);
+    expect(after(winners)).toEqual([premiumWinner, freshDead]);
+    expect(after(both)).toEqual([premiumWinner]);
+  });
+
+  it('when a filter is not valid, then the 400 names it as the signals service did', async () => {
+    const bad = await open(`${STREAM}?type=premium,nope&extra=1`);
+    expect(bad.status).toBe(400);
+    const body: unknown = JSON.parse(bad.body);
+    expect(body).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR' } });
+    expect(bad.body).toContain('type: \\"nope\\" is not one of');
+    expect(bad.body).toContain('unknown parameter: extra');
+  });
+
+  it('when the connection to the signals service is cut mid-stream, then the clients see every event once, in order', async () => {
+    const streams = [await open(), await open(`${STREAM}?events=signal.new`)];
+    await allLive(streams);
+    const before = await publish(3);
+    proxy.cut();
+    const during = await publish(4);
+    proxy.restore();
+    const later = await publish(3);
+    const ids = [...before, ...during, ...later];
+    await waitFor(
+      () => streams.every((s) => signalIds(s.events).includes(later[2]!)),
+      20_000,
+      20,
+      'the events',
+    );
+    for (const s of streams) {
+      const got = signalIds(s.events);
+      expect(got.slice(got.indexOf(ids[0]!))).toEqual(ids);
+    }
+  });
+
+  it('when a client resumes with Last-Event-ID while events are published, then it gets every event after its position once, in order', async () => {
+    const first = await open();
+    await allLive([first]);
+    const seen = await publish(3);
+    await waitFor(() => signalIds(first.events).includes(seen[2]!), 20_000, 20, 'the first events');
+    const position = first.events.find((e) => signalIds([e])[0] === seen[0])!.id!;
+    first.close();
+    const missed = await publish(5);
+    const publishing = publish(10);
+    const resumed = await open(STREAM, { 'Last-Event-ID': position });
+    const during = await publishing;
+    const later = await publish(2);
+    await waitFor(() => signalIds(resumed.events).includes(later[1]!), 20_000, 20, 'the resumed stream');
+    expect(signalIds(resumed.events)).toEqual([...seen.slice(1), ...missed, ...during, ...later]);
+    const resumedIds = resumed.events.filter((e) => e.id !== undefined).map((e) => e.id!);
+    expect(new Set(resumedIds).size).toBe(resumedIds.length);
+  });
+});
