@@ -82,8 +82,10 @@ function openStream(url: string, key: string): Promise<Client> {
       { headers: { authorization: `Bearer ${key}` }, agent: false },
       (res: IncomingMessage) => {
         if (res.statusCode !== 200) {
-          reject(new Error(`stream responded ${res.statusCode}`));
-          res.resume();
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (body += chunk));
+          res.once('end', () => reject(new Error(`stream responded ${res.statusCode}: ${body}`)));
           return;
         }
         let buffer = '';
@@ -164,8 +166,10 @@ async function main() {
       STATS_URL: signals.url,
       WEBHOOKS_URL: 'http://127.0.0.1:4602',
       GATEWAY_WORKERS: '2',
-      // Every stream comes from this one address.
-      CLIENT_MAX_CONNECTIONS: String(streams + 100),
+      // Every stream comes from this one address. Each process holds half the bound, and node:cluster
+      // hands a connection to whichever process is free first, not strictly in turn: room for all
+      // in either process.
+      CLIENT_MAX_CONNECTIONS: String(2 * streams + 100),
     });
     started.push(gateway);
     const api = new Pool(gateway.url, { connections: 4 });

@@ -108,3 +108,20 @@ export const OVERFLOW_EVENT = sseEvent({
       'The stream ended because events were not read fast enough. Reconnect with Last-Event-ID to resume after the last event you received.',
   } satisfies StreamEndData),
 });
+
+/**
+ * The gateway's catch-up request (internal, not in the public API): `until=live` on the stream's
+ * query makes the signals service replay its log after the client's position and then, instead
+ * of going on live, end with a `caught-up` event whose data is the id of the last log entry it
+ * replayed or passed over (the log's tail then). The gateway's shared feed sends everything after
+ * that id. The gateway checks every client's query with the public schema, which refuses `until`,
+ * so only the gateway's own requests carry it.
+ */
+export const STREAM_CATCH_UP_PARAM = 'until';
+export const STREAM_CATCH_UP_VALUE = 'live';
+export const STREAM_CAUGHT_UP_EVENT = 'caught-up';
+
+/** The stream's query as the signals service takes it: the public one, and the gateway's `until`. */
+export const signalStreamInternalQuerySchema = signalStreamQuerySchema.extend({
+  [STREAM_CATCH_UP_PARAM]: z.literal(STREAM_CATCH_UP_VALUE).optional(),
+});

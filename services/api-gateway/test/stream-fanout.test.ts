@@ -226,5 +226,32 @@ describe('live streams fanned out by the gateway', () => {
     expect(signalIds(resumed.events)).toEqual([...seen.slice(1), ...missed, ...during, ...later]);
     const resumedIds = resumed.events.filter((e) => e.id !== undefined).map((e) => e.id!);
     expect(new Set(resumedIds).size).toBe(resumedIds.length);
+    // Caught up, it is on the gateway's feed: the service holds no stream for it.
+    expect(signals.deps.streams.hub.openCount).toBe(1);
+  });
+
+  it('when a client resumes with a filter and last_event_id in the query, then it gets the matching events after its position, then live ones', async () => {
+    const first = await open();
+    await allLive([first]);
+    const [mark] = await publish(1);
+    await waitFor(() => signalIds(first.events).includes(mark!), 20_000, 20, 'the mark');
+    const position = first.events.find((e) => signalIds([e])[0] === mark)!.id!;
+    const [winner] = await publish(1, 'signal.winner');
+    await publish(2);
+    const resumed = await open(
+      `${STREAM}?events=signal.winner&last_event_id=${encodeURIComponent(position)}`,
+    );
+    const [liveWinner] = await publish(1, 'signal.winner');
+    await waitFor(() => signalIds(resumed.events).includes(liveWinner!), 20_000, 20, 'the live winner');
+    expect(signalIds(resumed.events)).toEqual([winner, liveWinner]);
+  });
+
+  it('when a client resumes from an id the log does not hold, then it is told to reset and goes on live', async () => {
+    const resumed = await open(STREAM, { 'Last-Event-ID': '1-1' });
+    const [id] = await publish(1);
+    await waitFor(() => signalIds(resumed.events).includes(id!), 20_000, 20, 'the live event');
+    expect(resumed.events[0]!.event).toBe('reset');
+    expect(JSON.parse(resumed.events[0]!.data)).toMatchObject({ reason: 'expired', resync: '/v1/signals' });
+    expect(resumed.events.filter((e) => e.event === 'reset')).toHaveLength(1);
   });
 });

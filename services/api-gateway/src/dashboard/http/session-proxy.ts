@@ -10,6 +10,7 @@ import {
   forward,
   forwardedBytes,
   readClientBody,
+  streamRequestHeaders,
   type StreamControl,
   type Upstream,
 } from '../../edge/http/upstream';
@@ -90,8 +91,26 @@ export function proxyTo(upstream: Upstream, options: SessionProxyOptions): Reque
         } catch (err) {
           return next(err);
         }
-        if (how.kind === 'feed') {
-          const served = await options.feed.serve(res, [], how.filter, stream);
+        {
+          const served =
+            how.kind === 'live'
+              ? await options.feed.serve(res, [], how.filter, stream)
+              : await options.feed.serveResuming(
+                  res,
+                  { headers: [], ownHeaderNames: new Set(res.getHeaderNames()) },
+                  how.filter,
+                  stream,
+                  {
+                    path: req.originalUrl,
+                    headers: streamRequestHeaders(
+                      req.headers,
+                      tokenFor(options.tokens, upstream, accountId, capsOf(res)),
+                      requestId,
+                      req.ip ?? '',
+                    ),
+                    timeoutMs: options.timeoutMs,
+                  },
+                );
           if (!served.ok)
             next(
               new AppError(

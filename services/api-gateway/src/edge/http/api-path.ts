@@ -30,6 +30,7 @@ import {
   forward,
   forwardedBytes,
   readClientBody,
+  streamRequestHeaders,
   type StreamControl,
   type Upstream,
 } from './upstream';
@@ -212,9 +213,26 @@ export function apiPath(deps: ApiPathDeps) {
           details: err.details,
         });
       }
-      if (how.kind === 'resume') return await sendOn(a, admission.control);
       a.head.push('Cache-Control', 'no-store');
-      const served = await deps.feed.serve(a.res, a.head, how.filter, admission.control);
+      const served =
+        how.kind === 'live'
+          ? await deps.feed.serve(a.res, a.head, how.filter, admission.control)
+          : await deps.feed.serveResuming(
+              a.res,
+              { headers: a.head, ownHeaderNames },
+              how.filter,
+              admission.control,
+              {
+                path: a.url,
+                headers: streamRequestHeaders(
+                  a.req.headers,
+                  tokenFor(deps.tokens, a.upstream, auth.accountId, auth.caps),
+                  a.requestId,
+                  a.ip,
+                ),
+                timeoutMs: deps.timeoutMs,
+              },
+            );
       if (served.ok) {
         if (served.overflowed) slowReaders.inc();
         return served.status;

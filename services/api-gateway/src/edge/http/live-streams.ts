@@ -59,9 +59,9 @@ export async function admitStream(
 }
 
 /**
- * How a stream is served: from the gateway's shared feed (`feed`: live from now, the client's
- * filter applied here), or on a request of its own to the service (`resume`: the client names a
- * position, which only the service's log can replay from). The query is checked here with the
+ * How a stream is served, always from the gateway's shared feed with the client's filter applied
+ * here: `live` from now, or `resume` (the client names a position: the service's log replays
+ * from it first, see StreamFeed.serveResuming). The query is checked here with the
  * route's schema, parsed as the service parses it (Express's simple parser), so a bad one is the
  * service's own 400 (throws the AppError). Last-Event-ID as the service reads it: the header,
  * else `last_event_id`, blank meaning none.
@@ -69,7 +69,7 @@ export async function admitStream(
 export function streamRequestOf(
   url: string,
   lastEventIdHeader: string | string[] | undefined,
-): { kind: 'feed'; filter: FeedFilter } | { kind: 'resume' } {
+): { kind: 'live' | 'resume'; filter: FeedFilter } {
   const q = url.indexOf('?');
   const query = parseOrThrow(
     ROUTES.streamSignals.query,
@@ -77,9 +77,8 @@ export function streamRequestOf(
     'query',
   );
   const header = typeof lastEventIdHeader === 'string' ? lastEventIdHeader.trim() : '';
-  if (header !== '' || (query.last_event_id ?? '').trim() !== '') return { kind: 'resume' };
   return {
-    kind: 'feed',
+    kind: header !== '' || (query.last_event_id ?? '').trim() !== '' ? 'resume' : 'live',
     filter: {
       ...(query.type ? { types: new Set<string>(query.type) } : {}),
       ...(query.events ? { events: new Set<string>(query.events) } : {}),

@@ -189,7 +189,10 @@ function errorCodeOf(err: unknown): string | undefined {
 }
 
 /** The request headers the service gets: the forwarded ones, then the gateway's own. */
-function upstreamHeaders(f: ForwardRequest, token: string): string[] {
+function upstreamHeaders(
+  f: Pick<ForwardRequest, 'headers' | 'body' | 'requestId' | 'clientIp'>,
+  token: string,
+): string[] {
   const headers: string[] = [];
   for (const name of FORWARDED_REQUEST_HEADERS) {
     const v = f.headers[name];
@@ -205,6 +208,35 @@ function upstreamHeaders(f: ForwardRequest, token: string): string[] {
     f.clientIp,
   );
   return headers;
+}
+
+/**
+ * The response headers a client gets: the gateway's own ([name, value, …]), then the service's,
+ * less connection-level ones, the gateway's own names and rate-limit headers.
+ */
+export function passedOnHeaders(
+  own: readonly string[],
+  ownNames: ReadonlySet<string>,
+  service: Record<string, string | string[] | undefined>,
+): string[] {
+  const out = own.slice();
+  for (const name in service) {
+    if (DROPPED_RESPONSE_HEADERS.has(name) || ownNames.has(name) || name.startsWith('x-ratelimit')) continue;
+    const value = service[name];
+    if (typeof value === 'string') out.push(name, value);
+    else if (value !== undefined) for (const v of value) out.push(name, v);
+  }
+  return out;
+}
+
+/** The request headers a stream's request to the service carries (the client's, then the gateway's). */
+export function streamRequestHeaders(
+  clientHeaders: IncomingMessage['headers'],
+  token: string,
+  requestId: string,
+  clientIp: string,
+): string[] {
+  return upstreamHeaders({ headers: clientHeaders, body: undefined, requestId, clientIp }, token);
 }
 
 /**
@@ -251,19 +283,7 @@ export function forward(res: ServerResponse, f: ForwardRequest, token: string): 
       },
       onResponseStart(_c, statusCode, headers) {
         status = statusCode;
-        const out = f.responseHeaders.slice();
-        for (const name in headers) {
-          if (
-            DROPPED_RESPONSE_HEADERS.has(name) ||
-            f.ownHeaderNames.has(name) ||
-            name.startsWith('x-ratelimit')
-          )
-            continue;
-          const value = headers[name];
-          if (typeof value === 'string') out.push(name, value);
-          else if (value !== undefined) for (const v of value) out.push(name, v);
-        }
-        res.writeHead(statusCode, out);
+        res.writeHead(statusCode, passedOnHeaders(f.responseHeaders, f.ownHeaderNames, headers));
         // An event stream's head goes out at once: its first event may be a while coming.
         if (String(headers['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();
       },
