@@ -5,7 +5,7 @@ import {
   type SignalType,
 } from '@signal/contracts';
 import { brokerNames, removeBrokerPrefix } from '@signal/messaging';
-import { newId } from '@signal/service-kit';
+import { metrics, newId } from '@signal/service-kit';
 import {
   infraUrls,
   signalSnapshotFixture,
@@ -17,7 +17,7 @@ import {
 } from '@signal/test-kit';
 import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
 import { startSignals, type SignalsHarness } from '../../signals/test/signals-harness';
-import { openSse, type SseClient, type SseEvent } from '../../signals/test/sse-client';
+import { openSse, openStalled, type SseClient, type SseEvent } from '../../signals/test/sse-client';
 import { startGateway, type GatewayHarness } from './gateway-harness';
 
 /**
@@ -45,9 +45,10 @@ async function busProducer(prefix: string) {
   };
 }
 
-function busEvent(name: SignalEvent['name'], type: SignalType = 'premium'): SignalEvent {
+function busEvent(name: SignalEvent['name'], type: SignalType = 'premium', tokenName?: string): SignalEvent {
   const signal = signalSnapshotFixture(newId('sig'));
   signal.type = type;
+  if (tokenName) signal.token.name = tokenName;
   return {
     schema_version: SIGNAL_EVENT_VERSION,
     id: newId('evt'),
@@ -207,6 +208,50 @@ describe('live streams fanned out by the gateway', () => {
     for (const s of streams) {
       const got = signalIds(s.events);
       expect(got.slice(got.indexOf(ids[0]!))).toEqual(ids);
+    }
+  });
+
+  it('when a client stops reading, then the gateway ends its stream with overflow once the bound is passed, and the others go on', async () => {
+    const slowReaders = async () =>
+      (await metrics.fairnessRefusals().get()).values.find((v) => v.labels.reason === 'slow_reader')?.value ??
+      0;
+    const bounded = await startGateway({
+      label: 'gw_fanout_bound',
+      upstreams: { signals: signals.url, stats: signals.url, webhooks: signals.url },
+      env: { STREAM_MAX_BUFFERED_BYTES: String(64 * 1024) },
+      share: { dbName: gw.config.GATEWAY_DB, redisPrefix: gw.config.REDIS_PREFIX },
+    });
+    try {
+      const reading = await openSse(bounded.url, STREAM, { Authorization: `Bearer ${key}` });
+      clients.push(reading);
+      const stalled = await openStalled(bounded.url, STREAM, { Authorization: `Bearer ${key}` });
+      await allLive([reading]);
+      const cutBefore = await slowReaders();
+      // Events of 60 KB each, by rounds until the stream ends: the loopback socket buffers take a
+      // few MB before anything stays in the gateway, then the 64 KiB bound is passed.
+      const published: string[] = [];
+      for (let round = 0; round < 80 && (await slowReaders()) === cutBefore; round++) {
+        for (let i = 0; i < 10; i++) {
+          const event = busEvent('signal.new', 'premium', 'x'.repeat(60_000));
+          published.push(event.signal.id);
+          await producer.publish(event);
+        }
+        await waitFor(async () => (await slowReaders()) > cutBefore, 500, 20).catch(() => undefined);
+      }
+      expect(await slowReaders()).toBe(cutBefore + 1);
+      await stalled.readToEnd();
+      const received = signalIds(stalled.events).filter((id) => published.includes(id));
+      expect(stalled.events.at(-1)).toMatchObject({ event: 'overflow' });
+      expect(JSON.parse(stalled.events.at(-1)!.data)).toMatchObject({ reason: 'slow_client' });
+      expect(received).toEqual(published.slice(0, received.length));
+      await waitFor(
+        () => signalIds(reading.events).includes(published.at(-1)!),
+        20_000,
+        20,
+        'the reading client',
+      );
+    } finally {
+      await bounded.stop();
     }
   });
 
