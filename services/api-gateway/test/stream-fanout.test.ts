@@ -255,7 +255,7 @@ describe('live streams fanned out by the gateway', () => {
     }
   });
 
-  it('when a client resumes with Last-Event-ID while events are published, then it gets every event after its position once, in order', async () => {
+  it('when clients resume with Last-Event-ID while events are published, then each gets every event after its position once, in order', async () => {
     const first = await open();
     await allLive([first]);
     const seen = await publish(3);
@@ -263,15 +263,25 @@ describe('live streams fanned out by the gateway', () => {
     const position = first.events.find((e) => signalIds([e])[0] === seen[0])!.id!;
     first.close();
     const missed = await publish(5);
-    const publishing = publish(10);
-    const resumed = await open(STREAM, { 'Last-Event-ID': position });
+    // Several resume one after another while events keep coming: a replay may read the log ahead
+    // of the gateway's feed, or behind it.
+    const publishing = publish(20);
+    const resumed: SseClient[] = [];
+    for (let i = 0; i < 5; i++) resumed.push(await open(STREAM, { 'Last-Event-ID': position }));
     const during = await publishing;
     const later = await publish(2);
-    await waitFor(() => signalIds(resumed.events).includes(later[1]!), 20_000, 20, 'the resumed stream');
-    expect(signalIds(resumed.events)).toEqual([...seen.slice(1), ...missed, ...during, ...later]);
-    const resumedIds = resumed.events.filter((e) => e.id !== undefined).map((e) => e.id!);
-    expect(new Set(resumedIds).size).toBe(resumedIds.length);
-    // Caught up, it is on the gateway's feed: the service holds no stream for it.
+    await waitFor(
+      () => resumed.every((r) => signalIds(r.events).includes(later[1]!)),
+      20_000,
+      20,
+      'the resumed streams',
+    );
+    for (const r of resumed) {
+      expect(signalIds(r.events)).toEqual([...seen.slice(1), ...missed, ...during, ...later]);
+      const ids = r.events.filter((e) => e.id !== undefined).map((e) => e.id!);
+      expect(new Set(ids).size).toBe(ids.length);
+    }
+    // Caught up, they are on the gateway's feed: the service holds no stream for them.
     expect(signals.deps.streams.hub.openCount).toBe(1);
   });
 

@@ -91,38 +91,36 @@ export function proxyTo(upstream: Upstream, options: SessionProxyOptions): Reque
         } catch (err) {
           return next(err);
         }
-        {
-          const served =
-            how.kind === 'live'
-              ? await options.feed.serve(res, [], how.filter, stream)
-              : await options.feed.serveResuming(
-                  res,
-                  { headers: [], ownHeaderNames: new Set(res.getHeaderNames()) },
-                  how.filter,
-                  stream,
-                  {
-                    path: req.originalUrl,
-                    headers: streamRequestHeaders(
-                      req.headers,
-                      tokenFor(options.tokens, upstream, accountId, capsOf(res)),
-                      requestId,
-                      req.ip ?? '',
-                    ),
-                    timeoutMs: options.timeoutMs,
-                  },
-                );
-          if (!served.ok)
-            next(
-              new AppError(
-                'SERVICE_UNAVAILABLE',
-                `The ${upstream.name} service is unavailable. Retry shortly.`,
+        const served =
+          how.kind === 'live'
+            ? await options.feed.serve(res, [], how.filter, stream)
+            : await options.feed.serveResuming(
+                res,
+                { headers: [], ownHeaderNames: new Set(res.getHeaderNames()) },
+                how.filter,
+                stream,
                 {
-                  retryAfter: 1,
+                  path: req.originalUrl,
+                  headers: streamRequestHeaders(
+                    req.headers,
+                    tokenFor(options.tokens, upstream, accountId, capsOf(res)),
+                    requestId,
+                    req.ip ?? '',
+                  ),
+                  timeoutMs: options.timeoutMs,
                 },
-              ),
-            );
-          return;
-        }
+              );
+        if (!served.ok)
+          next(
+            new AppError(
+              'SERVICE_UNAVAILABLE',
+              `The ${upstream.name} service is unavailable. Retry shortly.`,
+              {
+                retryAfter: 1,
+              },
+            ),
+          );
+        return;
       }
       const outcome = await forward(
         res,
@@ -138,7 +136,6 @@ export function proxyTo(upstream: Upstream, options: SessionProxyOptions): Reque
           ownHeaderNames: new Set(res.getHeaderNames()),
           timeoutMs: options.timeoutMs,
           maxHeldBytes: options.maxHeldBytes,
-          stream,
         },
         tokenFor(options.tokens, upstream, accountId, capsOf(res)),
       );

@@ -31,7 +31,6 @@ import {
   forwardedBytes,
   readClientBody,
   streamRequestHeaders,
-  type StreamControl,
   type Upstream,
 } from './upstream';
 
@@ -247,7 +246,7 @@ export function apiPath(deps: ApiPathDeps) {
   }
 
   /** Sends an admitted request on to its service; the status the client got. */
-  async function sendOn(a: Admitted, stream?: StreamControl): Promise<number> {
+  async function sendOn(a: Admitted): Promise<number> {
     const { req, res, upstream, head, requestId } = a;
     const method = req.method ?? 'GET';
     let body: Buffer | undefined;
@@ -263,9 +262,9 @@ export function apiPath(deps: ApiPathDeps) {
       }
       body = read.body;
     }
-    // Secrets and live streams are never stored by a cache on the way (the service's own
-    // Cache-Control gives way to the gateway's).
-    if (carriesSecrets(a.path) || stream) head.push('Cache-Control', 'no-store');
+    // Secrets are never stored by a cache on the way (the service's own Cache-Control gives way
+    // to the gateway's); nor are live streams (openStream).
+    if (carriesSecrets(a.path)) head.push('Cache-Control', 'no-store');
     const outcome = await forward(
       res,
       {
@@ -280,7 +279,6 @@ export function apiPath(deps: ApiPathDeps) {
         ownHeaderNames,
         timeoutMs: deps.timeoutMs,
         maxHeldBytes: deps.maxHeldBytes,
-        stream,
       },
       tokenFor(deps.tokens, upstream, a.auth.accountId, a.auth.caps),
     );

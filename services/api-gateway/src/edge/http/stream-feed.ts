@@ -47,6 +47,11 @@ interface FeedClient {
   mode: 'live' | 'holding' | 'overflowed';
   held: Array<{ id: string | undefined; frame: Buffer }>;
   heldBytes: number;
+  /**
+   * Entries up to this id reached the client by its replay, which can read the log ahead of the
+   * feed: the feed skips them, and clears this at its first later entry.
+   */
+  replayedUpTo: string | undefined;
   /** Ends the client's stream with `last`; `closeConnection` closes its connection after it. */
   end(last: string | undefined, closeConnection: boolean): void;
 }
@@ -182,9 +187,10 @@ export class StreamFeed {
    * A client resuming from a position: it joins the feed holding what the feed sends (at most the
    * bound), then the service replays its log after the position (`until=live`) and ends with
    * `caught-up` and the last id it replayed or passed over; the held events after that id follow,
-   * then the feed's. The log's ids are totally ordered and the feed sends the log's order, and the
-   * replay reads the log past everything the feed had sent when the client joined, so none is lost
-   * and none sent twice. The service's refusal (its status and envelope) goes to the client as is.
+   * then the feed's after that id (the replay may have read the log ahead of the feed). The log's
+   * ids are totally ordered and the feed sends the log's order, and the replay reads the log past
+   * everything the feed had sent when the client joined, so none is lost and none sent twice. The
+   * service's refusal (its status and envelope) goes to the client as is.
    */
   async serveResuming(
     res: ServerResponse,
@@ -283,6 +289,7 @@ export class StreamFeed {
       client.held = [];
       client.heldBytes = 0;
       client.mode = 'live';
+      client.replayedUpTo = caughtUp;
     }
     return ended;
   }
@@ -310,6 +317,7 @@ export class StreamFeed {
       mode: holding ? 'holding' : 'live',
       held: [],
       heldBytes: 0,
+      replayedUpTo: undefined,
       end: (last, closeConnection) => {
         if (done) return;
         if (last === OVERFLOW_EVENT) overflowed = true;
@@ -472,6 +480,10 @@ export class StreamFeed {
     for (const client of this.clients) {
       if (event !== 'reset' && !takes(client.filter, event, type)) continue;
       if (client.mode === 'live') {
+        if (client.replayedUpTo !== undefined && message.id !== undefined) {
+          if (!isAfter(message.id, client.replayedUpTo)) continue;
+          client.replayedUpTo = undefined;
+        }
         client.res.write(frame);
         continue;
       }

@@ -52,8 +52,8 @@ export interface Upstream {
   audience: string;
   pool: Pool;
   /**
-   * Live streams: a connection each for as long as the stream lasts, so none waits for a
-   * connection a stream holds (unbounded here: streams are bounded per account by plan).
+   * Live streams: the gateway's feed and each resuming client's catch-up, a connection each for
+   * as long as it lasts, so no request waits for a connection a stream holds.
    */
   streams: Pool;
 }
@@ -158,18 +158,12 @@ export interface ForwardRequest {
    * a slow reader never holds an upstream connection.
    */
   maxHeldBytes: number;
-  /**
-   * A live stream: sent on a connection of its own, and the service's pace follows the client's
-   * (back-pressure reaches the service, which bounds what it holds for a slow client). `end`
-   * is set here for the caller to end the stream at an event boundary.
-   */
-  stream?: StreamControl;
 }
 
 export interface StreamControl {
   /** No bytes for this long (the service sends heartbeats well within it): the stream is dead. */
   idleTimeoutMs: number;
-  /** Set by `forward`: ends the stream now, with `lastEvent` first when between events. */
+  /** Set by the stream feed: ends the stream now, with `lastEvent` first (it writes whole events). */
   end?: (lastEvent?: string) => void;
 }
 
@@ -264,18 +258,6 @@ export function forward(res: ServerResponse, f: ForwardRequest, token: string): 
       if (!res.writableFinished) controller?.abort(new Error('client closed the connection'));
     };
     res.once('close', onClientGone);
-    const stream = f.stream;
-    // Whether the last byte sent ends an event (an SSE event ends with a blank line).
-    let betweenEvents = true;
-    if (stream) {
-      stream.end = (lastEvent) => {
-        if (done) return;
-        if (lastEvent && res.headersSent && betweenEvents && !res.writableEnded) res.write(lastEvent);
-        settle({ ok: true, status });
-        controller?.abort(new Error('the stream was ended by the gateway'));
-        if (!res.writableEnded) res.end();
-      };
-    }
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart(c) {
         controller = c;
@@ -288,15 +270,6 @@ export function forward(res: ServerResponse, f: ForwardRequest, token: string): 
         if (String(headers['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();
       },
       onResponseData(c, chunk) {
-        if (stream) {
-          betweenEvents =
-            chunk.length >= 2 && chunk[chunk.length - 1] === 0x0a && chunk[chunk.length - 2] === 0x0a;
-          if (!res.write(chunk)) {
-            c.pause();
-            res.once('drain', () => c.resume());
-          }
-          return;
-        }
         res.write(chunk);
         if (res.writableLength > f.maxHeldBytes) {
           // Settled first: aborting reports an error to onResponseError at once.
@@ -310,20 +283,20 @@ export function forward(res: ServerResponse, f: ForwardRequest, token: string): 
         settle({ ok: true, status });
       },
       onResponseError(_c, err) {
-        // Ended here already (a slow reader cut, a stream ended): nothing more to tell the client.
+        // Ended here already (a slow reader cut): nothing more to tell the client.
         if (done) return;
         settle(failure(err, res, f.upstream.name, status));
       },
     };
     try {
-      (stream ? f.upstream.streams : f.upstream.pool).dispatch(
+      f.upstream.pool.dispatch(
         {
           method: f.method,
           path: f.path,
           headers: upstreamHeaders(f, token),
           body: f.body,
           headersTimeout: f.timeoutMs,
-          bodyTimeout: stream ? stream.idleTimeoutMs : f.timeoutMs,
+          bodyTimeout: f.timeoutMs,
         },
         handler,
       );
