@@ -64,7 +64,9 @@ function commaList<const T extends readonly [string, ...string[]]>(name: string,
 export const signalStreamQuerySchema = z.strictObject({
   type: commaList('type', SIGNAL_TYPES, 'signal types')
     .optional()
-    .describe(`Only signals of these types (comma-separated: ${SIGNAL_TYPES.join(', ')}); default every type`),
+    .describe(
+      `Only signals of these types (comma-separated: ${SIGNAL_TYPES.join(', ')}); default every type`,
+    ),
   events: commaList('events', WEBHOOK_EVENTS, 'event names')
     .optional()
     .describe(`Only these events (comma-separated: ${WEBHOOK_EVENTS.join(', ')}); default all four`),
@@ -76,3 +78,50 @@ export const signalStreamQuerySchema = z.strictObject({
     ),
 });
 export type SignalStreamQuery = z.infer<typeof signalStreamQuerySchema>;
+
+/**
+ * One Server-Sent Event. `data` is split at line ends into one `data:` line each (a JSON payload
+ * has none, but a raw line end in it would otherwise end the event early). `id` and `event` are
+ * ours (an entry id, an event name) and hold no line end.
+ */
+export function sseEvent(fields: { id?: string; event: string; data: string }): string {
+  let out = fields.id === undefined ? '' : `id: ${fields.id}\n`;
+  out += `event: ${fields.event}\n`;
+  for (const line of fields.data.split(/\r\n|\r|\n/)) out += `data: ${line}\n`;
+  return `${out}\n`;
+}
+
+/** A comment line (heartbeat): clients ignore it, and it keeps idle proxies from closing the stream. */
+export const sseComment = (text: string): string => `: ${text}\n\n`;
+
+/** What every stream starts with: how long a client waits before it reconnects. */
+export const STREAM_PREAMBLE = `retry: ${STREAM_RETRY_MS}\n\n`;
+
+export const HEARTBEAT = sseComment('keep-alive');
+
+/** The last event of a stream whose client did not keep up (the service's and the gateway's). */
+export const OVERFLOW_EVENT = sseEvent({
+  event: 'overflow',
+  data: JSON.stringify({
+    reason: 'slow_client',
+    message:
+      'The stream ended because events were not read fast enough. Reconnect with Last-Event-ID to resume after the last event you received.',
+  } satisfies StreamEndData),
+});
+
+/**
+ * The gateway's catch-up request (internal, not in the public API): `until=live` on the stream's
+ * query makes the signals service replay its log after the client's position and then, instead
+ * of going on live, end with a `caught-up` event whose data is the id of the last log entry it
+ * replayed or passed over (the log's tail then). The gateway's shared feed sends everything after
+ * that id. The gateway checks every client's query with the public schema, which refuses `until`,
+ * so only the gateway's own requests carry it.
+ */
+export const STREAM_CATCH_UP_PARAM = 'until';
+export const STREAM_CATCH_UP_VALUE = 'live';
+export const STREAM_CAUGHT_UP_EVENT = 'caught-up';
+
+/** The stream's query as the signals service takes it: the public one, and the gateway's `until`. */
+export const signalStreamInternalQuerySchema = signalStreamQuerySchema.extend({
+  [STREAM_CATCH_UP_PARAM]: z.literal(STREAM_CATCH_UP_VALUE).optional(),
+});

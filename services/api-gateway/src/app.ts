@@ -37,6 +37,7 @@ import { noStoreForSecrets } from './edge/http/no-store.middleware';
 import { connectionLimit } from './edge/http/connection-limit';
 import { rateLimitHeaders } from './edge/http/rate-limit-headers';
 import { ipGuard } from './edge/http/throttle.middleware';
+import { StreamFeed } from './edge/http/stream-feed';
 import type { Upstream } from './edge/http/upstream';
 import type { OpenStreams } from './edge/domain/open-streams';
 
@@ -76,6 +77,8 @@ export interface GatewayAppDeps {
   streams: OpenStreams;
   /** A live stream with no bytes from the service this long is dead. */
   streamIdleMs: number;
+  /** The process's one subscription to the signals service's stream (live streams share it). */
+  feed: StreamFeed;
   trustProxy: boolean | number | string;
   publicUrl?: string;
   /** The plan new accounts get (the document states it). */
@@ -118,6 +121,7 @@ export function buildApp(deps: GatewayAppDeps): Express {
         maxHeldResponseBytes: deps.maxHeldResponseBytes,
         streams: deps.streams,
         streamIdleMs: deps.streamIdleMs,
+        feed: deps.feed,
       },
       guard,
       deps.dashboard,
@@ -151,6 +155,7 @@ export function buildGateway(deps: GatewayAppDeps): HttpEntry {
     logger: deps.logger,
     streams: deps.streams,
     streamIdleMs: deps.streamIdleMs,
+    feed: deps.feed,
   });
   const app = buildApp(deps);
   const connections = connectionLimit(
@@ -177,7 +182,10 @@ export function buildGateway(deps: GatewayAppDeps): HttpEntry {
     checkContinue: route(true),
     onConnection: connections.onConnection,
     stalledMs: deps.stalledConnectionMs,
-    onClose: () => deps.streams.endAll(),
+    onClose: () => {
+      deps.streams.endAll();
+      deps.feed.close();
+    },
     // A request node:http cannot parse (oversized headers, say) still carries the rate-limit
     // headers, counted against its address like any request without a usable credential.
     unparsableHeaders: async (remoteAddress) => {
@@ -199,6 +207,9 @@ function originForm(url: string): string {
     return url;
   }
 }
+
+/** The subject of the feed's internal token: the gateway itself, not an account. */
+const FEED_SUBJECT = 'api-gateway';
 
 /** The gateway as main.ts and the tests run it: everything from config and the built dependencies. */
 export function appFromDependencies(
@@ -235,6 +246,16 @@ export function appFromDependencies(
     stalledConnectionMs: config.STALLED_CONNECTION_MS,
     streams: deps.streams,
     streamIdleMs: config.STREAM_IDLE_TIMEOUT_MS,
+    feed: new StreamFeed({
+      upstream: deps.upstreams.signals,
+      // The feed is the gateway's, not any account's: its token names the gateway.
+      token: () => deps.tokens.get(deps.upstreams.signals.audience, FEED_SUBJECT),
+      idleTimeoutMs: config.STREAM_IDLE_TIMEOUT_MS,
+      headersTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
+      heartbeatMs: config.STREAM_HEARTBEAT_MS,
+      maxBufferedBytes: config.STREAM_MAX_BUFFERED_BYTES,
+      logger,
+    }),
     trustProxy: trustProxySetting(config.TRUST_PROXY),
     publicUrl: config.PUBLIC_URL,
     defaultPlan: defaultPlan(config),

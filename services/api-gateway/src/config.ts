@@ -88,6 +88,14 @@ export const configSchema = z
     /** A live stream with no bytes from the service this long is dead (the service sends heartbeats). */
     STREAM_IDLE_TIMEOUT_MS: env.int(30_000, 1000),
     /**
+     * Heartbeat comment on every open stream (the signals service's, the gateway's feed among them;
+     * the gateway's to its clients). Well under the gateway's STREAM_IDLE_TIMEOUT_MS, which would
+     * otherwise end a quiet stream.
+     */
+    STREAM_HEARTBEAT_MS: z.coerce.number().int().min(10).max(9000).default(5000),
+    /** A stream whose unsent output passes this is sent `overflow` and ended (a client not reading). */
+    STREAM_MAX_BUFFERED_BYTES: env.int(256 * 1024, 1024),
+    /**
      * Gateway processes on this host (node:cluster, one port): `auto` is one per core. Limits
      * stay exact across them: every count is one atomic call to the shared Redis.
      */

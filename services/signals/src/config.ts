@@ -32,8 +32,9 @@ export const configSchema = z.object({
    */
   STREAM_RETENTION_HOURS: env.int(25, STREAM_MIN_RETENTION_HOURS),
   /**
-   * Heartbeat comment on every open stream. Well under the gateway's upstream body timeout
-   * (10 s), which would otherwise end a quiet stream.
+   * Heartbeat comment on every open stream (the signals service's, the gateway's feed among them;
+   * the gateway's to its clients). Well under the gateway's STREAM_IDLE_TIMEOUT_MS, which would
+   * otherwise end a quiet stream.
    */
   STREAM_HEARTBEAT_MS: z.coerce.number().int().min(10).max(9000).default(5000),
   /** A stream whose unsent output passes this is sent `overflow` and ended (a client not reading). */

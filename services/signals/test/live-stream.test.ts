@@ -221,6 +221,29 @@ describe('live stream', () => {
     expect(about(second.events, ids.slice(2)).map(signalOf)).toEqual(ids.slice(2));
   });
 
+  it('when the gateway catches a client up (until=live), then the log after the position is replayed and the stream ends with caught-up naming the last id', async () => {
+    const reference = track(await open(svc));
+    const ids = [await createSignal(svc)];
+    await reference.until((ev) => about(ev, ids).length === 1, 'the first event');
+    const position = about(reference.events, ids)[0]!.id!;
+    for (let i = 0; i < 3; i++) ids.push(await createSignal(svc));
+    await reference.until((ev) => about(ev, ids).length === 4, 'the later events');
+    const catchUp = track(await open(svc, `${STREAM}?until=live`, { 'Last-Event-ID': position }));
+    await catchUp.whenEnded();
+    const replayed = catchUp.events.filter((e) => e.event !== 'caught-up');
+    expect(replayed.map(signalOf)).toEqual(ids.slice(1));
+    const end = catchUp.events.at(-1)!;
+    expect(end.event).toBe('caught-up');
+    expect(end.id).toBeUndefined();
+    expect(end.data).toBe(reference.events.at(-1)!.id);
+  });
+
+  it('when a client asks for an unknown value of until, then 400 names it', async () => {
+    const res = await request(svc.url).get(`${STREAM}?until=later`).set(auth(svc));
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('VALIDATION_ERROR');
+  });
+
   it('when a client resumes behind more events than one replay page, then it receives them all in order, then live ones', async () => {
     const reference = track(await open(svc));
     const s = track(await open(svc));

@@ -137,7 +137,8 @@ export class SignalRepository implements SignalWriteStore, SignalQueryStore, Sig
   private async batchOutbox(batch: OutboxBatchDocument): Promise<PendingOutbox | undefined> {
     if (Date.now() - new Date(batch.created_at).getTime() < ORPHAN_BATCH_MS) return undefined;
     const documentId = `${BATCH_PREFIX}${batch._id}`;
-    const named = batch.entries ?? (batch.events ?? []).map((e) => ({ signal_id: e.signal.id, event_id: e.id }));
+    const named =
+      batch.entries ?? (batch.events ?? []).map((e) => ({ signal_id: e.signal.id, event_id: e.id }));
     const found = await eachById(
       named.map((e) => e.signal_id),
       (id) => this.signals.findOne({ _id: id }, { projection: PUBLIC_PROJECTION }),
@@ -200,9 +201,9 @@ export class SignalRepository implements SignalWriteStore, SignalQueryStore, Sig
       .filter((id) => id.startsWith(BATCH_PREFIX))
       .map((id) => id.slice(BATCH_PREFIX.length));
     const batches = await eachById(batchIds, (id) => this.batches.findOne({ _id: id }));
-    const fromBatches = (
-      await Promise.all(batches.map((b) => (b ? this.batchOutbox(b) : undefined)))
-    ).filter((b): b is PendingOutbox => b !== undefined);
+    const fromBatches = (await Promise.all(batches.map((b) => (b ? this.batchOutbox(b) : undefined)))).filter(
+      (b): b is PendingOutbox => b !== undefined,
+    );
     const docs = await eachById(
       ids.filter((id) => !id.startsWith(BATCH_PREFIX)),
       (id) => this.signals.findOne({ _id: id }, { projection: { outbox: 1, has_outbox: 1 } }),
@@ -235,7 +236,8 @@ export class SignalRepository implements SignalWriteStore, SignalQueryStore, Sig
     const remaining = batch.entries
       ? { entries: batch.entries.filter((e) => !published.has(e.event_id)) }
       : { events: (batch.events ?? []).filter((e) => !published.has(e.id)) };
-    if ((remaining.entries ?? remaining.events ?? []).length === 0) await this.batches.deleteOne({ _id: batchId });
+    if ((remaining.entries ?? remaining.events ?? []).length === 0)
+      await this.batches.deleteOne({ _id: batchId });
     else await this.batches.updateOne({ _id: batchId }, { $set: remaining });
   }
 

@@ -28,11 +28,15 @@ const entry = (over: Partial<LogEntry> = {}): LogEntry => ({
 
 describe('SSE encoding', () => {
   it('when a log entry is encoded, then it is id, event and data lines ended by a blank line', () => {
-    expect(entryEvent(entry())).toBe('id: 1700000000000-0\nevent: signal.new\ndata: {"event":"signal.new"}\n\n');
+    expect(entryEvent(entry())).toBe(
+      'id: 1700000000000-0\nevent: signal.new\ndata: {"event":"signal.new"}\n\n',
+    );
   });
 
   it('when data holds line ends of any kind, then each line is a data line of its own', () => {
-    expect(sseEvent({ event: 'x', data: 'a\nb\r\nc\rd' })).toBe('event: x\ndata: a\ndata: b\ndata: c\ndata: d\n\n');
+    expect(sseEvent({ event: 'x', data: 'a\nb\r\nc\rd' })).toBe(
+      'event: x\ndata: a\ndata: b\ndata: c\ndata: d\n\n',
+    );
   });
 
   it('when a comment is encoded, then it is a colon line and a blank line', () => {
@@ -52,7 +56,10 @@ describe('SSE encoding', () => {
   it('when a reset is encoded, then it carries the id to resume from when there is one, and the list to re-sync from', () => {
     const withId = resetEvent('expired', '5-1');
     expect(withId).toMatch(/^id: 5-1\nevent: reset\ndata: /);
-    expect(JSON.parse(/^data: (.*)$/m.exec(withId)![1]!)).toMatchObject({ reason: 'expired', resync: '/v1/signals' });
+    expect(JSON.parse(/^data: (.*)$/m.exec(withId)![1]!)).toMatchObject({
+      reason: 'expired',
+      resync: '/v1/signals',
+    });
     expect(resetEvent('unknown', undefined)).toMatch(/^event: reset\n/);
   });
 });
@@ -77,10 +84,18 @@ describe('log entries', () => {
     (id) => expect(isEntryId(id)).toBe(true),
   );
 
-  it.each(['', '1', '1-', '-1', '01-0', '1-01', 'abc-1', '1-0 ', '18446744073709551616-0', '1700000000000-0-0'])(
-    'when "%s" is checked, then it is not an entry id',
-    (id) => expect(isEntryId(id)).toBe(false),
-  );
+  it.each([
+    '',
+    '1',
+    '1-',
+    '-1',
+    '01-0',
+    '1-01',
+    'abc-1',
+    '1-0 ',
+    '18446744073709551616-0',
+    '1700000000000-0-0',
+  ])('when "%s" is checked, then it is not an entry id', (id) => expect(isEntryId(id)).toBe(false));
 
   it('when ids are compared, then milliseconds order first, then the sequence, by value not by text', () => {
     expect(compareEntryIds('9-0', '10-0')).toBeLessThan(0);
@@ -114,7 +129,10 @@ describe('stream filters', () => {
 
   it.each([
     [{ type: 'wallet,weekly' }, 'type: "weekly" is not one of new, 3d, 7d, 30d, wallet, premium'],
-    [{ events: 'signal.updated' }, 'events: "signal.updated" is not one of signal.new, signal.winner, signal.dead, signal.rugged'],
+    [
+      { events: 'signal.updated' },
+      'events: "signal.updated" is not one of signal.new, signal.winner, signal.dead, signal.rugged',
+    ],
     [{ type: 'new,,3d' }, 'type must be a comma-separated list of signal types'],
     [{ events: '' }, 'events must be a comma-separated list of event names'],
     [{ status: 'winner' }, 'unknown parameter: status'],

@@ -1,5 +1,5 @@
 import {
-  STREAM_RETRY_MS,
+  sseEvent,
   isWebhookEventName,
   signalTypeSchema,
   type SignalStreamQuery,
@@ -43,7 +43,13 @@ export function parseLogEntry(id: string, fields: readonly string[]): LogEntry |
   const eventId = values.get('event_id');
   const type = signalTypeSchema.safeParse(values.get('type'));
   const data = values.get('data');
-  if (event === undefined || !isWebhookEventName(event) || eventId === undefined || !type.success || data === undefined)
+  if (
+    event === undefined ||
+    !isWebhookEventName(event) ||
+    eventId === undefined ||
+    !type.success ||
+    data === undefined
+  )
     return undefined;
   return { id, event, eventId, type: type.data, data };
 }
@@ -94,28 +100,12 @@ export function streamFilter(query: Pick<SignalStreamQuery, 'type' | 'events'>):
 }
 
 export function matches(filter: StreamFilter, entry: LogEntry): boolean {
-  return (!filter.types || filter.types.has(entry.type)) && (!filter.events || filter.events.has(entry.event));
+  return (
+    (!filter.types || filter.types.has(entry.type)) && (!filter.events || filter.events.has(entry.event))
+  );
 }
 
-/**
- * One Server-Sent Event. `data` is split at line ends into one `data:` line each (a JSON payload
- * has none, but a raw line end in it would otherwise end the event early). `id` and `event` are
- * ours (an entry id, an event name) and hold no line end.
- */
-export function sseEvent(fields: { id?: string; event: string; data: string }): string {
-  let out = fields.id === undefined ? '' : `id: ${fields.id}\n`;
-  out += `event: ${fields.event}\n`;
-  for (const line of fields.data.split(/\r\n|\r|\n/)) out += `data: ${line}\n`;
-  return `${out}\n`;
-}
-
-/** A comment line (heartbeat): clients ignore it, and it keeps idle proxies from closing the stream. */
-export const sseComment = (text: string): string => `: ${text}\n\n`;
-
-/** What every stream starts with: how long a client waits before it reconnects. */
-export const STREAM_PREAMBLE = `retry: ${STREAM_RETRY_MS}\n\n`;
-
-export const HEARTBEAT = sseComment('keep-alive');
+export { HEARTBEAT, STREAM_PREAMBLE, sseComment, sseEvent } from '@signal/contracts';
 
 /** A log entry as the stream sends it: the payload under the event's name, with the entry id. */
 export const entryEvent = (entry: LogEntry): string =>
@@ -138,28 +128,23 @@ export function resetEvent(reason: StreamResetReason, resumeFrom: string | undef
     message: `${RESET_MESSAGES[reason]} Re-sync from GET /v1/signals; the stream goes on live from here.`,
     resync: '/v1/signals',
   };
-  return sseEvent({ ...(resumeFrom === undefined ? {} : { id: resumeFrom }), event: 'reset', data: JSON.stringify(data) });
+  return sseEvent({
+    ...(resumeFrom === undefined ? {} : { id: resumeFrom }),
+    event: 'reset',
+    data: JSON.stringify(data),
+  });
 }
 
-const endData = (reason: StreamEndData['reason'], message: string): string =>
-  JSON.stringify({ reason, message } satisfies StreamEndData);
-
-/** The last event of a stream whose client did not keep up. */
-export const OVERFLOW_EVENT = sseEvent({
-  event: 'overflow',
-  data: endData(
-    'slow_client',
-    'The stream ended because events were not read fast enough. Reconnect with Last-Event-ID to resume after the last event you received.',
-  ),
-});
+export { OVERFLOW_EVENT } from '@signal/contracts';
 
 /** The last event of every stream when the server shuts down (or loses the event log mid-replay). */
 export const RECONNECT_EVENT = sseEvent({
   event: 'reconnect',
-  data: endData(
-    'shutdown',
-    'The server is ending this stream. Reconnect with Last-Event-ID to resume after the last event you received.',
-  ),
+  data: JSON.stringify({
+    reason: 'shutdown',
+    message:
+      'The server is ending this stream. Reconnect with Last-Event-ID to resume after the last event you received.',
+  } satisfies StreamEndData),
 });
 
 /**

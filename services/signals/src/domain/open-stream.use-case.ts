@@ -12,6 +12,7 @@ import {
   type ReadEntry,
   type StreamFilter,
 } from './live-stream';
+import { STREAM_CAUGHT_UP_EVENT, sseEvent } from '@signal/contracts';
 import type { StreamHub, StreamSink } from './stream-hub';
 
 /** The event log as a stream reads it. */
@@ -84,9 +85,15 @@ export async function runStream(
   sink: StreamSink,
   filter: StreamFilter,
   start: StreamStart,
+  /** The gateway's catch-up: end at the tail with `caught-up` (its id) instead of going on live. */
+  untilLive = false,
 ): Promise<void> {
+  const goLive = (after: string | undefined) => {
+    if (!untilLive) deps.hub.join(sink, filter, after);
+    else sink.end(sseEvent({ event: STREAM_CAUGHT_UP_EVENT, data: after ?? deps.hub.position ?? '0-0' }));
+  };
   if (start.kind === 'live') {
-    deps.hub.join(sink, filter, undefined);
+    goLive(undefined);
     return;
   }
   if (start.kind === 'reset') sink.write(resetEvent(start.reason, start.from));
@@ -115,7 +122,7 @@ export async function runStream(
         return;
       }
       if (position === undefined || compareEntryIds(position, after) <= 0) {
-        deps.hub.join(sink, filter, after);
+        goLive(after);
         return;
       }
     }

@@ -1,4 +1,4 @@
-import { signalStreamQuerySchema } from '@signal/contracts';
+import { signalStreamInternalQuerySchema } from '@signal/contracts';
 import { AppError, parseOrThrow } from '@signal/service-kit';
 import type { RequestHandler, Response } from 'express';
 import { STREAM_PREAMBLE, streamFilter } from '../domain/live-stream';
@@ -72,7 +72,7 @@ function lastEventIdOf(header: string | undefined, query: string | undefined): s
 /** GET /v1/signals/stream: Server-Sent Events of the public signal events. */
 export function streamHandler(deps: StreamDeps): RequestHandler {
   return async (req, res) => {
-    const query = parseOrThrow(signalStreamQuerySchema, req.query, 'query');
+    const query = parseOrThrow(signalStreamInternalQuerySchema, req.query, 'query');
     const plan = await planStream(deps, lastEventIdOf(req.header('last-event-id'), query.last_event_id));
     if (!plan.ok) throw new AppError(plan.code, plan.message, { headers: { 'Retry-After': '1' } });
     res.writeHead(200, STREAM_HEADERS);
@@ -82,6 +82,6 @@ export function streamHandler(deps: StreamDeps): RequestHandler {
       return;
     }
     res.write(STREAM_PREAMBLE);
-    await runStream(deps, responseSink(res), streamFilter(query), plan.value);
+    await runStream(deps, responseSink(res), streamFilter(query), plan.value, query.until === 'live');
   };
 }

@@ -49,6 +49,7 @@ import type { OpenStreams } from '../../edge/domain/open-streams';
 import { keyStatus } from '../../accounts/domain/key-status';
 import { SESSION_USAGE_KEY, usageSummary } from '../domain/usage-summary.use-case';
 import { admitSessionApiRequest } from '../domain/session-api-request.use-case';
+import type { StreamFeed } from '../../edge/http/stream-feed';
 import type { Upstream } from '../../edge/http/upstream';
 
 export interface DashboardApiDeps {
@@ -70,6 +71,8 @@ export interface DashboardApiDeps {
   /** Live streams open through this process. */
   streams: OpenStreams;
   streamIdleMs: number;
+  /** The process's one subscription to the service's stream, which streams from now share. */
+  feed: StreamFeed;
 }
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -341,6 +344,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
         maxHeldBytes: deps.maxHeldResponseBytes,
         streams: deps.streams,
         streamIdleMs: deps.streamIdleMs,
+        feed: deps.feed,
       }),
     );
     return r;

@@ -3,12 +3,14 @@ import type { RequestHandler, Response } from 'express';
 import type { OpenStreams } from '../../edge/domain/open-streams';
 import type { PlanCaps } from '../../accounts/domain/plan-caps';
 import { tokenFor } from '../../edge/http/api-path';
-import { STREAM_ROUTE, admitStream } from '../../edge/http/live-streams';
+import { STREAM_ROUTE, admitStream, streamRequestOf } from '../../edge/http/live-streams';
+import type { StreamFeed } from '../../edge/http/stream-feed';
 import {
   MAX_FORWARDED_BYTES,
   forward,
   forwardedBytes,
   readClientBody,
+  streamRequestHeaders,
   type StreamControl,
   type Upstream,
 } from '../../edge/http/upstream';
@@ -21,6 +23,8 @@ export interface SessionProxyOptions {
   /** Live streams open through this process (their cap and their end). */
   streams: OpenStreams;
   streamIdleMs: number;
+  /** The process's one subscription to the service's stream, which streams from now share. */
+  feed: StreamFeed;
 }
 
 const numberOf = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
@@ -79,6 +83,45 @@ export function proxyTo(upstream: Upstream, options: SessionProxyOptions): Reque
       ({ control: stream, closed } = admission);
     }
     try {
+      if (stream) {
+        // Checked after the slot, as the service checked it when every stream was proxied.
+        let how: ReturnType<typeof streamRequestOf>;
+        try {
+          how = streamRequestOf(req.originalUrl, req.headers['last-event-id']);
+        } catch (err) {
+          return next(err);
+        }
+        const served =
+          how.kind === 'live'
+            ? await options.feed.serve(res, [], how.filter, stream)
+            : await options.feed.serveResuming(
+                res,
+                { headers: [], ownHeaderNames: new Set(res.getHeaderNames()) },
+                how.filter,
+                stream,
+                {
+                  path: req.originalUrl,
+                  headers: streamRequestHeaders(
+                    req.headers,
+                    tokenFor(options.tokens, upstream, accountId, capsOf(res)),
+                    requestId,
+                    req.ip ?? '',
+                  ),
+                  timeoutMs: options.timeoutMs,
+                },
+              );
+        if (!served.ok)
+          next(
+            new AppError(
+              'SERVICE_UNAVAILABLE',
+              `The ${upstream.name} service is unavailable. Retry shortly.`,
+              {
+                retryAfter: 1,
+              },
+            ),
+          );
+        return;
+      }
       const outcome = await forward(
         res,
         {
@@ -93,7 +136,6 @@ export function proxyTo(upstream: Upstream, options: SessionProxyOptions): Reque
           ownHeaderNames: new Set(res.getHeaderNames()),
           timeoutMs: options.timeoutMs,
           maxHeldBytes: options.maxHeldBytes,
-          stream,
         },
         tokenFor(options.tokens, upstream, accountId, capsOf(res)),
       );

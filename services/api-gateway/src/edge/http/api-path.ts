@@ -3,12 +3,14 @@ import type { ErrorCode } from '@signal/contracts';
 import {
   currentTraceId,
   errorResponse,
+  isAppError,
   hasBody,
   metrics,
   quotedForMessage,
   requestContext,
   requestIdOf,
   writeAccessLine,
+  type FieldProblem,
   type InternalTokenCache,
   type Logger,
 } from '@signal/service-kit';
@@ -17,7 +19,8 @@ import type { OpenStreams } from '../domain/open-streams';
 import type { PlanCaps } from '../../accounts/domain/plan-caps';
 import { outcomeOf, type UsageLedger } from '../domain/usage';
 import type { ClientIp } from './client-ip';
-import { STREAM_ROUTE, admitStream } from './live-streams';
+import { STREAM_ROUTE, admitStream, streamRequestOf } from './live-streams';
+import type { StreamFeed } from './stream-feed';
 import { readCookie } from '../../sessions/http/cookies';
 import { carriesSecrets } from './no-store.middleware';
 import { rateLimitHeaders } from './rate-limit-headers';
@@ -27,7 +30,7 @@ import {
   forward,
   forwardedBytes,
   readClientBody,
-  type StreamControl,
+  streamRequestHeaders,
   type Upstream,
 } from './upstream';
 
@@ -48,6 +51,8 @@ export interface ApiPathDeps {
   streams: OpenStreams;
   /** A live stream with no bytes from the service this long is dead (heartbeats keep it alive). */
   streamIdleMs: number;
+  /** The process's one subscription to the service's stream, which streams from now share. */
+  feed: StreamFeed;
 }
 
 /**
@@ -142,7 +147,7 @@ export function apiPath(deps: ApiPathDeps) {
     code: ErrorCode,
     requestId: string,
     /** `close`: the request's body is unread, so the connection ends with this response. */
-    extra: { message?: string; retryAfter?: number; close?: boolean } = {},
+    extra: { message?: string; retryAfter?: number; close?: boolean; details?: FieldProblem[] } = {},
   ): number => {
     const { close, ...described } = extra;
     const { status, body } = errorResponse({ code, ...described }, requestId);
@@ -196,14 +201,52 @@ export function apiPath(deps: ApiPathDeps) {
         retryAfter: admission.retryAfter,
       });
     try {
-      return await sendOn(a, admission.control);
+      let how: ReturnType<typeof streamRequestOf>;
+      try {
+        how = streamRequestOf(a.url, a.req.headers['last-event-id']);
+      } catch (err) {
+        if (!isAppError(err)) throw err;
+        a.head.push('Cache-Control', 'no-store');
+        return sendError(a.res, a.head, err.code, a.requestId, {
+          message: err.message,
+          details: err.details,
+        });
+      }
+      a.head.push('Cache-Control', 'no-store');
+      const served =
+        how.kind === 'live'
+          ? await deps.feed.serve(a.res, a.head, how.filter, admission.control)
+          : await deps.feed.serveResuming(
+              a.res,
+              { headers: a.head, ownHeaderNames },
+              how.filter,
+              admission.control,
+              {
+                path: a.url,
+                headers: streamRequestHeaders(
+                  a.req.headers,
+                  tokenFor(deps.tokens, a.upstream, auth.accountId, auth.caps),
+                  a.requestId,
+                  a.ip,
+                ),
+                timeoutMs: deps.timeoutMs,
+              },
+            );
+      if (served.ok) {
+        if (served.overflowed) slowReaders.inc();
+        return served.status;
+      }
+      return sendError(a.res, a.head, 'SERVICE_UNAVAILABLE', a.requestId, {
+        message: `The ${a.upstream.name} service is unavailable. Retry shortly.`,
+        retryAfter: 1,
+      });
     } finally {
       await admission.closed();
     }
   }
 
   /** Sends an admitted request on to its service; the status the client got. */
-  async function sendOn(a: Admitted, stream?: StreamControl): Promise<number> {
+  async function sendOn(a: Admitted): Promise<number> {
     const { req, res, upstream, head, requestId } = a;
     const method = req.method ?? 'GET';
     let body: Buffer | undefined;
@@ -219,9 +262,9 @@ export function apiPath(deps: ApiPathDeps) {
       }
       body = read.body;
     }
-    // Secrets and live streams are never stored by a cache on the way (the service's own
-    // Cache-Control gives way to the gateway's).
-    if (carriesSecrets(a.path) || stream) head.push('Cache-Control', 'no-store');
+    // Secrets are never stored by a cache on the way (the service's own Cache-Control gives way
+    // to the gateway's); nor are live streams (openStream).
+    if (carriesSecrets(a.path)) head.push('Cache-Control', 'no-store');
     const outcome = await forward(
       res,
       {
@@ -236,7 +279,6 @@ export function apiPath(deps: ApiPathDeps) {
         ownHeaderNames,
         timeoutMs: deps.timeoutMs,
         maxHeldBytes: deps.maxHeldBytes,
-        stream,
       },
       tokenFor(deps.tokens, upstream, a.auth.accountId, a.auth.caps),
     );

@@ -1,5 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { parse as parseQuery } from 'node:querystring';
+import { ROUTES } from '@signal/contracts';
+import { parseOrThrow } from '@signal/service-kit';
 import type { OpenStreams, StreamEnd } from '../domain/open-streams';
+import type { FeedFilter } from './stream-feed';
 import type { StreamControl } from './upstream';
 
 export const STREAM_ROUTE = /^\/v1\/signals\/stream\/?$/i;
@@ -52,4 +56,32 @@ export async function admitStream(
       retryAfter: 5,
     };
   return { ok: true, control, closed: () => streams.closed(streamId) };
+}
+
+/**
+ * How a stream is served, always from the gateway's shared feed with the client's filter applied
+ * here: `live` from now, or `resume` (the client names a position: the service's log replays
+ * from it first, see StreamFeed.serveResuming). The query is checked here with the
+ * route's schema, parsed as the service parses it (Express's simple parser), so a bad one is the
+ * service's own 400 (throws the AppError). Last-Event-ID as the service reads it: the header,
+ * else `last_event_id`, blank meaning none.
+ */
+export function streamRequestOf(
+  url: string,
+  lastEventIdHeader: string | string[] | undefined,
+): { kind: 'live' | 'resume'; filter: FeedFilter } {
+  const q = url.indexOf('?');
+  const query = parseOrThrow(
+    ROUTES.streamSignals.query,
+    parseQuery(q === -1 ? '' : url.slice(q + 1)),
+    'query',
+  );
+  const header = typeof lastEventIdHeader === 'string' ? lastEventIdHeader.trim() : '';
+  return {
+    kind: header !== '' || (query.last_event_id ?? '').trim() !== '' ? 'resume' : 'live',
+    filter: {
+      ...(query.type ? { types: new Set<string>(query.type) } : {}),
+      ...(query.events ? { events: new Set<string>(query.events) } : {}),
+    },
+  };
 }

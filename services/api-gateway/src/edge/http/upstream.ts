@@ -52,8 +52,8 @@ export interface Upstream {
   audience: string;
   pool: Pool;
   /**
-   * Live streams: a connection each for as long as the stream lasts, so none waits for a
-   * connection a stream holds (unbounded here: streams are bounded per account by plan).
+   * Live streams: the gateway's feed and each resuming client's catch-up, a connection each for
+   * as long as it lasts, so no request waits for a connection a stream holds.
    */
   streams: Pool;
 }
@@ -158,18 +158,12 @@ export interface ForwardRequest {
    * a slow reader never holds an upstream connection.
    */
   maxHeldBytes: number;
-  /**
-   * A live stream: sent on a connection of its own, and the service's pace follows the client's
-   * (back-pressure reaches the service, which bounds what it holds for a slow client). `end`
-   * is set here for the caller to end the stream at an event boundary.
-   */
-  stream?: StreamControl;
 }
 
 export interface StreamControl {
   /** No bytes for this long (the service sends heartbeats well within it): the stream is dead. */
   idleTimeoutMs: number;
-  /** Set by `forward`: ends the stream now, with `lastEvent` first when between events. */
+  /** Set by the stream feed: ends the stream now, with `lastEvent` first (it writes whole events). */
   end?: (lastEvent?: string) => void;
 }
 
@@ -189,7 +183,10 @@ function errorCodeOf(err: unknown): string | undefined {
 }
 
 /** The request headers the service gets: the forwarded ones, then the gateway's own. */
-function upstreamHeaders(f: ForwardRequest, token: string): string[] {
+function upstreamHeaders(
+  f: Pick<ForwardRequest, 'headers' | 'body' | 'requestId' | 'clientIp'>,
+  token: string,
+): string[] {
   const headers: string[] = [];
   for (const name of FORWARDED_REQUEST_HEADERS) {
     const v = f.headers[name];
@@ -205,6 +202,35 @@ function upstreamHeaders(f: ForwardRequest, token: string): string[] {
     f.clientIp,
   );
   return headers;
+}
+
+/**
+ * The response headers a client gets: the gateway's own ([name, value, …]), then the service's,
+ * less connection-level ones, the gateway's own names and rate-limit headers.
+ */
+export function passedOnHeaders(
+  own: readonly string[],
+  ownNames: ReadonlySet<string>,
+  service: Record<string, string | string[] | undefined>,
+): string[] {
+  const out = own.slice();
+  for (const name in service) {
+    if (DROPPED_RESPONSE_HEADERS.has(name) || ownNames.has(name) || name.startsWith('x-ratelimit')) continue;
+    const value = service[name];
+    if (typeof value === 'string') out.push(name, value);
+    else if (value !== undefined) for (const v of value) out.push(name, v);
+  }
+  return out;
+}
+
+/** The request headers a stream's request to the service carries (the client's, then the gateway's). */
+export function streamRequestHeaders(
+  clientHeaders: IncomingMessage['headers'],
+  token: string,
+  requestId: string,
+  clientIp: string,
+): string[] {
+  return upstreamHeaders({ headers: clientHeaders, body: undefined, requestId, clientIp }, token);
 }
 
 /**
@@ -232,18 +258,6 @@ export function forward(res: ServerResponse, f: ForwardRequest, token: string): 
       if (!res.writableFinished) controller?.abort(new Error('client closed the connection'));
     };
     res.once('close', onClientGone);
-    const stream = f.stream;
-    // Whether the last byte sent ends an event (an SSE event ends with a blank line).
-    let betweenEvents = true;
-    if (stream) {
-      stream.end = (lastEvent) => {
-        if (done) return;
-        if (lastEvent && res.headersSent && betweenEvents && !res.writableEnded) res.write(lastEvent);
-        settle({ ok: true, status });
-        controller?.abort(new Error('the stream was ended by the gateway'));
-        if (!res.writableEnded) res.end();
-      };
-    }
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart(c) {
         controller = c;
@@ -251,32 +265,11 @@ export function forward(res: ServerResponse, f: ForwardRequest, token: string): 
       },
       onResponseStart(_c, statusCode, headers) {
         status = statusCode;
-        const out = f.responseHeaders.slice();
-        for (const name in headers) {
-          if (
-            DROPPED_RESPONSE_HEADERS.has(name) ||
-            f.ownHeaderNames.has(name) ||
-            name.startsWith('x-ratelimit')
-          )
-            continue;
-          const value = headers[name];
-          if (typeof value === 'string') out.push(name, value);
-          else if (value !== undefined) for (const v of value) out.push(name, v);
-        }
-        res.writeHead(statusCode, out);
+        res.writeHead(statusCode, passedOnHeaders(f.responseHeaders, f.ownHeaderNames, headers));
         // An event stream's head goes out at once: its first event may be a while coming.
         if (String(headers['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();
       },
       onResponseData(c, chunk) {
-        if (stream) {
-          betweenEvents =
-            chunk.length >= 2 && chunk[chunk.length - 1] === 0x0a && chunk[chunk.length - 2] === 0x0a;
-          if (!res.write(chunk)) {
-            c.pause();
-            res.once('drain', () => c.resume());
-          }
-          return;
-        }
         res.write(chunk);
         if (res.writableLength > f.maxHeldBytes) {
           // Settled first: aborting reports an error to onResponseError at once.
@@ -290,20 +283,20 @@ export function forward(res: ServerResponse, f: ForwardRequest, token: string): 
         settle({ ok: true, status });
       },
       onResponseError(_c, err) {
-        // Ended here already (a slow reader cut, a stream ended): nothing more to tell the client.
+        // Ended here already (a slow reader cut): nothing more to tell the client.
         if (done) return;
         settle(failure(err, res, f.upstream.name, status));
       },
     };
     try {
-      (stream ? f.upstream.streams : f.upstream.pool).dispatch(
+      f.upstream.pool.dispatch(
         {
           method: f.method,
           path: f.path,
           headers: upstreamHeaders(f, token),
           body: f.body,
           headersTimeout: f.timeoutMs,
-          bodyTimeout: stream ? stream.idleTimeoutMs : f.timeoutMs,
+          bodyTimeout: f.timeoutMs,
         },
         handler,
       );
