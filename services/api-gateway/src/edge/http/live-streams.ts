@@ -3,7 +3,7 @@ import { parse as parseQuery } from 'node:querystring';
 import { ROUTES } from '@signal/contracts';
 import { parseOrThrow } from '@signal/service-kit';
 import type { OpenStreams, StreamEnd } from '../domain/open-streams';
-import type { FeedFilter } from './stream-feed';
+import type { FeedFilter } from '../domain/stream-filter';
 import type { StreamControl } from './upstream';
 
 export const STREAM_ROUTE = /^\/v1\/signals\/stream\/?$/i;

@@ -12,13 +12,8 @@ import {
 } from '@signal/contracts';
 import type { Logger } from '@signal/service-kit';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { comesAfter, signalTypeOf, wants, type FeedFilter } from '../domain/stream-filter';
 import { passedOnHeaders, type StreamControl, type Upstream } from './upstream';
-
-/** What a client's stream takes (`type`, `events` query): every event when a set is absent. */
-export interface FeedFilter {
-  types?: ReadonlySet<string>;
-  events?: ReadonlySet<string>;
-}
 
 export interface StreamFeedOptions {
   upstream: Upstream;
@@ -26,7 +21,7 @@ export interface StreamFeedOptions {
   token: () => string;
   /** No bytes from the service this long (it sends heartbeats well within it): the feed reconnects. */
   idleTimeoutMs: number;
-  /** How long the service may take to answer the feed's request. */
+  /** How long the service may take to respond to the feed's request. */
   headersTimeoutMs: number;
   /** How often clients are sent the heartbeat comment (the service's interval). */
   heartbeatMs: number;
@@ -41,7 +36,7 @@ interface FeedClient {
   res: ServerResponse;
   filter: FeedFilter;
   /**
-   * `live`: sent each event; `holding`: catching up, the feed's events its filter takes are held
+   * `live`: sent each event; `holding`: catching up, the feed's events its filter wants are held
    * (`held`) until it has; `overflowed`: more than the bound was held, it ends with `overflow`.
    */
   mode: 'live' | 'holding' | 'overflowed';
@@ -64,8 +59,8 @@ const MAX_RETRY_MS = 2000;
 /** How long an ended stream's connection may take to hand its client its last bytes before it is cut. */
 const ENDED_STREAM_GRACE_MS = 30_000;
 /**
- * The position the feed first opens at: an id older than every log entry, which the service
- * answers with `reset` carrying the log's last entry id, then everything after it. The feed so
+ * The position the feed first opens at: an id older than every log entry, to which the service
+ * responds with `reset` carrying the log's last entry id, then everything after it. The feed so
  * knows its position before the first event (and resumes from it if the service goes away before
  * one arrives); that first `reset` is the feed's, not its clients'.
  */
@@ -73,20 +68,6 @@ const OPENING_POSITION = '0-0';
 
 const HEARTBEAT_FRAME = Buffer.from(HEARTBEAT);
 const OVERFLOW_FRAME = Buffer.from(OVERFLOW_EVENT);
-
-/** The signal type of a stream event's payload (`data.type`), or undefined when it has none. */
-function signalTypeOf(data: string): string | undefined {
-  let payload: unknown;
-  try {
-    payload = JSON.parse(data);
-  } catch {
-    return undefined;
-  }
-  if (typeof payload !== 'object' || payload === null || !('data' in payload)) return undefined;
-  const signal = payload.data;
-  if (typeof signal !== 'object' || signal === null || !('type' in signal)) return undefined;
-  return typeof signal.type === 'string' ? signal.type : undefined;
-}
 
 /** A client's mode now (the feed's deliveries change it while a catch-up awaits). */
 const modeOf = (client: FeedClient): FeedClient['mode'] => client.mode;
@@ -117,28 +98,10 @@ function writeStreamHead(res: ServerResponse, headers: readonly string[]): void 
   res.write(STREAM_PREAMBLE);
 }
 
-const ENTRY_ID = /^(\d{1,20})-(\d{1,20})$/;
-
-/**
- * Does the log entry `id` come after `position`? Entry ids (`<ms>-<seq>`) order by both parts as
- * numbers. An id that is not an entry id (a stand-in service's) counts as after.
- */
-function isAfter(id: string, position: string): boolean {
-  const a = ENTRY_ID.exec(id);
-  const b = ENTRY_ID.exec(position);
-  if (!a || !b) return true;
-  const ms = BigInt(a[1]!) - BigInt(b[1]!);
-  return ms > 0n || (ms === 0n && BigInt(a[2]!) > BigInt(b[2]!));
-}
-
-const takes = (filter: FeedFilter, event: string, type: string | undefined): boolean =>
-  (!filter.events || filter.events.has(event)) &&
-  (!filter.types || (type !== undefined && filter.types.has(type)));
-
 /**
  * The one subscription of this gateway process to the signals service's live stream (every
  * public event, no filter), fanned out to the process's client streams: each event is parsed
- * once, encoded once, and written to every client whose filter takes it. Opened by the first
+ * once, encoded once, and written to every client whose filter wants it. Opened by the first
  * client and kept while the process runs. When the service's stream ends or fails, the feed
  * reconnects with back-off and Last-Event-ID = the last id it received: the service replays
  * the log from there, so its clients miss nothing and get nothing twice.
@@ -166,7 +129,7 @@ export class StreamFeed {
   /**
    * Sends `res` the stream from the feed until it ends (the client goes, or `control.end` is
    * called): 200 with `headers` ([name, value, …], the gateway's own first), `retry:`, then every
-   * event the filter takes. `ok: false` (nothing written) when the service's stream cannot be opened.
+   * event the filter wants. `ok: false` (nothing written) when the service's stream cannot be opened.
    */
   async serve(
     res: ServerResponse,
@@ -227,7 +190,7 @@ export class StreamFeed {
       return { ok: false };
     }
     if (catchUp.statusCode !== 200) {
-      // The service refused the stream (a 503 while its log is unreachable): its answer, as is.
+      // The service refused the stream (a 503 while its log is unreachable): its response, as is.
       const body = await catchUp.body.arrayBuffer().catch(() => new ArrayBuffer(0));
       if (!res.destroyed) {
         res.writeHead(
@@ -242,7 +205,7 @@ export class StreamFeed {
     }
     writeStreamHead(res, response.headers);
     if (client.mode === 'overflowed') {
-      // The feed sent more than the bound while the service answered.
+      // The feed sent more than the bound before the service responded.
       client.end(OVERFLOW_EVENT, true);
       catchUp.body.destroy();
       return ended;
@@ -283,9 +246,9 @@ export class StreamFeed {
       res.destroy();
     } else if (modeOf(client) === 'overflowed') client.end(OVERFLOW_EVENT, true);
     else {
-      // In one turn of the event loop with the feed's deliveries: none arrives in between.
+      // In one iteration of the event loop with the feed's deliveries: none arrives in between.
       for (const held of client.held)
-        if (held.id === undefined || isAfter(held.id, caughtUp)) res.write(held.frame);
+        if (held.id === undefined || comesAfter(held.id, caughtUp)) res.write(held.frame);
       client.held = [];
       client.heldBytes = 0;
       client.mode = 'live';
@@ -437,7 +400,7 @@ export class StreamFeed {
       onEvent: (message) => {
         if (awaitingOpening) {
           awaitingOpening = false;
-          // The answer to the opening position: where the log ends, for the feed only.
+          // The response to the opening position: where the log ends, for the feed only.
           if (message.event === 'reset') {
             if (message.id) this.position = message.id;
             return;
@@ -451,7 +414,7 @@ export class StreamFeed {
       for await (const chunk of response.body) {
         if (typeof chunk !== 'string') continue;
         // Checked per chunk of the service's stream, not per write: a socket sends only between
-        // event-loop turns, so a client is cut for what it left unread since the last chunk.
+        // event-loop iterations, so a client is cut for what it left unread since the last chunk.
         this.endOverflowing();
         parser.feed(chunk);
       }
@@ -478,10 +441,10 @@ export class StreamFeed {
     // A `reset` (the feed's position left the log) concerns every client, whatever it filters.
     const type = event === 'reset' ? undefined : signalTypeOf(message.data);
     for (const client of this.clients) {
-      if (event !== 'reset' && !takes(client.filter, event, type)) continue;
+      if (event !== 'reset' && !wants(client.filter, event, type)) continue;
       if (client.mode === 'live') {
         if (client.replayedUpTo !== undefined && message.id !== undefined) {
-          if (!isAfter(message.id, client.replayedUpTo)) continue;
+          if (!comesAfter(message.id, client.replayedUpTo)) continue;
           client.replayedUpTo = undefined;
         }
         client.res.write(frame);
