@@ -127,7 +127,7 @@ export function buildApp(deps: GatewayAppDeps): Express {
       deps.dashboard,
     );
   // Whatever no route took (a path outside the API, OPTIONS, a method a route lacks) still
-  // responds with the rate-limit headers every response carries (spec, Limits 1), counted against
+  // responds with the rate-limit headers every response carries (docs/api.md), counted against
   // the client's IP like any request without a usable key — so probing for routes is throttled
   // too. Only /healthz and /readyz respond without them: probes are the orchestrator's, not a
   // client's, and counting them could rate-limit a node's kubelet into restarting the gateway.

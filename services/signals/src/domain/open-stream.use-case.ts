@@ -49,7 +49,7 @@ export const STALLED_STREAM_MS = 30_000;
 const UNAVAILABLE = fail('SERVICE_UNAVAILABLE', 'The live stream is unavailable right now. Retry shortly.');
 
 /**
- * Story: before anything is sent, decide where the stream starts from the client's
+ * Before anything is sent, decide where the stream starts from the client's
  * Last-Event-ID (see `notHeldReason`). Refused while shutting down, or while the event log is
  * unreachable (this process's tail has not found the log's end yet, or a read fails).
  */
@@ -74,7 +74,7 @@ export async function planStream(
 }
 
 /**
- * Story: a stream that resumes (or was reset) is sent what the log holds after its position,
+ * A stream that resumes (or was reset) is sent what the log holds after its position,
  * page by page at the client's pace, then joins the live fan-out. The join happens only once
  * the replay has reached the tail's position, synchronously with that check, so no entry falls
  * between replay and live and none is sent twice (the hub skips what the replay sent). A stream

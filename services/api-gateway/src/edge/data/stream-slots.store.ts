@@ -8,7 +8,7 @@ import { SLOT_TTL_MS, type StreamSlots } from '../domain/open-streams';
  * atomic call, so concurrent opens on any number of gateways never pass the cap.
  * ARGV: now, lapse time, max, stream id. Reply: 0 taken, else how many are open.
  */
-const TAKE = new RedisScript(`
+const ACQUIRE = new RedisScript(`
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
 local open = redis.call('ZCARD', KEYS[1])
 if open >= tonumber(ARGV[3]) then return open end
@@ -27,13 +27,13 @@ export class StreamSlotStore implements StreamSlots {
     return `${this.prefix}{${accountId}}:streams`;
   }
 
-  async take(accountId: string, streamId: string, max: number, now: number) {
-    const reply = await TAKE.run(this.redis, [this.key(accountId)], [now, now + SLOT_TTL_MS, max, streamId]);
+  async acquire(accountId: string, streamId: string, max: number, now: number) {
+    const reply = await ACQUIRE.run(this.redis, [this.key(accountId)], [now, now + SLOT_TTL_MS, max, streamId]);
     const open = Number(reply);
     return open === 0 ? ({ ok: true } as const) : ({ ok: false, open } as const);
   }
 
-  async keep(slots: ReadonlyArray<{ accountId: string; streamId: string }>, now: number): Promise<void> {
+  async renew(slots: ReadonlyArray<{ accountId: string; streamId: string }>, now: number): Promise<void> {
     const pipeline = this.redis.pipeline();
     for (const s of slots) {
       pipeline.zadd(this.key(s.accountId), 'XX', now + SLOT_TTL_MS, s.streamId);
@@ -42,7 +42,7 @@ export class StreamSlotStore implements StreamSlots {
     await pipeline.exec();
   }
 
-  async give(accountId: string, streamId: string): Promise<void> {
+  async release(accountId: string, streamId: string): Promise<void> {
     await this.redis.zrem(this.key(accountId), streamId);
   }
 }

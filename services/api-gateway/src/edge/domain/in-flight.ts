@@ -1,5 +1,8 @@
 import { minuteWindowEnd, type RateView } from './rate-limit';
 
+/** Accounts whose last window view is kept; past it the views are dropped and relearned. */
+const MAX_REMEMBERED = 100_000;
+
 /**
  * Requests in flight per account, bounded in this process, so that one account's burst or slow
  * clients take at most `max` of the gateway's upstream capacity and every other account keeps
@@ -7,8 +10,6 @@ import { minuteWindowEnd, type RateView } from './rate-limit';
  * rate-limit headers every response carries without a Redis call, and without being counted in
  * a window it did not use.
  */
-const MAX_REMEMBERED = 100_000;
-
 export class InFlightLimit {
   private readonly counts = new Map<string, number>();
   private readonly rates = new Map<string, RateView>();

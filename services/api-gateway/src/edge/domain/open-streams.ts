@@ -6,16 +6,17 @@
 
 /** Port: the account's stream slots, shared by every gateway (data/stream-slots.store.ts). */
 export interface StreamSlots {
-  /** Takes a slot unless `max` are taken (then how many are). A slot lapses unless kept. */
-  take(
+  /** Takes a slot unless `max` are taken (then how many are). A slot lapses unless renewed. */
+  acquire(
     accountId: string,
     streamId: string,
     max: number,
     now: number,
   ): Promise<{ ok: true } | { ok: false; open: number }>;
-  /** Keeps these slots from lapsing. */
-  keep(slots: ReadonlyArray<{ accountId: string; streamId: string }>, now: number): Promise<void>;
-  give(accountId: string, streamId: string): Promise<void>;
+  /** Keeps these slots from lapsing (a gateway that died stops renewing its own). */
+  renew(slots: ReadonlyArray<{ accountId: string; streamId: string }>, now: number): Promise<void>;
+  /** Frees a slot at once: its stream ended. */
+  release(accountId: string, streamId: string): Promise<void>;
 }
 
 /** Port: which of these keys are revoked now (data/rate-limit.store.ts). */
@@ -54,7 +55,7 @@ export class OpenStreams {
 
   /** Admits a stream if its account has a free slot; false: all `max` are taken (with how many). */
   async admit(streamId: string, stream: OpenStream, max: number, now = Date.now()) {
-    const taken = await this.slots.take(stream.accountId, streamId, max, now);
+    const taken = await this.slots.acquire(stream.accountId, streamId, max, now);
     if (!taken.ok) return taken;
     this.open.set(streamId, stream);
     this.ensureTimer();
@@ -67,7 +68,7 @@ export class OpenStreams {
     if (!stream) return;
     this.open.delete(streamId);
     if (this.open.size === 0) this.stopTimer();
-    await this.slots.give(stream.accountId, streamId).catch(() => undefined);
+    await this.slots.release(stream.accountId, streamId).catch(() => undefined);
   }
 
   /** Ends every stream whose key was revoked or whose credential expired; keeps slots alive. */
@@ -87,7 +88,7 @@ export class OpenStreams {
       }
       if (now - this.lastKept >= KEEP_EVERY_MS && this.open.size > 0) {
         this.lastKept = now;
-        await this.slots.keep(
+        await this.slots.renew(
           [...this.open.entries()].map(([streamId, s]) => ({ accountId: s.accountId, streamId })),
           now,
         );
