@@ -5,7 +5,7 @@ export const SIGNAL_STATUSES = ['active', 'winner', 'dead', 'rugged'] as const;
 export type SignalStatus = (typeof SIGNAL_STATUSES)[number];
 
 /**
- * Allowed status moves; dead and rugged are final. The ingest API answers any other move with
+ * Allowed status moves; dead and rugged are final. The ingest API responds to any other move with
  * 409 `INVALID_STATUS_TRANSITION` (docs/api.md).
  */
 export const STATUS_TRANSITIONS: Readonly<Record<SignalStatus, readonly SignalStatus[]>> = {
