@@ -1,62 +1,18 @@
-import {
-  SIGNAL_EVENT_VERSION,
-  webhookPayloadSchema,
-  type SignalEvent,
-  type SignalType,
-} from '@signal/contracts';
-import { brokerNames, removeBrokerPrefix } from '@signal/messaging';
-import { metrics, newId } from '@signal/service-kit';
-import {
-  infraUrls,
-  signalSnapshotFixture,
-  startTcpProxy,
-  testBrokerPrefix,
-  viaProxy,
-  waitFor,
-  type TcpProxy,
-} from '@signal/test-kit';
-import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
+import { webhookPayloadSchema, type SignalEvent, type SignalType } from '@signal/contracts';
+import { removeBrokerPrefix } from '@signal/messaging';
+import { metrics } from '@signal/service-kit';
+import { startTcpProxy, testBrokerPrefix, viaProxy, waitFor, type TcpProxy } from '@signal/test-kit';
+import { busEvent, busProducer } from '../../signals/test/bus-producer';
 import { startSignals, type SignalsHarness } from '../../signals/test/signals-harness';
 import { openSse, openStalled, type SseClient, type SseEvent } from '../../signals/test/sse-client';
 import { startGateway, type GatewayHarness } from './gateway-harness';
 
 /**
  * Live streams fanned out by the gateway: the streams of one gateway process share one stream
- * from the signals service (its feed), each client gets what its filter takes, and neither a cut
+ * from the signals service (its feed), each client gets what its filter wants, and neither a cut
  * to the signals service nor a client resuming while events are published loses or repeats one.
  * Real signals service, broker and Redis; the clients go through the gateway's HTTP API.
  */
-
-/** A producer on the prefix's exchange: publishes bus events as the signals outbox does. */
-async function busProducer(prefix: string) {
-  const conn: ChannelModel = await connect(infraUrls().amqpUrl);
-  const ch: ConfirmChannel = await conn.createConfirmChannel();
-  const exchange = brokerNames(prefix).signalEvents;
-  await ch.assertExchange(exchange, 'topic', { durable: true });
-  return {
-    async publish(event: SignalEvent): Promise<void> {
-      ch.publish(exchange, event.name, Buffer.from(JSON.stringify(event)), {
-        messageId: event.id,
-        persistent: true,
-      });
-      await ch.waitForConfirms();
-    },
-    close: () => conn.close(),
-  };
-}
-
-function busEvent(name: SignalEvent['name'], type: SignalType = 'premium', tokenName?: string): SignalEvent {
-  const signal = signalSnapshotFixture(newId('sig'));
-  signal.type = type;
-  if (tokenName) signal.token.name = tokenName;
-  return {
-    schema_version: SIGNAL_EVENT_VERSION,
-    id: newId('evt'),
-    name,
-    occurred_at: new Date().toISOString(),
-    signal,
-  };
-}
 
 /** The signal ids of a stream's signal events, in the order received. */
 const signalIds = (events: SseEvent[]): string[] =>
@@ -87,7 +43,7 @@ describe('live streams fanned out by the gateway', () => {
   ) => {
     const ids: string[] = [];
     for (let i = 0; i < n; i++) {
-      const event = busEvent(name, type);
+      const event = busEvent(name, { type });
       ids.push(event.signal.id);
       await producer.publish(event);
     }
@@ -232,7 +188,7 @@ describe('live streams fanned out by the gateway', () => {
       const published: string[] = [];
       for (let round = 0; round < 80 && (await slowReaders()) === cutBefore; round++) {
         for (let i = 0; i < 10; i++) {
-          const event = busEvent('signal.new', 'premium', 'x'.repeat(60_000));
+          const event = busEvent('signal.new', { type: 'premium', tokenName: 'x'.repeat(60_000) });
           published.push(event.signal.id);
           await producer.publish(event);
         }

@@ -1,17 +1,15 @@
-import { SIGNAL_EVENT_VERSION, webhookPayloadSchema, type SignalEvent } from '@signal/contracts';
-import { removeBrokerPrefix, brokerNames } from '@signal/messaging';
-import { newId } from '@signal/service-kit';
+import { webhookPayloadSchema } from '@signal/contracts';
+import { removeBrokerPrefix } from '@signal/messaging';
 import {
   infraUrls,
-  signalSnapshotFixture,
   startTcpProxy,
   testBrokerPrefix,
   viaProxy,
   waitFor,
   type TcpProxy,
 } from '@signal/test-kit';
-import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
 import request from 'supertest';
+import { busEvent, busProducer } from './bus-producer';
 import { signalInput, startSignals, type SignalsHarness } from './signals-harness';
 import { openSse, openStalled, type SseClient, type SseEvent } from './sse-client';
 
@@ -55,43 +53,6 @@ function isIncreasing(ids: string[]): boolean {
     const [pms = 0n, pseq = 0n] = parts[i - 1]!;
     return ms > pms || (ms === pms && seq > pseq);
   });
-}
-
-/** A producer on the prefix's exchange: publishes bus events as the signals outbox does. */
-async function busProducer(prefix: string) {
-  const conn: ChannelModel = await connect(infraUrls().amqpUrl);
-  const ch: ConfirmChannel = await conn.createConfirmChannel();
-  const exchange = brokerNames(prefix).signalEvents;
-  await ch.assertExchange(exchange, 'topic', { durable: true });
-  /** In order, confirmed together. */
-  const publishAll = async (events: SignalEvent[]) => {
-    for (const event of events)
-      ch.publish(exchange, event.name, Buffer.from(JSON.stringify(event)), {
-        messageId: event.id,
-        persistent: true,
-      });
-    await ch.waitForConfirms();
-  };
-  return {
-    publish: (event: SignalEvent) => publishAll([event]),
-    publishAll,
-    close: () => conn.close(),
-  };
-}
-
-function busEvent(
-  name: SignalEvent['name'],
-  over: { tokenName?: string; signalId?: string } = {},
-): SignalEvent {
-  const signal = signalSnapshotFixture(over.signalId ?? newId('sig'));
-  if (over.tokenName) signal.token.name = over.tokenName;
-  return {
-    schema_version: SIGNAL_EVENT_VERSION,
-    id: newId('evt'),
-    name,
-    occurred_at: new Date().toISOString(),
-    signal,
-  };
 }
 
 describe('live stream', () => {
