@@ -10,6 +10,7 @@ import {
   forward,
   forwardedBytes,
   readClientBody,
+  serviceUnavailable,
   streamRequestHeaders,
   type StreamControl,
   type Upstream,
@@ -91,35 +92,24 @@ export function proxyTo(upstream: Upstream, options: SessionProxyOptions): Reque
         } catch (err) {
           return next(err);
         }
-        const served =
-          how.kind === 'live'
-            ? await options.feed.serve(res, [], how.filter, stream)
-            : await options.feed.serveResuming(
-                res,
-                { headers: [], ownHeaderNames: new Set(res.getHeaderNames()) },
-                how.filter,
-                stream,
-                {
-                  path: req.originalUrl,
-                  headers: streamRequestHeaders(
-                    req.headers,
-                    tokenFor(options.tokens, upstream, accountId, capsOf(res)),
-                    requestId,
-                    req.ip ?? '',
-                  ),
-                  timeoutMs: options.timeoutMs,
-                },
-              );
-        if (!served.ok)
-          next(
-            new AppError(
-              'SERVICE_UNAVAILABLE',
-              `The ${upstream.name} service is unavailable. Retry shortly.`,
-              {
-                retryAfter: 1,
-              },
+        const served = await options.feed.open(
+          res,
+          { headers: [], ownHeaderNames: new Set(res.getHeaderNames()) },
+          how,
+          stream,
+          () => ({
+            path: req.originalUrl,
+            headers: streamRequestHeaders(
+              req.headers,
+              tokenFor(options.tokens, upstream, accountId, capsOf(res)),
+              requestId,
+              req.ip ?? '',
             ),
-          );
+            timeoutMs: options.timeoutMs,
+          }),
+        );
+        if (!served.ok)
+          next(new AppError('SERVICE_UNAVAILABLE', serviceUnavailable(upstream.name), { retryAfter: 1 }));
         return;
       }
       const outcome = await forward(

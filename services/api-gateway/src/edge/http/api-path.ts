@@ -30,6 +30,7 @@ import {
   forward,
   forwardedBytes,
   readClientBody,
+  serviceUnavailable,
   streamRequestHeaders,
   type Upstream,
 } from './upstream';
@@ -213,31 +214,28 @@ export function apiPath(deps: ApiPathDeps) {
         });
       }
       a.head.push('Cache-Control', 'no-store');
-      const served =
-        how.kind === 'live'
-          ? await deps.feed.serve(a.res, a.head, how.filter, admission.control)
-          : await deps.feed.serveResuming(
-              a.res,
-              { headers: a.head, ownHeaderNames },
-              how.filter,
-              admission.control,
-              {
-                path: a.url,
-                headers: streamRequestHeaders(
-                  a.req.headers,
-                  tokenFor(deps.tokens, a.upstream, auth.accountId, auth.caps),
-                  a.requestId,
-                  a.ip,
-                ),
-                timeoutMs: deps.timeoutMs,
-              },
-            );
+      const served = await deps.feed.open(
+        a.res,
+        { headers: a.head, ownHeaderNames },
+        how,
+        admission.control,
+        () => ({
+          path: a.url,
+          headers: streamRequestHeaders(
+            a.req.headers,
+            tokenFor(deps.tokens, a.upstream, auth.accountId, auth.caps),
+            a.requestId,
+            a.ip,
+          ),
+          timeoutMs: deps.timeoutMs,
+        }),
+      );
       if (served.ok) {
         if (served.overflowed) slowReaders.inc();
         return served.status;
       }
       return sendError(a.res, a.head, 'SERVICE_UNAVAILABLE', a.requestId, {
-        message: `The ${a.upstream.name} service is unavailable. Retry shortly.`,
+        message: serviceUnavailable(a.upstream.name),
         retryAfter: 1,
       });
     } finally {

@@ -30,6 +30,13 @@ export interface StreamFeedOptions {
   logger: Logger;
 }
 
+/** The request a resuming client's catch-up is sent as: its path and query, with the service's token. */
+export interface CatchUpRequest {
+  path: string;
+  headers: string[];
+  timeoutMs: number;
+}
+
 export type FeedOutcome = { ok: true; status: number; overflowed: boolean } | { ok: false };
 
 interface FeedClient {
@@ -127,11 +134,27 @@ export class StreamFeed {
   }
 
   /**
+   * Serves an admitted stream (see `streamRequestOf`): from now, or from the client's position in
+   * the log first. `catchUp` is asked for only when the client resumes.
+   */
+  open(
+    res: ServerResponse,
+    response: { headers: readonly string[]; ownHeaderNames: ReadonlySet<string> },
+    stream: { kind: 'live' | 'resume'; filter: FeedFilter },
+    control: StreamControl,
+    catchUp: () => CatchUpRequest,
+  ): Promise<FeedOutcome> {
+    return stream.kind === 'live'
+      ? this.serve(res, response.headers, stream.filter, control)
+      : this.serveResuming(res, response, stream.filter, control, catchUp());
+  }
+
+  /**
    * Sends `res` the stream from the feed until it ends (the client goes, or `control.end` is
    * called): 200 with `headers` ([name, value, …], the gateway's own first), `retry:`, then every
    * event the filter wants. `ok: false` (nothing written) when the service's stream cannot be opened.
    */
-  async serve(
+  private async serve(
     res: ServerResponse,
     headers: readonly string[],
     filter: FeedFilter,
@@ -155,12 +178,12 @@ export class StreamFeed {
    * everything the feed had sent when the client joined, so none is lost and none sent twice. The
    * service's refusal (its status and envelope) goes to the client as is.
    */
-  async serveResuming(
+  private async serveResuming(
     res: ServerResponse,
     response: { headers: readonly string[]; ownHeaderNames: ReadonlySet<string> },
     filter: FeedFilter,
     control: StreamControl,
-    request: { path: string; headers: string[]; timeoutMs: number },
+    request: CatchUpRequest,
   ): Promise<FeedOutcome> {
     const open = await this.ready();
     if (res.destroyed) return { ok: true, status: 499, overflowed: false };

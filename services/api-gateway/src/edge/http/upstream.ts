@@ -306,6 +306,10 @@ export function forward(res: ServerResponse, f: ForwardRequest, token: string): 
   });
 }
 
+/** What a client is told when a service cannot be reached. */
+export const serviceUnavailable = (service: string): string =>
+  `The ${service} service is unavailable. Retry shortly.`;
+
 function failure(err: unknown, res: ServerResponse, upstream: string, status: number): ForwardOutcome {
   if (res.headersSent) {
     // Part of the response is out: the client sees a cut connection, never a second status.
@@ -324,7 +328,7 @@ function failure(err: unknown, res: ServerResponse, upstream: string, status: nu
   return {
     ok: false,
     code: 'SERVICE_UNAVAILABLE',
-    message: `The ${upstream} service is unavailable. Retry shortly.`,
+    message: serviceUnavailable(upstream),
     cause: err,
   };
 }
