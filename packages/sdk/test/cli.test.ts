@@ -91,10 +91,14 @@ describe('signal listen', () => {
       expect(got.every((r) => r.headers['content-type'] === 'application/json')).toBe(true);
       expect(server.authorizations).toEqual(['Bearer sk_test_cli', 'Bearer sk_test_cli']);
       expect(server.opened).toEqual([undefined, '2-0']);
-      const lines = run
-        .stdout()
-        .split('\n')
-        .filter((l) => l.includes('--> POST'));
+      // The receiver answers before the command prints the line of that forward: wait for the line.
+      const postLines = () =>
+        run
+          .stdout()
+          .split('\n')
+          .filter((l) => l.includes('--> POST'));
+      await waitFor(() => postLines().length >= 3, 20_000, 20, 'three forward lines');
+      const lines = postLines();
       expect(lines).toHaveLength(3);
       expect(lines.every((l) => l.endsWith('[200]'))).toBe(true);
       expect(lines[1]).toContain('signal.winner  2-0  sig_2');

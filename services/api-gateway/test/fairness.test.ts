@@ -1,17 +1,22 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { connect, type Socket } from 'node:net';
+import { createServer, type ServerResponse } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { metrics } from '@signal/service-kit';
-import { startOfAMinuteIfLate, startReceiver, type Receiver } from '@signal/test-kit';
+import { startOfAMinuteIfLate, startReceiver, waitFor, type Receiver } from '@signal/test-kit';
 import request from 'supertest';
 import { startGateway, type GatewayHarness } from './gateway-harness';
 
 /**
  * No client slows another: slow readers, trickled uploads, bursts and connection hoarders of
  * one account or address delay only their own requests. The gateway runs with few upstream
- * connections and a short upstream timeout: a request of another account that waited for a
- * slow client would take at least that timeout (or fail with it).
+ * connections and an upstream timeout longer than any test: a request of another account that
+ * waited for a slow client would wait for as long as that client holds out (the test's deadline
+ * fails it), never be let through by a timeout; and the service sees more of the slow clients'
+ * requests at once than the gateway has connections to it.
  */
-const UPSTREAM_TIMEOUT_MS = 2500;
+const UPSTREAM_TIMEOUT_MS = 600_000;
+/** Fails only a hung run: the requests it bounds are served in milliseconds on a quiet machine. */
+const HUNG_MS = 30_000;
 const BIG_BODY = JSON.stringify({ success: true, data: 'x'.repeat(256 * 1024) });
 
 let upstream: Receiver;
@@ -21,14 +26,7 @@ beforeAll(async () => {
   upstream = await startReceiver((req) =>
     req.path.includes('big')
       ? { status: 200, headers: { 'content-type': 'application/json' }, body: BIG_BODY }
-      : req.path.includes('hold')
-        ? {
-            status: 200,
-            delayMs: 1500,
-            headers: { 'content-type': 'application/json' },
-            body: '{"success":true}',
-          }
-        : { status: 200, headers: { 'content-type': 'application/json' }, body: '{"success":true}' },
+      : { status: 200, headers: { 'content-type': 'application/json' }, body: '{"success":true}' },
   );
   gw = await startGateway({
     label: 'gw_fair',
@@ -93,11 +91,18 @@ function slowReader(
   });
 }
 
-const timed = async (send: () => Promise<request.Response>) => {
-  const started = Date.now();
-  const res = await send();
-  return { status: res.status, ms: Date.now() - started };
-};
+/** `served`, or a failure naming `what` when it has not settled after HUNG_MS. */
+async function beforeHung<T>(served: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not served after ${HUNG_MS} ms`)), HUNG_MS);
+  });
+  try {
+    return await Promise.race([served, hung]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 async function slowReaderCuts(): Promise<number> {
   const values = (await metrics.fairnessRefusals().get()).values;
@@ -114,18 +119,24 @@ describe('slow readers', () => {
     const readers = await Promise.all(
       Array.from({ length: 6 }, () => slowReader(slow.key, '/v1/stats?big=1', 40)),
     );
-    // The service has sent what fills the slow connections' buffers before the other account asks.
-    for (let i = 0; i < 200 && upstream.requests.filter((r) => r.path.includes('big')).length < 6; i++)
-      await new Promise((r) => setTimeout(r, 20));
     try {
-      const results = await Promise.all(
-        Array.from({ length: 10 }, () =>
-          timed(() => request(gw.url).get('/v1/stats?limit=1').set('Authorization', `Bearer ${other.key}`)),
+      // Six slow connections' requests reach the service through two upstream connections: no
+      // slow reader holds one while its response waits to be read.
+      await waitFor(
+        () => upstream.requests.filter((r) => r.path.includes('big')).length >= 6,
+        HUNG_MS,
+        20,
+        "the six slow readers' requests at the service",
+      );
+      const results = await beforeHung(
+        Promise.all(
+          Array.from({ length: 10 }, () =>
+            request(gw.url).get('/v1/stats?limit=1').set('Authorization', `Bearer ${other.key}`),
+          ),
         ),
+        "the other account's requests",
       );
       expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
-      // None waited for an upstream connection a slow reader held (that takes the timeout).
-      expect(results.filter((r) => r.ms >= UPSTREAM_TIMEOUT_MS)).toEqual([]);
       // The slow readers are cut once the gateway holds more than its bound for them.
       await Promise.all(readers.map((r) => r.closed));
       expect(await slowReaderCuts()).toBeGreaterThan(cutBefore);
@@ -157,13 +168,16 @@ describe('trickled uploads', () => {
       ),
     );
     try {
-      const results = await Promise.all(
-        Array.from({ length: 5 }, () =>
-          timed(() => request(gw.url).get('/v1/webhooks').set('Authorization', `Bearer ${other.key}`)),
+      // Served while all three uploads are unfinished: none of them holds an upstream connection.
+      const results = await beforeHung(
+        Promise.all(
+          Array.from({ length: 5 }, () =>
+            request(gw.url).get('/v1/webhooks').set('Authorization', `Bearer ${other.key}`),
+          ),
         ),
+        "the other account's requests",
       );
       expect(results.map((r) => r.status)).toEqual(Array(5).fill(200));
-      expect(results.filter((r) => r.ms >= UPSTREAM_TIMEOUT_MS)).toEqual([]);
       // The uploads are still unfinished: the service has seen none of them yet.
       expect(upstream.requests.filter((r) => r.method === 'POST')).toHaveLength(0);
       // Finished, each is sent on whole.
@@ -187,16 +201,46 @@ describe('trickled uploads', () => {
   });
 });
 
+/**
+ * A service that holds each `?hold=1` request until the test releases it (the others are
+ * answered at once), so a request stays in progress for as long as the test needs it to.
+ */
+async function holdingService() {
+  const held: ServerResponse[] = [];
+  const answer = (res: ServerResponse) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true}');
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => (req.url?.includes('hold=1') ? held.push(res) : answer(res)));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    heldCount: () => held.length,
+    release: () => held.splice(0).forEach(answer),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 describe('requests in flight per account', () => {
   let bounded: GatewayHarness;
+  let holding: Awaited<ReturnType<typeof holdingService>>;
   beforeAll(async () => {
+    holding = await holdingService();
     bounded = await startGateway({
       label: 'gw_fair_inflight',
-      upstreams: { signals: upstream.url, stats: upstream.url, webhooks: upstream.url },
+      upstreams: { signals: holding.url, stats: holding.url, webhooks: holding.url },
       env: { ACCOUNT_MAX_IN_FLIGHT: '3' },
     });
   });
-  afterAll(() => bounded.stop());
+  afterAll(async () => {
+    await bounded.stop();
+    await holding.close();
+  });
 
   it("when an account has its most requests in progress, then its next one is a 429 that uses none of its plan, and another account's is served", async () => {
     // The plan's count is read at the end: every request of the test falls in one minute window.
@@ -207,10 +251,8 @@ describe('requests in flight per account', () => {
       request(bounded.url).get('/v1/stats?hold=1').set('Authorization', `Bearer ${busy.key}`),
     );
     const started = held.map((r) => r.then((res) => res));
-    // The three are at the service (held there) before the fourth is sent.
-    const atService = () => upstream.requests.filter((r) => r.path === '/v1/stats?hold=1').length;
-    for (let i = 0; i < 100 && atService() < 3; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(atService()).toBe(3);
+    // The three are at the service (held there until released) before the fourth is sent.
+    await waitFor(() => holding.heldCount() === 3, HUNG_MS, 20, 'three requests held at the service');
     const refused = await request(bounded.url).get('/v1/stats').set('Authorization', `Bearer ${busy.key}`);
     expect(refused.status).toBe(429);
     expect(refused.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
@@ -218,6 +260,7 @@ describe('requests in flight per account', () => {
     expect(refused.headers['retry-after']).toBe('1');
     expect(refused.headers['x-ratelimit-limit']).toBe('60');
     await request(bounded.url).get('/v1/stats').set('Authorization', `Bearer ${other.key}`).expect(200);
+    holding.release();
     expect((await Promise.all(started)).map((r) => r.status)).toEqual([200, 200, 200]);
     // Three requests used the plan; the refused one did not.
     const next = await request(bounded.url)
@@ -258,10 +301,15 @@ describe('connections per address', () => {
       await new Promise<void>((resolve) =>
         last.destroyed ? resolve() : last.once('close', () => resolve()),
       );
-      // One closed, the address may open another.
+      // One closed, the address may open another (once the gateway has seen that one close).
       open.shift()!.destroy();
-      await new Promise((r) => setTimeout(r, 100));
-      await request(gw.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(200);
+      await waitFor(
+        async () =>
+          (await request(gw.url).get('/v1/signals').set('Authorization', `Bearer ${key}`)).status === 200,
+        HUNG_MS,
+        50,
+        'a request on a new connection served',
+      );
     } finally {
       for (const s of open) s.destroy();
     }

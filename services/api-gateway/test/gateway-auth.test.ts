@@ -148,13 +148,38 @@ describe('authentication', () => {
   it('when the key has expired, then 401 KEY_EXPIRED asking for a new key', async () => {
     const { accountId } = await gw.account();
     const created = valueOrThrow(
-      await createApiKey(gw.deps.accounts, accountId, 'short', new Date(Date.now() + 300)),
+      await createApiKey(gw.deps.accounts, accountId, 'short', new Date(Date.now() + 60_000)),
     );
     await api(created.key).expect(200);
-    await new Promise((r) => setTimeout(r, 400));
-    const res = await api(created.key).expect(401);
-    expect(res.body.error.code).toBe('KEY_EXPIRED');
-    expect(res.body.error.message).toMatch(/generate a new key/i);
+    // The gateway runs in this process: its clock is moved past the expiry instead of waited on
+    // (only Date is faked; timers and I/O run as ever).
+    jest.useFakeTimers({
+      doNotFake: [
+        'hrtime',
+        'nextTick',
+        'performance',
+        'queueMicrotask',
+        'requestAnimationFrame',
+        'cancelAnimationFrame',
+        'requestIdleCallback',
+        'cancelIdleCallback',
+        'setImmediate',
+        'clearImmediate',
+        'setInterval',
+        'clearInterval',
+        'setTimeout',
+        'clearTimeout',
+      ],
+      advanceTimers: true,
+      now: Date.now() + 120_000,
+    });
+    try {
+      const res = await api(created.key).expect(401);
+      expect(res.body.error.code).toBe('KEY_EXPIRED');
+      expect(res.body.error.message).toMatch(/generate a new key/i);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('when the client sends internal headers, then they are not passed to the service', async () => {
@@ -336,7 +361,8 @@ describe('upstream faults', () => {
 
   it('when the upstream is too slow, then 504 GATEWAY_TIMEOUT', async () => {
     const { key } = await gw.account();
-    upstreamEcho.setBehaviour(() => ({ status: 200, delayMs: 3000 }));
+    // Answers only after the test (the receiver drops it on close): the gateway's timeout decides.
+    upstreamEcho.setBehaviour(() => ({ status: 200, delayMs: 600_000 }));
     try {
       const res = await request(gw.url).get('/v1/stats').set('Authorization', `Bearer ${key}`).expect(504);
       expect(res.body.error.code).toBe('GATEWAY_TIMEOUT');
