@@ -201,14 +201,15 @@ describe('incremental stats aggregates', () => {
       }
     }
     try {
+      // Every version four times over, in random order, by random writers, sixteen applies in
+      // flight at once: concurrent enough to interleave the writers, few enough that no command
+      // waits behind hundreds of others past the client's command timeout on a loaded machine.
+      const applies = writers.flatMap(() => [...versions].sort(() => random() - 0.5));
       await Promise.all(
-        writers.map(() =>
-          Promise.all(
-            [...versions]
-              .sort(() => random() - 0.5)
-              .map((s) => writers[Math.floor(random() * 4)]!.apply([s])),
-          ),
-        ),
+        Array.from({ length: 16 }, async () => {
+          for (let s = applies.pop(); s; s = applies.pop())
+            await writers[Math.floor(random() * 4)]!.apply([s]);
+        }),
       );
       for (const period of PERIODS) {
         const figures = await writers[0]!.figures(undefined, periodStart(period, NOW), NOW);
