@@ -360,18 +360,24 @@ describe('upstream faults', () => {
   });
 
   it('when the upstream is too slow, then 504 GATEWAY_TIMEOUT', async () => {
-    const { key } = await gw.account();
-    // Answers only after the test (the receiver drops it on close): the gateway's timeout decides.
-    upstreamEcho.setBehaviour(() => ({ status: 200, delayMs: 600_000 }));
+    // A service that answers only after the test (the receiver drops it on close), behind a
+    // gateway with a short upstream timeout: the timeout decides.
+    const silent = await startReceiver(() => ({ status: 200, delayMs: 600_000 }));
+    const impatient = await startGateway({
+      label: 'gw_auth_timeout',
+      upstreams: { signals: silent.url, stats: silent.url, webhooks: silent.url },
+      env: { UPSTREAM_TIMEOUT_MS: '300' },
+    });
     try {
-      const res = await request(gw.url).get('/v1/stats').set('Authorization', `Bearer ${key}`).expect(504);
+      const { key } = await impatient.account();
+      const res = await request(impatient.url)
+        .get('/v1/stats')
+        .set('Authorization', `Bearer ${key}`)
+        .expect(504);
       expect(res.body.error.code).toBe('GATEWAY_TIMEOUT');
     } finally {
-      upstreamEcho.setBehaviour(() => ({
-        status: 200,
-        headers: { 'content-type': 'application/json' },
-        body: '{"success":true}',
-      }));
+      await impatient.stop();
+      await silent.close();
     }
   });
 
