@@ -2,18 +2,25 @@
 # The one test command (README "Quick start"): sets up everything it needs on a fresh machine —
 # Node 24 when the machine's node is older, pnpm, dependencies, build, Redis/RabbitMQ/MongoDB-wire
 # server, the browser — runs lint, typecheck, the three test tiers (unit, integration, system)
-# and the short chaos run, then stops what it started. Prints each step's time.
+# and the short chaos run, then stops what it started. Prints each stage's time.
 #   bash scripts/test.sh                  everything
-#   bash scripts/test.sh <jest args...>   lint, typecheck and jest with those arguments (no chaos)
-#   JEST_WORKERS=1 bash scripts/test.sh   jest on one worker (a machine busy with other work)
+#   bash scripts/test.sh <jest args...>   build, lint, typecheck and jest with those arguments (no chaos)
+#   JEST_WORKERS=2 bash scripts/test.sh   the integration and system tiers on two workers
+#                                         (default 4: their tests mostly wait on processes and I/O)
 # Its infrastructure is the "test" instance of infra/local/infra.sh: its own MongoDB-wire server
 # and database, beside (never instead of) a system that `bash scripts/up.sh` runs in this checkout.
+#
+# On two cores the run is laid out so the critical path (install → build → integration and
+# system tests, then the short chaos run) never waits for anything else: the infrastructure,
+# the browser install and the Kubernetes check start first; the unit tier runs beside the build;
+# the tests' typecheck and lint run (niced) beside the integration and system tiers, which run
+# as one jest run so its workers take whichever file is next, the slowest first
+# (test/slow-first-sequencer.js).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-source scripts/lib/toolchain.sh
 started=$(date +%s)
 mkdir -p .run/artifacts .run/logs
-rm -f .run/jest-unit.json .run/jest-integration.json .run/jest-system.json
+rm -f .run/jest-*.json .run/logs/*.secs
 timings=()
 step_started=$started
 step() { # name: closes the previous step's timing and opens this one
@@ -22,27 +29,34 @@ step() { # name: closes the previous step's timing and opens this one
   step_name=$1; step_started=$now
   echo "==> $1"
 }
+# A job beside the steps: its output in .run/logs/<name>.log, its seconds in .run/logs/<name>.secs.
+beside() { # name command...
+  local name=$1; shift
+  (
+    t0=$(date +%s); rc=0
+    "$@" >".run/logs/$name.log" 2>&1 || rc=$?
+    echo "$(($(date +%s) - t0))" >".run/logs/$name.secs"
+    exit $rc
+  ) &
+}
+# Waits for a job started by `beside`; prints its log when it failed. Returns its status.
+settle() { # name pid
+  local rc=0
+  wait "$2" || rc=$?
+  if [ $rc -ne 0 ]; then cat ".run/logs/$1.log"; echo "$1 failed" >&2; fi
+  timings+=("$1 $(cat ".run/logs/$1.secs" 2>/dev/null || echo '?')s(beside)")
+  return $rc
+}
 status=0
 
-step dependencies
-pnpm install --frozen-lockfile --reporter=append-only >/dev/null
+step toolchain
+source scripts/lib/toolchain.sh
 
-# The dashboard's browser test drives Debian's chromium with playwright-core (no browser
-# download). Its install waits on the network, so it runs beside the build, lint and tests
-# before the system tier.
-browser_pid=""
-if [ ! -x /usr/bin/chromium ]; then
-  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  ( $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium ) \
-    >.run/logs/browser-install.log 2>&1 &
-  browser_pid=$!
-fi
-
-# The infrastructure (on a fresh machine: building the FerretDB wrapper, a minute or two) and the
-# Kubernetes manifests' check (Go modules to fetch and compile: a minute or two) start now too,
-# beside the build, lint and tests; the check's result is read after the system tier.
-# Stopped at the end only when this run started some of it: a test instance already up (a
-# developer's `infra/local/infra.sh up`) stays up.
+# The infrastructure (on a fresh machine: building the FerretDB wrapper, a minute or two), the
+# Kubernetes manifests' check (Go modules to fetch and compile: a minute or two) and the
+# browser's install (network) need neither the dependencies nor the build: they start first.
+# The infrastructure is stopped at the end only when this run started some of it: a test
+# instance already up (a developer's `infra/local/infra.sh up`) stays up.
 : >.run/logs/infra.log
 infra/local/infra.sh up >.run/logs/infra.env 2>.run/logs/infra.log & infra_pid=$!
 stop_infra() {
@@ -52,66 +66,97 @@ stop_infra() {
 }
 trap stop_infra EXIT
 k8s_pid=""
-k8s_result() {
-  step "kubernetes manifests"
-  if [ -n "$k8s_pid" ]; then
-    wait "$k8s_pid" || { cat .run/logs/k8s.log; echo "kubernetes manifests: check failed" >&2; status=1; return; }
-    grep -v '^go: downloading' .run/logs/k8s.log || true
-  else
-    echo "go not found: infra/k8s manifest validation skipped (needs Go >= 1.24)"
-  fi
-}
 if command -v go >/dev/null || [ -x /usr/local/go/bin/go ]; then
-  (cd infra/k8s/validate && PATH="$PATH:/usr/local/go/bin" go test -count=1 ./...) >.run/logs/k8s.log 2>&1 &
+  beside k8s bash -c 'cd infra/k8s/validate && PATH="$PATH:/usr/local/go/bin" nice go test -count=1 ./...'
   k8s_pid=$!
 fi
-
-# The unit tier needs neither a build nor infrastructure: it runs first, for the quickest word.
-jest_tier() { # tier [jest args...]
-  local tier=$1; shift
-  local t0; t0=$(date +%s)
-  local rc=0
-  pnpm exec jest --ci --selectProjects "$tier" ${JEST_WORKERS:+--maxWorkers=$JEST_WORKERS} \
-    --json --outputFile=".run/jest-$tier.json" "$@" || rc=$?
-  node -e '
-    const r = require(process.argv[1]);
-    console.log(`jest ${process.argv[2]}: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped in ${process.argv[3]} s`);
-  ' "$PWD/.run/jest-$tier.json" "$tier" "$(($(date +%s) - t0))" || true
-  return $rc
-}
-if [ $# -eq 0 ]; then
-  step "tests: unit"
-  jest_tier unit || status=1
+# The dashboard's browser test drives Debian's chromium with playwright-core (no browser download).
+browser_pid=""
+if [ ! -x /usr/bin/chromium ]; then
+  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  beside browser-install bash -c "$sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium"
+  browser_pid=$!
 fi
 
-step "build + typecheck, lint (side by side)"
-# Two single-threaded tools on a machine of two cores or more: side by side.
-pnpm run -s typecheck >.run/logs/typecheck.log 2>&1 & typecheck_pid=$!
-pnpm run -s lint >.run/logs/lint.log 2>&1 & lint_pid=$!
-wait $typecheck_pid || { cat .run/logs/typecheck.log; echo "typecheck failed" >&2; exit 1; }
-wait $lint_pid || { cat .run/logs/lint.log; echo "lint failed" >&2; exit 1; }
+step dependencies
+pnpm install --frozen-lockfile --reporter=append-only >/dev/null
+
+# One line per tier from a jest JSON report (a file under test/ or a browser test is the system
+# tier's, any other the integration tier's, unless the report is one tier's), and its slowest files.
+tier_lines() { # report seconds [tier]
+  node -e '
+    const path = require("path");
+    const [file, seconds, only] = process.argv.slice(1);
+    const r = require(file);
+    const tierOf = (name) => only || (/\.browser\.test\.ts$/.test(name) || path.relative(process.cwd(), name).startsWith("test/") ? "system" : "integration");
+    const tiers = new Map();
+    for (const t of r.testResults) {
+      const c = tiers.get(tierOf(t.name)) ?? { passed: 0, failed: 0, skipped: 0 };
+      for (const a of t.assertionResults) {
+        if (a.status === "passed") c.passed++; else if (a.status === "failed") c.failed++; else c.skipped++;
+      }
+      if (t.assertionResults.length === 0 && t.status === "failed") c.failed++;
+      tiers.set(tierOf(t.name), c);
+    }
+    for (const [tier, c] of tiers) console.log(`jest ${tier}: ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped`);
+    const slow = r.testResults.map((t) => [(t.endTime - t.startTime) / 1000, path.relative(process.cwd(), t.name)]);
+    slow.sort((a, b) => b[0] - a[0]);
+    console.log(`in ${seconds} s; slowest files: ${slow.slice(0, 8).map(([s, n]) => `${n} ${s.toFixed(0)} s`).join(", ")}`);
+  ' "$PWD/$1" "$2" "${3:-}" || true
+}
+jest_run() { # report-name [jest args...]
+  local report=$1; shift
+  local t0; t0=$(date +%s)
+  local rc=0
+  pnpm exec jest --ci --json --outputFile=".run/jest-$report.json" "$@" || rc=$?
+  [ -f ".run/jest-$report.json" ] && tier_lines ".run/jest-$report.json" "$(($(date +%s) - t0))"
+  return $rc
+}
+
+step "build (unit tier beside it)"
+# The unit tier needs neither a build nor infrastructure: it runs beside the build, on one worker.
+unit_pid=""
+if [ $# -eq 0 ]; then
+  beside unit pnpm exec jest --ci --selectProjects unit --maxWorkers=1 --json --outputFile=.run/jest-unit.json
+  unit_pid=$!
+fi
+pnpm run -s build || { echo "build failed" >&2; exit 1; }
 
 step infrastructure
 wait "$infra_pid" || { cat .run/logs/infra.log; echo "infrastructure did not start" >&2; exit 1; }
 cat .run/logs/infra.log
 set -a; eval "$(cat .run/logs/infra.env)"; set +a
+if [ -n "$browser_pid" ]; then settle browser-install "$browser_pid" || exit 1; fi
+
+# The tests' typecheck (the sources were checked by the build) and lint: single-threaded tools,
+# niced so the tests they run beside keep the processor they ask for.
+beside typecheck nice pnpm exec tsc -p tsconfig.test.json --noEmit; typecheck_pid=$!
+beside lint nice pnpm exec eslint . --max-warnings 0; lint_pid=$!
 
 if [ $# -gt 0 ]; then
   step "tests: $*"
-  [ -n "$browser_pid" ] && { wait "$browser_pid" || { cat .run/logs/browser-install.log; exit 1; }; }
-  pnpm exec jest --ci ${JEST_WORKERS:+--maxWorkers=$JEST_WORKERS} "$@" || status=$?
-  k8s_result
+  pnpm exec jest --ci --maxWorkers="${JEST_WORKERS:-2}" "$@" || status=$?
 else
-  step "tests: integration"
-  jest_tier integration || status=1
-  step "browser"
-  [ -n "$browser_pid" ] && { wait "$browser_pid" || { cat .run/logs/browser-install.log; exit 1; }; }
-  step "tests: system"
-  jest_tier system || status=1
-  k8s_result
-  # The short chaos run (docs/operations.md "Chaos"): two replicas of every deployable, one of each SIGKILLed
-  # and each dependency cut through TCP proxies under load. Alone, after jest, so no other
-  # test's load blurs it.
+  step "tests: integration + system"
+  jest_run integration-system --selectProjects integration system --maxWorkers="${JEST_WORKERS:-4}" || status=1
+fi
+settle typecheck "$typecheck_pid" || status=1
+settle lint "$lint_pid" || status=1
+if [ -n "$unit_pid" ]; then
+  settle unit "$unit_pid" || status=1
+  grep -E '^(FAIL|  ●)' .run/logs/unit.log || true
+  [ -f .run/jest-unit.json ] && tier_lines .run/jest-unit.json "$(cat .run/logs/unit.secs)" unit
+fi
+if [ -n "$k8s_pid" ]; then
+  if settle k8s "$k8s_pid"; then grep -v '^go: downloading' .run/logs/k8s.log || true; else status=1; fi
+else
+  echo "go not found: infra/k8s manifest validation skipped (needs Go >= 1.24)"
+fi
+
+if [ $# -eq 0 ]; then
+  # The short chaos run (docs/operations.md "Chaos"): two replicas of every deployable, one of each
+  # SIGKILLed and each dependency cut through TCP proxies under load. Alone, after jest, so no
+  # other test's load blurs it.
   step "chaos (short)"
   node infra/bench/dist/chaos.js --short --out .run/artifacts/chaos.json || status=1
 fi
@@ -121,11 +166,9 @@ echo "times: ${timings[*]}"
 node -e '
   const fs = require("fs");
   let passed = 0, failed = 0;
-  for (const tier of ["unit", "integration", "system"]) {
-    const f = `.run/jest-${tier}.json`;
-    if (!fs.existsSync(f)) continue;
-    const r = JSON.parse(fs.readFileSync(f, "utf8"));
-    passed += r.numPassedTests; failed += r.numFailedTests;
+  for (const f of fs.readdirSync(".run").filter((f) => /^jest-.*\.json$/.test(f))) {
+    const r = JSON.parse(fs.readFileSync(`.run/${f}`, "utf8"));
+    passed += r.numPassedTests; failed += r.numFailedTests + r.numRuntimeErrorTestSuites;
   }
   console.log(`total: ${passed} passed, ${failed} failed`);
 ' || true
