@@ -54,7 +54,8 @@ const common = {
 
 /** @type {import('jest').Config} */
 module.exports = {
-  testTimeout: 60000,
+  // A hang guard: a loaded machine takes many times as long as a quiet one.
+  testTimeout: 180000,
   maxWorkers: 2,
   // The slowest files first: a fresh clone has no durations cached for Jest to order by.
   testSequencer: '<rootDir>/test/slow-first-sequencer.js',

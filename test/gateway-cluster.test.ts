@@ -62,7 +62,7 @@ describe('clustered gateway (GATEWAY_WORKERS=2)', () => {
     await waitFor(() => isReady(port), 30_000, 100, 'the clustered gateway').catch((err: unknown) => {
       throw new Error(`${String(err)}\n${gateway.output()}`);
     });
-  }, 40_000);
+  }, 180_000);
 
   afterAll(async () => {
     if (gateway.child.exitCode === null) gateway.child.kill('SIGKILL');

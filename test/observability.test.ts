@@ -148,7 +148,7 @@ describe('tracing across the system', () => {
           throw new Error(`${String(err)}\n${processes.map((p) => p.output()).join('\n')}`);
         },
       );
-  }, 60_000);
+  }, 180_000);
 
   afterAll(async () => {
     for (const p of processes) if (p.child.exitCode === null) p.child.kill('SIGKILL');

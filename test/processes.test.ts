@@ -93,7 +93,7 @@ describe('each service as a process from its built output', () => {
         if (proc.child.exitCode === null) proc.child.kill('SIGKILL');
       }
     },
-    70_000,
+    180_000,
   );
 
   it('when a required variable is missing or bad, then the process stops at once with one clear line per variable', async () => {

@@ -34,7 +34,7 @@ beforeAll(async () => {
       })),
     );
   }
-}, 120_000);
+}, 180_000);
 afterAll(async () => {
   await mongo.dropDatabase();
   await mongo.close();

@@ -44,7 +44,7 @@ describe('signal listen', () => {
     const tsc = path.join(root, '..', '..', 'node_modules', 'typescript', 'bin', 'tsc');
     execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.json')], { stdio: 'pipe' });
     receiver = await startReceiver();
-  }, 120_000);
+  }, 180_000);
   beforeEach(async () => {
     server = await sseServer();
   });
@@ -106,7 +106,7 @@ describe('signal listen', () => {
       run.child.kill('SIGINT');
     }
     expect(await run.exited).toBe(0);
-  }, 30_000);
+  }, 180_000);
 
   it('when --secret is given, then deliveries are signed with it', async () => {
     const secret = `whsec_${Buffer.from('a fixed secret of 24 bytes').toString('base64')}`;
@@ -127,7 +127,7 @@ describe('signal listen', () => {
       run.child.kill('SIGINT');
     }
     await run.exited;
-  }, 30_000);
+  }, 180_000);
 
   it('when the target is not on this machine, then the command refuses it without --allow-remote and opens no stream', async () => {
     const run = listen(['--forward-to', 'https://hooks.example.com/hook', '--base-url', server.url], {
@@ -161,7 +161,7 @@ describe('signal listen', () => {
       run.child.kill('SIGINT');
     }
     expect(await run.exited).toBe(0);
-  }, 30_000);
+  }, 180_000);
 
   it('when no API key is given, then the command says how to give one', async () => {
     const run = listen(['--forward-to', `${receiver.url}/hook`, '--base-url', server.url]);
@@ -220,5 +220,5 @@ describe('signal listen through the gateway', () => {
       run.child.kill('SIGINT');
     }
     expect(await run.exited).toBe(0);
-  }, 60_000);
+  }, 180_000);
 });

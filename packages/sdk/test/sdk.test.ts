@@ -383,7 +383,7 @@ describe('@signal/sdk against the running system', () => {
     expect(opened).toHaveLength(2);
     expect(opened[0]).toBeUndefined();
     expect(opened[1]).toMatch(/^\d+-\d+$/);
-  }, 30_000);
+  }, 180_000);
 
   it("when the account's open streams are at its plan's cap, then the next SDK stream stops with RateLimitError naming the limit", async () => {
     const { key } = await sys.gw.account({ per_minute: 1000, per_day: 10_000, max_streams: 1 });

@@ -54,7 +54,7 @@ describe('client.signals.stream against a local event stream', () => {
     expect(stream.lastEventId).toBe('5-0');
     const first = seen[0]!;
     expect(first.event === 'signal.new' && first.data.data.id).toBe('sig_1');
-  }, 20_000);
+  }, 180_000);
 
   it('when the first connection has opened, then a published event arrives with its payload (the stream is live)', async () => {
     server = await sseServer();

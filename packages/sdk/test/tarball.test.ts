@@ -24,7 +24,7 @@ describe('@signal/sdk tarball', () => {
     tarball = made[0]!;
     writeFileSync(path.join(scratch, 'package.json'), JSON.stringify({ name: 'scratch', private: true }));
     run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', `./${tarball}`], scratch);
-  }, 120_000);
+  }, 180_000);
   afterAll(() => {
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   });

@@ -179,7 +179,7 @@ describe('operator CLI', () => {
       API_KEY_PEPPER: gw.config.API_KEY_PEPPER,
     };
     const admin = (...argv: string[]) =>
-      spawnSync(process.execPath, [script, ...argv], { env, encoding: 'utf8', timeout: 30_000 });
+      spawnSync(process.execPath, [script, ...argv], { env, encoding: 'utf8', timeout: 120_000 });
     const missing = admin('list-keys', '--account', 'acc_nope');
     expect({ status: missing.status, stdout: missing.stdout, stderr: missing.stderr }).toEqual({
       status: 1,

@@ -597,7 +597,7 @@ describeIfBrowser('dashboard in chromium', () => {
         await close();
         await receiver.close();
       }
-    }, 120_000);
+    }, 180_000);
 
     it('when usage is shown, then what is left this minute and today is live, the charts follow new calls without a reload, the limit lines are drawn, and the dashboard is a source of its own', async () => {
       const { page: p, close } = await freshPage();

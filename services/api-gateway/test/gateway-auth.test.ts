@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { errorEnvelopeSchema } from '@signal/contracts';
 import { startObservability, valueOrThrow } from '@signal/service-kit';
-import { exactnessViolations, silentLogger, startReceiver, type Receiver } from '@signal/test-kit';
+import { exactnessViolations, silentLogger, startReceiver, waitFor, type Receiver } from '@signal/test-kit';
 import request from 'supertest';
 import { signalInput, startSignals, type SignalsHarness } from '../../signals/test/signals-harness';
 import { createApiKey, revokeApiKey } from '../src/accounts/domain/accounts.use-cases';
@@ -35,6 +35,15 @@ beforeAll(async () => {
     label: 'gw_auth',
     upstreams: { signals: signals.url, stats: upstreamEcho.url, webhooks: 'http://127.0.0.1:9' },
   });
+  // The signal is listed once the read path has it (a loaded machine takes a while): the tests
+  // that count it start after that.
+  const { key } = await gw.account();
+  await waitFor(
+    async () => (await api(key)).body.meta?.total === 1,
+    60_000,
+    50,
+    'the ingested signal to be listed',
+  );
 });
 afterAll(async () => {
   await gw.stop();

@@ -6,7 +6,7 @@ import {
 } from '@signal/contracts';
 import { generateKeyPairSync } from 'node:crypto';
 import { signInternalToken } from '@signal/service-kit';
-import { TEST_INTERNAL_KEYS } from '@signal/test-kit';
+import { TEST_INTERNAL_KEYS, waitFor } from '@signal/test-kit';
 import request from 'supertest';
 import { signalInput, startSignals, type SignalsHarness } from './signals-harness';
 
@@ -362,10 +362,7 @@ describe('ingestion', () => {
     // No outbox batch is left behind: the relay would find one naming only refused signals on
     // every sweep, for good (keeping FerretDB busy and later backfills from reaching stats).
     const batches = svc.deps.mongo.collection('outbox_batches');
-    const deadline = Date.now() + 10_000;
-    while ((await batches.countDocuments({})) > 0 && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 100));
-    expect(await batches.countDocuments({})).toBe(0);
+    await waitFor(async () => (await batches.countDocuments({})) === 0, 60_000, 100, 'no outbox batch left');
   });
 
   it('when a bulk Idempotency-Key is reused for another batch, then 409 IDEMPOTENCY_CONFLICT and nothing of it is stored', async () => {

@@ -54,7 +54,7 @@ describe('simulator', () => {
     expect(Math.max(...ages)).toBeGreaterThan(10 * 86_400_000);
     const winner = (await request(svc.url).get('/v1/signals?status=winner&limit=1').set(auth)).body.data[0];
     expect(winner.performance.roi).toBeGreaterThan(100);
-  }, 60_000);
+  }, 180_000);
 
   it('when the ingest token is missing or the arguments are bad, then it says so and exits non-zero', async () => {
     const bad = await simulate(svc.url, '--backfill=-3');

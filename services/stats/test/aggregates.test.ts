@@ -1,5 +1,5 @@
 import { SIGNAL_TYPES, type SignalType, type StatsPeriod } from '@signal/contracts';
-import { connectRedis } from '@signal/service-kit';
+import { redisClient } from '@signal/service-kit';
 import { infraUrls, silentLogger, uniqueName } from '@signal/test-kit';
 import type Redis from 'ioredis';
 import type { ProjectedSignal } from '../src/domain/projection';
@@ -15,7 +15,10 @@ let redis: Redis;
 let aggregates: StatsAggregates;
 
 beforeAll(async () => {
-  redis = await connectRedis(infraUrls().redisUrl, silentLogger);
+  // The figures' arithmetic is under test, not the services' fail-fast client: no 1 s command
+  // timeout, which a shared Redis on a loaded machine can pass.
+  redis = redisClient(infraUrls().redisUrl, { maxRetriesPerRequest: null });
+  await redis.ping();
   aggregates = new StatsAggregates(redis, `${uniqueName('agg')}:`, 'test', silentLogger);
   await redis.set(`${aggregates.prefix}ready`, aggregates.model.epoch);
 });

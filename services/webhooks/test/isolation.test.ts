@@ -95,5 +95,5 @@ describe('slow subscriber isolation', () => {
       const ids = r.requests.map((req) => (JSON.parse(req.body) as { data: { id: string } }).data.id);
       expect(new Set(ids)).toEqual(new Set(sent.keys()));
     }
-  }, 90_000);
+  }, 180_000);
 });

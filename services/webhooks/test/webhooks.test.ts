@@ -435,7 +435,7 @@ describe('delivery', () => {
       await slow.close();
       await slowBroker.cleanup();
     }
-  }, 30_000);
+  }, 180_000);
 
   it('when a failed delivery is re-sent right after its webhook is enabled again, then the worker does not decide on its older, disabled copy: it is sent', async () => {
     const heldBroker = testBrokerPrefix('wh_held', removeBrokerPrefix);
@@ -496,7 +496,7 @@ describe('delivery', () => {
       await held.stop();
       await heldBroker.cleanup();
     }
-  }, 30_000);
+  }, 180_000);
 
   it('when the receiver responds 410 Gone, then the subscription is disabled and later events are kept as failed', async () => {
     const gone = await startReceiver(() => ({ status: 410 }));

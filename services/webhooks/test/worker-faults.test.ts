@@ -122,7 +122,7 @@ describe('webhook worker faults', () => {
       await conn.close();
       await broker.cleanup();
     }
-  }, 120_000);
+  }, 180_000);
 
   it('when the broker connection drops mid-stream, then the worker reconnects and nothing is lost', async () => {
     const broker = testBrokerPrefix('wh_broker', removeBrokerPrefix);
@@ -162,5 +162,5 @@ describe('webhook worker faults', () => {
       await receiver.close();
       await broker.cleanup();
     }
-  }, 120_000);
+  }, 180_000);
 });
