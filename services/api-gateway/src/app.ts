@@ -38,7 +38,7 @@ import { noStoreForSecrets } from './edge/http/no-store.middleware';
 import { connectionLimit } from './edge/http/connection-limit';
 import { lingerBeforeClose } from './edge/http/lingering-close';
 import { rateLimitHeaders } from './edge/http/rate-limit-headers';
-import { ipGuard } from './edge/http/throttle.middleware';
+import { ipGuard, rateHeadersOnUncountedErrors } from './edge/http/throttle.middleware';
 import { StreamFeed } from './edge/http/stream-feed';
 import type { Upstream } from './edge/http/upstream';
 import type { OpenStreams } from './edge/domain/open-streams';
@@ -134,6 +134,7 @@ export function buildApp(deps: GatewayAppDeps): Express {
   // too. Only /healthz and /readyz respond without them: probes are the orchestrator's, not a
   // client's, and counting them could rate-limit a node's kubelet into restarting the gateway.
   app.use(guard);
+  app.use(rateHeadersOnUncountedErrors(deps.guard));
   return finishApp(app, deps.logger);
 }
 
