@@ -67,6 +67,17 @@ describe('the rate-limit headers on every gateway response', () => {
   });
 
   it('when a query string is 20 kB long, then the response carries the X-RateLimit-* headers with a reset to come', async () => {
+    const { key } = await gw.account();
+    for (const size of [8_000, 15_000, 20_000, 40_000, 70_000]) {
+      for (const credential of [key, token]) {
+        const res = await request(gw.url)
+          .get(`/v1/signals?q=${'a'.repeat(size)}`)
+          .set('Authorization', `Bearer ${credential}`);
+        expectRateHeaders(res, `GET /v1/signals with a ${size}-byte query ${res.status}`);
+      }
+      const bare = await request(gw.url).get(`/v1/signals?q=${'a'.repeat(size)}`);
+      expectRateHeaders(bare, `GET /v1/signals with a ${size}-byte query, no credential ${bare.status}`);
+    }
     for (const path of ['/v1/signals', '/v1/account/keys', '/docs', '/v1/nothing']) {
       const res = await request(gw.url)
         .get(`${path}?q=${'a'.repeat(20_000)}`)
