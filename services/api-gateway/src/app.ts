@@ -3,6 +3,7 @@ import { allowHeaderFor } from '@signal/contracts';
 import {
   createBaseApp,
   finishApp,
+  hasBody,
   readinessTiming,
   securityHeaderList,
   type HealthCheck,
@@ -35,8 +36,9 @@ import {
 import { docsRouter } from './api-docs/http/docs.router';
 import { noStoreForSecrets } from './edge/http/no-store.middleware';
 import { connectionLimit } from './edge/http/connection-limit';
+import { lingerBeforeClose } from './edge/http/lingering-close';
 import { rateLimitHeaders } from './edge/http/rate-limit-headers';
-import { ipGuard } from './edge/http/throttle.middleware';
+import { ipGuard, rateHeadersOnUncountedErrors } from './edge/http/throttle.middleware';
 import { StreamFeed } from './edge/http/stream-feed';
 import type { Upstream } from './edge/http/upstream';
 import type { OpenStreams } from './edge/domain/open-streams';
@@ -132,6 +134,7 @@ export function buildApp(deps: GatewayAppDeps): Express {
   // too. Only /healthz and /readyz respond without them: probes are the orchestrator's, not a
   // client's, and counting them could rate-limit a node's kubelet into restarting the gateway.
   app.use(guard);
+  app.use(rateHeadersOnUncountedErrors(deps.guard));
   return finishApp(app, deps.logger);
 }
 
@@ -167,6 +170,8 @@ export function buildGateway(deps: GatewayAppDeps): HttpEntry {
   const route =
     (continued: boolean): RequestListener =>
     (req, res) => {
+      // A body refused before it is read whole still lets its client read the refusal.
+      if (hasBody(req.headers)) lingerBeforeClose(req);
       if (connections.refuses(req, res)) return;
       // An absolute-form target (RFC 9112 §3.2.2) is served as its path and query.
       if (req.url !== undefined && /^https?:\/\//i.test(req.url)) req.url = originForm(req.url);

@@ -24,6 +24,7 @@ import type { PasswordLoginDeps } from './sessions/domain/password-login.use-cas
 import { passwordHashing, scryptPasswords } from './accounts/domain/password';
 import { SecretSealer } from './accounts/domain/sealed-secret';
 import { SessionStore } from './sessions/domain/sessions';
+import { DeviceCookies } from './sessions/domain/device-cookies';
 import { LocalFallbackLimiter } from './edge/domain/rate-limit';
 import { InFlightLimit } from './edge/domain/in-flight';
 import { OpenStreams } from './edge/domain/open-streams';
@@ -101,6 +102,7 @@ export async function createDependencies(
   };
   const usage = new UsageStore(redis, config.REDIS_PREFIX, logger);
   const passwords = scryptPasswords(passwordHashing[config.PASSWORD_HASHING]);
+  const sessionRevocations = new SessionRevocationStore(redis, config.REDIS_PREFIX);
   return {
     mongo,
     redis,
@@ -123,13 +125,15 @@ export async function createDependencies(
       sessions: new SessionStore(
         config.SESSION_JWT_SECRET,
         config.SESSION_TTL_SECONDS,
-        new SessionRevocationStore(redis, config.REDIS_PREFIX),
+        sessionRevocations,
         config.SESSION_RENEWAL_GRACE_MS,
       ),
+      // Its own purpose in the HMAC input: a device signature is no session or CSRF token.
+      devices: new DeviceCookies(config.SESSION_JWT_SECRET),
     },
     usage,
     upstreams,
-    streams: new OpenStreams(new StreamSlotStore(redis, config.REDIS_PREFIX), limiter),
+    streams: new OpenStreams(new StreamSlotStore(redis, config.REDIS_PREFIX), limiter, sessionRevocations),
     workers: [],
     tokens: new InternalTokenCache((audience, accountId, ttl, limits) =>
       signInternalToken(config.INTERNAL_JWT_PRIVATE_KEY, audience, accountId, ttl, limits),

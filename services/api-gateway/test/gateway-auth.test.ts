@@ -105,6 +105,24 @@ describe('authentication', () => {
   );
 
   it.each([
+    ['an empty session cookie', '__Host-signal_session='],
+    ['a blank session cookie', '__Host-signal_session=  ; theme=dark'],
+    ['a session cookie with no value', '__Host-signal_session'],
+    ['an unrelated cookie', 'theme=dark'],
+    ['a device cookie only', '__Host-signal_device=abc.def'],
+    ['a session cookie that is no session', '__Host-signal_session=not-a-token'],
+  ])(
+    'when the request has no Authorization and %s, then 401 UNAUTHORIZED with rate headers',
+    async (_label, cookie) => {
+      for (const path of ['/v1/signals', '/v1/stats', '/v1/webhooks', '/v1/signals/stream']) {
+        const res = await request(gw.url).get(path).set('Cookie', cookie).expect(401);
+        expect(errorEnvelopeSchema.parse(res.body).error.code).toBe('UNAUTHORIZED');
+        expectRateHeaders(res);
+      }
+    },
+  );
+
+  it.each([
     ['GET', '/'],
     ['GET', '/v2/signals'],
     ['GET', '/metrics'],

@@ -216,7 +216,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Dashboard login (email + password) → short-lived session token. After 5 failures for an email (20 for a network) each attempt waits twice as long: 429 with retry_after. */
+    /** Dashboard login (email + password) → short-lived session token, and a device cookie (`__Host-signal_device`) that a later login for the same email sends back. With that cookie a login is held by its own browser's failures only; without it, by failures for the email from its network (5 free), and once its network has failed for the email also by the email's (10) and the network's (20): past them each attempt waits twice as long, 429 with retry_after. */
     post: operations['login'];
     delete?: never;
     options?: never;

@@ -129,6 +129,21 @@ export class AccountRepository implements AccountStore, PasswordAccounts, KeyDir
     await this.keys.updateOne({ _id: keyId, account_id: accountId }, { $set: { expires_at: at } });
   }
 
+  async claimRoll(accountId: string, keyId: string, replacementId: string): Promise<boolean> {
+    const r = await this.keys.updateOne(
+      { _id: keyId, account_id: accountId, replaced_by: null },
+      { $set: { replaced_by: replacementId } },
+    );
+    return r.matchedCount === 1;
+  }
+
+  async releaseRoll(accountId: string, keyId: string, replacementId: string): Promise<void> {
+    await this.keys.updateOne(
+      { _id: keyId, account_id: accountId, replaced_by: replacementId },
+      { $set: { replaced_by: null } },
+    );
+  }
+
   async touchKey(keyId: string, at: Date): Promise<void> {
     await this.keys.updateOne({ _id: keyId }, { $set: { last_used_at: at } });
   }

@@ -101,8 +101,8 @@ export async function createApiKey(
   name: string,
   expiresAt?: Date,
   keyId = newId('key'),
-  /** false for a roll: the key it replaces expires after the overlap. */
-  capped = true,
+  /** A key not counted against the cap: the one a roll without overlap revokes at once. */
+  replacing?: string,
 ): Promise<Result<CreatedKey, CreateKeyFailure>> {
   const found = await requireAccount(deps, accountId);
   if (!found.ok) return found;
@@ -112,23 +112,22 @@ export async function createApiKey(
       details: [{ field: 'expires_at', message: 'must be in the future' }],
     });
   }
+  // Every active key counts, a rolled one in its overlap too: it works until the overlap ends.
   const make = async (): Promise<Result<CreatedKey, 'CONFLICT'>> => {
-    if (capped) {
-      const max = planCaps(account.plan, deps.capDefaults).keys;
-      const now = Date.now();
-      const active = (await deps.repository.listKeys(accountId)).filter(
-        (k) => keyStatus(k, now) === 'active',
-      ).length;
-      if (active >= max)
-        return fail(
-          'CONFLICT',
-          `This account has ${active} active API keys, the most its plan allows (${max}); revoke one first.`,
-        );
-    }
+    const max = planCaps(account.plan, deps.capDefaults).keys;
+    const now = Date.now();
+    const active = (await deps.repository.listKeys(accountId)).filter(
+      (k) => k._id !== replacing && keyStatus(k, now) === 'active',
+    ).length;
+    if (active >= max)
+      return fail(
+        'CONFLICT',
+        `This account has ${active} active API keys, the most its plan allows (${max}); revoke one${replacing ? ' or roll without overlap' : ''} first.`,
+      );
     return succeed(await insertNewKey(deps, accountId, name, expiresAt, keyId));
   };
   // Counting and inserting under the account's lock: concurrent creations cannot pass the cap.
-  return capped ? deps.repository.withKeyCreationLock(accountId, make) : make();
+  return deps.repository.withKeyCreationLock(accountId, make);
 }
 
 async function insertNewKey(

@@ -1,5 +1,5 @@
 import type { ApiKeyView } from '@signal/contracts';
-import { fail, succeed, type Result } from '@signal/service-kit';
+import { fail, newId, succeed, type Result } from '@signal/service-kit';
 import {
   createApiKey,
   keyNotFound,
@@ -14,7 +14,10 @@ import {
  * Roll: a new key now (same name, same expiry if any), and the old one stops after the overlap —
  * revoked at once for 0, else it expires then. Every gateway reloads key records at least once a
  * minute, and a non-zero overlap is at least a minute, so every instance knows the new expiry
- * before it arrives.
+ * before it arrives. The new key counts against the plan's cap like any other, and so does the old
+ * one while it still works (a roll without overlap replaces it at once, so it is not counted). A
+ * key is rolled once: the roll claims it first, so a second roll, concurrent or later, is a
+ * CONFLICT (roll its replacement instead).
  */
 export async function rollApiKey(
   deps: AccountDeps,
@@ -29,15 +32,25 @@ export async function rollApiKey(
   if (old.revoked_at || (oldExpiry !== null && oldExpiry <= now)) {
     return fail('CONFLICT', 'Only an active key can be rolled; create a new key instead.');
   }
+  const replacementId = newId('key');
+  if (old.replaced_by || !(await deps.repository.claimRoll(accountId, keyId, replacementId))) {
+    return fail('CONFLICT', 'This key is already being rolled out; roll the key that replaces it instead.');
+  }
   const created = await createApiKey(
     deps,
     accountId,
     old.name,
     oldExpiry !== null ? new Date(oldExpiry) : undefined,
-    undefined,
-    false,
-  );
-  if (!created.ok) return created;
+    replacementId,
+    overlapSeconds === 0 ? keyId : undefined,
+  ).catch(async (err: unknown) => {
+    await deps.repository.releaseRoll(accountId, keyId, replacementId).catch(() => undefined);
+    throw err;
+  });
+  if (!created.ok) {
+    await deps.repository.releaseRoll(accountId, keyId, replacementId);
+    return created;
+  }
   if (overlapSeconds === 0) {
     const revoked = await revokeApiKey(deps, accountId, keyId);
     return revoked.ok ? succeed({ created: created.value, previous: revoked.value }) : revoked;

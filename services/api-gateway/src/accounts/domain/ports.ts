@@ -17,6 +17,13 @@ export interface AccountStore {
   listKeys(accountId: string): Promise<ApiKey[]>;
   revokeKey(accountId: string, keyId: string, at: Date): Promise<void>;
   setKeyExpiry(accountId: string, keyId: string, at: Date): Promise<void>;
+  /**
+   * Marks an active key as being replaced by `replacementId`, unless it already is (false): one
+   * roll per key, however many ask at once.
+   */
+  claimRoll(accountId: string, keyId: string, replacementId: string): Promise<boolean>;
+  /** Takes a claim back: the replacement was not made. */
+  releaseRoll(accountId: string, keyId: string, replacementId: string): Promise<void>;
 }
 
 export type KeyRequestClaim =

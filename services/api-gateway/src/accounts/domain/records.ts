@@ -30,4 +30,6 @@ export interface ApiKey {
   expires_at: Date | null;
   last_used_at: Date | null;
   revoked_at: Date | null;
+  /** The key a roll is replacing this one with (absent or null: not being rolled out). */
+  replaced_by?: string | null;
 }

@@ -3,16 +3,18 @@ import { TEST_INTERNAL_KEYS } from '@signal/test-kit';
 import { configSchema } from '../../config';
 import { checksum } from './api-key';
 import { KeyCache, type KeyRecord } from '../../edge/domain/key-cache';
-import { EMAIL_POLICY, NETWORK_POLICY, waitAfter } from '../../sessions/domain/login-throttle';
+import { EMAIL_POLICY, NETWORK_POLICY, PAIR_POLICY, waitAfter } from '../../sessions/domain/login-throttle';
 import { PASSWORD_COST, TEST_ONLY_PASSWORD_COST, scryptPasswords } from './password';
 import { SecretSealer } from './sealed-secret';
 import { clientGroup } from '../../edge/domain/throttle';
 
 describe('login waits', () => {
   it('when failures pile up, then the first few are free and each further one doubles the wait, up to 15 minutes', () => {
-    const waits = Array.from({ length: 9 }, (_, i) => waitAfter(i + 1, EMAIL_POLICY));
+    const waits = Array.from({ length: 9 }, (_, i) => waitAfter(i + 1, PAIR_POLICY));
     expect(waits).toEqual([0, 0, 0, 0, 0, 1000, 2000, 4000, 8000]);
-    expect(waitAfter(40, EMAIL_POLICY)).toBe(15 * 60_000);
+    expect(waitAfter(40, PAIR_POLICY)).toBe(15 * 60_000);
+    expect(waitAfter(10, EMAIL_POLICY)).toBe(0);
+    expect(waitAfter(11, EMAIL_POLICY)).toBe(1000);
     expect(waitAfter(20, NETWORK_POLICY)).toBe(0);
     expect(waitAfter(21, NETWORK_POLICY)).toBe(1000);
   });

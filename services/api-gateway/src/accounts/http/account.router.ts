@@ -18,6 +18,7 @@ import {
   type PasswordLoginDeps,
 } from '../../sessions/domain/password-login.use-case';
 import type { Session } from '../../sessions/domain/sessions';
+import { loginClientOf, setDeviceCookie } from '../../sessions/http/device-cookie';
 
 import type { RequestThrottle } from '../../edge/domain/throttle';
 import { verifiedSession } from '../../sessions/http/verified-session';
@@ -99,8 +100,9 @@ export function accountRouter(
 
   router.post('/v1/auth/login', async (req, res) => {
     const { email, password } = parseOrThrow(ROUTES.login.body, req.body ?? {}, 'body');
-    const result = await passwordLogin(logins, email, password, req.ip ?? '');
+    const result = await passwordLogin(logins, email, password, loginClientOf(req));
     if (!result.ok) throw failedLogin(res, failureError(result));
+    setDeviceCookie(res, result.value.deviceCookie);
     const { token, session } = logins.sessions.issue('api', result.value.accountId);
     res.json({ success: true, data: sessionBody(token, session) });
   });
@@ -122,7 +124,7 @@ export function accountRouter(
       accountId,
       input.current_password,
       input.new_password,
-      req.ip ?? '',
+      loginClientOf(req),
     );
     if (!result.ok) throw failedLogin(res, failureError(result));
     const { token, session } = logins.sessions.issue('api', accountId);

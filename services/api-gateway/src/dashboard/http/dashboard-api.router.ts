@@ -44,6 +44,7 @@ import { outcomeOf } from '../../edge/domain/usage';
 import type { RequestThrottle } from '../../edge/domain/throttle';
 import type { UsageLedger } from '../../edge/domain/usage';
 import { readCookie } from '../../sessions/http/cookies';
+import { loginClientOf, setDeviceCookie } from '../../sessions/http/device-cookie';
 import { proxyTo } from './session-proxy';
 import type { OpenStreams } from '../../edge/domain/open-streams';
 import { keyStatus } from '../../accounts/domain/key-status';
@@ -184,9 +185,10 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
     res.json({ success: true, data: { signup_enabled: deps.signupEnabled } });
   });
 
-  const startSession = async (res: Response, accountId: string, status = 200) => {
+  const startSession = async (res: Response, accountId: string, status = 200, deviceCookie?: string) => {
     const { token, session: s } = sessions.issue('cookie', accountId);
     setSessionCookie(res, token, sessions.ttlSeconds);
+    if (deviceCookie) setDeviceCookie(res, deviceCookie);
     const account = await deps.accounts.repository.findAccount(accountId);
     res.status(status).json({
       success: true,
@@ -212,9 +214,9 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
   api.post('/session', async (req, res) => {
     if (!sameOrigin(req)) throw new AppError('FORBIDDEN', 'Cross-site request refused.');
     const input = parseOrThrow(loginInputSchema, req.body ?? {}, 'body');
-    const result = await passwordLogin(deps.logins, input.email, input.password, req.ip ?? '');
+    const result = await passwordLogin(deps.logins, input.email, input.password, loginClientOf(req));
     if (!result.ok) throw failedLogin(res, failureError(result));
-    await startSession(res, result.value.accountId);
+    await startSession(res, result.value.accountId, 200, result.value.deviceCookie);
   });
 
   api.use(session({ csrf: true }));
@@ -250,7 +252,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
       accountId,
       input.current_password,
       input.new_password,
-      req.ip ?? '',
+      loginClientOf(req),
     );
     if (!result.ok) throw failureError(result);
     await startSession(res, accountId);
@@ -308,7 +310,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
    */
   const accountPlan: RequestHandler = async (_req, res, next) => {
     try {
-      const { accountId, expiresAt } = current(res);
+      const { accountId, expiresAt, sessionId, issuedAt } = current(res);
       const admitted = await admitSessionApiRequest(deps.accounts, accountId);
       const rate = admitted.ok ? admitted.value.rate : 'rate' in admitted ? admitted.rate : undefined;
       if (rate) {
@@ -320,6 +322,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
       // What a live stream opened with this session needs: its plan's cap, and when it ends.
       res.locals.planCaps = admitted.value.caps;
       res.locals.credentialExpiresAt = expiresAt;
+      res.locals.streamSession = { sessionId, issuedAt };
       next();
     } catch (err) {
       next(err);

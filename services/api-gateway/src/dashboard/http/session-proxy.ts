@@ -42,6 +42,15 @@ function capsOf(res: Response): PlanCaps | undefined {
     : undefined;
 }
 
+/** The session the account-plan step left on the response: a live stream ends with it. */
+function sessionOf(res: Response): { sessionId: string; issuedAt: number } | undefined {
+  const v: unknown = res.locals.streamSession;
+  if (typeof v !== 'object' || v === null) return undefined;
+  const sessionId = 'sessionId' in v && typeof v.sessionId === 'string' ? v.sessionId : undefined;
+  const issuedAt = 'issuedAt' in v ? numberOf(v.issuedAt) : undefined;
+  return sessionId !== undefined && issuedAt !== undefined ? { sessionId, issuedAt } : undefined;
+}
+
 /**
  * An Express route sent on to a service as the account in `res.locals.accountId` (the
  * dashboard session's); the headers already set here win over the service's.
@@ -72,10 +81,16 @@ export function proxyTo(upstream: Upstream, options: SessionProxyOptions): Reque
     let stream: StreamControl | undefined;
     let closed: (() => Promise<void>) | undefined;
     if (method === 'GET' && STREAM_ROUTE.test(req.originalUrl.split('?')[0] ?? '')) {
-      // A session's stream ends when the session expires (the next request renews it).
+      // A session's stream ends when the session ends: logged out, revoked, retired by a renewal
+      // or expired.
+      const session = sessionOf(res);
       const admission = await admitStream(
         options.streams,
-        { accountId, expiresAt: numberOf(res.locals.credentialExpiresAt) ?? null },
+        {
+          accountId,
+          ...(session ? { session } : {}),
+          expiresAt: numberOf(res.locals.credentialExpiresAt) ?? null,
+        },
         capsOf(res)?.streams ?? 0,
         options.streamIdleMs,
       );

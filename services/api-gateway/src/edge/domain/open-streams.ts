@@ -24,12 +24,27 @@ export interface Revocations {
   revokedAmong(keys: ReadonlyArray<{ accountId: string; keyId: string }>): Promise<boolean[]>;
 }
 
-export type StreamEnd = 'revoked' | 'expired' | 'shutdown';
+/** Port: which of these dashboard sessions have ended (sessions/data/session-revocations.store.ts). */
+export interface EndedSessions {
+  endedAmong(sessions: ReadonlyArray<StreamSession>, now: number): Promise<boolean[]>;
+}
+
+/** The dashboard session a stream was opened with. */
+export interface StreamSession {
+  accountId: string;
+  sessionId: string;
+  /** Unix ms (a password change ends the sessions issued before it). */
+  issuedAt: number;
+}
+
+export type StreamEnd = 'revoked' | 'session-ended' | 'expired' | 'shutdown';
 
 export interface OpenStream {
   accountId: string;
   /** The API key it was opened with (none: a dashboard session). */
   keyId?: string;
+  /** The dashboard session it was opened with (none: an API key). */
+  session?: { sessionId: string; issuedAt: number };
   /** When its credential stops being valid (Unix ms), if it does. */
   expiresAt: number | null;
   /** Ends the stream, telling the client why. */
@@ -51,6 +66,7 @@ export class OpenStreams {
   constructor(
     private readonly slots: StreamSlots,
     private readonly revocations: Revocations,
+    private readonly sessions?: EndedSessions,
   ) {}
 
   /** Admits a stream if its account has a free slot; false: all `max` are taken (with how many). */
@@ -71,7 +87,10 @@ export class OpenStreams {
     await this.slots.release(stream.accountId, streamId).catch(() => undefined);
   }
 
-  /** Ends every stream whose key was revoked or whose credential expired; keeps slots alive. */
+  /**
+   * Ends every stream whose key was revoked, whose session ended (logout, password change,
+   * revocation, renewal's retirement) or whose credential expired; keeps slots alive.
+   */
   async check(now = Date.now()): Promise<void> {
     if (this.checking) return;
     this.checking = true;
@@ -84,6 +103,19 @@ export class OpenStreams {
         const revoked = await this.revocations.revokedAmong(keyed);
         keyed.forEach((s, i) => {
           if (revoked[i]) s.end('revoked');
+        });
+      }
+      const bySession = [...this.open.values()].filter(
+        (s): s is OpenStream & { session: { sessionId: string; issuedAt: number } } =>
+          s.session !== undefined,
+      );
+      if (bySession.length > 0 && this.sessions) {
+        const ended = await this.sessions.endedAmong(
+          bySession.map((s) => ({ accountId: s.accountId, ...s.session })),
+          now,
+        );
+        bySession.forEach((s, i) => {
+          if (ended[i]) s.end('session-ended');
         });
       }
       if (now - this.lastKept >= KEEP_EVERY_MS && this.open.size > 0) {

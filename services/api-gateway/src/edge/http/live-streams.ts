@@ -11,6 +11,7 @@ export const STREAM_ROUTE = /^\/v1\/signals\/stream\/?$/i;
 /** The last event of a stream the gateway ends, by why it ends it. */
 const LAST_EVENT: Record<StreamEnd, string> = {
   revoked: `event: error\ndata: ${JSON.stringify({ code: 'UNAUTHORIZED', message: 'The API key was revoked.' })}\n\n`,
+  'session-ended': `event: error\ndata: ${JSON.stringify({ code: 'UNAUTHORIZED', message: 'The session ended; log in again.' })}\n\n`,
   expired: `event: error\ndata: ${JSON.stringify({ code: 'KEY_EXPIRED', message: 'The credential expired.' })}\n\n`,
   shutdown: `event: reconnect\ndata: ${JSON.stringify({ reason: 'shutdown', message: 'Reconnect with Last-Event-ID.' })}\n\n`,
 };
@@ -32,7 +33,12 @@ export type StreamAdmission =
  */
 export async function admitStream(
   streams: OpenStreams,
-  owner: { accountId: string; keyId?: string; expiresAt: number | null },
+  owner: {
+    accountId: string;
+    keyId?: string;
+    session?: { sessionId: string; issuedAt: number };
+    expiresAt: number | null;
+  },
   cap: number,
   idleTimeoutMs: number,
 ): Promise<StreamAdmission> {

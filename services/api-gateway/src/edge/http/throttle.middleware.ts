@@ -1,5 +1,5 @@
 import { AppError } from '@signal/service-kit';
-import type { Request, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import type { RequestThrottle, ThrottleDecision } from '../domain/throttle';
 import { setRateLimitHeaders } from './rate-limit-headers';
 
@@ -63,4 +63,22 @@ export function failedLogin(res: Response, failure: AppError): AppError {
   return decision?.limited
     ? new AppError('RATE_LIMIT_EXCEEDED', undefined, { retryAfter: decision.retryAfter })
     : failure;
+}
+
+/**
+ * An error response no throttle has counted (a body refused before its route looked at the
+ * credential: a 415, a 413, broken JSON) counts against the client's address like any request
+ * without a usable credential, so it carries the rate-limit headers every response carries.
+ */
+export function rateHeadersOnUncountedErrors(guard: RequestThrottle): ErrorRequestHandler {
+  return (err: unknown, req, res, next) => {
+    if (res.headersSent || res.hasHeader('X-RateLimit-Limit')) return next(err);
+    guard.count(req.ip ?? '').then(
+      (decision) => {
+        setRateLimitHeaders(res, decision.rate);
+        next(err);
+      },
+      () => next(err),
+    );
+  };
 }

@@ -3,23 +3,23 @@ import type Redis from 'ioredis';
 import { type LoginAttempts, type LoginSubject, type Reservation } from '../domain/login-throttle';
 
 /**
- * Reserves an attempt: refused (nothing counted) while `until` is ahead, else one more failure
- * and the wait it earns, in one atomic call, so concurrent attempts on any number of gateways
- * each see the ones before them.
+ * Reserves an attempt: refused (nothing counted) while `until` is ahead and the wait is enforced,
+ * else one more failure and the wait it earns, in one atomic call, so concurrent attempts on any
+ * number of gateways each see the ones before them.
  * The wait is domain/login-throttle.ts's waitAfter. ARGV: now, free failures, max wait, memory
- * (ms). Reply: 0 reserved, else the wait left in ms.
+ * (ms), enforce (1/0). Reply: {0, failures before this one} reserved, else {1, the wait left in ms}.
  */
 const RESERVE = new RedisScript(`
 local now = tonumber(ARGV[1])
 local until_at = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')
-if until_at > now then return until_at - now end
+if ARGV[5] == '1' and until_at > now then return {1, until_at - now} end
 local failures = redis.call('HINCRBY', KEYS[1], 'failures', 1)
 local free, max_wait = tonumber(ARGV[2]), tonumber(ARGV[3])
 local wait = 0
 if failures > free then wait = math.min(max_wait, 1000 * 2 ^ math.min(30, failures - free - 1)) end
 redis.call('HSET', KEYS[1], 'until', now + wait, 'last', now)
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return 0
+return {0, failures - 1}
 `);
 
 /**
@@ -50,14 +50,16 @@ export class LoginAttemptStore implements LoginAttempts {
     return `${this.prefix}login:{${s.key}}`;
   }
 
-  async reserve(s: LoginSubject, now: number): Promise<Reservation> {
+  async reserve(s: LoginSubject, now: number, enforce: boolean): Promise<Reservation> {
     const reply = await RESERVE.run(
       this.redis,
       [this.key(s)],
-      [now, s.policy.free, s.policy.maxWaitMs, s.policy.memoryMs],
+      [now, s.policy.free, s.policy.maxWaitMs, s.policy.memoryMs, enforce ? 1 : 0],
     );
-    const waitMs = Number(reply);
-    return waitMs > 0 ? { ok: false, waitMs } : { ok: true };
+    const [waiting, value] = Array.isArray(reply) ? reply.map(Number) : [];
+    if (value === undefined || !Number.isFinite(value))
+      throw new Error('unexpected reply from the login script');
+    return waiting === 1 ? { ok: false, waitMs: value } : { ok: true, earlier: value };
   }
 
   async release(s: LoginSubject): Promise<void> {

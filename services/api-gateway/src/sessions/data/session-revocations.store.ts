@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import type { EndedSessions, StreamSession } from '../../edge/domain/open-streams';
 import type { Session, SessionRevocations } from '../domain/sessions';
 
 /**
@@ -7,7 +8,7 @@ import type { Session, SessionRevocations } from '../domain/sessions';
  * change, each expiring when every token it could refuse has expired anyway. One round trip
  * per check.
  */
-export class SessionRevocationStore implements SessionRevocations {
+export class SessionRevocationStore implements SessionRevocations, EndedSessions {
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
@@ -25,10 +26,15 @@ export class SessionRevocationStore implements SessionRevocations {
       this.revokedKey(session.sessionId),
       this.validAfterKey(session.accountId),
     );
-    return (
-      (endsAt !== null && Number(endsAt) <= now) ||
-      (validAfter !== null && session.issuedAt < Number(validAfter))
-    );
+    return ended(session, endsAt ?? null, validAfter ?? null, now);
+  }
+
+  /** The open streams' sessions, checked together: one round trip. */
+  async endedAmong(sessions: ReadonlyArray<StreamSession>, now: number): Promise<boolean[]> {
+    if (sessions.length === 0) return [];
+    const keys = sessions.flatMap((s) => [this.revokedKey(s.sessionId), this.validAfterKey(s.accountId)]);
+    const values = await this.redis.mget(...keys);
+    return sessions.map((s, i) => ended(s, values[2 * i] ?? null, values[2 * i + 1] ?? null, now));
   }
 
   async retire(sessionId: string, endsAt: number, ttlSeconds: number): Promise<boolean> {
@@ -44,4 +50,17 @@ export class SessionRevocationStore implements SessionRevocations {
   async revokeAllBefore(accountId: string, issuedBefore: number, ttlSeconds: number): Promise<void> {
     await this.redis.set(this.validAfterKey(accountId), String(issuedBefore), 'EX', ttlSeconds);
   }
+}
+
+/** Ended by a logout or renewal (`endsAt` reached) or by a password change after it was issued. */
+function ended(
+  session: { issuedAt: number },
+  endsAt: string | null,
+  validAfter: string | null,
+  now: number,
+): boolean {
+  return (
+    (endsAt !== null && Number(endsAt) <= now) ||
+    (validAfter !== null && session.issuedAt < Number(validAfter))
+  );
 }

@@ -2,13 +2,23 @@ import { createHash } from 'node:crypto';
 import { clientGroup } from '../../edge/domain/throttle';
 
 /**
- * Password guessing, slowed per email and per client network: a few failures are free, then
- * each further failure makes the next attempt wait twice as long (1 s, 2 s, 4 s … up to 15 min).
- * An attempt is counted as a failure before its password is checked (reserved atomically), so
- * concurrent guesses see each other: no more attempts are ever in flight than the policy lets
- * through one at a time. An attempt during the wait is refused without looking at the password
- * (no oracle, no scrypt work); a success takes its reservation back and clears the email's
- * count. Counts fade an hour after the last failure.
+ * Password guessing, slowed so that the guesser waits and the account's owner does not
+ * (OWASP's device cookies, docs/decisions/login-throttle-and-device-cookies.md). Failures are
+ * counted per subject: a few are free, then each further failure makes the next attempt wait
+ * twice as long (1 s, 2 s, 4 s … up to 15 min); counts fade an hour after the last failure.
+ *
+ * - From a browser holding a device cookie for the email (it logged in as that email before),
+ *   an attempt is judged by that device's own failures alone: nobody else's failures hold it.
+ * - Without one, an attempt counts against the pair (network, email), the email and the network.
+ *   The pair is always judged; the email and the network only once the pair has failed before.
+ *   So a network with no failures for this email is never held by failures from elsewhere or for
+ *   other emails, while a network that keeps guessing one email waits for the email's and its
+ *   own count too.
+ *
+ * An attempt is counted as a failure before its password is checked (reserved atomically per
+ * subject), so concurrent guesses see each other; an attempt during a wait is refused without
+ * looking at the password (no oracle, no scrypt work); a success takes its reservations back
+ * and clears the pair's or the device's count.
  */
 export interface LoginPolicy {
   /** Failures allowed before any wait. */
@@ -18,9 +28,16 @@ export interface LoginPolicy {
   memoryMs: number;
 }
 
-export const EMAIL_POLICY: LoginPolicy = { free: 5, maxWaitMs: 15 * 60_000, memoryMs: 3_600_000 };
+const HOUR = 3_600_000;
+const MAX_WAIT = 15 * 60_000;
+/** One network guessing one email. */
+export const PAIR_POLICY: LoginPolicy = { free: 5, maxWaitMs: MAX_WAIT, memoryMs: HOUR };
+/** One email from every network that has failed for it (a guesser spread over many addresses). */
+export const EMAIL_POLICY: LoginPolicy = { free: 10, maxWaitMs: MAX_WAIT, memoryMs: HOUR };
 /** A network (an IPv4 address, an IPv6 /64) may hold many people: more failures before waits. */
-export const NETWORK_POLICY: LoginPolicy = { free: 20, maxWaitMs: 15 * 60_000, memoryMs: 3_600_000 };
+export const NETWORK_POLICY: LoginPolicy = { free: 20, maxWaitMs: MAX_WAIT, memoryMs: HOUR };
+/** One browser with a device cookie: its own mistakes only. */
+export const DEVICE_POLICY: LoginPolicy = { free: 5, maxWaitMs: MAX_WAIT, memoryMs: HOUR };
 
 /** The wait after the `failures`-th failure in a row. */
 export function waitAfter(failures: number, policy: LoginPolicy): number {
@@ -33,48 +50,90 @@ export interface LoginSubject {
   policy: LoginPolicy;
 }
 
-export type Reservation = { ok: true } | { ok: false; waitMs: number };
+/** Reserved (with the failures the subject had before this one), or the wait left. */
+export type Reservation = { ok: true; earlier: number } | { ok: false; waitMs: number };
 
 /** Port: failure counts and waits, shared by every gateway (data/login-attempts.store.ts). */
 export interface LoginAttempts {
   /**
-   * Counts an attempt against one subject as a failure, unless the subject is waiting after
-   * earlier failures (then nothing is counted and the wait is returned). Atomic per subject.
+   * Counts an attempt against one subject as a failure, unless `enforce` and the subject is
+   * waiting after earlier failures (then nothing is counted and the wait is returned). Without
+   * `enforce` the attempt is counted whatever the wait. Atomic per subject.
    */
-  reserve(subject: LoginSubject, now: number): Promise<Reservation>;
+  reserve(subject: LoginSubject, now: number, enforce: boolean): Promise<Reservation>;
   /** Takes back one reservation that did not turn into a failure. */
   release(subject: LoginSubject): Promise<void>;
   /** A success: the subject's failures are forgotten. */
   clear(subject: LoginSubject): Promise<void>;
 }
 
+/** Where an attempt comes from: the client's address, and the device id its cookie proves for this email. */
+export interface LoginOrigin {
+  ip: string;
+  /** Verified for the email the attempt names (domain/device-cookies.ts); none: an unknown browser. */
+  deviceId?: string;
+}
+
+const emailHash = (email: string) =>
+  createHash('sha256').update(email.trim().toLowerCase()).digest('base64url');
+
+/** The subjects an attempt counts against (emails hashed: no addresses in Redis keys). */
+export function loginSubjects(
+  email: string,
+  origin: LoginOrigin,
+): { device?: LoginSubject; pair: LoginSubject; email: LoginSubject; network: LoginSubject } {
+  const hashed = emailHash(email);
+  const network = clientGroup(origin.ip);
+  return {
+    ...(origin.deviceId ? { device: { key: `device:${origin.deviceId}`, policy: DEVICE_POLICY } } : {}),
+    pair: { key: `pair:${network}|${hashed}`, policy: PAIR_POLICY },
+    email: { key: `email:${hashed}`, policy: EMAIL_POLICY },
+    network: { key: `net:${network}`, policy: NETWORK_POLICY },
+  };
+}
+
+/** A reserved attempt: what a success takes back, or the wait that refused it. */
+export type LoginReservation = { ok: true; succeeded(): Promise<void> } | { ok: false; waitMs: number };
+
 /**
- * Reserves an attempt against every subject, or none: a subject that refuses undoes the
- * reservations already made for the others.
+ * Reserves one attempt by the rules above; a subject that refuses undoes the reservations
+ * already made for the others.
  */
-export async function reserveAll(
+export async function reserveLogin(
   attempts: LoginAttempts,
-  subjects: LoginSubject[],
+  email: string,
+  origin: LoginOrigin,
   now: number,
-): Promise<Reservation> {
-  const made: LoginSubject[] = [];
-  for (const s of subjects) {
-    const r = await attempts.reserve(s, now);
+): Promise<LoginReservation> {
+  const subjects = loginSubjects(email, origin);
+  if (subjects.device) {
+    const device = subjects.device;
+    const r = await attempts.reserve(device, now, true);
+    return r.ok ? { ok: true, succeeded: () => attempts.clear(device) } : r;
+  }
+  const pair = await attempts.reserve(subjects.pair, now, true);
+  if (!pair.ok) return pair;
+  // A network that has not failed for this email is judged by the pair alone (still counted in
+  // the others, so a guesser that keeps at it from here waits for them next time).
+  const enforce = pair.earlier > 0;
+  const made: LoginSubject[] = [subjects.pair];
+  for (const s of [subjects.email, subjects.network]) {
+    const r = await attempts.reserve(s, now, enforce);
     if (!r.ok) {
       await Promise.all(made.map((m) => attempts.release(m)));
       return r;
     }
     made.push(s);
   }
-  return { ok: true };
-}
-
-/** The subjects an attempt counts against: the email (hashed: no addresses in Redis keys) and the network. */
-export function loginSubjects(email: string, ip: string): { email: LoginSubject; network: LoginSubject } {
-  const hashed = createHash('sha256').update(email.trim().toLowerCase()).digest('base64url');
   return {
-    email: { key: `email:${hashed}`, policy: EMAIL_POLICY },
-    network: { key: `net:${clientGroup(ip)}`, policy: NETWORK_POLICY },
+    ok: true,
+    succeeded: async () => {
+      await Promise.all([
+        attempts.clear(subjects.pair),
+        attempts.release(subjects.email),
+        attempts.release(subjects.network),
+      ]);
+    },
   };
 }
 
@@ -85,13 +144,14 @@ export function loginSubjects(email: string, ip: string): { email: LoginSubject;
 export class LocalLoginAttempts implements LoginAttempts {
   private readonly state = new Map<string, { failures: number; until: number; last: number }>();
 
-  async reserve(s: LoginSubject, now: number): Promise<Reservation> {
+  async reserve(s: LoginSubject, now: number, enforce: boolean): Promise<Reservation> {
     const current = this.current(s, now);
-    if (current && current.until > now) return { ok: false, waitMs: current.until - now };
-    const failures = (current?.failures ?? 0) + 1;
+    if (enforce && current && current.until > now) return { ok: false, waitMs: current.until - now };
+    const earlier = current?.failures ?? 0;
+    const failures = earlier + 1;
     if (this.state.size >= 100_000) this.state.clear();
     this.state.set(s.key, { failures, until: now + waitAfter(failures, s.policy), last: now });
-    return { ok: true };
+    return { ok: true, earlier };
   }
 
   async release(s: LoginSubject): Promise<void> {
@@ -123,8 +183,8 @@ export class ResilientLoginAttempts implements LoginAttempts {
     private readonly local = new LocalLoginAttempts(),
   ) {}
 
-  reserve(subject: LoginSubject, now: number): Promise<Reservation> {
-    return this.shared.reserve(subject, now).catch(() => this.local.reserve(subject, now));
+  reserve(subject: LoginSubject, now: number, enforce: boolean): Promise<Reservation> {
+    return this.shared.reserve(subject, now, enforce).catch(() => this.local.reserve(subject, now, enforce));
   }
 
   release(subject: LoginSubject): Promise<void> {

@@ -1,6 +1,7 @@
 import { fail, succeed, type Result } from '@signal/service-kit';
 import type { Account } from '../../accounts/domain/records';
-import { loginSubjects, reserveAll, type LoginAttempts } from './login-throttle';
+import { reserveLogin, type LoginAttempts } from './login-throttle';
+import type { DeviceCookies } from './device-cookies';
 import type { PasswordHasher } from '../../accounts/domain/password';
 import type { SessionStore } from './sessions';
 
@@ -16,12 +17,20 @@ export interface PasswordLoginDeps {
   passwords: PasswordHasher;
   attempts: LoginAttempts;
   sessions: SessionStore;
+  devices: DeviceCookies;
+}
+
+/** Where a login comes from: the client's address and the device cookie it sent, if any. */
+export interface LoginClient {
+  ip: string;
+  deviceCookie?: string;
 }
 
 /** Why a login fails: the password, waiting after failures, or a store that does not respond. */
 export type LoginFailure = 'UNAUTHORIZED' | 'RATE_LIMIT_EXCEEDED' | 'SERVICE_UNAVAILABLE';
 
-export type LoginResult = Result<{ accountId: string }, LoginFailure>;
+/** A success: the account, and the device cookie the browser keeps for this email. */
+export type LoginResult = Result<{ accountId: string; deviceCookie: string }, LoginFailure>;
 
 const tooManyFailures = (waitMs: number) =>
   fail('RATE_LIMIT_EXCEEDED', 'Too many failed logins: wait retry_after seconds.', {
@@ -29,30 +38,31 @@ const tooManyFailures = (waitMs: number) =>
   });
 
 /**
- * The attempt is counted as a failure against the email and the client network before
- * anything else (refused without looking when either is waiting after failures) → check the
- * password at its stored cost (unknown emails spend the same) → a failure stays counted → a
- * success takes the network's count back, clears the email's and upgrades a hash made at an
- * older cost.
+ * The attempt is counted as a failure before anything else, against the device its cookie
+ * proves for this email, or else against the network and the email (refused without looking
+ * while a subject that judges it is waiting: domain/login-throttle.ts) → check the password at
+ * its stored cost (unknown emails spend the same) → a failure stays counted → a success takes
+ * the reservations back, upgrades a hash made at an older cost and hands the browser a device
+ * cookie for this email (the same device id when it had one).
  */
 export async function passwordLogin(
   deps: PasswordLoginDeps,
   email: string,
   password: string,
-  ip: string,
+  client: LoginClient,
   now = Date.now(),
 ): Promise<LoginResult> {
-  const subjects = loginSubjects(email, ip);
-  const reserved = await reserveAll(deps.attempts, [subjects.email, subjects.network], now);
+  const deviceId = deps.devices.deviceFor(client.deviceCookie, email);
+  const reserved = await reserveLogin(deps.attempts, email, { ip: client.ip, deviceId }, now);
   if (!reserved.ok) return tooManyFailures(reserved.waitMs);
   const account = await deps.accounts.findAccountByEmail(email.trim().toLowerCase());
   const ok = await deps.passwords.verify(password, account?.password_hash ?? null);
   if (!account || !ok) return fail('UNAUTHORIZED', 'Invalid email or password.');
-  await Promise.all([deps.attempts.clear(subjects.email), deps.attempts.release(subjects.network)]);
+  await reserved.succeeded();
   if (deps.passwords.needsRehash(account.password_hash)) {
     await deps.accounts.setPasswordHash(account._id, await deps.passwords.hash(password));
   }
-  return succeed({ accountId: account._id });
+  return succeed({ accountId: account._id, deviceCookie: deps.devices.issue(email, deviceId) });
 }
 
 export type PasswordChangeResult = Result<void, LoginFailure>;
@@ -69,12 +79,12 @@ export async function changePassword(
   accountId: string,
   currentPassword: string,
   newPassword: string,
-  ip: string,
+  client: LoginClient,
   now = Date.now(),
 ): Promise<PasswordChangeResult> {
   const account = await deps.accounts.findAccount(accountId);
   if (!account) return wrongPassword();
-  const login = await passwordLogin(deps, account.email, currentPassword, ip, now);
+  const login = await passwordLogin(deps, account.email, currentPassword, client, now);
   if (!login.ok) return login.code === 'UNAUTHORIZED' ? wrongPassword() : login;
   try {
     await deps.sessions.revokeAll(accountId, now);

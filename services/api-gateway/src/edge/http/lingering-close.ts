@@ -1,0 +1,62 @@
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+
+/** How much of a refused body is read and dropped after the response, at most. */
+export interface LingerLimits {
+  maxBytes: number;
+  maxMs: number;
+}
+
+/**
+ * nginx lingers up to 30 s; 5 s and 16 MiB let a client on a slow link finish writing a body
+ * several times any route's 64 KiB, and bound what one refused request costs.
+ */
+export const LINGER_LIMITS: LingerLimits = { maxBytes: 16 * 1024 * 1024, maxMs: 5000 };
+
+/**
+ * A lingering close, as nginx does it: a response that ends its connection (`Connection: close`)
+ * while the request's body is still arriving goes out with a FIN, and the rest of the body is
+ * read and dropped — up to `maxBytes` or `maxMs` — before the connection closes. Closing at once
+ * with unread bytes makes the kernel answer with a reset, and a client still writing its body
+ * (one that sends no `Expect: 100-continue`) gets EPIPE or ECONNRESET instead of the response.
+ *
+ * node:http ends such a connection through `socket.destroySoon()` once the response is written;
+ * this gives the request's socket one that lingers while the body is incomplete.
+ */
+export function lingerBeforeClose(req: IncomingMessage, limits: LingerLimits = LINGER_LIMITS): void {
+  const socket = req.socket;
+  const lingering = latest.has(socket);
+  latest.set(socket, req);
+  if (lingering) return;
+  const closeNow = socket.destroySoon.bind(socket);
+  socket.destroySoon = () => {
+    const last = latest.get(socket);
+    if (!last || last.complete || socket.destroyed) {
+      closeNow();
+      return;
+    }
+    // node:http reads the socket in its parser, not through 'data' events, and stops handing a
+    // dropped body to the request: the bytes are counted where the socket counts them.
+    const start = socket.bytesRead;
+    const deadline = Date.now() + limits.maxMs;
+    const check = setInterval(() => {
+      if (socket.bytesRead - start > limits.maxBytes || Date.now() >= deadline) cut();
+    }, LINGER_CHECK_MS);
+    check.unref();
+    const cut = () => {
+      clearInterval(check);
+      socket.destroy();
+    };
+    socket.once('close', () => clearInterval(check));
+    last.once('end', cut);
+    last.once('error', cut);
+    last.resume();
+    socket.end();
+  };
+}
+
+/** How often a lingering connection's bytes and time are looked at. */
+const LINGER_CHECK_MS = 100;
+
+/** The latest request with a body on each connection whose close lingers. */
+const latest = new WeakMap<Socket, IncomingMessage>();

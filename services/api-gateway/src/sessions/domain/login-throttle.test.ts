@@ -1,0 +1,89 @@
+import { DeviceCookies } from './device-cookies';
+import { LocalLoginAttempts, reserveLogin, type LoginOrigin } from './login-throttle';
+
+const VICTIM = 'victim@example.com';
+
+/** `n` failed attempts: each reserved and never taken back; how many were refused. */
+async function fail(
+  attempts: LocalLoginAttempts,
+  email: string,
+  origin: LoginOrigin,
+  n: number,
+  now: number,
+) {
+  let refused = 0;
+  for (let i = 0; i < n; i++) if (!(await reserveLogin(attempts, email, origin, now)).ok) refused += 1;
+  return refused;
+}
+
+describe('login throttle rules', () => {
+  it('when one network keeps failing for an email, then after 5 free failures that network waits for it', async () => {
+    const attempts = new LocalLoginAttempts();
+    expect(await fail(attempts, VICTIM, { ip: '198.51.100.1' }, 6, 0)).toBe(0);
+    const next = await reserveLogin(attempts, VICTIM, { ip: '198.51.100.1' }, 0);
+    expect(next).toEqual({ ok: false, waitMs: 1000 });
+  });
+
+  it('when guesses for an email come from many networks, then a network that failed for it waits and one that did not is judged', async () => {
+    const attempts = new LocalLoginAttempts();
+    for (let n = 1; n <= 12; n++) await fail(attempts, VICTIM, { ip: `192.0.2.${n}` }, 1, 0);
+    // The email is past its 10 free failures: a network that failed for it waits for the email.
+    expect((await reserveLogin(attempts, VICTIM, { ip: '192.0.2.1' }, 0)).ok).toBe(false);
+    // A network with no failures for this email is never held by the others'.
+    expect((await reserveLogin(attempts, VICTIM, { ip: '203.0.113.50' }, 0)).ok).toBe(true);
+  });
+
+  it('when a network fails for many other emails, then an email it has not failed for is judged and one it has waits', async () => {
+    const attempts = new LocalLoginAttempts();
+    await fail(attempts, 'typo@example.com', { ip: '198.51.100.9' }, 1, 0);
+    for (let i = 0; i < 25; i++) await fail(attempts, `other-${i}@example.com`, { ip: '198.51.100.9' }, 1, 0);
+    expect((await reserveLogin(attempts, VICTIM, { ip: '198.51.100.9' }, 0)).ok).toBe(true);
+    expect((await reserveLogin(attempts, 'typo@example.com', { ip: '198.51.100.9' }, 0)).ok).toBe(false);
+  });
+
+  it("when an email and its network are both waiting, then the browser with the email's device cookie is judged by its own failures only", async () => {
+    const attempts = new LocalLoginAttempts();
+    const devices = new DeviceCookies('device-secret');
+    const cookie = devices.issue(VICTIM);
+    const deviceId = devices.deviceFor(cookie, VICTIM);
+    expect(deviceId).toBeDefined();
+    await fail(attempts, VICTIM, { ip: '198.51.100.1' }, 30, 0);
+    expect((await reserveLogin(attempts, VICTIM, { ip: '198.51.100.1' }, 0)).ok).toBe(false);
+    const own = await reserveLogin(attempts, VICTIM, { ip: '198.51.100.1', deviceId }, 0);
+    expect(own.ok).toBe(true);
+    // Its own mistakes still count: 5 free (the one above included), then it waits too.
+    expect(await fail(attempts, VICTIM, { ip: '198.51.100.1', deviceId }, 5, 0)).toBe(0);
+    expect((await reserveLogin(attempts, VICTIM, { ip: '198.51.100.1', deviceId }, 0)).ok).toBe(false);
+  });
+
+  it('when a success follows, then it clears the device or the pair and takes back its share of the others', async () => {
+    const attempts = new LocalLoginAttempts();
+    await fail(attempts, VICTIM, { ip: '198.51.100.1' }, 6, 0);
+    expect((await reserveLogin(attempts, VICTIM, { ip: '198.51.100.1' }, 0)).ok).toBe(false);
+    const later = await reserveLogin(attempts, VICTIM, { ip: '198.51.100.1' }, 1000);
+    if (!later.ok) throw new Error('the wait was over');
+    await later.succeeded();
+    expect(await fail(attempts, VICTIM, { ip: '198.51.100.1' }, 5, 1000)).toBe(0);
+  });
+});
+
+describe('device cookies', () => {
+  const devices = new DeviceCookies('device-secret');
+
+  it('when a cookie is shown for the email it was issued for, then it proves its device, whatever the case of the email', () => {
+    const cookie = devices.issue(VICTIM);
+    expect(devices.deviceFor(cookie, 'Victim@Example.com')).toBe(cookie.split('.')[0]);
+    expect(devices.deviceFor(devices.issue(VICTIM, cookie.split('.')[0]), VICTIM)).toBe(cookie.split('.')[0]);
+  });
+
+  it('when a cookie is for another email, tampered with, signed with another secret or malformed, then it proves nothing', () => {
+    const cookie = devices.issue(VICTIM);
+    const [id, sig] = cookie.split('.') as [string, string];
+    expect(devices.deviceFor(cookie, 'someone-else@example.com')).toBeUndefined();
+    expect(devices.deviceFor(`${id}.${sig.slice(0, -1)}A`, VICTIM)).toBeUndefined();
+    expect(devices.deviceFor(`${'A'.repeat(22)}.${sig}`, VICTIM)).toBeUndefined();
+    expect(devices.deviceFor(new DeviceCookies('another-secret').issue(VICTIM), VICTIM)).toBeUndefined();
+    for (const junk of ['', '.', id, `${id}.`, 'x.y'])
+      expect(devices.deviceFor(junk, VICTIM)).toBeUndefined();
+  });
+});
