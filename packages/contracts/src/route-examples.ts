@@ -112,7 +112,13 @@ const deliveryDetail = {
         },
         body: '{"event":"signal.new","timestamp":"2026-01-01T00:00:00.000Z","data":{…}}',
       },
-      response: { status: 200, headers: { 'content-type': 'text/plain' }, body: 'ok', body_truncated: false },
+      response: {
+        status: 200,
+        headers: { 'content-type': 'text/plain' },
+        body: 'ok',
+        body_encoding: 'text',
+        body_truncated: false,
+      },
     },
   ],
 };
