@@ -1,5 +1,6 @@
 import { startHostileReceiver, startReceiver, testBrokerPrefix, waitFor } from '@signal/test-kit';
 import { removeBrokerPrefix } from '@signal/messaging';
+import { metrics } from '@signal/service-kit';
 import request from 'supertest';
 import { publishEvents } from './bus-events';
 import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
@@ -20,13 +21,19 @@ beforeAll(async () => {
   hooks = await startWebhooks({
     label: 'wh_ledger',
     prefix: broker.prefix,
-    env: { WEBHOOK_RETRY_DELAYS_MS: '100,200,300', WEBHOOK_TIMEOUT_MS: '1000' },
+    // A timeout long against a loaded machine's scheduling: only the slow answers reach it.
+    env: { WEBHOOK_RETRY_DELAYS_MS: '100,200,300', WEBHOOK_TIMEOUT_MS: '5000' },
   });
 });
 afterAll(async () => {
   await hooks.stop();
   await broker.cleanup();
 });
+
+interface KeptAttempt {
+  status_code: number | null;
+  response: { headers: Record<string, string>; body: string; body_encoding: 'text' | 'base64' } | null;
+}
 
 interface DeliveryRow {
   id: string;
@@ -59,7 +66,7 @@ const countBy = (ids: string[]) => {
 
 describe('the delivery ledger', () => {
   it("when account A's receiver answers only hostile responses beside B's healthy one, then A's POSTs equal its recorded attempts (at most 4 each) and each B delivery is POSTed once and recorded succeeded", async () => {
-    const hostile = await startHostileReceiver({ slowMs: 3000 });
+    const hostile = await startHostileReceiver({ slowMs: 7000 });
     const healthy = await startReceiver(() => ({ status: 200 }));
     try {
       const a = await subscribe(A, `${hostile.url}/a`);
@@ -91,6 +98,34 @@ describe('the delivery ledger', () => {
       expect(new Map(aRows.map((d) => [d.id, d.attempts_made]))).toEqual(aPosts);
       expect(new Set(aRows.map((d) => d.attempts_made))).toEqual(new Set([4]));
       expect(new Set(hostile.requests.map((r) => r.response)).size).toBe(6);
+
+      // Every response that came is kept whole enough to show (no record fell back to dropping
+      // it): NUL and invalid UTF-8 as base64 of the very bytes, odd header bytes escaped; the
+      // store refused nothing.
+      const attempts = (
+        await Promise.all(
+          aRows.map(
+            async (d) =>
+              (
+                await request(hooks.url)
+                  .get(`/v1/webhooks/${a}/deliveries/${d.id}`)
+                  .set(hooks.auth(A))
+                  .expect(200)
+              ).body.data.attempts as KeptAttempt[],
+          ),
+        )
+      ).flat();
+      const answered = attempts.filter((t) => t.status_code !== null);
+      expect(answered.length).toBeGreaterThan(0);
+      for (const t of answered) expect(t.response).not.toBeNull();
+      const bodies = answered.map((t) =>
+        t.response!.body_encoding === 'base64'
+          ? Buffer.from(t.response!.body, 'base64')
+          : Buffer.from(t.response!.body),
+      );
+      expect(bodies.some((body) => body.includes(0))).toBe(true);
+      expect(answered.some((t) => t.response!.headers['$set.x'] === '1')).toBe(true);
+      expect((await metrics.storeWritesRefused().get()).values.reduce((n, v) => n + v.value, 0)).toBe(0);
 
       // B: exactly one POST per delivery, recorded as one succeeded attempt.
       const bPosts = countBy(healthy.requests.map((r) => String(r.headers['webhook-id'])));

@@ -312,11 +312,9 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
     if (outcome.status === 'failed')
       deps.logger.info({ delivery: deliveryId, attempts: job.attempt }, 'delivery failed for good');
   }
-  metrics
-    .webhookAttempts()
-    .inc({
-      outcome: result.error === null ? 'succeeded' : outcome.status === 'pending' ? 'retry' : 'failed',
-    });
+  metrics.webhookAttempts().inc({
+    outcome: result.error === null ? 'succeeded' : outcome.status === 'pending' ? 'retry' : 'failed',
+  });
   const entry = logEntry(deliveryId, webhookId, job.attempt, outcome, made);
   await recordAttempt(deps, entry);
   deps.health.note(sub._id, made);

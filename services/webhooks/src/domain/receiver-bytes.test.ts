@@ -21,15 +21,15 @@ describe('what a receiver sends back, as kept', () => {
     expect(escapedText('x\ud800y \ud83d\ude00')).toBe('x\\ud800y \ud83d\ude00');
   });
 
-  it('when headers come, then they are kept as at most 50 [name, value] pairs (no name becomes a document key), values cut at 1,024', () => {
+  it('when headers come, then they are kept as at most 50 { name, value } (no name becomes a document key), values cut at 1,024', () => {
     const many: Record<string, string> = { '$set.x': '1', 'x-long': 'v'.repeat(5000) };
     for (let i = 0; i < 60; i++) many[`x-${i}`] = String(i);
     const kept = storedHeaders(many);
     expect(kept).toHaveLength(50);
-    expect(kept[0]).toEqual(['$set.x', '1']);
-    expect(kept[1]![1]).toHaveLength(1024);
+    expect(kept[0]).toEqual({ name: '$set.x', value: '1' });
+    expect(kept[1]!.value).toHaveLength(1024);
     expect(storedHeaders({ 'set-cookie': ['a=1', 'b=2'], gone: undefined })).toEqual([
-      ['set-cookie', 'a=1, b=2'],
+      { name: 'set-cookie', value: 'a=1, b=2' },
     ]);
   });
 });

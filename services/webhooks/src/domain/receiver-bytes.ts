@@ -1,4 +1,4 @@
-import type { AttemptResponse } from './records';
+import type { AttemptResponse, StoredHeader } from './records';
 
 /**
  * What a receiver sends back is data, not text we trust: any bytes (NUL, invalid UTF-8, control
@@ -53,17 +53,19 @@ const MAX_HEADER_NAME = 256;
 
 /**
  * A receiver's response headers, bounded (50, each value cut at 1,024 characters) and escaped,
- * as [name, value] pairs: a list, not an object, so that no name becomes a document key.
+ * as a list of { name, value }: a list, not an object, so that no name becomes a document key
+ * (and of objects, not pairs: FerretDB keeps no array in an array).
  */
-export function storedHeaders(
-  headers: Record<string, string | string[] | undefined>,
-): Array<[string, string]> {
-  const out: Array<[string, string]> = [];
+export function storedHeaders(headers: Record<string, string | string[] | undefined>): StoredHeader[] {
+  const out: StoredHeader[] = [];
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
     if (out.length >= MAX_KEPT_HEADERS) break;
     const joined = Array.isArray(value) ? value.join(', ') : value;
-    out.push([escapedText(name.slice(0, MAX_HEADER_NAME)), escapedText(joined.slice(0, MAX_HEADER_VALUE))]);
+    out.push({
+      name: escapedText(name.slice(0, MAX_HEADER_NAME)),
+      value: escapedText(joined.slice(0, MAX_HEADER_VALUE)),
+    });
   }
   return out;
 }

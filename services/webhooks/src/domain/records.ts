@@ -52,14 +52,20 @@ export interface AttemptRequest {
   headers: Record<string, string>;
 }
 
+/** One response header as kept. */
+export interface StoredHeader {
+  name: string;
+  value: string;
+}
+
 /**
  * The receiver's response to an attempt, as much of it as the worker reads, in a form every
  * store accepts (domain/receiver-bytes.ts).
  */
 export interface AttemptResponse {
   status: number;
-  /** [name, value] pairs, escaped; an object in attempts recorded before (read, never written). */
-  headers: Array<[string, string]> | Record<string, string>;
+  /** Escaped, in order; an object in attempts recorded before (read, never written). */
+  headers: StoredHeader[] | Record<string, string>;
   /** The first WEBHOOK_MAX_RESPONSE_BYTES (4 KB) of the body: as text, or base64 of the bytes. */
   body: string;
   /** Absent in attempts recorded before it was kept: text. */

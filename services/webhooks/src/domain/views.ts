@@ -9,7 +9,9 @@ const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 function responseView(r: AttemptResponse): DeliveryAttemptResponse {
   return {
     status: r.status,
-    headers: Array.isArray(r.headers) ? Object.fromEntries(r.headers) : r.headers,
+    headers: Array.isArray(r.headers)
+      ? Object.fromEntries(r.headers.map((h) => [h.name, h.value]))
+      : r.headers,
     body: r.body,
     body_encoding: r.body_encoding ?? 'text',
     body_truncated: r.body_truncated,
