@@ -265,7 +265,10 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
   let result: PostResult;
   try {
     const claim = await deps.claims.claim(attemptId, job.job_id ?? LEGACY_JOB);
-    if (claim === 'taken') return;
+    if (claim === 'taken') {
+      metrics.webhookAttempts().inc({ outcome: 'claimed_elsewhere' });
+      return;
+    }
     if (claim === 'again') {
       const recorded = await deps.findLogEntry(attemptId);
       const entry =
