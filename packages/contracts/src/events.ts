@@ -93,6 +93,14 @@ export const webhookDeliveryJobSchema = z.object({
    * events): a worker holding an older copy reads it again before deciding.
    */
   subscription_at: z.number().int().nonnegative().optional(),
+  /**
+   * This job's own id (a job put back to wait keeps it). Two jobs may carry one attempt (a
+   * "retry now" beside the retry timer's): the first to claim the attempt makes it, the other
+   * finds it claimed and does nothing; a job redelivered after a crash finds its own claim.
+   */
+  job_id: z.string().max(64).optional(),
+  /** The attempt is the last whatever its number (a re-send of a failed delivery): no retry after it. */
+  one_attempt: z.boolean().optional(),
 });
 export type WebhookDeliveryJob = z.infer<typeof webhookDeliveryJobSchema>;
 

@@ -79,6 +79,14 @@ const webhook = {
   disabled_reason: null,
   created_at: at,
   updated_at: at,
+  health: {
+    last_delivery_status: 'succeeded',
+    last_delivery_at: at,
+    last_response_status: 200,
+    last_error: null,
+    failing_since: null,
+    failures_24h: 0,
+  },
 };
 const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const delivery = {
@@ -89,6 +97,8 @@ const delivery = {
   status: 'succeeded',
   attempts_made: 1,
   next_attempt_at: null,
+  last_response_status: 200,
+  last_error: null,
   created_at: at,
   updated_at: at,
 };
@@ -112,7 +122,13 @@ const deliveryDetail = {
         },
         body: '{"event":"signal.new","timestamp":"2026-01-01T00:00:00.000Z","data":{…}}',
       },
-      response: { status: 200, headers: { 'content-type': 'text/plain' }, body: 'ok', body_truncated: false },
+      response: {
+        status: 200,
+        headers: { 'content-type': 'text/plain' },
+        body: 'ok',
+        body_encoding: 'text',
+        body_truncated: false,
+      },
     },
   ],
 };
@@ -231,6 +247,7 @@ export const ROUTE_EXAMPLES: Record<OperationId, OperationExamples> = {
       status: 'pending',
       attempts_made: 0,
       next_attempt_at: at,
+      last_response_status: null,
     }),
     invalid: invalid('event', `event must be one of ${DELIVERY_EVENTS.join(', ')}`),
     errors: {
@@ -243,11 +260,18 @@ export const ROUTE_EXAMPLES: Record<OperationId, OperationExamples> = {
   },
   recoverWebhook: {
     request: { since: at },
-    response: ok({ since: at, queued: 3 }),
+    response: ok({ since: at, queued: 3, next_cursor: null }),
     invalid: invalid('since', 'since must be an ISO 8601 date-time with its zone, e.g. 2026-01-01T00:00:00Z'),
     errors: {
       ...webhookMissing,
       '409': failure('CONFLICT', 'Enable the webhook before recovering its failed deliveries.'),
+      '429': failure(
+        'RATE_LIMIT_EXCEEDED',
+        'Recover may be called 10 times a minute per account. Retry after 42 s.',
+        {
+          retry_after: 42,
+        },
+      ),
     },
   },
   listWebhookDeliveries: {
@@ -261,7 +285,7 @@ export const ROUTE_EXAMPLES: Record<OperationId, OperationExamples> = {
     invalid: malformedPath,
     errors: {
       ...deliveryMissing,
-      '409': failure('CONFLICT', 'Only failed deliveries can be re-sent; this one is succeeded.'),
+      '409': failure('CONFLICT', 'This delivery succeeded already.'),
     },
   },
   login: {

@@ -50,6 +50,38 @@ export const updateWebhookInputSchema = z
   .meta({ id: 'UpdateWebhookRequest' });
 export type UpdateWebhookInput = z.infer<typeof updateWebhookInputSchema>;
 
+/** A subscription's delivery health, kept as attempts are recorded (no scan of its log). */
+export const subscriptionHealthSchema = z
+  .strictObject({
+    last_delivery_status: z
+      .enum(['succeeded', 'failed'])
+      .nullable()
+      .describe('Outcome of the latest attempt (a failed one may still be retried); null before the first'),
+    last_delivery_at: z.iso.datetime({ offset: true }).nullable().describe('When the latest attempt started'),
+    last_response_status: z
+      .number()
+      .int()
+      .nullable()
+      .describe('HTTP status of the latest attempt; null when no response came (timeout, refused, …)'),
+    last_error: z
+      .string()
+      .nullable()
+      .describe('Error of the latest attempt (timeout, http_500, …); null when it succeeded'),
+    failing_since: z.iso
+      .datetime({ offset: true })
+      .nullable()
+      .describe('First failed attempt since the last success; null while the latest attempt succeeded'),
+    failures_24h: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe(
+        'Failed attempts in the last 24 hours (counted by the hour: up to an hour more may be included)',
+      ),
+  })
+  .meta({ id: 'WebhookHealth' });
+export type SubscriptionHealth = z.infer<typeof subscriptionHealthSchema>;
+
 export const webhookSubscriptionSchema = z
   .strictObject({
     id: z.string(),
@@ -61,6 +93,7 @@ export const webhookSubscriptionSchema = z
     disabled_reason: z.string().nullable(),
     created_at: z.iso.datetime({ offset: true }),
     updated_at: z.iso.datetime({ offset: true }),
+    health: subscriptionHealthSchema,
   })
   .meta({ id: 'WebhookSubscription' });
 export type WebhookSubscription = z.infer<typeof webhookSubscriptionSchema>;
@@ -138,8 +171,17 @@ export const deliveryAttemptRequestSchema = z
 export const deliveryAttemptResponseSchema = z
   .strictObject({
     status: z.number().int(),
-    headers: headerMap.describe("The receiver's response headers (at most 50, each cut at 1,024 characters)"),
-    body: z.string().describe('The first 4 KB of the response body, as UTF-8'),
+    headers: headerMap.describe(
+      "The receiver's response headers (at most 50, each value cut at 1,024 characters; control characters shown as \\xNN)",
+    ),
+    body: z
+      .string()
+      .describe('The first 4 KB of the response body: as text, or base64 of the bytes (see body_encoding)'),
+    body_encoding: z
+      .enum(['text', 'base64'])
+      .describe(
+        'text: the bytes were valid UTF-8 without NUL; base64: anything else (decode to see the bytes)',
+      ),
     body_truncated: z.boolean().describe('The body went on past the 4 KB kept'),
   })
   .meta({ id: 'WebhookAttemptResponse' });
@@ -173,6 +215,15 @@ export const deliverySchema = z
     status: z.enum(DELIVERY_STATUSES),
     attempts_made: z.number().int().nonnegative(),
     next_attempt_at: z.iso.datetime({ offset: true }).nullable(),
+    last_response_status: z
+      .number()
+      .int()
+      .nullable()
+      .describe('HTTP status of the latest attempt; null before the first, or when no response came'),
+    last_error: z
+      .string()
+      .nullable()
+      .describe('Error of the latest attempt; null when it succeeded or none was made'),
     created_at: z.iso.datetime({ offset: true }),
     updated_at: z.iso.datetime({ offset: true }),
   })
@@ -183,6 +234,7 @@ export const deliveryDetailSchema = deliverySchema
   .extend({ attempts: z.array(deliveryAttemptSchema) })
   .meta({ id: 'WebhookDeliveryDetail' });
 export type DeliveryAttempt = z.infer<typeof deliveryAttemptSchema>;
+export type DeliveryAttemptResponse = z.infer<typeof deliveryAttemptResponseSchema>;
 /**
  * What the service builds from its store: the detail carries `attempts`, the other responses leave
  * it out; `event` is the stored name (one of DELIVERY_EVENTS, as the e2e contract test checks).
@@ -221,6 +273,9 @@ export const webhookTestInputSchema = z
   .meta({ id: 'WebhookTestRequest' });
 export type WebhookTestInput = z.infer<typeof webhookTestInputSchema>;
 
+/** Deliveries one recover call covers at most (a page; `next_cursor` continues). */
+export const RECOVER_PAGE_SIZE = 100;
+
 /** Body of POST /v1/webhooks/:id/recover. */
 export const recoverWebhookInputSchema = z
   .strictObject({
@@ -229,7 +284,15 @@ export const recoverWebhookInputSchema = z
         offset: true,
         error: 'since must be an ISO 8601 date-time with its zone, e.g. 2026-01-01T00:00:00Z',
       })
-      .describe('Re-send every failed delivery created at or after this time'),
+      .describe('Attempt now every failed or pending delivery created at or after this time'),
+    cursor: z
+      .string()
+      .max(64)
+      .optional()
+      .describe('`next_cursor` of the previous call: continue after the deliveries it covered'),
+    limit: wholeNumberParam('limit', 1, RECOVER_PAGE_SIZE)
+      .optional()
+      .describe(`Deliveries covered by this call; default and max ${RECOVER_PAGE_SIZE}`),
   })
   .meta({ id: 'RecoverWebhookRequest' });
 export type RecoverWebhookInput = z.infer<typeof recoverWebhookInputSchema>;
@@ -241,8 +304,12 @@ export const recoverWebhookResultSchema = z
       .number()
       .int()
       .describe(
-        'Failed deliveries queued for one more attempt by this request (0 when a repeat finds none failed)',
+        'Deliveries queued for an attempt now by this call (0 when a repeat finds them queued already)',
       ),
+    next_cursor: z
+      .string()
+      .nullable()
+      .describe('Pass as `cursor` to cover the next page; null when this call covered the last'),
   })
   .meta({ id: 'RecoverWebhookResult' });
 export type RecoverWebhookResult = z.infer<typeof recoverWebhookResultSchema>;

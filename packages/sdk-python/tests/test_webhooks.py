@@ -5,12 +5,45 @@ the TypeScript SDK's verdict on each (SIGNAL_SDK_WEBHOOK_VECTORS, written by the
 import json
 import os
 import unittest
+from unittest import mock
 from email.message import Message
 
 from signal_sdk import WebhookVerificationError, generate_secret, sign_webhook, verify_webhook
 
 BODY = json.dumps({"event": "signal.winner", "timestamp": "2026-01-01T00:00:00.000Z", "data": {"id": "sig_1"}})
 NOW = 1_800_000_000
+
+
+class MalformedInputTests(unittest.TestCase):
+    def test_when_the_header_carries_many_signatures_then_the_body_is_signed_once_per_secret(self) -> None:
+        secret = generate_secret()
+        forged = " ".join(f"v1,{'A' * 43}=" for _ in range(60))
+        headers = {**sign_webhook(BODY, secret, timestamp=NOW), "webhook-signature": forged}
+        import signal_sdk.webhooks as webhooks
+
+        real = webhooks.hmac.new
+        with mock.patch.object(webhooks.hmac, "new", side_effect=real) as macs:
+            with self.assertRaisesRegex(WebhookVerificationError, "no matching signature"):
+                verify_webhook(BODY, headers, [secret, generate_secret()], now=NOW)
+        self.assertEqual(macs.call_count, 2)
+
+    def test_when_any_input_is_malformed_then_the_error_is_a_webhook_verification_error(self) -> None:
+        secret = generate_secret()
+        good = sign_webhook(BODY, secret, timestamp=NOW)
+        cases = {
+            "5,000-digit timestamp": (BODY, {**good, "webhook-timestamp": "9" * 5000}),
+            "13-digit timestamp": (BODY, {**good, "webhook-timestamp": "1" * 13}),
+            "signature header past its bound": (BODY, {**good, "webhook-signature": "v1,x " * 2000}),
+            "id past its bound": (BODY, {**good, "webhook-id": "m" * 10_000}),
+            "lone surrogate in a text body": ("\ud800", good),
+            "headers that are not a mapping": (BODY, ["webhook-id"]),
+            "non-text header values": (BODY, {**good, "webhook-id": [1, 2]}),
+            "non-ASCII timestamp digits": (BODY, {**good, "webhook-timestamp": "\u0661" * 10}),
+        }
+        for name, (body, headers) in cases.items():
+            with self.subTest(name):
+                with self.assertRaises(WebhookVerificationError):
+                    verify_webhook(body, headers, secret, now=NOW)  # type: ignore[arg-type]
 
 
 class VerifyTests(unittest.TestCase):

@@ -149,6 +149,15 @@ export const metrics = {
         labelNames: ['outcome'],
       }),
   ),
+  /** A document refused when written alone, after its batch's write failed (the rest landed). */
+  storeWritesRefused: lazy(
+    () =>
+      new Counter({
+        name: 'store_writes_refused_total',
+        help: 'Documents the store refused, isolated from their batch',
+        labelNames: ['collection'],
+      }),
+  ),
   webhookAttemptDuration: lazy(
     () =>
       new Histogram({

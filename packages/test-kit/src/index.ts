@@ -4,3 +4,4 @@ export * from './tcp-proxy';
 export * from './internal-keys';
 export * from './fixtures';
 export * from './rate-windows';
+export * from './hostile-receiver';

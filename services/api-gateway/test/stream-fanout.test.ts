@@ -213,6 +213,52 @@ describe('live streams fanned out by the gateway', () => {
     }
   });
 
+  it('when a resuming client stops reading during its catch-up and no new event comes, then it is sent overflow and cut at the same bound', async () => {
+    const slowReaders = async () =>
+      (await metrics.fairnessRefusals().get()).values.find((v) => v.labels.reason === 'slow_reader')?.value ??
+      0;
+    const bounded = await startGateway({
+      label: 'gw_fanout_catch_up',
+      upstreams: { signals: signals.url, stats: signals.url, webhooks: signals.url },
+      env: { STREAM_MAX_BUFFERED_BYTES: String(64 * 1024) },
+      share: { dbName: gw.config.GATEWAY_DB, redisPrefix: gw.config.REDIS_PREFIX },
+    });
+    try {
+      const first = await open();
+      await allLive([first]);
+      const [mark] = await publish(1);
+      await waitFor(() => signalIds(first.events).includes(mark!), 20_000, 20, 'the mark');
+      const position = first.events.find((e) => signalIds([e])[0] === mark)!.id!;
+      // A log to catch up on far past the loopback socket buffers and the 64 KiB bound.
+      const logged: string[] = [];
+      for (let i = 0; i < 150; i++) {
+        const event = busEvent('signal.new', { type: 'premium', tokenName: 'x'.repeat(60_000) });
+        logged.push(event.signal.id);
+        await producer.publish(event);
+      }
+      await waitFor(() => signalIds(first.events).includes(logged.at(-1)!), 30_000, 20, 'the log written');
+      const cutBefore = await slowReaders();
+      const stalled = await openStalled(bounded.url, STREAM, {
+        Authorization: `Bearer ${key}`,
+        'Last-Event-ID': position,
+      });
+      // No event is published from here on: only the catch-up can pass the bound.
+      await waitFor(
+        async () => (await slowReaders()) > cutBefore,
+        30_000,
+        20,
+        'the stalled catch-up to be cut',
+      );
+      await stalled.readToEnd();
+      expect(stalled.events.at(-1)).toMatchObject({ event: 'overflow' });
+      const received = signalIds(stalled.events);
+      expect(received.length).toBeLessThan(logged.length);
+      expect(received).toEqual(logged.slice(0, received.length));
+    } finally {
+      await bounded.stop();
+    }
+  });
+
   it('when clients resume with Last-Event-ID while events are published, then each gets every event after its position once, in order', async () => {
     const first = await open();
     await allLive([first]);

@@ -46,6 +46,7 @@ export function appFromDependencies(
       guard: guardPolicy(config),
       secretOverlapMs: config.WEBHOOK_SECRET_OVERLAP_MS,
       maxPerAccount: config.WEBHOOKS_MAX_PER_ACCOUNT,
+      recoverPerMinute: config.WEBHOOK_RECOVER_PER_MINUTE,
     },
   });
 }

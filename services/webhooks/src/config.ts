@@ -53,6 +53,13 @@ export const configSchema = z
     WEBHOOK_SUBSCRIPTION_CACHE_MS: env.int(1000, 0),
     /** Longest Retry-After (429/503) the worker honours. */
     WEBHOOK_MAX_RETRY_AFTER_MS: env.int(3_600_000, 0),
+    /**
+     * Recover calls an account may make a minute (each covers a page of up to 100 deliveries);
+     * one more is 429 RATE_LIMIT_EXCEEDED with Retry-After.
+     */
+    WEBHOOK_RECOVER_PER_MINUTE: env.int(10, 1),
+    /** How often the worker writes what recorded attempts changed in each subscription's health. */
+    WEBHOOK_HEALTH_FLUSH_MS: env.int(1000, 10),
     /** How long a rotated-out secret keeps signing (both signatures are sent). */
     WEBHOOK_SECRET_OVERLAP_MS: env.int(24 * 3_600_000, 0),
     /**

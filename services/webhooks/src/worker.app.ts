@@ -5,13 +5,16 @@ import {
   serviceApp,
   type BackgroundWorker,
   type Lifecycle,
+  metrics,
   type Logger,
 } from '@signal/service-kit';
 import type { Express } from 'express';
 import { Agent } from 'undici';
 import { guardPolicy, type WebhooksConfig } from './config';
 import { InsertBatcher } from './data/insert-batcher';
-import type { DeliveryDocument, DeliveryLogEntry } from './domain/records';
+import { HealthWriter } from './data/health-writer';
+import type { AttemptClaims, OpenDeliveries } from './domain/ports';
+import type { AttemptClaim, DeliveryDocument, DeliveryLogEntry, OpenDelivery } from './domain/records';
 import { healthChecks, type WebhooksDependencies } from './dependencies';
 import { AccountShares, DeliverySlots, SubscriptionConcurrency } from './domain/concurrency';
 import { deliverAttempt } from './domain/deliver.use-case';
@@ -76,11 +79,49 @@ export function buildWorker(
     id: (d) => d._id,
     ...batching,
   });
+  const refused = (collection: string) => (doc: { _id: string }, err: unknown) => {
+    metrics.storeWritesRefused().inc({ collection });
+    logger.error(
+      { collection, id: doc._id, err: err instanceof Error ? err.message : String(err) },
+      'document refused by the store; written alone, the rest of its batch landed',
+    );
+  };
   const logWriter = new InsertBatcher<DeliveryLogEntry>({
     write: (entries) => deps.repository.appendLog(entries),
     id: (e) => e._id,
+    refused: refused('delivery_log'),
     ...batching,
   });
+  const claimWriter = new InsertBatcher<AttemptClaim>({
+    write: (claims) => deps.repository.insertClaims(claims),
+    id: (c) => c._id,
+    refused: refused('attempt_claims'),
+    ...batching,
+  });
+  const openWriter = new InsertBatcher<OpenDelivery>({
+    write: (entries) => deps.repository.insertOpen(entries),
+    id: (e) => e._id,
+    refused: refused('open_deliveries'),
+    ...batching,
+  });
+  const open: OpenDeliveries = {
+    mark: async (entry) => {
+      await openWriter.insert([entry]);
+    },
+    close: (deliveryId) => deps.repository.closeOpen(deliveryId),
+  };
+  const claims: AttemptClaims = {
+    async claim(attemptId, jobId) {
+      const held = await claimWriter.insert([{ _id: attemptId, job_id: jobId, at: new Date() }]);
+      if (held.size === 0) return 'ours';
+      return (await deps.repository.claimant(attemptId)) === jobId ? 'again' : 'taken';
+    },
+  };
+  const healthWriter = new HealthWriter(
+    (webhookId, batch) => deps.repository.writeHealth(webhookId, batch),
+    config.WEBHOOK_HEALTH_FLUSH_MS,
+    logger,
+  );
   const subscriptions = new SubscriptionCache(deps.repository, config.WEBHOOK_SUBSCRIPTION_CACHE_MS);
   const fanOutConsumer = new Consumer({
     client: deps.amqp,
@@ -95,6 +136,7 @@ export function buildWorker(
       await fanOut(
         {
           deliveries: deliveryWriter,
+          open,
           schedule: deps.schedule,
           subscriptionsFor: (name) => subscriptions.subscriptionsFor(name),
           unattempted: (ids) => deps.repository.unattempted(ids),
@@ -106,6 +148,10 @@ export function buildWorker(
   });
   const deliverDeps = {
     log: logWriter,
+    claims,
+    findLogEntry: (id: string) => deps.repository.findLogEntry(id),
+    open,
+    health: healthWriter,
     findDelivery: (id: string) => deps.repository.findDelivery(id),
     disableSubscription: (id: string, reason: string) => deps.repository.disableSubscription(id, reason),
     subscriptions,
@@ -158,6 +204,9 @@ export function buildWorker(
     workers: [
       { name: 'delivery-writer', start: () => undefined, stop: stopOnce(() => deliveryWriter.flush()) },
       { name: 'delivery-log-writer', start: () => undefined, stop: stopOnce(() => logWriter.flush()) },
+      { name: 'attempt-claim-writer', start: () => undefined, stop: stopOnce(() => claimWriter.flush()) },
+      { name: 'open-delivery-writer', start: () => undefined, stop: stopOnce(() => openWriter.flush()) },
+      { name: 'health-writer', start: () => undefined, stop: stopOnce(() => healthWriter.flush()) },
       { name: 'http-client', start: () => undefined, stop: stopOnce(() => dispatcher.close()) },
       {
         name: 'due-attempt-consumer',

@@ -206,7 +206,11 @@ describe('recover', () => {
 
     mode = 200;
     const first = await recover(id, { since }).expect(202);
-    expect(recoverWebhookResultSchema.parse(first.body.data)).toEqual({ since, queued: 3 });
+    expect(recoverWebhookResultSchema.parse(first.body.data)).toEqual({
+      since,
+      queued: 3,
+      next_cursor: null,
+    });
     const again = await recover(id, { since }).expect(202);
     expect(again.body.data.queued).toBe(0);
     await waitFor(

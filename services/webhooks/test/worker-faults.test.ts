@@ -96,8 +96,14 @@ describe('webhook worker faults', () => {
       const c = coverage(receiver);
       expect(c.consistentIds).toBe(true);
       expect(c.requests).toBeGreaterThanOrEqual(1000);
-      // Every attempt recorded exactly once: each delivery succeeded with one attempt, although
-      // some were POSTed twice (the kill came between the POST or its record and the ack).
+      // The ledger: every delivery succeeded, and was POSTed no more often than it has attempts
+      // recorded (an attempt the kill interrupted is recorded as such, and the next attempt
+      // follows; no record is ever repeated, nor a POST made again because of bookkeeping).
+      const posts = new Map<string, number>();
+      for (const r of receiver.requests) {
+        const id = String(r.headers['webhook-id']);
+        posts.set(id, (posts.get(id) ?? 0) + 1);
+      }
       for (const id of subscriptions) {
         const rows = await waitFor(
           async () => {
@@ -105,13 +111,15 @@ describe('webhook worker faults', () => {
               .get(`/v1/webhooks/${id}/deliveries?status=succeeded&limit=100`)
               .set(api.auth(ACC))
               .expect(200);
-            return r.body.meta.total === 100 ? (r.body.data as Array<{ attempts_made: number }>) : undefined;
+            return r.body.meta.total === 100
+              ? (r.body.data as Array<{ id: string; attempts_made: number }>)
+              : undefined;
           },
           20_000,
           200,
           `100 succeeded deliveries of ${id}`,
         );
-        expect(rows.map((d) => d.attempts_made)).toEqual(new Array(100).fill(1));
+        for (const d of rows) expect(posts.get(d.id) ?? 0).toBeLessThanOrEqual(d.attempts_made);
       }
     } finally {
       worker?.kill('SIGTERM');

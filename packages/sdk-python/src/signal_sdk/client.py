@@ -570,11 +570,23 @@ class Webhooks:
         body = None if event is None else {"event": event}
         return cast(WebhookDelivery, self._c._data("POST", f"{self._path(webhook_id)}/test", body=body))
 
-    def recover(self, webhook_id: str, since: Union[str, datetime]) -> RecoverResult:
-        """Queues one more attempt for every delivery created since ``since`` that is failed now
-        (operationId recoverWebhook); a repeat finds none failed and queues 0."""
+    def recover(
+        self,
+        webhook_id: str,
+        since: Union[str, datetime],
+        cursor: Optional[str] = None,
+        limit: Optional[int] = None,
+    ) -> RecoverResult:
+        """Attempts now every failed or pending delivery created since ``since``, one page per call
+        (operationId recoverWebhook): pass the result's ``next_cursor`` as ``cursor`` until it is
+        None. A failed delivery gets one more attempt; a repeat finds them queued and queues 0."""
         when = _iso(since) if isinstance(since, datetime) else since
-        return cast(RecoverResult, self._c._data("POST", f"{self._path(webhook_id)}/recover", body={"since": when}))
+        body: Dict[str, Any] = {"since": when}
+        if cursor is not None:
+            body["cursor"] = cursor
+        if limit is not None:
+            body["limit"] = limit
+        return cast(RecoverResult, self._c._data("POST", f"{self._path(webhook_id)}/recover", body=body))
 
 
 class Auth:

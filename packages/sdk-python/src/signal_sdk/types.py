@@ -168,6 +168,17 @@ class Statistics(TypedDict):
 # -- webhooks --------------------------------------------------------------------------------
 
 
+class WebhookHealth(TypedDict):
+    """A subscription's delivery health, kept as attempts are recorded."""
+
+    last_delivery_status: Optional[Literal["succeeded", "failed"]]
+    last_delivery_at: Optional[str]
+    last_response_status: Optional[int]
+    last_error: Optional[str]
+    failing_since: Optional[str]
+    failures_24h: int
+
+
 class WebhookSubscription(TypedDict):
     id: str
     url: str
@@ -178,6 +189,7 @@ class WebhookSubscription(TypedDict):
     disabled_reason: Optional[str]
     created_at: str
     updated_at: str
+    health: WebhookHealth
 
 
 class WebhookSubscriptionWithSecret(WebhookSubscription):
@@ -195,11 +207,13 @@ class DeliveryAttemptRequest(TypedDict):
 
 
 class DeliveryAttemptResponse(TypedDict):
-    """What came back: the status, the headers, the first 4 KB of the body."""
+    """What came back: the status, the headers, the first 4 KB of the body (``body_encoding``
+    ``base64`` when the bytes were not UTF-8 or held NUL: decode it to see them)."""
 
     status: int
     headers: Dict[str, str]
     body: str
+    body_encoding: Literal["text", "base64"]
     body_truncated: bool
 
 
@@ -225,6 +239,8 @@ class WebhookDelivery(TypedDict):
     status: DeliveryStatus
     attempts_made: int
     next_attempt_at: Optional[str]
+    last_response_status: Optional[int]
+    last_error: Optional[str]
     created_at: str
     updated_at: str
 
@@ -236,10 +252,12 @@ class WebhookDeliveryDetail(WebhookDelivery):
 
 
 class RecoverResult(TypedDict):
-    """What POST …/recover returns: how many failed deliveries since ``since`` were queued again."""
+    """What POST …/recover returns: how many deliveries were queued for an attempt now, and the
+    cursor of the next page (None when this call covered the last)."""
 
     since: str
     queued: int
+    next_cursor: Optional[str]
 
 
 class _WebhookSignalDataRequired(TypedDict):

@@ -18,12 +18,26 @@ Headers = Union[Mapping[str, str], Mapping[str, List[str]], Any]
 
 DEFAULT_TOLERANCE_SECONDS = 300
 
+MAX_ID_LENGTH = 256
+"""Longest ``webhook-id`` taken (the service's are 30 characters)."""
+MAX_SIGNATURE_HEADER_LENGTH = 4096
+"""Longest ``webhook-signature`` taken: room for dozens of signatures (the service sends one per live secret)."""
+MAX_TIMESTAMP_DIGITS = 12
+"""A ``webhook-timestamp`` has at most this many digits (seconds since 1970 have 10 until 2286)."""
+
 
 def _header(headers: Headers, name: str) -> Optional[str]:
     found: List[str] = []
-    for key, value in headers.items():
-        if str(key).lower() == name:
-            found.extend(value if isinstance(value, (list, tuple)) else [str(value)])
+    try:
+        for key, value in headers.items():
+            if str(key).lower() != name:
+                continue
+            if isinstance(value, (list, tuple)):
+                found.extend(str(v) for v in value)
+            else:
+                found.append(str(value))
+    except (AttributeError, TypeError, ValueError) as err:
+        raise WebhookVerificationError("headers are not a mapping of names to values") from err
     return " ".join(found) if found else None
 
 
@@ -71,21 +85,30 @@ def verify_webhook(
     signatures = _header(headers, "webhook-signature")
     if not msg_id or not timestamp or not signatures:
         raise WebhookVerificationError("missing webhook headers")
-    if not re.fullmatch(r"\d+", timestamp):
+    if len(msg_id) > MAX_ID_LENGTH:
+        raise WebhookVerificationError("webhook-id too long")
+    if len(signatures) > MAX_SIGNATURE_HEADER_LENGTH:
+        raise WebhookVerificationError("webhook-signature too long")
+    # Bounded before int(): Python refuses to convert more than 4,300 digits (ValueError).
+    if not re.fullmatch(r"[0-9]{1,%d}" % MAX_TIMESTAMP_DIGITS, timestamp):
         raise WebhookVerificationError("invalid webhook-timestamp")
     current = int(time.time() if now is None else now)
     if abs(current - int(timestamp)) > tolerance_seconds:
         raise WebhookVerificationError("webhook-timestamp outside the tolerance")
-    raw = body.encode("utf-8") if isinstance(body, str) else bytes(body)
+    try:
+        raw = body.encode("utf-8") if isinstance(body, str) else bytes(body)
+        signed_prefix = f"{msg_id}.{timestamp}.".encode("utf-8")
+    except (UnicodeEncodeError, TypeError, ValueError) as err:
+        raise WebhookVerificationError("body or webhook-id is not encodable") from err
     given = list(_given_signatures(signatures))
     keys = [_key(s) for s in ([secret] if isinstance(secret, str) else secret)]
-    if not any(
-        hmac.compare_digest(g, _signature(k, msg_id, timestamp, raw)) for k in keys for g in given
-    ):
+    # One MAC per secret, however many signatures the header carries (each is then a compare).
+    expected = [hmac.new(k, signed_prefix + raw, hashlib.sha256).digest() for k in keys]
+    if not any(hmac.compare_digest(g, e) for e in expected for g in given):
         raise WebhookVerificationError("no matching signature")
     try:
         payload = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as err:
+    except (UnicodeDecodeError, ValueError, RecursionError) as err:
         raise WebhookVerificationError("body is not JSON") from err
     if (
         not isinstance(payload, dict)

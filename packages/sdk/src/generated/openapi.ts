@@ -75,7 +75,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List subscriptions, newest first */
+    /** List subscriptions, newest first, each with its delivery health */
     get: operations['listWebhooks'];
     put?: never;
     /** Subscribe a URL to events. With an Idempotency-Key, a retry with the same body within 24 h returns the same result (200, Idempotent-Replayed: true); another body is 409. An account holds at most its plan’s number of subscriptions (25 by default): one more is 409 CONFLICT naming the limit. */
@@ -93,7 +93,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** One subscription */
+    /** One subscription with its delivery health (latest attempt, failing since, failures in 24 h) */
     get: operations['getWebhook'];
     put?: never;
     post?: never;
@@ -148,7 +148,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Re-send every delivery created since `since` that is failed now (one more attempt each); returns how many were queued. Idempotent: a repeat finds them pending or succeeded and queues none again. 409 CONFLICT while the subscription is disabled */
+    /** Attempt now every delivery created since `since` that is failed or pending (waiting for a retry): a failed one gets one more attempt (failed again if it fails), a pending one has its waiting attempt made now. One page per call (`limit`, at most 100): pass `next_cursor` as `cursor` to go on. Idempotent: a repeat finds them queued or succeeded and queues none again. Limited per account (10 calls a minute by default): 429 RATE_LIMIT_EXCEEDED with Retry-After. 409 CONFLICT while the subscription is disabled */
     post: operations['recoverWebhook'];
     delete?: never;
     options?: never;
@@ -163,7 +163,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Delivery log, newest first (each delivery’s attempts are in its detail) */
+    /** Delivery log, newest first, each with its latest response status (each delivery’s attempts are in its detail) */
     get: operations['listWebhookDeliveries'];
     put?: never;
     post?: never;
@@ -199,7 +199,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Send a failed delivery again */
+    /** Attempt a delivery now: a failed one once more (failed again if it fails), a pending one without waiting for its retry timer (the timer then finds it done). 409 CONFLICT for a succeeded delivery or a disabled subscription */
     post: operations['retryWebhookDelivery'];
     delete?: never;
     options?: never;
@@ -547,6 +547,20 @@ export interface components {
       description?: string | null;
       enabled?: boolean;
     };
+    WebhookHealth: {
+      /** @description Outcome of the latest attempt (a failed one may still be retried); null before the first */
+      last_delivery_status: ('succeeded' | 'failed') | null;
+      /** @description When the latest attempt started */
+      last_delivery_at: string | null;
+      /** @description HTTP status of the latest attempt; null when no response came (timeout, refused, …) */
+      last_response_status: number | null;
+      /** @description Error of the latest attempt (timeout, http_500, …); null when it succeeded */
+      last_error: string | null;
+      /** @description First failed attempt since the last success; null while the latest attempt succeeded */
+      failing_since: string | null;
+      /** @description Failed attempts in the last 24 hours (counted by the hour: up to an hour more may be included) */
+      failures_24h: number;
+    };
     WebhookSubscription: {
       id: string;
       url: string;
@@ -561,6 +575,7 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+      health: components['schemas']['WebhookHealth'];
     };
     WebhookSubscriptionWithSecret: {
       id: string;
@@ -576,6 +591,7 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+      health: components['schemas']['WebhookHealth'];
       /** @description Signing secret `whsec_…`; shown only here */
       secret: string;
     };
@@ -740,12 +756,17 @@ export interface components {
     };
     WebhookAttemptResponse: {
       status: number;
-      /** @description The receiver's response headers (at most 50, each cut at 1,024 characters) */
+      /** @description The receiver's response headers (at most 50, each value cut at 1,024 characters; control characters shown as \xNN) */
       headers: {
         [key: string]: string;
       };
-      /** @description The first 4 KB of the response body, as UTF-8 */
+      /** @description The first 4 KB of the response body: as text, or base64 of the bytes (see body_encoding) */
       body: string;
+      /**
+       * @description text: the bytes were valid UTF-8 without NUL; base64: anything else (decode to see the bytes)
+       * @enum {string}
+       */
+      body_encoding: 'text' | 'base64';
       /** @description The body went on past the 4 KB kept */
       body_truncated: boolean;
     };
@@ -759,6 +780,10 @@ export interface components {
       status: 'pending' | 'succeeded' | 'failed';
       attempts_made: number;
       next_attempt_at: string | null;
+      /** @description HTTP status of the latest attempt; null before the first, or when no response came */
+      last_response_status: number | null;
+      /** @description Error of the latest attempt; null when it succeeded or none was made */
+      last_error: string | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -774,6 +799,10 @@ export interface components {
       status: 'pending' | 'succeeded' | 'failed';
       attempts_made: number;
       next_attempt_at: string | null;
+      /** @description HTTP status of the latest attempt; null before the first, or when no response came */
+      last_response_status: number | null;
+      /** @description Error of the latest attempt; null when it succeeded or none was made */
+      last_error: string | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -802,15 +831,21 @@ export interface components {
     RecoverWebhookRequest: {
       /**
        * Format: date-time
-       * @description Re-send every failed delivery created at or after this time
+       * @description Attempt now every failed or pending delivery created at or after this time
        */
       since: string;
+      /** @description `next_cursor` of the previous call: continue after the deliveries it covered */
+      cursor?: string;
+      /** @description Deliveries covered by this call; default and max 100 */
+      limit?: number;
     };
     RecoverWebhookResult: {
       /** Format: date-time */
       since: string;
-      /** @description Failed deliveries queued for one more attempt by this request (0 when a repeat finds none failed) */
+      /** @description Deliveries queued for an attempt now by this call (0 when a repeat finds them queued already) */
       queued: number;
+      /** @description Pass as `cursor` to cover the next page; null when this call covered the last */
+      next_cursor: string | null;
     };
     CreateApiKeyRequest: {
       name: string;
@@ -2225,7 +2260,15 @@ export interface operations {
            *           "status": "enabled",
            *           "disabled_reason": null,
            *           "created_at": "2026-01-15T09:30:00.000Z",
-           *           "updated_at": "2026-01-15T09:30:00.000Z"
+           *           "updated_at": "2026-01-15T09:30:00.000Z",
+           *           "health": {
+           *             "last_delivery_status": "succeeded",
+           *             "last_delivery_at": "2026-01-15T09:30:00.000Z",
+           *             "last_response_status": 200,
+           *             "last_error": null,
+           *             "failing_since": null,
+           *             "failures_24h": 0
+           *           }
            *         }
            *       ],
            *       "meta": {
@@ -2539,6 +2582,14 @@ export interface operations {
            *         "disabled_reason": null,
            *         "created_at": "2026-01-15T09:30:00.000Z",
            *         "updated_at": "2026-01-15T09:30:00.000Z",
+           *         "health": {
+           *           "last_delivery_status": "succeeded",
+           *           "last_delivery_at": "2026-01-15T09:30:00.000Z",
+           *           "last_response_status": 200,
+           *           "last_error": null,
+           *           "failing_since": null,
+           *           "failures_24h": 0
+           *         },
            *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
            *       }
            *     }
@@ -2578,6 +2629,14 @@ export interface operations {
            *         "disabled_reason": null,
            *         "created_at": "2026-01-15T09:30:00.000Z",
            *         "updated_at": "2026-01-15T09:30:00.000Z",
+           *         "health": {
+           *           "last_delivery_status": "succeeded",
+           *           "last_delivery_at": "2026-01-15T09:30:00.000Z",
+           *           "last_response_status": 200,
+           *           "last_error": null,
+           *           "failing_since": null,
+           *           "failures_24h": 0
+           *         },
            *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
            *       }
            *     }
@@ -2930,7 +2989,15 @@ export interface operations {
            *         "status": "enabled",
            *         "disabled_reason": null,
            *         "created_at": "2026-01-15T09:30:00.000Z",
-           *         "updated_at": "2026-01-15T09:30:00.000Z"
+           *         "updated_at": "2026-01-15T09:30:00.000Z",
+           *         "health": {
+           *           "last_delivery_status": "succeeded",
+           *           "last_delivery_at": "2026-01-15T09:30:00.000Z",
+           *           "last_response_status": 200,
+           *           "last_error": null,
+           *           "failing_since": null,
+           *           "failures_24h": 0
+           *         }
            *       }
            *     }
            */
@@ -3250,7 +3317,15 @@ export interface operations {
            *         "status": "enabled",
            *         "disabled_reason": null,
            *         "created_at": "2026-01-15T09:30:00.000Z",
-           *         "updated_at": "2026-01-15T09:30:00.000Z"
+           *         "updated_at": "2026-01-15T09:30:00.000Z",
+           *         "health": {
+           *           "last_delivery_status": "succeeded",
+           *           "last_delivery_at": "2026-01-15T09:30:00.000Z",
+           *           "last_response_status": 200,
+           *           "last_error": null,
+           *           "failing_since": null,
+           *           "failures_24h": 0
+           *         }
            *       }
            *     }
            */
@@ -3611,7 +3686,15 @@ export interface operations {
            *         "status": "disabled",
            *         "disabled_reason": "Disabled by the account.",
            *         "created_at": "2026-01-15T09:30:00.000Z",
-           *         "updated_at": "2026-01-15T09:30:00.000Z"
+           *         "updated_at": "2026-01-15T09:30:00.000Z",
+           *         "health": {
+           *           "last_delivery_status": "succeeded",
+           *           "last_delivery_at": "2026-01-15T09:30:00.000Z",
+           *           "last_response_status": 200,
+           *           "last_error": null,
+           *           "failing_since": null,
+           *           "failures_24h": 0
+           *         }
            *       }
            *     }
            */
@@ -3964,6 +4047,14 @@ export interface operations {
            *         "disabled_reason": null,
            *         "created_at": "2026-01-15T09:30:00.000Z",
            *         "updated_at": "2026-01-15T09:30:00.000Z",
+           *         "health": {
+           *           "last_delivery_status": "succeeded",
+           *           "last_delivery_at": "2026-01-15T09:30:00.000Z",
+           *           "last_response_status": 200,
+           *           "last_error": null,
+           *           "failing_since": null,
+           *           "failures_24h": 0
+           *         },
            *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
            *       }
            *     }
@@ -4319,6 +4410,8 @@ export interface operations {
            *         "status": "pending",
            *         "attempts_made": 0,
            *         "next_attempt_at": "2026-01-15T09:30:00.000Z",
+           *         "last_response_status": null,
+           *         "last_error": null,
            *         "created_at": "2026-01-15T09:30:00.000Z",
            *         "updated_at": "2026-01-15T09:30:00.000Z"
            *       }
@@ -4701,7 +4794,8 @@ export interface operations {
            *       "success": true,
            *       "data": {
            *         "since": "2026-01-15T09:30:00.000Z",
-           *         "queued": 3
+           *         "queued": 3,
+           *         "next_cursor": null
            *       }
            *     }
            */
@@ -4927,9 +5021,9 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "RATE_LIMIT_EXCEEDED",
-           *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
+           *         "message": "Recover may be called 10 times a minute per account. Retry after 42 s.",
            *         "request_id": "req_01KAB3P…",
-           *         "retry_after": 12
+           *         "retry_after": 42
            *       }
            *     }
            */
@@ -5089,6 +5183,8 @@ export interface operations {
            *           "status": "succeeded",
            *           "attempts_made": 1,
            *           "next_attempt_at": null,
+           *           "last_response_status": 200,
+           *           "last_error": null,
            *           "created_at": "2026-01-15T09:30:00.000Z",
            *           "updated_at": "2026-01-15T09:30:00.000Z"
            *         }
@@ -5413,6 +5509,8 @@ export interface operations {
            *         "status": "succeeded",
            *         "attempts_made": 1,
            *         "next_attempt_at": null,
+           *         "last_response_status": 200,
+           *         "last_error": null,
            *         "created_at": "2026-01-15T09:30:00.000Z",
            *         "updated_at": "2026-01-15T09:30:00.000Z",
            *         "attempts": [
@@ -5439,6 +5537,7 @@ export interface operations {
            *                 "content-type": "text/plain"
            *               },
            *               "body": "ok",
+           *               "body_encoding": "text",
            *               "body_truncated": false
            *             }
            *           }
@@ -5758,6 +5857,8 @@ export interface operations {
            *         "status": "pending",
            *         "attempts_made": 1,
            *         "next_attempt_at": "2026-01-15T09:30:00.000Z",
+           *         "last_response_status": 200,
+           *         "last_error": null,
            *         "created_at": "2026-01-15T09:30:00.000Z",
            *         "updated_at": "2026-01-15T09:30:00.000Z"
            *       }
@@ -5887,7 +5988,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "CONFLICT",
-           *         "message": "Only failed deliveries can be re-sent; this one is succeeded.",
+           *         "message": "This delivery succeeded already.",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }

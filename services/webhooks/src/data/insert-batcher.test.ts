@@ -9,8 +9,11 @@ function recordingStore(existing: string[] = []) {
   const writes: string[][] = [];
   const stored = new Set(existing);
   let failNext = false;
+  const refusing = new Set<string>();
   return {
     writes,
+    /** The store refuses any write holding this document (as jsonb refuses a NUL in a string). */
+    refuse: (id: string) => refusing.add(id),
     failOnce: () => {
       failNext = true;
     },
@@ -20,6 +23,8 @@ function recordingStore(existing: string[] = []) {
         failNext = false;
         throw new Error('store down');
       }
+      const bad = docs.find((d) => refusing.has(d._id));
+      if (bad) throw new Error(`unsupported Unicode escape sequence in ${bad._id}`);
       const duplicates = new Set(docs.flatMap((d, index) => (stored.has(d._id) ? [index] : [])));
       for (const d of docs) stored.add(d._id);
       return duplicates;
@@ -85,5 +90,47 @@ describe('batched inserts', () => {
     await b.flush();
     expect(store.writes).toEqual([['a']]);
     await pending;
+  });
+
+  it('when the store refuses one document of a batch, then the others land, only its caller is rejected, and it is reported', async () => {
+    const store = recordingStore();
+    const refused: string[] = [];
+    const b = new InsertBatcher<Doc>({
+      write: store.write,
+      id: (d) => d._id,
+      maxItems: 100,
+      windowMs: 5,
+      maxConcurrentWrites: 1,
+      refused: (d) => refused.push(d._id),
+    });
+    store.refuse('bad');
+    const [a, bad, c] = await Promise.allSettled([
+      b.insert(docs('a1', 'a2')),
+      b.insert(docs('bad')),
+      b.insert(docs('c')),
+    ]);
+    expect(a).toEqual({ status: 'fulfilled', value: new Set() });
+    expect(bad.status).toBe('rejected');
+    expect(c).toEqual({ status: 'fulfilled', value: new Set() });
+    expect(refused).toEqual(['bad']);
+    // The batch, then each document alone; every good one is stored.
+    expect(store.writes[0]).toEqual(['a1', 'a2', 'bad', 'c']);
+    expect(store.writes.slice(1)).toEqual([['a1'], ['a2'], ['bad'], ['c']]);
+  });
+
+  it('when the store is unreachable, then the whole batch is rejected without writing each document alone', async () => {
+    const store = recordingStore();
+    const b = new InsertBatcher<Doc>({
+      write: store.write,
+      id: (d) => d._id,
+      maxItems: 100,
+      windowMs: 5,
+      maxConcurrentWrites: 1,
+      transient: () => true,
+    });
+    store.failOnce();
+    const results = await Promise.allSettled([b.insert(docs('a')), b.insert(docs('b'))]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(store.writes).toEqual([['a', 'b']]);
   });
 });

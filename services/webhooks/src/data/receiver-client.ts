@@ -1,19 +1,6 @@
 import { request, type Dispatcher } from 'undici';
 import type { ReceiverClient, ReceiverResponse } from '../domain/ports';
 
-/** A receiver's response headers as one string each (repeated ones joined), bounded. */
-const MAX_KEPT_HEADERS = 50;
-const MAX_HEADER_VALUE = 1024;
-
-function keptHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers).slice(0, MAX_KEPT_HEADERS)) {
-    if (value === undefined) continue;
-    out[name] = (Array.isArray(value) ? value.join(', ') : value).slice(0, MAX_HEADER_VALUE);
-  }
-  return out;
-}
-
 const field = (value: unknown, key: string): unknown =>
   typeof value === 'object' && value !== null && key in value ? Reflect.get(value, key) : undefined;
 
@@ -69,8 +56,8 @@ export function undiciReceiverClient(dispatcher: Dispatcher): ReceiverClient {
         return {
           ok: true,
           status: res.statusCode,
-          headers: keptHeaders(res.headers),
-          body: Buffer.concat(chunks).toString('utf8'),
+          headers: res.headers,
+          body: Buffer.concat(chunks),
           truncated,
           retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
         };

@@ -1,5 +1,11 @@
 import type { Connection, mongo } from 'mongoose';
-import type { DeliveryDocument, DeliveryLogEntry, SubscriptionDocument } from '../domain/records';
+import type {
+  AttemptClaim,
+  DeliveryDocument,
+  DeliveryLogEntry,
+  OpenDelivery,
+  SubscriptionDocument,
+} from '../domain/records';
 
 export interface IdempotencyDocument {
   _id: string;
@@ -14,6 +20,16 @@ export interface WebhookCollections {
   deliveries: mongo.Collection<DeliveryDocument>;
   deliveryLog: mongo.Collection<DeliveryLogEntry>;
   idempotency: mongo.Collection<IdempotencyDocument>;
+  attemptClaims: mongo.Collection<AttemptClaim>;
+  openDeliveries: mongo.Collection<OpenDelivery>;
+  recoverCalls: mongo.Collection<RecoverCallsDocument>;
+}
+
+/** Recover calls of an account in one window (`_id` = `<account>:<window start ms>`). */
+export interface RecoverCallsDocument {
+  _id: string;
+  calls: number;
+  expires_at: Date;
 }
 
 export function webhookCollections(connection: Connection): WebhookCollections {
@@ -24,6 +40,9 @@ export function webhookCollections(connection: Connection): WebhookCollections {
     deliveries: db.collection<DeliveryDocument>('deliveries'),
     deliveryLog: db.collection<DeliveryLogEntry>('delivery_log'),
     idempotency: db.collection<IdempotencyDocument>('idempotency_keys'),
+    attemptClaims: db.collection<AttemptClaim>('attempt_claims'),
+    openDeliveries: db.collection<OpenDelivery>('open_deliveries'),
+    recoverCalls: db.collection<RecoverCallsDocument>('recover_calls'),
   };
 }
 
@@ -45,4 +64,7 @@ export async function ensureIndexes(c: WebhookCollections): Promise<void> {
   // field for the same reason; a delivery has a handful of entries, ordered by seq in memory.
   await c.deliveryLog.createIndex({ delivery_id: 1 });
   await c.deliveryLog.createIndex({ webhook_id: 1 });
+  // Recover: a subscription's open deliveries (failed or pending after a failure), single field
+  // for the same reason; the page is cut by `_id` from there.
+  await c.openDeliveries.createIndex({ webhook_id: 1 });
 }

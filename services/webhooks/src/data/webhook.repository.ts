@@ -3,11 +3,15 @@ import type { WebhookEventName } from '@signal/contracts';
 import type { mongo } from 'mongoose';
 import type { SubscriptionSource, WebhookStore } from '../domain/ports';
 import type {
+  AttemptClaim,
   DeliveryDocument,
   DeliveryHeader,
   DeliveryLogEntry,
+  OpenDelivery,
   SubscriptionDocument,
 } from '../domain/records';
+import type { HealthBatch } from '../domain/health';
+import { healthUpdates } from '../domain/health';
 import type { WebhookCollections } from './webhook.models';
 
 const WITHOUT_PAYLOAD = { projection: { payload: 0 } } as const;
@@ -178,16 +182,68 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     return { rows, total };
   }
 
-  /** A subscription's deliveries created at or after `since`, without bodies. */
-  deliveriesSince(webhookId: string, since: Date): Promise<DeliveryHeader[]> {
-    return this.c.deliveries
-      .find({ webhook_id: webhookId, created_at: { $gte: since } }, WITHOUT_PAYLOAD)
-      .toArray();
-  }
-
   /** Every delivery of a subscription, newest first, without bodies. */
   allDeliveries(webhookId: string, event: string | undefined): Promise<DeliveryHeader[]> {
     const q: mongo.Filter<DeliveryDocument> = { webhook_id: webhookId, ...(event ? { event } : {}) };
     return this.c.deliveries.find(q, WITHOUT_PAYLOAD).sort({ created_at: -1, _id: -1 }).toArray();
+  }
+
+  /** One log entry by its id. */
+  findLogEntry(id: string): Promise<DeliveryLogEntry | null> {
+    return this.c.deliveryLog.findOne({ _id: id });
+  }
+
+  /** One unordered insert of many attempt claims; the positions claimed before. */
+  insertClaims(claims: AttemptClaim[]): Promise<Set<number>> {
+    return insertAll(() => this.c.attemptClaims.insertMany(claims, { ordered: false }));
+  }
+
+  /** The job that claimed an attempt, if any. */
+  async claimant(attemptId: string): Promise<string | undefined> {
+    return (await this.c.attemptClaims.findOne({ _id: attemptId }))?.job_id;
+  }
+
+  /** One unordered insert of open-delivery entries; the positions held already. */
+  insertOpen(entries: OpenDelivery[]): Promise<Set<number>> {
+    return insertAll(() => this.c.openDeliveries.insertMany(entries, { ordered: false }));
+  }
+
+  async closeOpen(deliveryId: string): Promise<void> {
+    await this.c.openDeliveries.deleteOne({ _id: deliveryId });
+  }
+
+  /**
+   * A page of a subscription's open deliveries in id order, after `after`: an equality the
+   * store serves from an index, so its cost follows the open deliveries, never the history.
+   */
+  pageOpenDeliveries(webhookId: string, after: string | undefined, limit: number): Promise<OpenDelivery[]> {
+    return this.c.openDeliveries
+      .find({ webhook_id: webhookId, ...(after ? { _id: { $gt: after } } : {}) })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .toArray();
+  }
+
+  /** Writes what a subscription's attempts since the last flush changed in its health. */
+  async writeHealth(webhookId: string, batch: HealthBatch): Promise<void> {
+    const { latest, counts } = healthUpdates(batch);
+    await this.c.subscriptions.updateOne({ _id: webhookId, ...latest.filter }, latest.update);
+    if (counts) await this.c.subscriptions.updateOne({ _id: webhookId }, counts);
+  }
+
+  /**
+   * Counts one recover call of an account in the window starting at `windowStart`; the calls so
+   * far, this one included.
+   */
+  async countRecoverCall(accountId: string, windowStart: number, windowMs: number): Promise<number> {
+    const doc = await this.c.recoverCalls.findOneAndUpdate(
+      { _id: `${accountId}:${windowStart}` },
+      { $inc: { calls: 1 }, $setOnInsert: { expires_at: new Date(windowStart + windowMs) } },
+      { upsert: true, returnDocument: 'after' },
+    );
+    const calls = doc?.calls ?? 1;
+    // The first call of a window drops the window before it (one document per account stays).
+    if (calls === 1) await this.c.recoverCalls.deleteOne({ _id: `${accountId}:${windowStart - windowMs}` });
+    return calls;
   }
 }

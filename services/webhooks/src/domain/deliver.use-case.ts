@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { DUE_TOLERANCE_MS, type WebhookDeliveryJob } from '@signal/contracts';
-import { currentTraceId, metrics, type Logger } from '@signal/service-kit';
+import { currentTraceId, isMongoUnavailable, metrics, newId, type Logger } from '@signal/service-kit';
 import type {
   AttemptRecord,
   AttemptRequest,
@@ -13,12 +13,28 @@ import type {
 import type { DeliverySlots } from './concurrency';
 import { parseRetryAfter, retryDelayMs, type ScheduleJob } from './delivery-jobs';
 import { attemptSeq, logEntryId } from './delivery-state';
-import type { DeliveryLogWriter, ReceiverClient, SubscriptionLookup } from './ports';
+import type {
+  AttemptClaims,
+  DeliveryLogWriter,
+  HealthRecorder,
+  OpenDeliveries,
+  ReceiverClient,
+  SubscriptionLookup,
+} from './ports';
+import { storedBody, storedHeaders } from './receiver-bytes';
 import { signatureHeaders } from './signing';
 import { addressProblem, type GuardPolicy } from './url-guard';
 
 export interface DeliverDeps {
   log: DeliveryLogWriter;
+  /** Attempt claims: one job per attempt makes it (see claimAttempt). */
+  claims: AttemptClaims;
+  /** One entry of the log by its id (a redelivered job's attempt, recorded or not). */
+  findLogEntry(id: string): Promise<DeliveryLogEntry | null>;
+  /** Deliveries that failed an attempt and have not succeeded since (what recover reads). */
+  open: OpenDeliveries;
+  /** Each subscription's health, kept up to date as attempts are recorded. */
+  health: HealthRecorder;
   /** Only for jobs of an older producer, which carry no body. */
   findDelivery(id: string): Promise<DeliveryDocument | null>;
   disableSubscription(id: string, reason: string): Promise<void>;
@@ -70,8 +86,8 @@ async function post(
   const statusCode = res.status;
   const response: AttemptResponse = {
     status: statusCode,
-    headers: res.headers,
-    body: res.body,
+    headers: storedHeaders(res.headers),
+    ...storedBody(res.body),
     body_truncated: res.truncated,
   };
   if (statusCode >= 200 && statusCode < 300) return { statusCode, error: null, request: sent, response };
@@ -128,14 +144,87 @@ function logEntry(
 /** The event's time, from the body the delivery carries (its `timestamp`), for the lag metric. */
 const EVENT_TIME = /"timestamp":"([^"]+)"/;
 
+/** Where an attempt leaves its delivery. */
+interface Outcome {
+  status: DeliveryStatus;
+  next_attempt_at: Date | null;
+}
+
+/** After a failed attempt: the next one's time, or failed for good. */
+function afterFailure(deps: DeliverDeps, job: WebhookDeliveryJob, retryAfterMs?: number): Outcome {
+  const delay = job.one_attempt
+    ? undefined
+    : retryDelayMs(deps.retryDelaysMs, job.attempt, retryAfterMs, deps.maxRetryAfterMs);
+  return delay === undefined
+    ? { status: 'failed', next_attempt_at: null }
+    : { status: 'pending', next_attempt_at: new Date(Date.now() + delay) };
+}
+
+/**
+ * Records an attempt. A refusal of the store is never a reason to make the attempt again: the
+ * record is kept without what the receiver sent (only our own fields), and the refusal logged
+ * (the batch writer meters it). An unreachable store throws: the job comes back, finds its own
+ * claim and records the attempt then, without another POST.
+ */
+async function recordAttempt(deps: DeliverDeps, entry: DeliveryLogEntry): Promise<void> {
+  try {
+    await deps.log.insert([entry]);
+  } catch (err) {
+    if (isMongoUnavailable(err)) throw err;
+    deps.logger.error(
+      {
+        delivery: entry.delivery_id,
+        attempt: entry.attempt,
+        err: err instanceof Error ? err.message : String(err),
+      },
+      'attempt record refused; kept without the request and response',
+    );
+    await deps.log.insert([{ ...entry, request: null, response: null }]);
+  }
+}
+
+/** What follows a recorded attempt: the next attempt queued, the open-deliveries index, health. */
+async function afterRecord(
+  deps: DeliverDeps,
+  job: WebhookDeliveryJob,
+  input: { deliveryId: string; webhookId: string; payload: string },
+  accountId: string,
+  entry: DeliveryLogEntry,
+): Promise<void> {
+  if (entry.status === 'succeeded') {
+    // Only a delivery that failed before (a later attempt) can be in the index.
+    if (job.attempt > 1 || job.one_attempt) await deps.open.close(input.deliveryId);
+  } else {
+    await deps.open.mark({
+      _id: input.deliveryId,
+      webhook_id: input.webhookId,
+      account_id: accountId,
+      at: entry.at,
+    });
+  }
+  if (entry.status === 'pending' && entry.next_attempt_at) {
+    await deps.schedule({
+      delivery_id: input.deliveryId,
+      attempt: job.attempt + 1,
+      webhook_id: input.webhookId,
+      event: job.event,
+      payload: input.payload,
+      due_at: new Date(entry.next_attempt_at).getTime(),
+      job_id: newId('job'),
+    });
+  }
+}
+
 /**
  * Makes one attempt of one delivery. In order: not due yet → back to the delay cascade until it
  * is → refuse disabled subscriptions → respect the account's share and the subscription's cap →
- * POST signed → on failure schedule the next attempt *before* recording this one (a crash then
- * re-sends, never forgets) → append the attempt to the delivery log, in a batch with others;
- * the job is acknowledged only after that write, and the entry's id is the attempt's, so a job
- * redelivered after a crash never records twice. No store read on the way: the job carries the
- * body, the subscription comes from a short in-process cache.
+ * claim the attempt (one job per attempt id makes it: a "retry now" and the retry timer's job
+ * never both POST) → POST signed → record the attempt (in a batch with others; the entry's id is
+ * the attempt's) → then, and only then, queue the next attempt. The job is acknowledged after
+ * all of it. Nothing after the POST can cause another POST: a job redelivered after a crash, or
+ * retried because a write failed, finds its own claim and finishes the bookkeeping instead (an
+ * attempt claimed but never recorded is recorded as interrupted). No store read on the way: the
+ * job carries the body, the subscription comes from a short in-process cache.
  */
 export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob): Promise<void> {
   if (job.due_at !== undefined && job.due_at - Date.now() > DUE_TOLERANCE_MS) {
@@ -155,6 +244,14 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
     await deps.log.insert([
       logEntry(deliveryId, webhookId, job.attempt, { status: 'failed', next_attempt_at: null }),
     ]);
+    // Kept failed, open to recover once the subscription is enabled again.
+    if (sub)
+      await deps.open.mark({
+        _id: deliveryId,
+        webhook_id: webhookId,
+        account_id: sub.account_id,
+        at: new Date(),
+      });
     return;
   }
   if (!deps.slots.tryAcquire(sub.account_id, sub._id)) {
@@ -163,9 +260,32 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
     await deps.schedule(job, 1000);
     return;
   }
+  const attemptId = logEntryId(deliveryId, attemptSeq(job.attempt));
   const startedAt = new Date();
   let result: PostResult;
   try {
+    const claim = await deps.claims.claim(attemptId, job.job_id ?? LEGACY_JOB);
+    if (claim === 'taken') {
+      metrics.webhookAttempts().inc({ outcome: 'claimed_elsewhere' });
+      return;
+    }
+    if (claim === 'again') {
+      const recorded = await deps.findLogEntry(attemptId);
+      const entry =
+        recorded ??
+        logEntry(deliveryId, webhookId, job.attempt, afterFailure(deps, job), {
+          attempt: job.attempt,
+          started_at: startedAt,
+          duration_ms: 0,
+          status_code: null,
+          error: 'attempt_interrupted',
+          request: null,
+          response: null,
+        });
+      if (!recorded) await recordAttempt(deps, entry);
+      await afterRecord(deps, job, input, sub.account_id, entry);
+      return;
+    }
     result = await post(deps, sub, deliveryId, input.payload);
   } finally {
     deps.slots.release(sub.account_id, sub._id);
@@ -179,42 +299,30 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
     request: result.request,
     response: result.response,
   };
-  const record = (status: DeliveryStatus, next: Date | null = null) => {
-    metrics
-      .webhookAttempts()
-      .inc({ outcome: result.error === null ? 'succeeded' : status === 'pending' ? 'retry' : 'failed' });
-    return deps.log.insert([
-      logEntry(deliveryId, webhookId, job.attempt, { status, next_attempt_at: next }, made),
-    ]);
-  };
   metrics.webhookAttemptDuration().observe(made.duration_ms / 1000);
+  let outcome: Outcome;
   if (result.error === null) {
     const eventAt = Date.parse(EVENT_TIME.exec(input.payload)?.[1] ?? '');
     if (Number.isFinite(eventAt))
       metrics.webhookEventToDelivery().observe(Math.max(0, Date.now() - eventAt) / 1000);
-    await record('succeeded');
-    return;
-  }
-  if (result.statusCode === 410) {
+    outcome = { status: 'succeeded', next_attempt_at: null };
+  } else if (result.statusCode === 410) {
     await deps.disableSubscription(sub._id, 'The endpoint responded 410 Gone.');
     deps.subscriptions.forget();
-    await record('failed');
-    return;
+    outcome = { status: 'failed', next_attempt_at: null };
+  } else {
+    outcome = afterFailure(deps, job, result.retryAfterMs);
+    if (outcome.status === 'failed')
+      deps.logger.info({ delivery: deliveryId, attempts: job.attempt }, 'delivery failed for good');
   }
-  const delay = retryDelayMs(deps.retryDelaysMs, job.attempt, result.retryAfterMs, deps.maxRetryAfterMs);
-  if (delay === undefined) {
-    deps.logger.info({ delivery: deliveryId, attempts: job.attempt }, 'delivery failed for good');
-    await record('failed');
-    return;
-  }
-  const dueAt = Date.now() + delay;
-  await deps.schedule({
-    delivery_id: deliveryId,
-    attempt: job.attempt + 1,
-    webhook_id: webhookId,
-    event: job.event,
-    payload: input.payload,
-    due_at: dueAt,
+  metrics.webhookAttempts().inc({
+    outcome: result.error === null ? 'succeeded' : outcome.status === 'pending' ? 'retry' : 'failed',
   });
-  await record('pending', new Date(dueAt));
+  const entry = logEntry(deliveryId, webhookId, job.attempt, outcome, made);
+  await recordAttempt(deps, entry);
+  deps.health.note(sub._id, made);
+  await afterRecord(deps, job, input, sub.account_id, entry);
 }
+
+/** The claimant of a job queued by a producer from before job ids (its redelivery finds its claim). */
+const LEGACY_JOB = 'job_legacy';

@@ -5,10 +5,11 @@ import {
   type WebhookEvent,
   type WebhookEventName,
 } from '@signal/contracts';
+import { newId } from '@signal/service-kit';
 import type { DeliveryDocument, SubscriptionDocument } from './records';
 import type { ScheduleJob } from './delivery-jobs';
 import { deliveryIdFor } from './delivery-state';
-import type { DeliveryWriter } from './ports';
+import type { DeliveryWriter, OpenDeliveries } from './ports';
 
 /**
  * A subscription wants an event when it asked for the event's name and, unless its `types` is
@@ -20,6 +21,8 @@ export function wants(sub: SubscriptionDocument, event: WebhookEvent): boolean {
 
 export interface FanOutDeps {
   deliveries: DeliveryWriter;
+  /** Deliveries kept as failed (a disabled subscription's) are open to recover. */
+  open: OpenDeliveries;
   schedule: ScheduleJob;
   subscriptionsFor(event: WebhookEventName): Promise<SubscriptionDocument[]>;
   /** Of these deliveries, the ones whose log is still empty (never attempted). */
@@ -65,15 +68,25 @@ export async function fanOut(deps: FanOutDeps, event: SignalEventRead, seenBefor
           webhook_id: d.webhook_id,
           event: d.event,
           payload: d.payload,
+          job_id: newId('job'),
         }),
       ),
     );
+  const markFailed = () =>
+    Promise.all(
+      docs
+        .filter((d) => d.status === 'failed')
+        .map((d) =>
+          deps.open.mark({ _id: d._id, webhook_id: d.webhook_id, account_id: d.account_id, at: now }),
+        ),
+    );
   const pending = docs.filter((d) => d.status === 'pending');
   if (!seenBefore) {
-    await Promise.all([deps.deliveries.insert(docs), queue(pending)]);
+    await Promise.all([deps.deliveries.insert(docs), queue(pending), markFailed()]);
     return pending.length;
   }
   const existing = await deps.deliveries.insert(docs);
+  await markFailed();
   const again = existing.size > 0 ? await deps.unattempted([...existing]) : new Set<string>();
   const first = pending.filter((d) => !existing.has(d._id) || again.has(d._id));
   await queue(first);

@@ -1,5 +1,12 @@
 import type { WebhookEventName } from '@signal/contracts';
-import type { DeliveryDocument, DeliveryHeader, DeliveryLogEntry, SubscriptionDocument } from './records';
+import type {
+  AttemptRecord,
+  DeliveryDocument,
+  DeliveryHeader,
+  DeliveryLogEntry,
+  OpenDelivery,
+  SubscriptionDocument,
+} from './records';
 
 /**
  * What the use cases need from outside, declared here and implemented in `data/`: the webhook
@@ -42,10 +49,12 @@ export interface WebhookStore {
     skip: number,
     limit: number,
   ): Promise<{ rows: DeliveryHeader[]; total: number }>;
-  /** A subscription's deliveries created at or after `since`, without bodies. */
-  deliveriesSince(webhookId: string, since: Date): Promise<DeliveryHeader[]>;
   /** Every delivery of a subscription, newest first, without bodies. */
   allDeliveries(webhookId: string, event: string | undefined): Promise<DeliveryHeader[]>;
+  /** A page of a subscription's open deliveries (failed an attempt, not succeeded since), by id, after `after`. */
+  pageOpenDeliveries(webhookId: string, after: string | undefined, limit: number): Promise<OpenDelivery[]>;
+  /** Counts one recover call of an account in a window; the calls so far, this one included. */
+  countRecoverCall(accountId: string, windowStart: number, windowMs: number): Promise<number>;
 }
 
 /** What claiming an Idempotency-Key found. */
@@ -101,10 +110,10 @@ export type ReceiverResponse =
   | {
       ok: true;
       status: number;
-      /** Bounded: at most 50 headers, each cut at 1,024 characters. */
-      headers: Record<string, string>;
-      /** The first `maxResponseBytes` of the body, as UTF-8. */
-      body: string;
+      /** As the receiver sent them (the worker bounds and escapes them before keeping them). */
+      headers: Record<string, string | string[] | undefined>;
+      /** The first `maxResponseBytes` of the body, as bytes. */
+      body: Uint8Array;
       truncated: boolean;
       retryAfter?: string;
     }
@@ -118,4 +127,24 @@ export interface ReceiverClient {
     body: string,
     limits: { timeoutMs: number; maxResponseBytes: number },
   ): Promise<ReceiverResponse>;
+}
+
+/**
+ * Attempt claims: the first job to claim an attempt id makes the attempt; `again` when this very
+ * job claimed it before (redelivered after a crash, or retried after a failed write), `taken`
+ * when another job did.
+ */
+export interface AttemptClaims {
+  claim(attemptId: string, jobId: string): Promise<'ours' | 'again' | 'taken'>;
+}
+
+/** The index of deliveries that failed an attempt and have not succeeded since. */
+export interface OpenDeliveries {
+  mark(delivery: OpenDelivery): Promise<void>;
+  close(deliveryId: string): Promise<void>;
+}
+
+/** Keeps each subscription's health as its attempts are recorded (written in the background). */
+export interface HealthRecorder {
+  note(webhookId: string, attempt: AttemptRecord): void;
 }

@@ -26,6 +26,23 @@ export interface SubscriptionDocument {
   secrets: SigningSecret[];
   created_at: Date;
   updated_at: Date;
+  /** Written by the worker as attempts are recorded; absent before the first. */
+  health?: SubscriptionHealthRecord;
+}
+
+/**
+ * A subscription's delivery health, kept by the worker (one update per subscription per flush,
+ * never a scan): the latest attempt, since when it has been failing, failures per hour.
+ */
+export interface SubscriptionHealthRecord {
+  last_attempt_at?: Date;
+  last_succeeded?: boolean;
+  last_status_code?: number | null;
+  last_error?: string | null;
+  /** The first failed attempt since the last success; absent while the latest succeeded. */
+  failing_since?: Date;
+  /** Failed attempts per hour: key `h<hours since the epoch>`. */
+  failures?: Record<string, number>;
 }
 
 /** The request an attempt sent, as shown to its account: the body is the delivery's payload. */
@@ -35,12 +52,24 @@ export interface AttemptRequest {
   headers: Record<string, string>;
 }
 
-/** The receiver's response to an attempt, as much of it as the worker reads. */
+/** One response header as kept. */
+export interface StoredHeader {
+  name: string;
+  value: string;
+}
+
+/**
+ * The receiver's response to an attempt, as much of it as the worker reads, in a form every
+ * store accepts (domain/receiver-bytes.ts).
+ */
 export interface AttemptResponse {
   status: number;
-  headers: Record<string, string>;
-  /** The first WEBHOOK_MAX_RESPONSE_BYTES (4 KB) of the body, as UTF-8. */
+  /** Escaped, in order; an object in attempts recorded before (read, never written). */
+  headers: StoredHeader[] | Record<string, string>;
+  /** The first WEBHOOK_MAX_RESPONSE_BYTES (4 KB) of the body: as text, or base64 of the bytes. */
   body: string;
+  /** Absent in attempts recorded before it was kept: text. */
+  body_encoding?: 'text' | 'base64';
   /** The body went on past what was read. */
   body_truncated: boolean;
 }
@@ -110,4 +139,24 @@ export interface DeliveryLogEntry {
   /** What the attempt sent and what came back (kind 'attempt'; absent in older entries). */
   request?: AttemptRequest | null;
   response?: AttemptResponse | null;
+}
+
+/**
+ * A delivery that failed an attempt and has not succeeded since: the index recover pages
+ * through (one document per delivery, removed when it succeeds), so that its cost follows the
+ * deliveries it may act on, never the subscription's history.
+ */
+export interface OpenDelivery {
+  _id: string;
+  webhook_id: string;
+  account_id: string;
+  /** When an attempt last left it failed or pending. */
+  at: Date;
+}
+
+/** Who claimed an attempt: `_id` is the attempt's log entry id. */
+export interface AttemptClaim {
+  _id: string;
+  job_id: string;
+  at: Date;
 }

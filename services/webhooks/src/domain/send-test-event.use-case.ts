@@ -93,6 +93,7 @@ export async function sendTestEvent(
     event: delivery.event,
     payload: delivery.payload,
     subscription_at: subscriptionVersion(sub),
+    job_id: newId('job'),
   });
   return succeed(toDeliveryView(delivery, foldDelivery(delivery, [])));
 }

@@ -14,6 +14,8 @@ export interface SubscriptionDeps {
   secretOverlapMs: number;
   /** Subscriptions an account may hold when its token carries no plan limit. */
   maxPerAccount: number;
+  /** Recover calls an account may make a minute. */
+  recoverPerMinute: number;
 }
 
 /** The 400 of a URL the guard refuses, naming the field; undefined when the URL may be used. */

@@ -1,8 +1,22 @@
-import type { Delivery, WebhookSubscription } from '@signal/contracts';
+import type { Delivery, DeliveryAttemptResponse, WebhookSubscription } from '@signal/contracts';
 import type { DeliveryState } from './delivery-state';
-import type { DeliveryHeader, SubscriptionDocument } from './records';
+import { healthView } from './health';
+import type { AttemptResponse, DeliveryHeader, SubscriptionDocument } from './records';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+
+/** A kept response as a client reads it (records of every version). */
+function responseView(r: AttemptResponse): DeliveryAttemptResponse {
+  return {
+    status: r.status,
+    headers: Array.isArray(r.headers)
+      ? Object.fromEntries(r.headers.map((h) => [h.name, h.value]))
+      : r.headers,
+    body: r.body,
+    body_encoding: r.body_encoding ?? 'text',
+    body_truncated: r.body_truncated,
+  };
+}
 
 export function toSubscriptionView(s: SubscriptionDocument): WebhookSubscription {
   return {
@@ -15,6 +29,7 @@ export function toSubscriptionView(s: SubscriptionDocument): WebhookSubscription
     disabled_reason: s.disabled_reason ?? null,
     created_at: new Date(s.created_at).toISOString(),
     updated_at: new Date(s.updated_at).toISOString(),
+    health: healthView(s.health),
   };
 }
 
@@ -31,6 +46,8 @@ export function toDeliveryView(d: DeliveryHeader, state: DeliveryState, payload?
     status: state.status,
     attempts_made: state.attempts_made,
     next_attempt_at: iso(state.next_attempt_at),
+    last_response_status: state.attempts.at(-1)?.status_code ?? null,
+    last_error: state.attempts.at(-1)?.error ?? null,
     created_at: new Date(d.created_at).toISOString(),
     updated_at: new Date(state.updated_at).toISOString(),
     ...(payload !== undefined
@@ -42,7 +59,7 @@ export function toDeliveryView(d: DeliveryHeader, state: DeliveryState, payload?
             status_code: a.status_code,
             error: a.error,
             request: a.request ? { url: a.request.url, headers: a.request.headers, body: payload } : null,
-            response: a.response ?? null,
+            response: a.response ? responseView(a.response) : null,
           })),
         }
       : {}),

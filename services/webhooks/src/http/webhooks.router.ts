@@ -21,7 +21,7 @@ import { createSubscription } from '../domain/create-subscription.use-case';
 import { deleteSubscription } from '../domain/delete-subscription.use-case';
 import { getDelivery, listDeliveries } from '../domain/read-deliveries.use-cases';
 import { getSubscription, listSubscriptions } from '../domain/read-subscriptions.use-cases';
-import { recoverDeliveries, retryDelivery } from '../domain/resend-deliveries.use-cases';
+import { recoverDeliveries, retryDelivery } from '../domain/attempt-now.use-cases';
 import { rotateSecret } from '../domain/rotate-secret.use-case';
 import { sendTestEvent } from '../domain/send-test-event.use-case';
 import type { SubscriptionDeps } from '../domain/subscription-rules';
@@ -98,7 +98,12 @@ export function webhooksRouter(deps: SubscriptionDeps, internalJwtKey: KeyObject
     const input = parseOrThrow(recoverWebhookInputSchema, req.body ?? {}, 'body');
     res.status(202).json({
       success: true,
-      data: valueOrThrow(await recoverDeliveries(deps, account(res), req.params.id!, new Date(input.since))),
+      data: valueOrThrow(
+        await recoverDeliveries(deps, account(res), req.params.id!, {
+          ...input,
+          since: new Date(input.since),
+        }),
+      ),
     });
   });
   r.get('/v1/webhooks/:id/deliveries', async (req, res) => {

@@ -79,15 +79,17 @@ const OVERFLOW_FRAME = Buffer.from(OVERFLOW_EVENT);
 /** A client's mode now (the feed's deliveries change it while a catch-up awaits). */
 const modeOf = (client: FeedClient): FeedClient['mode'] => client.mode;
 
-/** Resolves once the response's buffered output drained, or once it closed. */
-function drainedOrClosed(res: ServerResponse): Promise<void> {
+/** Resolves once the response's buffered output drained, once it closed, or after `ms`. */
+function drainedOrClosed(res: ServerResponse, ms: number): Promise<void> {
   if (res.destroyed || res.writableEnded) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
+      clearTimeout(timer);
       res.off('drain', done);
       res.off('close', done);
       resolve();
     };
+    const timer = setTimeout(done, ms);
     res.once('drain', done);
     res.once('close', done);
   });
@@ -247,6 +249,8 @@ export class StreamFeed {
       },
     });
     const attached = () => this.clients.has(client);
+    /** The client left more of its replay unread than the live path lets it: it is cut. */
+    let tooSlow = false;
     try {
       catchUp.body.setEncoding('utf8');
       for await (const chunk of catchUp.body) {
@@ -255,13 +259,28 @@ export class StreamFeed {
         parser.feed(chunk);
         let full = false;
         for (const frame of pending.splice(0)) full = !res.write(frame) || full;
-        // The replay goes at the client's pace.
-        if (full) await drainedOrClosed(res);
+        if (res.writableLength > this.options.maxBufferedBytes) {
+          tooSlow = true;
+          break;
+        }
+        // The replay goes at the client's pace, but a client that stops reading does not hold
+        // it (and its stream) forever: after a heartbeat's wait the replay goes on, and what the
+        // client leaves unread is bounded as on the live path.
+        if (full) await drainedOrClosed(res, this.options.heartbeatMs);
       }
     } catch {
       // Cut mid-replay: handled below as a replay without its end.
     }
     if (!attached()) return ended;
+    if (tooSlow) {
+      this.options.logger.info(
+        { buffered: res.writableLength },
+        'live stream ended: its client did not keep up with its catch-up',
+      );
+      catchUp.body.destroy();
+      client.end(OVERFLOW_EVENT, true);
+      return ended;
+    }
     if (lastEvent !== undefined) client.end(lastEvent, true);
     else if (caughtUp === undefined) {
       // The replay was cut: the client's connection is cut too, as when every stream was proxied;

@@ -1,0 +1,143 @@
+import { RECOVER_PAGE_SIZE, type Delivery, type RecoverWebhookResult } from '@signal/contracts';
+import { fail, newId, succeed, type Result } from '@signal/service-kit';
+import { foldDelivery, logEntryId, requeueSeq, type DeliveryState } from './delivery-state';
+import type { DeliveryDocument, DeliveryLogEntry, SubscriptionDocument } from './records';
+import {
+  ownedDelivery,
+  ownedSubscription,
+  subscriptionVersion,
+  type SubscriptionDeps,
+} from './subscription-rules';
+import { toDeliveryView } from './views';
+
+/** What asking for an attempt now did. */
+type AttemptNow = 'queued' | 'queued_already' | 'succeeded';
+
+/**
+ * Attempt a delivery now: the one behaviour behind "retry now" and recover. Same webhook-id,
+ * same body.
+ * - A failed delivery gets one more attempt; if it fails, the delivery is failed again (no retries).
+ * - A pending one (waiting for its retry timer, or its first attempt) has its waiting attempt
+ *   made now; the timer's job later finds that attempt claimed and does nothing, and a failure
+ *   now goes on with the retries as before.
+ * The request is an entry of the log at the attempt's place, so concurrent requests (and
+ * recoveries) queue one job: `queued_already` when another took that place first.
+ */
+async function attemptNow(
+  deps: SubscriptionDeps,
+  sub: SubscriptionDocument,
+  doc: DeliveryDocument,
+  state: DeliveryState,
+  now: Date,
+): Promise<AttemptNow> {
+  if (state.status === 'succeeded') return 'succeeded';
+  const attempt = state.last_attempt + 1;
+  const seq = requeueSeq(attempt);
+  const entry: DeliveryLogEntry = {
+    _id: logEntryId(doc._id, seq),
+    delivery_id: doc._id,
+    webhook_id: doc.webhook_id,
+    seq,
+    kind: 'requeued',
+    attempt,
+    status: 'pending',
+    next_attempt_at: now,
+    at: now,
+    started_at: null,
+    duration_ms: null,
+    status_code: null,
+    error: null,
+  };
+  if (!(await deps.repository.appendLogEntry(entry))) return 'queued_already';
+  await deps.schedule({
+    delivery_id: doc._id,
+    attempt,
+    webhook_id: doc.webhook_id,
+    event: doc.event,
+    payload: doc.payload,
+    subscription_at: subscriptionVersion(sub),
+    job_id: newId('job'),
+    ...(state.status === 'failed' ? { one_attempt: true } : {}),
+  });
+  return 'queued';
+}
+
+/** Attempts one delivery now: a failed one once more, a pending one without waiting for its timer. */
+export async function retryDelivery(
+  deps: SubscriptionDeps,
+  accountId: string,
+  id: string,
+  deliveryId: string,
+): Promise<Result<Delivery, 'NOT_FOUND' | 'CONFLICT'>> {
+  const sub = await ownedSubscription(deps, accountId, id);
+  if (!sub.ok) return sub;
+  const found = await ownedDelivery(deps, accountId, id, deliveryId);
+  if (!found.ok) return found;
+  const { doc, state } = found.value;
+  if (state.status === 'succeeded') return fail('CONFLICT', 'This delivery succeeded already.');
+  if (sub.value.status !== 'enabled')
+    return fail('CONFLICT', 'Enable the webhook before re-sending its deliveries.');
+  const now = new Date();
+  const done = await attemptNow(deps, sub.value, doc, state, now);
+  if (done === 'queued_already') {
+    const current = await ownedDelivery(deps, accountId, id, deliveryId);
+    if (!current.ok) return current;
+    return succeed(toDeliveryView(current.value.doc, current.value.state));
+  }
+  return succeed(toDeliveryView(doc, { ...state, status: 'pending', next_attempt_at: now, updated_at: now }));
+}
+
+/** Deliveries of a page looked at at once (each a few equality reads, a log append and a publish). */
+const RECOVER_CONCURRENCY = 16;
+const RECOVER_WINDOW_MS = 60_000;
+
+/**
+ * Attempts now every failed or pending delivery of the webhook created at or after `since`, one
+ * page per call: it reads the subscription's open deliveries (those that failed an attempt and
+ * have not succeeded since) through an index, at most `limit` of them after `cursor`, so a call
+ * costs the same at any history size; `next_cursor` continues. Idempotent: a repeat finds the
+ * deliveries queued already and queues none again. Limited per account per minute.
+ */
+export async function recoverDeliveries(
+  deps: SubscriptionDeps,
+  accountId: string,
+  id: string,
+  input: { since: Date; cursor?: string; limit?: number },
+): Promise<Result<RecoverWebhookResult, 'NOT_FOUND' | 'CONFLICT' | 'RATE_LIMIT_EXCEEDED'>> {
+  const found = await ownedSubscription(deps, accountId, id);
+  if (!found.ok) return found;
+  const sub = found.value;
+  if (sub.status !== 'enabled')
+    return fail('CONFLICT', 'Enable the webhook before recovering its failed deliveries.');
+  const nowMs = Date.now();
+  const windowStart = nowMs - (nowMs % RECOVER_WINDOW_MS);
+  const calls = await deps.repository.countRecoverCall(accountId, windowStart, RECOVER_WINDOW_MS);
+  if (calls > deps.recoverPerMinute) {
+    const retryAfter = Math.max(1, Math.ceil((windowStart + RECOVER_WINDOW_MS - nowMs) / 1000));
+    return fail(
+      'RATE_LIMIT_EXCEEDED',
+      `Recover may be called ${deps.recoverPerMinute} times a minute per account. Retry after ${retryAfter} s.`,
+      { retryAfter },
+    );
+  }
+  const limit = input.limit ?? RECOVER_PAGE_SIZE;
+  const page = await deps.repository.pageOpenDeliveries(id, input.cursor, limit);
+  const now = new Date();
+  let queued = 0;
+  for (let i = 0; i < page.length; i += RECOVER_CONCURRENCY) {
+    const done = await Promise.all(
+      page.slice(i, i + RECOVER_CONCURRENCY).map(async (open) => {
+        const doc = await deps.repository.findDelivery(open._id);
+        if (!doc || new Date(doc.created_at) < input.since) return false;
+        const state = foldDelivery(doc, await deps.repository.logOf([doc._id]));
+        return (await attemptNow(deps, sub, doc, state, now)) === 'queued';
+      }),
+    );
+    queued += done.filter(Boolean).length;
+  }
+  return succeed({
+    since: input.since.toISOString(),
+    queued,
+    next_cursor: page.length === limit ? page.at(-1)!._id : null,
+  });
+}

@@ -1,0 +1,35 @@
+import { escapedText, storedBody, storedHeaders } from './receiver-bytes';
+
+describe('what a receiver sends back, as kept', () => {
+  it('when the body is UTF-8 without NUL, then it is kept as text', () => {
+    expect(storedBody(Buffer.from('{"ok":"café ✓"}'))).toEqual({
+      body: '{"ok":"café ✓"}',
+      body_encoding: 'text',
+    });
+  });
+
+  it('when the body holds NUL or is not UTF-8, then it is kept as base64 of the very bytes', () => {
+    const nul = Buffer.from('bad\u0000byte');
+    const invalid = Buffer.from([0x6f, 0x6b, 0xff, 0xfe, 0xc3, 0x28]);
+    expect(storedBody(nul)).toEqual({ body: nul.toString('base64'), body_encoding: 'base64' });
+    expect(storedBody(invalid)).toEqual({ body: invalid.toString('base64'), body_encoding: 'base64' });
+    expect(Buffer.from(storedBody(invalid.subarray(2)).body, 'base64')).toEqual(invalid.subarray(2));
+  });
+
+  it('when a header holds control characters or lone surrogates, then they are shown escaped and nothing else changes', () => {
+    expect(escapedText('a\u0000b\u0001c\td\u007f\u0085 café')).toBe('a\\x00b\\x01c\td\\x7f\\x85 café');
+    expect(escapedText('x\ud800y \ud83d\ude00')).toBe('x\\ud800y \ud83d\ude00');
+  });
+
+  it('when headers come, then they are kept as at most 50 { name, value } (no name becomes a document key), values cut at 1,024', () => {
+    const many: Record<string, string> = { '$set.x': '1', 'x-long': 'v'.repeat(5000) };
+    for (let i = 0; i < 60; i++) many[`x-${i}`] = String(i);
+    const kept = storedHeaders(many);
+    expect(kept).toHaveLength(50);
+    expect(kept[0]).toEqual({ name: '$set.x', value: '1' });
+    expect(kept[1]!.value).toHaveLength(1024);
+    expect(storedHeaders({ 'set-cookie': ['a=1', 'b=2'], gone: undefined })).toEqual([
+      { name: 'set-cookie', value: 'a=1, b=2' },
+    ]);
+  });
+});

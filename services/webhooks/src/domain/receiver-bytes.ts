@@ -1,0 +1,71 @@
+import type { AttemptResponse, StoredHeader } from './records';
+
+/**
+ * What a receiver sends back is data, not text we trust: any bytes (NUL, invalid UTF-8, control
+ * characters, megabytes). It is kept in a form every MongoDB-wire store accepts: FerretDB on
+ * PostgreSQL keeps strings as jsonb, which refuses `\u0000`, and a header name is a document key,
+ * which may not start with `$` or hold `.` there.
+ */
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The bytes as text when they are valid UTF-8 without NUL; otherwise base64 of the bytes. */
+export function storedBody(bytes: Uint8Array): Pick<AttemptResponse, 'body' | 'body_encoding'> {
+  if (!bytes.includes(0)) {
+    try {
+      return { body: strictUtf8.decode(bytes), body_encoding: 'text' };
+    } catch {
+      // Not UTF-8: kept as base64 below.
+    }
+  }
+  return {
+    body: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'),
+    body_encoding: 'base64',
+  };
+}
+
+/** C0 controls but tab, DEL and C1 controls: shown as `\xNN`. */
+const isControl = (code: number) => (code < 0x20 && code !== 0x09) || (code >= 0x7f && code <= 0x9f);
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+
+/**
+ * A string a receiver chose, escaped so that it shows what was sent and every store accepts it:
+ * control characters as `\xNN`, a lone surrogate as `\uNNNN`.
+ */
+export function escapedText(value: string): string {
+  let out = '';
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (isControl(code)) out += `\\x${code.toString(16).padStart(2, '0')}`;
+    else if (isHighSurrogate(code) && isLowSurrogate(value.charCodeAt(i + 1))) {
+      out += value.slice(i, i + 2);
+      i += 1;
+    } else if (isHighSurrogate(code) || isLowSurrogate(code)) out += `\\u${code.toString(16)}`;
+    else out += value[i];
+  }
+  return out;
+}
+
+const MAX_KEPT_HEADERS = 50;
+const MAX_HEADER_VALUE = 1024;
+const MAX_HEADER_NAME = 256;
+
+/**
+ * A receiver's response headers, bounded (50, each value cut at 1,024 characters) and escaped,
+ * as a list of { name, value }: a list, not an object, so that no name becomes a document key
+ * (and of objects, not pairs: FerretDB keeps no array in an array).
+ */
+export function storedHeaders(headers: Record<string, string | string[] | undefined>): StoredHeader[] {
+  const out: StoredHeader[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    if (out.length >= MAX_KEPT_HEADERS) break;
+    const joined = Array.isArray(value) ? value.join(', ') : value;
+    out.push({
+      name: escapedText(name.slice(0, MAX_HEADER_NAME)),
+      value: escapedText(joined.slice(0, MAX_HEADER_VALUE)),
+    });
+  }
+  return out;
+}

@@ -1,0 +1,282 @@
+import { recoverWebhookResultSchema, webhookSubscriptionSchema } from '@signal/contracts';
+import { removeBrokerPrefix } from '@signal/messaging';
+import { metrics } from '@signal/service-kit';
+import { startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
+import request from 'supertest';
+import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
+
+/**
+ * "Attempt now", the one behaviour behind retry now and recover: a pending delivery is attempted
+ * without waiting for its timer (whose job then finds the attempt made), a failed one gets one
+ * more attempt and no retries; recover covers failed and pending deliveries a page at a time,
+ * limited per account. Plus each subscription's health and each delivery's last response.
+ */
+const broker = testBrokerPrefix('wh_attempt_now', removeBrokerPrefix);
+const ACC = 'acc_attempt_now';
+let hooks: WebhooksHarness;
+let receiver: Receiver;
+/** What the receiver answers, per path. */
+const answers = new Map<string, number[]>();
+
+beforeAll(async () => {
+  hooks = await startWebhooks({
+    label: 'wh_attempt_now',
+    prefix: broker.prefix,
+    // One retry, long after anything here: a delivery that failed once waits on its timer.
+    env: {
+      WEBHOOK_RETRY_DELAYS_MS: '600000',
+      WEBHOOK_HEALTH_FLUSH_MS: '20',
+      WEBHOOK_RECOVER_PER_MINUTE: '50',
+    },
+  });
+  receiver = await startReceiver((req) => {
+    const queue = answers.get(req.path) ?? [];
+    return { status: queue.length > 1 ? queue.shift()! : (queue[0] ?? 200) };
+  });
+});
+afterAll(async () => {
+  await hooks.stop();
+  await receiver.close();
+  await broker.cleanup();
+});
+
+async function subscribe(path: string, statuses: number[]): Promise<string> {
+  answers.set(path, statuses);
+  const res = await request(hooks.url)
+    .post('/v1/webhooks')
+    .set(hooks.auth(ACC))
+    .send({ url: `${receiver.url}${path}`, events: ['signal.new'] })
+    .expect(201);
+  return res.body.data.id as string;
+}
+
+const sendTest = async (id: string) =>
+  (await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(ACC)).expect(202)).body.data
+    .id as string;
+
+interface DeliveryView {
+  id: string;
+  status: string;
+  attempts_made: number;
+  next_attempt_at: string | null;
+  last_response_status: number | null;
+  last_error: string | null;
+}
+
+const delivery = async (id: string, deliveryId: string): Promise<DeliveryView> =>
+  (
+    await request(hooks.url)
+      .get(`/v1/webhooks/${id}/deliveries/${deliveryId}`)
+      .set(hooks.auth(ACC))
+      .expect(200)
+  ).body.data;
+
+const until = (id: string, deliveryId: string, check: (d: DeliveryView) => boolean, what: string) =>
+  waitFor(
+    async () => {
+      const d = await delivery(id, deliveryId);
+      return check(d) ? d : undefined;
+    },
+    20_000,
+    50,
+    what,
+  );
+
+const postsOf = (path: string) => receiver.requests.filter((r) => r.path === path).length;
+const claimedElsewhere = async () =>
+  (await metrics.webhookAttempts().get()).values.find((v) => v.labels.outcome === 'claimed_elsewhere')
+    ?.value ?? 0;
+
+describe('retry now', () => {
+  it('when a delivery waits on its retry timer and retry now is asked, then it is attempted at once and the listed delivery shows its last response', async () => {
+    const id = await subscribe('/now', [500, 200]);
+    const d = await sendTest(id);
+    const waiting = await until(id, d, (x) => x.attempts_made === 1, 'the first attempt to fail');
+    expect(waiting).toMatchObject({ status: 'pending', last_response_status: 500, last_error: 'http_500' });
+    expect(Date.parse(waiting.next_attempt_at!) - Date.now()).toBeGreaterThan(60_000);
+
+    await request(hooks.url)
+      .post(`/v1/webhooks/${id}/deliveries/${d}/retry`)
+      .set(hooks.auth(ACC))
+      .expect(202);
+    const done = await until(id, d, (x) => x.status === 'succeeded', 'the delivery to succeed now');
+    expect(done).toMatchObject({ attempts_made: 2, last_response_status: 200, last_error: null });
+    expect(postsOf('/now')).toBe(2);
+    const list = await request(hooks.url)
+      .get(`/v1/webhooks/${id}/deliveries`)
+      .set(hooks.auth(ACC))
+      .expect(200);
+    expect(list.body.data[0]).toMatchObject({ id: d, last_response_status: 200 });
+    // A succeeded delivery is not attempted again.
+    const again = await request(hooks.url)
+      .post(`/v1/webhooks/${id}/deliveries/${d}/retry`)
+      .set(hooks.auth(ACC));
+    expect(again.status).toBe(409);
+  });
+
+  it('when the job of an attempt already made comes (the timer firing after retry now), then it finds the attempt claimed and POSTs nothing', async () => {
+    const id = await subscribe('/twice', [500, 200]);
+    const d = await sendTest(id);
+    await until(id, d, (x) => x.attempts_made === 1, 'the first attempt to fail');
+    const claimedBefore = await claimedElsewhere();
+    // Two asks at once: one queues attempt 2; the other finds it queued and returns the delivery.
+    const [a, b] = await Promise.all([
+      request(hooks.url).post(`/v1/webhooks/${id}/deliveries/${d}/retry`).set(hooks.auth(ACC)),
+      request(hooks.url).post(`/v1/webhooks/${id}/deliveries/${d}/retry`).set(hooks.auth(ACC)),
+    ]);
+    expect([a.status, b.status]).toEqual([202, 202]);
+    await until(id, d, (x) => x.status === 'succeeded', 'the delivery to succeed');
+    // What the retry timer's job does when it comes: the same attempt, another job.
+    await hooks.deps.schedule({ delivery_id: d, attempt: 2, webhook_id: id, job_id: 'job_timer' });
+    await waitFor(
+      async () => (await claimedElsewhere()) > claimedBefore,
+      20_000,
+      20,
+      'the timer job to be handled',
+    );
+    expect(postsOf('/twice')).toBe(2);
+    expect((await delivery(id, d)).attempts_made).toBe(2);
+  });
+});
+
+describe('recover', () => {
+  const recover = (id: string, body: Record<string, unknown>) =>
+    request(hooks.url).post(`/v1/webhooks/${id}/recover`).set(hooks.auth(ACC)).send(body);
+
+  it('when deliveries wait on their retry timers, then recover attempts them now, a page at a time with a cursor', async () => {
+    const id = await subscribe('/recover-pending', [500, 500, 500, 200]);
+    const since = new Date(Date.now() - 1000).toISOString();
+    const ids = [await sendTest(id), await sendTest(id), await sendTest(id)];
+    for (const d of ids) await until(id, d, (x) => x.attempts_made === 1, 'each first attempt to fail');
+
+    const first = await recover(id, { since, limit: 2 }).expect(202);
+    const page1 = recoverWebhookResultSchema.parse(first.body.data);
+    expect(page1.queued).toBe(2);
+    expect(page1.next_cursor).not.toBeNull();
+    const second = await recover(id, { since, limit: 2, cursor: page1.next_cursor }).expect(202);
+    expect(recoverWebhookResultSchema.parse(second.body.data)).toEqual({
+      since,
+      queued: 1,
+      next_cursor: null,
+    });
+    for (const d of ids)
+      await until(id, d, (x) => x.status === 'succeeded', 'each recovered delivery to succeed');
+    // The ledger: 2 POSTs each, 2 attempts recorded each.
+    expect(postsOf('/recover-pending')).toBe(6);
+    for (const d of ids) expect((await delivery(id, d)).attempts_made).toBe(2);
+    // A repeat finds nothing open.
+    expect((await recover(id, { since }).expect(202)).body.data.queued).toBe(0);
+  });
+
+  it('when a failed delivery is recovered, then it gets one attempt, and when that fails it is failed again, with no retries', async () => {
+    // 410 disables the subscription and fails the delivery at its first attempt.
+    const id = await subscribe('/recover-failed', [410, 500]);
+    const since = new Date(Date.now() - 1000).toISOString();
+    const d = await sendTest(id);
+    await until(id, d, (x) => x.status === 'failed', 'the delivery to fail');
+    await request(hooks.url)
+      .patch(`/v1/webhooks/${id}`)
+      .set(hooks.auth(ACC))
+      .send({ enabled: true })
+      .expect(200);
+    expect((await recover(id, { since }).expect(202)).body.data.queued).toBe(1);
+    const after = await until(id, d, (x) => x.attempts_made === 2, 'the recovered attempt');
+    expect(after).toMatchObject({ status: 'failed', next_attempt_at: null, last_response_status: 500 });
+    expect(postsOf('/recover-failed')).toBe(2);
+  });
+
+  it('when an account recovers more often than its limit, then 429 RATE_LIMIT_EXCEEDED with Retry-After', async () => {
+    const limited = await startWebhooks({
+      label: 'wh_recover_limit',
+      prefix: broker.prefix,
+      worker: false,
+      env: { WEBHOOK_RECOVER_PER_MINUTE: '2' },
+    });
+    try {
+      const res = await request(limited.url)
+        .post('/v1/webhooks')
+        .set(limited.auth(ACC))
+        .send({ url: `${receiver.url}/limited`, events: ['signal.new'] })
+        .expect(201);
+      const statuses: number[] = [];
+      let refused: request.Response | undefined;
+      // At most two a minute: the third call is refused (the fourth, should the minute turn).
+      for (let i = 0; i < 4 && !refused; i++) {
+        const r = await request(limited.url)
+          .post(`/v1/webhooks/${res.body.data.id}/recover`)
+          .set(limited.auth(ACC))
+          .send({ since: '2026-01-01T00:00:00Z' });
+        statuses.push(r.status);
+        if (r.status === 429) refused = r;
+      }
+      expect(refused?.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+      expect(Number(refused?.headers['retry-after'])).toBeGreaterThan(0);
+      expect(refused?.body.error.retry_after).toBeGreaterThan(0);
+      expect(statuses.filter((s) => s === 202).length).toBeGreaterThanOrEqual(2);
+      // Another account is not limited by this one's calls.
+      await request(limited.url)
+        .post(`/v1/webhooks/${res.body.data.id}/recover`)
+        .set(limited.auth('acc_someone_else'))
+        .send({ since: '2026-01-01T00:00:00Z' })
+        .expect(404);
+    } finally {
+      await limited.stop();
+    }
+  });
+});
+
+describe('subscription health', () => {
+  it('when attempts fail and then succeed, then the subscription shows its last status, since when it failed, and its failures of the last 24 h', async () => {
+    const id = await subscribe('/health', [503, 503, 200]);
+    const get = async () =>
+      webhookSubscriptionSchema.parse(
+        (await request(hooks.url).get(`/v1/webhooks/${id}`).set(hooks.auth(ACC)).expect(200)).body.data,
+      );
+    expect((await get()).health).toEqual({
+      last_delivery_status: null,
+      last_delivery_at: null,
+      last_response_status: null,
+      last_error: null,
+      failing_since: null,
+      failures_24h: 0,
+    });
+    const d1 = await sendTest(id);
+    await sendTest(id);
+    const failing = await waitFor(
+      async () => {
+        const s = await get();
+        return s.health.failures_24h === 2 ? s : undefined;
+      },
+      20_000,
+      50,
+      'two failures in the health',
+    );
+    expect(failing.health).toMatchObject({
+      last_delivery_status: 'failed',
+      last_response_status: 503,
+      last_error: 'http_503',
+    });
+    expect(failing.health.failing_since).not.toBeNull();
+    expect(Date.parse(failing.health.failing_since!)).toBeLessThanOrEqual(
+      Date.parse(failing.health.last_delivery_at!),
+    );
+
+    await request(hooks.url)
+      .post(`/v1/webhooks/${id}/deliveries/${d1}/retry`)
+      .set(hooks.auth(ACC))
+      .expect(202);
+    const healthy = await waitFor(
+      async () => {
+        const s = await get();
+        return s.health.last_delivery_status === 'succeeded' ? s : undefined;
+      },
+      20_000,
+      50,
+      'the success in the health',
+    );
+    expect(healthy.health).toMatchObject({ last_response_status: 200, failing_since: null, failures_24h: 2 });
+    const list = await request(hooks.url).get('/v1/webhooks?limit=100').set(hooks.auth(ACC)).expect(200);
+    const listed = (list.body.data as Array<{ id: string; health: unknown }>).find((s) => s.id === id);
+    expect(listed?.health).toEqual(healthy.health);
+  });
+});
