@@ -1,8 +1,10 @@
+import { spawn } from 'node:child_process';
 import { get, createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import mongoose from 'mongoose';
 import { Pool } from 'undici';
+import { STREAM_PREAMBLE } from '@signal/contracts';
 import { deleteKeysMatching, parseCliArgs, readCommandLine } from '@signal/service-kit';
 import {
   SECRETS,
@@ -30,8 +32,11 @@ import {
  *     and of the signals service from before the streams opened to once all are open (2 s
  *     later), and again at the end of the run, divided by --streams;
  *   - the baseline: the webhooks worker's publish → receipt for the same events, to one
- *     subscriber on loopback.
- * Targets: p99 ≤ 250 ms, gateway + signals ≤ 16 KB per stream.
+ *     subscriber on loopback;
+ *   - the floor: a bare node:http server (one process, no framework) holding --streams
+ *     event-stream responses with the gateway's own response headers (as the first stream got
+ *     them) and preamble, its resident memory growth per stream measured as ours is.
+ * Targets: gateway + signals ≤ 1.5× the floor per stream; stream p99 ≤ the webhook baseline's p99.
  */
 const CLI = {
   name: 'stream bench',
@@ -70,6 +75,8 @@ const treeRssKb = (pid: number): number => {
 interface Client {
   /** signal id → receipt time (ms) */
   seen: Map<string, number>;
+  /** The response's headers as sent: [name, value, …]. */
+  rawHeaders: string[];
   close(): void;
 }
 
@@ -103,11 +110,63 @@ function openStream(url: string, key: string): Promise<Client> {
             if (id && !seen.has(id)) seen.set(id, now);
           }
         });
-        resolve({ seen, close: () => req.destroy() });
+        resolve({ seen, rawHeaders: res.rawHeaders, close: () => req.destroy() });
       },
     );
     req.once('error', reject);
   });
+}
+
+/** Headers node:http writes itself: left to the floor server to write as it does for ours. */
+const NODE_OWN_HEADERS = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
+
+/**
+ * The floor: a bare node:http server in its own process holding `count` event-stream responses,
+ * each sent `headers` ([name, value, …]) and the preamble, then a heartbeat every 15 s as ours;
+ * the growth of its resident memory from before the streams opened to 2 s after they all are,
+ * per stream, in KB.
+ */
+async function floorKbPerStream(count: number, headers: string[]): Promise<number> {
+  const script = `
+    const http = require('node:http');
+    const head = JSON.parse(process.env.FLOOR_HEAD);
+    const open = new Set();
+    const server = http.createServer((req, res) => {
+      res.writeHead(200, head);
+      res.write(process.env.FLOOR_PREAMBLE);
+      open.add(res);
+      res.once('close', () => open.delete(res));
+    });
+    server.maxConnections = Infinity;
+    server.keepAliveTimeout = 0;
+    server.requestTimeout = 0;
+    server.headersTimeout = 0;
+    setInterval(() => { for (const res of open) res.write(':\\n\\n'); }, 15000).unref();
+    server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));`;
+  const child = spawn(process.execPath, ['-e', script], {
+    env: { PATH: process.env.PATH ?? '', FLOOR_HEAD: JSON.stringify(headers), FLOOR_PREAMBLE: STREAM_PREAMBLE },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const held: Client[] = [];
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      child.stdout.once('data', (b: Buffer) => resolve(Number(b.toString().trim())));
+      child.once('exit', (code) => reject(new Error(`floor server exited with ${code}`)));
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    const before = rssKb(child.pid!);
+    for (let i = 0; i < count; i += 50) {
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(50, count - i) }, () => openStream(`http://127.0.0.1:${port}`, 'floor')),
+      );
+      held.push(...batch);
+    }
+    await new Promise((r) => setTimeout(r, 2000));
+    return (rssKb(child.pid!) - before) / count;
+  } finally {
+    for (const c of held) c.close();
+    child.kill('SIGTERM');
+  }
 }
 
 function signalInput(n: number) {
@@ -233,6 +292,14 @@ async function main() {
         else latencies.push(got - at);
       }
     latencies.sort((a, b) => a - b);
+    // The floor, with the gateway's response headers (those node:http writes itself aside).
+    const gatewayHead: string[] = [];
+    const raw = clients[0]?.rawHeaders ?? [];
+    for (let i = 0; i + 1 < raw.length; i += 2)
+      if (!NODE_OWN_HEADERS.has(raw[i]!.toLowerCase())) gatewayHead.push(raw[i]!, raw[i + 1]!);
+    for (const c of clients.splice(0)) c.close();
+    await new Promise((r) => setTimeout(r, 1000));
+    const floorKb = await floorKbPerStream(streams, gatewayHead);
     const hook: number[] = [];
     for (const [id, at] of published) {
       const got = webhookSeen.get(id);
@@ -242,14 +309,20 @@ async function main() {
     console.log(
       `\n${streams} streams × ${rate} events/s for ${seconds} s (${published.size} events, ${latencies.length} deliveries, ${missing} missing)`,
     );
+    const streamP99 = percentile(latencies, 0.99);
+    const hookP99 = percentile(hook, 0.99);
     console.log(
-      `publish → stream client: p50 ${percentile(latencies, 0.5)} ms, p99 ${percentile(latencies, 0.99)} ms, max ${latencies.at(-1)} ms (target p99 ≤ 250 ms)`,
+      `publish → stream client: p50 ${percentile(latencies, 0.5)} ms, p99 ${streamP99} ms, max ${latencies.at(-1)} ms`,
     );
     console.log(
-      `publish → webhook receiver (baseline, same events): p50 ${percentile(hook, 0.5)} ms, p99 ${percentile(hook, 0.99)} ms, ${hook.length}/${published.size} delivered`,
+      `publish → webhook receiver (baseline, same events): p50 ${percentile(hook, 0.5)} ms, p99 ${hookP99} ms, ${hook.length}/${published.size} delivered`,
     );
     console.log(
-      `memory per open stream: gateway ${((gatewayKb * 1024) / streams / 1024).toFixed(1)} KB, signals ${((signalsKb * 1024) / streams / 1024).toFixed(1)} KB, together ${(((gatewayKb + signalsKb) * 1024) / streams / 1024).toFixed(1)} KB (target ≤ 16 KB)`,
+      `p99 stream / webhook baseline: ${(streamP99 / hookP99).toFixed(2)}× (target ≤ 1)`,
+    );
+    const oursKb = (gatewayKb + signalsKb) / streams;
+    console.log(
+      `memory per open stream: gateway ${(gatewayKb / streams).toFixed(1)} KB, signals ${(signalsKb / streams).toFixed(1)} KB, together ${oursKb.toFixed(1)} KB; floor ${floorKb.toFixed(1)} KB (bare node:http, ${gatewayHead.length / 2} headers); ours / floor ${(oursKb / floorKb).toFixed(2)}× (target ≤ 1.5)`,
     );
     console.log(
       `memory per open stream at the end of the run: gateway ${(gatewayEndKb / streams).toFixed(1)} KB, signals ${(signalsEndKb / streams).toFixed(1)} KB, together ${((gatewayEndKb + signalsEndKb) / streams).toFixed(1)} KB`,
