@@ -50,6 +50,20 @@ export function fmtDate(iso: string | null | undefined): string {
       });
 }
 
+/** A date input's value (YYYY-MM-DD) for the reader's local day `ms` falls in. */
+export function localDay(ms: number): string {
+  const d = new Date(ms);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+}
+
+/** A datetime-local input's value for the reader's local time `ms` (to the minute). */
+export function localMinute(ms: number): string {
+  const d = new Date(ms);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${localDay(ms)}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
 /** A <time> element: the moment in the reader's zone, the exact instant in `datetime`. */
 export function timeEl(iso: string | null | undefined): HTMLElement | string {
   return iso ? h('time', { datetime: iso }, fmtDate(iso)) : '—';
