@@ -40,6 +40,7 @@ export {
   SignalStream,
   SignalStreamError,
   SseParser,
+  type PayloadOf,
   type SseEvent,
   type StreamEvent,
   type StreamOptions,

@@ -10,13 +10,27 @@ import { type SignalApiError, isRecord } from './errors.js';
 
 export const SIGNAL_STREAM_PATH = '/v1/signals/stream';
 
-/** A signal event: the webhook payload a delivery of it would carry, under its stream id. */
-export interface StreamSignalEvent {
-  event: WebhookEvent;
-  /** The event's position in the stream: what Last-Event-ID resumes after. */
-  id: string;
-  data: WebhookPayload;
-}
+/** The webhook payload of one event, its `event` narrowed to that one (a winner has `performance`). */
+export type PayloadOf<E extends WebhookPayload['event']> = WebhookPayload extends infer P
+  ? P extends { event: infer Names }
+    ? E extends Names
+      ? Omit<P, 'event'> & { event: E }
+      : never
+    : never
+  : never;
+
+/**
+ * A signal event: the webhook payload a delivery of it would carry, under its stream id. One
+ * shape per event: `if (e.event === 'signal.winner')` narrows `e.data` to a winner's payload.
+ */
+export type StreamSignalEvent = {
+  [E in WebhookEvent]: {
+    event: E;
+    /** The event's position in the stream: what Last-Event-ID resumes after. */
+    id: string;
+    data: PayloadOf<E>;
+  };
+}[WebhookEvent];
 
 /**
  * The id given to resume from is one the server no longer holds (malformed, unknown or older than
@@ -49,6 +63,11 @@ export interface StreamOptions {
   maxBackoffMs?: number;
   /** Reconnects in a row without an event or heartbeat before the stream gives up. Default: never. */
   maxReconnects?: number;
+  /**
+   * Called each time the server accepts a connection (the key was taken, the stream is live);
+   * `connection` is 1 for the first. A refused key throws from the iterator before any call.
+   */
+  onOpen?: (connection: number) => void;
 }
 
 /** What the client lends the stream: its URL, headers, fetch and retry settings. */
@@ -164,8 +183,22 @@ function parseJson(text: string): unknown {
 }
 
 /** The single decode point of the stream: the server sends a signal event's webhook payload. */
-function isPayload(v: unknown, event: WebhookEvent): v is WebhookPayload {
+function isPayload<E extends WebhookEvent>(v: unknown, event: E): v is PayloadOf<E> {
   return isRecord(v) && v.event === event && typeof v.timestamp === 'string' && isRecord(v.data);
+}
+
+/** A signal event read from the stream, or undefined when its data is not that event's payload. */
+function signalEvent(event: WebhookEvent, id: string, data: unknown): StreamSignalEvent | undefined {
+  switch (event) {
+    case 'signal.new':
+      return isPayload(data, event) ? { event, id, data } : undefined;
+    case 'signal.winner':
+      return isPayload(data, event) ? { event, id, data } : undefined;
+    case 'signal.dead':
+      return isPayload(data, event) ? { event, id, data } : undefined;
+    case 'signal.rugged':
+      return isPayload(data, event) ? { event, id, data } : undefined;
+  }
 }
 
 /** Events read ahead of the consumer before reading pauses (the server then bounds its own buffer). */
@@ -280,9 +313,9 @@ export class SignalStream implements AsyncIterable<StreamEvent> {
         event: (e) => {
           progressed = true;
           if (isSignalEvent(e.event)) {
-            const data = parseJson(e.data);
-            if (e.id === undefined || !isPayload(data, e.event)) return;
-            queue.push({ event: e.event, id: e.id, data });
+            const event = e.id === undefined ? undefined : signalEvent(e.event, e.id, parseJson(e.data));
+            if (!event) return;
+            queue.push(event);
           } else if (e.event === 'reset') {
             const data = parseJson(e.data);
             const body = isRecord(data) ? data : {};
@@ -340,6 +373,7 @@ export class SignalStream implements AsyncIterable<StreamEvent> {
           });
         }
         refusals = 0;
+        this.options.onOpen?.(this.connections);
         const decoder = new TextDecoder();
         const reader = res.body.getReader();
         try {
