@@ -112,7 +112,13 @@ export function badge(text: string): HTMLElement {
  * column (data-label); the explicit ARIA roles keep the table semantics that `display` changes
  * would otherwise strip in some browsers.
  */
-export function table(caption: string, headers: string[], rows: Child[][]): HTMLElement {
+export function table(
+  caption: string,
+  headers: string[],
+  rows: Child[][],
+  /** What an empty table says (a filtered list says that nothing matches, not "nothing yet"). */
+  empty: Child = 'Nothing yet.',
+): HTMLElement {
   return h(
     'div',
     { class: 'table-wrap' },
@@ -152,7 +158,7 @@ export function table(caption: string, headers: string[], rows: Child[][]): HTML
           : h(
               'tr',
               { role: 'row' },
-              h('td', { role: 'cell', colspan: headers.length, class: 'muted' }, 'Nothing yet.'),
+              h('td', { role: 'cell', colspan: headers.length, class: 'muted' }, empty),
             ),
       ),
     ),

@@ -57,8 +57,13 @@ export function leavePage(): void {
   stopTimers = [];
 }
 
-export function announce(message: string, isError = false): void {
-  replace(statusEl, isError ? h('p', { class: 'error', role: 'alert' }, message) : h('p', {}, message));
+/** Says `message` in the status line (an alert when it is an error), with `more` after it (a link). */
+export function announce(message: string, isError = false, ...more: Node[]): void {
+  const spaced = more.flatMap((n) => [' ', n]);
+  replace(
+    statusEl,
+    isError ? h('p', { class: 'error', role: 'alert' }, message, ...spaced) : h('p', {}, message, ...spaced),
+  );
 }
 
 /** A message for the page an action goes on to (the status line is cleared on every page change). */

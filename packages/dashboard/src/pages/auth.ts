@@ -1,6 +1,6 @@
 /** The log-in and sign-up pages. */
-import { get, post, setCsrf } from '../api.js';
-import { field, h } from '../dom.js';
+import { ApiError, get, post, setCsrf } from '../api.js';
+import { field, h, replace } from '../dom.js';
 import { state, announceNext, act, onSubmit, page, showChrome, type SessionInfo } from '../shell.js';
 
 export async function authView(mode: 'login' | 'signup'): Promise<void> {
@@ -33,14 +33,34 @@ export async function authView(mode: 'login' | 'signup'): Promise<void> {
       h('button', { type: 'submit' }, mode === 'login' ? 'Log in' : 'Create account'),
     ),
   );
+  // Making an account takes a few seconds (the password is hashed slowly on purpose): say so.
+  const progress = h('p', { class: 'muted', role: 'status' });
+  form.append(progress);
   onSubmit(form, async () => {
     const body = { email: email.value.trim(), password: password.value };
+    replace(progress, mode === 'login' ? 'Logging in…' : 'Creating your account: this takes a few seconds…');
+    let refusal: unknown;
     const info = await act(
-      () => post<SessionInfo>(mode === 'login' ? '/v1/dashboard/session' : '/v1/dashboard/signup', body),
+      () =>
+        post<SessionInfo>(mode === 'login' ? '/v1/dashboard/session' : '/v1/dashboard/signup', body).catch(
+          (err: unknown) => {
+            refusal = err;
+            throw err;
+          },
+        ),
       undefined,
       form,
     );
-    if (!info) return;
+    replace(progress);
+    if (!info) {
+      // An email that already has an account: the way on is to log in.
+      const box = form.querySelector<HTMLElement>(':scope > .form-error');
+      if (mode === 'signup' && box && refusal instanceof ApiError && refusal.code === 'CONFLICT') {
+        box.hidden = false;
+        box.append(' ', h('a', { href: '#/login' }, 'Log in instead'));
+      }
+      return;
+    }
     state.session = info;
     setCsrf(info.csrf_token);
     showChrome();

@@ -25,6 +25,7 @@ import {
   page,
   type DeliveryAttempt,
 } from '../shell.js';
+import { lastResponseOf } from '../health.js';
 import { webhookState } from './webhooks.js';
 
 /** A body as sent or received: pretty JSON when it is JSON, else as is; scrollable, focusable. */
@@ -176,30 +177,43 @@ export async function deliveriesView(webhookId: string): Promise<void> {
   });
   const recoverForm = h(
     'form',
-    { class: 'card', 'aria-label': 'Recover failed deliveries' },
+    { class: 'card', 'aria-label': 'Recover deliveries' },
     field(
-      'Re-send every delivery that failed, created since',
+      'Attempt now every delivery that failed or waits for a retry, created since',
       since,
-      `Your time zone: ${zoneName()}. Each failed delivery gets one more attempt; asking again queues none twice.`,
+      `Your time zone: ${zoneName()}. Each gets one attempt now; asking again queues none twice.`,
     ),
-    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Recover failed deliveries')),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Recover deliveries')),
   );
   onSubmit(recoverForm, async () => {
     const at = new Date(since.value);
     if (Number.isNaN(at.getTime())) return showFormError(recoverForm, new Error('Choose a date and time.'));
-    const r = await act(
-      () =>
-        post<{ since: string; queued: number }>(`/v1/webhooks/${webhookId}/recover`, {
-          since: at.toISOString(),
-        }),
-      undefined,
-      recoverForm,
-    );
-    if (!r) return;
+    // One page of deliveries per call: the next is asked for with the cursor until there is none.
+    let queued = 0;
+    let cursor: string | null = null;
+    let from = at.toISOString();
+    for (let pages = 0; pages < 100; pages++) {
+      const body: { since: string; cursor?: string } = { since: at.toISOString() };
+      if (cursor) body.cursor = cursor;
+      const r = await act(
+        () =>
+          post<{ since: string; queued: number; next_cursor?: string | null }>(
+            `/v1/webhooks/${webhookId}/recover`,
+            body,
+          ),
+        undefined,
+        recoverForm,
+      );
+      if (!r) return;
+      queued += r.queued;
+      from = r.since;
+      cursor = r.next_cursor ?? null;
+      if (!cursor) break;
+    }
     announce(
-      r.queued === 0
-        ? `No failed deliveries since ${fmtDate(r.since)}: nothing queued.`
-        : `${r.queued} failed deliver${r.queued === 1 ? 'y' : 'ies'} since ${fmtDate(r.since)} queued again.`,
+      queued === 0
+        ? `No failed or waiting deliveries since ${fmtDate(from)}: nothing queued.`
+        : `${queued} deliver${queued === 1 ? 'y' : 'ies'} since ${fmtDate(from)} queued for an attempt now.`,
     );
     liveUntil = Date.now() + 15_000;
     await refresh();
@@ -252,24 +266,29 @@ export async function deliveriesView(webhookId: string): Promise<void> {
           h('code', {}, d.id),
           d.event,
           deliveryState(full ?? d),
+          lastResponseOf(full ?? d) ?? lastResponseOf(d) ?? '—',
           timeEl(d.created_at),
           h(
             'div',
             { class: 'actions' },
             toggle,
-            (full ?? d).status === 'failed'
+            (full ?? d).status === 'failed' || (full ?? d).status === 'pending'
               ? h(
                   'button',
                   {
                     type: 'button',
                     class: 'secondary',
                     'data-focus': `resend:${d.id}`,
-                    'aria-label': `Re-send delivery ${d.id}`,
+                    'aria-label':
+                      (full ?? d).status === 'failed'
+                        ? `Re-send delivery ${d.id}`
+                        : `Retry delivery ${d.id} now`,
                     onclick: async () => {
+                      const waiting = (full ?? d).status === 'pending';
                       if (
                         await act(
                           () => post(`/v1/webhooks/${webhookId}/deliveries/${d.id}/retry`),
-                          'Delivery re-sent.',
+                          waiting ? 'Delivery attempted now.' : 'Delivery re-sent.',
                         )
                       ) {
                         liveUntil = Date.now() + 15_000;
@@ -277,7 +296,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
                       }
                     },
                   },
-                  'Re-send',
+                  (full ?? d).status === 'failed' ? 'Re-send' : 'Retry now',
                 )
               : null,
           ),
@@ -295,16 +314,25 @@ export async function deliveriesView(webhookId: string): Promise<void> {
           : null,
       };
     });
+    const filtered = Boolean(params.get('status') || params.get('event'));
     const built = table(
       'Deliveries, newest first',
-      ['Delivery', 'Event', 'Status', 'Created', 'Attempts'],
+      ['Delivery', 'Event', 'Status', 'Last response', 'Created', 'Attempts'],
       cells.map((c) => c.row),
+      filtered
+        ? h(
+            'span',
+            {},
+            'No deliveries match these filters. ',
+            h('a', { href: `#/webhooks/${webhookId}` }, 'Show every delivery'),
+          )
+        : 'No deliveries yet: send a test above.',
     );
     // Each shown delivery's attempts in a full-width row under its own.
     const bodyRows = [...built.querySelectorAll('tbody > tr')];
     cells.forEach((c, i) => {
       if (!c.panel) return;
-      const td = h('td', { role: 'cell', colspan: 5, class: 'attempts-cell' }, c.panel);
+      const td = h('td', { role: 'cell', colspan: 6, class: 'attempts-cell' }, c.panel);
       bodyRows[i]?.after(h('tr', { role: 'row', class: 'attempts-row' }, td));
     });
     replace(listSlot, built);

@@ -1,8 +1,8 @@
 /** The signals list (live from the stream) and one signal. */
 import type { SignalDetail, SignalListItem } from '@signal/contracts';
 import { call, get, isRecord } from '../api.js';
-import { badge, field, fmtDate, h, replace, select, table, zoneName } from '../dom.js';
-import { SIGNAL_TYPES, SIGNAL_STATUSES, WEBHOOK_EVENTS, onLeave, act, page } from '../shell.js';
+import { badge, field, fmtDate, fmtRelative, h, replace, select, table, zoneName } from '../dom.js';
+import { SIGNAL_TYPES, SIGNAL_STATUSES, WEBHOOK_EVENTS, onLeave, act, every, page } from '../shell.js';
 
 export async function signalsView(): Promise<void> {
   const params = new URLSearchParams(location.hash.split('?')[1] ?? '');
@@ -41,6 +41,28 @@ export async function signalsView(): Promise<void> {
     location.hash = `#/signals?${q.toString()}`;
   });
   const listSlot = h('div', { 'aria-live': 'off' });
+  // How long ago the newest signal came: a feed gone quiet shows here, not as a silent list.
+  const lastSignal = h('p', { class: 'muted', 'data-last-signal': '' });
+  let newestAt: number | undefined;
+  const filteredView = Boolean(params.get('type') || params.get('status') || params.get('since'));
+  const showLastSignal = () => {
+    if (newestAt === undefined) {
+      replace(lastSignal, filteredView ? 'No signal matches these filters yet.' : 'No signal yet.');
+      return;
+    }
+    const seconds = Math.max(0, Math.round((Date.now() - newestAt) / 1000));
+    const ago =
+      seconds < 120
+        ? `${seconds} s ago`
+        : seconds < 7200
+          ? `${Math.round(seconds / 60)} min ago`
+          : fmtRelative(new Date(newestAt).toISOString());
+    replace(lastSignal, `${filteredView ? 'Last matching signal' : 'Last signal'} ${ago}.`);
+  };
+  const noteNewest = (iso: string) => {
+    const at = Date.parse(iso);
+    if (!Number.isNaN(at) && (newestAt === undefined || at > newestAt)) newestAt = at;
+  };
   const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Load more');
   let cursor: string | null = null;
   let rows: SignalListItem[] = [];
@@ -77,6 +99,8 @@ export async function signalsView(): Promise<void> {
     const r = await act(() => call<SignalListItem[]>('GET', query(append ? cursor : null)));
     if (!r) return;
     rows = append ? [...rows, ...r.data] : r.data;
+    for (const row of rows.slice(0, 1)) noteNewest(row.created_at);
+    showLastSignal();
     cursor = r.meta?.next_cursor ?? null;
     total = r.meta?.total ?? rows.length;
     render(total);
@@ -102,6 +126,8 @@ export async function signalsView(): Promise<void> {
     else if (name === 'signal.new' && matchesFilters(event.row, params)) {
       rows = [event.row, ...rows];
       total += 1;
+      noteNewest(event.row.created_at);
+      showLastSignal();
     } else return;
     render(total);
   };
@@ -126,7 +152,8 @@ export async function signalsView(): Promise<void> {
   };
   live.addEventListener('change', () => (live.checked ? openStream() : closeStream()));
   onLeave(closeStream);
-  page('Signals', filters, listSlot, more);
+  page('Signals', filters, lastSignal, listSlot, more);
+  every(1000, showLastSignal);
   if (live.checked) openStream();
   await load(false);
   const early = waiting;

@@ -50,13 +50,13 @@ export async function statsView(): Promise<void> {
             { class: 'grid' },
             card('signals', String(s.total_signals)),
             card('winners', String(s.winners)),
-            card('win rate', `${s.win_rate.toFixed(1)} %`),
+            card('win rate: winners per 100 signals of the period', `${s.win_rate.toFixed(1)} %`),
             card('average ROI', `${s.avg_roi.toFixed(1)} %`),
             card('best ROI', `${s.best_roi.toFixed(1)} %`),
           ),
           table(
             'By type',
-            ['Type', 'Signals', 'Winners', 'Win rate'],
+            ['Type', 'Signals', 'Winners', 'Win rate (% of signals)'],
             Object.entries(s.by_type).map(([t, v]) => [
               t === params.get('type') ? h('strong', {}, `${t} (the type shown above)`) : t,
               v.total,

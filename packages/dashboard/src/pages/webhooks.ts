@@ -3,6 +3,8 @@ import type { Delivery, WebhookSubscription } from '@signal/contracts';
 import { SubmissionKey, del, get, patch, post } from '../api.js';
 import {
   badge,
+  fmtRelative,
+  timeEl,
   breakable,
   checkboxGroup,
   checkedValues,
@@ -14,7 +16,8 @@ import {
   secretPanel,
   table,
 } from '../dom.js';
-import { SIGNAL_TYPES, WEBHOOK_EVENTS, announceNext, showFormError, act, onSubmit, page } from '../shell.js';
+import { healthOf, lastResponseOf } from '../health.js';
+import { SIGNAL_TYPES, WEBHOOK_EVENTS, announce, showFormError, act, onSubmit, page } from '../shell.js';
 
 function webhookForm(
   existing: WebhookSubscription | null,
@@ -78,16 +81,81 @@ function webhookForm(
   return form;
 }
 
-/** A webhook's state, with the reason it is disabled when it is. */
+/**
+ * A webhook's state and health: an enabled one whose deliveries fail says "failing" (not a green
+ * "enabled"), since when and how often; then the last delivery's outcome, response and time.
+ * Disabled ones give their reason.
+ */
 export function webhookState(w: WebhookSubscription): HTMLElement {
+  const health = healthOf(w);
+  const failing = w.status === 'enabled' && health?.failing_since != null;
   return h(
     'span',
     {},
-    badge(w.status),
+    badge(failing ? 'failing' : w.status),
     w.status === 'disabled' && w.disabled_reason
       ? h('span', { class: 'muted block' }, w.disabled_reason)
       : null,
+    health ? healthLines(health) : null,
   );
+}
+
+function healthLines(health: NonNullable<ReturnType<typeof healthOf>>): HTMLElement[] {
+  const lines: HTMLElement[] = [];
+  if (health.failing_since)
+    lines.push(
+      h(
+        'span',
+        { class: 'block' },
+        'failing since ',
+        timeEl(health.failing_since),
+        ` (${fmtRelative(health.failing_since)})`,
+      ),
+    );
+  if (health.failures_24h > 0)
+    lines.push(
+      h(
+        'span',
+        { class: 'block' },
+        `${health.failures_24h.toLocaleString()} failed attempt${health.failures_24h === 1 ? '' : 's'} in the last 24 h`,
+      ),
+    );
+  const response =
+    health.last_response_status !== null ? `HTTP ${health.last_response_status}` : health.last_error;
+  lines.push(
+    health.last_delivery_status && health.last_delivery_at
+      ? h(
+          'span',
+          { class: 'muted block' },
+          `last delivery ${health.last_delivery_status}${response ? ` (${response})` : ''} `,
+          timeEl(health.last_delivery_at),
+        )
+      : h('span', { class: 'muted block' }, 'no delivery yet'),
+  );
+  return lines;
+}
+
+/**
+ * Waits for a test delivery's outcome (its detail, read once a second for up to 20 s, while the
+ * page stays): what to tell the developer once it is known, or that it is still waiting.
+ */
+async function testOutcome(webhookId: string, deliveryId: string): Promise<{ text: string; ok: boolean }> {
+  const shownOn = location.hash;
+  for (let i = 0; i < 20 && location.hash === shownOn; i++) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const d = await act(() => get<Delivery>(`/v1/webhooks/${webhookId}/deliveries/${deliveryId}`));
+    if (!d) break;
+    const response = lastResponseOf(d);
+    if (d.status === 'succeeded')
+      return { text: `Test delivered: the endpoint answered ${response ?? 'with success'}.`, ok: true };
+    if (d.status === 'failed') return { text: `Test failed: ${response ?? 'no response'}.`, ok: false };
+    if (d.attempts_made > 0)
+      return {
+        text: `Test not delivered yet: ${response ?? 'no response'}; it is retried${d.next_attempt_at ? ` ${fmtRelative(d.next_attempt_at)}` : ''}.`,
+        ok: false,
+      };
+  }
+  return { text: 'Test sent; no answer from the endpoint yet.', ok: false };
 }
 
 export async function webhooksView(justCreated?: { secret: string }): Promise<void> {
@@ -125,8 +193,17 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
           onclick: async () => {
             const d = await act(() => post<Delivery>(`/v1/webhooks/${w.id}/test`));
             if (!d) return;
-            announceNext('Test event queued.');
-            location.hash = `#/webhooks/${w.id}`;
+            announce(`Test event sent to ${w.url}; waiting for its answer…`);
+            const outcome = await testOutcome(w.id, d.id);
+            announce(
+              outcome.text,
+              !outcome.ok,
+              h(
+                'a',
+                { href: `#/webhooks/${w.id}`, 'aria-label': `Attempts of the test to ${w.url}` },
+                'See its attempts',
+              ),
+            );
           },
         },
         'Send test',
@@ -223,7 +300,12 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
       'section',
       { 'aria-labelledby': 'hooks-h' },
       h('h2', { id: 'hooks-h' }, 'Subscriptions'),
-      table('Webhook subscriptions', ['URL', 'Events', 'Types', 'Status', 'Actions'], rows),
+      table(
+        'Webhook subscriptions',
+        ['URL', 'Events', 'Types', 'Status', 'Actions'],
+        rows,
+        'No webhooks yet: create one below.',
+      ),
     ),
     editSlot,
     h(
