@@ -989,6 +989,20 @@ describeIfBrowser('dashboard in chromium', () => {
     await page.goto(`${sys.gw.url}/docs`);
     await page.getByText('List signals, newest first').first().waitFor();
     await page.getByText('Receiving webhooks').first().waitFor();
+    // The stream's title is a title (its prose, backticks and all, is under the heading).
+    await page.getByText('Stream live signal events').first().waitFor();
+    // A browser at the API's address is pointed to the dashboard and the reference.
+    {
+      const root = await browser.newPage({ viewport: { width: 375, height: 812 } });
+      try {
+        await root.goto(`${sys.gw.url}/`);
+        await root.getByRole('link', { name: 'Dashboard' }).waitFor();
+        await root.getByRole('link', { name: 'API reference' }).waitFor();
+        await expectAccessible('root', root);
+      } finally {
+        await root.close();
+      }
+    }
     await page.screenshot({ path: path.join(ARTIFACTS, 'docs.png') });
     // Try it: an authenticated request from the reference, served by the running system.
     const { key } = await sys.gw.account();
@@ -998,7 +1012,13 @@ describeIfBrowser('dashboard in chromium', () => {
       .first()
       .click();
     await page.getByPlaceholder('Token').first().fill(key);
-    await page.getByRole('button', { name: /^Send get request/ }).click();
+    // Try-it starts clean: no filter switched on, no bound flagged on the empty integers.
+    expect(await page.getByText(/^Value must be \d+ or greater$/).count()).toBe(0);
+    const [sent] = await Promise.all([
+      page.waitForRequest((r) => new URL(r.url()).pathname === '/v1/signals'),
+      page.getByRole('button', { name: /^Send get request/ }).click(),
+    ]);
+    expect(new URL(sent.url()).search).toBe('');
     await page.getByText('200', { exact: true }).first().waitFor();
     await page.getByText('"success": true').first().waitFor();
     await page.screenshot({ path: path.join(ARTIFACTS, 'docs-try-it.png') });
