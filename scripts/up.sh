@@ -8,7 +8,8 @@
 #   bash scripts/up.sh simulate (re)start the demo feed: new signals and status changes, a few a minute
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-RUN=.run
+# SIGNAL_RUN_DIR: another state directory (the status test reads one of its own).
+RUN="${SIGNAL_RUN_DIR:-.run}"
 mkdir -p "$RUN/logs" "$RUN/pids"
 
 internal_keys() {
