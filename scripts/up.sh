@@ -4,9 +4,12 @@
 #   bash scripts/up.sh          start (Docker Compose when an engine responds, else local processes)
 #   bash scripts/up.sh down     stop everything this script started (local data is kept)
 #   bash scripts/up.sh reset    stop, then wipe the local data (accounts, keys, signals, subscriptions)
+#   bash scripts/up.sh status   each process up or down, its port, and how long ago the last signal came
+#   bash scripts/up.sh simulate (re)start the demo feed: new signals and status changes, a few a minute
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-RUN=.run
+# SIGNAL_RUN_DIR: another state directory (the status test reads one of its own).
+RUN="${SIGNAL_RUN_DIR:-.run}"
 mkdir -p "$RUN/logs" "$RUN/pids"
 
 internal_keys() {
@@ -134,12 +137,85 @@ up_local() {
     SIGNALS_URL=http://127.0.0.1:4001 node services/signals/dist/simulator/simulate.cli.js --backfill 300 --seed 7
     mkdir -p "$RUN/data"; touch "$RUN/data/seeded"
   fi
-  SIGNALS_URL=http://127.0.0.1:4001 node services/signals/dist/simulator/simulate.cli.js --forever --rate 0.2 >"$RUN/logs/simulator.log" 2>&1 &
-  echo $! >"$RUN/pids/simulator.pid"
+  start_simulator
   demo=$(node services/api-gateway/dist/cli/admin.cli.js demo)
   key=$(echo "$demo" | sed -n 's/^DEMO_API_KEY=//p')
+  # For the README's commands (KEY=$(cat .run/demo-api-key)) and `status`: readable by this user only.
+  (umask 077; printf '%s\n' "$key" >"$RUN/demo-api-key")
   password=$(echo "$demo" | sed -n 's/^DEMO_PASSWORD=\([^ ]*\).*/\1/p')
   summary "http://127.0.0.1:${GATEWAY_PORT:-8080}" "$key" "$password"
+}
+
+# The demo feed: live signals and status changes at 0.2 a second, to the local signals service.
+start_simulator() {
+  SIGNALS_URL=http://127.0.0.1:4001 node services/signals/dist/simulator/simulate.cli.js --forever --rate 0.2 >>"$RUN/logs/simulator.log" 2>&1 &
+  echo $! >"$RUN/pids/simulator.pid"
+}
+
+# The local processes: name, port (none for the simulator).
+PROCESSES="signals:4001 stats:4002 webhooks-api:4003 webhooks-worker:4004 api-gateway:${GATEWAY_PORT:-8080} simulator:"
+
+alive() { [ -f "$RUN/pids/$1.pid" ] && kill -0 "$(cat "$RUN/pids/$1.pid")" 2>/dev/null; }
+
+status() {
+  local gateway="http://127.0.0.1:${GATEWAY_PORT:-8080}" entry name port state ready
+  if [ -f "$RUN/compose" ]; then
+    docker compose ps
+  else
+    printf '%-16s %-6s %-7s %s\n' PROCESS STATE PORT READY
+    for entry in $PROCESSES; do
+      name=${entry%%:*}; port=${entry#*:}
+      state=down; alive "$name" && state=up
+      ready=-
+      if [ -n "$port" ]; then
+        ready=no; curl -fsS -m 2 "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && ready=yes
+      fi
+      printf '%-16s %-6s %-7s %s\n' "$name" "$state" "${port:--}" "$ready"
+    done
+  fi
+  last_signal "$gateway"
+}
+
+# The newest signal's age, read through the gateway with the demo key as any client would.
+last_signal() {
+  local gateway=$1 key created age
+  if [ ! -s "$RUN/demo-api-key" ]; then
+    echo "last signal:     unknown (no demo key in $RUN/demo-api-key: run 'bash scripts/up.sh')"; return 0
+  fi
+  key=$(cat "$RUN/demo-api-key")
+  created=$(curl -fsS -m 5 -H "Authorization: Bearer $key" "$gateway/v1/signals?limit=1" 2>/dev/null |
+    sed -n 's/.*"created_at":"\([^"]*\)".*/\1/p' | head -n 1) || true
+  if [ -z "$created" ]; then
+    echo "last signal:     unknown (the gateway at $gateway did not answer with a signal)"; return 0
+  fi
+  age=$(( $(date +%s) - $(date -d "$created" +%s) ))
+  echo "last signal:     ${age} s ago ($created)"
+  if ! alive simulator && [ ! -f "$RUN/compose" ]; then
+    echo "the demo feed is not running: 'bash scripts/up.sh simulate' starts it"
+  fi
+}
+
+simulate() {
+  if [ -f "$RUN/compose" ]; then
+    docker compose exec -T -d signals node dist/simulator/simulate.cli.js --forever --rate 0.2 --url http://127.0.0.1:4001
+    echo "demo feed started in the signals container"; return 0
+  fi
+  if ! curl -fsS -m 2 http://127.0.0.1:4001/readyz >/dev/null 2>&1; then
+    echo "error: the signals service (port 4001) is not up; start everything with 'bash scripts/up.sh'" >&2
+    return 1
+  fi
+  source scripts/lib/toolchain.sh
+  secrets
+  if alive simulator; then
+    kill "$(cat "$RUN/pids/simulator.pid")" 2>/dev/null || true
+    rm -f "$RUN/pids/simulator.pid"
+  fi
+  start_simulator
+  sleep 1
+  if ! alive simulator; then
+    echo "error: the demo feed exited at once; see $RUN/logs/simulator.log" >&2; return 1
+  fi
+  echo "demo feed running (pid $(cat "$RUN/pids/simulator.pid"), about one event every 5 s; log in $RUN/logs/simulator.log)"
 }
 
 summary() {
@@ -157,6 +233,8 @@ Signal Service is up.
   curl -H "Authorization: Bearer $2" "$1/v1/signals?limit=5"
   curl -H "Authorization: Bearer $2" "$1/v1/stats?period=7d"
 
+TypeScript SDK tarball: bash scripts/sdk.sh (prints its path)
+Processes and the last signal's age: bash scripts/up.sh status; restart the demo feed: bash scripts/up.sh simulate
 Logs in .run/logs/. Stop with: bash scripts/up.sh down
 TXT
 }
@@ -164,7 +242,9 @@ TXT
 case "${1:-up}" in
   down) down ;;
   reset) reset ;;
+  status) status ;;
+  simulate) simulate ;;
   up)
     if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1 && [ "${NO_DOCKER:-}" != 1 ]; then up_docker; else up_local; fi ;;
-  *) echo "usage: $0 [up|down|reset]" >&2; exit 2 ;;
+  *) echo "usage: $0 [up|down|reset|status|simulate]" >&2; exit 2 ;;
 esac

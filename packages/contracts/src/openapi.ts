@@ -73,8 +73,31 @@ function queryParameters(schema: z.ZodType): Json[] {
     const sent = inputProperties[name];
     const { description: _d, ...asSent } = isObject(sent) ? sent : {};
     const rest = Object.keys(output).length === 0 ? asSent : output;
-    return { name, in: 'query', required: required.includes(name), description, schema: rest };
+    const isRequired = required.includes(name);
+    const unsent = isRequired ? undefined : unsentExample(rest);
+    return {
+      name,
+      in: 'query',
+      required: isRequired,
+      description,
+      schema: rest,
+      ...(unsent === undefined ? {} : { examples: { unset: unsent } }),
+    };
   });
+}
+
+/**
+ * A valid value for an optional enum or integer parameter, switched off: try-it clients (Scalar)
+ * otherwise turn such a parameter on with the enum's first value, or show an empty integer as
+ * below its minimum — a request that starts filtered or flagged instead of clean.
+ */
+function unsentExample(schema: Json): Json | undefined {
+  const value = Array.isArray(schema.enum)
+    ? schema.enum[0]
+    : schema.type === 'integer'
+      ? (schema.default ?? schema.minimum)
+      : undefined;
+  return value === undefined ? undefined : { summary: 'not sent', value, 'x-disabled': true };
 }
 
 const header = (description: string, schema: Json) => ({ description, required: true, schema });
@@ -253,6 +276,7 @@ function operation(route: RouteDef): Json {
     operationId: route.operationId,
     tags: [route.tag],
     summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
     security: route.sessionToo ? [...SECURITY[route.caller], ...SECURITY.session] : SECURITY[route.caller],
     ...(parameters.length ? { parameters } : {}),
     ...(route.body

@@ -98,7 +98,10 @@ export interface RouteDef {
   owner: RouteOwner;
   caller: Caller;
   tag: string;
+  /** A short title: the reference's sidebar and heading (plain text, one line). */
   summary: string;
+  /** What the title cannot hold, in Markdown: shown under the heading. */
+  description?: string;
   pathParams?: readonly PathParam[];
   query?: z.ZodType;
   headerParams?: readonly HeaderParam[];
@@ -164,7 +167,8 @@ export const ROUTES = {
     caller: 'apiKey',
     sessionToo: true,
     tag: 'Signals',
-    summary:
+    summary: 'Stream live signal events',
+    description:
       'Live signal events as Server-Sent Events, resumable with Last-Event-ID. Opening a stream costs one request; events cost nothing. An account may hold its plan’s number of open streams (5 by default): one more is 429 naming the limit. A revoked or expired key’s streams end with `event: error`.',
     query: signalStreamQuerySchema,
     headerParams: [

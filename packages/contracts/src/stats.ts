@@ -4,26 +4,36 @@ import { SIGNAL_TYPES, STATS_PERIODS, type SignalType } from './enums';
 const typeStats = z.strictObject({
   total: z.number().int(),
   winners: z.number().int(),
-  win_rate: z.number().describe('Percent 0–100 of winners / total; 0 when total is 0'),
+  win_rate: z
+    .number()
+    .describe(
+      'Percent, 0–100 (not a fraction): winners per 100 signals of this type in the period (27.5 means 27.5 %); 0 when total is 0',
+    ),
 });
 
 export const statisticsSchema = z
   .strictObject({
     total_signals: z.number().int(),
     winners: z.number().int(),
-    win_rate: z.number().describe('Percent 0–100'),
+    win_rate: z
+      .number()
+      .describe(
+        'Percent, 0–100 (not a fraction): winners per 100 signals of the period (27.5 means 27.5 %); 0 with no signals',
+      ),
     avg_roi: z.number().describe('Mean ROI in percent'),
     best_roi: z.number().describe('Highest ROI in percent; 0 with no signals'),
-    by_type: z.strictObject({
-      new: typeStats,
-      '3d': typeStats,
-      '7d': typeStats,
-      '30d': typeStats,
-      wallet: typeStats,
-      premium: typeStats,
-    } satisfies Record<SignalType, typeof typeStats>).describe(
-      'Every signal type, always, with its own figures for the period; a `type` filter narrows the top-level figures only, never these',
-    ),
+    by_type: z
+      .strictObject({
+        new: typeStats,
+        '3d': typeStats,
+        '7d': typeStats,
+        '30d': typeStats,
+        wallet: typeStats,
+        premium: typeStats,
+      } satisfies Record<SignalType, typeof typeStats>)
+      .describe(
+        'Every signal type, always, with its own figures for the period; a `type` filter narrows the top-level figures only, never these',
+      ),
   })
   .meta({ id: 'Statistics' });
 export type Statistics = z.infer<typeof statisticsSchema>;

@@ -32,12 +32,16 @@ export function usageChart(
   const height = 160;
   const pad = 24;
   const totals = buckets.map((b) => b.served + b.unauthorized + b.rate_limited + b.server_error);
-  // The scale always reaches the limit, so its line is always drawn: how far usage is from it is
-  // the point of the chart.
-  const max = Math.max(1, ...totals, limit ?? 0);
+  // The scale follows the data (a quarter above the peak), so 40 requests under a limit of 10,000
+  // still make bars one can compare. The limit is a dashed line when it falls inside the scale,
+  // else the caption says how far above the scale it is.
+  const peak = Math.max(0, ...totals);
+  const top = Math.max(10, Math.ceil(peak * 1.25));
+  const max = limit !== undefined && limit <= top ? Math.max(limit, peak) : top;
+  const limitShown = limit !== undefined && limit <= max;
   const barW = (width - pad) / buckets.length;
   const sum = (k: (typeof OUTCOMES)[number][0]) => buckets.reduce((a, b) => a + b[k], 0);
-  const summary = `${title}: ${OUTCOMES.map(([k, t]) => `${sum(k)} ${t.toLowerCase()}`).join(', ')}; peak ${Math.max(0, ...totals)}.`;
+  const summary = `${title}: ${OUTCOMES.map(([k, t]) => `${sum(k)} ${t.toLowerCase()}`).join(', ')}; peak ${peak}${limit !== undefined ? `; limit ${limit}` : ''}.`;
   const chart = svg('svg', {
     viewBox: `0 0 ${width} ${height + 20}`,
     class: 'chart',
@@ -53,7 +57,7 @@ export function usageChart(
   chart.appendChild(
     Object.assign(svg('text', { x: 0, y: height, 'font-size': 10, fill: '#4a5360' }), { textContent: '0' }),
   );
-  if (limit) {
+  if (limit !== undefined && limitShown) {
     const y = Math.max(1, height - (limit / max) * height);
     chart.appendChild(
       svg('line', {
@@ -105,7 +109,15 @@ export function usageChart(
       'figcaption',
       {},
       h('strong', {}, title),
-      limit ? h('span', { class: 'muted' }, ` (limit ${limit}, dashed line)`) : null,
+      limit === undefined
+        ? null
+        : h(
+            'span',
+            { class: 'muted', 'data-limit': limitShown ? 'line' : 'above' },
+            limitShown
+              ? ` (limit ${limit.toLocaleString()}, dashed line)`
+              : ` (limit ${limit.toLocaleString()}: above this scale, which reaches ${max.toLocaleString()})`,
+          ),
     ),
     chart,
     h(

@@ -50,6 +50,20 @@ export function fmtDate(iso: string | null | undefined): string {
       });
 }
 
+/** A date input's value (YYYY-MM-DD) for the reader's local day `ms` falls in. */
+export function localDay(ms: number): string {
+  const d = new Date(ms);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+}
+
+/** A datetime-local input's value for the reader's local time `ms` (to the minute). */
+export function localMinute(ms: number): string {
+  const d = new Date(ms);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${localDay(ms)}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
 /** A <time> element: the moment in the reader's zone, the exact instant in `datetime`. */
 export function timeEl(iso: string | null | undefined): HTMLElement | string {
   return iso ? h('time', { datetime: iso }, fmtDate(iso)) : '—';
@@ -98,7 +112,13 @@ export function badge(text: string): HTMLElement {
  * column (data-label); the explicit ARIA roles keep the table semantics that `display` changes
  * would otherwise strip in some browsers.
  */
-export function table(caption: string, headers: string[], rows: Child[][]): HTMLElement {
+export function table(
+  caption: string,
+  headers: string[],
+  rows: Child[][],
+  /** What an empty table says (a filtered list says that nothing matches, not "nothing yet"). */
+  empty: Child = 'Nothing yet.',
+): HTMLElement {
   return h(
     'div',
     { class: 'table-wrap' },
@@ -138,7 +158,7 @@ export function table(caption: string, headers: string[], rows: Child[][]): HTML
           : h(
               'tr',
               { role: 'row' },
-              h('td', { role: 'cell', colspan: headers.length, class: 'muted' }, 'Nothing yet.'),
+              h('td', { role: 'cell', colspan: headers.length, class: 'muted' }, empty),
             ),
       ),
     ),

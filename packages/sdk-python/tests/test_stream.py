@@ -330,3 +330,68 @@ class OpeningTests(StreamCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CloseFromAnotherThreadTests(StreamCase):
+    """A bot reads the stream in one thread and stops it from another (a signal handler, a
+    watchdog): close() ends the loop there without an error."""
+
+    def read_in_thread(self, stream: Any) -> Tuple[threading.Thread, List[Any], List[BaseException], threading.Event]:
+        got: List[Any] = []
+        failed: List[BaseException] = []
+        first = threading.Event()
+
+        def read() -> None:
+            try:
+                for event in stream:
+                    got.append(event)
+                    first.set()
+            except BaseException as err:  # noqa: BLE001 - the test reports whatever ended the loop
+                failed.append(err)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        return reader, got, failed, first
+
+    def test_when_close_is_called_from_another_thread_while_the_reader_waits_on_the_connection_then_its_loop_ends_without_an_error(self) -> None:
+        self.log.publish()
+
+        def on_connection(n: int, r: Recorded, h: BaseHTTPRequestHandler) -> None:
+            sse = SseHandler(h, self.stop)
+            for e in self.log.after(None) or []:
+                sse.write(frame(e))
+            # No heartbeat: the reader sits in a blocking read until close() cuts the connection.
+            sse.hold(heartbeats=False)
+
+        server = self.serve(on_connection)
+        stream = SignalClient("sk_test_key", base_url=server.url).signals.stream()
+        reader, got, failed, first = self.read_in_thread(stream)
+        self.assertTrue(first.wait(30), "the first event did not arrive")
+        stream.close()
+        reader.join(30)
+        self.assertFalse(reader.is_alive(), "the reading loop kept running after close()")
+        self.assertEqual(failed, [])
+        self.assertEqual([e.id for e in got], ["e1"])
+        self.assertTrue(stream.closed)
+        self.assertEqual(len(server.requests), 1)
+        stream.close()  # a second close does nothing more
+        self.assertEqual(list(stream), [])
+
+    def test_when_close_is_called_from_another_thread_during_a_reconnect_wait_then_the_wait_ends_and_no_new_connection_opens(self) -> None:
+        waiting = threading.Event()
+
+        def on_connection(n: int, r: Recorded, h: BaseHTTPRequestHandler) -> Response:
+            return error(503, "SERVICE_UNAVAILABLE", headers={"Retry-After": "50"})
+
+        server = self.serve(on_connection)
+        client = SignalClient(
+            "sk_test_key", base_url=server.url, max_retry_wait=60, on_retry=lambda info: waiting.set()
+        )
+        stream = client.signals.stream()
+        reader, got, failed, _ = self.read_in_thread(stream)
+        self.assertTrue(waiting.wait(30), "the stream did not start waiting to reconnect")
+        stream.close()
+        reader.join(30)
+        self.assertFalse(reader.is_alive(), "the reconnect wait went on after close()")
+        self.assertEqual((got, failed), ([], []))
+        self.assertEqual(len(server.requests), 1)

@@ -140,6 +140,17 @@ class RetryTests(TransportCase):
             self.client(server).signals.get("sig_1")
         self.assertEqual(len(server.requests), 1)
 
+    def test_when_a_request_is_refused_with_413_then_it_is_not_sent_again_the_deduplicated_creates_included(self) -> None:
+        server = self.serve(lambda s, r, h: error(413, "PAYLOAD_TOO_LARGE", "The body is over 64 KB."))
+        client = self.client(server)
+        with self.assertRaises(ValidationError) as raised:
+            client.webhooks.create(url="https://example.com/hook", events=["signal.new"], description="x" * 70_000)
+        self.assertEqual((raised.exception.status, raised.exception.code), (413, "PAYLOAD_TOO_LARGE"))
+        with self.assertRaises(ValidationError):
+            client.webhooks.send_test("wh_1")
+        self.assertEqual([r.method for r in server.requests], ["POST", "POST"])
+        self.assertEqual((self.retries, self.waits), ([], []))
+
 
 class ErrorTests(TransportCase):
     def raised(self, response: Response) -> Exception:

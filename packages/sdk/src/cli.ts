@@ -4,10 +4,17 @@
  * event's payload to a local URL, signed as a Standard Webhooks delivery with a secret printed at
  * start, so a webhook handler is tested with no public URL (like Stripe CLI's `listen`).
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
-import { SignalApiError, SignalClient, type SignalType, type WebhookEvent } from './index.js';
+import {
+  AuthenticationError,
+  PermissionError,
+  SignalApiError,
+  SignalClient,
+  type SignalType,
+  type WebhookEvent,
+} from './index.js';
 import { webhookSignature } from './signature.js';
 
 const USAGE = `Usage: signal listen --forward-to <url> [options]
@@ -72,6 +79,31 @@ export function signDelivery(
 ): Record<string, string> {
   const mac = webhookSignature(secret, `${id}.${seconds}.${body}`).toString('base64');
   return { 'webhook-id': id, 'webhook-timestamp': String(seconds), 'webhook-signature': `v1,${mac}` };
+}
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+function crockford(bits: bigint, chars: number): string {
+  let out = '';
+  for (let i = 0; i < chars; i++) {
+    out = CROCKFORD[Number(bits & 31n)] + out;
+    bits >>= 5n;
+  }
+  return out;
+}
+
+/**
+ * The `webhook-id` of a forwarded event, shaped like the service's delivery ids (`dlv_` and a
+ * ULID: the event's time, then 80 bits of a hash of its stream id), so a handler that parses or
+ * stores ids sees what production sends. The same event forwarded again (after a reconnect) has
+ * the same id, as a real redelivery does.
+ */
+export function deliveryIdOf(streamId: string): string {
+  const ms = Number(/^(\d+)-\d+$/.exec(streamId)?.[1] ?? Date.now());
+  const hash = createHash('sha256').update(`signal listen\n${streamId}`).digest();
+  const random = BigInt(`0x${hash.subarray(0, 10).toString('hex')}`);
+  const time = BigInt(Math.max(0, Math.min(Math.floor(ms), 2 ** 48 - 1)));
+  return `dlv_${crockford(time, 10)}${crockford(random, 16)}`;
 }
 
 interface ListenOptions {
@@ -169,12 +201,23 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     onRetry: (e) =>
       process.stderr.write(`stream: ${e.error.message}; reconnecting in ${Math.round(e.delayMs)} ms\n`),
   });
+  const forwardTo = opts.forwardTo.href;
+  const secret = opts.secret;
+  let opened = false;
+  // "Ready" only once the server has taken the key and opened the stream: a refused key says so
+  // instead, before anything claims to forward.
   const stream = client.signals.stream(
     { type: opts.types, events: opts.events },
-    { signal: controller.signal },
-  );
-  process.stdout.write(
-    `Ready. Forwarding live events to ${opts.forwardTo.href}\nWebhook signing secret: ${opts.secret}\n`,
+    {
+      signal: controller.signal,
+      onOpen: (connection) => {
+        opened = true;
+        if (connection === 1)
+          process.stdout.write(
+            `Ready. Forwarding live events to ${forwardTo}\nWebhook signing secret: ${secret}\n`,
+          );
+      },
+    },
   );
   try {
     for await (const e of stream) {
@@ -183,16 +226,21 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
         continue;
       }
       const body = JSON.stringify(e.data);
-      const headers = signDelivery(opts.secret, e.id, Math.floor(Date.now() / 1000), body);
+      const deliveryId = deliveryIdOf(e.id);
+      const headers = signDelivery(opts.secret, deliveryId, Math.floor(Date.now() / 1000), body);
       const status = await forward(opts.forwardTo, headers, body);
       process.stdout.write(
-        `${new Date().toISOString()}  ${e.event}  ${e.id}  ${e.data.data.id}  --> POST ${opts.forwardTo.href} [${status}]\n`,
+        `${new Date().toISOString()}  ${e.event}  ${e.id}  ${e.data.data.id}  ${deliveryId}  --> POST ${opts.forwardTo.href} [${status}]\n`,
       );
     }
     return 0;
   } catch (err) {
     const what = err instanceof SignalApiError ? `${err.code}: ${err.message}` : String(err);
-    process.stderr.write(`signal: the stream ended: ${what}\n`);
+    if ((err instanceof AuthenticationError || err instanceof PermissionError) && !opened)
+      process.stderr.write(
+        `signal: the API key was refused (${what}); check SIGNAL_API_KEY or --api-key, and --base-url ${opts.baseUrl}\n`,
+      );
+    else process.stderr.write(`signal: the stream ended: ${what}\n`);
     return 1;
   } finally {
     process.off('SIGINT', stop);

@@ -1,4 +1,5 @@
 import { verifyWebhook } from '@signal/sdk';
+import { deliveryIdOf } from '../src/cli';
 import { startReceiver, waitFor, type Receiver } from '@signal/test-kit';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -87,7 +88,11 @@ describe('signal listen', () => {
       expect(payloads.map((p) => [p.event, p.data.id])).toEqual(
         published.map((e) => [e.event, (JSON.parse(e.data) as { data: { id: string } }).data.id]),
       );
-      expect(got.map((r) => r.headers['webhook-id'])).toEqual(published.map((e) => e.id));
+      // Delivery-like ids (dlv_ + a ULID), one per event, the event's own on every forward of it.
+      const webhookIds = got.map((r) => String(r.headers['webhook-id']));
+      for (const id of webhookIds) expect(id).toMatch(/^dlv_[0-9A-HJKMNP-TV-Z]{26}$/);
+      expect(new Set(webhookIds).size).toBe(3);
+      expect(webhookIds).toEqual(published.map((e) => deliveryIdOf(e.id)));
       expect(got.every((r) => r.headers['content-type'] === 'application/json')).toBe(true);
       expect(server.authorizations).toEqual(['Bearer sk_test_cli', 'Bearer sk_test_cli']);
       expect(server.opened).toEqual([undefined, '2-0']);
@@ -107,6 +112,27 @@ describe('signal listen', () => {
     }
     expect(await run.exited).toBe(0);
   }, 180_000);
+
+  it('when the API key is refused, then the command says so and exits 1 without claiming to forward', async () => {
+    await server.close();
+    server = await sseServer((_req, res) => {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          success: false,
+          error: { code: 'UNAUTHORIZED', message: 'Invalid API key.', request_id: 'req_1' },
+        }),
+      );
+      return true;
+    });
+    const run = listen(['--forward-to', `${receiver.url}/refused`, '--base-url', server.url], {
+      SIGNAL_API_KEY: 'sk_live_wrong',
+    });
+    expect(await run.exited).toBe(1);
+    expect(run.stdout()).not.toContain('Ready');
+    expect(run.stderr()).toContain('signal: the API key was refused (UNAUTHORIZED: Invalid API key.)');
+    expect(server.opened).toHaveLength(1);
+  });
 
   it('when --secret is given, then deliveries are signed with it', async () => {
     const secret = `whsec_${Buffer.from('a fixed secret of 24 bytes').toString('base64')}`;
@@ -213,7 +239,7 @@ describe('signal listen through the gateway', () => {
       const got = sys.receiver.requests.find((r) => r.path === '/listen')!;
       const payload = verifyWebhook(got.body, got.headers, secret);
       expect([payload.event, payload.data.type]).toEqual(['signal.new', 'premium']);
-      expect(String(got.headers['webhook-id'])).toMatch(/^\d+-\d+$/);
+      expect(String(got.headers['webhook-id'])).toMatch(/^dlv_[0-9A-HJKMNP-TV-Z]{26}$/);
       expect(ingested).toContain(payload.data.id);
       await waitFor(() => run.stdout().includes('[200]'), 10_000, 20, 'the forward line');
     } finally {

@@ -447,7 +447,7 @@ describe('@signal/sdk transport', () => {
   let server: Server;
   let url: string;
   const seen: { method: string; key: string | undefined }[] = [];
-  let mode: 'flaky' | 'hang' | 'error-once' | 'unavailable' = 'flaky';
+  let mode: 'flaky' | 'hang' | 'error-once' | 'unavailable' | 'too-large' = 'flaky';
   let errored = false;
 
   beforeAll(async () => {
@@ -455,6 +455,16 @@ describe('@signal/sdk transport', () => {
       const key = req.headers['idempotency-key'];
       seen.push({ method: req.method ?? '', key: typeof key === 'string' ? key : undefined });
       if (mode === 'hang') return; // never responds
+      if (mode === 'too-large') {
+        res.writeHead(413, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            success: false,
+            error: { code: 'PAYLOAD_TOO_LARGE', message: 'The body is over 64 KB.', request_id: 'r4' },
+          }),
+        );
+        return;
+      }
       if (mode === 'unavailable') {
         res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
         res.end(
@@ -580,6 +590,28 @@ describe('@signal/sdk transport', () => {
     const rotating = seen.length;
     await expect(c.webhooks.rotateSecret('wh_1')).rejects.toMatchObject({ status: 500 });
     expect(seen.length - rotating).toBe(1);
+  });
+
+  it('when a request is refused with 413, then it is not sent again (the same body would be refused again), the deduplicated creates included', async () => {
+    mode = 'too-large';
+    const retries: RetryEvent[] = [];
+    const c = new SignalClient({
+      baseUrl: url,
+      apiKey: 'k',
+      retryBaseDelayMs: 10,
+      onRetry: (e) => retries.push(e),
+    });
+    const before = seen.length;
+    await expect(
+      c.webhooks.create({
+        url: 'https://example.com/h',
+        events: ['signal.new'],
+        description: 'x'.repeat(70_000),
+      }),
+    ).rejects.toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE', requestId: 'r4' });
+    await expect(c.webhooks.sendTest('wh_1')).rejects.toMatchObject({ status: 413 });
+    expect(seen.slice(before).map((a) => a.method)).toEqual(['POST', 'POST']);
+    expect(retries).toEqual([]);
   });
 
   it('when a 503 asks to retry, then onRetry is told of the wait before it and the call goes on', async () => {

@@ -68,6 +68,37 @@ describe('client.signals.stream against a local event stream', () => {
     }
   });
 
+  it('when the code checks e.event, then e.data is that event’s payload: a winner’s performance needs no further check', async () => {
+    const winner = {
+      event: 'signal.winner',
+      timestamp: '2026-01-15T09:30:00.000Z',
+      data: {
+        id: 'sig_9',
+        type: 'premium',
+        is_premium: true,
+        performance: { roi: 150, ath_roi: 180, status: 'winner', time_to_ath_hours: 2 },
+      },
+    };
+    server = await sseServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(
+        `id: 1-0\nevent: signal.new\ndata: ${JSON.stringify({ ...winner, event: 'signal.new' })}\n\n`,
+      );
+      res.write(`id: 2-0\nevent: signal.winner\ndata: ${JSON.stringify(winner)}\n\n`);
+      return true;
+    });
+    const client = new SignalClient({ baseUrl: server.url, apiKey: 'sk_test' });
+    const rois: number[] = [];
+    let seen = 0;
+    for await (const e of client.signals.stream()) {
+      seen += 1;
+      // Compiles only when the check narrows e.data (the winner payload's performance is required).
+      if (e.event === 'signal.winner') rois.push(e.data.data.performance.roi);
+      if (seen === 2) break;
+    }
+    expect(rois).toEqual([150]);
+  });
+
   it('when the server sends a reset, then it is yielded and the next reconnect resumes from its id', async () => {
     server = await sseServer((req, res, s) => {
       if (s.opened.length > 1) return false;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 /**
- * The SDK as a user gets it: one command makes the tarball, and `npm install` of it in an empty
+ * The SDK as a user gets it: one command (`bash scripts/sdk.sh`) makes the tarball, and `npm install` of it in an empty
  * folder (no monorepo, no pnpm) gives a package that `require`, `import` and TypeScript all take.
  */
 const root = path.join(__dirname, '..');
@@ -18,10 +18,18 @@ describe('@signal/sdk tarball', () => {
 
   beforeAll(() => {
     scratch = mkdtempSync(path.join(tmpdir(), 'signal-sdk-'));
-    run('pnpm', ['run', '-s', 'pack:tarball', '--pack-destination', scratch], root);
+    // The README's command, in a shell with nothing on PATH but the system's (no pnpm): it prints
+    // the tarball's path and nothing else on stdout.
+    const printed = execFileSync('bash', [path.join(repo, 'scripts', 'sdk.sh'), scratch], {
+      cwd: repo,
+      encoding: 'utf8',
+      env: { PATH: '/usr/bin:/bin', HOME: process.env.HOME ?? tmpdir() },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }).trim();
     const made = readdirSync(scratch).filter((f) => /^signal-sdk-.+\.tgz$/.test(f));
     expect(made).toHaveLength(1);
     tarball = made[0]!;
+    expect(printed).toBe(path.join(scratch, tarball));
     writeFileSync(path.join(scratch, 'package.json'), JSON.stringify({ name: 'scratch', private: true }));
     run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', `./${tarball}`], scratch);
   }, 180_000);

@@ -94,11 +94,44 @@ describeIfBrowser('dashboard in chromium', () => {
     await expectAccessible('login');
     await page.getByRole('link', { name: 'Sign up' }).click();
     await page.getByRole('heading', { name: 'Sign up' }).waitFor();
-    await page.getByLabel('Email').fill(`browser-${Date.now()}@example.com`);
+    const signupEmail = `browser-${Date.now()}@example.com`;
+    await page.getByLabel('Email').fill(signupEmail);
     await page.getByLabel('Password').fill('a long enough password');
     await shot('01-signup');
+    // The account takes seconds to make: the form says so while it waits (the response is held
+    // here until the progress line has been seen).
+    let releaseSignup: () => void = () => undefined;
+    const signupHeld = new Promise<void>((r) => (releaseSignup = r));
+    await page.route(
+      '**/v1/dashboard/signup',
+      async (route) => {
+        const response = await route.fetch();
+        await signupHeld;
+        await route.fulfill({ response });
+      },
+      { times: 1 },
+    );
     await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('status').getByText('Creating your account: this takes a few seconds…').waitFor();
+    releaseSignup();
     await page.getByRole('heading', { name: 'API settings' }).waitFor();
+    await page.unrouteAll();
+    // The same email again: the refusal links to logging in.
+    {
+      const again = await freshPage();
+      try {
+        await again.page.goto(`${sys.gw.url}/dashboard#/signup`);
+        await again.page.getByRole('heading', { name: 'Sign up' }).waitFor();
+        await again.page.getByLabel('Email').fill(signupEmail);
+        await again.page.getByLabel('Password').fill('a long enough password');
+        await again.page.getByRole('button', { name: 'Create account' }).click();
+        const refusal = again.page.locator('form .form-error');
+        await refusal.getByRole('link', { name: 'Log in instead' }).click();
+        await again.page.getByRole('heading', { name: 'Log in' }).waitFor();
+      } finally {
+        await again.close();
+      }
+    }
 
     // The session lives in an HttpOnly cookie only: nothing in storage, nothing readable by scripts.
     const cookies = await context.cookies();
@@ -211,6 +244,12 @@ describeIfBrowser('dashboard in chromium', () => {
     await page.getByRole('region', { name: 'New signing secret' }).waitFor();
 
     await page.getByRole('button', { name: `Send test to ${hookUrl}` }).click();
+    // The result shows where the button is; the attempts are a link away.
+    await page
+      .getByRole('status')
+      .getByText('Test delivered: the endpoint answered HTTP 200.')
+      .waitFor({ timeout: 20_000 });
+    await page.getByRole('link', { name: `Attempts of the test to ${hookUrl}` }).click();
     await page.getByRole('heading', { name: 'Deliveries' }).waitFor();
     await waitFor(
       () => sys.receiver.requests.some((r) => r.path === '/browser'),
@@ -233,8 +272,79 @@ describeIfBrowser('dashboard in chromium', () => {
     await table.getByRole('button', { name: 'Attempts (1)' }).click();
     const attempts = page.getByRole('region', { name: /^Attempts of dlv_/ });
     await attempts.getByText('Status 200').waitFor();
+    await table.locator('td[data-label="Last response"]').getByText('HTTP 200').waitFor();
     await shot('06-deliveries');
     await expectAccessible('deliveries');
+    // At 375 px a caption spans the cards under it (it once wrapped word by word in a narrow column).
+    const captionWidth = await table.locator('caption').evaluate((c) => c.getBoundingClientRect().width);
+    const tableWidth = await table.evaluate((t) => t.getBoundingClientRect().width);
+    expect(captionWidth).toBeGreaterThanOrEqual(tableWidth * 0.9);
+    // A filter that matches nothing says so (not "Nothing yet."), with the way back.
+    await page.getByLabel('Status', { exact: true }).selectOption('failed');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await table.getByText('No deliveries match these filters.').waitFor();
+    expect(await table.getByText('Nothing yet.').count()).toBe(0);
+    await expectAccessible('deliveries-filtered-empty');
+    await table.getByRole('link', { name: 'Show every delivery' }).click();
+    await table.getByText('webhook.test').waitFor();
+  });
+
+  it('when subscriptions carry their health, then the list shows failing (not a green enabled), since when, failures in 24 h and the last response', async () => {
+    const failingUrl = `${sys.receiver.url}/health-failing`;
+    const healthyUrl = `${sys.receiver.url}/health-ok`;
+    for (const url of [failingUrl, healthyUrl]) {
+      await page.goto(`${sys.gw.url}/dashboard#/webhooks`);
+      await page.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
+      await page.getByLabel('Endpoint URL').fill(url);
+      await page.getByRole('button', { name: 'Create webhook' }).click();
+      await page.getByRole('button', { name: `Edit ${url}` }).waitFor();
+    }
+    // The health the webhooks API reports for each subscription (its documented shape), put on
+    // the real list response.
+    const failingSince = new Date(Date.now() - 3_600_000).toISOString();
+    await page.route('**/v1/webhooks', async (route) => {
+      const response = await route.fetch();
+      const body = (await response.json()) as { data: { url: string }[] };
+      for (const w of body.data)
+        Object.assign(w, {
+          health:
+            w.url === failingUrl
+              ? {
+                  last_delivery_status: 'failed',
+                  last_delivery_at: new Date().toISOString(),
+                  last_response_status: 500,
+                  last_error: 'http_500',
+                  failing_since: failingSince,
+                  failures_24h: 1180,
+                }
+              : {
+                  last_delivery_status: 'succeeded',
+                  last_delivery_at: new Date().toISOString(),
+                  last_response_status: 200,
+                  last_error: null,
+                  failing_since: null,
+                  failures_24h: 0,
+                },
+        });
+      await route.fulfill({ response, json: body });
+    });
+    try {
+      await page.reload();
+      const subscriptions = page.getByRole('table', { name: 'Webhook subscriptions' });
+      const failing = subscriptions.getByRole('row').filter({ hasText: 'health-failing' });
+      await failing.getByText('failing', { exact: true }).waitFor();
+      expect(await failing.getByText('enabled', { exact: true }).count()).toBe(0);
+      await failing.getByText(/^failing since/).waitFor();
+      await failing.getByText('1,180 failed attempts in the last 24 h').waitFor();
+      await failing.getByText(/^last delivery failed \(HTTP 500\)/).waitFor();
+      const healthy = subscriptions.getByRole('row').filter({ hasText: 'health-ok' });
+      await healthy.getByText('enabled', { exact: true }).waitFor();
+      await healthy.getByText(/^last delivery succeeded \(HTTP 200\)/).waitFor();
+      await shot('06b-webhook-health');
+      await expectAccessible('webhook-health');
+    } finally {
+      await page.unrouteAll();
+    }
   });
 
   it('when signals exist, then the list, a new signal arriving live without polling, a detail view and the stats render accessibly', async () => {
@@ -268,6 +378,9 @@ describeIfBrowser('dashboard in chromium', () => {
       await page.getByText('2 signals match; showing 2.').waitFor();
       await page.getByRole('link', { name: `${String(created.body.data.id).slice(0, 14)}…` }).waitFor();
       expect(listCalls).toEqual([]);
+      // How long ago the newest signal came, counting by itself.
+      const last = page.locator('[data-last-signal]');
+      expect(await last.innerText()).toMatch(/^Last matching signal \d+ s ago\.$/);
     } finally {
       page.off('request', countLists);
     }
@@ -278,6 +391,9 @@ describeIfBrowser('dashboard in chromium', () => {
     await expectAccessible('signal-detail');
     await page.goto(`${sys.gw.url}/dashboard#/stats`);
     await page.getByRole('table', { name: 'By type' }).waitFor();
+    // The win rate says its unit where it is shown.
+    await page.getByText('win rate: winners per 100 signals of the period').waitFor();
+    await page.getByRole('columnheader', { name: 'Win rate (% of signals)' }).waitFor({ state: 'attached' });
     await expectAccessible('stats');
     await shot('08-stats');
   });
@@ -533,6 +649,7 @@ describeIfBrowser('dashboard in chromium', () => {
         expect(JSON.parse(sent.body).data.performance.status).toBe('winner');
         expect(await bodies.nth(1).innerText()).toContain('database down');
         await first.getByText('trace-77').waitFor();
+        await table.locator('td[data-label="Last response"]').getByText('HTTP 500').first().waitFor();
         // Times to the second, with the zone.
         const times = await attempts.locator('article time').allInnerTexts();
         expect(times).toHaveLength(4);
@@ -547,21 +664,24 @@ describeIfBrowser('dashboard in chromium', () => {
         const next = table.getByText(/^next attempt/).first();
         await next.waitFor({ timeout: 20_000 });
         expect(await next.innerText()).toMatch(SECOND_AND_ZONE);
+        // A waiting delivery can be attempted now; a failed one re-sent.
+        expect(await table.getByRole('button', { name: /^Retry delivery dlv_\w+ now$/ }).count()).toBe(1);
+        expect(await table.getByRole('button', { name: /^Re-send delivery dlv_/ }).count()).toBe(1);
 
         // Recovery re-sends the failed delivery (the pending one is not failed), once.
         mode = 'ok';
-        await p.getByRole('button', { name: 'Recover failed deliveries' }).click();
+        await p.getByRole('button', { name: 'Recover deliveries' }).click();
         await p
           .getByRole('status')
-          .getByText(/^1 failed delivery since .* queued again\.$/)
+          .getByText(/^\d+ deliver(y|ies) since .* queued for an attempt now\.$/)
           .waitFor();
         await states.getByText('succeeded', { exact: true }).waitFor({ timeout: 20_000 });
         const ids = receiver.requests.map((r) => String(r.headers['webhook-id']));
         expect(ids.filter((i) => i === String(sent.headers['webhook-id']))).toHaveLength(5);
-        await p.getByRole('button', { name: 'Recover failed deliveries' }).click();
+        await p.getByRole('button', { name: 'Recover deliveries' }).click();
         await p
           .getByRole('status')
-          .getByText(/^No failed deliveries since/)
+          .getByText(/^(No failed or waiting deliveries since|\d+ deliver(y|ies) since)/)
           .waitFor();
 
         // The event filter offers the event names, not free text.
@@ -611,7 +731,11 @@ describeIfBrowser('dashboard in chromium', () => {
           .locator('[data-window="today"]')
           .getByText(/left today of 10,000/)
           .waitFor();
-        expect(await p.locator('svg.chart line.limit-line').count()).toBe(2);
+        // The scale follows the data: with a few requests, the limits (60, 10,000) are above it,
+        // said in each chart's caption rather than squashing the bars to nothing.
+        await p.locator('figcaption [data-limit="above"]').nth(1).waitFor();
+        expect(await p.locator('svg.chart line.limit-line').count()).toBe(0);
+        await p.getByText(/\(limit 10,000: above this scale, which reaches \d+\)/).waitFor();
         for (let i = 0; i < 3; i++)
           await request(sys.gw.url).get('/v1/stats').set(withKey(acc.key)).expect(200);
         // No reload: the page asks again by itself.
@@ -865,6 +989,20 @@ describeIfBrowser('dashboard in chromium', () => {
     await page.goto(`${sys.gw.url}/docs`);
     await page.getByText('List signals, newest first').first().waitFor();
     await page.getByText('Receiving webhooks').first().waitFor();
+    // The stream's title is a title (its prose, backticks and all, is under the heading).
+    await page.getByText('Stream live signal events').first().waitFor();
+    // A browser at the API's address is pointed to the dashboard and the reference.
+    {
+      const root = await browser.newPage({ viewport: { width: 375, height: 812 } });
+      try {
+        await root.goto(`${sys.gw.url}/`);
+        await root.getByRole('link', { name: 'Dashboard' }).waitFor();
+        await root.getByRole('link', { name: 'API reference' }).waitFor();
+        await expectAccessible('root', root);
+      } finally {
+        await root.close();
+      }
+    }
     await page.screenshot({ path: path.join(ARTIFACTS, 'docs.png') });
     // Try it: an authenticated request from the reference, served by the running system.
     const { key } = await sys.gw.account();
@@ -874,7 +1012,13 @@ describeIfBrowser('dashboard in chromium', () => {
       .first()
       .click();
     await page.getByPlaceholder('Token').first().fill(key);
-    await page.getByRole('button', { name: /^Send get request/ }).click();
+    // Try-it starts clean: no filter switched on, no bound flagged on the empty integers.
+    expect(await page.getByText(/^Value must be \d+ or greater$/).count()).toBe(0);
+    const [sent] = await Promise.all([
+      page.waitForRequest((r) => new URL(r.url()).pathname === '/v1/signals'),
+      page.getByRole('button', { name: /^Send get request/ }).click(),
+    ]);
+    expect(new URL(sent.url()).search).toBe('');
     await page.getByText('200', { exact: true }).first().waitFor();
     await page.getByText('"success": true').first().waitFor();
     await page.screenshot({ path: path.join(ARTIFACTS, 'docs-try-it.png') });

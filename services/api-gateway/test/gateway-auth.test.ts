@@ -104,6 +104,17 @@ describe('authentication', () => {
     },
   );
 
+  it('when a key is sent without the Bearer scheme, then the 401 says to send Authorization: Bearer <API key>', async () => {
+    const { key } = await gw.account();
+    const res = await request(gw.url).get('/v1/signals').set('Authorization', key).expect(401);
+    const body = errorEnvelopeSchema.parse(res.body);
+    expect(body.error.code).toBe('UNAUTHORIZED');
+    expect(body.error.message).toBe(
+      'The Authorization header needs the Bearer scheme: send `Authorization: Bearer <API key>`.',
+    );
+    expectRateHeaders(res);
+  });
+
   it.each([
     ['an empty session cookie', '__Host-signal_session='],
     ['a blank session cookie', '__Host-signal_session=  ; theme=dark'],

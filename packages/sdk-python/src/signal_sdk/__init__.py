@@ -6,9 +6,7 @@
         ...
 """
 
-__version__ = "1.0.0"
-
-from .client import DEFAULT_BASE_URL, UNSET, RateLimit, RetryInfo, SignalClient, parse_retry_after
+from .client import DEFAULT_BASE_URL, UNSET, SignalClient
 from .errors import (
     AuthenticationError,
     ConflictError,
@@ -24,6 +22,7 @@ from .errors import (
     WebhookVerificationError,
 )
 from .stream import SignalStream, StreamEvent
+from .transport import RateLimit, RetryInfo, parse_retry_after
 from .types import (
     ApiKey,
     ApiKeyWithSecret,
@@ -46,9 +45,11 @@ from .types import (
     WebhookSubscription,
     WebhookSubscriptionWithSecret,
 )
+from .version import __version__
 from .webhooks import generate_secret, sign_webhook, verify_webhook
 
 __all__ = [
+    "__version__",
     "DEFAULT_BASE_URL",
     "UNSET",
     "ApiKey",

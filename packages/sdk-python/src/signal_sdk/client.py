@@ -2,24 +2,20 @@
 
 import json
 import random
-import socket
+import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from email.message import Message
-from email.utils import parsedate_to_datetime
 from http.client import HTTPException, HTTPResponse
 from typing import (
-    TYPE_CHECKING,
     Any,
     Callable,
     Dict,
     Iterator,
-    List,
     Mapping,
     Optional,
     Sequence,
@@ -28,13 +24,18 @@ from typing import (
     cast,
 )
 
-from . import __version__
-from .errors import (
-    ERROR_CLASSES,
-    SignalApiError,
-    SignalConnectionError,
-    SignalTimeoutError,
-    code_for_status,
+from .errors import SignalConnectionError, SignalTimeoutError
+from .stream import SignalStream
+from .transport import (
+    QueryValue,
+    RateLimit,
+    RetryInfo,
+    error_from,
+    is_timeout,
+    iso_time,
+    parse_retry_after,
+    query_string,
+    rate_limit_of,
 )
 from .types import (
     ApiKey,
@@ -64,46 +65,12 @@ from .types import (
     WebhookSubscriptionWithSecret,
 )
 
-if TYPE_CHECKING:
-    from .stream import SignalStream
+from .version import __version__
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 
-QueryValue = Union[str, int, bool, datetime, Sequence[str], None]
-
-
-@dataclass(frozen=True)
-class RetryInfo:
-    """What ``on_retry`` is told before each wait: the retry about to happen and why."""
-
-    attempt: int
-    """1 for the first retry (or reconnect), 2 for the second, …"""
-    wait: float
-    """Seconds the client now sleeps."""
-    method: str
-    path: str
-    status: Optional[int]
-    """The HTTP status that is retried (429, 503, …); None after a network error or timeout."""
-    reason: str
-    """``rate_limited``, ``unavailable``, ``server_error``, ``timeout``, ``connection`` or ``stream_ended``."""
-    request_id: Optional[str] = None
-
-
-@dataclass(frozen=True)
-class RateLimit:
-    """The ``X-RateLimit-*`` headers of the latest response: the window closest to exhaustion."""
-
-    limit: int
-    remaining: int
-    reset: int
-    """Unix time (seconds) when the window resets."""
-
-
-def _rate_limit(headers: Message) -> Optional[RateLimit]:
-    values = [headers.get(f"x-ratelimit-{n}", "").strip() for n in ("limit", "remaining", "reset")]
-    if not all(v.isdigit() for v in values):
-        return None
-    return RateLimit(int(values[0]), int(values[1]), int(values[2]))
+# Importable from here as before: the client's retry notice and Retry-After parsing.
+__all__ = ["DEFAULT_BASE_URL", "UNSET", "RateLimit", "RetryInfo", "SignalClient", "parse_retry_after"]
 
 
 class _Unset:
@@ -117,72 +84,6 @@ UNSET: Any = _Unset()
 # POSTs the server deduplicates on their Idempotency-Key (a repeat returns what the first made):
 # only these are sent again after a lost response or a 5xx, as the repeat cannot create twice.
 _DEDUPLICATED_POSTS = frozenset({"/v1/webhooks", "/v1/account/keys"})
-
-
-def _iso(value: datetime) -> str:
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _query_string(query: Mapping[str, QueryValue]) -> str:
-    pairs: List[Tuple[str, str]] = []
-    for key, value in query.items():
-        if value is None:
-            continue
-        if isinstance(value, bool):
-            pairs.append((key, "true" if value else "false"))
-        elif isinstance(value, datetime):
-            pairs.append((key, _iso(value)))
-        elif isinstance(value, (list, tuple)):
-            pairs.append((key, ",".join(value)))
-        else:
-            pairs.append((key, str(value)))
-    return urllib.parse.urlencode(pairs)
-
-
-def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Optional[int]:
-    """Retry-After as seconds: delta-seconds or an HTTP date."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return int(value)
-    try:
-        at = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    current = time.time() if now is None else now
-    return max(0, int(-(-(at.timestamp() - current) // 1)))
-
-
-def _error_from(status: int, body: Any, headers: Message) -> SignalApiError:
-    error = body.get("error") if isinstance(body, dict) else None
-    error = error if isinstance(error, dict) else {}
-    raw_code, raw_message = error.get("code"), error.get("message")
-    code: str = raw_code if isinstance(raw_code, str) else code_for_status(status)
-    message: str = raw_message if isinstance(raw_message, str) else f"HTTP {status}"
-    request_id: Optional[str] = error.get("request_id") if isinstance(error.get("request_id"), str) else None
-    if request_id is None and isinstance(body, dict) and isinstance(body.get("request_id"), str):
-        request_id = body["request_id"]
-    request_id = request_id or headers.get("x-request-id")
-    retry_after = error.get("retry_after")
-    if not isinstance(retry_after, int) or isinstance(retry_after, bool):
-        retry_after = parse_retry_after(headers.get("retry-after"))
-    details = error.get("details")
-    details = (
-        [{"field": str(d.get("field")), "message": str(d.get("message"))} for d in details if isinstance(d, dict)]
-        if isinstance(details, list)
-        else None
-    )
-    cls = ERROR_CLASSES.get(code, SignalApiError)
-    return cls(status, code, message, request_id, retry_after, details)
-
-
-def _is_timeout(err: BaseException) -> bool:
-    if isinstance(err, urllib.error.URLError) and isinstance(err.reason, BaseException):
-        return _is_timeout(err.reason)
-    return isinstance(err, (socket.timeout, TimeoutError))
 
 
 class SignalClient:
@@ -248,7 +149,7 @@ class SignalClient:
         return headers
 
     def _url(self, path: str, query: Mapping[str, QueryValue]) -> str:
-        qs = _query_string(query)
+        qs = query_string(query)
         return f"{self.base_url}{path}" + (f"?{qs}" if qs else "")
 
     def retry_wait(self, attempt: int, retry_after: Optional[int]) -> float:
@@ -258,10 +159,16 @@ class SignalClient:
         wanted = float(self.retry_base_wait * 2 ** (attempt - 1) * (0.8 + random.random() * 0.4))
         return min(float(self.max_retry_wait), max(0.0, wanted))
 
-    def _wait(self, info: RetryInfo) -> None:
+    def _wait(self, info: RetryInfo, interrupt: Optional[threading.Event] = None) -> None:
+        """Tells ``on_retry``, then sleeps ``info.wait``; with the default sleep, ``interrupt`` being
+        set ends the wait early (a stream closed from another thread). An injected ``sleep`` is
+        always the one used."""
         if self.on_retry is not None:
             self.on_retry(info)
-        self._sleep(info.wait)
+        if interrupt is not None and self._sleep is time.sleep:
+            interrupt.wait(info.wait)
+        else:
+            self._sleep(info.wait)
 
     def _open(
         self, method: str, url: str, headers: Mapping[str, str], payload: Optional[bytes], timeout: float
@@ -302,7 +209,7 @@ class SignalClient:
                 status, res_headers, res = self._open(method, url, headers, payload, per_attempt)
                 raw = res if isinstance(res, bytes) else _read_all(res)
             except (urllib.error.URLError, HTTPException, OSError) as err:
-                timed_out = _is_timeout(err)
+                timed_out = is_timeout(err)
                 # A POST that got no response may have happened: it is sent again only where the
                 # server responds to a repeat with what the first made.
                 if last or (method == "POST" and not deduplicated):
@@ -321,7 +228,7 @@ class SignalClient:
                     )
                 )
                 continue
-            self.rate_limit = _rate_limit(res_headers) or self.rate_limit
+            self.rate_limit = rate_limit_of(res_headers) or self.rate_limit
             try:
                 decoded = json.loads(raw.decode("utf-8")) if raw else None
             except (UnicodeDecodeError, ValueError):
@@ -330,7 +237,7 @@ class SignalClient:
                 return decoded
             if 200 <= status < 300:
                 raise SignalConnectionError(f"{method} {path}: HTTP {status} without the API's envelope")
-            error = _error_from(status, decoded, res_headers)
+            error = error_from(status, decoded, res_headers)
             retried = status in (429, 503) or (deduplicated and status >= 500)
             if last or not retried:
                 raise error
@@ -424,11 +331,9 @@ class Signals:
         last_event_id: Optional[str] = None,
         idle_timeout: float = 45.0,
         max_reconnects: Optional[int] = None,
-    ) -> "SignalStream":
+    ) -> SignalStream:
         """The live stream GET /v1/signals/stream, an iterator of StreamEvent that reconnects and
         resumes by Last-Event-ID: see signal_sdk.stream."""
-        from .stream import SignalStream
-
         return SignalStream(
             self._c,
             type=type,
@@ -580,7 +485,7 @@ class Webhooks:
         """Attempts now every failed or pending delivery created since ``since``, one page per call
         (operationId recoverWebhook): pass the result's ``next_cursor`` as ``cursor`` until it is
         None. A failed delivery gets one more attempt; a repeat finds them queued and queues 0."""
-        when = _iso(since) if isinstance(since, datetime) else since
+        when = iso_time(since) if isinstance(since, datetime) else since
         body: Dict[str, Any] = {"since": when}
         if cursor is not None:
             body["cursor"] = cursor
@@ -631,7 +536,7 @@ class Account:
         """A new API key; ``key`` is shown only in this response (operationId createApiKey)."""
         body: Dict[str, Any] = {"name": name}
         if expires_at is not None:
-            body["expires_at"] = _iso(expires_at) if isinstance(expires_at, datetime) else expires_at
+            body["expires_at"] = iso_time(expires_at) if isinstance(expires_at, datetime) else expires_at
         return cast(
             ApiKeyWithSecret,
             self._c._data("POST", "/v1/account/keys", body=body, auth="session", idempotency_key=idempotency_key),

@@ -13,18 +13,23 @@ event the server sends again after a reconnect is not handed out twice.
 
 import json
 import random
+import socket
+import threading
 import urllib.error
 from collections import OrderedDict
 from email.message import Message
 from dataclasses import dataclass
 from http.client import HTTPException
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .errors import SignalApiError, SignalConnectionError
+from .transport import QueryValue, RetryInfo, error_from, is_timeout
 from .types import SignalType, WebhookEvent
 
-if TYPE_CHECKING:
-    from .client import SignalClient
+try:
+    from typing import Protocol
+except ImportError:  # pragma: no cover - Python < 3.8 is not supported (requires-python >= 3.9)
+    Protocol = object  # type: ignore[assignment,misc]
 
 STREAM_PATH = "/v1/signals/stream"
 MAX_LINE_BYTES = 1 << 20
@@ -43,6 +48,23 @@ class StreamEvent:
     raw: str
 
 
+class StreamTransport(Protocol):
+    """What the stream borrows from the client (SignalClient is one): its URL, headers, one
+    attempt, the wait before a retry and the longest wait it accepts."""
+
+    max_retry_wait: float
+
+    def _url(self, path: str, query: Mapping[str, QueryValue]) -> str: ...
+
+    def _headers(self, method: str, has_body: bool, auth: str, idempotency_key: Optional[str]) -> Dict[str, str]: ...
+
+    def _open(
+        self, method: str, url: str, headers: Mapping[str, str], payload: Optional[bytes], timeout: float
+    ) -> Tuple[int, Message, Any]: ...
+
+    def _wait(self, info: RetryInfo, interrupt: Optional[threading.Event] = None) -> None: ...
+
+
 class _Dropped(Exception):
     """The connection broke the stream's framing (a line beyond MAX_LINE_BYTES)."""
 
@@ -59,11 +81,16 @@ class SignalStream:
     ``last_event_id`` is the id of the last event handed out: pass it to a new stream to resume
     after the bot restarts. ``close()`` (or leaving ``with client.signals.stream() as s:``) ends
     the connection.
+
+    ``close()`` is safe from any thread: a signal handler, a watchdog, or the thread that reads
+    the stream. It cuts the open connection (a read waiting on it returns at once) and stops a
+    reconnect wait; the loop reading the stream then ends without an error, and a closed stream
+    hands out nothing more. Calling it twice does nothing more.
     """
 
     def __init__(
         self,
-        client: "SignalClient",
+        client: StreamTransport,
         *,
         type: Union[SignalType, Sequence[SignalType], None] = None,
         events: Union[WebhookEvent, Sequence[WebhookEvent], None] = None,
@@ -81,18 +108,45 @@ class SignalStream:
         self.reconnects = 0
         self._seen: "OrderedDict[str, None]" = OrderedDict()
         self._events_gen: Optional[Iterator[StreamEvent]] = None
+        self._closed = threading.Event()
+        # The connection open now, so that close() from another thread can cut it.
+        self._response: Any = None
+        self._response_lock = threading.Lock()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
 
     def __iter__(self) -> "SignalStream":
         return self
 
     def __next__(self) -> StreamEvent:
+        if self._closed.is_set():
+            raise StopIteration
         if self._events_gen is None:
             self._events_gen = self._run()
         return next(self._events_gen)
 
     def close(self) -> None:
-        if self._events_gen is not None:
-            self._events_gen.close()  # type: ignore[attr-defined]
+        """Ends the stream; safe from any thread (see the class)."""
+        self._closed.set()
+        with self._response_lock:
+            res, self._response = self._response, None
+        if res is not None:
+            _cut(res)
+
+    def _hold(self, res: Any) -> bool:
+        """Keeps the open connection where close() finds it; False (and cut) when already closed."""
+        with self._response_lock:
+            if not self._closed.is_set():
+                self._response = res
+                return True
+        _cut(res)
+        return False
+
+    def _release(self) -> None:
+        with self._response_lock:
+            self._response = None
 
     def __enter__(self) -> "SignalStream":
         return self
@@ -101,12 +155,10 @@ class SignalStream:
         self.close()
 
     def _run(self) -> Iterator[StreamEvent]:
-        from .client import RetryInfo, _error_from, _is_timeout
-
         c = self._client
         url = c._url(STREAM_PATH, self._query)
         failures = 0
-        while True:
+        while not self._closed.is_set():
             headers = c._headers("GET", False, "api_key", None)
             headers["Accept"] = "text/event-stream"
             headers["Cache-Control"] = "no-cache"
@@ -123,7 +175,7 @@ class SignalStream:
                         decoded = json.loads(res.decode("utf-8")) if res else None
                     except (UnicodeDecodeError, ValueError):
                         decoded = None
-                    error: SignalApiError = _error_from(status, decoded, res_headers)
+                    error: SignalApiError = error_from(status, decoded, res_headers)
                     if status not in (429, 503) and status < 500:
                         raise error
                     reason = "rate_limited" if status == 429 else "unavailable" if status == 503 else "server_error"
@@ -132,6 +184,8 @@ class SignalStream:
                         if error.retry_after > c.max_retry_wait:
                             raise error
                         server_wait = float(error.retry_after)
+                elif not self._hold(res):
+                    return
                 else:
                     content_type = res_headers.get("content-type", "")
                     if not content_type.startswith("text/event-stream"):
@@ -153,13 +207,18 @@ class SignalStream:
                                 # The credential no longer holds (revoked or expired key): reconnecting
                                 # would only be refused.
                                 raise _stream_error(event)
+                            if self._closed.is_set():
+                                return
                             yield event
                     except (urllib.error.URLError, HTTPException, OSError, _Dropped) as err:
-                        reason = "timeout" if _is_timeout(err) else "connection"
+                        reason = "timeout" if is_timeout(err) else "connection"
                     finally:
+                        self._release()
                         res.close()
             except (urllib.error.URLError, HTTPException, OSError) as err:
-                reason = "timeout" if _is_timeout(err) else "connection"
+                reason = "timeout" if is_timeout(err) else "connection"
+            if self._closed.is_set():
+                return
             if self.max_reconnects is not None and self.reconnects >= self.max_reconnects:
                 raise SignalConnectionError(f"GET {STREAM_PATH}: ended after {self.reconnects} reconnects")
             failures += 1
@@ -170,7 +229,7 @@ class SignalStream:
                 base = self.retry_hint if self.retry_hint is not None else 1.0
                 wait = base if failures == 1 else base * 2 ** (failures - 1) * (0.8 + random.random() * 0.4)
                 wait = min(c.max_retry_wait, wait)
-            c._wait(RetryInfo(failures, wait, "GET", STREAM_PATH, status, reason, request_id))
+            c._wait(RetryInfo(failures, wait, "GET", STREAM_PATH, status, reason, request_id), self._closed)
 
     def _events(self, res: Any) -> Iterator[Optional[StreamEvent]]:
         """Parses the stream (the WHATWG event-stream format); yields None for a comment."""
@@ -226,9 +285,26 @@ def _decode(raw: str) -> Any:
 
 def _stream_error(event: StreamEvent) -> SignalApiError:
     """The error a stream's final ``error`` event stands for (its data: ``{code, message}``)."""
-    from .client import _error_from
-
     data = event.data if isinstance(event.data, dict) else {}
     code = str(data.get("code", "UNAUTHORIZED"))
     message = str(data.get("message", "The stream was ended by the server."))
-    return _error_from(401, {"success": False, "error": {"code": code, "message": message}}, Message())
+    return error_from(401, {"success": False, "error": {"code": code, "message": message}}, Message())
+
+
+def _cut(res: Any) -> None:
+    """Ends a response from any thread: shuts its socket down, so that a read blocked on it
+    returns at once (the reading thread then closes the response; closing it here would pull
+    the file from under that read). The socket is found through http.client's file object; a
+    response without one is closed."""
+    raw = getattr(getattr(res, "fp", None), "raw", None)
+    sock = getattr(raw, "_sock", None)
+    if isinstance(sock, socket.socket):
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # already closed or never connected: nothing to cut
+        return
+    try:
+        res.close()
+    except (OSError, ValueError):
+        pass  # the reading thread closed it meanwhile

@@ -140,6 +140,7 @@ class TypeStatistics(TypedDict):
     total: int
     winners: int
     win_rate: float
+    """Percent, 0–100 (not a fraction): winners per 100 signals (27.5 means 27.5 %)."""
 
 
 # Keys such as "3d" are not identifiers: the functional form declares them.
@@ -160,6 +161,7 @@ class Statistics(TypedDict):
     total_signals: int
     winners: int
     win_rate: float
+    """Percent, 0–100 (not a fraction): winners per 100 signals of the period."""
     avg_roi: float
     best_roi: float
     by_type: StatisticsByType

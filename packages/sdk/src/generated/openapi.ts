@@ -24,7 +24,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Live signal events as Server-Sent Events, resumable with Last-Event-ID. Opening a stream costs one request; events cost nothing. An account may hold its plan’s number of open streams (5 by default): one more is 429 naming the limit. A revoked or expired key’s streams end with `event: error`. */
+    /**
+     * Stream live signal events
+     * @description Live signal events as Server-Sent Events, resumable with Last-Event-ID. Opening a stream costs one request; events cost nothing. An account may hold its plan’s number of open streams (5 by default): one more is 429 naming the limit. A revoked or expired key’s streams end with `event: error`.
+     */
     get: operations['streamSignals'];
     put?: never;
     post?: never;
@@ -479,7 +482,7 @@ export interface components {
     Statistics: {
       total_signals: number;
       winners: number;
-      /** @description Percent 0–100 */
+      /** @description Percent, 0–100 (not a fraction): winners per 100 signals of the period (27.5 means 27.5 %); 0 with no signals */
       win_rate: number;
       /** @description Mean ROI in percent */
       avg_roi: number;
@@ -490,37 +493,37 @@ export interface components {
         new: {
           total: number;
           winners: number;
-          /** @description Percent 0–100 of winners / total; 0 when total is 0 */
+          /** @description Percent, 0–100 (not a fraction): winners per 100 signals of this type in the period (27.5 means 27.5 %); 0 when total is 0 */
           win_rate: number;
         };
         '3d': {
           total: number;
           winners: number;
-          /** @description Percent 0–100 of winners / total; 0 when total is 0 */
+          /** @description Percent, 0–100 (not a fraction): winners per 100 signals of this type in the period (27.5 means 27.5 %); 0 when total is 0 */
           win_rate: number;
         };
         '7d': {
           total: number;
           winners: number;
-          /** @description Percent 0–100 of winners / total; 0 when total is 0 */
+          /** @description Percent, 0–100 (not a fraction): winners per 100 signals of this type in the period (27.5 means 27.5 %); 0 when total is 0 */
           win_rate: number;
         };
         '30d': {
           total: number;
           winners: number;
-          /** @description Percent 0–100 of winners / total; 0 when total is 0 */
+          /** @description Percent, 0–100 (not a fraction): winners per 100 signals of this type in the period (27.5 means 27.5 %); 0 when total is 0 */
           win_rate: number;
         };
         wallet: {
           total: number;
           winners: number;
-          /** @description Percent 0–100 of winners / total; 0 when total is 0 */
+          /** @description Percent, 0–100 (not a fraction): winners per 100 signals of this type in the period (27.5 means 27.5 %); 0 when total is 0 */
           win_rate: number;
         };
         premium: {
           total: number;
           winners: number;
-          /** @description Percent 0–100 of winners / total; 0 when total is 0 */
+          /** @description Percent, 0–100 (not a fraction): winners per 100 signals of this type in the period (27.5 means 27.5 %); 0 when total is 0 */
           win_rate: number;
         };
       };

@@ -35,4 +35,20 @@ describe('docs router', () => {
     expect(doc.paths['/v1/auth/login'].post.security).toEqual([]);
     expect(doc.info.description).toContain('## Receiving webhooks');
   });
+
+  // The gateway's 404 envelope for GET / is test/gateway-auth.test.ts's ("matches no route").
+  it('when a browser opens /, then it is pointed to the dashboard and the reference; a JSON client falls through to the 404', async () => {
+    const page = await request(app)
+      .get('/')
+      .set('Accept', 'text/html,application/xhtml+xml,*/*;q=0.8')
+      .expect(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(page.text).toContain('<a href="/dashboard">Dashboard</a>');
+    expect(page.text).toContain('<a href="/docs">API reference</a>');
+    for (const accept of ['application/json', '*/*']) {
+      const res = await request(app).get('/').set('Accept', accept).expect(404);
+      expect(res.text).not.toContain('Dashboard');
+    }
+  });
 });

@@ -77,6 +77,19 @@ th, td { border: 1px solid var(--border); padding: 6px 10px; text-align: left; v
 th { background: var(--bg-2); }
 `;
 
+const ROOT_STYLE =
+  'body { margin: 0; color: #1f2328; background: #fff; font: 16px/1.6 system-ui, sans-serif; } ' +
+  'main { max-width: 760px; margin: 0 auto; padding: 24px; } a { color: #0550ae; }';
+
+/** `/` for a browser: where the dashboard and the reference are (an API client gets the JSON 404). */
+const ROOT_PAGE =
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Signal Service</title>` +
+  `<meta name="viewport" content="width=device-width, initial-scale=1"><style>${ROOT_STYLE}</style></head><body>` +
+  `<main><h1>Signal Service</h1><p>This is the API's address: its routes are under <code>/v1</code>.</p><ul>` +
+  `<li><a href="/dashboard">Dashboard</a>: sign up, API keys, usage, webhooks, signals</li>` +
+  `<li><a href="/docs">API reference</a>: every route, with try-it (<a href="/openapi.json">OpenAPI 3.1</a>)</li>` +
+  `</ul></main></body></html>`;
+
 export function guidePage(guide: string | undefined): string {
   const body = markdown.render(guide ?? '# Receiving webhooks\n\nGuide not bundled.');
   return (
@@ -121,6 +134,13 @@ export function docsRouter(guard: RequestHandler, plan: Plan, publicUrl?: string
     res.setHeader('Content-Security-Policy', DOCS_CSP);
     next();
   };
+  router.get('/', guard, html, (req, res, next) => {
+    // Only a client that prefers HTML (a browser) gets the page; curl and the SDKs (*/* or JSON)
+    // fall through to the 404 envelope like any other path outside the API.
+    if (req.accepts(['application/json', 'text/html']) !== 'text/html') return next();
+    res.setHeader('Cache-Control', 'no-cache');
+    res.type('html').send(ROOT_PAGE);
+  });
   router.get('/openapi.json', guard, (_req, res) => {
     res.json(document);
   });

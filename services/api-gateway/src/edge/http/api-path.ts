@@ -85,7 +85,10 @@ const REFUSAL: Record<Refusal['code'], ErrorCode> = {
 };
 
 /** What the error response says of a refused credential, beyond its code's default message. */
-function refusalDetails(result: Refusal): { message?: string; retryAfter?: number } {
+function refusalDetails(
+  result: Refusal,
+  authorization: string | undefined,
+): { message?: string; retryAfter?: number } {
   switch (result.code) {
     case 'TOO_MANY_IN_FLIGHT':
       return {
@@ -96,8 +99,13 @@ function refusalDetails(result: Refusal): { message?: string; retryAfter?: numbe
     case 'UNAVAILABLE':
       return { retryAfter: result.retryAfter };
     case 'UNAUTHORIZED':
-      return result.revoked
-        ? { message: 'This API key was revoked; create a new one in the dashboard.' }
+      if (result.revoked) return { message: 'This API key was revoked; create a new one in the dashboard.' };
+      // The key alone, without its scheme: the commonest first mistake, so it is named.
+      return authorization !== undefined && /^\s*sk_/.test(authorization)
+        ? {
+            message:
+              'The Authorization header needs the Bearer scheme: send `Authorization: Bearer <API key>`.',
+          }
         : {};
     default:
       return {};
@@ -326,7 +334,7 @@ export function apiPath(deps: ApiPathDeps) {
         if (result.code === 'TOO_MANY_IN_FLIGHT') busyAccounts.inc();
         status = sendError(res, head, REFUSAL[result.code], requestId, {
           close: unreadBody,
-          ...refusalDetails(result),
+          ...refusalDetails(result, typeof authorization === 'string' ? authorization : undefined),
         });
       } else if (!upstream) {
         status = sendError(res, head, 'NOT_FOUND', requestId, {

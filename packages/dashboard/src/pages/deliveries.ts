@@ -1,0 +1,421 @@
+/** One webhook's deliveries, each with its attempts; test, re-send and recover. */
+import type { Delivery, WebhookSubscription } from '@signal/contracts';
+import { call, get, post } from '../api.js';
+import {
+  badge,
+  breakable,
+  field,
+  fmtDate,
+  fmtRelative,
+  h,
+  replace,
+  select,
+  table,
+  timeEl,
+  zoneName,
+  localMinute,
+} from '../dom.js';
+import {
+  DELIVERY_EVENTS,
+  announce,
+  showFormError,
+  act,
+  every,
+  onSubmit,
+  page,
+  type DeliveryAttempt,
+} from '../shell.js';
+import { lastResponseOf } from '../health.js';
+import { webhookState } from './webhooks.js';
+
+/** A body as sent or received: pretty JSON when it is JSON, else as is; scrollable, focusable. */
+function bodyBlock(label: string, body: string): HTMLElement {
+  let text = body;
+  try {
+    text = JSON.stringify(JSON.parse(body), null, 2);
+  } catch {
+    // not JSON: shown as received
+  }
+  return h('pre', { class: 'body', tabindex: 0, 'aria-label': label }, text === '' ? '(empty)' : text);
+}
+
+function headerList(label: string, headers: Record<string, string>): HTMLElement {
+  const entries = Object.entries(headers);
+  return h(
+    'dl',
+    { class: 'headers', 'aria-label': label },
+    entries.length
+      ? entries.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])
+      : [h('dt', {}, '(none)'), h('dd', {}, '')],
+  );
+}
+
+/** One attempt as Svix shows it: what was sent, what came back, when and how long. */
+export function attemptView(deliveryId: string, a: DeliveryAttempt): HTMLElement {
+  const outcome = a.status_code !== null ? `HTTP ${a.status_code}` : (a.error ?? 'no response');
+  const ok = a.error === null;
+  return h(
+    'article',
+    { class: 'attempt', 'aria-label': `Attempt ${a.attempt} of ${deliveryId}` },
+    h('h3', {}, `Attempt ${a.attempt}: `, badge(ok ? 'succeeded' : 'failed'), ` ${outcome}`),
+    h(
+      'p',
+      { class: 'muted' },
+      'Started ',
+      timeEl(a.started_at),
+      ` · took ${Math.round(a.duration_ms).toLocaleString()} ms`,
+      a.error && a.status_code !== null ? ` · ${a.error}` : '',
+    ),
+    h('h4', {}, 'Request'),
+    a.request
+      ? [
+          h('p', {}, 'POST ', breakable(a.request.url)),
+          headerList(`Request headers of attempt ${a.attempt}`, a.request.headers),
+          bodyBlock(`Request body of attempt ${a.attempt}`, a.request.body),
+        ]
+      : h(
+          'p',
+          { class: 'muted' },
+          'Not recorded: nothing was sent, or the attempt is older than this record.',
+        ),
+    h('h4', {}, 'Response'),
+    a.response
+      ? [
+          h('p', {}, `Status ${a.response.status}`),
+          headerList(`Response headers of attempt ${a.attempt}`, a.response.headers),
+          bodyBlock(`Response body of attempt ${a.attempt}`, a.response.body),
+          a.response.body_truncated
+            ? h('p', { class: 'muted' }, 'The body went on: only its first 4 KB are kept.')
+            : null,
+        ]
+      : h('p', { class: 'muted' }, `No response (${a.error ?? 'none'}).`),
+  );
+}
+
+/** A delivery's state for people: pending ones say when their next attempt is. */
+function deliveryState(d: Delivery): HTMLElement {
+  return h(
+    'span',
+    {},
+    badge(d.status),
+    d.status === 'pending' && d.next_attempt_at
+      ? h(
+          'span',
+          { class: 'muted block' },
+          'next attempt ',
+          timeEl(d.next_attempt_at),
+          ` (${fmtRelative(d.next_attempt_at)})`,
+        )
+      : null,
+  );
+}
+
+export async function deliveriesView(webhookId: string): Promise<void> {
+  const hook = await act(() => get<WebhookSubscription>(`/v1/webhooks/${encodeURIComponent(webhookId)}`));
+  if (!hook) return;
+  const params = new URLSearchParams(location.hash.split('?')[1] ?? '');
+  const status = select(
+    'status',
+    [
+      ['', 'Any status'],
+      ['pending', 'pending'],
+      ['succeeded', 'succeeded'],
+      ['failed', 'failed'],
+    ],
+    params.get('status') ?? '',
+  );
+  const event = select(
+    'event',
+    [['', 'Any event'], ...DELIVERY_EVENTS.map((e): [string, string] => [e, e])],
+    params.get('event') ?? '',
+  );
+  const pageNo = Number(params.get('page') ?? '1') || 1;
+  const filters = h(
+    'form',
+    { class: 'card', 'aria-label': 'Filter deliveries' },
+    h('div', { class: 'grid' }, field('Status', status), field('Event', event)),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Apply filters')),
+  );
+  filters.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const q = new URLSearchParams();
+    if (status.value) q.set('status', status.value);
+    if (event.value) q.set('event', event.value);
+    location.hash = `#/webhooks/${webhookId}?${q.toString()}`;
+  });
+
+  // Until when the list refreshes itself though nothing is pending (a test or recovery just queued).
+  let liveUntil = 0;
+  const testEvent = select(
+    'event',
+    DELIVERY_EVENTS.map((e): [string, string] => [e, e]),
+    'webhook.test',
+  );
+  const testForm = h(
+    'form',
+    { class: 'card', 'aria-label': 'Send a test event' },
+    field('Test event', testEvent, 'A sample payload in this event’s shape, marked "test": true.'),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Send test')),
+  );
+  onSubmit(testForm, async () => {
+    const chosen = testEvent.value;
+    const d = await act(
+      () => post<Delivery>(`/v1/webhooks/${webhookId}/test`, { event: chosen }),
+      `Test ${chosen} queued.`,
+      testForm,
+    );
+    if (!d) return;
+    liveUntil = Date.now() + 15_000;
+    await refresh();
+  });
+
+  const since = h('input', {
+    type: 'datetime-local',
+    name: 'since',
+    required: true,
+    value: localMinute(Date.now() - 86_400_000),
+  });
+  const recoverForm = h(
+    'form',
+    { class: 'card', 'aria-label': 'Recover deliveries' },
+    field(
+      'Attempt now every delivery that failed or waits for a retry, created since',
+      since,
+      `Your time zone: ${zoneName()}. Each gets one attempt now; asking again queues none twice.`,
+    ),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Recover deliveries')),
+  );
+  onSubmit(recoverForm, async () => {
+    const at = new Date(since.value);
+    if (Number.isNaN(at.getTime())) return showFormError(recoverForm, new Error('Choose a date and time.'));
+    // One page of deliveries per call: the next is asked for with the cursor until there is none.
+    let queued = 0;
+    let cursor: string | null = null;
+    let from = at.toISOString();
+    for (let pages = 0; pages < 100; pages++) {
+      const body: { since: string; cursor?: string } = { since: at.toISOString() };
+      if (cursor) body.cursor = cursor;
+      const r = await act(
+        () =>
+          post<{ since: string; queued: number; next_cursor?: string | null }>(
+            `/v1/webhooks/${webhookId}/recover`,
+            body,
+          ),
+        undefined,
+        recoverForm,
+      );
+      if (!r) return;
+      queued += r.queued;
+      from = r.since;
+      cursor = r.next_cursor ?? null;
+      if (!cursor) break;
+    }
+    announce(
+      queued === 0
+        ? `No failed or waiting deliveries since ${fmtDate(from)}: nothing queued.`
+        : `${queued} deliver${queued === 1 ? 'y' : 'ies'} since ${fmtDate(from)} queued for an attempt now.`,
+    );
+    liveUntil = Date.now() + 15_000;
+    await refresh();
+  });
+
+  const q = new URLSearchParams({ limit: '20', page: String(pageNo) });
+  if (params.get('status')) q.set('status', params.get('status')!);
+  if (params.get('event')) q.set('event', params.get('event')!);
+  const listSlot = h('div', {});
+  const pagerSlot = h('div', {});
+  const liveNote = h('p', { class: 'muted' });
+  /** Deliveries whose attempts are shown, with their last detail. */
+  const open = new Map<string, Delivery | undefined>();
+  let generation = 0;
+  /**
+   * When the list is read again by itself: soon after the next pending attempt is due (2 s at
+   * the earliest, 30 s at the latest), never while nothing is pending. The page reads through
+   * the account's plan like any client, so it does not poll a delivery whose next attempt is
+   * minutes away every 2 seconds.
+   */
+  let nextPollAt = Number.POSITIVE_INFINITY;
+
+  const render = (deliveries: Delivery[]) => {
+    // A redraw puts the focus back where it was (the same control of the same delivery).
+    const focused = document.activeElement?.closest('[data-focus]')?.getAttribute('data-focus');
+    const cells = deliveries.map((d) => {
+      const full = open.get(d.id);
+      const count = full?.attempts?.length ?? d.attempts_made;
+      const shown = open.has(d.id);
+      const panelId = `attempts-${d.id}`;
+      const toggle = h(
+        'button',
+        {
+          type: 'button',
+          class: 'link',
+          'aria-expanded': shown ? 'true' : 'false',
+          'aria-controls': panelId,
+          'data-focus': `attempts:${d.id}`,
+          onclick: async () => {
+            if (open.has(d.id)) open.delete(d.id);
+            else open.set(d.id, undefined);
+            await refresh();
+          },
+        },
+        `Attempts (${count})`,
+      );
+      return {
+        d,
+        row: [
+          h('code', {}, d.id),
+          d.event,
+          deliveryState(full ?? d),
+          lastResponseOf(full ?? d) ?? lastResponseOf(d) ?? '—',
+          timeEl(d.created_at),
+          h(
+            'div',
+            { class: 'actions' },
+            toggle,
+            (full ?? d).status === 'failed' || (full ?? d).status === 'pending'
+              ? h(
+                  'button',
+                  {
+                    type: 'button',
+                    class: 'secondary',
+                    'data-focus': `resend:${d.id}`,
+                    'aria-label':
+                      (full ?? d).status === 'failed'
+                        ? `Re-send delivery ${d.id}`
+                        : `Retry delivery ${d.id} now`,
+                    onclick: async () => {
+                      const waiting = (full ?? d).status === 'pending';
+                      if (
+                        await act(
+                          () => post(`/v1/webhooks/${webhookId}/deliveries/${d.id}/retry`),
+                          waiting ? 'Delivery attempted now.' : 'Delivery re-sent.',
+                        )
+                      ) {
+                        liveUntil = Date.now() + 15_000;
+                        await refresh();
+                      }
+                    },
+                  },
+                  (full ?? d).status === 'failed' ? 'Re-send' : 'Retry now',
+                )
+              : null,
+          ),
+        ],
+        panel: shown
+          ? h(
+              'div',
+              { id: panelId, class: 'attempts', role: 'region', 'aria-label': `Attempts of ${d.id}` },
+              full
+                ? full.attempts?.length
+                  ? full.attempts.map((a) => attemptView(d.id, a))
+                  : h('p', { class: 'muted' }, 'No attempt yet.')
+                : h('p', { class: 'muted' }, 'Loading…'),
+            )
+          : null,
+      };
+    });
+    const filtered = Boolean(params.get('status') || params.get('event'));
+    const built = table(
+      'Deliveries, newest first',
+      ['Delivery', 'Event', 'Status', 'Last response', 'Created', 'Attempts'],
+      cells.map((c) => c.row),
+      filtered
+        ? h(
+            'span',
+            {},
+            'No deliveries match these filters. ',
+            h('a', { href: `#/webhooks/${webhookId}` }, 'Show every delivery'),
+          )
+        : 'No deliveries yet: send a test above.',
+    );
+    // Each shown delivery's attempts in a full-width row under its own.
+    const bodyRows = [...built.querySelectorAll('tbody > tr')];
+    cells.forEach((c, i) => {
+      if (!c.panel) return;
+      const td = h('td', { role: 'cell', colspan: 6, class: 'attempts-cell' }, c.panel);
+      bodyRows[i]?.after(h('tr', { role: 'row', class: 'attempts-row' }, td));
+    });
+    replace(listSlot, built);
+    if (focused) listSlot.querySelector<HTMLElement>(`[data-focus="${CSS.escape(focused)}"]`)?.focus();
+  };
+
+  const refresh = async () => {
+    const gen = ++generation;
+    const list = await act(() =>
+      call<Delivery[]>('GET', `/v1/webhooks/${webhookId}/deliveries?${q.toString()}`),
+    );
+    if (!list || gen !== generation) return;
+    const ids = new Set(list.data.map((d) => d.id));
+    for (const id of open.keys()) if (!ids.has(id)) open.delete(id);
+    await Promise.all(
+      [...open.keys()].map(async (id) => {
+        const full = await act(() => get<Delivery>(`/v1/webhooks/${webhookId}/deliveries/${id}`));
+        if (full) open.set(id, full);
+      }),
+    );
+    if (gen !== generation) return;
+    const pendingDue = [...list.data, ...[...open.values()].flatMap((d) => (d ? [d] : []))]
+      .filter((d) => d.status === 'pending')
+      .map((d) => (d.next_attempt_at ? Date.parse(d.next_attempt_at) : Date.now()));
+    const now = Date.now();
+    nextPollAt = pendingDue.length
+      ? Math.min(now + 30_000, Math.max(now + 2000, Math.min(...pendingDue) + 1000))
+      : Number.POSITIVE_INFINITY;
+    render(list.data);
+    const meta = list.meta;
+    replace(
+      pagerSlot,
+      meta
+        ? h(
+            'p',
+            {},
+            `Page ${meta.page} of ${Math.max(1, meta.total_pages)} (${meta.total} deliveries) `,
+            meta.page > 1 ? pager(meta.page - 1, 'Previous') : null,
+            ' ',
+            meta.page < meta.total_pages ? pager(meta.page + 1, 'Next') : null,
+          )
+        : null,
+    );
+    replace(
+      liveNote,
+      `Up to date as of ${fmtDate(new Date(now).toISOString())}.`,
+      pendingDue.length ? ' Updates by itself while a delivery is pending, after its next attempt.' : '',
+    );
+  };
+  const pager = (p: number, label: string) => {
+    const nq = new URLSearchParams(params);
+    nq.set('page', String(p));
+    return h('a', { href: `#/webhooks/${webhookId}?${nq.toString()}` }, label);
+  };
+
+  page(
+    'Deliveries',
+    h('p', {}, h('a', { href: '#/webhooks' }, '← Webhooks')),
+    h(
+      'dl',
+      { class: 'detail card' },
+      h('dt', {}, 'Endpoint'),
+      h('dd', {}, breakable(hook.url)),
+      h('dt', {}, 'Status'),
+      h('dd', {}, webhookState(hook)),
+      ...(hook.description ? [h('dt', {}, 'Description'), h('dd', {}, hook.description)] : []),
+      h('dt', {}, 'Events'),
+      h('dd', {}, hook.events.join(', ')),
+    ),
+    testForm,
+    recoverForm,
+    filters,
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'button', class: 'secondary', onclick: () => void refresh() }, 'Refresh'),
+    ),
+    liveNote,
+    listSlot,
+    pagerSlot,
+  );
+  await refresh();
+  every(2000, async () => {
+    if (Date.now() >= nextPollAt || Date.now() < liveUntil) await refresh();
+  });
+}

@@ -1,0 +1,278 @@
+/** Profile → API settings: the plan, the keys and their usage. */
+import { SubmissionKey, del, get, post } from '../api.js';
+import { usageChart } from '../charts.js';
+import {
+  badge,
+  confirmDialog,
+  field,
+  fmtDate,
+  fmtRelative,
+  h,
+  replace,
+  secretPanel,
+  select,
+  table,
+  timeEl,
+  zoneName,
+  localDay,
+} from '../dom.js';
+import {
+  state,
+  announce,
+  act,
+  every,
+  onSubmit,
+  page,
+  type KeyRow,
+  type WindowLeft,
+  type Usage,
+} from '../shell.js';
+
+const OVERLAPS: [string, string][] = [
+  ['0', 'Revoke the old key now'],
+  ['3600', 'Keep the old key 1 hour'],
+  ['86400', 'Keep the old key 24 hours'],
+  ['604800', 'Keep the old key 7 days'],
+];
+
+/** An API key's status for people: revoked, expired, or active with how long it has left. */
+function keyState(k: KeyRow): HTMLElement {
+  if (k.status !== 'active' || !k.expires_at) return badge(k.status);
+  return h(
+    'span',
+    {},
+    badge(k.status),
+    h('span', { class: 'muted block' }, `expires ${fmtRelative(k.expires_at)}`),
+  );
+}
+
+export async function keysView(): Promise<void> {
+  const keys = (await act(() => get<KeyRow[]>('/v1/dashboard/keys'))) ?? [];
+  const plan = state.session!.account.plan;
+  const secretSlot = h('div', {});
+  const showSecret = (key: string, keyName: string) => {
+    replace(
+      secretSlot,
+      secretPanel(
+        `New key “${keyName}”`,
+        key,
+        'Copy it now: it is shown only once. Use it as Authorization: Bearer <key>.',
+        // Only the panel goes: the list is already fresh. (Re-rendering the whole view here would
+        // race with what the developer does next: a revoke confirmed before that render's list
+        // arrives would be drawn over by the older list, showing the revoked key as active.)
+        () => name.focus(),
+      ),
+    );
+    secretSlot.querySelector('button')?.focus();
+  };
+
+  const name = h('input', {
+    type: 'text',
+    name: 'name',
+    required: true,
+    maxlength: 100,
+    autocomplete: 'off',
+  });
+  // The earliest day a key can stop is tomorrow: a past or present day would refuse it at once.
+  const expires = h('input', { type: 'date', name: 'expires_at', min: localDay(Date.now() + 86_400_000) });
+  const create = h(
+    'form',
+    {},
+    field('Key name', name, 'For example production or staging: one key per environment.'),
+    field(
+      'Expires (optional)',
+      expires,
+      `The key stops working at the start of this day, ${zoneName()} time.`,
+    ),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Create key')),
+  );
+  const submission = new SubmissionKey();
+  onSubmit(create, async () => {
+    const body: { name: string; expires_at?: string } = { name: name.value.trim() };
+    // The day picked is a day of the reader's calendar: it starts at their midnight.
+    if (expires.value) body.expires_at = new Date(`${expires.value}T00:00`).toISOString();
+    const idempotencyKey = submission.for(body);
+    const created = await act(
+      () => post<KeyRow & { key: string }>('/v1/dashboard/keys', body, { idempotencyKey }),
+      'Key created.',
+      create,
+    );
+    if (created) {
+      submission.done();
+      create.reset();
+      showSecret(created.key, created.name);
+      await refreshList();
+    }
+  });
+
+  const listSlot = h('div', {});
+  let listRequests = 0;
+  const refreshList = async () => {
+    const request = ++listRequests;
+    const rows = await act(() => get<KeyRow[]>('/v1/dashboard/keys'));
+    // A response overtaken by a later refresh (or a failed one) does not replace the newer list.
+    if (!rows || request !== listRequests) return;
+    replace(listSlot, keyTable(rows));
+    const chosen = usageSelect.value;
+    replace(usageSelect, ...usageOptions(rows, chosen));
+  };
+  const keyTable = (rows: KeyRow[]) =>
+    table(
+      'API keys',
+      ['Name', 'Prefix', 'Created', 'Last used', 'Expires', 'Status', 'Actions'],
+      rows.map((k) => [
+        k.name,
+        h('code', {}, `${k.prefix}…`),
+        timeEl(k.created_at),
+        timeEl(k.last_used_at),
+        timeEl(k.expires_at),
+        keyState(k),
+        k.status === 'active'
+          ? h(
+              'div',
+              { class: 'actions' },
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'secondary',
+                  'aria-label': `Roll key ${k.name} (${k.prefix}…)`,
+                  onclick: () => void roll(k),
+                },
+                'Roll',
+              ),
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'danger',
+                  'aria-label': `Revoke key ${k.name} (${k.prefix}…)`,
+                  onclick: () => void revoke(k),
+                },
+                'Revoke',
+              ),
+            )
+          : '—',
+      ]),
+    );
+  const revoke = async (k: KeyRow) => {
+    const ok = await confirmDialog(
+      `Revoke “${k.name}”?`,
+      h(
+        'p',
+        {},
+        `Every request with ${k.prefix}… fails from now on, on every server. This cannot be undone.`,
+      ),
+      'Revoke key',
+    );
+    if (!ok) return;
+    if (await act(() => del<KeyRow>(`/v1/dashboard/keys/${k.id}`), `Key “${k.name}” revoked.`))
+      await refreshList();
+  };
+  const roll = async (k: KeyRow) => {
+    const overlap = select('overlap', OVERLAPS, '86400');
+    const ok = await confirmDialog(
+      `Roll “${k.name}”?`,
+      h('p', {}, 'A new key is created now. Deploy it, then the old key stops after the overlap you choose.'),
+      'Roll key',
+      field('Overlap', overlap),
+    );
+    if (!ok) return;
+    const r = await act(() =>
+      post<{ created: KeyRow & { key: string }; previous: KeyRow }>(`/v1/dashboard/keys/${k.id}/roll`, {
+        overlap_seconds: Number(overlap.value),
+      }),
+    );
+    if (r) {
+      const old = r.previous;
+      announce(
+        old.status === 'active' && old.expires_at
+          ? `Key rolled. The old key ${old.prefix}… keeps working until ${fmtDate(old.expires_at)} (${fmtRelative(old.expires_at)}); the new one is ${r.created.prefix}….`
+          : `Key rolled. The old key ${old.prefix}… is revoked; the new one is ${r.created.prefix}….`,
+      );
+      showSecret(r.created.key, r.created.name);
+      await refreshList();
+    }
+  };
+
+  const usageSelect = h('select', { name: 'usage-subject' });
+  const usageOptions = (rows: KeyRow[], chosen = '') => [
+    h('option', { value: '', selected: chosen === '' }, 'Whole account'),
+    h(
+      'option',
+      { value: 'dashboard', selected: chosen === 'dashboard' },
+      'This dashboard (session requests)',
+    ),
+    ...rows.map((k) => h('option', { value: k.id, selected: chosen === k.id }, `${k.name} (${k.prefix}…)`)),
+  ];
+  replace(usageSelect, ...usageOptions(keys));
+  const leftSlot = h('div', { class: 'grid left' });
+  const usageSlot = h('div', {});
+  const updated = h('p', { class: 'muted' });
+  let usageRequests = 0;
+  const loadUsage = async () => {
+    const request = ++usageRequests;
+    const q = usageSelect.value ? `?key_id=${encodeURIComponent(usageSelect.value)}` : '';
+    const u = await act(() => get<Usage>(`/v1/dashboard/usage${q}`));
+    if (!u || request !== usageRequests) return;
+    const time = (iso: string) =>
+      new Date(iso).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+    const day = (iso: string) =>
+      new Date(iso).toLocaleDateString(undefined, { month: 'short', day: 'numeric' });
+    const left = (label: string, w: WindowLeft) =>
+      h(
+        'div',
+        { class: 'card', 'data-window': label },
+        h('span', { class: 'stat' }, w.remaining.toLocaleString()),
+        `left ${label} of ${w.limit.toLocaleString()} (${w.used.toLocaleString()} used; starts over ${fmtRelative(w.resets_at)}, at ${fmtDate(w.resets_at)})`,
+      );
+    replace(leftSlot, left('this minute', u.remaining.minute), left('today', u.remaining.day));
+    // A redraw keeps the "Numbers" disclosures the developer opened.
+    const open = [...usageSlot.querySelectorAll('details')].map((d) => d.open);
+    replace(
+      usageSlot,
+      h(
+        'div',
+        { class: 'grid' },
+        usageChart(`Requests per minute, last hour (${zoneName()} time)`, u.minutes, time, u.plan.per_minute),
+        usageChart('Requests per day, last 30 days (UTC days)', u.days, day, u.plan.per_day),
+      ),
+    );
+    usageSlot.querySelectorAll('details').forEach((d, i) => {
+      d.open = open[i] ?? false;
+    });
+    replace(updated, `Updated ${fmtDate(new Date().toISOString())}; updates every 5 seconds.`);
+  };
+  usageSelect.addEventListener('change', () => void loadUsage());
+
+  replace(listSlot, keyTable(keys));
+  page(
+    'API settings',
+    secretSlot,
+    h(
+      'section',
+      { 'aria-labelledby': 'plan-h' },
+      h('h2', { id: 'plan-h' }, 'Plan'),
+      h(
+        'p',
+        {},
+        `${plan.per_minute} requests per minute and ${plan.per_day.toLocaleString()} per day, shared by all keys of this account and this dashboard. `,
+        'Higher limits: contact the operator.',
+      ),
+      h('h3', {}, 'Left now (whole account)'),
+      leftSlot,
+    ),
+    h('section', { 'aria-labelledby': 'keys-h' }, h('h2', { id: 'keys-h' }, 'Keys'), listSlot),
+    h('section', { 'aria-labelledby': 'create-h' }, h('h2', { id: 'create-h' }, 'Create a key'), create),
+    h(
+      'section',
+      { 'aria-labelledby': 'usage-h' },
+      h('h2', { id: 'usage-h' }, 'Usage'),
+      field('Show usage of', usageSelect),
+      usageSlot,
+      updated,
+    ),
+  );
+  await loadUsage();
+  every(5000, loadUsage);
+}

@@ -1,0 +1,321 @@
+/** The webhook subscriptions: list, create, edit, test, rotate, delete. */
+import type { Delivery, WebhookSubscription } from '@signal/contracts';
+import { SubmissionKey, del, get, patch, post } from '../api.js';
+import {
+  badge,
+  fmtRelative,
+  timeEl,
+  breakable,
+  checkboxGroup,
+  checkedValues,
+  confirmDialog,
+  field,
+  h,
+  inputValue,
+  replace,
+  secretPanel,
+  table,
+} from '../dom.js';
+import { healthOf, lastResponseOf } from '../health.js';
+import { SIGNAL_TYPES, WEBHOOK_EVENTS, announce, showFormError, act, onSubmit, page } from '../shell.js';
+
+function webhookForm(
+  existing: WebhookSubscription | null,
+  onSaved: (w: WebhookSubscription & { secret?: string }) => void,
+): HTMLFormElement {
+  const url = h('input', {
+    type: 'url',
+    name: 'url',
+    required: true,
+    value: existing?.url ?? '',
+    placeholder: 'https://example.com/hooks',
+  });
+  const description = h('input', {
+    type: 'text',
+    name: 'description',
+    maxlength: 200,
+    value: existing?.description ?? '',
+  });
+  const form = h(
+    'form',
+    {},
+    field('Endpoint URL', url),
+    checkboxGroup('Events', 'events', WEBHOOK_EVENTS, existing?.events ?? ['signal.new']),
+    checkboxGroup('Signal types (none checked = every type)', 'types', SIGNAL_TYPES, existing?.types ?? []),
+    field('Description (optional)', description),
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'submit' }, existing ? 'Save changes' : 'Create webhook'),
+    ),
+  );
+  const submission = new SubmissionKey();
+  onSubmit(form, async () => {
+    const events = checkedValues(form, 'events');
+    const types = checkedValues(form, 'types');
+    if (!events.length) return showFormError(form, new Error('Choose at least one event.'));
+    const body: Record<string, unknown> = { url: inputValue(form, 'url'), events };
+    const desc = inputValue(form, 'description');
+    if (existing) {
+      body.types = types.length ? types : null;
+      if (desc !== (existing.description ?? '')) body.description = desc;
+    } else {
+      if (types.length) body.types = types;
+      if (desc) body.description = desc;
+    }
+    const saved = await act(
+      () =>
+        existing
+          ? patch<WebhookSubscription>(`/v1/webhooks/${existing.id}`, body)
+          : post<WebhookSubscription & { secret: string }>('/v1/webhooks', body, {
+              idempotencyKey: submission.for(body),
+            }),
+      existing ? 'Webhook saved.' : 'Webhook created.',
+      form,
+    );
+    if (saved) {
+      submission.done();
+      onSaved(saved);
+    }
+  });
+  return form;
+}
+
+/**
+ * A webhook's state and health: an enabled one whose deliveries fail says "failing" (not a green
+ * "enabled"), since when and how often; then the last delivery's outcome, response and time.
+ * Disabled ones give their reason.
+ */
+export function webhookState(w: WebhookSubscription): HTMLElement {
+  const health = healthOf(w);
+  const failing = w.status === 'enabled' && health?.failing_since != null;
+  return h(
+    'span',
+    {},
+    badge(failing ? 'failing' : w.status),
+    w.status === 'disabled' && w.disabled_reason
+      ? h('span', { class: 'muted block' }, w.disabled_reason)
+      : null,
+    health ? healthLines(health) : null,
+  );
+}
+
+function healthLines(health: NonNullable<ReturnType<typeof healthOf>>): HTMLElement[] {
+  const lines: HTMLElement[] = [];
+  if (health.failing_since)
+    lines.push(
+      h(
+        'span',
+        { class: 'block' },
+        'failing since ',
+        timeEl(health.failing_since),
+        ` (${fmtRelative(health.failing_since)})`,
+      ),
+    );
+  if (health.failures_24h > 0)
+    lines.push(
+      h(
+        'span',
+        { class: 'block' },
+        `${health.failures_24h.toLocaleString()} failed attempt${health.failures_24h === 1 ? '' : 's'} in the last 24 h`,
+      ),
+    );
+  const response =
+    health.last_response_status !== null ? `HTTP ${health.last_response_status}` : health.last_error;
+  lines.push(
+    health.last_delivery_status && health.last_delivery_at
+      ? h(
+          'span',
+          { class: 'muted block' },
+          `last delivery ${health.last_delivery_status}${response ? ` (${response})` : ''} `,
+          timeEl(health.last_delivery_at),
+        )
+      : h('span', { class: 'muted block' }, 'no delivery yet'),
+  );
+  return lines;
+}
+
+/**
+ * Waits for a test delivery's outcome (its detail, read once a second for up to 20 s, while the
+ * page stays): what to tell the developer once it is known, or that it is still waiting.
+ */
+async function testOutcome(webhookId: string, deliveryId: string): Promise<{ text: string; ok: boolean }> {
+  const shownOn = location.hash;
+  for (let i = 0; i < 20 && location.hash === shownOn; i++) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const d = await act(() => get<Delivery>(`/v1/webhooks/${webhookId}/deliveries/${deliveryId}`));
+    if (!d) break;
+    const response = lastResponseOf(d);
+    if (d.status === 'succeeded')
+      return { text: `Test delivered: the endpoint answered ${response ?? 'with success'}.`, ok: true };
+    if (d.status === 'failed') return { text: `Test failed: ${response ?? 'no response'}.`, ok: false };
+    if (d.attempts_made > 0)
+      return {
+        text: `Test not delivered yet: ${response ?? 'no response'}; it is retried${d.next_attempt_at ? ` ${fmtRelative(d.next_attempt_at)}` : ''}.`,
+        ok: false,
+      };
+  }
+  return { text: 'Test sent; no answer from the endpoint yet.', ok: false };
+}
+
+export async function webhooksView(justCreated?: { secret: string }): Promise<void> {
+  const hooks = (await act(() => get<WebhookSubscription[]>('/v1/webhooks'))) ?? [];
+  const secretSlot = h('div', {});
+  const editSlot = h('div', {});
+  const showSecret = (secret: string, title: string) => {
+    replace(
+      secretSlot,
+      secretPanel(
+        title,
+        secret,
+        'Verify deliveries with it (see “Receiving webhooks” in the docs). It is shown only now.',
+        () => undefined,
+      ),
+    );
+    secretSlot.querySelector('button')?.focus();
+  };
+  const reload = () => webhooksView();
+  const rows = hooks.map((w) => [
+    h('div', {}, breakable(w.url), w.description ? h('span', { class: 'muted block' }, w.description) : null),
+    w.events.join(', '),
+    w.types ? w.types.join(', ') : 'all',
+    webhookState(w),
+    h(
+      'div',
+      { class: 'actions' },
+      h('a', { href: `#/webhooks/${w.id}`, 'aria-label': `Deliveries of ${w.url}` }, 'Deliveries'),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary',
+          'aria-label': `Send test to ${w.url}`,
+          onclick: async () => {
+            const d = await act(() => post<Delivery>(`/v1/webhooks/${w.id}/test`));
+            if (!d) return;
+            announce(`Test event sent to ${w.url}; waiting for its answer…`);
+            const outcome = await testOutcome(w.id, d.id);
+            announce(
+              outcome.text,
+              !outcome.ok,
+              h(
+                'a',
+                { href: `#/webhooks/${w.id}`, 'aria-label': `Attempts of the test to ${w.url}` },
+                'See its attempts',
+              ),
+            );
+          },
+        },
+        'Send test',
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary',
+          'aria-label': `Edit ${w.url}`,
+          onclick: () => {
+            replace(
+              editSlot,
+              h(
+                'section',
+                { 'aria-labelledby': 'edit-h' },
+                h('h2', { id: 'edit-h' }, `Edit ${w.url}`),
+                webhookForm(w, () => void reload()),
+              ),
+            );
+            editSlot.querySelector('input')?.focus();
+          },
+        },
+        'Edit',
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary',
+          'aria-label': `${w.status === 'enabled' ? 'Disable' : 'Enable'} ${w.url}`,
+          onclick: async () => {
+            const enabled = w.status !== 'enabled';
+            if (
+              await act(
+                () => patch(`/v1/webhooks/${w.id}`, { enabled }),
+                enabled ? 'Webhook enabled.' : 'Webhook disabled.',
+              )
+            )
+              await reload();
+          },
+        },
+        w.status === 'enabled' ? 'Disable' : 'Enable',
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary',
+          'aria-label': `Rotate secret of ${w.url}`,
+          onclick: async () => {
+            const ok = await confirmDialog(
+              'Rotate the signing secret?',
+              h(
+                'p',
+                {},
+                'A new secret signs from now on; the old one keeps signing too for 24 hours, so you can switch without losing deliveries.',
+              ),
+              'Rotate',
+            );
+            if (!ok) return;
+            const r = await act(
+              () => post<WebhookSubscription & { secret: string }>(`/v1/webhooks/${w.id}/rotate-secret`),
+              'Secret rotated.',
+            );
+            if (r) showSecret(r.secret, 'New signing secret');
+          },
+        },
+        'Rotate secret',
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'danger',
+          'aria-label': `Delete ${w.url}`,
+          onclick: async () => {
+            const ok = await confirmDialog(
+              'Delete this webhook?',
+              h('p', {}, `No more events go to ${w.url}. Its delivery log is deleted too.`),
+              'Delete',
+            );
+            if (ok && (await act(() => del(`/v1/webhooks/${w.id}`), 'Webhook deleted.'))) await reload();
+          },
+        },
+        'Delete',
+      ),
+    ),
+  ]);
+  page(
+    'Webhooks',
+    secretSlot,
+    h(
+      'section',
+      { 'aria-labelledby': 'hooks-h' },
+      h('h2', { id: 'hooks-h' }, 'Subscriptions'),
+      table(
+        'Webhook subscriptions',
+        ['URL', 'Events', 'Types', 'Status', 'Actions'],
+        rows,
+        'No webhooks yet: create one below.',
+      ),
+    ),
+    editSlot,
+    h(
+      'section',
+      { 'aria-labelledby': 'newhook-h' },
+      h('h2', { id: 'newhook-h' }, 'Create a webhook'),
+      webhookForm(null, (w) => {
+        void webhooksView('secret' in w && typeof w.secret === 'string' ? { secret: w.secret } : undefined);
+      }),
+    ),
+  );
+  if (justCreated) showSecret(justCreated.secret, 'Signing secret');
+}

@@ -1,0 +1,206 @@
+/**
+ * What every page shares: the page's frame (title, status line, navigation), the signed-in
+ * session, and how an action reports its outcome.
+ */
+import type { ApiKeyView, Delivery, UsageBucket } from '@signal/contracts';
+import { ApiError } from './api.js';
+import { clearFieldErrors, fieldErrors, h, replace } from './dom.js';
+
+export const SIGNAL_TYPES = ['new', '3d', '7d', '30d', 'wallet', 'premium'] as const;
+export const SIGNAL_STATUSES = ['active', 'winner', 'dead', 'rugged'] as const;
+export const WEBHOOK_EVENTS = ['signal.new', 'signal.winner', 'signal.dead', 'signal.rugged'] as const;
+/** Every event a delivery can carry: the subscribable ones and the test event. */
+export const DELIVERY_EVENTS = [...WEBHOOK_EVENTS, 'webhook.test'] as const;
+export type DeliveryAttempt = NonNullable<Delivery['attempts']>[number];
+
+export interface Plan {
+  per_minute: number;
+  per_day: number;
+}
+export interface SessionInfo {
+  account: { id: string; email: string; plan: Plan };
+  csrf_token: string;
+  expires_at: string;
+}
+export type KeyRow = ApiKeyView & { status: 'active' | 'expired' | 'revoked' };
+export interface WindowLeft {
+  limit: number;
+  used: number;
+  remaining: number;
+  resets_at: string;
+}
+export interface Usage {
+  plan: Plan;
+  subject: string;
+  minutes: UsageBucket[];
+  days: UsageBucket[];
+  remaining: { minute: WindowLeft; day: WindowLeft };
+}
+
+const main = document.getElementById('main')!;
+const statusEl = document.getElementById('status')!;
+const nav = document.getElementById('nav')!;
+const who = document.getElementById('who')!;
+/** The signed-in session (null until the router reads it or a log-in makes it). */
+export const state: { session: SessionInfo | null } = { session: null };
+/** What stops when the page changes: its timers and streams. */
+let stopTimers: (() => void)[] = [];
+
+/** Registers something to stop when the page changes (a timer, a stream). */
+export function onLeave(stop: () => void): void {
+  stopTimers.push(stop);
+}
+
+/** Stops what the page shown registered (called by the router before the next page). */
+export function leavePage(): void {
+  for (const stop of stopTimers) stop();
+  stopTimers = [];
+}
+
+/** Says `message` in the status line (an alert when it is an error), with `more` after it (a link). */
+export function announce(message: string, isError = false, ...more: Node[]): void {
+  const spaced = more.flatMap((n) => [' ', n]);
+  replace(
+    statusEl,
+    isError ? h('p', { class: 'error', role: 'alert' }, message, ...spaced) : h('p', {}, message, ...spaced),
+  );
+}
+
+/** A message for the page an action goes on to (the status line is cleared on every page change). */
+let carried: { message: string; isError: boolean } | null = null;
+export function announceNext(message: string, isError = false): void {
+  carried = { message, isError };
+}
+
+/** Clears the status line and says there what the previous page carried to this one. */
+export function sayCarried(): void {
+  replace(statusEl);
+  if (carried) {
+    announce(carried.message, carried.isError);
+    carried = null;
+  }
+}
+
+export function errorText(err: unknown): string {
+  if (err instanceof ApiError) return `${err.message}${err.requestId ? ` (request ${err.requestId})` : ''}`;
+  // The page's own checks (no request made) say what to fix in their message.
+  if (err instanceof Error && err.message) return err.message;
+  return 'Something went wrong.';
+}
+
+/**
+ * A refusal shown where the developer is looking: each refused field's message under its
+ * control (focused), anything else in a box at the top of the form (scrolled into view) — never
+ * both for one message, and never only at the top of a long page.
+ */
+export function showFormError(form: HTMLFormElement, err: unknown): void {
+  clearFieldErrors(form);
+  let box = form.querySelector<HTMLElement>(':scope > .form-error');
+  if (!box) {
+    box = h('div', { class: 'form-error', role: 'alert', tabindex: -1 });
+    form.prepend(box);
+  }
+  const marked = err instanceof ApiError ? fieldErrors(form, err.details) : undefined;
+  if (marked) {
+    replace(box);
+    box.hidden = true;
+    marked.focus();
+    marked.scrollIntoView({ block: 'center' });
+    return;
+  }
+  replace(box, errorText(err));
+  box.hidden = false;
+  box.focus();
+  box.scrollIntoView({ block: 'nearest' });
+}
+
+function clearFormError(form: HTMLFormElement): void {
+  clearFieldErrors(form);
+  const box = form.querySelector<HTMLElement>(':scope > .form-error');
+  if (box) {
+    replace(box);
+    box.hidden = true;
+  }
+}
+
+/**
+ * Runs an action, reports its outcome (in the status line, or in `form` when the action is a
+ * form's), and sends expired sessions to log in.
+ */
+export async function act<T>(
+  what: () => Promise<T>,
+  done?: string,
+  form?: HTMLFormElement,
+): Promise<T | undefined> {
+  try {
+    const r = await what();
+    if (form) clearFormError(form);
+    if (done) announce(done);
+    return r;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401 && location.hash !== '#/login') {
+      state.session = null;
+      announceNext('Your session has ended; please log in again.', true);
+      location.hash = '#/login';
+      return undefined;
+    }
+    if (form) showFormError(form, err);
+    else announce(errorText(err), true);
+    return undefined;
+  }
+}
+
+/** Runs `tick` every `ms` while the page is shown and visible; stopped when the page changes. */
+export function every(ms: number, tick: () => Promise<void> | void): void {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running || document.hidden) return;
+    running = true;
+    void Promise.resolve(tick()).finally(() => {
+      running = false;
+    });
+  }, ms);
+  onLeave(() => clearInterval(timer));
+}
+
+/**
+ * Handles a form's submissions one at a time: while one is in flight its submit buttons are
+ * disabled and further submits (a double-click, Enter pressed twice) are ignored, so one
+ * intent makes one request.
+ */
+export function onSubmit(form: HTMLFormElement, handler: () => Promise<void>): void {
+  let busy = false;
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    if (busy) return;
+    busy = true;
+    const buttons = [...form.querySelectorAll<HTMLButtonElement>('button[type="submit"]')];
+    for (const b of buttons) b.disabled = true;
+    form.setAttribute('aria-busy', 'true');
+    try {
+      await handler();
+    } finally {
+      busy = false;
+      for (const b of buttons) b.disabled = false;
+      form.removeAttribute('aria-busy');
+    }
+  });
+}
+
+export function page(title: string, ...children: (Node | null)[]): void {
+  document.title = `${title} · Signal Service dashboard`;
+  replace(main, h('h1', {}, title), ...children);
+  main.focus();
+  for (const a of nav.querySelectorAll('a')) {
+    const current = a.getAttribute('href') === `#/${location.hash.split('/')[1] ?? ''}`;
+    if (current) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+}
+
+export function showChrome(): void {
+  const signedIn = state.session !== null;
+  nav.hidden = !signedIn;
+  who.hidden = !signedIn;
+  document.getElementById('who-email')!.textContent = state.session?.account.email ?? '';
+}

@@ -1,0 +1,492 @@
+/** The client: one method per public operation, retries, idempotency keys, pagination. */
+import { randomUUID } from 'node:crypto';
+import type {
+  SignalListItem,
+  SignalDetail,
+  ListMeta,
+  PageMeta,
+  Statistics,
+  WebhookSubscription,
+  WebhookSubscriptionWithSecret,
+  Delivery,
+  DeliveryDetail,
+  WebhookTestInput,
+  RecoverWebhookResult,
+  ApiKey,
+  ApiKeyWithSecret,
+  Session,
+  Page,
+  ListSignalsParams,
+  StatsParams,
+  CreateWebhookInput,
+  UpdateWebhookInput,
+  ListWebhooksParams,
+  ListDeliveriesParams,
+  ListApiKeysParams,
+  CreateApiKeyInput,
+  ChangePasswordInput,
+  RetryEvent,
+} from './types.js';
+import { SignalTimeoutError, SignalConnectionError, isRecord, toApiError } from './errors.js';
+import { type StreamParams, type StreamOptions, type StreamTransport, SignalStream } from './stream.js';
+
+export interface SignalClientOptions {
+  /** `https://api.example.com` (no trailing /v1). */
+  baseUrl: string;
+  /** `sk_live_…` for the public API. */
+  apiKey?: string;
+  /** A dashboard session token (POST /v1/auth/login) for the account-key operations. */
+  sessionToken?: string;
+  /** Per attempt. Default 10 s. */
+  timeoutMs?: number;
+  /**
+   * Retries after the first attempt on 429 and 503; on network errors and timeouts for non-POST
+   * requests; and on network errors, timeouts and 5xx for the POSTs the server deduplicates on
+   * their Idempotency-Key (webhooks.create, account.createKey) when one is sent. Default 3.
+   */
+  maxRetries?: number;
+  /**
+   * The most one call spends waiting between its attempts, in ms, all waits together. A wait
+   * that would go past it (a 429 whose Retry-After is longer, say) is not started: the error is
+   * thrown at once, with its `retryAfter`. Default 5000: a call never sits silent for long.
+   * 0 turns retries off.
+   */
+  maxRetryWait?: number;
+  /** Cap on any single wait, Retry-After included; a longer Retry-After is not waited. Default 5 s. */
+  maxRetryDelayMs?: number;
+  /** Base of the exponential backoff when the server gives no Retry-After. Default 500 ms. */
+  retryBaseDelayMs?: number;
+  /** Called before each wait for a retry: log it, show it, or count it. */
+  onRetry?: (event: RetryEvent) => void;
+  /** Send an Idempotency-Key on every POST (the same on its retries). Default true. */
+  idempotencyKeys?: boolean;
+  fetch?: typeof fetch;
+  userAgent?: string;
+}
+
+export interface RequestOptions {
+  /** Overrides the generated Idempotency-Key of a POST. */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+type Query = Record<string, string | number | boolean | Date | undefined | null>;
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+type Auth = 'apiKey' | 'session' | 'none';
+
+/**
+ * `webhooks.list`: request options alone (so callers written for the unpaginated list keep
+ * working), or a page query; it returns the page's subscriptions (newest first) either way.
+ */
+export interface ListWebhooks {
+  (opts?: RequestOptions): Promise<WebhookSubscription[]>;
+  (params: ListWebhooksParams, opts?: RequestOptions): Promise<WebhookSubscription[]>;
+}
+
+/** `webhooks.sendTest`: request options alone (callers that do not choose the test event), or the event. */
+export interface SendWebhookTest {
+  (webhookId: string, opts?: RequestOptions): Promise<Delivery>;
+  (webhookId: string, input: WebhookTestInput, opts?: RequestOptions): Promise<Delivery>;
+}
+
+const REQUEST_OPTION_KEYS = ['idempotencyKey', 'signal', 'timeoutMs'] as const;
+/** Tells the two forms of `webhooks.list` and `webhooks.sendTest` apart: their keys do not overlap. */
+const isRequestOptions = (v: ListWebhooksParams | WebhookTestInput | RequestOptions): v is RequestOptions =>
+  REQUEST_OPTION_KEYS.some((k) => k in v);
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * The POST routes whose server responds to a repeat of the same Idempotency-Key and body with what
+ * the first request made (200, `Idempotent-Replayed: true`) and a key reused for another body
+ * with 409 IDEMPOTENCY_CONFLICT. Only these are sent again when their response is lost: the
+ * repeat cannot make a second webhook or key.
+ */
+const DEDUPLICATED_POSTS: ReadonlySet<string> = new Set(['/v1/webhooks', '/v1/account/keys']);
+
+export class SignalClient {
+  private readonly baseUrl: string;
+  private readonly timeoutMs: number;
+  private readonly maxRetries: number;
+  private readonly maxRetryDelayMs: number;
+  private readonly maxRetryWait: number;
+  private readonly retryBaseDelayMs: number;
+  private readonly fetchImpl: typeof fetch;
+  private sessionToken: string | undefined;
+
+  constructor(private readonly options: SignalClientOptions) {
+    if (!options.baseUrl) throw new TypeError('baseUrl is required');
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.maxRetries = options.maxRetries ?? 3;
+    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 5_000;
+    this.maxRetryWait = options.maxRetryWait ?? 5_000;
+    this.retryBaseDelayMs = options.retryBaseDelayMs ?? 500;
+    this.fetchImpl = options.fetch ?? fetch;
+    this.sessionToken = options.sessionToken;
+  }
+
+  // -- signals ---------------------------------------------------------------------------------
+
+  readonly signals = {
+    /** One page (operationId listSignals). */
+    list: (params: ListSignalsParams = {}, opts?: RequestOptions): Promise<Page<SignalListItem, ListMeta>> =>
+      this.cursorPage<SignalListItem>('/v1/signals', { ...params }, opts),
+    /** Every matching signal, newest first, following `meta.next_cursor`. */
+    iterate: (params: Omit<ListSignalsParams, 'page'> = {}, opts?: RequestOptions) =>
+      this.iterateCursor<SignalListItem>('/v1/signals', { ...params }, opts),
+    /** operationId getSignal */
+    get: (signalId: string, opts?: RequestOptions): Promise<SignalDetail> =>
+      this.data<SignalDetail>('GET', `/v1/signals/${encodeURIComponent(signalId)}`, {}, undefined, opts),
+    /**
+     * operationId streamSignals: the live events as an async iterator that reconnects and resumes
+     * with Last-Event-ID, each event once (see SignalStream). With the API key, or the session
+     * token when the client has no key.
+     */
+    stream: (params: StreamParams = {}, options: StreamOptions = {}): SignalStream =>
+      new SignalStream(this.streamTransport(), params, options),
+  };
+
+  // -- stats -----------------------------------------------------------------------------------
+
+  readonly stats = {
+    /** operationId getStats */
+    get: (params: StatsParams = {}, opts?: RequestOptions): Promise<Statistics> =>
+      this.data<Statistics>('GET', '/v1/stats', { ...params }, undefined, opts),
+  };
+
+  // -- webhooks --------------------------------------------------------------------------------
+
+  /** operationId listWebhooks: one page, the first 100 without `page`/`limit`. */
+  private readonly listWebhooks: ListWebhooks = (
+    first: ListWebhooksParams | RequestOptions = {},
+    opts?: RequestOptions,
+  ): Promise<WebhookSubscription[]> => {
+    if (isRequestOptions(first))
+      return this.data<WebhookSubscription[]>('GET', '/v1/webhooks', {}, undefined, first);
+    const query = { page: first.page, limit: first.limit };
+    return this.data<WebhookSubscription[]>('GET', '/v1/webhooks', query, undefined, opts);
+  };
+
+  /** operationId sendWebhookTest: webhook.test, or a sample of `input.event` marked `test: true`. */
+  private readonly sendTest: SendWebhookTest = (
+    webhookId: string,
+    first: WebhookTestInput | RequestOptions = {},
+    opts?: RequestOptions,
+  ): Promise<Delivery> => {
+    const path = `${this.hook(webhookId)}/test`;
+    if (isRequestOptions(first)) return this.data<Delivery>('POST', path, {}, undefined, first);
+    const body = first.event === undefined ? undefined : { event: first.event };
+    return this.data<Delivery>('POST', path, {}, body, opts);
+  };
+
+  readonly webhooks = {
+    create: (input: CreateWebhookInput, opts?: RequestOptions) =>
+      this.data<WebhookSubscriptionWithSecret>('POST', '/v1/webhooks', {}, input, opts),
+    list: this.listWebhooks,
+    /** Every subscription, newest first, page by page. */
+    iterate: (params: Omit<ListWebhooksParams, 'page'> = {}, opts?: RequestOptions) =>
+      this.iteratePages<WebhookSubscription>('/v1/webhooks', { ...params }, opts),
+    get: (webhookId: string, opts?: RequestOptions) =>
+      this.data<WebhookSubscription>('GET', this.hook(webhookId), {}, undefined, opts),
+    update: (webhookId: string, input: UpdateWebhookInput, opts?: RequestOptions) =>
+      this.data<WebhookSubscription>('PATCH', this.hook(webhookId), {}, input, opts),
+    delete: (webhookId: string, opts?: RequestOptions) =>
+      this.data<WebhookSubscription>('DELETE', this.hook(webhookId), {}, undefined, opts),
+    rotateSecret: (webhookId: string, opts?: RequestOptions) =>
+      this.data<WebhookSubscriptionWithSecret>(
+        'POST',
+        `${this.hook(webhookId)}/rotate-secret`,
+        {},
+        undefined,
+        opts,
+      ),
+    sendTest: this.sendTest,
+    /**
+     * operationId recoverWebhook: one more attempt for every delivery created since `since` that
+     * is failed now; returns how many were queued (0 on a repeat).
+     */
+    recover: (webhookId: string, since: string | Date, opts?: RequestOptions) =>
+      this.data<RecoverWebhookResult>(
+        'POST',
+        `${this.hook(webhookId)}/recover`,
+        {},
+        { since: since instanceof Date ? since.toISOString() : since },
+        opts,
+      ),
+    deliveries: {
+      list: (
+        webhookId: string,
+        params: ListDeliveriesParams = {},
+        opts?: RequestOptions,
+      ): Promise<Page<Delivery, PageMeta>> =>
+        this.page<Delivery>('GET', `${this.hook(webhookId)}/deliveries`, { ...params }, opts),
+      /** Every delivery, newest first, page by page. */
+      iterate: (webhookId: string, params: Omit<ListDeliveriesParams, 'page'> = {}, opts?: RequestOptions) =>
+        this.iteratePages<Delivery>(`${this.hook(webhookId)}/deliveries`, { ...params }, opts),
+      /** One delivery with its attempts. */
+      get: (webhookId: string, deliveryId: string, opts?: RequestOptions) =>
+        this.data<DeliveryDetail>(
+          'GET',
+          `${this.hook(webhookId)}/deliveries/${encodeURIComponent(deliveryId)}`,
+          {},
+          undefined,
+          opts,
+        ),
+      retry: (webhookId: string, deliveryId: string, opts?: RequestOptions) =>
+        this.data<Delivery>(
+          'POST',
+          `${this.hook(webhookId)}/deliveries/${encodeURIComponent(deliveryId)}/retry`,
+          {},
+          undefined,
+          opts,
+        ),
+    },
+  };
+
+  // -- dashboard session + account keys ---------------------------------------------------------
+
+  readonly auth = {
+    /** Logs in and keeps the session token for the `account` operations. */
+    login: async (email: string, password: string, opts?: RequestOptions) => {
+      const session = await this.data<Session>(
+        'POST',
+        '/v1/auth/login',
+        {},
+        { email, password },
+        opts,
+        'none',
+      );
+      this.sessionToken = session.token;
+      return session;
+    },
+    /** Ends the kept session token. */
+    logout: async (opts?: RequestOptions) => {
+      const out = await this.data<{ logged_out: true }>(
+        'POST',
+        '/v1/auth/logout',
+        {},
+        undefined,
+        opts,
+        'session',
+      );
+      this.sessionToken = undefined;
+      return out;
+    },
+  };
+
+  readonly account = {
+    /** Every session so far ends; the new one is kept for the next calls. */
+    changePassword: async (input: ChangePasswordInput, opts?: RequestOptions) => {
+      const session = await this.data<Session>('POST', '/v1/account/password', {}, input, opts, 'session');
+      this.sessionToken = session.token;
+      return session;
+    },
+    /** One page of keys, newest first (the first 100 without `page`/`limit`). */
+    listKeys: (params: ListApiKeysParams = {}, opts?: RequestOptions) =>
+      this.data<ApiKey[]>('GET', '/v1/account/keys', { ...params }, undefined, opts, 'session'),
+    createKey: (input: CreateApiKeyInput, opts?: RequestOptions) =>
+      this.data<ApiKeyWithSecret>('POST', '/v1/account/keys', {}, input, opts, 'session'),
+    revokeKey: (keyId: string, opts?: RequestOptions) =>
+      this.data<ApiKey>(
+        'DELETE',
+        `/v1/account/keys/${encodeURIComponent(keyId)}`,
+        {},
+        undefined,
+        opts,
+        'session',
+      ),
+  };
+
+  // -- transport -------------------------------------------------------------------------------
+
+  private streamTransport(): StreamTransport {
+    return {
+      url: (path, query) => this.url(path, query),
+      headers: () => this.headers('GET', undefined, undefined, this.options.apiKey ? 'apiKey' : 'session'),
+      fetch: this.fetchImpl,
+      maxRetries: this.maxRetries,
+      maxRetryDelayMs: this.maxRetryDelayMs,
+      onRetry: this.options.onRetry,
+      toError: toApiError,
+    };
+  }
+
+  private hook(id: string): string {
+    return `/v1/webhooks/${encodeURIComponent(id)}`;
+  }
+
+  private async data<T>(
+    method: Method,
+    path: string,
+    query: Query,
+    body: unknown,
+    opts: RequestOptions | undefined,
+    auth: Auth = 'apiKey',
+  ): Promise<T> {
+    const envelope = await this.request<T>(method, path, query, body, opts, auth);
+    return envelope.data;
+  }
+
+  private async page<T>(
+    method: Method,
+    path: string,
+    query: Query,
+    opts?: RequestOptions,
+  ): Promise<Page<T, PageMeta>> {
+    const envelope = await this.request<T[]>(method, path, query, undefined, opts, 'apiKey');
+    if (!envelope.meta) throw new SignalConnectionError(`${path}: the response has no meta`);
+    return { data: envelope.data, meta: envelope.meta };
+  }
+
+  private async cursorPage<T>(path: string, query: Query, opts?: RequestOptions): Promise<Page<T, ListMeta>> {
+    const { data, meta } = await this.request<T[]>('GET', path, query, undefined, opts, 'apiKey');
+    if (!meta || !('next_cursor' in meta))
+      throw new SignalConnectionError(`${path}: the response has no cursor meta`);
+    return { data, meta };
+  }
+
+  private async *iterateCursor<T>(path: string, query: Query, opts?: RequestOptions): AsyncGenerator<T> {
+    let cursor: string | undefined = typeof query.cursor === 'string' ? query.cursor : undefined;
+    for (;;) {
+      const { data, meta } = await this.cursorPage<T>(path, { ...query, cursor }, opts);
+      yield* data;
+      if (!meta.next_cursor || data.length === 0) return;
+      cursor = meta.next_cursor;
+    }
+  }
+
+  private async *iteratePages<T>(path: string, query: Query, opts?: RequestOptions): AsyncGenerator<T> {
+    for (let page = 1; ; page += 1) {
+      const { data, meta } = await this.page<T>('GET', path, { ...query, page }, opts);
+      yield* data;
+      if (data.length === 0 || page >= meta.total_pages) return;
+    }
+  }
+
+  private url(path: string, query: Query): string {
+    const u = new URL(this.baseUrl + path);
+    for (const [k, v] of Object.entries(query)) {
+      if (v === undefined || v === null) continue;
+      u.searchParams.set(k, v instanceof Date ? v.toISOString() : String(v));
+    }
+    return u.toString();
+  }
+
+  private headers(method: Method, body: unknown, opts: RequestOptions | undefined, auth: Auth) {
+    const h: Record<string, string> = { accept: 'application/json' };
+    if (this.options.userAgent) h['user-agent'] = this.options.userAgent;
+    if (body !== undefined) h['content-type'] = 'application/json';
+    const token =
+      auth === 'apiKey' ? this.options.apiKey : auth === 'session' ? this.sessionToken : undefined;
+    if (auth !== 'none' && !token) {
+      throw new TypeError(auth === 'apiKey' ? 'apiKey is required' : 'log in first (auth.login)');
+    }
+    if (token) h.authorization = `Bearer ${token}`;
+    if (method === 'POST' && (opts?.idempotencyKey || this.options.idempotencyKeys !== false)) {
+      h['idempotency-key'] = opts?.idempotencyKey ?? randomUUID();
+    }
+    return h;
+  }
+
+  /**
+   * Wait before retry `attempt` (1-based): the server's Retry-After, else jittered backoff; or
+   * undefined when the wait is longer than one wait may be (`maxRetryDelayMs`).
+   */
+  retryDelayMs(attempt: number, retryAfterSeconds: number | undefined): number | undefined {
+    const wanted =
+      retryAfterSeconds !== undefined
+        ? retryAfterSeconds * 1000
+        : Math.min(
+            this.maxRetryDelayMs,
+            this.retryBaseDelayMs * 2 ** (attempt - 1) * (0.8 + Math.random() * 0.4),
+          );
+    return wanted > this.maxRetryDelayMs ? undefined : Math.max(0, wanted);
+  }
+
+  private async request<T>(
+    method: Method,
+    path: string,
+    query: Query,
+    body: unknown,
+    opts: RequestOptions | undefined,
+    auth: Auth,
+  ): Promise<{ data: T; meta?: ListMeta | PageMeta }> {
+    const headers = this.headers(method, body, opts, auth);
+    const url = this.url(path, query);
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const timeoutMs = opts?.timeoutMs ?? this.timeoutMs;
+    const deduplicated =
+      method === 'POST' && headers['idempotency-key'] !== undefined && DEDUPLICATED_POSTS.has(path);
+    let waited = 0;
+    /** Waits before retry `attempt` when the budgets allow it; false: give up now. */
+    const waitToRetry = async (attempt: number, error: Error, retryAfter?: number, status?: number) => {
+      if (attempt > this.maxRetries) return false;
+      const delayMs = this.retryDelayMs(attempt, retryAfter);
+      if (delayMs === undefined || waited + delayMs > this.maxRetryWait) return false;
+      this.options.onRetry?.({ method, path, attempt, delayMs, status, error });
+      waited += delayMs;
+      await sleep(delayMs);
+      return true;
+    };
+    for (let attempt = 1; ; attempt += 1) {
+      let res: Response;
+      const call = attemptSignal(opts?.signal, timeoutMs);
+      try {
+        res = await this.fetchImpl(url, { method, headers, body: payload, signal: call.signal });
+      } catch (err) {
+        call.done();
+        if (opts?.signal?.aborted) throw err;
+        const name = typeof err === 'object' && err !== null && 'name' in err ? String(err.name) : '';
+        const timedOut = name === 'TimeoutError' || name === 'AbortError';
+        const error = timedOut
+          ? new SignalTimeoutError(`${method} ${path}: no response within ${timeoutMs} ms`)
+          : new SignalConnectionError(`${method} ${path}: ${String(err)}`, { cause: err });
+        // A POST that got no response may have happened: it is repeated only where the server
+        // responds to the repeat with what the first made (429/503 prove it was not processed).
+        const safe = method !== 'POST' || deduplicated;
+        if (safe && (await waitToRetry(attempt, error))) continue;
+        throw error;
+      }
+      const text = await res.text();
+      call.done();
+      let json: unknown;
+      try {
+        json = text ? JSON.parse(text) : undefined;
+      } catch {
+        json = undefined;
+      }
+      if (res.ok && isRecord(json) && json.success === true) {
+        // The single decode point: the server's contract (validated against /openapi.json in CI).
+        return json as { data: T; meta?: ListMeta | PageMeta };
+      }
+      const error = toApiError(res.status, json, res.headers);
+      const retried = res.status === 429 || res.status === 503 || (deduplicated && res.status >= 500);
+      if (retried && (await waitToRetry(attempt, error, error.retryAfter, res.status))) continue;
+      throw error;
+    }
+  }
+}
+
+/**
+ * One attempt's signal: aborted by the caller's signal or after `timeoutMs` (with a TimeoutError).
+ * Built by hand rather than with AbortSignal.any, which Node 18 lacks.
+ */
+function attemptSignal(outer: AbortSignal | undefined, timeoutMs: number) {
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new DOMException('The attempt timed out', 'TimeoutError')),
+    timeoutMs,
+  );
+  const onAbort = () => controller.abort(outer?.reason);
+  if (outer?.aborted) onAbort();
+  else outer?.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    done: () => {
+      clearTimeout(timer);
+      outer?.removeEventListener('abort', onAbort);
+    },
+  };
+}
