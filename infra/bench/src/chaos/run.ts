@@ -15,7 +15,8 @@ import { ChaosLoad, type CreatedSignal, type Outcome } from './load';
 import { StreamClients } from './streams';
 import { REPLICAS, startChaosSystem, type ChaosSystem, type Dependency, type ServiceName } from './system';
 
-export type FaultName = `kill:${ServiceName}` | `cut:${Dependency}`;
+/** `upgrade:x`: x's replicas replaced one at a time by `upgradeRoot`'s build (a rolling upgrade). */
+export type FaultName = `kill:${ServiceName}` | `cut:${Dependency}` | `upgrade:${ServiceName}`;
 
 export const ALL_FAULTS: FaultName[] = [
   'kill:signals',
@@ -42,6 +43,10 @@ export interface ChaosOptions {
   logDir: string;
   /** Retry spacing of webhook deliveries during the run (the default 10 s / 2 min / 15 min outlasts it). */
   webhookRetryDelaysMs: string;
+  /** Deployables started from another checkout's build (`pnpm compat`: the release's worktree). */
+  roots?: Partial<Record<ServiceName, string>>;
+  /** The build `upgrade:` faults replace replicas with (default this checkout's). */
+  upgradeRoot?: string;
   log?: (line: string) => void;
 }
 
@@ -210,13 +215,23 @@ function subscriberTypes(i: number): SignalType[] {
   return [SIGNAL_TYPES[i % SIGNAL_TYPES.length]!, SIGNAL_TYPES[(i + 1) % SIGNAL_TYPES.length]!];
 }
 
-async function injectFault(system: ChaosSystem, fault: FaultName, outageMs: number): Promise<void> {
-  const [action, target] = fault.split(':') as ['kill' | 'cut', string];
+async function injectFault(
+  system: ChaosSystem,
+  fault: FaultName,
+  outageMs: number,
+  upgradeRoot: string,
+): Promise<void> {
+  const [action, target] = fault.split(':') as ['kill' | 'cut' | 'upgrade', string];
   if (action === 'cut') {
     const proxy = system.proxies[target as Dependency];
     proxy.cut();
     await sleep(outageMs);
     proxy.restore();
+    return;
+  }
+  if (action === 'upgrade') {
+    // One replica at a time, each ready before the next goes: the other keeps serving.
+    for (const replica of system.services[target as ServiceName]) await replica.replaceWith(upgradeRoot);
     return;
   }
   // One replica of the deployable; the other goes on serving.
@@ -354,7 +369,7 @@ function expectedPairs(created: CreatedSignal[], subscribers: number): string[] 
  */
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const log = options.log ?? (() => undefined);
-  const system = await startChaosSystem(options.logDir, options.webhookRetryDelaysMs);
+  const system = await startChaosSystem(options.logDir, options.webhookRetryDelaysMs, options.roots);
   const receivers: Receiver[] = [];
   let load: ChaosLoad | undefined;
   let streams: StreamClients | undefined;
@@ -415,7 +430,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       if (clock() < due) await sleep(due - clock());
       const start = clock();
       log(`t=${(start / 1000).toFixed(1)} s: ${fault}`);
-      await injectFault(system, fault, outageMs);
+      await injectFault(system, fault, outageMs, options.upgradeRoot ?? ROOT);
       windows.push({ fault, start, end: clock() });
     }
     if (clock() < options.seconds * 1000) await sleep(options.seconds * 1000 - clock());
@@ -434,13 +449,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const inside = inPeriod.filter((o) => o.start <= windowEnd);
       const outside = inPeriod.filter((o) => o.start > windowEnd);
       const lastFailure = Math.max(w.end, ...inPeriod.filter(failed).map((o) => o.end));
-      const killedFrontDoor = w.fault === 'kill:gateway' || w.fault === 'kill:signals';
+      const killedFrontDoor = /^(kill|upgrade):(gateway|signals)$/.test(w.fault);
       const noResponseInside = inside.filter((o) => o.status === null);
       // A dead process responds to nothing: its own clients (reads → gateway, ingest → signals) see refusals.
       const noResponseAllowed =
         killedFrontDoor &&
         noResponseInside.every((o) =>
-          w.fault === 'kill:gateway'
+          w.fault.endsWith(':gateway')
             ? o.kind === 'list' || o.kind === 'detail' || o.kind === 'stats'
             : o.kind === 'ingest' || o.kind === 'transition',
         );
