@@ -675,12 +675,22 @@ export function chaosOptions(short: boolean): ChaosOptions {
       };
 }
 
+/** What the run did to the system, for the report's first line. */
+function faultsInWords(o: ChaosReport['options']): string {
+  const roots = Object.keys(o.roots ?? {});
+  const at = roots.length ? `${roots.join(', ')} from ${o.roots?.[roots[0] as ServiceName] ?? ''}; ` : '';
+  if (o.faults.length === 0) return `${at}no faults`;
+  if (o.faults.every((f) => f.startsWith('upgrade:')))
+    return `${at}each upgraded to ${o.upgradeRoot ?? ROOT} one replica at a time, in turn`;
+  return `${at}one of each killed in turn, each dependency cut`;
+}
+
 /** The report as docs/operations.md prints it. */
 export function formatReport(r: ChaosReport): string {
   const lines: string[] = [];
   const o = r.options;
   lines.push(
-    `chaos: ${REPLICAS} replicas of every deployable (one of each killed in turn); ${o.seconds} s, ${o.readsPerSecond} reads/s through the gateways, ${o.signalsPerSecond} signals/s ingested (40 % later moved), ${o.subscribers} webhook subscribers; cuts last ${o.outageSeconds} s; window = fault + ${GRACE_MS / 1000} s`,
+    `chaos: ${REPLICAS} replicas of every deployable (${faultsInWords(o)}); ${o.seconds} s, ${o.readsPerSecond} reads/s through the gateways, ${o.signalsPerSecond} signals/s ingested (40 % later moved), ${o.subscribers} webhook subscribers; cuts last ${o.outageSeconds} s; window = fault + ${GRACE_MS / 1000} s`,
   );
   lines.push('');
   lines.push(
