@@ -23,7 +23,21 @@ export const DEPLOYABLES: ServiceName[] = ['gateway', 'signals', 'stats', 'webho
 
 export interface CompatRun {
   name: string;
-  report: ChaosReport;
+  /** The chaos report; absent when the system did not start (then `error` says why). */
+  report?: ChaosReport;
+  error?: string;
+}
+
+/** One run; a system that does not start is a failed run, and the next one still goes. */
+async function attempt(name: string, options: ChaosOptions): Promise<CompatRun> {
+  try {
+    const report = await runChaos(options);
+    console.log(`\n## ${name}\n\n${formatReport(report)}`);
+    return { name, report };
+  } catch (err) {
+    console.log(`\n## ${name}\n\nFAILED: ${String(err)}`);
+    return { name, error: String(err) };
+  }
 }
 
 /** The load of one combination: the short chaos run's rates, no faults, `seconds` long. */
@@ -33,6 +47,7 @@ export function combinationOptions(release: string, deployable: ServiceName, sec
     seconds,
     faults: [],
     drainSeconds: 60,
+    conformance: true,
     logDir: path.join(ROOT, '.run', 'compat', `logs-${deployable}`),
     roots: { [deployable]: release },
   };
@@ -45,6 +60,7 @@ export function rollingOptions(release: string, seconds: number): ChaosOptions {
     seconds,
     faults: DEPLOYABLES.map((d) => `upgrade:${d}` as const),
     drainSeconds: 60,
+    conformance: true,
     logDir: path.join(ROOT, '.run', 'compat', 'logs-rolling'),
     roots: Object.fromEntries(DEPLOYABLES.map((d) => [d, release])),
     upgradeRoot: ROOT,
@@ -80,21 +96,17 @@ async function main() {
   for (const deployable of only as ServiceName[]) {
     const name = `${deployable} at the release, the rest at HEAD`;
     log(`== ${name}`);
-    const report = await runChaos({ ...combinationOptions(release, deployable, seconds), log });
-    runs.push({ name, report });
-    console.log(`\n## ${name}\n\n${formatReport(report)}`);
+    runs.push(await attempt(name, { ...combinationOptions(release, deployable, seconds), log }));
   }
   if (!opts['no-rolling']) {
     const name = 'rolling upgrade from the release to HEAD';
     log(`== ${name}`);
-    const report = await runChaos({ ...rollingOptions(release, rollingSeconds), log });
-    runs.push({ name, report });
-    console.log(`\n## ${name}\n\n${formatReport(report)}`);
+    runs.push(await attempt(name, { ...rollingOptions(release, rollingSeconds), log }));
   }
   const out = opts.out ?? path.join(ROOT, 'bench-results', 'compat.json');
   mkdirSync(path.dirname(out), { recursive: true });
   writeFileSync(out, JSON.stringify(runs, null, 2));
-  const failed = runs.filter((r) => r.report.violations.length > 0);
+  const failed = runs.filter((r) => !r.report || r.report.violations.length > 0);
   console.log(
     `\ncompat: ${runs.length - failed.length} of ${runs.length} runs without violations` +
       (failed.length ? ` (failed: ${failed.map((r) => r.name).join('; ')})` : ''),

@@ -11,6 +11,7 @@ import mongoose from 'mongoose';
 import { request } from 'undici';
 import path from 'node:path';
 import { ROOT, benchApiKey } from '../harness';
+import { conformanceWalk, type ConformanceResult } from './conformance';
 import { ChaosLoad, type CreatedSignal, type Outcome } from './load';
 import { StreamClients } from './streams';
 import { REPLICAS, startChaosSystem, type ChaosSystem, type Dependency, type ServiceName } from './system';
@@ -47,6 +48,8 @@ export interface ChaosOptions {
   roots?: Partial<Record<ServiceName, string>>;
   /** The build `upgrade:` faults replace replicas with (default this checkout's). */
   upgradeRoot?: string;
+  /** After the load: every API-key operation once, held to this checkout's OpenAPI document. */
+  conformance?: boolean;
   log?: (line: string) => void;
 }
 
@@ -115,6 +118,8 @@ export interface ChaosReport {
     redeliveries: number;
     /** (event, subscription) pairs whose attempts came with more than one webhook-id (must be 0). */
     pairsWithSeveralIds: number;
+    /** The conformance walk (`conformance` option): exchanges checked and what departed from the document. */
+    conformance?: ConformanceResult;
     /** Live-stream clients: every signal event each must be handed exactly once. */
     streams: {
       clients: number;
@@ -520,6 +525,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       errors: streams.errors,
     };
 
+    const conformance = options.conformance
+      ? await conformanceWalk(
+          system.gatewayUrl,
+          key,
+          `${receivers[0]?.url ?? 'http://127.0.0.1:9'}/conformance`,
+        ).catch((err: unknown): ConformanceResult => ({
+          checked: 0,
+          operations: 0,
+          problems: [`the walk failed: ${String(err)}`],
+        }))
+      : undefined;
+
     const limits = await limitsAcrossGateways(system).catch(
       (err: unknown): ChaosReport['checks']['limits'] => ({
         limit: BURST_LIMIT,
@@ -550,6 +567,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       redeliveries: delivered.redeliveries,
       pairsWithSeveralIds: delivered.pairsWithSeveralIds,
       streams: streamCheck,
+      ...(conformance ? { conformance } : {}),
       storedSignals,
       distinctIdempotencyKeys,
       drainedInSeconds,
@@ -596,6 +614,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         `${checks.pairsWithSeveralIds} (event, subscription) pairs delivered under several webhook-ids`,
       );
     for (const v of limits.violations) violations.push(`limit across gateways: ${v}`);
+    for (const p of conformance?.problems ?? []) violations.push(`conformance: ${p}`);
     if (streamCheck.missing > 0)
       violations.push(`${streamCheck.missing} stream events missing over ${streamCheck.clients} clients`);
     if (streamCheck.duplicates > 0)
@@ -743,6 +762,10 @@ export function formatReport(r: ChaosReport): string {
   lines.push(
     `live streams: ${c.streams.clients} clients × ${c.streams.expectedEach} events: ${c.streams.missing} missing, ${c.streams.duplicates} twice; connections per client ${JSON.stringify(c.streams.connections)} (reconnects resumed with Last-Event-ID), resets ${JSON.stringify(c.streams.resets)}`,
   );
+  if (c.conformance)
+    lines.push(
+      `conformance: ${c.conformance.checked} exchanges over ${c.conformance.operations} operations held to the OpenAPI document, ${c.conformance.problems.length} departures`,
+    );
   lines.push(
     `limit across gateways: ${c.limits.sent} requests on a ${c.limits.limit}/min key, ${c.limits.admitted} admitted in ${c.limits.windows} window(s), sent per gateway ${JSON.stringify(c.limits.byGateway)}`,
   );

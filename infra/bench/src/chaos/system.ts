@@ -3,7 +3,7 @@ import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { deleteKeysMatching } from '@signal/service-kit';
 import {
-  stablePort,
+  stablePorts,
   infraUrls,
   startTcpProxy,
   testBrokerPrefix,
@@ -197,10 +197,14 @@ export async function startChaosSystem(
     AMQP_PREFIX: broker.prefix,
     REDIS_PREFIX: redisPrefix,
   };
+  // Every port of the run drawn at once (service and metrics ports): separate draws can name one
+  // port twice, and the second process then fails to start with EADDRINUSE.
+  const drawn = await stablePorts(2 * SERVICE_ORDER.length * REPLICAS);
+  const take = () => drawn.pop()!;
   const ports = {} as Record<ServiceName, number[]>;
   for (const name of SERVICE_ORDER) {
     ports[name] = [];
-    for (let i = 0; i < REPLICAS; i++) ports[name].push(await stablePort());
+    for (let i = 0; i < REPLICAS; i++) ports[name].push(take());
   }
   const balancers = {
     signals: await startBalancer(ports.signals),
@@ -243,8 +247,8 @@ export async function startChaosSystem(
     for (const [i, port] of ports[name].entries()) {
       const own: Record<string, string> =
         name === 'webhooks-worker'
-          ? { WORKER_PORT: String(port), WORKER_METRICS_PORT: String(await stablePort()) }
-          : { PORT: String(port), METRICS_PORT: String(await stablePort()) };
+          ? { WORKER_PORT: String(port), WORKER_METRICS_PORT: String(take()) }
+          : { PORT: String(port), METRICS_PORT: String(take()) };
       services[name].push(
         new ServiceProcess(
           name,
