@@ -2,6 +2,7 @@ import { buildOpenApiDocument } from '@signal/contracts';
 // ajv is the repository's own dev dependency (the e2e contract test's validator), resolved from the root.
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 
 /**
@@ -19,6 +20,8 @@ export interface ConformanceResult {
   checked: number;
   /** Operations (method + path template) the walk reached. */
   operations: number;
+  /** Steps tried again after a 503 or 504. */
+  retried: number;
   problems: string[];
 }
 
@@ -29,10 +32,15 @@ interface Step {
   /** The concrete path (template with ids filled in, query included). */
   path: string;
   body?: unknown;
-  /** The status this step expects. */
-  expect: number;
+  /** The status this step expects (several: any of them, each a documented outcome). */
+  expect: number | number[];
   auth?: boolean;
+  /** Sent with an `Idempotency-Key`, so a retried creation makes one resource. */
+  idempotent?: boolean;
 }
+
+/** Tries of one step: a 503 or 504 (a slow or busy service) is tried again, as a client does. */
+const TRIES = 3;
 
 function documentValidator() {
   const doc = buildOpenApiDocument({ serverUrl: 'http://gateway', plan: { per_minute: 1, per_day: 1 } });
@@ -60,7 +68,8 @@ function documentValidator() {
     const spec = responses[String(status)];
     if (!isObject(spec)) return [`${at}: status not declared for ${String(op.operationId)}`];
     const out: string[] = [];
-    if (status !== step.expect) out.push(`${at}: expected ${step.expect}`);
+    const expected = Array.isArray(step.expect) ? step.expect : [step.expect];
+    if (!expected.includes(status)) out.push(`${at}: expected ${expected.join(' or ')}`);
     const content = isObject(spec.content) ? spec.content['application/json'] : undefined;
     if (isObject(content) && content.schema !== undefined) {
       const v = validator(content.schema);
@@ -80,17 +89,28 @@ export async function conformanceWalk(
   const problems: string[] = [];
   const reached = new Set<string>();
   let checked = 0;
-  const run = async (step: Step): Promise<unknown> => {
-    const res = await request(`${gatewayUrl}${step.path}`, {
+  let retried = 0;
+  const send = (step: Step, idempotencyKey: string) =>
+    request(`${gatewayUrl}${step.path}`, {
       method: step.method,
       headers: {
         ...(step.auth === false ? {} : { authorization: `Bearer ${key}` }),
         ...(step.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(step.idempotent ? { 'idempotency-key': idempotencyKey } : {}),
       },
       body: step.body !== undefined ? JSON.stringify(step.body) : undefined,
-      headersTimeout: 15_000,
-      bodyTimeout: 15_000,
+      headersTimeout: 30_000,
+      bodyTimeout: 30_000,
     });
+  const run = async (step: Step): Promise<unknown> => {
+    const idempotencyKey = `conformance-${randomUUID()}`;
+    let res = await send(step, idempotencyKey);
+    for (let tries = 1; tries < TRIES && (res.statusCode === 503 || res.statusCode === 504); tries++) {
+      await res.body.dump();
+      retried += 1;
+      await new Promise((r) => setTimeout(r, 1000));
+      res = await send(step, idempotencyKey);
+    }
     const text = await res.body.text();
     let body: unknown = text;
     try {
@@ -142,11 +162,17 @@ export async function conformanceWalk(
     path: '/v1/webhooks',
     body: { url: hookUrl, events: ['signal.new'], description: 'conformance' },
     expect: 201,
+    idempotent: true,
   });
   const hook = data(created);
   const hookId = isObject(hook) && typeof hook.id === 'string' ? hook.id : undefined;
   if (!hookId)
-    return { checked, operations: reached.size, problems: [...problems, 'POST /v1/webhooks: no id'] };
+    return {
+      checked,
+      operations: reached.size,
+      retried,
+      problems: [...problems, 'POST /v1/webhooks: no id'],
+    };
   const at = `/v1/webhooks/${hookId}`;
   await run({ method: 'GET', template: '/v1/webhooks', path: '/v1/webhooks?limit=5', expect: 200 });
   await run({ method: 'GET', template: '/v1/webhooks/{webhook_id}', path: at, expect: 200 });
@@ -190,7 +216,8 @@ export async function conformanceWalk(
       method: 'POST',
       template: '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry',
       path: `${at}/deliveries/${deliveryId}/retry`,
-      expect: 202,
+      // 409 while the test delivery's own attempt is still under way.
+      expect: [202, 409],
     });
   } else problems.push('POST /v1/webhooks/{id}/test: no delivery id');
   await run({
@@ -202,5 +229,5 @@ export async function conformanceWalk(
   });
   await run({ method: 'DELETE', template: '/v1/webhooks/{webhook_id}', path: at, expect: 200 });
   await run({ method: 'GET', template: '/v1/webhooks/{webhook_id}', path: at, expect: 404 });
-  return { checked, operations: reached.size, problems };
+  return { checked, operations: reached.size, retried, problems };
 }

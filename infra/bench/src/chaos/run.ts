@@ -533,6 +533,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         ).catch((err: unknown): ConformanceResult => ({
           checked: 0,
           operations: 0,
+          retried: 0,
           problems: [`the walk failed: ${String(err)}`],
         }))
       : undefined;
@@ -764,7 +765,7 @@ export function formatReport(r: ChaosReport): string {
   );
   if (c.conformance)
     lines.push(
-      `conformance: ${c.conformance.checked} exchanges over ${c.conformance.operations} operations held to the OpenAPI document, ${c.conformance.problems.length} departures`,
+      `conformance: ${c.conformance.checked} exchanges over ${c.conformance.operations} operations held to the OpenAPI document (${c.conformance.retried} tried again after a 503/504), ${c.conformance.problems.length} departures`,
     );
   lines.push(
     `limit across gateways: ${c.limits.sent} requests on a ${c.limits.limit}/min key, ${c.limits.admitted} admitted in ${c.limits.windows} window(s), sent per gateway ${JSON.stringify(c.limits.byGateway)}`,
