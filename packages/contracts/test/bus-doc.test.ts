@@ -1,5 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { schemas } from '@asyncapi/specs';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
 import { brokerNames } from '@signal/messaging';
 import { z } from 'zod';
 import * as contracts from '../src';
@@ -8,7 +11,27 @@ import { renderDocs } from '../../../scripts/contracts.js';
 /** docs/asyncapi.yaml and docs/bus.md are generated from packages/contracts (scripts/contracts.js). */
 const ROOT = path.join(__dirname, '../../..');
 
+/** The official AsyncAPI 3.0.0 JSON Schema (it bundles its own draft-07 meta-schema). */
+function asyncApiValidator() {
+  const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false, meta: false });
+  addFormats(ajv);
+  return { ajv, validate: ajv.compile(schemas['3.0.0']) };
+}
+
 describe('the bus document', () => {
+  it('when built, then it is a valid AsyncAPI 3.0.0 document', () => {
+    const { ajv, validate } = asyncApiValidator();
+    const valid = validate(contracts.buildAsyncApiDocument());
+    expect(valid ? [] : ajv.errorsText(validate.errors)).toEqual([]);
+  });
+
+  it('when an operation says what AsyncAPI 2 said, then the validator refuses it', () => {
+    const { validate } = asyncApiValidator();
+    const doc = contracts.buildAsyncApiDocument() as { operations: Record<string, { action: string }> };
+    Object.values(doc.operations)[0]!.action = 'publish';
+    expect(validate(doc)).toBe(false);
+  });
+
   it('when rendered from the contracts in source, then it equals the committed docs', () => {
     // On failure: pnpm run -s build && node scripts/contracts.js
     for (const [file, text] of Object.entries(renderDocs(contracts)))
