@@ -6,7 +6,7 @@ import { chaosOptions, formatReport, runChaos, type ChaosOptions, type ChaosRepo
 import type { ServiceName } from './chaos/system';
 
 /**
- * pnpm compat [--only signals,stats,...] [--no-rolling] [--seconds 20] [--out file]
+ * pnpm compat [--only signals,stats,...] [--no-rolling | --rolling-only] [--seconds 20] [--out file]
  * (infra/compat/run.sh builds the recorded release and passes --release DIR.)
  *
  * Mixed versions: the chaos system (two replicas of every deployable, load through the gateways,
@@ -79,7 +79,7 @@ export function rollingOptions(release: string, seconds: number): ChaosOptions {
 const CLI = {
   name: 'compat',
   usage:
-    'usage: pnpm compat [--only gateway,signals,stats,webhooks-api,webhooks-worker] [--no-rolling] [--seconds 20] [--rolling-seconds 60] [--out file]',
+    'usage: pnpm compat [--only gateway,signals,stats,webhooks-api,webhooks-worker] [--no-rolling | --rolling-only] [--seconds 20] [--rolling-seconds 60] [--out file]',
 };
 
 async function main() {
@@ -88,6 +88,7 @@ async function main() {
       release: { type: 'string' },
       only: { type: 'string' },
       'no-rolling': { type: 'boolean', default: false },
+      'rolling-only': { type: 'boolean', default: false },
       seconds: { type: 'string', default: '20' },
       'rolling-seconds': { type: 'string', default: '60' },
       out: { type: 'string', default: path.join(ROOT, 'bench-results', 'compat.json') },
@@ -95,7 +96,7 @@ async function main() {
   );
   const release = opts.release;
   if (!release) throw new Error('--release DIR (the release build; infra/compat/run.sh passes it)');
-  const only = opts.only ? opts.only.split(',') : DEPLOYABLES;
+  const only = opts['rolling-only'] ? [] : opts.only ? opts.only.split(',') : DEPLOYABLES;
   const unknown = only.filter((d) => !(DEPLOYABLES as string[]).includes(d));
   if (unknown.length) throw new Error(`unknown deployables: ${unknown.join(', ')}\n${CLI.usage}`);
   const seconds = wholeNumberOption(CLI, opts, 'seconds');

@@ -118,12 +118,17 @@ export class ServiceProcess {
     }
   }
 
-  /** Stops gracefully and starts `root`'s build on the same port: one replica of a rolling upgrade. */
-  async replaceWith(root: string): Promise<void> {
+  /**
+   * Stops gracefully and starts `root`'s build on the same port: one replica of a rolling upgrade.
+   * It may take up to `timeoutMs` to be ready, restarted as it exits, as a rollout waits for a
+   * new pod's readiness (Kubernetes' progress deadline is 10 minutes): on a busy machine a start
+   * can time out on the store a few times before it is up.
+   */
+  async replaceWith(root: string, timeoutMs = 180_000): Promise<void> {
     await this.terminate();
     this.root = root;
     this.log.write(`--- replaced by the build in ${root} ---\n`);
-    await this.start();
+    await this.start(timeoutMs);
   }
 
   async stop(): Promise<void> {
