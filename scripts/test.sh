@@ -2,7 +2,7 @@
 # The one test command (README "Quick start"): sets up everything it needs on a fresh machine —
 # Node 24 when the machine's node is older, pnpm, dependencies, build, Redis/RabbitMQ/MongoDB-wire
 # server, the browser — runs lint, typecheck, the three test tiers (unit, integration, system)
-# and the short chaos run, then stops what it started. Prints each stage's time.
+# the short chaos run and one mixed-version run, then stops what it started. Prints each stage's time.
 #   bash scripts/test.sh                  everything
 #   bash scripts/test.sh <jest args...>   build, lint, typecheck and jest with those arguments (no chaos)
 #   JEST_WORKERS=2 bash scripts/test.sh   the integration and system tiers on two workers
@@ -77,6 +77,17 @@ if [ ! -x /usr/bin/chromium ]; then
   beside browser-install bash -c "$sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium"
   browser_pid=$!
 fi
+
+# ---- contracts and compat: prepared beside the rest ----
+# oasdiff (the integration tier's breaking-change check) and the recorded release's webhooks
+# build (the compat step after chaos) are built once per machine into the user's cache; on a cold
+# machine that takes a minute or two, started now beside the build and the unit tier.
+compat_prepare() {
+  infra/oasdiff/oasdiff.sh >/dev/null
+  if [ "$1" -eq 0 ]; then infra/compat/release.sh services/webhooks >/dev/null; fi
+}
+compat_prepare $# >.run/logs/compat-prepare.log 2>&1 & compat_prepare_pid=$!
+# ---- end contracts and compat ----
 
 step dependencies
 pnpm install --frozen-lockfile --reporter=append-only >/dev/null
@@ -159,6 +170,17 @@ if [ $# -eq 0 ]; then
   # other test's load blurs it.
   step "chaos (short)"
   node infra/bench/dist/chaos.js --short --out .run/artifacts/chaos.json || status=1
+  # ---- compat: one deployable at the recorded release (docs/operations.md "Mixed versions") ----
+  # The webhooks worker of releases/previous beside everything else at HEAD, under the chaos
+  # load and checks; `pnpm compat` runs all five and the rolling upgrade.
+  step "compat (webhooks worker at the release)"
+  if wait "$compat_prepare_pid"; then
+    node infra/bench/dist/compat.js --release "$(infra/compat/release.sh services/webhooks)" \
+      --only webhooks-worker --no-rolling --seconds 10 --out .run/artifacts/compat.json || status=1
+  else
+    cat .run/logs/compat-prepare.log; echo "compat: oasdiff or the release did not build" >&2; status=1
+  fi
+  # ---- end compat ----
 fi
 step done
 echo "times: ${timings[*]}"

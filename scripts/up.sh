@@ -121,7 +121,7 @@ up_local() {
   # The run's Redis keys under one prefix of their own, so that `reset` can wipe exactly them.
   export REDIS_PREFIX="$LOCAL_REDIS_PREFIX"
   echo "==> services"
-  # The read services' young generation as their images set it (services/{signals,stats}/Dockerfile).
+  # The read services' young generation as their images set it (Dockerfile, runtime-signals and runtime-stats).
   local read_service_options="NODE_OPTIONS=${NODE_OPTIONS:+$NODE_OPTIONS }--max-semi-space-size=8"
   start signals services/signals/dist/main.js 4001 "$read_service_options"
   start stats services/stats/dist/main.js 4002 "$read_service_options"

@@ -11,7 +11,7 @@ import { configSchema as webhooksConfig } from '../services/webhooks/src/config'
 const ROOT = path.join(__dirname, '..');
 interface Service {
   image?: string;
-  build?: { context: string; dockerfile: string };
+  build?: { context: string; dockerfile?: string; args?: Record<string, string> };
   command?: string[];
   ports?: string[];
   environment?: Record<string, string>;
@@ -47,10 +47,15 @@ describe('docker-compose.yml', () => {
     expect(s.rabbitmq!.image).toMatch(/management/);
   });
 
+  /** The one Dockerfile every service image is built from (`ARG SERVICE`). */
+  const dockerfileOf = (name: string) => {
+    const build = s[name]!.build!;
+    return path.join(ROOT, build.context, build.dockerfile ?? 'Dockerfile');
+  };
+
   it('when a service is built, then its Dockerfile exists, runs Node 24 as non-root with a HEALTHCHECK', () => {
     for (const name of ['signals', 'stats', 'webhooks-api', 'webhooks-worker', 'api-gateway']) {
-      const build = s[name]!.build!;
-      const file = path.join(ROOT, build.context, build.dockerfile);
+      const file = dockerfileOf(name);
       expect(existsSync(file)).toBe(true);
       const text = readFileSync(file, 'utf8');
       expect(text).toMatch(/FROM node:24/);
@@ -59,6 +64,31 @@ describe('docker-compose.yml', () => {
       expect(text).toMatch(/--prod/);
     }
     expect(s['webhooks-worker']!.command).toEqual(['node', 'dist/worker.js']);
+  });
+
+  it('when the services are built, then one Dockerfile makes each image from its SERVICE argument', () => {
+    const services = {
+      signals: 'signals',
+      stats: 'stats',
+      'webhooks-api': 'webhooks',
+      'webhooks-worker': 'webhooks',
+      'api-gateway': 'api-gateway',
+    };
+    const files = new Set(Object.keys(services).map(dockerfileOf));
+    expect([...files]).toEqual([path.join(ROOT, 'Dockerfile')]);
+    const text = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+    for (const [name, service] of Object.entries(services)) {
+      expect({ name, arg: s[name]!.build!.args?.SERVICE }).toEqual({ name, arg: service });
+      expect(existsSync(path.join(ROOT, 'services', service, 'package.json'))).toBe(true);
+      // Every service value has its runtime stage (its port, its Node options).
+      expect(text).toMatch(new RegExp(`^FROM runtime AS runtime-${service}$`, 'm'));
+    }
+    expect(text).toMatch(/^FROM runtime-\$\{SERVICE\}$/m);
+    expect(
+      readdirSync(path.join(ROOT, 'services')).filter((d) =>
+        existsSync(path.join(ROOT, 'services', d, 'Dockerfile')),
+      ),
+    ).toEqual([]);
   });
 
   it('when a service image is built, then dependencies install from the manifests alone, before any source is copied', () => {
@@ -81,8 +111,7 @@ describe('docker-compose.yml', () => {
     );
 
     for (const name of ['signals', 'stats', 'webhooks-api', 'api-gateway']) {
-      const build = s[name]!.build!;
-      const lines = readFileSync(path.join(ROOT, build.context, build.dockerfile), 'utf8').split('\n');
+      const lines = readFileSync(dockerfileOf(name), 'utf8').split('\n');
       const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
       const lockfile = at(/^COPY package\.json pnpm-lock\.yaml pnpm-workspace\.yaml \.\/$/);
       const fetch = at(/^RUN pnpm fetch\b/);

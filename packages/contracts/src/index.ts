@@ -13,3 +13,6 @@ export * from './route-examples';
 export * from './openapi';
 export * from './webhook-payload';
 export * from './stream';
+export * from './bus';
+export * from './asyncapi';
+export * from './internal-api';

@@ -11,11 +11,13 @@ import mongoose from 'mongoose';
 import { request } from 'undici';
 import path from 'node:path';
 import { ROOT, benchApiKey } from '../harness';
+import { conformanceWalk, type ConformanceResult } from './conformance';
 import { ChaosLoad, type CreatedSignal, type Outcome } from './load';
 import { StreamClients } from './streams';
 import { REPLICAS, startChaosSystem, type ChaosSystem, type Dependency, type ServiceName } from './system';
 
-export type FaultName = `kill:${ServiceName}` | `cut:${Dependency}`;
+/** `upgrade:x`: x's replicas replaced one at a time by `upgradeRoot`'s build (a rolling upgrade). */
+export type FaultName = `kill:${ServiceName}` | `cut:${Dependency}` | `upgrade:${ServiceName}`;
 
 export const ALL_FAULTS: FaultName[] = [
   'kill:signals',
@@ -42,6 +44,12 @@ export interface ChaosOptions {
   logDir: string;
   /** Retry spacing of webhook deliveries during the run (the default 10 s / 2 min / 15 min outlasts it). */
   webhookRetryDelaysMs: string;
+  /** Deployables started from another checkout's build (`pnpm compat`: the release's worktree). */
+  roots?: Partial<Record<ServiceName, string>>;
+  /** The build `upgrade:` faults replace replicas with (default this checkout's). */
+  upgradeRoot?: string;
+  /** After the load: every API-key operation once, held to this checkout's OpenAPI document. */
+  conformance?: boolean;
   log?: (line: string) => void;
 }
 
@@ -110,6 +118,8 @@ export interface ChaosReport {
     redeliveries: number;
     /** (event, subscription) pairs whose attempts came with more than one webhook-id (must be 0). */
     pairsWithSeveralIds: number;
+    /** The conformance walk (`conformance` option): exchanges checked and what departed from the document. */
+    conformance?: ConformanceResult;
     /** Live-stream clients: every signal event each must be handed exactly once. */
     streams: {
       clients: number;
@@ -210,13 +220,23 @@ function subscriberTypes(i: number): SignalType[] {
   return [SIGNAL_TYPES[i % SIGNAL_TYPES.length]!, SIGNAL_TYPES[(i + 1) % SIGNAL_TYPES.length]!];
 }
 
-async function injectFault(system: ChaosSystem, fault: FaultName, outageMs: number): Promise<void> {
-  const [action, target] = fault.split(':') as ['kill' | 'cut', string];
+async function injectFault(
+  system: ChaosSystem,
+  fault: FaultName,
+  outageMs: number,
+  upgradeRoot: string,
+): Promise<void> {
+  const [action, target] = fault.split(':') as ['kill' | 'cut' | 'upgrade', string];
   if (action === 'cut') {
     const proxy = system.proxies[target as Dependency];
     proxy.cut();
     await sleep(outageMs);
     proxy.restore();
+    return;
+  }
+  if (action === 'upgrade') {
+    // One replica at a time, each ready before the next goes: the other keeps serving.
+    for (const replica of system.services[target as ServiceName]) await replica.replaceWith(upgradeRoot);
     return;
   }
   // One replica of the deployable; the other goes on serving.
@@ -354,7 +374,7 @@ function expectedPairs(created: CreatedSignal[], subscribers: number): string[] 
  */
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const log = options.log ?? (() => undefined);
-  const system = await startChaosSystem(options.logDir, options.webhookRetryDelaysMs);
+  const system = await startChaosSystem(options.logDir, options.webhookRetryDelaysMs, options.roots);
   const receivers: Receiver[] = [];
   let load: ChaosLoad | undefined;
   let streams: StreamClients | undefined;
@@ -415,7 +435,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       if (clock() < due) await sleep(due - clock());
       const start = clock();
       log(`t=${(start / 1000).toFixed(1)} s: ${fault}`);
-      await injectFault(system, fault, outageMs);
+      await injectFault(system, fault, outageMs, options.upgradeRoot ?? ROOT);
       windows.push({ fault, start, end: clock() });
     }
     if (clock() < options.seconds * 1000) await sleep(options.seconds * 1000 - clock());
@@ -434,13 +454,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const inside = inPeriod.filter((o) => o.start <= windowEnd);
       const outside = inPeriod.filter((o) => o.start > windowEnd);
       const lastFailure = Math.max(w.end, ...inPeriod.filter(failed).map((o) => o.end));
-      const killedFrontDoor = w.fault === 'kill:gateway' || w.fault === 'kill:signals';
+      const killedFrontDoor = /^(kill|upgrade):(gateway|signals)$/.test(w.fault);
       const noResponseInside = inside.filter((o) => o.status === null);
       // A dead process responds to nothing: its own clients (reads → gateway, ingest → signals) see refusals.
       const noResponseAllowed =
         killedFrontDoor &&
         noResponseInside.every((o) =>
-          w.fault === 'kill:gateway'
+          w.fault.endsWith(':gateway')
             ? o.kind === 'list' || o.kind === 'detail' || o.kind === 'stats'
             : o.kind === 'ingest' || o.kind === 'transition',
         );
@@ -505,6 +525,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       errors: streams.errors,
     };
 
+    const conformance = options.conformance
+      ? await conformanceWalk(
+          system.gatewayUrl,
+          key,
+          `${receivers[0]?.url ?? 'http://127.0.0.1:9'}/conformance`,
+        ).catch((err: unknown): ConformanceResult => ({
+          checked: 0,
+          operations: 0,
+          retried: 0,
+          problems: [`the walk failed: ${String(err)}`],
+        }))
+      : undefined;
+
     const limits = await limitsAcrossGateways(system).catch(
       (err: unknown): ChaosReport['checks']['limits'] => ({
         limit: BURST_LIMIT,
@@ -535,6 +568,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       redeliveries: delivered.redeliveries,
       pairsWithSeveralIds: delivered.pairsWithSeveralIds,
       streams: streamCheck,
+      ...(conformance ? { conformance } : {}),
       storedSignals,
       distinctIdempotencyKeys,
       drainedInSeconds,
@@ -581,6 +615,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         `${checks.pairsWithSeveralIds} (event, subscription) pairs delivered under several webhook-ids`,
       );
     for (const v of limits.violations) violations.push(`limit across gateways: ${v}`);
+    for (const p of conformance?.problems ?? []) violations.push(`conformance: ${p}`);
     if (streamCheck.missing > 0)
       violations.push(`${streamCheck.missing} stream events missing over ${streamCheck.clients} clients`);
     if (streamCheck.duplicates > 0)
@@ -660,12 +695,22 @@ export function chaosOptions(short: boolean): ChaosOptions {
       };
 }
 
+/** What the run did to the system, for the report's first line. */
+function faultsInWords(o: ChaosReport['options']): string {
+  const roots = Object.keys(o.roots ?? {});
+  const at = roots.length ? `${roots.join(', ')} from ${o.roots?.[roots[0] as ServiceName] ?? ''}; ` : '';
+  if (o.faults.length === 0) return `${at}no faults`;
+  if (o.faults.every((f) => f.startsWith('upgrade:')))
+    return `${at}each upgraded to ${o.upgradeRoot ?? ROOT} one replica at a time, in turn`;
+  return `${at}one of each killed in turn, each dependency cut`;
+}
+
 /** The report as docs/operations.md prints it. */
 export function formatReport(r: ChaosReport): string {
   const lines: string[] = [];
   const o = r.options;
   lines.push(
-    `chaos: ${REPLICAS} replicas of every deployable (one of each killed in turn); ${o.seconds} s, ${o.readsPerSecond} reads/s through the gateways, ${o.signalsPerSecond} signals/s ingested (40 % later moved), ${o.subscribers} webhook subscribers; cuts last ${o.outageSeconds} s; window = fault + ${GRACE_MS / 1000} s`,
+    `chaos: ${REPLICAS} replicas of every deployable (${faultsInWords(o)}); ${o.seconds} s, ${o.readsPerSecond} reads/s through the gateways, ${o.signalsPerSecond} signals/s ingested (40 % later moved), ${o.subscribers} webhook subscribers; cuts last ${o.outageSeconds} s; window = fault + ${GRACE_MS / 1000} s`,
   );
   lines.push('');
   lines.push(
@@ -718,6 +763,10 @@ export function formatReport(r: ChaosReport): string {
   lines.push(
     `live streams: ${c.streams.clients} clients × ${c.streams.expectedEach} events: ${c.streams.missing} missing, ${c.streams.duplicates} twice; connections per client ${JSON.stringify(c.streams.connections)} (reconnects resumed with Last-Event-ID), resets ${JSON.stringify(c.streams.resets)}`,
   );
+  if (c.conformance)
+    lines.push(
+      `conformance: ${c.conformance.checked} exchanges over ${c.conformance.operations} operations held to the OpenAPI document (${c.conformance.retried} tried again after a 503/504), ${c.conformance.problems.length} departures`,
+    );
   lines.push(
     `limit across gateways: ${c.limits.sent} requests on a ${c.limits.limit}/min key, ${c.limits.admitted} admitted in ${c.limits.windows} window(s), sent per gateway ${JSON.stringify(c.limits.byGateway)}`,
   );

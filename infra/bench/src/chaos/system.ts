@@ -3,7 +3,7 @@ import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { deleteKeysMatching } from '@signal/service-kit';
 import {
-  stablePort,
+  stablePorts,
   infraUrls,
   startTcpProxy,
   testBrokerPrefix,
@@ -25,7 +25,10 @@ export type Dependency = 'redis' | 'rabbitmq' | 'mongo';
 /** Replicas of every deployable: the Kubernetes base runs each as several. */
 export const REPLICAS = 2;
 
-/** One service process from its built output; SIGKILLed and started again on the same port. */
+/**
+ * One service process from its built output; SIGKILLed and started again on the same port, or
+ * replaced by another checkout's build of it (a rolling upgrade's step).
+ */
 export class ServiceProcess {
   private child: ChildProcess | undefined;
   private readonly log: WriteStream;
@@ -34,6 +37,8 @@ export class ServiceProcess {
     readonly name: ServiceName,
     /** 1-based, as the logs and the report name it (`signals-1`). */
     readonly replica: number,
+    /** The checkout whose build it runs: this one, or a release's worktree (`pnpm compat`). */
+    public root: string,
     private readonly entry: string,
     readonly port: number,
     private readonly env: Record<string, string>,
@@ -75,7 +80,7 @@ export class ServiceProcess {
   }
 
   private spawn(): ChildProcess {
-    const child = spawn(process.execPath, [path.join(ROOT, this.entry)], {
+    const child = spawn(process.execPath, [path.join(this.root, this.entry)], {
       env: { PATH: process.env.PATH ?? '', ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -101,7 +106,8 @@ export class ServiceProcess {
     await exited;
   }
 
-  async stop(): Promise<void> {
+  /** SIGTERM and wait for the exit (SIGKILL after 10 s): the service's own graceful shutdown. */
+  private async terminate(): Promise<void> {
     const child = this.child;
     if (child && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
@@ -110,6 +116,23 @@ export class ServiceProcess {
       await exited;
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * Stops gracefully and starts `root`'s build on the same port: one replica of a rolling upgrade.
+   * It may take up to `timeoutMs` to be ready, restarted as it exits, as a rollout waits for a
+   * new pod's readiness (Kubernetes' progress deadline is 10 minutes): on a busy machine a start
+   * can time out on the store a few times before it is up.
+   */
+  async replaceWith(root: string, timeoutMs = 180_000): Promise<void> {
+    await this.terminate();
+    this.root = root;
+    this.log.write(`--- replaced by the build in ${root} ---\n`);
+    await this.start(timeoutMs);
+  }
+
+  async stop(): Promise<void> {
+    await this.terminate();
     this.log.end();
   }
 }
@@ -139,7 +162,12 @@ const SERVICE_ORDER: ServiceName[] = ['signals', 'stats', 'webhooks-api', 'webho
  * server through one TCP proxy per dependency, so a dependency can be cut without touching the
  * machine's servers.
  */
-export async function startChaosSystem(logDir: string, webhookRetryDelaysMs: string): Promise<ChaosSystem> {
+export async function startChaosSystem(
+  logDir: string,
+  webhookRetryDelaysMs: string,
+  /** Deployables run from another checkout's build (a release's worktree); the rest from this one. */
+  roots: Partial<Record<ServiceName, string>> = {},
+): Promise<ChaosSystem> {
   mkdirSync(logDir, { recursive: true });
   const urls = infraUrls();
   const proxyTo = async (url: string, defaultPort: number) => {
@@ -174,10 +202,14 @@ export async function startChaosSystem(logDir: string, webhookRetryDelaysMs: str
     AMQP_PREFIX: broker.prefix,
     REDIS_PREFIX: redisPrefix,
   };
+  // Every port of the run drawn at once (service and metrics ports): separate draws can name one
+  // port twice, and the second process then fails to start with EADDRINUSE.
+  const drawn = await stablePorts(2 * SERVICE_ORDER.length * REPLICAS);
+  const take = () => drawn.pop()!;
   const ports = {} as Record<ServiceName, number[]>;
   for (const name of SERVICE_ORDER) {
     ports[name] = [];
-    for (let i = 0; i < REPLICAS; i++) ports[name].push(await stablePort());
+    for (let i = 0; i < REPLICAS; i++) ports[name].push(take());
   }
   const balancers = {
     signals: await startBalancer(ports.signals),
@@ -220,10 +252,18 @@ export async function startChaosSystem(logDir: string, webhookRetryDelaysMs: str
     for (const [i, port] of ports[name].entries()) {
       const own: Record<string, string> =
         name === 'webhooks-worker'
-          ? { WORKER_PORT: String(port), WORKER_METRICS_PORT: String(await stablePort()) }
-          : { PORT: String(port), METRICS_PORT: String(await stablePort()) };
+          ? { WORKER_PORT: String(port), WORKER_METRICS_PORT: String(take()) }
+          : { PORT: String(port), METRICS_PORT: String(take()) };
       services[name].push(
-        new ServiceProcess(name, i + 1, entries[name], port, { ...env[name], ...own }, logDir),
+        new ServiceProcess(
+          name,
+          i + 1,
+          roots[name] ?? ROOT,
+          entries[name],
+          port,
+          { ...env[name], ...own },
+          logDir,
+        ),
       );
     }
   }

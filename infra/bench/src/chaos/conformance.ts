@@ -1,0 +1,233 @@
+import { buildOpenApiDocument } from '@signal/contracts';
+// ajv is the repository's own dev dependency (the e2e contract test's validator), resolved from the root.
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { randomUUID } from 'node:crypto';
+import { request } from 'undici';
+
+/**
+ * The conformance walk of a mixed-version run: every operation an API key can call, once or
+ * more, through the gateways, each response held to the OpenAPI document this checkout makes
+ * (the one clients hold): its status declared for the operation, its JSON body valid against the
+ * declared schema. A service one version off that answers otherwise fails the walk.
+ */
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export interface ConformanceResult {
+  /** Exchanges checked. */
+  checked: number;
+  /** Operations (method + path template) the walk reached. */
+  operations: number;
+  /** Steps tried again after a 503 or 504. */
+  retried: number;
+  problems: string[];
+}
+
+interface Step {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** The path template of the operation (as the document names it). */
+  template: string;
+  /** The concrete path (template with ids filled in, query included). */
+  path: string;
+  body?: unknown;
+  /** The status this step expects (several: any of them, each a documented outcome). */
+  expect: number | number[];
+  auth?: boolean;
+  /** Sent with an `Idempotency-Key`, so a retried creation makes one resource. */
+  idempotent?: boolean;
+}
+
+/** Tries of one step: a 503 or 504 (a slow or busy service) is tried again, as a client does. */
+const TRIES = 3;
+
+function documentValidator() {
+  const doc = buildOpenApiDocument({ serverUrl: 'http://gateway', plan: { per_minute: 1, per_day: 1 } });
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  ajv.addSchema({ $id: 'api', components: doc.components }, 'api');
+  const compiled = new Map<string, ValidateFunction>();
+  const validator = (schema: unknown) => {
+    const text = JSON.stringify(schema).replaceAll('"#/components/', '"api#/components/');
+    let v = compiled.get(text);
+    if (!v) {
+      const parsed: unknown = JSON.parse(text);
+      v = ajv.compile(isObject(parsed) ? parsed : {});
+      compiled.set(text, v);
+    }
+    return v;
+  };
+  const paths = isObject(doc.paths) ? doc.paths : {};
+  return (step: Step, status: number, body: unknown): string[] => {
+    const at = `${step.method} ${step.path} ${status}`;
+    const item = paths[step.template];
+    const op = isObject(item) ? item[step.method.toLowerCase()] : undefined;
+    if (!isObject(op)) return [`${at}: no documented operation ${step.method} ${step.template}`];
+    const responses = isObject(op.responses) ? op.responses : {};
+    const spec = responses[String(status)];
+    if (!isObject(spec)) return [`${at}: status not declared for ${String(op.operationId)}`];
+    const out: string[] = [];
+    const expected = Array.isArray(step.expect) ? step.expect : [step.expect];
+    if (!expected.includes(status)) out.push(`${at}: expected ${expected.join(' or ')}`);
+    const content = isObject(spec.content) ? spec.content['application/json'] : undefined;
+    if (isObject(content) && content.schema !== undefined) {
+      const v = validator(content.schema);
+      if (!v(body)) out.push(`${at}: body departs from the document (${ajv.errorsText(v.errors)})`);
+    }
+    return out;
+  };
+}
+
+/** Runs the walk with `key` against `gatewayUrl`; `hookUrl` receives the test subscription's deliveries. */
+export async function conformanceWalk(
+  gatewayUrl: string,
+  key: string,
+  hookUrl: string,
+): Promise<ConformanceResult> {
+  const check = documentValidator();
+  const problems: string[] = [];
+  const reached = new Set<string>();
+  let checked = 0;
+  let retried = 0;
+  const send = (step: Step, idempotencyKey: string) =>
+    request(`${gatewayUrl}${step.path}`, {
+      method: step.method,
+      headers: {
+        ...(step.auth === false ? {} : { authorization: `Bearer ${key}` }),
+        ...(step.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(step.idempotent ? { 'idempotency-key': idempotencyKey } : {}),
+      },
+      body: step.body !== undefined ? JSON.stringify(step.body) : undefined,
+      headersTimeout: 30_000,
+      bodyTimeout: 30_000,
+    });
+  const run = async (step: Step): Promise<unknown> => {
+    const idempotencyKey = `conformance-${randomUUID()}`;
+    let res = await send(step, idempotencyKey);
+    for (let tries = 1; tries < TRIES && (res.statusCode === 503 || res.statusCode === 504); tries++) {
+      await res.body.dump();
+      retried += 1;
+      await new Promise((r) => setTimeout(r, 1000));
+      res = await send(step, idempotencyKey);
+    }
+    const text = await res.body.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // not JSON: checked as text (and refused by any JSON schema)
+    }
+    checked += 1;
+    reached.add(`${step.method} ${step.template}`);
+    problems.push(...check(step, res.statusCode, body));
+    return body;
+  };
+  const data = (body: unknown): unknown => (isObject(body) ? body.data : undefined);
+  const firstId = (body: unknown): string | undefined => {
+    const list = data(body);
+    const first: unknown = Array.isArray(list) ? list[0] : undefined;
+    return isObject(first) && typeof first.id === 'string' ? first.id : undefined;
+  };
+
+  const signals = await run({
+    method: 'GET',
+    template: '/v1/signals',
+    path: '/v1/signals?limit=5',
+    expect: 200,
+  });
+  const signalId = firstId(signals);
+  if (signalId)
+    await run({
+      method: 'GET',
+      template: '/v1/signals/{signal_id}',
+      path: `/v1/signals/${signalId}`,
+      expect: 200,
+    });
+  else problems.push('GET /v1/signals: no signal to read (the load created none?)');
+  await run({
+    method: 'GET',
+    template: '/v1/signals/{signal_id}',
+    path: '/v1/signals/sig_01KAB3P0000000000000000000',
+    expect: 404,
+  });
+  await run({ method: 'GET', template: '/v1/signals', path: '/v1/signals?limit=0', expect: 400 });
+  await run({ method: 'GET', template: '/v1/signals', path: '/v1/signals', expect: 401, auth: false });
+  await run({ method: 'GET', template: '/v1/stats', path: '/v1/stats?period=7d', expect: 200 });
+  await run({ method: 'GET', template: '/v1/stats', path: '/v1/stats?period=1y', expect: 400 });
+
+  const created = await run({
+    method: 'POST',
+    template: '/v1/webhooks',
+    path: '/v1/webhooks',
+    body: { url: hookUrl, events: ['signal.new'], description: 'conformance' },
+    expect: 201,
+    idempotent: true,
+  });
+  const hook = data(created);
+  const hookId = isObject(hook) && typeof hook.id === 'string' ? hook.id : undefined;
+  if (!hookId)
+    return {
+      checked,
+      operations: reached.size,
+      retried,
+      problems: [...problems, 'POST /v1/webhooks: no id'],
+    };
+  const at = `/v1/webhooks/${hookId}`;
+  await run({ method: 'GET', template: '/v1/webhooks', path: '/v1/webhooks?limit=5', expect: 200 });
+  await run({ method: 'GET', template: '/v1/webhooks/{webhook_id}', path: at, expect: 200 });
+  await run({
+    method: 'PATCH',
+    template: '/v1/webhooks/{webhook_id}',
+    path: at,
+    body: { events: ['signal.new', 'signal.winner'] },
+    expect: 200,
+  });
+  await run({ method: 'PATCH', template: '/v1/webhooks/{webhook_id}', path: at, body: {}, expect: 400 });
+  await run({
+    method: 'POST',
+    template: '/v1/webhooks/{webhook_id}/rotate-secret',
+    path: `${at}/rotate-secret`,
+    expect: 200,
+  });
+  const test = await run({
+    method: 'POST',
+    template: '/v1/webhooks/{webhook_id}/test',
+    path: `${at}/test`,
+    body: {},
+    expect: 202,
+  });
+  const delivery = data(test);
+  const deliveryId = isObject(delivery) && typeof delivery.id === 'string' ? delivery.id : undefined;
+  await run({
+    method: 'GET',
+    template: '/v1/webhooks/{webhook_id}/deliveries',
+    path: `${at}/deliveries`,
+    expect: 200,
+  });
+  if (deliveryId) {
+    await run({
+      method: 'GET',
+      template: '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}',
+      path: `${at}/deliveries/${deliveryId}`,
+      expect: 200,
+    });
+    await run({
+      method: 'POST',
+      template: '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry',
+      path: `${at}/deliveries/${deliveryId}/retry`,
+      // 409 while the test delivery's own attempt is still under way.
+      expect: [202, 409],
+    });
+  } else problems.push('POST /v1/webhooks/{id}/test: no delivery id');
+  await run({
+    method: 'POST',
+    template: '/v1/webhooks/{webhook_id}/recover',
+    path: `${at}/recover`,
+    body: { since: new Date(Date.now() - 3_600_000).toISOString() },
+    expect: 202,
+  });
+  await run({ method: 'DELETE', template: '/v1/webhooks/{webhook_id}', path: at, expect: 200 });
+  await run({ method: 'GET', template: '/v1/webhooks/{webhook_id}', path: at, expect: 404 });
+  return { checked, operations: reached.size, retried, problems };
+}

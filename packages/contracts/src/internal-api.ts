@@ -1,0 +1,147 @@
+import { z } from 'zod';
+import { payloadSchema } from './asyncapi';
+import { buildOpenApiDocument } from './openapi';
+import { ROUTE_LIST } from './routes';
+import {
+  bulkCreateSignalsInputSchema,
+  changeStatusInputSchema,
+  createSignalInputSchema,
+  signalDetailSchema,
+  updateSignalInputSchema,
+} from './signals';
+
+/**
+ * The HTTP contracts between deployables, as one OpenAPI document: the routes the gateway
+ * forwards to a service with its service token (the public paths the services own, their
+ * requests and responses as the public document states them), and the signals service's ingest
+ * API (its own credential; producers of signals and the stats rebuild call it). A service one
+ * version behind or ahead of the gateway meets these, so the breaking-change check holds them
+ * as it holds the public document.
+ */
+
+type Json = Record<string, unknown>;
+
+const ok = <T extends z.ZodType>(data: T) => z.object({ success: z.literal(true), data });
+
+/** The ingest API as `services/signals/src/http/ingest.router.ts` serves it. */
+export const INGEST_ROUTES = [
+  {
+    method: 'post',
+    path: '/internal/signals',
+    summary: 'One signal (201 created, 200 replayed by Idempotency-Key)',
+    body: createSignalInputSchema,
+    responses: { '201': ok(signalDetailSchema), '200': ok(signalDetailSchema) },
+  },
+  {
+    method: 'post',
+    path: '/internal/signals/bulk',
+    summary: 'Up to 1,000 signals, announced as history',
+    body: bulkCreateSignalsInputSchema,
+    responses: {
+      '201': ok(z.object({ created: z.number().int(), skipped: z.number().int(), ids: z.array(z.string()) })),
+      '200': ok(z.object({ created: z.number().int(), skipped: z.number().int(), ids: z.array(z.string()) })),
+    },
+  },
+  {
+    method: 'patch',
+    path: '/internal/signals/{signal_id}',
+    summary: 'Metrics and performance moves',
+    body: updateSignalInputSchema,
+    responses: { '200': ok(signalDetailSchema) },
+  },
+  {
+    method: 'post',
+    path: '/internal/signals/{signal_id}/status',
+    summary: 'A status change along STATUS_TRANSITIONS',
+    body: changeStatusInputSchema,
+    responses: { '200': ok(signalDetailSchema) },
+  },
+  {
+    method: 'get',
+    path: '/internal/signals/export',
+    summary: 'Paged export in id order, for projections that rebuild themselves (stats)',
+    query: [
+      { name: 'after', schema: { type: 'string', maxLength: 64 } },
+      { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 5000 } },
+    ],
+    responses: {
+      '200': z.object({
+        success: z.literal(true),
+        data: z.array(signalDetailSchema.extend({ version: z.number().int().positive() })),
+        meta: z.object({ next_after: z.string().nullable() }),
+      }),
+    },
+  },
+] as const;
+
+export function buildInternalApiDocument(): Json {
+  const publicDoc = buildOpenApiDocument({
+    serverUrl: 'http://service',
+    plan: { per_minute: 1, per_day: 1 },
+  });
+  const publicPaths = publicDoc.paths as Record<string, Record<string, Json>>;
+  const paths: Record<string, Record<string, Json>> = {};
+  for (const route of ROUTE_LIST) {
+    if (route.owner === 'gateway') continue;
+    const operation = publicPaths[route.path]?.[route.method];
+    if (!operation) continue;
+    (paths[route.path] ??= {})[route.method] = {
+      ...operation,
+      summary: `${String(operation.summary ?? '')} (served by ${route.owner})`,
+      security: [{ serviceToken: [] }],
+    };
+  }
+  for (const route of INGEST_ROUTES) {
+    const pathParams = [...route.path.matchAll(/\{([a-z_]+)\}/g)].map((m) => ({
+      name: m[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
+    const query = 'query' in route ? route.query.map((q) => ({ ...q, in: 'query', required: false })) : [];
+    (paths[route.path] ??= {})[route.method] = {
+      operationId: `ingest.${route.method}.${route.path}`,
+      summary: route.summary,
+      security: [{ ingestToken: [] }],
+      ...(pathParams.length + query.length ? { parameters: [...pathParams, ...query] } : {}),
+      ...('body' in route
+        ? {
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: payloadSchema(route.body, 'input') } },
+            },
+          }
+        : {}),
+      responses: Object.fromEntries(
+        Object.entries(route.responses).map(([status, schema]) => [
+          status,
+          { description: 'Success', content: { 'application/json': { schema: payloadSchema(schema) } } },
+        ]),
+      ),
+    };
+  }
+  const components = publicDoc.components as Json;
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Signal Service internal HTTP contracts',
+      version: '1.0.0',
+      description:
+        'What the gateway sends the services (the public routes they own, with a service token) and the ' +
+        "signals service's ingest API. Generated by packages/contracts/src/internal-api.ts.",
+    },
+    paths,
+    components: {
+      schemas: components.schemas,
+      securitySchemes: {
+        serviceToken: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'EdDSA token the gateway signs per request (audience = the service)',
+        },
+        ingestToken: { type: 'http', scheme: 'bearer', description: '`INGEST_TOKEN`' },
+      },
+    },
+  };
+}
