@@ -154,9 +154,9 @@ describe('the OpenAPI document', () => {
     expect(schemas.WebhookTestRequest?.required).toBeUndefined();
     expect(JSON.stringify(schemas.WebhookTestRequest?.properties)).toContain('signal.rugged');
     expect(schemas.RecoverWebhookRequest?.required).toEqual(['since']);
-    expect(schemas.RecoverWebhookResult?.required).toEqual(['since', 'queued']);
+    expect(schemas.RecoverWebhookResult?.required).toEqual(['since', 'queued', 'next_cursor']);
     expect(Object.keys(doc.paths['/v1/webhooks/{webhook_id}/recover']!.post!.responses)).toEqual(
-      expect.arrayContaining(['202', '400', '404', '409']),
+      expect.arrayContaining(['202', '400', '404', '409', '429']),
     );
     expect(ops['/v1/webhooks']!.post!.summary).toMatch(/25 by default.*409 CONFLICT naming the limit/);
   });

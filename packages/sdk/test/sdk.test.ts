@@ -172,7 +172,7 @@ describe('@signal/sdk against the running system', () => {
     // Other tests of this file ingest signals, which this subscription (every type) also gets.
     expect(all.filter((d) => d.event === 'webhook.test').map((d) => d.id)).toEqual([test.id]);
     expect(new Set(all.map((d) => d.id)).size).toBe(all.length);
-    // Only failed deliveries are re-sent: a typed conflict for a succeeded one.
+    // A succeeded delivery is not attempted again: a typed conflict.
     await expect(client.webhooks.deliveries.retry(created.id, test.id)).rejects.toBeInstanceOf(ConflictError);
 
     const rotated = await client.webhooks.rotateSecret(created.id);
@@ -308,7 +308,7 @@ describe('@signal/sdk against the running system', () => {
     expect([sent?.body, response?.status]).toEqual([received.body, 200]);
     const since = new Date(Date.now() - 60_000);
     const recovered: RecoverWebhookResult = await client.webhooks.recover(hook.id, since);
-    expect(recovered).toEqual({ since: since.toISOString(), queued: 0 });
+    expect(recovered).toEqual({ since: since.toISOString(), queued: 0, next_cursor: null });
     await client.webhooks.update(hook.id, { enabled: false });
     await expect(client.webhooks.recover(hook.id, since)).rejects.toBeInstanceOf(ConflictError);
     await expect(client.webhooks.sendTest(hook.id, { timeoutMs: 5000 })).rejects.toBeInstanceOf(

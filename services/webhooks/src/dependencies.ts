@@ -73,7 +73,11 @@ export async function createDependencies(
     const units = delayUnits(dueAt - Date.now());
     const body = Buffer.from(JSON.stringify({ ...job, due_at: dueAt }));
     const messageId = `${job.delivery_id}:${job.attempt}`;
-    if (units === 0) await amqp.publish('', names.deliveriesQueue, body, { messageId });
+    // Only first attempts go to the first-attempt queue: a later attempt due now (a retry, a
+    // "retry now", a recovered delivery) goes to the due queue, so another account's recovered
+    // or retried work never stands in line before anyone's first attempts.
+    const nowQueue = job.attempt > 1 ? names.deliveriesDueQueue : names.deliveriesQueue;
+    if (units === 0) await amqp.publish('', nowQueue, body, { messageId });
     else
       await amqp.publish(names.deliveryDelayLevel(entryLevel(units)), delayRoutingKey(units), body, {
         messageId,

@@ -225,6 +225,71 @@ describe('recover', () => {
   });
 });
 
+describe('fair share of retried and recovered work', () => {
+  it("when deliveries are recovered, then their attempts are queued behind no one's first attempts: in the due queue, never the first-attempt queue", async () => {
+    const own = testBrokerPrefix('wh_recover_lane', removeBrokerPrefix);
+    const lane = await startWebhooks({
+      label: 'wh_recover_lane',
+      prefix: own.prefix,
+      env: { WEBHOOK_RETRY_DELAYS_MS: '50' },
+    });
+    try {
+      answers.set('/lane', [500]);
+      const created = await request(lane.url)
+        .post('/v1/webhooks')
+        .set(lane.auth(ACC))
+        .send({ url: `${receiver.url}/lane`, events: ['signal.new'] })
+        .expect(201);
+      const id = created.body.data.id as string;
+      const since = new Date(Date.now() - 1000).toISOString();
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++)
+        ids.push(
+          (await request(lane.url).post(`/v1/webhooks/${id}/test`).set(lane.auth(ACC)).expect(202)).body.data
+            .id,
+        );
+      await waitFor(
+        async () => {
+          const r = await request(lane.url)
+            .get(`/v1/webhooks/${id}/deliveries?status=failed`)
+            .set(lane.auth(ACC));
+          return r.body.meta?.total === 3;
+        },
+        20_000,
+        50,
+        'the deliveries to fail',
+      );
+      // Without a worker taking them, the recovered attempts stay where they were queued.
+      await lane.stopWorker();
+      expect(
+        (
+          await request(lane.url)
+            .post(`/v1/webhooks/${id}/recover`)
+            .set(lane.auth(ACC))
+            .send({ since })
+            .expect(202)
+        ).body.data.queued,
+      ).toBe(3);
+      const channel = await lane.deps.amqp.createChannel();
+      try {
+        const depth = async (queue: string) => (await channel.checkQueue(queue)).messageCount;
+        await waitFor(
+          async () => (await depth(lane.deps.names.deliveriesDueQueue)) === 3,
+          10_000,
+          20,
+          'the recovered attempts queued',
+        );
+        expect(await depth(lane.deps.names.deliveriesQueue)).toBe(0);
+      } finally {
+        await channel.close();
+      }
+    } finally {
+      await lane.stop();
+      await own.cleanup();
+    }
+  });
+});
+
 describe('subscription health', () => {
   it('when attempts fail and then succeed, then the subscription shows its last status, since when it failed, and its failures of the last 24 h', async () => {
     const id = await subscribe('/health', [503, 503, 200]);
