@@ -34,7 +34,8 @@ beforeEach(async () => {
     env: {
       IP_RATE_LIMIT_PER_MINUTE: String(GUARD_PER_MINUTE),
       SESSION_TTL_SECONDS: '60',
-      SESSION_RENEWAL_GRACE_MS: '300',
+      // Longer than two requests take on a loaded machine; the test moves the clock past it.
+      SESSION_RENEWAL_GRACE_MS: '10000',
       SIGNUPS_PER_ADDRESS_PER_MINUTE: '3',
     },
   });
@@ -155,30 +156,29 @@ describe('login guesses', () => {
 
   async function loginBurst(gw: GatewayHarness) {
     const { email } = await gw.account({ per_minute: 60, per_day: 10_000 }, 'the-right-password-1');
-    // The gateway's clock stands still during the burst (only Date is faked: the gateway runs in
-    // this process): the throttle's waits are about order, and on a loaded machine a burst can
-    // take longer than the first wait.
+    // The gateway's clock stands still from the burst to the last request (only Date is faked: the
+    // gateway runs in this process): the throttle's waits are about order, and on a loaded
+    // machine the requests can take longer than the first wait.
     jest.useFakeTimers({ doNotFake: EVERYTHING_BUT_DATE });
-    let burst: request.Response[];
     try {
-      burst = await Promise.all(
+      const burst = await Promise.all(
         Array.from({ length: 30 }, () =>
           request(gw.url).post('/v1/auth/login').send({ email, password: 'a-wrong-password-1' }),
         ),
       );
+      const statuses = burst.map((r) => r.status);
+      // Five failures are free and the sixth attempt is let through; after it everything waits.
+      expect(statuses.filter((s) => s === 401)).toHaveLength(6);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(24);
+      for (const r of burst) expect(r.headers['x-ratelimit-limit']).toBeDefined();
+      // The right password now waits too: the guesses before it were counted.
+      await request(gw.url)
+        .post('/v1/auth/login')
+        .send({ email, password: 'the-right-password-1' })
+        .expect(429);
     } finally {
       jest.useRealTimers();
     }
-    const statuses = burst.map((r) => r.status);
-    // Five failures are free and the sixth attempt is let through; after it everything waits.
-    expect(statuses.filter((s) => s === 401)).toHaveLength(6);
-    expect(statuses.filter((s) => s === 429)).toHaveLength(24);
-    for (const r of burst) expect(r.headers['x-ratelimit-limit']).toBeDefined();
-    // The right password now waits too: the guesses before it were counted.
-    await request(gw.url)
-      .post('/v1/auth/login')
-      .send({ email, password: 'the-right-password-1' })
-      .expect(429);
   }
 
   it('when the right password comes from an address past its limit, then the login succeeds', async () => {
@@ -209,11 +209,18 @@ describe('sliding session renewal', () => {
     // does not renew it a second time.
     const inFlight = await request(gw.url).get('/v1/dashboard/session').set('Cookie', old).expect(200);
     expect(inFlight.headers['set-cookie']).toBeUndefined();
-    await new Promise((r) => setTimeout(r, 400));
-    const ended = await request(gw.url).get('/v1/dashboard/session').set('Cookie', old).expect(401);
-    expect(ended.body.error.message).toContain('ended');
-    await request(gw.url).get('/v1/webhooks').set('Cookie', old).expect(401);
-    const current = await request(gw.url).get('/v1/dashboard/session').set('Cookie', fresh).expect(200);
+    // Past the grace (the old session still inside its 60 s life): the in-process gateway's Date
+    // moves on instead of the test sleeping.
+    jest.useFakeTimers({ doNotFake: EVERYTHING_BUT_DATE, advanceTimers: true, now: Date.now() + 11_000 });
+    let current: request.Response;
+    try {
+      const ended = await request(gw.url).get('/v1/dashboard/session').set('Cookie', old).expect(401);
+      expect(ended.body.error.message).toContain('ended');
+      await request(gw.url).get('/v1/webhooks').set('Cookie', old).expect(401);
+      current = await request(gw.url).get('/v1/dashboard/session').set('Cookie', fresh).expect(200);
+    } finally {
+      jest.useRealTimers();
+    }
     await request(gw.url)
       .delete('/v1/dashboard/session')
       .set({ Cookie: fresh, 'X-CSRF-Token': String(current.body.data.csrf_token) })

@@ -179,7 +179,9 @@ describe('live stream', () => {
     expect(seen).toEqual(expected.slice(from, to + 1));
     expect(isIncreasing(seen.map(String))).toBe(true);
     expect(about(second.events, ids.slice(0, 2))).toEqual([]);
-    expect(about(second.events, ids.slice(2)).map(signalOf)).toEqual(ids.slice(2));
+    // Each missed and live signal once. In the log's order, which is the relay's: signals created
+    // one after another can be published in another order on a loaded machine.
+    expect(about(second.events, ids.slice(2)).map(signalOf).sort()).toEqual(ids.slice(2).sort());
   });
 
   it('when the gateway catches a client up (until=live), then the log after the position is replayed and the stream ends with caught-up naming the last id', async () => {
