@@ -144,7 +144,11 @@ async function floorKbPerStream(count: number, headers: string[]): Promise<numbe
     setInterval(() => { for (const res of open) res.write(':\\n\\n'); }, 15000).unref();
     server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));`;
   const child = spawn(process.execPath, ['-e', script], {
-    env: { PATH: process.env.PATH ?? '', FLOOR_HEAD: JSON.stringify(headers), FLOOR_PREAMBLE: STREAM_PREAMBLE },
+    env: {
+      PATH: process.env.PATH ?? '',
+      FLOOR_HEAD: JSON.stringify(headers),
+      FLOOR_PREAMBLE: STREAM_PREAMBLE,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const held: Client[] = [];
@@ -157,7 +161,9 @@ async function floorKbPerStream(count: number, headers: string[]): Promise<numbe
     const before = rssKb(child.pid!);
     for (let i = 0; i < count; i += 50) {
       const batch = await Promise.all(
-        Array.from({ length: Math.min(50, count - i) }, () => openStream(`http://127.0.0.1:${port}`, 'floor')),
+        Array.from({ length: Math.min(50, count - i) }, () =>
+          openStream(`http://127.0.0.1:${port}`, 'floor'),
+        ),
       );
       held.push(...batch);
     }
@@ -317,9 +323,7 @@ async function main() {
     console.log(
       `publish → webhook receiver (baseline, same events): p50 ${percentile(hook, 0.5)} ms, p99 ${hookP99} ms, ${hook.length}/${published.size} delivered`,
     );
-    console.log(
-      `p99 stream / webhook baseline: ${(streamP99 / hookP99).toFixed(2)}× (target ≤ 1)`,
-    );
+    console.log(`p99 stream / webhook baseline: ${(streamP99 / hookP99).toFixed(2)}× (target ≤ 1)`);
     const oursKb = (gatewayKb + signalsKb) / streams;
     console.log(
       `memory per open stream: gateway ${(gatewayKb / streams).toFixed(1)} KB, signals ${(signalsKb / streams).toFixed(1)} KB, together ${oursKb.toFixed(1)} KB; floor ${floorKb.toFixed(1)} KB (bare node:http, ${gatewayHead.length / 2} headers); ours / floor ${(oursKb / floorKb).toFixed(2)}× (target ≤ 1.5)`,

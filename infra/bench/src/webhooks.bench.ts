@@ -209,6 +209,13 @@ async function startStack(label: string, env: Record<string, string>): Promise<S
     WEBHOOKS_MAX_PER_ACCOUNT: '100000',
     AMQP_QUEUE_TYPE: 'classic',
     ...env,
+    // The worker's bounds from the bench's own environment (WEBHOOK_*=… pnpm bench webhooks), to
+    // show which one sets a run's throughput.
+    ...Object.fromEntries(
+      Object.entries(process.env).filter(
+        (e): e is [string, string] => e[0].startsWith('WEBHOOK_') && e[1] !== undefined,
+      ),
+    ),
   };
   const api = await startService('services/webhooks/dist/main.js', 4501, fullEnv);
   const worker = await startService(

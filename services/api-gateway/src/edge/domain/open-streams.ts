@@ -48,7 +48,7 @@ export interface OpenStream {
   /** When its credential stops being valid (Unix ms), if it does. */
   expiresAt: number | null;
   /** Ends the stream, telling the client why. */
-  end(reason: StreamEnd): void;
+  stop(reason: StreamEnd): void;
 }
 
 /** How often open streams are checked against revocation and expiry (the 1 s promise). */
@@ -95,15 +95,20 @@ export class OpenStreams {
     if (this.checking) return;
     this.checking = true;
     try {
-      for (const s of this.open.values()) if (s.expiresAt !== null && s.expiresAt <= now) s.end('expired');
-      const keyed = [...this.open.values()].filter(
-        (s): s is OpenStream & { keyId: string } => s.keyId !== undefined,
-      );
-      if (keyed.length > 0) {
-        const revoked = await this.revocations.revokedAmong(keyed);
-        keyed.forEach((s, i) => {
-          if (revoked[i]) s.end('revoked');
-        });
+      for (const s of this.open.values()) if (s.expiresAt !== null && s.expiresAt <= now) s.stop('expired');
+      // One look-up per key, however many streams it has open (a client fanning one key out to
+      // thousands of streams is the common case, and this runs twice a second).
+      const byKey = new Map<string, { accountId: string; keyId: string }>();
+      for (const s of this.open.values())
+        if (s.keyId !== undefined && !byKey.has(`${s.accountId} ${s.keyId}`))
+          byKey.set(`${s.accountId} ${s.keyId}`, { accountId: s.accountId, keyId: s.keyId });
+      if (byKey.size > 0) {
+        const keys = [...byKey.values()];
+        const answers = await this.revocations.revokedAmong(keys);
+        const revoked = new Set(keys.filter((_, i) => answers[i]).map((k) => `${k.accountId} ${k.keyId}`));
+        if (revoked.size > 0)
+          for (const s of [...this.open.values()])
+            if (s.keyId !== undefined && revoked.has(`${s.accountId} ${s.keyId}`)) s.stop('revoked');
       }
       const bySession = [...this.open.values()].filter(
         (s): s is OpenStream & { session: { sessionId: string; issuedAt: number } } =>
@@ -134,7 +139,7 @@ export class OpenStreams {
 
   /** Shutdown: every stream ends with a word to reconnect (to another gateway). */
   endAll(): void {
-    for (const s of this.open.values()) s.end('shutdown');
+    for (const s of this.open.values()) s.stop('shutdown');
     this.stopTimer();
   }
 

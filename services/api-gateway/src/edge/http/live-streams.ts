@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { parse as parseQuery } from 'node:querystring';
 import { ROUTES } from '@signal/contracts';
 import { parseOrThrow } from '@signal/service-kit';
-import type { OpenStreams, StreamEnd } from '../domain/open-streams';
+import type { OpenStream, OpenStreams, StreamEnd } from '../domain/open-streams';
 import type { FeedFilter } from '../domain/stream-filter';
 import type { StreamControl } from './upstream';
 
@@ -27,6 +27,37 @@ export type StreamAdmission =
   | { ok: false; code: 'RATE_LIMIT_EXCEEDED' | 'SERVICE_UNAVAILABLE'; message?: string; retryAfter: number };
 
 /**
+ * One admitted stream's state in one object: its slot in `OpenStreams`, the control the feed ends
+ * it through, and the admission handed to the caller. Ten thousand streams per process make each
+ * object and closure per stream count; this is one object and one closure (`closed`, which
+ * callers take off it).
+ */
+class LiveStream implements OpenStream, StreamControl {
+  readonly ok = true;
+  /** Set by the stream feed. */
+  end?: (lastEvent?: string) => void;
+
+  constructor(
+    private readonly streams: OpenStreams,
+    private readonly streamId: string,
+    readonly accountId: string,
+    readonly keyId: string | undefined,
+    readonly expiresAt: number | null,
+    readonly idleTimeoutMs: number,
+  ) {}
+
+  get control(): StreamControl {
+    return this;
+  }
+
+  stop(reason: StreamEnd): void {
+    this.end?.(LAST_EVENT[reason]);
+  }
+
+  readonly closed = (): Promise<void> => this.streams.closed(this.streamId);
+}
+
+/**
  * A live stream of this owner (an API key, or a dashboard session with no key) takes a slot of
  * its account's cap, shared by every gateway; the key or session ending, or the gateway shutting
  * down, ends it with a last event. Without the shared store no slot can be counted: 503.
@@ -43,14 +74,17 @@ export async function admitStream(
   idleTimeoutMs: number,
 ): Promise<StreamAdmission> {
   const streamId = randomUUID();
-  const control: StreamControl = { idleTimeoutMs };
+  const stream = new LiveStream(
+    streams,
+    streamId,
+    owner.accountId,
+    owner.keyId,
+    owner.expiresAt,
+    idleTimeoutMs,
+  );
   let admitted: Awaited<ReturnType<OpenStreams['admit']>>;
   try {
-    admitted = await streams.admit(
-      streamId,
-      { ...owner, end: (reason) => control.end?.(LAST_EVENT[reason]) },
-      cap,
-    );
+    admitted = await streams.admit(streamId, stream, cap);
   } catch {
     return { ok: false, code: 'SERVICE_UNAVAILABLE', retryAfter: 1 };
   }
@@ -61,7 +95,7 @@ export async function admitStream(
       message: `This account has ${admitted.open} live streams open, the most its plan allows (${cap}); close one first.`,
       retryAfter: 5,
     };
-  return { ok: true, control, closed: () => streams.closed(streamId) };
+  return stream;
 }
 
 /**
