@@ -120,7 +120,7 @@ export class OpenStreams {
           now,
         );
         bySession.forEach((s, i) => {
-          if (ended[i]) s.end('session-ended');
+          if (ended[i]) s.stop('session-ended');
         });
       }
       if (now - this.lastKept >= KEEP_EVERY_MS && this.open.size > 0) {

@@ -42,6 +42,7 @@ class LiveStream implements OpenStream, StreamControl {
     private readonly streamId: string,
     readonly accountId: string,
     readonly keyId: string | undefined,
+    readonly session: { sessionId: string; issuedAt: number } | undefined,
     readonly expiresAt: number | null,
     readonly idleTimeoutMs: number,
   ) {}
@@ -79,6 +80,7 @@ export async function admitStream(
     streamId,
     owner.accountId,
     owner.keyId,
+    owner.session,
     owner.expiresAt,
     idleTimeoutMs,
   );
