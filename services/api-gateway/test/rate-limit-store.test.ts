@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { connectRedis, deleteKeysMatching } from '@signal/service-kit';
+import { connectRedis, deleteKeysMatching, type RedisClient } from '@signal/service-kit';
 import { infraUrls, silentLogger } from '@signal/test-kit';
-import type Redis from 'ioredis';
 import { RateLimitStore } from '../src/edge/data/rate-limit.store';
 import type { KeyDecision } from '../src/edge/domain/rate-limit';
 
@@ -11,7 +10,7 @@ import type { KeyDecision } from '../src/edge/domain/rate-limit';
  * exact counts, each check seeing the counts of those before it, revocation per key, accounts
  * apart.
  */
-let redis: Redis;
+let redis: RedisClient;
 let store: RateLimitStore;
 const prefix = `t:rls:${randomBytes(4).toString('hex')}:`;
 const NOW = Date.UTC(2026, 10, 23, 12, 30, 15);

@@ -1,6 +1,5 @@
 import { infraUrls, silentLogger, uniqueName } from '@signal/test-kit';
-import { connectRedis } from '@signal/service-kit';
-import type Redis from 'ioredis';
+import { connectRedis, type RedisClient } from '@signal/service-kit';
 import { StatsCache } from '../src/data/stats-cache';
 import { toStatistics } from '../src/domain/statistics';
 
@@ -12,7 +11,7 @@ function hashTag(key: string): string {
 }
 
 describe('StatsCache against Redis', () => {
-  let redis: Redis;
+  let redis: RedisClient;
   const prefix = `${uniqueName('t-stats-cache')}:`;
   beforeAll(async () => {
     redis = await connectRedis(infraUrls().redisUrl, silentLogger);

@@ -1,15 +1,16 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '@signal/service-kit';
 import type { Session, SessionRevocations } from '../domain/sessions';
 
 /**
  * Revoked sessions in Redis: `session:revoked:<id>` per logout or renewal (the moment, in ms,
  * from which it is refused; a logout's is 1) and `session:valid-after:<acc>` per password
  * change, each expiring when every token it could refuse has expired anyway. One round trip
- * per check.
+ * per check: two GETs sent together (not one MGET: the session's key and the account's are in
+ * different Redis Cluster slots).
  */
 export class SessionRevocationStore implements SessionRevocations {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 
@@ -21,10 +22,10 @@ export class SessionRevocationStore implements SessionRevocations {
   }
 
   async isRevoked(session: Session, now = Date.now()): Promise<boolean> {
-    const [endsAt, validAfter] = await this.redis.mget(
-      this.revokedKey(session.sessionId),
-      this.validAfterKey(session.accountId),
-    );
+    const [endsAt, validAfter] = await Promise.all([
+      this.redis.get(this.revokedKey(session.sessionId)),
+      this.redis.get(this.validAfterKey(session.accountId)),
+    ]);
     return (
       (endsAt !== null && Number(endsAt) <= now) ||
       (validAfter !== null && session.issuedAt < Number(validAfter))
