@@ -159,14 +159,14 @@ down() {
 
 # The master that serves slot 0 (the one the chaos run kills): its node number, 1-6.
 redis_master_of_slot0() {
-  local n
+  local n port
   for n in 1 2 3 4 5 6; do
     port_open "$(redis_port "$n")" || continue
-    redis-cli -p "$(redis_port "$n")" cluster slots | head -n 3 | tail -n 1 | tr -d '\r' | while read -r p; do
-      echo $((p - REDIS_BASE))
-    done
-    return
+    port="$(redis-cli -p "$(redis_port "$n")" cluster nodes | tr -d '\r' \
+      | awk '$3 ~ /master/ && $3 !~ /fail/ { for (i = 9; i <= NF; i++) if ($i ~ /^0(-|$)/) { split($2, a, /[:@]/); print a[2] } }')"
+    [ -n "$port" ] && { echo $((port - REDIS_BASE)); return; }
   done
+  return 1
 }
 
 status() {

@@ -1,8 +1,11 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import {
   clusterOf,
   connectRedis,
   deleteKeysMatching,
+  isRedisUnavailable,
   keySlot,
   pipelineEach,
   RedisScript,
@@ -190,5 +193,38 @@ describe('the signals and stats stores on a Redis Cluster', () => {
     expect(await cache.get('wallet:7d')).toEqual({ gen: 0 });
     await cache.invalidate();
     expect((await cache.get('wallet:7d')).gen).toBe(1);
+  });
+});
+
+describe('a Redis master killed under the limiter', () => {
+  const script = path.join(__dirname, '..', '..', 'infra', 'local', 'cluster.sh');
+  let killed = '';
+  afterAll(() => {
+    if (killed) execFileSync(script, ['start-redis', killed]);
+  });
+
+  it('when the master of slot 0 is killed, then its replica takes over and the same client decides again, failing only as unavailable meanwhile', async () => {
+    const limiter = new RateLimitStore(redis, `${prefix}fo:`);
+    // An account whose keys live in slot 0's master, the one the script kills.
+    const victim = cluster.slots[0]?.[0];
+    const account = accounts.find((a) => cluster.slots[keySlot(`{${a}}`)]?.[0] === victim) ?? '';
+    expect(account).not.toBe('');
+    const subject = { subject: account, perMinute: 1000, perDay: 100_000 };
+    await limiter.checkKey(subject, 'key_fo');
+    killed = execFileSync(script, ['kill-redis-master']).toString().trim();
+    const failures: unknown[] = [];
+    let decided = false;
+    for (let i = 0; i < 600 && !decided; i++) {
+      try {
+        decided = (await limiter.checkKey(subject, 'key_fo')).outcome === 'allowed';
+      } catch (err) {
+        failures.push(err);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+    expect(decided).toBe(true);
+    // Meanwhile only "unreachable" errors: what the gateway maps to its local limiter or a 503.
+    expect(failures.filter((err) => !isRedisUnavailable(err)).map(String)).toEqual([]);
+    expect(cluster.slots[0]?.[0]).not.toBe(victim);
   });
 });
