@@ -61,7 +61,8 @@ redis_up() {
 }
 
 rabbit_env() { # N: the environment of node N, for the server and for rabbitmqctl
-  local n="$1" dir="$STATE/rabbit-$n"
+  local n="$1"
+  local dir="$STATE/rabbit-$n"
   echo "HOME=$STATE/erlang-home"
   echo "RABBITMQ_NODENAME=rabbit-c$n@localhost"
   echo "RABBITMQ_NODE_IP_ADDRESS=127.0.0.1"
@@ -84,7 +85,8 @@ rabbitctl() { # N args…
 }
 
 start_rabbit() { # N (1-3)
-  local n="$1" dir="$STATE/rabbit-$n"
+  local n="$1"
+  local dir="$STATE/rabbit-$n"
   mkdir -p "$dir/log" "$dir/mnesia" "$STATE/erlang-home"
   if port_open $((AMQP_BASE + n)); then return; fi
   echo "listeners.tcp.local = 127.0.0.1:$((AMQP_BASE + n))" >"$dir/rabbitmq.conf"
