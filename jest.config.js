@@ -89,8 +89,22 @@ module.exports = {
       rootDir: __dirname,
       roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'],
       testMatch: ['<rootDir>/test/**/*.test.ts', '<rootDir>/{packages,services}/**/*.browser.test.ts'],
-      testPathIgnorePatterns: [...common.testPathIgnorePatterns, ...UNIT.map(escape)],
+      testPathIgnorePatterns: [
+        ...common.testPathIgnorePatterns,
+        '<rootDir>/test/cluster/',
+        ...UNIT.map(escape),
+      ],
       globalSetup: '<rootDir>/test/global-setup.js',
+    },
+    {
+      // The stores on a Redis Cluster: `infra/local/cluster.sh up`, then
+      // `pnpm exec jest --selectProjects cluster` (.run/cluster.env names the cluster).
+      ...common,
+      displayName: 'cluster',
+      rootDir: __dirname,
+      roots: ['<rootDir>/test/cluster'],
+      testMatch: ['<rootDir>/test/cluster/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/cluster/setup.js',
     },
   ],
 };

@@ -40,7 +40,7 @@ const MEANINGS = {
   STATS_DB: "the stats service's database (the projection)",
   WEBHOOKS_DB: "the webhooks service's database (subscriptions, deliveries, the delivery log)",
   REDIS_URL:
-    'Redis: `redis://`, `rediss://`, a Unix socket `unix:///path/redis.sock[?db=N]`, or Sentinel `redis-sentinel://h1:26379,h2:26379/masterName[/db]`',
+    'Redis: `redis://`, `rediss://`, a Unix socket `unix:///path/redis.sock[?db=N]`, Sentinel `redis-sentinel://h1:26379,h2:26379/masterName[/db]`, or a Cluster `redis-cluster://h1:6379,h2:6379` (`rediss-cluster://` for TLS)',
   REDIS_PREFIX:
     "prefix of every Redis key (`local:` in the local run); the operator CLI must use the gateway's, or its revocations and plan changes do not apply at once",
   AMQP_URL: 'RabbitMQ; several brokers as a comma-separated list, tried in turn on connect and reconnect',

@@ -7,6 +7,8 @@
 #   INFRA_PERSIST=1 infra/local/infra.sh up|down   -> the run command's mode: the local
 #       MongoDB-wire data is kept across down/up (tests leave it unset: throwaway data)
 #   infra/local/infra.sh reset  -> stops it and wipes the kept data
+#   CLUSTER=1 infra/local/infra.sh up   -> REDIS_URL and AMQP_URL name the Redis Cluster and the
+#       three-node RabbitMQ of infra/local/cluster.sh (started if need be; `cluster.sh down` stops them)
 #
 # Instances: the run command (INFRA_PERSIST=1, instance "run"), the tests (the default, "test")
 # and the benches (INFRA_INSTANCE=bench) each have their own state directory, MongoDB-wire
@@ -150,9 +152,18 @@ up() {
   redis_up
   rabbit_up
   mongo_up
+  local redis_url=redis://127.0.0.1:6379 amqp_url=amqp://guest:guest@127.0.0.1:5672
+  if [ -n "${CLUSTER:-}" ]; then
+    # The Redis Cluster and three-node RabbitMQ of infra/local/cluster.sh instead of the shared ones.
+    "$ROOT/infra/local/cluster.sh" up >/dev/null
+    redis_url="$(sed -n 's/^REDIS_URL=//p' "$RUN/cluster.env")"
+    # One node: the tests' own AMQP helpers connect to one URL; the queues are quorum queues on
+    # all three nodes either way.
+    amqp_url="$(sed -n 's/^AMQP_URL=//p' "$RUN/cluster.env" | cut -d, -f1)"
+  fi
   cat >"$ENV_FILE" <<ENV
-REDIS_URL=redis://127.0.0.1:6379
-AMQP_URL=amqp://guest:guest@127.0.0.1:5672
+REDIS_URL=$redis_url
+AMQP_URL=$amqp_url
 MONGO_URL=$(cat "$STATE/mongo.url")
 ENV
   cat "$ENV_FILE"

@@ -3,8 +3,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
-import { deleteKeysMatching, parseCliArgs, readCommandLine } from '@signal/service-kit';
-import type Redis from 'ioredis';
+import { deleteKeysMatching, parseCliArgs, readCommandLine, type RedisClient } from '@signal/service-kit';
+import { Cluster } from 'ioredis';
 import mongoose from 'mongoose';
 import { Agent, request } from 'undici';
 import { summarize } from './cpu-profile';
@@ -121,13 +121,19 @@ const median = (xs: number[]): number => {
  * the 2 cores with everything else here, so what it spends per request is throughput the proxies
  * do not get — a cost a deployment with Redis on other machines would not pay on the gateway's.
  */
-async function redisCpuSeconds(redis: Redis): Promise<number> {
-  const info = await redis.info('cpu');
-  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
-  return field('used_cpu_sys') + field('used_cpu_user');
+async function redisCpuSeconds(redis: RedisClient): Promise<number> {
+  // On a Cluster, every master's: what the whole cluster spent.
+  const servers = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  let total = 0;
+  for (const server of servers) {
+    const info = await server.info('cpu');
+    const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
+    total += field('used_cpu_sys') + field('used_cpu_user');
+  }
+  return total;
 }
 
-async function measure(s: Scenario, signalsPid: number, redis: Redis, path: string): Promise<Row> {
+async function measure(s: Scenario, signalsPid: number, redis: RedisClient, path: string): Promise<Row> {
   const proxyBefore = cpuSeconds(s.pid);
   const signalsBefore = cpuSeconds(signalsPid);
   const redisBefore = await redisCpuSeconds(redis);
@@ -231,7 +237,7 @@ async function seedSignal(signalsUrl: string): Promise<string> {
 }
 
 /** Drops the run's keys (on the run's own Redis connection), databases and broker names. */
-async function cleanup(db: string, redis: Redis): Promise<void> {
+async function cleanup(db: string, redis: RedisClient): Promise<void> {
   await deleteKeysMatching(redis, `${db}:*`).catch(() => undefined);
   await dropBrokerPrefix(`${db}.`).catch(() => undefined);
   const conn = await mongoose.createConnection(infra().MONGO_URL).asPromise();

@@ -9,11 +9,11 @@ import {
   numberOption,
   readCommandLine,
   type CliSpec,
+  type RedisClient,
 } from '@signal/service-kit';
 import { brokerNames, deleteBrokerNames } from '@signal/messaging';
 import { connect } from 'amqplib';
 import autocannon from 'autocannon';
-import type Redis from 'ioredis';
 
 export const ROOT = path.join(__dirname, '..', '..', '..');
 
@@ -50,7 +50,7 @@ export function infra() {
 }
 
 /** The bench's own Redis connection, to wherever REDIS_URL points (a TCP server or a Unix socket). */
-export function benchRedis(): Redis {
+export function benchRedis(): RedisClient {
   return redisClient(infra().REDIS_URL);
 }
 

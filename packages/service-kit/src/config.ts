@@ -42,7 +42,7 @@ export const env = {
         if (problem) ctx.addIssue({ code: 'custom', message: problem });
       })
       .transform(splitList),
-  /** `redis://`, `rediss://`, a Unix socket `unix:///path/redis.sock` or a Sentinel URL `redis-sentinel://h1:26379,h2:26379/masterName` (see `parseRedisUrl`). */
+  /** `redis://`, `rediss://`, a Unix socket `unix:///path/redis.sock`, a Sentinel URL `redis-sentinel://h1:26379,h2:26379/masterName` or a Cluster `redis-cluster://h1:6379,h2:6379` (see `parseRedisUrl`). */
   redisUrl: () =>
     z.string({ error: 'is required' }).superRefine((value, ctx) => {
       try {
@@ -51,7 +51,7 @@ export const env = {
         const reason = err instanceof Error ? err.message : 'unparsable';
         ctx.addIssue({
           code: 'custom',
-          message: `must be a Redis URL (redis://host:6379, unix:///path/redis.sock or redis-sentinel://host1:26379,host2:26379/masterName): ${reason}`,
+          message: `must be a Redis URL (redis://host:6379, unix:///path/redis.sock, redis-sentinel://host1:26379,host2:26379/masterName or redis-cluster://host1:6379,host2:6379): ${reason}`,
         });
       }
     }),

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type Redis from 'ioredis';
 import type { Connection } from 'mongoose';
 import type { Logger } from './logger';
 import { metrics } from './metrics';
-import { deleteKeysMatching } from './redis';
+import { deleteKeysMatching, type RedisClient } from './redis';
 import { isDuplicateKeyError } from './mongo';
 import { RedisScript } from './redis-script';
 
@@ -24,7 +23,7 @@ return 1
  */
 export class RedisReadModel {
   constructor(
-    readonly redis: Redis,
+    readonly redis: RedisClient,
     /** Ends with ':' and carries the model's hash tag, e.g. `p:signals:{timeline}:`. */
     readonly prefix: string,
     /**

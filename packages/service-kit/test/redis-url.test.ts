@@ -3,7 +3,14 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, infraUrls, silentLogger } from '@signal/test-kit';
-import { connectRedis, parseRedisUrl } from '../src';
+import Redis from 'ioredis';
+import { connectRedis, parseRedisUrl, type RedisClient } from '../src';
+
+/** The client as one server (these URLs never name a Cluster). */
+function oneServer(client: RedisClient): Redis {
+  if (!(client instanceof Redis)) throw new Error('expected a client of one server');
+  return client;
+}
 
 /** URL parsing needs no server; the connect cases use the real Redis or a closed port. */
 describe('parseRedisUrl', () => {
@@ -111,6 +118,39 @@ describe('parseRedisUrl', () => {
     expect(() => parseRedisUrl(url)).toThrow(reason);
   });
 
+  it('when the URL lists cluster nodes, then ioredis gets each node, port 6379 where none is given', () => {
+    expect(parseRedisUrl('redis-cluster://10.0.0.1:7000,cache-b,[::1]:7002')).toEqual({
+      mode: 'cluster',
+      nodes: [
+        { host: '10.0.0.1', port: 7000 },
+        { host: 'cache-b', port: 6379 },
+        { host: '::1', port: 7002 },
+      ],
+      options: {},
+    });
+  });
+
+  it('when a cluster URL has credentials and the rediss-cluster scheme, then every node gets them and TLS', () => {
+    expect(parseRedisUrl('rediss-cluster://app:p%40ss@h1:7000,h2:7001/')).toEqual({
+      mode: 'cluster',
+      nodes: [
+        { host: 'h1', port: 7000 },
+        { host: 'h2', port: 7001 },
+      ],
+      options: { username: 'app', password: 'p@ss', tls: {} },
+    });
+  });
+
+  it.each([
+    ['redis-cluster://', 'a cluster node is empty'],
+    ['redis-cluster://h1,,h2', 'a cluster node is empty'],
+    ['redis-cluster://h1:99999', 'a cluster node is empty or not host[:port]'],
+    ['redis-cluster://h1:7000/2', 'a cluster takes no database'],
+    ['redis-cluster://h1:7000?db=2', 'a cluster takes no database'],
+  ])('when the URL is %s, then it is refused (%s)', (url, reason) => {
+    expect(() => parseRedisUrl(url)).toThrow(reason);
+  });
+
   it('when a refused URL holds a password, then the error does not repeat it', () => {
     expect(() => parseRedisUrl('redis-sentinel://app:hunter2@h1:99999/m')).toThrow(
       expect.objectContaining({ message: expect.not.stringContaining('hunter2') }),
@@ -142,7 +182,7 @@ describe('connectRedis', () => {
     );
     try {
       for (let i = 0; i < 100 && !existsSync(socket); i++) await new Promise((r) => setTimeout(r, 20));
-      const redis = await connectRedis(`unix://${socket}?db=1`, silentLogger);
+      const redis = oneServer(await connectRedis(`unix://${socket}?db=1`, silentLogger));
       try {
         expect(redis.status).toBe('ready');
         await redis.set('unix-check', 'yes');
@@ -171,7 +211,9 @@ describe('connectRedis', () => {
 
   it('when no sentinel replies, then connectRedis still returns after the wait and commands fail fast', async () => {
     const port = await freePort();
-    const redis = await connectRedis(`redis-sentinel://127.0.0.1:${port}/mymaster/2`, silentLogger, 300);
+    const redis = oneServer(
+      await connectRedis(`redis-sentinel://127.0.0.1:${port}/mymaster/2`, silentLogger, 300),
+    );
     try {
       expect(redis.status).not.toBe('ready');
       expect(redis.options.sentinels).toEqual([{ host: '127.0.0.1', port }]);

@@ -6,8 +6,8 @@ import {
   InternalTokenCache,
   type BackgroundWorker,
   type Logger,
+  type RedisClient,
 } from '@signal/service-kit';
-import type Redis from 'ioredis';
 import type { Connection } from 'mongoose';
 import { defaultCaps, type GatewayConfig } from './config';
 import { AccountRepository } from './accounts/data/account.repository';
@@ -34,7 +34,7 @@ import { closeUpstream, createUpstream, type Upstream } from './edge/http/upstre
 
 export interface GatewayDependencies {
   mongo: Connection;
-  redis: Redis;
+  redis: RedisClient;
   repository: AccountRepository;
   auth: AuthDeps;
   accounts: CreateKeyDeps;

@@ -12,8 +12,8 @@ import {
   type BackgroundWorker,
   type Logger,
   type ServesWith,
+  type RedisClient,
 } from '@signal/service-kit';
-import type Redis from 'ioredis';
 import type { Connection } from 'mongoose';
 import type { SignalsConfig } from './config';
 import { ensureSignalCollections } from './data/collections';
@@ -34,7 +34,7 @@ const STREAM_FEED_PREFETCH = 256;
 
 export interface SignalsDependencies {
   mongo: Connection;
-  redis: Redis;
+  redis: RedisClient;
   amqp: AmqpClient;
   repository: SignalRepository;
   index: TimelineIndex;

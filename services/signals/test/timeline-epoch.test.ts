@@ -1,7 +1,6 @@
 import { createSignalInputSchema } from '@signal/contracts';
-import { connectRedis, valueOrThrow } from '@signal/service-kit';
+import { connectRedis, valueOrThrow, type RedisClient } from '@signal/service-kit';
 import { infraUrls, silentLogger, uniqueName } from '@signal/test-kit';
-import type Redis from 'ioredis';
 import { TimelineIndex } from '../src/data/timeline-index';
 import { toSnapshot } from '../src/domain/signal.mapper';
 import { newSignalDocument } from '../src/domain/create-signal.use-case';
@@ -11,7 +10,7 @@ import { signalInput } from './signals-harness';
  * A timeline index left in Redis by another database (another deployment on the same Redis
  * and prefix, or a database that was wiped) must never serve reads for this one.
  */
-let redis: Redis;
+let redis: RedisClient;
 const prefix = `${uniqueName('epoch')}:`;
 beforeAll(async () => {
   redis = await connectRedis(infraUrls().redisUrl, silentLogger);

@@ -13,8 +13,8 @@ import {
   type BackgroundWorker,
   type Logger,
   type ServesWith,
+  type RedisClient,
 } from '@signal/service-kit';
-import type Redis from 'ioredis';
 import type { Connection } from 'mongoose';
 import type { StatsConfig } from './config';
 import { ensureStatsCollections } from './data/collections';
@@ -28,7 +28,7 @@ const PROJECTION_BATCH = 500;
 
 export interface StatsDependencies {
   mongo: Connection;
-  redis: Redis;
+  redis: RedisClient;
   amqp: AmqpClient;
   repository: ProjectionRepository;
   aggregates: StatsAggregates;

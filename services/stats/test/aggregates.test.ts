@@ -1,7 +1,6 @@
 import { SIGNAL_TYPES, type SignalType, type StatsPeriod } from '@signal/contracts';
-import { redisClient } from '@signal/service-kit';
+import { redisClient, type RedisClient } from '@signal/service-kit';
 import { infraUrls, silentLogger, uniqueName } from '@signal/test-kit';
-import type Redis from 'ioredis';
 import type { ProjectedSignal } from '../src/domain/projection';
 import { StatsAggregates } from '../src/data/stats-aggregates';
 import { periodStart, toStatistics } from '../src/domain/statistics';
@@ -11,7 +10,7 @@ import { periodStart, toStatistics } from '../src/domain/statistics';
  * "now", with signals placed right at each period's edge, on hour and day boundaries, ROIs
  * that fall (the best must follow), and stale or repeated versions replayed.
  */
-let redis: Redis;
+let redis: RedisClient;
 let aggregates: StatsAggregates;
 
 beforeAll(async () => {

@@ -1,6 +1,11 @@
 import { infraUrls, silentLogger, uniqueName } from '@signal/test-kit';
-import { connectRedis } from '@signal/service-kit';
-import type Redis from 'ioredis';
+import { clusterOf, connectRedis, type RedisClient } from '@signal/service-kit';
+
+/** The keys matching `pattern` on every master (on a Redis Cluster, KEYS answers for one node). */
+async function keysOf(redis: RedisClient, pattern: string): Promise<string[]> {
+  const servers = clusterOf(redis)?.nodes('master') ?? [redis];
+  return (await Promise.all(servers.map((s) => s.keys(pattern)))).flat();
+}
 import { StatsCache } from '../src/data/stats-cache';
 import { toStatistics } from '../src/domain/statistics';
 
@@ -12,13 +17,13 @@ function hashTag(key: string): string {
 }
 
 describe('StatsCache against Redis', () => {
-  let redis: Redis;
+  let redis: RedisClient;
   const prefix = `${uniqueName('t-stats-cache')}:`;
   beforeAll(async () => {
     redis = await connectRedis(infraUrls().redisUrl, silentLogger);
   });
   afterAll(async () => {
-    const keys = await redis.keys(`${prefix}*`);
+    const keys = await keysOf(redis, `${prefix}*`);
     if (keys.length) await redis.del(...keys);
     redis.disconnect();
   });
@@ -31,7 +36,7 @@ describe('StatsCache against Redis', () => {
     await cache.set('24h', 0, stats);
     await cache.invalidate();
 
-    const keys = (await redis.keys(`${prefix}*`)).sort();
+    const keys = (await keysOf(redis, `${prefix}*`)).sort();
     expect(keys).toEqual([
       `${prefix}stats:{statscache}:24h`,
       `${prefix}stats:{statscache}:all`,

@@ -1,5 +1,4 @@
-import { redisClient, type Logger } from '@signal/service-kit';
-import type Redis from 'ioredis';
+import { redisClient, type Logger, type RedisClient } from '@signal/service-kit';
 import type { ReadEntry } from '../domain/live-stream';
 import type { EventLog } from './event-log';
 
@@ -26,7 +25,7 @@ const READ_COUNT = 100;
  * goes on from the same id, so the streams it feeds see every entry, late but none missing.
  */
 export class EventLogTail {
-  private connection?: Redis;
+  private connection?: RedisClient;
   private stopped = false;
   private running?: Promise<void>;
   private position: string | undefined;
@@ -53,7 +52,7 @@ export class EventLogTail {
     this.running = this.run(connection, blockMs);
   }
 
-  private async run(connection: Redis, blockMs: number): Promise<void> {
+  private async run(connection: RedisClient, blockMs: number): Promise<void> {
     let failures = 0;
     while (!this.stopped) {
       try {

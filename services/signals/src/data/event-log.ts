@@ -1,5 +1,4 @@
-import { RedisScript } from '@signal/service-kit';
-import type Redis from 'ioredis';
+import { RedisScript, type RedisClient } from '@signal/service-kit';
 import {
   logEntryFields,
   parseLogEntry,
@@ -35,15 +34,19 @@ export class EventLog {
   readonly key: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly retentionMs: number,
   ) {
     this.key = `${prefix}signal-events:stream`;
   }
 
+  /**
+   * The append script's mark for an event: tagged with the log's whole name (which has no tag of
+   * its own), so mark and log share one Redis Cluster slot.
+   */
   private seenKey(eventId: string): string {
-    return `${this.prefix}signal-events:seen:${eventId}`;
+    return `${this.prefix}signal-events:seen:{${this.key}}:${eventId}`;
   }
 
   /** Appends each event unless it was appended before; one round trip for all of them, in order. */
@@ -90,7 +93,7 @@ export class EventLog {
    * Waits up to `blockMs` for entries after `id` on `connection` (a connection of its own: XREAD
    * BLOCK holds it for the whole wait).
    */
-  async waitAfter(connection: Redis, id: string, count: number, blockMs: number): Promise<ReadEntry[]> {
+  async waitAfter(connection: RedisClient, id: string, count: number, blockMs: number): Promise<ReadEntry[]> {
     const reply = await connection.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.key, id);
     return reply ? readEntries(reply.flatMap(([, entries]) => entries)) : [];
   }

@@ -1,6 +1,5 @@
 import type { SignalDetail, SignalSnapshot, SignalStatus, SignalType } from '@signal/contracts';
-import { RedisReadModel, RedisScript, type Logger } from '@signal/service-kit';
-import type Redis from 'ioredis';
+import { RedisReadModel, RedisScript, type Logger, type RedisClient } from '@signal/service-kit';
 import type { SignalReadIndex, TimelinePage, TimelineQuery, TimelineWriter } from '../domain/ports';
 import { decodeDetail, encodeBody } from './timeline-body';
 
@@ -93,7 +92,7 @@ export class TimelineIndex implements SignalReadIndex, TimelineWriter {
   readonly model: RedisReadModel;
 
   constructor(
-    readonly redis: Redis,
+    readonly redis: RedisClient,
     keyPrefix: string,
     /** The signals database's identity (service-kit `sourceEpoch`). */
     epoch: string,

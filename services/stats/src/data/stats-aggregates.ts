@@ -1,6 +1,5 @@
 import { SIGNAL_TYPES, type SignalType } from '@signal/contracts';
-import { RedisReadModel, RedisScript, type Logger } from '@signal/service-kit';
-import type Redis from 'ioredis';
+import { RedisReadModel, RedisScript, type Logger, type RedisClient } from '@signal/service-kit';
 import {
   MINUTE_MS,
   ROI_SCALE,
@@ -239,7 +238,7 @@ export class StatsAggregates implements AggregatesStore {
   private readonly plans = new PlanCache();
 
   constructor(
-    readonly redis: Redis,
+    readonly redis: RedisClient,
     keyPrefix: string,
     /** The stats database's identity (service-kit `sourceEpoch`). */
     epoch: string,

@@ -1,5 +1,5 @@
+import type { RedisClient } from '@signal/service-kit';
 import { statisticsSchema, type Statistics } from '@signal/contracts';
-import type Redis from 'ioredis';
 import { z } from 'zod';
 import type { StatsResponseCache } from '../domain/ports';
 
@@ -16,7 +16,7 @@ type Cached = z.infer<typeof cachedSchema>;
  */
 export class StatsCache implements StatsResponseCache {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly ttlMs: number,
     private readonly minFreshMs: number,

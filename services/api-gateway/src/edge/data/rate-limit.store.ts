@@ -1,5 +1,4 @@
-import { RedisScript, type ScriptCall } from '@signal/service-kit';
-import type Redis from 'ioredis';
+import { pipelineEach, RedisScript, type ScriptCall, type RedisClient } from '@signal/service-kit';
 import {
   DAY_MS,
   MINUTE_MS,
@@ -90,7 +89,7 @@ export class RateLimitStore implements SharedLimiter {
   private flushQueued = false;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix = '',
   ) {}
 
@@ -176,12 +175,14 @@ export class RateLimitStore implements SharedLimiter {
     }
   }
 
-  /** Which of these keys are revoked now: one pipelined round trip. */
+  /** Which of these keys are revoked now: one pipelined round trip (one per node of a Cluster). */
   async revokedAmong(keys: ReadonlyArray<{ accountId: string; keyId: string }>): Promise<boolean[]> {
-    const pipeline = this.redis.pipeline();
-    for (const k of keys) pipeline.sismember(`${this.tag(k.accountId)}:revoked`, k.keyId);
-    const results = (await pipeline.exec()) ?? [];
-    return results.map(([err, value]) => {
+    const revokedSet = (k: { accountId: string }) => `${this.tag(k.accountId)}:revoked`;
+    const results = await pipelineEach(this.redis, keys, revokedSet, (p, k) =>
+      p.sismember(revokedSet(k), k.keyId),
+    );
+    return results.map(([reply]) => {
+      const [err, value] = reply ?? [new Error('no reply from the pipeline'), undefined];
       if (err) throw err;
       return value === 1;
     });

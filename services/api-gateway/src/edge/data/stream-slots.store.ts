@@ -1,5 +1,4 @@
-import { RedisScript } from '@signal/service-kit';
-import type Redis from 'ioredis';
+import { pipelineEach, RedisScript, type RedisClient } from '@signal/service-kit';
 import { SLOT_TTL_MS, type StreamSlots } from '../domain/open-streams';
 
 /**
@@ -19,7 +18,7 @@ return 0
 
 export class StreamSlotStore implements StreamSlots {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix = '',
   ) {}
 
@@ -28,18 +27,25 @@ export class StreamSlotStore implements StreamSlots {
   }
 
   async acquire(accountId: string, streamId: string, max: number, now: number) {
-    const reply = await ACQUIRE.run(this.redis, [this.key(accountId)], [now, now + SLOT_TTL_MS, max, streamId]);
+    const reply = await ACQUIRE.run(
+      this.redis,
+      [this.key(accountId)],
+      [now, now + SLOT_TTL_MS, max, streamId],
+    );
     const open = Number(reply);
     return open === 0 ? ({ ok: true } as const) : ({ ok: false, open } as const);
   }
 
   async renew(slots: ReadonlyArray<{ accountId: string; streamId: string }>, now: number): Promise<void> {
-    const pipeline = this.redis.pipeline();
-    for (const s of slots) {
-      pipeline.zadd(this.key(s.accountId), 'XX', now + SLOT_TTL_MS, s.streamId);
-      pipeline.pexpire(this.key(s.accountId), SLOT_TTL_MS);
-    }
-    await pipeline.exec();
+    await pipelineEach(
+      this.redis,
+      slots,
+      (s) => this.key(s.accountId),
+      (pipeline, s) =>
+        pipeline
+          .zadd(this.key(s.accountId), 'XX', now + SLOT_TTL_MS, s.streamId)
+          .pexpire(this.key(s.accountId), SLOT_TTL_MS),
+    );
   }
 
   async release(accountId: string, streamId: string): Promise<void> {

@@ -1,6 +1,6 @@
+import type { RedisClient } from '@signal/service-kit';
 import { USAGE_OUTCOMES, type UsageBucket, type UsageOutcome } from '@signal/contracts';
-import type { Logger } from '@signal/service-kit';
-import type Redis from 'ioredis';
+import { pipelineEach, type Logger } from '@signal/service-kit';
 import type { UsageLedger, UsageSeries } from '../domain/usage';
 
 const MINUTE = 60_000;
@@ -31,7 +31,7 @@ export class UsageStore implements UsageLedger {
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly logger: Logger,
     private readonly flushMs = 500,
@@ -58,21 +58,33 @@ export class UsageStore implements UsageLedger {
     const batch = this.pending;
     if (batch.size === 0) return this.flushing;
     this.pending = new Map();
-    const pipeline = this.redis.pipeline();
-    for (const [k, n] of batch) {
+    const counts = [...batch].map(([k, n]) => {
       const [accountId = '', keyId = '', outcome = '', minute = '0'] = k.split('\u0000');
-      const m = this.minuteKey(accountId, Number(minute));
-      const d = this.dayKey(accountId, Math.floor((Number(minute) * MINUTE) / DAY));
-      pipeline
-        .hincrby(m, `${keyId}:${outcome}`, n)
-        .hincrby(m, `${ACCOUNT_FIELD}:${outcome}`, n)
-        .expire(m, MINUTE_TTL_SECONDS)
-        .hincrby(d, `${keyId}:${outcome}`, n)
-        .hincrby(d, `${ACCOUNT_FIELD}:${outcome}`, n)
-        .expire(d, DAY_TTL_SECONDS);
-    }
+      return { accountId, keyId, outcome, minute: Number(minute), n };
+    });
+    const write = () =>
+      pipelineEach(
+        this.redis,
+        counts,
+        (c) => this.minuteKey(c.accountId, c.minute),
+        (pipeline, { accountId, keyId, outcome, minute, n }) => {
+          const m = this.minuteKey(accountId, minute);
+          const d = this.dayKey(accountId, Math.floor((minute * MINUTE) / DAY));
+          pipeline
+            .hincrby(m, `${keyId}:${outcome}`, n)
+            .hincrby(m, `${ACCOUNT_FIELD}:${outcome}`, n)
+            .expire(m, MINUTE_TTL_SECONDS)
+            .hincrby(d, `${keyId}:${outcome}`, n)
+            .hincrby(d, `${ACCOUNT_FIELD}:${outcome}`, n)
+            .expire(d, DAY_TTL_SECONDS);
+        },
+      );
     this.flushing = this.flushing
-      .then(() => pipeline.exec())
+      .then(write)
+      .then((replies) => {
+        const failed = replies.flat().find(([err]) => err !== null);
+        if (failed) throw failed[0];
+      })
       .then(
         () => undefined,
         (err: unknown) =>

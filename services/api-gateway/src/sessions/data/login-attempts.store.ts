@@ -1,5 +1,4 @@
-import { RedisScript } from '@signal/service-kit';
-import type Redis from 'ioredis';
+import { RedisScript, type RedisClient } from '@signal/service-kit';
 import { type LoginAttempts, type LoginSubject, type Reservation } from '../domain/login-throttle';
 
 /**
@@ -42,7 +41,7 @@ return 0
 /** One hash per subject (`failures`, `until` and `last` in ms), expiring `memoryMs` after the last attempt. */
 export class LoginAttemptStore implements LoginAttempts {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 

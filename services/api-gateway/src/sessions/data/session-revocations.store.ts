@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import { pipelineEach, type RedisClient } from '@signal/service-kit';
 import type { EndedSessions, StreamSession } from '../../edge/domain/open-streams';
 import type { Session, SessionRevocations } from '../domain/sessions';
 
@@ -6,11 +6,12 @@ import type { Session, SessionRevocations } from '../domain/sessions';
  * Revoked sessions in Redis: `session:revoked:<id>` per logout or renewal (the moment, in ms,
  * from which it is refused; a logout's is 1) and `session:valid-after:<acc>` per password
  * change, each expiring when every token it could refuse has expired anyway. One round trip
- * per check.
+ * per check: two GETs sent together (not one MGET: the session's key and the account's are in
+ * different Redis Cluster slots).
  */
 export class SessionRevocationStore implements SessionRevocations, EndedSessions {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 
@@ -22,19 +23,33 @@ export class SessionRevocationStore implements SessionRevocations, EndedSessions
   }
 
   async isRevoked(session: Session, now = Date.now()): Promise<boolean> {
-    const [endsAt, validAfter] = await this.redis.mget(
-      this.revokedKey(session.sessionId),
-      this.validAfterKey(session.accountId),
-    );
-    return ended(session, endsAt ?? null, validAfter ?? null, now);
+    const [endsAt, validAfter] = await Promise.all([
+      this.redis.get(this.revokedKey(session.sessionId)),
+      this.redis.get(this.validAfterKey(session.accountId)),
+    ]);
+    return ended(session, endsAt, validAfter, now);
   }
 
-  /** The open streams' sessions, checked together: one round trip. */
+  /**
+   * The open streams' sessions, checked together: one pipeline per Redis node (a session's key
+   * and its account's are in different Cluster slots).
+   */
   async endedAmong(sessions: ReadonlyArray<StreamSession>, now: number): Promise<boolean[]> {
     if (sessions.length === 0) return [];
     const keys = sessions.flatMap((s) => [this.revokedKey(s.sessionId), this.validAfterKey(s.accountId)]);
-    const values = await this.redis.mget(...keys);
-    return sessions.map((s, i) => ended(s, values[2 * i] ?? null, values[2 * i + 1] ?? null, now));
+    const replies = await pipelineEach(
+      this.redis,
+      keys,
+      (key) => key,
+      (pipeline, key) => pipeline.get(key),
+    );
+    const value = (i: number): string | null => {
+      const reply = replies[i]?.[0];
+      if (!reply) return null;
+      if (reply[0]) throw reply[0];
+      return typeof reply[1] === 'string' ? reply[1] : null;
+    };
+    return sessions.map((s, i) => ended(s, value(2 * i), value(2 * i + 1), now));
   }
 
   async retire(sessionId: string, endsAt: number, ttlSeconds: number): Promise<boolean> {
