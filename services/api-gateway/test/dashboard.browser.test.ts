@@ -719,7 +719,7 @@ describeIfBrowser('dashboard in chromium', () => {
       }
     }, 180_000);
 
-    it('when usage is shown, then what is left this minute and today is live, the charts follow new calls without a reload, the limit lines are drawn, and the dashboard is a source of its own', async () => {
+    it('when usage is shown, then what is left this minute and today is live, the charts follow new calls without a reload, scaled to the data with the limits named, and the dashboard is a source of its own', async () => {
       const { page: p, close } = await freshPage();
       try {
         const acc = await loggedIn(p);
