@@ -111,13 +111,25 @@ describe('clustered gateway (GATEWAY_WORKERS=2)', () => {
     const statuses = responses.map((r) => r.status);
     if (exactness.windows === 1) expect(statuses.filter((s) => s === 200)).toHaveLength(60);
 
-    const metrics = await (await fetch(metricsUrl)).text();
+    // A request is counted once its response has gone out: the client can have it first, so the
+    // sums are read until they hold every response (on a loaded machine, a moment later).
+    let metrics = '';
     const count = (status: string) =>
       Number(
         new RegExp(
           `http_request_duration_seconds_count\\{service="api-gateway",method="GET",route="/v1/stats",status="${status}"\\} (\\d+)`,
         ).exec(metrics)?.[1],
       );
+    const answered = statuses.filter((s) => s === 200 || s === 429).length;
+    await waitFor(
+      async () => {
+        metrics = await (await fetch(metricsUrl)).text();
+        return count('200') + count('429') >= answered;
+      },
+      60_000,
+      100,
+      'every response counted',
+    );
     expect(count('200')).toBe(statuses.filter((s) => s === 200).length);
     expect(count('429')).toBe(statuses.filter((s) => s === 429).length);
 
