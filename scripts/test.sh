@@ -2,7 +2,8 @@
 # The one test command (README "Quick start"): sets up everything it needs on a fresh machine —
 # Node 24 when the machine's node is older, pnpm, dependencies, build, Redis/RabbitMQ/MongoDB-wire
 # server, the browser — runs lint, typecheck, the three test tiers (unit, integration, system)
-# the short chaos run and one mixed-version run, then stops what it started. Prints each stage's time.
+# and the short chaos run with the webhooks worker at the recorded release, then stops what it
+# started. Prints each stage's time.
 #   bash scripts/test.sh                  everything
 #   bash scripts/test.sh <jest args...>   build, lint, typecheck and jest with those arguments (no chaos)
 #   JEST_WORKERS=2 bash scripts/test.sh   the integration and system tiers on two workers
@@ -168,19 +169,16 @@ if [ $# -eq 0 ]; then
   # The short chaos run (docs/operations.md "Chaos"): two replicas of every deployable, one of each
   # SIGKILLed and each dependency cut through TCP proxies under load. Alone, after jest, so no
   # other test's load blurs it.
-  step "chaos (short)"
-  node infra/bench/dist/chaos.js --short --out .run/artifacts/chaos.json || status=1
-  # ---- compat: one deployable at the recorded release (docs/operations.md "Mixed versions") ----
-  # The webhooks worker of releases/previous beside everything else at HEAD, under the chaos
-  # load and checks; `pnpm compat` runs all five and the rolling upgrade.
-  step "compat (webhooks worker at the release)"
+  # One run proves the faults and the version boundary together: the webhooks worker runs from
+  # the recorded release (releases/previous, docs/operations.md "Mixed versions") beside
+  # everything else at HEAD; `pnpm compat` runs all five combinations and the rolling upgrade.
+  step "chaos (short, webhooks worker at the release)"
   if wait "$compat_prepare_pid"; then
-    node infra/bench/dist/compat.js --release "$(infra/compat/release.sh services/webhooks)" \
-      --only webhooks-worker --no-rolling --seconds 10 --out .run/artifacts/compat.json || status=1
+    node infra/bench/dist/chaos.js --short --out .run/artifacts/chaos.json \
+      --release "$(infra/compat/release.sh services/webhooks)" --at-release webhooks-worker || status=1
   else
     cat .run/logs/compat-prepare.log; echo "compat: oasdiff or the release did not build" >&2; status=1
   fi
-  # ---- end compat ----
 fi
 step done
 echo "times: ${timings[*]}"

@@ -3,22 +3,26 @@ import path from 'node:path';
 import { parseCliArgs, readCommandLine } from '@signal/service-kit';
 import { ROOT, wholeNumberOption } from './harness';
 import { chaosOptions, formatReport, runChaos, type ChaosOptions } from './chaos/run';
+import { DEPLOYABLES } from './compat';
 
 /**
  * pnpm chaos [--short] [--seconds 120] [--reads 200] [--signals 20] [--subscribers 10] [--outage 10] [--out file]
+ *            [--release DIR --at-release webhooks-worker,...]
  * A mixed load on the whole system, two replicas of every deployable, while one replica of each
  * is SIGKILLed and restarted and each dependency (Redis, RabbitMQ, the MongoDB-wire server) is
  * cut through a TCP proxy, in turn; then every created signal must be in the list and in stats,
  * every (event, subscription) pair delivered under one webhook-id, no signal doubled, and a key's
  * per-minute limit exact across the gateways. Prints the report, writes it as JSON (--out,
  * default bench-results/chaos.json), exits 1 on a violation. --short: the CI version (50 s of
- * load, the same eight faults, half the rates, shorter cuts).
+ * load, the same eight faults, half the rates, shorter cuts). --release with --at-release runs
+ * those deployables from another build (infra/compat/release.sh prints the recorded release's),
+ * so one run proves the faults and the version boundary together (scripts/test.sh does).
  */
 
 const CLI = {
   name: 'chaos',
   usage:
-    'usage: pnpm chaos [--short] [--seconds 120] [--reads 200] [--signals 20] [--subscribers 10] [--outage 10] [--out file]',
+    'usage: pnpm chaos [--short] [--seconds 120] [--reads 200] [--signals 20] [--subscribers 10] [--outage 10] [--out file] [--release DIR --at-release webhooks-worker,...]',
 };
 
 async function main() {
@@ -31,13 +35,20 @@ async function main() {
       subscribers: { type: 'string', default: '10' },
       outage: { type: 'string' },
       out: { type: 'string', default: path.join(ROOT, 'bench-results', 'chaos.json') },
+      release: { type: 'string' },
+      'at-release': { type: 'string' },
     }),
   );
   const base = chaosOptions(opts.short === true);
   const number = (name: 'seconds' | 'reads' | 'signals' | 'subscribers' | 'outage', fallback: number) =>
     opts[name] === undefined ? fallback : wholeNumberOption(CLI, opts, name);
+  const atRelease = (opts['at-release'] ?? '').split(',').filter((d) => d !== '');
+  const unknown = atRelease.filter((d) => !(DEPLOYABLES as string[]).includes(d));
+  if (unknown.length || (atRelease.length > 0) !== (opts.release !== undefined))
+    throw new Error(`--release DIR and --at-release ${DEPLOYABLES.join(',')} go together\n${CLI.usage}`);
   const options: ChaosOptions = {
     ...base,
+    ...(opts.release ? { roots: Object.fromEntries(atRelease.map((d) => [d, opts.release])) } : {}),
     seconds: number('seconds', base.seconds),
     readsPerSecond: number('reads', base.readsPerSecond),
     signalsPerSecond: number('signals', base.signalsPerSecond),
