@@ -5,9 +5,6 @@ import type { DeviceCookies } from './device-cookies';
 import type { PasswordHasher } from '../../accounts/domain/password';
 import type { SessionStore } from './sessions';
 
-/** What logging in and changing a password need of the accounts: a port the accounts declare. */
-export type { PasswordAccounts };
-
 export interface PasswordLoginDeps {
   accounts: PasswordAccounts;
   passwords: PasswordHasher;
