@@ -32,6 +32,7 @@ const UNIT = [
   'test/k8s-env.test.ts',
   'test/k8s-capacity.test.ts',
   'test/docs-paths.test.ts',
+  'test/routes-mounted.test.ts',
 ];
 
 const escape = (file) => `<rootDir>/${file}`.replace(/[.]/g, '\\.');

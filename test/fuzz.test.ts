@@ -1,4 +1,4 @@
-import { errorEnvelopeSchema } from '@signal/contracts';
+import { ROUTE_LIST, errorEnvelopeSchema } from '@signal/contracts';
 import fc from 'fast-check';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -25,6 +25,14 @@ const BATCH = 12; // requests in flight together
 const RUNS = Number(process.env.FUZZ_RUNS ?? 420); // 420 × 12 = 5,040 requests
 /** A request with no response after this is a hang (a bound on hangs, not on response times). */
 const NO_RESPONSE_AFTER_MS = 30_000;
+
+/** The route table's path parameters as the fuzz's placeholders: the seeded ids each draws from. */
+const PARAM_IDS: Record<string, string> = {
+  signal_id: '{s}',
+  webhook_id: '{w}',
+  delivery_id: '{d}',
+  key_id: '{k}',
+};
 const ARTIFACTS = path.join(__dirname, '..', '.run', 'artifacts');
 
 /** Text that must never reach a client: stack frames, source paths, driver and library errors. */
@@ -133,26 +141,16 @@ function arbitraries(s: Seeded) {
     // Raw bytes HTTP allows in a request target but URLs do not (the parser sees them as-is).
     { weight: 1, arbitrary: fc.stringMatching(/^[\x21-\x7e]{1,8}$/).map((x) => x.replace(/[?#/]/g, '')) },
   );
-  /** Every route with the method it serves; the fuzz also crosses them with any other method. */
+  /**
+   * Every route with the method it serves; the fuzz also crosses them with any other method. The
+   * public API's come from the route table, each path parameter as the kind of seeded id it takes.
+   */
   const ROUTES: Array<[string, string]> = [
-    ['GET', '/v1/signals'],
-    ['GET', '/v1/signals/{s}'],
-    ['GET', '/v1/stats'],
-    ['POST', '/v1/webhooks'],
-    ['GET', '/v1/webhooks'],
-    ['GET', '/v1/webhooks/{w}'],
-    ['PATCH', '/v1/webhooks/{w}'],
-    ['DELETE', '/v1/webhooks/{w}'],
-    ['GET', '/v1/webhooks/{w}/deliveries'],
-    ['GET', '/v1/webhooks/{w}/deliveries/{d}'],
-    ['POST', '/v1/webhooks/{w}/deliveries/{d}/retry'],
-    ['POST', '/v1/webhooks/{w}/test'],
-    ['POST', '/v1/webhooks/{w}/rotate-secret'],
-    ['POST', '/v1/webhooks/{w}/recover'],
-    ['POST', '/v1/auth/login'],
-    ['GET', '/v1/account/keys'],
-    ['POST', '/v1/account/keys'],
-    ['DELETE', '/v1/account/keys/{k}'],
+    ...ROUTE_LIST.map((r): [string, string] => [
+      r.method.toUpperCase(),
+      r.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => PARAM_IDS[name] ?? '{x}'),
+    ]),
+    // The gateway's own pages and the dashboard's API, which the public table does not hold.
     ['GET', '/v1/dashboard/session'],
     ['POST', '/v1/dashboard/session'],
     ['POST', '/v1/dashboard/signup'],
@@ -439,6 +437,11 @@ async function send(agent: Agent, origin: string, r: FuzzRequest): Promise<Outco
     bodyTimeout: NO_RESPONSE_AFTER_MS,
     signal: AbortSignal.timeout(NO_RESPONSE_AFTER_MS + 500),
   });
+  // A live stream that opened never ends by itself: its status and headers are the response.
+  if (res.statusCode === 200 && String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+    res.body.destroy();
+    return { status: res.statusCode, headers: res.headers, text: '', ms: performance.now() - started };
+  }
   const text = await res.body.text();
   return { status: res.statusCode, headers: res.headers, text, ms: performance.now() - started };
 }

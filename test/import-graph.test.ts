@@ -23,6 +23,37 @@ describe('the import graph', () => {
     );
   });
 
+  it("when the gateway's folders are read layer by layer, then none needs another that needs it, and the accounts base needs no other feature", async () => {
+    // A layer is a feature's domain, data or http folder (a top-level module is its own): the
+    // features may import each other in one direction only, and accounts' rules and stores sit
+    // beneath the edge and the sessions, which reach them through ports.
+    const SRC = 'services/api-gateway/src/';
+    const graph = await madge([SRC], {
+      baseDir: ROOT,
+      fileExtensions: ['ts'],
+      excludeRegExp: [/\.d\.ts$/, /\.test\.ts$/],
+      tsConfig: path.join(ROOT, 'tsconfig.base.json'),
+    });
+    const layerOf = (file: string) => {
+      const parts = file.slice(SRC.length).replace(/\.ts$/, '').split('/');
+      return parts.length >= 3 ? `${parts[0]}/${parts[1]}` : parts[0]!;
+    };
+    const needs = new Map<string, Set<string>>();
+    for (const [file, imports] of Object.entries(graph.obj())) {
+      if (!file.startsWith(SRC)) continue;
+      const layer = layerOf(file);
+      const own = needs.get(layer) ?? new Set<string>();
+      needs.set(layer, own);
+      for (const imported of imports)
+        if (imported.startsWith(SRC) && layerOf(imported) !== layer) own.add(layerOf(imported));
+    }
+    // The graph really was read: the edge's rules use the accounts' rules.
+    expect([...(needs.get('edge/domain') ?? [])]).toContain('accounts/domain');
+    expect(cyclesOf(needs)).toEqual([]);
+    const base = [...(needs.get('accounts/domain') ?? []), ...(needs.get('accounts/data') ?? [])];
+    expect(base.filter((layer) => !layer.startsWith('accounts/'))).toEqual([]);
+  });
+
   it('when the Python SDK is read, then no module imports itself through others', () => {
     // Every relative import counts, those inside a function or under TYPE_CHECKING too: each is
     // a module that must be there (and loaded) for the other to work.

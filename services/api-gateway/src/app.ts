@@ -38,6 +38,7 @@ import { noStoreForSecrets } from './edge/http/no-store.middleware';
 import { connectionLimit } from './edge/http/connection-limit';
 import { lingerBeforeClose } from './edge/http/lingering-close';
 import { rateLimitHeaders } from './edge/http/rate-limit-headers';
+import type { SharedLimiter } from './edge/domain/rate-limit';
 import { ipGuard, rateHeadersOnUncountedErrors } from './edge/http/throttle.middleware';
 import { StreamFeed } from './edge/http/stream-feed';
 import type { Upstream } from './edge/http/upstream';
@@ -61,7 +62,8 @@ export interface GatewayAppDeps {
   guard: RequestThrottle;
   /** Requests per minute of one account's sessions on the account routes. */
   sessionThrottle: RequestThrottle;
-  accounts: CreateKeyDeps;
+  /** The account use cases, wired to the edge's shared limiter (which also counts session requests). */
+  accounts: CreateKeyDeps & { limiter: SharedLimiter };
   /** Passwords, login throttling and sessions (the account API and the dashboard). */
   logins: PasswordLoginDeps;
   upstreams: { signals: Upstream; stats: Upstream; webhooks: Upstream };

@@ -25,7 +25,7 @@ import { passwordHashing, scryptPasswords } from './accounts/domain/password';
 import { SecretSealer } from './accounts/domain/sealed-secret';
 import { SessionStore } from './sessions/domain/sessions';
 import { DeviceCookies } from './sessions/domain/device-cookies';
-import { LocalFallbackLimiter } from './edge/domain/rate-limit';
+import { LocalFallbackLimiter, type SharedLimiter } from './edge/domain/rate-limit';
 import { InFlightLimit } from './edge/domain/in-flight';
 import { OpenStreams } from './edge/domain/open-streams';
 import { StreamSlotStore } from './edge/data/stream-slots.store';
@@ -37,7 +37,8 @@ export interface GatewayDependencies {
   redis: RedisClient;
   repository: AccountRepository;
   auth: AuthDeps;
-  accounts: CreateKeyDeps;
+  /** The account use cases, their ports wired to the edge's shared limiter and key cache. */
+  accounts: CreateKeyDeps & { limiter: SharedLimiter };
   logins: PasswordLoginDeps;
   usage: UsageStore;
   upstreams: { signals: Upstream; stats: Upstream; webhooks: Upstream };

@@ -3,7 +3,7 @@ import { AccountRepository } from '../accounts/data/account.repository';
 import { RateLimitStore } from '../edge/data/rate-limit.store';
 import type { AccountDeps } from '../accounts/domain/accounts.use-cases';
 import type { AccountStore } from '../accounts/domain/ports';
-import type { PasswordAccounts } from '../sessions/domain/password-login.use-case';
+import type { PasswordAccounts } from '../accounts/domain/ports';
 import { KeyCache } from '../edge/domain/key-cache';
 import { scryptPasswords } from '../accounts/domain/password';
 import { defaultCaps } from '../config';

@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ensureIndexes, isDuplicateKeyError } from '@signal/service-kit';
 import type { Collection, Connection } from 'mongoose';
-import type { KeyDirectory } from '../../edge/domain/authenticate.use-case';
-import type { KeyRecord } from '../../edge/domain/key-cache';
-import type { AccountStore, InsertAccountOutcome } from '../domain/ports';
-import type { Account, Plan } from '../domain/records';
-import type { PasswordAccounts } from '../../sessions/domain/password-login.use-case';
+import type { AccountStore, InsertAccountOutcome, KeyDirectory, PasswordAccounts } from '../domain/ports';
+import type { Account, KeyRecord, Plan } from '../domain/records';
 import { ACCOUNTS, API_KEYS, INDEXES, type AccountDocument, type ApiKeyDocument } from './account.model';
 
 /**

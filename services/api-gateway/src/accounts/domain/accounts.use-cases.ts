@@ -1,18 +1,16 @@
 import { SHORT_LIST_DEFAULT_LIMIT, pageMeta, type ApiKeyView, type ShortListQuery } from '@signal/contracts';
 import { fail, newId, succeed, type Result } from '@signal/service-kit';
 import type { Account, ApiKey, Plan } from './records';
-import type { AccountStore } from './ports';
+import type { AccountLimits, AccountStore, KeyInvalidation } from './ports';
 import { keyStatus } from './key-status';
 import { planCaps, type PlanCaps } from './plan-caps';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
-import type { KeyCache } from '../../edge/domain/key-cache';
 import type { PasswordHasher } from './password';
-import type { SharedLimiter } from '../../edge/domain/rate-limit';
 
 export interface AccountDeps {
   repository: AccountStore;
-  limiter: SharedLimiter;
-  cache: KeyCache;
+  limiter: AccountLimits;
+  cache: KeyInvalidation;
   pepper: string;
   passwords: PasswordHasher;
   /** The caps of a plan that sets none of its own. */

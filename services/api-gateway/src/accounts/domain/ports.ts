@@ -1,4 +1,4 @@
-import type { Account, ApiKey, Plan } from './records';
+import type { Account, ApiKey, KeyRecord, Plan } from './records';
 
 /** What storing an account came to: one account per email, so a taken email is an outcome, not a fault. */
 export type InsertAccountOutcome = 'inserted' | 'email-taken';
@@ -37,4 +37,34 @@ export interface KeyRequests {
   sealedKey(accountId: string, key: string): Promise<string | undefined>;
   complete(accountId: string, key: string, sealedKey: string): Promise<void>;
   release(accountId: string, key: string): Promise<void>;
+}
+
+/**
+ * Port: what the request path remembers about keys, told when a key stops being valid here (the
+ * composition root wires the edge's key cache).
+ */
+export interface KeyInvalidation {
+  forget(hash: string): void;
+  deleteByKeyId(keyId: string): void;
+}
+
+/**
+ * Port: the shared limits an account's plan and revoked keys set (the composition root wires the
+ * edge's shared limiter).
+ */
+export interface AccountLimits {
+  markRevoked(accountId: string, keyId: string): Promise<void>;
+  setPlan(accountId: string, perMinute: number, perDay: number): Promise<void>;
+}
+
+/** Port: accounts as password login reads and updates them (data/account.repository.ts). */
+export interface PasswordAccounts {
+  findAccount(id: string): Promise<Account | null>;
+  findAccountByEmail(email: string): Promise<Account | null>;
+  setPasswordHash(id: string, passwordHash: string): Promise<void>;
+}
+
+/** Port: the keys as authentication looks them up by hash (data/account.repository.ts). */
+export interface KeyDirectory {
+  findKeyRecord(hash: string): Promise<KeyRecord | undefined>;
 }

@@ -33,3 +33,16 @@ export interface ApiKey {
   /** The key a roll is replacing this one with (absent or null: not being rolled out). */
   replaced_by?: string | null;
 }
+
+/** What authentication needs of a key: its state and its owner's plan beside it. */
+export interface KeyRecord {
+  keyId: string;
+  accountId: string;
+  expiresAt: number | null;
+  revoked: boolean;
+  perMinute: number;
+  perDay: number;
+  /** The plan's own caps, if it sets them. */
+  maxWebhooks?: number;
+  maxStreams?: number;
+}

@@ -2,38 +2,8 @@ import { createHash } from 'node:crypto';
 import { TEST_INTERNAL_KEYS } from '@signal/test-kit';
 import { configSchema } from '../../config';
 import { checksum } from './api-key';
-import { KeyCache, type KeyRecord } from '../../edge/domain/key-cache';
-import { EMAIL_POLICY, NETWORK_POLICY, PAIR_POLICY, waitAfter } from '../../sessions/domain/login-throttle';
 import { PASSWORD_COST, TEST_ONLY_PASSWORD_COST, scryptPasswords } from './password';
 import { SecretSealer } from './sealed-secret';
-import { clientGroup } from '../../edge/domain/throttle';
-
-describe('login waits', () => {
-  it('when failures pile up, then the first few are free and each further one doubles the wait, up to 15 minutes', () => {
-    const waits = Array.from({ length: 9 }, (_, i) => waitAfter(i + 1, PAIR_POLICY));
-    expect(waits).toEqual([0, 0, 0, 0, 0, 1000, 2000, 4000, 8000]);
-    expect(waitAfter(40, PAIR_POLICY)).toBe(15 * 60_000);
-    expect(waitAfter(10, EMAIL_POLICY)).toBe(0);
-    expect(waitAfter(11, EMAIL_POLICY)).toBe(1000);
-    expect(waitAfter(20, NETWORK_POLICY)).toBe(0);
-    expect(waitAfter(21, NETWORK_POLICY)).toBe(1000);
-  });
-});
-
-describe('client groups of the per-IP limits', () => {
-  it('when addresses are IPv4 or IPv4-mapped, then each is its own group', () => {
-    expect(clientGroup('203.0.113.7')).toBe('203.0.113.7');
-    expect(clientGroup('::ffff:203.0.113.7')).toBe('203.0.113.7');
-  });
-  it('when IPv6 addresses share a /64, however written, then they are one group; another /64 is another', () => {
-    const group = clientGroup('2001:db8:a:b::1');
-    for (const ip of ['2001:0db8:000a:000b:ffff:ffff:ffff:ffff', '2001:db8:a:b:1:2:3:4', '2001:DB8:A:B::'])
-      expect(clientGroup(ip)).toBe(group);
-    expect(group).toBe('2001:db8:a:b::/64');
-    expect(clientGroup('2001:db8:a:c::1')).not.toBe(group);
-    expect(clientGroup('::1')).toBe('0:0:0:0::/64');
-  });
-});
 
 describe('API key checksum', () => {
   /** The checksum's definition, in BigInt: the last 6 base62 digits of the digest's first 8 bytes. */
@@ -52,30 +22,6 @@ describe('API key checksum', () => {
       const body = createHash('sha256').update(String(i)).digest('base64url').slice(0, 43);
       expect(checksum(body)).toBe(reference(body));
     }
-  });
-});
-
-describe('key cache', () => {
-  const record: KeyRecord = {
-    keyId: 'key_1',
-    accountId: 'acc_1',
-    expiresAt: null,
-    revoked: false,
-    perMinute: 60,
-    perDay: 10_000,
-  };
-  it('when a hash was found unknown, then it is remembered as unknown for a while, then looked up again', () => {
-    const cache = new KeyCache({ unknownTtlMs: 1000 });
-    cache.set('h', undefined, 0);
-    expect(cache.get('h', 999).state).toBe('unknown');
-    expect(cache.get('h', 1001).state).toBe('miss');
-  });
-  it('when a record ages, then it is served and refreshed in the background, and past its limit looked up first', () => {
-    const cache = new KeyCache({ refreshAfterMs: 100, maxAgeMs: 200 });
-    cache.set('h', record, 0);
-    expect(cache.get('h', 50)).toEqual({ state: 'known', record, stale: false });
-    expect(cache.get('h', 150)).toEqual({ state: 'known', record, stale: true });
-    expect(cache.get('h', 250).state).toBe('miss');
   });
 });
 

@@ -43,18 +43,19 @@ import { setRateLimitHeaders } from '../../edge/http/rate-limit-headers';
 import { outcomeOf } from '../../edge/domain/usage';
 import type { RequestThrottle } from '../../edge/domain/throttle';
 import type { UsageLedger } from '../../edge/domain/usage';
-import { readCookie } from '../../sessions/http/cookies';
+import { readCookie } from '../../http/cookies';
 import { loginClientOf, setDeviceCookie } from '../../sessions/http/device-cookie';
 import { proxyTo } from './session-proxy';
 import type { OpenStreams } from '../../edge/domain/open-streams';
 import { keyStatus } from '../../accounts/domain/key-status';
 import { SESSION_USAGE_KEY, usageSummary } from '../domain/usage-summary.use-case';
-import { admitSessionApiRequest } from '../domain/session-api-request.use-case';
+import { admitSessionApiRequest, type SessionApiRequestDeps } from '../domain/session-api-request.use-case';
 import type { StreamFeed } from '../../edge/http/stream-feed';
 import type { Upstream } from '../../edge/http/upstream';
 
 export interface DashboardApiDeps {
-  accounts: CreateKeyDeps;
+  /** The account use cases, and the shared limiter that also counts the session's requests. */
+  accounts: CreateKeyDeps & SessionApiRequestDeps;
   logins: PasswordLoginDeps;
   usage: UsageLedger;
   signupEnabled: boolean;

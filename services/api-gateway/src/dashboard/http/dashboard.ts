@@ -1,7 +1,6 @@
 import type { Express, RequestHandler } from 'express';
 import { defaultPlan, type GatewayConfig } from '../../config';
 import type { Plan } from '../../accounts/domain/records';
-import type { GatewayDependencies } from '../../dependencies';
 import { RequestThrottle, clientGroup } from '../../edge/domain/throttle';
 import type { UsageLedger } from '../../edge/domain/usage';
 import { dashboardApiRouter, type DashboardApiDeps } from './dashboard-api.router';
@@ -15,6 +14,12 @@ export interface DashboardOptions {
   signupThrottle: RequestThrottle;
 }
 
+/** What the dashboard's throttles and usage read from the gateway's shared parts. */
+export interface DashboardSources {
+  auth: { limiter: ConstructorParameters<typeof RequestThrottle>[0] };
+  usage: UsageLedger;
+}
+
 /** Sign-up is open by default outside production; production opens it only with SIGNUP_ENABLED=true. */
 export function signupEnabled(config: Pick<GatewayConfig, 'SIGNUP_ENABLED' | 'NODE_ENV'>): boolean {
   if (config.SIGNUP_ENABLED !== undefined) return config.SIGNUP_ENABLED === 'true';
@@ -22,10 +27,10 @@ export function signupEnabled(config: Pick<GatewayConfig, 'SIGNUP_ENABLED' | 'NO
 }
 
 /** Requests per minute one session (dashboard cookie or API login token) may make to account routes. */
-export const sessionThrottle = (deps: GatewayDependencies): RequestThrottle =>
+export const sessionThrottle = (deps: DashboardSources): RequestThrottle =>
   new RequestThrottle(deps.auth.limiter, { name: 'session', perMinute: 600 });
 
-export function dashboardOptions(config: GatewayConfig, deps: GatewayDependencies): DashboardOptions {
+export function dashboardOptions(config: GatewayConfig, deps: DashboardSources): DashboardOptions {
   return {
     usage: deps.usage,
     signupEnabled: signupEnabled(config),

@@ -3,7 +3,9 @@ import { planCaps, type PlanCaps } from '../../accounts/domain/plan-caps';
 import { hasApiKeyShape, hasValidChecksum, hashApiKey } from '../../accounts/domain/api-key';
 import type { InFlightLimit } from './in-flight';
 import type { RequestThrottle } from './throttle';
-import type { KeyCache, KeyRecord } from './key-cache';
+import type { KeyCache } from './key-cache';
+import type { KeyRecord } from '../../accounts/domain/records';
+import type { KeyDirectory } from '../../accounts/domain/ports';
 import {
   rateView,
   retryAfterSeconds,
@@ -12,11 +14,6 @@ import {
   type RateView,
   type SharedLimiter,
 } from './rate-limit';
-
-/** Port: key records by hash (data/account.repository.ts). */
-export interface KeyDirectory {
-  findKeyRecord(hash: string): Promise<KeyRecord | undefined>;
-}
 
 export interface AuthDeps {
   keys: KeyDirectory;

@@ -1,14 +1,7 @@
-export interface KeyRecord {
-  keyId: string;
-  accountId: string;
-  expiresAt: number | null;
-  revoked: boolean;
-  perMinute: number;
-  perDay: number;
-  /** The plan's own caps, if it sets them. */
-  maxWebhooks?: number;
-  maxStreams?: number;
-}
+import type { KeyRecord } from '../../accounts/domain/records';
+
+/** What authentication knows of a key: defined beside the accounts that store it. */
+export type { KeyRecord };
 
 interface Entry {
   /** undefined: no key has this hash (a negative entry). */

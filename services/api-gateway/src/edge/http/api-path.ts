@@ -21,7 +21,7 @@ import { outcomeOf, type UsageLedger } from '../domain/usage';
 import type { ClientIp } from './client-ip';
 import { STREAM_ROUTE, admitStream, streamRequestOf } from './live-streams';
 import type { StreamFeed } from './stream-feed';
-import { readCookie } from '../../sessions/http/cookies';
+import { readCookie } from '../../http/cookies';
 import { carriesSecrets } from './no-store.middleware';
 import { rateLimitHeaders } from './rate-limit-headers';
 import {

@@ -1,5 +1,13 @@
 import { DeviceCookies } from './device-cookies';
-import { LocalLoginAttempts, reserveLogin, type LoginOrigin } from './login-throttle';
+import {
+  EMAIL_POLICY,
+  LocalLoginAttempts,
+  NETWORK_POLICY,
+  PAIR_POLICY,
+  reserveLogin,
+  waitAfter,
+  type LoginOrigin,
+} from './login-throttle';
 
 const VICTIM = 'victim@example.com';
 
@@ -85,5 +93,17 @@ describe('device cookies', () => {
     expect(devices.deviceFor(new DeviceCookies('another-secret').issue(VICTIM), VICTIM)).toBeUndefined();
     for (const junk of ['', '.', id, `${id}.`, 'x.y'])
       expect(devices.deviceFor(junk, VICTIM)).toBeUndefined();
+  });
+});
+
+describe('login waits', () => {
+  it('when failures pile up, then the first few are free and each further one doubles the wait, up to 15 minutes', () => {
+    const waits = Array.from({ length: 9 }, (_, i) => waitAfter(i + 1, PAIR_POLICY));
+    expect(waits).toEqual([0, 0, 0, 0, 0, 1000, 2000, 4000, 8000]);
+    expect(waitAfter(40, PAIR_POLICY)).toBe(15 * 60_000);
+    expect(waitAfter(10, EMAIL_POLICY)).toBe(0);
+    expect(waitAfter(11, EMAIL_POLICY)).toBe(1000);
+    expect(waitAfter(20, NETWORK_POLICY)).toBe(0);
+    expect(waitAfter(21, NETWORK_POLICY)).toBe(1000);
   });
 });

@@ -1,16 +1,9 @@
 import { fail, succeed, type Result } from '@signal/service-kit';
-import type { Account } from '../../accounts/domain/records';
+import type { PasswordAccounts } from '../../accounts/domain/ports';
 import { reserveLogin, type LoginAttempts } from './login-throttle';
 import type { DeviceCookies } from './device-cookies';
 import type { PasswordHasher } from '../../accounts/domain/password';
 import type { SessionStore } from './sessions';
-
-/** Port: what logging in and changing a password need of the accounts (data/account.repository.ts). */
-export interface PasswordAccounts {
-  findAccount(id: string): Promise<Account | null>;
-  findAccountByEmail(email: string): Promise<Account | null>;
-  setPasswordHash(id: string, passwordHash: string): Promise<void>;
-}
 
 export interface PasswordLoginDeps {
   accounts: PasswordAccounts;

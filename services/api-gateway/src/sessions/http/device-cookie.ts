@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE_SECONDS } from '../domain/device-cookies';
 import type { LoginClient } from '../domain/password-login.use-case';
-import { readCookie } from './cookies';
+import { readCookie } from '../../http/cookies';
 
 /** Where a login comes from: the client's address and its device cookie. */
 export function loginClientOf(req: Request): LoginClient {

@@ -1,0 +1,103 @@
+import { createSecretKey, randomBytes } from 'node:crypto';
+import { ROUTE_LIST, expressPath, type RouteDef, type RouteOwner } from '@signal/contracts';
+import { signalsRouter } from '../services/signals/src/http/signals.router';
+import { statsRouter } from '../services/stats/src/http/stats.router';
+import { webhooksRouter } from '../services/webhooks/src/http/webhooks.router';
+import { accountRouter } from '../services/api-gateway/src/accounts/http/account.router';
+import { RequestThrottle } from '../services/api-gateway/src/edge/domain/throttle';
+import { takesApiPath } from '../services/api-gateway/src/edge/http/api-path';
+import { STREAM_ROUTE } from '../services/api-gateway/src/edge/http/live-streams';
+
+/**
+ * Every route of the table is served by its owner: the owner's router has a handler for its
+ * method and Express path (not only the 405 for other methods), and the gateway's key path takes
+ * every route a service owns. Building a router only captures its dependencies, so each is a
+ * stand-in that fails the test if anything touches it while the routes are registered.
+ */
+
+/** A dependency the router must not use while it is built: any property read throws. */
+function untouched<T extends object>(name: string): T {
+  const target: T = Object.create(null);
+  return new Proxy(target, {
+    get: (_target, property) => {
+      throw new Error(`${name}.${String(property)} was used while the routes were registered`);
+    },
+  });
+}
+
+const internalJwtKey = createSecretKey(randomBytes(32));
+
+/** An Express router, as the services' router functions return it. */
+type Router = ReturnType<typeof statsRouter>;
+
+/**
+ * A route as `method path` with its parameters unnamed: a router may name a parameter its own way
+ * (`:id` for the table's `{webhook_id}`) and still serve the route.
+ */
+const shape = (method: string, expressRoute: string) => `${method} ${expressRoute.replace(/:[A-Za-z_]+/g, ':param')}`;
+
+/** The routes a router registers (method in lowercase), one entry per handler. */
+function mounted(router: Router): Set<string> {
+  const found = new Set<string>();
+  for (const layer of router.stack) {
+    if (!layer.route) continue;
+    const methods: unknown = Reflect.get(layer.route, 'methods');
+    if (typeof methods !== 'object' || methods === null) continue;
+    for (const [method, on] of Object.entries(methods))
+      // `_all` is the 405 for every other method, registered after the routes themselves.
+      if (on === true && method !== '_all') found.add(shape(method, layer.route.path));
+  }
+  return found;
+}
+
+const routers: Record<RouteOwner, () => Router> = {
+  signals: () => signalsRouter(untouched('reads'), internalJwtKey, untouched('streams')),
+  stats: () => statsRouter(untouched('reads'), internalJwtKey),
+  webhooks: () => webhooksRouter(untouched('subscriptions'), internalJwtKey),
+  gateway: () =>
+    accountRouter(
+      untouched('accounts'),
+      untouched('logins'),
+      new RequestThrottle(untouched('limiter'), { name: 'address', perMinute: 60 }),
+      new RequestThrottle(untouched('limiter'), { name: 'session', perMinute: 600 }),
+    ),
+};
+
+const entry = (r: RouteDef) => shape(r.method, expressPath(r.path));
+
+/** The path a client sends for a route: each parameter filled in. */
+const concretePath = (r: RouteDef) => r.path.replace(/\{[a-z_]+\}/g, 'x1');
+
+describe('the route table', () => {
+  it('when each owner builds its router, then every route the table gives it has a handler there', () => {
+    const owners: RouteOwner[] = ['signals', 'stats', 'webhooks', 'gateway'];
+    for (const owner of owners) {
+      const served = mounted(routers[owner]());
+      const expected = ROUTE_LIST.filter((r) => r.owner === owner).map(entry);
+      expect(expected.length).toBeGreaterThan(0);
+      expect(expected.filter((e) => !served.has(e))).toEqual([]);
+    }
+  });
+
+  it('when a route a service owns is asked for with an API key, then the gateway takes it on the key path', () => {
+    const services = ROUTE_LIST.filter((r) => r.owner !== 'gateway');
+    expect(services.length).toBeGreaterThan(0);
+    const refused = services.filter(
+      (r) => !takesApiPath(r.method.toUpperCase(), concretePath(r), { authorization: 'Bearer sk_x' }, 'session'),
+    );
+    expect(refused.map(entry)).toEqual([]);
+  });
+
+  it('when a route the gateway owns is asked for, then the key path leaves it to the Express routers', () => {
+    const own = ROUTE_LIST.filter((r) => r.owner === 'gateway');
+    const taken = own.filter((r) =>
+      takesApiPath(r.method.toUpperCase(), concretePath(r), { authorization: 'Bearer sk_x' }, 'session'),
+    );
+    expect(taken.map(entry)).toEqual([]);
+  });
+
+  it('when the live stream route is asked for, then the gateway opens a stream for it and for no other route', () => {
+    const streams = ROUTE_LIST.filter((r) => r.method === 'get' && STREAM_ROUTE.test(concretePath(r)));
+    expect(streams.map((r) => r.operationId)).toEqual(['streamSignals']);
+  });
+});
