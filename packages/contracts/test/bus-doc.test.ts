@@ -3,7 +3,6 @@ import path from 'node:path';
 import { schemas } from '@asyncapi/specs';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
-import { brokerNames } from '@signal/messaging';
 import { z } from 'zod';
 import * as contracts from '../src';
 import { renderDocs } from '../../../scripts/contracts.js';
@@ -57,25 +56,6 @@ describe('the bus document', () => {
     expect(after['docs/bus.md']).not.toBe(before['docs/bus.md']);
     expect(after['docs/bus.md']).toMatch(/^\| `origin` \| string \| no \|$/m);
     expect(after['docs/asyncapi.yaml']).not.toBe(before['docs/asyncapi.yaml']);
-  });
-
-  it('when built, then every exchange and queue it names is one the messaging package declares', () => {
-    const names = brokerNames('');
-    const doc = contracts.buildAsyncApiDocument() as { channels: Record<string, { address: string }> };
-    const addresses = Object.values(doc.channels)
-      .map((c) => c.address)
-      .sort();
-    expect(addresses).toEqual(
-      [
-        names.signalEvents,
-        names.statsQueue,
-        names.webhooksQueue,
-        names.streamQueue,
-        names.deliveriesQueue,
-        names.deliveriesDueQueue,
-        names.deliveryDelayLevel(0).replace(/0$/, '{level}'),
-      ].sort(),
-    );
   });
 
   it('when built, then every message on the exchange carries schema_version and each queue has one consumer', () => {
