@@ -183,6 +183,10 @@ describe('recover', () => {
     const after = await until(id, d, (x) => x.attempts_made === 2, 'the recovered attempt');
     expect(after).toMatchObject({ status: 'failed', next_attempt_at: null, last_response_status: 500 });
     expect(postsOf('/recover-failed')).toBe(2);
+    // Its one more attempt is spent: a repeat re-sends nothing (recover is no lever to make us
+    // POST again and again to a failing URL); retry now on the delivery is still there.
+    expect((await recover(id, { since }).expect(202)).body.data.queued).toBe(0);
+    expect(postsOf('/recover-failed')).toBe(2);
   });
 
   it('when an account recovers more often than its limit, then 429 RATE_LIMIT_EXCEEDED with Retry-After', async () => {

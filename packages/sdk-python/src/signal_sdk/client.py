@@ -484,7 +484,8 @@ class Webhooks:
     ) -> RecoverResult:
         """Attempts now every failed or pending delivery created since ``since``, one page per call
         (operationId recoverWebhook): pass the result's ``next_cursor`` as ``cursor`` until it is
-        None. A failed delivery gets one more attempt; a repeat finds them queued and queues 0."""
+        None. A failed delivery gets one more attempt, once: a repeat skips those queued or already
+        given it, and queues 0."""
         when = iso_time(since) if isinstance(since, datetime) else since
         body: Dict[str, Any] = {"since": when}
         if cursor is not None:

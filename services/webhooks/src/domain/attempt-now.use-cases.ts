@@ -87,6 +87,11 @@ export async function retryDelivery(
   return succeed(toDeliveryView(doc, { ...state, status: 'pending', next_attempt_at: now, updated_at: now }));
 }
 
+/** Did the delivery's last attempt come from a request (retry now, recover), not its own retries? */
+function spentByRequest(log: readonly DeliveryLogEntry[], state: DeliveryState): boolean {
+  return log.some((e) => e.kind === 'requeued' && e.attempt === state.last_attempt);
+}
+
 /** Deliveries of a page looked at at once (each a few equality reads, a log append and a publish). */
 const RECOVER_CONCURRENCY = 16;
 const RECOVER_WINDOW_MS = 60_000;
@@ -96,7 +101,9 @@ const RECOVER_WINDOW_MS = 60_000;
  * page per call: it reads the subscription's open deliveries (those that failed an attempt and
  * have not succeeded since) through an index, at most `limit` of them after `cursor`, so a call
  * costs the same at any history size; `next_cursor` continues. Idempotent: a repeat finds the
- * deliveries queued already and queues none again. Limited per account per minute.
+ * deliveries queued already, or failed after the one more attempt asked for them, and queues none
+ * again, so repeated calls cannot make the worker POST again and again to a failing URL (retry now
+ * on one delivery still can, within the account's rate limit). Limited per account per minute.
  */
 export async function recoverDeliveries(
   deps: SubscriptionDeps,
@@ -129,7 +136,9 @@ export async function recoverDeliveries(
       page.slice(i, i + RECOVER_CONCURRENCY).map(async (open) => {
         const doc = await deps.repository.findDelivery(open._id);
         if (!doc || new Date(doc.created_at) < input.since) return false;
-        const state = foldDelivery(doc, await deps.repository.logOf([doc._id]));
+        const log = await deps.repository.logOf([doc._id]);
+        const state = foldDelivery(doc, log);
+        if (state.status === 'failed' && spentByRequest(log, state)) return false;
         return (await attemptNow(deps, sub, doc, state, now)) === 'queued';
       }),
     );
