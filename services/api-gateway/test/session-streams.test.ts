@@ -1,39 +1,20 @@
-import { createServer, get, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { get } from 'node:http';
 import request from 'supertest';
 import { startGateway, type GatewayHarness } from './gateway-harness';
+import { startStreamStandIn, type StreamStandIn } from './stream-stand-in';
 
 /**
  * A dashboard session's live streams end with it: logout, a password change (from the dashboard
  * or the API), and a renewal's retirement each end the session's streams with an error event, as
  * a revoked key ends its streams. The service is a stand-in streaming an event every 20 ms.
  */
-let service: Server;
+let standIn: StreamStandIn;
 let serviceUrl: string;
-const open = new Set<ServerResponse>();
 let gw: GatewayHarness;
 
 beforeAll(async () => {
-  service = createServer((req: IncomingMessage, res: ServerResponse) => {
-    if (!req.url?.startsWith('/v1/signals/stream')) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' });
-    res.write('retry: 2000\n\n');
-    open.add(res);
-    let n = 0;
-    const timer = setInterval(() => {
-      n += 1;
-      res.write(`id: ${n}\nevent: signal.new\ndata: {"n":${n}}\n\n`);
-    }, 20);
-    res.once('close', () => {
-      clearInterval(timer);
-      open.delete(res);
-    });
-  });
-  await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
-  serviceUrl = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
+  standIn = await startStreamStandIn();
+  serviceUrl = standIn.url;
   gw = await startGateway({
     label: 'gw_session_streams',
     upstreams: { signals: serviceUrl, stats: serviceUrl, webhooks: serviceUrl },
@@ -43,8 +24,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await gw.stop();
-  for (const res of open) res.destroy();
-  await new Promise<void>((resolve) => service.close(() => resolve()));
+  await standIn.close();
 });
 
 interface Stream {

@@ -1,9 +1,9 @@
-import { createServer, get, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { get, type IncomingMessage } from 'node:http';
 import { valueOrThrow } from '@signal/service-kit';
-import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { revokeApiKey } from '../src/accounts/domain/accounts.use-cases';
 import { startGateway, type GatewayHarness } from './gateway-harness';
+import { startStreamStandIn, type StreamStandIn } from './stream-stand-in';
 
 /**
  * Live streams through the gateway: the opening request is a request like any other (its key,
@@ -12,35 +12,15 @@ import { startGateway, type GatewayHarness } from './gateway-harness';
  * here is a stand-in that streams an event every 20 ms (the signals service's own stream has its
  * own tests).
  */
-let service: Server;
+let standIn: StreamStandIn;
 let serviceUrl: string;
-const open = new Set<ServerResponse>();
 
 beforeAll(async () => {
-  service = createServer((req: IncomingMessage, res: ServerResponse) => {
-    if (!req.url?.startsWith('/v1/signals/stream')) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' });
-    res.write('retry: 2000\n\n');
-    open.add(res);
-    let n = 0;
-    const timer = setInterval(() => {
-      n += 1;
-      res.write(`id: ${n}\nevent: signal.new\ndata: {"n":${n}}\n\n`);
-    }, 20);
-    res.once('close', () => {
-      clearInterval(timer);
-      open.delete(res);
-    });
-  });
-  await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
-  serviceUrl = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
+  standIn = await startStreamStandIn();
+  serviceUrl = standIn.url;
 });
 afterAll(async () => {
-  for (const res of open) res.destroy();
-  await new Promise<void>((resolve) => service.close(() => resolve()));
+  await standIn.close();
 });
 
 const gatewayFor = (label: string) =>
