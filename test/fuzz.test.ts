@@ -439,7 +439,8 @@ async function send(agent: Agent, origin: string, r: FuzzRequest): Promise<Outco
   });
   // A live stream that opened never ends by itself: its status and headers are the response.
   if (res.statusCode === 200 && String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
-    res.body.destroy();
+    // Destroying the body aborts it, which it reports as an error: expected here, not a failure.
+    res.body.once('error', () => undefined).destroy();
     return { status: res.statusCode, headers: res.headers, text: '', ms: performance.now() - started };
   }
   const text = await res.body.text();
