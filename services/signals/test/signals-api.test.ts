@@ -42,6 +42,19 @@ beforeAll(async () => {
     .set(svc.ingestAuth)
     .send({ status: 'rugged' })
     .expect(200);
+  // A write reaches the list through the timeline index; on a loaded machine an index update can
+  // fail and is re-applied a moment later (TimelineIndexMaintenance): wait until every write shows.
+  const listed = async (query: string) =>
+    signalListResponseSchema.parse((await get(`/v1/signals?${query}`).expect(200)).body).meta.total;
+  await waitFor(
+    async () =>
+      (await listed('limit=1')) === 25 &&
+      (await listed('status=winner&limit=1')) === 1 &&
+      (await listed('status=rugged&limit=1')) === 1,
+    60_000,
+    50,
+    'the 25 signals and both status moves listed',
+  );
 });
 afterAll(() => svc.stop());
 
