@@ -74,6 +74,11 @@ export class TimelineIndexMaintenance {
     return this.task.stop();
   }
 
+  /** Are writes waiting to be re-applied (their first apply failed)? The index lags MongoDB until none are. */
+  async repairsPending(): Promise<boolean> {
+    return this.unapplied.size > 0 || (await this.o.repairs.next(1)).length > 0;
+  }
+
   /** A read found the index incomplete: check now rather than at the next tick. */
   runSoon(): void {
     this.task.runSoon();
