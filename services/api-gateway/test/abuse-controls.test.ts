@@ -1,6 +1,6 @@
 import { startOfAMinuteIfLate, startReceiver, type Receiver } from '@signal/test-kit';
 import request from 'supertest';
-import { startGateway, type GatewayHarness } from './gateway-harness';
+import { EVERYTHING_BUT_DATE, startGateway, type GatewayHarness } from './gateway-harness';
 
 /**
  * Abuse controls that never lock out a valid credential and never let a burst through: the
@@ -119,23 +119,6 @@ describe('the per-address guard', () => {
       .expect(200);
   });
 });
-
-const EVERYTHING_BUT_DATE: FakeableAPI[] = [
-  'hrtime',
-  'nextTick',
-  'performance',
-  'queueMicrotask',
-  'requestAnimationFrame',
-  'cancelAnimationFrame',
-  'requestIdleCallback',
-  'cancelIdleCallback',
-  'setImmediate',
-  'clearImmediate',
-  'setInterval',
-  'clearInterval',
-  'setTimeout',
-  'clearTimeout',
-];
 
 describe('login guesses', () => {
   beforeEach(() => startOfAMinuteIfLate());

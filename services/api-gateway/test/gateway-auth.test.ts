@@ -6,7 +6,7 @@ import request from 'supertest';
 import { signalInput, startSignals, type SignalsHarness } from '../../signals/test/signals-harness';
 import { createApiKey, revokeApiKey } from '../src/accounts/domain/accounts.use-cases';
 import { generateApiKey } from '../src/accounts/domain/api-key';
-import { startGateway, type GatewayHarness } from './gateway-harness';
+import { EVERYTHING_BUT_DATE, startGateway, type GatewayHarness } from './gateway-harness';
 
 /** A response of a burst as the limit's exactness check reads it. */
 const limitedResponse = (r: { status: number; headers: Record<string, string | undefined> }) => ({
@@ -192,22 +192,7 @@ describe('authentication', () => {
     // The gateway runs in this process: its clock is moved past the expiry instead of waited on
     // (only Date is faked; timers and I/O run as ever).
     jest.useFakeTimers({
-      doNotFake: [
-        'hrtime',
-        'nextTick',
-        'performance',
-        'queueMicrotask',
-        'requestAnimationFrame',
-        'cancelAnimationFrame',
-        'requestIdleCallback',
-        'cancelIdleCallback',
-        'setImmediate',
-        'clearImmediate',
-        'setInterval',
-        'clearInterval',
-        'setTimeout',
-        'clearTimeout',
-      ],
+      doNotFake: EVERYTHING_BUT_DATE,
       advanceTimers: true,
       now: Date.now() + 120_000,
     });
