@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import type { Logger } from './logger';
 import { metrics } from './metrics';
-import { deleteKeysMatching, type RedisClient } from './redis';
+import type { RedisClient } from './redis';
 import { isDuplicateKeyError } from './mongo';
 import { RedisScript } from './redis-script';
 
@@ -12,6 +12,30 @@ if redis.call('GET', KEYS[1] .. 'building') ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1] .. 'ready', ARGV[2])
 redis.call('DEL', KEYS[1] .. 'building')
 return 1
+`);
+
+/**
+ * Deletes the model's keys but the rebuild lock (ARGV[2]) in one script, so each writer's script
+ * runs wholly before or wholly after it. A clear in steps (SCAN, then DEL, batch by batch) lets a
+ * write land between two batches: its state record (`b`, `c`) survives while its set entries or
+ * counters are gone, the rebuild's version-guarded re-apply takes it as applied, and the model
+ * stays short of the source for good. The scan's cost grows with the node's keyspace and is paid
+ * once per rebuild; on a cluster the script runs on the node of the model's slot, and every key
+ * the pattern matches carries the model's hash tag.
+ */
+const CLEAR = new RedisScript(`
+local cursor, deleted = '0', 0
+repeat
+  local reply = redis.call('SCAN', cursor, 'MATCH', ARGV[1], 'COUNT', 1000)
+  cursor = reply[1]
+  for _, key in ipairs(reply[2]) do
+    if key ~= ARGV[2] then
+      redis.call('UNLINK', key)
+      deleted = deleted + 1
+    end
+  end
+until cursor == '0'
+return deleted
 `);
 
 /**
@@ -66,7 +90,7 @@ export class RedisReadModel {
       const locked = await this.redis.set(`${this.prefix}lock`, token, 'PX', this.lockMs, 'NX');
       if (locked !== 'OK') return false;
       // Whatever is there was lost in part or built from another source: start empty.
-      await deleteKeysMatching(this.redis, `${this.prefix}*`, `${this.prefix}lock`);
+      await this.clearKeys(`${this.prefix}lock`);
       await this.redis.set(`${this.prefix}building`, token);
       this.logger.info({ model: this.prefix }, 'read model: rebuilding from MongoDB');
       let done = 0;
@@ -90,10 +114,17 @@ export class RedisReadModel {
   }
 
   /** Drops the whole model (tests, `--fresh` rebuilds). */
-  clear(): Promise<void> {
-    return deleteKeysMatching(this.redis, `${this.prefix}*`);
+  async clear(): Promise<void> {
+    await this.clearKeys('');
+  }
+
+  private async clearKeys(keep: string): Promise<void> {
+    await CLEAR.run(this.redis, [this.prefix], [`${globEscape(this.prefix)}*`, keep]);
   }
 }
+
+/** The prefix as a SCAN pattern's literal part. */
+const globEscape = (text: string): string => text.replace(/[*?[\]\\]/g, '\\$&');
 
 /**
  * A batch of a rebuild that failed (Redis too busy to respond within its command timeout, say)
