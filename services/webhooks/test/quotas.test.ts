@@ -1,4 +1,4 @@
-import { signInternalToken } from '@signal/service-kit';
+import { newId, signInternalToken } from '@signal/service-kit';
 import { TEST_INTERNAL_KEYS, startReceiver, testBrokerPrefix, type Receiver } from '@signal/test-kit';
 import request from 'supertest';
 import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
@@ -75,13 +75,32 @@ describe('subscriptions per account', () => {
     expect(none.body.error.message).toContain('limit of 0 webhook subscriptions');
   });
 
-  it('when 12 creations race for the last 2 places, then exactly 2 are created, the rest get 409, and the account holds its limit', async () => {
-    const acc = 'acc_quota_race';
+  it.each([1, 2, 3])(
+    'when 12 creations race for the last 2 places (round %i), then exactly 2 are created, the rest get 409, and the account holds its limit',
+    async (round) => {
+      const acc = `acc_quota_race_${round}`;
+      await create(auth(acc), 0).expect(201);
+      const results = await Promise.all(Array.from({ length: 12 }, (_, i) => create(auth(acc), i + 1)));
+      const statuses = results.map((r) => r.status).sort();
+      expect(statuses.filter((s) => s === 201)).toHaveLength(2);
+      expect(statuses.filter((s) => s === 409)).toHaveLength(10);
+      expect(await countOf(acc)).toBe(DEFAULT_MAX);
+    },
+  );
+
+  it('when a creation stopped between taking a place and storing its subscription, then its place is given back once no running creation can be that old', async () => {
+    const acc = 'acc_quota_lost_place';
     await create(auth(acc), 0).expect(201);
-    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => create(auth(acc), i + 1)));
-    const statuses = results.map((r) => r.status).sort();
-    expect(statuses.filter((s) => s === 201)).toHaveLength(2);
-    expect(statuses.filter((s) => s === 409)).toHaveLength(10);
+    // A place taken a minute ago whose creation never stored its subscription (a crash), and
+    // one taken now by a creation still under way.
+    await hooks.deps.repository.takePlace(acc, newId('wh', Date.now() - 60_000), DEFAULT_MAX);
+    const running = newId('wh');
+    await hooks.deps.repository.takePlace(acc, running, DEFAULT_MAX);
+    // The account holds 1 subscription and 3 places: the lost place is given back, the running one is not.
+    await create(auth(acc), 1).expect(201);
+    await create(auth(acc), 2).expect(409);
+    await hooks.deps.repository.releasePlace(acc, running);
+    await create(auth(acc), 3).expect(201);
     expect(await countOf(acc)).toBe(DEFAULT_MAX);
   });
 

@@ -23,6 +23,18 @@ export interface WebhookCollections {
   attemptClaims: mongo.Collection<AttemptClaim>;
   openDeliveries: mongo.Collection<OpenDelivery>;
   recoverCalls: mongo.Collection<RecoverCallsDocument>;
+  subscriptionPlaces: mongo.Collection<SubscriptionPlacesDocument>;
+}
+
+/**
+ * An account's places for subscriptions (`_id` = the account): the ids holding one, and their
+ * number for the conditional update that takes a place. One document per account, so taking a
+ * place is one atomic update, whatever the number of API replicas.
+ */
+export interface SubscriptionPlacesDocument {
+  _id: string;
+  ids: string[];
+  used: number;
 }
 
 /** Recover calls of an account in one window (`_id` = `<account>:<window start ms>`). */
@@ -43,6 +55,7 @@ export function webhookCollections(connection: Connection): WebhookCollections {
     attemptClaims: db.collection<AttemptClaim>('attempt_claims'),
     openDeliveries: db.collection<OpenDelivery>('open_deliveries'),
     recoverCalls: db.collection<RecoverCallsDocument>('recover_calls'),
+    subscriptionPlaces: db.collection<SubscriptionPlacesDocument>('subscription_places'),
   };
 }
 

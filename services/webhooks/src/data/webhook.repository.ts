@@ -1,4 +1,4 @@
-import { duplicateKeyPositions, eachById, isDuplicateKeyError } from '@signal/service-kit';
+import { duplicateKeyPositions, eachById, idTimeMs, isDuplicateKeyError } from '@signal/service-kit';
 import type { WebhookEventName } from '@signal/contracts';
 import type { mongo } from 'mongoose';
 import type { SubscriptionSource, WebhookStore } from '../domain/ports';
@@ -62,21 +62,59 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     return { rows, total };
   }
 
-  countSubscriptions(accountId: string): Promise<number> {
-    return this.c.subscriptions.countDocuments({ account_id: accountId });
+  /**
+   * Takes one of the account's `limit` places for subscription `id`: false when all are taken.
+   * One conditional update of the account's places document, so concurrent creations on any
+   * replica never take more than `limit` (a check-then-insert lets a slower creation that
+   * counted first land after a faster one already kept its place).
+   */
+  async takePlace(accountId: string, id: string, limit: number): Promise<boolean> {
+    await this.ensurePlaces(accountId);
+    const r = await this.c.subscriptionPlaces.updateOne(
+      { _id: accountId, used: { $lt: limit } },
+      { $inc: { used: 1 }, $push: { ids: id } },
+    );
+    return r.modifiedCount === 1;
+  }
+
+  async releasePlace(accountId: string, id: string): Promise<void> {
+    await this.c.subscriptionPlaces.updateOne(
+      { _id: accountId, ids: id },
+      { $inc: { used: -1 }, $pull: { ids: id } },
+    );
   }
 
   /**
-   * The ids of an account's first `n` subscriptions in creation order (`_id` breaks ties of
-   * the same millisecond): the ones a cap of `n` keeps when creations race.
+   * Gives back places taken before `before` (ms) by creations that never stored their
+   * subscription (a crash between the two writes); how many were given back.
    */
-  async firstSubscriptionIds(accountId: string, n: number): Promise<string[]> {
-    const rows = await this.c.subscriptions
+  async releaseLostPlaces(accountId: string, before: number): Promise<number> {
+    const places = await this.c.subscriptionPlaces.findOne({ _id: accountId });
+    const old = (places?.ids ?? []).filter((id) => idTimeMs(id) < before);
+    const stored = new Set(
+      (
+        await readEach(old, (id) =>
+          this.c.subscriptions.find({ _id: id }, { projection: { _id: 1 } }).toArray(),
+        )
+      ).map((r) => r._id),
+    );
+    const lost = old.filter((id) => !stored.has(id));
+    for (const id of lost) await this.releasePlace(accountId, id);
+    return lost.length;
+  }
+
+  /** An account's first place taken starts from the subscriptions it holds (made before places were kept). */
+  private async ensurePlaces(accountId: string): Promise<void> {
+    if (await this.c.subscriptionPlaces.findOne({ _id: accountId }, { projection: { _id: 1 } })) return;
+    const held = await this.c.subscriptions
       .find({ account_id: accountId }, { projection: { _id: 1 } })
-      .sort({ created_at: 1, _id: 1 })
-      .limit(n)
       .toArray();
-    return rows.map((r) => r._id);
+    await this.c.subscriptionPlaces
+      .insertOne({ _id: accountId, ids: held.map((r) => r._id), used: held.length })
+      .catch((err: unknown) => {
+        // Another creation made it first: its document is the one.
+        if (!isDuplicateKeyError(err)) throw err;
+      });
   }
 
   /** Enabled and disabled alike: a disabled subscription's deliveries are kept (as failed), not dropped. */
@@ -106,6 +144,7 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
 
   async deleteSubscription(accountId: string, id: string): Promise<boolean> {
     const r = await this.c.subscriptions.deleteOne({ _id: id, account_id: accountId });
+    await this.releasePlace(accountId, id);
     return r.deletedCount === 1;
   }
 

@@ -73,11 +73,26 @@ async function replayed(
 }
 
 /**
+ * Takes a place for the subscription; when all are taken, first gives back places that creations
+ * which stopped between taking one and storing their subscription left behind (older than any
+ * creation still running), then tries once more.
+ */
+async function takePlace(
+  deps: SubscriptionDeps,
+  accountId: string,
+  id: string,
+  limit: number,
+): Promise<boolean> {
+  if (await deps.repository.takePlace(accountId, id, limit)) return true;
+  const lost = await deps.repository.releaseLostPlaces(accountId, Date.now() - FIRST_REQUEST_OVER_MS);
+  return lost > 0 && deps.repository.takePlace(accountId, id, limit);
+}
+
+/**
  * Creates a subscription and returns it with its signing secret. In order: check the URL → with
  * an Idempotency-Key, claim it (the same key and body within 24 h return the subscription it
- * made; another body is a 409) → refuse a full account (409) → store the subscription with a
- * new signing secret → if creations raced past the cap, the ones beyond it in creation order
- * take theirs back (409) → return it with the secret. `limit` is the plan's (from the gateway's
+ * made; another body is a 409) → take one of the account's places, or refuse a full account
+ * (409) → store the subscription with a new signing secret → return it with the secret. `limit` is the plan's (from the gateway's
  * token), else the configured default.
  */
 export async function createSubscription(
@@ -99,7 +114,7 @@ export async function createSubscription(
   const releaseKey = async () => {
     if (idempotencyKey) await deps.idempotency.release(accountId, idempotencyKey).catch(() => undefined);
   };
-  if ((await deps.repository.countSubscriptions(accountId)) >= limit) {
+  if (!(await takePlace(deps, accountId, id, limit))) {
     await releaseKey();
     return capReached(limit);
   }
@@ -121,15 +136,9 @@ export async function createSubscription(
   try {
     await deps.repository.insertSubscription(doc);
   } catch (err) {
+    await deps.repository.releasePlace(accountId, id).catch(() => undefined);
     await releaseKey();
     throw err;
-  }
-  // Concurrent creations each passed the count above; the first `limit` in creation order stay.
-  // One that raced and lost removes its own, so the account never holds more than the limit.
-  if (!(await deps.repository.firstSubscriptionIds(accountId, limit)).includes(id)) {
-    await deps.repository.deleteSubscription(accountId, id);
-    await releaseKey();
-    return capReached(limit);
   }
   return succeed({ subscription: { ...toSubscriptionView(doc), secret }, created: true });
 }

@@ -23,9 +23,11 @@ export interface WebhookStore {
     skip: number,
     limit: number,
   ): Promise<{ rows: SubscriptionDocument[]; total: number }>;
-  countSubscriptions(accountId: string): Promise<number>;
-  /** The ids of an account's first `n` subscriptions in creation order. */
-  firstSubscriptionIds(accountId: string, n: number): Promise<string[]>;
+  /** Takes one of the account's `limit` subscription places for `id`; false when all are taken. */
+  takePlace(accountId: string, id: string, limit: number): Promise<boolean>;
+  releasePlace(accountId: string, id: string): Promise<void>;
+  /** Gives back places taken before `before` (ms) whose subscription was never stored; how many. */
+  releaseLostPlaces(accountId: string, before: number): Promise<number>;
   /** The subscription as changed, or null when the account has none by that id. */
   updateSubscription(
     accountId: string,
