@@ -1,5 +1,15 @@
 import { createSecretKey, randomBytes } from 'node:crypto';
-import { ROUTE_LIST, expressPath, type RouteDef, type RouteOwner } from '@signal/contracts';
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import {
+  ROUTE_LIST,
+  ROUTE_MODULE_FILES,
+  expressPath,
+  routeModuleSource,
+  routePrefixes,
+  type RouteDef,
+  type RouteOwner,
+} from '@signal/contracts';
 import { mountedRoutes } from '@signal/service-kit';
 import { signalsRouter } from '../services/signals/src/http/signals.router';
 import { statsRouter } from '../services/stats/src/http/stats.router';
@@ -120,5 +130,41 @@ describe('the route table', () => {
   it('when the live stream route is asked for, then the gateway opens a stream for it and for no other route', () => {
     const streams = ROUTE_LIST.filter((r) => r.method === 'get' && STREAM_ROUTE.test(concretePath(r)));
     expect(streams.map((r) => r.operationId)).toEqual(['streamSignals']);
+  });
+
+  it('when the table changes, then the SDK and the dashboard hold its generated copy (node scripts/route-paths.js)', () => {
+    const root = path.join(__dirname, '..');
+    const stale = ROUTE_MODULE_FILES.filter(
+      (file) => readFileSync(path.join(root, file), 'utf8') !== routeModuleSource(),
+    );
+    expect(stale).toEqual([]);
+  });
+
+  it('when the routers and the clients are read, then none writes a path of the table in a string of its own', () => {
+    const root = path.join(__dirname, '..');
+    const prefixes = OWNERS.flatMap((owner) => routePrefixes(owner));
+    // A quote, then one of the table's prefixes as a whole segment: `'/v1/webhooks`, `` `/v1/stats? ``.
+    const literal = new RegExp(`['"\`](${prefixes.join('|')})(?![\\w-])`);
+    const sources = (dir: string): string[] =>
+      readdirSync(path.join(root, dir), { recursive: true, encoding: 'utf8' })
+        .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts') && !file.startsWith('generated'))
+        .map((file) => path.join(dir, file));
+    const files = [
+      'services/signals/src/http/signals.router.ts',
+      'services/stats/src/http/stats.router.ts',
+      'services/webhooks/src/http/webhooks.router.ts',
+      'services/api-gateway/src/accounts/http/account.router.ts',
+      ...sources('packages/sdk/src'),
+      ...sources('packages/dashboard/src'),
+    ];
+    const written = files.flatMap((file) =>
+      readFileSync(path.join(root, file), 'utf8')
+        .split('\n')
+        .map((line, i) => ({ where: `${file}:${i + 1}`, line }))
+        .filter(({ line }) => !/^\s*(\/\/|\*|\/\*)/.test(line) && literal.test(line))
+        .map(({ where }) => where),
+    );
+    expect(files.length).toBeGreaterThan(10);
+    expect(written).toEqual([]);
   });
 });
