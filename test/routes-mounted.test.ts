@@ -1,5 +1,16 @@
 import { createSecretKey, randomBytes } from 'node:crypto';
-import { ROUTE_LIST, expressPath, type RouteDef, type RouteOwner } from '@signal/contracts';
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import {
+  ROUTE_LIST,
+  ROUTE_MODULE_FILES,
+  expressPath,
+  routeModuleSource,
+  routePrefixes,
+  type RouteDef,
+  type RouteOwner,
+} from '@signal/contracts';
+import { mountedRoutes } from '@signal/service-kit';
 import { signalsRouter } from '../services/signals/src/http/signals.router';
 import { statsRouter } from '../services/stats/src/http/stats.router';
 import { webhooksRouter } from '../services/webhooks/src/http/webhooks.router';
@@ -10,9 +21,10 @@ import { STREAM_ROUTE } from '../services/api-gateway/src/edge/http/live-streams
 
 /**
  * Every route of the table is served by its owner: the owner's router has a handler for its
- * method and Express path (not only the 405 for other methods), and the gateway's key path takes
- * every route a service owns. Building a router only captures its dependencies, so each is a
- * stand-in that fails the test if anything touches it while the routes are registered.
+ * method and Express path (not only the 405 for other methods), mounted from the table's entry
+ * itself (so its path parameters, query and body are read as the entry says), and the gateway's
+ * key path takes every route a service owns. Building a router only captures its dependencies, so
+ * each is a stand-in that fails the test if anything touches it while the routes are registered.
  */
 
 /** A dependency the router must not use while it is built: any property read throws. */
@@ -30,11 +42,8 @@ const internalJwtKey = createSecretKey(randomBytes(32));
 /** An Express router, as the services' router functions return it. */
 type Router = ReturnType<typeof statsRouter>;
 
-/**
- * A route as `method path` with its parameters unnamed: a router may name a parameter its own way
- * (`:id` for the table's `{webhook_id}`) and still serve the route.
- */
-const shape = (method: string, expressRoute: string) => `${method} ${expressRoute.replace(/:[A-Za-z_]+/g, ':param')}`;
+/** A route as `method path`, its parameters named as the table names them. */
+const shape = (method: string, expressRoute: string) => `${method} ${expressRoute}`;
 
 /** The routes a router registers (method in lowercase), one entry per handler. */
 function mounted(router: Router): Set<string> {
@@ -65,13 +74,21 @@ const routers: Record<RouteOwner, () => Router> = {
 
 const entry = (r: RouteDef) => shape(r.method, expressPath(r.path));
 
+const OWNERS: RouteOwner[] = ['signals', 'stats', 'webhooks', 'gateway'];
+
+/**
+ * The routes whose handler reads its request itself rather than from the entry: the stream's
+ * service reads the query in the gateway's form (`signalStreamInternalQuerySchema`), which adds
+ * the gateway's own parameters to the public one.
+ */
+const READ_BY_THEIR_HANDLER = new Set(['streamSignals']);
+
 /** The path a client sends for a route: each parameter filled in. */
 const concretePath = (r: RouteDef) => r.path.replace(/\{[a-z_]+\}/g, 'x1');
 
 describe('the route table', () => {
   it('when each owner builds its router, then every route the table gives it has a handler there', () => {
-    const owners: RouteOwner[] = ['signals', 'stats', 'webhooks', 'gateway'];
-    for (const owner of owners) {
+    for (const owner of OWNERS) {
       const served = mounted(routers[owner]());
       const expected = ROUTE_LIST.filter((r) => r.owner === owner).map(entry);
       expect(expected.length).toBeGreaterThan(0);
@@ -79,11 +96,25 @@ describe('the route table', () => {
     }
   });
 
+  it('when each owner builds its router, then it mounts each of its routes once from the table entry itself', () => {
+    for (const owner of OWNERS) {
+      const fromTable = mountedRoutes(routers[owner]());
+      const own = ROUTE_LIST.filter((r) => r.owner === owner);
+      const expected = own.filter((r) => !READ_BY_THEIR_HANDLER.has(r.operationId));
+      // The entry object, not a copy: whatever the table says of the route is what the router reads.
+      expect(expected.filter((r) => fromTable.filter((m) => m === r).length !== 1).map(entry)).toEqual([]);
+      expect(fromTable.filter((m) => !own.some((r) => r === m)).map((m) => `${m.method} ${m.path}`)).toEqual(
+        [],
+      );
+    }
+  });
+
   it('when a route a service owns is asked for with an API key, then the gateway takes it on the key path', () => {
     const services = ROUTE_LIST.filter((r) => r.owner !== 'gateway');
     expect(services.length).toBeGreaterThan(0);
     const refused = services.filter(
-      (r) => !takesApiPath(r.method.toUpperCase(), concretePath(r), { authorization: 'Bearer sk_x' }, 'session'),
+      (r) =>
+        !takesApiPath(r.method.toUpperCase(), concretePath(r), { authorization: 'Bearer sk_x' }, 'session'),
     );
     expect(refused.map(entry)).toEqual([]);
   });
@@ -99,5 +130,41 @@ describe('the route table', () => {
   it('when the live stream route is asked for, then the gateway opens a stream for it and for no other route', () => {
     const streams = ROUTE_LIST.filter((r) => r.method === 'get' && STREAM_ROUTE.test(concretePath(r)));
     expect(streams.map((r) => r.operationId)).toEqual(['streamSignals']);
+  });
+
+  it('when the table changes, then the SDK and the dashboard hold its generated copy (node scripts/route-paths.js)', () => {
+    const root = path.join(__dirname, '..');
+    const stale = ROUTE_MODULE_FILES.filter(
+      (file) => readFileSync(path.join(root, file), 'utf8') !== routeModuleSource(),
+    );
+    expect(stale).toEqual([]);
+  });
+
+  it('when the routers and the clients are read, then none writes a path of the table in a string of its own', () => {
+    const root = path.join(__dirname, '..');
+    const prefixes = OWNERS.flatMap((owner) => routePrefixes(owner));
+    // A quote, then one of the table's prefixes as a whole segment: `'/v1/webhooks`, `` `/v1/stats? ``.
+    const literal = new RegExp(`['"\`](${prefixes.join('|')})(?![\\w-])`);
+    const sources = (dir: string): string[] =>
+      readdirSync(path.join(root, dir), { recursive: true, encoding: 'utf8' })
+        .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts') && !file.startsWith('generated'))
+        .map((file) => path.join(dir, file));
+    const files = [
+      'services/signals/src/http/signals.router.ts',
+      'services/stats/src/http/stats.router.ts',
+      'services/webhooks/src/http/webhooks.router.ts',
+      'services/api-gateway/src/accounts/http/account.router.ts',
+      ...sources('packages/sdk/src'),
+      ...sources('packages/dashboard/src'),
+    ];
+    const written = files.flatMap((file) =>
+      readFileSync(path.join(root, file), 'utf8')
+        .split('\n')
+        .map((line, i) => ({ where: `${file}:${i + 1}`, line }))
+        .filter(({ line }) => !/^\s*(\/\/|\*|\/\*)/.test(line) && literal.test(line))
+        .map(({ where }) => where),
+    );
+    expect(files.length).toBeGreaterThan(10);
+    expect(written).toEqual([]);
   });
 });

@@ -2,7 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseCliArgs, readCommandLine } from '@signal/service-kit';
 import { ROOT, wholeNumberOption } from './harness';
-import { chaosOptions, formatReport, runChaos, type ChaosOptions } from './chaos/run';
+import { formatReport, type ChaosOptions } from './chaos/report';
+import { chaosOptions, runChaos } from './chaos/run';
 import { DEPLOYABLES } from './compat';
 
 /**
@@ -44,7 +45,7 @@ async function main() {
     opts[name] === undefined ? fallback : wholeNumberOption(CLI, opts, name);
   const atRelease = (opts['at-release'] ?? '').split(',').filter((d) => d !== '');
   const unknown = atRelease.filter((d) => !(DEPLOYABLES as string[]).includes(d));
-  if (unknown.length || (atRelease.length > 0) !== (opts.release !== undefined))
+  if (unknown.length || atRelease.length > 0 !== (opts.release !== undefined))
     throw new Error(`--release DIR and --at-release ${DEPLOYABLES.join(',')} go together\n${CLI.usage}`);
   const options: ChaosOptions = {
     ...base,

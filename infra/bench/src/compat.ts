@@ -2,7 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseCliArgs, readCommandLine } from '@signal/service-kit';
 import { ROOT, wholeNumberOption } from './harness';
-import { chaosOptions, formatReport, runChaos, type ChaosOptions, type ChaosReport } from './chaos/run';
+import { formatReport, type ChaosOptions, type ChaosReport } from './chaos/report';
+import { chaosOptions, runChaos } from './chaos/run';
 import type { ServiceName } from './chaos/system';
 
 /**

@@ -9,6 +9,7 @@ export * from './webhooks';
 export * from './accounts';
 export * from './dashboard';
 export * from './routes';
+export * from './route-module';
 export * from './route-examples';
 export * from './openapi';
 export * from './webhook-payload';

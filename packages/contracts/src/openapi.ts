@@ -13,16 +13,17 @@ type Json = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Request bodies keep `additionalProperties: false`: an unknown field there is a client bug worth a 400. */
-const REQUEST_COMPONENTS = new Set([
-  'CreateWebhookRequest',
-  'UpdateWebhookRequest',
-  'WebhookTestRequest',
-  'RecoverWebhookRequest',
-  'CreateApiKeyRequest',
-  'LoginRequest',
-  'ChangePasswordRequest',
-]);
+/**
+ * The components of the routes' request bodies keep `additionalProperties: false`: an unknown
+ * field there is a client bug worth a 400.
+ */
+const requestComponents = (): Set<string> =>
+  new Set(
+    ROUTE_LIST.flatMap((r) => {
+      const id = r.body && z.globalRegistry.get(r.body)?.id;
+      return id ? [id] : [];
+    }),
+  );
 
 /** Removes `additionalProperties: false` everywhere below `node`: clients must accept fields added later. */
 function openUp(node: unknown): void {
@@ -40,11 +41,12 @@ function componentSchemas(): Record<string, Json> {
     uri: (id) => `#/components/schemas/${id}`,
   });
   const schemas: Record<string, Json> = {};
+  const requests = requestComponents();
   for (const [name, s] of Object.entries(out.schemas)) {
     const { $schema: _schema, $id: _id, ...rest } = s;
     // zod marks each with `$id: '#/components/schemas/X'`; a 2020-12 `$id` may not carry a
     // fragment (Ajv 2020 refuses the document), and `$ref`s reach components by pointer anyway.
-    if (!REQUEST_COMPONENTS.has(name)) openUp(rest);
+    if (!requests.has(name)) openUp(rest);
     schemas[name] = rest;
   }
   return schemas;

@@ -16,11 +16,13 @@ import { SIGNAL_STREAM_PATH, STREAM_RETRY_MS, signalStreamQuerySchema } from './
 import {
   createWebhookInputSchema,
   deliveryDetailSchema,
+  deliveryIdSchema,
   deliveryListQuerySchema,
   deliverySchema,
   recoverWebhookInputSchema,
   recoverWebhookResultSchema,
   updateWebhookInputSchema,
+  webhookIdSchema,
   webhookListQuerySchema,
   webhookSubscriptionSchema,
   webhookTestInputSchema,
@@ -88,6 +90,12 @@ export interface HeaderParam {
 export interface PathParam {
   name: string;
   description: string;
+  /**
+   * The form every such id has: a value of another form names nothing, so the route answers 404
+   * with `notFound` before any lookup (`%00`, overlong, another prefix).
+   */
+  schema?: z.ZodType<string>;
+  notFound?: string;
 }
 
 export interface RouteDef {
@@ -117,8 +125,18 @@ export interface RouteDef {
   errors?: readonly ErrorCode[];
 }
 
-const webhookId: PathParam = { name: 'webhook_id', description: 'Subscription id `wh_…`' };
-const deliveryId: PathParam = { name: 'delivery_id', description: 'Delivery id `dlv_…`' };
+const webhookId: PathParam = {
+  name: 'webhook_id',
+  description: 'Subscription id `wh_…`',
+  schema: webhookIdSchema,
+  notFound: 'Webhook not found.',
+};
+const deliveryId: PathParam = {
+  name: 'delivery_id',
+  description: 'Delivery id `dlv_…`',
+  schema: deliveryIdSchema,
+  notFound: 'Delivery not found.',
+};
 
 const IDEMPOTENCY =
   'With an Idempotency-Key, a retry with the same body within 24 h returns the same result (200, Idempotent-Replayed: true); another body is 409.';
@@ -447,6 +465,14 @@ export const ROUTE_LIST: readonly RouteDef[] = Object.values(ROUTES);
 
 /** `/v1/webhooks/{webhook_id}` → `/v1/webhooks/:webhook_id` (Express). */
 export const expressPath = (path: string) => path.replace(/\{([a-z_]+)\}/g, ':$1');
+
+/** A path's version and first segment (`/v1/webhooks/{webhook_id}` → `/v1/webhooks`): the prefix it shares with its neighbours. */
+export const pathPrefix = (path: string) => path.split('/').slice(0, 3).join('/');
+
+/** The prefixes of the paths `owner` serves (`pathPrefix`), each once, in the table's order. */
+export const routePrefixes = (owner: RouteOwner): string[] => [
+  ...new Set(ROUTE_LIST.filter((r) => r.owner === owner).map((r) => pathPrefix(r.path))),
+];
 
 /**
  * The paths the `owners` serve with the methods each allows (uppercase, HEAD with GET): what a

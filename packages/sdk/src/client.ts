@@ -29,6 +29,7 @@ import type {
 } from './types.js';
 import { SignalTimeoutError, SignalConnectionError, isRecord, toApiError } from './errors.js';
 import { type StreamParams, type StreamOptions, type StreamTransport, SignalStream } from './stream.js';
+import { OPERATIONS, pathOf } from './generated/routes.js';
 
 export interface SignalClientOptions {
   /** `https://api.example.com` (no trailing /v1). */
@@ -103,7 +104,11 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  * with 409 IDEMPOTENCY_CONFLICT. Only these are sent again when their response is lost: the
  * repeat cannot make a second webhook or key.
  */
-const DEDUPLICATED_POSTS: ReadonlySet<string> = new Set(['/v1/webhooks', '/v1/account/keys']);
+const DEDUPLICATED_POSTS: ReadonlySet<string> = new Set(
+  Object.values(OPERATIONS)
+    .filter((o) => o.method === 'POST' && o.idempotencyKey)
+    .map((o) => o.path),
+);
 
 export class SignalClient {
   private readonly baseUrl: string;
@@ -132,13 +137,13 @@ export class SignalClient {
   readonly signals = {
     /** One page (operationId listSignals). */
     list: (params: ListSignalsParams = {}, opts?: RequestOptions): Promise<Page<SignalListItem, ListMeta>> =>
-      this.cursorPage<SignalListItem>('/v1/signals', { ...params }, opts),
+      this.cursorPage<SignalListItem>(pathOf('listSignals'), { ...params }, opts),
     /** Every matching signal, newest first, following `meta.next_cursor`. */
     iterate: (params: Omit<ListSignalsParams, 'page'> = {}, opts?: RequestOptions) =>
-      this.iterateCursor<SignalListItem>('/v1/signals', { ...params }, opts),
+      this.iterateCursor<SignalListItem>(pathOf('listSignals'), { ...params }, opts),
     /** operationId getSignal */
     get: (signalId: string, opts?: RequestOptions): Promise<SignalDetail> =>
-      this.data<SignalDetail>('GET', `/v1/signals/${encodeURIComponent(signalId)}`, {}, undefined, opts),
+      this.data<SignalDetail>('GET', pathOf('getSignal', { signal_id: signalId }), {}, undefined, opts),
     /**
      * operationId streamSignals: the live events as an async iterator that reconnects and resumes
      * with Last-Event-ID, each event once (see SignalStream). With the API key, or the session
@@ -153,7 +158,7 @@ export class SignalClient {
   readonly stats = {
     /** operationId getStats */
     get: (params: StatsParams = {}, opts?: RequestOptions): Promise<Statistics> =>
-      this.data<Statistics>('GET', '/v1/stats', { ...params }, undefined, opts),
+      this.data<Statistics>('GET', pathOf('getStats'), { ...params }, undefined, opts),
   };
 
   // -- webhooks --------------------------------------------------------------------------------
@@ -164,9 +169,9 @@ export class SignalClient {
     opts?: RequestOptions,
   ): Promise<WebhookSubscription[]> => {
     if (isRequestOptions(first))
-      return this.data<WebhookSubscription[]>('GET', '/v1/webhooks', {}, undefined, first);
+      return this.data<WebhookSubscription[]>('GET', pathOf('listWebhooks'), {}, undefined, first);
     const query = { page: first.page, limit: first.limit };
-    return this.data<WebhookSubscription[]>('GET', '/v1/webhooks', query, undefined, opts);
+    return this.data<WebhookSubscription[]>('GET', pathOf('listWebhooks'), query, undefined, opts);
   };
 
   /** operationId sendWebhookTest: webhook.test, or a sample of `input.event` marked `test: true`. */
@@ -175,7 +180,7 @@ export class SignalClient {
     first: WebhookTestInput | RequestOptions = {},
     opts?: RequestOptions,
   ): Promise<Delivery> => {
-    const path = `${this.hook(webhookId)}/test`;
+    const path = pathOf('sendWebhookTest', { webhook_id: webhookId });
     if (isRequestOptions(first)) return this.data<Delivery>('POST', path, {}, undefined, first);
     const body = first.event === undefined ? undefined : { event: first.event };
     return this.data<Delivery>('POST', path, {}, body, opts);
@@ -183,21 +188,39 @@ export class SignalClient {
 
   readonly webhooks = {
     create: (input: CreateWebhookInput, opts?: RequestOptions) =>
-      this.data<WebhookSubscriptionWithSecret>('POST', '/v1/webhooks', {}, input, opts),
+      this.data<WebhookSubscriptionWithSecret>('POST', pathOf('createWebhook'), {}, input, opts),
     list: this.listWebhooks,
     /** Every subscription, newest first, page by page. */
     iterate: (params: Omit<ListWebhooksParams, 'page'> = {}, opts?: RequestOptions) =>
-      this.iteratePages<WebhookSubscription>('/v1/webhooks', { ...params }, opts),
+      this.iteratePages<WebhookSubscription>(pathOf('listWebhooks'), { ...params }, opts),
     get: (webhookId: string, opts?: RequestOptions) =>
-      this.data<WebhookSubscription>('GET', this.hook(webhookId), {}, undefined, opts),
+      this.data<WebhookSubscription>(
+        'GET',
+        pathOf('getWebhook', { webhook_id: webhookId }),
+        {},
+        undefined,
+        opts,
+      ),
     update: (webhookId: string, input: UpdateWebhookInput, opts?: RequestOptions) =>
-      this.data<WebhookSubscription>('PATCH', this.hook(webhookId), {}, input, opts),
+      this.data<WebhookSubscription>(
+        'PATCH',
+        pathOf('updateWebhook', { webhook_id: webhookId }),
+        {},
+        input,
+        opts,
+      ),
     delete: (webhookId: string, opts?: RequestOptions) =>
-      this.data<WebhookSubscription>('DELETE', this.hook(webhookId), {}, undefined, opts),
+      this.data<WebhookSubscription>(
+        'DELETE',
+        pathOf('deleteWebhook', { webhook_id: webhookId }),
+        {},
+        undefined,
+        opts,
+      ),
     rotateSecret: (webhookId: string, opts?: RequestOptions) =>
       this.data<WebhookSubscriptionWithSecret>(
         'POST',
-        `${this.hook(webhookId)}/rotate-secret`,
+        pathOf('rotateWebhookSecret', { webhook_id: webhookId }),
         {},
         undefined,
         opts,
@@ -210,7 +233,7 @@ export class SignalClient {
     recover: (webhookId: string, since: string | Date, opts?: RequestOptions) =>
       this.data<RecoverWebhookResult>(
         'POST',
-        `${this.hook(webhookId)}/recover`,
+        pathOf('recoverWebhook', { webhook_id: webhookId }),
         {},
         { since: since instanceof Date ? since.toISOString() : since },
         opts,
@@ -221,15 +244,24 @@ export class SignalClient {
         params: ListDeliveriesParams = {},
         opts?: RequestOptions,
       ): Promise<Page<Delivery, PageMeta>> =>
-        this.page<Delivery>('GET', `${this.hook(webhookId)}/deliveries`, { ...params }, opts),
+        this.page<Delivery>(
+          'GET',
+          pathOf('listWebhookDeliveries', { webhook_id: webhookId }),
+          { ...params },
+          opts,
+        ),
       /** Every delivery, newest first, page by page. */
       iterate: (webhookId: string, params: Omit<ListDeliveriesParams, 'page'> = {}, opts?: RequestOptions) =>
-        this.iteratePages<Delivery>(`${this.hook(webhookId)}/deliveries`, { ...params }, opts),
+        this.iteratePages<Delivery>(
+          pathOf('listWebhookDeliveries', { webhook_id: webhookId }),
+          { ...params },
+          opts,
+        ),
       /** One delivery with its attempts. */
       get: (webhookId: string, deliveryId: string, opts?: RequestOptions) =>
         this.data<DeliveryDetail>(
           'GET',
-          `${this.hook(webhookId)}/deliveries/${encodeURIComponent(deliveryId)}`,
+          pathOf('getWebhookDelivery', { webhook_id: webhookId, delivery_id: deliveryId }),
           {},
           undefined,
           opts,
@@ -237,7 +269,7 @@ export class SignalClient {
       retry: (webhookId: string, deliveryId: string, opts?: RequestOptions) =>
         this.data<Delivery>(
           'POST',
-          `${this.hook(webhookId)}/deliveries/${encodeURIComponent(deliveryId)}/retry`,
+          pathOf('retryWebhookDelivery', { webhook_id: webhookId, delivery_id: deliveryId }),
           {},
           undefined,
           opts,
@@ -252,7 +284,7 @@ export class SignalClient {
     login: async (email: string, password: string, opts?: RequestOptions) => {
       const session = await this.data<Session>(
         'POST',
-        '/v1/auth/login',
+        pathOf('login'),
         {},
         { email, password },
         opts,
@@ -265,7 +297,7 @@ export class SignalClient {
     logout: async (opts?: RequestOptions) => {
       const out = await this.data<{ logged_out: true }>(
         'POST',
-        '/v1/auth/logout',
+        pathOf('logout'),
         {},
         undefined,
         opts,
@@ -279,24 +311,17 @@ export class SignalClient {
   readonly account = {
     /** Every session so far ends; the new one is kept for the next calls. */
     changePassword: async (input: ChangePasswordInput, opts?: RequestOptions) => {
-      const session = await this.data<Session>('POST', '/v1/account/password', {}, input, opts, 'session');
+      const session = await this.data<Session>('POST', pathOf('changePassword'), {}, input, opts, 'session');
       this.sessionToken = session.token;
       return session;
     },
     /** One page of keys, newest first (the first 100 without `page`/`limit`). */
     listKeys: (params: ListApiKeysParams = {}, opts?: RequestOptions) =>
-      this.data<ApiKey[]>('GET', '/v1/account/keys', { ...params }, undefined, opts, 'session'),
+      this.data<ApiKey[]>('GET', pathOf('listApiKeys'), { ...params }, undefined, opts, 'session'),
     createKey: (input: CreateApiKeyInput, opts?: RequestOptions) =>
-      this.data<ApiKeyWithSecret>('POST', '/v1/account/keys', {}, input, opts, 'session'),
+      this.data<ApiKeyWithSecret>('POST', pathOf('createApiKey'), {}, input, opts, 'session'),
     revokeKey: (keyId: string, opts?: RequestOptions) =>
-      this.data<ApiKey>(
-        'DELETE',
-        `/v1/account/keys/${encodeURIComponent(keyId)}`,
-        {},
-        undefined,
-        opts,
-        'session',
-      ),
+      this.data<ApiKey>('DELETE', pathOf('revokeApiKey', { key_id: keyId }), {}, undefined, opts, 'session'),
   };
 
   // -- transport -------------------------------------------------------------------------------
@@ -311,10 +336,6 @@ export class SignalClient {
       onRetry: this.options.onRetry,
       toError: toApiError,
     };
-  }
-
-  private hook(id: string): string {
-    return `/v1/webhooks/${encodeURIComponent(id)}`;
   }
 
   private async data<T>(

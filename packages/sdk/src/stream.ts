@@ -7,8 +7,10 @@
  */
 import type { SignalType, WebhookEvent, WebhookPayload, RetryEvent } from './types.js';
 import { type SignalApiError, isRecord } from './errors.js';
+import { pathOf } from './generated/routes.js';
 
-export const SIGNAL_STREAM_PATH = '/v1/signals/stream';
+/** The stream's path (operationId streamSignals). */
+export const SIGNAL_STREAM_PATH = pathOf('streamSignals');
 
 /** The webhook payload of one event, its `event` narrowed to that one (a winner has `performance`). */
 export type PayloadOf<E extends WebhookPayload['event']> = WebhookPayload extends infer P
@@ -325,7 +327,7 @@ export class SignalStream implements AsyncIterable<StreamEvent> {
               data: {
                 reason: String(body.reason ?? 'unknown'),
                 message: String(body.message ?? ''),
-                resync: String(body.resync ?? '/v1/signals'),
+                resync: String(body.resync ?? pathOf('listSignals')),
               },
             });
           } else if (e.event === 'overflow' || e.event === 'reconnect') {

@@ -25,3 +25,4 @@ export * from './batcher';
 export * from './service-parts';
 export * from './cli';
 export * from './result';
+export * from './mount-route';

@@ -27,6 +27,7 @@ import {
 } from '../shell.js';
 import { lastResponseOf } from '../health.js';
 import { webhookState } from './webhooks.js';
+import { pathOf } from '../generated/routes.js';
 
 /** A body as sent or received: pretty JSON when it is JSON, else as is; scrollable, focusable. */
 function bodyBlock(label: string, body: string): HTMLElement {
@@ -111,7 +112,7 @@ function deliveryState(d: Delivery): HTMLElement {
 }
 
 export async function deliveriesView(webhookId: string): Promise<void> {
-  const hook = await act(() => get<WebhookSubscription>(`/v1/webhooks/${encodeURIComponent(webhookId)}`));
+  const hook = await act(() => get<WebhookSubscription>(pathOf('getWebhook', { webhook_id: webhookId })));
   if (!hook) return;
   const params = new URLSearchParams(location.hash.split('?')[1] ?? '');
   const status = select(
@@ -160,7 +161,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
   onSubmit(testForm, async () => {
     const chosen = testEvent.value;
     const d = await act(
-      () => post<Delivery>(`/v1/webhooks/${webhookId}/test`, { event: chosen }),
+      () => post<Delivery>(pathOf('sendWebhookTest', { webhook_id: webhookId }), { event: chosen }),
       `Test ${chosen} queued.`,
       testForm,
     );
@@ -198,7 +199,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
       const r = await act(
         () =>
           post<{ since: string; queued: number; next_cursor?: string | null }>(
-            `/v1/webhooks/${webhookId}/recover`,
+            pathOf('recoverWebhook', { webhook_id: webhookId }),
             body,
           ),
         undefined,
@@ -287,7 +288,10 @@ export async function deliveriesView(webhookId: string): Promise<void> {
                       const waiting = (full ?? d).status === 'pending';
                       if (
                         await act(
-                          () => post(`/v1/webhooks/${webhookId}/deliveries/${d.id}/retry`),
+                          () =>
+                            post(
+                              pathOf('retryWebhookDelivery', { webhook_id: webhookId, delivery_id: d.id }),
+                            ),
                           waiting ? 'Delivery attempted now.' : 'Delivery re-sent.',
                         )
                       ) {
@@ -342,14 +346,19 @@ export async function deliveriesView(webhookId: string): Promise<void> {
   const refresh = async () => {
     const gen = ++generation;
     const list = await act(() =>
-      call<Delivery[]>('GET', `/v1/webhooks/${webhookId}/deliveries?${q.toString()}`),
+      call<Delivery[]>(
+        'GET',
+        `${pathOf('listWebhookDeliveries', { webhook_id: webhookId })}?${q.toString()}`,
+      ),
     );
     if (!list || gen !== generation) return;
     const ids = new Set(list.data.map((d) => d.id));
     for (const id of open.keys()) if (!ids.has(id)) open.delete(id);
     await Promise.all(
       [...open.keys()].map(async (id) => {
-        const full = await act(() => get<Delivery>(`/v1/webhooks/${webhookId}/deliveries/${id}`));
+        const full = await act(() =>
+          get<Delivery>(pathOf('getWebhookDelivery', { webhook_id: webhookId, delivery_id: id })),
+        );
         if (full) open.set(id, full);
       }),
     );

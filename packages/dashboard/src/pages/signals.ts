@@ -3,6 +3,7 @@ import type { SignalDetail, SignalListItem } from '@signal/contracts';
 import { call, get, isRecord } from '../api.js';
 import { badge, field, fmtDate, fmtRelative, h, replace, select, table, zoneName } from '../dom.js';
 import { SIGNAL_TYPES, SIGNAL_STATUSES, WEBHOOK_EVENTS, onLeave, act, every, page } from '../shell.js';
+import { pathOf } from '../generated/routes.js';
 
 export async function signalsView(): Promise<void> {
   const params = new URLSearchParams(location.hash.split('?')[1] ?? '');
@@ -73,7 +74,7 @@ export async function signalsView(): Promise<void> {
     if (params.get('status')) q.set('status', params.get('status')!);
     if (params.get('since')) q.set('since', new Date(params.get('since')!).toISOString());
     if (c) q.set('cursor', c);
-    return `/v1/signals?${q.toString()}`;
+    return `${pathOf('listSignals')}?${q.toString()}`;
   };
   const render = (total: number) => {
     replace(
@@ -134,7 +135,7 @@ export async function signalsView(): Promise<void> {
   const openStream = () => {
     const q = new URLSearchParams({ events: WEBHOOK_EVENTS.join(',') });
     if (params.get('type')) q.set('type', params.get('type')!);
-    stream = new EventSource(`/v1/signals/stream?${q.toString()}`);
+    stream = new EventSource(`${pathOf('streamSignals')}?${q.toString()}`);
     liveState.textContent = '(connecting…)';
     stream.addEventListener('open', () => (liveState.textContent = '(connected)'));
     stream.addEventListener('error', (ev) => {
@@ -215,7 +216,7 @@ function matchesFilters(row: SignalListItem, params: URLSearchParams): boolean {
 }
 
 export async function signalView(id: string): Promise<void> {
-  const s = await act(() => get<SignalDetail>(`/v1/signals/${encodeURIComponent(id)}`));
+  const s = await act(() => get<SignalDetail>(pathOf('getSignal', { signal_id: id })));
   if (!s) {
     page('Signal', h('p', {}, h('a', { href: '#/signals' }, '← Signals')));
     return;

@@ -3,6 +3,7 @@ import type { Statistics } from '@signal/contracts';
 import { get } from '../api.js';
 import { field, h, select, table } from '../dom.js';
 import { SIGNAL_TYPES, act, page } from '../shell.js';
+import { pathOf } from '../generated/routes.js';
 
 export async function statsView(): Promise<void> {
   const params = new URLSearchParams(location.hash.split('?')[1] ?? '');
@@ -35,7 +36,7 @@ export async function statsView(): Promise<void> {
   });
   const q = new URLSearchParams({ period: params.get('period') ?? 'all' });
   if (params.get('type')) q.set('type', params.get('type')!);
-  const s = await act(() => get<Statistics>(`/v1/stats?${q.toString()}`));
+  const s = await act(() => get<Statistics>(`${pathOf('getStats')}?${q.toString()}`));
   const card = (label: string, value: string) =>
     h('div', { class: 'card' }, h('span', { class: 'stat' }, value), label);
   page(

@@ -18,6 +18,7 @@ import {
 } from '../dom.js';
 import { healthOf, lastResponseOf } from '../health.js';
 import { SIGNAL_TYPES, WEBHOOK_EVENTS, announce, showFormError, act, onSubmit, page } from '../shell.js';
+import { pathOf } from '../generated/routes.js';
 
 function webhookForm(
   existing: WebhookSubscription | null,
@@ -66,8 +67,8 @@ function webhookForm(
     const saved = await act(
       () =>
         existing
-          ? patch<WebhookSubscription>(`/v1/webhooks/${existing.id}`, body)
-          : post<WebhookSubscription & { secret: string }>('/v1/webhooks', body, {
+          ? patch<WebhookSubscription>(pathOf('updateWebhook', { webhook_id: existing.id }), body)
+          : post<WebhookSubscription & { secret: string }>(pathOf('createWebhook'), body, {
               idempotencyKey: submission.for(body),
             }),
       existing ? 'Webhook saved.' : 'Webhook created.',
@@ -143,7 +144,9 @@ async function testOutcome(webhookId: string, deliveryId: string): Promise<{ tex
   const shownOn = location.hash;
   for (let i = 0; i < 20 && location.hash === shownOn; i++) {
     await new Promise((r) => setTimeout(r, 1000));
-    const d = await act(() => get<Delivery>(`/v1/webhooks/${webhookId}/deliveries/${deliveryId}`));
+    const d = await act(() =>
+      get<Delivery>(pathOf('getWebhookDelivery', { webhook_id: webhookId, delivery_id: deliveryId })),
+    );
     if (!d) break;
     const response = lastResponseOf(d);
     if (d.status === 'succeeded')
@@ -159,7 +162,7 @@ async function testOutcome(webhookId: string, deliveryId: string): Promise<{ tex
 }
 
 export async function webhooksView(justCreated?: { secret: string }): Promise<void> {
-  const hooks = (await act(() => get<WebhookSubscription[]>('/v1/webhooks'))) ?? [];
+  const hooks = (await act(() => get<WebhookSubscription[]>(pathOf('listWebhooks')))) ?? [];
   const secretSlot = h('div', {});
   const editSlot = h('div', {});
   const showSecret = (secret: string, title: string) => {
@@ -191,7 +194,7 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
           class: 'secondary',
           'aria-label': `Send test to ${w.url}`,
           onclick: async () => {
-            const d = await act(() => post<Delivery>(`/v1/webhooks/${w.id}/test`));
+            const d = await act(() => post<Delivery>(pathOf('sendWebhookTest', { webhook_id: w.id })));
             if (!d) return;
             announce(`Test event sent to ${w.url}; waiting for its answer…`);
             const outcome = await testOutcome(w.id, d.id);
@@ -239,7 +242,7 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
             const enabled = w.status !== 'enabled';
             if (
               await act(
-                () => patch(`/v1/webhooks/${w.id}`, { enabled }),
+                () => patch(pathOf('updateWebhook', { webhook_id: w.id }), { enabled }),
                 enabled ? 'Webhook enabled.' : 'Webhook disabled.',
               )
             )
@@ -266,7 +269,10 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
             );
             if (!ok) return;
             const r = await act(
-              () => post<WebhookSubscription & { secret: string }>(`/v1/webhooks/${w.id}/rotate-secret`),
+              () =>
+                post<WebhookSubscription & { secret: string }>(
+                  pathOf('rotateWebhookSecret', { webhook_id: w.id }),
+                ),
               'Secret rotated.',
             );
             if (r) showSecret(r.secret, 'New signing secret');
@@ -286,7 +292,11 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
               h('p', {}, `No more events go to ${w.url}. Its delivery log is deleted too.`),
               'Delete',
             );
-            if (ok && (await act(() => del(`/v1/webhooks/${w.id}`), 'Webhook deleted.'))) await reload();
+            if (
+              ok &&
+              (await act(() => del(pathOf('deleteWebhook', { webhook_id: w.id })), 'Webhook deleted.'))
+            )
+              await reload();
           },
         },
         'Delete',

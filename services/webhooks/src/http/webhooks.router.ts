@@ -1,16 +1,8 @@
 import type { KeyObject } from 'node:crypto';
+import { ROUTES, methodNotAllowedRoutes, routePrefixes } from '@signal/contracts';
 import {
-  ROUTES,
-  deliveryIdSchema,
-  methodNotAllowedRoutes,
-  recoverWebhookInputSchema,
-  webhookIdSchema,
-  webhookTestInputSchema,
-} from '@signal/contracts';
-import {
-  AppError,
   idempotencyKeyOf,
-  parseOrThrow,
+  mountRoute,
   requireInternalAuth,
   type InternalLimits,
   refuseOtherMethods,
@@ -31,96 +23,83 @@ const account = (res: Response) => res.locals.accountId as string;
 /** The plan's subscription limit the gateway put in its token, if any. */
 const webhookLimit = (res: Response): number | undefined => (res.locals.limits as InternalLimits).webhooks;
 
-/** Subscriptions API, reached only through the gateway; every lookup is scoped to the caller's account. */
+/**
+ * Subscriptions API, reached only through the gateway; every lookup is scoped to the caller's
+ * account. Each route is mounted from its entry in the route table, which gives its path, the
+ * form of its ids (404 for any other) and the schemas of its query and body.
+ */
 export function webhooksRouter(deps: SubscriptionDeps, internalJwtKey: KeyObject): Router {
   const r = Router();
-  r.use('/v1/webhooks', requireInternalAuth(internalJwtKey, 'webhooks'));
+  r.use(routePrefixes('webhooks'), requireInternalAuth(internalJwtKey, 'webhooks'));
 
-  // Ids that cannot exist get a 404 before any store lookup (`%00`, overlong, other prefixes).
-  r.param('id', (_req, _res, next, value: string) =>
-    next(
-      webhookIdSchema.safeParse(value).success ? undefined : new AppError('NOT_FOUND', 'Webhook not found.'),
-    ),
-  );
-  r.param('deliveryId', (_req, _res, next, value: string) =>
-    next(
-      deliveryIdSchema.safeParse(value).success
-        ? undefined
-        : new AppError('NOT_FOUND', 'Delivery not found.'),
-    ),
-  );
-
-  r.post('/v1/webhooks', async (req, res) => {
-    const input = parseOrThrow(ROUTES.createWebhook.body, req.body ?? {}, 'body');
+  mountRoute(r, ROUTES.createWebhook, async ({ body }, req, res) => {
     const { subscription, created } = valueOrThrow(
-      await createSubscription(deps, account(res), input, idempotencyKeyOf(req), webhookLimit(res)),
+      await createSubscription(deps, account(res), body, idempotencyKeyOf(req), webhookLimit(res)),
     );
     res.setHeader('Cache-Control', 'no-store');
     // As for API keys: a replay says so, so a client can tell it from a first creation.
     if (!created) res.setHeader('Idempotent-Replayed', 'true');
     res.status(created ? 201 : 200).json({ success: true, data: subscription });
   });
-  r.get('/v1/webhooks', async (req, res) => {
-    const q = parseOrThrow(ROUTES.listWebhooks.query, req.query, 'query');
-    const { data, meta } = await listSubscriptions(deps, account(res), q);
+  mountRoute(r, ROUTES.listWebhooks, async ({ query }, _req, res) => {
+    const { data, meta } = await listSubscriptions(deps, account(res), query);
     res.json({ success: true, data, meta });
   });
-  r.get('/v1/webhooks/:id', async (req, res) => {
+  mountRoute(r, ROUTES.getWebhook, async ({ params }, _req, res) => {
     res.json({
       success: true,
-      data: valueOrThrow(await getSubscription(deps, account(res), req.params.id!)),
+      data: valueOrThrow(await getSubscription(deps, account(res), params.webhook_id)),
     });
   });
-  r.patch('/v1/webhooks/:id', async (req, res) => {
-    const input = parseOrThrow(ROUTES.updateWebhook.body, req.body ?? {}, 'body');
+  mountRoute(r, ROUTES.updateWebhook, async ({ params, body }, _req, res) => {
     res.json({
       success: true,
-      data: valueOrThrow(await updateSubscription(deps, account(res), req.params.id!, input)),
+      data: valueOrThrow(await updateSubscription(deps, account(res), params.webhook_id, body)),
     });
   });
-  r.delete('/v1/webhooks/:id', async (req, res) => {
+  mountRoute(r, ROUTES.deleteWebhook, async ({ params }, _req, res) => {
     res.json({
       success: true,
-      data: valueOrThrow(await deleteSubscription(deps, account(res), req.params.id!)),
+      data: valueOrThrow(await deleteSubscription(deps, account(res), params.webhook_id)),
     });
   });
-  r.post('/v1/webhooks/:id/rotate-secret', async (req, res) => {
-    res.json({ success: true, data: valueOrThrow(await rotateSecret(deps, account(res), req.params.id!)) });
+  mountRoute(r, ROUTES.rotateWebhookSecret, async ({ params }, _req, res) => {
+    res.json({
+      success: true,
+      data: valueOrThrow(await rotateSecret(deps, account(res), params.webhook_id)),
+    });
   });
-  r.post('/v1/webhooks/:id/test', async (req, res) => {
-    const input = parseOrThrow(webhookTestInputSchema, req.body ?? {}, 'body');
+  mountRoute(r, ROUTES.sendWebhookTest, async ({ params, body }, _req, res) => {
     res.status(202).json({
       success: true,
-      data: valueOrThrow(await sendTestEvent(deps, account(res), req.params.id!, input.event)),
+      data: valueOrThrow(await sendTestEvent(deps, account(res), params.webhook_id, body.event)),
     });
   });
-  r.post('/v1/webhooks/:id/recover', async (req, res) => {
-    const input = parseOrThrow(recoverWebhookInputSchema, req.body ?? {}, 'body');
+  mountRoute(r, ROUTES.recoverWebhook, async ({ params, body }, _req, res) => {
     res.status(202).json({
       success: true,
       data: valueOrThrow(
-        await recoverDeliveries(deps, account(res), req.params.id!, {
-          ...input,
-          since: new Date(input.since),
+        await recoverDeliveries(deps, account(res), params.webhook_id, {
+          ...body,
+          since: new Date(body.since),
         }),
       ),
     });
   });
-  r.get('/v1/webhooks/:id/deliveries', async (req, res) => {
-    const q = parseOrThrow(ROUTES.listWebhookDeliveries.query, req.query, 'query');
-    const { data, meta } = valueOrThrow(await listDeliveries(deps, account(res), req.params.id!, q));
+  mountRoute(r, ROUTES.listWebhookDeliveries, async ({ params, query }, _req, res) => {
+    const { data, meta } = valueOrThrow(await listDeliveries(deps, account(res), params.webhook_id, query));
     res.json({ success: true, data, meta });
   });
-  r.get('/v1/webhooks/:id/deliveries/:deliveryId', async (req, res) => {
+  mountRoute(r, ROUTES.getWebhookDelivery, async ({ params }, _req, res) => {
     res.json({
       success: true,
-      data: valueOrThrow(await getDelivery(deps, account(res), req.params.id!, req.params.deliveryId!)),
+      data: valueOrThrow(await getDelivery(deps, account(res), params.webhook_id, params.delivery_id)),
     });
   });
-  r.post('/v1/webhooks/:id/deliveries/:deliveryId/retry', async (req, res) => {
+  mountRoute(r, ROUTES.retryWebhookDelivery, async ({ params }, _req, res) => {
     res.status(202).json({
       success: true,
-      data: valueOrThrow(await retryDelivery(deps, account(res), req.params.id!, req.params.deliveryId!)),
+      data: valueOrThrow(await retryDelivery(deps, account(res), params.webhook_id, params.delivery_id)),
     });
   });
   // A known path with a method it does not take: 405 naming the ones it does (from the route table).

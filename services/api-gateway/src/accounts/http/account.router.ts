@@ -1,11 +1,11 @@
-import { ROUTES, methodNotAllowedRoutes } from '@signal/contracts';
+import { ROUTES, expressPath, methodNotAllowedRoutes, pathPrefix, routePrefixes } from '@signal/contracts';
 import {
   AppError,
   bearerToken,
   failureError,
   idempotencyKeyOf,
   jsonBodyMiddleware,
-  parseOrThrow,
+  mountRoute,
   refuseOtherMethods,
   valueOrThrow,
 } from '@signal/service-kit';
@@ -95,11 +95,10 @@ export function accountRouter(
   const router = Router();
   const session = requireSession(logins, guard, sessionThrottle);
   // Counted before the body is read: a malformed login carries the headers too.
-  router.use('/v1/auth/login', countLogin(guard));
-  router.use(['/v1/auth', '/v1/account'], ...jsonBodyMiddleware('16kb'));
+  router.use(expressPath(ROUTES.login.path), countLogin(guard));
+  router.use(routePrefixes('gateway'), ...jsonBodyMiddleware('16kb'));
 
-  router.post('/v1/auth/login', async (req, res) => {
-    const { email, password } = parseOrThrow(ROUTES.login.body, req.body ?? {}, 'body');
+  mountRoute(router, ROUTES.login, async ({ body: { email, password } }, req, res) => {
     const result = await passwordLogin(logins, email, password, loginClientOf(req));
     if (!result.ok) throw failedLogin(res, failureError(result));
     setDeviceCookie(res, result.value.deviceCookie);
@@ -107,23 +106,23 @@ export function accountRouter(
     res.json({ success: true, data: sessionBody(token, session) });
   });
 
-  router.post('/v1/auth/logout', session, async (_req, res) => {
+  mountRoute(router, ROUTES.logout, [session], async (_input, _req, res) => {
     await logins.sessions.revoke(current(res)).catch((err: unknown) => {
       throw new AppError('SERVICE_UNAVAILABLE', undefined, { cause: err, retryAfter: 1 });
     });
     res.json({ success: true, data: { logged_out: true } });
   });
 
-  router.use('/v1/account', session);
+  // Every account path, known or not, wants a session first (so a wrong method is a 401 too).
+  router.use(pathPrefix(ROUTES.changePassword.path), session);
 
-  router.post('/v1/account/password', async (req, res) => {
-    const input = parseOrThrow(ROUTES.changePassword.body, req.body ?? {}, 'body');
+  mountRoute(router, ROUTES.changePassword, async ({ body }, req, res) => {
     const { accountId } = current(res);
     const result = await changePassword(
       logins,
       accountId,
-      input.current_password,
-      input.new_password,
+      body.current_password,
+      body.new_password,
       loginClientOf(req),
     );
     if (!result.ok) throw failedLogin(res, failureError(result));
@@ -131,23 +130,21 @@ export function accountRouter(
     res.json({ success: true, data: sessionBody(token, session) });
   });
 
-  router.get('/v1/account/keys', async (req, res) => {
-    const q = parseOrThrow(ROUTES.listApiKeys.query, req.query, 'query');
-    const { data, meta } = await listApiKeysPage(accounts, current(res).accountId, q);
+  mountRoute(router, ROUTES.listApiKeys, async ({ query }, _req, res) => {
+    const { data, meta } = await listApiKeysPage(accounts, current(res).accountId, query);
     res.json({ success: true, data, meta });
   });
-  router.post('/v1/account/keys', async (req, res) => {
-    const input = parseOrThrow(ROUTES.createApiKey.body, req.body ?? {}, 'body');
+  mountRoute(router, ROUTES.createApiKey, async ({ body }, req, res) => {
     const { created, replayed } = valueOrThrow(
-      await createKeyOnce(accounts, current(res).accountId, input, idempotencyKeyOf(req)),
+      await createKeyOnce(accounts, current(res).accountId, body, idempotencyKeyOf(req)),
     );
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
     res.status(replayed ? 200 : 201).json({ success: true, data: created });
   });
-  router.delete('/v1/account/keys/:keyId', async (req, res) => {
+  mountRoute(router, ROUTES.revokeApiKey, async ({ params }, _req, res) => {
     res.json({
       success: true,
-      data: valueOrThrow(await revokeApiKey(accounts, current(res).accountId, req.params.keyId!)),
+      data: valueOrThrow(await revokeApiKey(accounts, current(res).accountId, params.key_id)),
     });
   });
   // A known path with a method it does not take: 405 naming the ones it does (from the route table).
