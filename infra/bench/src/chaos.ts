@@ -2,13 +2,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseCliArgs, readCommandLine } from '@signal/service-kit';
 import { ROOT, wholeNumberOption } from './harness';
-import { formatReport, type ChaosOptions } from './chaos/report';
+import { ALL_FAULTS, formatReport, type ChaosOptions, type FaultName } from './chaos/report';
 import { chaosOptions, runChaos } from './chaos/run';
 import { DEPLOYABLES } from './compat';
 
 /**
  * pnpm chaos [--short] [--seconds 120] [--reads 200] [--signals 20] [--subscribers 10] [--outage 10] [--out file]
- *            [--release DIR --at-release webhooks-worker,...]
+ *            [--release DIR --at-release webhooks-worker,...] [--faults kill:signals,upgrade:gateway,...]
  * A mixed load on the whole system, two replicas of every deployable, while one replica of each
  * is SIGKILLed and restarted and each dependency (Redis, RabbitMQ, the MongoDB-wire server) is
  * cut through a TCP proxy, in turn; then every created signal must be in the list and in stats,
@@ -18,13 +18,19 @@ import { DEPLOYABLES } from './compat';
  * load, the same eight faults, half the rates, shorter cuts). --release with --at-release runs
  * those deployables from another build (infra/compat/release.sh prints the recorded release's),
  * so one run proves the faults and the version boundary together (scripts/test.sh does).
+ * --faults runs only those faults, in that order; `upgrade:x` replaces x's replicas one at a time
+ * by this checkout's build (a graceful restart of each).
  */
 
 const CLI = {
   name: 'chaos',
   usage:
-    'usage: pnpm chaos [--short] [--seconds 120] [--reads 200] [--signals 20] [--subscribers 10] [--outage 10] [--out file] [--release DIR --at-release webhooks-worker,...]',
+    'usage: pnpm chaos [--short] [--seconds 120] [--reads 200] [--signals 20] [--subscribers 10] [--outage 10] [--out file] [--release DIR --at-release webhooks-worker,...] [--faults kill:signals,upgrade:gateway,...]',
 };
+
+/** `upgrade:x` with no --release replaces x's replicas by the same build: a graceful restart. */
+const isFault = (name: string): name is FaultName =>
+  ALL_FAULTS.some((f) => f === name) || DEPLOYABLES.some((d) => name === `upgrade:${d}`);
 
 async function main() {
   const opts = readCommandLine(CLI, () =>
@@ -38,6 +44,7 @@ async function main() {
       out: { type: 'string', default: path.join(ROOT, 'bench-results', 'chaos.json') },
       release: { type: 'string' },
       'at-release': { type: 'string' },
+      faults: { type: 'string' },
     }),
   );
   const base = chaosOptions(opts.short === true);
@@ -47,8 +54,15 @@ async function main() {
   const unknown = atRelease.filter((d) => !(DEPLOYABLES as string[]).includes(d));
   if (unknown.length || atRelease.length > 0 !== (opts.release !== undefined))
     throw new Error(`--release DIR and --at-release ${DEPLOYABLES.join(',')} go together\n${CLI.usage}`);
+  const faults = opts.faults === undefined ? base.faults : opts.faults.split(',').filter((f) => f !== '');
+  const unknownFaults = faults.filter((f) => !isFault(f));
+  if (unknownFaults.length)
+    throw new Error(
+      `unknown fault ${unknownFaults.join(', ')}: kill:<deployable>, cut:<dependency> or upgrade:<deployable>\n${CLI.usage}`,
+    );
   const options: ChaosOptions = {
     ...base,
+    faults: faults.filter(isFault),
     ...(opts.release ? { roots: Object.fromEntries(atRelease.map((d) => [d, opts.release])) } : {}),
     seconds: number('seconds', base.seconds),
     readsPerSecond: number('reads', base.readsPerSecond),
