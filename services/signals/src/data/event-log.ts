@@ -1,4 +1,4 @@
-import { RedisScript, type RedisClient } from '@signal/service-kit';
+import { RedisScript, clusterOf, type RedisClient } from '@signal/service-kit';
 import {
   logEntryFields,
   parseLogEntry,
@@ -17,9 +17,11 @@ import {
  */
 const APPEND = new RedisScript(`
 local seen = redis.call('GET', KEYS[2])
+if not seen and KEYS[3] then seen = redis.call('GET', KEYS[3]) end
 if seen then return {0, seen} end
 local id = redis.call('XADD', KEYS[1], 'MINID', '~', ARGV[2], '*', unpack(ARGV, 3))
 redis.call('SET', KEYS[2], id, 'EX', ARGV[1])
+if KEYS[3] then redis.call('SET', KEYS[3], id, 'EX', ARGV[1]) end
 return {1, id}
 `);
 
@@ -49,6 +51,19 @@ export class EventLog {
     return `${this.prefix}signal-events:seen:{${this.key}}:${eventId}`;
   }
 
+  /**
+   * The mark's name before Redis Cluster support (release eb2b570 and earlier). On one Redis
+   * server the append reads and writes it beside the tagged mark, so replicas of either version
+   * appending side by side during a rolling upgrade (or a rollback) still append each event once:
+   * without it, an event the old replica appended is appended again by the new one, and every
+   * stream client receives it twice. No release before Redis Cluster support ran on a cluster, so
+   * a cluster never needs it. Marks live for the log's retention: drop this once the release
+   * before it is out of the rollback window (docs/versioning.md).
+   */
+  private legacySeenKey(eventId: string): string[] {
+    return clusterOf(this.redis) ? [] : [`${this.prefix}signal-events:seen:${eventId}`];
+  }
+
   /** Appends each event unless it was appended before; one round trip for all of them, in order. */
   async append(entries: Array<Omit<LogEntry, 'id'>>, now = Date.now()): Promise<AppendOutcome[]> {
     const minId = `${Math.max(0, now - this.retentionMs)}-0`;
@@ -56,7 +71,7 @@ export class EventLog {
     const outcomes = await APPEND.runEach(
       this.redis,
       entries.map((entry) => ({
-        keys: [this.key, this.seenKey(entry.eventId)],
+        keys: [this.key, this.seenKey(entry.eventId), ...this.legacySeenKey(entry.eventId)],
         args: [ttlSeconds, minId, ...logEntryFields(entry)],
       })),
     );
