@@ -25,7 +25,8 @@ import { SESSION_COOKIE } from './sessions/domain/sessions';
 import type { RequestThrottle } from './edge/domain/throttle';
 import type { UsageLedger } from './edge/domain/usage';
 import { accountRouter } from './accounts/http/account.router';
-import { apiPath, takesApiPath } from './edge/http/api-path';
+import { apiPath } from './edge/http/api-path';
+import { takesApiPath } from './edge/http/service-routes';
 import { clientIpOf, trustProxySetting } from './edge/http/client-ip';
 import {
   dashboardOptions,

@@ -1,4 +1,5 @@
 import {
+  DASHBOARD_API_PATH,
   keyListQuerySchema,
   changePasswordInputSchema,
   createApiKeyInputSchema,
@@ -302,7 +303,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
     res.json({ success: true, data: valueOrThrow(summary) });
   });
 
-  router.use('/v1/dashboard', api);
+  router.use(DASHBOARD_API_PATH, api);
 
   /**
    * The public routes reached with a session count against the account's plan (the session

@@ -1,12 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { parse as parseQuery } from 'node:querystring';
-import { ROUTES } from '@signal/contracts';
+import { ROUTES, SIGNAL_STREAM_PATH } from '@signal/contracts';
 import { parseOrThrow } from '@signal/service-kit';
 import type { OpenStream, OpenStreams, StreamEnd } from '../domain/open-streams';
 import type { FeedFilter } from '../domain/stream-filter';
 import type { StreamControl } from './upstream';
 
-export const STREAM_ROUTE = /^\/v1\/signals\/stream\/?$/i;
+/**
+ * The live stream's path as a GET of it is recognised: the contract's path, a trailing slash
+ * allowed, in any case (as Express matches it).
+ */
+export const STREAM_ROUTE = new RegExp(
+  `^${SIGNAL_STREAM_PATH.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}/?$`,
+  'i',
+);
 
 /** The last event of a stream the gateway ends, by why it ends it. */
 const LAST_EVENT: Record<StreamEnd, string> = {
