@@ -6,7 +6,7 @@ import { webhooksRouter } from '../services/webhooks/src/http/webhooks.router';
 import { accountRouter } from '../services/api-gateway/src/accounts/http/account.router';
 import { RequestThrottle } from '../services/api-gateway/src/edge/domain/throttle';
 import { takesApiPath } from '../services/api-gateway/src/edge/http/service-routes';
-import { STREAM_ROUTE } from '../services/api-gateway/src/edge/http/live-streams';
+import { STREAM_ROUTE } from '../services/api-gateway/src/stream/http/live-streams';
 
 /**
  * Every route of the table is served by its owner: the owner's router has a handler for its

@@ -2,7 +2,7 @@ import { AppError } from '@signal/service-kit';
 import type { RequestHandler, Response } from 'express';
 import type { PlanCaps } from '../../accounts/domain/plan-caps';
 import { relay, type RelayDeps } from '../../edge/http/relay';
-import type { Upstream } from '../../edge/http/upstream';
+import type { Upstream } from '../../http/upstream';
 
 const numberOf = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 

@@ -16,7 +16,7 @@ import { KeyPathMetrics } from './key-path-metrics';
 import { rateLimitHeaders } from './rate-limit-headers';
 import { bringsBody, relay, type Refusal, type RelayDeps } from './relay';
 import { serviceRouteOf, type ServiceName } from './service-routes';
-import type { Upstream } from './upstream';
+import type { Upstream } from '../../http/upstream';
 
 export interface ApiPathDeps extends RelayDeps {
   /** The auth pipeline (the bench passes one that admits every request as one account). */

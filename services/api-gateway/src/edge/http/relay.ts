@@ -2,10 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorCode } from '@signal/contracts';
 import { hasBody, isAppError, type FieldProblem, type InternalTokenCache } from '@signal/service-kit';
 import type { PlanCaps } from '../../accounts/domain/plan-caps';
-import type { OpenStreams } from '../domain/open-streams';
-import { STREAM_ROUTE, admitStream, streamRequestOf } from './live-streams';
+import type { OpenStreams } from '../../stream/domain/open-streams';
+import { STREAM_ROUTE, admitStream, streamRequestOf } from '../../stream/http/live-streams';
 import { carriesSecrets } from './no-store.middleware';
-import type { StreamFeed } from './stream-feed';
+import type { StreamFeed } from '../../stream/http/stream-feed';
 import {
   MAX_FORWARDED_BYTES,
   bodyRefusal,
@@ -15,7 +15,7 @@ import {
   serviceUnavailable,
   streamRequestHeaders,
   type Upstream,
-} from './upstream';
+} from '../../http/upstream';
 
 /**
  * The relay: how a request the gateway has admitted goes on to its service, for both paths that
