@@ -31,38 +31,46 @@ const gatewayFolder = (folder, why) => ({
 });
 
 /**
- * The direction between the gateway's features: accounts' domain and data at the base; the edge
- * (key path) above them; sessions above the edge's domain; accounts' routes, the dashboard and the
- * API docs on top. Whatever a lower layer needs of a higher one is a port it declares and the
- * composition root (dependencies.ts) wires.
+ * The direction between the gateway's features: the shared http helpers (the service pools,
+ * cookies) and the live stream at the base with accounts' domain and data; the edge (key path
+ * and the relay) above them; sessions above the edge's domain; accounts' routes, the dashboard
+ * and the API docs on top. Whatever a lower layer needs of a higher one is a port it declares and
+ * the composition root (dependencies.ts) wires.
  */
 const BASE = 'The accounts base (domain, data) imports no other feature: declare a port in accounts/domain/ports.ts.';
 const GATEWAY_LAYERS = {
   'accounts/{domain,data}': [
-    gatewayFolder('(edge|sessions|dashboard|api-docs|cli)', BASE),
+    gatewayFolder('(edge|stream|sessions|dashboard|api-docs|cli)', BASE),
     gatewayFolder('accounts/http', BASE),
   ],
+  stream: [
+    gatewayFolder(
+      '(accounts|edge|sessions|dashboard|api-docs|cli)',
+      'The stream imports no other feature: only shared http helpers; it declares the ports it needs in stream/domain.',
+    ),
+  ],
   edge: [
-    gatewayFolder('(sessions|dashboard|api-docs|cli)', 'The edge imports only the accounts domain and shared http helpers.'),
+    gatewayFolder('(sessions|dashboard|api-docs|cli)', 'The edge imports only the accounts domain, the stream and shared http helpers.'),
     gatewayFolder('accounts/(data|http)', 'The edge imports only the accounts domain (its rules and ports).'),
+    gatewayFolder('stream/data', 'The edge reaches stream slots through the stream domain (OpenStreams).'),
   ],
   sessions: [
-    gatewayFolder('(dashboard|api-docs|cli)', 'Sessions import only the accounts and edge domains.'),
-    gatewayFolder('(accounts|edge)/(data|http)', 'Sessions import only the accounts and edge domains.'),
+    gatewayFolder('(dashboard|api-docs|cli)', 'Sessions import only the accounts, edge and stream domains.'),
+    gatewayFolder('(accounts|edge|stream)/(data|http)', 'Sessions import only the accounts, edge and stream domains.'),
   ],
   'accounts/http': [
     gatewayFolder('(dashboard|api-docs|cli)', 'The account routes import no dashboard, docs or CLI.'),
-    gatewayFolder('(edge|sessions)/data', 'The account routes reach stores through the ports wired in dependencies.ts.'),
+    gatewayFolder('(edge|stream|sessions)/data', 'The account routes reach stores through the ports wired in dependencies.ts.'),
   ],
   dashboard: [
     gatewayFolder('(api-docs|cli)', 'The dashboard imports no docs or CLI.'),
-    gatewayFolder('(accounts|edge|sessions)/data', 'The dashboard reaches stores through the ports wired in dependencies.ts.'),
+    gatewayFolder('(accounts|edge|stream|sessions)/data', 'The dashboard reaches stores through the ports wired in dependencies.ts.'),
   ],
   'api-docs': [
-    gatewayFolder('(edge|sessions|dashboard|cli)', 'The API docs import only the accounts domain.'),
+    gatewayFolder('(edge|stream|sessions|dashboard|cli)', 'The API docs import only the accounts domain.'),
     gatewayFolder('accounts/(data|http)', 'The API docs import only the accounts domain.'),
   ],
-  http: [gatewayFolder('(accounts|edge|sessions|dashboard|api-docs|cli)', 'Shared http helpers import no feature.')],
+  http: [gatewayFolder('(accounts|edge|stream|sessions|dashboard|api-docs|cli)', 'Shared http helpers import no feature.')],
 };
 
 /** One config block per gateway folder and layer: a later block would replace, not add to, the rule. */

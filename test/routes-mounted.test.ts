@@ -16,8 +16,8 @@ import { statsRouter } from '../services/stats/src/http/stats.router';
 import { webhooksRouter } from '../services/webhooks/src/http/webhooks.router';
 import { accountRouter } from '../services/api-gateway/src/accounts/http/account.router';
 import { RequestThrottle } from '../services/api-gateway/src/edge/domain/throttle';
-import { takesApiPath } from '../services/api-gateway/src/edge/http/api-path';
-import { STREAM_ROUTE } from '../services/api-gateway/src/edge/http/live-streams';
+import { takesApiPath } from '../services/api-gateway/src/edge/http/service-routes';
+import { STREAM_ROUTE } from '../services/api-gateway/src/stream/http/live-streams';
 
 /**
  * Every route of the table is served by its owner: the owner's router has a handler for its

@@ -13,7 +13,7 @@ import {
 } from '@signal/service-kit';
 import { silentLogger } from '@signal/test-kit';
 import { RateLimitStore } from '../../services/api-gateway/src/edge/data/rate-limit.store';
-import { StreamSlotStore } from '../../services/api-gateway/src/edge/data/stream-slots.store';
+import { StreamSlotStore } from '../../services/api-gateway/src/stream/data/stream-slots.store';
 import { UsageStore } from '../../services/api-gateway/src/edge/data/usage.store';
 import { LoginAttemptStore } from '../../services/api-gateway/src/sessions/data/login-attempts.store';
 import { SessionRevocationStore } from '../../services/api-gateway/src/sessions/data/session-revocations.store';

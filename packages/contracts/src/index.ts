@@ -14,6 +14,7 @@ export * from './route-examples';
 export * from './openapi';
 export * from './webhook-payload';
 export * from './stream';
+export * from './stream-rules';
 export * from './bus';
 export * from './asyncapi';
 export * from './internal-api';

@@ -40,6 +40,12 @@ export interface StreamEndData {
   message: string;
 }
 
+/** `data` of an `error` event: the stream's credential no longer holds; do not reconnect with it. */
+export interface StreamErrorData {
+  code: 'UNAUTHORIZED' | 'KEY_EXPIRED';
+  message: string;
+}
+
 /** A comma-separated query value whose every item is one of `values`; repeats are dropped. */
 function commaList<const T extends readonly [string, ...string[]]>(name: string, values: T, what: string) {
   const known = (item: string): item is T[number] => (values as readonly string[]).includes(item);
@@ -109,6 +115,54 @@ export const OVERFLOW_EVENT = sseEvent({
   } satisfies StreamEndData),
 });
 
+/** The last event of every stream when its server shuts down (or loses the event log mid-replay). */
+export const RECONNECT_EVENT = sseEvent({
+  event: 'reconnect',
+  data: JSON.stringify({
+    reason: 'shutdown',
+    message:
+      'The server is ending this stream. Reconnect with Last-Event-ID to resume after the last event you received.',
+  } satisfies StreamEndData),
+});
+
+const errorEvent = (data: StreamErrorData): string =>
+  sseEvent({ event: 'error', data: JSON.stringify(data) });
+
+/** The last events of a stream the gateway ends because its credential ended. */
+export const KEY_REVOKED_EVENT = errorEvent({ code: 'UNAUTHORIZED', message: 'The API key was revoked.' });
+export const SESSION_ENDED_EVENT = errorEvent({
+  code: 'UNAUTHORIZED',
+  message: 'The session ended; log in again.',
+});
+export const CREDENTIAL_EXPIRED_EVENT = errorEvent({
+  code: 'KEY_EXPIRED',
+  message: 'The credential expired.',
+});
+
+const RESET_MESSAGES: Record<StreamResetReason, string> = {
+  malformed: 'Last-Event-ID is not an event id of this stream.',
+  unknown: 'Last-Event-ID names no event of this stream.',
+  expired: 'Last-Event-ID is older than the events the stream keeps; what came after it cannot be replayed.',
+};
+
+/**
+ * The `reset` event: the client re-syncs from the list, and the stream goes on live. It carries
+ * the id the live part starts after (when the log has one), so a client that reconnects later
+ * resumes from there instead of being reset again.
+ */
+export function resetEvent(reason: StreamResetReason, resumeFrom: string | undefined): string {
+  const data: StreamResetData = {
+    reason,
+    message: `${RESET_MESSAGES[reason]} Re-sync from GET /v1/signals; the stream goes on live from here.`,
+    resync: '/v1/signals',
+  };
+  return sseEvent({
+    ...(resumeFrom === undefined ? {} : { id: resumeFrom }),
+    event: 'reset',
+    data: JSON.stringify(data),
+  });
+}
+
 /**
  * The gateway's catch-up request (internal, not in the public API): `until=live` on the stream's
  * query makes the signals service replay its log after the client's position and then, instead
@@ -120,6 +174,10 @@ export const OVERFLOW_EVENT = sseEvent({
 export const STREAM_CATCH_UP_PARAM = 'until';
 export const STREAM_CATCH_UP_VALUE = 'live';
 export const STREAM_CAUGHT_UP_EVENT = 'caught-up';
+
+/** The end of a catch-up: the id of the last log entry it replayed or passed over. */
+export const caughtUpEvent = (position: string): string =>
+  sseEvent({ event: STREAM_CAUGHT_UP_EVENT, data: position });
 
 /** The stream's query as the signals service takes it: the public one, and the gateway's `until`. */
 export const signalStreamInternalQuerySchema = signalStreamQuerySchema.extend({

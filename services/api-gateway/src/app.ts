@@ -25,7 +25,8 @@ import { SESSION_COOKIE } from './sessions/domain/sessions';
 import type { RequestThrottle } from './edge/domain/throttle';
 import type { UsageLedger } from './edge/domain/usage';
 import { accountRouter } from './accounts/http/account.router';
-import { apiPath, takesApiPath } from './edge/http/api-path';
+import { apiPath } from './edge/http/api-path';
+import { takesApiPath } from './edge/http/service-routes';
 import { clientIpOf, trustProxySetting } from './edge/http/client-ip';
 import {
   dashboardOptions,
@@ -40,9 +41,9 @@ import { lingerBeforeClose } from './edge/http/lingering-close';
 import { rateLimitHeaders } from './edge/http/rate-limit-headers';
 import type { SharedLimiter } from './edge/domain/rate-limit';
 import { ipGuard, rateHeadersOnUncountedErrors } from './edge/http/throttle.middleware';
-import { StreamFeed } from './edge/http/stream-feed';
-import type { Upstream } from './edge/http/upstream';
-import type { OpenStreams } from './edge/domain/open-streams';
+import { StreamFeed } from './stream/http/stream-feed';
+import type { Upstream } from './http/upstream';
+import type { OpenStreams } from './stream/domain/open-streams';
 
 export interface GatewayAppDeps {
   logger: Logger;

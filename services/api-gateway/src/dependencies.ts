@@ -27,10 +27,10 @@ import { SessionStore } from './sessions/domain/sessions';
 import { DeviceCookies } from './sessions/domain/device-cookies';
 import { LocalFallbackLimiter, type SharedLimiter } from './edge/domain/rate-limit';
 import { InFlightLimit } from './edge/domain/in-flight';
-import { OpenStreams } from './edge/domain/open-streams';
-import { StreamSlotStore } from './edge/data/stream-slots.store';
+import { OpenStreams } from './stream/domain/open-streams';
+import { StreamSlotStore } from './stream/data/stream-slots.store';
 import { RequestThrottle, clientGroup } from './edge/domain/throttle';
-import { closeUpstream, createUpstream, type Upstream } from './edge/http/upstream';
+import { closeUpstream, createUpstream, type Upstream } from './http/upstream';
 
 export interface GatewayDependencies {
   mongo: Connection;

@@ -1,21 +1,6 @@
-import { signalStreamQuerySchema } from '@signal/contracts';
+import { matches, signalStreamQuerySchema, streamFilter } from '@signal/contracts';
 import { parseOrThrow } from '@signal/service-kit';
-import {
-  OVERFLOW_EVENT,
-  RECONNECT_EVENT,
-  compareEntryIds,
-  entryEvent,
-  isEntryId,
-  logEntryFields,
-  matches,
-  notHeldReason,
-  parseLogEntry,
-  resetEvent,
-  sseComment,
-  sseEvent,
-  streamFilter,
-  type LogEntry,
-} from './live-stream';
+import { entryEvent, logEntryFields, notHeldReason, parseLogEntry, type LogEntry } from './live-stream';
 
 const entry = (over: Partial<LogEntry> = {}): LogEntry => ({
   id: '1700000000000-0',
@@ -32,36 +17,6 @@ describe('SSE encoding', () => {
       'id: 1700000000000-0\nevent: signal.new\ndata: {"event":"signal.new"}\n\n',
     );
   });
-
-  it('when data holds line ends of any kind, then each line is a data line of its own', () => {
-    expect(sseEvent({ event: 'x', data: 'a\nb\r\nc\rd' })).toBe(
-      'event: x\ndata: a\ndata: b\ndata: c\ndata: d\n\n',
-    );
-  });
-
-  it('when a comment is encoded, then it is a colon line and a blank line', () => {
-    expect(sseComment('keep-alive')).toBe(': keep-alive\n\n');
-  });
-
-  it('when the stream ends itself (overflow, reconnect), then the event has no id, so the client keeps its last one', () => {
-    for (const frame of [OVERFLOW_EVENT, RECONNECT_EVENT]) {
-      expect(frame).not.toMatch(/^id:/m);
-      const data = JSON.parse(/^data: (.*)$/m.exec(frame)![1]!);
-      expect(data.message).toContain('Last-Event-ID');
-    }
-    expect(OVERFLOW_EVENT).toMatch(/^event: overflow\n/);
-    expect(RECONNECT_EVENT).toMatch(/^event: reconnect\n/);
-  });
-
-  it('when a reset is encoded, then it carries the id to resume from when there is one, and the list to re-sync from', () => {
-    const withId = resetEvent('expired', '5-1');
-    expect(withId).toMatch(/^id: 5-1\nevent: reset\ndata: /);
-    expect(JSON.parse(/^data: (.*)$/m.exec(withId)![1]!)).toMatchObject({
-      reason: 'expired',
-      resync: '/v1/signals',
-    });
-    expect(resetEvent('unknown', undefined)).toMatch(/^event: reset\n/);
-  });
 });
 
 describe('log entries', () => {
@@ -77,31 +32,6 @@ describe('log entries', () => {
     ['no data', ['event', 'signal.new', 'event_id', 'evt_1', 'type', 'new']],
   ])('when an entry has %s, then it is not one the stream sends', (_, fields) => {
     expect(parseLogEntry('1-0', fields)).toBeUndefined();
-  });
-
-  it.each(['1-0', '0-0', '1700000000000-12', '18446744073709551615-18446744073709551615'])(
-    'when %s is checked, then it is an entry id',
-    (id) => expect(isEntryId(id)).toBe(true),
-  );
-
-  it.each([
-    '',
-    '1',
-    '1-',
-    '-1',
-    '01-0',
-    '1-01',
-    'abc-1',
-    '1-0 ',
-    '18446744073709551616-0',
-    '1700000000000-0-0',
-  ])('when "%s" is checked, then it is not an entry id', (id) => expect(isEntryId(id)).toBe(false));
-
-  it('when ids are compared, then milliseconds order first, then the sequence, by value not by text', () => {
-    expect(compareEntryIds('9-0', '10-0')).toBeLessThan(0);
-    expect(compareEntryIds('10-2', '10-10')).toBeLessThan(0);
-    expect(compareEntryIds('10-10', '10-10')).toBe(0);
-    expect(compareEntryIds('11-0', '10-99')).toBeGreaterThan(0);
   });
 
   it('when an id the log does not hold is older than its first entry, then it expired; when later, it is unknown', () => {

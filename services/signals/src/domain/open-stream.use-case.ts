@@ -3,16 +3,15 @@ import { fail, isRedisUnavailable, metrics, succeed, type Logger, type Result } 
 import {
   OVERFLOW_EVENT,
   RECONNECT_EVENT,
+  caughtUpEvent,
   compareEntryIds,
-  entryEvent,
   isEntryId,
   matches,
-  notHeldReason,
+  overflows,
   resetEvent,
-  type ReadEntry,
   type StreamFilter,
-} from './live-stream';
-import { STREAM_CAUGHT_UP_EVENT, sseEvent } from '@signal/contracts';
+} from '@signal/contracts';
+import { entryEvent, notHeldReason, type ReadEntry } from './live-stream';
 import type { StreamHub, StreamSink } from './stream-hub';
 
 /** The event log as a stream reads it. */
@@ -90,7 +89,7 @@ export async function runStream(
 ): Promise<void> {
   const goLive = (after: string | undefined) => {
     if (!untilLive) deps.hub.join(sink, filter, after);
-    else sink.end(sseEvent({ event: STREAM_CAUGHT_UP_EVENT, data: after ?? deps.hub.position ?? '0-0' }));
+    else sink.end(caughtUpEvent(after ?? deps.hub.position ?? '0-0'));
   };
   if (start.kind === 'live') {
     goLive(undefined);
@@ -110,7 +109,10 @@ export async function runStream(
       }
       if (page.length === REPLAY_PAGE) {
         // The replay goes at the client's pace; a client that takes nothing gets `overflow`.
-        if (sink.bufferedBytes > deps.hub.maxBufferedBytes && !(await sink.drained(STALLED_STREAM_MS))) {
+        if (
+          overflows(sink.bufferedBytes, deps.hub.maxBufferedBytes) &&
+          !(await sink.drained(STALLED_STREAM_MS))
+        ) {
           if (!sink.closed) sink.end(OVERFLOW_EVENT, true);
           return;
         }

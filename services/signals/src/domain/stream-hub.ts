@@ -1,14 +1,14 @@
-import { metrics, type Logger } from '@signal/service-kit';
 import {
   HEARTBEAT,
   OVERFLOW_EVENT,
   RECONNECT_EVENT,
   compareEntryIds,
-  entryEvent,
   matches,
-  type ReadEntry,
+  overflows,
   type StreamFilter,
-} from './live-stream';
+} from '@signal/contracts';
+import { metrics, type Logger } from '@signal/service-kit';
+import { entryEvent, type ReadEntry } from './live-stream';
 
 /** The client's end of one stream, as the hub writes to it (an HTTP response). */
 export interface StreamSink {
@@ -147,7 +147,7 @@ export class StreamHub {
   /** Ends with `overflow` every stream whose client has not taken what it holds past the bound. */
   private endOverflowing(): void {
     for (const stream of this.streams) {
-      if (stream.sink.bufferedBytes <= this.options.maxBufferedBytes) continue;
+      if (!overflows(stream.sink.bufferedBytes, this.options.maxBufferedBytes)) continue;
       this.options.logger.info(
         { buffered: stream.sink.bufferedBytes },
         'live stream ended: its client did not keep up',

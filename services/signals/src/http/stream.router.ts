@@ -1,7 +1,6 @@
-import { signalStreamInternalQuerySchema } from '@signal/contracts';
+import { STREAM_PREAMBLE, signalStreamInternalQuerySchema, streamFilter } from '@signal/contracts';
 import { AppError, parseOrThrow } from '@signal/service-kit';
 import type { RequestHandler, Response } from 'express';
-import { STREAM_PREAMBLE, streamFilter } from '../domain/live-stream';
 import { STALLED_STREAM_MS, planStream, runStream, type StreamDeps } from '../domain/open-stream.use-case';
 import type { StreamSink } from '../domain/stream-hub';
 

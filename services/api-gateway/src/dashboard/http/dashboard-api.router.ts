@@ -1,4 +1,5 @@
 import {
+  DASHBOARD_API_PATH,
   keyListQuerySchema,
   changePasswordInputSchema,
   createApiKeyInputSchema,
@@ -46,12 +47,12 @@ import type { UsageLedger } from '../../edge/domain/usage';
 import { readCookie } from '../../http/cookies';
 import { loginClientOf, setDeviceCookie } from '../../sessions/http/device-cookie';
 import { proxyTo } from './session-proxy';
-import type { OpenStreams } from '../../edge/domain/open-streams';
+import type { OpenStreams } from '../../stream/domain/open-streams';
 import { keyStatus } from '../../accounts/domain/key-status';
 import { SESSION_USAGE_KEY, usageSummary } from '../domain/usage-summary.use-case';
 import { admitSessionApiRequest, type SessionApiRequestDeps } from '../domain/session-api-request.use-case';
-import type { StreamFeed } from '../../edge/http/stream-feed';
-import type { Upstream } from '../../edge/http/upstream';
+import type { StreamFeed } from '../../stream/http/stream-feed';
+import type { Upstream } from '../../http/upstream';
 
 export interface DashboardApiDeps {
   /** The account use cases, and the shared limiter that also counts the session's requests. */
@@ -302,7 +303,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
     res.json({ success: true, data: valueOrThrow(summary) });
   });
 
-  router.use('/v1/dashboard', api);
+  router.use(DASHBOARD_API_PATH, api);
 
   /**
    * The public routes reached with a session count against the account's plan (the session

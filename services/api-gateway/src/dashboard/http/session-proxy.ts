@@ -1,32 +1,8 @@
-import { AppError, hasBody, type InternalTokenCache } from '@signal/service-kit';
+import { AppError } from '@signal/service-kit';
 import type { RequestHandler, Response } from 'express';
-import type { OpenStreams } from '../../edge/domain/open-streams';
 import type { PlanCaps } from '../../accounts/domain/plan-caps';
-import { tokenFor } from '../../edge/http/api-path';
-import { STREAM_ROUTE, admitStream, streamRequestOf } from '../../edge/http/live-streams';
-import type { StreamFeed } from '../../edge/http/stream-feed';
-import {
-  MAX_FORWARDED_BYTES,
-  forward,
-  forwardedBytes,
-  readClientBody,
-  serviceUnavailable,
-  streamRequestHeaders,
-  type StreamControl,
-  type Upstream,
-} from '../../edge/http/upstream';
-
-export interface SessionProxyOptions {
-  tokens: InternalTokenCache;
-  timeoutMs: number;
-  /** Bytes of a response held for a client that is not reading before its connection is cut. */
-  maxHeldBytes: number;
-  /** Live streams open through this process (their cap and their end). */
-  streams: OpenStreams;
-  streamIdleMs: number;
-  /** The process's one subscription to the service's stream, which streams from now share. */
-  feed: StreamFeed;
-}
+import { relay, type RelayDeps } from '../../edge/http/relay';
+import type { Upstream } from '../../http/upstream';
 
 const numberOf = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 
@@ -52,107 +28,49 @@ function sessionOf(res: Response): { sessionId: string; issuedAt: number } | und
 }
 
 /**
- * An Express route sent on to a service as the account in `res.locals.accountId` (the
- * dashboard session's); the headers already set here win over the service's.
+ * An Express route sent on to a service through the relay, as the account in `res.locals.accountId`
+ * (the dashboard session's); the headers already set here win over the service's, and a refusal
+ * goes to the error handler like any of the router's.
  */
-export function proxyTo(upstream: Upstream, options: SessionProxyOptions): RequestHandler {
+export function proxyTo(upstream: Upstream, options: RelayDeps): RequestHandler {
   return async (req, res, next) => {
     const accountId: unknown = res.locals.accountId;
     const requestId: unknown = res.locals.requestId;
     if (typeof accountId !== 'string' || typeof requestId !== 'string')
       return next(new AppError('UNAUTHORIZED'));
-    if (forwardedBytes(req, req.originalUrl) > MAX_FORWARDED_BYTES)
-      return next(
-        new AppError('PAYLOAD_TOO_LARGE', 'The request target and headers are too large to pass on.'),
-      );
-    const method = req.method;
-    let body: Buffer | undefined;
-    if (method !== 'GET' && method !== 'HEAD' && hasBody(req.headers)) {
-      const read = await readClientBody(req, res);
-      if (!read.ok) {
-        if (read.code === 'ABORTED') return;
-        res.setHeader('Connection', 'close');
-        return next(
-          new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than any route takes (64 KiB).'),
-        );
-      }
-      body = read.body;
-    }
-    let stream: StreamControl | undefined;
-    let closed: (() => Promise<void>) | undefined;
-    if (method === 'GET' && STREAM_ROUTE.test(req.originalUrl.split('?')[0] ?? '')) {
-      // A session's stream ends when the session ends: logged out, revoked, retired by a renewal
-      // or expired.
-      const session = sessionOf(res);
-      const admission = await admitStream(
-        options.streams,
-        {
-          accountId,
-          ...(session ? { session } : {}),
-          expiresAt: numberOf(res.locals.credentialExpiresAt) ?? null,
-        },
-        capsOf(res)?.streams ?? 0,
-        options.streamIdleMs,
-      );
-      if (!admission.ok)
-        return next(new AppError(admission.code, admission.message, { retryAfter: admission.retryAfter }));
-      ({ control: stream, closed } = admission);
-    }
-    try {
-      if (stream) {
-        // Checked after the slot, as the service checked it when every stream was proxied.
-        let how: ReturnType<typeof streamRequestOf>;
-        try {
-          how = streamRequestOf(req.originalUrl, req.headers['last-event-id']);
-        } catch (err) {
-          return next(err);
-        }
-        const served = await options.feed.open(
-          res,
-          { headers: [], ownHeaderNames: new Set(res.getHeaderNames()) },
-          how,
-          stream,
-          () => ({
-            path: req.originalUrl,
-            headers: streamRequestHeaders(
-              req.headers,
-              tokenFor(options.tokens, upstream, accountId, capsOf(res)),
-              requestId,
-              req.ip ?? '',
-            ),
-            timeoutMs: options.timeoutMs,
-          }),
-        );
-        if (!served.ok)
-          next(new AppError('SERVICE_UNAVAILABLE', serviceUnavailable(upstream.name), { retryAfter: 1 }));
-        return;
-      }
-      const outcome = await forward(
+    const caps = capsOf(res);
+    const session = sessionOf(res);
+    await relay(
+      options,
+      {
+        via: 'session',
+        req,
         res,
-        {
-          upstream,
-          method,
-          path: req.originalUrl,
-          headers: req.headers,
-          body,
-          requestId,
-          clientIp: req.ip ?? '',
-          responseHeaders: [],
-          ownHeaderNames: new Set(res.getHeaderNames()),
-          timeoutMs: options.timeoutMs,
-          maxHeldBytes: options.maxHeldBytes,
+        upstream,
+        url: req.originalUrl,
+        requestId,
+        clientIp: req.ip ?? '',
+        head: [],
+        ownHeaderNames: new Set(res.getHeaderNames()),
+        refuse: (refusal) => {
+          if (refusal.close) res.setHeader('Connection', 'close');
+          const error = new AppError(refusal.code, refusal.message, {
+            details: refusal.details,
+            retryAfter: refusal.retryAfter,
+            cause: refusal.cause,
+          });
+          next(error);
+          return error.status;
         },
-        tokenFor(options.tokens, upstream, accountId, capsOf(res)),
-      );
-      if (!outcome.ok)
-        next(
-          new AppError(outcome.code, outcome.message, {
-            cause: outcome.cause,
-            retryAfter: outcome.code === 'SERVICE_UNAVAILABLE' ? 1 : undefined,
-          }),
-        );
-    } finally {
-      await closed?.();
-    }
+      },
+      {
+        accountId,
+        caps,
+        // A session's stream ends when the session ends: logged out, revoked, retired by a
+        // renewal or expired.
+        ...(session ? { session } : {}),
+        expiresAt: numberOf(res.locals.credentialExpiresAt) ?? null,
+      },
+    );
   };
 }

@@ -3,80 +3,52 @@ import type { ErrorCode } from '@signal/contracts';
 import {
   currentTraceId,
   errorResponse,
-  isAppError,
-  hasBody,
-  metrics,
   quotedForMessage,
   requestContext,
   requestIdOf,
   writeAccessLine,
-  type FieldProblem,
-  type InternalTokenCache,
   type Logger,
 } from '@signal/service-kit';
 import type { AuthResult } from '../domain/authenticate.use-case';
-import type { OpenStreams } from '../domain/open-streams';
-import type { PlanCaps } from '../../accounts/domain/plan-caps';
 import { outcomeOf, type UsageLedger } from '../domain/usage';
 import type { ClientIp } from './client-ip';
-import { STREAM_ROUTE, admitStream, streamRequestOf } from './live-streams';
-import type { StreamFeed } from './stream-feed';
-import { readCookie } from '../../http/cookies';
-import { carriesSecrets } from './no-store.middleware';
+import { KeyPathMetrics } from './key-path-metrics';
 import { rateLimitHeaders } from './rate-limit-headers';
-import {
-  MAX_FORWARDED_BYTES,
-  bodyRefusal,
-  forward,
-  forwardedBytes,
-  readClientBody,
-  serviceUnavailable,
-  streamRequestHeaders,
-  type Upstream,
-} from './upstream';
+import { bringsBody, relay, type Refusal, type RelayDeps } from './relay';
+import { serviceRouteOf, type ServiceName } from './service-routes';
+import type { Upstream } from '../../http/upstream';
 
-export interface ApiPathDeps {
+export interface ApiPathDeps extends RelayDeps {
   /** The auth pipeline (the bench passes one that admits every request as one account). */
   authenticate: (authorization: string | undefined, ip: string) => Promise<AuthResult>;
-  upstreams: { signals: Upstream; stats: Upstream; webhooks: Upstream };
-  tokens: InternalTokenCache;
-  timeoutMs: number;
-  /** Bytes of a response held for a client that is not reading before its connection is cut. */
-  maxHeldBytes: number;
+  upstreams: Record<ServiceName, Upstream>;
   usage?: UsageLedger;
   clientIp: ClientIp;
   /** Security headers prepared once: [name, value, …]. */
   securityHeaders: string[];
   logger: Logger;
-  /** Live streams open through this process (their cap, revocation and shutdown). */
-  streams: OpenStreams;
-  /** A live stream with no bytes from the service this long is dead (heartbeats keep it alive). */
-  streamIdleMs: number;
-  /** The process's one subscription to the service's stream, which streams from now share. */
-  feed: StreamFeed;
 }
 
-/**
- * The service's token for the account: the webhooks service's carries the plan's subscription
- * cap (it enforces it); the others need no limits, and their tokens stay one per account.
- */
-export function tokenFor(
-  tokens: InternalTokenCache,
-  upstream: Upstream,
-  accountId: string,
-  caps: PlanCaps | undefined,
-): string {
-  return upstream.name === 'webhooks' && caps
-    ? tokens.get(upstream.audience, accountId, { webhooks: caps.webhooks })
-    : tokens.get(upstream.audience, accountId);
+/** What the key path prepares once: nothing else is built per request but the request's own. */
+interface KeyPath {
+  deps: ApiPathDeps;
+  /** The names of the headers the gateway sets itself: the service's values of these give way. */
+  ownHeaderNames: ReadonlySet<string>;
+  metrics: KeyPathMetrics;
 }
 
-const SERVICE = 'api-gateway';
-const UPSTREAM_ROUTE = /^\/v1\/(signals|stats|webhooks)(?=[/?]|$)/i;
+/** One request on the key path, as it goes. */
+interface KeyRequest {
+  req: IncomingMessage;
+  res: ServerResponse;
+  requestId: string;
+  /** The response's headers so far: [name, value, …]. */
+  head: string[];
+}
 
-type Refusal = Exclude<AuthResult, { ok: true }>;
+type AuthRefusal = Exclude<AuthResult, { ok: true }>;
 
-const REFUSAL: Record<Refusal['code'], ErrorCode> = {
+const REFUSAL: Record<AuthRefusal['code'], ErrorCode> = {
   UNAUTHORIZED: 'UNAUTHORIZED',
   KEY_EXPIRED: 'KEY_EXPIRED',
   RATE_LIMITED: 'RATE_LIMIT_EXCEEDED',
@@ -84,9 +56,142 @@ const REFUSAL: Record<Refusal['code'], ErrorCode> = {
   UNAVAILABLE: 'SERVICE_UNAVAILABLE',
 };
 
+/**
+ * The API-key path (every /v1 route the services serve), on node:http without Express: one
+ * auth pipeline call (at most one Redis round trip for a known key), then the relay to the
+ * owning service on undici. Headers are prepared once; nothing else runs per request.
+ * Everything else (login, account, dashboard, docs, health) stays on the Express app.
+ */
+export function apiPath(deps: ApiPathDeps) {
+  const ownHeaderNames = new Set<string>(['x-request-id', 'cache-control']);
+  for (let i = 0; i < deps.securityHeaders.length; i += 2)
+    ownHeaderNames.add(deps.securityHeaders[i]!.toLowerCase());
+  const path: KeyPath = { deps, ownHeaderNames, metrics: new KeyPathMetrics() };
+  return {
+    /** Serves one request of this path; never throws, never leaves a request without a response. */
+    handle(req: IncomingMessage, res: ServerResponse): void {
+      const started = process.hrtime.bigint();
+      const requestId = requestIdOf(req.headers['x-request-id']);
+      const traceId = currentTraceId();
+      requestContext.run({ requestId }, () => void serve(path, req, res, requestId, started, traceId));
+    },
+  };
+}
+
+/** Authenticates the request, relays it if admitted, and records what it came to. */
+async function serve(
+  path: KeyPath,
+  req: IncomingMessage,
+  res: ServerResponse,
+  requestId: string,
+  started: bigint,
+  traceId?: string,
+): Promise<void> {
+  const { deps } = path;
+  const url = req.url ?? '/';
+  const method = req.method ?? 'GET';
+  const target = serviceRouteOf(url);
+  const ip = deps.clientIp(req.socket.remoteAddress, req.headers['x-forwarded-for']);
+  const authorization = typeof req.headers.authorization === 'string' ? req.headers.authorization : undefined;
+  const head = deps.securityHeaders.slice();
+  head.push('X-Request-Id', requestId);
+  const r: KeyRequest = { req, res, requestId, head };
+  // A request refused with its body unread ends its connection: what is left of the body cannot
+  // be told from a next request (and is not waited for).
+  const close = bringsBody(req);
+  let status: number;
+  let result: AuthResult | undefined;
+  try {
+    result = await deps.authenticate(authorization, ip);
+    path.metrics.countDecision(decisionOf(result));
+    if (result.ok || result.code !== 'UNAVAILABLE') head.push(...rateLimitHeaders(result.rate));
+    if (!result.ok) {
+      if (result.code === 'TOO_MANY_IN_FLIGHT') path.metrics.busyAccount();
+      status = sendError(r, { code: REFUSAL[result.code], close, ...refusalDetails(result, authorization) });
+    } else if (!target) {
+      status = sendError(r, {
+        code: 'NOT_FOUND',
+        close,
+        message: `No route for ${method} ${quotedForMessage(pathOf(url))}`,
+      });
+    } else {
+      const upstream = deps.upstreams[target.service];
+      // The admitted key is the relay's caller as it is (its account, caps, expiry, place in flight).
+      const relayed = await relay(
+        deps,
+        {
+          via: 'key',
+          req,
+          res,
+          upstream,
+          url,
+          requestId,
+          clientIp: ip,
+          head,
+          ownHeaderNames: path.ownHeaderNames,
+          refuse: (refusal) => {
+            if (refusal.cause !== undefined)
+              deps.logger.error(
+                { err: refusal.cause, code: refusal.code, upstream: upstream.name },
+                'request failed',
+              );
+            return sendError(r, refusal);
+          },
+        },
+        result,
+      );
+      if (relayed.slowReader) path.metrics.slowReader();
+      status = relayed.status;
+    }
+  } catch (err) {
+    deps.logger.error({ err, code: 'INTERNAL_ERROR' }, 'request failed');
+    status = res.headersSent ? 500 : sendError(r, { code: 'INTERNAL_ERROR' });
+    if (res.headersSent) res.destroy();
+  } finally {
+    if (result?.ok) result.release();
+  }
+  path.metrics.observe(method, target?.prefix ?? 'unmatched', status, started);
+  writeAccessLine(deps.logger, { method, path: pathOf(url), status, started, requestId, traceId });
+  if (deps.usage && result) {
+    const who = result.ok ? result : result.code !== 'UNAVAILABLE' ? result.owner : undefined;
+    if (who) deps.usage.count(who.accountId, who.keyId, outcomeOf(status));
+  }
+}
+
+const pathOf = (url: string): string => {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+};
+
+/** Responds with the error envelope and the headers so far; the status sent. */
+function sendError(r: KeyRequest, refusal: Refusal): number {
+  const { status, body } = errorResponse(
+    {
+      code: refusal.code,
+      message: refusal.message,
+      retryAfter: refusal.retryAfter,
+      details: refusal.details,
+    },
+    r.requestId,
+  );
+  if (r.res.destroyed) return status;
+  const { head } = r;
+  if (refusal.retryAfter !== undefined) head.push('Retry-After', String(refusal.retryAfter));
+  if (refusal.close) head.push('Connection', 'close');
+  head.push(
+    'Content-Type',
+    'application/json; charset=utf-8',
+    'Content-Length',
+    String(Buffer.byteLength(body)),
+  );
+  r.res.writeHead(status, head);
+  r.res.end(body);
+  return status;
+}
+
 /** What the error response says of a refused credential, beyond its code's default message. */
 function refusalDetails(
-  result: Refusal,
+  result: AuthRefusal,
   authorization: string | undefined,
 ): { message?: string; retryAfter?: number } {
   switch (result.code) {
@@ -116,291 +221,4 @@ function refusalDetails(
 function decisionOf(result: AuthResult): string {
   if (result.ok) return 'allowed';
   return result.code.toLowerCase();
-}
-
-/**
- * The API-key path (every /v1 route the services serve), on node:http without Express: one
- * auth pipeline call (at most one Redis round trip for a known key), then the request sent to
- * its service on undici. Headers are prepared once; nothing else runs per request. Everything
- * else (login, account, dashboard, docs, health) stays on the Express app.
- */
-export function apiPath(deps: ApiPathDeps) {
-  const ownHeaderNames = new Set<string>(['x-request-id', 'cache-control']);
-  for (let i = 0; i < deps.securityHeaders.length; i += 2)
-    ownHeaderNames.add(deps.securityHeaders[i]!.toLowerCase());
-  const durations = new Map<string, { observe(seconds: number): void }>();
-  const decisions = new Map<string, { inc(): void }>();
-  const slowReaders = metrics.fairnessRefusals().labels('slow_reader');
-  const busyAccounts = metrics.fairnessRefusals().labels('account_in_flight');
-  const observe = (method: string, route: string, status: number, started: bigint) => {
-    const k = `${method} ${route} ${status}`;
-    let child = durations.get(k);
-    if (!child) {
-      child = metrics.httpDuration().labels(SERVICE, method, route, String(status));
-      durations.set(k, child);
-    }
-    child.observe(Number(process.hrtime.bigint() - started) / 1e9);
-  };
-  const countDecision = (decision: string) => {
-    let child = decisions.get(decision);
-    if (!child) {
-      child = metrics.rateLimitDecisions().labels(decision);
-      decisions.set(decision, child);
-    }
-    child.inc();
-  };
-
-  const sendError = (
-    res: ServerResponse,
-    head: string[],
-    code: ErrorCode,
-    requestId: string,
-    /** `close`: the request's body is unread, so the connection ends with this response. */
-    extra: { message?: string; retryAfter?: number; close?: boolean; details?: FieldProblem[] } = {},
-  ): number => {
-    const { close, ...described } = extra;
-    const { status, body } = errorResponse({ code, ...described }, requestId);
-    if (res.destroyed) return status;
-    if (extra.retryAfter !== undefined) head.push('Retry-After', String(extra.retryAfter));
-    if (close) head.push('Connection', 'close');
-    head.push(
-      'Content-Type',
-      'application/json; charset=utf-8',
-      'Content-Length',
-      String(Buffer.byteLength(body)),
-    );
-    res.writeHead(status, head);
-    res.end(body);
-    return status;
-  };
-
-  /** An admitted request on its way to its service. */
-  interface Admitted {
-    req: IncomingMessage;
-    res: ServerResponse;
-    upstream: Upstream;
-    /** Path and query as the client sent them. */
-    url: string;
-    path: string;
-    /** The response's headers so far: [name, value, …]. */
-    head: string[];
-    auth: Extract<AuthResult, { ok: true }>;
-    requestId: string;
-    ip: string;
-  }
-
-  /**
-   * A live stream: a slot of the account's cap (429 naming it when all are taken), then the
-   * stream sent on until either side ends it, the key is revoked or expires, or the gateway
-   * shuts down. Its place among the account's requests in flight is freed once admitted: open
-   * streams are bounded by their own cap.
-   */
-  async function openStream(a: Admitted): Promise<number> {
-    const { auth } = a;
-    const admission = await admitStream(
-      deps.streams,
-      { accountId: auth.accountId, keyId: auth.keyId, expiresAt: auth.expiresAt },
-      auth.caps.streams,
-      deps.streamIdleMs,
-    );
-    auth.release();
-    if (!admission.ok)
-      return sendError(a.res, a.head, admission.code, a.requestId, {
-        message: admission.message,
-        retryAfter: admission.retryAfter,
-      });
-    try {
-      let how: ReturnType<typeof streamRequestOf>;
-      try {
-        how = streamRequestOf(a.url, a.req.headers['last-event-id']);
-      } catch (err) {
-        if (!isAppError(err)) throw err;
-        a.head.push('Cache-Control', 'no-store');
-        return sendError(a.res, a.head, err.code, a.requestId, {
-          message: err.message,
-          details: err.details,
-        });
-      }
-      a.head.push('Cache-Control', 'no-store');
-      const served = await deps.feed.open(
-        a.res,
-        { headers: a.head, ownHeaderNames },
-        how,
-        admission.control,
-        () => ({
-          path: a.url,
-          headers: streamRequestHeaders(
-            a.req.headers,
-            tokenFor(deps.tokens, a.upstream, auth.accountId, auth.caps),
-            a.requestId,
-            a.ip,
-          ),
-          timeoutMs: deps.timeoutMs,
-        }),
-      );
-      if (served.ok) {
-        if (served.overflowed) slowReaders.inc();
-        return served.status;
-      }
-      return sendError(a.res, a.head, 'SERVICE_UNAVAILABLE', a.requestId, {
-        message: serviceUnavailable(a.upstream.name),
-        retryAfter: 1,
-      });
-    } finally {
-      await admission.closed();
-    }
-  }
-
-  /** Sends an admitted request on to its service; the status the client got. */
-  async function sendOn(a: Admitted): Promise<number> {
-    const { req, res, upstream, head, requestId } = a;
-    const method = req.method ?? 'GET';
-    let body: Buffer | undefined;
-    // GET and HEAD go on without a body (a client's body on them is read and dropped).
-    if (method !== 'GET' && method !== 'HEAD' && hasBody(req.headers)) {
-      const read = await readClientBody(req, res);
-      if (!read.ok) {
-        if (read.code === 'ABORTED') return 499;
-        return sendError(res, head, 'PAYLOAD_TOO_LARGE', requestId, {
-          close: true,
-          message: 'The request body is larger than any route takes (64 KiB).',
-        });
-      }
-      body = read.body;
-    }
-    // Secrets are never stored by a cache on the way (the service's own Cache-Control gives way
-    // to the gateway's); nor are live streams (openStream).
-    if (carriesSecrets(a.path)) head.push('Cache-Control', 'no-store');
-    const outcome = await forward(
-      res,
-      {
-        upstream,
-        method,
-        path: a.url,
-        headers: req.headers,
-        body,
-        requestId,
-        clientIp: a.ip,
-        responseHeaders: head,
-        ownHeaderNames,
-        timeoutMs: deps.timeoutMs,
-        maxHeldBytes: deps.maxHeldBytes,
-      },
-      tokenFor(deps.tokens, upstream, a.auth.accountId, a.auth.caps),
-    );
-    if (outcome.ok) {
-      if (outcome.cutSlowReader) slowReaders.inc();
-      return outcome.status;
-    }
-    deps.logger.error({ err: outcome.cause, code: outcome.code, upstream: upstream.name }, 'request failed');
-    return sendError(res, head, outcome.code, requestId, {
-      message: outcome.message,
-      retryAfter: outcome.code === 'SERVICE_UNAVAILABLE' ? 1 : undefined,
-    });
-  }
-
-  async function serve(
-    req: IncomingMessage,
-    res: ServerResponse,
-    requestId: string,
-    started: bigint,
-    traceId?: string,
-  ) {
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
-    const method = req.method ?? 'GET';
-    const upstreamName = UPSTREAM_ROUTE.exec(path)?.[1]?.toLowerCase();
-    const upstream =
-      upstreamName === 'signals' || upstreamName === 'stats' || upstreamName === 'webhooks'
-        ? deps.upstreams[upstreamName]
-        : undefined;
-    const route = upstream ? `/v1/${upstream.name}` : 'unmatched';
-    const ip = deps.clientIp(req.socket.remoteAddress, req.headers['x-forwarded-for']);
-    const authorization = req.headers.authorization;
-    const head = deps.securityHeaders.slice();
-    head.push('X-Request-Id', requestId);
-    // A request refused with its body unread ends its connection (`close`): what is left of the
-    // body cannot be told from a next request (and is not waited for).
-    const unreadBody = method !== 'GET' && method !== 'HEAD' && hasBody(req.headers);
-    const bodyProblem = unreadBody ? bodyRefusal(req.headers) : undefined;
-    let status: number;
-    let result: AuthResult | undefined;
-    try {
-      result = await deps.authenticate(typeof authorization === 'string' ? authorization : undefined, ip);
-      countDecision(decisionOf(result));
-      if (result.ok || result.code !== 'UNAVAILABLE') head.push(...rateLimitHeaders(result.rate));
-      if (!result.ok) {
-        if (result.code === 'TOO_MANY_IN_FLIGHT') busyAccounts.inc();
-        status = sendError(res, head, REFUSAL[result.code], requestId, {
-          close: unreadBody,
-          ...refusalDetails(result, typeof authorization === 'string' ? authorization : undefined),
-        });
-      } else if (!upstream) {
-        status = sendError(res, head, 'NOT_FOUND', requestId, {
-          close: unreadBody,
-          message: `No route for ${method} ${quotedForMessage(path)}`,
-        });
-      } else if (forwardedBytes(req, url) > MAX_FORWARDED_BYTES) {
-        status = sendError(res, head, 'PAYLOAD_TOO_LARGE', requestId, {
-          close: unreadBody,
-          message: 'The request target and headers are too large to pass on.',
-        });
-      } else if (bodyProblem) {
-        status = sendError(res, head, bodyProblem, requestId, {
-          close: unreadBody,
-          message:
-            bodyProblem === 'PAYLOAD_TOO_LARGE'
-              ? 'The request body is larger than any route takes (64 KiB).'
-              : 'Request bodies must be JSON (Content-Type: application/json).',
-        });
-      } else {
-        const admitted: Admitted = { req, res, upstream, url, path, head, auth: result, requestId, ip };
-        status =
-          method === 'GET' && STREAM_ROUTE.test(path) ? await openStream(admitted) : await sendOn(admitted);
-      }
-    } catch (err) {
-      deps.logger.error({ err, code: 'INTERNAL_ERROR' }, 'request failed');
-      status = res.headersSent ? 500 : sendError(res, head, 'INTERNAL_ERROR', requestId);
-      if (res.headersSent) res.destroy();
-    } finally {
-      if (result?.ok) result.release();
-    }
-    observe(method, route, status, started);
-    writeAccessLine(deps.logger, { method, path, status, started, requestId, traceId });
-    if (deps.usage && result) {
-      const who = result.ok ? result : result.code !== 'UNAVAILABLE' ? result.owner : undefined;
-      if (who) deps.usage.count(who.accountId, who.keyId, outcomeOf(status));
-    }
-  }
-
-  return {
-    /** Serves one request of this path; never throws, never leaves a request without a response. */
-    handle(req: IncomingMessage, res: ServerResponse): void {
-      const started = process.hrtime.bigint();
-      const requestId = requestIdOf(req.headers['x-request-id']);
-      const traceId = currentTraceId();
-      requestContext.run({ requestId }, () => void serve(req, res, requestId, started, traceId));
-    },
-  };
-}
-
-const EXPRESS_ROUTES = /^\/v1\/(auth|account|dashboard)(?=[/?]|$)/i;
-const API_ROUTES = /^\/v1(?=[/?]|$)/i;
-
-/**
- * Which requests take the API-key path: every method but OPTIONS on /v1, except the account,
- * login and dashboard routes, and except dashboard-session requests (a session cookie and no
- * Authorization header) to the services' routes, which the dashboard's Express router serves.
- */
-export function takesApiPath(
-  method: string,
-  url: string,
-  headers: { authorization?: string | string[]; cookie?: string | string[] },
-  sessionCookie: string,
-): boolean {
-  if (method === 'OPTIONS' || !API_ROUTES.test(url) || EXPRESS_ROUTES.test(url)) return false;
-  if (headers.authorization !== undefined) return true;
-  const cookie = typeof headers.cookie === 'string' ? headers.cookie : undefined;
-  return !(UPSTREAM_ROUTE.test(url) && readCookie(cookie, sessionCookie) !== undefined);
 }

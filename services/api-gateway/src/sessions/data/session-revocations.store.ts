@@ -1,5 +1,5 @@
 import { pipelineEach, type RedisClient } from '@signal/service-kit';
-import type { EndedSessions, StreamSession } from '../../edge/domain/open-streams';
+import type { EndedSessions, StreamSession } from '../../stream/domain/open-streams';
 import type { Session, SessionRevocations } from '../domain/sessions';
 
 /**

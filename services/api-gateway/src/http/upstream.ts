@@ -160,13 +160,6 @@ export interface ForwardRequest {
   maxHeldBytes: number;
 }
 
-export interface StreamControl {
-  /** No bytes for this long (the service sends heartbeats well within it): the stream is dead. */
-  idleTimeoutMs: number;
-  /** Set by the stream feed: ends the stream now, with `lastEvent` first (it writes whole events). */
-  end?: (lastEvent?: string) => void;
-}
-
 export type ForwardOutcome =
   | { ok: true; status: number; cutSlowReader?: boolean }
   | {

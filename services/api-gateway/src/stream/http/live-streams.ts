@@ -1,19 +1,34 @@
 import { randomUUID } from 'node:crypto';
 import { parse as parseQuery } from 'node:querystring';
-import { ROUTES } from '@signal/contracts';
+import {
+  CREDENTIAL_EXPIRED_EVENT,
+  KEY_REVOKED_EVENT,
+  RECONNECT_EVENT,
+  ROUTES,
+  SESSION_ENDED_EVENT,
+  SIGNAL_STREAM_PATH,
+  streamFilter,
+  type StreamFilter,
+} from '@signal/contracts';
 import { parseOrThrow } from '@signal/service-kit';
 import type { OpenStream, OpenStreams, StreamEnd } from '../domain/open-streams';
-import type { FeedFilter } from '../domain/stream-filter';
-import type { StreamControl } from './upstream';
+import type { StreamControl } from './fan-out';
 
-export const STREAM_ROUTE = /^\/v1\/signals\/stream\/?$/i;
+/**
+ * The live stream's path as a GET of it is recognised: the contract's path, a trailing slash
+ * allowed, in any case (as Express matches it).
+ */
+export const STREAM_ROUTE = new RegExp(
+  `^${SIGNAL_STREAM_PATH.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}/?$`,
+  'i',
+);
 
 /** The last event of a stream the gateway ends, by why it ends it. */
 const LAST_EVENT: Record<StreamEnd, string> = {
-  revoked: `event: error\ndata: ${JSON.stringify({ code: 'UNAUTHORIZED', message: 'The API key was revoked.' })}\n\n`,
-  'session-ended': `event: error\ndata: ${JSON.stringify({ code: 'UNAUTHORIZED', message: 'The session ended; log in again.' })}\n\n`,
-  expired: `event: error\ndata: ${JSON.stringify({ code: 'KEY_EXPIRED', message: 'The credential expired.' })}\n\n`,
-  shutdown: `event: reconnect\ndata: ${JSON.stringify({ reason: 'shutdown', message: 'Reconnect with Last-Event-ID.' })}\n\n`,
+  revoked: KEY_REVOKED_EVENT,
+  'session-ended': SESSION_ENDED_EVENT,
+  expired: CREDENTIAL_EXPIRED_EVENT,
+  shutdown: RECONNECT_EVENT,
 };
 
 export type StreamAdmission =
@@ -111,7 +126,7 @@ export async function admitStream(
 export function streamRequestOf(
   url: string,
   lastEventIdHeader: string | string[] | undefined,
-): { kind: 'live' | 'resume'; filter: FeedFilter } {
+): { kind: 'live' | 'resume'; filter: StreamFilter } {
   const q = url.indexOf('?');
   const query = parseOrThrow(
     ROUTES.streamSignals.query,
@@ -121,9 +136,6 @@ export function streamRequestOf(
   const header = typeof lastEventIdHeader === 'string' ? lastEventIdHeader.trim() : '';
   return {
     kind: header !== '' || (query.last_event_id ?? '').trim() !== '' ? 'resume' : 'live',
-    filter: {
-      ...(query.type ? { types: new Set<string>(query.type) } : {}),
-      ...(query.events ? { events: new Set<string>(query.events) } : {}),
-    },
+    filter: streamFilter(query),
   };
 }

@@ -1,0 +1,237 @@
+import type { ServerResponse } from 'node:http';
+import {
+  OVERFLOW_EVENT,
+  STREAM_CATCH_UP_PARAM,
+  STREAM_CATCH_UP_VALUE,
+  STREAM_CAUGHT_UP_EVENT,
+  overflows,
+  sseEvent,
+  type StreamFilter,
+} from '@signal/contracts';
+import { createParser } from 'eventsource-parser';
+import { passedOnHeaders } from '../../http/upstream';
+import {
+  FanOut,
+  writeStreamHead,
+  type FanOutOptions,
+  type FeedClient,
+  type FeedOutcome,
+  type StreamControl,
+} from './fan-out';
+import { UpstreamFeed, type UpstreamFeedOptions } from './upstream-feed';
+
+export type { FeedOutcome, StreamControl } from './fan-out';
+
+export type StreamFeedOptions = UpstreamFeedOptions & FanOutOptions;
+
+/** The request a resuming client's catch-up is sent as: its path and query, with the service's token. */
+export interface CatchUpRequest {
+  path: string;
+  headers: string[];
+  timeoutMs: number;
+}
+
+/** A client's mode now (the feed's deliveries change it while a catch-up awaits). */
+const modeOf = (client: FeedClient): FeedClient['mode'] => client.mode;
+
+/** Resolves once the response's buffered output drained, once it closed, or after `ms`. */
+function drainedOrClosed(res: ServerResponse, ms: number): Promise<void> {
+  if (res.destroyed || res.writableEnded) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    res.once('drain', done);
+    res.once('close', done);
+  });
+}
+
+/**
+ * A gateway process's live streams: its one connection to the signals service's stream
+ * (`UpstreamFeed`), fanned out to its client streams (`FanOut`), each event parsed once and
+ * encoded once. A client joins live from now, or resumes from its position: then the service
+ * replays the log to it first (a catch-up) while the fan-out holds what the feed sends.
+ */
+export class StreamFeed {
+  private readonly fanOut: FanOut;
+  private readonly connection: UpstreamFeed;
+
+  constructor(private readonly options: StreamFeedOptions) {
+    this.fanOut = new FanOut(options);
+    this.connection = new UpstreamFeed(options, {
+      started: () => this.fanOut.start(),
+      chunk: () => this.fanOut.endOverflowing(),
+      event: (message) => this.fanOut.deliver(message),
+    });
+  }
+
+  get clientCount(): number {
+    return this.fanOut.size;
+  }
+
+  /**
+   * Serves an admitted stream (see `streamRequestOf`): from now, or from the client's position in
+   * the log first. `catchUp` is asked for only when the client resumes.
+   */
+  open(
+    res: ServerResponse,
+    response: { headers: readonly string[]; ownHeaderNames: ReadonlySet<string> },
+    stream: { kind: 'live' | 'resume'; filter: StreamFilter },
+    control: StreamControl,
+    catchUp: () => CatchUpRequest,
+  ): Promise<FeedOutcome> {
+    return stream.kind === 'live'
+      ? this.serve(res, response.headers, stream.filter, control)
+      : this.serveResuming(res, response, stream.filter, control, catchUp());
+  }
+
+  /** Stops the feed (the gateway shuts down; its clients were ended already). */
+  close(): void {
+    this.connection.close();
+    this.fanOut.close();
+  }
+
+  /**
+   * Sends `res` the stream from the feed until it ends (the client goes, or `control.end` is
+   * called): 200 with `headers` ([name, value, …], the gateway's own first), `retry:`, then every
+   * event the filter wants. `ok: false` (nothing written) when the service's stream cannot be opened.
+   */
+  private async serve(
+    res: ServerResponse,
+    headers: readonly string[],
+    filter: StreamFilter,
+    control: StreamControl,
+  ): Promise<FeedOutcome> {
+    const open = await this.connection.ready();
+    // The client went away while the feed was opening: nothing to send (499, as nginx logs it).
+    if (res.destroyed) return { ok: true, status: 499, overflowed: false };
+    if (!open) return { ok: false };
+    writeStreamHead(res, headers);
+    const { ended } = this.fanOut.attach(res, filter, control, false);
+    return ended;
+  }
+
+  /**
+   * A client resuming from a position: it joins the feed holding what the feed sends (at most the
+   * bound), then the service replays its log after the position (`until=live`) and ends with
+   * `caught-up` and the last id it replayed or passed over; the held events after that id follow,
+   * then the feed's after that id (the replay may have read the log ahead of the feed). The log's
+   * ids are totally ordered and the feed sends the log's order, and the replay reads the log past
+   * everything the feed had sent when the client joined, so none is lost and none sent twice. The
+   * service's refusal (its status and envelope) goes to the client as is.
+   */
+  private async serveResuming(
+    res: ServerResponse,
+    response: { headers: readonly string[]; ownHeaderNames: ReadonlySet<string> },
+    filter: StreamFilter,
+    control: StreamControl,
+    request: CatchUpRequest,
+  ): Promise<FeedOutcome> {
+    const open = await this.connection.ready();
+    if (res.destroyed) return { ok: true, status: 499, overflowed: false };
+    if (!open) return { ok: false };
+    const { client, ended } = this.fanOut.attach(res, filter, control, true);
+    const abort = new AbortController();
+    res.once('close', () => abort.abort());
+    const separator = request.path.includes('?') ? '&' : '?';
+    let catchUp;
+    try {
+      catchUp = await this.options.upstream.streams.request({
+        method: 'GET',
+        path: `${request.path}${separator}${STREAM_CATCH_UP_PARAM}=${STREAM_CATCH_UP_VALUE}`,
+        headers: request.headers,
+        headersTimeout: request.timeoutMs,
+        bodyTimeout: this.options.idleTimeoutMs,
+        signal: abort.signal,
+      });
+    } catch (err) {
+      client.end(undefined, false);
+      await ended;
+      if (res.destroyed) return { ok: true, status: 499, overflowed: false };
+      this.options.logger.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        'stream catch-up failed',
+      );
+      return { ok: false };
+    }
+    if (catchUp.statusCode !== 200) {
+      // The service refused the stream (a 503 while its log is unreachable): its response, as is.
+      const body = await catchUp.body.arrayBuffer().catch(() => new ArrayBuffer(0));
+      if (!res.destroyed) {
+        res.writeHead(
+          catchUp.statusCode,
+          passedOnHeaders(response.headers, response.ownHeaderNames, catchUp.headers),
+        );
+        res.end(Buffer.from(body));
+      }
+      client.end(undefined, false);
+      const outcome = await ended;
+      return outcome.ok ? { ...outcome, status: catchUp.statusCode } : outcome;
+    }
+    writeStreamHead(res, response.headers);
+    if (client.mode === 'overflowed') {
+      // The feed sent more than the bound before the service responded.
+      client.end(OVERFLOW_EVENT, true);
+      catchUp.body.destroy();
+      return ended;
+    }
+    let caughtUp: string | undefined;
+    /** The service ended the replay itself (`overflow`, `reconnect`): the client's last event. */
+    let lastEvent: string | undefined;
+    const pending: Buffer[] = [];
+    const parser = createParser({
+      onEvent: (message) => {
+        const event = message.event ?? 'message';
+        if (event === STREAM_CAUGHT_UP_EVENT) caughtUp = message.data;
+        else if (message.id === undefined && event !== 'reset')
+          lastEvent ??= sseEvent({ event, data: message.data });
+        else pending.push(Buffer.from(sseEvent({ id: message.id, event, data: message.data })));
+      },
+    });
+    const attached = () => this.fanOut.has(client);
+    /** The client left more of its replay unread than the live path lets it: it is cut. */
+    let tooSlow = false;
+    try {
+      catchUp.body.setEncoding('utf8');
+      for await (const chunk of catchUp.body) {
+        if (!attached()) break;
+        if (typeof chunk !== 'string') continue;
+        parser.feed(chunk);
+        let full = false;
+        for (const frame of pending.splice(0)) full = !res.write(frame) || full;
+        if (overflows(res.writableLength, this.options.maxBufferedBytes)) {
+          tooSlow = true;
+          break;
+        }
+        // The replay goes at the client's pace, but a client that stops reading does not hold
+        // it (and its stream) forever: after a heartbeat's wait the replay goes on, and what the
+        // client leaves unread is bounded as on the live path.
+        if (full) await drainedOrClosed(res, this.options.heartbeatMs);
+      }
+    } catch {
+      // Cut mid-replay: handled below as a replay without its end.
+    }
+    if (!attached()) return ended;
+    if (tooSlow) {
+      this.options.logger.info(
+        { buffered: res.writableLength },
+        'live stream ended: its client did not keep up with its catch-up',
+      );
+      catchUp.body.destroy();
+      client.end(OVERFLOW_EVENT, true);
+      return ended;
+    }
+    if (lastEvent !== undefined) client.end(lastEvent, true);
+    else if (caughtUp === undefined) {
+      // The replay was cut: the client's connection is cut too, as when every stream was proxied;
+      // it resumes from the last event it got.
+      res.destroy();
+    } else if (modeOf(client) === 'overflowed') client.end(OVERFLOW_EVENT, true);
+    else this.fanOut.goLive(client, caughtUp);
+    return ended;
+  }
+}
