@@ -31,7 +31,8 @@ import {
  *            is not what a running one sustains; the warm-up's own figures are printed too);
  *            --failing P: P % of the receivers answer 500 and a fifth as many (at least one when
  *            P > 0) take 4 s to answer 200, the mix a real fleet has; the direct baseline meets
- *            the same receivers. Delivered = first attempts completed (any response), per second
+ *            the same receivers, and the worker may give a subscription as many attempts in
+ *            flight as the baseline has connections per receiver. Delivered = first attempts completed (any response), per second
  *            of the offered window; backlog = (event, subscriber) pairs offered and not yet
  *            attempted, sampled every second; commit → first byte = publish to the receiver's
  *            first byte of the attempt. One summary line;
@@ -479,7 +480,14 @@ async function steady(): Promise<void> {
     `\n## steady: ${rate} events/s × ${seconds} s × ${subscribers} subscribers (after a ${warmupSeconds} s warm-up)${failingPct > 0 ? `; ${fleet.failing} receivers answer 500, ${fleet.slow} take ${SLOW_RECEIVER_MS / 1000} s` : ''}`,
   );
   const rx = await startReceivers(subscribers, () => ({ status: 200 }), fleet);
-  const stack = await startStack('steady', {});
+  // A 4 s receiver offered `rate` events/s keeps up only with rate × 4 s attempts in flight: the
+  // worker may give one subscription the concurrency the direct baseline gives it (its
+  // connections per receiver below), within its own limit of a quarter of the account's POSTs.
+  const slowInFlight = Math.ceil((rate * SLOW_RECEIVER_MS) / 1000) + 16;
+  const stack = await startStack(
+    'steady',
+    fleet.slow > 0 ? { WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: String(Math.max(50, slowInFlight)) } : {},
+  );
   try {
     const ids = await stack.subscribe(rx.urls);
     const pairs = () => [...rx.seen.keys()].filter((k) => !k.startsWith('base_')).length;
@@ -519,7 +527,7 @@ async function steady(): Promise<void> {
     const system = systemFigures(published, rx);
     const delivered = completedPerSecond(published, rx);
     // Enough connections that a slow receiver's requests in flight do not queue its neighbours'.
-    const connections = fleet.slow > 0 ? Math.ceil((rate * SLOW_RECEIVER_MS) / 1000) + 16 : 16;
+    const connections = fleet.slow > 0 ? slowInFlight : 16;
     const baseline = await direct(rx.urls, total, rate, connections);
     header();
     row('signed delivery through queue + worker', system);

@@ -29,17 +29,24 @@ export const configSchema = z
     WEBHOOK_RETRY_DELAYS_MS: delays.default([10_000, 120_000, 900_000]),
     WEBHOOK_TIMEOUT_MS: env.int(5000, 100),
     WEBHOOK_MAX_RESPONSE_BYTES: env.int(4096, 0),
-    /** In-flight deliveries per subscription per worker, so one slow receiver cannot starve the rest. */
+    /**
+     * Attempts in flight or waiting per subscription per worker, and never more than a quarter
+     * of its account's (WEBHOOK_CONCURRENCY_PER_ACCOUNT, or less when other accounts are busy):
+     * one slow receiver cannot starve the rest of its account. Beyond it a job waits a second
+     * in the broker.
+     */
     WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: env.int(10, 1),
     /**
-     * In-flight attempts per account per worker, at most. Within it an account gets its fair
-     * share of WEBHOOK_WORKER_PREFETCH (half of it alone, a third each with another busy
+     * POSTs in flight per account per worker, at most; as many more jobs of the account may wait
+     * in the worker, unacknowledged, for one of them to finish (at most WEBHOOK_TIMEOUT_MS, then
+     * a second in the broker). Everything an account holds, in flight or waiting, is within its
+     * fair share of WEBHOOK_WORKER_PREFETCH (half of it alone, a third each with another busy
      * account, …) and what others leave idle, always leaving a share free: one account's slow
      * receivers cannot take every job the worker holds.
      */
-    WEBHOOK_CONCURRENCY_PER_ACCOUNT: env.int(100, 1),
-    /** Delivery jobs a worker holds at once (each waits for its POST and its batched record). */
-    WEBHOOK_WORKER_PREFETCH: env.int(300, 1),
+    WEBHOOK_CONCURRENCY_PER_ACCOUNT: env.int(400, 1),
+    /** Delivery jobs a worker holds at once per queue (each waits for its POST and its batched record). */
+    WEBHOOK_WORKER_PREFETCH: env.int(1000, 1),
     /** Bus events a worker fans out at once. */
     WEBHOOK_FANOUT_PREFETCH: env.int(50, 1),
     /**

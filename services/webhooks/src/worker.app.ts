@@ -16,7 +16,7 @@ import { HealthWriter } from './data/health-writer';
 import type { AttemptClaims, OpenDeliveries } from './domain/ports';
 import type { AttemptClaim, DeliveryDocument, DeliveryLogEntry, OpenDelivery } from './domain/records';
 import { healthChecks, type WebhooksDependencies } from './dependencies';
-import { AccountShares, DeliverySlots, SubscriptionConcurrency } from './domain/concurrency';
+import { DeliverySlots } from './domain/concurrency';
 import { deliverAttempt } from './domain/deliver.use-case';
 import { fanOut } from './domain/fan-out.use-case';
 import { SubscriptionCache } from './domain/subscription-cache';
@@ -67,7 +67,9 @@ export function buildWorker(
       ...(testHooks.ca ? { ca: testHooks.ca } : {}),
     },
     keepAliveTimeout: 10_000,
-    connections: 64,
+    // Per origin: room for one subscription at its limit and as many again for the others on
+    // the same host, so a slow receiver's POSTs never queue its neighbours' behind them.
+    connections: Math.max(64, 2 * config.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION),
   });
   const batching = {
     maxItems: config.WEBHOOK_WRITE_BATCH,
@@ -158,23 +160,27 @@ export function buildWorker(
     receivers: undiciReceiverClient(dispatcher),
     schedule: deps.schedule,
     logger,
-    slots: new DeliverySlots(
-      new AccountShares(config.WEBHOOK_WORKER_PREFETCH, config.WEBHOOK_CONCURRENCY_PER_ACCOUNT),
-      new SubscriptionConcurrency(config.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION),
-    ),
+    slots: new DeliverySlots({
+      capacity: config.WEBHOOK_WORKER_PREFETCH,
+      perAccount: config.WEBHOOK_CONCURRENCY_PER_ACCOUNT,
+      perSubscription: config.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION,
+      // A job in its account's line waits for one POST in flight to finish: a receiver timeout.
+      maxWaitMs: config.WEBHOOK_TIMEOUT_MS,
+    }),
     retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     maxResponseBytes: config.WEBHOOK_MAX_RESPONSE_BYTES,
     maxRetryAfterMs: config.WEBHOOK_MAX_RETRY_AFTER_MS,
     guard,
   };
-  // An attempt may take the whole receiver timeout and then its record's write: the handler's
-  // own limit must be longer, or a long configured timeout would retry attempts still running.
+  // An attempt may wait up to a receiver timeout in its account's line, take the whole receiver
+  // timeout and then its record's write: the handler's own limit must be longer, or a long
+  // configured timeout would retry attempts still running.
   const deliveryPolicy = {
     ...MESSAGE_POLICIES['webhooks.deliveries'],
     handlerTimeoutMs: Math.max(
       MESSAGE_POLICIES['webhooks.deliveries'].handlerTimeoutMs,
-      config.WEBHOOK_TIMEOUT_MS + 10_000,
+      2 * config.WEBHOOK_TIMEOUT_MS + 10_000,
     ),
   };
   // First attempts, and attempts whose wait is over: each queue has its own consumer, and both

@@ -1,83 +1,159 @@
-/** Caps in-flight deliveries per subscription; a job over the cap is put back for a moment. */
-export class SubscriptionConcurrency {
-  private readonly inFlight = new Map<string, number>();
-  constructor(private readonly max: number) {}
-  tryAcquire(id: string): boolean {
-    const n = this.inFlight.get(id) ?? 0;
-    if (n >= this.max) return false;
-    this.inFlight.set(id, n + 1);
-    return true;
-  }
-  release(id: string): void {
-    const n = (this.inFlight.get(id) ?? 1) - 1;
-    if (n <= 0) this.inFlight.delete(id);
-    else this.inFlight.set(id, n);
-  }
-}
-
 /**
- * Shares the worker's attempts among accounts. A consumer holds at most `capacity` jobs
- * (its prefetch) and an attempt holds its job until the receiver responds or times out, so an
+ * Shares the jobs a worker holds among accounts. A consumer holds at most `capacity` jobs (its
+ * prefetch) and an attempt holds its job until the receiver responds or times out, so an
  * account whose receivers hang could take every job the worker holds and make every other
  * account's deliveries wait in the queue for its timeouts.
  *
- * An account's fair share is `capacity / (busy accounts + 1)`: the accounts with attempts in
- * flight, itself counted, and one share kept for an account not busy yet. Below its share an
- * account may always start an attempt; above it, only while a fair share of the capacity stays
- * free after it (an account with a burst uses what others leave idle, but never the room a
- * newcomer needs); never beyond `maxPerAccount`. One slow account holds at most half the jobs,
- * two a third each plus what is idle, and so on. A job refused here is put back to wait outside
- * the worker (it holds no job meanwhile).
+ * An account's fair share is `capacity / (busy accounts + 1)`: the accounts holding jobs here,
+ * itself counted, and one share kept for an account not busy yet. Below its share an account
+ * may always take a place; above it, only while a fair share of the capacity stays free after
+ * it (an account with a burst uses what others leave idle, but never the room a newcomer
+ * needs). One slow account holds at most half the jobs, two a third each plus what is idle,
+ * and so on. A job refused here is put back to wait outside the worker (it holds no job
+ * meanwhile).
  */
 export class AccountShares {
-  private readonly inFlight = new Map<string, number>();
+  private readonly held = new Map<string, number>();
   private total = 0;
-  constructor(
-    private readonly capacity: number,
-    private readonly maxPerAccount: number,
-  ) {}
+  constructor(private readonly capacity: number) {}
 
   /** The fair share of `accountId` now. */
   shareOf(accountId: string): number {
-    const busy = this.inFlight.size + (this.inFlight.has(accountId) ? 0 : 1);
+    const busy = this.held.size + (this.held.has(accountId) ? 0 : 1);
     return Math.max(1, Math.floor(this.capacity / (busy + 1)));
   }
 
+  /** The most `accountId` could hold now: what the others' room leaves it. */
+  ceilingOf(accountId: string): number {
+    return Math.max(this.shareOf(accountId), this.capacity - this.shareOf(accountId));
+  }
+
   tryAcquire(accountId: string): boolean {
-    const n = this.inFlight.get(accountId) ?? 0;
-    if (n >= this.maxPerAccount) return false;
+    const n = this.held.get(accountId) ?? 0;
     const share = this.shareOf(accountId);
     if (n >= share && this.total + 1 > this.capacity - share) return false;
-    this.inFlight.set(accountId, n + 1);
+    this.held.set(accountId, n + 1);
     this.total += 1;
     return true;
   }
 
   release(accountId: string): void {
-    const n = this.inFlight.get(accountId);
+    const n = this.held.get(accountId);
     if (n === undefined) return;
     this.total -= 1;
-    if (n <= 1) this.inFlight.delete(accountId);
-    else this.inFlight.set(accountId, n - 1);
+    if (n <= 1) this.held.delete(accountId);
+    else this.held.set(accountId, n - 1);
   }
 }
 
-/** The two limits an attempt must pass, taken together (both or neither). */
-export class DeliverySlots {
-  constructor(
-    private readonly accounts: AccountShares,
-    private readonly subscriptions: SubscriptionConcurrency,
-  ) {}
+export interface SlotLimits {
+  /** Jobs one delivery consumer holds (its prefetch): what the accounts share. */
+  capacity: number;
+  /** POSTs in flight per account; as many more may wait in the account's line. */
+  perAccount: number;
+  /** POSTs in flight or waiting per subscription (and never more than a quarter of its account's). */
+  perSubscription: number;
+  /** Longest a job waits in its account's line before it goes to wait outside the worker. */
+  maxWaitMs: number;
+}
 
-  tryAcquire(accountId: string, subscriptionId: string): boolean {
-    if (!this.accounts.tryAcquire(accountId)) return false;
-    if (this.subscriptions.tryAcquire(subscriptionId)) return true;
-    this.accounts.release(accountId);
-    return false;
+/**
+ * One subscription takes at most this part of what its account may have in flight, so one slow
+ * receiver (seconds an attempt) leaves most of its account's places to the account's others.
+ */
+const SUBSCRIPTION_PART = 4;
+
+interface Waiter {
+  grant(granted: boolean): void;
+  timer: NodeJS.Timeout;
+}
+
+interface AccountLine {
+  /** POSTs in flight. */
+  running: number;
+  /** Jobs waiting for one of them to finish, oldest first (a Set keeps insertion order). */
+  waiting: Set<Waiter>;
+}
+
+/**
+ * The places an attempt must hold for its POST, taken together: a fair share of the worker's
+ * jobs for its account (AccountShares), a place in its subscription, and one of its account's
+ * POSTs in flight. An account with all its POSTs in flight keeps the job in the worker, unacked,
+ * in the account's own line, and the next POST of the account to finish hands its place to the
+ * oldest job there: no trip through the broker, no second spent waiting for a place freed in
+ * milliseconds. The line is bounded three ways: what the account holds, waiting or posting, is
+ * within its fair share (a waiting job takes no room another account needs); no more jobs wait
+ * than the account has POSTs in flight, so each waits for at most one of them to finish; and a
+ * job not served within `maxWaitMs` leaves to wait outside the worker as before. A subscription
+ * at its own limit (a slow receiver) is not served from the line: its jobs wait outside the
+ * worker, so they never stand before the account's other subscriptions.
+ */
+export class DeliverySlots {
+  private readonly shares: AccountShares;
+  private readonly subscriptions = new Map<string, number>();
+  private readonly accounts = new Map<string, AccountLine>();
+
+  constructor(private readonly limits: SlotLimits) {
+    this.shares = new AccountShares(limits.capacity);
   }
 
+  /** How many POSTs in flight or waiting one subscription of `accountId` may have now. */
+  subscriptionLimit(accountId: string): number {
+    const account = Math.min(this.limits.perAccount, this.shares.ceilingOf(accountId));
+    return Math.min(this.limits.perSubscription, Math.max(1, Math.floor(account / SUBSCRIPTION_PART)));
+  }
+
+  /**
+   * Resolves true when the attempt holds its places (release them with `release`), at once or
+   * after its turn in the account's line; false when it must wait outside the worker.
+   */
+  acquire(accountId: string, subscriptionId: string): Promise<boolean> | boolean {
+    const sub = this.subscriptions.get(subscriptionId) ?? 0;
+    if (sub >= this.subscriptionLimit(accountId)) return false;
+    const line = this.accounts.get(accountId) ?? { running: 0, waiting: new Set<Waiter>() };
+    const mustWait = line.running >= this.limits.perAccount;
+    if (mustWait && line.waiting.size >= this.limits.perAccount) return false;
+    if (!this.shares.tryAcquire(accountId)) return false;
+    this.accounts.set(accountId, line);
+    this.subscriptions.set(subscriptionId, sub + 1);
+    if (!mustWait) {
+      line.running += 1;
+      return true;
+    }
+    return new Promise<boolean>((resolve) => {
+      const waiter: Waiter = {
+        grant: resolve,
+        timer: setTimeout(() => {
+          line.waiting.delete(waiter);
+          this.letGo(accountId, subscriptionId, line);
+          resolve(false);
+        }, this.limits.maxWaitMs),
+      };
+      line.waiting.add(waiter);
+    });
+  }
+
+  /** Gives back an attempt's places; the oldest job in its account's line takes the POST's. */
   release(accountId: string, subscriptionId: string): void {
-    this.subscriptions.release(subscriptionId);
-    this.accounts.release(accountId);
+    const line = this.accounts.get(accountId);
+    if (line === undefined || line.running === 0) return;
+    line.running -= 1;
+    this.letGo(accountId, subscriptionId, line);
+    const next = line.waiting.values().next();
+    if (next.done === true || line.running >= this.limits.perAccount) return;
+    const waiter = next.value;
+    line.waiting.delete(waiter);
+    clearTimeout(waiter.timer);
+    line.running += 1;
+    waiter.grant(true);
+  }
+
+  /** What one job held in the account's share and its subscription, given back. */
+  private letGo(accountId: string, subscriptionId: string, line: AccountLine): void {
+    this.shares.release(accountId);
+    const sub = (this.subscriptions.get(subscriptionId) ?? 1) - 1;
+    if (sub <= 0) this.subscriptions.delete(subscriptionId);
+    else this.subscriptions.set(subscriptionId, sub);
+    if (line.running === 0 && line.waiting.size === 0) this.accounts.delete(accountId);
   }
 }

@@ -42,7 +42,7 @@ export interface DeliverDeps {
   receivers: ReceiverClient;
   schedule: ScheduleJob;
   logger: Logger;
-  /** Per-account share and per-subscription cap of attempts in flight. */
+  /** Per-account share, line and POSTs in flight, and per-subscription limit of attempts. */
   slots: DeliverySlots;
   retryDelaysMs: number[];
   timeoutMs: number;
@@ -217,7 +217,8 @@ async function afterRecord(
 
 /**
  * Makes one attempt of one delivery. In order: not due yet → back to the delay cascade until it
- * is → refuse disabled subscriptions → respect the account's share and the subscription's cap →
+ * is → refuse disabled subscriptions → a place within the account's share and the
+ * subscription's limit (waiting in the account's line for one of its POSTs to finish, if need be) →
  * claim the attempt (one job per attempt id makes it: a "retry now" and the retry timer's job
  * never both POST) → POST signed → record the attempt (in a batch with others; the entry's id is
  * the attempt's) → then, and only then, queue the next attempt. The job is acknowledged after
@@ -254,9 +255,10 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
       });
     return;
   }
-  if (!deps.slots.tryAcquire(sub.account_id, sub._id)) {
-    // Its account at its share, or the subscription at its cap (slow receivers): wait a second
-    // outside the worker rather than hold a job another account's delivery could use.
+  if (!(await deps.slots.acquire(sub.account_id, sub._id))) {
+    // The subscription at its limit (a slow receiver), its account at its share of the worker,
+    // or its account's line full: wait a second outside the worker rather than hold a job
+    // another account's delivery or the account's other subscriptions could use.
     await deps.schedule(job, 1000);
     return;
   }

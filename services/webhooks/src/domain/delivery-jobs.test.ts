@@ -1,5 +1,5 @@
 import { parseRetryAfter, retryDelayMs } from './delivery-jobs';
-import { AccountShares, DeliverySlots, SubscriptionConcurrency } from './concurrency';
+import { DeliverySlots, type SlotLimits } from './concurrency';
 
 describe('retry spacing', () => {
   const delays = [10_000, 120_000, 900_000];
@@ -26,78 +26,116 @@ describe('retry spacing', () => {
   });
 });
 
-describe('per-subscription concurrency', () => {
-  it('when a subscription has its cap in flight, then more are refused until one is released; others are unaffected', () => {
-    const c = new SubscriptionConcurrency(2);
-    expect(c.tryAcquire('a')).toBe(true);
-    expect(c.tryAcquire('a')).toBe(true);
-    expect(c.tryAcquire('a')).toBe(false);
-    expect(c.tryAcquire('b')).toBe(true);
-    c.release('a');
-    expect(c.tryAcquire('a')).toBe(true);
+const limits = (over: Partial<SlotLimits> = {}): SlotLimits => ({
+  capacity: 1000,
+  perAccount: 400,
+  perSubscription: 1000,
+  maxWaitMs: 60_000,
+  ...over,
+});
+
+/** Takes places until refused; the ones held, and the waits still unanswered. */
+async function fill(slots: DeliverySlots, account: string, subscription: (i: number) => string) {
+  let held = 0;
+  const waiting: Array<Promise<boolean>> = [];
+  for (let i = 0; ; i++) {
+    const got = slots.acquire(account, subscription(i));
+    if (got === false) return { held, waiting };
+    if (got === true) held++;
+    else waiting.push(got);
+  }
+}
+
+describe('per-subscription limit', () => {
+  it('when a subscription has its limit in flight, then more are refused until one is released; others are unaffected', () => {
+    const slots = new DeliverySlots(limits({ perSubscription: 2 }));
+    expect(slots.acquire('acc', 'a')).toBe(true);
+    expect(slots.acquire('acc', 'a')).toBe(true);
+    expect(slots.acquire('acc', 'a')).toBe(false);
+    expect(slots.acquire('acc', 'b')).toBe(true);
+    slots.release('acc', 'a');
+    expect(slots.acquire('acc', 'a')).toBe(true);
+  });
+
+  it("when a subscription's setting is higher than a quarter of its account's places, then the quarter bounds it", () => {
+    const slots = new DeliverySlots(limits({ perAccount: 40 }));
+    expect(slots.subscriptionLimit('acc')).toBe(10);
+    expect(slots.subscriptionLimit('acc')).toBeLessThan(40 / 2);
   });
 });
 
 describe('per-account shares', () => {
-  it('when one account is busy alone, then it may hold half the capacity, never more than its cap', () => {
-    const shares = new AccountShares(10, 100);
-    let held = 0;
-    while (shares.tryAcquire('slow')) held++;
-    expect(held).toBe(5);
-    const capped = new AccountShares(10, 3);
-    let cappedHeld = 0;
-    while (capped.tryAcquire('slow')) cappedHeld++;
-    expect(cappedHeld).toBe(3);
+  it('when one account is busy alone, then it may hold half the capacity, never more than its POSTs and as many waiting', async () => {
+    const alone = new DeliverySlots(limits({ capacity: 10 }));
+    expect((await fill(alone, 'slow', (i) => `wh_${i}`)).held).toBe(5);
+    const capped = new DeliverySlots(limits({ capacity: 100, perAccount: 3, maxWaitMs: 1 }));
+    const taken = await fill(capped, 'slow', (i) => `wh_${i}`);
+    expect({ held: taken.held, waiting: taken.waiting.length }).toEqual({ held: 3, waiting: 3 });
+    // No POST finished: each waiting job is sent outside once its wait is over.
+    expect(await Promise.all(taken.waiting)).toEqual([false, false, false]);
   });
 
-  it('when many accounts have one attempt each, then a bursting account uses the idle capacity but leaves a share free for a newcomer', () => {
-    const shares = new AccountShares(12, 100);
-    for (const a of ['a1', 'a2', 'a3', 'a4', 'a5']) expect(shares.tryAcquire(a)).toBe(true);
-    let burst = 0;
-    while (shares.tryAcquire('burst')) burst++;
-    // 5 + 6 = 11 in flight: the 12th place stays free (the fair share of 12 among 7 is 1).
-    expect(burst).toBe(6);
-    expect(shares.tryAcquire('newcomer')).toBe(true);
+  it('when many accounts have one attempt each, then a bursting account uses the idle capacity but leaves a share free for a newcomer', async () => {
+    const slots = new DeliverySlots(limits({ capacity: 12 }));
+    for (const a of ['a1', 'a2', 'a3', 'a4', 'a5']) expect(slots.acquire(a, `wh_${a}`)).toBe(true);
+    // 5 + 6 = 11 held: the 12th place stays free (the fair share of 12 among 7 is 1).
+    expect((await fill(slots, 'burst', (i) => `wh_burst_${i}`)).held).toBe(6);
+    expect(slots.acquire('newcomer', 'wh_new')).toBe(true);
   });
 
-  it('when a slow account holds its share, then another account still gets attempts, and a third too', () => {
-    const shares = new AccountShares(12, 100);
-    let slow = 0;
-    while (shares.tryAcquire('slow')) slow++;
+  it('when a slow account holds its share, then another account still gets attempts, and a third too', async () => {
+    const slots = new DeliverySlots(limits({ capacity: 12 }));
+    const slow = (await fill(slots, 'slow', (i) => `wh_slow_${i}`)).held;
     expect(slow).toBe(6);
-    let other = 0;
-    while (shares.tryAcquire('other')) other++;
+    const other = (await fill(slots, 'other', (i) => `wh_other_${i}`)).held;
     expect(other).toBe(4);
     // The slow account may take no more while two accounts are busy (its share is now 4).
-    expect(shares.tryAcquire('slow')).toBe(false);
-    expect(shares.tryAcquire('third')).toBe(true);
-    expect(slow + other + 1).toBeLessThan(12);
+    expect(slots.acquire('slow', 'wh_slow_x')).toBe(false);
+    expect(slots.acquire('third', 'wh_third')).toBe(true);
   });
 
-  it("when an account releases every attempt, then it is no longer counted busy and the others' share grows back", () => {
-    const shares = new AccountShares(12, 100);
-    expect(shares.tryAcquire('a')).toBe(true);
-    expect(shares.tryAcquire('b')).toBe(true);
-    expect(shares.shareOf('a')).toBe(4);
-    shares.release('b');
-    expect(shares.shareOf('a')).toBe(6);
-    // A release of what was not taken changes nothing.
-    shares.release('b');
-    expect(shares.shareOf('b')).toBe(4);
-    expect(shares.shareOf('a')).toBe(6);
+  it('when an account has all its POSTs in flight, then its next jobs wait in line and each release serves the oldest', async () => {
+    const slots = new DeliverySlots(limits({ perAccount: 2 }));
+    expect(slots.acquire('acc', 'wh_1')).toBe(true);
+    expect(slots.acquire('acc', 'wh_2')).toBe(true);
+    const served: string[] = [];
+    const first = slots.acquire('acc', 'wh_3');
+    const second = slots.acquire('acc', 'wh_4');
+    expect(typeof first).toBe('object');
+    void Promise.resolve(first).then((ok) => ok && served.push('wh_3'));
+    void Promise.resolve(second).then((ok) => ok && served.push('wh_4'));
+    // The line holds as many as the account has in flight: one more is sent outside.
+    expect(slots.acquire('acc', 'wh_5')).toBe(false);
+    slots.release('acc', 'wh_1');
+    await first;
+    expect(served).toEqual(['wh_3']);
+    slots.release('acc', 'wh_2');
+    await second;
+    expect(served).toEqual(['wh_3', 'wh_4']);
+    // Another account was never held up by this one's line.
+    expect(slots.acquire('other', 'wh_9')).toBe(true);
   });
 
-  it("when the subscription is at its cap, then the account's place is given back too", () => {
-    const slots = new DeliverySlots(new AccountShares(100, 100), new SubscriptionConcurrency(1));
-    expect(slots.tryAcquire('acc', 'wh_1')).toBe(true);
-    expect(slots.tryAcquire('acc', 'wh_1')).toBe(false);
-    const accounts = new AccountShares(4, 100);
-    const tight = new DeliverySlots(accounts, new SubscriptionConcurrency(1));
-    expect(tight.tryAcquire('acc', 'wh_1')).toBe(true);
-    expect(tight.tryAcquire('acc', 'wh_1')).toBe(false);
-    expect(tight.tryAcquire('acc', 'wh_2')).toBe(true);
-    tight.release('acc', 'wh_1');
-    tight.release('acc', 'wh_2');
-    expect(accounts.shareOf('other')).toBe(2);
+  it('when a job waits in line longer than the wait allowed, then it is sent outside and its places are given back', async () => {
+    const slots = new DeliverySlots(limits({ perAccount: 1, capacity: 4, maxWaitMs: 10 }));
+    expect(slots.acquire('acc', 'wh_1')).toBe(true);
+    await expect(Promise.resolve(slots.acquire('acc', 'wh_2'))).resolves.toBe(false);
+    // What the waiting job held is free again: the account's line takes a job once more.
+    const again = slots.acquire('acc', 'wh_3');
+    expect(typeof again).toBe('object');
+    await expect(Promise.resolve(again)).resolves.toBe(false);
+  });
+
+  it("when the subscription is at its limit, then the account's place is given back too", () => {
+    const slots = new DeliverySlots(limits({ capacity: 4, perSubscription: 1 }));
+    expect(slots.acquire('acc', 'wh_1')).toBe(true);
+    expect(slots.acquire('acc', 'wh_1')).toBe(false);
+    expect(slots.acquire('acc', 'wh_2')).toBe(true);
+    slots.release('acc', 'wh_1');
+    slots.release('acc', 'wh_2');
+    // Nothing held: a newcomer alone may take half of the capacity again.
+    expect(slots.acquire('other', 'wh_3')).toBe(true);
+    expect(slots.acquire('other', 'wh_4')).toBe(true);
+    expect(slots.acquire('other', 'wh_5')).toBe(false);
   });
 });

@@ -1,0 +1,173 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { DELAY_LEVELS, brokerNames, removeBrokerPrefix } from '@signal/messaging';
+import { infraUrls, startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
+import { connect } from 'amqplib';
+import request from 'supertest';
+import { publishEvents } from './bus-events';
+import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
+
+/**
+ * How an account's places in the worker are spent, counted rather than timed: one slow
+ * subscription holds at most a quarter of its account's POSTs in flight, and jobs of an account
+ * with all its POSTs in flight wait in the worker for one to finish, not in the broker.
+ */
+
+/** Holds every request (headers read, no answer) until `open()`; then answers all, and all later ones, 200. */
+async function startGatedReceiver() {
+  const held: Array<{ path: string; res: ServerResponse }> = [];
+  const answered: string[] = [];
+  const sockets = new Set<Socket>();
+  let gateOpen = false;
+  const answer = (path: string, res: ServerResponse) => {
+    answered.push(path);
+    res.writeHead(200).end('ok');
+  };
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    req.resume();
+    const path = req.url ?? '';
+    if (gateOpen) answer(path, res);
+    else held.push({ path, res });
+  });
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    /** Requests received and not answered. */
+    held: () => held.length,
+    /** Paths answered 200 (each request once). */
+    answered,
+    open() {
+      gateOpen = true;
+      for (const h of held.splice(0)) answer(h.path, h.res);
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * A queue of the test's own bound to every level of the delivery delay cascade: it gets a copy
+ * of each job sent to wait in the broker (a retry, or a job put back for want of a place).
+ */
+async function tapDelayCascade(prefix: string) {
+  const conn = await connect(infraUrls().amqpUrl);
+  const ch = await conn.createChannel();
+  const { queue } = await ch.assertQueue('', { exclusive: true });
+  const names = brokerNames(prefix);
+  for (let level = 0; level < DELAY_LEVELS; level++) {
+    await ch.assertExchange(names.deliveryDelayLevel(level), 'topic', { durable: true });
+    await ch.bindQueue(queue, names.deliveryDelayLevel(level), '#');
+  }
+  return {
+    copies: async () => (await ch.checkQueue(queue)).messageCount,
+    /** Messages ready in one of the prefix's queues (taken by no consumer yet). */
+    ready: async (name: string) => (await ch.checkQueue(name)).messageCount,
+    close: () => conn.close(),
+  };
+}
+
+async function subscribe(hooks: WebhooksHarness, account: string, url: string): Promise<string> {
+  const res = await request(hooks.url)
+    .post('/v1/webhooks')
+    .set(hooks.auth(account))
+    .send({ url, events: ['signal.new'] })
+    .expect(201);
+  return res.body.data.id as string;
+}
+
+/** Long against every wait here: a delivery that needed a held attempt to time out could not arrive. */
+const TIMEOUT_MS = 600_000;
+
+describe("a slow subscription and its account's other subscriptions", () => {
+  it('when one subscription of an account never answers, then it holds a quarter of the account’s POSTs and the other three get every event', async () => {
+    const broker = testBrokerPrefix('wh_slots_slow', removeBrokerPrefix);
+    const slow = await startGatedReceiver();
+    const healthy: Receiver[] = [];
+    // 8 POSTs for the account: the slow subscription may hold 2 of them, whatever its own setting (10).
+    const hooks = await startWebhooks({
+      label: 'wh_slots_slow',
+      prefix: broker.prefix,
+      env: { WEBHOOK_CONCURRENCY_PER_ACCOUNT: '8', WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) },
+    });
+    try {
+      await subscribe(hooks, 'acc_slots_slow', `${slow.url}/slow`);
+      for (let i = 0; i < 3; i++) {
+        healthy.push(await startReceiver());
+        await subscribe(hooks, 'acc_slots_slow', `${healthy[i]!.url}/ok`);
+      }
+      const events = 20;
+      await publishEvents(broker.prefix, events);
+      await waitFor(
+        () => healthy.every((r) => r.requests.length >= events),
+        30_000,
+        20,
+        'every healthy subscription to get every event',
+      );
+      await waitFor(() => slow.held() >= 2, 30_000, 20, 'the slow receiver to hold its attempts');
+
+      expect({
+        healthyGot: healthy.map((r) => r.requests.length),
+        slowHolds: slow.held(),
+      }).toEqual({ healthyGot: [events, events, events], slowHolds: 2 });
+    } finally {
+      await slow.close();
+      await hooks.stop();
+      for (const r of healthy) await r.close();
+      await broker.cleanup();
+    }
+  }, 180_000);
+});
+
+describe("an account's line in the worker", () => {
+  it('when an account has all its POSTs in flight, then its next jobs wait in the worker and go out as those finish, none through the delay cascade', async () => {
+    const broker = testBrokerPrefix('wh_slots_line', removeBrokerPrefix);
+    const gated = await startGatedReceiver();
+    const hooks = await startWebhooks({
+      label: 'wh_slots_line',
+      prefix: broker.prefix,
+      env: { WEBHOOK_CONCURRENCY_PER_ACCOUNT: '4', WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) },
+    });
+    const tap = await tapDelayCascade(broker.prefix);
+    try {
+      const subscriptions = 8;
+      for (let i = 0; i < subscriptions; i++) await subscribe(hooks, 'acc_slots_line', `${gated.url}/s${i}`);
+      await publishEvents(broker.prefix, 1);
+      // 4 POSTs held at the receiver; the other 4 jobs taken from the queue, waiting in the worker.
+      await waitFor(() => gated.held() >= 4, 30_000, 20, 'the account’s 4 POSTs in flight');
+      await waitFor(
+        async () => (await tap.ready(hooks.deps.names.deliveriesQueue)) === 0,
+        30_000,
+        20,
+        'every job taken by the worker',
+      );
+      expect({ held: gated.held(), inTheCascade: await tap.copies() }).toEqual({ held: 4, inTheCascade: 0 });
+
+      gated.open();
+      await waitFor(
+        () => gated.answered.length >= subscriptions,
+        30_000,
+        20,
+        'each subscription to get the event',
+      );
+      expect({
+        paths: [...gated.answered].sort(),
+        inTheCascade: await tap.copies(),
+      }).toEqual({
+        paths: Array.from({ length: subscriptions }, (_, i) => `/s${i}`).sort(),
+        inTheCascade: 0,
+      });
+    } finally {
+      await tap.close();
+      await gated.close();
+      await hooks.stop();
+      await broker.cleanup();
+    }
+  }, 180_000);
+});
