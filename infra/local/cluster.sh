@@ -6,7 +6,7 @@
 #   infra/local/cluster.sh down    -> stops every process `up` started and removes their data
 #   infra/local/cluster.sh status  -> the Redis slot map and the RabbitMQ cluster's members
 #   infra/local/cluster.sh queues  -> every queue of the RabbitMQ cluster with its type (name<TAB>type)
-#   infra/local/cluster.sh kill-redis-master | start-redis N | kill-rabbit N | start-rabbit N
+#   infra/local/cluster.sh kill-redis-master | kill-redis N | start-redis N | kill-rabbit N | start-rabbit N
 #                                  -> the chaos run's faults: SIGKILL one process, start it again
 # Ports: Redis 7301-7306 (CLUSTER_REDIS_BASE), RabbitMQ AMQP 5781-5783 (CLUSTER_AMQP_BASE) with
 # Erlang distribution on 25781-25783. State under .run/cluster/.
@@ -211,8 +211,9 @@ case "${1:-up}" in
   down) down ;;
   status) status ;;
   kill-redis-master) n="$(redis_master_of_slot0)"; stop_redis "$n"; echo "$n" ;;
+  kill-redis) stop_redis "$2" ;;
   start-redis) start_redis "$2" ;;
   kill-rabbit) stop_rabbit "$2" kill ;;
   start-rabbit) start_rabbit "$2" ;;
-  *) echo "usage: $0 up|down|status|queues|kill-redis-master|start-redis N|kill-rabbit N|start-rabbit N" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status|queues|kill-redis-master|kill-redis N|start-redis N|kill-rabbit N|start-rabbit N" >&2; exit 2 ;;
 esac

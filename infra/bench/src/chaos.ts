@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parseCliArgs, readCommandLine } from '@signal/service-kit';
 import { ROOT, wholeNumberOption } from './harness';
 import { chaosOptions, formatReport, runChaos, type ChaosOptions } from './chaos/run';
+import { clusterChaosOptions, formatClusterFigures, runClusterChaos } from './chaos/cluster';
 import { DEPLOYABLES } from './compat';
 
 /**
@@ -17,18 +18,21 @@ import { DEPLOYABLES } from './compat';
  * load, the same eight faults, half the rates, shorter cuts). --release with --at-release runs
  * those deployables from another build (infra/compat/release.sh prints the recorded release's),
  * so one run proves the faults and the version boundary together (scripts/test.sh does).
+ * --cluster: the same load against infra/local/cluster.sh's Redis Cluster and three-node RabbitMQ
+ * while a Redis master and a RabbitMQ node are killed and brought back (chaos/cluster.ts).
  */
 
 const CLI = {
   name: 'chaos',
   usage:
-    'usage: pnpm chaos [--short] [--seconds 120] [--reads 200] [--signals 20] [--subscribers 10] [--outage 10] [--out file] [--release DIR --at-release webhooks-worker,...]',
+    'usage: pnpm chaos [--short] [--cluster] [--seconds 120] [--reads 200] [--signals 20] [--subscribers 10] [--outage 10] [--out file] [--release DIR --at-release webhooks-worker,...]',
 };
 
 async function main() {
   const opts = readCommandLine(CLI, () =>
     parseCliArgs(process.argv.slice(2), {
       short: { type: 'boolean', default: false },
+      cluster: { type: 'boolean', default: false },
       seconds: { type: 'string' },
       reads: { type: 'string' },
       signals: { type: 'string' },
@@ -39,12 +43,13 @@ async function main() {
       'at-release': { type: 'string' },
     }),
   );
-  const base = chaosOptions(opts.short === true);
+  const base =
+    opts.cluster === true ? clusterChaosOptions(opts.short === true) : chaosOptions(opts.short === true);
   const number = (name: 'seconds' | 'reads' | 'signals' | 'subscribers' | 'outage', fallback: number) =>
     opts[name] === undefined ? fallback : wholeNumberOption(CLI, opts, name);
   const atRelease = (opts['at-release'] ?? '').split(',').filter((d) => d !== '');
   const unknown = atRelease.filter((d) => !(DEPLOYABLES as string[]).includes(d));
-  if (unknown.length || (atRelease.length > 0) !== (opts.release !== undefined))
+  if (unknown.length || atRelease.length > 0 !== (opts.release !== undefined))
     throw new Error(`--release DIR and --at-release ${DEPLOYABLES.join(',')} go together\n${CLI.usage}`);
   const options: ChaosOptions = {
     ...base,
@@ -56,11 +61,14 @@ async function main() {
     outageSeconds: number('outage', base.outageSeconds),
     log: (line) => console.error(line),
   };
-  const report = await runChaos(options);
-  console.log(formatReport(report));
+  const { report, cluster } =
+    opts.cluster === true
+      ? await runClusterChaos(options)
+      : { report: await runChaos(options), cluster: undefined };
+  console.log(formatReport(report) + (cluster ? formatClusterFigures(cluster) : ''));
   const out = opts.out ?? path.join(ROOT, 'bench-results', 'chaos.json');
   mkdirSync(path.dirname(out), { recursive: true });
-  writeFileSync(out, JSON.stringify(report, null, 2));
+  writeFileSync(out, JSON.stringify(cluster ? { ...report, cluster } : report, null, 2));
   process.exit(report.violations.length ? 1 : 0);
 }
 

@@ -16,8 +16,19 @@ import { ChaosLoad, type CreatedSignal, type Outcome } from './load';
 import { StreamClients } from './streams';
 import { REPLICAS, startChaosSystem, type ChaosSystem, type Dependency, type ServiceName } from './system';
 
-/** `upgrade:x`: x's replicas replaced one at a time by `upgradeRoot`'s build (a rolling upgrade). */
-export type FaultName = `kill:${ServiceName}` | `cut:${Dependency}` | `upgrade:${ServiceName}`;
+/**
+ * `upgrade:x`: x's replicas replaced one at a time by `upgradeRoot`'s build (a rolling upgrade).
+ * `node:x`: a fault of the `injectors` option (chaos/cluster.ts: a node of a cluster killed).
+ */
+export type FaultName =
+  `kill:${ServiceName}` | `cut:${Dependency}` | `upgrade:${ServiceName}` | `node:${string}`;
+
+/** A fault injected by the caller; resolves once what it broke is back. */
+export type FaultInjector = (run: {
+  system: ChaosSystem;
+  accountId: string;
+  outageMs: number;
+}) => Promise<void>;
 
 export const ALL_FAULTS: FaultName[] = [
   'kill:signals',
@@ -50,6 +61,10 @@ export interface ChaosOptions {
   upgradeRoot?: string;
   /** After the load: every API-key operation once, held to this checkout's OpenAPI document. */
   conformance?: boolean;
+  /** Load kept after the last fault's outage, so recovery is seen under load (default 2 s). */
+  tailSeconds?: number;
+  /** The `node:` faults, by name (chaos/cluster.ts). */
+  injectors?: Record<string, FaultInjector>;
   log?: (line: string) => void;
 }
 
@@ -78,7 +93,7 @@ export interface FaultReport {
 }
 
 export interface ChaosReport {
-  options: Omit<ChaosOptions, 'log'>;
+  options: Omit<ChaosOptions, 'log' | 'injectors'>;
   faults: FaultReport[];
   requests: Record<Outcome['kind'], Record<string, number>>;
   /** Reads not sent because 400 were already waiting: how many, and from when to when (s). */
@@ -225,7 +240,11 @@ async function injectFault(
   fault: FaultName,
   outageMs: number,
   upgradeRoot: string,
+  accountId: string,
+  injectors: Record<string, FaultInjector> = {},
 ): Promise<void> {
+  const injector = injectors[fault];
+  if (injector) return injector({ system, accountId, outageMs });
   const [action, target] = fault.split(':') as ['kill' | 'cut' | 'upgrade', string];
   if (action === 'cut') {
     const proxy = system.proxies[target as Dependency];
@@ -379,7 +398,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let load: ChaosLoad | undefined;
   let streams: StreamClients | undefined;
   try {
-    const { key } = benchApiKey(
+    const { key, accountId } = benchApiKey(
       system.databases.gateway,
       system.redisPrefix,
       `${uniqueName('chaos')}@example.com`,
@@ -427,7 +446,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const lead = Math.min(6000, (options.seconds * 1000) / 8);
     const spacing =
       options.faults.length > 1
-        ? (options.seconds * 1000 - lead - outageMs - 2000) / (options.faults.length - 1)
+        ? (options.seconds * 1000 - lead - outageMs - (options.tailSeconds ?? 2) * 1000) /
+          (options.faults.length - 1)
         : 0;
     const windows: Array<{ fault: FaultName; start: number; end: number }> = [];
     for (const [i, fault] of options.faults.entries()) {
@@ -435,7 +455,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       if (clock() < due) await sleep(due - clock());
       const start = clock();
       log(`t=${(start / 1000).toFixed(1)} s: ${fault}`);
-      await injectFault(system, fault, outageMs, options.upgradeRoot ?? ROOT);
+      await injectFault(system, fault, outageMs, options.upgradeRoot ?? ROOT, accountId, options.injectors);
       windows.push({ fault, start, end: clock() });
     }
     if (clock() < options.seconds * 1000) await sleep(options.seconds * 1000 - clock());
@@ -626,7 +646,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         `${storedSignals} stored signals (${distinctIdempotencyKeys} idempotency keys) for ${created.length} created`,
       );
 
-    const { log: _log, ...reported } = options;
+    const { log: _log, injectors: _injectors, ...reported } = options;
     return {
       options: reported,
       faults,
@@ -700,6 +720,7 @@ function faultsInWords(o: ChaosReport['options']): string {
   const roots = Object.keys(o.roots ?? {});
   const at = roots.length ? `${roots.join(', ')} from ${o.roots?.[roots[0] as ServiceName] ?? ''}; ` : '';
   if (o.faults.length === 0) return `${at}no faults`;
+  if (o.faults.every((f) => f.startsWith('node:'))) return `${at}${o.faults.join(', ')} in turn`;
   if (o.faults.every((f) => f.startsWith('upgrade:')))
     return `${at}each upgraded to ${o.upgradeRoot ?? ROOT} one replica at a time, in turn`;
   return `${at}one of each killed in turn, each dependency cut`;
