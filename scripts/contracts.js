@@ -54,7 +54,7 @@ function busTable(contracts, doc) {
           ? BUS_DELAY_CASCADE.producers.join(', ')
           : (q.directProducers ?? []).join(', ');
       const p = MESSAGE_POLICIES[q.policy];
-      return `| ${code(q.address)} (+ ${code('.retry')}, ${code('.dead')}) | ${from}; ${p.maxAttempts} attempts, ${p.retryDelayMs} ms apart | ${producers} | ${q.consumer} |`;
+      return `| ${code(q.address)} (+ ${code('.retry.quorum')}, ${code('.dead')}) | ${from}; ${p.maxAttempts} attempts, ${p.retryDelayMs} ms apart | ${producers} | ${q.consumer} |`;
     }),
     `| ${code(BUS_DELAY_CASCADE.address)} (${BUS_DELAY_CASCADE.levels} levels) | delivery jobs not due yet, wait in the routing key | ${BUS_DELAY_CASCADE.producers.join(', ')} | the broker (level 0 → ${code(BUS_DELAY_CASCADE.target)}) |`,
   ];

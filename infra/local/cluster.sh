@@ -5,7 +5,8 @@
 #   infra/local/cluster.sh up      -> writes .run/cluster.env (REDIS_URL, AMQP_URL)
 #   infra/local/cluster.sh down    -> stops every process `up` started and removes their data
 #   infra/local/cluster.sh status  -> the Redis slot map and the RabbitMQ cluster's members
-#   infra/local/cluster.sh kill-redis-master | start-redis N | kill-rabbit N | start-rabbit N
+#   infra/local/cluster.sh queues  -> every queue of the RabbitMQ cluster with its type (name<TAB>type)
+#   infra/local/cluster.sh kill-redis-master | kill-redis N | start-redis N | kill-rabbit N | start-rabbit N
 #                                  -> the chaos run's faults: SIGKILL one process, start it again
 # Ports: Redis 7301-7306 (CLUSTER_REDIS_BASE), RabbitMQ AMQP 5781-5783 (CLUSTER_AMQP_BASE) with
 # Erlang distribution on 25781-25783. State under .run/cluster/.
@@ -26,6 +27,17 @@ wait_port() { # port seconds
   local i; for ((i = 0; i < $2 * 10; i++)); do port_open "$1" && return 0; sleep 0.1; done; return 1
 }
 pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# In the subshell that starts a daemon: only stdin, stdout and stderr pass on, so a node started
+# again by a test or the chaos run (under `flock /tmp/heavy.lock`) never holds the caller's lock.
+close_fds() {
+  local fd
+  for fd in /proc/$BASHPID/fd/*; do
+    fd="${fd##*/}"
+    # (the directory listing's own descriptor is gone by now: closed only if still open)
+    if [ "$fd" -gt 2 ] && [ -e "/proc/$BASHPID/fd/$fd" ]; then eval "exec $fd>&-"; fi
+  done
+  return 0
+}
 
 redis_port() { echo $((REDIS_BASE + $1)); }
 
@@ -36,9 +48,9 @@ start_redis() { # N (1-6)
   port_open "$port" && { log "port $port is taken by something else"; exit 1; }
   # nodes.conf is kept across a kill: the node comes back as itself (a master that lost its
   # slots while away rejoins as its successor's replica).
-  redis-server --port "$port" --bind 127.0.0.1 --daemonize yes --dir "$dir" \
+  (close_fds && exec redis-server --port "$port" --bind 127.0.0.1 --daemonize yes --dir "$dir" \
     --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout "$NODE_TIMEOUT_MS" \
-    --save "" --appendonly no --pidfile "$dir/redis.pid" --logfile "$dir/redis.log"
+    --save "" --appendonly no --pidfile "$dir/redis.pid" --logfile "$dir/redis.log")
   wait_port "$port" 20 || { log "redis $n did not start (see $dir/redis.log)"; exit 1; }
 }
 
@@ -94,7 +106,7 @@ start_rabbit() { # N (1-3)
   # A lost node's quorum queues keep a majority on the other two.
   echo "cluster_partition_handling = pause_minority" >>"$dir/rabbitmq.conf"
   # Detached with every descriptor its own: a caller reading this script's output gets its end.
-  (cd "$dir" && exec setsid env $(rabbit_env "$n") "$RABBIT_BIN/rabbitmq-server") </dev/null >"$dir/stdout.log" 2>&1 &
+  (cd "$dir" && close_fds && exec setsid env $(rabbit_env "$n") "$RABBIT_BIN/rabbitmq-server") </dev/null >"$dir/stdout.log" 2>&1 &
   local i
   for ((i = 0; i < 1200; i++)); do
     [ -f "$dir/rabbit.pid" ] && break; sleep 0.1
@@ -184,13 +196,24 @@ status() {
   done
 }
 
+queues() { # asked of the first running node
+  local n
+  for n in 1 2 3; do
+    port_open $((AMQP_BASE + n)) || continue
+    rabbitctl "$n" -q list_queues name type --no-table-headers 2>/dev/null && return 0
+  done
+  return 1
+}
+
 case "${1:-up}" in
   up) up ;;
+  queues) queues ;;
   down) down ;;
   status) status ;;
   kill-redis-master) n="$(redis_master_of_slot0)"; stop_redis "$n"; echo "$n" ;;
+  kill-redis) stop_redis "$2" ;;
   start-redis) start_redis "$2" ;;
   kill-rabbit) stop_rabbit "$2" kill ;;
   start-rabbit) start_rabbit "$2" ;;
-  *) echo "usage: $0 up|down|status|kill-redis-master|start-redis N|kill-rabbit N|start-rabbit N" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status|queues|kill-redis-master|kill-redis N|start-redis N|kill-rabbit N|start-rabbit N" >&2; exit 2 ;;
 esac

@@ -4,6 +4,7 @@ import { parseCliArgs, readCommandLine } from '@signal/service-kit';
 import { ROOT, wholeNumberOption } from './harness';
 import { ALL_FAULTS, formatReport, type ChaosOptions, type FaultName } from './chaos/report';
 import { chaosOptions, runChaos } from './chaos/run';
+import { clusterChaosOptions, formatClusterFigures, runClusterChaos } from './chaos/cluster';
 import { DEPLOYABLES } from './compat';
 
 /**
@@ -18,6 +19,8 @@ import { DEPLOYABLES } from './compat';
  * load, the same eight faults, half the rates, shorter cuts). --release with --at-release runs
  * those deployables from another build (infra/compat/release.sh prints the recorded release's),
  * so one run proves the faults and the version boundary together (scripts/test.sh does).
+ * --cluster: the same load against infra/local/cluster.sh's Redis Cluster and three-node RabbitMQ
+ * while a Redis master and a RabbitMQ node are killed and brought back (chaos/cluster.ts).
  * --faults runs only those faults, in that order; `upgrade:x` replaces x's replicas one at a time
  * by this checkout's build (a graceful restart of each).
  */
@@ -25,7 +28,7 @@ import { DEPLOYABLES } from './compat';
 const CLI = {
   name: 'chaos',
   usage:
-    'usage: pnpm chaos [--short] [--seconds 120] [--reads 200] [--signals 20] [--subscribers 10] [--outage 10] [--out file] [--release DIR --at-release webhooks-worker,...] [--faults kill:signals,upgrade:gateway,...]',
+    'usage: pnpm chaos [--short] [--cluster] [--seconds 120] [--reads 200] [--signals 20] [--subscribers 10] [--outage 10] [--out file] [--release DIR --at-release webhooks-worker,...] [--faults kill:signals,upgrade:gateway,...]',
 };
 
 /** `upgrade:x` with no --release replaces x's replicas by the same build: a graceful restart. */
@@ -36,6 +39,7 @@ async function main() {
   const opts = readCommandLine(CLI, () =>
     parseCliArgs(process.argv.slice(2), {
       short: { type: 'boolean', default: false },
+      cluster: { type: 'boolean', default: false },
       seconds: { type: 'string' },
       reads: { type: 'string' },
       signals: { type: 'string' },
@@ -47,7 +51,8 @@ async function main() {
       faults: { type: 'string' },
     }),
   );
-  const base = chaosOptions(opts.short === true);
+  const base =
+    opts.cluster === true ? clusterChaosOptions(opts.short === true) : chaosOptions(opts.short === true);
   const number = (name: 'seconds' | 'reads' | 'signals' | 'subscribers' | 'outage', fallback: number) =>
     opts[name] === undefined ? fallback : wholeNumberOption(CLI, opts, name);
   const atRelease = (opts['at-release'] ?? '').split(',').filter((d) => d !== '');
@@ -71,11 +76,14 @@ async function main() {
     outageSeconds: number('outage', base.outageSeconds),
     log: (line) => console.error(line),
   };
-  const report = await runChaos(options);
-  console.log(formatReport(report));
+  const { report, cluster } =
+    opts.cluster === true
+      ? await runClusterChaos(options)
+      : { report: await runChaos(options), cluster: undefined };
+  console.log(formatReport(report) + (cluster ? formatClusterFigures(cluster) : ''));
   const out = opts.out ?? path.join(ROOT, 'bench-results', 'chaos.json');
   mkdirSync(path.dirname(out), { recursive: true });
-  writeFileSync(out, JSON.stringify(report, null, 2));
+  writeFileSync(out, JSON.stringify(cluster ? { ...report, cluster } : report, null, 2));
   process.exit(report.violations.length ? 1 : 0);
 }
 

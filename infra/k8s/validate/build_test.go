@@ -6,7 +6,7 @@ import (
 )
 
 // Every directory kustomize can build: the base alone and each overlay.
-var targets = []string{"base", "overlays/dev", "overlays/prod"}
+var targets = []string{"base", "overlays/dev", "overlays/prod", "overlays/prod-cluster"}
 
 func build(t *testing.T, dir string) []Object {
 	t.Helper()
@@ -85,10 +85,15 @@ kind: ScaledObject
 metadata: { name: x }
 spec: { scaleTargetRef: { name: w }, triggers: [] }
 `,
-		"Redis Cluster (the services speak Sentinel, not Cluster)": `apiVersion: redis.redis.opstreelabs.in/v1beta2
+		"operator kind, Redis Sentinel field on a cluster": `apiVersion: redis.redis.opstreelabs.in/v1beta2
 kind: RedisCluster
 metadata: { name: x }
-spec: { clusterSize: 3, kubernetesConfig: { image: img } }
+spec: { clusterSize: 3, kubernetesConfig: { image: img }, redisSentinelConfig: { redisReplicationName: x } }
+`,
+		"RedisCluster of one master (no majority to fail over)": `apiVersion: redis.redis.opstreelabs.in/v1beta2
+kind: RedisCluster
+metadata: { name: x }
+spec: { clusterSize: 1, kubernetesConfig: { image: img } }
 `,
 		"RedisReplication without clusterSize": `apiVersion: redis.redis.opstreelabs.in/v1beta2
 kind: RedisReplication
@@ -125,7 +130,7 @@ spec: { clusterSize: 3, kubernetesConfig: { image: img } }
 	}
 }
 
-func TestWhenARedisReplicationAndSentinelHaveTheirRequiredFieldsThenTheyDecode(t *testing.T) {
+func TestWhenARedisReplicationSentinelOrClusterHasItsRequiredFieldsThenItDecodes(t *testing.T) {
 	for name, y := range map[string]string{
 		"RedisReplication": `apiVersion: redis.redis.opstreelabs.in/v1beta2
 kind: RedisReplication
@@ -139,6 +144,11 @@ spec:
   clusterSize: 3
   kubernetesConfig: { image: img }
   redisSentinelConfig: { redisReplicationName: x }
+`,
+		"RedisCluster": `apiVersion: redis.redis.opstreelabs.in/v1beta2
+kind: RedisCluster
+metadata: { name: x }
+spec: { clusterSize: 3, kubernetesConfig: { image: img } }
 `,
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -30,6 +30,7 @@ var crdTypes = map[schema.GroupVersionKind]func() crd{
 	{Group: "rabbitmq.com", Version: "v1beta1", Kind: "Permission"}:                     func() crd { return &RabbitmqPermission{} },
 	{Group: "redis.redis.opstreelabs.in", Version: "v1beta2", Kind: "RedisReplication"}: func() crd { return &RedisReplication{} },
 	{Group: "redis.redis.opstreelabs.in", Version: "v1beta2", Kind: "RedisSentinel"}:    func() crd { return &RedisSentinel{} },
+	{Group: "redis.redis.opstreelabs.in", Version: "v1beta2", Kind: "RedisCluster"}:     func() crd { return &RedisCluster{} },
 	{Group: "external-secrets.io", Version: "v1", Kind: "ExternalSecret"}:               func() crd { return &ExternalSecret{} },
 }
 
@@ -405,6 +406,55 @@ func (r *RedisSentinel) MasterGroupName() string {
 
 // ServiceName is the Service the operator creates for the sentinels (port 26379).
 func (r *RedisSentinel) ServiceName() string { return r.Metadata.Name + "-sentinel" }
+
+// redisClusterRole: the leaders' or the followers' part of a RedisCluster.
+type redisClusterRole struct {
+	Replicas    *int32 `json:"replicas,omitempty"`
+	RedisConfig *struct {
+		AdditionalRedisConfig *string `json:"additionalRedisConfig,omitempty"`
+	} `json:"redisConfig,omitempty"`
+	Affinity                  *corev1.Affinity                  `json:"affinity,omitempty"`
+	PodDisruptionBudget       *redisPDB                         `json:"pdb,omitempty"`
+	ReadinessProbe            *corev1.Probe                     `json:"readinessProbe,omitempty"`
+	LivenessProbe             *corev1.Probe                     `json:"livenessProbe,omitempty"`
+	Tolerations               []corev1.Toleration               `json:"tolerations,omitempty"`
+	NodeSelector              map[string]string                 `json:"nodeSelector,omitempty"`
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	SecurityContext           *corev1.SecurityContext           `json:"securityContext,omitempty"`
+}
+
+// RedisCluster: clusterSize masters (leaders), each with redisFollower.replicas / clusterSize
+// replicas (followers). The operator names the pods <name>-leader-N and <name>-follower-N, behind
+// the headless Services <name>-leader-headless and <name>-follower-headless.
+type RedisCluster struct {
+	object `json:",inline"`
+	Spec   struct {
+		ClusterSize        *int32                     `json:"clusterSize"`
+		ClusterVersion     *string                    `json:"clusterVersion,omitempty"`
+		PersistenceEnabled *bool                      `json:"persistenceEnabled,omitempty"`
+		Port               *int32                     `json:"port,omitempty"`
+		KubernetesConfig   redisKubernetesConfig      `json:"kubernetesConfig"`
+		RedisLeader        redisClusterRole           `json:"redisLeader,omitempty"`
+		RedisFollower      redisClusterRole           `json:"redisFollower,omitempty"`
+		RedisExporter      *redisExporter             `json:"redisExporter,omitempty"`
+		PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
+		PriorityClassName  string                     `json:"priorityClassName,omitempty"`
+		Env                []corev1.EnvVar            `json:"env,omitempty"`
+		Storage            *struct {
+			VolumeClaimTemplate         corev1.PersistentVolumeClaim `json:"volumeClaimTemplate,omitempty"`
+			NodeConfVolume              bool                         `json:"nodeConfVolume,omitempty"`
+			NodeConfVolumeClaimTemplate corev1.PersistentVolumeClaim `json:"nodeConfVolumeClaimTemplate,omitempty"`
+			KeepAfterDelete             bool                         `json:"keepAfterDelete,omitempty"`
+		} `json:"storage,omitempty"`
+	} `json:"spec"`
+}
+
+func (r *RedisCluster) Check() error {
+	return errors.Join(need(r.Spec.ClusterSize != nil && *r.Spec.ClusterSize >= 3, "spec.clusterSize (≥ 3: a cluster needs a majority of masters)"),
+		need(r.Spec.KubernetesConfig.Image != "", "spec.kubernetesConfig.image"),
+		need(r.Spec.KubernetesConfig.RedisSecret == nil || r.Spec.KubernetesConfig.RedisSecret.Name != "", "spec.kubernetesConfig.redisSecret.name"),
+		need(r.Spec.RedisExporter == nil || r.Spec.RedisExporter.Image != "", "spec.redisExporter.image"))
+}
 
 // --- External Secrets Operator (external-secrets.io/v1) ---
 

@@ -199,7 +199,7 @@ func TestWhenBuiltThenEachDeployableHasAServiceADisruptionBudgetAndAutoscaling(t
 					t.Errorf("%s: autoscaled, so spec.replicas must be unset (apply would reset the scale)", name)
 				}
 			}
-			if dir == "overlays/prod" && !slices.Equal(scalers["webhooks-worker"], []string{"keda"}) {
+			if strings.HasPrefix(dir, "overlays/prod") && !slices.Equal(scalers["webhooks-worker"], []string{"keda"}) {
 				t.Errorf("prod: the worker scales through KEDA on queue depth, got %v", scalers["webhooks-worker"])
 			}
 		})
@@ -228,7 +228,7 @@ func TestWhenBuiltThenEveryConfigAndSecretReferenceResolves(t *testing.T) {
 		"signal-service-secrets":    {"INTERNAL_JWT_PRIVATE_KEY", "INTERNAL_JWT_PUBLIC_KEY", "API_KEY_PEPPER", "SESSION_JWT_SECRET", "INGEST_TOKEN"},
 		"signal-service-datastores": {"GATEWAY_MONGO_URL", "SIGNALS_MONGO_URL", "STATS_MONGO_URL", "WEBHOOKS_MONGO_URL", "REDIS_URL", "AMQP_URL"},
 	}
-	for _, dir := range []string{"overlays/dev", "overlays/prod"} {
+	for _, dir := range []string{"overlays/dev", "overlays/prod", "overlays/prod-cluster"} {
 		t.Run(dir, func(t *testing.T) {
 			objs := build(t, dir)
 			for _, s := range all[*corev1.Secret](objs) {

@@ -181,7 +181,7 @@ export function buildAsyncApiDocument(): Json {
         (queue.bindings
           ? `Bound to \`${BUS_EXCHANGE.address}\` by ${queue.bindings.map((k) => `\`${k}\``).join(', ')}. `
           : '') +
-        `A failed handling goes to \`${queue.address}.retry\` (back after ${policy.retryDelayMs} ms) up to ` +
+        `A failed handling goes to \`${queue.address}.retry.quorum\` (\`.retry\` with classic queues; back after ${policy.retryDelayMs} ms) up to ` +
         `${policy.maxAttempts} attempts, then to \`${queue.address}.dead\`; a message its schema refuses goes there at once.`,
       messages: queueMessageRefs,
       bindings: queueBinding(queue.address),

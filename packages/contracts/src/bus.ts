@@ -81,10 +81,11 @@ export const BUS_QUEUES: readonly BusQueue[] = [
 /**
  * The webhook retries' delay cascade (packages/messaging/src/delay-cascade.ts): an exchange and a
  * queue per level; a job enters at the level of its wait's highest bit, the routing key carries
- * the wait in binary, and level 0 dead-letters into `webhooks.deliveries.due`.
+ * the wait in binary, and level 0 dead-letters into `webhooks.deliveries.due`. Its queues are
+ * quorum queues; with `AMQP_QUEUE_TYPE=classic` the cascade is `webhooks.delay.L{level}` instead.
  */
 export const BUS_DELAY_CASCADE = {
-  address: 'webhooks.delay.L{level}',
+  address: 'webhooks.delay.quorum.L{level}',
   levels: 14,
   unitMs: 250,
   target: 'webhooks.deliveries.due',

@@ -36,6 +36,7 @@ export class AmqpClient {
   private readonly urls: readonly string[];
   /** The broker tried first on the next attempt: the last that worked, or the next after a failure. */
   private urlIndex = 0;
+  private connectedTo?: string;
 
   constructor(private readonly options: AmqpClientOptions) {
     const urls = typeof options.url === 'string' ? options.url.split(',') : options.url;
@@ -45,6 +46,11 @@ export class AmqpClient {
 
   get connected(): boolean {
     return this.publishChannel !== undefined;
+  }
+
+  /** The broker in use (its URL as given), or undefined while not connected. */
+  get connectedUrl(): string | undefined {
+    return this.connected ? this.connectedTo : undefined;
   }
 
   /** Starts connecting in the background; never throws. */
@@ -151,6 +157,7 @@ export class AmqpClient {
       this.connection = connection;
       for (const setup of this.setups) await setup(channel);
       this.publishChannel = channel;
+      this.connectedTo = url;
       this.attempt = 0;
       clearTimeout(this.reconnectTimer);
       this.reconnectTimer = undefined;

@@ -43,6 +43,42 @@ export interface ConsumerOptions<S extends z.ZodType> {
 
 export const ATTEMPT_HEADER = 'x-attempt';
 
+/**
+ * The queue a failed message waits in before it comes back. On quorum queues it is a quorum
+ * queue too: a classic queue lives on one node, and while that node is down no client can
+ * declare it, so every reconnect's setup failed and a client never published again after losing
+ * a node of a cluster. It takes a name of its own (a queue's type never changes, and a release
+ * before this one still declares the classic `.retry`, which drains into the same queue).
+ */
+export function retryQueueName(queue: string, queueType: QueueType = 'quorum'): string {
+  return queueType === 'quorum' ? `${queue}.retry.quorum` : `${queue}.retry`;
+}
+
+/**
+ * Arguments of a queue whose messages expire after `ttlMs` into a dead-letter target. Quorum:
+ * dead-lettered at least once (RabbitMQ's default for quorum queues drops a message whose
+ * dead-lettering fails, e.g. while the target's leader moves to another node), which needs
+ * `reject-publish` overflow; no length limit is set, so nothing is refused for it.
+ */
+export function expiringQueueArguments(
+  queueType: QueueType,
+  ttlMs: number,
+  deadLetter: { exchange: string; routingKey?: string },
+): Record<string, unknown> {
+  return {
+    'x-message-ttl': ttlMs,
+    'x-dead-letter-exchange': deadLetter.exchange,
+    ...(deadLetter.routingKey !== undefined ? { 'x-dead-letter-routing-key': deadLetter.routingKey } : {}),
+    ...(queueType === 'quorum'
+      ? {
+          'x-queue-type': 'quorum',
+          'x-dead-letter-strategy': 'at-least-once',
+          'x-overflow': 'reject-publish',
+        }
+      : {}),
+  };
+}
+
 /** Queue + its retry queue (TTL, dead-letters back) + its dead-letter queue. */
 export async function declareConsumerQueues(
   channel: ConfirmChannel,
@@ -51,13 +87,9 @@ export async function declareConsumerQueues(
   queueType: QueueType = 'quorum',
 ): Promise<void> {
   await channel.assertQueue(queue, { durable: true, arguments: { 'x-queue-type': queueType } });
-  await channel.assertQueue(`${queue}.retry`, {
+  await channel.assertQueue(retryQueueName(queue, queueType), {
     durable: true,
-    arguments: {
-      'x-message-ttl': retryDelayMs,
-      'x-dead-letter-exchange': '',
-      'x-dead-letter-routing-key': queue,
-    },
+    arguments: expiringQueueArguments(queueType, retryDelayMs, { exchange: '', routingKey: queue }),
   });
   await channel.assertQueue(`${queue}.dead`, { durable: true, arguments: { 'x-queue-type': queueType } });
 }
@@ -88,7 +120,7 @@ function sendConfirmed(
 
 /**
  * Manual-ack consumer: ack only after the handler committed its work. A failing message goes
- * to `<queue>.retry` (comes back after the delay) up to `maxAttempts`, then to `<queue>.dead`;
+ * to its retry queue (`retryQueueName`: comes back after the delay) up to `maxAttempts`, then to `<queue>.dead`;
  * a failure because MongoDB or Redis is unreachable is retried without counting; a message
  * that does not match its schema is poison and goes to `.dead` at once.
  */
@@ -128,7 +160,7 @@ export class Consumer<S extends z.ZodType> {
         const depths: QueueDepth[] = [];
         for (const [kind, name] of [
           ['ready', queue],
-          ['retry', `${queue}.retry`],
+          ['retry', retryQueueName(queue, this.options.queueType)],
           ['dead', `${queue}.dead`],
         ] as const)
           depths.push({ queue, kind, messages: (await probe.checkQueue(name)).messageCount });
@@ -213,7 +245,9 @@ export class Consumer<S extends z.ZodType> {
             { queue, messageId: meta.messageId, attempt, err: reason },
             'store unavailable; will retry',
           );
-          await sendConfirmed(channel, `${queue}.retry`, msg, { [ATTEMPT_HEADER]: attempt });
+          await sendConfirmed(channel, retryQueueName(queue, this.options.queueType), msg, {
+            [ATTEMPT_HEADER]: attempt,
+          });
           handled('retry');
         } else if (attempt >= policy.maxAttempts) {
           logger.error(
@@ -227,7 +261,9 @@ export class Consumer<S extends z.ZodType> {
             { queue, messageId: meta.messageId, attempt, err: reason },
             'message failed; will retry',
           );
-          await sendConfirmed(channel, `${queue}.retry`, msg, { [ATTEMPT_HEADER]: attempt + 1 });
+          await sendConfirmed(channel, retryQueueName(queue, this.options.queueType), msg, {
+            [ATTEMPT_HEADER]: attempt + 1,
+          });
           handled('retry');
         }
         channel.ack(msg);

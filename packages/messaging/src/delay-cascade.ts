@@ -1,4 +1,5 @@
 import type { ConfirmChannel } from 'amqplib';
+import { expiringQueueArguments, type QueueType } from './consumer';
 
 /**
  * Delays kept inside the broker, with no process touching a message on the way: a binary
@@ -46,22 +47,27 @@ export function levelPattern(level: number, bit: 0 | 1): string {
   return `${'*.'.repeat(before)}${bit}${level > 0 ? '.#' : ''}`;
 }
 
-/** Declares the cascade in front of `targetQueue` (idempotent). */
+/**
+ * Declares the cascade in front of `targetQueue` (idempotent). Its queues are of `queueType`:
+ * quorum on a cluster, where a classic level would live on one node and stop every client's setup
+ * while that node is down. A queue's type never changes, so each type has its own names
+ * (`delayLevelNames`).
+ */
 export async function declareDelayCascade(
   channel: ConfirmChannel,
   name: DelayLevelName,
   targetQueue: string,
+  queueType: QueueType = 'quorum',
 ): Promise<void> {
   for (let level = 0; level < DELAY_LEVELS; level++) {
     await channel.assertExchange(name(level), 'topic', { durable: true });
     await channel.assertQueue(name(level), {
       durable: true,
-      arguments: {
-        'x-message-ttl': DELAY_UNIT_MS * 2 ** level,
-        ...(level === 0
-          ? { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': targetQueue }
-          : { 'x-dead-letter-exchange': name(level - 1) }),
-      },
+      arguments: expiringQueueArguments(
+        queueType,
+        DELAY_UNIT_MS * 2 ** level,
+        level === 0 ? { exchange: '', routingKey: targetQueue } : { exchange: name(level - 1) },
+      ),
     });
     await channel.bindQueue(name(level), name(level), levelPattern(level, 1));
     if (level === 0) await channel.bindQueue(targetQueue, name(0), levelPattern(0, 0));

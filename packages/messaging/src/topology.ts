@@ -1,6 +1,7 @@
 import { DELAY_BUCKETS_MS, SIGNAL_EVENTS_EXCHANGE } from '@signal/contracts';
 import { connect, type ConfirmChannel } from 'amqplib';
-import { deleteDelayCascade } from './delay-cascade';
+import type { QueueType } from './consumer';
+import { deleteDelayCascade, type DelayLevelName } from './delay-cascade';
 
 /** Every broker name gets the same prefix, so tests (and tenants of a shared broker) never collide. */
 export function brokerNames(prefix = '') {
@@ -18,9 +19,19 @@ export function brokerNames(prefix = '') {
      * that `purge` and test clean-up remove any a broker still holds.
      */
     deliveryDelayQueue: (delayMs: number) => `${prefix}webhooks.delay.${delayMs}ms`,
-    /** The webhook retries' delay cascade: an exchange and a queue per level (see delay-cascade). */
-    deliveryDelayLevel: (level: number) => `${prefix}webhooks.delay.L${level}`,
+    /**
+     * The webhook retries' delay cascade: an exchange and a queue per level (see delay-cascade),
+     * of quorum queues (`AMQP_QUEUE_TYPE=quorum`, the default).
+     */
+    deliveryDelayLevel: (level: number) => `${prefix}webhooks.delay.quorum.L${level}`,
+    /** The same cascade of classic queues (`AMQP_QUEUE_TYPE=classic`; before quorum levels, every broker's). */
+    classicDelayLevel: (level: number) => `${prefix}webhooks.delay.L${level}`,
   };
+}
+
+/** The delay cascade's names for a queue type (a queue's type never changes, so each has its own). */
+export function delayLevelNames(names: BrokerNames, queueType: QueueType): DelayLevelName {
+  return queueType === 'quorum' ? names.deliveryDelayLevel : names.classicDelayLevel;
 }
 export type BrokerNames = ReturnType<typeof brokerNames>;
 
@@ -43,12 +54,13 @@ export async function deleteBrokerNames(
     ...extraQueues,
   ];
   for (const q of queues) {
-    for (const suffix of ['', '.retry', '.dead'])
+    for (const suffix of ['', '.retry', '.retry.quorum', '.dead'])
       await channel.deleteQueue(`${q}${suffix}`).catch(() => undefined);
   }
   for (const ms of DELAY_BUCKETS_MS)
     await channel.deleteQueue(names.deliveryDelayQueue(ms)).catch(() => undefined);
   await deleteDelayCascade(channel, names.deliveryDelayLevel);
+  await deleteDelayCascade(channel, names.classicDelayLevel);
   await channel.deleteExchange(names.signalEvents).catch(() => undefined);
 }
 

@@ -4,6 +4,7 @@ import {
   brokerNames,
   declareConsumerQueues,
   declareDelayCascade,
+  delayLevelNames,
   delayRoutingKey,
   delayUnits,
   entryLevel,
@@ -47,7 +48,7 @@ async function declareDeliveryTopology(
   const policy = MESSAGE_POLICIES['webhooks.deliveries'];
   await declareConsumerQueues(channel, names.deliveriesQueue, policy.retryDelayMs, queueType);
   await declareConsumerQueues(channel, names.deliveriesDueQueue, policy.retryDelayMs, queueType);
-  await declareDelayCascade(channel, names.deliveryDelayLevel, names.deliveriesDueQueue);
+  await declareDelayCascade(channel, delayLevelNames(names, queueType), names.deliveriesDueQueue, queueType);
 }
 
 export async function createDependencies(
@@ -61,6 +62,7 @@ export async function createDependencies(
   const names = brokerNames(config.AMQP_PREFIX);
   const amqp = new AmqpClient({ url: config.AMQP_URL, logger, name });
   await amqp.addSetup((ch) => declareDeliveryTopology(ch, names, config.AMQP_QUEUE_TYPE));
+  const delayLevel = delayLevelNames(names, config.AMQP_QUEUE_TYPE);
   amqp.start();
 
   // Retries wait in RabbitMQ, never in a timer in memory, so a worker crash or restart loses no
@@ -79,7 +81,7 @@ export async function createDependencies(
     const nowQueue = job.attempt > 1 ? names.deliveriesDueQueue : names.deliveriesQueue;
     if (units === 0) await amqp.publish('', nowQueue, body, { messageId });
     else
-      await amqp.publish(names.deliveryDelayLevel(entryLevel(units)), delayRoutingKey(units), body, {
+      await amqp.publish(delayLevel(entryLevel(units)), delayRoutingKey(units), body, {
         messageId,
       });
   };

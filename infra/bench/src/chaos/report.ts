@@ -1,12 +1,21 @@
 import { ROOT } from '../harness';
 import type { ConformanceResult } from './conformance';
 import type { Outcome } from './load';
-import { REPLICAS, type Dependency, type ServiceName } from './system';
+import { REPLICAS, type ChaosSystem, type Dependency, type ServiceName } from './system';
 
 /** What a chaos run is asked to do and what it reports: its options, its report and how it prints. */
 
 /** `upgrade:x`: x's replicas replaced one at a time by `upgradeRoot`'s build (a rolling upgrade). */
-export type FaultName = `kill:${ServiceName}` | `cut:${Dependency}` | `upgrade:${ServiceName}`;
+/** `node:x`: a fault of the `injectors` option (chaos/cluster.ts: a node of a cluster killed). */
+export type FaultName =
+  `kill:${ServiceName}` | `cut:${Dependency}` | `upgrade:${ServiceName}` | `node:${string}`;
+
+/** A fault injected by the caller; resolves once what it broke is back. */
+export type FaultInjector = (run: {
+  system: ChaosSystem;
+  accountId: string;
+  outageMs: number;
+}) => Promise<void>;
 
 export const ALL_FAULTS: FaultName[] = [
   'kill:signals',
@@ -39,6 +48,10 @@ export interface ChaosOptions {
   upgradeRoot?: string;
   /** After the load: every API-key operation once, held to this checkout's OpenAPI document. */
   conformance?: boolean;
+  /** Load kept after the last fault's outage, so recovery is seen under load (default 2 s). */
+  tailSeconds?: number;
+  /** The `node:` faults, by name (chaos/cluster.ts). */
+  injectors?: Record<string, FaultInjector>;
   log?: (line: string) => void;
 }
 
@@ -67,7 +80,7 @@ export interface FaultReport {
 }
 
 export interface ChaosReport {
-  options: Omit<ChaosOptions, 'log'>;
+  options: Omit<ChaosOptions, 'log' | 'injectors'>;
   faults: FaultReport[];
   requests: Record<Outcome['kind'], Record<string, number>>;
   /** Reads not sent because 400 were already waiting: how many, and from when to when (s). */
@@ -147,6 +160,7 @@ function faultsInWords(o: ChaosReport['options']): string {
   const roots = Object.keys(o.roots ?? {});
   const at = roots.length ? `${roots.join(', ')} from ${o.roots?.[roots[0] as ServiceName] ?? ''}; ` : '';
   if (o.faults.length === 0) return `${at}no faults`;
+  if (o.faults.every((f) => f.startsWith('node:'))) return `${at}${o.faults.join(', ')} in turn`;
   if (o.faults.every((f) => f.startsWith('upgrade:')))
     return `${at}each upgraded to ${o.upgradeRoot ?? ROOT} one replica at a time, in turn`;
   return `${at}one of each killed in turn, each dependency cut`;

@@ -21,6 +21,7 @@ import {
   GRACE_MS,
   type ChaosOptions,
   type ChaosReport,
+  type FaultInjector,
   type FaultName,
   type FaultReport,
 } from './report';
@@ -34,7 +35,11 @@ async function injectFault(
   fault: FaultName,
   outageMs: number,
   upgradeRoot: string,
+  accountId: string,
+  injectors: Record<string, FaultInjector> = {},
 ): Promise<void> {
+  const injector = injectors[fault];
+  if (injector) return injector({ system, accountId, outageMs });
   const [action, target] = fault.split(':') as ['kill' | 'cut' | 'upgrade', string];
   if (action === 'cut') {
     const proxy = system.proxies[target as Dependency];
@@ -66,7 +71,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let load: ChaosLoad | undefined;
   let streams: StreamClients | undefined;
   try {
-    const { key } = benchApiKey(
+    const { key, accountId } = benchApiKey(
       system.databases.gateway,
       system.redisPrefix,
       `${uniqueName('chaos')}@example.com`,
@@ -114,7 +119,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const lead = Math.min(6000, (options.seconds * 1000) / 8);
     const spacing =
       options.faults.length > 1
-        ? (options.seconds * 1000 - lead - outageMs - 2000) / (options.faults.length - 1)
+        ? (options.seconds * 1000 - lead - outageMs - (options.tailSeconds ?? 2) * 1000) /
+          (options.faults.length - 1)
         : 0;
     const windows: Array<{ fault: FaultName; start: number; end: number }> = [];
     for (const [i, fault] of options.faults.entries()) {
@@ -122,7 +128,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       if (clock() < due) await sleep(due - clock());
       const start = clock();
       log(`t=${(start / 1000).toFixed(1)} s: ${fault}`);
-      await injectFault(system, fault, outageMs, options.upgradeRoot ?? ROOT);
+      await injectFault(system, fault, outageMs, options.upgradeRoot ?? ROOT, accountId, options.injectors);
       windows.push({ fault, start, end: clock() });
     }
     if (clock() < options.seconds * 1000) await sleep(options.seconds * 1000 - clock());
@@ -313,7 +319,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         `${storedSignals} stored signals (${distinctIdempotencyKeys} idempotency keys) for ${created.length} created`,
       );
 
-    const { log: _log, ...reported } = options;
+    const { log: _log, injectors: _injectors, ...reported } = options;
     return {
       options: reported,
       faults,

@@ -1,17 +1,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
-import { deleteKeysMatching } from '@signal/service-kit';
+import { connectRedis, deleteKeysMatching } from '@signal/service-kit';
 import {
   stablePorts,
   infraUrls,
+  silentLogger,
   startTcpProxy,
   testBrokerPrefix,
   uniqueName,
   viaProxy,
   type TcpProxy,
 } from '@signal/test-kit';
-import Redis from 'ioredis';
 import mongoose from 'mongoose';
 import { SECRETS } from '../harness';
 import { startBalancer, type Balancer } from './balancer';
@@ -170,10 +170,15 @@ export async function startChaosSystem(
 ): Promise<ChaosSystem> {
   mkdirSync(logDir, { recursive: true });
   const urls = infraUrls();
+  // A cluster's URL (several servers, or redis-cluster://) goes to the services as it is: its
+  // nodes are killed one at a time (chaos/cluster.ts), never cut together through one proxy (the
+  // dependency's proxy then fronts the first server and stays unused).
+  const clustered = (url: string) => url.includes(',') || /^rediss?-cluster:/.test(url);
   const proxyTo = async (url: string, defaultPort: number) => {
-    const u = new URL(url);
+    const u = new URL((url.split(',')[0] ?? url).replace(/^(rediss?)-cluster:/, '$1:'));
     return startTcpProxy(u.hostname, Number(u.port || defaultPort));
   };
+  const through = (url: string, proxy: TcpProxy) => (clustered(url) ? url : viaProxy(url, proxy));
   const proxies: Record<Dependency, TcpProxy> = {
     redis: await proxyTo(urls.redisUrl, 6379),
     rabbitmq: await proxyTo(urls.amqpUrl, 5672),
@@ -197,8 +202,8 @@ export async function startChaosSystem(
     METRICS_PORT: '0',
     WORKER_METRICS_PORT: '0',
     MONGO_URL: viaProxy(urls.mongoUrl, proxies.mongo),
-    REDIS_URL: viaProxy(urls.redisUrl, proxies.redis),
-    AMQP_URL: viaProxy(urls.amqpUrl, proxies.rabbitmq),
+    REDIS_URL: through(urls.redisUrl, proxies.redis),
+    AMQP_URL: through(urls.amqpUrl, proxies.rabbitmq),
     AMQP_PREFIX: broker.prefix,
     REDIS_PREFIX: redisPrefix,
   };
@@ -299,7 +304,7 @@ export async function startChaosSystem(
           .dropDatabase()
           .catch(() => undefined);
       await conn.close();
-      const redis = new Redis(urls.redisUrl);
+      const redis = await connectRedis(urls.redisUrl, silentLogger, 10_000);
       await deleteKeysMatching(redis, `${redisPrefix}*`).catch(() => undefined);
       redis.disconnect();
     },
