@@ -3,13 +3,18 @@ import { buildOpenApiDocument } from '@signal/contracts';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { request } from 'undici';
 
 /**
  * The conformance walk of a mixed-version run: every operation an API key can call, once or
- * more, through the gateways, each response held to the OpenAPI document this checkout makes
- * (the one clients hold): its status declared for the operation, its JSON body valid against the
- * declared schema. A service one version off that answers otherwise fails the walk.
+ * more, through the gateways, each response held to the OpenAPI documents of the versions
+ * running: its status declared for the operation, its JSON body valid against the declared
+ * schema, in this checkout's document or in the release's. A service one version back answers as
+ * its release documented (a field added since is not in its answers until it is upgraded, which
+ * is what the baselines' breaking-change check allows); an answer neither version documents
+ * fails the walk.
  */
 
 type Json = Record<string, unknown>;
@@ -42,8 +47,34 @@ interface Step {
 /** Tries of one step: a 503 or 504 (a slow or busy service) is tried again, as a client does. */
 const TRIES = 3;
 
-function documentValidator() {
-  const doc = buildOpenApiDocument({ serverUrl: 'http://gateway', plan: { per_minute: 1, per_day: 1 } });
+const DOCUMENT_OPTIONS = { serverUrl: 'http://gateway', plan: { per_minute: 1, per_day: 1 } };
+
+/** The OpenAPI document a release's build makes (its `packages/contracts`). */
+function releaseDocument(root: string): Json {
+  const contracts: unknown = createRequire(__filename)(
+    path.join(root, 'packages', 'contracts', 'dist', 'index.js'),
+  );
+  const build = isObject(contracts) ? contracts.buildOpenApiDocument : undefined;
+  if (typeof build !== 'function')
+    throw new Error(`${root}: its contracts build has no buildOpenApiDocument`);
+  const doc: unknown = build(DOCUMENT_OPTIONS);
+  if (!isObject(doc)) throw new Error(`${root}: its OpenAPI document is not an object`);
+  return doc;
+}
+
+/** Problems of one exchange: none when any of the documents holds it. */
+function documentsValidator(releaseRoots: readonly string[]) {
+  const checks = [
+    buildOpenApiDocument(DOCUMENT_OPTIONS),
+    ...[...new Set(releaseRoots)].map(releaseDocument),
+  ].map(documentValidator);
+  return (step: Step, status: number, body: unknown): string[] => {
+    const [own = [], ...others] = checks.map((check) => check(step, status, body));
+    return others.some((problems) => problems.length === 0) ? [] : own;
+  };
+}
+
+function documentValidator(doc: Json) {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
   ajv.addSchema({ $id: 'api', components: doc.components }, 'api');
@@ -84,8 +115,10 @@ export async function conformanceWalk(
   gatewayUrl: string,
   key: string,
   hookUrl: string,
+  /** Builds of the other versions running (their documents hold too). */
+  releaseRoots: readonly string[] = [],
 ): Promise<ConformanceResult> {
-  const check = documentValidator();
+  const check = documentsValidator(releaseRoots);
   const problems: string[] = [];
   const reached = new Set<string>();
   let checked = 0;

@@ -223,6 +223,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           system.gatewayUrl,
           key,
           `${receivers[0]?.url ?? 'http://127.0.0.1:9'}/conformance`,
+          Object.values(options.roots ?? {}),
         ).catch((err: unknown): ConformanceResult => ({
           checked: 0,
           operations: 0,
