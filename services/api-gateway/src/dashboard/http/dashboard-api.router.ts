@@ -7,6 +7,7 @@ import {
   rollApiKeyInputSchema,
   signupInputSchema,
   usageQuerySchema,
+  routePrefixes,
   type ApiKeyView,
 } from '@signal/contracts';
 import {
@@ -354,8 +355,9 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
     );
     return r;
   };
-  router.use('/v1/webhooks', viaSession(deps.upstreams.webhooks));
-  router.use('/v1/signals', viaSession(deps.upstreams.signals));
-  router.use('/v1/stats', viaSession(deps.upstreams.stats));
+  // The services' public paths, by the route table's owners.
+  router.use(routePrefixes('webhooks'), viaSession(deps.upstreams.webhooks));
+  router.use(routePrefixes('signals'), viaSession(deps.upstreams.signals));
+  router.use(routePrefixes('stats'), viaSession(deps.upstreams.stats));
   return router;
 }
