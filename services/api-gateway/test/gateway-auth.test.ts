@@ -248,9 +248,13 @@ describe('rate limits', () => {
 
   it('when requests come one by one, then X-RateLimit-Remaining counts down by one', async () => {
     const { key } = await gw.account({ per_minute: 5, per_day: 100 });
-    const seen: string[] = [];
-    for (let i = 0; i < 6; i++) seen.push((await api(key)).headers['x-ratelimit-remaining']!);
-    expect(seen).toEqual(['4', '3', '2', '1', '0', '0']);
+    const responses = [];
+    for (let i = 0; i < 6; i++) responses.push(limitedResponse(await api(key)));
+    // Per minute window (a loaded machine can spread six requests over two): exact and counting down.
+    const exactness = exactnessViolations(responses, 5);
+    expect(exactness.violations).toEqual([]);
+    if (exactness.windows === 1)
+      expect(responses.map((r) => r.remaining)).toEqual(['4', '3', '2', '1', '0', '0']);
   });
 
   it('when the day window is used up, then 429 with retry_after until the day resets and headers describe the day', async () => {
