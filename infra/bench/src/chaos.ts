@@ -31,9 +31,14 @@ const CLI = {
     'usage: pnpm chaos [--short] [--cluster] [--seconds 120] [--reads 200] [--signals 20] [--subscribers 10] [--outage 10] [--out file] [--release DIR --at-release webhooks-worker,...] [--faults kill:signals,upgrade:gateway,...]',
 };
 
-/** `upgrade:x` with no --release replaces x's replicas by the same build: a graceful restart. */
-const isFault = (name: string): name is FaultName =>
-  ALL_FAULTS.some((f) => f === name) || DEPLOYABLES.some((d) => name === `upgrade:${d}`);
+/**
+ * A fault --faults may name: the run's own (the cluster run's `node:` faults among them), every
+ * kill and cut, or `upgrade:x` (with no --release, x's replicas replaced by the same build: a
+ * graceful restart).
+ */
+const faultOf = (base: readonly FaultName[], name: string): FaultName | undefined =>
+  [...base, ...ALL_FAULTS].find((f) => f === name) ??
+  DEPLOYABLES.map((d) => `upgrade:${d}` as const).find((f) => f === name);
 
 async function main() {
   const opts = readCommandLine(CLI, () =>
@@ -59,15 +64,16 @@ async function main() {
   const unknown = atRelease.filter((d) => !(DEPLOYABLES as string[]).includes(d));
   if (unknown.length || atRelease.length > 0 !== (opts.release !== undefined))
     throw new Error(`--release DIR and --at-release ${DEPLOYABLES.join(',')} go together\n${CLI.usage}`);
-  const faults = opts.faults === undefined ? base.faults : opts.faults.split(',').filter((f) => f !== '');
-  const unknownFaults = faults.filter((f) => !isFault(f));
+  const named = opts.faults === undefined ? base.faults : opts.faults.split(',').filter((f) => f !== '');
+  const faults = named.flatMap((f) => faultOf(base.faults, f) ?? []);
+  const unknownFaults = named.filter((f) => !faultOf(base.faults, f));
   if (unknownFaults.length)
     throw new Error(
       `unknown fault ${unknownFaults.join(', ')}: kill:<deployable>, cut:<dependency> or upgrade:<deployable>\n${CLI.usage}`,
     );
   const options: ChaosOptions = {
     ...base,
-    faults: faults.filter(isFault),
+    faults,
     ...(opts.release ? { roots: Object.fromEntries(atRelease.map((d) => [d, opts.release])) } : {}),
     seconds: number('seconds', base.seconds),
     readsPerSecond: number('reads', base.readsPerSecond),
