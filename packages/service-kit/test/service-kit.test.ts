@@ -2,6 +2,7 @@ import { createHmac, generateKeyPairSync } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { z } from 'zod';
 import request from 'supertest';
+import { EVERYTHING_BUT_DATE } from '@signal/test-kit';
 import pino from 'pino';
 import {
   AppError,
@@ -16,24 +17,6 @@ import {
   verifyInternalToken,
   type InternalLimits,
 } from '../src';
-
-/** For `jest.useFakeTimers({ doNotFake })`: only Date is faked. */
-const EVERYTHING_BUT_DATE: FakeableAPI[] = [
-  'hrtime',
-  'nextTick',
-  'performance',
-  'queueMicrotask',
-  'requestAnimationFrame',
-  'cancelAnimationFrame',
-  'requestIdleCallback',
-  'cancelIdleCallback',
-  'setImmediate',
-  'clearImmediate',
-  'setInterval',
-  'clearInterval',
-  'setTimeout',
-  'clearTimeout',
-];
 
 const logger = pino({ level: 'silent' });
 const internalKeys = generateKeyPairSync('ec', { namedCurve: 'P-256' });

@@ -5,3 +5,4 @@ export * from './internal-keys';
 export * from './fixtures';
 export * from './rate-windows';
 export * from './hostile-receiver';
+export * from './fake-clock';

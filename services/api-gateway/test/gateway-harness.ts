@@ -82,23 +82,4 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHarn
   };
 }
 
-/**
- * For `jest.useFakeTimers({ doNotFake })` when the in-process gateway's clock is moved instead of
- * waited on: only Date is faked; timers and I/O run as ever.
- */
-export const EVERYTHING_BUT_DATE: FakeableAPI[] = [
-  'hrtime',
-  'nextTick',
-  'performance',
-  'queueMicrotask',
-  'requestAnimationFrame',
-  'cancelAnimationFrame',
-  'requestIdleCallback',
-  'cancelIdleCallback',
-  'setImmediate',
-  'clearImmediate',
-  'setInterval',
-  'clearInterval',
-  'setTimeout',
-  'clearTimeout',
-];
+export { EVERYTHING_BUT_DATE } from '@signal/test-kit';
