@@ -113,8 +113,15 @@ mongo_up() {
         psql -h 127.0.0.1 -U postgres -q -c "CREATE DATABASE $PG_DB ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0" >/dev/null
         touch "$STATE/pg-db.created"; db="$PG_DB"
       fi
+      # One PostgreSQL (100 connections) serves every instance on the machine (tests, benches,
+      # the run command, other checkouts). pgx keeps an idle connection 30 min by default, so one
+      # burst kept up to 60 connections from every other instance long after it ended ("too many
+      # clients already" in a stress run beside three benches' instances). FerretDB 1.24 turns
+      # any given pool_max_conn_idle_time into 1 min anyway (its pool/uri.go): idle ones go back after a
+      # minute.
       setsid nohup "$bin" -listen "127.0.0.1:$port" -handler postgresql \
-        -postgresql-url "postgres://postgres@127.0.0.1:5432/$db?pool_max_conns=60" -max-concurrent-commands 24 \
+        -postgresql-url "postgres://postgres@127.0.0.1:5432/$db?pool_max_conns=60&pool_max_conn_idle_time=1m&pool_health_check_period=2s" \
+        -max-concurrent-commands 24 \
         >"$STATE/mongo.log" 2>&1 &
     else
       local dir="$STATE/ferretdb-data"
