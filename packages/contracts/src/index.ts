@@ -8,6 +8,7 @@ export * from './events';
 export * from './webhooks';
 export * from './accounts';
 export * from './dashboard';
+export * from './dashboard-routes';
 export * from './routes';
 export * from './route-module';
 export * from './route-examples';
