@@ -184,10 +184,11 @@ describe('the route table', () => {
     const prefixes = [...OWNERS.flatMap((owner) => routePrefixes(owner)), DASHBOARD_API_PATH];
     // A quote, then one of the table's prefixes as a whole segment: `'/v1/webhooks`, `` `/v1/stats? ``.
     const literal = new RegExp(`['"\`](${prefixes.join('|')})(?![\\w-])`);
-    const sources = (dir: string): string[] =>
+    const sources = (dir: string, ext = '.ts'): string[] =>
       readdirSync(path.join(root, dir), { recursive: true, encoding: 'utf8' })
-        .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts') && !file.startsWith('generated'))
+        .filter((file) => file.endsWith(ext) && !file.endsWith('.test.ts') && !file.startsWith('generated'))
         .map((file) => path.join(dir, file));
+    const generated = new Set(generatedRouteModules().map((m) => m.file));
     const files = [
       'services/signals/src/http/signals.router.ts',
       'services/stats/src/http/stats.router.ts',
@@ -196,12 +197,13 @@ describe('the route table', () => {
       'services/api-gateway/src/dashboard/http/dashboard-api.router.ts',
       ...sources('packages/sdk/src'),
       ...sources('packages/dashboard/src'),
+      ...sources('packages/sdk-python/src/signal_sdk', '.py').filter((file) => !generated.has(file)),
     ];
     const written = files.flatMap((file) =>
       readFileSync(path.join(root, file), 'utf8')
         .split('\n')
         .map((line, i) => ({ where: `${file}:${i + 1}`, line }))
-        .filter(({ line }) => !/^\s*(\/\/|\*|\/\*)/.test(line) && literal.test(line))
+        .filter(({ line }) => !/^\s*(\/\/|\*|\/\*|#)/.test(line) && literal.test(line))
         .map(({ where }) => where),
     );
     expect(files.length).toBeGreaterThan(10);
