@@ -12,7 +12,7 @@ import type { ErrorCode } from './errors';
 import { pageMetaSchema } from './paging';
 import { signalDetailResponseSchema, signalListQuerySchema, signalListResponseSchema } from './signals';
 import { statsQuerySchema, statsResponseSchema } from './stats';
-import { SIGNAL_STREAM_PATH, STREAM_RETRY_MS, signalStreamQuerySchema } from './stream';
+import { STREAM_RETRY_MS, signalStreamQuerySchema } from './stream';
 import {
   createWebhookInputSchema,
   deliveryDetailSchema,
@@ -180,7 +180,7 @@ export const ROUTES = {
   streamSignals: {
     operationId: 'streamSignals',
     method: 'get',
-    path: SIGNAL_STREAM_PATH,
+    path: '/v1/signals/stream',
     owner: 'signals',
     caller: 'apiKey',
     sessionToo: true,
@@ -461,6 +461,9 @@ export const ROUTES = {
 } as const satisfies Record<string, RouteDef>;
 
 export type OperationId = keyof typeof ROUTES;
+
+/** The live stream's path (`GET`, Server-Sent Events): see stream.ts. */
+export const SIGNAL_STREAM_PATH = ROUTES.streamSignals.path;
 export const ROUTE_LIST: readonly RouteDef[] = Object.values(ROUTES);
 
 /** `/v1/webhooks/{webhook_id}` → `/v1/webhooks/:webhook_id` (Express). */
