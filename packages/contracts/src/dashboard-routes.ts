@@ -23,8 +23,6 @@ export interface DashboardRouteDef {
   body?: z.ZodType;
   /** Takes an Idempotency-Key header: the same key and body within 24 h return the first result. */
   idempotencyKey?: boolean;
-  /** Served before any session exists (the page's config, sign-up, log-in); every other route needs one. */
-  anonymous?: boolean;
 }
 
 /** The usage ledger's key id for API requests made with a dashboard session. */
@@ -49,21 +47,18 @@ export const DASHBOARD_ROUTES = {
     operationId: 'dashboardConfig',
     method: 'get',
     path: '/v1/dashboard/config',
-    anonymous: true,
   },
   dashboardSignup: {
     operationId: 'dashboardSignup',
     method: 'post',
     path: '/v1/dashboard/signup',
     body: signupInputSchema,
-    anonymous: true,
   },
   dashboardLogin: {
     operationId: 'dashboardLogin',
     method: 'post',
     path: '/v1/dashboard/session',
     body: loginInputSchema,
-    anonymous: true,
   },
   dashboardSession: {
     operationId: 'dashboardSession',
