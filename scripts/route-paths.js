@@ -1,20 +1,19 @@
 #!/usr/bin/env node
-// The clients' copy of the route table (packages/contracts/src/route-module.ts): every
-// operation's method and path, for the SDK and the dashboard's front end, which cannot load
-// @signal/contracts when they run.
+// The clients' copies of the route tables (packages/contracts/src/route-module.ts): every
+// operation's method and path, for the TypeScript SDK, the dashboard's front end and the Python
+// SDK, which cannot load @signal/contracts when they run.
 //
-//   pnpm run -s build && node scripts/route-paths.js     # rewrites the generated routes.ts files
+//   pnpm run -s build && node scripts/route-paths.js     # rewrites the generated files
 //   node scripts/route-paths.js --check                  # exit 1 when one is stale
 'use strict';
 const { readFileSync, writeFileSync, mkdirSync } = require('node:fs');
 const path = require('node:path');
 
 const ROOT = path.join(__dirname, '..');
-const { ROUTE_MODULE_FILES, routeModuleSource } = require(path.join(ROOT, 'packages/contracts/dist'));
+const { generatedRouteModules } = require(path.join(ROOT, 'packages/contracts/dist'));
 
-const text = routeModuleSource();
 let stale = false;
-for (const file of ROUTE_MODULE_FILES) {
+for (const { file, text } of generatedRouteModules()) {
   const target = path.join(ROOT, file);
   if (process.argv.includes('--check')) {
     let current = '';

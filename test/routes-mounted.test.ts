@@ -2,12 +2,12 @@ import { createSecretKey, randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import {
+  DASHBOARD_API_PATH,
+  DASHBOARD_ROUTE_LIST,
   ROUTE_LIST,
-  ROUTE_MODULE_FILES,
   expressPath,
-  routeModuleSource,
+  generatedRouteModules,
   routePrefixes,
-  type RouteDef,
   type RouteOwner,
 } from '@signal/contracts';
 import { mountedRoutes } from '@signal/service-kit';
@@ -18,6 +18,8 @@ import { accountRouter } from '../services/api-gateway/src/accounts/http/account
 import { RequestThrottle } from '../services/api-gateway/src/edge/domain/throttle';
 import { takesApiPath } from '../services/api-gateway/src/edge/http/service-routes';
 import { STREAM_ROUTE } from '../services/api-gateway/src/stream/http/live-streams';
+import { dashboardApiRouter } from '../services/api-gateway/src/dashboard/http/dashboard-api.router';
+import type { PasswordLoginDeps } from '../services/api-gateway/src/sessions/domain/password-login.use-case';
 
 /**
  * Every route of the table is served by its owner: the owner's router has a handler for its
@@ -32,6 +34,17 @@ function untouched<T extends object>(name: string): T {
   const target: T = Object.create(null);
   return new Proxy(target, {
     get: (_target, property) => {
+      throw new Error(`${name}.${String(property)} was used while the routes were registered`);
+    },
+  });
+}
+
+/** A dependency the router may read `given` of while it is built, and nothing else. */
+function untouchedBut<T extends object>(name: string, given: Partial<T>): T {
+  const target: T = Object.create(null);
+  return new Proxy(target, {
+    get: (_target, property) => {
+      if (Object.hasOwn(given, property)) return Reflect.get(given, property);
       throw new Error(`${name}.${String(property)} was used while the routes were registered`);
     },
   });
@@ -72,7 +85,27 @@ const routers: Record<RouteOwner, () => Router> = {
     ),
 };
 
-const entry = (r: RouteDef) => shape(r.method, expressPath(r.path));
+/** The gateway's router of the dashboard's own API (and of the public routes with a session). */
+const dashboardRouter = (): Router =>
+  dashboardApiRouter({
+    accounts: untouched('accounts'),
+    logins: untouchedBut<PasswordLoginDeps>('logins', { sessions: untouched('sessions') }),
+    usage: untouched('usage'),
+    signupEnabled: true,
+    defaultPlan: { per_minute: 60, per_day: 1000 },
+    sessionThrottle: untouched('sessionThrottle'),
+    addressGuard: untouched('addressGuard'),
+    signupThrottle: untouched('signupThrottle'),
+    upstreams: { signals: untouched('signals'), stats: untouched('stats'), webhooks: untouched('webhooks') },
+    tokens: untouched('tokens'),
+    upstreamTimeoutMs: 1000,
+    maxHeldResponseBytes: 1024,
+    streams: untouched('streams'),
+    streamIdleMs: 1000,
+    feed: untouched('feed'),
+  });
+
+const entry = (r: { method: string; path: string }) => shape(r.method, expressPath(r.path));
 
 const OWNERS: RouteOwner[] = ['signals', 'stats', 'webhooks', 'gateway'];
 
@@ -84,7 +117,7 @@ const OWNERS: RouteOwner[] = ['signals', 'stats', 'webhooks', 'gateway'];
 const READ_BY_THEIR_HANDLER = new Set(['streamSignals']);
 
 /** The path a client sends for a route: each parameter filled in. */
-const concretePath = (r: RouteDef) => r.path.replace(/\{[a-z_]+\}/g, 'x1');
+const concretePath = (r: { path: string }) => r.path.replace(/\{[a-z_]+\}/g, 'x1');
 
 describe('the route table', () => {
   it('when each owner builds its router, then every route the table gives it has a handler there', () => {
@@ -132,39 +165,73 @@ describe('the route table', () => {
     expect(streams.map((r) => r.operationId)).toEqual(['streamSignals']);
   });
 
-  it('when the table changes, then the SDK and the dashboard hold its generated copy (node scripts/route-paths.js)', () => {
+  it('when the table changes, then the SDKs and the dashboard hold its generated copy (node scripts/route-paths.js)', () => {
     const root = path.join(__dirname, '..');
-    const stale = ROUTE_MODULE_FILES.filter(
-      (file) => readFileSync(path.join(root, file), 'utf8') !== routeModuleSource(),
+    const modules = generatedRouteModules();
+    const stale = modules.filter(({ file, text }) => readFileSync(path.join(root, file), 'utf8') !== text);
+    expect(modules.map((m) => m.file)).toEqual(
+      expect.arrayContaining([
+        'packages/sdk/src/generated/routes.ts',
+        'packages/dashboard/src/generated/routes.ts',
+        'packages/sdk-python/src/signal_sdk/routes.py',
+      ]),
     );
-    expect(stale).toEqual([]);
+    expect(stale.map((m) => m.file)).toEqual([]);
   });
 
   it('when the routers and the clients are read, then none writes a path of the table in a string of its own', () => {
     const root = path.join(__dirname, '..');
-    const prefixes = OWNERS.flatMap((owner) => routePrefixes(owner));
+    const prefixes = [...OWNERS.flatMap((owner) => routePrefixes(owner)), DASHBOARD_API_PATH];
     // A quote, then one of the table's prefixes as a whole segment: `'/v1/webhooks`, `` `/v1/stats? ``.
     const literal = new RegExp(`['"\`](${prefixes.join('|')})(?![\\w-])`);
-    const sources = (dir: string): string[] =>
+    const sources = (dir: string, ext = '.ts'): string[] =>
       readdirSync(path.join(root, dir), { recursive: true, encoding: 'utf8' })
-        .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts') && !file.startsWith('generated'))
+        .filter((file) => file.endsWith(ext) && !file.endsWith('.test.ts') && !file.startsWith('generated'))
         .map((file) => path.join(dir, file));
+    const generated = new Set(generatedRouteModules().map((m) => m.file));
     const files = [
       'services/signals/src/http/signals.router.ts',
       'services/stats/src/http/stats.router.ts',
       'services/webhooks/src/http/webhooks.router.ts',
       'services/api-gateway/src/accounts/http/account.router.ts',
+      'services/api-gateway/src/dashboard/http/dashboard-api.router.ts',
       ...sources('packages/sdk/src'),
       ...sources('packages/dashboard/src'),
+      ...sources('packages/sdk-python/src/signal_sdk', '.py').filter((file) => !generated.has(file)),
     ];
     const written = files.flatMap((file) =>
       readFileSync(path.join(root, file), 'utf8')
         .split('\n')
         .map((line, i) => ({ where: `${file}:${i + 1}`, line }))
-        .filter(({ line }) => !/^\s*(\/\/|\*|\/\*)/.test(line) && literal.test(line))
+        .filter(({ line }) => !/^\s*(\/\/|\*|\/\*|#)/.test(line) && literal.test(line))
         .map(({ where }) => where),
     );
     expect(files.length).toBeGreaterThan(10);
     expect(written).toEqual([]);
+  });
+});
+
+describe("the dashboard's route table", () => {
+  it('when the table is read, then every dashboard route lies under the dashboard prefix the gateway keeps for itself', () => {
+    expect(DASHBOARD_ROUTE_LIST.length).toBeGreaterThan(0);
+    expect(
+      DASHBOARD_ROUTE_LIST.filter((r) => !r.path.startsWith(`${DASHBOARD_API_PATH}/`)).map(entry),
+    ).toEqual([]);
+    const taken = DASHBOARD_ROUTE_LIST.filter((r) =>
+      takesApiPath(r.method.toUpperCase(), concretePath(r), { authorization: 'Bearer sk_x' }, 'session'),
+    );
+    expect(taken.map(entry)).toEqual([]);
+  });
+
+  it("when the gateway builds the dashboard's router, then it mounts each dashboard route once from the table entry itself", () => {
+    const router = dashboardRouter();
+    const fromTable = mountedRoutes(router);
+    // The entry object, not a copy: whatever the table says of the route is what the router reads.
+    expect(
+      DASHBOARD_ROUTE_LIST.filter((r) => fromTable.filter((m) => m === r).length !== 1).map(entry),
+    ).toEqual([]);
+    expect(fromTable.filter((m) => !DASHBOARD_ROUTE_LIST.some((r) => r === m)).map(entry)).toEqual([]);
+    const served = mounted(router);
+    expect(DASHBOARD_ROUTE_LIST.map(entry).filter((e) => !served.has(e))).toEqual([]);
   });
 });

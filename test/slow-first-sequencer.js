@@ -10,8 +10,10 @@ const core = require.resolve('@jest/core', { paths: [jestDir] });
 const Sequencer = require(require.resolve('@jest/test-sequencer', { paths: [core] })).default;
 
 const SLOW_FIRST = [
-  'services/api-gateway/test/dashboard.browser.test.ts',
+  'services/api-gateway/test/dashboard-debugging.browser.test.ts',
+  'services/api-gateway/test/dashboard-journey.browser.test.ts',
   'test/fuzz.test.ts',
+  'test/fuzz-examples.test.ts',
   'services/signals/test/timeline-model.test.ts',
   'packages/sdk-python/test/python-sdk.test.ts',
   'packages/sdk/test/tarball.test.ts',

@@ -1,3 +1,4 @@
+import { ROUTES, fillPath } from '@signal/contracts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -361,8 +362,8 @@ async function main() {
     // Two routes: a real read (the detail, from the signals read index) and one the service
     // serves without any store call (a malformed id → 404): the HTTP path the proxies add to.
     const routes: Array<[string, string]> = [
-      ['GET /v1/signals/{id} (read)', `/v1/signals/${id}`],
-      ['GET /v1/signals/sig_0 (404, no store call)', '/v1/signals/sig_0'],
+      ['GET /v1/signals/{id} (read)', fillPath(ROUTES.getSignal.path, { signal_id: id })],
+      ['GET /v1/signals/sig_0 (404, no store call)', fillPath(ROUTES.getSignal.path, { signal_id: 'sig_0' })],
     ];
     console.log(
       `load average at start: ${loadavg()

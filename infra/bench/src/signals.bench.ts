@@ -1,3 +1,4 @@
+import { ROUTES, fillPath } from '@signal/contracts';
 import mongoose from 'mongoose';
 import { deleteKeysMatching, parseCliArgs, readCommandLine } from '@signal/service-kit';
 import { Pool } from 'undici';
@@ -156,7 +157,7 @@ async function main() {
     const storeRequests = Math.min(requests, 20);
     atSmall.push(
       await timed(`index  (a) page 1 @${storeAt}`, requests, () =>
-        get(direct, '/v1/signals', internalAuth()).then(() => undefined),
+        get(direct, ROUTES.listSignals.path, internalAuth()).then(() => undefined),
       ),
       await timed(`store  (a) page 1 @${storeAt}`, storeRequests, async () => {
         await Promise.all([
@@ -165,7 +166,7 @@ async function main() {
         ]);
       }),
       await timed(`index  (b) type+status+since @${storeAt}`, requests, () =>
-        get(direct, `/v1/signals?${filtered}`, internalAuth()).then(() => undefined),
+        get(direct, `${ROUTES.listSignals.path}?${filtered}`, internalAuth()).then(() => undefined),
       ),
       await timed(`store  (b) type+status+since @${storeAt}`, storeRequests, async () => {
         const f = { type: 'wallet', 'performance.status': 'active', created_at: { $gt: since } };
@@ -201,17 +202,18 @@ async function main() {
 
     const depth = Math.max(2, Math.min(5000, Math.floor(count / 20) - 1));
     const deepCursorId = JSON.parse(
-      await get(direct, `/v1/signals?page=${depth - 1}&limit=20`, internalAuth()),
+      await get(direct, `${ROUTES.listSignals.path}?page=${depth - 1}&limit=20`, internalAuth()),
     ).data.at(-1).id as string;
     const deepCursor = Buffer.from(deepCursorId).toString('base64url');
-    const someId = JSON.parse(await get(direct, '/v1/signals?limit=1&page=777', internalAuth())).data[0]
-      .id as string;
+    const someId = JSON.parse(
+      await get(direct, `${ROUTES.listSignals.path}?limit=1&page=777`, internalAuth()),
+    ).data[0].id as string;
     const scenarios: Array<[string, string]> = [
-      ['(a) page 1', '/v1/signals'],
-      ['(b) type+status+since', `/v1/signals?${filtered}`],
-      [`(c) page ${depth} of 20`, `/v1/signals?page=${depth}&limit=20`],
-      [`(c') same depth by cursor`, `/v1/signals?cursor=${deepCursor}&limit=20`],
-      ['(d) detail', `/v1/signals/${someId}`],
+      ['(a) page 1', ROUTES.listSignals.path],
+      ['(b) type+status+since', `${ROUTES.listSignals.path}?${filtered}`],
+      [`(c) page ${depth} of 20`, `${ROUTES.listSignals.path}?page=${depth}&limit=20`],
+      [`(c') same depth by cursor`, `${ROUTES.listSignals.path}?cursor=${deepCursor}&limit=20`],
+      ['(d) detail', fillPath(ROUTES.getSignal.path, { signal_id: someId })],
     ];
     // Warm-up, not measured: each scenario a few times direct and through the gateway, so the
     // first row does not carry the JIT compilation of its path and the load's garbage; then the
@@ -250,7 +252,8 @@ async function main() {
       });
       const id = JSON.parse(await res.body.text()).data.id as string;
       for (;;) {
-        const top = JSON.parse(await get(direct, '/v1/signals?limit=1', internalAuth())).data[0]?.id;
+        const top = JSON.parse(await get(direct, `${ROUTES.listSignals.path}?limit=1`, internalAuth()))
+          .data[0]?.id;
         if (top === id) return;
       }
     };

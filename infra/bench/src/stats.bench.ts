@@ -1,6 +1,6 @@
 import { connect } from 'amqplib';
 import mongoose from 'mongoose';
-import { SIGNAL_EVENT_VERSION, type SignalEvent } from '@signal/contracts';
+import { ROUTES, SIGNAL_EVENT_VERSION, type SignalEvent } from '@signal/contracts';
 import { deleteKeysMatching, newId, parseCliArgs, readCommandLine } from '@signal/service-kit';
 import { Pool } from 'undici';
 import {
@@ -180,7 +180,7 @@ async function main() {
     const get = async (pool: Pool, qs: string, auth: string) => {
       const res = await pool.request({
         method: 'GET',
-        path: `/v1/stats${qs}`,
+        path: `${ROUTES.getStats.path}${qs}`,
         headers: { authorization: auth },
       });
       const text = await res.body.text();

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import mongoose from 'mongoose';
 import { Pool } from 'undici';
-import { STREAM_PREAMBLE } from '@signal/contracts';
+import { ROUTES, STREAM_PREAMBLE } from '@signal/contracts';
 import { deleteKeysMatching, parseCliArgs, readCommandLine } from '@signal/service-kit';
 import {
   SECRETS,
@@ -85,7 +85,7 @@ function openStream(url: string, key: string): Promise<Client> {
   return new Promise((resolve, reject) => {
     const seen = new Map<string, number>();
     const req = get(
-      `${url}/v1/signals/stream?events=signal.new`,
+      `${url}${ROUTES.streamSignals.path}?events=signal.new`,
       { headers: { authorization: `Bearer ${key}` }, agent: false },
       (res: IncomingMessage) => {
         if (res.statusCode !== 200) {
@@ -240,7 +240,7 @@ async function main() {
     const api = new Pool(gateway.url, { connections: 4 });
     const created = await api.request({
       method: 'POST',
-      path: '/v1/webhooks',
+      path: ROUTES.createWebhook.path,
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({
         url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,

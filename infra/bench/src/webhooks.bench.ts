@@ -1,3 +1,4 @@
+import { ROUTES, fillPath } from '@signal/contracts';
 import { readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import path from 'node:path';
@@ -251,7 +252,9 @@ async function startStack(label: string, env: Record<string, string>): Promise<S
       await Promise.all(
         Array.from({ length: 16 }, async () => {
           for (let i = next++; i < urls.length; i = next++) {
-            ids[i] = (await call('POST', '/v1/webhooks', { url: urls[i], events: ['signal.new'] })).data.id;
+            ids[i] = (
+              await call('POST', ROUTES.createWebhook.path, { url: urls[i], events: ['signal.new'] })
+            ).data.id;
           }
         }),
       );
@@ -264,7 +267,10 @@ async function startStack(label: string, env: Record<string, string>): Promise<S
         await Promise.all(
           Array.from({ length: 8 }, async () => {
             for (let i = next++; i < ids.length; i = next++) {
-              const page = await call('GET', `/v1/webhooks/${ids[i]}/deliveries?status=${status}&limit=1`);
+              const page = await call(
+                'GET',
+                `${fillPath(ROUTES.listWebhookDeliveries.path, { webhook_id: ids[i]! })}?status=${status}&limit=1`,
+              );
               totals[status] += page.meta?.total ?? 0;
             }
           }),

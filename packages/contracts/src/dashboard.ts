@@ -1,8 +1,5 @@
 import { z } from 'zod';
 
-/** The dashboard's own API (/v1/dashboard/*, cookie session + CSRF): same origin, not part of the public document. */
-export const DASHBOARD_API_PATH = '/v1/dashboard';
-
 export const signupInputSchema = z.strictObject({
   email: z.email().max(254),
   password: z.string().min(12, 'password must have at least 12 characters').max(200),

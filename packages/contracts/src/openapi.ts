@@ -1,7 +1,15 @@
 import { z } from 'zod';
 import { DEFAULT_ERROR_MESSAGES, ERROR_STATUS, type ErrorCode } from './errors';
 import { ROUTE_EXAMPLES, failure } from './route-examples';
-import { ROUTE_LIST, type Caller, type HttpMethod, type OperationId, type RouteDef } from './routes';
+import {
+  ROUTES,
+  ROUTE_LIST,
+  routeName,
+  type Caller,
+  type HttpMethod,
+  type OperationId,
+  type RouteDef,
+} from './routes';
 
 /**
  * The OpenAPI 3.1 document, built from the route table (routes.ts) and the zod schemas it names:
@@ -168,7 +176,7 @@ function commonErrorExamples(route: RouteDef): Record<string, Json> {
   return {
     '401': apiKey
       ? failure('UNAUTHORIZED')
-      : failure('UNAUTHORIZED', 'A dashboard session is required: POST /v1/auth/login.'),
+      : failure('UNAUTHORIZED', `A dashboard session is required: ${routeName(ROUTES.login)}.`),
     '403': failure(
       'FORBIDDEN',
       'API keys cannot manage the account (keys, password, sessions); use a dashboard session.',
@@ -376,7 +384,7 @@ export function buildOpenApiDocument({ serverUrl, plan, guideMarkdown }: Documen
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'JWT',
-          description: 'From POST /v1/auth/login',
+          description: `From ${routeName(ROUTES.login)}`,
         },
       },
     },

@@ -12,7 +12,7 @@ import type { ErrorCode } from './errors';
 import { pageMetaSchema } from './paging';
 import { signalDetailResponseSchema, signalListQuerySchema, signalListResponseSchema } from './signals';
 import { statsQuerySchema, statsResponseSchema } from './stats';
-import { SIGNAL_STREAM_PATH, STREAM_RETRY_MS, signalStreamQuerySchema } from './stream';
+import { STREAM_RETRY_MS, signalStreamQuerySchema } from './stream';
 import {
   createWebhookInputSchema,
   deliveryDetailSchema,
@@ -180,7 +180,7 @@ export const ROUTES = {
   streamSignals: {
     operationId: 'streamSignals',
     method: 'get',
-    path: SIGNAL_STREAM_PATH,
+    path: '/v1/signals/stream',
     owner: 'signals',
     caller: 'apiKey',
     sessionToo: true,
@@ -461,10 +461,29 @@ export const ROUTES = {
 } as const satisfies Record<string, RouteDef>;
 
 export type OperationId = keyof typeof ROUTES;
+
+/** The live stream's path (`GET`, Server-Sent Events): see stream.ts. */
+export const SIGNAL_STREAM_PATH = ROUTES.streamSignals.path;
 export const ROUTE_LIST: readonly RouteDef[] = Object.values(ROUTES);
 
 /** `/v1/webhooks/{webhook_id}` → `/v1/webhooks/:webhook_id` (Express). */
 export const expressPath = (path: string) => path.replace(/\{([a-z_]+)\}/g, ':$1');
+
+/**
+ * A route's path as a client sends it: each `{name}` of the template filled in from `params`,
+ * URI-encoded (the generated copies' `pathOf` does the same for the clients that cannot load this).
+ */
+export function fillPath(template: string, params: Readonly<Record<string, string>> = {}): string {
+  return template.replace(/\{([a-z_]+)\}/g, (_match, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new Error(`${template}: no value for {${name}}`);
+    return encodeURIComponent(value);
+  });
+}
+
+/** A route as a log line or a message names it: `GET /v1/signals/{signal_id}`. */
+export const routeName = (route: { method: string; path: string }): string =>
+  `${route.method.toUpperCase()} ${route.path}`;
 
 /** A path's version and first segment (`/v1/webhooks/{webhook_id}` → `/v1/webhooks`): the prefix it shares with its neighbours. */
 export const pathPrefix = (path: string) => path.split('/').slice(0, 3).join('/');

@@ -6,10 +6,10 @@ import {
   SESSION_ENDED_EVENT,
   STREAM_CAUGHT_UP_EVENT,
   caughtUpEvent,
-  resetEvent,
   sseComment,
   sseEvent,
 } from './stream';
+import { resetEvent } from './stream-reset';
 import {
   comesAfter,
   compareEntryIds,

@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { SIGNAL_TYPES, WEBHOOK_EVENTS } from './enums';
 
 /**
- * The live stream of signal events, `GET /v1/signals/stream` (Server-Sent Events). Each event is
- * a webhook event (`signal.new`, `signal.winner`, `signal.dead`, `signal.rugged`) with the
- * webhook payload as its `data` and its position in the event log as its `id`.
+ * The live stream of signal events, `GET /v1/signals/stream` (Server-Sent Events; its route is
+ * `ROUTES.streamSignals`). Each event is a webhook event (`signal.new`, `signal.winner`,
+ * `signal.dead`, `signal.rugged`) with the webhook payload as its `data` and its position in the
+ * event log as its `id`.
  */
-export const SIGNAL_STREAM_PATH = '/v1/signals/stream';
 
 /** The `retry:` hint at the start of every stream: how long a client waits before reconnecting. */
 export const STREAM_RETRY_MS = 2000;
@@ -138,30 +138,6 @@ export const CREDENTIAL_EXPIRED_EVENT = errorEvent({
   code: 'KEY_EXPIRED',
   message: 'The credential expired.',
 });
-
-const RESET_MESSAGES: Record<StreamResetReason, string> = {
-  malformed: 'Last-Event-ID is not an event id of this stream.',
-  unknown: 'Last-Event-ID names no event of this stream.',
-  expired: 'Last-Event-ID is older than the events the stream keeps; what came after it cannot be replayed.',
-};
-
-/**
- * The `reset` event: the client re-syncs from the list, and the stream goes on live. It carries
- * the id the live part starts after (when the log has one), so a client that reconnects later
- * resumes from there instead of being reset again.
- */
-export function resetEvent(reason: StreamResetReason, resumeFrom: string | undefined): string {
-  const data: StreamResetData = {
-    reason,
-    message: `${RESET_MESSAGES[reason]} Re-sync from GET /v1/signals; the stream goes on live from here.`,
-    resync: '/v1/signals',
-  };
-  return sseEvent({
-    ...(resumeFrom === undefined ? {} : { id: resumeFrom }),
-    event: 'reset',
-    data: JSON.stringify(data),
-  });
-}
 
 /**
  * The gateway's catch-up request (internal, not in the public API): `until=live` on the stream's

@@ -8,13 +8,14 @@ import { signalView, signalsView } from './pages/signals.js';
 import { statsView } from './pages/stats.js';
 import { webhooksView } from './pages/webhooks.js';
 import { act, announceNext, leavePage, sayCarried, showChrome, state, type SessionInfo } from './shell.js';
+import { pathOf } from './generated/routes.js';
 
 async function route(): Promise<void> {
   leavePage();
   const [path] = location.hash.replace(/^#/, '').split('?');
   const parts = (path ?? '').split('/').filter(Boolean);
   if (!state.session && parts[0] !== 'login' && parts[0] !== 'signup') {
-    const s = await get<SessionInfo>('/v1/dashboard/session').catch(() => null);
+    const s = await get<SessionInfo>(pathOf('dashboardSession')).catch(() => null);
     if (s) {
       state.session = s;
       setCsrf(s.csrf_token);
@@ -45,7 +46,7 @@ async function route(): Promise<void> {
 }
 
 document.getElementById('logout')!.addEventListener('click', async () => {
-  await act(() => del('/v1/dashboard/session'));
+  await act(() => del(pathOf('dashboardLogout')));
   announceNext('Logged out.');
   state.session = null;
   showChrome();

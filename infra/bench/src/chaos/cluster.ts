@@ -1,3 +1,4 @@
+import { ROUTES } from '@signal/contracts';
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -178,7 +179,7 @@ class LimitProbe {
     while (this.running) {
       const at = Date.now() - this.t0;
       try {
-        const res = await request(`${this.url}/v1/stats`, {
+        const res = await request(`${this.url}${ROUTES.getStats.path}`, {
           headers: { authorization: `Bearer ${this.key}` },
           headersTimeout: 15_000,
           bodyTimeout: 15_000,

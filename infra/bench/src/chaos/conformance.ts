@@ -1,4 +1,4 @@
-import { buildOpenApiDocument } from '@signal/contracts';
+import { ROUTES, buildOpenApiDocument, fillPath, routeName, type HttpMethod } from '@signal/contracts';
 // ajv is the repository's own dev dependency (the e2e contract test's validator), resolved from the root.
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
@@ -42,6 +42,26 @@ interface Step {
   auth?: boolean;
   /** Sent with an `Idempotency-Key`, so a retried creation makes one resource. */
   idempotent?: boolean;
+}
+
+const METHODS = { get: 'GET', post: 'POST', patch: 'PATCH', delete: 'DELETE' } as const satisfies Record<
+  HttpMethod,
+  Step['method']
+>;
+
+/** A step of a route of the table: its method and template from the entry, `params` filled in and `query` after. */
+function stepOf(
+  route: { method: HttpMethod; path: string },
+  rest: Omit<Step, 'method' | 'template' | 'path'> & { params?: Record<string, string>; query?: string },
+): Step {
+  const { params, query, ...step } = rest;
+  const path = fillPath(route.path, params);
+  return {
+    ...step,
+    method: METHODS[route.method],
+    template: route.path,
+    path: query === undefined ? path : `${path}?${query}`,
+  };
 }
 
 /** Tries of one step: a 503 or 504 (a slow or busy service) is tried again, as a client does. */
@@ -163,40 +183,25 @@ export async function conformanceWalk(
     return isObject(first) && typeof first.id === 'string' ? first.id : undefined;
   };
 
-  const signals = await run({
-    method: 'GET',
-    template: '/v1/signals',
-    path: '/v1/signals?limit=5',
-    expect: 200,
-  });
+  const signals = await run(stepOf(ROUTES.listSignals, { query: 'limit=5', expect: 200 }));
   const signalId = firstId(signals);
-  if (signalId)
-    await run({
-      method: 'GET',
-      template: '/v1/signals/{signal_id}',
-      path: `/v1/signals/${signalId}`,
-      expect: 200,
-    });
-  else problems.push('GET /v1/signals: no signal to read (the load created none?)');
-  await run({
-    method: 'GET',
-    template: '/v1/signals/{signal_id}',
-    path: '/v1/signals/sig_01KAB3P0000000000000000000',
-    expect: 404,
-  });
-  await run({ method: 'GET', template: '/v1/signals', path: '/v1/signals?limit=0', expect: 400 });
-  await run({ method: 'GET', template: '/v1/signals', path: '/v1/signals', expect: 401, auth: false });
-  await run({ method: 'GET', template: '/v1/stats', path: '/v1/stats?period=7d', expect: 200 });
-  await run({ method: 'GET', template: '/v1/stats', path: '/v1/stats?period=1y', expect: 400 });
+  if (signalId) await run(stepOf(ROUTES.getSignal, { params: { signal_id: signalId }, expect: 200 }));
+  else problems.push(`${routeName(ROUTES.listSignals)}: no signal to read (the load created none?)`);
+  await run(
+    stepOf(ROUTES.getSignal, { params: { signal_id: 'sig_01KAB3P0000000000000000000' }, expect: 404 }),
+  );
+  await run(stepOf(ROUTES.listSignals, { query: 'limit=0', expect: 400 }));
+  await run(stepOf(ROUTES.listSignals, { expect: 401, auth: false }));
+  await run(stepOf(ROUTES.getStats, { query: 'period=7d', expect: 200 }));
+  await run(stepOf(ROUTES.getStats, { query: 'period=1y', expect: 400 }));
 
-  const created = await run({
-    method: 'POST',
-    template: '/v1/webhooks',
-    path: '/v1/webhooks',
-    body: { url: hookUrl, events: ['signal.new'], description: 'conformance' },
-    expect: 201,
-    idempotent: true,
-  });
+  const created = await run(
+    stepOf(ROUTES.createWebhook, {
+      body: { url: hookUrl, events: ['signal.new'], description: 'conformance' },
+      expect: 201,
+      idempotent: true,
+    }),
+  );
   const hook = data(created);
   const hookId = isObject(hook) && typeof hook.id === 'string' ? hook.id : undefined;
   if (!hookId)
@@ -204,63 +209,43 @@ export async function conformanceWalk(
       checked,
       operations: reached.size,
       retried,
-      problems: [...problems, 'POST /v1/webhooks: no id'],
+      problems: [...problems, `${routeName(ROUTES.createWebhook)}: no id`],
     };
-  const at = `/v1/webhooks/${hookId}`;
-  await run({ method: 'GET', template: '/v1/webhooks', path: '/v1/webhooks?limit=5', expect: 200 });
-  await run({ method: 'GET', template: '/v1/webhooks/{webhook_id}', path: at, expect: 200 });
-  await run({
-    method: 'PATCH',
-    template: '/v1/webhooks/{webhook_id}',
-    path: at,
-    body: { events: ['signal.new', 'signal.winner'] },
-    expect: 200,
-  });
-  await run({ method: 'PATCH', template: '/v1/webhooks/{webhook_id}', path: at, body: {}, expect: 400 });
-  await run({
-    method: 'POST',
-    template: '/v1/webhooks/{webhook_id}/rotate-secret',
-    path: `${at}/rotate-secret`,
-    expect: 200,
-  });
-  const test = await run({
-    method: 'POST',
-    template: '/v1/webhooks/{webhook_id}/test',
-    path: `${at}/test`,
-    body: {},
-    expect: 202,
-  });
+  const hookParams = { webhook_id: hookId };
+  await run(stepOf(ROUTES.listWebhooks, { query: 'limit=5', expect: 200 }));
+  await run(stepOf(ROUTES.getWebhook, { params: hookParams, expect: 200 }));
+  await run(
+    stepOf(ROUTES.updateWebhook, {
+      params: hookParams,
+      body: { events: ['signal.new', 'signal.winner'] },
+      expect: 200,
+    }),
+  );
+  await run(stepOf(ROUTES.updateWebhook, { params: hookParams, body: {}, expect: 400 }));
+  await run(stepOf(ROUTES.rotateWebhookSecret, { params: hookParams, expect: 200 }));
+  const test = await run(stepOf(ROUTES.sendWebhookTest, { params: hookParams, body: {}, expect: 202 }));
   const delivery = data(test);
   const deliveryId = isObject(delivery) && typeof delivery.id === 'string' ? delivery.id : undefined;
-  await run({
-    method: 'GET',
-    template: '/v1/webhooks/{webhook_id}/deliveries',
-    path: `${at}/deliveries`,
-    expect: 200,
-  });
+  await run(stepOf(ROUTES.listWebhookDeliveries, { params: hookParams, expect: 200 }));
   if (deliveryId) {
-    await run({
-      method: 'GET',
-      template: '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}',
-      path: `${at}/deliveries/${deliveryId}`,
-      expect: 200,
-    });
-    await run({
-      method: 'POST',
-      template: '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry',
-      path: `${at}/deliveries/${deliveryId}/retry`,
-      // 409 while the test delivery's own attempt is still under way.
-      expect: [202, 409],
-    });
-  } else problems.push('POST /v1/webhooks/{id}/test: no delivery id');
-  await run({
-    method: 'POST',
-    template: '/v1/webhooks/{webhook_id}/recover',
-    path: `${at}/recover`,
-    body: { since: new Date(Date.now() - 3_600_000).toISOString() },
-    expect: 202,
-  });
-  await run({ method: 'DELETE', template: '/v1/webhooks/{webhook_id}', path: at, expect: 200 });
-  await run({ method: 'GET', template: '/v1/webhooks/{webhook_id}', path: at, expect: 404 });
+    const deliveryParams = { ...hookParams, delivery_id: deliveryId };
+    await run(stepOf(ROUTES.getWebhookDelivery, { params: deliveryParams, expect: 200 }));
+    await run(
+      stepOf(ROUTES.retryWebhookDelivery, {
+        params: deliveryParams,
+        // 409 while the test delivery's own attempt is still under way.
+        expect: [202, 409],
+      }),
+    );
+  } else problems.push(`${routeName(ROUTES.sendWebhookTest)}: no delivery id`);
+  await run(
+    stepOf(ROUTES.recoverWebhook, {
+      params: hookParams,
+      body: { since: new Date(Date.now() - 3_600_000).toISOString() },
+      expect: 202,
+    }),
+  );
+  await run(stepOf(ROUTES.deleteWebhook, { params: hookParams, expect: 200 }));
+  await run(stepOf(ROUTES.getWebhook, { params: hookParams, expect: 404 }));
   return { checked, operations: reached.size, retried, problems };
 }

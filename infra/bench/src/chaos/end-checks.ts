@@ -1,4 +1,4 @@
-import { SIGNAL_TYPES, type SignalType } from '@signal/contracts';
+import { ROUTES, SIGNAL_TYPES, type SignalType } from '@signal/contracts';
 import { benchApiKey } from '../harness';
 import { exactnessViolations, uniqueName, type LimitedResponse, type Receiver } from '@signal/test-kit';
 import { request } from 'undici';
@@ -31,7 +31,7 @@ export async function listAll(
   let total: number;
   do {
     const page = (await json(
-      `${gatewayUrl}/v1/signals?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      `${gatewayUrl}${ROUTES.listSignals.path}?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
       auth,
     )) as { data: Array<{ id: string }>; meta: { total: number; next_cursor: string | null } };
     ids.push(...page.data.map((s) => s.id));
@@ -96,7 +96,7 @@ export async function limitsAcrossGateways(system: ChaosSystem): Promise<ChaosRe
   const responses = await Promise.all(
     Array.from({ length: BURST_SIZE }, async (_, i): Promise<LimitedResponse> => {
       const g = i % gateways.length;
-      const res = await request(`${gateways[g]!.url}/v1/stats`, {
+      const res = await request(`${gateways[g]!.url}${ROUTES.getStats.path}`, {
         headers: { authorization: `Bearer ${key}`, connection: 'close' },
         headersTimeout: 15_000,
         bodyTimeout: 15_000,

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { SIGNAL_TYPES, type SignalType } from '@signal/contracts';
+import { fillPath, ROUTES, SIGNAL_TYPES, type SignalType } from '@signal/contracts';
 import { Pool } from 'undici';
 
 /** One HTTP exchange of the load, as the client saw it. */
@@ -199,17 +199,17 @@ export class ChaosLoad {
     if (roll < 50 || this.created.length === 0) {
       kind = 'list';
       path = pick([
-        '/v1/signals',
-        `/v1/signals?type=${pick(SIGNAL_TYPES)}`,
-        '/v1/signals?status=winner&limit=50',
-        `/v1/signals?type=${pick(SIGNAL_TYPES)}&status=active&page=2`,
+        ROUTES.listSignals.path,
+        `${ROUTES.listSignals.path}?type=${pick(SIGNAL_TYPES)}`,
+        `${ROUTES.listSignals.path}?status=winner&limit=50`,
+        `${ROUTES.listSignals.path}?type=${pick(SIGNAL_TYPES)}&status=active&page=2`,
       ]);
     } else if (roll < 80) {
       kind = 'detail';
-      path = `/v1/signals/${pick(this.created).id}`;
+      path = fillPath(ROUTES.getSignal.path, { signal_id: pick(this.created).id });
     } else {
       kind = 'stats';
-      path = `/v1/stats?period=${pick(['24h', '7d', 'all'])}${randomInt(2) ? `&type=${pick(SIGNAL_TYPES)}` : ''}`;
+      path = `${ROUTES.getStats.path}?period=${pick(['24h', '7d', 'all'])}${randomInt(2) ? `&type=${pick(SIGNAL_TYPES)}` : ''}`;
     }
     this.readsInFlight += 1;
     this.track(

@@ -1,3 +1,4 @@
+import { ROUTES } from '@signal/contracts';
 import { infraUrls, startReceiver, uniqueName, type Receiver } from '@signal/test-kit';
 import mongoose from 'mongoose';
 import { request } from 'undici';
@@ -80,7 +81,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     for (let i = 0; i < options.subscribers; i++) {
       const receiver = await startReceiver();
       receivers.push(receiver);
-      const res = await request(`${system.gatewayUrl}/v1/webhooks`, {
+      const res = await request(`${system.gatewayUrl}${ROUTES.createWebhook.path}`, {
         method: 'POST',
         headers: { ...auth, 'content-type': 'application/json' },
         body: JSON.stringify({
@@ -192,7 +193,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       list = await listAll(system.gatewayUrl, auth).catch(() => list);
       stats =
         (
-          (await json(`${system.gatewayUrl}/v1/stats`, auth).catch(() => undefined)) as
+          (await json(`${system.gatewayUrl}${ROUTES.getStats.path}`, auth).catch(() => undefined)) as
             { data?: typeof stats } | undefined
         )?.data ?? stats;
       delivered = deliveredPairs(receivers);

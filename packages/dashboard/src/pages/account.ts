@@ -2,6 +2,7 @@
 import { post, setCsrf } from '../api.js';
 import { field, h } from '../dom.js';
 import { state, act, onSubmit, page, type SessionInfo } from '../shell.js';
+import { pathOf } from '../generated/routes.js';
 
 export async function accountView(): Promise<void> {
   const current = h('input', {
@@ -27,7 +28,7 @@ export async function accountView(): Promise<void> {
   onSubmit(form, async () => {
     const info = await act(
       () =>
-        post<SessionInfo>('/v1/dashboard/password', {
+        post<SessionInfo>(pathOf('dashboardChangePassword'), {
           current_password: current.value,
           new_password: next.value,
         }),

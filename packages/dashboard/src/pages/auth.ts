@@ -2,9 +2,10 @@
 import { ApiError, get, post, setCsrf } from '../api.js';
 import { field, h, replace } from '../dom.js';
 import { state, announceNext, act, onSubmit, page, showChrome, type SessionInfo } from '../shell.js';
+import { pathOf } from '../generated/routes.js';
 
 export async function authView(mode: 'login' | 'signup'): Promise<void> {
-  const config = await act(() => get<{ signup_enabled: boolean }>('/v1/dashboard/config'));
+  const config = await act(() => get<{ signup_enabled: boolean }>(pathOf('dashboardConfig')));
   const canSignUp = config?.signup_enabled ?? false;
   if (mode === 'signup' && !canSignUp) {
     page(
@@ -42,7 +43,7 @@ export async function authView(mode: 'login' | 'signup'): Promise<void> {
     let refusal: unknown;
     const info = await act(
       () =>
-        post<SessionInfo>(mode === 'login' ? '/v1/dashboard/session' : '/v1/dashboard/signup', body).catch(
+        post<SessionInfo>(pathOf(mode === 'login' ? 'dashboardLogin' : 'dashboardSignup'), body).catch(
           (err: unknown) => {
             refusal = err;
             throw err;

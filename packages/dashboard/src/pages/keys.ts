@@ -27,6 +27,7 @@ import {
   type WindowLeft,
   type Usage,
 } from '../shell.js';
+import { pathOf } from '../generated/routes.js';
 
 const OVERLAPS: [string, string][] = [
   ['0', 'Revoke the old key now'],
@@ -47,7 +48,7 @@ function keyState(k: KeyRow): HTMLElement {
 }
 
 export async function keysView(): Promise<void> {
-  const keys = (await act(() => get<KeyRow[]>('/v1/dashboard/keys'))) ?? [];
+  const keys = (await act(() => get<KeyRow[]>(pathOf('dashboardListKeys')))) ?? [];
   const plan = state.session!.account.plan;
   const secretSlot = h('div', {});
   const showSecret = (key: string, keyName: string) => {
@@ -93,7 +94,7 @@ export async function keysView(): Promise<void> {
     if (expires.value) body.expires_at = new Date(`${expires.value}T00:00`).toISOString();
     const idempotencyKey = submission.for(body);
     const created = await act(
-      () => post<KeyRow & { key: string }>('/v1/dashboard/keys', body, { idempotencyKey }),
+      () => post<KeyRow & { key: string }>(pathOf('dashboardCreateKey'), body, { idempotencyKey }),
       'Key created.',
       create,
     );
@@ -109,7 +110,7 @@ export async function keysView(): Promise<void> {
   let listRequests = 0;
   const refreshList = async () => {
     const request = ++listRequests;
-    const rows = await act(() => get<KeyRow[]>('/v1/dashboard/keys'));
+    const rows = await act(() => get<KeyRow[]>(pathOf('dashboardListKeys')));
     // A response overtaken by a later refresh (or a failed one) does not replace the newer list.
     if (!rows || request !== listRequests) return;
     replace(listSlot, keyTable(rows));
@@ -166,7 +167,9 @@ export async function keysView(): Promise<void> {
       'Revoke key',
     );
     if (!ok) return;
-    if (await act(() => del<KeyRow>(`/v1/dashboard/keys/${k.id}`), `Key “${k.name}” revoked.`))
+    if (
+      await act(() => del<KeyRow>(pathOf('dashboardRevokeKey', { key_id: k.id })), `Key “${k.name}” revoked.`)
+    )
       await refreshList();
   };
   const roll = async (k: KeyRow) => {
@@ -179,9 +182,12 @@ export async function keysView(): Promise<void> {
     );
     if (!ok) return;
     const r = await act(() =>
-      post<{ created: KeyRow & { key: string }; previous: KeyRow }>(`/v1/dashboard/keys/${k.id}/roll`, {
-        overlap_seconds: Number(overlap.value),
-      }),
+      post<{ created: KeyRow & { key: string }; previous: KeyRow }>(
+        pathOf('dashboardRollKey', { key_id: k.id }),
+        {
+          overlap_seconds: Number(overlap.value),
+        },
+      ),
     );
     if (r) {
       const old = r.previous;
@@ -213,7 +219,7 @@ export async function keysView(): Promise<void> {
   const loadUsage = async () => {
     const request = ++usageRequests;
     const q = usageSelect.value ? `?key_id=${encodeURIComponent(usageSelect.value)}` : '';
-    const u = await act(() => get<Usage>(`/v1/dashboard/usage${q}`));
+    const u = await act(() => get<Usage>(`${pathOf('dashboardUsage')}${q}`));
     if (!u || request !== usageRequests) return;
     const time = (iso: string) =>
       new Date(iso).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });

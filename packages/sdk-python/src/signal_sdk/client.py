@@ -5,7 +5,6 @@ import random
 import threading
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
 import uuid
 from datetime import datetime
@@ -65,6 +64,7 @@ from .types import (
     WebhookSubscriptionWithSecret,
 )
 
+from .routes import OPERATIONS, path_of
 from .version import __version__
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
@@ -83,7 +83,7 @@ UNSET: Any = _Unset()
 
 # POSTs the server deduplicates on their Idempotency-Key (a repeat returns what the first made):
 # only these are sent again after a lost response or a 5xx, as the repeat cannot create twice.
-_DEDUPLICATED_POSTS = frozenset({"/v1/webhooks", "/v1/account/keys"})
+_DEDUPLICATED_POSTS = frozenset(op.path for op in OPERATIONS.values() if op.method == "POST" and op.idempotency_key)
 
 
 class SignalClient:
@@ -279,10 +279,6 @@ def _read_all(res: HTTPResponse) -> bytes:
         res.close()
 
 
-def _seg(value: str) -> str:
-    return urllib.parse.quote(value, safe="")
-
-
 class Signals:
     def __init__(self, client: SignalClient) -> None:
         self._c = client
@@ -299,7 +295,7 @@ class Signals:
     ) -> SignalPage:
         """One page of signals, newest first (operationId listSignals), and the list's ``meta``."""
         query = {"type": type, "status": status, "since": since, "limit": limit, "page": page, "cursor": cursor}
-        return cast(SignalPage, self._c._page("/v1/signals", query))
+        return cast(SignalPage, self._c._page(path_of("listSignals"), query))
 
     def iterate(
         self,
@@ -321,7 +317,7 @@ class Signals:
 
     def get(self, signal_id: str) -> SignalDetail:
         """operationId getSignal."""
-        return cast(SignalDetail, self._c._data("GET", f"/v1/signals/{_seg(signal_id)}"))
+        return cast(SignalDetail, self._c._data("GET", path_of("getSignal", signal_id=signal_id)))
 
     def stream(
         self,
@@ -350,16 +346,12 @@ class Stats:
 
     def get(self, *, type: Optional[SignalType] = None, period: Optional[StatsPeriod] = None) -> Statistics:
         """operationId getStats."""
-        return cast(Statistics, self._c._data("GET", "/v1/stats", {"type": type, "period": period}))
+        return cast(Statistics, self._c._data("GET", path_of("getStats"), {"type": type, "period": period}))
 
 
 class Deliveries:
     def __init__(self, client: SignalClient) -> None:
         self._c = client
-
-    @staticmethod
-    def _path(webhook_id: str) -> str:
-        return f"/v1/webhooks/{_seg(webhook_id)}/deliveries"
 
     def list(
         self,
@@ -372,7 +364,7 @@ class Deliveries:
     ) -> DeliveryPage:
         """One page of the subscription's deliveries, newest first (operationId listWebhookDeliveries)."""
         query = {"status": status, "event": event, "limit": limit, "page": page}
-        return cast(DeliveryPage, self._c._page(self._path(webhook_id), query))
+        return cast(DeliveryPage, self._c._page(path_of("listWebhookDeliveries", webhook_id=webhook_id), query))
 
     def iterate(
         self,
@@ -383,28 +375,26 @@ class Deliveries:
         limit: Optional[int] = None,
     ) -> Iterator[WebhookDelivery]:
         """Every delivery, newest first, page after page."""
-        return self._c._pages(self._path(webhook_id), {"status": status, "event": event, "limit": limit})
+        return self._c._pages(
+            path_of("listWebhookDeliveries", webhook_id=webhook_id), {"status": status, "event": event, "limit": limit}
+        )
 
     def get(self, webhook_id: str, delivery_id: str) -> WebhookDeliveryDetail:
         """One delivery with its ``attempts``, each with the request sent and the response
         (operationId getWebhookDelivery)."""
-        return cast(WebhookDeliveryDetail, self._c._data("GET", f"{self._path(webhook_id)}/{_seg(delivery_id)}"))
+        path = path_of("getWebhookDelivery", webhook_id=webhook_id, delivery_id=delivery_id)
+        return cast(WebhookDeliveryDetail, self._c._data("GET", path))
 
     def retry(self, webhook_id: str, delivery_id: str) -> WebhookDelivery:
         """Sends the delivery again (operationId retryWebhookDelivery)."""
-        return cast(
-            WebhookDelivery, self._c._data("POST", f"{self._path(webhook_id)}/{_seg(delivery_id)}/retry")
-        )
+        path = path_of("retryWebhookDelivery", webhook_id=webhook_id, delivery_id=delivery_id)
+        return cast(WebhookDelivery, self._c._data("POST", path))
 
 
 class Webhooks:
     def __init__(self, client: SignalClient) -> None:
         self._c = client
         self.deliveries = Deliveries(client)
-
-    @staticmethod
-    def _path(webhook_id: str) -> str:
-        return f"/v1/webhooks/{_seg(webhook_id)}"
 
     def create(
         self,
@@ -428,20 +418,20 @@ class Webhooks:
             body["description"] = description
         return cast(
             WebhookSubscriptionWithSecret,
-            self._c._data("POST", "/v1/webhooks", body=body, idempotency_key=idempotency_key),
+            self._c._data("POST", path_of("createWebhook"), body=body, idempotency_key=idempotency_key),
         )
 
     def list(self, *, page: Optional[int] = None, limit: Optional[int] = None) -> WebhookPage:
         """One page of subscriptions, newest first (operationId listWebhooks)."""
-        return cast(WebhookPage, self._c._page("/v1/webhooks", {"page": page, "limit": limit}))
+        return cast(WebhookPage, self._c._page(path_of("listWebhooks"), {"page": page, "limit": limit}))
 
     def iterate(self, *, limit: Optional[int] = None) -> Iterator[WebhookSubscription]:
         """Every subscription, newest first, page after page."""
-        return self._c._pages("/v1/webhooks", {"limit": limit})
+        return self._c._pages(path_of("listWebhooks"), {"limit": limit})
 
     def get(self, webhook_id: str) -> WebhookSubscription:
         """operationId getWebhook."""
-        return cast(WebhookSubscription, self._c._data("GET", self._path(webhook_id)))
+        return cast(WebhookSubscription, self._c._data("GET", path_of("getWebhook", webhook_id=webhook_id)))
 
     def update(
         self,
@@ -456,16 +446,17 @@ class Webhooks:
         """Changes the given fields (operationId updateWebhook); ``types=None`` means every type."""
         fields = {"url": url, "events": events, "types": types, "description": description, "enabled": enabled}
         body = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in fields.items() if v is not UNSET}
-        return cast(WebhookSubscription, self._c._data("PATCH", self._path(webhook_id), body=body))
+        path = path_of("updateWebhook", webhook_id=webhook_id)
+        return cast(WebhookSubscription, self._c._data("PATCH", path, body=body))
 
     def delete(self, webhook_id: str) -> WebhookSubscription:
         """operationId deleteWebhook: returns what was deleted."""
-        return cast(WebhookSubscription, self._c._data("DELETE", self._path(webhook_id)))
+        return cast(WebhookSubscription, self._c._data("DELETE", path_of("deleteWebhook", webhook_id=webhook_id)))
 
     def rotate_secret(self, webhook_id: str) -> WebhookSubscriptionWithSecret:
         """A new secret signs from now on; the previous one keeps signing for the overlap."""
         return cast(
-            WebhookSubscriptionWithSecret, self._c._data("POST", f"{self._path(webhook_id)}/rotate-secret")
+            WebhookSubscriptionWithSecret, self._c._data("POST", path_of("rotateWebhookSecret", webhook_id=webhook_id))
         )
 
     def send_test(self, webhook_id: str, event: Optional[DeliveryEvent] = None) -> WebhookDelivery:
@@ -473,7 +464,8 @@ class Webhooks:
         ``webhook.test``, or with ``event`` a sample of that event in its payload shape, marked
         ``test: True``."""
         body = None if event is None else {"event": event}
-        return cast(WebhookDelivery, self._c._data("POST", f"{self._path(webhook_id)}/test", body=body))
+        path = path_of("sendWebhookTest", webhook_id=webhook_id)
+        return cast(WebhookDelivery, self._c._data("POST", path, body=body))
 
     def recover(
         self,
@@ -492,7 +484,7 @@ class Webhooks:
             body["cursor"] = cursor
         if limit is not None:
             body["limit"] = limit
-        return cast(RecoverResult, self._c._data("POST", f"{self._path(webhook_id)}/recover", body=body))
+        return cast(RecoverResult, self._c._data("POST", path_of("recoverWebhook", webhook_id=webhook_id), body=body))
 
 
 class Auth:
@@ -502,14 +494,14 @@ class Auth:
     def login(self, email: str, password: str) -> Session:
         """A dashboard session, kept by the client for the ``account`` operations (operationId login)."""
         session = cast(
-            Session, self._c._data("POST", "/v1/auth/login", body={"email": email, "password": password}, auth="none")
+            Session, self._c._data("POST", path_of("login"), body={"email": email, "password": password}, auth="none")
         )
         self._c.session_token = session.get("token")
         return session
 
     def logout(self) -> LogoutResult:
         """Ends the kept session (operationId logout)."""
-        out = cast(LogoutResult, self._c._data("POST", "/v1/auth/logout", auth="session"))
+        out = cast(LogoutResult, self._c._data("POST", path_of("logout"), auth="session"))
         self._c.session_token = None
         return out
 
@@ -523,13 +515,13 @@ class Account:
     def change_password(self, current_password: str, new_password: str) -> Session:
         """Every session so far ends; the new one is kept (operationId changePassword)."""
         body = {"current_password": current_password, "new_password": new_password}
-        session = cast(Session, self._c._data("POST", "/v1/account/password", body=body, auth="session"))
+        session = cast(Session, self._c._data("POST", path_of("changePassword"), body=body, auth="session"))
         self._c.session_token = session.get("token")
         return session
 
     def list_keys(self, *, page: Optional[int] = None, limit: Optional[int] = None) -> ApiKeyPage:
         """operationId listApiKeys."""
-        return cast(ApiKeyPage, self._c._page("/v1/account/keys", {"page": page, "limit": limit}, auth="session"))
+        return cast(ApiKeyPage, self._c._page(path_of("listApiKeys"), {"page": page, "limit": limit}, auth="session"))
 
     def create_key(
         self, name: str, *, expires_at: Union[str, datetime, None] = None, idempotency_key: Optional[str] = None
@@ -540,10 +532,10 @@ class Account:
             body["expires_at"] = iso_time(expires_at) if isinstance(expires_at, datetime) else expires_at
         return cast(
             ApiKeyWithSecret,
-            self._c._data("POST", "/v1/account/keys", body=body, auth="session", idempotency_key=idempotency_key),
+            self._c._data("POST", path_of("createApiKey"), body=body, auth="session", idempotency_key=idempotency_key),
         )
 
     def revoke_key(self, key_id: str) -> ApiKey:
         """operationId revokeApiKey: from now on every request with the key fails."""
-        return cast(ApiKey, self._c._data("DELETE", f"/v1/account/keys/{_seg(key_id)}", auth="session"))
+        return cast(ApiKey, self._c._data("DELETE", path_of("revokeApiKey", key_id=key_id), auth="session"))
 

@@ -23,6 +23,7 @@ from http.client import HTTPException
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .errors import SignalApiError, SignalConnectionError
+from .routes import path_of
 from .transport import QueryValue, RetryInfo, error_from, is_timeout
 from .types import SignalType, WebhookEvent
 
@@ -31,7 +32,7 @@ try:
 except ImportError:  # pragma: no cover - Python < 3.8 is not supported (requires-python >= 3.9)
     Protocol = object  # type: ignore[assignment,misc]
 
-STREAM_PATH = "/v1/signals/stream"
+STREAM_PATH = path_of("streamSignals")
 MAX_LINE_BYTES = 1 << 20
 _REMEMBERED_IDS = 1024
 

@@ -1,4 +1,11 @@
-import { ROUTES, expressPath, methodNotAllowedRoutes, pathPrefix, routePrefixes } from '@signal/contracts';
+import {
+  ROUTES,
+  expressPath,
+  methodNotAllowedRoutes,
+  pathPrefix,
+  routeName,
+  routePrefixes,
+} from '@signal/contracts';
 import {
   AppError,
   bearerToken,
@@ -55,7 +62,7 @@ function requireSession(
           guard,
           req,
           res,
-          new AppError('UNAUTHORIZED', 'A dashboard session is required: POST /v1/auth/login.'),
+          new AppError('UNAUTHORIZED', `A dashboard session is required: ${routeName(ROUTES.login)}.`),
         );
       if (token.startsWith('sk_'))
         throw await refuseCredential(

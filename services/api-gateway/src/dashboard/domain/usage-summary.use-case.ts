@@ -1,12 +1,9 @@
-import type { UsageBucket } from '@signal/contracts';
+import { SESSION_USAGE_KEY, type UsageBucket } from '@signal/contracts';
 import { fail, succeed, type Result } from '@signal/service-kit';
 import type { AccountStore } from '../../accounts/domain/ports';
 import type { Plan } from '../../accounts/domain/records';
 import { dayWindowEnd, minuteWindowEnd } from '../../edge/domain/rate-limit';
 import type { UsageLedger, UsageSeries } from '../../edge/domain/usage';
-
-/** The usage ledger's key id for API requests made with a dashboard session. */
-export const SESSION_USAGE_KEY = 'dashboard';
 
 export interface UsageSummaryDeps {
   repository: Pick<AccountStore, 'findAccount' | 'findKey'>;

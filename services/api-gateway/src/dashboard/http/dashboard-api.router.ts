@@ -1,12 +1,8 @@
 import {
   DASHBOARD_API_PATH,
-  keyListQuerySchema,
-  changePasswordInputSchema,
-  createApiKeyInputSchema,
-  loginInputSchema,
-  rollApiKeyInputSchema,
-  signupInputSchema,
-  usageQuerySchema,
+  DASHBOARD_ROUTES,
+  SESSION_USAGE_KEY,
+  expressPath,
   routePrefixes,
   type ApiKeyView,
 } from '@signal/contracts';
@@ -16,12 +12,11 @@ import {
   bearerToken,
   idempotencyKeyOf,
   jsonBodyMiddleware,
-  parseOrThrow,
+  mountRoute,
   failureError,
   valueOrThrow,
 } from '@signal/service-kit';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
-import { z } from 'zod';
 import type { Plan } from '../../accounts/domain/records';
 import { createAccount, listApiKeysPage, revokeApiKey } from '../../accounts/domain/accounts.use-cases';
 import { createKeyOnce, type CreateKeyDeps } from '../../accounts/domain/create-key.use-case';
@@ -50,7 +45,7 @@ import { loginClientOf, setDeviceCookie } from '../../sessions/http/device-cooki
 import { proxyTo } from './session-proxy';
 import type { OpenStreams } from '../../stream/domain/open-streams';
 import { keyStatus } from '../../accounts/domain/key-status';
-import { SESSION_USAGE_KEY, usageSummary } from '../domain/usage-summary.use-case';
+import { usageSummary } from '../domain/usage-summary.use-case';
 import { admitSessionApiRequest, type SessionApiRequestDeps } from '../domain/session-api-request.use-case';
 import type { StreamFeed } from '../../stream/http/stream-feed';
 import type { Upstream } from '../../http/upstream';
@@ -99,24 +94,16 @@ function sameOrigin(req: Request): boolean {
   }
 }
 
+/** Sign-up and log-in come from the dashboard's own page, never from another site. */
+const crossSiteRefused: RequestHandler = (req, _res, next) => {
+  if (!sameOrigin(req)) throw new AppError('FORBIDDEN', 'Cross-site request refused.');
+  next();
+};
+
 const noStore: RequestHandler = (_req, res, next) => {
   res.setHeader('Cache-Control', 'no-store');
   next();
 };
-
-/**
- * `key_id`: one key's usage, or `dashboard` for the requests made with a dashboard session (the
- * ledger's pseudo key), so every source of the account's total can be picked on its own.
- */
-const dashboardUsageQuerySchema = z.strictObject({
-  key_id: z
-    .string()
-    .refine(
-      (v) => v === SESSION_USAGE_KEY || usageQuerySchema.shape.key_id.safeParse(v).success,
-      `key_id must be a key id or ${SESSION_USAGE_KEY}`,
-    )
-    .optional(),
-});
 
 /** A key as the dashboard lists it: with its status spelled out. */
 const withStatus = (k: ApiKeyView) => ({ ...k, status: keyStatus(k) });
@@ -177,14 +164,14 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
     return s;
   };
 
-  const api = Router();
+  const routes = DASHBOARD_ROUTES;
   const guard = ipGuard(deps.addressGuard);
   // Counted before the body is read: a malformed login or sign-up carries the headers too.
-  api.post('/session', countLogin(deps.addressGuard));
-  api.post('/signup', ipGuard(deps.signupThrottle));
-  api.use(noStore, ...jsonBodyMiddleware('16kb'));
+  router.post(expressPath(routes.dashboardLogin.path), countLogin(deps.addressGuard));
+  router.post(expressPath(routes.dashboardSignup.path), ipGuard(deps.signupThrottle));
+  router.use(DASHBOARD_API_PATH, noStore, ...jsonBodyMiddleware('16kb'));
 
-  api.get('/config', guard, (_req, res) => {
+  mountRoute(router, routes.dashboardConfig, [guard], (_input, _req, res) => {
     res.json({ success: true, data: { signup_enabled: deps.signupEnabled } });
   });
 
@@ -203,28 +190,28 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
     });
   };
 
-  api.post('/signup', async (req, res) => {
-    if (!sameOrigin(req)) throw new AppError('FORBIDDEN', 'Cross-site request refused.');
+  const signupOpen: RequestHandler = (_req, _res, next) => {
     if (!deps.signupEnabled)
       throw new AppError('FORBIDDEN', 'Sign-up is closed; ask the operator for an account.');
-    const input = parseOrThrow(signupInputSchema, req.body ?? {}, 'body');
+    next();
+  };
+  mountRoute(router, routes.dashboardSignup, [crossSiteRefused, signupOpen], async ({ body }, _req, res) => {
     const account = valueOrThrow(
-      await createAccount(deps.accounts, input.email, input.password, deps.defaultPlan),
+      await createAccount(deps.accounts, body.email, body.password, deps.defaultPlan),
     );
     await startSession(res, account.id, 201);
   });
 
-  api.post('/session', async (req, res) => {
-    if (!sameOrigin(req)) throw new AppError('FORBIDDEN', 'Cross-site request refused.');
-    const input = parseOrThrow(loginInputSchema, req.body ?? {}, 'body');
-    const result = await passwordLogin(deps.logins, input.email, input.password, loginClientOf(req));
+  mountRoute(router, routes.dashboardLogin, [crossSiteRefused], async ({ body }, req, res) => {
+    const result = await passwordLogin(deps.logins, body.email, body.password, loginClientOf(req));
     if (!result.ok) throw failedLogin(res, failureError(result));
     await startSession(res, result.value.accountId, 200, result.value.deviceCookie);
   });
 
-  api.use(session({ csrf: true }));
+  // Every other path under the prefix, known or not, wants a session first.
+  router.use(DASHBOARD_API_PATH, session({ csrf: true }));
 
-  api.get('/session', async (_req, res) => {
+  mountRoute(router, routes.dashboardSession, async (_input, _req, res) => {
     const s = current(res);
     const account = await deps.accounts.repository.findAccount(s.accountId);
     if (!account) throw new AppError('UNAUTHORIZED', 'This account no longer exists.');
@@ -238,7 +225,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
     });
   });
 
-  api.delete('/session', async (_req, res) => {
+  mountRoute(router, routes.dashboardLogout, async (_input, _req, res) => {
     await sessions.revoke(current(res)).catch((err: unknown) => {
       throw new AppError('SERVICE_UNAVAILABLE', undefined, { cause: err, retryAfter: 1 });
     });
@@ -247,39 +234,35 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
   });
 
   // Every session of the account ends (this browser gets a new one at once).
-  api.post('/password', async (req, res) => {
-    const input = parseOrThrow(changePasswordInputSchema, req.body ?? {}, 'body');
+  mountRoute(router, routes.dashboardChangePassword, async ({ body }, req, res) => {
     const { accountId } = current(res);
     const result = await changePassword(
       deps.logins,
       accountId,
-      input.current_password,
-      input.new_password,
+      body.current_password,
+      body.new_password,
       loginClientOf(req),
     );
     if (!result.ok) throw failureError(result);
     await startSession(res, accountId);
   });
 
-  api.get('/keys', async (req, res) => {
-    const q = parseOrThrow(keyListQuerySchema, req.query, 'query');
-    const { data, meta } = await listApiKeysPage(deps.accounts, current(res).accountId, q);
+  mountRoute(router, routes.dashboardListKeys, async ({ query }, _req, res) => {
+    const { data, meta } = await listApiKeysPage(deps.accounts, current(res).accountId, query);
     res.json({ success: true, data: data.map(withStatus), meta });
   });
 
-  api.post('/keys', async (req, res) => {
-    const input = parseOrThrow(createApiKeyInputSchema, req.body ?? {}, 'body');
+  mountRoute(router, routes.dashboardCreateKey, async ({ body }, req, res) => {
     const { created, replayed } = valueOrThrow(
-      await createKeyOnce(deps.accounts, current(res).accountId, input, idempotencyKeyOf(req)),
+      await createKeyOnce(deps.accounts, current(res).accountId, body, idempotencyKeyOf(req)),
     );
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
     res.status(replayed ? 200 : 201).json({ success: true, data: withStatus(created) });
   });
 
-  api.post('/keys/:keyId/roll', async (req, res) => {
-    const input = parseOrThrow(rollApiKeyInputSchema, req.body ?? {}, 'body');
+  mountRoute(router, routes.dashboardRollKey, async ({ params, body }, _req, res) => {
     const rolled = valueOrThrow(
-      await rollApiKey(deps.accounts, current(res).accountId, req.params.keyId!, input.overlap_seconds),
+      await rollApiKey(deps.accounts, current(res).accountId, params.key_id, body.overlap_seconds),
     );
     res.status(201).json({
       success: true,
@@ -287,24 +270,19 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
     });
   });
 
-  api.delete('/keys/:keyId', async (req, res) => {
-    const revoked = valueOrThrow(
-      await revokeApiKey(deps.accounts, current(res).accountId, req.params.keyId!),
-    );
+  mountRoute(router, routes.dashboardRevokeKey, async ({ params }, _req, res) => {
+    const revoked = valueOrThrow(await revokeApiKey(deps.accounts, current(res).accountId, params.key_id));
     res.json({ success: true, data: withStatus(revoked) });
   });
 
-  api.get('/usage', async (req, res) => {
-    const q = parseOrThrow(dashboardUsageQuerySchema, req.query, 'query');
+  mountRoute(router, routes.dashboardUsage, async ({ query }, _req, res) => {
     const summary = await usageSummary(
       { repository: deps.accounts.repository, usage: deps.usage, defaultPlan: deps.defaultPlan },
       current(res).accountId,
-      q.key_id,
+      query.key_id,
     );
     res.json({ success: true, data: valueOrThrow(summary) });
   });
-
-  router.use(DASHBOARD_API_PATH, api);
 
   /**
    * The public routes reached with a session count against the account's plan (the session

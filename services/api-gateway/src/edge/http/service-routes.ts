@@ -1,4 +1,4 @@
-import { DASHBOARD_API_PATH, ROUTE_LIST, type RouteOwner } from '@signal/contracts';
+import { DASHBOARD_ROUTE_LIST, ROUTE_LIST, type RouteOwner } from '@signal/contracts';
 import { readCookie } from '../../http/cookies';
 
 /**
@@ -38,7 +38,7 @@ function asciiLower(text: string): string {
   return /[^\u0000-\u007f]/.test(text) ? text : text.toLowerCase();
 }
 
-/** The owner of each route prefix of the table, and of the dashboard's own API (not in the table). */
+/** The owner of each route prefix of the table, and of the dashboard's own API (the gateway's). */
 const OWNERS: ReadonlyMap<string, RouteOwner> = (() => {
   const owners = new Map<string, RouteOwner>();
   const add = (path: string, owner: RouteOwner) => {
@@ -52,7 +52,7 @@ const OWNERS: ReadonlyMap<string, RouteOwner> = (() => {
     owners.set(prefix, owner);
   };
   for (const route of ROUTE_LIST) add(route.path, route.owner);
-  add(DASHBOARD_API_PATH, 'gateway');
+  for (const route of DASHBOARD_ROUTE_LIST) add(route.path, 'gateway');
   return owners;
 })();
 

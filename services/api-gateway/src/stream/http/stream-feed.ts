@@ -9,7 +9,7 @@ import {
   type StreamFilter,
 } from '@signal/contracts';
 import { createParser } from 'eventsource-parser';
-import { passedOnHeaders } from '../../http/upstream';
+import { passedOnHeaders, type Upstream } from '../../http/upstream';
 import {
   FanOut,
   writeStreamHead,
@@ -48,6 +48,111 @@ function drainedOrClosed(res: ServerResponse, ms: number): Promise<void> {
     res.once('drain', done);
     res.once('close', done);
   });
+}
+
+/** The client went away before anything was sent (499, as nginx logs it). */
+const clientGone = (): FeedOutcome => ({ ok: true, status: 499, overflowed: false });
+
+/** A catch-up's response from the service, or the error that kept it from coming. */
+type CatchUpResponse = Awaited<ReturnType<Upstream['streams']['request']>>;
+
+/**
+ * Asks the service to replay its log to the client (`until=live` added to the client's query),
+ * cancelled when the client goes away; the error, not a throw, when the service cannot be reached.
+ */
+async function openCatchUp(
+  options: StreamFeedOptions,
+  res: ServerResponse,
+  request: CatchUpRequest,
+): Promise<CatchUpResponse | Error> {
+  const abort = new AbortController();
+  res.once('close', () => abort.abort());
+  const separator = request.path.includes('?') ? '&' : '?';
+  try {
+    return await options.upstream.streams.request({
+      method: 'GET',
+      path: `${request.path}${separator}${STREAM_CATCH_UP_PARAM}=${STREAM_CATCH_UP_VALUE}`,
+      headers: request.headers,
+      headersTimeout: request.timeoutMs,
+      bodyTimeout: options.idleTimeoutMs,
+      signal: abort.signal,
+    });
+  } catch (err) {
+    return err instanceof Error ? err : new Error(String(err));
+  }
+}
+
+/** The service's refusal of a catch-up, sent to the client as it came (status, headers, body). */
+async function passOnRefusal(
+  res: ServerResponse,
+  response: { headers: readonly string[]; ownHeaderNames: ReadonlySet<string> },
+  refusal: CatchUpResponse,
+): Promise<void> {
+  const body = await refusal.body.arrayBuffer().catch(() => new ArrayBuffer(0));
+  if (res.destroyed) return;
+  res.writeHead(
+    refusal.statusCode,
+    passedOnHeaders(response.headers, response.ownHeaderNames, refusal.headers),
+  );
+  res.end(Buffer.from(body));
+}
+
+/**
+ * How a replay ended: the client read too slowly (`too-slow`), the service ended the stream
+ * itself with `overflow` or `reconnect` (`ended`, that event is the client's last), the replay
+ * stopped without its end (`cut`), or it reached the log's end (`caught-up`, with the last id
+ * it replayed or passed over).
+ */
+type ReplayEnd =
+  | { kind: 'too-slow' }
+  | { kind: 'ended'; lastEvent: string }
+  | { kind: 'cut' }
+  | { kind: 'caught-up'; lastId: string };
+
+/**
+ * Writes the service's replay to the client event by event, at the client's pace, while the
+ * client is `attached` to the feed: each signal event and `reset` as the service sent it; the
+ * `caught-up` marker and an event that ends the stream are kept for the caller.
+ */
+async function relayReplay(
+  res: ServerResponse,
+  body: CatchUpResponse['body'],
+  attached: () => boolean,
+  options: Pick<StreamFeedOptions, 'maxBufferedBytes' | 'heartbeatMs'>,
+): Promise<ReplayEnd> {
+  let caughtUp: string | undefined;
+  /** The service ended the replay itself (`overflow`, `reconnect`): the client's last event. */
+  let lastEvent: string | undefined;
+  const pending: Buffer[] = [];
+  const parser = createParser({
+    onEvent: (message) => {
+      const event = message.event ?? 'message';
+      if (event === STREAM_CAUGHT_UP_EVENT) caughtUp = message.data;
+      else if (message.id === undefined && event !== 'reset')
+        lastEvent ??= sseEvent({ event, data: message.data });
+      else pending.push(Buffer.from(sseEvent({ id: message.id, event, data: message.data })));
+    },
+  });
+  try {
+    body.setEncoding('utf8');
+    for await (const chunk of body) {
+      if (!attached()) break;
+      if (typeof chunk !== 'string') continue;
+      parser.feed(chunk);
+      let full = false;
+      for (const frame of pending.splice(0)) full = !res.write(frame) || full;
+      // The client left more of its replay unread than the live path lets it: it is cut.
+      if (overflows(res.writableLength, options.maxBufferedBytes)) return { kind: 'too-slow' };
+      // The replay goes at the client's pace, but a client that stops reading does not hold it
+      // (and its stream) forever: after a heartbeat's wait the replay goes on, and what the
+      // client leaves unread is bounded as on the live path.
+      if (full) await drainedOrClosed(res, options.heartbeatMs);
+    }
+  } catch {
+    // Cut mid-replay: a replay without its end.
+  }
+  if (lastEvent !== undefined) return { kind: 'ended', lastEvent };
+  return caughtUp === undefined ? { kind: 'cut' } : { kind: 'caught-up', lastId: caughtUp };
 }
 
 /**
@@ -108,7 +213,7 @@ export class StreamFeed {
   ): Promise<FeedOutcome> {
     const open = await this.connection.ready();
     // The client went away while the feed was opening: nothing to send (499, as nginx logs it).
-    if (res.destroyed) return { ok: true, status: 499, overflowed: false };
+    if (res.destroyed) return clientGone();
     if (!open) return { ok: false };
     writeStreamHead(res, headers);
     const { ended } = this.fanOut.attach(res, filter, control, false);
@@ -132,42 +237,20 @@ export class StreamFeed {
     request: CatchUpRequest,
   ): Promise<FeedOutcome> {
     const open = await this.connection.ready();
-    if (res.destroyed) return { ok: true, status: 499, overflowed: false };
+    if (res.destroyed) return clientGone();
     if (!open) return { ok: false };
     const { client, ended } = this.fanOut.attach(res, filter, control, true);
-    const abort = new AbortController();
-    res.once('close', () => abort.abort());
-    const separator = request.path.includes('?') ? '&' : '?';
-    let catchUp;
-    try {
-      catchUp = await this.options.upstream.streams.request({
-        method: 'GET',
-        path: `${request.path}${separator}${STREAM_CATCH_UP_PARAM}=${STREAM_CATCH_UP_VALUE}`,
-        headers: request.headers,
-        headersTimeout: request.timeoutMs,
-        bodyTimeout: this.options.idleTimeoutMs,
-        signal: abort.signal,
-      });
-    } catch (err) {
+    const catchUp = await openCatchUp(this.options, res, request);
+    if (catchUp instanceof Error) {
       client.end(undefined, false);
       await ended;
-      if (res.destroyed) return { ok: true, status: 499, overflowed: false };
-      this.options.logger.warn(
-        { err: err instanceof Error ? err.message : String(err) },
-        'stream catch-up failed',
-      );
+      if (res.destroyed) return clientGone();
+      this.options.logger.warn({ err: catchUp.message }, 'stream catch-up failed');
       return { ok: false };
     }
     if (catchUp.statusCode !== 200) {
       // The service refused the stream (a 503 while its log is unreachable): its response, as is.
-      const body = await catchUp.body.arrayBuffer().catch(() => new ArrayBuffer(0));
-      if (!res.destroyed) {
-        res.writeHead(
-          catchUp.statusCode,
-          passedOnHeaders(response.headers, response.ownHeaderNames, catchUp.headers),
-        );
-        res.end(Buffer.from(body));
-      }
+      await passOnRefusal(res, response, catchUp);
       client.end(undefined, false);
       const outcome = await ended;
       return outcome.ok ? { ...outcome, status: catchUp.statusCode } : outcome;
@@ -179,59 +262,30 @@ export class StreamFeed {
       catchUp.body.destroy();
       return ended;
     }
-    let caughtUp: string | undefined;
-    /** The service ended the replay itself (`overflow`, `reconnect`): the client's last event. */
-    let lastEvent: string | undefined;
-    const pending: Buffer[] = [];
-    const parser = createParser({
-      onEvent: (message) => {
-        const event = message.event ?? 'message';
-        if (event === STREAM_CAUGHT_UP_EVENT) caughtUp = message.data;
-        else if (message.id === undefined && event !== 'reset')
-          lastEvent ??= sseEvent({ event, data: message.data });
-        else pending.push(Buffer.from(sseEvent({ id: message.id, event, data: message.data })));
-      },
-    });
-    const attached = () => this.fanOut.has(client);
-    /** The client left more of its replay unread than the live path lets it: it is cut. */
-    let tooSlow = false;
-    try {
-      catchUp.body.setEncoding('utf8');
-      for await (const chunk of catchUp.body) {
-        if (!attached()) break;
-        if (typeof chunk !== 'string') continue;
-        parser.feed(chunk);
-        let full = false;
-        for (const frame of pending.splice(0)) full = !res.write(frame) || full;
-        if (overflows(res.writableLength, this.options.maxBufferedBytes)) {
-          tooSlow = true;
-          break;
-        }
-        // The replay goes at the client's pace, but a client that stops reading does not hold
-        // it (and its stream) forever: after a heartbeat's wait the replay goes on, and what the
-        // client leaves unread is bounded as on the live path.
-        if (full) await drainedOrClosed(res, this.options.heartbeatMs);
-      }
-    } catch {
-      // Cut mid-replay: handled below as a replay without its end.
+    const replay = await relayReplay(res, catchUp.body, () => this.fanOut.has(client), this.options);
+    if (!this.fanOut.has(client)) return ended;
+    switch (replay.kind) {
+      case 'too-slow':
+        this.options.logger.info(
+          { buffered: res.writableLength },
+          'live stream ended: its client did not keep up with its catch-up',
+        );
+        catchUp.body.destroy();
+        client.end(OVERFLOW_EVENT, true);
+        break;
+      case 'ended':
+        client.end(replay.lastEvent, true);
+        break;
+      case 'cut':
+        // The replay was cut: the client's connection is cut too, as when every stream was
+        // proxied; it resumes from the last event it got.
+        res.destroy();
+        break;
+      case 'caught-up':
+        if (modeOf(client) === 'overflowed') client.end(OVERFLOW_EVENT, true);
+        else this.fanOut.goLive(client, replay.lastId);
+        break;
     }
-    if (!attached()) return ended;
-    if (tooSlow) {
-      this.options.logger.info(
-        { buffered: res.writableLength },
-        'live stream ended: its client did not keep up with its catch-up',
-      );
-      catchUp.body.destroy();
-      client.end(OVERFLOW_EVENT, true);
-      return ended;
-    }
-    if (lastEvent !== undefined) client.end(lastEvent, true);
-    else if (caughtUp === undefined) {
-      // The replay was cut: the client's connection is cut too, as when every stream was proxied;
-      // it resumes from the last event it got.
-      res.destroy();
-    } else if (modeOf(client) === 'overflowed') client.end(OVERFLOW_EVENT, true);
-    else this.fanOut.goLive(client, caughtUp);
     return ended;
   }
 }

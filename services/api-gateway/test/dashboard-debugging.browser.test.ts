@@ -1,0 +1,416 @@
+import { startOfAMinuteIfLate, startReceiver, waitFor, type ReceiverBehaviour } from '@signal/test-kit';
+import path from 'node:path';
+import request from 'supertest';
+import { signalInput } from '../../signals/test/signals-harness';
+import { ARTIFACTS, browserSuite, describeIfBrowser } from './dashboard-browser';
+import type { SystemHarness } from './system-harness';
+
+/**
+ * The dashboard in a real browser (see dashboard-browser.ts): debugging webhooks, usage, and the
+ * rough edges new users found, each test on a page of its own.
+ */
+describeIfBrowser('dashboard in chromium', () => {
+  let sys: SystemHarness;
+  const ui = browserSuite('dashdebug');
+  beforeAll(() => {
+    ({ sys } = ui.started());
+  });
+  const { expectAccessible, freshPage, loggedIn } = ui;
+
+  describe('debugging webhooks, usage, and the rough edges found by new users', () => {
+    /** A JSON request to the public API with the account's key. */
+    const withKey = (key: string) => ({ Authorization: `Bearer ${key}` });
+    const toNewYork = { timezoneId: 'America/New_York' };
+    /** A time as the dashboard shows it: to the second, with its zone (EST/EDT in New York). */
+    const SECOND_AND_ZONE = /\d{1,2}:\d{2}:\d{2}\s?(AM|PM)?\s?E[SD]T/;
+
+    it('when a receiver fails, then its attempts show request and response with bodies and times to the second, the page updates itself, a pending one shows its next attempt, recovery re-sends, and a 410 shows its reason', async () => {
+      const { page: p, close } = await freshPage(toNewYork);
+      let mode: 'fail' | 'later' | 'ok' | 'gone' = 'fail';
+      const receiver = await startReceiver((): ReturnType<ReceiverBehaviour> =>
+        mode === 'fail'
+          ? { status: 500, headers: { 'x-receiver-trace': 'trace-77' }, body: '{"error":"database down"}' }
+          : mode === 'later'
+            ? { status: 429, headers: { 'retry-after': '120' }, body: 'slow down' }
+            : mode === 'gone'
+              ? { status: 410, body: 'gone' }
+              : { status: 200, body: 'ok' },
+      );
+      try {
+        const acc = await loggedIn(p);
+        const created = await request(sys.gw.url)
+          .post('/v1/webhooks')
+          .set(withKey(acc.key))
+          .send({ url: `${receiver.url}/debug`, events: ['signal.new'], description: 'Orders service' })
+          .expect(201);
+        const id = created.body.data.id as string;
+        await p.goto(`${sys.gw.url}/dashboard#/webhooks/${id}`);
+        await p.getByRole('heading', { name: 'Deliveries' }).waitFor();
+        await p.getByText('Orders service').waitFor();
+
+        // A test of any event type, with a sample payload of that event's shape.
+        await p.getByLabel('Test event', { exact: true }).selectOption('signal.winner');
+        await p.getByRole('button', { name: 'Send test' }).click();
+        const table = p.getByRole('table', { name: 'Deliveries, newest first' });
+        // The list follows the delivery to "failed" by itself: no Refresh is clicked.
+        const states = table.locator('td[data-label="Status"]');
+        await states.getByText('failed', { exact: true }).waitFor({ timeout: 20_000 });
+        expect(receiver.requests).toHaveLength(4);
+        await table.getByRole('button', { name: 'Attempts (4)' }).click();
+        const attempts = p.getByRole('region', { name: /^Attempts of dlv_/ });
+        await attempts.getByRole('article').nth(3).waitFor();
+        expect(await attempts.getByRole('article').count()).toBe(4);
+        const first = attempts.getByRole('article', { name: /^Attempt 1 of/ });
+        const sent = receiver.requests[0]!;
+        await first.getByText('HTTP 500').first().waitFor();
+        await first.getByText(String(sent.headers['webhook-id'])).waitFor();
+        const bodies = first.locator('pre.body');
+        expect(JSON.parse(await bodies.nth(0).innerText())).toEqual(JSON.parse(sent.body));
+        expect(JSON.parse(sent.body)).toMatchObject({ event: 'signal.winner', data: { test: true } });
+        expect(JSON.parse(sent.body).data.performance.status).toBe('winner');
+        expect(await bodies.nth(1).innerText()).toContain('database down');
+        await first.getByText('trace-77').waitFor();
+        await table.locator('td[data-label="Last response"]').getByText('HTTP 500').first().waitFor();
+        // Times to the second, with the zone.
+        const times = await attempts.locator('article time').allInnerTexts();
+        expect(times).toHaveLength(4);
+        for (const t of times) expect(t).toMatch(SECOND_AND_ZONE);
+        await expectAccessible('delivery-attempts', p);
+        await p.screenshot({ path: path.join(ARTIFACTS, 'dashboard-09-attempts.png'), fullPage: true });
+
+        // A pending delivery says when its next attempt is.
+        mode = 'later';
+        await p.getByLabel('Test event', { exact: true }).selectOption('webhook.test');
+        await p.getByRole('button', { name: 'Send test' }).click();
+        const next = table.getByText(/^next attempt/).first();
+        await next.waitFor({ timeout: 20_000 });
+        expect(await next.innerText()).toMatch(SECOND_AND_ZONE);
+        // A waiting delivery can be attempted now; a failed one re-sent.
+        expect(await table.getByRole('button', { name: /^Retry delivery dlv_\w+ now$/ }).count()).toBe(1);
+        expect(await table.getByRole('button', { name: /^Re-send delivery dlv_/ }).count()).toBe(1);
+
+        // Recovery attempts the failed delivery once more and the pending one now: either may
+        // show succeeded first.
+        mode = 'ok';
+        await p.getByRole('button', { name: 'Recover deliveries' }).click();
+        await p
+          .getByRole('status')
+          .getByText(/^\d+ deliver(y|ies) since .* queued for an attempt now\.$/)
+          .waitFor();
+        await states.getByText('succeeded', { exact: true }).first().waitFor({ timeout: 20_000 });
+        await waitFor(
+          () =>
+            receiver.requests.filter((r) => r.headers['webhook-id'] === sent.headers['webhook-id']).length >=
+            5,
+          60_000,
+          50,
+          'the failed delivery re-sent',
+        );
+        const ids = receiver.requests.map((r) => String(r.headers['webhook-id']));
+        expect(ids.filter((i) => i === String(sent.headers['webhook-id']))).toHaveLength(5);
+        await p.getByRole('button', { name: 'Recover deliveries' }).click();
+        await p
+          .getByRole('status')
+          .getByText(/^(No failed or waiting deliveries since|\d+ deliver(y|ies) since)/)
+          .waitFor();
+
+        // The event filter offers the event names, not free text.
+        expect(await p.getByLabel('Event', { exact: true }).evaluate((e) => e.tagName)).toBe('SELECT');
+
+        // A 410 disables the webhook: the reason shows wherever its state does.
+        mode = 'gone';
+        await p.getByLabel('Test event', { exact: true }).selectOption('signal.new');
+        await p.getByRole('button', { name: 'Send test' }).click();
+        await waitFor(
+          () => receiver.requests.some((r) => JSON.parse(r.body).event === 'signal.new'),
+          20_000,
+          50,
+          '410',
+        );
+        await p.goto(`${sys.gw.url}/dashboard#/webhooks`);
+        const subscriptions = p.getByRole('table', { name: 'Webhook subscriptions' });
+        await waitFor(
+          async () => {
+            if (await subscriptions.getByText('The endpoint responded 410 Gone.').count()) return true;
+            await p.reload();
+            await p.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
+            return false;
+          },
+          20_000,
+          300,
+          'the disable reason in the list',
+        );
+        await subscriptions.getByText('Orders service').waitFor();
+        await p.goto(`${sys.gw.url}/dashboard#/webhooks/${id}`);
+        await p.getByText('The endpoint responded 410 Gone.').waitFor();
+      } finally {
+        await close();
+        await receiver.close();
+      }
+    }, 180_000);
+
+    it('when usage is shown, then what is left this minute and today is live, the charts follow new calls without a reload, scaled to the data with the limits named, and the dashboard is a source of its own', async () => {
+      const { page: p, close } = await freshPage();
+      try {
+        const acc = await loggedIn(p);
+        await startOfAMinuteIfLate(15_000);
+        const left = p.locator('[data-window="this minute"]');
+        await left.waitFor();
+        expect(await left.innerText()).toMatch(/left this minute of 60/);
+        await p
+          .locator('[data-window="today"]')
+          .getByText(/left today of 10,000/)
+          .waitFor();
+        // The scale follows the data: with a few requests, the limits (60, 10,000) are above it,
+        // said in each chart's caption rather than squashing the bars to nothing.
+        await p.locator('figcaption [data-limit="above"]').nth(1).waitFor();
+        expect(await p.locator('svg.chart line.limit-line').count()).toBe(0);
+        await p.getByText(/\(limit 10,000: above this scale, which reaches \d+\)/).waitFor();
+        for (let i = 0; i < 3; i++)
+          await request(sys.gw.url).get('/v1/stats').set(withKey(acc.key)).expect(200);
+        // No reload: the page asks again by itself.
+        await p
+          .getByRole('img', { name: /^Requests per minute, last hour .*: 3 served/ })
+          .waitFor({ timeout: 20_000 });
+        await p.locator('[data-window="this minute"]').getByText(/^57/).waitFor({ timeout: 20_000 });
+        // The dashboard's own requests: a source to pick, beside the keys.
+        await p.goto(`${sys.gw.url}/dashboard#/stats`);
+        await p.getByRole('table', { name: 'By type' }).waitFor();
+        await p.goto(`${sys.gw.url}/dashboard#/keys`);
+        await p.getByLabel('Show usage of').selectOption('dashboard');
+        await p
+          .getByRole('img', { name: /^Requests per minute, last hour .*: [1-9]\d* served/ })
+          .waitFor({ timeout: 20_000 });
+        await expectAccessible('usage', p);
+      } finally {
+        await close();
+      }
+    });
+
+    it('when forms are refused, then the message shows once at the field, in view, and says what this installation accepts; messages do not follow to other pages', async () => {
+      const { page: p, close } = await freshPage();
+      try {
+        const acc = await loggedIn(p);
+        await p.getByLabel('Key name').fill('status check');
+        await p.getByRole('button', { name: 'Create key' }).click();
+        await p.getByRole('status').getByText('Key created.').waitFor();
+        await p.getByRole('navigation').getByRole('link', { name: 'Webhooks' }).click();
+        await p.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
+        expect(await p.locator('#status').innerText()).toBe('');
+
+        await p.getByLabel('Endpoint URL').fill('http://example.com/hook');
+        await p.getByRole('button', { name: 'Create webhook' }).click();
+        const error = p.locator('.field-error:not([hidden])');
+        await error.waitFor();
+        expect(await error.innerText()).toBe(
+          'url must use https (http is accepted for loopback addresses only: localhost, 127.0.0.0/8, ::1)',
+        );
+        expect((await p.locator('body').innerText()).split('url must use https').length - 1).toBe(1);
+        expect(await p.getByLabel('Endpoint URL').getAttribute('aria-invalid')).toBe('true');
+        const box = await error.boundingBox();
+        const viewport = p.viewportSize()!;
+        expect(box!.y).toBeGreaterThanOrEqual(0);
+        expect(box!.y + box!.height).toBeLessThanOrEqual(viewport.height);
+        expect(await p.locator('#status').innerText()).toBe('');
+        await expectAccessible('webhook-form-error', p);
+
+        // The plan's cap on subscriptions: refused in the form, with the limit.
+        for (let i = 0; i < 25; i++)
+          await request(sys.gw.url)
+            .post('/v1/webhooks')
+            .set(withKey(acc.key))
+            .send({ url: `${sys.receiver.url}/cap${i}`, events: ['signal.new'] })
+            .expect(201);
+        await p.getByLabel('Endpoint URL').fill(`${sys.receiver.url}/cap-over`);
+        await p.getByRole('button', { name: 'Create webhook' }).click();
+        await p
+          .locator('form .form-error')
+          .getByText(/limit of 25 webhook subscriptions/)
+          .waitFor();
+      } finally {
+        await close();
+      }
+    });
+
+    it('when a key expiry day is picked in New York, then it shows as that day with its zone, past days cannot be picked (and a past one sent is refused once, at its field), and after a roll the old key says when it expires', async () => {
+      const { page: p, close } = await freshPage(toNewYork);
+      try {
+        await loggedIn(p);
+        const expires = p.getByLabel('Expires (optional)');
+        const min = await expires.getAttribute('min');
+        const today = await p.evaluate<string>(
+          'new Date().toLocaleDateString("en-CA", { timeZone: "America/New_York" })',
+        );
+        expect(min! > today).toBe(true);
+        const day = await p.evaluate<string>(
+          'new Date(Date.now() + 10 * 86400000).toLocaleDateString("en-CA", { timeZone: "America/New_York" })',
+        );
+        // A past day, were it sent (the picker's minimum removed): refused once, at the field.
+        await expires.evaluate((e) => e.removeAttribute('min'));
+        await p.getByLabel('Key name').fill('too late');
+        await expires.fill('2020-01-01');
+        await p.getByRole('button', { name: 'Create key' }).click();
+        const refused = p.locator('.field-error:not([hidden])');
+        await refused.waitFor();
+        expect(await refused.innerText()).toBe('expires_at must be in the future');
+        expect((await p.locator('body').innerText()).split('must be in the future').length - 1).toBe(1);
+
+        await p.getByLabel('Key name').fill('expiring');
+        await expires.fill(day);
+        await p.getByRole('button', { name: 'Create key' }).click();
+        await p.getByRole('region', { name: 'New key “expiring”' }).waitFor();
+        const shown = await p.evaluate<string>(
+          `new Date("${day}T12:00:00").toLocaleDateString(undefined, { year: "numeric", month: "short", day: "numeric" })`,
+        );
+        const row = p
+          .getByRole('table', { name: 'API keys' })
+          .getByRole('row')
+          .filter({ hasText: 'expiring' });
+        const expiryText = await row.locator('td[data-label="Expires"]').innerText();
+        expect(expiryText).toContain(shown);
+        expect(expiryText).toMatch(/12:00:00\sAM\sE[SD]T/);
+
+        await p.getByRole('button', { name: /^Roll key expiring/ }).click();
+        await p
+          .getByRole('dialog', { name: 'Roll “expiring”?' })
+          .getByRole('button', { name: 'Roll key' })
+          .click();
+        await p
+          .getByRole('status')
+          .getByText(/^Key rolled\. The old key sk_live_\w+… keeps working until .* \(in 24 h\)/)
+          .waitFor();
+        const rows = p
+          .getByRole('table', { name: 'API keys' })
+          .getByRole('row')
+          .filter({ hasText: 'expiring' });
+        await waitFor(async () => (await rows.count()) === 2, 5000, 50, 'both keys listed');
+        await rows.getByText('expires in 24 h').waitFor();
+        await expectAccessible('keys-after-roll', p);
+      } finally {
+        await close();
+      }
+    });
+
+    it('when the developer changes the password on the account page, then the new one logs in and the old one does not', async () => {
+      const { page: p, close } = await freshPage();
+      try {
+        const acc = await loggedIn(p);
+        await p.getByRole('link', { name: 'Account' }).click();
+        await p.getByRole('heading', { name: 'Account' }).waitFor();
+        await p.getByLabel('Current password').fill('double click passphrase');
+        await p.getByLabel('New password').fill('a brand new passphrase');
+        await p.getByRole('button', { name: 'Change password' }).click();
+        await p
+          .getByRole('status')
+          .getByText(/^Password changed\./)
+          .waitFor();
+        await expectAccessible('account', p);
+        await request(sys.gw.url)
+          .post('/v1/dashboard/session')
+          .send({ email: acc.email, password: 'double click passphrase' })
+          .expect(401);
+        await request(sys.gw.url)
+          .post('/v1/dashboard/session')
+          .send({ email: acc.email, password: 'a brand new passphrase' })
+          .expect(200);
+        // The page's own session still works after the change.
+        await p.getByRole('link', { name: 'API settings' }).click();
+        await p.getByRole('heading', { name: 'API settings' }).waitFor();
+        expect(await p.locator('#status .error').count()).toBe(0);
+      } finally {
+        await close();
+      }
+    });
+
+    it('when pages load, then there is no 404 (favicon), hints keep their distance, URLs break only at separators, ids stay whole where they fit (700 px), and stats by type show real figures under a filter', async () => {
+      const { page: p, close } = await freshPage({ width: 700 });
+      const missing: string[] = [];
+      p.on('response', (r) => {
+        if (r.status() === 404) missing.push(r.url());
+      });
+      try {
+        const acc = await loggedIn(p);
+        await p.getByLabel('Key name').waitFor();
+        const input = await p.getByLabel('Key name').boundingBox();
+        const hint = await p.getByText('For example production or staging').boundingBox();
+        expect(hint!.y).toBeGreaterThanOrEqual(input!.y + input!.height + 2);
+
+        const hook = await request(sys.gw.url)
+          .post('/v1/webhooks')
+          .set(withKey(acc.key))
+          .send({
+            url: `${sys.receiver.url}/a-rather-long-path/with-several/segments?and=query`,
+            events: ['signal.new'],
+          })
+          .expect(201);
+        await request(sys.gw.url)
+          .post(`/v1/webhooks/${hook.body.data.id}/test`)
+          .set(withKey(acc.key))
+          .expect(202);
+        await p.goto(`${sys.gw.url}/dashboard#/webhooks/${hook.body.data.id}`);
+        const idCell = p.getByRole('table', { name: 'Deliveries, newest first' }).locator('code').first();
+        await idCell.waitFor();
+        const lines = await idCell.evaluate(
+          (e) => new Set([...e.getClientRects()].map((r) => Math.round(r.top))).size,
+        );
+        expect(lines).toBe(1);
+        // At 375 px the URL wraps at its separators: every line but the last ends after / . ? & = - _ :
+        await p.setViewportSize({ width: 375, height: 812 });
+        await p.goto(`${sys.gw.url}/dashboard#/webhooks`);
+        const url = p.getByRole('table', { name: 'Webhook subscriptions' }).locator('.mono').first();
+        await url.waitFor();
+        // The character before each line break (the browser's own line boxes, read per character).
+        const lineEnds: string[] = await p.evaluate(`(() => {
+          const el = document.querySelector('table.stack .mono');
+          const text = el.textContent ?? '';
+          const range = document.createRange();
+          const ends = [];
+          let lastTop;
+          let offset = 0;
+          for (const node of [...el.childNodes]) {
+            if (node.nodeType !== Node.TEXT_NODE) continue;
+            const t = node.textContent ?? '';
+            for (let i = 0; i < t.length; i++) {
+              range.setStart(node, i);
+              range.setEnd(node, i + 1);
+              const top = range.getBoundingClientRect().top;
+              if (lastTop !== undefined && top > lastTop + 1) ends.push(text[offset + i - 1] ?? '');
+              lastTop = top;
+            }
+            offset += t.length;
+          }
+          return ends;
+        })()`);
+        expect(lineEnds.length).toBeGreaterThan(0);
+        for (const c of lineEnds) expect('/.?&=-_:').toContain(c);
+
+        // Stats: other types keep their real figures under a type filter.
+        await request(sys.signals.url)
+          .post('/internal/signals')
+          .set(sys.signals.ingestAuth)
+          .send(signalInput({ type: 'wallet' }))
+          .expect(201);
+        await p.goto(`${sys.gw.url}/dashboard#/stats?period=all&type=premium`);
+        const byType = p.getByRole('table', { name: 'By type' });
+        await byType.waitFor();
+        const walletRow = byType.getByRole('row').filter({ hasText: /^wallet/ });
+        await waitFor(
+          async () => {
+            if (!(await walletRow.getByRole('cell').nth(1).innerText()).startsWith('0')) return true;
+            await p.reload();
+            await byType.waitFor();
+            return false;
+          },
+          15_000,
+          300,
+          'the wallet signal counted under the premium filter',
+        );
+        await byType.getByText('premium (the type shown above)').waitFor();
+        await expectAccessible('stats-filtered', p);
+        expect(missing).toEqual([]);
+      } finally {
+        await close();
+      }
+    });
+  });
+});

@@ -1,0 +1,82 @@
+import { errorEnvelopeSchema } from '@signal/contracts';
+import { connect } from 'node:net';
+import { Client, request } from 'undici';
+import type { SystemHarness } from '../services/api-gateway/test/system-harness';
+import { NO_RESPONSE_AFTER_MS, fuzzSuite, type Seeded } from './fuzz-harness';
+
+/**
+ * What the fuzz of the whole system (fuzz.test.ts, fuzz-harness.ts) found, pinned as plain
+ * examples against a system of their own.
+ */
+describe('fuzzing the whole system through the gateway', () => {
+  let sys: SystemHarness;
+  let seeded: Seeded;
+  const fuzz = fuzzSuite('fuzzex');
+  beforeAll(() => {
+    ({ sys, seeded } = fuzz.started());
+  });
+
+  // What the fuzz found, pinned as plain examples.
+  it('when a service refuses a large upload before reading it, then the next request on the same connection still gets a response', async () => {
+    const client = new Client(sys.gw.url, { pipelining: 1 });
+    try {
+      const refused = await client.request({
+        path: '/v1/webhooks',
+        method: 'POST',
+        headers: { authorization: `Bearer ${seeded.keys[0]}`, 'content-type': 'application/octet-stream' },
+        body: Buffer.alloc(600_000, 0x7b),
+        headersTimeout: NO_RESPONSE_AFTER_MS,
+      });
+      expect(refused.statusCode).toBe(415);
+      await refused.body.text();
+      const next = await client.request({
+        path: '/v1/signals?limit=1',
+        method: 'GET',
+        headers: { authorization: `Bearer ${seeded.keys[0]}` },
+        headersTimeout: NO_RESPONSE_AFTER_MS,
+      });
+      expect(next.statusCode).toBe(200);
+      await next.body.text();
+    } finally {
+      await client.destroy();
+    }
+  });
+
+  it('when the request line is not valid HTTP, then the response is still the error envelope', async () => {
+    const raw = await new Promise<string>((resolve, reject) => {
+      const { port } = new URL(sys.gw.url);
+      const socket = connect(Number(port), '127.0.0.1', () =>
+        socket.write('GET /v1/signals?since=a b HTTP/1.1\r\nHost: x\r\n\r\n'),
+      );
+      let text = '';
+      socket.on('data', (d: Buffer) => (text += d.toString('utf8')));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    const [head = '', body = ''] = raw.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(head).toMatch(/content-type: application\/json/i);
+    const requestId = /x-request-id: (\S+)/i.exec(head)?.[1];
+    expect(errorEnvelopeSchema.parse(JSON.parse(body))).toMatchObject({
+      error: { code: 'VALIDATION_ERROR', request_id: requestId },
+    });
+  });
+
+  it('when a body does not inflate under its Content-Encoding, then 400 VALIDATION_ERROR, not 500', async () => {
+    const res = await request(`${sys.gw.url}/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: '{"email":"a@b.c","password":"x"}',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(errorEnvelopeSchema.parse(await res.body.json()).error.code).toBe('VALIDATION_ERROR');
+  });
+
+  it('when a page is asked for a range it does not have, then a JSON error envelope, not 500', async () => {
+    const res = await request(`${sys.gw.url}/dashboard`, { headers: { range: 'bytes=999999-' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.headers['content-range']).toBeUndefined();
+    expect(errorEnvelopeSchema.parse(await res.body.json()).error.code).toBe('VALIDATION_ERROR');
+  });
+});
