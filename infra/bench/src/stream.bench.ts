@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
 import { get, createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import mongoose from 'mongoose';
 import { Pool } from 'undici';
 import { ROUTES, STREAM_PREAMBLE } from '@signal/contracts';
@@ -35,7 +37,10 @@ import {
  *     subscriber on loopback;
  *   - the floor: a bare node:http server (one process, no framework) holding --streams
  *     event-stream responses with the gateway's own response headers (as the first stream got
- *     them) and preamble, its resident memory growth per stream measured as ours is.
+ *     them) and preamble, its resident memory growth per stream measured as ours is; and the
+ *     same server as the gateway runs, in as many processes (node:cluster), each holding its
+ *     share: every process has its own young generation, which the admission of thousands of
+ *     streams grows to V8's cap, a cost per process rather than per stream.
  * Targets: gateway + signals ≤ 1.5× the floor per stream; stream p99 ≤ the webhook baseline's p99.
  */
 const CLI = {
@@ -120,14 +125,28 @@ function openStream(url: string, key: string): Promise<Client> {
 /** Headers node:http writes itself: left to the floor server to write as it does for ours. */
 const NODE_OWN_HEADERS = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
 
+/** The gateway processes the bench runs (node:cluster workers). */
+const GATEWAY_WORKERS = 2;
+
 /**
- * The floor: a bare node:http server in its own process holding `count` event-stream responses,
- * each sent `headers` ([name, value, …]) and the preamble, then a heartbeat every 15 s as ours;
- * the growth of its resident memory from before the streams opened to 2 s after they all are,
+ * The floor: a bare node:http server in its own process (or `workers` processes under
+ * node:cluster, as the gateway runs) holding `count` event-stream responses, each sent `headers`
+ * ([name, value, …]) and the preamble, then a heartbeat every 15 s as ours; the growth of its
+ * resident memory (all its processes) from before the streams opened to 2 s after they all are,
  * per stream, in KB.
  */
-async function floorKbPerStream(count: number, headers: string[]): Promise<number> {
+async function floorKbPerStream(count: number, headers: string[], workers = 1): Promise<number> {
   const script = `
+    const cluster = require('node:cluster');
+    const workers = Number(process.env.FLOOR_WORKERS);
+    if (workers > 1 && cluster.isPrimary) {
+      let listening = 0;
+      for (let i = 0; i < workers; i++)
+        cluster.fork().on('message', (port) => {
+          if (++listening === workers) process.stdout.write(port + '\\n');
+        });
+      return;
+    }
     const http = require('node:http');
     const head = JSON.parse(process.env.FLOOR_HEAD);
     const open = new Set();
@@ -142,12 +161,20 @@ async function floorKbPerStream(count: number, headers: string[]): Promise<numbe
     server.requestTimeout = 0;
     server.headersTimeout = 0;
     setInterval(() => { for (const res of open) res.write(':\\n\\n'); }, 15000).unref();
-    server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));`;
-  const child = spawn(process.execPath, ['-e', script], {
+    server.listen(0, '127.0.0.1', () => {
+      const port = server.address().port;
+      if (process.send) process.send(port);
+      else process.stdout.write(port + '\\n');
+    });`;
+  // A script of its own (not -e): node:cluster forks workers from the primary's script.
+  const file = path.join(tmpdir(), `stream-floor-${process.pid}.js`);
+  writeFileSync(file, `(() => {${script}})();`);
+  const child = spawn(process.execPath, [file], {
     env: {
       PATH: process.env.PATH ?? '',
       FLOOR_HEAD: JSON.stringify(headers),
       FLOOR_PREAMBLE: STREAM_PREAMBLE,
+      FLOOR_WORKERS: String(workers),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -158,7 +185,7 @@ async function floorKbPerStream(count: number, headers: string[]): Promise<numbe
       child.once('exit', (code) => reject(new Error(`floor server exited with ${code}`)));
     });
     await new Promise((r) => setTimeout(r, 500));
-    const before = rssKb(child.pid!);
+    const before = treeRssKb(child.pid!);
     for (let i = 0; i < count; i += 50) {
       const batch = await Promise.all(
         Array.from({ length: Math.min(50, count - i) }, () =>
@@ -168,10 +195,15 @@ async function floorKbPerStream(count: number, headers: string[]): Promise<numbe
       held.push(...batch);
     }
     await new Promise((r) => setTimeout(r, 2000));
-    return (rssKb(child.pid!) - before) / count;
+    return (treeRssKb(child.pid!) - before) / count;
   } finally {
     for (const c of held) c.close();
-    child.kill('SIGTERM');
+    await new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+    rmSync(file, { force: true });
   }
 }
 
@@ -230,7 +262,7 @@ async function main() {
       SIGNALS_URL: signals.url,
       STATS_URL: signals.url,
       WEBHOOKS_URL: 'http://127.0.0.1:4602',
-      GATEWAY_WORKERS: '2',
+      GATEWAY_WORKERS: String(GATEWAY_WORKERS),
       // Every stream comes from this one address. Each process holds half the bound, and node:cluster
       // hands a connection to whichever process is free first, not strictly in turn: room for all
       // in either process.
@@ -306,6 +338,8 @@ async function main() {
     for (const c of clients.splice(0)) c.close();
     await new Promise((r) => setTimeout(r, 1000));
     const floorKb = await floorKbPerStream(streams, gatewayHead);
+    await new Promise((r) => setTimeout(r, 1000));
+    const floorAsOursKb = await floorKbPerStream(streams, gatewayHead, GATEWAY_WORKERS);
     const hook: number[] = [];
     for (const [id, at] of published) {
       const got = webhookSeen.get(id);
@@ -327,6 +361,9 @@ async function main() {
     const oursKb = (gatewayKb + signalsKb) / streams;
     console.log(
       `memory per open stream: gateway ${(gatewayKb / streams).toFixed(1)} KB, signals ${(signalsKb / streams).toFixed(1)} KB, together ${oursKb.toFixed(1)} KB; floor ${floorKb.toFixed(1)} KB (bare node:http, ${gatewayHead.length / 2} headers); ours / floor ${(oursKb / floorKb).toFixed(2)}× (target ≤ 1.5)`,
+    );
+    console.log(
+      `floor in the gateway's process layout (${GATEWAY_WORKERS} node:http processes, node:cluster): ${floorAsOursKb.toFixed(1)} KB; ours / that floor ${(oursKb / floorAsOursKb).toFixed(2)}×`,
     );
     console.log(
       `memory per open stream at the end of the run: gateway ${(gatewayEndKb / streams).toFixed(1)} KB, signals ${(signalsEndKb / streams).toFixed(1)} KB, together ${((gatewayEndKb + signalsEndKb) / streams).toFixed(1)} KB`,

@@ -14,7 +14,8 @@ import { outcomeOf, type UsageLedger } from '../domain/usage';
 import type { ClientIp } from './client-ip';
 import { KeyPathMetrics } from './key-path-metrics';
 import { rateLimitHeaders } from './rate-limit-headers';
-import { bringsBody, relay, type Refusal, type RelayDeps } from './relay';
+import { STREAMING, bringsBody, relay, type Refusal, type RelayDeps } from './relay';
+import type { LiveStreamListener } from '../../stream/http/live-streams';
 import { serviceRouteOf, type ServiceName } from './service-routes';
 import type { Upstream } from '../../http/upstream';
 
@@ -37,13 +38,54 @@ interface KeyPath {
   metrics: KeyPathMetrics;
 }
 
-/** One request on the key path, as it goes. */
-interface KeyRequest {
-  req: IncomingMessage;
-  res: ServerResponse;
-  requestId: string;
-  /** The response's headers so far: [name, value, …]. */
-  head: string[];
+/**
+ * One request on the key path, as it goes. A live stream outlives the code that admitted it:
+ * this object is what stays of the request until the stream ends (then it records the request),
+ * in place of a waiting async function with its promises and closures.
+ */
+class KeyRequest implements LiveStreamListener {
+  readonly method: string;
+  readonly url: string;
+  /** The metrics label of the request's route. */
+  route = 'unmatched';
+  /** Whose usage the request counts as (none: no credential to count it against). */
+  usageOf: { accountId: string; keyId: string } | undefined = undefined;
+
+  constructor(
+    private readonly path: KeyPath,
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    readonly requestId: string,
+    /** The response's headers so far: [name, value, …]. */
+    readonly head: string[],
+    private readonly started: bigint,
+    private readonly traceId: string | undefined,
+  ) {
+    this.url = req.url ?? '/';
+    this.method = req.method ?? 'GET';
+  }
+
+  /** The live stream the feed served ended: the request is recorded with what its client got. */
+  liveStreamEnded(served: { status: number; overflowed: boolean }): void {
+    if (served.overflowed) this.path.metrics.slowReader();
+    this.record(served.status);
+  }
+
+  /** What the request came to: its metrics, its access line, its usage. */
+  record(status: number): void {
+    const { deps, metrics } = this.path;
+    metrics.observe(this.method, this.route, status, this.started);
+    writeAccessLine(deps.logger, {
+      method: this.method,
+      path: pathOf(this.url),
+      status,
+      started: this.started,
+      requestId: this.requestId,
+      traceId: this.traceId,
+    });
+    if (deps.usage && this.usageOf)
+      deps.usage.count(this.usageOf.accountId, this.usageOf.keyId, outcomeOf(status));
+  }
 }
 
 type AuthRefusal = Exclude<AuthResult, { ok: true }>;
@@ -78,7 +120,10 @@ export function apiPath(deps: ApiPathDeps) {
   };
 }
 
-/** Authenticates the request, relays it if admitted, and records what it came to. */
+/**
+ * Authenticates the request, relays it if admitted, and records what it came to (a live stream,
+ * once it ends: see `KeyRequest`).
+ */
 async function serve(
   path: KeyPath,
   req: IncomingMessage,
@@ -88,14 +133,14 @@ async function serve(
   traceId?: string,
 ): Promise<void> {
   const { deps } = path;
-  const url = req.url ?? '/';
-  const method = req.method ?? 'GET';
-  const target = serviceRouteOf(url);
-  const ip = deps.clientIp(req.socket.remoteAddress, req.headers['x-forwarded-for']);
-  const authorization = typeof req.headers.authorization === 'string' ? req.headers.authorization : undefined;
   const head = deps.securityHeaders.slice();
   head.push('X-Request-Id', requestId);
-  const r: KeyRequest = { req, res, requestId, head };
+  const r = new KeyRequest(path, req, res, requestId, head, started, traceId);
+  const { url, method } = r;
+  const target = serviceRouteOf(url);
+  if (target) r.route = target.prefix;
+  const ip = deps.clientIp(req.socket.remoteAddress, req.headers['x-forwarded-for']);
+  const authorization = typeof req.headers.authorization === 'string' ? req.headers.authorization : undefined;
   // A request refused with its body unread ends its connection: what is left of the body cannot
   // be told from a next request (and is not waited for).
   const close = bringsBody(req);
@@ -103,6 +148,8 @@ async function serve(
   let result: AuthResult | undefined;
   try {
     result = await deps.authenticate(authorization, ip);
+    const who = result.ok ? result : result.code !== 'UNAVAILABLE' ? result.owner : undefined;
+    if (who) r.usageOf = { accountId: who.accountId, keyId: who.keyId };
     path.metrics.countDecision(decisionOf(result));
     if (result.ok || result.code !== 'UNAVAILABLE') head.push(...rateLimitHeaders(result.rate));
     if (!result.ok) {
@@ -137,9 +184,12 @@ async function serve(
               );
             return sendError(r, refusal);
           },
+          streamListener: r,
         },
         result,
       );
+      // A live stream the feed serves now: recorded when it ends.
+      if (relayed === STREAMING) return;
       if (relayed.slowReader) path.metrics.slowReader();
       status = relayed.status;
     }
@@ -150,12 +200,7 @@ async function serve(
   } finally {
     if (result?.ok) result.release();
   }
-  path.metrics.observe(method, target?.prefix ?? 'unmatched', status, started);
-  writeAccessLine(deps.logger, { method, path: pathOf(url), status, started, requestId, traceId });
-  if (deps.usage && result) {
-    const who = result.ok ? result : result.code !== 'UNAVAILABLE' ? result.owner : undefined;
-    if (who) deps.usage.count(who.accountId, who.keyId, outcomeOf(status));
-  }
+  r.record(status);
 }
 
 const pathOf = (url: string): string => {

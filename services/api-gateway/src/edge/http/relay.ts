@@ -3,9 +3,14 @@ import type { ErrorCode } from '@signal/contracts';
 import { hasBody, isAppError, type FieldProblem, type InternalTokenCache } from '@signal/service-kit';
 import type { PlanCaps } from '../../accounts/domain/plan-caps';
 import type { OpenStreams } from '../../stream/domain/open-streams';
-import { STREAM_ROUTE, admitStream, streamRequestOf } from '../../stream/http/live-streams';
+import {
+  STREAM_ROUTE,
+  admitStream,
+  streamRequestOf,
+  type LiveStreamListener,
+} from '../../stream/http/live-streams';
 import { carriesSecrets } from './no-store.middleware';
-import type { StreamFeed } from '../../stream/http/stream-feed';
+import { ATTACHED, type StreamFeed } from '../../stream/http/stream-feed';
 import {
   MAX_FORWARDED_BYTES,
   bodyRefusal,
@@ -88,6 +93,11 @@ export interface RelayRequest {
   ownHeaderNames: ReadonlySet<string>;
   /** Responds with a refusal as the path words its errors; the status sent. */
   refuse: (refusal: Refusal) => number;
+  /**
+   * Told what a live stream's client got once it ended: the feed serves a stream from now long
+   * after `relay` resolved `STREAMING` (none: no one asks).
+   */
+  streamListener?: LiveStreamListener;
 }
 
 /** What the client got: its status, and whether it was cut for not reading (a fairness refusal). */
@@ -95,6 +105,13 @@ export interface Relayed {
   status: number;
   slowReader: boolean;
 }
+
+/**
+ * `relay`'s result for a live stream the gateway's feed now serves: the request's own code is
+ * done with it (nothing of it waits for the stream's whole life); `streamListener` is told the
+ * outcome when the stream ends.
+ */
+export const STREAMING = 'streaming';
 
 /** The status of a request whose client went away before its response (as nginx logs it). */
 const CLIENT_GONE = 499;
@@ -129,7 +146,11 @@ const pathOf = (url: string): string => {
 };
 
 /** Sends an admitted request on to its service (see the module's comment); what the client got. */
-export async function relay(deps: RelayDeps, r: RelayRequest, caller: RelayCaller): Promise<Relayed> {
+export async function relay(
+  deps: RelayDeps,
+  r: RelayRequest,
+  caller: RelayCaller,
+): Promise<Relayed | typeof STREAMING> {
   const refusal = refusalOnHeaders(r);
   if (refusal) return refused(r, refusal);
   if (r.req.method === 'GET' && STREAM_ROUTE.test(pathOf(r.url))) return openStream(deps, r, caller);
@@ -203,7 +224,11 @@ async function sendOn(deps: RelayDeps, r: RelayRequest, caller: RelayCaller): Pr
  * or the gateway shuts down. The query is checked after the slot is taken, as the service
  * checked it when every stream was proxied.
  */
-async function openStream(deps: RelayDeps, r: RelayRequest, caller: RelayCaller): Promise<Relayed> {
+async function openStream(
+  deps: RelayDeps,
+  r: RelayRequest,
+  caller: RelayCaller,
+): Promise<Relayed | typeof STREAMING> {
   const admission = await admitStream(
     deps.streams,
     {
@@ -218,6 +243,9 @@ async function openStream(deps: RelayDeps, r: RelayRequest, caller: RelayCaller)
   caller.release?.();
   if (!admission.ok)
     return refused(r, { code: admission.code, message: admission.message, retryAfter: admission.retryAfter });
+  admission.listener = r.streamListener;
+  /** The fan-out serves the stream: it frees the slot when the stream ends. */
+  let attached = false;
   try {
     if (r.via === 'key') r.head.push('Cache-Control', 'no-store');
     let how: ReturnType<typeof streamRequestOf>;
@@ -232,6 +260,7 @@ async function openStream(deps: RelayDeps, r: RelayRequest, caller: RelayCaller)
       { headers: r.head, ownHeaderNames: r.ownHeaderNames },
       how,
       admission.control,
+      admission,
       () => ({
         path: r.url,
         headers: streamRequestHeaders(
@@ -243,6 +272,10 @@ async function openStream(deps: RelayDeps, r: RelayRequest, caller: RelayCaller)
         timeoutMs: deps.timeoutMs,
       }),
     );
+    if (served === ATTACHED) {
+      attached = true;
+      return STREAMING;
+    }
     if (served.ok) return { status: served.status, slowReader: served.overflowed };
     return refused(r, {
       code: 'SERVICE_UNAVAILABLE',
@@ -250,6 +283,6 @@ async function openStream(deps: RelayDeps, r: RelayRequest, caller: RelayCaller)
       retryAfter: 1,
     });
   } finally {
-    await admission.closed();
+    if (!attached) await admission.closed();
   }
 }

@@ -17,29 +17,99 @@ import type { EventSourceMessage } from 'eventsource-parser';
 export interface StreamControl {
   /** No bytes for this long (the service sends heartbeats well within it): the stream is dead. */
   idleTimeoutMs: number;
-  /** Set by the fan-out: ends the stream now, with `lastEvent` first (it writes whole events). */
-  end?: (lastEvent?: string) => void;
+  /** Set by the fan-out while the stream is its client's: ends it now (whole events only). */
+  client?: { stop(lastEvent?: string): void };
 }
 
-export type FeedOutcome = { ok: true; status: number; overflowed: boolean } | { ok: false };
+/** What a served stream's client got. */
+export interface ServedStream {
+  ok: true;
+  status: number;
+  overflowed: boolean;
+}
 
-export interface FeedClient {
-  res: ServerResponse;
-  filter: StreamFilter;
+export type FeedOutcome = ServedStream | { ok: false };
+
+/** Told once, when a client's stream ended (any way). */
+export interface StreamEndListener {
+  streamEnded(served: ServedStream): void;
+}
+
+/** An event held for a client catching up. */
+interface HeldFrame {
+  id: string | undefined;
+  frame: Buffer;
+}
+
+/**
+ * One client of the fan-out, in one object: ten thousand streams per process make every object,
+ * closure and promise per stream count, so its state is fields, its behaviour methods, and the
+ * response's `close` listener one function the fan-out shares among all its clients.
+ */
+export class FeedClient {
   /**
    * `live`: sent each event; `holding`: catching up, the feed's events its filter wants are held
    * (`held`) until it has; `overflowed`: more than the bound was held, it ends with `overflow`.
    */
   mode: 'live' | 'holding' | 'overflowed';
-  held: Array<{ id: string | undefined; frame: Buffer }>;
-  heldBytes: number;
+  held: HeldFrame[] = [];
+  heldBytes = 0;
   /**
    * Entries up to this id reached the client by its replay, which can read the log ahead of the
    * feed: the feed skips them, and clears this at its first later entry.
    */
-  replayedUpTo: string | undefined;
+  replayedUpTo: string | undefined = undefined;
+  private overflowed = false;
+  private done = false;
+
+  constructor(
+    private readonly fanOut: FanOut,
+    readonly res: ServerResponse,
+    readonly filter: StreamFilter,
+    private readonly control: StreamControl,
+    private readonly listener: StreamEndListener,
+    holding: boolean,
+  ) {
+    this.mode = holding ? 'holding' : 'live';
+  }
+
+  /** The gateway ends the stream: before the head is out (a catch-up still waiting), the connection is cut. */
+  stop(lastEvent?: string): void {
+    if (!this.res.headersSent) this.res.destroy();
+    this.end(lastEvent, false);
+  }
+
   /** Ends the client's stream with `last`; `closeConnection` closes its connection after it. */
-  end(last: string | undefined, closeConnection: boolean): void;
+  end(last: string | undefined, closeConnection: boolean): void {
+    if (this.done) return;
+    const { res } = this;
+    if (last === OVERFLOW_EVENT) this.overflowed = true;
+    if (res.headersSent && !res.writableEnded && !res.destroyed) {
+      const socket = res.socket;
+      if (last !== undefined) res.write(last === OVERFLOW_EVENT ? OVERFLOW_FRAME : last);
+      res.end(() => {
+        if (closeConnection) socket?.end();
+      });
+      const cut = setTimeout(() => res.destroy(), ENDED_STREAM_GRACE_MS);
+      cut.unref();
+      res.once('close', () => clearTimeout(cut));
+    }
+    this.finish();
+  }
+
+  /** The stream ended (any way): it leaves the fan-out and its listener is told, once. */
+  finish(): void {
+    if (this.done) return;
+    this.done = true;
+    this.fanOut.remove(this);
+    if (this.control.client === this) this.control.client = undefined;
+    const { res } = this;
+    this.listener.streamEnded({
+      ok: true,
+      status: res.headersSent ? res.statusCode : 499,
+      overflowed: this.overflowed,
+    });
+  }
 }
 
 export interface FanOutOptions {
@@ -54,6 +124,38 @@ export interface FanOutOptions {
 const ENDED_STREAM_GRACE_MS = 30_000;
 
 const HEARTBEAT_FRAME = Buffer.from(HEARTBEAT);
+const CRLF = Buffer.from('\r\n');
+
+/**
+ * `frame` as one chunk of a chunked response, the bytes node:http writes for `res.write(frame)`:
+ * built once per event for every client, where node:http frames it anew for each.
+ */
+function chunkOf(frame: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(`${frame.length.toString(16)}\r\n`, 'latin1'), frame, CRLF]);
+}
+
+const HEARTBEAT_CHUNK = chunkOf(HEARTBEAT_FRAME);
+
+/**
+ * Sends a frame to a client whose head is out. On a chunked response that owns its socket (it
+ * does once its head is out, unless a pipelined request's response is still ahead of it) the
+ * prebuilt chunk goes on the socket as is: one write per client and event, where `res.write`
+ * makes four, corks the socket and uncorks it on the next tick. The response's accounting stays
+ * right: its `writableLength` includes the socket's, and `res.end` writes the last chunk after.
+ */
+function send(res: ServerResponse, frame: Buffer, chunk: Buffer): void {
+  const socket = res.socket;
+  if (
+    res.headersSent &&
+    res.chunkedEncoding &&
+    socket !== null &&
+    !res.writableEnded &&
+    !res.destroyed &&
+    socket.writable
+  )
+    socket.write(chunk);
+  else res.write(frame);
+}
 const OVERFLOW_FRAME = Buffer.from(OVERFLOW_EVENT);
 
 /** The head of a stream response: the gateway's headers, then the stream's own. */
@@ -75,10 +177,17 @@ export function writeStreamHead(res: ServerResponse, headers: readonly string[])
  * heartbeat, and one that leaves more than the bound unread gets `overflow` and ends.
  */
 export class FanOut {
-  private readonly clients = new Set<FeedClient>();
+  private readonly clients = new Map<ServerResponse, FeedClient>();
   private heartbeat: NodeJS.Timeout | undefined;
+  /** Every client response's `close` listener (one function for all: `this` is the response). */
+  private readonly closed: (this: ServerResponse) => void;
 
-  constructor(private readonly options: FanOutOptions) {}
+  constructor(private readonly options: FanOutOptions) {
+    const clients = this.clients;
+    this.closed = function (this: ServerResponse) {
+      clients.get(this)?.finish();
+    };
+  }
 
   get size(): number {
     return this.clients.size;
@@ -86,7 +195,13 @@ export class FanOut {
 
   /** Is the client still among the fan-out's (its stream has not ended)? */
   has(client: FeedClient): boolean {
-    return this.clients.has(client);
+    return this.clients.get(client.res) === client;
+  }
+
+  /** The client's stream ended: it is sent nothing more. */
+  remove(client: FeedClient): void {
+    if (this.clients.get(client.res) === client) this.clients.delete(client.res);
+    client.res.off('close', this.closed);
   }
 
   /** Starts the heartbeat (once). */
@@ -99,73 +214,39 @@ export class FanOut {
   /** Stops the heartbeat and ends every client's stream (the gateway shuts down). */
   close(): void {
     clearInterval(this.heartbeat);
-    for (const client of [...this.clients]) client.end(undefined, false);
+    for (const client of [...this.clients.values()]) client.end(undefined, false);
   }
 
-  /** Adds a client; `ended` settles once its stream ended (any way). */
+  /** Adds a client; `listener` is told once its stream ended (any way). */
   attach(
     res: ServerResponse,
     filter: StreamFilter,
     control: StreamControl,
+    listener: StreamEndListener,
     holding: boolean,
-  ): { client: FeedClient; ended: Promise<FeedOutcome> } {
-    let overflowed = false;
-    let done = false;
-    let settle: (outcome: FeedOutcome) => void = () => undefined;
-    const ended = new Promise<FeedOutcome>((resolve) => (settle = resolve));
-    const finish = () => {
-      if (done) return;
-      done = true;
-      this.clients.delete(client);
-      settle({ ok: true, status: res.headersSent ? res.statusCode : 499, overflowed });
-    };
-    const client: FeedClient = {
-      res,
-      filter,
-      mode: holding ? 'holding' : 'live',
-      held: [],
-      heldBytes: 0,
-      replayedUpTo: undefined,
-      end: (last, closeConnection) => {
-        if (done) return;
-        if (last === OVERFLOW_EVENT) overflowed = true;
-        if (res.headersSent && !res.writableEnded && !res.destroyed) {
-          const socket = res.socket;
-          if (last !== undefined) res.write(last === OVERFLOW_EVENT ? OVERFLOW_FRAME : last);
-          res.end(() => {
-            if (closeConnection) socket?.end();
-          });
-          const cut = setTimeout(() => res.destroy(), ENDED_STREAM_GRACE_MS);
-          cut.unref();
-          res.once('close', () => clearTimeout(cut));
-        }
-        finish();
-      },
-    };
-    control.end = (lastEvent) => {
-      // Before the head is out (a catch-up still waiting for the service), the connection is cut.
-      if (!res.headersSent) res.destroy();
-      client.end(lastEvent, false);
-    };
-    res.once('close', finish);
-    this.clients.add(client);
-    return { client, ended };
+  ): FeedClient {
+    const client = new FeedClient(this, res, filter, control, listener, holding);
+    control.client = client;
+    res.on('close', this.closed);
+    this.clients.set(res, client);
+    return client;
   }
 
   /** One event of the service's stream, to every client that takes it. */
   deliver(message: EventSourceMessage): void {
     const event = message.event ?? 'message';
     const frame = Buffer.from(sseEvent({ id: message.id, event, data: message.data }));
+    let chunk: Buffer | undefined;
     // A `reset` (the feed's position left the log) concerns every client, whatever it filters.
-    const type = event === 'reset' ? undefined : signalTypeOf(message.data);
-    for (const client of this.clients) {
-      if (event !== 'reset' && !matches(client.filter, { event, type })) continue;
+    const kind = { event, type: event === 'reset' ? undefined : signalTypeOf(message.data) };
+    for (const client of this.clients.values()) {
+      if (event !== 'reset' && !matches(client.filter, kind)) continue;
       if (client.mode === 'live') {
         if (client.replayedUpTo !== undefined && message.id !== undefined) {
           if (!comesAfter(message.id, client.replayedUpTo)) continue;
           client.replayedUpTo = undefined;
         }
-        client.res.write(frame);
+        send(client.res, frame, (chunk ??= chunkOf(frame)));
         continue;
       }
       if (client.mode === 'overflowed') continue;
@@ -197,7 +278,7 @@ export class FanOut {
 
   /** Ends with `overflow` every client whose unsent output passed the bound. */
   endOverflowing(): void {
-    for (const client of this.clients) {
+    for (const client of this.clients.values()) {
       // A client catching up is paced by its replay, and bounded by what is held for it.
       if (client.mode !== 'live' || !overflows(client.res.writableLength, this.options.maxBufferedBytes))
         continue;
@@ -211,6 +292,7 @@ export class FanOut {
 
   private beat(): void {
     this.endOverflowing();
-    for (const client of this.clients) if (client.res.headersSent) client.res.write(HEARTBEAT_FRAME);
+    for (const client of this.clients.values())
+      if (client.res.headersSent) send(client.res, HEARTBEAT_FRAME, HEARTBEAT_CHUNK);
   }
 }

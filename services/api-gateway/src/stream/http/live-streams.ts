@@ -12,7 +12,7 @@ import {
 } from '@signal/contracts';
 import { parseOrThrow } from '@signal/service-kit';
 import type { OpenStream, OpenStreams, StreamEnd } from '../domain/open-streams';
-import type { StreamControl } from './fan-out';
+import type { ServedStream, StreamControl, StreamEndListener } from './fan-out';
 
 /**
  * The live stream's path as a GET of it is recognised: the contract's path, a trailing slash
@@ -32,25 +32,26 @@ const LAST_EVENT: Record<StreamEnd, string> = {
 };
 
 export type StreamAdmission =
-  | {
-      ok: true;
-      /** Hand to `forward`: the gateway ends the stream through it. */
-      control: StreamControl;
-      /** The stream ended (any way): its slot is free. */
-      closed: () => Promise<void>;
-    }
+  | LiveStream
   | { ok: false; code: 'RATE_LIMIT_EXCEEDED' | 'SERVICE_UNAVAILABLE'; message?: string; retryAfter: number };
+
+/** Told what a live stream's client got, once the stream ended and its slot is free. */
+export interface LiveStreamListener {
+  liveStreamEnded(served: ServedStream): void;
+}
 
 /**
  * One admitted stream's state in one object: its slot in `OpenStreams`, the control the feed ends
- * it through, and the admission handed to the caller. Ten thousand streams per process make each
- * object and closure per stream count; this is one object and one closure (`closed`, which
- * callers take off it).
+ * it through, the admission handed to the caller, and who is told when it ends. Ten thousand
+ * streams per process make each object, closure and promise per stream count: this is one
+ * object, with no closure.
  */
-class LiveStream implements OpenStream, StreamControl {
+export class LiveStream implements OpenStream, StreamControl, StreamEndListener {
   readonly ok = true;
-  /** Set by the stream feed. */
-  end?: (lastEvent?: string) => void;
+  /** Set by the fan-out while it serves the stream. */
+  client?: { stop(lastEvent?: string): void };
+  /** Told once the stream ended, when the fan-out served it (see `streamEnded`). */
+  listener: LiveStreamListener | undefined;
 
   constructor(
     private readonly streams: OpenStreams,
@@ -62,15 +63,24 @@ class LiveStream implements OpenStream, StreamControl {
     readonly idleTimeoutMs: number,
   ) {}
 
+  /** Hand to the feed: the gateway ends the stream through it. */
   get control(): StreamControl {
     return this;
   }
 
   stop(reason: StreamEnd): void {
-    this.end?.(LAST_EVENT[reason]);
+    this.client?.stop(LAST_EVENT[reason]);
   }
 
-  readonly closed = (): Promise<void> => this.streams.closed(this.streamId);
+  /** The stream ended (any way): its slot is free. */
+  closed(): Promise<void> {
+    return this.streams.closed(this.streamId);
+  }
+
+  /** The fan-out's word that the stream it served ended: the slot is freed, then the listener told. */
+  streamEnded(served: ServedStream): void {
+    void this.closed().then(() => this.listener?.liveStreamEnded(served));
+  }
 }
 
 /**

@@ -16,11 +16,30 @@ import {
   type FanOutOptions,
   type FeedClient,
   type FeedOutcome,
+  type ServedStream,
   type StreamControl,
+  type StreamEndListener,
 } from './fan-out';
 import { UpstreamFeed, type UpstreamFeedOptions } from './upstream-feed';
 
-export type { FeedOutcome, StreamControl } from './fan-out';
+export type { FeedOutcome, ServedStream, StreamControl, StreamEndListener } from './fan-out';
+
+/** `open`'s result for a stream the fan-out now serves: its listener is told when it ends. */
+export const ATTACHED = 'attached';
+
+/** A catch-up's own wait for its client's end (a resuming stream is served by one call, start to end). */
+class EndWaiter implements StreamEndListener {
+  readonly ended: Promise<ServedStream>;
+  private resolve: (served: ServedStream) => void = () => undefined;
+
+  constructor() {
+    this.ended = new Promise((resolve) => (this.resolve = resolve));
+  }
+
+  streamEnded(served: ServedStream): void {
+    this.resolve(served);
+  }
+}
 
 export type StreamFeedOptions = UpstreamFeedOptions & FanOutOptions;
 
@@ -180,17 +199,21 @@ export class StreamFeed {
 
   /**
    * Serves an admitted stream (see `streamRequestOf`): from now, or from the client's position in
-   * the log first. `catchUp` is asked for only when the client resumes.
+   * the log first. `catchUp` is asked for only when the client resumes. A stream from now
+   * resolves `ATTACHED` once the fan-out serves it (`listener` is told when it ends): nothing of
+   * the request's own code stays waiting for the stream's whole life. A resuming stream, and any
+   * stream not served, resolves with its outcome once it ended.
    */
   open(
     res: ServerResponse,
     response: { headers: readonly string[]; ownHeaderNames: ReadonlySet<string> },
     stream: { kind: 'live' | 'resume'; filter: StreamFilter },
     control: StreamControl,
+    listener: StreamEndListener,
     catchUp: () => CatchUpRequest,
-  ): Promise<FeedOutcome> {
+  ): Promise<FeedOutcome | typeof ATTACHED> {
     return stream.kind === 'live'
-      ? this.serve(res, response.headers, stream.filter, control)
+      ? this.serve(res, response.headers, stream.filter, control, listener)
       : this.serveResuming(res, response, stream.filter, control, catchUp());
   }
 
@@ -210,14 +233,15 @@ export class StreamFeed {
     headers: readonly string[],
     filter: StreamFilter,
     control: StreamControl,
-  ): Promise<FeedOutcome> {
+    listener: StreamEndListener,
+  ): Promise<FeedOutcome | typeof ATTACHED> {
     const open = await this.connection.ready();
     // The client went away while the feed was opening: nothing to send (499, as nginx logs it).
     if (res.destroyed) return clientGone();
     if (!open) return { ok: false };
     writeStreamHead(res, headers);
-    const { ended } = this.fanOut.attach(res, filter, control, false);
-    return ended;
+    this.fanOut.attach(res, filter, control, listener, false);
+    return ATTACHED;
   }
 
   /**
@@ -239,7 +263,9 @@ export class StreamFeed {
     const open = await this.connection.ready();
     if (res.destroyed) return clientGone();
     if (!open) return { ok: false };
-    const { client, ended } = this.fanOut.attach(res, filter, control, true);
+    const waiter = new EndWaiter();
+    const { ended } = waiter;
+    const client = this.fanOut.attach(res, filter, control, waiter, true);
     const catchUp = await openCatchUp(this.options, res, request);
     if (catchUp instanceof Error) {
       client.end(undefined, false);
@@ -252,8 +278,7 @@ export class StreamFeed {
       // The service refused the stream (a 503 while its log is unreachable): its response, as is.
       await passOnRefusal(res, response, catchUp);
       client.end(undefined, false);
-      const outcome = await ended;
-      return outcome.ok ? { ...outcome, status: catchUp.statusCode } : outcome;
+      return { ...(await ended), status: catchUp.statusCode };
     }
     writeStreamHead(res, response.headers);
     if (client.mode === 'overflowed') {
