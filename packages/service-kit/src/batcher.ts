@@ -13,6 +13,14 @@ export interface BatcherOptions<T, R> {
   windowMs: number;
   /** Batches in flight at once; more wait (the store's own concurrency is bounded). */
   maxConcurrent: number;
+  /**
+   * A batch beside one already in flight starts only with at least this many items (or a full
+   * one); fewer wait for the batch in flight and go with whatever else arrived meanwhile.
+   * Default 1: any batch whose window is over. Under load a batch then grows with the load
+   * rather than the number of batches, where each batch has a cost of its own that is that of
+   * many items (a store's command and transaction).
+   */
+  minBatchWhileRunning?: number;
 }
 
 interface Waiting<T, R> {
@@ -58,12 +66,16 @@ export class Batcher<T, R> {
       }, this.options.windowMs);
   }
 
-  /** Starts batches while there is room: full ones, or (once the window is over) any. */
+  /**
+   * Starts batches while there is room: a full one at once; once the window is over, whatever
+   * waits when no batch is in flight, or at least `minBatchWhileRunning` items beside those that are.
+   */
   private drain(windowOver: boolean): void {
-    while (
-      this.running < this.options.maxConcurrent &&
-      (this.queue.length >= this.options.maxItems || (windowOver && this.queue.length > 0))
-    ) {
+    const { maxItems, maxConcurrent, minBatchWhileRunning = 1 } = this.options;
+    const ready = () =>
+      this.queue.length >= maxItems ||
+      (windowOver && this.queue.length >= (this.running === 0 ? 1 : minBatchWhileRunning));
+    while (this.running < maxConcurrent && ready()) {
       const batch = this.queue.splice(0, this.options.maxItems);
       this.running += 1;
       const running = this.runBatch(batch).finally(() => {

@@ -77,6 +77,35 @@ describe('Batcher', () => {
     expect(r.peak()).toBe(1);
   });
 
+  it('when a batch is in flight, then a second starts only once minBatchWhileRunning items wait, and fewer go when it is done', async () => {
+    const r = recordingRun();
+    const batcher = new Batcher({
+      run: r.run,
+      maxItems: 100,
+      windowMs: 1,
+      maxConcurrent: 4,
+      minBatchWhileRunning: 3,
+    });
+    r.hold();
+    const first = batcher.add([1]);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const few = batcher.add([2, 3]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Two items beside one batch in flight: they wait for it.
+    expect(r.batches).toEqual([[1]]);
+    const more = batcher.add([4]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Three: worth a batch of their own beside it.
+    expect(r.batches).toEqual([[1], [2, 3, 4]]);
+    const last = batcher.add([5]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(r.batches).toHaveLength(2);
+    r.releaseAll();
+    await expect(Promise.all([first, few, more, last])).resolves.toEqual([[2], [4, 6], [8], [10]]);
+    // Once nothing was in flight, the one item left went alone.
+    expect(r.batches).toEqual([[1], [2, 3, 4], [5]]);
+  });
+
   it('when flushed, then everything queued runs before flush resolves', async () => {
     const r = recordingRun();
     const batcher = new Batcher({ run: r.run, maxItems: 100, windowMs: 60_000, maxConcurrent: 1 });

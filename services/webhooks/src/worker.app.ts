@@ -71,10 +71,16 @@ export function buildWorker(
     // the same host, so a slow receiver's POSTs never queue its neighbours' behind them.
     connections: Math.max(64, 2 * config.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION),
   });
+  // A second write to a collection starts only with a hundred records: fewer wait for the write
+  // in flight and go in the next one, so under load a batch grows with the load rather than the
+  // number of writes. On FerretDB a write's own cost (its command, its transaction) is that of
+  // tens of records: with any batch whose window was over sent at once, 2,000 attempts a second
+  // went as writes of a few records each (docs/benchmarks.md, webhooks).
   const batching = {
     maxItems: config.WEBHOOK_WRITE_BATCH,
     windowMs: config.WEBHOOK_WRITE_WINDOW_MS,
     maxConcurrentWrites: 4,
+    minBatchWhileWriting: 100,
   };
   const deliveryWriter = new InsertBatcher<DeliveryDocument>({
     write: (docs) => deps.repository.insertDeliveries(docs),

@@ -24,6 +24,11 @@ export interface InsertBatcherOptions<T> {
   windowMs: number;
   /** Writes in flight at once; more wait (the store's own concurrency is bounded). */
   maxConcurrentWrites: number;
+  /**
+   * A write beside one in flight starts only with at least this many documents (default 1):
+   * fewer wait for the write in flight and go with what arrives meanwhile (service-kit Batcher).
+   */
+  minBatchWhileWriting?: number;
   /** A document the store refused when written alone (its caller's insert rejects with `err`). */
   refused?(doc: T, err: unknown): void;
   /** Failures that are the store's, not a document's (default: the store is unreachable). */
@@ -42,6 +47,7 @@ export class InsertBatcher<T> {
       maxItems: options.maxItems,
       windowMs: options.windowMs,
       maxConcurrent: options.maxConcurrentWrites,
+      minBatchWhileRunning: options.minBatchWhileWriting,
     });
   }
 
