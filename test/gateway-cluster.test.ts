@@ -121,10 +121,16 @@ describe('clustered gateway (GATEWAY_WORKERS=2)', () => {
         ).exec(metrics)?.[1],
       );
     const answered = statuses.filter((s) => s === 200 || s === 429).length;
+    // A scrape short of the responses throws what it saw, so a run that ends at the deadline says
+    // why (a failed scrape, or counts that stopped short).
     await waitFor(
       async () => {
-        metrics = await (await fetch(metricsUrl)).text();
-        return count('200') + count('429') >= answered;
+        const scrape = await fetch(metricsUrl);
+        metrics = await scrape.text();
+        if (count('200') + count('429') >= answered) return true;
+        throw new Error(
+          `scrape ${scrape.status}: 200 × ${count('200')}, 429 × ${count('429')} of ${answered} answered (statuses ${[...new Set(statuses)].join(', ')})`,
+        );
       },
       60_000,
       100,
