@@ -13,7 +13,7 @@ import type { AuthResult } from '../domain/authenticate.use-case';
 import { outcomeOf, type UsageLedger } from '../domain/usage';
 import type { ClientIp } from './client-ip';
 import { KeyPathMetrics } from './key-path-metrics';
-import { rateLimitHeaders } from './rate-limit-headers';
+import { pushRateLimitHeaders } from './rate-limit-headers';
 import { bringsBody, relay, type Refusal, type RelayDeps } from './relay';
 import { serviceRouteOf, type ServiceName } from './service-routes';
 import type { Upstream } from '../../http/upstream';
@@ -104,7 +104,7 @@ async function serve(
   try {
     result = await deps.authenticate(authorization, ip);
     path.metrics.countDecision(decisionOf(result));
-    if (result.ok || result.code !== 'UNAVAILABLE') head.push(...rateLimitHeaders(result.rate));
+    if (result.ok || result.code !== 'UNAVAILABLE') pushRateLimitHeaders(head, result.rate);
     if (!result.ok) {
       if (result.code === 'TOO_MANY_IN_FLIGHT') path.metrics.busyAccount();
       status = sendError(r, { code: REFUSAL[result.code], close, ...refusalDetails(result, authorization) });
