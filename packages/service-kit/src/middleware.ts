@@ -41,8 +41,11 @@ export interface AccessLine {
  */
 export function writeAccessLine(logger: Logger, line: AccessLine): void {
   if (line.status < 400 && Math.random() >= accessLogSampleRate()) return;
+  const level = line.status >= 500 ? 'error' : 'info';
+  // A line the logger's level drops is not built (every 4xx of the API path comes here).
+  if (!logger.isLevelEnabled(level)) return;
   const ms = Number(process.hrtime.bigint() - line.started) / 1e6;
-  logger[line.status >= 500 ? 'error' : 'info'](
+  logger[level](
     {
       method: line.method,
       path: line.path,

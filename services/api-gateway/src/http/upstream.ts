@@ -147,7 +147,10 @@ export interface ForwardRequest {
   body: Buffer | undefined;
   requestId: string;
   clientIp: string;
-  /** Headers the gateway puts on the response (security, request id, rate limits): [name, value, …]. */
+  /**
+   * Headers the gateway puts on the response (security, request id, rate limits): [name, value,
+   * …]. The request's own list: the service's headers are appended to it for the response head.
+   */
   responseHeaders: string[];
   /** Lower-case names among `responseHeaders`: the service's own values of these are dropped. */
   ownHeaderNames: ReadonlySet<string>;
@@ -206,7 +209,15 @@ export function passedOnHeaders(
   ownNames: ReadonlySet<string>,
   service: Record<string, string | string[] | undefined>,
 ): string[] {
-  const out = own.slice();
+  return appendServiceHeaders(own.slice(), ownNames, service);
+}
+
+/** `passedOnHeaders` onto a list the caller owns (a request's own head): no copy of it. */
+function appendServiceHeaders(
+  out: string[],
+  ownNames: ReadonlySet<string>,
+  service: Record<string, string | string[] | undefined>,
+): string[] {
   for (const name in service) {
     if (DROPPED_RESPONSE_HEADERS.has(name) || ownNames.has(name) || name.startsWith('x-ratelimit')) continue;
     const value = service[name];
@@ -237,50 +248,7 @@ export function streamRequestHeaders(
  */
 export function forward(res: ServerResponse, f: ForwardRequest, token: string): Promise<ForwardOutcome> {
   return new Promise<ForwardOutcome>((resolve) => {
-    let status = 0;
-    let done = false;
-    let controller: Dispatcher.DispatchController | undefined;
-    const settle = (outcome: ForwardOutcome) => {
-      if (done) return;
-      done = true;
-      res.off('close', onClientGone);
-      resolve(outcome);
-    };
-    // The client went away mid-response: stop the service's response too.
-    const onClientGone = () => {
-      if (!res.writableFinished) controller?.abort(new Error('client closed the connection'));
-    };
-    res.once('close', onClientGone);
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(c) {
-        controller = c;
-        if (res.destroyed) c.abort(new Error('client closed the connection'));
-      },
-      onResponseStart(_c, statusCode, headers) {
-        status = statusCode;
-        res.writeHead(statusCode, passedOnHeaders(f.responseHeaders, f.ownHeaderNames, headers));
-        // An event stream's head goes out at once: its first event may be a while coming.
-        if (String(headers['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();
-      },
-      onResponseData(c, chunk) {
-        res.write(chunk);
-        if (res.writableLength > f.maxHeldBytes) {
-          // Settled first: aborting reports an error to onResponseError at once.
-          settle({ ok: true, status, cutSlowReader: true });
-          c.abort(new Error('the client is not reading its response'));
-          res.destroy();
-        }
-      },
-      onResponseEnd() {
-        res.end();
-        settle({ ok: true, status });
-      },
-      onResponseError(_c, err) {
-        // Ended here already (a slow reader cut): nothing more to tell the client.
-        if (done) return;
-        settle(failure(err, res, f.upstream.name, status));
-      },
-    };
+    const forwarding = new Forwarding(res, f, resolve);
     try {
       f.upstream.pool.dispatch(
         {
@@ -291,12 +259,90 @@ export function forward(res: ServerResponse, f: ForwardRequest, token: string): 
           headersTimeout: f.timeoutMs,
           bodyTimeout: f.timeoutMs,
         },
-        handler,
+        forwarding,
       );
     } catch (err) {
-      settle(failure(err, res, f.upstream.name, status));
+      forwarding.settle(failure(err, res, f.upstream.name, 0));
     }
   });
+}
+
+/**
+ * One forwarded request's handler: its state in fields and its steps as methods, so a request
+ * costs one object rather than a closure per step (this runs for every request of the API).
+ */
+class Forwarding implements Dispatcher.DispatchHandler {
+  private status = 0;
+  private done = false;
+  private controller: Dispatcher.DispatchController | undefined;
+  /** The client went away mid-response: stop the service's response too. */
+  private readonly onClientGone = (): void => {
+    if (!this.res.writableFinished) this.controller?.abort(new Error('client closed the connection'));
+  };
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly f: ForwardRequest,
+    private readonly resolve: (outcome: ForwardOutcome) => void,
+  ) {
+    res.on('close', this.onClientGone);
+  }
+
+  settle(outcome: ForwardOutcome): void {
+    if (this.done) return;
+    this.done = true;
+    this.res.removeListener('close', this.onClientGone);
+    this.resolve(outcome);
+  }
+
+  onRequestStart(c: Dispatcher.DispatchController): void {
+    this.controller = c;
+    if (this.res.destroyed) c.abort(new Error('client closed the connection'));
+  }
+
+  onResponseStart(
+    _c: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
+    this.status = statusCode;
+    // The head is this request's own list: the service's headers go on after the gateway's. A
+    // head node:http refuses leaves the list as it was, for the refusal the caller sends.
+    const head = this.f.responseHeaders;
+    const own = head.length;
+    try {
+      this.res.writeHead(statusCode, appendServiceHeaders(head, this.f.ownHeaderNames, headers));
+    } catch (err) {
+      head.length = own;
+      throw err;
+    }
+    // An event stream's head goes out at once: its first event may be a while coming.
+    const type = headers['content-type'];
+    if ((typeof type === 'string' ? type : String(type ?? '')).startsWith('text/event-stream'))
+      this.res.flushHeaders();
+  }
+
+  onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
+    const { res } = this;
+    res.write(chunk);
+    if (res.writableLength > this.f.maxHeldBytes) {
+      // Settled first: aborting reports an error to onResponseError at once.
+      this.settle({ ok: true, status: this.status, cutSlowReader: true });
+      c.abort(new Error('the client is not reading its response'));
+      res.destroy();
+    }
+  }
+
+  onResponseEnd(): void {
+    this.res.end();
+    this.settle({ ok: true, status: this.status });
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
+    // Ended here already (a slow reader cut): nothing more to tell the client.
+    if (this.done) return;
+    this.settle(failure(err, this.res, this.f.upstream.name, this.status));
+  }
 }
 
 /** What a client is told when a service cannot be reached. */

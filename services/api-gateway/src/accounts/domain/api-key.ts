@@ -68,6 +68,8 @@ interface HmacPads {
   inner: Buffer;
   /** (pepper ⊕ opad) followed by room for the inner digest. */
   outer: Buffer;
+  /** The inner pad with the last key length's room: every key has one length, so made once. */
+  innerView: Buffer;
 }
 let pads: HmacPads | undefined;
 
@@ -82,7 +84,7 @@ function padsFor(pepper: string): HmacPads {
     inner[i] = byte ^ 0x36;
     outer[i] = byte ^ 0x5c;
   }
-  pads = { pepper, inner, outer };
+  pads = { pepper, inner, outer, innerView: inner.subarray(0, HMAC_BLOCK) };
   return pads;
 }
 
@@ -95,11 +97,13 @@ function padsFor(pepper: string): HmacPads {
  * hashed.
  */
 export function hashApiKey(key: string, pepper: string): string {
-  const { inner, outer } = padsFor(pepper);
+  const p = padsFor(pepper);
+  const { inner, outer } = p;
   if (Buffer.byteLength(key, 'utf8') > inner.length - HMAC_BLOCK)
     return createHmac('sha256', pepper).update(key).digest('base64url');
   const written = inner.write(key, HMAC_BLOCK, 'utf8');
-  hash('sha256', inner.subarray(0, HMAC_BLOCK + written), 'buffer').copy(outer, HMAC_BLOCK);
+  if (p.innerView.length !== HMAC_BLOCK + written) p.innerView = inner.subarray(0, HMAC_BLOCK + written);
+  hash('sha256', p.innerView, 'buffer').copy(outer, HMAC_BLOCK);
   inner.fill(0, HMAC_BLOCK, HMAC_BLOCK + written);
   return hash('sha256', outer, 'base64url');
 }

@@ -85,7 +85,12 @@ interface Batch {
 }
 
 export class RateLimitStore implements SharedLimiter {
-  private readonly waiting = new Map<string, Batch>();
+  /**
+   * The batches waiting for the end of this event-loop iteration, by subject: a subject has one,
+   * or one per window pair and plan while a window turns or its plan changes. Looked up by the
+   * subject's own string (no key built per request).
+   */
+  private readonly waiting = new Map<string, Batch[]>();
   private flushQueued = false;
 
   constructor(
@@ -115,10 +120,24 @@ export class RateLimitStore implements SharedLimiter {
   private enqueue(s: LimitSubject, keyId: string, now: number): Promise<KeyDecision> {
     const minuteWindow = Math.floor(now / MINUTE_MS);
     const dayWindow = Math.floor(now / DAY_MS);
-    const tag = this.tag(s.subject);
-    const id = `${tag} ${minuteWindow} ${dayWindow} ${s.perMinute} ${s.perDay}`;
-    let batch = this.waiting.get(id);
+    let batches = this.waiting.get(s.subject);
+    if (!batches) {
+      batches = [];
+      this.waiting.set(s.subject, batches);
+    }
+    let batch: Batch | undefined;
+    for (const b of batches)
+      if (
+        b.minuteWindow === minuteWindow &&
+        b.dayWindow === dayWindow &&
+        b.perMinute === s.perMinute &&
+        b.perDay === s.perDay
+      ) {
+        batch = b;
+        break;
+      }
     if (!batch) {
+      const tag = this.tag(s.subject);
       batch = {
         keys: [`${tag}:m:${minuteWindow}`, `${tag}:d:${dayWindow}`, `${tag}:revoked`, `${tag}:plan`],
         perMinute: s.perMinute,
@@ -127,12 +146,13 @@ export class RateLimitStore implements SharedLimiter {
         dayWindow,
         checks: [],
       };
-      this.waiting.set(id, batch);
+      batches.push(batch);
     }
     const checks = batch.checks;
     const decided = new Promise<KeyDecision>((resolve, reject) => checks.push({ keyId, resolve, reject }));
     if (checks.length >= MAX_BATCH) {
-      this.waiting.delete(id);
+      batches.splice(batches.indexOf(batch), 1);
+      if (batches.length === 0) this.waiting.delete(s.subject);
       void this.decide(batch);
     } else if (!this.flushQueued) {
       this.flushQueued = true;
@@ -148,8 +168,10 @@ export class RateLimitStore implements SharedLimiter {
    */
   private flush(): void {
     this.flushQueued = false;
-    const batches = [...this.waiting.values()];
+    const batches: Batch[] = [];
+    for (const waiting of this.waiting.values()) for (const batch of waiting) batches.push(batch);
     this.waiting.clear();
+    if (batches.length === 0) return;
     if (batches.length === 1) {
       void this.decide(batches[0]!);
       return;

@@ -13,7 +13,7 @@ import type { AuthResult } from '../domain/authenticate.use-case';
 import { outcomeOf, type UsageLedger } from '../domain/usage';
 import type { ClientIp } from './client-ip';
 import { KeyPathMetrics } from './key-path-metrics';
-import { rateLimitHeaders } from './rate-limit-headers';
+import { pushRateLimitHeaders } from './rate-limit-headers';
 import { STREAMING, bringsBody, relay, type Refusal, type RelayDeps } from './relay';
 import type { LiveStreamListener } from '../../stream/http/live-streams';
 import { serviceRouteOf, type ServiceName } from './service-routes';
@@ -151,7 +151,7 @@ async function serve(
     const who = result.ok ? result : result.code !== 'UNAVAILABLE' ? result.owner : undefined;
     if (who) r.usageOf = { accountId: who.accountId, keyId: who.keyId };
     path.metrics.countDecision(decisionOf(result));
-    if (result.ok || result.code !== 'UNAVAILABLE') head.push(...rateLimitHeaders(result.rate));
+    if (result.ok || result.code !== 'UNAVAILABLE') pushRateLimitHeaders(head, result.rate);
     if (!result.ok) {
       if (result.code === 'TOO_MANY_IN_FLIGHT') path.metrics.busyAccount();
       status = sendError(r, { code: REFUSAL[result.code], close, ...refusalDetails(result, authorization) });

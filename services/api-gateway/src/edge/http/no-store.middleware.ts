@@ -1,15 +1,14 @@
 import type { RequestHandler } from 'express';
 
-/** Responses that may carry a secret (session tokens, API keys, webhook signing secrets). */
-const SECRET_BEARING = [
-  /^\/v1\/auth(\/|$)/i,
-  /^\/v1\/account(\/|$)/i,
-  /^\/v1\/dashboard(\/|$)/i,
-  /^\/v1\/webhooks\/?$/i,
-  /^\/v1\/webhooks\/[^/]+\/rotate-secret\/?$/i,
-];
+/**
+ * Responses that may carry a secret (session tokens, API keys, webhook signing secrets): under
+ * /v1/auth, /v1/account and /v1/dashboard, the webhook list (a new subscription's secret) and a
+ * subscription's rotate-secret. One expression: every API request is tested against it.
+ */
+const SECRET_BEARING =
+  /^\/v1\/(?:(?:auth|account|dashboard)(?:\/|$)|webhooks(?:\/?|\/[^/]+\/rotate-secret\/?)$)/i;
 
-export const carriesSecrets = (path: string): boolean => SECRET_BEARING.some((re) => re.test(path));
+export const carriesSecrets = (path: string): boolean => SECRET_BEARING.test(path);
 
 /** …are never stored by any cache. */
 export function noStoreForSecrets(): RequestHandler {

@@ -12,6 +12,18 @@ export function rateLimitHeaders(rate: RateView): string[] {
   ];
 }
 
+/** The same headers added to a response head being built ([name, value, …]): no list of their own. */
+export function pushRateLimitHeaders(head: string[], rate: RateView): void {
+  head.push(
+    'X-RateLimit-Limit',
+    String(rate.limit),
+    'X-RateLimit-Remaining',
+    String(rate.remaining),
+    'X-RateLimit-Reset',
+    String(rate.reset),
+  );
+}
+
 /** The same headers set on a response that is still being built (Express routes). */
 export function setRateLimitHeaders(
   res: { setHeader(name: string, value: string): unknown },

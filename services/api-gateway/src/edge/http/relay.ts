@@ -151,10 +151,13 @@ export async function relay(
   r: RelayRequest,
   caller: RelayCaller,
 ): Promise<Relayed | typeof STREAMING> {
-  const refusal = refusalOnHeaders(r);
+  // Read once: what every step below asks of the request.
+  const withBody = bringsBody(r.req);
+  const path = pathOf(r.url);
+  const refusal = refusalOnHeaders(r, withBody);
   if (refusal) return refused(r, refusal);
-  if (r.req.method === 'GET' && STREAM_ROUTE.test(pathOf(r.url))) return openStream(deps, r, caller);
-  return sendOn(deps, r, caller);
+  if (r.req.method === 'GET' && STREAM_ROUTE.test(path)) return openStream(deps, r, caller);
+  return sendOn(deps, r, caller, withBody, path);
 }
 
 const refused = (r: RelayRequest, refusal: Refusal): Relayed => ({
@@ -167,9 +170,9 @@ const refused = (r: RelayRequest, refusal: Refusal): Relayed => ({
  * and on the key path a body that is not JSON or is declared larger than any route takes (which
  * refuses at once and never invites an upload that would be dropped).
  */
-function refusalOnHeaders(r: RelayRequest): Refusal | undefined {
+function refusalOnHeaders(r: RelayRequest, withBody: boolean): Refusal | undefined {
   // What is left of an unread body cannot be told from a next request (and is not waited for).
-  const close = r.via === 'key' && bringsBody(r.req);
+  const close = r.via === 'key' && withBody;
   if (forwardedBytes(r.req, r.url) > MAX_FORWARDED_BYTES)
     return { code: 'PAYLOAD_TOO_LARGE', message: TARGET_TOO_LARGE, close };
   const problem = close ? bodyRefusal(r.req.headers) : undefined;
@@ -179,9 +182,15 @@ function refusalOnHeaders(r: RelayRequest): Refusal | undefined {
 }
 
 /** Forwards a request other than a live stream, with its body read whole first. */
-async function sendOn(deps: RelayDeps, r: RelayRequest, caller: RelayCaller): Promise<Relayed> {
+async function sendOn(
+  deps: RelayDeps,
+  r: RelayRequest,
+  caller: RelayCaller,
+  withBody: boolean,
+  path: string,
+): Promise<Relayed> {
   let body: Buffer | undefined;
-  if (bringsBody(r.req)) {
+  if (withBody) {
     const read = await readClientBody(r.req, r.res);
     if (!read.ok) {
       if (read.code === 'ABORTED') return { status: CLIENT_GONE, slowReader: false };
@@ -191,7 +200,7 @@ async function sendOn(deps: RelayDeps, r: RelayRequest, caller: RelayCaller): Pr
   }
   // Secrets are never stored by a cache on the way (the service's own Cache-Control gives way
   // to the gateway's).
-  if (r.via === 'key' && carriesSecrets(pathOf(r.url))) r.head.push('Cache-Control', 'no-store');
+  if (r.via === 'key' && carriesSecrets(path)) r.head.push('Cache-Control', 'no-store');
   const outcome = await forward(
     r.res,
     {
