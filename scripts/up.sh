@@ -128,7 +128,9 @@ up_local() {
   start webhooks-api services/webhooks/dist/main.js 4003
   start webhooks-worker services/webhooks/dist/worker.js 4004
   # One gateway process per core on the one port (node:cluster); limits stay exact across them.
+  # Its young generation as its image sets it (Dockerfile, runtime-api-gateway).
   start api-gateway services/api-gateway/dist/main.js "${GATEWAY_PORT:-8080}" GATEWAY_WORKERS="${GATEWAY_WORKERS:-auto}" \
+    "NODE_OPTIONS=${NODE_OPTIONS:+$NODE_OPTIONS }--max-semi-space-size=16" \
     SIGNALS_URL=http://127.0.0.1:4001 STATS_URL=http://127.0.0.1:4002 WEBHOOKS_URL=http://127.0.0.1:4003
   for p in 4001 4002 4003 4004 "${GATEWAY_PORT:-8080}"; do wait_ready "http://127.0.0.1:$p" 60; done
   echo "==> demo data"

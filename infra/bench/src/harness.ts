@@ -87,8 +87,9 @@ export async function startService(
     env: {
       PATH: process.env.PATH ?? '',
       LOG_LEVEL: 'warn',
-      // The read services' young generation as their images and the run command set it.
+      // The services' young generation as their images and the run command set it.
       ...(/services\/(signals|stats)\//.test(entry) ? { NODE_OPTIONS: '--max-semi-space-size=8' } : {}),
+      ...(/services\/api-gateway\//.test(entry) ? { NODE_OPTIONS: '--max-semi-space-size=16' } : {}),
       ...infra(),
       ...SECRETS,
       PORT: String(port),
