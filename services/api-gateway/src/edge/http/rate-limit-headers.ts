@@ -1,18 +1,6 @@
 import type { RateView } from '../domain/rate-limit';
 
-/** The one place that writes X-RateLimit-*: as a flat [name, value, …] list for writeHead. */
-export function rateLimitHeaders(rate: RateView): string[] {
-  return [
-    'X-RateLimit-Limit',
-    String(rate.limit),
-    'X-RateLimit-Remaining',
-    String(rate.remaining),
-    'X-RateLimit-Reset',
-    String(rate.reset),
-  ];
-}
-
-/** The same headers added to a response head being built ([name, value, …]): no list of their own. */
+/** The one place that writes X-RateLimit-*: added to a response head being built ([name, value, …]). */
 export function pushRateLimitHeaders(head: string[], rate: RateView): void {
   head.push(
     'X-RateLimit-Limit',
@@ -22,6 +10,13 @@ export function pushRateLimitHeaders(head: string[], rate: RateView): void {
     'X-RateLimit-Reset',
     String(rate.reset),
   );
+}
+
+/** The same headers as a flat [name, value, …] list of their own, for writeHead. */
+export function rateLimitHeaders(rate: RateView): string[] {
+  const list: string[] = [];
+  pushRateLimitHeaders(list, rate);
+  return list;
 }
 
 /** The same headers set on a response that is still being built (Express routes). */
