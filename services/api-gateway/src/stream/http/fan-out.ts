@@ -124,38 +124,6 @@ export interface FanOutOptions {
 const ENDED_STREAM_GRACE_MS = 30_000;
 
 const HEARTBEAT_FRAME = Buffer.from(HEARTBEAT);
-const CRLF = Buffer.from('\r\n');
-
-/**
- * `frame` as one chunk of a chunked response, the bytes node:http writes for `res.write(frame)`:
- * built once per event for every client, where node:http frames it anew for each.
- */
-function chunkOf(frame: Buffer): Buffer {
-  return Buffer.concat([Buffer.from(`${frame.length.toString(16)}\r\n`, 'latin1'), frame, CRLF]);
-}
-
-const HEARTBEAT_CHUNK = chunkOf(HEARTBEAT_FRAME);
-
-/**
- * Sends a frame to a client whose head is out. On a chunked response that owns its socket (it
- * does once its head is out, unless a pipelined request's response is still ahead of it) the
- * prebuilt chunk goes on the socket as is: one write per client and event, where `res.write`
- * makes four, corks the socket and uncorks it on the next tick. The response's accounting stays
- * right: its `writableLength` includes the socket's, and `res.end` writes the last chunk after.
- */
-function send(res: ServerResponse, frame: Buffer, chunk: Buffer): void {
-  const socket = res.socket;
-  if (
-    res.headersSent &&
-    res.chunkedEncoding &&
-    socket !== null &&
-    !res.writableEnded &&
-    !res.destroyed &&
-    socket.writable
-  )
-    socket.write(chunk);
-  else res.write(frame);
-}
 const OVERFLOW_FRAME = Buffer.from(OVERFLOW_EVENT);
 
 /** The head of a stream response: the gateway's headers, then the stream's own. */
@@ -236,7 +204,6 @@ export class FanOut {
   deliver(message: EventSourceMessage): void {
     const event = message.event ?? 'message';
     const frame = Buffer.from(sseEvent({ id: message.id, event, data: message.data }));
-    let chunk: Buffer | undefined;
     // A `reset` (the feed's position left the log) concerns every client, whatever it filters.
     const kind = { event, type: event === 'reset' ? undefined : signalTypeOf(message.data) };
     for (const client of this.clients.values()) {
@@ -246,7 +213,8 @@ export class FanOut {
           if (!comesAfter(message.id, client.replayedUpTo)) continue;
           client.replayedUpTo = undefined;
         }
-        send(client.res, frame, (chunk ??= chunkOf(frame)));
+        // node:http frames the chunk: the frame's bytes are shared by every client.
+        client.res.write(frame);
         continue;
       }
       if (client.mode === 'overflowed') continue;
@@ -293,6 +261,6 @@ export class FanOut {
   private beat(): void {
     this.endOverflowing();
     for (const client of this.clients.values())
-      if (client.res.headersSent) send(client.res, HEARTBEAT_FRAME, HEARTBEAT_CHUNK);
+      if (client.res.headersSent) client.res.write(HEARTBEAT_FRAME);
   }
 }
