@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   InternalTokenCache,
@@ -277,4 +278,45 @@ export function wholeNumberOption(
   name: string,
 ): number {
   return readCommandLine(cli, () => numberOption(values[name], name));
+}
+
+/** CPU time (µs) used so far by each named group of this machine's processes (Linux /proc). */
+export type CpuGroups = Map<string, number>;
+
+/** Linux counts process CPU in clock ticks of 10 ms (USER_HZ 100 on every mainstream kernel). */
+const MICROS_PER_TICK = 10_000;
+
+/**
+ * CPU time used so far by the processes `groupOf` names (undefined: not counted), read from
+ * /proc. Empty where there is no /proc. A process that ends between two readings takes its time
+ * with it, so a short-lived one (a PostgreSQL backend closed mid-run) is undercounted.
+ */
+export function cpuByGroup(groupOf: (pid: number, command: string) => string | undefined): CpuGroups {
+  const groups: CpuGroups = new Map();
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+  } catch {
+    return groups;
+  }
+  for (const p of pids) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const command = readFileSync(`/proc/${p}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      const group = groupOf(Number(p), command);
+      if (group === undefined) continue;
+      // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ticks = Number(fields[11]) + Number(fields[12]);
+      groups.set(group, (groups.get(group) ?? 0) + ticks * MICROS_PER_TICK);
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return groups;
+}
+
+/** What each group used between two readings (µs). */
+export function cpuBetween(before: CpuGroups, after: CpuGroups): CpuGroups {
+  return new Map([...after].map(([group, us]) => [group, us - (before.get(group) ?? 0)]));
 }

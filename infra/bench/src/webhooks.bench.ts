@@ -11,6 +11,8 @@ import { Pool } from 'undici';
 import { summarize } from './cpu-profile';
 import {
   benchInternalToken,
+  cpuBetween,
+  cpuByGroup,
   dropBrokerPrefix,
   infra,
   percentile,
@@ -190,8 +192,15 @@ interface Stack {
   subscribe(urls: string[]): Promise<string[]>;
   /** Totals per status over the given subscriptions, through the public API. */
   ledger(ids: string[]): Promise<{ succeeded: number; failed: number; pending: number }>;
+  /** The worker's process id, for its CPU time. */
+  workerPid: number | undefined;
+  /** The worker's `webhook_attempts_total` by outcome and `webhook_deferrals_total` by reason. */
+  attemptsByOutcome(): Promise<Record<string, number>>;
   stop(): Promise<void>;
 }
+
+/** The worker's metrics port in the bench (the API is on 4501, the worker's health on 4502). */
+const WORKER_METRICS_PORT = 4503;
 
 const BENCH_ACCOUNT = 'acc_bench';
 const WORKER_PROFILES = path.join(ROOT, 'bench-results', 'webhooks-worker-profile');
@@ -223,7 +232,7 @@ async function startStack(label: string, env: Record<string, string>): Promise<S
   const worker = await startService(
     'services/webhooks/dist/worker.js',
     4502,
-    fullEnv,
+    { ...fullEnv, WORKER_METRICS_PORT: String(WORKER_METRICS_PORT) },
     opts['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${WORKER_PROFILES}`] : [],
   );
   const conn = await connect(infra().AMQP_URL);
@@ -277,6 +286,17 @@ async function startStack(label: string, env: Record<string, string>): Promise<S
         );
       }
       return totals;
+    },
+    workerPid: worker.child.pid,
+    async attemptsByOutcome() {
+      const res = await fetch(`http://127.0.0.1:${WORKER_METRICS_PORT}/metrics`);
+      const counts: Record<string, number> = {};
+      const text = await res.text();
+      for (const m of text.matchAll(/^webhook_attempts_total\{outcome="([a-z_]+)"\} (\d+)/gm))
+        counts[m[1]!] = Number(m[2]);
+      for (const m of text.matchAll(/^webhook_deferrals_total\{reason="([a-z_]+)"\} (\d+)/gm))
+        counts[`deferred: ${m[1]!}`] = Number(m[2]);
+      return counts;
     },
     async stop() {
       await pool.close();
@@ -512,6 +532,22 @@ async function steady(): Promise<void> {
       return n;
     };
     const backlog: Array<[number, number]> = [];
+    const cpuGroups = (pid: number, command: string): string | undefined =>
+      pid === stack.workerPid
+        ? 'worker'
+        : pid === process.pid
+          ? 'bench'
+          : pid === stack.api.child.pid
+            ? 'API'
+            : command.includes('beam.smp')
+              ? 'RabbitMQ'
+              : /ferretdb/i.test(command)
+                ? 'FerretDB'
+                : command.startsWith('postgres')
+                  ? 'PostgreSQL'
+                  : undefined;
+    const cpuBefore = cpuByGroup(cpuGroups);
+    const attemptsBefore = await stack.attemptsByOutcome();
     const publishStart = Date.now();
     const sampler = setInterval(
       () => backlog.push([(Date.now() - publishStart) / 1000, published.size * subscribers - attempted()]),
@@ -530,6 +566,8 @@ async function steady(): Promise<void> {
       all,
       60_000,
     );
+    const cpu = cpuBetween(cpuBefore, cpuByGroup(cpuGroups));
+    const attemptsAfter = await stack.attemptsByOutcome();
     const system = systemFigures(published, rx);
     const delivered = completedPerSecond(published, rx);
     // Enough connections that a slow receiver's requests in flight do not queue its neighbours'.
@@ -548,6 +586,20 @@ async function steady(): Promise<void> {
     console.log(
       `ratio first attempts/s system/direct ${ratio.toFixed(2)}; target ≥ 0.9 and the backlog does not grow`,
     );
+    // Per first attempt of the measured events: what each process used while they were made
+    // (retries of earlier events included), and the jobs put back to wait outside the worker.
+    const firstAttempts = total * subscribers;
+    const perAttempt = [...cpu]
+      .sort((a, b) => b[1] - a[1])
+      .map(([group, us]) => `${group} ${(us / firstAttempts).toFixed(0)}`);
+    const total_ = [...cpu.values()].reduce((a, b) => a + b, 0);
+    console.log(
+      `CPU per first attempt (µs, /proc over the measured run): ${(total_ / firstAttempts).toFixed(0)} = ${perAttempt.join(', ')}`,
+    );
+    const outcomes = Object.keys(attemptsAfter)
+      .sort()
+      .map((k) => `${k} ${(attemptsAfter[k] ?? 0) - (attemptsBefore[k] ?? 0)}`);
+    console.log(`worker attempts by outcome over the measured run: ${outcomes.join(', ')}`);
     const balanced = await checkLedger(stack, ids, warmup + total, rx);
     console.log(
       `webhooks: offered ${rate * subscribers}/s, delivered ${delivered.toFixed(0)}/s (${ratio.toFixed(2)}× direct), ${balanced ? 'ledger balanced' : 'ledger VOID (does not balance)'}, p99 commit→first byte ${system.p99} ms`,

@@ -141,12 +141,26 @@ export const metrics = {
         labelNames: ['reason'],
       }),
   ),
+  /**
+   * Webhooks worker: attempts by outcome (succeeded, retry, failed, claimed_elsewhere), and jobs
+   * put back to wait outside the worker for want of a place (deferred): each deferral is a trip
+   * through the broker, the cost to watch when one account's backlog outgrows its share.
+   */
   webhookAttempts: lazy(
     () =>
       new Counter({
         name: 'webhook_attempts_total',
         help: 'Webhook delivery attempts by outcome',
         labelNames: ['outcome'],
+      }),
+  ),
+  /** Webhooks worker: jobs put back to wait outside the worker, by why they got no place. */
+  webhookDeferrals: lazy(
+    () =>
+      new Counter({
+        name: 'webhook_deferrals_total',
+        help: 'Webhook jobs put back to wait outside the worker, by reason (subscription_full, account_share, line_full, line_timeout)',
+        labelNames: ['reason'],
       }),
   ),
   /** A document refused when written alone, after its batch's write failed (the rest landed). */

@@ -63,8 +63,18 @@ export interface SlotLimits {
  */
 const SUBSCRIPTION_PART = 4;
 
+/**
+ * Why an attempt gets no place and waits outside the worker: its subscription has its limit in
+ * flight or waiting, its account holds its share of the worker's jobs, its account's line is
+ * full, or its wait in the line ran out.
+ */
+export type Refusal = 'subscription_full' | 'account_share' | 'line_full' | 'line_timeout';
+
+/** An attempt's places, held (true), or why not. */
+export type Place = true | Refusal;
+
 interface Waiter {
-  grant(granted: boolean): void;
+  grant(place: Place): void;
   timer: NodeJS.Timeout;
 }
 
@@ -105,28 +115,28 @@ export class DeliverySlots {
 
   /**
    * Resolves true when the attempt holds its places (release them with `release`), at once or
-   * after its turn in the account's line; false when it must wait outside the worker.
+   * after its turn in the account's line; the refusal when it must wait outside the worker.
    */
-  acquire(accountId: string, subscriptionId: string): Promise<boolean> | boolean {
+  acquire(accountId: string, subscriptionId: string): Promise<Place> | Place {
     const sub = this.subscriptions.get(subscriptionId) ?? 0;
-    if (sub >= this.subscriptionLimit(accountId)) return false;
+    if (sub >= this.subscriptionLimit(accountId)) return 'subscription_full';
     const line = this.accounts.get(accountId) ?? { running: 0, waiting: new Set<Waiter>() };
     const mustWait = line.running >= this.limits.perAccount;
-    if (mustWait && line.waiting.size >= this.limits.perAccount) return false;
-    if (!this.shares.tryAcquire(accountId)) return false;
+    if (mustWait && line.waiting.size >= this.limits.perAccount) return 'line_full';
+    if (!this.shares.tryAcquire(accountId)) return 'account_share';
     this.accounts.set(accountId, line);
     this.subscriptions.set(subscriptionId, sub + 1);
     if (!mustWait) {
       line.running += 1;
       return true;
     }
-    return new Promise<boolean>((resolve) => {
+    return new Promise<Place>((resolve) => {
       const waiter: Waiter = {
         grant: resolve,
         timer: setTimeout(() => {
           line.waiting.delete(waiter);
           this.letGo(accountId, subscriptionId, line);
-          resolve(false);
+          resolve('line_timeout');
         }, this.limits.maxWaitMs),
       };
       line.waiting.add(waiter);

@@ -255,10 +255,13 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
       });
     return;
   }
-  if (!(await deps.slots.acquire(sub.account_id, sub._id))) {
+  const place = await deps.slots.acquire(sub.account_id, sub._id);
+  if (place !== true) {
     // The subscription at its limit (a slow receiver), its account at its share of the worker,
     // or its account's line full: wait a second outside the worker rather than hold a job
     // another account's delivery or the account's other subscriptions could use.
+    metrics.webhookAttempts().inc({ outcome: 'deferred' });
+    metrics.webhookDeferrals().inc({ reason: place });
     await deps.schedule(job, 1000);
     return;
   }

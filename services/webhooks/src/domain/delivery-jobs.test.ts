@@ -1,5 +1,5 @@
 import { parseRetryAfter, retryDelayMs } from './delivery-jobs';
-import { DeliverySlots, type SlotLimits } from './concurrency';
+import { DeliverySlots, type Place, type SlotLimits } from './concurrency';
 
 describe('retry spacing', () => {
   const delays = [10_000, 120_000, 900_000];
@@ -37,10 +37,10 @@ const limits = (over: Partial<SlotLimits> = {}): SlotLimits => ({
 /** Takes places until refused; the ones held, and the waits still unanswered. */
 async function fill(slots: DeliverySlots, account: string, subscription: (i: number) => string) {
   let held = 0;
-  const waiting: Array<Promise<boolean>> = [];
+  const waiting: Array<Promise<Place>> = [];
   for (let i = 0; ; i++) {
     const got = slots.acquire(account, subscription(i));
-    if (got === false) return { held, waiting };
+    if (typeof got === 'string') return { held, waiting };
     if (got === true) held++;
     else waiting.push(got);
   }
@@ -51,7 +51,7 @@ describe('per-subscription limit', () => {
     const slots = new DeliverySlots(limits({ perSubscription: 2 }));
     expect(slots.acquire('acc', 'a')).toBe(true);
     expect(slots.acquire('acc', 'a')).toBe(true);
-    expect(slots.acquire('acc', 'a')).toBe(false);
+    expect(slots.acquire('acc', 'a')).toBe('subscription_full');
     expect(slots.acquire('acc', 'b')).toBe(true);
     slots.release('acc', 'a');
     expect(slots.acquire('acc', 'a')).toBe(true);
@@ -72,7 +72,7 @@ describe('per-account shares', () => {
     const taken = await fill(capped, 'slow', (i) => `wh_${i}`);
     expect({ held: taken.held, waiting: taken.waiting.length }).toEqual({ held: 3, waiting: 3 });
     // No POST finished: each waiting job is sent outside once its wait is over.
-    expect(await Promise.all(taken.waiting)).toEqual([false, false, false]);
+    expect(await Promise.all(taken.waiting)).toEqual(['line_timeout', 'line_timeout', 'line_timeout']);
   });
 
   it('when many accounts have one attempt each, then a bursting account uses the idle capacity but leaves a share free for a newcomer', async () => {
@@ -90,7 +90,7 @@ describe('per-account shares', () => {
     const other = (await fill(slots, 'other', (i) => `wh_other_${i}`)).held;
     expect(other).toBe(4);
     // The slow account may take no more while two accounts are busy (its share is now 4).
-    expect(slots.acquire('slow', 'wh_slow_x')).toBe(false);
+    expect(slots.acquire('slow', 'wh_slow_x')).toBe('account_share');
     expect(slots.acquire('third', 'wh_third')).toBe(true);
   });
 
@@ -102,10 +102,10 @@ describe('per-account shares', () => {
     const first = slots.acquire('acc', 'wh_3');
     const second = slots.acquire('acc', 'wh_4');
     expect(typeof first).toBe('object');
-    void Promise.resolve(first).then((ok) => ok && served.push('wh_3'));
-    void Promise.resolve(second).then((ok) => ok && served.push('wh_4'));
+    void Promise.resolve(first).then((place) => place === true && served.push('wh_3'));
+    void Promise.resolve(second).then((place) => place === true && served.push('wh_4'));
     // The line holds as many as the account has in flight: one more is sent outside.
-    expect(slots.acquire('acc', 'wh_5')).toBe(false);
+    expect(slots.acquire('acc', 'wh_5')).toBe('line_full');
     slots.release('acc', 'wh_1');
     await first;
     expect(served).toEqual(['wh_3']);
@@ -119,23 +119,23 @@ describe('per-account shares', () => {
   it('when a job waits in line longer than the wait allowed, then it is sent outside and its places are given back', async () => {
     const slots = new DeliverySlots(limits({ perAccount: 1, capacity: 4, maxWaitMs: 10 }));
     expect(slots.acquire('acc', 'wh_1')).toBe(true);
-    await expect(Promise.resolve(slots.acquire('acc', 'wh_2'))).resolves.toBe(false);
+    await expect(Promise.resolve(slots.acquire('acc', 'wh_2'))).resolves.toBe('line_timeout');
     // What the waiting job held is free again: the account's line takes a job once more.
     const again = slots.acquire('acc', 'wh_3');
     expect(typeof again).toBe('object');
-    await expect(Promise.resolve(again)).resolves.toBe(false);
+    await expect(Promise.resolve(again)).resolves.toBe('line_timeout');
   });
 
   it("when the subscription is at its limit, then the account's place is given back too", () => {
     const slots = new DeliverySlots(limits({ capacity: 4, perSubscription: 1 }));
     expect(slots.acquire('acc', 'wh_1')).toBe(true);
-    expect(slots.acquire('acc', 'wh_1')).toBe(false);
+    expect(slots.acquire('acc', 'wh_1')).toBe('subscription_full');
     expect(slots.acquire('acc', 'wh_2')).toBe(true);
     slots.release('acc', 'wh_1');
     slots.release('acc', 'wh_2');
     // Nothing held: a newcomer alone may take half of the capacity again.
     expect(slots.acquire('other', 'wh_3')).toBe(true);
     expect(slots.acquire('other', 'wh_4')).toBe(true);
-    expect(slots.acquire('other', 'wh_5')).toBe(false);
+    expect(slots.acquire('other', 'wh_5')).toBe('account_share');
   });
 });
