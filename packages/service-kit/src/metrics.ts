@@ -159,7 +159,7 @@ export const metrics = {
     () =>
       new Counter({
         name: 'webhook_deferrals_total',
-        help: 'Webhook jobs put back to wait outside the worker, by reason (subscription_full, account_share, line_full, line_timeout)',
+        help: 'Webhook jobs put back to wait outside the worker, by reason (subscription_full, account_share, line_timeout)',
         labelNames: ['reason'],
       }),
   ),

@@ -37,16 +37,23 @@ export const configSchema = z
      */
     WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: env.int(10, 1),
     /**
-     * POSTs in flight per account per worker, at most; as many more jobs of the account may wait
-     * in the worker, unacknowledged, for one of them to finish (at most WEBHOOK_TIMEOUT_MS, then
-     * a second in the broker). Everything an account holds, in flight or waiting, is within its
+     * POSTs in flight per account per worker, at most; more jobs of the account may wait in the
+     * worker, unacknowledged, for one of them to finish (at most WEBHOOK_TIMEOUT_MS, then a
+     * second in the broker). Everything an account holds, in flight or waiting, is within its
      * fair share of WEBHOOK_WORKER_PREFETCH (half of it alone, a third each with another busy
      * account, …) and what others leave idle, always leaving a share free: one account's slow
      * receivers cannot take every job the worker holds.
      */
-    WEBHOOK_CONCURRENCY_PER_ACCOUNT: env.int(400, 1),
-    /** Delivery jobs a worker holds at once per queue (each waits for its POST and its batched record). */
-    WEBHOOK_WORKER_PREFETCH: env.int(1000, 1),
+    WEBHOOK_CONCURRENCY_PER_ACCOUNT: env.int(1000, 1),
+    /**
+     * Delivery jobs a worker holds at once per queue (each waits for its place, its POST and its
+     * batched record), and what accounts' fair shares divide. With a backlog in the queue every
+     * job over its account's share is put back to wait in the broker, so the share must hold what
+     * a busy account has in flight while the store is slow: at 1,000 an account alone held 500
+     * and the broker's work for jobs put back was a third of the machine at 2,000 attempts/s
+     * (docs/benchmarks.md, webhooks).
+     */
+    WEBHOOK_WORKER_PREFETCH: env.int(4000, 1),
     /** Bus events a worker fans out at once. */
     WEBHOOK_FANOUT_PREFETCH: env.int(50, 1),
     /**

@@ -65,10 +65,10 @@ const SUBSCRIPTION_PART = 4;
 
 /**
  * Why an attempt gets no place and waits outside the worker: its subscription has its limit in
- * flight or waiting, its account holds its share of the worker's jobs, its account's line is
- * full, or its wait in the line ran out.
+ * flight or waiting, its account holds its share of the worker's jobs, or its wait in the
+ * account's line ran out.
  */
-export type Refusal = 'subscription_full' | 'account_share' | 'line_full' | 'line_timeout';
+export type Refusal = 'subscription_full' | 'account_share' | 'line_timeout';
 
 /** An attempt's places, held (true), or why not. */
 export type Place = true | Refusal;
@@ -91,10 +91,12 @@ interface AccountLine {
  * POSTs in flight. An account with all its POSTs in flight keeps the job in the worker, unacked,
  * in the account's own line, and the next POST of the account to finish hands its place to the
  * oldest job there: no trip through the broker, no second spent waiting for a place freed in
- * milliseconds. The line is bounded three ways: what the account holds, waiting or posting, is
- * within its fair share (a waiting job takes no room another account needs); no more jobs wait
- * than the account has POSTs in flight, so each waits for at most one of them to finish; and a
- * job not served within `maxWaitMs` leaves to wait outside the worker as before. A subscription
+ * milliseconds. The line is bounded two ways: what the account holds, waiting or posting, is
+ * within its fair share (a waiting job takes no room another account needs), and a job not
+ * served within `maxWaitMs` leaves to wait outside the worker as before. A job put back costs
+ * the broker two persistent writes and a dead-lettering, and with a backlog in the queue every
+ * job over the account's places is put back once: the line is as long as the share allows, so
+ * a busy account that is alone uses the room no one else needs (docs/benchmarks.md). A subscription
  * at its own limit (a slow receiver) is not served from the line: its jobs wait outside the
  * worker, so they never stand before the account's other subscriptions.
  */
@@ -122,7 +124,6 @@ export class DeliverySlots {
     if (sub >= this.subscriptionLimit(accountId)) return 'subscription_full';
     const line = this.accounts.get(accountId) ?? { running: 0, waiting: new Set<Waiter>() };
     const mustWait = line.running >= this.limits.perAccount;
-    if (mustWait && line.waiting.size >= this.limits.perAccount) return 'line_full';
     if (!this.shares.tryAcquire(accountId)) return 'account_share';
     this.accounts.set(accountId, line);
     this.subscriptions.set(subscriptionId, sub + 1);
