@@ -16,6 +16,9 @@ redis.call('PEXPIRE', KEYS[1], ${SLOT_TTL_MS})
 return 0
 `);
 
+/** Streams renewed per ZADD: a command's arguments stay a few KB. */
+const RENEW_BATCH = 500;
+
 export class StreamSlotStore implements StreamSlots {
   constructor(
     private readonly redis: RedisClient,
@@ -37,14 +40,26 @@ export class StreamSlotStore implements StreamSlots {
   }
 
   async renew(slots: ReadonlyArray<{ accountId: string; streamId: string }>, now: number): Promise<void> {
+    // One ZADD per account (per RENEW_BATCH of its streams), not one per stream: a gateway holding
+    // thousands of one account's streams renews them in a few commands, not a burst of thousands
+    // that holds its event loop (and the deliveries waiting on it) every KEEP_EVERY_MS.
+    const byAccount = new Map<string, string[]>();
+    for (const { accountId, streamId } of slots) {
+      const ids = byAccount.get(accountId);
+      if (ids) ids.push(streamId);
+      else byAccount.set(accountId, [streamId]);
+    }
+    const batches: Array<{ key: string; ids: string[] }> = [];
+    for (const [accountId, ids] of byAccount)
+      for (let i = 0; i < ids.length; i += RENEW_BATCH)
+        batches.push({ key: this.key(accountId), ids: ids.slice(i, i + RENEW_BATCH) });
+    const lapsesAt = now + SLOT_TTL_MS;
     await pipelineEach(
       this.redis,
-      slots,
-      (s) => this.key(s.accountId),
-      (pipeline, s) =>
-        pipeline
-          .zadd(this.key(s.accountId), 'XX', now + SLOT_TTL_MS, s.streamId)
-          .pexpire(this.key(s.accountId), SLOT_TTL_MS),
+      batches,
+      (b) => b.key,
+      (pipeline, b) =>
+        pipeline.zadd(b.key, 'XX', ...b.ids.flatMap((id) => [lapsesAt, id])).pexpire(b.key, SLOT_TTL_MS),
     );
   }
 

@@ -59,6 +59,11 @@ export class FeedClient {
    * feed: the feed skips them, and clears this at its first later entry.
    */
   replayedUpTo: string | undefined = undefined;
+  /**
+   * Bytes went out to it since the fan-out's last tick (an event, its preamble, a heartbeat):
+   * a client sent events needs no heartbeat, see `FanOut.tick`.
+   */
+  sentSinceTick = true;
   private overflowed = false;
   private done = false;
 
@@ -175,7 +180,7 @@ export class FanOut {
   /** Starts the heartbeat (once). */
   start(): void {
     if (this.heartbeat) return;
-    this.heartbeat = setInterval(() => this.beat(), this.options.heartbeatMs);
+    this.heartbeat = setInterval(() => this.tick(), this.options.heartbeatMs / 2);
     this.heartbeat.unref();
   }
 
@@ -215,6 +220,7 @@ export class FanOut {
         }
         // node:http frames the chunk: the frame's bytes are shared by every client.
         client.res.write(frame);
+        client.sentSinceTick = true;
         continue;
       }
       if (client.mode === 'overflowed') continue;
@@ -237,7 +243,10 @@ export class FanOut {
    */
   goLive(client: FeedClient, caughtUp: string): void {
     for (const held of client.held)
-      if (held.id === undefined || comesAfter(held.id, caughtUp)) client.res.write(held.frame);
+      if (held.id === undefined || comesAfter(held.id, caughtUp)) {
+        client.res.write(held.frame);
+        client.sentSinceTick = true;
+      }
     client.held = [];
     client.heldBytes = 0;
     client.mode = 'live';
@@ -258,9 +267,21 @@ export class FanOut {
     }
   }
 
-  private beat(): void {
+  /**
+   * Twice per heartbeat interval: a client sent nothing since the last tick is sent the heartbeat,
+   * so no client goes longer than the interval without bytes. One sent events is not: with events
+   * flowing, a heartbeat to every client would be a second pass over all their sockets, and an
+   * event arriving during it waits for it.
+   */
+  private tick(): void {
     this.endOverflowing();
-    for (const client of this.clients.values())
-      if (client.res.headersSent) client.res.write(HEARTBEAT_FRAME);
+    for (const client of this.clients.values()) {
+      if (client.sentSinceTick) client.sentSinceTick = false;
+      else if (client.res.headersSent) {
+        client.res.write(HEARTBEAT_FRAME);
+        // The heartbeat counts as the next tick's bytes: an idle client gets one per interval.
+        client.sentSinceTick = true;
+      }
+    }
   }
 }
