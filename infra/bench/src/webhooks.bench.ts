@@ -532,6 +532,8 @@ async function steady(): Promise<void> {
       return n;
     };
     const backlog: Array<[number, number]> = [];
+    // Every RabbitMQ, FerretDB and PostgreSQL process on the machine counts: run alone (the
+    // bench's own FerretDB, the shared broker and database), or the figures carry others' work.
     const cpuGroups = (pid: number, command: string): string | undefined =>
       pid === stack.workerPid
         ? 'worker'
@@ -592,9 +594,9 @@ async function steady(): Promise<void> {
     const perAttempt = [...cpu]
       .sort((a, b) => b[1] - a[1])
       .map(([group, us]) => `${group} ${(us / firstAttempts).toFixed(0)}`);
-    const total_ = [...cpu.values()].reduce((a, b) => a + b, 0);
+    const cpuTotal = [...cpu.values()].reduce((a, b) => a + b, 0);
     console.log(
-      `CPU per first attempt (µs, /proc over the measured run): ${(total_ / firstAttempts).toFixed(0)} = ${perAttempt.join(', ')}`,
+      `CPU per first attempt (µs, /proc over the measured run): ${(cpuTotal / firstAttempts).toFixed(0)} = ${perAttempt.join(', ')}`,
     );
     const outcomes = Object.keys(attemptsAfter)
       .sort()
