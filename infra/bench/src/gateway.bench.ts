@@ -27,7 +27,7 @@ import {
 /**
  * pnpm bench gateway [--seconds 8] [--connections 50] [--rounds 3] [--workers 1] [--rate 1000]
  *
- * One route five ways, in interleaved rounds (a, b, c, d, p, a, b, …; medians reported), so a
+ * One route six ways, in interleaved rounds (a, b, c, d, p, f, a, b, …; medians reported), so a
  * machine shared with other work skews every scenario alike:
  *   (a) the signals service directly,
  *   (b) through the gateway as production runs it (API key, per-account limits, usage),
@@ -36,9 +36,13 @@ import {
  *       composition with an API path that admits every request (gateway-auth-off.ts),
  *   (p) through the Express gateway a team would build instead (express-gateway.ts): the key
  *       looked up by its hash in Redis, express-rate-limit + rate-limit-redis for the minute and
- *       the day, http-proxy-middleware.
+ *       the day, http-proxy-middleware,
+ *   (f) through a bare node:http + undici Pool.dispatch proxy (bare-proxy.ts): the platform's
+ *       floor, what any proxy on the runtime ours is built on pays before any code of its own.
  * b/p is ours against the usual build; b/d is what auth + both rate windows cost; d/c is our
- * proxy against nginx. Beside req/s and latency at saturation, the CPU time each proxy process
+ * proxy against nginx; at the fixed rate, b/f CPU is what the gateway's own code costs over the
+ * floor and f/p CPU how far below the Express build the platform alone goes (so whether a CPU
+ * ratio b/p is within reach of the platform at all, in the same run). Beside req/s and latency at saturation, the CPU time each proxy process
  * spent per request (from /proc), the CPU Redis spent per request at saturation (INFO cpu) — at
  * saturation and at a fixed offered --rate, where it depends least on what else the machine
  * runs — and a V8 CPU profile of every Node process, taken in a pass of its own after the
@@ -93,7 +97,7 @@ function cpuSeconds(pid: number): number {
 }
 
 interface Scenario {
-  id: 'a' | 'b' | 'c' | 'd' | 'p';
+  id: 'a' | 'b' | 'c' | 'd' | 'p' | 'f';
   name: string;
   url: string;
   /** Made per measurement: a direct call's internal token lives a minute at most. */
@@ -316,6 +320,15 @@ async function main() {
         keyed: true,
         profile: 'p-express-gateway',
       },
+      {
+        id: 'f',
+        name: '(f) bare node:http + undici proxy (floor)',
+        entry: 'infra/bench/dist/bare-proxy.js',
+        port: 4105,
+        env: { BENCH_ACCOUNT_ID: accountId },
+        keyed: false,
+        profile: 'f-bare-proxy',
+      },
     ];
     // (p) finds the bench's key by its hash, with the plan the bench account has.
     await redis.set(
@@ -397,7 +410,7 @@ async function main() {
       );
       printTable(rows);
       const by = (id: Scenario['id']) => rows[scenarios.findIndex((s) => s.id === id)];
-      const [a, b, c, d, p] = [by('a')!, by('b')!, by('c'), by('d')!, by('p')!];
+      const [a, b, c, d, p, f] = [by('a')!, by('b')!, by('c'), by('d')!, by('p')!, by('f')!];
       const ratio = (x: Row, y: Row) => (x.rps / y.rps).toFixed(2);
       const ms = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)} ms`;
       console.log(
@@ -411,16 +424,23 @@ async function main() {
           `d/c ${ratio(d, c)}; b/c ${ratio(b, c)}, p99 b−c ${ms(b.p99 - c.p99)}; b/a ${ratio(b, a)}`,
         );
       else console.log(`b/a ${ratio(b, a)}`);
+      const cpu = (x: Row, y: Row) => (x.proxyCpuAtRateUs / y.proxyCpuAtRateUs).toFixed(2);
+      console.log(
+        `CPU per request at ${rate}/s against the floor (f) ${f.proxyCpuAtRateUs.toFixed(0)} µs: b/p ${cpu(b, p)} (target ≤ 0.50), b/f ${cpu(b, f)}, d/f ${cpu(d, f)}, f/p ${cpu(f, p)} (the lowest b/p the platform allows)`,
+      );
       summary.push({
         route: label,
         rows: rows.map((r, i) => ({ id: scenarios[i]!.id, ...r })),
         ratios: {
           'b/p': b.rps / p.rps,
           'b/d': b.rps / d.rps,
+          'cpu b/p': b.proxyCpuAtRateUs / p.proxyCpuAtRateUs,
+          'cpu b/f': b.proxyCpuAtRateUs / f.proxyCpuAtRateUs,
+          'cpu f/p': f.proxyCpuAtRateUs / p.proxyCpuAtRateUs,
           ...(c ? { 'd/c': d.rps / c.rps, 'b/c': b.rps / c.rps } : {}),
         },
       });
-      // One request at a time through (a) to (d), interleaved, medians of three 1,000-request runs.
+      // One request at a time through each, interleaved, medians of three 1,000-request runs.
       const probed = scenarios.filter((s) => s.id !== 'c' || nginx);
       const latencies = new Map<string, Array<{ p50: number; p99: number }>>(probed.map((s) => [s.id, []]));
       for (let r = 0; r < 3; r++)
@@ -432,11 +452,11 @@ async function main() {
           ? { p50: median(runs.map((x) => x.p50)), p99: median(runs.map((x) => x.p99)) }
           : undefined;
       };
-      const [ua, ub, uc, ud, up] = ['a', 'b', 'c', 'd', 'p'].map(unloaded);
+      const [ua, ub, uc, ud, up, uf] = ['a', 'b', 'c', 'd', 'p', 'f'].map(unloaded);
       const us = (x: { p50: number; p99: number } | undefined) =>
         x ? `${x.p50.toFixed(0)} / ${x.p99.toFixed(0)} µs` : 'skipped';
       console.log(
-        `one request at a time, p50 / p99: (a) ${us(ua)}, (b) ${us(ub)}, (c) ${us(uc)}, (d) ${us(ud)}, (p) ${us(up)}; auth + limits add ${(ub!.p50 - ud!.p50).toFixed(0)} µs at p50, ${(ub!.p99 - ud!.p99).toFixed(0)} µs at p99 (target ≤ +1 ms)`,
+        `one request at a time, p50 / p99: (a) ${us(ua)}, (b) ${us(ub)}, (c) ${us(uc)}, (d) ${us(ud)}, (p) ${us(up)}, (f) ${us(uf)}; auth + limits add ${(ub!.p50 - ud!.p50).toFixed(0)} µs at p50, ${(ub!.p99 - ud!.p99).toFixed(0)} µs at p99 (target ≤ +1 ms)`,
       );
     }
 
