@@ -1,7 +1,6 @@
-import { createPrivateKey } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
-import { InternalTokenCache, signInternalToken } from '@signal/service-kit';
 import { Pool, type Dispatcher } from 'undici';
+import { internalTokensFromEnv, requiredEnv } from './proxy-env';
 
 /**
  * The gateway bench's scenario (f): the platform's floor for a proxy on node:http and undici —
@@ -15,21 +14,9 @@ import { Pool, type Dispatcher } from 'undici';
  * the platform alone goes. Environment: PORT, SIGNALS_URL, INTERNAL_JWT_PRIVATE_KEY,
  * BENCH_ACCOUNT_ID.
  */
-const env = (name: string): string => {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-};
-const accountId = env('BENCH_ACCOUNT_ID');
-const privateKey = createPrivateKey({
-  key: Buffer.from(env('INTERNAL_JWT_PRIVATE_KEY'), 'base64'),
-  format: 'der',
-  type: 'pkcs8',
-});
-const tokens = new InternalTokenCache((audience, account, ttl) =>
-  signInternalToken(privateKey, audience, account, ttl),
-);
-const pool = new Pool(new URL(env('SIGNALS_URL')).origin, {
+const accountId = requiredEnv('BENCH_ACCOUNT_ID');
+const tokens = internalTokensFromEnv();
+const pool = new Pool(new URL(requiredEnv('SIGNALS_URL')).origin, {
   connections: 64,
   pipelining: 1,
   keepAliveTimeout: 30_000,
@@ -99,6 +86,6 @@ createServer((req, res) => {
     },
     new Relay(res),
   );
-}).listen(Number(env('PORT')), '127.0.0.1');
+}).listen(Number(requiredEnv('PORT')), '127.0.0.1');
 // An exit of its own on the bench's SIGTERM, so that --cpu-prof writes the profile.
 process.once('SIGTERM', () => process.exit(0));

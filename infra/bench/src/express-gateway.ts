@@ -1,10 +1,11 @@
-import { createHash, createPrivateKey } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { Agent } from 'node:http';
-import { InternalTokenCache, redisClient, signInternalToken } from '@signal/service-kit';
+import { redisClient } from '@signal/service-kit';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import { RedisStore, type RedisReply } from 'rate-limit-redis';
+import { internalTokensFromEnv, requiredEnv } from './proxy-env';
 
 /**
  * The gateway bench's scenario (p): the Express gateway a team would build instead of ours —
@@ -14,21 +15,9 @@ import { RedisStore, type RedisReply } from 'rate-limit-redis';
  * INTERNAL_JWT_PRIVATE_KEY; keys as `<prefix>pkey:<sha256 hex>` → JSON { accountId,
  * perMinute, perDay } (the bench writes them).
  */
-const env = (name: string): string => {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-};
-const prefix = env('BENCH_PREFIX');
-const redis = redisClient(env('REDIS_URL'));
-const privateKey = createPrivateKey({
-  key: Buffer.from(env('INTERNAL_JWT_PRIVATE_KEY'), 'base64'),
-  format: 'der',
-  type: 'pkcs8',
-});
-const tokens = new InternalTokenCache((audience, accountId, ttl) =>
-  signInternalToken(privateKey, audience, accountId, ttl),
-);
+const prefix = requiredEnv('BENCH_PREFIX');
+const redis = redisClient(requiredEnv('REDIS_URL'));
+const tokens = internalTokensFromEnv();
 
 interface KeyRecord {
   accountId: string;
@@ -91,7 +80,7 @@ app.use(window('rl-minute', 60_000, (k) => k.perMinute));
 app.use(window('rl-day', 86_400_000, (k) => k.perDay));
 app.use(
   createProxyMiddleware<Request, Response>({
-    target: env('SIGNALS_URL'),
+    target: requiredEnv('SIGNALS_URL'),
     agent: new Agent({ keepAlive: true, maxSockets: 64 }),
     on: {
       proxyReq: (proxyReq, _req, res) => {
@@ -100,4 +89,4 @@ app.use(
     },
   }),
 );
-app.listen(Number(env('PORT')), '127.0.0.1');
+app.listen(Number(requiredEnv('PORT')), '127.0.0.1');

@@ -42,7 +42,8 @@ import {
  * b/p is ours against the usual build; b/d is what auth + both rate windows cost; d/c is our
  * proxy against nginx; at the fixed rate, b/f CPU is what the gateway's own code costs over the
  * floor and f/p CPU how far below the Express build the platform alone goes (so whether a CPU
- * ratio b/p is within reach of the platform at all, in the same run). Beside req/s and latency at saturation, the CPU time each proxy process
+ * ratio b/p is within reach of the platform at all, in the same run). Beside req/s and latency
+ * at saturation, the CPU time each proxy process
  * spent per request (from /proc), the CPU Redis spent per request at saturation (INFO cpu) — at
  * saturation and at a fixed offered --rate, where it depends least on what else the machine
  * runs — and a V8 CPU profile of every Node process, taken in a pass of its own after the

@@ -122,9 +122,9 @@ export class DeliverySlots {
   acquire(accountId: string, subscriptionId: string): Promise<Place> | Place {
     const sub = this.subscriptions.get(subscriptionId) ?? 0;
     if (sub >= this.subscriptionLimit(accountId)) return 'subscription_full';
+    if (!this.shares.tryAcquire(accountId)) return 'account_share';
     const line = this.accounts.get(accountId) ?? { running: 0, waiting: new Set<Waiter>() };
     const mustWait = line.running >= this.limits.perAccount;
-    if (!this.shares.tryAcquire(accountId)) return 'account_share';
     this.accounts.set(accountId, line);
     this.subscriptions.set(subscriptionId, sub + 1);
     if (!mustWait) {
