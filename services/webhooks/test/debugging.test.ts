@@ -8,6 +8,8 @@ import { startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal
 import request from 'supertest';
 import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
 import { removeBrokerPrefix } from '@signal/messaging';
+import { webhookCollections } from '../src/data/webhook.models';
+import { deliveryIdFor } from '../src/domain/delivery-state';
 
 const ACC = 'acc_debugging';
 
@@ -264,5 +266,90 @@ describe('recover', () => {
       .expect(200);
     const disabled = await recover(id, { since: '2026-01-01T00:00:00Z' }).expect(409);
     expect(disabled.body.error.message).toContain('Enable the webhook');
+  });
+});
+
+describe('attempts stored by either release', () => {
+  const broker = testBrokerPrefix('wh_forms', removeBrokerPrefix);
+  let hooks: WebhooksHarness;
+  beforeAll(async () => {
+    hooks = await startWebhooks({ label: 'wh_forms', prefix: broker.prefix, worker: false });
+  });
+  afterAll(async () => {
+    await hooks.stop();
+    await broker.cleanup();
+  });
+
+  it('when one attempt was stored with its request and response as documents and the next as one string, then the delivery shows both alike, and lists by status read both', async () => {
+    const url = 'http://127.0.0.1:9/forms';
+    const { id } = await subscribe(hooks, url);
+    const c = webhookCollections(hooks.deps.mongo);
+    const deliveryId = deliveryIdFor(id, 'evt_forms', Date.now());
+    const payload = '{"event":"signal.new","data":{}}';
+    await c.deliveries.insertOne({
+      _id: deliveryId,
+      account_id: ACC,
+      webhook_id: id,
+      event_id: 'evt_forms',
+      event: 'signal.new',
+      payload,
+      status: 'pending',
+      created_at: new Date(),
+    });
+    const sent = { url, headers: { 'content-type': 'application/json', 'webhook-id': deliveryId } };
+    const response = {
+      status: 500,
+      headers: [
+        { name: 'x-receiver', value: 'a"b' },
+        { name: 'content-type', value: 'text/plain' },
+      ],
+      body: 'down',
+      body_encoding: 'text' as const,
+      body_truncated: false,
+    };
+    const entry = (k: number, status: 'pending' | 'failed') => ({
+      _id: `${deliveryId}:${2 * k}`,
+      delivery_id: deliveryId,
+      webhook_id: id,
+      seq: 2 * k,
+      kind: 'attempt' as const,
+      attempt: k,
+      status,
+      next_attempt_at: status === 'pending' ? new Date(Date.now() + 60_000) : null,
+      at: new Date(),
+      started_at: new Date(),
+      duration_ms: 5,
+      status_code: 500,
+      error: 'http_500',
+    });
+    // As the release before 2026-11-25.2 and every one up to it write it, then as later ones do.
+    await c.deliveryLog.insertOne({ ...entry(1, 'pending'), request: sent, response });
+    await c.deliveryLog.insertOne({
+      ...entry(2, 'failed'),
+      exchange: JSON.stringify({ request: sent, response }),
+    });
+
+    const detail = await detailOf(hooks, id, deliveryId);
+    expect(detail.status).toBe('failed');
+    const [first, second] = detail.attempts ?? [];
+    const shown = {
+      request: { url, headers: sent.headers, body: payload },
+      response: {
+        status: 500,
+        headers: { 'x-receiver': 'a"b', 'content-type': 'text/plain' },
+        body: 'down',
+        body_encoding: 'text',
+        body_truncated: false,
+      },
+    };
+    expect(first).toMatchObject({ attempt: 1, ...shown });
+    expect(second).toMatchObject({ attempt: 2, ...shown });
+
+    const failed = await request(hooks.url)
+      .get(`/v1/webhooks/${id}/deliveries?status=failed`)
+      .set(hooks.auth(ACC))
+      .expect(200);
+    expect(failed.body.data.map((d: { id: string }) => d.id)).toEqual([deliveryId]);
+    expect(failed.body.data[0]).toMatchObject({ attempts_made: 2, last_response_status: 500 });
   });
 });

@@ -1,11 +1,6 @@
 import type { Connection, mongo } from 'mongoose';
-import type {
-  AttemptClaim,
-  DeliveryDocument,
-  DeliveryLogEntry,
-  OpenDelivery,
-  SubscriptionDocument,
-} from '../domain/records';
+import type { AttemptClaim, DeliveryDocument, OpenDelivery, SubscriptionDocument } from '../domain/records';
+import type { StoredLogEntry } from './stored-log-entry';
 
 export interface IdempotencyDocument {
   _id: string;
@@ -18,7 +13,7 @@ export interface IdempotencyDocument {
 export interface WebhookCollections {
   subscriptions: mongo.Collection<SubscriptionDocument>;
   deliveries: mongo.Collection<DeliveryDocument>;
-  deliveryLog: mongo.Collection<DeliveryLogEntry>;
+  deliveryLog: mongo.Collection<StoredLogEntry>;
   idempotency: mongo.Collection<IdempotencyDocument>;
   attemptClaims: mongo.Collection<AttemptClaim>;
   openDeliveries: mongo.Collection<OpenDelivery>;
@@ -50,7 +45,7 @@ export function webhookCollections(connection: Connection): WebhookCollections {
   return {
     subscriptions: db.collection<SubscriptionDocument>('subscriptions'),
     deliveries: db.collection<DeliveryDocument>('deliveries'),
-    deliveryLog: db.collection<DeliveryLogEntry>('delivery_log'),
+    deliveryLog: db.collection<StoredLogEntry>('delivery_log'),
     idempotency: db.collection<IdempotencyDocument>('idempotency_keys'),
     attemptClaims: db.collection<AttemptClaim>('attempt_claims'),
     openDeliveries: db.collection<OpenDelivery>('open_deliveries'),

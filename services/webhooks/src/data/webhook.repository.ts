@@ -12,9 +12,11 @@ import type {
 } from '../domain/records';
 import type { HealthBatch } from '../domain/health';
 import { healthUpdates } from '../domain/health';
+import { fromStoredLogEntry } from './stored-log-entry';
 import type { WebhookCollections } from './webhook.models';
 
 const WITHOUT_PAYLOAD = { projection: { payload: 0 } } as const;
+const WITHOUT_EXCHANGE = { projection: { request: 0, response: 0, exchange: 0 } } as const;
 
 /** Runs an unordered insertMany; the positions refused as duplicates (any other failure throws). */
 async function insertAll(insert: () => Promise<unknown>): Promise<Set<number>> {
@@ -183,7 +185,9 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
 
   /** Log entries of the given deliveries. */
   logOf(deliveryIds: readonly string[]): Promise<DeliveryLogEntry[]> {
-    return readEach(deliveryIds, (id) => this.c.deliveryLog.find({ delivery_id: id }).toArray());
+    return readEach(deliveryIds, async (id) =>
+      (await this.c.deliveryLog.find({ delivery_id: id }).toArray()).map(fromStoredLogEntry),
+    );
   }
 
   /** Of these deliveries, the ones stored as pending with an empty log (never attempted). */
@@ -196,9 +200,11 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     return new Set(docs.filter((d) => d.status === 'pending' && !logged.has(d._id)).map((d) => d._id));
   }
 
-  /** Every log entry of a subscription's deliveries. */
-  logOfSubscription(webhookId: string): Promise<DeliveryLogEntry[]> {
-    return this.c.deliveryLog.find({ webhook_id: webhookId }).toArray();
+  /** Every log entry of a subscription's deliveries, without what its attempt sent and got (lists show neither). */
+  async logOfSubscription(webhookId: string): Promise<DeliveryLogEntry[]> {
+    return (await this.c.deliveryLog.find({ webhook_id: webhookId }, WITHOUT_EXCHANGE).toArray()).map(
+      fromStoredLogEntry,
+    );
   }
 
   /** A page of a subscription's deliveries, newest first, and how many there are. */
@@ -228,8 +234,9 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
   }
 
   /** One log entry by its id. */
-  findLogEntry(id: string): Promise<DeliveryLogEntry | null> {
-    return this.c.deliveryLog.findOne({ _id: id });
+  async findLogEntry(id: string): Promise<DeliveryLogEntry | null> {
+    const stored = await this.c.deliveryLog.findOne({ _id: id });
+    return stored && fromStoredLogEntry(stored);
   }
 
   /** One unordered insert of many attempt claims; the positions claimed before. */

@@ -42,7 +42,7 @@ export interface WebhookStore {
   findAccountDelivery(accountId: string, webhookId: string, id: string): Promise<DeliveryDocument | null>;
   /** Log entries of the given deliveries. */
   logOf(deliveryIds: readonly string[]): Promise<DeliveryLogEntry[]>;
-  /** Every log entry of a subscription's deliveries. */
+  /** Every log entry of a subscription's deliveries, without their requests and responses. */
   logOfSubscription(webhookId: string): Promise<DeliveryLogEntry[]>;
   /** A page of a subscription's deliveries, newest first, and how many there are. */
   pageDeliveries(
