@@ -5,8 +5,9 @@ import type { AttemptRequest, AttemptResponse, DeliveryLogEntry } from '../domai
  * A delivery log entry as the store holds it. What an attempt sent and got back is kept in one
  * of two forms, and both are read:
  *   - `request` and `response` as documents (written by releases up to 2026-11-25.2);
- *   - `exchange`: the two as one JSON string, `{"request":…,"response":…}` (read from release
- *     2026-11-25.2 on, so that a rollback to it reads what a later worker wrote). The MongoDB-wire
+ *   - `exchange`: the two as one JSON string, `{"request":…,"response":…}`, written since and
+ *     read from release 2026-11-25.2 on, so that a rollback to it reads what this one wrote. JSON
+ *     escapes what the store refuses in a string (a NUL), too. The MongoDB-wire
  *     server converts and indexes every value of a document on insert; the documents hold ~30
  *     values (headers by name, response headers as pairs), the string one, and on FerretDB the
  *     entry costs about half as much to insert (docs/benchmarks.md, "One string per exchange").
@@ -43,6 +44,13 @@ function readExchange(exchange: string): {
   }
   const read = exchangeSchema.safeParse(parsed);
   return read.success ? read.data : { request: null, response: null };
+}
+
+/** The entry as it is written: its request and response, when it has them, as one string. */
+export function toStoredLogEntry(entry: DeliveryLogEntry): StoredLogEntry {
+  const { request, response, ...rest } = entry;
+  if (request === undefined && response === undefined) return rest;
+  return { ...rest, exchange: JSON.stringify({ request: request ?? null, response: response ?? null }) };
 }
 
 /** The entry as the use cases read it, whichever form its exchange was stored in. */

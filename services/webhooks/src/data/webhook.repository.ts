@@ -12,7 +12,7 @@ import type {
 } from '../domain/records';
 import type { HealthBatch } from '../domain/health';
 import { healthUpdates } from '../domain/health';
-import { fromStoredLogEntry } from './stored-log-entry';
+import { fromStoredLogEntry, toStoredLogEntry } from './stored-log-entry';
 import type { WebhookCollections } from './webhook.models';
 
 const WITHOUT_PAYLOAD = { projection: { payload: 0 } } as const;
@@ -161,13 +161,13 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
 
   /** One unordered insert of many log entries; the positions written before (a redelivered job's). */
   appendLog(entries: DeliveryLogEntry[]): Promise<Set<number>> {
-    return insertAll(() => this.c.deliveryLog.insertMany(entries, { ordered: false }));
+    return insertAll(() => this.c.deliveryLog.insertMany(entries.map(toStoredLogEntry), { ordered: false }));
   }
 
   /** Appends one entry; false when that position of the log was written already. */
   async appendLogEntry(entry: DeliveryLogEntry): Promise<boolean> {
     try {
-      await this.c.deliveryLog.insertOne(entry);
+      await this.c.deliveryLog.insertOne(toStoredLogEntry(entry));
       return true;
     } catch (err) {
       if (isDuplicateKeyError(err)) return false;
