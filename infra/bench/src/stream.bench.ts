@@ -22,7 +22,7 @@ import {
 } from './harness';
 
 /**
- * pnpm bench stream [--streams 10000] [--rate 2] [--seconds 20]
+ * pnpm bench stream [--streams 10000] [--rate 2] [--seconds 20] [--floor-first]
  *
  * --streams concurrent live streams (GET /v1/signals/stream) through the gateway (two gateway
  * processes, node:cluster: one process holds at most ~20,000 open files here), every stream
@@ -47,24 +47,27 @@ import {
  *     service's stream as a gateway process is (one subscription per process) and writes each
  *     event to every response with `res.write`; the bench publishes as many new signals again and
  *     measures publish → client with the same client code, beside the webhook baseline of those
- *     events. The floors run after ours (one set of 2 × --streams sockets would measure the
- *     bench's own reading twice over), so each phase is printed with its own baseline.
+ *     events. The floors run after ours, or before with --floor-first (not beside: one set of
+ *     2 × --streams sockets would measure the bench's own reading twice over), so each phase is
+ *     printed with its own baseline.
  * Targets: gateway + signals ≤ 1.5× the floor per stream; stream p99 ≤ the webhook baseline's p99.
  */
 const CLI = {
   name: 'stream bench',
-  usage: 'usage: pnpm bench stream [--streams 10000] [--rate 2] [--seconds 20]',
+  usage: 'usage: pnpm bench stream [--streams 10000] [--rate 2] [--seconds 20] [--floor-first]',
 };
 const opts = readCommandLine(CLI, () =>
   parseCliArgs(process.argv.slice(2), {
     streams: { type: 'string', default: '10000' },
     rate: { type: 'string', default: '2' },
     seconds: { type: 'string', default: '20' },
+    'floor-first': { type: 'boolean', default: false },
   }),
 );
 const streams = wholeNumberOption(CLI, opts, 'streams');
 const rate = wholeNumberOption(CLI, opts, 'rate');
 const seconds = wholeNumberOption(CLI, opts, 'seconds');
+const floorFirst = opts['floor-first'] === true;
 
 const rssKb = (pid: number): number => {
   try {
@@ -375,20 +378,6 @@ async function main() {
       throw new Error(`webhook: ${created.statusCode} ${await created.body.text()}`);
     await created.body.dump();
 
-    const gatewayBefore = treeRssKb(gateway.child.pid!);
-    const signalsBefore = rssKb(signals.child.pid!);
-    const opening = Date.now();
-    for (let i = 0; i < streams; i += 50) {
-      const batch = await Promise.all(
-        Array.from({ length: Math.min(50, streams - i) }, () => openStream(gateway.url, key)),
-      );
-      clients.push(...batch);
-    }
-    console.log(`${clients.length} streams open in ${((Date.now() - opening) / 1000).toFixed(1)} s`);
-    await new Promise((r) => setTimeout(r, 2000));
-    const gatewayKb = treeRssKb(gateway.child.pid!) - gatewayBefore;
-    const signalsKb = rssKb(signals.child.pid!) - signalsBefore;
-
     const ingest = new Pool(signals.url, { connections: 2 });
     const total = rate * seconds;
     /**
@@ -428,28 +417,71 @@ async function main() {
       }
       return hook.sort((x, y) => x - y);
     };
-    const published = await publish(0);
+    /** The gateway's response headers as a stream got them, those node:http writes itself aside. */
+    const headOf = (raw: readonly string[]): string[] => {
+      const head: string[] = [];
+      for (let i = 0; i + 1 < raw.length; i += 2)
+        if (!NODE_OWN_HEADERS.has(raw[i]!.toLowerCase())) head.push(raw[i]!, raw[i + 1]!);
+      return head;
+    };
 
-    // Again once the events have flowed for --seconds: the heap grown while the streams opened
-    // has had the time to be collected and given back, what stays is what the streams hold.
-    const gatewayEndKb = treeRssKb(gateway.child.pid!) - gatewayBefore;
-    const signalsEndKb = rssKb(signals.child.pid!) - signalsBefore;
-    const { latencies, missing } = receipts(published, clients);
-    // The floor, with the gateway's response headers (those node:http writes itself aside), fed
-    // by the service's stream as a gateway process is, with a token for the same audience.
-    const gatewayHead: string[] = [];
-    const raw = clients[0]?.rawHeaders ?? [];
-    for (let i = 0; i + 1 < raw.length; i += 2)
-      if (!NODE_OWN_HEADERS.has(raw[i]!.toLowerCase())) gatewayHead.push(raw[i]!, raw[i + 1]!);
-    for (const c of clients.splice(0)) c.close();
+    /** Ours: --streams through the gateway, their memory, then the `phase`-th batch of events. */
+    const runOurs = async (phase: number) => {
+      const gatewayBefore = treeRssKb(gateway.child.pid!);
+      const signalsBefore = rssKb(signals.child.pid!);
+      const opening = Date.now();
+      for (let i = 0; i < streams; i += 50) {
+        const batch = await Promise.all(
+          Array.from({ length: Math.min(50, streams - i) }, () => openStream(gateway.url, key)),
+        );
+        clients.push(...batch);
+      }
+      console.log(`${clients.length} streams open in ${((Date.now() - opening) / 1000).toFixed(1)} s`);
+      await new Promise((r) => setTimeout(r, 2000));
+      const gatewayKb = treeRssKb(gateway.child.pid!) - gatewayBefore;
+      const signalsKb = rssKb(signals.child.pid!) - signalsBefore;
+      const published = await publish(phase);
+      // Again once the events have flowed for --seconds: the heap grown while the streams opened
+      // has had the time to be collected and given back, what stays is what the streams hold.
+      const gatewayEndKb = treeRssKb(gateway.child.pid!) - gatewayBefore;
+      const signalsEndKb = rssKb(signals.child.pid!) - signalsBefore;
+      const head = headOf(clients[0]?.rawHeaders ?? []);
+      const got = receipts(published, clients);
+      for (const c of clients.splice(0)) c.close();
+      return { gatewayKb, signalsKb, gatewayEndKb, signalsEndKb, published, head, ...got };
+    };
+    // The floors are fed by the service's stream as a gateway process is, with a token for the
+    // same audience.
     const feed = () => ({
       url: `${signals.url}${SIGNAL_STREAM_PATH}`,
       token: benchInternalToken('signals', 'api-gateway'),
     });
-    await new Promise((r) => setTimeout(r, 1000));
-    const floor = await floorRun(streams, gatewayHead, 1, feed(), () => publish(1));
-    await new Promise((r) => setTimeout(r, 1000));
-    const floorAsOurs = await floorRun(streams, gatewayHead, GATEWAY_WORKERS, feed(), () => publish(2));
+    const runFloors = async (head: string[], firstPhase: number) => {
+      const one = await floorRun(streams, head, 1, feed(), () => publish(firstPhase));
+      await new Promise((r) => setTimeout(r, 1000));
+      const two = await floorRun(streams, head, GATEWAY_WORKERS, feed(), () => publish(firstPhase + 1));
+      return { one, two };
+    };
+
+    let ours: Awaited<ReturnType<typeof runOurs>>;
+    let floorRuns: Awaited<ReturnType<typeof runFloors>>;
+    if (floorFirst) {
+      // The floors need the gateway's response headers before ours run: one stream's.
+      const probe = await openStream(gateway.url, key);
+      probe.close();
+      await new Promise((r) => setTimeout(r, 1000));
+      floorRuns = await runFloors(headOf(probe.rawHeaders), 0);
+      await new Promise((r) => setTimeout(r, 1000));
+      ours = await runOurs(2);
+    } else {
+      ours = await runOurs(0);
+      await new Promise((r) => setTimeout(r, 1000));
+      floorRuns = await runFloors(ours.head, 1);
+    }
+    const { gatewayKb, signalsKb, gatewayEndKb, signalsEndKb, published, latencies, missing } = ours;
+    const gatewayHead = ours.head;
+    const floor = floorRuns.one;
+    const floorAsOurs = floorRuns.two;
     const hook = hookLatencies(published);
     const floorHook = hookLatencies(floor.published);
     const floorAsOursHook = hookLatencies(floorAsOurs.published);
@@ -472,7 +504,7 @@ async function main() {
     );
     console.log(`p99 stream / webhook baseline: ${(streamP99 / hookP99).toFixed(2)}× (target ≤ 1)`);
     console.log(
-      `latency floor: bare node:http fed by the service's stream, the same client, ${total} more events each, after ours (each with the webhook baseline of its own events):`,
+      `latency floor: bare node:http fed by the service's stream, the same client, ${total} more events each, ${floorFirst ? 'before' : 'after'} ours (each with the webhook baseline of its own events):`,
     );
     const floors: Array<{ label: string; run: FloorRun; hook: number[] }> = [
       { label: '1 process', run: floor, hook: floorHook },
