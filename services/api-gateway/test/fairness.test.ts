@@ -207,16 +207,25 @@ describe('trickled uploads', () => {
  */
 async function holdingService() {
   const held: ServerResponse[] = [];
+  /** Held requests whose connection the gateway closed before they were answered. */
+  let cancelled = 0;
   const answer = (res: ServerResponse) =>
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true}');
   const server = createServer((req, res) => {
     req.resume();
-    req.on('end', () => (req.url?.includes('hold=1') ? held.push(res) : answer(res)));
+    req.on('end', () => {
+      if (!req.url?.includes('hold=1')) return answer(res);
+      held.push(res);
+      res.once('close', () => {
+        if (!res.writableFinished) cancelled++;
+      });
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     heldCount: () => held.length,
+    cancelledCount: () => cancelled,
     release: () => held.splice(0).forEach(answer),
     close: () =>
       new Promise<void>((resolve) => {
@@ -274,6 +283,54 @@ describe('requests in flight per account', () => {
       (r) => r.headers['x-ratelimit-reset'] === next.headers['x-ratelimit-reset'],
     );
     expect(next.headers['x-ratelimit-remaining']).toBe(String(60 - 1 - sameWindow.length));
+  });
+});
+
+/** How many requests of `route` the gateway recorded with each status (http_request_duration_seconds). */
+async function recordedStatuses(route: string): Promise<Record<string, number>> {
+  const { values } = await metrics.httpDuration().get();
+  const out: Record<string, number> = {};
+  for (const v of values)
+    if (v.metricName === 'http_request_duration_seconds_count' && v.labels.route === route)
+      out[String(v.labels.status)] = (out[String(v.labels.status)] ?? 0) + v.value;
+  return out;
+}
+
+describe('clients that leave', () => {
+  let gateway: GatewayHarness;
+  let holding: Awaited<ReturnType<typeof holdingService>>;
+  beforeAll(async () => {
+    holding = await holdingService();
+    gateway = await startGateway({
+      label: 'gw_fair_gone',
+      upstreams: { signals: holding.url, stats: holding.url, webhooks: holding.url },
+    });
+  });
+  afterAll(async () => {
+    await gateway.stop();
+    await holding.close();
+  });
+
+  it("when a client closes its connection while the service works on its request, then the service's request is cancelled and the request is recorded as 499, not as a 5xx", async () => {
+    const { key } = await gateway.account();
+    const before = await recordedStatuses('/v1/stats');
+    const socket = connect(Number(new URL(gateway.url).port), '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    socket.write(`GET /v1/stats?hold=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n\r\n`);
+    await waitFor(() => holding.heldCount() === 1, HUNG_MS, 20, 'the request held at the service');
+    socket.destroy();
+    await waitFor(() => holding.cancelledCount() === 1, HUNG_MS, 20, "the service's request cancelled");
+    const recorded = async () => {
+      const after = await recordedStatuses('/v1/stats');
+      return {
+        gone: (after['499'] ?? 0) - (before['499'] ?? 0),
+        unavailable: (after['503'] ?? 0) - (before['503'] ?? 0),
+      };
+    };
+    await waitFor(async () => (await recorded()).gone === 1, HUNG_MS, 20, 'the request recorded');
+    expect(await recorded()).toEqual({ gone: 1, unavailable: 0 });
+    // The gateway serves the account's next request as usual.
+    await request(gateway.url).get('/v1/stats').set('Authorization', `Bearer ${key}`).expect(200);
   });
 });
 

@@ -163,6 +163,9 @@ export interface ForwardRequest {
   maxHeldBytes: number;
 }
 
+/** The status of a request whose client went away before its response (as nginx logs it). */
+export const CLIENT_GONE = 499;
+
 export type ForwardOutcome =
   | { ok: true; status: number; cutSlowReader?: boolean }
   | {
@@ -275,9 +278,13 @@ class Forwarding implements Dispatcher.DispatchHandler {
   private status = 0;
   private done = false;
   private controller: Dispatcher.DispatchController | undefined;
-  /** The client went away mid-response: stop the service's response too. */
+  /** The client closed its connection before its response was through. */
+  private clientGone = false;
+  /** The client went away mid-request or mid-response: stop the service's response too. */
   private readonly onClientGone = (): void => {
-    if (!this.res.writableFinished) this.controller?.abort(new Error('client closed the connection'));
+    if (this.res.writableFinished) return;
+    this.clientGone = true;
+    this.controller?.abort(new Error('client closed the connection'));
   };
 
   constructor(
@@ -297,7 +304,7 @@ class Forwarding implements Dispatcher.DispatchHandler {
 
   onRequestStart(c: Dispatcher.DispatchController): void {
     this.controller = c;
-    if (this.res.destroyed) c.abort(new Error('client closed the connection'));
+    if (this.res.destroyed) this.onClientGone();
   }
 
   onResponseStart(
@@ -341,6 +348,13 @@ class Forwarding implements Dispatcher.DispatchHandler {
   onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
     // Ended here already (a slow reader cut): nothing more to tell the client.
     if (this.done) return;
+    // The client left first: nothing failed on the way, and no one is left to tell. Recorded as
+    // nginx records it (499), never as the service failing: a client's own timeout or a closed
+    // tab is not a 5xx in the metrics or an error in the log.
+    if (this.clientGone) {
+      this.settle({ ok: true, status: CLIENT_GONE });
+      return;
+    }
     this.settle(failure(err, this.res, this.f.upstream.name, this.status));
   }
 }

@@ -12,6 +12,7 @@ import {
 import { carriesSecrets } from './no-store.middleware';
 import { ATTACHED, type StreamFeed } from '../../stream/http/stream-feed';
 import {
+  CLIENT_GONE,
   MAX_FORWARDED_BYTES,
   bodyRefusal,
   forward,
@@ -113,8 +114,6 @@ export interface Relayed {
  */
 export const STREAMING = 'streaming';
 
-/** The status of a request whose client went away before its response (as nginx logs it). */
-const CLIENT_GONE = 499;
 const TARGET_TOO_LARGE = 'The request target and headers are too large to pass on.';
 const BODY_TOO_LARGE = 'The request body is larger than any route takes (64 KiB).';
 const NOT_JSON = 'Request bodies must be JSON (Content-Type: application/json).';
