@@ -55,8 +55,6 @@ export type AuthResult =
       code: 'UNAUTHORIZED' | 'KEY_EXPIRED';
       rate: RateView;
       owner?: KeyOwner;
-      /** The key exists but was revoked (its owner is told so; a guess learns nothing new). */
-      revoked?: boolean;
     }
   | { ok: false; code: 'RATE_LIMITED'; rate: RateView; retryAfter: number; owner?: KeyOwner }
   | {
@@ -75,12 +73,11 @@ async function refuse(
   ip: string,
   code: 'UNAUTHORIZED' | 'KEY_EXPIRED',
   owner?: KeyOwner,
-  revoked?: boolean,
 ): Promise<AuthResult> {
   const guard = await deps.guard.count(ip);
   if (guard.limited)
     return { ok: false, code: 'RATE_LIMITED', rate: guard.rate, retryAfter: guard.retryAfter };
-  return { ok: false, code, rate: guard.rate, owner, ...(revoked ? { revoked } : {}) };
+  return { ok: false, code, rate: guard.rate, owner };
 }
 
 /**
@@ -123,7 +120,9 @@ export async function authenticate(
   }
   if (!record) return refuse(deps, ip, 'UNAUTHORIZED');
   const owner = { accountId: record.accountId, keyId: record.keyId };
-  if (record.revoked) return refuse(deps, ip, 'UNAUTHORIZED', owner, true);
+  // A revoked key gets the 401 an unknown key gets (the spec's one message for an invalid key);
+  // its owner still sees the refusal in the key's usage.
+  if (record.revoked) return refuse(deps, ip, 'UNAUTHORIZED', owner);
   if (record.expiresAt !== null && record.expiresAt <= now) return refuse(deps, ip, 'KEY_EXPIRED', owner);
 
   const { accountId } = record;
@@ -158,7 +157,7 @@ export async function authenticate(
   if (decision.outcome === 'revoked') {
     release();
     deps.cache.markRevoked(hash);
-    return refuse(deps, ip, 'UNAUTHORIZED', owner, true);
+    return refuse(deps, ip, 'UNAUTHORIZED', owner);
   }
   const rate = rateView(decision.minute, decision.day);
   deps.inFlight.noteRate(accountId, rate);

@@ -249,7 +249,6 @@ function refusalDetails(
     case 'UNAVAILABLE':
       return { retryAfter: result.retryAfter };
     case 'UNAUTHORIZED':
-      if (result.revoked) return { message: 'This API key was revoked; create a new one in the dashboard.' };
       // The key alone, without its scheme: the commonest first mistake, so it is named.
       return authorization !== undefined && /^\s*sk_/.test(authorization)
         ? {
