@@ -3,6 +3,7 @@ export * from './logger';
 export * from './request-context';
 export * from './app-error';
 export * from './middleware';
+export * from './client-gone';
 export * from './health';
 export * from './shutdown';
 export * from './internal-auth';

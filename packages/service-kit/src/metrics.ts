@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { RequestHandler } from 'express';
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, register } from 'prom-client';
 import { z } from 'zod';
+import { recordedStatus } from './client-gone';
 import { DEFAULT_READINESS_TIMING, type ReadinessTiming } from './health';
 import type { Logger } from './logger';
 
@@ -208,12 +209,13 @@ export function metricsMiddleware(service: string): RequestHandler {
   const h = metrics.httpDuration();
   return (req, res, next) => {
     const end = h.startTimer({ service, method: req.method });
-    res.on('finish', () => {
+    // 'close': a request whose client left before its response counts too, as 499.
+    res.once('close', () => {
+      const status = recordedStatus(res);
       // Route pattern, not the raw path, to keep label cardinality bounded.
       const route =
-        (req.route?.path as string | undefined) ??
-        (res.statusCode === 404 ? 'unmatched' : req.baseUrl || 'other');
-      end({ route, status: String(res.statusCode) });
+        (req.route?.path as string | undefined) ?? (status === 404 ? 'unmatched' : req.baseUrl || 'other');
+      end({ route, status: String(status) });
     });
     next();
   };

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { DEFAULT_ERROR_MESSAGES, ERROR_STATUS, type ErrorCode } from '@signal/contracts';
 import { AppError, isAppError, quotedForMessage, type FieldProblem } from './app-error';
+import { recordedStatus } from './client-gone';
 import type { Logger } from './logger';
 import { accessLogSampleRate } from './metrics';
 import { requestContext } from './request-context';
@@ -63,11 +64,13 @@ export function accessLogMiddleware(logger: Logger): RequestHandler {
     const started = process.hrtime.bigint();
     // Read now: the tracing instrumentation made the request's span before any middleware ran.
     const traceId = currentTraceId();
-    res.on('finish', () => {
+    // 'close', not 'finish': a request whose client left before its response gets its line too
+    // (a login or a key creation goes on without its client and must leave a trace).
+    res.once('close', () => {
       writeAccessLine(logger, {
         method: req.method,
         path: req.path,
-        status: res.statusCode,
+        status: recordedStatus(res),
         started,
         requestId: typeof res.locals.requestId === 'string' ? res.locals.requestId : undefined,
         traceId,

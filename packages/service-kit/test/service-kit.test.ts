@@ -1,8 +1,9 @@
 import { createHmac, generateKeyPairSync } from 'node:crypto';
+import { connect, type AddressInfo } from 'node:net';
 import jwt from 'jsonwebtoken';
 import { z } from 'zod';
 import request from 'supertest';
-import { EVERYTHING_BUT_DATE } from '@signal/test-kit';
+import { EVERYTHING_BUT_DATE, waitFor } from '@signal/test-kit';
 import pino from 'pino';
 import {
   AppError,
@@ -11,6 +12,7 @@ import {
   KeyedMutex,
   createBaseApp,
   finishApp,
+  metrics,
   parseOrThrow,
   requireInternalAuth,
   signInternalToken,
@@ -260,5 +262,54 @@ describe('KeyedMutex', () => {
     await Promise.all([task('a', 'a1', 20), task('a', 'a2', 1), task('b', 'b1', 5)]);
     expect(log.indexOf('<a1')).toBeLessThan(log.indexOf('a2>'));
     expect(log.indexOf('b1>')).toBeLessThan(log.indexOf('<a1'));
+  });
+});
+
+describe('requests whose client leaves', () => {
+  it('when a client closes its connection before its response, then the request still gets its access line and its metric, as 499', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const captured = pino(
+      { level: 'info' },
+      { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+    );
+    let arrived = (): void => undefined;
+    const held = new Promise<void>((resolve) => (arrived = resolve));
+    const a = createBaseApp({
+      service: 'gone',
+      logger: captured,
+      lifecycle: { shuttingDown: false },
+      checks: {},
+    });
+    // Answers only after its client has gone (a login or a key creation still in progress).
+    a.post('/held', (_req, res) => {
+      arrived();
+      res.once('close', () => setImmediate(() => res.status(201).json({ success: true })));
+    });
+    finishApp(a, captured);
+    const server = a.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => server.once('listening', resolve));
+    const gone = async () =>
+      (await metrics.httpDuration().get()).values.find(
+        (v) =>
+          v.metricName === 'http_request_duration_seconds_count' &&
+          v.labels.service === 'gone' &&
+          v.labels.route === '/held',
+      );
+    try {
+      const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      socket.write(
+        'POST /held HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+      );
+      await held;
+      socket.destroy();
+      await waitFor(() => lines.some((l) => l.msg === 'request'), 5000, 10, 'the access line');
+      expect(lines.filter((l) => l.msg === 'request')).toEqual([
+        expect.objectContaining({ method: 'POST', path: '/held', status: 499 }),
+      ]);
+      expect(await gone()).toMatchObject({ labels: { status: '499' }, value: 1 });
+    } finally {
+      server.close();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorCode } from '@signal/contracts';
-import { hasBody, isJsonMediaType } from '@signal/service-kit';
+import { CLIENT_GONE_STATUS, hasBody, isJsonMediaType } from '@signal/service-kit';
 import { Pool, type Dispatcher } from 'undici';
 
 /** Response headers the gateway never passes on: connection-level ones and those it sets itself. */
@@ -164,7 +164,7 @@ export interface ForwardRequest {
 }
 
 /** The status of a request whose client went away before its response (as nginx logs it). */
-export const CLIENT_GONE = 499;
+export const CLIENT_GONE = CLIENT_GONE_STATUS;
 
 export type ForwardOutcome =
   | { ok: true; status: number; cutSlowReader?: boolean }

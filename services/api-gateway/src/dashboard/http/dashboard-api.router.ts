@@ -14,6 +14,7 @@ import {
   jsonBodyMiddleware,
   mountRoute,
   failureError,
+  recordedStatus,
   valueOrThrow,
 } from '@signal/service-kit';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
@@ -297,7 +298,10 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
       if (rate) {
         // Counted in the plan's windows (served or refused over the limit): in the usage too.
         setRateLimitHeaders(res, rate);
-        res.on('finish', () => deps.usage.count(accountId, SESSION_USAGE_KEY, outcomeOf(res.statusCode)));
+        // On 'close': a request whose client left first (499) was counted in the windows too.
+        res.once('close', () =>
+          deps.usage.count(accountId, SESSION_USAGE_KEY, outcomeOf(recordedStatus(res))),
+        );
       }
       if (!admitted.ok) throw failureError(admitted);
       // What a live stream opened with this session needs: its plan's cap, and when it ends.
