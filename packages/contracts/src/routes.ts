@@ -245,7 +245,7 @@ export const ROUTES = {
         schema: webhookWithSecretResponseSchema,
       },
       '200': replayed(
-        'The subscription a first request with this Idempotency-Key made, with its current secret',
+        'The first response again: the subscription a first request with this Idempotency-Key made, with the secret it was created with (409 CONFLICT once that secret has been rotated out)',
         webhookWithSecretResponseSchema,
       ),
     },

@@ -15,6 +15,7 @@ import {
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { signalInput, startSignals, type SignalsHarness } from '../../signals/test/signals-harness';
+import { MAX_PREVIOUS_SECRETS } from '../src/domain/rotate-secret.use-case';
 import { guardedLookup } from '../src/domain/url-guard';
 import { publishEvents } from './bus-events';
 import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
@@ -215,6 +216,31 @@ describe('subscriptions API', () => {
     expect(again.body.data.id).toBe(first.body.data.id);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(first.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('when a creation is replayed after its secret was rotated, then the replay carries the secret it was created with, and a 409 once that one no longer signs', async () => {
+    const key = `rotated-replay-${Date.now()}`;
+    const body = { url: `${receiver.url}/rotated-replay`, events: ['signal.new'] };
+    const create = () =>
+      request(hooks.url)
+        .post('/v1/webhooks')
+        .set({ ...hooks.auth(ACC), 'Idempotency-Key': key })
+        .send(body);
+    const first = await create().expect(201);
+    const { id, secret } = first.body.data as { id: string; secret: string };
+    const rotate = async () =>
+      (await request(hooks.url).post(`/v1/webhooks/${id}/rotate-secret`).set(hooks.auth(ACC)).expect(200))
+        .body.data.secret as string;
+    const rotated = await rotate();
+    const again = await create().expect(200);
+    expect(again.body.data).toMatchObject({ id, secret });
+    expect(again.body.data.secret).not.toBe(rotated);
+    // Enough rotations that the creation secret is no longer among those that sign.
+    for (let i = 0; i < MAX_PREVIOUS_SECRETS; i++) await rotate();
+    const late = await create().expect(409);
+    expect(late.body.error.code).toBe('CONFLICT');
+    expect(late.body.error.message).toContain('rotate-secret');
+    expect(JSON.stringify(late.body)).not.toContain('whsec_');
   });
 });
 

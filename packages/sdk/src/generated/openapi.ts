@@ -2551,7 +2551,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The subscription a first request with this Idempotency-Key made, with its current secret */
+      /** @description The first response again: the subscription a first request with this Idempotency-Key made, with the secret it was created with (409 CONFLICT once that secret has been rotated out) */
       200: {
         headers: {
           /** @description Requests allowed in the window closest to exhaustion */

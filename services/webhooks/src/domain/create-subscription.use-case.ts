@@ -43,9 +43,21 @@ const requestHash = (input: CreateWebhookInput): string =>
 const FIRST_REQUEST_OVER_MS = 30_000;
 
 /**
- * The subscription an Idempotency-Key made, for a replay of its request. A concurrent first
- * request may still be storing it: give it a moment. Once the first request is surely over, a
- * missing subscription was deleted since: retrying cannot help.
+ * The secret the creation made (the one created with the subscription), while it still signs:
+ * a replay repeats the first response, so it never hands out a secret rotated in since.
+ */
+function creationSecret(doc: SubscriptionDocument, now: number): string | undefined {
+  const created = new Date(doc.created_at).getTime();
+  const made = doc.secrets.find((s) => new Date(s.created_at).getTime() === created);
+  if (!made || (made.expires_at !== null && new Date(made.expires_at).getTime() <= now)) return undefined;
+  return made.secret;
+}
+
+/**
+ * The subscription an Idempotency-Key made, for a replay of its request: the first response
+ * again, with the secret it carried. A concurrent first request may still be storing it: give it
+ * a moment. Once the first request is surely over, a missing subscription was deleted since, and
+ * a creation secret that no longer signs was rotated out: retrying cannot help.
  */
 async function replayed(
   deps: SubscriptionDeps,
@@ -55,12 +67,15 @@ async function replayed(
   const firstRequestOver = Date.now() - claim.claimedAt.getTime() > FIRST_REQUEST_OVER_MS;
   for (let i = 0; i < (firstRequestOver ? 1 : 20); i++) {
     const existing = await deps.repository.findSubscription(accountId, claim.resourceId);
-    const current = existing?.secrets.find((s) => s.expires_at === null) ?? existing?.secrets[0];
-    if (existing && current)
-      return succeed({
-        subscription: { ...toSubscriptionView(existing), secret: current.secret },
-        created: false,
-      });
+    if (existing) {
+      const secret = creationSecret(existing, Date.now());
+      if (secret === undefined)
+        return fail(
+          'CONFLICT',
+          `The signing secret the webhook ${claim.resourceId} was created with has been rotated out since, so this Idempotency-Key's response cannot be repeated; POST /v1/webhooks/${claim.resourceId}/rotate-secret gives a new secret.`,
+        );
+      return succeed({ subscription: { ...toSubscriptionView(existing), secret }, created: false });
+    }
     if (firstRequestOver) break;
     await new Promise((r) => setTimeout(r, 50));
   }
