@@ -16,7 +16,7 @@ import { KeyPathMetrics } from './key-path-metrics';
 import { pushRateLimitHeaders } from './rate-limit-headers';
 import { STREAMING, bringsBody, relay, type Refusal, type RelayDeps } from './relay';
 import type { LiveStreamListener } from '../../stream/http/live-streams';
-import { serviceRouteOf, type ServiceName } from './service-routes';
+import { routeLabelOf, serviceRouteOf, type ServiceName } from './service-routes';
 import type { Upstream } from '../../http/upstream';
 
 export interface ApiPathDeps extends RelayDeps {
@@ -138,7 +138,7 @@ async function serve(
   const r = new KeyRequest(path, req, res, requestId, head, started, traceId);
   const { url, method } = r;
   const target = serviceRouteOf(url);
-  if (target) r.route = target.prefix;
+  if (target) r.route = routeLabelOf(url, target.prefix);
   const ip = deps.clientIp(req.socket.remoteAddress, req.headers['x-forwarded-for']);
   const authorization = typeof req.headers.authorization === 'string' ? req.headers.authorization : undefined;
   // A request refused with its body unread ends its connection: what is left of the body cannot

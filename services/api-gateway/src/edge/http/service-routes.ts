@@ -11,7 +11,7 @@ import { readCookie } from '../../http/cookies';
 /** A service behind the gateway: the owner of routes the gateway passes on. */
 export type ServiceName = Exclude<RouteOwner, 'gateway'>;
 
-/** A path the table gives to a service, and the route prefix it falls under (the metrics' label). */
+/** A path the table gives to a service, and the route prefix it falls under. */
 export interface ServiceRoute {
   service: ServiceName;
   prefix: string;
@@ -70,6 +70,56 @@ export function serviceRouteOf(url: string): ServiceRoute | undefined {
   if (prefix === undefined) return undefined;
   const owner = OWNERS.get(prefix);
   return isService(owner) ? { service: owner, prefix } : undefined;
+}
+
+/** A service route of the table as the metrics label it: its path's segments, `undefined` for a parameter. */
+interface LabelledRoute {
+  segments: ReadonlyArray<string | undefined>;
+  /** The path in Express's form (`/v1/signals/:signal_id`), as the gateway's own routes are labelled. */
+  label: string;
+}
+
+/**
+ * The service routes by prefix, each list with literal segments before parameters, so that
+ * `/v1/signals/stream` is told from `/v1/signals/{signal_id}`.
+ */
+const LABELLED: ReadonlyMap<string, readonly LabelledRoute[]> = (() => {
+  const byPrefix = new Map<string, LabelledRoute[]>();
+  for (const route of ROUTE_LIST) {
+    const prefix = segmentsOf(route.path)?.prefix;
+    if (prefix === undefined || !isService(route.owner)) continue;
+    const parts = route.path.split('/');
+    const segments = parts.map((part) => (part.startsWith('{') ? undefined : part.toLowerCase()));
+    const label = parts.map((part) => (part.startsWith('{') ? `:${part.slice(1, -1)}` : part)).join('/');
+    const list = byPrefix.get(prefix) ?? [];
+    if (!list.some((known) => known.label === label)) list.push({ segments, label });
+    byPrefix.set(prefix, list);
+  }
+  const parameters = (r: LabelledRoute) => r.segments.filter((s) => s === undefined).length;
+  for (const list of byPrefix.values()) list.sort((a, b) => parameters(a) - parameters(b));
+  return byPrefix;
+})();
+
+/**
+ * The metrics label of a path under a service's prefix: the table route it matches
+ * (`/v1/signals/stream`, `/v1/webhooks/:webhook_id/deliveries`), or `unmatched` (the service
+ * responds 404). A bounded set: never the path itself.
+ */
+export function routeLabelOf(url: string, prefix: string): string {
+  const routes = LABELLED.get(prefix);
+  if (!routes) return 'unmatched';
+  const q = url.indexOf('?');
+  const parts = asciiLower(q === -1 ? url : url.slice(0, q)).split('/');
+  for (const route of routes) {
+    if (route.segments.length !== parts.length) continue;
+    let matches = true;
+    for (let i = 0; i < parts.length && matches; i++) {
+      const literal = route.segments[i];
+      matches = literal === undefined ? parts[i] !== '' : literal === parts[i];
+    }
+    if (matches) return route.label;
+  }
+  return 'unmatched';
 }
 
 /**
