@@ -40,7 +40,7 @@ import { connectionLimit } from './edge/http/connection-limit';
 import { lingerBeforeClose } from './edge/http/lingering-close';
 import { rateLimitHeaders } from './edge/http/rate-limit-headers';
 import type { SharedLimiter } from './edge/domain/rate-limit';
-import { ipGuard, rateHeadersOnUncountedErrors } from './edge/http/throttle.middleware';
+import { ipGuard, rateHeadersOnly, rateHeadersOnUncountedErrors } from './edge/http/throttle.middleware';
 import { StreamFeed } from './stream/http/stream-feed';
 import type { Upstream } from './http/upstream';
 import type { OpenStreams } from './stream/domain/open-streams';
@@ -110,7 +110,9 @@ export function buildApp(deps: GatewayAppDeps): Express {
     beforeOptions: guard,
   });
   app.use(noStoreForSecrets());
-  app.use(docsRouter(guard, deps.defaultPlan, deps.publicUrl));
+  app.use(
+    docsRouter({ counted: guard, uncounted: rateHeadersOnly(deps.guard) }, deps.defaultPlan, deps.publicUrl),
+  );
   app.use(accountRouter(deps.accounts, deps.logins, deps.guard, deps.sessionThrottle));
   if (deps.dashboard)
     mountDashboard(

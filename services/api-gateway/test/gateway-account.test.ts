@@ -1,6 +1,13 @@
 import { apiKeySchema } from '@signal/contracts';
 import { valueOrThrow } from '@signal/service-kit';
-import { infraUrls, startTcpProxy, viaProxy, waitFor, type TcpProxy } from '@signal/test-kit';
+import {
+  infraUrls,
+  startOfAMinuteIfLate,
+  startTcpProxy,
+  viaProxy,
+  waitFor,
+  type TcpProxy,
+} from '@signal/test-kit';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import request from 'supertest';
@@ -235,6 +242,38 @@ describe('Redis outage policy', () => {
       100,
       'ready',
     );
+  });
+});
+
+describe("the pages' static files", () => {
+  it('when a page loads its scripts, styles and icon, then each carries the rate-limit headers of the address and spends none of its requests', async () => {
+    // Every request below falls in one minute window of the address.
+    await startOfAMinuteIfLate(10_000);
+    const counted = async () => {
+      const res = await request(gw.url).get('/openapi.json').expect(200);
+      return Number(res.headers['x-ratelimit-remaining']);
+    };
+    const before = await counted();
+    for (const path of [
+      '/dashboard/assets/styles.css',
+      '/dashboard/assets/favicon.svg',
+      '/favicon.ico',
+      '/docs/init.js',
+      '/docs/assets/standalone.js',
+    ]) {
+      const res = await request(gw.url).get(path).expect(200);
+      expect({
+        path,
+        limit: res.headers['x-ratelimit-limit'],
+        remaining: res.headers['x-ratelimit-remaining'],
+      }).toEqual({
+        path,
+        limit: '500',
+        remaining: String(before),
+      });
+      expect(Number(res.headers['x-ratelimit-reset'])).toBeGreaterThan(Date.now() / 1000);
+    }
+    expect(await counted()).toBe(before - 1);
   });
 });
 

@@ -1,10 +1,13 @@
-import express from 'express';
+import express, { type RequestHandler } from 'express';
 import request from 'supertest';
 import { docsRouter, guidePage } from './docs.router';
 
 /** The docs pages as a browser gets them, from the router alone (no upstreams needed). */
 describe('docs router', () => {
-  const app = express().use(docsRouter((_req, _res, next) => next(), { per_minute: 60, per_day: 10_000 }));
+  const pass: RequestHandler = (_req, _res, next) => next();
+  const app = express().use(
+    docsRouter({ counted: pass, uncounted: pass }, { per_minute: 60, per_day: 10_000 }),
+  );
 
   it('when /docs/receiving-webhooks is fetched, then the guide is HTML with its tables, code and links rendered, in the docs styles', async () => {
     const res = await request(app).get('/docs/receiving-webhooks').expect(200);

@@ -121,7 +121,16 @@ function scalarBrowserDir(): string {
   return path.join(path.dirname(require.resolve('@scalar/api-reference')), 'browser');
 }
 
-export function docsRouter(guard: RequestHandler, plan: Plan, publicUrl?: string): Router {
+/**
+ * The docs pages. `counted`: the per-address guard; `uncounted`: the rate-limit headers alone, for
+ * the files the pages load.
+ */
+export function docsRouter(
+  guards: { counted: RequestHandler; uncounted: RequestHandler },
+  plan: Plan,
+  publicUrl?: string,
+): Router {
+  const { counted: guard, uncounted } = guards;
   const router = Router();
   const guide = loadGuide();
   const document = buildOpenApiDocument({
@@ -147,7 +156,7 @@ export function docsRouter(guard: RequestHandler, plan: Plan, publicUrl?: string
   router.get('/docs', guard, html, (_req, res) => {
     res.type('html').send(PAGE);
   });
-  router.get('/docs/init.js', (_req, res) => {
+  router.get('/docs/init.js', uncounted, (_req, res) => {
     res.type('application/javascript').setHeader('Cache-Control', 'no-cache').send(INIT);
   });
   router.get('/docs/receiving-webhooks', guard, html, (_req, res) => {
@@ -157,6 +166,6 @@ export function docsRouter(guard: RequestHandler, plan: Plan, publicUrl?: string
   router.get('/docs/receiving-webhooks.md', guard, (_req, res) => {
     res.type('text/markdown').send(guide ?? '# Receiving webhooks\n\nGuide not bundled.');
   });
-  router.use('/docs/assets', express.static(scalarBrowserDir(), { index: false, maxAge: '1h' }));
+  router.use('/docs/assets', uncounted, express.static(scalarBrowserDir(), { index: false, maxAge: '1h' }));
   return router;
 }

@@ -2,6 +2,7 @@ import type { Express, RequestHandler } from 'express';
 import { defaultPlan, type GatewayConfig } from '../../config';
 import type { Plan } from '../../accounts/domain/records';
 import { RequestThrottle, clientGroup } from '../../edge/domain/throttle';
+import { rateHeadersOnly } from '../../edge/http/throttle.middleware';
 import type { UsageLedger } from '../../edge/domain/usage';
 import { dashboardApiRouter, type DashboardApiDeps } from './dashboard-api.router';
 import { dashboardPages } from './dashboard-pages';
@@ -58,5 +59,5 @@ export function mountDashboard(
   options: DashboardOptions,
 ): void {
   app.use(dashboardApiRouter({ ...shared, ...options }));
-  app.use(dashboardPages(guard));
+  app.use(dashboardPages({ counted: guard, uncounted: rateHeadersOnly(shared.addressGuard) }));
 }

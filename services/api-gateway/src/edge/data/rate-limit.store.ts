@@ -6,6 +6,7 @@ import {
   type LimitSubject,
   type SharedLimiter,
   type WindowDecision,
+  windowDecision,
 } from '../domain/rate-limit';
 
 /**
@@ -104,6 +105,21 @@ export class RateLimitStore implements SharedLimiter {
 
   checkKey(s: LimitSubject, keyId: string, now = Date.now()): Promise<KeyDecision> {
     return this.enqueue(s, keyId, now);
+  }
+
+  /**
+   * The windows as the subject's next request would find them, counting nothing: one read of both
+   * counters (a subject without a key has no plan hash: its rates are the subject's).
+   */
+  async peek(s: LimitSubject, now = Date.now()): Promise<WindowDecision> {
+    const tag = this.tag(s.subject);
+    const [minute, day] = await this.redis.mget(
+      `${tag}:m:${Math.floor(now / MINUTE_MS)}`,
+      `${tag}:d:${Math.floor(now / DAY_MS)}`,
+    );
+    const m = Number(minute ?? 0);
+    const d = Number(day ?? 0);
+    return windowDecision(m < s.perMinute && d < s.perDay, s, m, d, now);
   }
 
   async count(s: LimitSubject, now = Date.now()): Promise<WindowDecision> {

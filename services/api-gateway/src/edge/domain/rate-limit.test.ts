@@ -40,6 +40,15 @@ describe('local fallback limiter (Redis down)', () => {
     });
   });
 
+  it('when a subject is peeked at, then it sees the window its next request would find, and nothing is counted', () => {
+    const limiter = new LocalFallbackLimiter();
+    expect(limiter.peek(subject, T0)).toMatchObject({ outcome: 'allowed', minute: { used: 0 } });
+    for (let i = 0; i < 3; i++) limiter.check(subject, T0);
+    for (let i = 0; i < 5; i++)
+      expect(limiter.peek(subject, T0)).toMatchObject({ outcome: 'limited', minute: { used: 3 } });
+    expect(limiter.check(subject, T0 + MINUTE_MS)).toMatchObject({ outcome: 'allowed', minute: { used: 1 } });
+  });
+
   it('when two subjects share the fallback, then each has its own window', () => {
     const limiter = new LocalFallbackLimiter();
     for (let i = 0; i < 3; i++) limiter.check(subject, T0);

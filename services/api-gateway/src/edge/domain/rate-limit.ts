@@ -32,6 +32,8 @@ export interface SharedLimiter {
   checkKey(subject: LimitSubject, keyId: string, now?: number): Promise<KeyDecision>;
   /** Any other subject's request (an IP, a session). */
   count(subject: LimitSubject, now?: number): Promise<WindowDecision>;
+  /** The subject's windows as its next request would find them, counting nothing. */
+  peek(subject: LimitSubject, now?: number): Promise<WindowDecision>;
   markRevoked(accountId: string, keyId: string): Promise<void>;
   setPlan(accountId: string, perMinute: number, perDay: number): Promise<void>;
 }
@@ -69,15 +71,38 @@ export class LocalFallbackLimiter {
   constructor(private readonly maxSubjects = 100_000) {}
 
   check(s: LimitSubject, now = Date.now()): WindowDecision {
+    return this.decide(s, now, true);
+  }
+
+  /** The subject's window as `check` would find it, counting nothing. */
+  peek(s: LimitSubject, now = Date.now()): WindowDecision {
+    return this.decide(s, now, false);
+  }
+
+  private decide(s: LimitSubject, now: number, counts: boolean): WindowDecision {
     const minuteWindow = Math.floor(now / MINUTE_MS);
     const c = this.counters.get(s.subject);
     const current = c && c.window === minuteWindow ? c : { window: minuteWindow, count: 0 };
     const allowed = current.count < s.perMinute;
+    if (!counts) return windowDecision(allowed, s, current.count, 0, now);
     if (allowed) current.count += 1;
     if (!c && this.counters.size >= this.maxSubjects) this.counters.clear();
     this.counters.set(s.subject, current);
-    const minute = { limit: s.perMinute, used: current.count, resetAt: minuteWindowEnd(now) / 1000 };
-    const day = { limit: s.perDay, used: 0, resetAt: dayWindowEnd(now) / 1000 };
-    return { outcome: allowed ? 'allowed' : 'limited', minute, day };
+    return windowDecision(allowed, s, current.count, 0, now);
   }
+}
+
+/** Both windows of a subject with these counts, and whether its request had room. */
+export function windowDecision(
+  allowed: boolean,
+  s: LimitSubject,
+  minuteUsed: number,
+  dayUsed: number,
+  now: number,
+): WindowDecision {
+  return {
+    outcome: allowed ? 'allowed' : 'limited',
+    minute: { limit: s.perMinute, used: minuteUsed, resetAt: minuteWindowEnd(now) / 1000 },
+    day: { limit: s.perDay, used: dayUsed, resetAt: dayWindowEnd(now) / 1000 },
+  };
 }

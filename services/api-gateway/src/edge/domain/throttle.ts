@@ -73,16 +73,37 @@ export class RequestThrottle {
     return undefined;
   }
 
+  private subjectOf(id: string) {
+    return {
+      subject: `${this.options.name}:${this.group(id)}`,
+      perMinute: this.options.perMinute,
+      perDay: this.options.perDay ?? Number.MAX_SAFE_INTEGER,
+    };
+  }
+
+  /**
+   * This client's window as its next counted request would find it, counting nothing: the
+   * headers of a response that uses none of the client's budget (a page's static assets).
+   */
+  async peek(id: string, now = Date.now()): Promise<RateView> {
+    const remembered = this.blockedNow(id, now);
+    if (remembered) return remembered.rate;
+    const subject = this.subjectOf(id);
+    let decision: WindowDecision;
+    try {
+      decision = await this.limiter.peek(subject, now);
+    } catch {
+      decision = this.fallback.peek(subject, now);
+    }
+    return rateView(decision.minute, decision.day);
+  }
+
   /** Counts one request of this client. */
   async count(id: string, now = Date.now()): Promise<ThrottleDecision> {
     const remembered = this.blockedNow(id, now);
     if (remembered) return remembered;
     const group = this.group(id);
-    const subject = {
-      subject: `${this.options.name}:${group}`,
-      perMinute: this.options.perMinute,
-      perDay: this.options.perDay ?? Number.MAX_SAFE_INTEGER,
-    };
+    const subject = this.subjectOf(id);
     let decision: WindowDecision;
     try {
       decision = await this.limiter.count(subject, now);

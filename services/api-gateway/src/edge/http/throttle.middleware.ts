@@ -11,6 +11,31 @@ export function applyThrottle(res: Response, decision: ThrottleDecision): AppErr
     : undefined;
 }
 
+/** What a page's routes are guarded with: counted requests, and static files that count nothing. */
+export interface PageGuards {
+  /** Counts the request against the client's IP group, with the headers (and a 429 past it). */
+  counted: RequestHandler;
+  /**
+   * The headers alone, for the files a page loads (scripts, styles, icons): a page load never
+   * spends a dozen requests of the address's budget, and every response still carries the
+   * window (docs/api.md).
+   */
+  uncounted: RequestHandler;
+}
+
+/** The rate-limit headers of the client's IP group, counting nothing (a page's static files). */
+export function rateHeadersOnly(guard: RequestThrottle): RequestHandler {
+  return (req: Request, res, next) => {
+    guard.peek(req.ip ?? '').then(
+      (rate) => {
+        setRateLimitHeaders(res, rate);
+        next();
+      },
+      (err: unknown) => next(err),
+    );
+  };
+}
+
 /** Counts every request of a route against the client's IP group (login, account, docs, dashboard). */
 export function ipGuard(guard: RequestThrottle): RequestHandler {
   return async (req: Request, res, next) => {
