@@ -212,9 +212,17 @@ export function metricsMiddleware(service: string): RequestHandler {
     // 'close': a request whose client left before its response counts too, as 499.
     res.once('close', () => {
       const status = recordedStatus(res);
-      // Route pattern, not the raw path, to keep label cardinality bounded.
+      // Route pattern, not the raw path, to keep label cardinality bounded: the route's path under
+      // the router it is mounted on (the first, for a route of several paths), or the router's
+      // mount path for a request that never reached a route (its client left first).
+      const routePath: unknown = req.route?.path;
+      const pattern: unknown = Array.isArray(routePath) ? routePath[0] : routePath;
       const route =
-        (req.route?.path as string | undefined) ?? (status === 404 ? 'unmatched' : req.baseUrl || 'other');
+        typeof pattern === 'string'
+          ? `${req.baseUrl}${pattern}`
+          : status === 404
+            ? 'unmatched'
+            : req.baseUrl || 'other';
       end({ route, status: String(status) });
     });
     next();

@@ -67,9 +67,13 @@ export function accessLogMiddleware(logger: Logger): RequestHandler {
     // 'close', not 'finish': a request whose client left before its response gets its line too
     // (a login or a key creation goes on without its client and must leave a trace).
     res.once('close', () => {
+      // From the original target: a request that ends inside a mounted router (its client left
+      // while a sub-router's middleware ran) has `req.path` relative to that router then.
+      const target = req.originalUrl;
+      const q = target.indexOf('?');
       writeAccessLine(logger, {
         method: req.method,
-        path: req.path,
+        path: q === -1 ? target : target.slice(0, q),
         status: recordedStatus(res),
         started,
         requestId: typeof res.locals.requestId === 'string' ? res.locals.requestId : undefined,

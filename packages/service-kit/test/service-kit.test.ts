@@ -4,6 +4,7 @@ import jwt from 'jsonwebtoken';
 import { z } from 'zod';
 import request from 'supertest';
 import { EVERYTHING_BUT_DATE, waitFor } from '@signal/test-kit';
+import { Router } from 'express';
 import pino from 'pino';
 import {
   AppError,
@@ -280,11 +281,14 @@ describe('requests whose client leaves', () => {
       lifecycle: { shuttingDown: false },
       checks: {},
     });
-    // Answers only after its client has gone (a login or a key creation still in progress).
-    a.post('/held', (_req, res) => {
+    // Answers only after its client has gone (a login or a key creation still in progress), on a
+    // router mounted under a path as the gateway's account routes are.
+    const nested = Router();
+    nested.post('/held', (_req, res) => {
       arrived();
       res.once('close', () => setImmediate(() => res.status(201).json({ success: true })));
     });
+    a.use('/nested', nested);
     finishApp(a, captured);
     const server = a.listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => server.once('listening', resolve));
@@ -293,7 +297,7 @@ describe('requests whose client leaves', () => {
         (v) =>
           v.metricName === 'http_request_duration_seconds_count' &&
           v.labels.service === 'gone' &&
-          v.labels.route === '/held',
+          v.labels.route === '/nested/held',
       );
     try {
       const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
@@ -305,7 +309,7 @@ describe('requests whose client leaves', () => {
       socket.destroy();
       await waitFor(() => lines.some((l) => l.msg === 'request'), 5000, 10, 'the access line');
       expect(lines.filter((l) => l.msg === 'request')).toEqual([
-        expect.objectContaining({ method: 'POST', path: '/held', status: 499 }),
+        expect.objectContaining({ method: 'POST', path: '/nested/held', status: 499 }),
       ]);
       expect(await gone()).toMatchObject({ labels: { status: '499' }, value: 1 });
     } finally {
