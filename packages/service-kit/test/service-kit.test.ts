@@ -303,7 +303,7 @@ describe('requests whose client leaves', () => {
       const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
       socket.on('error', () => undefined);
       socket.write(
-        'POST /held HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+        'POST /nested/held HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
       );
       await held;
       socket.destroy();
