@@ -26,8 +26,10 @@ import {
 
 /**
  * pnpm bench gateway [--seconds 8] [--connections 50] [--rounds 3] [--workers 1] [--rate 1000]
+ *   [--variant-node-options="…"]  adds (v): (b) with those Node options, in the same rounds
+ *   [--skip a,c,d]                leaves those out (more rounds in the same time for the targets' rows)
  *
- * One route six ways, in interleaved rounds (a, b, c, d, p, f, a, b, …; medians reported), so a
+ * One route seven ways, in interleaved rounds (a, b, c, d, p, f, a, b, …; medians reported), so a
  * machine shared with other work skews every scenario alike:
  *   (a) the signals service directly,
  *   (b) through the gateway as production runs it (API key, per-account limits, usage),
@@ -39,6 +41,10 @@ import {
  *       the day, http-proxy-middleware,
  *   (f) through a bare node:http + undici Pool.dispatch proxy (bare-proxy.ts): the platform's
  *       floor, what any proxy on the runtime ours is built on pays before any code of its own.
+ *   (r) the floor plus what the spec and the architecture require of a request with an API key
+ *       (bare-proxy.ts with BENCH_LIMITER=1): the key's keyed hash, the one atomic limiter call in
+ *       Redis, the X-RateLimit-* headers; (r) against (p) is the lowest CPU b/p a gateway that
+ *       meets the spec can reach here.
  * b/p is ours against the usual build; b/d is what auth + both rate windows cost; d/c is our
  * proxy against nginx; at the fixed rate, b/f CPU is what the gateway's own code costs over the
  * floor and f/p CPU how far below the Express build the platform alone goes (so whether a CPU
@@ -54,7 +60,7 @@ import {
 const CLI = {
   name: 'gateway bench',
   usage:
-    'usage: pnpm bench gateway [--seconds 8] [--connections 50] [--rounds 3] [--workers 1] [--rate 1000]',
+    'usage: pnpm bench gateway [--seconds 8] [--connections 50] [--rounds 3] [--workers 1] [--rate 1000] [--variant-node-options="…"] [--skip a,c,d]',
 };
 const opts = readCommandLine(CLI, () =>
   parseCliArgs(process.argv.slice(2), {
@@ -64,6 +70,8 @@ const opts = readCommandLine(CLI, () =>
     workers: { type: 'string', default: '1' },
     rate: { type: 'string', default: '1000' },
     json: { type: 'string', default: '' },
+    'variant-node-options': { type: 'string', default: '' },
+    skip: { type: 'string', default: '' },
   }),
 );
 const num = (name: keyof typeof opts): number => wholeNumberOption(CLI, opts, name);
@@ -72,6 +80,18 @@ const connections = num('connections');
 const rounds = num('rounds');
 const workers = num('workers');
 const rate = num('rate');
+/**
+ * Scenarios left out (of a, c, d: those no target reads), so that a run of the same length gives
+ * the target's rows more rounds.
+ */
+const skipped = new Set(opts.skip.split(',').filter(Boolean));
+for (const id of skipped)
+  if (!['a', 'c', 'd'].includes(id)) {
+    console.error(`${CLI.usage}\n--skip takes a, c and d only (the targets read b, p, f and r)`);
+    process.exit(2);
+  }
+/** Node options of a variant of (b) measured beside it (none: no variant). */
+const variantNodeOptions = opts['variant-node-options'];
 
 const OUT = path.join(ROOT, 'bench-results');
 const PROFILES = path.join(OUT, 'gateway-profile');
@@ -98,7 +118,7 @@ function cpuSeconds(pid: number): number {
 }
 
 interface Scenario {
-  id: 'a' | 'b' | 'c' | 'd' | 'p' | 'f';
+  id: 'a' | 'b' | 'c' | 'd' | 'p' | 'f' | 'r' | 'v';
   name: string;
   url: string;
   /** Made per measurement: a direct call's internal token lives a minute at most. */
@@ -340,6 +360,34 @@ async function main() {
         keyed: false,
         profile: 'f-bare-proxy',
       },
+      {
+        id: 'r',
+        name: '(r) floor + key hash, limiter call, X-RateLimit-*',
+        entry: 'infra/bench/dist/bare-proxy.js',
+        port: 4107,
+        env: {
+          BENCH_ACCOUNT_ID: accountId,
+          BENCH_API_KEY: key,
+          BENCH_LIMITER: '1',
+          REDIS_PREFIX: `${db}:r:`,
+        },
+        keyed: true,
+        profile: 'r-floor-limiter',
+      },
+      // (v): (b) with other Node options, measured in the same rounds (an A/B of a runtime setting).
+      ...(variantNodeOptions
+        ? [
+            {
+              id: 'v' as const,
+              name: `(v) gateway as (b), NODE_OPTIONS=${variantNodeOptions}`,
+              entry: 'services/api-gateway/dist/main.js',
+              port: 4106,
+              env: { NODE_OPTIONS: variantNodeOptions },
+              keyed: true,
+              profile: 'v-gateway-variant',
+            },
+          ]
+        : []),
     ];
     // (p) finds the bench's key by its hash, with the plan the bench account has.
     await redis.set(
@@ -352,9 +400,11 @@ async function main() {
       gatewaySpecs.map((g) =>
         startService(g.entry, g.port, { ...gatewayEnv, ...g.env }, nodeArgs(g.profile)),
       );
+    for (let i = gatewaySpecs.length - 1; i >= 0; i--)
+      if (skipped.has(gatewaySpecs[i]!.id)) gatewaySpecs.splice(i, 1);
     const running = await Promise.all(gateways(() => []));
     started.push(...running);
-    nginx = await startNginx(4101, 4102);
+    if (!skipped.has('c')) nginx = await startNginx(4101, 4102);
 
     const direct = () => ({ authorization: `Bearer ${benchInternalToken('signals', accountId)}` });
     const withKey = () => ({ authorization: `Bearer ${key}` });
@@ -366,7 +416,17 @@ async function main() {
       pid: running[i]!.child.pid!,
     }));
     const scenarios: Scenario[] = [
-      { id: 'a', name: '(a) signals directly', url: signals.url, headers: direct, pid: signals.child.pid! },
+      ...(skipped.has('a')
+        ? []
+        : [
+            {
+              id: 'a' as const,
+              name: '(a) signals directly',
+              url: signals.url,
+              headers: direct,
+              pid: signals.child.pid!,
+            },
+          ]),
       gatewayB!,
       ...(nginx
         ? [
@@ -381,7 +441,8 @@ async function main() {
         : []),
       ...otherGateways,
     ];
-    if (!nginx) console.log('nginx not installed (apt-get install nginx-light): (c) skipped');
+    if (!nginx && !skipped.has('c'))
+      console.log('nginx not installed (apt-get install nginx-light): (c) skipped');
 
     // Two routes: a real read (the detail, from the signals read index) and one the service
     // serves without any store call (a malformed id → 404): the HTTP path the proxies add to.
@@ -427,34 +488,48 @@ async function main() {
             `${r.name}: ${r.roundsOffRate} of ${rounds} paced rounds served under ${AT_RATE * 100} % of ${rate}/s (stalled): left out of its CPU at ${rate}/s${r.roundsOffRate === rounds ? ' (none left: no figure)' : ''}`,
           );
       const by = (id: Scenario['id']) => rows[scenarios.findIndex((s) => s.id === id)];
-      const [a, b, c, d, p, f] = [by('a')!, by('b')!, by('c'), by('d')!, by('p')!, by('f')!];
-      const ratio = (x: Row, y: Row) => (x.rps / y.rps).toFixed(2);
+      const [a, b, c, d, p, f] = [by('a'), by('b')!, by('c'), by('d'), by('p')!, by('f')!];
+      // A skipped scenario's ratios read n/a.
+      const ratio = (x: Row | undefined, y: Row | undefined) => (x && y ? (x.rps / y.rps).toFixed(2) : 'n/a');
       const ms = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)} ms`;
       console.log(
         `b/p ${ratio(b, p)} (target ≥ 1.50), p99 b ${b.p99.toFixed(2)} ms against p ${p.p99.toFixed(2)} ms (target: no higher); CPU per request at ${rate}/s: b ${b.proxyCpuAtRateUs.toFixed(0)} µs, p ${p.proxyCpuAtRateUs.toFixed(0)} µs`,
       );
-      console.log(
-        `b/d ${ratio(b, d)} (target ≥ 0.80), p99 b−d ${ms(b.p99 - d.p99)}; auth + limits cost ${(b.proxyCpuAtRateUs - d.proxyCpuAtRateUs).toFixed(0)} µs CPU per request at ${rate}/s (${(b.proxyCpuUs - d.proxyCpuUs).toFixed(0)} at saturation) and Redis ${(b.redisCpuUs - d.redisCpuUs).toFixed(0)} µs at saturation, on the same 2 cores`,
-      );
-      if (c)
+      if (d)
+        console.log(
+          `b/d ${ratio(b, d)} (target ≥ 0.80), p99 b−d ${ms(b.p99 - d.p99)}; auth + limits cost ${(b.proxyCpuAtRateUs - d.proxyCpuAtRateUs).toFixed(0)} µs CPU per request at ${rate}/s (${(b.proxyCpuUs - d.proxyCpuUs).toFixed(0)} at saturation) and Redis ${(b.redisCpuUs - d.redisCpuUs).toFixed(0)} µs at saturation, on the same 2 cores`,
+        );
+      if (c && d)
         console.log(
           `d/c ${ratio(d, c)}; b/c ${ratio(b, c)}, p99 b−c ${ms(b.p99 - c.p99)}; b/a ${ratio(b, a)}`,
         );
       else console.log(`b/a ${ratio(b, a)}`);
-      const cpu = (x: Row, y: Row) => (x.proxyCpuAtRateUs / y.proxyCpuAtRateUs).toFixed(2);
+      const cpu = (x: Row | undefined, y: Row | undefined) =>
+        x && y ? (x.proxyCpuAtRateUs / y.proxyCpuAtRateUs).toFixed(2) : 'n/a';
       console.log(
         `CPU per request at ${rate}/s against the floor (f) ${f.proxyCpuAtRateUs.toFixed(0)} µs: b/p ${cpu(b, p)} (target ≤ 0.50), b/f ${cpu(b, f)}, d/f ${cpu(d, f)}, f/p ${cpu(f, p)} (the lowest b/p the platform allows)`,
       );
+      const lim = by('r')!;
+      console.log(
+        `the spec's minimum on the floor (r) ${lim.proxyCpuAtRateUs.toFixed(0)} µs: r/p ${cpu(lim, p)} (the lowest b/p a gateway that meets the spec allows: key hash, one limiter call, rate headers), r/f ${cpu(lim, f)}, b/r ${cpu(b, lim)} (the rest of ours over it)`,
+      );
+      const v = by('v');
+      if (v)
+        console.log(
+          `variant (v) ${variantNodeOptions}: ${v.rps.toFixed(0)} req/s (v/b ${ratio(v, b)}, v/p ${ratio(v, p)}), CPU per request at ${rate}/s ${v.proxyCpuAtRateUs.toFixed(0)} µs: v/b ${cpu(v, b)}, v/p ${cpu(v, p)}`,
+        );
       summary.push({
         route: label,
         rows: rows.map((r, i) => ({ id: scenarios[i]!.id, ...r })),
         ratios: {
           'b/p': b.rps / p.rps,
-          'b/d': b.rps / d.rps,
+          ...(d ? { 'b/d': b.rps / d.rps } : {}),
           'cpu b/p': b.proxyCpuAtRateUs / p.proxyCpuAtRateUs,
           'cpu b/f': b.proxyCpuAtRateUs / f.proxyCpuAtRateUs,
           'cpu f/p': f.proxyCpuAtRateUs / p.proxyCpuAtRateUs,
-          ...(c ? { 'd/c': d.rps / c.rps, 'b/c': b.rps / c.rps } : {}),
+          'cpu r/p': lim.proxyCpuAtRateUs / p.proxyCpuAtRateUs,
+          'cpu b/r': b.proxyCpuAtRateUs / lim.proxyCpuAtRateUs,
+          ...(c && d ? { 'd/c': d.rps / c.rps, 'b/c': b.rps / c.rps } : {}),
         },
       });
       // One request at a time through each, interleaved, medians of three 1,000-request runs.
@@ -473,7 +548,7 @@ async function main() {
       const us = (x: { p50: number; p99: number } | undefined) =>
         x ? `${x.p50.toFixed(0)} / ${x.p99.toFixed(0)} µs` : 'skipped';
       console.log(
-        `one request at a time, p50 / p99: (a) ${us(ua)}, (b) ${us(ub)}, (c) ${us(uc)}, (d) ${us(ud)}, (p) ${us(up)}, (f) ${us(uf)}; auth + limits add ${(ub!.p50 - ud!.p50).toFixed(0)} µs at p50, ${(ub!.p99 - ud!.p99).toFixed(0)} µs at p99 (target ≤ +1 ms)`,
+        `one request at a time, p50 / p99: (a) ${us(ua)}, (b) ${us(ub)}, (c) ${us(uc)}, (d) ${us(ud)}, (p) ${us(up)}, (f) ${us(uf)}; auth + limits add ${ub && ud ? `${(ub.p50 - ud.p50).toFixed(0)} µs at p50, ${(ub.p99 - ud.p99).toFixed(0)} µs at p99` : 'n/a'} (target ≤ +1 ms)`,
       );
     }
 
