@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { hashApiKey } from '@signal/api-gateway/dist/accounts/domain/api-key';
 import { RateLimitStore } from '@signal/api-gateway/dist/edge/data/rate-limit.store';
 import { rateView } from '@signal/api-gateway/dist/edge/domain/rate-limit';
+import { rateLimitHeaders } from '@signal/api-gateway/dist/edge/http/rate-limit-headers';
 import { bearerToken, connectRedis, createLogger } from '@signal/service-kit';
 import { Pool, type Dispatcher } from 'undici';
 import { internalTokensFromEnv, requiredEnv } from './proxy-env';
@@ -109,15 +110,7 @@ const server = createServer((req, res) => {
   limiter.checkKey(subject, 'bench-key').then(
     (decision) => {
       if (decision.outcome === 'allowed') {
-        const rate = rateView(decision.minute, decision.day);
-        send(req, res, [
-          'X-RateLimit-Limit',
-          String(rate.limit),
-          'X-RateLimit-Remaining',
-          String(rate.remaining),
-          'X-RateLimit-Reset',
-          String(rate.reset),
-        ]);
+        send(req, res, rateLimitHeaders(rateView(decision.minute, decision.day)));
       } else {
         res.writeHead(429, ['content-type', 'text/plain']);
         res.end('limited');
