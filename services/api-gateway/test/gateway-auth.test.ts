@@ -155,6 +155,19 @@ describe('authentication', () => {
     },
   );
 
+  it('when a JSON client asks for /, then its 404 counts once against its address, as any other path outside the API', async () => {
+    const window = async (path: string) => {
+      const res = await request(gw.url).get(path).set('Accept', '*/*').expect(404);
+      return { remaining: Number(res.headers['x-ratelimit-remaining']), reset: res.headers['x-ratelimit-reset'] };
+    };
+    // Three requests in one window (a minute that turns between them starts the count again).
+    let seen: Array<{ remaining: number; reset: unknown }> = [];
+    for (let i = 0; i < 3 && new Set(seen.map((w) => w.reset)).size !== 1; i++)
+      seen = [await window('/robots.txt'), await window('/'), await window('/robots.txt')];
+    const [before, root, after] = seen.map((w) => w.remaining);
+    expect([before! - root!, root! - after!]).toEqual([1, 1]);
+  });
+
   it.each([
     ['/v1/signals', 'GET, HEAD, OPTIONS'],
     ['/v1/signals/stream', 'GET, HEAD, OPTIONS'],

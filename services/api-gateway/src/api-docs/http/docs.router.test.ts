@@ -54,4 +54,19 @@ describe('docs router', () => {
       expect(res.text).not.toContain('Dashboard');
     }
   });
+
+  it('when a JSON client asks for /, then the router counts nothing (the 404 that follows counts it once); a browser is counted once', async () => {
+    let counted = 0;
+    const count: RequestHandler = (_req, _res, next) => {
+      counted += 1;
+      next();
+    };
+    const counting = express().use(
+      docsRouter({ counted: count, uncounted: pass }, { per_minute: 60, per_day: 10_000 }),
+    );
+    await request(counting).get('/').set('Accept', '*/*').expect(404);
+    expect(counted).toBe(0);
+    await request(counting).get('/').set('Accept', 'text/html').expect(200);
+    expect(counted).toBe(1);
+  });
 });

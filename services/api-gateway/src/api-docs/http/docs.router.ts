@@ -143,10 +143,14 @@ export function docsRouter(
     res.setHeader('Content-Security-Policy', DOCS_CSP);
     next();
   };
-  router.get('/', guard, html, (req, res, next) => {
-    // Only a client that prefers HTML (a browser) gets the page; curl and the SDKs (*/* or JSON)
-    // fall through to the 404 envelope like any other path outside the API.
-    if (req.accepts(['application/json', 'text/html']) !== 'text/html') return next();
+  // Only a client that prefers HTML (a browser) gets the page; curl and the SDKs (*/* or JSON)
+  // fall through to the 404 envelope like any other path outside the API, uncounted here: the
+  // 404 counts the request, once.
+  const prefersHtml: RequestHandler = (req, _res, next) => {
+    if (req.accepts(['application/json', 'text/html']) === 'text/html') next();
+    else next('route');
+  };
+  router.get('/', prefersHtml, guard, html, (_req, res) => {
     res.setHeader('Cache-Control', 'no-cache');
     res.type('html').send(ROOT_PAGE);
   });
