@@ -285,9 +285,7 @@ export const recoverWebhookInputSchema = z
         error: 'since must be an ISO 8601 date-time with its zone, e.g. 2026-01-01T00:00:00Z',
       })
       .describe('Attempt now every failed or pending delivery created at or after this time'),
-    cursor: z
-      .string()
-      .max(64)
+    cursor: prefixedIdSchema('dlv', 'cursor must be the next_cursor a previous recover call returned')
       .optional()
       .describe('`next_cursor` of the previous call: continue after the deliveries it covered'),
     limit: wholeNumberParam('limit', 1, RECOVER_PAGE_SIZE)

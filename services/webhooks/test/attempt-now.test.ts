@@ -172,6 +172,18 @@ describe('recover', () => {
     expect((await recover(id, { since }).expect(202)).body.data.queued).toBe(0);
   });
 
+  it('when recover is given a cursor that no recover call returned, then it is a 400 naming the cursor, never "nothing left"', async () => {
+    const id = await subscribe('/recover-bad-cursor', [500, 500, 500, 500]);
+    const since = new Date(Date.now() - 1000).toISOString();
+    const d = await sendTest(id);
+    await until(id, d, (x) => x.attempts_made === 1, 'the first attempt to fail');
+    for (const cursor of ['zzz', '!!!not-a-cursor!!!', 'wh_01KAB3M1N2P3Q4R5S6T7V8W9X0']) {
+      const res = await recover(id, { since, cursor }).expect(400);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      expect(JSON.stringify(res.body.error.details)).toContain('cursor');
+    }
+  });
+
   it('when a failed delivery is recovered, then it gets one attempt, and when that fails it is failed again, with no retries', async () => {
     // 410 disables the subscription and fails the delivery at its first attempt.
     const id = await subscribe('/recover-failed', [410, 500]);
