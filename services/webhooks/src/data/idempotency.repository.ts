@@ -39,6 +39,7 @@ export class IdempotencyRepository implements IdempotencyKeys {
             outcome: 'replay',
             resourceId: existing.resource_id,
             claimedAt: new Date(existing.expires_at.getTime() - this.ttlMs),
+            finished: existing.finished_at !== undefined,
           }
         : { outcome: 'conflict' };
     }
@@ -48,5 +49,10 @@ export class IdempotencyRepository implements IdempotencyKeys {
   /** The resource could not be made: let a retry try again. */
   async release(scope: string, key: string): Promise<void> {
     await this.keys.deleteOne({ _id: `${scope}:${key}` });
+  }
+
+  /** The first request made its resource. */
+  async finish(scope: string, key: string): Promise<void> {
+    await this.keys.updateOne({ _id: `${scope}:${key}` }, { $set: { finished_at: new Date() } });
   }
 }

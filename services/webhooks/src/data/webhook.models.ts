@@ -7,6 +7,8 @@ export interface IdempotencyDocument {
   request_hash: string;
   resource_id: string;
   expires_at: Date;
+  /** When the first request had made its resource (absent while it works, or from older releases). */
+  finished_at?: Date;
 }
 
 /** The service's collections, typed, through the driver mongoose connects with. */

@@ -56,15 +56,17 @@ function creationSecret(doc: SubscriptionDocument, now: number): string | undefi
 /**
  * The subscription an Idempotency-Key made, for a replay of its request: the first response
  * again, with the secret it carried. A concurrent first request may still be storing it: give it
- * a moment. Once the first request is surely over, a missing subscription was deleted since, and
- * a creation secret that no longer signs was rotated out: retrying cannot help.
+ * a moment. Once the first request is over (it said so, or it is surely over by now), a missing
+ * subscription was deleted since, and a creation secret that no longer signs was rotated out:
+ * retrying cannot help.
  */
 async function replayed(
   deps: SubscriptionDeps,
   accountId: string,
   claim: Extract<Claim, { outcome: 'replay' }>,
 ): Promise<Result<CreatedSubscription, 'CONFLICT'>> {
-  const firstRequestOver = Date.now() - claim.claimedAt.getTime() > FIRST_REQUEST_OVER_MS;
+  const firstRequestOver =
+    claim.finished || Date.now() - claim.claimedAt.getTime() > FIRST_REQUEST_OVER_MS;
   for (let i = 0; i < (firstRequestOver ? 1 : 20); i++) {
     const existing = await deps.repository.findSubscription(accountId, claim.resourceId);
     if (existing) {
@@ -155,5 +157,8 @@ export async function createSubscription(
     await releaseKey();
     throw err;
   }
+  // A replay then tells a deletion from a first request still at work at once; should this write
+  // fail, it still does once the first request is surely over (FIRST_REQUEST_OVER_MS).
+  if (idempotencyKey) await deps.idempotency.finish(accountId, idempotencyKey).catch(() => undefined);
   return succeed({ subscription: { ...toSubscriptionView(doc), secret }, created: true });
 }

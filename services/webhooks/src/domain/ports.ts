@@ -62,8 +62,11 @@ export interface WebhookStore {
 /** What claiming an Idempotency-Key found. */
 export type Claim =
   | { outcome: 'new'; resourceId: string }
-  /** `claimedAt`: when the first request claimed the key. */
-  | { outcome: 'replay'; resourceId: string; claimedAt: Date }
+  /**
+   * `claimedAt`: when the first request claimed the key; `finished`: the first request made its
+   * resource (false for a record from before releases that say so, or while it is still at work).
+   */
+  | { outcome: 'replay'; resourceId: string; claimedAt: Date; finished: boolean }
   | { outcome: 'conflict' };
 
 /**
@@ -74,6 +77,8 @@ export interface IdempotencyKeys {
   claim(scope: string, key: string, requestHash: string, newResourceId: string): Promise<Claim>;
   /** The resource could not be made: let a retry try again. */
   release(scope: string, key: string): Promise<void>;
+  /** The first request made its resource: a replay that finds it gone knows it was deleted since. */
+  finish(scope: string, key: string): Promise<void>;
 }
 
 /**
