@@ -53,8 +53,9 @@ wait_ready() { # url seconds
   echo "error: $1 is not ready; see $RUN/logs/" >&2; return 1
 }
 
-down() {
-  if [ -f "$RUN/compose" ]; then docker compose down; rm -f "$RUN/compose"; return; fi
+# Stops the local processes this run directory records (TERM, then KILL a second later).
+stop_processes() {
+  local f
   for f in "$RUN"/pids/*.pid; do
     [ -f "$f" ] || continue
     kill "$(cat "$f")" 2>/dev/null || true
@@ -64,6 +65,11 @@ down() {
     [ -f "$f" ] || continue
     kill -9 "$(cat "$f")" 2>/dev/null || true; rm -f "$f"
   done
+}
+
+down() {
+  if [ -f "$RUN/compose" ]; then docker compose down; rm -f "$RUN/compose"; return; fi
+  stop_processes
   INFRA_PERSIST=1 infra/local/infra.sh down || true
   echo "stopped (data kept; 'bash scripts/up.sh reset' wipes it)"
 }
@@ -109,7 +115,30 @@ start() { # name entry port extra-env...
   echo $! >"$RUN/pids/$name.pid"
 }
 
+# Before a local start: a system this run directory already runs is stopped first (a second `up`
+# restarts it; starting beside it would leave its processes running with no pid file to stop
+# them by), and then every port must be free (a process this script did not start would answer
+# for the service that could not bind it).
+claim_ports() {
+  local entry name running="" port
+  for entry in $PROCESSES; do
+    name=${entry%%:*}
+    if alive "$name"; then running="$running $name"; fi
+  done
+  if [ -n "$running" ]; then
+    echo "==> already running:$running; restarting"
+    stop_processes
+  fi
+  for port in 4001 4002 4003 4004 "${GATEWAY_PORT:-8080}"; do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      echo "error: port $port is in use by a process this script did not start; stop it (or set GATEWAY_PORT for the gateway's) and run again" >&2
+      return 1
+    fi
+  done
+}
+
 up_local() {
+  claim_ports
   source scripts/lib/toolchain.sh
   echo "==> dependencies and build"
   pnpm install --frozen-lockfile --reporter=append-only >/dev/null

@@ -1,5 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
@@ -14,13 +15,17 @@ import { startSystem, type SystemHarness } from '../services/api-gateway/test/sy
 const ROOT = path.join(__dirname, '..');
 
 function status(runDir: string, gatewayPort: string): Promise<{ code: number; out: string }> {
+  return upSh('status', runDir, gatewayPort);
+}
+
+function upSh(command: string, runDir: string, gatewayPort: string): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
     execFile(
       'bash',
-      [path.join(ROOT, 'scripts', 'up.sh'), 'status'],
+      [path.join(ROOT, 'scripts', 'up.sh'), command],
       {
         cwd: ROOT,
-        env: { PATH: '/usr/bin:/bin', SIGNAL_RUN_DIR: runDir, GATEWAY_PORT: gatewayPort },
+        env: { PATH: '/usr/bin:/bin', SIGNAL_RUN_DIR: runDir, GATEWAY_PORT: gatewayPort, NO_DOCKER: '1' },
         encoding: 'utf8',
       },
       (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, out: stdout + stderr }),
@@ -89,5 +94,26 @@ describe('bash scripts/up.sh status', () => {
     expect(age).not.toBeNull();
     expect(Number.isNaN(Date.parse(age![2]!))).toBe(false);
     expect(out).toContain("the demo feed is not running: 'bash scripts/up.sh simulate' starts it");
+  });
+});
+
+describe('bash scripts/up.sh beside a port it does not hold', () => {
+  it('when a port is held by a process the script did not start, then it says which and exits 1 before starting anything', async () => {
+    // The gateway's port, held here (the services' fixed ports may be free, or held by a system
+    // the run command runs: either way no process of this run directory holds them).
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const runDir = mkdtempSync(path.join(tmpdir(), 'signal-run-'));
+    try {
+      const { code, out } = await upSh('up', runDir, String((holder.address() as AddressInfo).port));
+      expect(code).toBe(1);
+      expect(out).toMatch(/error: port \d+ is in use by a process this script did not start/);
+      // Nothing was started: no pid file, no service log.
+      expect(readdirSync(path.join(runDir, 'pids'))).toEqual([]);
+      expect(readdirSync(path.join(runDir, 'logs'))).toEqual([]);
+    } finally {
+      holder.close();
+      rmSync(runDir, { recursive: true, force: true });
+    }
   });
 });
