@@ -463,7 +463,9 @@ export class SignalClient {
         const timedOut = name === 'TimeoutError' || name === 'AbortError';
         const error = timedOut
           ? new SignalTimeoutError(`${method} ${path}: no response within ${timeoutMs} ms`)
-          : new SignalConnectionError(`${method} ${path}: ${String(err)}`, { cause: err });
+          : new SignalConnectionError(`${method} ${path}: ${networkFailure(err, this.baseUrl)}`, {
+              cause: err,
+            });
         // A POST that got no response may have happened: it is repeated only where the server
         // responds to the repeat with what the first made (429/503 prove it was not processed).
         const safe = method !== 'POST' || deduplicated;
@@ -510,4 +512,18 @@ function attemptSignal(outer: AbortSignal | undefined, timeoutMs: number) {
       outer?.removeEventListener('abort', onAbort);
     },
   };
+}
+
+/**
+ * What a failed fetch says of the network, for a person: fetch's own message is "fetch failed",
+ * and the reason (a refused connection, a name that does not resolve) is a system error code in
+ * its cause chain. A wrong base URL is the commonest first mistake, so the message names it.
+ */
+function networkFailure(err: unknown, baseUrl: string): string {
+  for (let e: unknown = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; depth += 1) {
+    const code = 'code' in e ? e.code : undefined;
+    if (typeof code === 'string' && /^E[A-Z_]+$/.test(code)) return `cannot reach ${baseUrl} (${code})`;
+    e = 'cause' in e ? e.cause : undefined;
+  }
+  return String(err);
 }

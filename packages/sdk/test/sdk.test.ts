@@ -5,6 +5,7 @@ import {
   NotFoundError,
   RateLimitError,
   SignalClient,
+  SignalConnectionError,
   SignalTimeoutError,
   ValidationError,
   WebhookVerificationError,
@@ -227,6 +228,18 @@ describe('@signal/sdk against the running system', () => {
     expect(calls).toBe(1);
     expect(retries).toEqual([]);
     expect(limited.retryDelayMs(1, 60)).toBeUndefined();
+  });
+
+  it('when nothing listens at the base URL, then the connection error names the URL and the reason', async () => {
+    // A port just freed: connections to it are refused.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const baseUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise((resolve) => closed.close(resolve));
+    const c = new SignalClient({ baseUrl, apiKey: 'sk_live_unused', maxRetries: 0 });
+    const err: unknown = await c.signals.list().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SignalConnectionError);
+    expect(err).toHaveProperty('message', `GET /v1/signals: cannot reach ${baseUrl} (ECONNREFUSED)`);
   });
 
   /** A fetch whose first POST to `path` reaches the server but whose response is lost (a dropped connection). */
