@@ -218,14 +218,19 @@ describe('subscriptions API', () => {
     expect(first.headers['idempotent-replayed']).toBeUndefined();
   });
 
-  it('when a creation is replayed after its subscription was deleted, then the replay is a 409 naming the deletion at once, not a "retry"', async () => {
-    const key = `deleted-replay-${Date.now()}`;
-    const body = { url: `${receiver.url}/deleted-replay`, events: ['signal.new'] };
-    const create = () =>
+  /** One creation request, sent again as a client's retry would: the same Idempotency-Key and body. */
+  const creationWithKey = (name: string) => {
+    const key = `${name}-${Date.now()}`;
+    const body = { url: `${receiver.url}/${name}`, events: ['signal.new'] };
+    return () =>
       request(hooks.url)
         .post('/v1/webhooks')
         .set({ ...hooks.auth(ACC), 'Idempotency-Key': key })
         .send(body);
+  };
+
+  it('when a creation is replayed after its subscription was deleted, then the replay is a 409 naming the deletion at once, not a "retry"', async () => {
+    const create = creationWithKey('deleted-replay');
     const first = await create().expect(201);
     const { id } = first.body.data as { id: string };
     await request(hooks.url).delete(`/v1/webhooks/${id}`).set(hooks.auth(ACC)).expect(200);
@@ -236,13 +241,7 @@ describe('subscriptions API', () => {
   });
 
   it('when a creation is replayed after its secret was rotated, then the replay carries the secret it was created with, and a 409 once that one no longer signs', async () => {
-    const key = `rotated-replay-${Date.now()}`;
-    const body = { url: `${receiver.url}/rotated-replay`, events: ['signal.new'] };
-    const create = () =>
-      request(hooks.url)
-        .post('/v1/webhooks')
-        .set({ ...hooks.auth(ACC), 'Idempotency-Key': key })
-        .send(body);
+    const create = creationWithKey('rotated-replay');
     const first = await create().expect(201);
     const { id, secret } = first.body.data as { id: string; secret: string };
     const rotate = async () =>
