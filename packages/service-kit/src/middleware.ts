@@ -59,6 +59,12 @@ export function writeAccessLine(logger: Logger, line: AccessLine): void {
   );
 }
 
+/** The path of a request target (path and query), without its query. */
+export const pathOfTarget = (target: string): string => {
+  const q = target.indexOf('?');
+  return q === -1 ? target : target.slice(0, q);
+};
+
 export function accessLogMiddleware(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
@@ -69,11 +75,9 @@ export function accessLogMiddleware(logger: Logger): RequestHandler {
     res.once('close', () => {
       // From the original target: a request that ends inside a mounted router (its client left
       // while a sub-router's middleware ran) has `req.path` relative to that router then.
-      const target = req.originalUrl;
-      const q = target.indexOf('?');
       writeAccessLine(logger, {
         method: req.method,
-        path: q === -1 ? target : target.slice(0, q),
+        path: pathOfTarget(req.originalUrl),
         status: recordedStatus(res),
         started,
         requestId: typeof res.locals.requestId === 'string' ? res.locals.requestId : undefined,

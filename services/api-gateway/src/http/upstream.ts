@@ -163,9 +163,6 @@ export interface ForwardRequest {
   maxHeldBytes: number;
 }
 
-/** The status of a request whose client went away before its response (as nginx logs it). */
-export const CLIENT_GONE = CLIENT_GONE_STATUS;
-
 export type ForwardOutcome =
   | { ok: true; status: number; cutSlowReader?: boolean }
   | {
@@ -352,7 +349,7 @@ class Forwarding implements Dispatcher.DispatchHandler {
     // nginx records it (499), never as the service failing: a client's own timeout or a closed
     // tab is not a 5xx in the metrics or an error in the log.
     if (this.clientGone) {
-      this.settle({ ok: true, status: CLIENT_GONE });
+      this.settle({ ok: true, status: CLIENT_GONE_STATUS });
       return;
     }
     this.settle(failure(err, this.res, this.f.upstream.name, this.status));

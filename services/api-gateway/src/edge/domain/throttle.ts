@@ -62,9 +62,8 @@ export class RequestThrottle {
     this.group = options.group ?? ((id) => id);
   }
 
-  /** The remembered 429 for this client while it is still over its limit (no I/O). */
-  private blockedNow(id: string, now = Date.now()): ThrottleDecision | undefined {
-    const group = this.group(id);
+  /** The remembered 429 for this client's group while it is still over its limit (no I/O). */
+  private blockedNow(group: string, now: number): ThrottleDecision | undefined {
     const hit = this.blocked.get(group);
     if (!hit) return undefined;
     if (hit.until > now)
@@ -73,12 +72,18 @@ export class RequestThrottle {
     return undefined;
   }
 
-  private subjectOf(id: string) {
-    return {
-      subject: `${this.options.name}:${this.group(id)}`,
+  /** The group's windows in Redis (the local fallback while Redis is away), this request counted or not. */
+  private async windows(group: string, now: number, counted: boolean): Promise<WindowDecision> {
+    const subject = {
+      subject: `${this.options.name}:${group}`,
       perMinute: this.options.perMinute,
       perDay: this.options.perDay ?? Number.MAX_SAFE_INTEGER,
     };
+    try {
+      return await (counted ? this.limiter.count(subject, now) : this.limiter.peek(subject, now));
+    } catch {
+      return counted ? this.fallback.check(subject, now) : this.fallback.peek(subject, now);
+    }
   }
 
   /**
@@ -86,30 +91,19 @@ export class RequestThrottle {
    * headers of a response that uses none of the client's budget (a page's static assets).
    */
   async peek(id: string, now = Date.now()): Promise<RateView> {
-    const remembered = this.blockedNow(id, now);
+    const group = this.group(id);
+    const remembered = this.blockedNow(group, now);
     if (remembered) return remembered.rate;
-    const subject = this.subjectOf(id);
-    let decision: WindowDecision;
-    try {
-      decision = await this.limiter.peek(subject, now);
-    } catch {
-      decision = this.fallback.peek(subject, now);
-    }
+    const decision = await this.windows(group, now, false);
     return rateView(decision.minute, decision.day);
   }
 
   /** Counts one request of this client. */
   async count(id: string, now = Date.now()): Promise<ThrottleDecision> {
-    const remembered = this.blockedNow(id, now);
-    if (remembered) return remembered;
     const group = this.group(id);
-    const subject = this.subjectOf(id);
-    let decision: WindowDecision;
-    try {
-      decision = await this.limiter.count(subject, now);
-    } catch {
-      decision = this.fallback.check(subject, now);
-    }
+    const remembered = this.blockedNow(group, now);
+    if (remembered) return remembered;
+    const decision = await this.windows(group, now, true);
     const rate = rateView(decision.minute, decision.day);
     if (decision.outcome === 'allowed') return { limited: false, rate };
     const retryAfter = retryAfterSeconds(decision.minute, decision.day, now);

@@ -3,6 +3,7 @@ import type { ErrorCode } from '@signal/contracts';
 import {
   currentTraceId,
   errorResponse,
+  pathOfTarget,
   quotedForMessage,
   requestContext,
   requestIdOf,
@@ -77,7 +78,7 @@ class KeyRequest implements LiveStreamListener {
     metrics.observe(this.method, this.route, status, this.started);
     writeAccessLine(deps.logger, {
       method: this.method,
-      path: pathOf(this.url),
+      path: pathOfTarget(this.url),
       status,
       started: this.started,
       requestId: this.requestId,
@@ -159,7 +160,7 @@ async function serve(
       status = sendError(r, {
         code: 'NOT_FOUND',
         close,
-        message: `No route for ${method} ${quotedForMessage(pathOf(url))}`,
+        message: `No route for ${method} ${quotedForMessage(pathOfTarget(url))}`,
       });
     } else {
       const upstream = deps.upstreams[target.service];
@@ -202,11 +203,6 @@ async function serve(
   }
   r.record(status);
 }
-
-const pathOf = (url: string): string => {
-  const q = url.indexOf('?');
-  return q === -1 ? url : url.slice(0, q);
-};
 
 /** Responds with the error envelope and the headers so far; the status sent. */
 function sendError(r: KeyRequest, refusal: Refusal): number {

@@ -1,6 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorCode } from '@signal/contracts';
-import { hasBody, isAppError, type FieldProblem, type InternalTokenCache } from '@signal/service-kit';
+import {
+  CLIENT_GONE_STATUS,
+  hasBody,
+  isAppError,
+  pathOfTarget,
+  type FieldProblem,
+  type InternalTokenCache,
+} from '@signal/service-kit';
 import type { PlanCaps } from '../../accounts/domain/plan-caps';
 import type { OpenStreams } from '../../stream/domain/open-streams';
 import {
@@ -12,7 +19,6 @@ import {
 import { carriesSecrets } from './no-store.middleware';
 import { ATTACHED, type StreamFeed } from '../../stream/http/stream-feed';
 import {
-  CLIENT_GONE,
   MAX_FORWARDED_BYTES,
   bodyRefusal,
   forward,
@@ -139,11 +145,6 @@ export function bringsBody(req: IncomingMessage): boolean {
   return method !== 'GET' && method !== 'HEAD' && hasBody(req.headers);
 }
 
-const pathOf = (url: string): string => {
-  const q = url.indexOf('?');
-  return q === -1 ? url : url.slice(0, q);
-};
-
 /** Sends an admitted request on to its service (see the module's comment); what the client got. */
 export async function relay(
   deps: RelayDeps,
@@ -152,7 +153,7 @@ export async function relay(
 ): Promise<Relayed | typeof STREAMING> {
   // Read once: what every step below asks of the request.
   const withBody = bringsBody(r.req);
-  const path = pathOf(r.url);
+  const path = pathOfTarget(r.url);
   const refusal = refusalOnHeaders(r, withBody);
   if (refusal) return refused(r, refusal);
   if (r.req.method === 'GET' && STREAM_ROUTE.test(path)) return openStream(deps, r, caller);
@@ -192,7 +193,7 @@ async function sendOn(
   if (withBody) {
     const read = await readClientBody(r.req, r.res);
     if (!read.ok) {
-      if (read.code === 'ABORTED') return { status: CLIENT_GONE, slowReader: false };
+      if (read.code === 'ABORTED') return { status: CLIENT_GONE_STATUS, slowReader: false };
       return refused(r, { code: 'PAYLOAD_TOO_LARGE', message: BODY_TOO_LARGE, close: true });
     }
     body = read.body;

@@ -1,4 +1,5 @@
 import { DASHBOARD_ROUTE_LIST, ROUTE_LIST, type RouteOwner } from '@signal/contracts';
+import { pathOfTarget } from '@signal/service-kit';
 import { readCookie } from '../../http/cookies';
 
 /**
@@ -108,8 +109,7 @@ const LABELLED: ReadonlyMap<string, readonly LabelledRoute[]> = (() => {
 export function routeLabelOf(url: string, prefix: string): string {
   const routes = LABELLED.get(prefix);
   if (!routes) return 'unmatched';
-  const q = url.indexOf('?');
-  const parts = asciiLower(q === -1 ? url : url.slice(0, q)).split('/');
+  const parts = asciiLower(pathOfTarget(url)).split('/');
   for (const route of routes) {
     if (route.segments.length !== parts.length) continue;
     let matches = true;
