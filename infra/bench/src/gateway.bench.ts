@@ -60,7 +60,7 @@ import {
 const CLI = {
   name: 'gateway bench',
   usage:
-    'usage: pnpm bench gateway [--seconds 8] [--connections 50] [--rounds 3] [--workers 1] [--rate 1000] [--variant-node-options="…"] [--skip a,c,d]',
+    'usage: pnpm bench gateway [--seconds 8] [--connections 50] [--rounds 3] [--workers 1] [--rate 1000] [--variant-node-options="…"] [--skip a,c,d] [--profile-interval 1000] [--profile-rate 0]',
 };
 const opts = readCommandLine(CLI, () =>
   parseCliArgs(process.argv.slice(2), {
@@ -72,6 +72,8 @@ const opts = readCommandLine(CLI, () =>
     json: { type: 'string', default: '' },
     'variant-node-options': { type: 'string', default: '' },
     skip: { type: 'string', default: '' },
+    'profile-interval': { type: 'string', default: '1000' },
+    'profile-rate': { type: 'string', default: '0' },
   }),
 );
 const num = (name: keyof typeof opts): number => wholeNumberOption(CLI, opts, name);
@@ -80,6 +82,13 @@ const connections = num('connections');
 const rounds = num('rounds');
 const workers = num('workers');
 const rate = num('rate');
+/**
+ * The profiling pass's sampling interval (µs). V8's default (1,000) leaves a few samples per
+ * function at a few µs a request; 100 attributes each µs of a request (and adds CPU to it).
+ */
+const profileInterval = num('profile-interval');
+/** The profiling pass's offered rate (req/s; 0: saturated), e.g. --rate's to see what it costs there. */
+const profileRate = num('profile-rate');
 /**
  * Scenarios left out (of a, c, d: those no target reads), so that a run of the same length gives
  * the target's rows more rounds.
@@ -293,7 +302,11 @@ async function main() {
   mkdirSync(OUT, { recursive: true });
   rmSync(PROFILES, { recursive: true, force: true });
   const db = `bench_gw_${Date.now()}`;
-  const profile = (name: string) => ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILES, name)}`];
+  const profile = (name: string) => [
+    '--cpu-prof',
+    `--cpu-prof-dir=${path.join(PROFILES, name)}`,
+    `--cpu-prof-interval=${profileInterval}`,
+  ];
   const started: Proc[] = [];
   let nginx: ChildProcess | undefined;
   const redis = benchRedis();
@@ -562,8 +575,18 @@ async function main() {
       profile('a-signals'),
     );
     started.push(profiledSignals, ...(await Promise.all(gateways(profile))));
-    for (const s of scenarios.filter((x) => x.id !== 'c'))
-      await load(`${s.name} (profiled)`, `${s.url}${routes[0]![1]}`, s.headers(), seconds, connections);
+    for (const s of scenarios.filter((x) => x.id !== 'c')) {
+      const profiled = await load(
+        `${s.name} (profiled)`,
+        `${s.url}${routes[0]![1]}`,
+        s.headers(),
+        seconds,
+        connections,
+        profileRate || undefined,
+      );
+      // The profile's samples over this count are its µs per request (at the sampling interval).
+      console.log(`profiled (${s.id}): ${Math.round(profiled.rps * seconds)} requests`);
+    }
     if (opts.json)
       writeFileSync(
         opts.json,

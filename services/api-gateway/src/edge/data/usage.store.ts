@@ -24,9 +24,21 @@ const empty = (at: number): UsageBucket => ({
  * Counts are added up in memory and written every `flushMs` in one pipelined round trip, so a
  * request costs a map increment, not a Redis call (a crash loses at most that interval).
  */
+
+/** One key's requests in one minute since the last flush, by outcome. */
+interface PendingCount {
+  accountId: string;
+  keyId: string;
+  minute: number;
+  counts: Record<UsageOutcome, number>;
+}
 export class UsageStore implements UsageLedger {
-  /** `accountId \0 keyId \0 outcome \0 minute` → count since the last flush. */
-  private pending = new Map<string, number>();
+  /**
+   * Counts since the last flush, by key id: found by the key's own id string (whose hash the
+   * engine keeps), not by a string built and hashed per request. A key has one entry, or a few
+   * while a minute turns.
+   */
+  private pending = new Map<string, PendingCount[]>();
   private timer?: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -45,8 +57,23 @@ export class UsageStore implements UsageLedger {
   }
 
   count(accountId: string, keyId: string, outcome: UsageOutcome, now = Date.now()): void {
-    const k = `${accountId}\u0000${keyId}\u0000${outcome}\u0000${Math.floor(now / MINUTE)}`;
-    this.pending.set(k, (this.pending.get(k) ?? 0) + 1);
+    const minute = Math.floor(now / MINUTE);
+    let entries = this.pending.get(keyId);
+    if (!entries) {
+      entries = [];
+      this.pending.set(keyId, entries);
+    }
+    let entry: PendingCount | undefined;
+    for (const e of entries)
+      if (e.minute === minute && e.accountId === accountId) {
+        entry = e;
+        break;
+      }
+    if (!entry) {
+      entry = { accountId, keyId, minute, counts: { served: 0, unauthorized: 0, rate_limited: 0, server_error: 0 } };
+      entries.push(entry);
+    }
+    entry.counts[outcome] += 1;
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
       void this.flush();
@@ -58,10 +85,14 @@ export class UsageStore implements UsageLedger {
     const batch = this.pending;
     if (batch.size === 0) return this.flushing;
     this.pending = new Map();
-    const counts = [...batch].map(([k, n]) => {
-      const [accountId = '', keyId = '', outcome = '', minute = '0'] = k.split('\u0000');
-      return { accountId, keyId, outcome, minute: Number(minute), n };
-    });
+    const counts: Array<{ accountId: string; keyId: string; outcome: UsageOutcome; minute: number; n: number }> =
+      [];
+    for (const entries of batch.values())
+      for (const { accountId, keyId, minute, counts: byOutcome } of entries)
+        for (const outcome of USAGE_OUTCOMES) {
+          const n = byOutcome[outcome];
+          if (n > 0) counts.push({ accountId, keyId, outcome, minute, n });
+        }
     const write = () =>
       pipelineEach(
         this.redis,
