@@ -7,6 +7,10 @@ interface ProfileNode {
 interface Profile {
   nodes: ProfileNode[];
   samples: number[];
+  /** µs, on the monotonic clock `process.hrtime` reads (V8's TimeTicks on Linux). */
+  startTime: number;
+  /** µs before each sample, from the previous one (the first: from `startTime`). */
+  timeDeltas: number[];
 }
 
 function area(url: string): string {
@@ -51,4 +55,63 @@ export function summarize(file: string, top = 12): string {
       .join('\n');
   const busy = ((total / Math.max(1, p.samples.length)) * 100).toFixed(0);
   return `CPU profile: ${total} busy samples (${busy}% of the run; shares below are of the busy time)\nby package:\n${fmt(pkg)}\nby function (self time):\n${fmt(fn)}`;
+}
+
+/** A profile and the part of it a measured load ran in. */
+export interface LoadedProfile {
+  file: string;
+  /** Requests the process served in the window. */
+  requests: number;
+  /** The window, in µs of the monotonic clock (`process.hrtime.bigint() / 1000n`). */
+  fromUs: number;
+  toUs: number;
+}
+
+/** Self time (µs) by function within the window: start-up and idle time left out. */
+function selfTimeIn(p: LoadedProfile): Map<string, number> {
+  const profile = JSON.parse(readFileSync(p.file, 'utf8')) as Profile;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map<string, number>();
+  let at = profile.startTime;
+  profile.samples.forEach((id, i) => {
+    at += profile.timeDeltas[i] ?? 0;
+    // A sample stands for the time until the next one.
+    const span = profile.timeDeltas[i + 1] ?? 0;
+    const n = byId.get(id);
+    if (!n || at < p.fromUs || at > p.toUs || n.callFrame.functionName === '(idle)') return;
+    const { functionName, url } = n.callFrame;
+    const file = url.slice(url.lastIndexOf('/') + 1);
+    const key = `${functionName || '(anonymous)'} ${area(url)}${file && !url.startsWith('node:') ? ` ${file}` : ''}`;
+    self.set(key, (self.get(key) ?? 0) + span);
+  });
+  return self;
+}
+
+/**
+ * CPU per request of two processes under the same load, by function (self time in the load's
+ * window ÷ its requests), and where the first spends more than the second, largest first: what
+ * one gateway costs beyond another, item by item, at the rate the profile was taken at.
+ */
+export function comparePerRequest(a: LoadedProfile, b: LoadedProfile, top = 20): string {
+  const perRequest = (p: LoadedProfile) => {
+    const m = selfTimeIn(p);
+    for (const [k, v] of m) m.set(k, v / Math.max(1, p.requests));
+    return m;
+  };
+  const x = perRequest(a);
+  const y = perRequest(b);
+  const total = (m: Map<string, number>) => [...m.values()].reduce((s, v) => s + v, 0);
+  const rows = [...new Set([...x.keys(), ...y.keys()])]
+    .map((k) => ({ k, a: x.get(k) ?? 0, b: y.get(k) ?? 0 }))
+    .sort((p, q) => Math.abs(q.a - q.b) - Math.abs(p.a - p.b))
+    .slice(0, top)
+    .map(
+      (r) =>
+        `  ${(r.a - r.b).toFixed(2).padStart(6)}  ${r.a.toFixed(2).padStart(6)}  ${r.b.toFixed(2).padStart(6)}  ${r.k}`,
+    );
+  return [
+    `profiled CPU per request: ${total(x).toFixed(1)} µs against ${total(y).toFixed(1)} µs (${(total(x) - total(y)).toFixed(1)} µs more)`,
+    '  µs more  first  second  function (self time per request)',
+    ...rows,
+  ].join('\n');
 }

@@ -8,7 +8,7 @@ import { deleteKeysMatching, parseCliArgs, readCommandLine, type RedisClient } f
 import { Cluster } from 'ioredis';
 import mongoose from 'mongoose';
 import { Agent, request } from 'undici';
-import { summarize } from './cpu-profile';
+import { comparePerRequest, summarize, type LoadedProfile } from './cpu-profile';
 import {
   ROOT,
   SECRETS,
@@ -106,14 +106,29 @@ const OUT = path.join(ROOT, 'bench-results');
 const PROFILES = path.join(OUT, 'gateway-profile');
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
+/** User + system CPU seconds in a /proc stat line. */
+function statCpuSeconds(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
 /** CPU seconds (user + system) of a process and all its descendants, from /proc. */
 function cpuSeconds(pid: number): number {
+  return cpuSplit(pid).total;
+}
+
+/**
+ * CPU seconds of a process and its descendants, and of their main threads alone: the rest is
+ * V8's threads (parallel and concurrent GC, concurrent compilation) and libuv's, which a CPU
+ * profile (the main thread's) does not see.
+ */
+function cpuSplit(pid: number): { total: number; main: number } {
   let total = 0;
+  let main = 0;
   const visit = (p: number) => {
     try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+      total += statCpuSeconds(readFileSync(`/proc/${p}/stat`, 'utf8'));
+      main += statCpuSeconds(readFileSync(`/proc/${p}/task/${p}/stat`, 'utf8'));
       for (const task of readdirSync(`/proc/${p}/task`)) {
         const children = readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim();
         for (const c of children ? children.split(' ') : []) visit(Number(c));
@@ -123,7 +138,7 @@ function cpuSeconds(pid: number): number {
     }
   };
   visit(pid);
-  return total;
+  return { total, main };
 }
 
 interface Scenario {
@@ -143,6 +158,8 @@ interface Row extends LoadResult {
   redisCpuUs: number;
   /** The proxy's CPU per request at the fixed --rate. */
   proxyCpuAtRateUs: number;
+  /** The part of it on the proxy's main thread (the rest: V8's GC and compiler threads, libuv's). */
+  proxyMainCpuAtRateUs: number;
   /**
    * Rounds whose paced run served less than 90 % of --rate (a proxy that stalled): their CPU is
    * not at the rate, so the median leaves them out (the Express build's proxy stalls now and
@@ -186,15 +203,17 @@ async function measure(s: Scenario, signalsPid: number, redis: RedisClient, path
   const proxyCpuUs = ((cpuSeconds(s.pid) - proxyBefore) / requests) * 1e6;
   const signalsCpuUs = ((cpuSeconds(signalsPid) - signalsBefore) / requests) * 1e6;
   const redisCpuUs = (((await redisCpuSeconds(redis)) - redisBefore) / requests) * 1e6;
-  const atRateBefore = cpuSeconds(s.pid);
+  const atRateBefore = cpuSplit(s.pid);
   const paced = await load(s.name, `${s.url}${path}`, s.headers(), seconds, connections, rate);
   const pacedRequests = Math.max(1, paced.rps * seconds);
+  const atRateAfter = cpuSplit(s.pid);
   return {
     ...r,
     proxyCpuUs,
     signalsCpuUs,
     redisCpuUs,
-    proxyCpuAtRateUs: ((cpuSeconds(s.pid) - atRateBefore) / pacedRequests) * 1e6,
+    proxyCpuAtRateUs: ((atRateAfter.total - atRateBefore.total) / pacedRequests) * 1e6,
+    proxyMainCpuAtRateUs: ((atRateAfter.main - atRateBefore.main) / pacedRequests) * 1e6,
     roundsOffRate: paced.rps < AT_RATE * rate ? 1 : 0,
   };
 }
@@ -310,6 +329,8 @@ async function main() {
   const started: Proc[] = [];
   let nginx: ChildProcess | undefined;
   const redis = benchRedis();
+  /** Each profiled load's requests and window, by scenario id. */
+  const loadedProfiles = new Map<string, Omit<LoadedProfile, 'file'>>();
   const summary: Array<{ route: string; rows: Array<Row & { id: string }>; ratios: Record<string, number> }> =
     [];
   try {
@@ -488,6 +509,9 @@ async function main() {
           signalsCpuUs: median(runs.map((x) => x.signalsCpuUs)),
           redisCpuUs: median(runs.map((x) => x.redisCpuUs)),
           proxyCpuAtRateUs: median(runs.filter((x) => !x.roundsOffRate).map((x) => x.proxyCpuAtRateUs)),
+          proxyMainCpuAtRateUs: median(
+            runs.filter((x) => !x.roundsOffRate).map((x) => x.proxyMainCpuAtRateUs),
+          ),
           roundsOffRate: runs.reduce((n, x) => n + x.roundsOffRate, 0),
         };
       });
@@ -525,6 +549,13 @@ async function main() {
       const lim = by('r')!;
       console.log(
         `the spec's minimum on the floor (r) ${lim.proxyCpuAtRateUs.toFixed(0)} µs: r/p ${cpu(lim, p)} (the lowest b/p a gateway that meets the spec allows: key hash, one limiter call, rate headers), r/f ${cpu(lim, f)}, b/r ${cpu(b, lim)} (the rest of ours over it)`,
+      );
+      const threads = (x: Row | undefined) =>
+        x
+          ? `${x.proxyMainCpuAtRateUs.toFixed(0)} + ${(x.proxyCpuAtRateUs - x.proxyMainCpuAtRateUs).toFixed(0)}`
+          : 'n/a';
+      console.log(
+        `CPU per request at ${rate}/s, main thread + the rest (V8's GC and compiler threads, libuv's): b ${threads(b)}, p ${threads(p)}, f ${threads(f)}, r ${threads(lim)} µs`,
       );
       const v = by('v');
       if (v)
@@ -576,6 +607,7 @@ async function main() {
     );
     started.push(profiledSignals, ...(await Promise.all(gateways(profile))));
     for (const s of scenarios.filter((x) => x.id !== 'c')) {
+      const fromUs = Number(process.hrtime.bigint() / 1000n);
       const profiled = await load(
         `${s.name} (profiled)`,
         `${s.url}${routes[0]![1]}`,
@@ -585,7 +617,9 @@ async function main() {
         profileRate || undefined,
       );
       // The profile's samples over this count are its µs per request (at the sampling interval).
-      console.log(`profiled (${s.id}): ${Math.round(profiled.rps * seconds)} requests`);
+      const requests = Math.round(profiled.rps * seconds);
+      console.log(`profiled (${s.id}): ${requests} requests`);
+      loadedProfiles.set(s.id, { requests, fromUs, toUs: Number(process.hrtime.bigint() / 1000n) });
     }
     if (opts.json)
       writeFileSync(
@@ -603,13 +637,26 @@ async function main() {
     await cleanup(db, redis);
     redis.disconnect();
   }
+  const profileFiles = new Map<string, string>();
   for (const name of readdirSync(PROFILES).sort()) {
     const file = readdirSync(path.join(PROFILES, name)).find((f) => f.endsWith('.cpuprofile'));
     if (file) {
+      profileFiles.set(name.slice(0, 1), path.join(PROFILES, name, file));
       console.log(`\n${name}: ${summarize(path.join(PROFILES, name, file))}`);
       console.log(`(profile: bench-results/gateway-profile/${name}/${file})`);
     }
   }
+  // What ours costs beyond the spec's minimum, function by function, in the profiled loads.
+  const loaded = (id: string): LoadedProfile | undefined => {
+    const file = profileFiles.get(id);
+    const window = loadedProfiles.get(id);
+    return file && window ? { file, ...window } : undefined;
+  };
+  const [ours, minimum] = [loaded('b'), loaded('r')];
+  if (ours && minimum)
+    console.log(
+      `\n(b) against (r), ${profileRate ? `at ${profileRate}/s` : 'saturated'}: ${comparePerRequest(ours, minimum, 30)}`,
+    );
 }
 
 main().catch((err: unknown) => {

@@ -70,7 +70,12 @@ export class UsageStore implements UsageLedger {
         break;
       }
     if (!entry) {
-      entry = { accountId, keyId, minute, counts: { served: 0, unauthorized: 0, rate_limited: 0, server_error: 0 } };
+      entry = {
+        accountId,
+        keyId,
+        minute,
+        counts: { served: 0, unauthorized: 0, rate_limited: 0, server_error: 0 },
+      };
       entries.push(entry);
     }
     entry.counts[outcome] += 1;
@@ -85,8 +90,13 @@ export class UsageStore implements UsageLedger {
     const batch = this.pending;
     if (batch.size === 0) return this.flushing;
     this.pending = new Map();
-    const counts: Array<{ accountId: string; keyId: string; outcome: UsageOutcome; minute: number; n: number }> =
-      [];
+    const counts: Array<{
+      accountId: string;
+      keyId: string;
+      outcome: UsageOutcome;
+      minute: number;
+      n: number;
+    }> = [];
     for (const entries of batch.values())
       for (const { accountId, keyId, minute, counts: byOutcome } of entries)
         for (const outcome of USAGE_OUTCOMES) {
