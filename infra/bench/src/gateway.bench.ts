@@ -60,7 +60,7 @@ import {
 const CLI = {
   name: 'gateway bench',
   usage:
-    'usage: pnpm bench gateway [--seconds 8] [--connections 50] [--rounds 3] [--workers 1] [--rate 1000] [--variant-node-options="…"] [--skip a,c,d] [--profile-interval 1000] [--profile-rate 0]',
+    'usage: pnpm bench gateway [--seconds 8] [--connections 50] [--rounds 3] [--workers 1] [--rate 1000] [--variant-node-options="…"] [--skip a,c,d] [--profile-interval 1000] [--profile-rate N]',
 };
 const opts = readCommandLine(CLI, () =>
   parseCliArgs(process.argv.slice(2), {
@@ -73,7 +73,7 @@ const opts = readCommandLine(CLI, () =>
     'variant-node-options': { type: 'string', default: '' },
     skip: { type: 'string', default: '' },
     'profile-interval': { type: 'string', default: '1000' },
-    'profile-rate': { type: 'string', default: '0' },
+    'profile-rate': { type: 'string', default: '' },
   }),
 );
 const num = (name: keyof typeof opts): number => wholeNumberOption(CLI, opts, name);
@@ -87,8 +87,8 @@ const rate = num('rate');
  * function at a few µs a request; 100 attributes each µs of a request (and adds CPU to it).
  */
 const profileInterval = num('profile-interval');
-/** The profiling pass's offered rate (req/s; 0: saturated), e.g. --rate's to see what it costs there. */
-const profileRate = num('profile-rate');
+/** The profiling pass's offered rate (req/s; none: saturated), e.g. --rate's to see what it costs there. */
+const profileRate = opts['profile-rate'] === '' ? undefined : num('profile-rate');
 /**
  * Scenarios left out (of a, c, d: those no target reads), so that a run of the same length gives
  * the target's rows more rounds.
@@ -356,6 +356,8 @@ async function main() {
       env: Record<string, string>;
       /** Sends the bench's API key ((d) runs with auth off and sends none). */
       keyed: boolean;
+      /** Node command-line options before the entry ((v)'s). */
+      args?: string[];
       profile: string;
     }> = [
       {
@@ -413,10 +415,12 @@ async function main() {
         ? [
             {
               id: 'v' as const,
-              name: `(v) gateway as (b), NODE_OPTIONS=${variantNodeOptions}`,
+              name: `(v) gateway as (b), node ${variantNodeOptions}`,
               entry: 'services/api-gateway/dist/main.js',
               port: 4106,
-              env: { NODE_OPTIONS: variantNodeOptions },
+              env: {},
+              // On node's command line, over (b)'s NODE_OPTIONS: V8 flags NODE_OPTIONS refuses work too.
+              args: variantNodeOptions.split(/\s+/).filter(Boolean),
               keyed: true,
               profile: 'v-gateway-variant',
             },
@@ -432,7 +436,10 @@ async function main() {
     // nginx runs without one); profiled afterwards in a pass of their own.
     const gateways = (nodeArgs: (name: string) => string[]) =>
       gatewaySpecs.map((g) =>
-        startService(g.entry, g.port, { ...gatewayEnv, ...g.env }, nodeArgs(g.profile)),
+        startService(g.entry, g.port, { ...gatewayEnv, ...g.env }, [
+          ...(g.args ?? []),
+          ...nodeArgs(g.profile),
+        ]),
       );
     for (let i = gatewaySpecs.length - 1; i >= 0; i--)
       if (skipped.has(gatewaySpecs[i]!.id)) gatewaySpecs.splice(i, 1);
@@ -614,7 +621,7 @@ async function main() {
         s.headers(),
         seconds,
         connections,
-        profileRate || undefined,
+        profileRate,
       );
       // The profile's samples over this count are its µs per request (at the sampling interval).
       const requests = Math.round(profiled.rps * seconds);
