@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# pnpm bench <gateway|signals|stats|webhooks|stream> [options] (and pnpm chaos [options]): builds, brings up the local
+# pnpm bench <gateway|signals|stats|webhooks|stream|key-path> [options] (and pnpm chaos [options]): builds, brings up the local
 # infrastructure (stopping what it started afterwards) and runs one benchmark. Every benchmark
 # prints its figures beside a baseline measured in the same run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 name="${1:-}"; shift || true
-case "$name" in gateway|signals|stats|webhooks|stream|chaos) ;; *) echo "usage: pnpm bench <gateway|signals|stats|webhooks|stream> [--options]" >&2; exit 2 ;; esac
+case "$name" in gateway|signals|stats|webhooks|stream|key-path|chaos) ;; *) echo "usage: pnpm bench <gateway|signals|stats|webhooks|stream|key-path> [--options]" >&2; exit 2 ;; esac
 source scripts/lib/toolchain.sh
 pnpm install --frozen-lockfile --reporter=append-only >/dev/null
 pnpm run -s build
@@ -15,8 +15,11 @@ fi
 # The benches' own MongoDB-wire server and database (instance "bench"): a bench beside a running
 # `bash scripts/up.sh` or a test run in this checkout neither uses nor stops theirs.
 export INFRA_INSTANCE=bench
-trap 'infra/local/infra.sh down >/dev/null 2>&1 || true' EXIT
-set -a; eval "$(infra/local/infra.sh up 2>/dev/null)"; set +a
+# The key path's steps run in one process without servers.
+if [ "$name" != key-path ]; then
+  trap 'infra/local/infra.sh down >/dev/null 2>&1 || true' EXIT
+  set -a; eval "$(infra/local/infra.sh up 2>/dev/null)"; set +a
+fi
 mkdir -p bench-results
 script="infra/bench/dist/$name.bench.js"; [ "$name" = chaos ] && script="infra/bench/dist/chaos.js"
 # --expose-gc: each timed row starts with the load generator's own garbage collected.
