@@ -60,7 +60,7 @@ import {
 const CLI = {
   name: 'gateway bench',
   usage:
-    'usage: pnpm bench gateway [--seconds 8] [--connections 50] [--rounds 3] [--workers 1] [--rate 1000] [--variant-node-options="…"] [--skip a,c,d] [--profile-interval 1000] [--profile-rate N]',
+    'usage: pnpm bench gateway [--seconds 8] [--connections 50] [--rounds 3] [--workers 1] [--rate 1000] [--variant-node-options="…"] [--variant-entry path] [--skip a,c,d] [--profile-interval 1000] [--profile-rate N]',
 };
 const opts = readCommandLine(CLI, () =>
   parseCliArgs(process.argv.slice(2), {
@@ -71,6 +71,7 @@ const opts = readCommandLine(CLI, () =>
     rate: { type: 'string', default: '1000' },
     json: { type: 'string', default: '' },
     'variant-node-options': { type: 'string', default: '' },
+    'variant-entry': { type: 'string', default: '' },
     skip: { type: 'string', default: '' },
     'profile-interval': { type: 'string', default: '1000' },
     'profile-rate': { type: 'string', default: '' },
@@ -101,6 +102,12 @@ for (const id of skipped)
   }
 /** Node options of a variant of (b) measured beside it (none: no variant). */
 const variantNodeOptions = opts['variant-node-options'];
+/**
+ * Another build of the gateway run as (v), from the repository's root (a copy of `dist/` made
+ * before a change, say `services/api-gateway/dist-before/main.js`): an A/B of code in the same
+ * rounds, which two runs cannot give on a machine whose speed moves between them.
+ */
+const variantEntry = opts['variant-entry'];
 
 const OUT = path.join(ROOT, 'bench-results');
 const PROFILES = path.join(OUT, 'gateway-profile');
@@ -411,12 +418,12 @@ async function main() {
         profile: 'r-floor-limiter',
       },
       // (v): (b) with other Node options, measured in the same rounds (an A/B of a runtime setting).
-      ...(variantNodeOptions
+      ...(variantNodeOptions || variantEntry
         ? [
             {
               id: 'v' as const,
-              name: `(v) gateway as (b), node ${variantNodeOptions}`,
-              entry: 'services/api-gateway/dist/main.js',
+              name: `(v) gateway as (b), ${variantEntry ? `from ${variantEntry}` : ''}${variantNodeOptions ? ` node ${variantNodeOptions}` : ''}`,
+              entry: variantEntry || 'services/api-gateway/dist/main.js',
               port: 4106,
               env: {},
               // On node's command line, over (b)'s NODE_OPTIONS: V8 flags NODE_OPTIONS refuses work too.
@@ -567,7 +574,7 @@ async function main() {
       const v = by('v');
       if (v)
         console.log(
-          `variant (v) ${variantNodeOptions}: ${v.rps.toFixed(0)} req/s (v/b ${ratio(v, b)}, v/p ${ratio(v, p)}), CPU per request at ${rate}/s ${v.proxyCpuAtRateUs.toFixed(0)} µs: v/b ${cpu(v, b)}, v/p ${cpu(v, p)}`,
+          `variant (v) ${variantEntry} ${variantNodeOptions}: ${v.rps.toFixed(0)} req/s (v/b ${ratio(v, b)}, v/p ${ratio(v, p)}), CPU per request at ${rate}/s ${v.proxyCpuAtRateUs.toFixed(0)} µs: v/b ${cpu(v, b)}, v/p ${cpu(v, p)}`,
         );
       summary.push({
         route: label,
