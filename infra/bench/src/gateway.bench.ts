@@ -26,8 +26,10 @@ import {
 
 /**
  * pnpm bench gateway [--seconds 8] [--connections 50] [--rounds 3] [--workers 1] [--rate 1000]
- *   [--variant-node-options="…"]  adds (v): (b) with those Node options, in the same rounds
+ *   [--variant-node-options="…"]  adds (v): (b) with those options on node's command line, same rounds
+ *   [--variant-entry path]        adds (v): another build of the gateway (an A/B of code), same rounds
  *   [--skip a,c,d]                leaves those out (more rounds in the same time for the targets' rows)
+ *   [--profile-interval µs] [--profile-rate req/s]   the profiling pass's sampling and load
  *
  * One route seven ways, in interleaved rounds (a, b, c, d, p, f, a, b, …; medians reported), so a
  * machine shared with other work skews every scenario alike:
@@ -422,7 +424,13 @@ async function main() {
         ? [
             {
               id: 'v' as const,
-              name: `(v) gateway as (b), ${variantEntry ? `from ${variantEntry}` : ''}${variantNodeOptions ? ` node ${variantNodeOptions}` : ''}`,
+              name: [
+                '(v) gateway as (b),',
+                variantEntry ? `from ${variantEntry}` : '',
+                variantNodeOptions ? `node ${variantNodeOptions}` : '',
+              ]
+                .filter(Boolean)
+                .join(' '),
               entry: variantEntry || 'services/api-gateway/dist/main.js',
               port: 4106,
               env: {},
@@ -574,7 +582,7 @@ async function main() {
       const v = by('v');
       if (v)
         console.log(
-          `variant (v) ${variantEntry} ${variantNodeOptions}: ${v.rps.toFixed(0)} req/s (v/b ${ratio(v, b)}, v/p ${ratio(v, p)}), CPU per request at ${rate}/s ${v.proxyCpuAtRateUs.toFixed(0)} µs: v/b ${cpu(v, b)}, v/p ${cpu(v, p)}`,
+          `variant (v) ${[variantEntry, variantNodeOptions].filter(Boolean).join(' ')}: ${v.rps.toFixed(0)} req/s (v/b ${ratio(v, b)}, v/p ${ratio(v, p)}), CPU per request at ${rate}/s ${v.proxyCpuAtRateUs.toFixed(0)} µs: v/b ${cpu(v, b)}, v/p ${cpu(v, p)}`,
         );
       summary.push({
         route: label,
