@@ -88,9 +88,11 @@ function selfTimeIn(p: LoadedProfile): Map<string, number> {
 }
 
 /**
- * CPU per request of two processes under the same load, by function (self time in the load's
- * window ÷ its requests), and where the first spends more than the second, largest first: what
- * one gateway costs beyond another, item by item, at the rate the profile was taken at.
+ * Profiled time per request of two processes under the same load, by function (self time in the
+ * load's window ÷ its requests), and where the first spends more than the second, largest first:
+ * what one gateway costs beyond another, item by item, at the rate the profile was taken at. A
+ * sample stands for the wall time until the next one, which runs on while the thread waits for a
+ * core, so the µs are more than CPU time on a busy machine: the shares are what compare.
  */
 export function comparePerRequest(a: LoadedProfile, b: LoadedProfile, top = 20): string {
   const perRequest = (p: LoadedProfile) => {
@@ -110,7 +112,7 @@ export function comparePerRequest(a: LoadedProfile, b: LoadedProfile, top = 20):
         `  ${(r.a - r.b).toFixed(2).padStart(6)}  ${r.a.toFixed(2).padStart(6)}  ${r.b.toFixed(2).padStart(6)}  ${r.k}`,
     );
   return [
-    `profiled CPU per request: ${total(x).toFixed(1)} µs against ${total(y).toFixed(1)} µs (${(total(x) - total(y)).toFixed(1)} µs more)`,
+    `profiled time per request (wall time between samples: compare shares, not CPU): ${total(x).toFixed(1)} µs against ${total(y).toFixed(1)} µs (${(total(x) - total(y)).toFixed(1)} µs more)`,
     '  µs more  first  second  function (self time per request)',
     ...rows,
   ].join('\n');
