@@ -10,20 +10,15 @@ const MINUTE_TTL_SECONDS = 3_900;
 const DAY_TTL_SECONDS = 31 * 86_400;
 const ACCOUNT_FIELD = '*';
 
-const empty = (at: number): UsageBucket => ({
-  at: new Date(at).toISOString(),
+/** No request of any outcome. */
+const noRequests = (): Record<UsageOutcome, number> => ({
   served: 0,
   unauthorized: 0,
   rate_limited: 0,
   server_error: 0,
 });
 
-/**
- * Requests per key and per account by outcome, in Redis hashes: one per account and UTC minute
- * (kept 1 h) and one per account and UTC day (kept 30 d); fields `<keyId|*>:<outcome>`.
- * Counts are added up in memory and written every `flushMs` in one pipelined round trip, so a
- * request costs a map increment, not a Redis call (a crash loses at most that interval).
- */
+const empty = (at: number): UsageBucket => ({ at: new Date(at).toISOString(), ...noRequests() });
 
 /** One key's requests in one minute since the last flush, by outcome. */
 interface PendingCount {
@@ -32,6 +27,13 @@ interface PendingCount {
   minute: number;
   counts: Record<UsageOutcome, number>;
 }
+
+/**
+ * Requests per key and per account by outcome, in Redis hashes: one per account and UTC minute
+ * (kept 1 h) and one per account and UTC day (kept 30 d); fields `<keyId|*>:<outcome>`.
+ * Counts are added up in memory and written every `flushMs` in one pipelined round trip, so a
+ * request costs a map increment, not a Redis call (a crash loses at most that interval).
+ */
 export class UsageStore implements UsageLedger {
   /**
    * Counts since the last flush, by key id: found by the key's own id string (whose hash the
@@ -70,12 +72,7 @@ export class UsageStore implements UsageLedger {
         break;
       }
     if (!entry) {
-      entry = {
-        accountId,
-        keyId,
-        minute,
-        counts: { served: 0, unauthorized: 0, rate_limited: 0, server_error: 0 },
-      };
+      entry = { accountId, keyId, minute, counts: noRequests() };
       entries.push(entry);
     }
     entry.counts[outcome] += 1;
