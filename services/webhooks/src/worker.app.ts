@@ -172,6 +172,7 @@ export function buildWorker(
       perSubscription: config.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION,
       // A job in its account's line waits for one POST in flight to finish: a receiver timeout.
       maxWaitMs: config.WEBHOOK_TIMEOUT_MS,
+      putBacksPerSecond: config.WEBHOOK_PUT_BACKS_PER_SECOND,
     }),
     retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
@@ -179,14 +180,14 @@ export function buildWorker(
     maxRetryAfterMs: config.WEBHOOK_MAX_RETRY_AFTER_MS,
     guard,
   };
-  // An attempt may wait up to a receiver timeout in its account's line, take the whole receiver
-  // timeout and then its record's write: the handler's own limit must be longer, or a long
-  // configured timeout would retry attempts still running.
+  // An attempt may wait up to a receiver timeout over its account's share, as long again in its
+  // account's line, take the whole receiver timeout and then its record's write: the handler's
+  // own limit must be longer, or a long configured timeout would retry attempts still running.
   const deliveryPolicy = {
     ...MESSAGE_POLICIES['webhooks.deliveries'],
     handlerTimeoutMs: Math.max(
       MESSAGE_POLICIES['webhooks.deliveries'].handlerTimeoutMs,
-      2 * config.WEBHOOK_TIMEOUT_MS + 10_000,
+      3 * config.WEBHOOK_TIMEOUT_MS + 10_000,
     ),
   };
   // First attempts, and attempts whose wait is over: each queue has its own consumer, and both

@@ -171,3 +171,53 @@ describe("an account's line in the worker", () => {
     }
   }, 180_000);
 });
+
+describe('jobs over an account\'s share, with put-backs over their budget', () => {
+  it('when an account holds its share and put-backs are spent, then its further jobs wait in the worker and each arrives once, as its POSTs finish', async () => {
+    const broker = testBrokerPrefix('wh_slots_budget', removeBrokerPrefix);
+    const gated = await startGatedReceiver();
+    // Alone, the account may hold half of the worker's 8 jobs: its 4 POSTs; the budget puts back one job a second.
+    const hooks = await startWebhooks({
+      label: 'wh_slots_budget',
+      prefix: broker.prefix,
+      env: {
+        WEBHOOK_WORKER_PREFETCH: '8',
+        WEBHOOK_CONCURRENCY_PER_ACCOUNT: '4',
+        WEBHOOK_PUT_BACKS_PER_SECOND: '1',
+        WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
+      },
+    });
+    const tap = await tapDelayCascade(broker.prefix);
+    try {
+      const subscriptions = 16;
+      for (let i = 0; i < subscriptions; i++) await subscribe(hooks, 'acc_slots_budget', `${gated.url}/s${i}`);
+      await publishEvents(broker.prefix, 1);
+      await waitFor(() => gated.held() >= 4, 30_000, 20, 'the account’s 4 POSTs in flight');
+      // The budget's one job is put back; the worker's other places fill with jobs waiting over the share.
+      await waitFor(async () => (await tap.copies()) >= 1, 30_000, 20, 'the first job put back');
+      expect(gated.held()).toBe(4);
+
+      gated.open();
+      await waitFor(
+        () => gated.answered.length >= subscriptions,
+        60_000,
+        20,
+        'each subscription to get the event',
+      );
+      // Every job over the share was put back at the budget's pace or served from the worker:
+      // without a budget each of the 12 would have gone through the broker, most of them again each second.
+      expect({
+        paths: [...gated.answered].sort(),
+        fewerPutBacksThanJobsOverTheShare: (await tap.copies()) < subscriptions - 4,
+      }).toEqual({
+        paths: Array.from({ length: subscriptions }, (_, i) => `/s${i}`).sort(),
+        fewerPutBacksThanJobsOverTheShare: true,
+      });
+    } finally {
+      await tap.close();
+      await gated.close();
+      await hooks.stop();
+      await broker.cleanup();
+    }
+  }, 180_000);
+});

@@ -9,8 +9,8 @@
  * may always take a place; above it, only while a fair share of the capacity stays free after
  * it (an account with a burst uses what others leave idle, but never the room a newcomer
  * needs). One slow account holds at most half the jobs, two a third each plus what is idle,
- * and so on. A job refused here is put back to wait outside the worker (it holds no job
- * meanwhile).
+ * and so on. A job refused here holds no place: it is put back to wait outside the worker, or
+ * waits over its share in the worker when put-backs are over their budget (DeliverySlots).
  */
 export class AccountShares {
   private readonly held = new Map<string, number>();
@@ -53,8 +53,10 @@ export interface SlotLimits {
   perAccount: number;
   /** POSTs in flight or waiting per subscription (and never more than a quarter of its account's). */
   perSubscription: number;
-  /** Longest a job waits in its account's line before it goes to wait outside the worker. */
+  /** Longest a job waits in its account's line, or over its share, before it goes to wait outside the worker. */
   maxWaitMs: number;
+  /** Jobs over their account's share put back to wait outside the worker, at most, a second. */
+  putBacksPerSecond: number;
 }
 
 /**
@@ -78,6 +80,41 @@ interface Waiter {
   timer: NodeJS.Timeout;
 }
 
+/** A job over its account's share, waiting in the worker for a place or its turn to be put back. */
+interface Held {
+  accountId: string;
+  subscriptionId: string;
+  grant(place: Promise<Place> | Place): void;
+  timer: NodeJS.Timeout;
+  done: boolean;
+}
+
+/**
+ * Put-backs a second, as a bucket of tokens filled at that rate and holding one second's worth:
+ * a burst of refusals is put back at once, a steady stream at the rate.
+ */
+class PutBackBudget {
+  private tokens: number;
+  private filledAt = Date.now();
+  constructor(private readonly perSecond: number) {
+    this.tokens = perSecond;
+  }
+
+  tryTake(): boolean {
+    const now = Date.now();
+    this.tokens = Math.min(this.perSecond, this.tokens + ((now - this.filledAt) * this.perSecond) / 1000);
+    this.filledAt = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
+  /** Milliseconds until the next token. */
+  msToNext(): number {
+    return Math.max(1, Math.ceil(((1 - this.tokens) * 1000) / this.perSecond));
+  }
+}
+
 interface AccountLine {
   /** POSTs in flight. */
   running: number;
@@ -93,20 +130,36 @@ interface AccountLine {
  * oldest job there: no trip through the broker, no second spent waiting for a place freed in
  * milliseconds. The line is bounded two ways: what the account holds, waiting or posting, is
  * within its fair share (a waiting job takes no room another account needs), and a job not
- * served within `maxWaitMs` leaves to wait outside the worker as before. A job put back costs
- * the broker two persistent writes and a dead-lettering, and with a backlog in the queue every
- * job over the account's places is put back once: the line is as long as the share allows, so
- * a busy account that is alone uses the room no one else needs (docs/benchmarks.md). A subscription
- * at its own limit (a slow receiver) is not served from the line: its jobs wait outside the
- * worker, so they never stand before the account's other subscriptions.
+ * served within `maxWaitMs` leaves to wait outside the worker as before. A subscription at its
+ * own limit (a slow receiver) is not served from the line: its jobs wait outside the worker, so
+ * they never stand before the account's other subscriptions.
+ *
+ * A job over its account's share is put back to wait outside the worker, within a budget of
+ * put-backs a second. A put-back frees the job's place in the worker for whatever is next in the
+ * queue (another account's delivery, behind a busy account's backlog), and costs the broker two
+ * persistent writes and a dead-lettering; while the account stays over its share the broker
+ * refills that place at once with the account's next job, put back in turn, so without a bound
+ * the put-backs take the CPU the worker needs to catch up (docs/benchmarks.md, webhooks). Past
+ * the budget the job waits here, unacked, outside the shares (it holds no place another account
+ * could take): the first place its account frees is its own, without a trip through the broker,
+ * and the newest of the jobs waiting is put back as the budget refills, so the queue behind is
+ * still reached. None waits longer than `maxWaitMs`.
  */
 export class DeliverySlots {
   private readonly shares: AccountShares;
   private readonly subscriptions = new Map<string, number>();
   private readonly accounts = new Map<string, AccountLine>();
+  private readonly putBacks: PutBackBudget;
+  /** Jobs over their account's share waiting here, by account, oldest first. */
+  private readonly held = new Map<string, Set<Held>>();
+  /** The same jobs in the order they came, newest last; ones already gone are skipped. */
+  private heldOrder: Held[] = [];
+  private heldCount = 0;
+  private drainTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly limits: SlotLimits) {
     this.shares = new AccountShares(limits.capacity);
+    this.putBacks = new PutBackBudget(limits.putBacksPerSecond);
   }
 
   /** How many POSTs in flight or waiting one subscription of `accountId` may have now. */
@@ -117,9 +170,34 @@ export class DeliverySlots {
 
   /**
    * Resolves true when the attempt holds its places (release them with `release`), at once or
-   * after its turn in the account's line; the refusal when it must wait outside the worker.
+   * after its turn in the account's line or over its share; the refusal when it must wait
+   * outside the worker.
    */
   acquire(accountId: string, subscriptionId: string): Promise<Place> | Place {
+    const place = this.place(accountId, subscriptionId);
+    if (place !== 'account_share' || this.putBacks.tryTake()) return place;
+    return new Promise<Place>((grant) => this.hold(accountId, subscriptionId, grant));
+  }
+
+  /** Gives back an attempt's places; the oldest job in its account's line takes the POST's. */
+  release(accountId: string, subscriptionId: string): void {
+    const line = this.accounts.get(accountId);
+    if (line === undefined || line.running === 0) return;
+    line.running -= 1;
+    this.letGo(accountId, subscriptionId, line);
+    const next = line.waiting.values().next();
+    if (next.done !== true && line.running < this.limits.perAccount) {
+      const waiter = next.value;
+      line.waiting.delete(waiter);
+      clearTimeout(waiter.timer);
+      line.running += 1;
+      waiter.grant(true);
+    }
+    this.admitHeld(accountId);
+  }
+
+  /** Places for one job now: held, a wait in the account's line, or why not. */
+  private place(accountId: string, subscriptionId: string): Promise<Place> | Place {
     const sub = this.subscriptions.get(subscriptionId) ?? 0;
     if (sub >= this.subscriptionLimit(accountId)) return 'subscription_full';
     if (!this.shares.tryAcquire(accountId)) return 'account_share';
@@ -138,25 +216,11 @@ export class DeliverySlots {
           line.waiting.delete(waiter);
           this.letGo(accountId, subscriptionId, line);
           resolve('line_timeout');
+          this.admitHeld(accountId);
         }, this.limits.maxWaitMs),
       };
       line.waiting.add(waiter);
     });
-  }
-
-  /** Gives back an attempt's places; the oldest job in its account's line takes the POST's. */
-  release(accountId: string, subscriptionId: string): void {
-    const line = this.accounts.get(accountId);
-    if (line === undefined || line.running === 0) return;
-    line.running -= 1;
-    this.letGo(accountId, subscriptionId, line);
-    const next = line.waiting.values().next();
-    if (next.done === true || line.running >= this.limits.perAccount) return;
-    const waiter = next.value;
-    line.waiting.delete(waiter);
-    clearTimeout(waiter.timer);
-    line.running += 1;
-    waiter.grant(true);
   }
 
   /** What one job held in the account's share and its subscription, given back. */
@@ -166,5 +230,70 @@ export class DeliverySlots {
     if (sub <= 0) this.subscriptions.delete(subscriptionId);
     else this.subscriptions.set(subscriptionId, sub);
     if (line.running === 0 && line.waiting.size === 0) this.accounts.delete(accountId);
+  }
+
+  /** Keeps a job over its account's share here until a place, its turn to be put back, or `maxWaitMs`. */
+  private hold(accountId: string, subscriptionId: string, grant: Held['grant']): void {
+    const job: Held = {
+      accountId,
+      subscriptionId,
+      grant,
+      done: false,
+      timer: setTimeout(() => {
+        this.unhold(job);
+        grant('account_share');
+      }, this.limits.maxWaitMs),
+    };
+    const jobs = this.held.get(accountId) ?? new Set<Held>();
+    this.held.set(accountId, jobs);
+    jobs.add(job);
+    this.heldOrder.push(job);
+    this.heldCount += 1;
+    if (this.heldOrder.length > 2 * this.heldCount + 64) this.heldOrder = this.heldOrder.filter((j) => !j.done);
+    this.drainWhenBudgetAllows();
+  }
+
+  private unhold(job: Held): void {
+    job.done = true;
+    clearTimeout(job.timer);
+    this.heldCount -= 1;
+    const jobs = this.held.get(job.accountId);
+    jobs?.delete(job);
+    if (jobs?.size === 0) this.held.delete(job.accountId);
+  }
+
+  /** The account's oldest jobs over its share take the places it has again, while it has them. */
+  private admitHeld(accountId: string): void {
+    const jobs = this.held.get(accountId);
+    if (jobs === undefined) return;
+    for (const job of jobs) {
+      const place = this.place(accountId, job.subscriptionId);
+      if (place === 'account_share') return;
+      this.unhold(job);
+      job.grant(place);
+    }
+  }
+
+  private drainWhenBudgetAllows(): void {
+    if (this.drainTimer !== undefined) return;
+    this.drainTimer = setTimeout(() => {
+      this.drainTimer = undefined;
+      this.drain();
+    }, this.putBacks.msToNext());
+    // The jobs waiting keep their own timers; this one alone never holds a stopping process.
+    this.drainTimer.unref();
+  }
+
+  /** Puts back the newest jobs waiting over their share, as many as the budget allows now. */
+  private drain(): void {
+    while (this.heldCount > 0 && this.putBacks.tryTake()) {
+      let job = this.heldOrder.pop();
+      while (job?.done === true) job = this.heldOrder.pop();
+      if (job === undefined) break;
+      this.unhold(job);
+      job.grant('account_share');
+    }
+    if (this.heldCount > 0) this.drainWhenBudgetAllows();
+    else this.heldOrder = [];
   }
 }

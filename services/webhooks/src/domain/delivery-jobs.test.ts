@@ -31,6 +31,8 @@ const limits = (over: Partial<SlotLimits> = {}): SlotLimits => ({
   perAccount: 400,
   perSubscription: 1000,
   maxWaitMs: 60_000,
+  // No budget to speak of: every job over its share is put back at once.
+  putBacksPerSecond: 1_000_000,
   ...over,
 });
 
@@ -138,5 +140,54 @@ describe('per-account shares', () => {
     expect(slots.acquire('other', 'wh_3')).toBe(true);
     expect(slots.acquire('other', 'wh_4')).toBe(true);
     expect(slots.acquire('other', 'wh_5')).toBe('account_share');
+  });
+});
+
+describe('put-backs within a budget', () => {
+  it("when the put-back budget is spent, then a job over its account's share waits in the worker and takes the first place its account frees", async () => {
+    // Alone, the account may hold half of 4; the budget puts back one job a second.
+    const slots = new DeliverySlots(limits({ capacity: 4, putBacksPerSecond: 1 }));
+    expect(slots.acquire('acc', 'wh_1')).toBe(true);
+    expect(slots.acquire('acc', 'wh_2')).toBe(true);
+    expect(slots.acquire('acc', 'wh_3')).toBe('account_share');
+    const waiting = slots.acquire('acc', 'wh_4');
+    expect(typeof waiting).toBe('object');
+    slots.release('acc', 'wh_1');
+    await expect(Promise.resolve(waiting)).resolves.toBe(true);
+    // The job that waited holds no more than the account's share: a newcomer still gets a place.
+    expect(slots.acquire('other', 'wh_9')).toBe(true);
+  });
+
+  it('when more jobs wait over their share than the budget puts back, then the newest go first as it refills', async () => {
+    const slots = new DeliverySlots(limits({ capacity: 4, putBacksPerSecond: 20 }));
+    expect(slots.acquire('acc', 'wh_1')).toBe(true);
+    expect(slots.acquire('acc', 'wh_2')).toBe(true);
+    // The budget's tokens go on the first refusals; the next job over the share waits.
+    let oldest = slots.acquire('acc', 'wh_old');
+    while (typeof oldest === 'string') oldest = slots.acquire('acc', 'wh_old');
+    const order: string[] = [];
+    const settled = [
+      { name: 'wh_old', place: oldest },
+      { name: 'wh_mid', place: slots.acquire('acc', 'wh_mid') },
+      { name: 'wh_new', place: slots.acquire('acc', 'wh_new') },
+    ].map(async ({ name, place }) => {
+      const got = await place;
+      order.push(name);
+      return got;
+    });
+    expect(await Promise.all(settled)).toEqual(['account_share', 'account_share', 'account_share']);
+    expect(order).toEqual(['wh_new', 'wh_mid', 'wh_old']);
+  });
+
+  it('when a job waits over its share longer than the wait allowed, then it is put back without spending the budget', async () => {
+    const slots = new DeliverySlots(limits({ capacity: 4, putBacksPerSecond: 1, maxWaitMs: 10 }));
+    expect(slots.acquire('acc', 'wh_1')).toBe(true);
+    expect(slots.acquire('acc', 'wh_2')).toBe(true);
+    expect(slots.acquire('acc', 'wh_3')).toBe('account_share');
+    await expect(Promise.resolve(slots.acquire('acc', 'wh_4'))).resolves.toBe('account_share');
+    // The budget's token was not taken by the wait's end: the next refusal still waits.
+    const next = slots.acquire('acc', 'wh_5');
+    expect(typeof next).toBe('object');
+    await expect(Promise.resolve(next)).resolves.toBe('account_share');
   });
 });
