@@ -1,4 +1,5 @@
 import { ROUTES, fillPath } from '@signal/contracts';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import path from 'node:path';
@@ -25,7 +26,7 @@ import {
 /**
  * pnpm bench webhooks [--scenario all|steady|fanout|retries] [--rate 100] [--seconds 10]
  *   [--subscribers 10] [--failing 0] [--cpu-prof] [--warmup 2] [--fanout-subscribers 1000] [--retry-deliveries 100000]
- *   [--retry-subscribers 20] [--retry-rate 30] [--max-delay 900]
+ *   [--retry-subscribers 20] [--retry-rate 30] [--max-delay 900] [--other-work 0]
  *
  * Three scenarios, each against a fresh webhooks API + worker (own database, own queues):
  *  steady  — --rate events/s for --seconds to --subscribers receivers, after --warmup seconds
@@ -35,7 +36,9 @@ import {
  *            --failing P: P % of the receivers answer 500 and a fifth as many (at least one when
  *            P > 0) take 4 s to answer 200, the mix a real fleet has; the direct baseline meets
  *            the same receivers, and the worker may give a subscription as many attempts in
- *            flight as the baseline has connections per receiver. Delivered = first attempts completed (any response), per second
+ *            flight as the baseline has connections per receiver; --other-work P: a process of
+ *            other work beside the whole scenario (direct baseline included), busy P ms of every
+ *            100 ms on one core, the machine shared as in production. Delivered = first attempts completed (any response), per second
  *            of the offered window; backlog = (event, subscriber) pairs offered and not yet
  *            attempted, sampled every second; commit → first byte = publish to the receiver's
  *            first byte of the attempt. One summary line;
@@ -54,7 +57,7 @@ import {
 const CLI = {
   name: 'webhooks bench',
   usage:
-    'usage: pnpm bench webhooks [--scenario all|steady|fanout|retries] [--rate 100] [--seconds 10] [--subscribers 10] [--failing 0] [--cpu-prof] [--warmup 2] [--fanout-subscribers 1000] [--retry-deliveries 100000] [--retry-subscribers 20] [--retry-rate 30] [--max-delay 900]',
+    'usage: pnpm bench webhooks [--scenario all|steady|fanout|retries] [--rate 100] [--seconds 10] [--subscribers 10] [--failing 0] [--cpu-prof] [--warmup 2] [--fanout-subscribers 1000] [--retry-deliveries 100000] [--retry-subscribers 20] [--retry-rate 30] [--max-delay 900] [--other-work 0]',
 };
 const opts = readCommandLine(CLI, () =>
   parseCliArgs(process.argv.slice(2), {
@@ -70,6 +73,7 @@ const opts = readCommandLine(CLI, () =>
     'retry-subscribers': { type: 'string', default: '20' },
     'retry-rate': { type: 'string', default: '30' },
     'max-delay': { type: 'string', default: '900' },
+    'other-work': { type: 'string', default: '0' },
   }),
 );
 const num = (name: keyof typeof opts): number => wholeNumberOption(CLI, opts, name);
@@ -505,6 +509,10 @@ async function steady(): Promise<void> {
   console.log(
     `\n## steady: ${rate} events/s × ${seconds} s × ${subscribers} subscribers (after a ${warmupSeconds} s warm-up)${failingPct > 0 ? `; ${fleet.failing} receivers answer 500, ${fleet.slow} take ${SLOW_RECEIVER_MS / 1000} s` : ''}`,
   );
+  const otherWork = num('other-work');
+  if (otherWork > 100) exitWithUsage(CLI, '--other-work is a percentage of one core, 0 … 100');
+  const busy = otherWork > 0 ? startOtherWork(otherWork) : undefined;
+  if (busy) console.log(`other work: one process busy ${otherWork} ms of every 100 ms, beside the whole run`);
   const rx = await startReceivers(subscribers, () => ({ status: 200 }), fleet);
   // A 4 s receiver offered `rate` events/s keeps up only with rate × 4 s attempts in flight: the
   // worker may give one subscription the concurrency the direct baseline gives it (its
@@ -609,7 +617,14 @@ async function steady(): Promise<void> {
   } finally {
     await stack.stop();
     await rx.close();
+    busy?.kill();
   }
+}
+
+/** A process that spins `percent` ms of every 100 ms: other work on the machine, the same in every run. */
+function startOtherWork(percent: number): ChildProcess {
+  const spin = `const busy = ${percent}; (function tick() { const end = Date.now() + busy; while (Date.now() < end); setTimeout(tick, 100 - busy); })();`;
+  return spawn(process.execPath, ['-e', spin], { stdio: 'ignore' });
 }
 
 async function fanout(): Promise<void> {

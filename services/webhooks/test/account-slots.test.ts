@@ -172,7 +172,7 @@ describe("an account's line in the worker", () => {
   }, 180_000);
 });
 
-describe('jobs over an account\'s share, with put-backs over their budget', () => {
+describe("jobs over an account's share, with put-backs over their budget", () => {
   it('when an account holds its share and put-backs are spent, then its further jobs wait in the worker and each arrives once, as its POSTs finish', async () => {
     const broker = testBrokerPrefix('wh_slots_budget', removeBrokerPrefix);
     const gated = await startGatedReceiver();
@@ -190,7 +190,8 @@ describe('jobs over an account\'s share, with put-backs over their budget', () =
     const tap = await tapDelayCascade(broker.prefix);
     try {
       const subscriptions = 16;
-      for (let i = 0; i < subscriptions; i++) await subscribe(hooks, 'acc_slots_budget', `${gated.url}/s${i}`);
+      for (let i = 0; i < subscriptions; i++)
+        await subscribe(hooks, 'acc_slots_budget', `${gated.url}/s${i}`);
       await publishEvents(broker.prefix, 1);
       await waitFor(() => gated.held() >= 4, 30_000, 20, 'the account’s 4 POSTs in flight');
       // The budget's one job is put back; the worker's other places fill with jobs waiting over the share.

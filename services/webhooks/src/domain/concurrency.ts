@@ -249,7 +249,8 @@ export class DeliverySlots {
     jobs.add(job);
     this.heldOrder.push(job);
     this.heldCount += 1;
-    if (this.heldOrder.length > 2 * this.heldCount + 64) this.heldOrder = this.heldOrder.filter((j) => !j.done);
+    if (this.heldOrder.length > 2 * this.heldCount + 64)
+      this.heldOrder = this.heldOrder.filter((j) => !j.done);
     this.drainWhenBudgetAllows();
   }
 
