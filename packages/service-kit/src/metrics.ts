@@ -164,6 +164,18 @@ export const metrics = {
         labelNames: ['reason'],
       }),
   ),
+  /**
+   * Webhooks worker: jobs over their account's share waiting in the worker because the put-back
+   * budget is spent (WEBHOOK_PUT_BACKS_PER_SECOND). Above zero only while an account's backlog
+   * outgrows its share: the worker is behind.
+   */
+  webhookJobsWaitingOverShare: lazy(
+    () =>
+      new Gauge({
+        name: 'webhook_jobs_waiting_over_share',
+        help: "Webhook jobs over their account's share waiting in the worker for a place or a put-back",
+      }),
+  ),
   /** A document refused when written alone, after its batch's write failed (the rest landed). */
   storeWritesRefused: lazy(
     () =>

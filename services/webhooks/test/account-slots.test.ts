@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { DELAY_LEVELS, brokerNames, removeBrokerPrefix } from '@signal/messaging';
+import { metrics } from '@signal/service-kit';
 import { infraUrls, startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
 import { connect } from 'amqplib';
 import request from 'supertest';
@@ -71,6 +72,11 @@ async function tapDelayCascade(prefix: string) {
     ready: async (name: string) => (await ch.checkQueue(name)).messageCount,
     close: () => conn.close(),
   };
+}
+
+/** The worker's gauge of jobs over their account's share waiting in it (the metric operators read). */
+async function waitingOverShare(): Promise<number> {
+  return (await metrics.webhookJobsWaitingOverShare().get()).values[0]?.value ?? 0;
 }
 
 async function subscribe(hooks: WebhooksHarness, account: string, url: string): Promise<string> {
@@ -196,6 +202,7 @@ describe("jobs over an account's share, with put-backs over their budget", () =>
       await waitFor(() => gated.held() >= 4, 30_000, 20, 'the account’s 4 POSTs in flight');
       // The budget's one job is put back; the worker's other places fill with jobs waiting over the share.
       await waitFor(async () => (await tap.copies()) >= 1, 30_000, 20, 'the first job put back');
+      await waitFor(async () => (await waitingOverShare()) > 0, 30_000, 20, 'jobs waiting over the share');
       expect(gated.held()).toBe(4);
 
       gated.open();
@@ -210,9 +217,11 @@ describe("jobs over an account's share, with put-backs over their budget", () =>
       expect({
         paths: [...gated.answered].sort(),
         fewerPutBacksThanJobsOverTheShare: (await tap.copies()) < subscriptions - 4,
+        waitingOverShare: await waitingOverShare(),
       }).toEqual({
         paths: Array.from({ length: subscriptions }, (_, i) => `/s${i}`).sort(),
         fewerPutBacksThanJobsOverTheShare: true,
+        waitingOverShare: 0,
       });
     } finally {
       await tap.close();

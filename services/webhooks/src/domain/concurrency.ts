@@ -1,3 +1,5 @@
+import { metrics } from '@signal/service-kit';
+
 /**
  * Shares the jobs a worker holds among accounts. A consumer holds at most `capacity` jobs (its
  * prefetch) and an attempt holds its job until the receiver responds or times out, so an
@@ -249,6 +251,7 @@ export class DeliverySlots {
     jobs.add(job);
     this.heldOrder.push(job);
     this.heldCount += 1;
+    metrics.webhookJobsWaitingOverShare().set(this.heldCount);
     if (this.heldOrder.length > 2 * this.heldCount + 64)
       this.heldOrder = this.heldOrder.filter((j) => !j.done);
     this.drainWhenBudgetAllows();
@@ -258,6 +261,7 @@ export class DeliverySlots {
     job.done = true;
     clearTimeout(job.timer);
     this.heldCount -= 1;
+    metrics.webhookJobsWaitingOverShare().set(this.heldCount);
     const jobs = this.held.get(job.accountId);
     jobs?.delete(job);
     if (jobs?.size === 0) this.held.delete(job.accountId);
