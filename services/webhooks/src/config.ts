@@ -58,10 +58,10 @@ export const configSchema = z
      * Jobs over their account's share put back to wait a second in the broker, at most, a second
      * per worker; the rest wait in the worker, unacknowledged, for a place of their account (at
      * most WEBHOOK_TIMEOUT_MS). A put-back lets the worker reach what is behind a busy account
-     * in the queue, and costs the broker ~300 µs of CPU: unbounded, jobs put back and refilled
+     * in the queue, and costs the broker ~0.5 ms of CPU: unbounded, jobs put back and refilled
      * at once took the CPU the worker needed to catch up (docs/benchmarks.md, webhooks).
      */
-    WEBHOOK_PUT_BACKS_PER_SECOND: env.int(200, 1),
+    WEBHOOK_PUT_BACKS_PER_SECOND: env.int(50, 1),
     /** Bus events a worker fans out at once. */
     WEBHOOK_FANOUT_PREFETCH: env.int(50, 1),
     /**
