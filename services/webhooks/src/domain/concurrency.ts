@@ -122,7 +122,16 @@ interface AccountLine {
   running: number;
   /** Jobs waiting for one of them to finish, oldest first (a Set keeps insertion order). */
   waiting: Set<Waiter>;
+  /** When a POST of the account last finished, or the line began. */
+  finishedAt: number;
 }
+
+/**
+ * An account with no POST finished for this long frees no place soon (its receivers hang): its
+ * jobs over its share are put back whatever the budget, as waiting here would only hold places
+ * from what is behind them in the queue. The put-back's own wait outside.
+ */
+const STALLED_MS = 1000;
 
 /**
  * The places an attempt must hold for its POST, taken together: a fair share of the worker's
@@ -144,8 +153,13 @@ interface AccountLine {
  * the put-backs take the CPU the worker needs to catch up (docs/benchmarks.md, webhooks). Past
  * the budget the job waits here, unacked, outside the shares (it holds no place another account
  * could take): the first place its account frees is its own, without a trip through the broker,
- * and the newest of the jobs waiting is put back as the budget refills, so the queue behind is
- * still reached. None waits longer than `maxWaitMs`.
+ * and the oldest of the jobs waiting is put back as the budget refills, so the queue behind is
+ * still reached. Only an account whose POSTs are finishing waits so: one with none finished
+ * for `STALLED_MS` (receivers that hang) frees no place soon, and its jobs over its share are put
+ * back at once, as many as the broker takes, so that what is behind them is reached. Oldest, not newest: each of the worker's queues (first attempts, due attempts)
+ * has its own prefetch, and the newest come from whichever queue still delivers, so putting
+ * them back would leave the other queue's places held, and what waits behind them there, for
+ * the whole wait. None waits longer than `maxWaitMs`.
  */
 export class DeliverySlots {
   private readonly shares: AccountShares;
@@ -154,8 +168,9 @@ export class DeliverySlots {
   private readonly putBacks: PutBackBudget;
   /** Jobs over their account's share waiting here, by account, oldest first. */
   private readonly held = new Map<string, Set<Held>>();
-  /** The same jobs in the order they came, newest last; ones already gone are skipped. */
+  /** The same jobs in the order they came, from `heldNext` on; ones already gone are skipped. */
   private heldOrder: Held[] = [];
+  private heldNext = 0;
   private heldCount = 0;
   private drainTimer: NodeJS.Timeout | undefined;
 
@@ -177,7 +192,8 @@ export class DeliverySlots {
    */
   acquire(accountId: string, subscriptionId: string): Promise<Place> | Place {
     const place = this.place(accountId, subscriptionId);
-    if (place !== 'account_share' || this.putBacks.tryTake()) return place;
+    if (place !== 'account_share' || this.stalled(accountId, Date.now()) || this.putBacks.tryTake())
+      return place;
     return new Promise<Place>((grant) => this.hold(accountId, subscriptionId, grant));
   }
 
@@ -186,6 +202,7 @@ export class DeliverySlots {
     const line = this.accounts.get(accountId);
     if (line === undefined || line.running === 0) return;
     line.running -= 1;
+    line.finishedAt = Date.now();
     this.letGo(accountId, subscriptionId, line);
     const next = line.waiting.values().next();
     if (next.done !== true && line.running < this.limits.perAccount) {
@@ -203,7 +220,12 @@ export class DeliverySlots {
     const sub = this.subscriptions.get(subscriptionId) ?? 0;
     if (sub >= this.subscriptionLimit(accountId)) return 'subscription_full';
     if (!this.shares.tryAcquire(accountId)) return 'account_share';
-    const line = this.accounts.get(accountId) ?? { running: 0, waiting: new Set<Waiter>() };
+    // A new line counts as moving: its first POSTs have had no time to finish.
+    const line = this.accounts.get(accountId) ?? {
+      running: 0,
+      waiting: new Set<Waiter>(),
+      finishedAt: Date.now(),
+    };
     const mustWait = line.running >= this.limits.perAccount;
     this.accounts.set(accountId, line);
     this.subscriptions.set(subscriptionId, sub + 1);
@@ -252,8 +274,10 @@ export class DeliverySlots {
     this.heldOrder.push(job);
     this.heldCount += 1;
     metrics.webhookJobsWaitingOverShare().set(this.heldCount);
-    if (this.heldOrder.length > 2 * this.heldCount + 64)
-      this.heldOrder = this.heldOrder.filter((j) => !j.done);
+    if (this.heldOrder.length - this.heldNext > 2 * this.heldCount + 64) {
+      this.heldOrder = this.heldOrder.slice(this.heldNext).filter((j) => !j.done);
+      this.heldNext = 0;
+    }
     this.drainWhenBudgetAllows();
   }
 
@@ -281,24 +305,46 @@ export class DeliverySlots {
 
   private drainWhenBudgetAllows(): void {
     if (this.drainTimer !== undefined) return;
-    this.drainTimer = setTimeout(() => {
-      this.drainTimer = undefined;
-      this.drain();
-    }, this.putBacks.msToNext());
+    this.drainTimer = setTimeout(
+      () => {
+        this.drainTimer = undefined;
+        this.drain();
+      },
+      Math.min(this.putBacks.msToNext(), STALLED_MS / 4),
+    );
     // The jobs waiting keep their own timers; this one alone never holds a stopping process.
     this.drainTimer.unref();
   }
 
-  /** Puts back the newest jobs waiting over their share, as many as the budget allows now. */
+  /** Whether `accountId` has had no POST finish for `STALLED_MS`. */
+  private stalled(accountId: string, now: number): boolean {
+    return now - (this.accounts.get(accountId)?.finishedAt ?? 0) > STALLED_MS;
+  }
+
+  /**
+   * Puts back every job waiting for an account that stalled since, then the oldest others, as
+   * many as the budget allows now.
+   */
   private drain(): void {
+    const now = Date.now();
+    for (const [accountId, jobs] of this.held) {
+      if (!this.stalled(accountId, now)) continue;
+      for (const job of jobs) {
+        this.unhold(job);
+        job.grant('account_share');
+      }
+    }
     while (this.heldCount > 0 && this.putBacks.tryTake()) {
-      let job = this.heldOrder.pop();
-      while (job?.done === true) job = this.heldOrder.pop();
+      let job = this.heldOrder[this.heldNext++];
+      while (job?.done === true) job = this.heldOrder[this.heldNext++];
       if (job === undefined) break;
       this.unhold(job);
       job.grant('account_share');
     }
     if (this.heldCount > 0) this.drainWhenBudgetAllows();
-    else this.heldOrder = [];
+    else {
+      this.heldOrder = [];
+      this.heldNext = 0;
+    }
   }
 }

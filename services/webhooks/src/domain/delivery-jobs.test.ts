@@ -143,12 +143,19 @@ describe('per-account shares', () => {
   });
 });
 
+/** An account holding its share of 4 (two POSTs), one of which has finished: its POSTs are moving. */
+function busyAndMoving(slots: DeliverySlots): void {
+  expect(slots.acquire('acc', 'wh_1')).toBe(true);
+  expect(slots.acquire('acc', 'wh_2')).toBe(true);
+  slots.release('acc', 'wh_1');
+  expect(slots.acquire('acc', 'wh_1')).toBe(true);
+}
+
 describe('put-backs within a budget', () => {
   it("when the put-back budget is spent, then a job over its account's share waits in the worker and takes the first place its account frees", async () => {
     // Alone, the account may hold half of 4; the budget puts back one job a second.
     const slots = new DeliverySlots(limits({ capacity: 4, putBacksPerSecond: 1 }));
-    expect(slots.acquire('acc', 'wh_1')).toBe(true);
-    expect(slots.acquire('acc', 'wh_2')).toBe(true);
+    busyAndMoving(slots);
     expect(slots.acquire('acc', 'wh_3')).toBe('account_share');
     const waiting = slots.acquire('acc', 'wh_4');
     expect(typeof waiting).toBe('object');
@@ -158,10 +165,9 @@ describe('put-backs within a budget', () => {
     expect(slots.acquire('other', 'wh_9')).toBe(true);
   });
 
-  it('when more jobs wait over their share than the budget puts back, then the newest go first as it refills', async () => {
+  it('when more jobs wait over their share than the budget puts back, then the oldest go first as it refills', async () => {
     const slots = new DeliverySlots(limits({ capacity: 4, putBacksPerSecond: 20 }));
-    expect(slots.acquire('acc', 'wh_1')).toBe(true);
-    expect(slots.acquire('acc', 'wh_2')).toBe(true);
+    busyAndMoving(slots);
     // The budget's tokens go on the first refusals; the next job over the share waits.
     let oldest = slots.acquire('acc', 'wh_old');
     while (typeof oldest === 'string') oldest = slots.acquire('acc', 'wh_old');
@@ -176,18 +182,46 @@ describe('put-backs within a budget', () => {
       return got;
     });
     expect(await Promise.all(settled)).toEqual(['account_share', 'account_share', 'account_share']);
-    expect(order).toEqual(['wh_new', 'wh_mid', 'wh_old']);
+    expect(order).toEqual(['wh_old', 'wh_mid', 'wh_new']);
   });
 
   it('when a job waits over its share longer than the wait allowed, then it is put back without spending the budget', async () => {
     const slots = new DeliverySlots(limits({ capacity: 4, putBacksPerSecond: 1, maxWaitMs: 10 }));
-    expect(slots.acquire('acc', 'wh_1')).toBe(true);
-    expect(slots.acquire('acc', 'wh_2')).toBe(true);
+    busyAndMoving(slots);
     expect(slots.acquire('acc', 'wh_3')).toBe('account_share');
     await expect(Promise.resolve(slots.acquire('acc', 'wh_4'))).resolves.toBe('account_share');
     // The budget's token was not taken by the wait's end: the next refusal still waits.
     const next = slots.acquire('acc', 'wh_5');
     expect(typeof next).toBe('object');
     await expect(Promise.resolve(next)).resolves.toBe('account_share');
+  });
+
+  it('when none of an account’s POSTs has finished for a second, then its jobs over its share are put back at once, whatever the budget', () => {
+    // Receivers that hang free no place: waiting in the worker would only hold what is behind.
+    jest.useFakeTimers();
+    try {
+      const slots = new DeliverySlots(limits({ capacity: 4, putBacksPerSecond: 1 }));
+      expect(slots.acquire('acc', 'wh_1')).toBe(true);
+      expect(slots.acquire('acc', 'wh_2')).toBe(true);
+      jest.advanceTimersByTime(1100);
+      for (let i = 3; i < 10; i++) expect(slots.acquire('acc', `wh_${i}`)).toBe('account_share');
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('when an account with jobs waiting over its share stops finishing POSTs, then those jobs are put back without the budget', async () => {
+    jest.useFakeTimers();
+    try {
+      // A budget that would take 100 s to put one back: only the account's stall can.
+      const slots = new DeliverySlots(limits({ capacity: 4, putBacksPerSecond: 0.01 }));
+      busyAndMoving(slots);
+      const waiting = slots.acquire('acc', 'wh_3');
+      expect(typeof waiting).toBe('object');
+      jest.advanceTimersByTime(1500);
+      await expect(Promise.resolve(waiting)).resolves.toBe('account_share');
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });
