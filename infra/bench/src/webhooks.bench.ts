@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { connect, type ConfirmChannel } from 'amqplib';
 import mongoose from 'mongoose';
-import { newId, exitWithUsage, parseCliArgs, readCommandLine } from '@signal/service-kit';
+import { newId, exitWithUsage, numberOption, parseCliArgs, readCommandLine } from '@signal/service-kit';
 import { signalSnapshotFixture } from '@signal/test-kit';
 import { Pool } from 'undici';
 import { summarize } from './cpu-profile';
@@ -509,7 +509,7 @@ async function steady(): Promise<void> {
   console.log(
     `\n## steady: ${rate} events/s × ${seconds} s × ${subscribers} subscribers (after a ${warmupSeconds} s warm-up)${failingPct > 0 ? `; ${fleet.failing} receivers answer 500, ${fleet.slow} take ${SLOW_RECEIVER_MS / 1000} s` : ''}`,
   );
-  const otherWork = num('other-work');
+  const otherWork = readCommandLine(CLI, () => numberOption(opts['other-work'], 'other-work', { min: 0 }));
   if (otherWork > 100) exitWithUsage(CLI, '--other-work is a percentage of one core, 0 … 100');
   const busy = otherWork > 0 ? startOtherWork(otherWork) : undefined;
   if (busy) console.log(`other work: one process busy ${otherWork} ms of every 100 ms, beside the whole run`);
