@@ -177,6 +177,8 @@ export class DeliverySlots {
   constructor(private readonly limits: SlotLimits) {
     this.shares = new AccountShares(limits.capacity);
     this.putBacks = new PutBackBudget(limits.putBacksPerSecond);
+    // Exported from the start, so that a dashboard reads 0 rather than nothing.
+    metrics.webhookJobsWaitingOverShare().set(0);
   }
 
   /** How many POSTs in flight or waiting one subscription of `accountId` may have now. */
