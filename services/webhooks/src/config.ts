@@ -55,12 +55,13 @@ export const configSchema = z
      */
     WEBHOOK_WORKER_PREFETCH: env.int(4000, 1),
     /**
-     * Jobs over their account's share put back to wait a second in the broker, at most, a second
-     * per worker; the rest wait in the worker, unacknowledged, for a place of their account (at
-     * most WEBHOOK_TIMEOUT_MS), unless none of the account's POSTs finished for a second (its
-     * receivers hang): those are put back whatever the budget. A put-back lets the worker reach what is behind a busy account
-     * in the queue, and costs the broker ~0.5 ms of CPU: unbounded, jobs put back and refilled
-     * at once took the CPU the worker needed to catch up (docs/benchmarks.md, webhooks).
+     * Jobs over their account's share put back to wait a second in the broker, at most this many
+     * a second per worker; the rest wait in the worker, unacknowledged, for a place of their
+     * account (at most WEBHOOK_TIMEOUT_MS), unless none of the account's POSTs finished for a
+     * second (its receivers hang): those are put back whatever the budget. A put-back lets the
+     * worker reach what is behind a busy account in the queue, and costs the broker ~0.5 ms of
+     * CPU: unbounded, jobs put back and refilled at once took the CPU the worker needed to catch
+     * up (docs/benchmarks.md, webhooks).
      */
     WEBHOOK_PUT_BACKS_PER_SECOND: env.int(50, 1),
     /** Bus events a worker fans out at once. */

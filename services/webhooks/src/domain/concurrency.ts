@@ -55,7 +55,7 @@ export interface SlotLimits {
   perAccount: number;
   /** POSTs in flight or waiting per subscription (and never more than a quarter of its account's). */
   perSubscription: number;
-  /** Longest a job waits in its account's line, or over its share, before it goes to wait outside the worker. */
+  /** Longest a job waits in its account's line, or over its share, before it waits outside the worker. */
   maxWaitMs: number;
   /** Jobs over their account's share put back to wait outside the worker, at most, a second. */
   putBacksPerSecond: number;
@@ -129,7 +129,7 @@ interface AccountLine {
 /**
  * An account with no POST finished for this long frees no place soon (its receivers hang): its
  * jobs over its share are put back whatever the budget, as waiting here would only hold places
- * from what is behind them in the queue. The put-back's own wait outside.
+ * from what is behind them in the queue. As long as a put-back's own wait outside.
  */
 const STALLED_MS = 1000;
 
@@ -154,12 +154,13 @@ const STALLED_MS = 1000;
  * the budget the job waits here, unacked, outside the shares (it holds no place another account
  * could take): the first place its account frees is its own, without a trip through the broker,
  * and the oldest of the jobs waiting is put back as the budget refills, so the queue behind is
- * still reached. Only an account whose POSTs are finishing waits so: one with none finished
- * for `STALLED_MS` (receivers that hang) frees no place soon, and its jobs over its share are put
- * back at once, as many as the broker takes, so that what is behind them is reached. Oldest, not newest: each of the worker's queues (first attempts, due attempts)
- * has its own prefetch, and the newest come from whichever queue still delivers, so putting
- * them back would leave the other queue's places held, and what waits behind them there, for
- * the whole wait. None waits longer than `maxWaitMs`.
+ * still reached; none waits longer than `maxWaitMs`. Oldest, not newest: each of the worker's
+ * queues (first attempts, due attempts) has its own prefetch, and the newest come from whichever
+ * queue still delivers, so putting them back would leave the other queue's places held, and
+ * what waits behind them there, for the whole wait. Only an account whose POSTs are finishing
+ * waits so: one with none finished for `STALLED_MS` (receivers that hang) frees no place soon,
+ * and its jobs over its share are put back at once, as many as the broker takes, so that what
+ * is behind them is reached.
  */
 export class DeliverySlots {
   private readonly shares: AccountShares;
@@ -265,10 +266,7 @@ export class DeliverySlots {
       subscriptionId,
       grant,
       done: false,
-      timer: setTimeout(() => {
-        this.unhold(job);
-        grant('account_share');
-      }, this.limits.maxWaitMs),
+      timer: setTimeout(() => this.putBack(job), this.limits.maxWaitMs),
     };
     const jobs = this.held.get(accountId) ?? new Set<Held>();
     this.held.set(accountId, jobs);
@@ -291,6 +289,12 @@ export class DeliverySlots {
     const jobs = this.held.get(job.accountId);
     jobs?.delete(job);
     if (jobs?.size === 0) this.held.delete(job.accountId);
+  }
+
+  /** Sends a waiting job to wait outside the worker. */
+  private putBack(job: Held): void {
+    this.unhold(job);
+    job.grant('account_share');
   }
 
   /** The account's oldest jobs over its share take the places it has again, while it has them. */
@@ -330,18 +334,13 @@ export class DeliverySlots {
   private drain(): void {
     const now = Date.now();
     for (const [accountId, jobs] of this.held) {
-      if (!this.stalled(accountId, now)) continue;
-      for (const job of jobs) {
-        this.unhold(job);
-        job.grant('account_share');
-      }
+      if (this.stalled(accountId, now)) for (const job of jobs) this.putBack(job);
     }
     while (this.heldCount > 0 && this.putBacks.tryTake()) {
       let job = this.heldOrder[this.heldNext++];
       while (job?.done === true) job = this.heldOrder[this.heldNext++];
       if (job === undefined) break;
-      this.unhold(job);
-      job.grant('account_share');
+      this.putBack(job);
     }
     if (this.heldCount > 0) this.drainWhenBudgetAllows();
     else {
