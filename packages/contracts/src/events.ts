@@ -101,6 +101,12 @@ export const webhookDeliveryJobSchema = z.object({
   job_id: z.string().max(64).optional(),
   /** The attempt is the last whatever its number (a re-send of a failed delivery): no retry after it. */
   one_attempt: z.boolean().optional(),
+  /**
+   * The delivery is in the open-deliveries index already: its earlier attempt failed and was
+   * marked there before this job was queued. A failure of this attempt writes no entry again
+   * (an insert the store already holds costs FerretDB one transaction per document of its batch).
+   */
+  marked_open: z.boolean().optional(),
 });
 export type WebhookDeliveryJob = z.infer<typeof webhookDeliveryJobSchema>;
 

@@ -185,6 +185,18 @@ export const metrics = {
         labelNames: ['collection'],
       }),
   ),
+  /**
+   * Documents a batched insert found stored already (a redelivered job or event). Expected near
+   * zero: on FerretDB one such document makes its whole batch go in one transaction per document.
+   */
+  storeWritesAlreadyHeld: lazy(
+    () =>
+      new Counter({
+        name: 'store_writes_already_held_total',
+        help: 'Documents a batched insert found stored already (kept as they were)',
+        labelNames: ['collection'],
+      }),
+  ),
   webhookAttemptDuration: lazy(
     () =>
       new Histogram({

@@ -82,9 +82,12 @@ export function buildWorker(
     maxConcurrentWrites: 4,
     minBatchWhileWriting: 100,
   };
+  const held = (collection: string) => (count: number) =>
+    metrics.storeWritesAlreadyHeld().inc({ collection }, count);
   const deliveryWriter = new InsertBatcher<DeliveryDocument>({
     write: (docs) => deps.repository.insertDeliveries(docs),
     id: (d) => d._id,
+    held: held('deliveries'),
     ...batching,
   });
   const refused = (collection: string) => (doc: { _id: string }, err: unknown) => {
@@ -98,18 +101,21 @@ export function buildWorker(
     write: (entries) => deps.repository.appendLog(entries),
     id: (e) => e._id,
     refused: refused('delivery_log'),
+    held: held('delivery_log'),
     ...batching,
   });
   const claimWriter = new InsertBatcher<AttemptClaim>({
     write: (claims) => deps.repository.insertClaims(claims),
     id: (c) => c._id,
     refused: refused('attempt_claims'),
+    held: held('attempt_claims'),
     ...batching,
   });
   const openWriter = new InsertBatcher<OpenDelivery>({
     write: (entries) => deps.repository.insertOpen(entries),
     id: (e) => e._id,
     refused: refused('open_deliveries'),
+    held: held('open_deliveries'),
     ...batching,
   });
   const open: OpenDeliveries = {

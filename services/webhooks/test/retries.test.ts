@@ -2,6 +2,7 @@ import { startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal
 import request from 'supertest';
 import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
 import { removeBrokerPrefix } from '@signal/messaging';
+import { metrics } from '@signal/service-kit';
 
 /**
  * Retries through the delay cascade: one receiver's hour-long Retry-After never delays another
@@ -106,6 +107,42 @@ describe('retries in the delay cascade', () => {
       await slowFirst.stop();
       await slowBroker.cleanup();
     }
+  });
+});
+
+describe('the open-deliveries index', () => {
+  const heldOpenEntries = async () =>
+    (await metrics.storeWritesAlreadyHeld().get()).values
+      .filter((v) => v.labels.collection === 'open_deliveries')
+      .reduce((n, v) => n + v.value, 0);
+
+  it('when a delivery fails every attempt, then its open entry is written once (no insert meets one stored) and recover still finds it', async () => {
+    const failing = await receiver(() => ({ status: 500 }));
+    const id = await subscribe(`${failing.url}/always-500`);
+    const since = new Date(Date.now() - 1000).toISOString();
+    const heldBefore = await heldOpenEntries();
+    const deliveryId = (await sendTest(id)).body.data.id as string;
+    await waitFor(
+      async () => {
+        const res = await request(hooks.url)
+          .get(`/v1/webhooks/${id}/deliveries/${deliveryId}`)
+          .set(hooks.auth(ACC))
+          .expect(200);
+        return res.body.data.status === 'failed';
+      },
+      20_000,
+      100,
+      'the delivery to fail for good',
+    );
+    expect(failing.requests).toHaveLength(4);
+    // Four failed attempts, one entry: the retries' failures wrote none again.
+    expect((await heldOpenEntries()) - heldBefore).toBe(0);
+    const recovered = await request(hooks.url)
+      .post(`/v1/webhooks/${id}/recover`)
+      .set(hooks.auth(ACC))
+      .send({ since })
+      .expect(202);
+    expect(recovered.body.data.queued).toBe(1);
   });
 });
 

@@ -69,10 +69,20 @@ describe('batched inserts', () => {
     }
   });
 
-  it('when some documents were stored before, then the caller learns which, and the others are written', async () => {
-    const store = recordingStore(['b']);
-    const b = batcher(store, 10, 1, 1);
-    expect([...(await b.insert(docs('a', 'b', 'c')))]).toEqual(['b']);
+  it('when some documents were stored before, then the caller learns which, the others are written, and the count is reported', async () => {
+    const store = recordingStore(['b', 'c']);
+    const held: number[] = [];
+    const b = new InsertBatcher<Doc>({
+      write: store.write,
+      id: (d) => d._id,
+      maxItems: 10,
+      windowMs: 1,
+      maxConcurrentWrites: 1,
+      held: (count) => held.push(count),
+    });
+    expect([...(await b.insert(docs('a', 'b', 'c', 'd')))].sort()).toEqual(['b', 'c']);
+    await b.insert(docs('e'));
+    expect(held).toEqual([2]);
   });
 
   it('when a write fails for another reason, then its callers are rejected and later writes go on', async () => {

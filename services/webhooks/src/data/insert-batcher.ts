@@ -29,6 +29,8 @@ export interface InsertBatcherOptions<T> {
    * fewer wait for the write in flight and go with what arrives meanwhile (service-kit Batcher).
    */
   minBatchWhileWriting?: number;
+  /** How many documents of a write the store held already (a redelivered job's, event's). */
+  held?(count: number): void;
   /** A document the store refused when written alone (its caller's insert rejects with `err`). */
   refused?(doc: T, err: unknown): void;
   /** Failures that are the store's, not a document's (default: the store is unreachable). */
@@ -55,6 +57,7 @@ export class InsertBatcher<T> {
     const transient = this.options.transient ?? isMongoUnavailable;
     try {
       const duplicates = await this.options.write(docs);
+      if (duplicates.size > 0) this.options.held?.(duplicates.size);
       return docs.map((_, i) => ({ held: duplicates.has(i) }));
     } catch (err) {
       if (transient(err)) throw err;

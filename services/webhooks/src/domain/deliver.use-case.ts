@@ -194,7 +194,7 @@ async function afterRecord(
   if (entry.status === 'succeeded') {
     // Only a delivery that failed before (a later attempt) can be in the index.
     if (job.attempt > 1 || job.one_attempt) await deps.open.close(input.deliveryId);
-  } else {
+  } else if (!job.marked_open) {
     await deps.open.mark({
       _id: input.deliveryId,
       webhook_id: input.webhookId,
@@ -211,6 +211,8 @@ async function afterRecord(
       payload: input.payload,
       due_at: new Date(entry.next_attempt_at).getTime(),
       job_id: newId('job'),
+      // Marked above (or by an earlier attempt) before this job exists: its failure marks nothing.
+      marked_open: true,
     });
   }
 }
@@ -246,7 +248,7 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
       logEntry(deliveryId, webhookId, job.attempt, { status: 'failed', next_attempt_at: null }),
     ]);
     // Kept failed, open to recover once the subscription is enabled again.
-    if (sub)
+    if (sub && !job.marked_open)
       await deps.open.mark({
         _id: deliveryId,
         webhook_id: webhookId,

@@ -150,7 +150,7 @@ export interface OpenDelivery {
   _id: string;
   webhook_id: string;
   account_id: string;
-  /** When an attempt last left it failed or pending. */
+  /** When an attempt first left it failed or pending (an entry is written once, never updated). */
   at: Date;
 }
 
