@@ -82,8 +82,17 @@ export const configSchema = z
      * one more is 429 RATE_LIMIT_EXCEEDED with Retry-After.
      */
     WEBHOOK_RECOVER_PER_MINUTE: env.int(10, 1),
-    /** How often the worker writes what recorded attempts changed in each subscription's health. */
+    /**
+     * How often the worker writes what recorded attempts changed in each subscription's health:
+     * a change of outcome (succeeded or failed, another status code or error) shows within this.
+     */
     WEBHOOK_HEALTH_FLUSH_MS: env.int(1000, 10),
+    /**
+     * How long what only moves on in a subscription's health (its last attempt's time, its failure
+     * counts) may wait to be written while the outcome stays the same: one write per subscription
+     * per this, not per flush (0: every flush).
+     */
+    WEBHOOK_HEALTH_REFRESH_MS: env.int(10_000, 0),
     /** How long a rotated-out secret keeps signing (both signatures are sent). */
     WEBHOOK_SECRET_OVERLAP_MS: env.int(24 * 3_600_000, 0),
     /**

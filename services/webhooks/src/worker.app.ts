@@ -134,6 +134,7 @@ export function buildWorker(
   const healthWriter = new HealthWriter(
     (webhookId, batch) => deps.repository.writeHealth(webhookId, batch),
     config.WEBHOOK_HEALTH_FLUSH_MS,
+    config.WEBHOOK_HEALTH_REFRESH_MS,
     logger,
   );
   const subscriptions = new SubscriptionCache(deps.repository, config.WEBHOOK_SUBSCRIPTION_CACHE_MS);

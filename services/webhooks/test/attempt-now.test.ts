@@ -26,6 +26,7 @@ beforeAll(async () => {
     env: {
       WEBHOOK_RETRY_DELAYS_MS: '600000',
       WEBHOOK_HEALTH_FLUSH_MS: '20',
+      WEBHOOK_HEALTH_REFRESH_MS: '200',
       WEBHOOK_RECOVER_PER_MINUTE: '50',
     },
   });

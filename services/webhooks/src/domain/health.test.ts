@@ -1,4 +1,12 @@
-import { addAttempt, healthUpdates, healthView, hourKey, type HealthBatch } from './health';
+import {
+  addAttempt,
+  healthDue,
+  healthUpdates,
+  healthView,
+  hourKey,
+  outcomeOf,
+  type HealthBatch,
+} from './health';
 import type { AttemptRecord } from './records';
 
 const attempt = (at: string, status: number | null): AttemptRecord => ({
@@ -68,5 +76,17 @@ describe('subscription health', () => {
       failing_since: '2026-01-01T00:00:00.000Z',
       failures_24h: 5,
     });
+  });
+
+  it('when the outcome is the one written, then the batch waits for the refresh; when it changed, or nothing was written, then it is due at once', () => {
+    const failing = fold(attempt('2026-01-01T10:00:01Z', 500));
+    const written = { at: 1_000, outcome: outcomeOf(attempt('2026-01-01T10:00:00Z', 500)) };
+    expect(healthDue(failing, written, 1_500, 10_000)).toBe(false);
+    expect(healthDue(failing, written, 11_000, 10_000)).toBe(true);
+    expect(healthDue(failing, undefined, 1_500, 10_000)).toBe(true);
+    // Another status code, a success, a timeout: each is news.
+    expect(healthDue(fold(attempt('2026-01-01T10:00:01Z', 503)), written, 1_500, 10_000)).toBe(true);
+    expect(healthDue(fold(attempt('2026-01-01T10:00:01Z', 200)), written, 1_500, 10_000)).toBe(true);
+    expect(healthDue(fold(attempt('2026-01-01T10:00:01Z', null)), written, 1_500, 10_000)).toBe(true);
   });
 });

@@ -71,6 +71,34 @@ export function healthUpdates(batch: HealthBatch): {
   return { latest, counts: { $inc: inc, $unset: unset } };
 }
 
+/** What a subscription's health shows of its latest attempt, beyond its time: a change of it is news. */
+export const outcomeOf = (a: AttemptRecord): string => `${succeeded(a)}|${a.status_code}|${a.error}`;
+
+/** A subscription's health as this process last wrote it. */
+export interface WrittenHealth {
+  /** When it was written (ms). */
+  at: number;
+  /** `outcomeOf` the latest attempt written. */
+  outcome: string;
+}
+
+/**
+ * Is a subscription's batch written now? At once when its latest attempt's outcome differs from
+ * the one written (succeeded or failed, another status code or error): health shows changes
+ * within a flush. What only moves on — the last attempt's time, the failure counts — waits up to
+ * `refreshMs` and goes in one write: on FerretDB an update is a read, a rewrite of the whole
+ * subscription document and its indexes, and a transaction, and a steady fleet would otherwise
+ * pay one per active subscription every flush.
+ */
+export function healthDue(
+  batch: HealthBatch,
+  written: WrittenHealth | undefined,
+  now: number,
+  refreshMs: number,
+): boolean {
+  return written === undefined || written.outcome !== outcomeOf(batch.last) || now - written.at >= refreshMs;
+}
+
 const iso = (d: Date | undefined | null) => (d ? new Date(d).toISOString() : null);
 
 /** A subscription's health as a client reads it. */
