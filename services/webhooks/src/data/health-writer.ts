@@ -8,7 +8,8 @@ import type { AttemptRecord } from '../domain/records';
  * subscription and looked at every `flushMs`. A subscription's batch is written when its outcome
  * changed, else once `refreshMs` has passed since its last write (`healthDue`): a subscription's
  * health costs a write per change or per `refreshMs` however many attempts it gets, and reading
- * it costs nothing (it is in the subscription's document).
+ * it costs nothing (it is in the subscription's document). Each worker judges by its own last
+ * write: an outcome another worker wrote since is set right within `refreshMs`.
  */
 export class HealthWriter implements HealthRecorder {
   private pending = new Map<string, HealthBatch>();
