@@ -198,7 +198,10 @@ interface Stack {
   ledger(ids: string[]): Promise<{ succeeded: number; failed: number; pending: number }>;
   /** The worker's process id, for its CPU time. */
   workerPid: number | undefined;
-  /** The worker's `webhook_attempts_total` by outcome and `webhook_deferrals_total` by reason. */
+  /**
+   * The worker's `webhook_attempts_total` by outcome, `webhook_deferrals_total` by reason and
+   * `store_writes_already_held_total` by collection.
+   */
   attemptsByOutcome(): Promise<Record<string, number>>;
   stop(): Promise<void>;
 }
@@ -300,6 +303,9 @@ async function startStack(label: string, env: Record<string, string>): Promise<S
         counts[m[1]!] = Number(m[2]);
       for (const m of text.matchAll(/^webhook_deferrals_total\{reason="([a-z_]+)"\} (\d+)/gm))
         counts[`deferred: ${m[1]!}`] = Number(m[2]);
+      // A document a batched insert found stored costs FerretDB its whole batch one by one.
+      for (const m of text.matchAll(/^store_writes_already_held_total\{collection="([a-z_]+)"\} (\d+)/gm))
+        counts[`held already: ${m[1]!}`] = Number(m[2]);
       return counts;
     },
     async stop() {
