@@ -74,6 +74,8 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHarn
     },
     async stop() {
       await http.close();
+      // Counted usage is written before the test's keys go: written at close, it would outlive them.
+      await deps.usage.flush().catch(() => undefined);
       const keys = await deps.redis.keys(`${config.REDIS_PREFIX}*`).catch(() => []);
       if (!options.share && keys.length) await deps.redis.del(...keys).catch(() => undefined);
       if (!options.share) await deps.mongo.dropDatabase().catch(() => undefined);
