@@ -1,4 +1,11 @@
-import { GracefulShutdown, startHttpServer, valueOrThrow, type RunningServer } from '@signal/service-kit';
+import {
+  GracefulShutdown,
+  connectRedis,
+  deleteKeysMatching,
+  startHttpServer,
+  valueOrThrow,
+  type RunningServer,
+} from '@signal/service-kit';
 import { TEST_INTERNAL_KEYS, infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
 import { randomBytes } from 'node:crypto';
 import { appFromDependencies } from '../src/app';
@@ -74,12 +81,14 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHarn
     },
     async stop() {
       await http.close();
-      // Counted usage is written before the test's keys go: written at close, it would outlive them.
-      await deps.usage.flush().catch(() => undefined);
-      const keys = await deps.redis.keys(`${config.REDIS_PREFIX}*`).catch(() => []);
-      if (!options.share && keys.length) await deps.redis.del(...keys).catch(() => undefined);
       if (!options.share) await deps.mongo.dropDatabase().catch(() => undefined);
       await deps.close();
+      if (options.share) return;
+      // The test's keys go once nothing of it writes any more: usage and streams ended by the
+      // close write theirs during it. Through the Redis itself, not a test's proxy to it.
+      const redis = await connectRedis(redisUrl, silentLogger).catch(() => undefined);
+      if (redis) await deleteKeysMatching(redis, `${config.REDIS_PREFIX}*`).catch(() => undefined);
+      redis?.disconnect();
     },
   };
 }
