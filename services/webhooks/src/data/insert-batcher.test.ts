@@ -1,4 +1,4 @@
-import { InsertBatcher } from './insert-batcher';
+import { InsertBatcher, type InsertBatcherOptions } from './insert-batcher';
 
 interface Doc {
   _id: string;
@@ -38,8 +38,16 @@ const batcher = (
   maxItems: number,
   windowMs: number,
   maxConcurrentWrites: number,
+  hooks: Pick<InsertBatcherOptions<Doc>, 'held' | 'refused' | 'transient'> = {},
 ) =>
-  new InsertBatcher<Doc>({ write: store.write, id: (d) => d._id, maxItems, windowMs, maxConcurrentWrites });
+  new InsertBatcher<Doc>({
+    write: store.write,
+    id: (d) => d._id,
+    maxItems,
+    windowMs,
+    maxConcurrentWrites,
+    ...hooks,
+  });
 
 describe('batched inserts', () => {
   it('when callers insert within one window, then one write carries all of them', async () => {
@@ -72,14 +80,7 @@ describe('batched inserts', () => {
   it('when some documents were stored before, then the caller learns which, the others are written, and the count is reported', async () => {
     const store = recordingStore(['b', 'c']);
     const held: number[] = [];
-    const b = new InsertBatcher<Doc>({
-      write: store.write,
-      id: (d) => d._id,
-      maxItems: 10,
-      windowMs: 1,
-      maxConcurrentWrites: 1,
-      held: (count) => held.push(count),
-    });
+    const b = batcher(store, 10, 1, 1, { held: (count) => held.push(count) });
     expect([...(await b.insert(docs('a', 'b', 'c', 'd')))].sort()).toEqual(['b', 'c']);
     await b.insert(docs('e'));
     expect(held).toEqual([2]);
@@ -105,14 +106,7 @@ describe('batched inserts', () => {
   it('when the store refuses one document of a batch, then the others land, only its caller is rejected, and it is reported', async () => {
     const store = recordingStore();
     const refused: string[] = [];
-    const b = new InsertBatcher<Doc>({
-      write: store.write,
-      id: (d) => d._id,
-      maxItems: 100,
-      windowMs: 5,
-      maxConcurrentWrites: 1,
-      refused: (d) => refused.push(d._id),
-    });
+    const b = batcher(store, 100, 5, 1, { refused: (d) => refused.push(d._id) });
     store.refuse('bad');
     const [a, bad, c] = await Promise.allSettled([
       b.insert(docs('a1', 'a2')),
@@ -130,14 +124,7 @@ describe('batched inserts', () => {
 
   it('when the store is unreachable, then the whole batch is rejected without writing each document alone', async () => {
     const store = recordingStore();
-    const b = new InsertBatcher<Doc>({
-      write: store.write,
-      id: (d) => d._id,
-      maxItems: 100,
-      windowMs: 5,
-      maxConcurrentWrites: 1,
-      transient: () => true,
-    });
+    const b = batcher(store, 100, 5, 1, { transient: () => true });
     store.failOnce();
     const results = await Promise.allSettled([b.insert(docs('a')), b.insert(docs('b'))]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
