@@ -335,7 +335,7 @@ export const ROUTES = {
     caller: 'apiKey',
     tag: 'Webhook deliveries',
     summary:
-      'Attempt now every delivery created since `since` that is failed or pending (waiting for a retry): a failed one gets one more attempt (failed again if it fails), a pending one has its waiting attempt made now. One page per call (`limit`, at most 100): pass `next_cursor` as `cursor` to go on. Idempotent: a repeat finds them queued or succeeded and queues none again. Limited per account (10 calls a minute by default): 429 RATE_LIMIT_EXCEEDED with Retry-After. 409 CONFLICT while the subscription is disabled',
+      'Attempt now every delivery created since `since` that is failed or pending (waiting for a retry): a failed one gets one more attempt (failed again if it fails), a pending one has its waiting attempt made now. One page per call (`limit`, at most 100): pass `next_cursor` as `cursor` to go on. Idempotent: a repeat finds them queued, succeeded, or with their latest attempt already asked for (by retry or an earlier recover; their own retry timer makes the next), and queues none again. Limited per account (10 calls a minute by default): 429 RATE_LIMIT_EXCEEDED with Retry-After. 409 CONFLICT while the subscription is disabled',
     pathParams: [webhookId],
     body: recoverWebhookInputSchema,
     responses: { '202': { description: 'Queued', schema: recoverWebhookResponseSchema } },

@@ -22,9 +22,10 @@ beforeAll(async () => {
   hooks = await startWebhooks({
     label: 'wh_attempt_now',
     prefix: broker.prefix,
-    // One retry, long after anything here: a delivery that failed once waits on its timer.
+    // Two retries, long after anything here: a delivery that failed once waits on its timer, and
+    // one that failed twice still does.
     env: {
-      WEBHOOK_RETRY_DELAYS_MS: '600000',
+      WEBHOOK_RETRY_DELAYS_MS: '600000,600000',
       WEBHOOK_HEALTH_FLUSH_MS: '20',
       WEBHOOK_HEALTH_REFRESH_MS: '200',
       WEBHOOK_RECOVER_PER_MINUTE: '50',
@@ -204,6 +205,28 @@ describe('recover', () => {
     // POST again and again to a failing URL); retry now on the delivery is still there.
     expect((await recover(id, { since }).expect(202)).body.data.queued).toBe(0);
     expect(postsOf('/recover-failed')).toBe(2);
+  });
+
+  it("when a pending delivery's recovered attempt fails, then a repeat recover sends nothing: its retries stay on their timers", async () => {
+    const id = await subscribe('/recover-repeat', [500]);
+    const since = new Date(Date.now() - 1000).toISOString();
+    const d = await sendTest(id);
+    await until(id, d, (x) => x.attempts_made === 1, 'the first attempt to fail');
+    expect((await recover(id, { since }).expect(202)).body.data.queued).toBe(1);
+    const after = await until(id, d, (x) => x.attempts_made === 2, 'the recovered attempt');
+    // It failed with a retry left: pending, on its timer again.
+    expect(after).toMatchObject({ status: 'pending', last_response_status: 500 });
+    expect(after.next_attempt_at).not.toBeNull();
+    for (let i = 0; i < 3; i++) expect((await recover(id, { since }).expect(202)).body.data.queued).toBe(0);
+    expect(postsOf('/recover-repeat')).toBe(2);
+    expect(await delivery(id, d)).toMatchObject({ status: 'pending', attempts_made: 2 });
+    // Retry now on the one delivery is still there.
+    await request(hooks.url)
+      .post(`/v1/webhooks/${id}/deliveries/${d}/retry`)
+      .set(hooks.auth(ACC))
+      .expect(202);
+    await until(id, d, (x) => x.attempts_made === 3, 'the retried attempt');
+    expect(postsOf('/recover-repeat')).toBe(3);
   });
 
   it('when an account recovers more often than its limit, then 429 RATE_LIMIT_EXCEEDED with Retry-After', async () => {

@@ -87,9 +87,18 @@ export async function retryDelivery(
   return succeed(toDeliveryView(doc, { ...state, status: 'pending', next_attempt_at: now, updated_at: now }));
 }
 
-/** Did the delivery's last attempt come from a request (retry now, recover), not its own retries? */
+/**
+ * Did the delivery's latest attempt come from a request (retry now, recover), not its own
+ * retries? Recover then leaves it alone: a failed one has had its one more attempt, a pending one
+ * its waiting attempt brought forward, and only its own timer brings the next.
+ */
 function spentByRequest(log: readonly DeliveryLogEntry[], state: DeliveryState): boolean {
-  return log.some((e) => e.kind === 'requeued' && e.attempt === state.last_attempt);
+  const latest = state.last_attempt;
+  // An attempt dropped (the webhook was off when it came) was never sent: it spent nothing.
+  return (
+    log.some((e) => e.kind === 'requeued' && e.attempt === latest) &&
+    log.some((e) => e.kind === 'attempt' && e.attempt === latest)
+  );
 }
 
 /** Deliveries of a page looked at at once (each a few equality reads, a log append and a publish). */
@@ -101,9 +110,11 @@ const RECOVER_WINDOW_MS = 60_000;
  * page per call: it reads the subscription's open deliveries (those that failed an attempt and
  * have not succeeded since) through an index, at most `limit` of them after `cursor`, so a call
  * costs the same at any history size; `next_cursor` continues. Idempotent: a repeat finds the
- * deliveries queued already, or failed after the one more attempt asked for them, and queues none
- * again, so repeated calls cannot make the worker POST again and again to a failing URL (retry now
- * on one delivery still can, within the account's rate limit). Limited per account per minute.
+ * deliveries queued already, or with their latest attempt made at a request (a failed one's one
+ * more, a pending one's brought forward), and queues none again, so repeated calls cannot make the
+ * worker POST again and again to a failing URL nor spend a pending delivery's retries in seconds
+ * (retry now on one delivery still can, within the account's rate limit). Limited per account per
+ * minute.
  */
 export async function recoverDeliveries(
   deps: SubscriptionDeps,
@@ -138,7 +149,7 @@ export async function recoverDeliveries(
         if (!doc || new Date(doc.created_at) < input.since) return false;
         const log = await deps.repository.logOf([doc._id]);
         const state = foldDelivery(doc, log);
-        if (state.status === 'failed' && spentByRequest(log, state)) return false;
+        if (spentByRequest(log, state)) return false;
         return (await attemptNow(deps, sub, doc, state, now)) === 'queued';
       }),
     );
