@@ -183,6 +183,27 @@ describe('sessions', () => {
     await request(gw.url).get('/v1/dashboard/keys').set('Cookie', here.cookie).expect(401);
   });
 
+  it("when the dashboard is given a wrong current password, then it is the form's field error and the session goes on", async () => {
+    const email = await newAccount();
+    const res = await request(gw.url)
+      .post('/v1/dashboard/session')
+      .send({ email, password: PASSWORD })
+      .expect(200);
+    const cookie = ([] as string[]).concat(res.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
+    const refused = await request(gw.url)
+      .post('/v1/dashboard/password')
+      .set({ Cookie: cookie, 'X-CSRF-Token': res.body.data.csrf_token as string })
+      .send({ current_password: 'not the password at all', new_password: 'a brand new password' })
+      .expect(400);
+    expect(refused.body.error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: [{ field: 'current_password', message: expect.stringContaining('current_password') }],
+    });
+    // Still signed in, and the password is the one it was.
+    await request(gw.url).get('/v1/dashboard/keys').set('Cookie', cookie).expect(200);
+    await login(email, PASSWORD).expect(200);
+  });
+
   it('when a session token has no exp, or no id, or another audience, then it is refused', async () => {
     const email = await newAccount();
     const session = (await login(email, PASSWORD).expect(200)).body.data.token as string;

@@ -234,7 +234,8 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
     res.json({ success: true, data: { logged_out: true } });
   });
 
-  // Every session of the account ends (this browser gets a new one at once).
+  // Every session of the account ends (this browser gets a new one at once). A wrong current
+  // password is the form's field error, not a 401: the dashboard reads a 401 as its session ended.
   mountRoute(router, routes.dashboardChangePassword, async ({ body }, req, res) => {
     const { accountId } = current(res);
     const result = await changePassword(
@@ -244,6 +245,10 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
       body.new_password,
       loginClientOf(req),
     );
+    if (!result.ok && result.code === 'UNAUTHORIZED')
+      throw new AppError('VALIDATION_ERROR', 'The current password is wrong.', {
+        details: [{ field: 'current_password', message: "current_password is not this account's password" }],
+      });
     if (!result.ok) throw failureError(result);
     await startSession(res, accountId);
   });
