@@ -83,6 +83,39 @@ describe('delivery state folded from its log', () => {
     expect(requeueSeq(2)).toBeLessThan(attemptSeq(2));
   });
 
+  it('when an attempt was dropped while the webhook was off and a retry came after, then the attempts shown count 1, 2, 3 as attempts_made does', () => {
+    const dropped: DeliveryLogEntry = {
+      ...attempt(3, 'failed', null, 150),
+      kind: 'dropped',
+      started_at: null,
+      duration_ms: null,
+      error: null,
+    };
+    const requeue: DeliveryLogEntry = {
+      ...attempt(4, 'pending', null, 300),
+      _id: logEntryId('dlv_1', requeueSeq(4)),
+      seq: requeueSeq(4),
+      kind: 'requeued',
+      next_attempt_at: at(300),
+      started_at: null,
+      duration_ms: null,
+      error: null,
+    };
+    const s = foldDelivery(doc, [
+      attempt(1, 'pending', 500, 0),
+      attempt(2, 'pending', 500, 10),
+      dropped,
+      requeue,
+      attempt(4, 'failed', 500, 301),
+    ]);
+    expect(s).toMatchObject({ status: 'failed', attempts_made: 3, last_attempt: 4 });
+    expect(s.attempts.map((a) => [a.attempt, a.started_at])).toEqual([
+      [1, at(0)],
+      [2, at(10)],
+      [3, at(301)],
+    ]);
+  });
+
   it('when a document holds the state written before the log, then the log continues from it', () => {
     const legacy: DeliveryHeader = {
       ...doc,

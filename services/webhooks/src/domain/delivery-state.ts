@@ -32,7 +32,8 @@ export function foldDelivery(doc: DeliveryHeader, entries: readonly DeliveryLogE
   for (const e of [...entries].sort((a, b) => a.seq - b.seq)) {
     if (e.kind === 'attempt' && e.started_at !== null) {
       attempts.push({
-        attempt: e.attempt,
+        // Numbered as made: a log position a dropped attempt (webhook off) used shows no gap.
+        attempt: attempts.length + 1,
         started_at: e.started_at,
         duration_ms: e.duration_ms ?? 0,
         status_code: e.status_code,
