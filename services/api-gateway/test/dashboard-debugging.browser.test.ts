@@ -291,12 +291,20 @@ describeIfBrowser('dashboard in chromium', () => {
       }
     });
 
-    it('when the developer changes the password on the account page, then the new one logs in and the old one does not', async () => {
+    it('when the developer changes the password on the account page, then a wrong current one is shown at its field with the session kept, and after the right one the new one logs in and the old one does not', async () => {
       const { page: p, close } = await freshPage();
       try {
         const acc = await loggedIn(p);
         await p.getByRole('link', { name: 'Account' }).click();
         await p.getByRole('heading', { name: 'Account' }).waitFor();
+        await p.getByLabel('Current password').fill('not my passphrase at all');
+        await p.getByLabel('New password').fill('a brand new passphrase');
+        await p.getByRole('button', { name: 'Change password' }).click();
+        await p.getByText("current_password is not this account's password").waitFor();
+        expect(await p.getByLabel('Current password').getAttribute('aria-invalid')).toBe('true');
+        // Still signed in, on the same page: a wrong password is no ended session.
+        expect(await p.getByRole('heading', { name: 'Account' }).count()).toBe(1);
+        expect(await p.getByText(/session has ended/).count()).toBe(0);
         await p.getByLabel('Current password').fill('double click passphrase');
         await p.getByLabel('New password').fill('a brand new passphrase');
         await p.getByRole('button', { name: 'Change password' }).click();
@@ -317,6 +325,21 @@ describeIfBrowser('dashboard in chromium', () => {
         await p.getByRole('link', { name: 'API settings' }).click();
         await p.getByRole('heading', { name: 'API settings' }).waitFor();
         expect(await p.locator('#status .error').count()).toBe(0);
+      } finally {
+        await close();
+      }
+    });
+
+    it('when a link names a webhook that is not there (deleted, mistyped), then the page says so and offers the way back, never a page left loading', async () => {
+      const { page: p, close } = await freshPage();
+      try {
+        await loggedIn(p);
+        await p.goto(`${sys.gw.url}/dashboard#/webhooks/wh_01KNOTTHEREXXXXXXXXXXXXXXX`);
+        await p.getByRole('heading', { name: 'Deliveries' }).waitFor();
+        await p.locator('#status .error').waitFor();
+        expect(await p.getByText('Loading…').count()).toBe(0);
+        await p.getByRole('link', { name: '← Webhooks' }).click();
+        await p.getByRole('heading', { name: 'Webhooks' }).waitFor();
       } finally {
         await close();
       }

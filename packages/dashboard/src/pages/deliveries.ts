@@ -113,7 +113,11 @@ function deliveryState(d: Delivery): HTMLElement {
 
 export async function deliveriesView(webhookId: string): Promise<void> {
   const hook = await act(() => get<WebhookSubscription>(pathOf('getWebhook', { webhook_id: webhookId })));
-  if (!hook) return;
+  if (!hook) {
+    // Not found (deleted, a wrong link): the error is announced; the page offers the way back.
+    page('Deliveries', h('p', {}, h('a', { href: '#/webhooks' }, '← Webhooks')));
+    return;
+  }
   const params = new URLSearchParams(location.hash.split('?')[1] ?? '');
   const status = select(
     'status',
