@@ -88,7 +88,8 @@ export const wholeNumberParam = (name: string, min: number, max: number) => {
   const range = `${name} must be between ${min} and ${max}`;
   const whole = `${name} must be a whole number`;
   return z.preprocess(
-    (v) => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v),
+    // Any decimal numeral is read as a number, so -1 or 1.5 are told what is wrong with them.
+    (v) => (typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v),
     z.number({ error: whole }).int({ error: whole }).min(min, { error: range }).max(max, { error: range }),
   );
 };

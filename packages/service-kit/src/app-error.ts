@@ -67,6 +67,10 @@ const A_OR_AN: Record<string, string> = {
   int: 'a whole number',
 };
 
+/** Does a message already name its field (the last part of a dotted path)? */
+const startsWithName = (message: string, field: string): boolean =>
+  message.toLowerCase().startsWith(field.split('.').pop()!.toLowerCase());
+
 /** Turns a zod failure into a VALIDATION_ERROR whose message names the field(s). */
 export function validationError(
   error: z.ZodError,
@@ -80,15 +84,18 @@ export function validationError(
       const keys = issue.keys.join(', ');
       field = field ? `${field}.${issue.keys[0]}` : (issue.keys[0] ?? '');
       message = `unknown ${where === 'query' ? 'parameter' : 'field'}${issue.keys.length > 1 ? 's' : ''}: ${keys}`;
+    } else if (where === 'query' && field && Array.isArray(valueAt(input, issue.path))) {
+      // A query parameter given twice arrives as an array, whatever the schema said of one value.
+      message = `${field} must be given once`;
     } else if (issue.code === 'invalid_type') {
       const value = valueAt(input, issue.path);
       const name = field || where;
       if (value === undefined) message = `${name} is required`;
-      // A query parameter given twice arrives as an array.
-      else if (where === 'query' && Array.isArray(value)) message = `${name} must be given once`;
       else if (value === null && field) message = `${name} must not be null`;
-      else message = `${name} must be ${A_OR_AN[issue.expected] ?? issue.expected}`;
-    } else if (field && !message.toLowerCase().startsWith(field.split('.').pop()!.toLowerCase())) {
+      // A schema's own message names the field and says more than the type.
+      else if (!(field && startsWithName(message, field)))
+        message = `${name} must be ${A_OR_AN[issue.expected] ?? issue.expected}`;
+    } else if (field && !startsWithName(message, field)) {
       message = `${field}: ${message}`;
     }
     return { field: field || where, message };

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import request from 'supertest';
 import { EVERYTHING_BUT_DATE, waitFor } from '@signal/test-kit';
 import { Router } from 'express';
+import { wholeNumberParam } from '@signal/contracts';
 import pino from 'pino';
 import {
   AppError,
@@ -92,6 +93,28 @@ describe('service-kit HTTP pieces', () => {
       .expect(413);
     await request(a).post('/echo').set('Content-Type', 'text/plain').send('hi').expect(415);
     await request(a).post('/echo').set('Content-Type', 'application/json').send('{').expect(400);
+  });
+
+  it('when a whole-number parameter is negative, fractional or a word, or a one-value parameter is repeated, then the message says what is wrong', () => {
+    const schema = z.strictObject({
+      limit: wholeNumberParam('limit', 1, 100).optional(),
+      type: z.enum(['new', '3d']).optional(),
+    });
+    const messageOf = (query: Record<string, unknown>) => {
+      try {
+        parseOrThrow(schema, query, 'query');
+      } catch (err) {
+        return err instanceof AppError ? err.message : String(err);
+      }
+      return 'accepted';
+    };
+    expect(messageOf({ limit: '-1' })).toBe('limit must be between 1 and 100');
+    expect(messageOf({ limit: '0' })).toBe('limit must be between 1 and 100');
+    expect(messageOf({ limit: '1.5' })).toBe('limit must be a whole number');
+    expect(messageOf({ limit: 'ten' })).toBe('limit must be a whole number');
+    expect(messageOf({ limit: '100' })).toBe('accepted');
+    expect(messageOf({ type: ['new', '3d'] })).toBe('type must be given once');
+    expect(messageOf({ limit: ['5', '6'] })).toBe('limit must be given once');
   });
 
   it('when a field has the wrong type, is missing, null or repeated, then the message says which', async () => {
