@@ -47,16 +47,21 @@ describe('dashboard API (cookie session)', () => {
     expect(res.body.data.csrf_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
-  it('when an unsafe request lacks the CSRF token or comes from another origin, then it is refused with 403', async () => {
+  it('when an unsafe request lacks the CSRF token or comes from another origin, then it is refused with 403 saying which', async () => {
     const s = await signUp(url);
     const noToken = await request(url).post('/v1/dashboard/keys').set('Cookie', s.cookie).send({ name: 'x' });
     expect(noToken.status).toBe(403);
     expect(noToken.body.error).toMatchObject({ code: 'FORBIDDEN', request_id: expect.any(String) });
-    await request(url)
+    expect(noToken.body.error.message).toContain('CSRF token');
+    const crossSite = await request(url)
       .post('/v1/dashboard/keys')
       .set({ Cookie: s.cookie, 'X-CSRF-Token': s.csrf, Origin: 'https://evil.example' })
       .send({ name: 'x' })
       .expect(403);
+    // The token was right: the message names the Origin, not the token.
+    expect(crossSite.body.error.message).toBe(
+      'Cross-site request refused: Origin "https://evil.example" is not this site.',
+    );
     const other = await signUp(url);
     await request(url)
       .post('/v1/dashboard/keys')

@@ -14,6 +14,7 @@ import {
   jsonBodyMiddleware,
   mountRoute,
   failureError,
+  quotedForMessage,
   recordedStatus,
   valueOrThrow,
 } from '@signal/service-kit';
@@ -95,9 +96,16 @@ function sameOrigin(req: Request): boolean {
   }
 }
 
+/** The refusal of a request from another site, naming the Origin it came with. */
+const crossSite = (req: Request) =>
+  new AppError(
+    'FORBIDDEN',
+    `Cross-site request refused: Origin "${quotedForMessage(req.header('origin') ?? '')}" is not this site.`,
+  );
+
 /** Sign-up and log-in come from the dashboard's own page, never from another site. */
 const crossSiteRefused: RequestHandler = (req, _res, next) => {
-  if (!sameOrigin(req)) throw new AppError('FORBIDDEN', 'Cross-site request refused.');
+  if (!sameOrigin(req)) throw crossSite(req);
   next();
 };
 
@@ -133,7 +141,8 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
         if (!token) throw await refuse(new AppError('UNAUTHORIZED', 'Log in to the dashboard first.'));
         const s = await verifiedSession(sessions, 'cookie', token, refuse);
         if (opts.csrf && UNSAFE.has(req.method)) {
-          if (!sameOrigin(req) || !sessions.checkCsrf(s, req.header('x-csrf-token'))) {
+          if (!sameOrigin(req)) throw await refuse(crossSite(req));
+          if (!sessions.checkCsrf(s, req.header('x-csrf-token'))) {
             throw await refuse(
               new AppError('FORBIDDEN', 'Missing or invalid CSRF token; reload the dashboard.'),
             );
