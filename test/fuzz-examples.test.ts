@@ -1,5 +1,6 @@
 import { errorEnvelopeSchema } from '@signal/contracts';
 import { connect } from 'node:net';
+import { brotliCompressSync, deflateSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import { Client, request } from 'undici';
 import type { SystemHarness } from '../services/api-gateway/test/system-harness';
 import { NO_RESPONSE_AFTER_MS, fuzzSuite, type Seeded } from './fuzz-harness';
@@ -70,6 +71,33 @@ describe('fuzzing the whole system through the gateway', () => {
     });
     expect(res.statusCode).toBe(400);
     expect(errorEnvelopeSchema.parse(await res.body.json()).error.code).toBe('VALIDATION_ERROR');
+  });
+
+  it('when a body comes in each coding the docs name, then it is read; another coding is 415', async () => {
+    const json = Buffer.from('{}');
+    const codings: Array<[string, Buffer]> = [
+      ['gzip', gzipSync(json)],
+      ['deflate', deflateSync(json)],
+      ['br', brotliCompressSync(json)],
+      ['zstd', zstdCompressSync(json)],
+    ];
+    for (const [coding, body] of codings) {
+      const res = await request(`${sys.gw.url}/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': coding },
+        body,
+      });
+      // Read and parsed: the empty object lacks its fields (no credential was tried).
+      expect([coding, res.statusCode]).toEqual([coding, 400]);
+      expect(errorEnvelopeSchema.parse(await res.body.json()).error.message).toContain('email is required');
+    }
+    const other = await request(`${sys.gw.url}/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'compress' },
+      body: json,
+    });
+    expect(other.statusCode).toBe(415);
+    expect(errorEnvelopeSchema.parse(await other.body.json()).error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
   });
 
   it('when a page is asked for a range it does not have, then a JSON error envelope, not 500', async () => {
