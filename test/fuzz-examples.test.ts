@@ -100,6 +100,20 @@ describe('fuzzing the whole system through the gateway', () => {
     expect(errorEnvelopeSchema.parse(await other.body.json()).error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
   });
 
+  it('when a body is not UTF-8, then it is refused as such, never decoded to U+FFFD and kept', async () => {
+    const res = await request(`${sys.gw.url}/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.concat([Buffer.from('{"email":"'), Buffer.from([0xff, 0xfe]), Buffer.from('@b.c"}')]),
+    });
+    expect(res.statusCode).toBe(400);
+    expect(errorEnvelopeSchema.parse(await res.body.json()).error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      message: 'The request body is not valid UTF-8.',
+      details: [{ field: 'body', message: 'not valid UTF-8' }],
+    });
+  });
+
   it('when a page is asked for a range it does not have, then a JSON error envelope, not 500', async () => {
     const res = await request(`${sys.gw.url}/dashboard`, { headers: { range: 'bytes=999999-' } });
     expect(res.statusCode).toBe(400);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isUtf8 } from 'node:buffer';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { DEFAULT_ERROR_MESSAGES, ERROR_STATUS, type ErrorCode } from '@signal/contracts';
 import { AppError, isAppError, quotedForMessage, type FieldProblem } from './app-error';
@@ -107,7 +108,16 @@ export function isJsonMediaType(contentType: string | string[] | undefined): boo
  * An empty body is fine (e.g. POST …/test).
  */
 export function jsonBodyMiddleware(limit = '100kb'): RequestHandler[] {
-  const parse = express.json({ limit, strict: true, type: () => true });
+  const parse = express.json({
+    limit,
+    strict: true,
+    type: () => true,
+    // JSON text is UTF-8 (RFC 8259): bytes that are not would be decoded to U+FFFD and stored
+    // as something the client never sent.
+    verify: (_req, _res, bytes) => {
+      if (!isUtf8(bytes)) throw new Error(NOT_UTF8);
+    },
+  });
   return [
     (req, _res, next) => {
       if (!BODY_METHODS.has(req.method) || !hasBody(req.headers)) return next();
@@ -115,22 +125,41 @@ export function jsonBodyMiddleware(limit = '100kb'): RequestHandler[] {
       return parse(req, _res, next);
     },
     (req, _res, next) => {
-      const field = fieldWithNul(req.body);
-      if (field === undefined) return next();
-      const name = quotedForMessage(field || 'body');
+      const found = unstorableText(req.body);
+      if (found === undefined) return next();
+      const name = quotedForMessage(found.path || 'body');
       next(
-        new AppError('VALIDATION_ERROR', `${name} must not contain the NUL character (\\u0000)`, {
-          details: [{ field: name, message: 'contains the NUL character' }],
-        }),
+        found.problem === 'nul'
+          ? new AppError('VALIDATION_ERROR', `${name} must not contain the NUL character (\\u0000)`, {
+              details: [{ field: name, message: 'contains the NUL character' }],
+            })
+          : new AppError(
+              'VALIDATION_ERROR',
+              `${name} must be valid Unicode: it holds a lone surrogate (\\uD800–\\uDFFF without its pair)`,
+              { details: [{ field: name, message: 'holds a lone surrogate' }] },
+            ),
       );
     },
   ];
 }
 
+const NOT_UTF8 = 'The request body is not valid UTF-8.';
+
+/** Why a string cannot be stored as sent: U+0000, or a lone surrogate. */
+type TextProblem = 'nul' | 'surrogate';
+
+/** In a `u` pattern a pair is one code point: only a surrogate without its pair matches. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+const problemOf = (text: string): TextProblem | undefined =>
+  text.includes('\u0000') ? 'nul' : LONE_SURROGATE.test(text) ? 'surrogate' : undefined;
+
 /**
- * The path of the first string (value or key) holding U+0000 in a parsed JSON body, '' for the
- * body itself, or undefined. The MongoDB-wire store here (FerretDB on PostgreSQL) cannot hold
- * NUL in text and failed the write with a 500; no field of ours has a use for it.
+ * The path of the first string (value or key) in a parsed JSON body that cannot be stored as
+ * sent, '' for the body itself, or undefined. The MongoDB-wire store here (FerretDB on
+ * PostgreSQL) cannot hold NUL in text and failed the write with a 500; a lone surrogate (`"\ud800"`
+ * is valid JSON) is not UTF-8, so any store writes U+FFFD instead, and the response that echoed
+ * the request differed from what a read returns. No field of ours has a use for either.
  */
 interface BodyNode {
   value: unknown;
@@ -144,21 +173,23 @@ function pathOf(node: BodyNode): string {
   return keys.reverse().join('.');
 }
 
-function fieldWithNul(body: unknown): string | undefined {
+function unstorableText(body: unknown): { path: string; problem: TextProblem } | undefined {
   // Iterative, with paths made only for the result: a body may nest thousands of levels deep, and
   // a recursive walk would overflow the stack on it.
   const pending: BodyNode[] = [{ value: body, key: '', parent: undefined }];
   for (let node = pending.pop(); node; node = pending.pop()) {
     const value = node.value;
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) return pathOf(node);
+      const problem = problemOf(value);
+      if (problem) return { path: pathOf(node), problem };
     } else if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--)
         pending.push({ value: value[i], key: String(i), parent: node });
     } else if (typeof value === 'object' && value !== null) {
       for (const [key, inner] of Object.entries(value)) {
         const child = { value: inner, key, parent: node };
-        if (key.includes('\u0000')) return pathOf(child);
+        const problem = problemOf(key);
+        if (problem) return { path: pathOf(child), problem };
         pending.push(child);
       }
     }
@@ -200,6 +231,10 @@ function fromBodyParser(err: unknown): AppError | undefined {
       details: [{ field: 'body', message: 'invalid JSON' }],
     });
   }
+  if (type === 'entity.verify.failed')
+    return new AppError('VALIDATION_ERROR', NOT_UTF8, {
+      details: [{ field: 'body', message: 'not valid UTF-8' }],
+    });
   if (type === 'encoding.unsupported' || type === 'charset.unsupported')
     return new AppError('UNSUPPORTED_MEDIA_TYPE');
   if (type === 'request.aborted') return new AppError('VALIDATION_ERROR', 'The request body was cut off.');

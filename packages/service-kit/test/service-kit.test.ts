@@ -138,6 +138,19 @@ describe('service-kit HTTP pieces', () => {
     expect(await message(tags({ tags: [], owner: { ['e\u0000']: 'x' } }))).toBe(
       'owner.e\uFFFD must not contain the NUL character (\\u0000)',
     );
+    // Nor a lone surrogate (valid JSON, not UTF-8): stored, it would read back as U+FFFD.
+    const surrogate = await request(a)
+      .post('/tags')
+      .type('json')
+      .send('{"tags":["ok \\ud83d\\ude00", "\\ud800"],"owner":{"email":"x"}}')
+      .expect(400);
+    expect(surrogate.body.error.message).toMatch(/^tags\.1 must be valid Unicode: it holds a lone surrogate/);
+    expect(surrogate.body.error.details).toEqual([{ field: 'tags.1', message: 'holds a lone surrogate' }]);
+    await request(a)
+      .post('/tags')
+      .type('json')
+      .send('{"tags":["ok \\ud83d\\ude00"],"owner":{"email":"x"}}')
+      .expect(200);
     // A body nested thousands of levels deep is walked without overflowing the stack.
     const roomy = createBaseApp({
       service: 't',
