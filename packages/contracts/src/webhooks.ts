@@ -15,10 +15,19 @@ const typesField = z
   .array(z.enum(SIGNAL_TYPES, { error: `each type must be one of ${SIGNAL_TYPES.join(', ')}` }))
   .min(1, 'types, when given, must name at least one type')
   .refine((a) => new Set(a).size === a.length, 'types must not repeat');
+/** ASCII that RFC 3986 allows nowhere in a URI: controls, space, and "<>\^`{|}. */
+// eslint-disable-next-line no-control-regex -- the point is to find control characters
+const URI_EXCLUDED = /[\u0000-\u0020"<>\\^`{|}\u007f]/;
 const urlField = z
   .string()
   .max(2048, 'url must be at most 2048 characters')
   .url('url must be an absolute URL')
+  // What RFC 3986 leaves out of a URI is sent percent-encoded (a space as %20): stored as given,
+  // the URL shown would not be the one POSTed to. Non-ASCII letters (an IRI) stay accepted.
+  .refine(
+    (u) => !URI_EXCLUDED.test(u),
+    'url must not contain spaces, control characters or any of "<>\\^`{|}: percent-encode them (a space is %20)',
+  )
   // Port 0 names no listening socket: every delivery would fail.
   .refine((u) => !URL.canParse(u) || new URL(u).port !== '0', 'url must not use port 0');
 
