@@ -36,6 +36,20 @@ function attempt(
   };
 }
 
+/** The entry a re-send (retry now, recover) appends for attempt k at second s. */
+function requeued(k: number, s: number): DeliveryLogEntry {
+  return {
+    ...attempt(k, 'pending', null, s),
+    _id: logEntryId('dlv_1', requeueSeq(k)),
+    seq: requeueSeq(k),
+    kind: 'requeued',
+    next_attempt_at: at(s),
+    started_at: null,
+    duration_ms: null,
+    error: null,
+  };
+}
+
 describe('delivery state folded from its log', () => {
   it('when nothing was attempted yet, then the delivery is pending and due at creation', () => {
     expect(foldDelivery(doc, [])).toMatchObject({
@@ -62,16 +76,7 @@ describe('delivery state folded from its log', () => {
   });
 
   it('when a failed delivery is re-sent, then it is pending again and the re-send sits before its attempt', () => {
-    const requeue: DeliveryLogEntry = {
-      ...attempt(2, 'pending', null, 30),
-      _id: logEntryId('dlv_1', requeueSeq(2)),
-      seq: requeueSeq(2),
-      kind: 'requeued',
-      next_attempt_at: at(30),
-      started_at: null,
-      duration_ms: null,
-      error: null,
-    };
+    const requeue = requeued(2, 30);
     const failed = attempt(1, 'failed', 500, 0);
     expect(foldDelivery(doc, [requeue, failed])).toMatchObject({
       status: 'pending',
@@ -91,16 +96,7 @@ describe('delivery state folded from its log', () => {
       duration_ms: null,
       error: null,
     };
-    const requeue: DeliveryLogEntry = {
-      ...attempt(4, 'pending', null, 300),
-      _id: logEntryId('dlv_1', requeueSeq(4)),
-      seq: requeueSeq(4),
-      kind: 'requeued',
-      next_attempt_at: at(300),
-      started_at: null,
-      duration_ms: null,
-      error: null,
-    };
+    const requeue = requeued(4, 300);
     const s = foldDelivery(doc, [
       attempt(1, 'pending', 500, 0),
       attempt(2, 'pending', 500, 10),
