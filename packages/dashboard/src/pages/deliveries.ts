@@ -1,6 +1,7 @@
 /** One webhook's deliveries, each with its attempts; test, re-send and recover. */
 import type { Delivery, WebhookSubscription } from '@signal/contracts';
 import { call, get, post } from '../api.js';
+import { refreshDue, type RefreshState } from '../polling.js';
 import {
   badge,
   breakable,
@@ -149,8 +150,18 @@ export async function deliveriesView(webhookId: string): Promise<void> {
     location.hash = `#/webhooks/${webhookId}?${q.toString()}`;
   });
 
-  // Until when the list refreshes itself though nothing is pending (a test or recovery just queued).
-  let liveUntil = 0;
+  /**
+   * When the list is read again by itself (polling.ts): soon after the next pending attempt is
+   * due, never while nothing is pending, and never sooner than four times the last read took. The
+   * page reads through the account's plan like any client, so it does not poll a delivery whose
+   * next attempt is minutes away every 2 seconds, nor a long history's slow page back to back.
+   */
+  const polling: RefreshState = {
+    dueAt: Number.POSITIVE_INFINITY,
+    liveUntil: 0,
+    lastEnd: 0,
+    lastTook: 0,
+  };
   const testEvent = select(
     'event',
     DELIVERY_EVENTS.map((e): [string, string] => [e, e]),
@@ -170,7 +181,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
       testForm,
     );
     if (!d) return;
-    liveUntil = Date.now() + 15_000;
+    polling.liveUntil = Date.now() + 15_000;
     await refresh();
   });
 
@@ -220,7 +231,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
         ? `No failed or waiting deliveries since ${fmtDate(from)}: nothing queued.`
         : `${queued} deliver${queued === 1 ? 'y' : 'ies'} since ${fmtDate(from)} queued for an attempt now.`,
     );
-    liveUntil = Date.now() + 15_000;
+    polling.liveUntil = Date.now() + 15_000;
     await refresh();
   });
 
@@ -233,14 +244,6 @@ export async function deliveriesView(webhookId: string): Promise<void> {
   /** Deliveries whose attempts are shown, with their last detail. */
   const open = new Map<string, Delivery | undefined>();
   let generation = 0;
-  /**
-   * When the list is read again by itself: soon after the next pending attempt is due (2 s at
-   * the earliest, 30 s at the latest), never while nothing is pending. The page reads through
-   * the account's plan like any client, so it does not poll a delivery whose next attempt is
-   * minutes away every 2 seconds.
-   */
-  let nextPollAt = Number.POSITIVE_INFINITY;
-
   const render = (deliveries: Delivery[]) => {
     // A redraw puts the focus back where it was (the same control of the same delivery).
     const focused = document.activeElement?.closest('[data-focus]')?.getAttribute('data-focus');
@@ -299,7 +302,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
                           waiting ? 'Delivery attempted now.' : 'Delivery re-sent.',
                         )
                       ) {
-                        liveUntil = Date.now() + 15_000;
+                        polling.liveUntil = Date.now() + 15_000;
                         await refresh();
                       }
                     },
@@ -349,6 +352,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
 
   const refresh = async () => {
     const gen = ++generation;
+    const started = Date.now();
     const list = await act(() =>
       call<Delivery[]>(
         'GET',
@@ -371,9 +375,11 @@ export async function deliveriesView(webhookId: string): Promise<void> {
       .filter((d) => d.status === 'pending')
       .map((d) => (d.next_attempt_at ? Date.parse(d.next_attempt_at) : Date.now()));
     const now = Date.now();
-    nextPollAt = pendingDue.length
-      ? Math.min(now + 30_000, Math.max(now + 2000, Math.min(...pendingDue) + 1000))
-      : Number.POSITIVE_INFINITY;
+    Object.assign(polling, {
+      dueAt: pendingDue.length ? Math.min(...pendingDue) : Number.POSITIVE_INFINITY,
+      lastEnd: now,
+      lastTook: now - started,
+    });
     render(list.data);
     const meta = list.meta;
     replace(
@@ -429,6 +435,6 @@ export async function deliveriesView(webhookId: string): Promise<void> {
   );
   await refresh();
   every(2000, async () => {
-    if (Date.now() >= nextPollAt || Date.now() < liveUntil) await refresh();
+    if (refreshDue(Date.now(), polling)) await refresh();
   });
 }

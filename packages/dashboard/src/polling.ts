@@ -1,0 +1,26 @@
+/**
+ * When a list that updates itself asks the API again. It follows what it shows (the soonest
+ * pending delivery's next attempt), and it waits after each refresh at least four times what that
+ * refresh took: a list that is slow to make (a long history on a store that sorts in memory) is
+ * then being made at most a fifth of the time, never back to back, whatever else the page asks.
+ */
+export const MIN_GAP_MS = 2000;
+export const MAX_GAP_MS = 30_000;
+export const QUIET_FACTOR = 4;
+
+export interface RefreshState {
+  /** When the soonest pending delivery shown is due; +∞ when none is pending. */
+  dueAt: number;
+  /** Until when the list refreshes though nothing is pending (a test or recovery just queued). */
+  liveUntil: number;
+  /** When the last refresh ended, and how long it took (ms). */
+  lastEnd: number;
+  lastTook: number;
+}
+
+export function refreshDue(now: number, s: RefreshState): boolean {
+  if (now < s.lastEnd + Math.max(MIN_GAP_MS, QUIET_FACTOR * s.lastTook)) return false;
+  if (now < s.liveUntil) return true;
+  if (s.dueAt === Number.POSITIVE_INFINITY) return false;
+  return now >= Math.min(s.lastEnd + MAX_GAP_MS, s.dueAt + 1000);
+}
