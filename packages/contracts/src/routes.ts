@@ -349,7 +349,7 @@ export const ROUTES = {
     caller: 'apiKey',
     tag: 'Webhook deliveries',
     summary:
-      'Delivery log, newest first, each with its latest response status (each delivery’s attempts are in its detail)',
+      'Delivery log, newest first, each with its latest response status (each delivery’s attempts are in its detail). An account’s lists are read at most 2 at a time (their cost follows the history): one more is 429 RATE_LIMIT_EXCEEDED with Retry-After',
     pathParams: [webhookId],
     query: deliveryListQuerySchema,
     responses: { '200': { description: 'Deliveries', schema: deliveryListResponseSchema } },

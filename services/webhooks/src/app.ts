@@ -1,4 +1,5 @@
 import { guardPolicy, type WebhooksConfig } from './config';
+import { AccountReadSlots } from './domain/concurrency';
 import { apiServesWith, healthChecks, type WebhooksDependencies } from './dependencies';
 import {
   readinessTiming,
@@ -47,6 +48,7 @@ export function appFromDependencies(
       secretOverlapMs: config.WEBHOOK_SECRET_OVERLAP_MS,
       maxPerAccount: config.WEBHOOKS_MAX_PER_ACCOUNT,
       recoverPerMinute: config.WEBHOOK_RECOVER_PER_MINUTE,
+      listReads: new AccountReadSlots(config.WEBHOOK_LIST_READS_PER_ACCOUNT),
     },
   });
 }

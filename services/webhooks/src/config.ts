@@ -83,6 +83,12 @@ export const configSchema = z
      */
     WEBHOOK_RECOVER_PER_MINUTE: env.int(10, 1),
     /**
+     * Delivery lists one account may have in progress at once in each webhooks API process (a
+     * list's cost follows the subscription's history); one more is 429 RATE_LIMIT_EXCEEDED with
+     * Retry-After: 1, so one account's lists cannot hold the store for everyone.
+     */
+    WEBHOOK_LIST_READS_PER_ACCOUNT: env.int(2, 1),
+    /**
      * How often the worker writes what recorded attempts changed in each subscription's health:
      * a change of outcome (succeeded or failed, another status code or error) shows within this.
      */

@@ -166,7 +166,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Delivery log, newest first, each with its latest response status (each delivery’s attempts are in its detail) */
+    /** Delivery log, newest first, each with its latest response status (each delivery’s attempts are in its detail). An account’s lists are read at most 2 at a time (their cost follows the history): one more is 429 RATE_LIMIT_EXCEEDED with Retry-After */
     get: operations['listWebhookDeliveries'];
     put?: never;
     post?: never;

@@ -349,3 +349,29 @@ export class DeliverySlots {
     }
   }
 }
+
+/**
+ * Reads an account may have in progress at once in this process, for reads whose cost follows a
+ * subscription's history (a delivery list: docs/benchmarks.md, "A page of a subscription's
+ * deliveries"). The store is shared: without a bound one account's concurrent lists of a long
+ * history would hold it for every other account's reads and writes.
+ */
+export class AccountReadSlots {
+  private readonly held = new Map<string, number>();
+  constructor(private readonly perAccount: number) {}
+
+  /** A place for one read of `accountId`, and the function that gives it back; undefined when all are taken. */
+  tryAcquire(accountId: string): (() => void) | undefined {
+    const n = this.held.get(accountId) ?? 0;
+    if (n >= this.perAccount) return undefined;
+    this.held.set(accountId, n + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.held.get(accountId) ?? 1) - 1;
+      if (left <= 0) this.held.delete(accountId);
+      else this.held.set(accountId, left);
+    };
+  }
+}

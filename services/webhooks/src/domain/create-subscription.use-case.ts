@@ -65,8 +65,7 @@ async function replayed(
   accountId: string,
   claim: Extract<Claim, { outcome: 'replay' }>,
 ): Promise<Result<CreatedSubscription, 'CONFLICT'>> {
-  const firstRequestOver =
-    claim.finished || Date.now() - claim.claimedAt.getTime() > FIRST_REQUEST_OVER_MS;
+  const firstRequestOver = claim.finished || Date.now() - claim.claimedAt.getTime() > FIRST_REQUEST_OVER_MS;
   for (let i = 0; i < (firstRequestOver ? 1 : 20); i++) {
     const existing = await deps.repository.findSubscription(accountId, claim.resourceId);
     if (existing) {

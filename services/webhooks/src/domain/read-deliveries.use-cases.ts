@@ -1,5 +1,5 @@
 import { pageMeta, type Delivery, type PageMeta } from '@signal/contracts';
-import { succeed, type Result } from '@signal/service-kit';
+import { fail, succeed, type Result } from '@signal/service-kit';
 import { withStates, type DeliveryState } from './delivery-state';
 import type { DeliveryHeader, DeliveryStatus } from './records';
 import { ownedDelivery, ownedSubscription, type SubscriptionDeps } from './subscription-rules';
@@ -8,9 +8,30 @@ import { toDeliveryView } from './views';
 /**
  * A page of a subscription's deliveries, newest first. Without a status filter only the page's
  * logs are read; with one, the state of every delivery of the subscription is folded (status is
- * appended, never stored in place, so there is no status to query by).
+ * appended, never stored in place, so there is no status to query by). An account has at most
+ * `listReads` of them in progress at once: their cost follows the history.
  */
 export async function listDeliveries(
+  deps: SubscriptionDeps,
+  accountId: string,
+  id: string,
+  q: { status?: DeliveryStatus; event?: string; limit?: number; page?: number },
+): Promise<Result<{ data: Delivery[]; meta: PageMeta }, 'NOT_FOUND' | 'RATE_LIMIT_EXCEEDED'>> {
+  const release = deps.listReads.tryAcquire(accountId);
+  if (!release)
+    return fail(
+      'RATE_LIMIT_EXCEEDED',
+      'Other delivery lists of this account are being read: retry after 1 s, or read them one at a time.',
+      { retryAfter: 1 },
+    );
+  try {
+    return await listPage(deps, accountId, id, q);
+  } finally {
+    release();
+  }
+}
+
+async function listPage(
   deps: SubscriptionDeps,
   accountId: string,
   id: string,

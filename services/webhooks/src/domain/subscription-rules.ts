@@ -1,5 +1,6 @@
 import { fail, succeed, type Failure, type Result } from '@signal/service-kit';
 import type { ScheduleJob } from './delivery-jobs';
+import type { AccountReadSlots } from './concurrency';
 import { foldDelivery, type DeliveryState } from './delivery-state';
 import type { IdempotencyKeys, WebhookStore } from './ports';
 import type { DeliveryDocument, SubscriptionDocument } from './records';
@@ -16,6 +17,8 @@ export interface SubscriptionDeps {
   maxPerAccount: number;
   /** Recover calls an account may make a minute. */
   recoverPerMinute: number;
+  /** Delivery lists an account may have in progress at once (their cost follows the history). */
+  listReads: AccountReadSlots;
 }
 
 /** The 400 of a URL the guard refuses, naming the field; undefined when the URL may be used. */
