@@ -191,9 +191,12 @@ describe('operator CLI', () => {
     expect(short.stderr).toContain('admin: --password: password must have at least 12 characters');
   });
 
-  it('when the demo command runs twice, then it reuses the demo account, prints its random password once and a working key', async () => {
+  it('when the demo command runs twice, then it reuses the demo account, prints its random password once and a working key, the earlier one revoked', async () => {
     const first = await cli('demo', '--email', 'demo-cli@signal.local');
     const second = await cli('demo', '--email', 'demo-cli@signal.local');
+    const firstKey = first.find((l) => l.startsWith('DEMO_API_KEY='))!.replace('DEMO_API_KEY=', '');
+    await request(gw.url).get('/v1/signals').set('Authorization', `Bearer ${firstKey}`).expect(401);
+    expect(second).toContain('revoked 1 earlier demo key(s)');
     expect(first[0]!.split(' ')[1]).toBe(second[0]!.split(' ')[1]);
     const password = first.find((l) => l.startsWith('DEMO_PASSWORD='))!.split(/[= ]/)[1]!;
     expect(password).toMatch(/^[A-Za-z0-9_-]{24}$/);
@@ -209,6 +212,11 @@ describe('operator CLI', () => {
       .post('/v1/auth/login')
       .send({ email: 'demo-cli@signal.local', password: 'demo-password' })
       .expect(401);
+    // Run after run, the account holds one active demo key: the plan's cap of 20 is never reached.
+    for (let i = 0; i < 20; i++) await cli('demo', '--email', 'demo-cli@signal.local');
+    const accountId = second[0]!.split(' ')[1]!;
+    const keys = await cli('list-keys', '--account', accountId);
+    expect(keys.filter((l) => l.includes(' active '))).toHaveLength(1);
   });
 
   it('when the demo command runs in production, then it is refused and no account is made', async () => {

@@ -140,6 +140,9 @@ function parseCommand(argv: string[]) {
   return { command, get: (name: keyof typeof OPTIONS) => values[name], need, int };
 }
 
+/** The name of every key the demo command makes, followed by when. */
+const DEMO_KEY_NAME = 'demo ';
+
 /** A password for the local demo account: random, printed once, never a default. */
 const randomPassword = (): string => randomBytes(18).toString('base64url');
 
@@ -216,7 +219,16 @@ export async function run(
         print(`account ${accountId} (${email})`);
         print(`DEMO_PASSWORD=${password}   (shown once)`);
       }
-      const key = valueOrThrow(await createApiKey(deps, accountId, `demo ${new Date().toISOString()}`));
+      // One demo key at a time: each run of the run command asks for one, and keys left active
+      // would fill the plan's cap (20) until the run command could not start.
+      const earlier = (await listApiKeys(deps, accountId)).filter(
+        (k) => k.name.startsWith(DEMO_KEY_NAME) && k.revoked_at === null,
+      );
+      for (const k of earlier) valueOrThrow(await revokeApiKey(deps, accountId, k.id));
+      if (earlier.length > 0) print(`revoked ${earlier.length} earlier demo key(s)`);
+      const key = valueOrThrow(
+        await createApiKey(deps, accountId, `${DEMO_KEY_NAME}${new Date().toISOString()}`),
+      );
       print(`DEMO_API_KEY=${key.key}`);
       return;
     }
