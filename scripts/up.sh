@@ -111,7 +111,9 @@ up_docker() {
 
 start() { # name entry port extra-env...
   local name=$1 entry=$2 port=$3; shift 3
-  env PORT="$port" WORKER_PORT="$port" "$@" node "$entry" >"$RUN/logs/$name.log" 2>&1 &
+  # Appended, never truncated: a restart keeps what the process logged before it (a crash's cause).
+  echo "==> $(date -u +%Y-%m-%dT%H:%M:%SZ) start $name" >>"$RUN/logs/$name.log"
+  env PORT="$port" WORKER_PORT="$port" "$@" node "$entry" >>"$RUN/logs/$name.log" 2>&1 &
   echo $! >"$RUN/pids/$name.pid"
 }
 
@@ -189,7 +191,7 @@ PROCESSES="signals:4001 stats:4002 webhooks-api:4003 webhooks-worker:4004 api-ga
 alive() { [ -f "$RUN/pids/$1.pid" ] && kill -0 "$(cat "$RUN/pids/$1.pid")" 2>/dev/null; }
 
 status() {
-  local gateway="http://127.0.0.1:${GATEWAY_PORT:-8080}" entry name port state ready
+  local gateway="http://127.0.0.1:${GATEWAY_PORT:-8080}" entry name port state ready down_seen=""
   if [ -f "$RUN/compose" ]; then
     docker compose ps
   else
@@ -202,7 +204,11 @@ status() {
         ready=no; curl -fsS -m 2 "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && ready=yes
       fi
       printf '%-16s %-6s %-7s %s\n' "$name" "$state" "${port:--}" "$ready"
+      if [ "$state" = down ]; then down_seen="$down_seen $name"; fi
     done
+    if [ -n "$down_seen" ]; then
+      echo "down:$down_seen; its log is $RUN/logs/<name>.log. 'bash scripts/up.sh' starts everything again (data kept; open streams reconnect)."
+    fi
   fi
   last_signal "$gateway"
 }

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { startTcpProxy, viaProxy, waitFor } from '@signal/test-kit';
 import request from 'supertest';
 import { startSignals, type SignalsHarness, INGEST_TOKEN } from './signals-harness';
 
@@ -64,4 +65,34 @@ describe('simulator', () => {
     expect(misspelt.code).toBe(2);
     expect(misspelt.stderr).toContain("Unknown option '--backfil'");
   });
+
+  it('when the service goes away while the feed runs forever, then the feed waits it out and goes on, never exits', async () => {
+    const proxy = await startTcpProxy('127.0.0.1', Number(new URL(svc.url).port));
+    const child = spawn(
+      process.execPath,
+      [CLI, '--url', viaProxy(svc.url, proxy), '--forever', '--rate', '20'],
+      {
+        env: { PATH: process.env.PATH ?? '', INGEST_TOKEN },
+      },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    let exited = false;
+    child.on('exit', () => (exited = true));
+    const created = () => stdout.match(/^signal\.new /gm)?.length ?? 0;
+    try {
+      await waitFor(() => created() >= 2, 20_000, 20, 'the feed to create signals');
+      proxy.cut();
+      await waitFor(() => stderr.includes('trying again'), 20_000, 20, 'the feed to wait out the outage');
+      const before = created();
+      proxy.restore();
+      await waitFor(() => created() >= before + 2, 30_000, 50, 'the feed to go on after the outage');
+      expect(exited).toBe(false);
+    } finally {
+      child.kill('SIGTERM');
+      await proxy.close();
+    }
+  }, 90_000);
 });

@@ -104,19 +104,21 @@ function progress(label: string, done: number, total: number, started: number) {
   process.stderr.write(`\r${label} [${bar}] ${pct}% ${done}/${total} (${rate}/s)`);
 }
 
-/** Resolves a created signal: market moves to its fate, then the status transition. */
-async function resolve(ingest: Ingest, r: () => number, s: SignalDetail) {
+/** A created signal's fate, drawn once: how its market moves, then its status transition. */
+function resolution(r: () => number, s: SignalDetail) {
   const { status, multiple } = outcome(r);
   const peak = Math.max(multiple, 1 + r() * (status === 'winner' ? multiple : 1.5));
-  await ingest.call('PATCH', `/internal/signals/${s.id}`, {
-    metrics: {
-      mcap_ath: Math.round(s.metrics.mcap_entry * peak),
-      mcap_current: Math.round(s.metrics.mcap_entry * multiple),
-      holders: Math.round(s.metrics.holders * (0.5 + multiple)),
+  return {
+    move: {
+      metrics: {
+        mcap_ath: Math.round(s.metrics.mcap_entry * peak),
+        mcap_current: Math.round(s.metrics.mcap_entry * multiple),
+        holders: Math.round(s.metrics.holders * (0.5 + multiple)),
+      },
+      performance: { time_to_ath_hours: Math.round(r() * 72 * 10) / 10 },
     },
-    performance: { time_to_ath_hours: Math.round(r() * 72 * 10) / 10 },
-  });
-  if (status !== 'active') await ingest.call('POST', `/internal/signals/${s.id}/status`, { status });
+    status,
+  };
 }
 
 /** A historical signal with its resolved state, in one create: no follow-up requests. */
@@ -175,21 +177,57 @@ async function backfill(ingest: Ingest, o: Options, r: () => number) {
     process.stderr.write(`\nbackfill: ${done} signals in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }
 
+const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
+
+/** A failure that passes: the service down or restarting (no connection, 5xx), or a 429. */
+const passing = (err: unknown) =>
+  !(err instanceof IngestRefused) || err.statusCode >= 500 || err.statusCode === 429;
+
+/**
+ * Runs one step of the feed; with --forever a failure that passes is waited out (1 s, doubling
+ * to 30 s) and the step tried again, so a restart of the service does not end the feed. Each step
+ * is safe to repeat: a create carries its Idempotency-Key, a repeated PATCH sets the same values.
+ */
+async function step<T>(o: Options, what: string, run: () => Promise<T>): Promise<T> {
+  for (let wait = 1000; ; wait = Math.min(wait * 2, 30_000)) {
+    try {
+      return await run();
+    } catch (err) {
+      if (!o.forever || !passing(err)) throw err;
+      const reason = err instanceof Error ? err.message : String(err);
+      process.stderr.write(`simulate: ${what}: ${reason}; trying again in ${wait / 1000} s\n`);
+      await sleep(wait);
+    }
+  }
+}
+
 async function live(ingest: Ingest, o: Options, r: () => number) {
   const open: SignalDetail[] = [];
   const interval = 1000 / Math.max(o.rate, 0.001);
   for (let i = 0; i < o.count || o.count === 0; i++) {
+    const token = newToken(r);
     const { data: s } = signalDetailResponseSchema.parse(
-      await ingest.call('POST', '/internal/signals', newToken(r), `live-${o.seed}-${i}`),
+      await step(o, 'create', () => ingest.call('POST', '/internal/signals', token, `live-${o.seed}-${i}`)),
     );
     open.push(s);
     process.stdout.write(`signal.new ${s.id} ${s.token.symbol} (${s.type}) mcap ${s.metrics.mcap_entry}\n`);
     // Some older open signals move; a few resolve.
     for (const x of open.splice(0, open.length > 5 && r() < 0.5 ? 1 : 0)) {
-      await resolve(ingest, r, x);
+      const fate = resolution(r, x);
+      await step(o, `move ${x.id}`, () => ingest.call('PATCH', `/internal/signals/${x.id}`, fate.move));
+      if (fate.status !== 'active') {
+        const body = { status: fate.status };
+        // A 409 on a repeat: the transition was made by the try whose response was lost.
+        await step(o, `resolve ${x.id}`, () =>
+          ingest.call('POST', `/internal/signals/${x.id}/status`, body).catch((err: unknown) => {
+            if (err instanceof IngestRefused && err.statusCode === 409) return undefined;
+            throw err;
+          }),
+        );
+      }
       process.stdout.write(`resolved ${x.id}\n`);
     }
-    await new Promise((res) => setTimeout(res, interval));
+    await sleep(interval);
   }
 }
 
