@@ -53,9 +53,14 @@ export const updateWebhookInputSchema = z
     types: typesField.nullable().optional(),
     // null clears it (the service returns null for "no description").
     description: z.string().max(200).nullable().optional(),
-    enabled: z.boolean().optional(),
+    enabled: z
+      .boolean()
+      .optional()
+      .describe('true enables the subscription (status `enabled`: after a 410 disabled it, say), false disables it'),
   })
-  .refine((u) => Object.keys(u).length > 0, { message: 'nothing to update' })
+  .refine((u) => Object.keys(u).length > 0, {
+    message: 'nothing to update: give url, events, types, description or enabled (true or false)',
+  })
   .meta({ id: 'UpdateWebhookRequest' });
 export type UpdateWebhookInput = z.infer<typeof updateWebhookInputSchema>;
 

@@ -548,6 +548,7 @@ export interface components {
       events?: ('signal.new' | 'signal.winner' | 'signal.dead' | 'signal.rugged')[];
       types?: ('new' | '3d' | '7d' | '30d' | 'wallet' | 'premium')[] | null;
       description?: string | null;
+      /** @description true enables the subscription (status `enabled`: after a 410 disabled it, say), false disables it */
       enabled?: boolean;
     };
     WebhookHealth: {
