@@ -170,6 +170,8 @@ describe('readiness of the signals service', () => {
           .send(signalInput());
         expect(refused.status).toBe(503);
         expect(refused.headers['retry-after']).toBeDefined();
+        // The body says what the header says, as on every 503.
+        expect(refused.body.error.retry_after).toBe(Number(refused.headers['retry-after']));
       },
       svc.url,
     );

@@ -122,9 +122,10 @@ function dependencyErrorMapper(): ErrorRequestHandler {
   return (err: unknown, _req, _res, next) => {
     if (!(err instanceof AppError) && isMongoUnavailable(err)) {
       return next(
+        // retryAfter sets the header and the body's retry_after alike, as every other 503 does.
         new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable. Retry shortly.', {
           cause: err,
-          headers: { 'Retry-After': '1' },
+          retryAfter: 1,
         }),
       );
     }
