@@ -235,8 +235,21 @@ function fromBodyParser(err: unknown): AppError | undefined {
     return new AppError('VALIDATION_ERROR', NOT_UTF8, {
       details: [{ field: 'body', message: 'not valid UTF-8' }],
     });
-  if (type === 'encoding.unsupported' || type === 'charset.unsupported')
-    return new AppError('UNSUPPORTED_MEDIA_TYPE');
+  // The media type was JSON: say what else was refused.
+  const named = (key: 'encoding' | 'charset') =>
+    typeof err === 'object' && err !== null && key in err
+      ? quotedForMessage(String(Reflect.get(err, key)))
+      : '';
+  if (type === 'encoding.unsupported')
+    return new AppError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `Content-Encoding "${named('encoding')}" is not supported: send the body as is, or gzip, deflate, br or zstd.`,
+    );
+  if (type === 'charset.unsupported')
+    return new AppError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `charset "${named('charset')}" is not supported: JSON bodies are UTF-8.`,
+    );
   if (type === 'request.aborted') return new AppError('VALIDATION_ERROR', 'The request body was cut off.');
   // Other client faults the body reader or the file sender (sendFile, express.static) report
   // as bare http-errors: a gzip body that does not inflate (zlib's error passed on as a 400), an
