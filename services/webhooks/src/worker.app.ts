@@ -60,6 +60,18 @@ export function buildWorker(
   testHooks: WorkerTestHooks = {},
 ): Worker {
   const guard = testHooks.guard ?? guardPolicy(config);
+  // Every metric the worker may count, declared now: one not counted yet reads 0 (its HELP and
+  // TYPE listed), never "no data" on a dashboard until its first event.
+  for (const declare of [
+    metrics.webhookAttempts,
+    metrics.webhookAttemptDuration,
+    metrics.webhookDeferrals,
+    metrics.webhookEventToDelivery,
+    metrics.webhookJobsWaitingOverShare,
+    metrics.storeWritesRefused,
+    metrics.storeWritesAlreadyHeld,
+  ])
+    declare();
   const dispatcher = new Agent({
     connect: {
       timeout: config.WEBHOOK_TIMEOUT_MS,
