@@ -240,6 +240,14 @@ describe('@signal/sdk against the running system', () => {
     const err: unknown = await c.signals.list().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SignalConnectionError);
     expect(err).toHaveProperty('message', `GET /v1/signals: cannot reach ${baseUrl} (ECONNREFUSED)`);
+    // A port fetch refuses itself (the Fetch standard's bad ports) fails with no system code.
+    const badPort = new SignalClient({
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: 'sk_live_unused',
+      maxRetries: 0,
+    });
+    const refused: unknown = await badPort.signals.list().catch((e: unknown) => e);
+    expect(refused).toHaveProperty('message', 'GET /v1/signals: cannot reach http://127.0.0.1:9 (bad port)');
   });
 
   /** A fetch whose first POST to `path` reaches the server but whose response is lost (a dropped connection). */
