@@ -139,8 +139,9 @@ export function buildWorker(
   const claims: AttemptClaims = {
     async claim(attemptId, jobId) {
       const held = await claimWriter.insert([{ _id: attemptId, job_id: jobId, at: new Date() }]);
-      if (held.size === 0) return 'ours';
-      return (await deps.repository.claimant(attemptId)) === jobId ? 'again' : 'taken';
+      if (held.size === 0) return { outcome: 'ours' };
+      const first = await deps.repository.claimOf(attemptId);
+      return first?.job_id === jobId ? { outcome: 'again', claimedAt: first.at } : { outcome: 'taken' };
     },
   };
   const healthWriter = new HealthWriter(

@@ -3,6 +3,7 @@ import { removeBrokerPrefix } from '@signal/messaging';
 import { metrics } from '@signal/service-kit';
 import { startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
 import request from 'supertest';
+import { attemptSeq, deliveryIdFor, logEntryId } from '../src/domain/delivery-state';
 import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
 
 /**
@@ -142,6 +143,43 @@ describe('retry now', () => {
     );
     expect(postsOf('/twice')).toBe(2);
     expect((await delivery(id, d)).attempts_made).toBe(2);
+  });
+});
+
+describe('an attempt a crash interrupted', () => {
+  it('when a job comes again for an attempt it claimed before its worker died, then the attempt is recorded as interrupted, begun when it was claimed', async () => {
+    const id = await subscribe('/interrupted', [200]);
+    const deliveryId = deliveryIdFor(id, 'evt_interrupted', Date.now());
+    await hooks.deps.repository.insertDelivery({
+      _id: deliveryId,
+      account_id: ACC,
+      webhook_id: id,
+      event_id: 'evt_interrupted',
+      event: 'signal.new',
+      payload: '{}',
+      status: 'pending',
+      created_at: new Date(Date.now() - 60_000),
+    });
+    // What the worker that died wrote before it POSTed: its claim of attempt 1.
+    const claimedAt = new Date(Date.now() - 30_000);
+    await hooks.deps.repository.insertClaims([
+      { _id: logEntryId(deliveryId, attemptSeq(1)), job_id: 'job_crashed', at: claimedAt },
+    ]);
+    await hooks.deps.schedule({ delivery_id: deliveryId, attempt: 1, webhook_id: id, job_id: 'job_crashed' });
+    await until(id, deliveryId, (x) => x.attempts_made === 1, 'the interrupted attempt recorded');
+    const detail = await request(hooks.url)
+      .get(`/v1/webhooks/${id}/deliveries/${deliveryId}`)
+      .set(hooks.auth(ACC))
+      .expect(200);
+    expect(detail.body.data.attempts).toEqual([
+      expect.objectContaining({
+        attempt: 1,
+        error: 'attempt_interrupted',
+        started_at: claimedAt.toISOString(),
+      }),
+    ]);
+    // Not POSTed again by the job that came back: the next attempt is the retry's.
+    expect(postsOf('/interrupted')).toBe(0);
   });
 });
 

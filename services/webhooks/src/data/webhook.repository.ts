@@ -244,9 +244,9 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     return insertAll(() => this.c.attemptClaims.insertMany(claims, { ordered: false }));
   }
 
-  /** The job that claimed an attempt, if any. */
-  async claimant(attemptId: string): Promise<string | undefined> {
-    return (await this.c.attemptClaims.findOne({ _id: attemptId }))?.job_id;
+  /** An attempt's claim: the job that made it, and when. */
+  claimOf(attemptId: string): Promise<AttemptClaim | null> {
+    return this.c.attemptClaims.findOne({ _id: attemptId });
   }
 
   /** One unordered insert of open-delivery entries; the positions held already. */

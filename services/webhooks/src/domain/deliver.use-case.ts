@@ -272,17 +272,18 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
   let result: PostResult;
   try {
     const claim = await deps.claims.claim(attemptId, job.job_id ?? LEGACY_JOB);
-    if (claim === 'taken') {
+    if (claim.outcome === 'taken') {
       metrics.webhookAttempts().inc({ outcome: 'claimed_elsewhere' });
       return;
     }
-    if (claim === 'again') {
+    if (claim.outcome === 'again') {
       const recorded = await deps.findLogEntry(attemptId);
       const entry =
         recorded ??
         logEntry(deliveryId, webhookId, job.attempt, afterFailure(deps, job), {
           attempt: job.attempt,
-          started_at: startedAt,
+          // The interrupted POST began when this job claimed the attempt, not now.
+          started_at: claim.claimedAt,
           duration_ms: 0,
           status_code: null,
           error: 'attempt_interrupted',

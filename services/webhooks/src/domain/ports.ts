@@ -138,11 +138,13 @@ export interface ReceiverClient {
 
 /**
  * Attempt claims: the first job to claim an attempt id makes the attempt; `again` when this very
- * job claimed it before (redelivered after a crash, or retried after a failed write), `taken`
- * when another job did.
+ * job claimed it before (redelivered after a crash, or retried after a failed write), with when it
+ * did (the interrupted attempt began then), `taken` when another job did.
  */
+export type ClaimOutcome = { outcome: 'ours' } | { outcome: 'again'; claimedAt: Date } | { outcome: 'taken' };
+
 export interface AttemptClaims {
-  claim(attemptId: string, jobId: string): Promise<'ours' | 'again' | 'taken'>;
+  claim(attemptId: string, jobId: string): Promise<ClaimOutcome>;
 }
 
 /** The index of deliveries that failed an attempt and have not succeeded since. */
