@@ -142,11 +142,16 @@ describe('sessions', () => {
     const cookie = ([] as string[]).concat(dashboard.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
     await request(gw.url).get('/v1/dashboard/keys').set('Cookie', cookie).expect(200);
 
-    await request(gw.url)
+    const wrong = await request(gw.url)
       .post('/v1/account/password')
       .set('Authorization', `Bearer ${bearer}`)
       .send({ current_password: 'not it', new_password: 'another long password' })
       .expect(401);
+    // A 401 here is no ended session: the field it names says so.
+    expect(wrong.body.error.details).toEqual([
+      { field: 'current_password', message: "current_password is not this account's password" },
+    ]);
+    await keys(bearer).expect(200);
     const changed = await request(gw.url)
       .post('/v1/account/password')
       .set('Authorization', `Bearer ${bearer}`)

@@ -255,9 +255,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
       loginClientOf(req),
     );
     if (!result.ok && result.code === 'UNAUTHORIZED')
-      throw new AppError('VALIDATION_ERROR', 'The current password is wrong.', {
-        details: [{ field: 'current_password', message: "current_password is not this account's password" }],
-      });
+      throw new AppError('VALIDATION_ERROR', result.message, { details: result.details });
     if (!result.ok) throw failureError(result);
     await startSession(res, accountId);
   });

@@ -60,7 +60,11 @@ export async function passwordLogin(
 
 export type PasswordChangeResult = Result<void, LoginFailure>;
 
-const wrongPassword = () => fail('UNAUTHORIZED', 'The current password is wrong.');
+/** A wrong current password, naming its field: a client tells it from an ended session by that. */
+const wrongPassword = () =>
+  fail('UNAUTHORIZED', 'The current password is wrong.', {
+    details: [{ field: 'current_password', message: "current_password is not this account's password" }],
+  });
 
 /**
  * The current password is checked as a login would be (throttled the same way) →
