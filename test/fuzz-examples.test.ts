@@ -118,6 +118,27 @@ describe('fuzzing the whole system through the gateway', () => {
     });
   });
 
+  it('when a body declares a charset, then UTF-8 and ASCII are read and any other is 415', async () => {
+    const send = (contentType: string, body: Buffer) =>
+      request(`${sys.gw.url}/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': contentType },
+        body,
+      });
+    for (const charset of ['utf-8', 'UTF8', 'us-ascii', '"ascii"']) {
+      const res = await send(`application/json; charset=${charset}`, Buffer.from('{}'));
+      // Read and parsed: the empty object lacks its fields.
+      expect([charset, res.statusCode]).toEqual([charset, 400]);
+      expect(errorEnvelopeSchema.parse(await res.body.json()).error.message).toContain('email is required');
+    }
+    const utf16 = await send('application/json; charset=utf-16le', Buffer.from('{}', 'utf16le'));
+    expect(utf16.statusCode).toBe(415);
+    expect(errorEnvelopeSchema.parse(await utf16.body.json()).error).toMatchObject({
+      code: 'UNSUPPORTED_MEDIA_TYPE',
+      message: 'charset "utf-16le" is not supported: JSON bodies are UTF-8.',
+    });
+  });
+
   it('when a page is asked for a range it does not have, then a JSON error envelope, not 500', async () => {
     const res = await request(`${sys.gw.url}/dashboard`, { headers: { range: 'bytes=999999-' } });
     expect(res.statusCode).toBe(400);

@@ -122,6 +122,19 @@ export function jsonBodyMiddleware(limit = '100kb'): RequestHandler[] {
     (req, _res, next) => {
       if (!BODY_METHODS.has(req.method) || !hasBody(req.headers)) return next();
       if (!isJsonMediaType(req.headers['content-type'])) return next(new AppError('UNSUPPORTED_MEDIA_TYPE'));
+      const contentType = String(req.headers['content-type']);
+      const charset = CHARSET.exec(contentType)?.[1];
+      if (charset !== undefined && charset.toLowerCase() !== 'utf-8') {
+        if (!/^(utf8|(us-)?ascii)$/i.test(charset))
+          return next(
+            new AppError(
+              'UNSUPPORTED_MEDIA_TYPE',
+              `charset "${quotedForMessage(charset)}" is not supported: JSON bodies are UTF-8.`,
+            ),
+          );
+        // Other names of UTF-8, and ASCII (its subset), which the body parser does not know.
+        req.headers['content-type'] = contentType.replace(CHARSET, '; charset=utf-8');
+      }
       return parse(req, _res, next);
     },
     (req, _res, next) => {
@@ -144,6 +157,13 @@ export function jsonBodyMiddleware(limit = '100kb'): RequestHandler[] {
 }
 
 const NOT_UTF8 = 'The request body is not valid UTF-8.';
+
+/**
+ * The charset a JSON body declares. JSON text is UTF-8 (RFC 8259): the body parser would decode
+ * UTF-16 and UTF-32 (and refuse ASCII, UTF-8's subset), so anything but UTF-8 and ASCII is a 415,
+ * and the bytes are checked as UTF-8 whatever the label.
+ */
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
 
 /** Why a string cannot be stored as sent: U+0000, or a lone surrogate. */
 type TextProblem = 'nul' | 'surrogate';
