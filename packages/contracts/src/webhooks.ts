@@ -21,13 +21,17 @@ const URI_EXCLUDED = /[\u0000-\u0020"<>\\^`{|}\u007f]/;
 const urlField = z
   .string()
   .max(2048, 'url must be at most 2048 characters')
-  .url('url must be an absolute URL')
-  // What RFC 3986 leaves out of a URI is sent percent-encoded (a space as %20): stored as given,
-  // the URL shown would not be the one POSTed to. Non-ASCII letters (an IRI) stay accepted.
+  // What RFC 3986 leaves out of a URI is sent percent-encoded (a space as %20) or dropped (a tab,
+  // a line break): stored as given, the URL shown would not be the one POSTed to. Checked before
+  // the URL check, which drops tabs and line breaks itself. Non-ASCII letters (an IRI) stay
+  // accepted.
   .refine(
     (u) => !URI_EXCLUDED.test(u),
     'url must not contain spaces, control characters or any of "<>\\^`{|}: percent-encode them (a space is %20)',
   )
+  .url('url must be an absolute URL')
+  .refine((u) => !u.includes('#'), 'url must not have a #fragment: a fragment is never sent')
+  .refine((u) => !/%(?![0-9A-Fa-f]{2})/.test(u), 'url holds a malformed percent-escape (% and two hex digits)')
   // Port 0 names no listening socket: every delivery would fail.
   .refine((u) => !URL.canParse(u) || new URL(u).port !== '0', 'url must not use port 0');
 

@@ -104,6 +104,9 @@ describe('subscriptions API', () => {
     [{ url: 'https://example.com:0/h', events: ['signal.new'] }, 'port 0'],
     [{ url: 'https://example.com/a b', events: ['signal.new'] }, 'a space is %20'],
     [{ url: 'https://example.com/h?q={x}', events: ['signal.new'] }, 'percent-encode'],
+    [{ url: 'https://example.com/a\tb', events: ['signal.new'] }, 'control characters'],
+    [{ url: 'https://example.com/a#frag', events: ['signal.new'] }, '#fragment'],
+    [{ url: 'https://example.com/a%zz', events: ['signal.new'] }, 'malformed percent-escape'],
     [{ url: `https://example.com/${'x'.repeat(2100)}`, events: ['signal.new'] }, 'at most 2048'],
   ])('when the body is %j, then 400 naming %s', async (body, field) => {
     const res = await request(hooks.url).post('/v1/webhooks').set(hooks.auth(ACC)).send(body).expect(400);
