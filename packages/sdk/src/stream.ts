@@ -8,6 +8,7 @@
 import type { SignalType, WebhookEvent, WebhookPayload, RetryEvent } from './types.js';
 import { type SignalApiError, isRecord } from './errors.js';
 import { pathOf } from './generated/routes.js';
+import { networkFailure } from './network.js';
 
 /** The stream's path (operationId streamSignals). */
 export const SIGNAL_STREAM_PATH = pathOf('streamSignals');
@@ -350,14 +351,11 @@ export class SignalStream implements AsyncIterable<StreamEvent> {
       const reading = (async () => {
         touch();
         let res: Response;
+        const url = this.transport.url(SIGNAL_STREAM_PATH, this.query);
         try {
-          res = await this.transport.fetch(this.transport.url(SIGNAL_STREAM_PATH, this.query), {
-            method: 'GET',
-            headers,
-            signal: controller.signal,
-          });
+          res = await this.transport.fetch(url, { method: 'GET', headers, signal: controller.signal });
         } catch (err) {
-          return end({ kind: 'dropped', reason: String(err) });
+          return end({ kind: 'dropped', reason: networkFailure(err, new URL(url).origin) });
         }
         if (!res.ok) {
           const text = await res.text().catch(() => '');
@@ -457,7 +455,7 @@ export class SignalStream implements AsyncIterable<StreamEvent> {
       if (this.options.maxReconnects !== undefined && failures > this.options.maxReconnects) {
         throw status !== undefined
           ? error
-          : new SignalStreamError(`GET ${SIGNAL_STREAM_PATH}: no data after ${failures} reconnects`);
+          : new SignalStreamError(`${error.message}; no data after ${failures} reconnects`);
       }
       this.transport.onRetry?.({
         method: 'GET',

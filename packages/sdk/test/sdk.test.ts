@@ -248,6 +248,20 @@ describe('@signal/sdk against the running system', () => {
     });
     const refused: unknown = await badPort.signals.list().catch((e: unknown) => e);
     expect(refused).toHaveProperty('message', 'GET /v1/signals: cannot reach http://127.0.0.1:9 (bad port)');
+    // The live stream says the same when it gives up (and on each reconnect, as `signal listen` prints).
+    const reasons: string[] = [];
+    const stream = new SignalClient({
+      baseUrl,
+      apiKey: 'sk_live_unused',
+    }).signals.stream({}, { maxReconnects: 1, maxBackoffMs: 10 });
+    const gaveUp: unknown = await (async () => {
+      for await (const event of stream) reasons.push(event.event);
+    })().catch((e: unknown) => e);
+    expect(gaveUp).toHaveProperty(
+      'message',
+      `GET /v1/signals/stream: cannot reach ${baseUrl} (ECONNREFUSED); no data after 2 reconnects`,
+    );
+    expect(reasons).toEqual([]);
   });
 
   /** A fetch whose first POST to `path` reaches the server but whose response is lost (a dropped connection). */
