@@ -175,12 +175,15 @@ up_local() {
   key=$(echo "$demo" | sed -n 's/^DEMO_API_KEY=//p')
   # For the README's commands (KEY=$(cat .run/demo-api-key)) and `status`: readable by this user only.
   (umask 077; printf '%s\n' "$key" >"$RUN/demo-api-key")
+  # The demo account's id, for the operator CLI (docs/operations.md).
+  echo "$demo" | sed -n 's/^account \(acc_[^ ]*\).*/\1/p' >"$RUN/demo-account"
   password=$(echo "$demo" | sed -n 's/^DEMO_PASSWORD=\([^ ]*\).*/\1/p')
   summary "http://127.0.0.1:${GATEWAY_PORT:-8080}" "$key" "$password"
 }
 
 # The demo feed: live signals and status changes at 0.2 a second, to the local signals service.
 start_simulator() {
+  echo "==> $(date -u +%Y-%m-%dT%H:%M:%SZ) start simulator" >>"$RUN/logs/simulator.log"
   SIGNALS_URL=http://127.0.0.1:4001 node services/signals/dist/simulator/simulate.cli.js --forever --rate 0.2 >>"$RUN/logs/simulator.log" 2>&1 &
   echo $! >"$RUN/pids/simulator.pid"
 }
@@ -207,7 +210,8 @@ status() {
       if [ "$state" = down ]; then down_seen="$down_seen $name"; fi
     done
     if [ -n "$down_seen" ]; then
-      echo "down:$down_seen; its log is $RUN/logs/<name>.log. 'bash scripts/up.sh' starts everything again (data kept; open streams reconnect)."
+      for name in $down_seen; do echo "down: $name (its log: $RUN/logs/$name.log)"; done
+      echo "'bash scripts/up.sh' starts everything again (data kept; open streams reconnect)."
     fi
   fi
   last_signal "$gateway"
