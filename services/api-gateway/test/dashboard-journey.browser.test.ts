@@ -313,6 +313,7 @@ describeIfBrowser('dashboard in chromium', () => {
       if (/\/v1\/signals\?/.test(r.url())) listCalls.push(r.url());
     };
     page.on('request', countLists);
+    let newestId: string | undefined;
     try {
       const created = await request(sys.signals.url)
         .post('/internal/signals')
@@ -320,7 +321,8 @@ describeIfBrowser('dashboard in chromium', () => {
         .send(signalInput({ type: 'premium' }))
         .expect(201);
       await page.getByText('2 signals match; showing 2.').waitFor();
-      await page.getByRole('link', { name: `${String(created.body.data.id).slice(0, 14)}…` }).waitFor();
+      newestId = String(created.body.data.id);
+      await page.getByRole('link', { name: `${newestId.slice(0, 14)}…` }).waitFor();
       expect(listCalls).toEqual([]);
       // How long ago the newest signal came, counting by itself.
       const last = page.locator('[data-last-signal]');
@@ -328,6 +330,24 @@ describeIfBrowser('dashboard in chromium', () => {
     } finally {
       page.off('request', countLists);
     }
+    // Under a status filter, a signal whose status changes leaves the page and the count, live.
+    await page.getByLabel('Status', { exact: true }).selectOption('active');
+    await Promise.all([
+      page.waitForResponse((r) => /\/v1\/signals\?.*status=active/.test(r.url())),
+      page.getByRole('button', { name: 'Apply filters' }).click(),
+    ]);
+    await page.getByText('2 signals match; showing 2.').waitFor();
+    await page.getByText('(connected)').waitFor();
+    const leavingId = String(newestId);
+    const leaving = page.getByRole('link', { name: `${leavingId.slice(0, 14)}…` });
+    await leaving.waitFor();
+    await request(sys.signals.url)
+      .post(`/internal/signals/${leavingId}/status`)
+      .set(sys.signals.ingestAuth)
+      .send({ status: 'dead' })
+      .expect(200);
+    await page.getByText('1 signals match; showing 1.').waitFor();
+    expect(await leaving.count()).toBe(0);
     await expectAccessible('signals');
     await shot('07-signals');
     await page.getByRole('table', { name: 'Signals, newest first' }).getByRole('link').first().click();

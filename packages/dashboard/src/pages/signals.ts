@@ -123,12 +123,26 @@ export async function signalsView(): Promise<void> {
     const event = streamEvent(name, ev.data);
     if (!event) return;
     const at = rows.findIndex((r) => r.id === event.row.id);
-    if (at >= 0) rows[at] = { ...rows[at]!, performance: event.row.performance };
-    else if (name === 'signal.new' && matchesFilters(event.row, params)) {
+    if (at >= 0) {
+      const updated = { ...rows[at]!, performance: event.row.performance };
+      // A status change can take a row out of a status filter: it leaves the page and the count.
+      if (matchesFilters(updated, params)) rows[at] = updated;
+      else {
+        rows.splice(at, 1);
+        total -= 1;
+      }
+    } else if (name === 'signal.new' && matchesFilters(event.row, params)) {
       rows = [event.row, ...rows];
       total += 1;
       noteNewest(event.row.created_at);
       showLastSignal();
+    } else if (params.get('status') && matchesFilters(event.row, params)) {
+      // A signal whose status change brings it into the filter counts; it is shown where its
+      // id (its creation time) places it among the rows read so far, or last when all are read.
+      total += 1;
+      const before = rows.findIndex((r) => r.id < event.row.id);
+      if (before >= 0) rows.splice(before, 0, event.row);
+      else if (cursor === null) rows.push(event.row);
     } else return;
     render(total);
   };
