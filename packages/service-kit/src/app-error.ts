@@ -71,6 +71,29 @@ const A_OR_AN: Record<string, string> = {
 const startsWithName = (message: string, field: string): boolean =>
   message.toLowerCase().startsWith(field.split('.').pop()!.toLowerCase());
 
+/** zod's own words for a bound or a format ("Too big: expected string to have <=200 characters") said for a person. */
+function boundMessage(field: string, issue: z.core.$ZodIssue): string | undefined {
+  if (issue.code === 'too_big' || issue.code === 'too_small') {
+    const big = issue.code === 'too_big';
+    const limit = String(big ? issue.maximum : issue.minimum);
+    const most = big
+      ? issue.inclusive === false
+        ? 'less than'
+        : 'at most'
+      : issue.inclusive === false
+        ? 'more than'
+        : 'at least';
+    if (issue.origin === 'string') return `${field} must be ${most} ${limit} characters`;
+    if (issue.origin === 'array' || issue.origin === 'set')
+      return `${field} must have ${most} ${limit} items`;
+    if (issue.origin === 'number' || issue.origin === 'int' || issue.origin === 'bigint')
+      return `${field} must be ${most} ${limit}`;
+  }
+  if (issue.code === 'invalid_format' && issue.format === 'datetime')
+    return `${field} must be an ISO 8601 date and time with its zone (2026-11-26T08:00:00Z)`;
+  return undefined;
+}
+
 /** Turns a zod failure into a VALIDATION_ERROR whose message names the field(s). */
 export function validationError(
   error: z.ZodError,
@@ -96,7 +119,7 @@ export function validationError(
       else if (!(field && startsWithName(message, field)))
         message = `${name} must be ${A_OR_AN[issue.expected] ?? issue.expected}`;
     } else if (field && !startsWithName(message, field)) {
-      message = `${field}: ${message}`;
+      message = boundMessage(field, issue) ?? `${field}: ${message}`;
     }
     return { field: field || where, message };
   });

@@ -117,6 +117,29 @@ describe('service-kit HTTP pieces', () => {
     expect(messageOf({ limit: ['5', '6'] })).toBe('limit must be given once');
   });
 
+  it('when a value passes a bound or is no date-time, then the message says it in words, naming the field', () => {
+    const schema = z.strictObject({
+      name: z.string().max(5).optional(),
+      seconds: z.number().min(0).optional(),
+      tags: z.array(z.string()).max(2).optional(),
+      at: z.iso.datetime({ offset: true }).optional(),
+    });
+    const messageOf = (body: Record<string, unknown>) => {
+      try {
+        parseOrThrow(schema, body, 'body');
+      } catch (err) {
+        return err instanceof AppError ? err.message : String(err);
+      }
+      return 'accepted';
+    };
+    expect(messageOf({ name: 'toolong' })).toBe('name must be at most 5 characters');
+    expect(messageOf({ seconds: -1 })).toBe('seconds must be at least 0');
+    expect(messageOf({ tags: ['a', 'b', 'c'] })).toBe('tags must have at most 2 items');
+    expect(messageOf({ at: 'tomorrow' })).toBe(
+      'at must be an ISO 8601 date and time with its zone (2026-11-26T08:00:00Z)',
+    );
+  });
+
   it('when a field has the wrong type, is missing, null or repeated, then the message says which', async () => {
     const message = async (r: request.Test) => (await r.expect(400)).body.error.message as string;
     const tags = (body: unknown) => request(a).post('/tags').send(JSON.stringify(body)).type('json');
