@@ -95,19 +95,22 @@ describe('service-kit HTTP pieces', () => {
     await request(a).post('/echo').set('Content-Type', 'application/json').send('{').expect(400);
   });
 
+  /** What parseOrThrow says of `input`, or 'accepted'. */
+  const refusalOf = (schema: z.ZodType, input: unknown, where: 'query' | 'body') => {
+    try {
+      parseOrThrow(schema, input, where);
+    } catch (err) {
+      return err instanceof AppError ? err.message : String(err);
+    }
+    return 'accepted';
+  };
+
   it('when a whole-number parameter is negative, fractional or a word, or a one-value parameter is repeated, then the message says what is wrong', () => {
     const schema = z.strictObject({
       limit: wholeNumberParam('limit', 1, 100).optional(),
       type: z.enum(['new', '3d']).optional(),
     });
-    const messageOf = (query: Record<string, unknown>) => {
-      try {
-        parseOrThrow(schema, query, 'query');
-      } catch (err) {
-        return err instanceof AppError ? err.message : String(err);
-      }
-      return 'accepted';
-    };
+    const messageOf = (query: Record<string, unknown>) => refusalOf(schema, query, 'query');
     expect(messageOf({ limit: '-1' })).toBe('limit must be between 1 and 100');
     expect(messageOf({ limit: '0' })).toBe('limit must be between 1 and 100');
     expect(messageOf({ limit: '1.5' })).toBe('limit must be a whole number');
@@ -124,14 +127,7 @@ describe('service-kit HTTP pieces', () => {
       tags: z.array(z.string()).max(2).optional(),
       at: z.iso.datetime({ offset: true }).optional(),
     });
-    const messageOf = (body: Record<string, unknown>) => {
-      try {
-        parseOrThrow(schema, body, 'body');
-      } catch (err) {
-        return err instanceof AppError ? err.message : String(err);
-      }
-      return 'accepted';
-    };
+    const messageOf = (body: Record<string, unknown>) => refusalOf(schema, body, 'body');
     expect(messageOf({ name: 'toolong' })).toBe('name must be at most 5 characters');
     expect(messageOf({ seconds: -1 })).toBe('seconds must be at least 0');
     expect(messageOf({ tags: ['a', 'b', 'c'] })).toBe('tags must have at most 2 items');
