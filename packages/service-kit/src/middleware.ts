@@ -125,13 +125,7 @@ export function jsonBodyMiddleware(limit = '100kb'): RequestHandler[] {
       const contentType = String(req.headers['content-type']);
       const charset = CHARSET.exec(contentType)?.[1];
       if (charset !== undefined && charset.toLowerCase() !== 'utf-8') {
-        if (!/^(utf8|(us-)?ascii)$/i.test(charset))
-          return next(
-            new AppError(
-              'UNSUPPORTED_MEDIA_TYPE',
-              `charset "${quotedForMessage(charset)}" is not supported: JSON bodies are UTF-8.`,
-            ),
-          );
+        if (!/^(utf8|(us-)?ascii)$/i.test(charset)) return next(charsetRefused(charset));
         // Other names of UTF-8, and ASCII (its subset), which the body parser does not know.
         req.headers['content-type'] = contentType.replace(CHARSET, '; charset=utf-8');
       }
@@ -164,6 +158,12 @@ const NOT_UTF8 = 'The request body is not valid UTF-8.';
  * and the bytes are checked as UTF-8 whatever the label.
  */
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
+
+const charsetRefused = (charset: string) =>
+  new AppError(
+    'UNSUPPORTED_MEDIA_TYPE',
+    `charset "${quotedForMessage(charset)}" is not supported: JSON bodies are UTF-8.`,
+  );
 
 /** Why a string cannot be stored as sent: U+0000, or a lone surrogate. */
 type TextProblem = 'nul' | 'surrogate';
@@ -257,19 +257,13 @@ function fromBodyParser(err: unknown): AppError | undefined {
     });
   // The media type was JSON: say what else was refused.
   const named = (key: 'encoding' | 'charset') =>
-    typeof err === 'object' && err !== null && key in err
-      ? quotedForMessage(String(Reflect.get(err, key)))
-      : '';
+    typeof err === 'object' && err !== null && key in err ? String(Reflect.get(err, key)) : '';
   if (type === 'encoding.unsupported')
     return new AppError(
       'UNSUPPORTED_MEDIA_TYPE',
-      `Content-Encoding "${named('encoding')}" is not supported: send the body as is, or gzip, deflate, br or zstd.`,
+      `Content-Encoding "${quotedForMessage(named('encoding'))}" is not supported: send the body as is, or gzip, deflate, br or zstd.`,
     );
-  if (type === 'charset.unsupported')
-    return new AppError(
-      'UNSUPPORTED_MEDIA_TYPE',
-      `charset "${named('charset')}" is not supported: JSON bodies are UTF-8.`,
-    );
+  if (type === 'charset.unsupported') return charsetRefused(named('charset'));
   if (type === 'request.aborted') return new AppError('VALIDATION_ERROR', 'The request body was cut off.');
   // Other client faults the body reader or the file sender (sendFile, express.static) report
   // as bare http-errors: a gzip body that does not inflate (zlib's error passed on as a 400), an
