@@ -275,7 +275,9 @@ export const ROUTE_EXAMPLES: Record<OperationId, OperationExamples> = {
     },
   },
   listWebhookDeliveries: {
-    response: pageOf(delivery, 20),
+    response: ok([delivery], {
+      meta: { total: 1, page: 1, per_page: 20, total_pages: 1, next_cursor: null },
+    }),
     invalid: invalid('status', 'status must be one of pending, succeeded, failed'),
     errors: webhookMissing,
   },

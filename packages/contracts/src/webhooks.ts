@@ -276,6 +276,16 @@ export const deliveryListQuerySchema = z.strictObject({
     .optional()
     .describe(`Results per page; default ${DEFAULT_PAGE_SIZE}, max ${MAX_PAGE_SIZE}`),
   page: wholeNumberParam('page', 1, 1_000_000).optional().describe('Page number, from 1 (default 1)'),
+  cursor: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,200}$/, 'cursor must be a value returned in meta.next_cursor')
+    .optional()
+    .describe(
+      'Keyset cursor from meta.next_cursor: the page after the previous page’s last delivery, which deliveries made since do not shift; excludes page',
+    ),
+}).refine((q) => !(q.cursor !== undefined && q.page !== undefined), {
+  message: 'page and cursor cannot be used together',
+  path: ['cursor'],
 });
 
 /** Body of POST /v1/webhooks/:id/test (optional): which event's shape the test takes. */

@@ -209,15 +209,22 @@ class ResourceTests(TransportCase):
         self.assertEqual(first, {"type": ["new"], "since": ["2026-01-02T03:04:05.000Z"], "limit": ["2"]})
         self.assertEqual(len(server.requests), 2)
 
-    def test_when_deliveries_are_iterated_then_pages_are_walked_to_total_pages(self) -> None:
+    def test_when_deliveries_are_iterated_then_the_cursor_is_followed_until_it_is_null(self) -> None:
+        pages = {None: ("dlv_2", 1, "c2"), "c2": ("dlv_1", 2, None)}
+
         def script(s: ScriptedServer, r: Recorded, _h: Any) -> Response:
-            page = int(urllib.parse.parse_qs(urllib.parse.urlsplit(r.path).query)["page"][0])
-            return ok([{"id": f"dlv_{page}"}], {"total": 2, "page": page, "per_page": 1, "total_pages": 2})
+            q = urllib.parse.parse_qs(urllib.parse.urlsplit(r.path).query)
+            assert "page" not in q
+            delivery, page, nxt = pages[q.get("cursor", [None])[0]]
+            return ok([{"id": delivery}], {"total": 2, "page": page, "per_page": 1, "total_pages": 2, "next_cursor": nxt})
 
         server = self.serve(script)
-        got = [d["id"] for d in self.client(server).webhooks.deliveries.iterate("wh/1", limit=1)]
-        self.assertEqual(got, ["dlv_1", "dlv_2"])
+        got = [d["id"] for d in self.client(server).webhooks.deliveries.iterate("wh/1", event="signal.new", limit=1)]
+        self.assertEqual(got, ["dlv_2", "dlv_1"])
         self.assertTrue(server.requests[0].path.startswith("/v1/webhooks/wh%2F1/deliveries?"))
+        second = urllib.parse.parse_qs(urllib.parse.urlsplit(server.requests[1].path).query)
+        self.assertEqual(second, {"event": ["signal.new"], "limit": ["1"], "cursor": ["c2"]})
+        self.assertEqual(len(server.requests), 2)
 
     def test_when_a_subscription_is_updated_then_only_the_given_fields_are_sent_and_none_clears(self) -> None:
         server = self.serve(lambda s, r, h: ok(SUB))

@@ -244,16 +244,14 @@ export class SignalClient {
         webhookId: string,
         params: ListDeliveriesParams = {},
         opts?: RequestOptions,
-      ): Promise<Page<Delivery, PageMeta>> =>
-        this.page<Delivery>(
-          'GET',
-          pathOf('listWebhookDeliveries', { webhook_id: webhookId }),
-          { ...params },
-          opts,
-        ),
-      /** Every delivery, newest first, page by page. */
+      ): Promise<Page<Delivery, ListMeta>> =>
+        this.cursorPage<Delivery>(pathOf('listWebhookDeliveries', { webhook_id: webhookId }), { ...params }, opts),
+      /**
+       * Every delivery, newest first, following `meta.next_cursor`: deliveries made during the
+       * walk do not shift it, so none comes twice.
+       */
       iterate: (webhookId: string, params: Omit<ListDeliveriesParams, 'page'> = {}, opts?: RequestOptions) =>
-        this.iteratePages<Delivery>(
+        this.iterateCursor<Delivery>(
           pathOf('listWebhookDeliveries', { webhook_id: webhookId }),
           { ...params },
           opts,

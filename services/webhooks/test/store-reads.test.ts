@@ -73,7 +73,7 @@ describe('webhooks store reads', () => {
     ]);
 
     commands.length = 0;
-    const page = await repository.pageDeliveries('wh_1', undefined, 0, 10);
+    const page = await repository.pageDeliveries('wh_1', undefined, { skip: 0 }, 10);
     const log = await repository.logOf(page.rows.map((d) => d._id));
 
     expect(page.rows.map((d) => d._id).sort()).toEqual(ids);

@@ -290,6 +290,70 @@ describe('test events and the delivery log', () => {
     expect(news.body.data).toEqual([]);
   });
 
+  it('when the delivery log is walked by cursor while deliveries are made, then each delivery comes once, in order, and the walk ends', async () => {
+    const { id } = await subscribe({ url: `${receiver.url}/cursor-walk`, events: ['signal.new'] });
+    const sendTest = async () =>
+      (await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(ACC)).expect(202)).body.data
+        .id as string;
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) made.push(await sendTest());
+    const newestFirst = [...made].reverse();
+    type ListBody = {
+      data: Array<{ id: string }>;
+      meta: { total: number; page: number; per_page: number; total_pages: number; next_cursor: string | null };
+    };
+    const list = async (query: string): Promise<ListBody> =>
+      (await request(hooks.url).get(`/v1/webhooks/${id}/deliveries?${query}`).set(hooks.auth(ACC)).expect(200))
+        .body as ListBody;
+
+    const first = await list('limit=2');
+    expect(first.data.map((d) => d.id)).toEqual(newestFirst.slice(0, 2));
+    expect(first.meta).toMatchObject({ total: 5, page: 1, per_page: 2, total_pages: 3 });
+    expect(first.meta.next_cursor).toEqual(expect.any(String));
+    // Two deliveries made now would shift page 2 by two; the cursor's walk is not moved.
+    made.push(await sendTest(), await sendTest());
+    const second = await list(`limit=2&cursor=${first.meta.next_cursor}`);
+    expect(second.data.map((d) => d.id)).toEqual(newestFirst.slice(2, 4));
+    expect(second.meta).toMatchObject({ total: 7, page: 2 });
+    const third = await list(`limit=2&cursor=${second.meta.next_cursor}`);
+    expect(third.data.map((d) => d.id)).toEqual(newestFirst.slice(4));
+    expect(third.meta).toMatchObject({ page: 3, next_cursor: null });
+
+    // The same walk over one status: the fold of every delivery, cut at the cursor.
+    await waitFor(
+      async () => {
+        const all = await list('status=succeeded&limit=100');
+        return all.data.length === made.length ? all : undefined;
+      },
+      15_000,
+      100,
+      'every test delivery succeeded',
+    );
+    const walked: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page: ListBody = await list(`status=succeeded&limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      walked.push(...page.data.map((d) => d.id));
+      expect(page.meta.page).toBe(++pages);
+      cursor = page.meta.next_cursor;
+    } while (cursor);
+    expect(walked).toEqual([...made].reverse());
+    expect(pages).toBe(3);
+  });
+
+  it('when a delivery list gets a cursor it did not return, or a cursor with a page, then 400 naming cursor', async () => {
+    const { id } = await subscribe({ url: `${receiver.url}/cursor-bad`, events: ['signal.new'] });
+    for (const query of ['cursor=bm90LWEtY3Vyc29y', 'cursor=a%2Bb', 'page=2&cursor=MS4xLmRsdg']) {
+      const res = await request(hooks.url)
+        .get(`/v1/webhooks/${id}/deliveries?${query}`)
+        .set(hooks.auth(ACC))
+        .expect(400);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain('cursor');
+    }
+  });
+
   it('when a test event is asked of a disabled subscription, then 409 CONFLICT asking to enable it, and nothing is queued', async () => {
     const { id } = await subscribe({ url: `${receiver.url}/disabled-test`, events: ['signal.new'] });
     await request(hooks.url)

@@ -361,9 +361,11 @@ class Deliveries:
         event: Optional[DeliveryEvent] = None,
         limit: Optional[int] = None,
         page: Optional[int] = None,
+        cursor: Optional[str] = None,
     ) -> DeliveryPage:
-        """One page of the subscription's deliveries, newest first (operationId listWebhookDeliveries)."""
-        query = {"status": status, "event": event, "limit": limit, "page": page}
+        """One page of the subscription's deliveries, newest first (operationId listWebhookDeliveries):
+        by ``page``, or after the previous page by its ``meta.next_cursor`` as ``cursor``."""
+        query = {"status": status, "event": event, "limit": limit, "page": page, "cursor": cursor}
         return cast(DeliveryPage, self._c._page(path_of("listWebhookDeliveries", webhook_id=webhook_id), query))
 
     def iterate(
@@ -374,10 +376,16 @@ class Deliveries:
         event: Optional[DeliveryEvent] = None,
         limit: Optional[int] = None,
     ) -> Iterator[WebhookDelivery]:
-        """Every delivery, newest first, page after page."""
-        return self._c._pages(
-            path_of("listWebhookDeliveries", webhook_id=webhook_id), {"status": status, "event": event, "limit": limit}
-        )
+        """Every delivery, newest first, page after page by ``meta.next_cursor``: deliveries made
+        during the walk do not shift it, so none comes twice."""
+        cursor: Optional[str] = None
+        while True:
+            result = self.list(webhook_id, status=status, event=event, limit=limit, cursor=cursor)
+            yield from result.data
+            meta: ListMeta = result.meta
+            if not result.data or not meta.get("next_cursor"):
+                return
+            cursor = meta["next_cursor"]
 
     def get(self, webhook_id: str, delivery_id: str) -> WebhookDeliveryDetail:
         """One delivery with its ``attempts``, each with the request sent and the response

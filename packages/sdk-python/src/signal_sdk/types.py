@@ -375,7 +375,7 @@ class Page(Generic[T, M]):
 
 SignalPage = Page[SignalListItem, ListMeta]
 WebhookPage = Page[WebhookSubscription, PageMeta]
-DeliveryPage = Page[WebhookDelivery, PageMeta]
+DeliveryPage = Page[WebhookDelivery, ListMeta]
 ApiKeyPage = Page[ApiKey, PageMeta]
 
 JsonObject = Dict[str, object]

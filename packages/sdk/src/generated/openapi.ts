@@ -166,7 +166,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Delivery log, newest first, each with its latest response status (each delivery’s attempts are in its detail). An account’s lists are read at most 2 at a time (their cost follows the history): one more is 429 RATE_LIMIT_EXCEEDED with Retry-After */
+    /** Delivery log, newest first, each with its latest response status (each delivery’s attempts are in its detail). Page by `page`, or walk by `cursor` (pass `meta.next_cursor`; deliveries made meanwhile do not shift the walk, and `meta.page` counts the pages walked). An account’s lists are read at most 2 at a time (their cost follows the history): one more is 429 RATE_LIMIT_EXCEEDED with Retry-After */
     get: operations['listWebhookDeliveries'];
     put?: never;
     post?: never;
@@ -925,7 +925,7 @@ export interface components {
       /** @constant */
       success: true;
       data: components['schemas']['WebhookDelivery'][];
-      meta: components['schemas']['PageMeta'];
+      meta: components['schemas']['ListMeta'];
     };
     RecoverWebhookResponse: {
       /** @constant */
@@ -5151,6 +5151,8 @@ export interface operations {
         limit?: number;
         /** @description Page number, from 1 (default 1) */
         page?: number;
+        /** @description Keyset cursor from meta.next_cursor: the page after the previous page’s last delivery, which deliveries made since do not shift; excludes page */
+        cursor?: string;
       };
       header?: never;
       path: {
@@ -5197,7 +5199,8 @@ export interface operations {
            *         "total": 1,
            *         "page": 1,
            *         "per_page": 20,
-           *         "total_pages": 1
+           *         "total_pages": 1,
+           *         "next_cursor": null
            *       }
            *     }
            */

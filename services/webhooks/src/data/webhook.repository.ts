@@ -207,21 +207,33 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     );
   }
 
-  /** A page of a subscription's deliveries, newest first, and how many there are. */
+  /**
+   * A page of a subscription's deliveries, newest first, and how many there are: from a number of
+   * deliveries skipped, or from after a delivery (a keyset, which deliveries made since do not shift).
+   */
   async pageDeliveries(
     webhookId: string,
     event: string | undefined,
-    skip: number,
+    from: { skip: number } | { after: { at: Date; id: string } },
     limit: number,
   ): Promise<{ rows: DeliveryHeader[]; total: number }> {
     const q: mongo.Filter<DeliveryDocument> = { webhook_id: webhookId, ...(event ? { event } : {}) };
+    const page = this.c.deliveries
+      .find(
+        'after' in from
+          ? {
+              ...q,
+              $or: [
+                { created_at: { $lt: from.after.at } },
+                { created_at: from.after.at, _id: { $lt: from.after.id } },
+              ],
+            }
+          : q,
+        WITHOUT_PAYLOAD,
+      )
+      .sort({ created_at: -1, _id: -1 });
     const [rows, total] = await Promise.all([
-      this.c.deliveries
-        .find(q, WITHOUT_PAYLOAD)
-        .sort({ created_at: -1, _id: -1 })
-        .skip(skip)
-        .limit(limit)
-        .toArray(),
+      ('skip' in from ? page.skip(from.skip) : page).limit(limit).toArray(),
       this.c.deliveries.countDocuments(q),
     ]);
     return { rows, total };

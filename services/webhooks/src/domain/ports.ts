@@ -44,11 +44,14 @@ export interface WebhookStore {
   logOf(deliveryIds: readonly string[]): Promise<DeliveryLogEntry[]>;
   /** Every log entry of a subscription's deliveries, without their requests and responses. */
   logOfSubscription(webhookId: string): Promise<DeliveryLogEntry[]>;
-  /** A page of a subscription's deliveries, newest first, and how many there are. */
+  /**
+   * A page of a subscription's deliveries, newest first, and how many there are: from a number of
+   * deliveries skipped, or from after a delivery (created at `at`, with id `id`).
+   */
   pageDeliveries(
     webhookId: string,
     event: string | undefined,
-    skip: number,
+    from: { skip: number } | { after: { at: Date; id: string } },
     limit: number,
   ): Promise<{ rows: DeliveryHeader[]; total: number }>;
   /** Every delivery of a subscription, newest first, without bodies. */

@@ -1,22 +1,47 @@
-import { pageMeta, type Delivery, type PageMeta } from '@signal/contracts';
+import { pageMeta, type Delivery, type ListMeta } from '@signal/contracts';
 import { fail, succeed, type Result } from '@signal/service-kit';
+import {
+  comesAfter,
+  decodeDeliveryCursor,
+  encodeDeliveryCursor,
+  type DeliveryPosition,
+} from './delivery-cursor';
 import { withStates, type DeliveryState } from './delivery-state';
 import type { DeliveryHeader, DeliveryStatus } from './records';
 import { ownedDelivery, ownedSubscription, type SubscriptionDeps } from './subscription-rules';
 import { toDeliveryView } from './views';
 
+/** The list's query: filters, and a page by number or by cursor. */
+export interface DeliveryListQuery {
+  status?: DeliveryStatus;
+  event?: string;
+  limit?: number;
+  page?: number;
+  cursor?: string;
+}
+
+type DeliveryPage = { data: Delivery[]; meta: ListMeta };
+
 /**
- * A page of a subscription's deliveries, newest first. Without a status filter only the page's
- * logs are read; with one, the state of every delivery of the subscription is folded (status is
- * appended, never stored in place, so there is no status to query by). An account has at most
- * `listReads` of them in progress at once: their cost follows the history.
+ * A page of a subscription's deliveries, newest first: by number (`page`), or after the previous
+ * page's last delivery (`cursor`), which deliveries made since do not shift. Without a status
+ * filter only the page's logs are read; with one, the state of every delivery of the
+ * subscription is folded (status is appended, never stored in place, so there is no status to
+ * query by). An account has at most `listReads` of them in progress at once: their cost follows
+ * the history.
  */
 export async function listDeliveries(
   deps: SubscriptionDeps,
   accountId: string,
   id: string,
-  q: { status?: DeliveryStatus; event?: string; limit?: number; page?: number },
-): Promise<Result<{ data: Delivery[]; meta: PageMeta }, 'NOT_FOUND' | 'RATE_LIMIT_EXCEEDED'>> {
+  q: DeliveryListQuery,
+): Promise<Result<DeliveryPage, 'NOT_FOUND' | 'RATE_LIMIT_EXCEEDED' | 'VALIDATION_ERROR'>> {
+  let position: DeliveryPosition | undefined;
+  if (q.cursor !== undefined) {
+    const decoded = decodeDeliveryCursor(q.cursor);
+    if (!decoded.ok) return decoded;
+    position = decoded.value;
+  }
   const release = deps.listReads.tryAcquire(accountId);
   if (!release)
     return fail(
@@ -25,7 +50,7 @@ export async function listDeliveries(
       { retryAfter: 1 },
     );
   try {
-    return await listPage(deps, accountId, id, q);
+    return await listPage(deps, accountId, id, q, position);
   } finally {
     release();
   }
@@ -35,18 +60,27 @@ async function listPage(
   deps: SubscriptionDeps,
   accountId: string,
   id: string,
-  q: { status?: DeliveryStatus; event?: string; limit?: number; page?: number },
-): Promise<Result<{ data: Delivery[]; meta: PageMeta }, 'NOT_FOUND'>> {
+  q: DeliveryListQuery,
+  position: DeliveryPosition | undefined,
+): Promise<Result<DeliveryPage, 'NOT_FOUND'>> {
   const sub = await ownedSubscription(deps, accountId, id);
   if (!sub.ok) return sub;
   const perPage = q.limit ?? 20;
-  const page = q.page ?? 1;
-  const skip = (page - 1) * perPage;
+  const page = position?.page ?? q.page ?? 1;
   let rows: Array<{ doc: DeliveryHeader; state: DeliveryState }>;
+  let more: boolean;
   let total: number;
   if (q.status === undefined) {
-    const found = await deps.repository.pageDeliveries(id, q.event, skip, perPage);
-    rows = withStates(found.rows, await deps.repository.logOf(found.rows.map((d) => d._id)));
+    // One more than the page: whether a next page exists, without a second read.
+    const found = await deps.repository.pageDeliveries(
+      id,
+      q.event,
+      position ? { after: position } : { skip: (page - 1) * perPage },
+      perPage + 1,
+    );
+    more = found.rows.length > perPage;
+    const pageRows = found.rows.slice(0, perPage);
+    rows = withStates(pageRows, await deps.repository.logOf(pageRows.map((d) => d._id)));
     total = found.total;
   } else {
     const [docs, entries] = await Promise.all([
@@ -54,13 +88,28 @@ async function listPage(
       deps.repository.logOfSubscription(id),
     ]);
     const matching = withStates(docs, entries).filter((r) => r.state.status === q.status);
-    rows = matching.slice(skip, skip + perPage);
+    const start = position
+      ? firstAfter(matching, position)
+      : (page - 1) * perPage;
+    rows = matching.slice(start, start + perPage);
+    more = start + perPage < matching.length;
     total = matching.length;
   }
+  const last = rows[rows.length - 1]?.doc;
   return succeed({
     data: rows.map((r) => toDeliveryView(r.doc, r.state)),
-    meta: pageMeta(total, page, perPage),
+    meta: {
+      ...pageMeta(total, page, perPage),
+      next_cursor:
+        more && last ? encodeDeliveryCursor({ page: page + 1, at: last.created_at, id: last._id }) : null,
+    },
   });
+}
+
+/** Where the rows after `position` start in rows in the list's order. */
+function firstAfter(rows: Array<{ doc: DeliveryHeader }>, position: DeliveryPosition): number {
+  const i = rows.findIndex((r) => comesAfter(r.doc, position));
+  return i === -1 ? rows.length : i;
 }
 
 /** One delivery with every attempt: the request it sent (with its body) and the response it got. */

@@ -1,0 +1,41 @@
+import { deliveryIdSchema } from '@signal/contracts';
+import { fail, succeed, type Result } from '@signal/service-kit';
+
+/**
+ * Where a walk of a subscription's deliveries stands: after the delivery `id` created at `at`
+ * (the list's order is `created_at desc, _id desc`), on page `page` of the walk.
+ */
+export interface DeliveryPosition {
+  at: Date;
+  id: string;
+  /** The page the walk reaches next: what `meta.page` reports for it. */
+  page: number;
+}
+
+/** Opaque to clients; inside: `<page>.<created_at ms>.<delivery id>`. */
+export function encodeDeliveryCursor(position: DeliveryPosition): string {
+  return Buffer.from(`${position.page}.${position.at.getTime()}.${position.id}`, 'utf8').toString(
+    'base64url',
+  );
+}
+
+const INVALID = () =>
+  fail('VALIDATION_ERROR', 'cursor must be a value returned in meta.next_cursor', {
+    details: [{ field: 'cursor', message: 'not a cursor this list returned' }],
+  });
+
+/** The position inside a cursor, or a VALIDATION_ERROR when it is not one this list made. */
+export function decodeDeliveryCursor(cursor: string): Result<DeliveryPosition, 'VALIDATION_ERROR'> {
+  const match = /^([1-9]\d{0,6})\.(\d{1,15})\.(.+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match || !deliveryIdSchema.safeParse(match[3]).success) return INVALID();
+  const at = new Date(Number(match[2]));
+  if (Number.isNaN(at.getTime())) return INVALID();
+  return succeed({ page: Number(match[1]), at, id: match[3]! });
+}
+
+/** Does a delivery come after `position` in the list's order (older, or as old with a lower id)? */
+export function comesAfter(delivery: { created_at: Date; _id: string }, position: DeliveryPosition): boolean {
+  const t = delivery.created_at.getTime();
+  const at = position.at.getTime();
+  return t < at || (t === at && delivery._id < position.id);
+}
