@@ -245,7 +245,11 @@ export class SignalClient {
         params: ListDeliveriesParams = {},
         opts?: RequestOptions,
       ): Promise<Page<Delivery, ListMeta>> =>
-        this.cursorPage<Delivery>(pathOf('listWebhookDeliveries', { webhook_id: webhookId }), { ...params }, opts),
+        this.cursorPage<Delivery>(
+          pathOf('listWebhookDeliveries', { webhook_id: webhookId }),
+          { ...params },
+          opts,
+        ),
       /**
        * Every delivery, newest first, following `meta.next_cursor`: deliveries made during the
        * walk do not shift it, so none comes twice.

@@ -300,11 +300,21 @@ describe('test events and the delivery log', () => {
     const newestFirst = [...made].reverse();
     type ListBody = {
       data: Array<{ id: string }>;
-      meta: { total: number; page: number; per_page: number; total_pages: number; next_cursor: string | null };
+      meta: {
+        total: number;
+        page: number;
+        per_page: number;
+        total_pages: number;
+        next_cursor: string | null;
+      };
     };
     const list = async (query: string): Promise<ListBody> =>
-      (await request(hooks.url).get(`/v1/webhooks/${id}/deliveries?${query}`).set(hooks.auth(ACC)).expect(200))
-        .body as ListBody;
+      (
+        await request(hooks.url)
+          .get(`/v1/webhooks/${id}/deliveries?${query}`)
+          .set(hooks.auth(ACC))
+          .expect(200)
+      ).body as ListBody;
 
     const first = await list('limit=2');
     expect(first.data.map((d) => d.id)).toEqual(newestFirst.slice(0, 2));

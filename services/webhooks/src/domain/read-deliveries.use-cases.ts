@@ -88,9 +88,7 @@ async function listPage(
       deps.repository.logOfSubscription(id),
     ]);
     const matching = withStates(docs, entries).filter((r) => r.state.status === q.status);
-    const start = position
-      ? firstAfter(matching, position)
-      : (page - 1) * perPage;
+    const start = position ? firstAfter(matching, position) : (page - 1) * perPage;
     rows = matching.slice(start, start + perPage);
     more = start + perPage < matching.length;
     total = matching.length;
