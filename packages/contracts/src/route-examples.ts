@@ -236,7 +236,10 @@ export const ROUTE_EXAMPLES: Record<OperationId, OperationExamples> = {
   rotateWebhookSecret: {
     response: ok({ ...webhook, secret }),
     invalid: malformedPath,
-    errors: webhookMissing,
+    errors: {
+      ...webhookMissing,
+      '409': failure('CONFLICT', 'The subscription kept changing while its secret was rotated; retry.'),
+    },
   },
   sendWebhookTest: {
     request: { event: 'signal.winner' },

@@ -314,10 +314,11 @@ export const ROUTES = {
     owner: 'webhooks',
     caller: 'apiKey',
     tag: 'Webhook subscriptions',
-    summary: 'New signing secret; the old one stays valid for the overlap period',
+    summary:
+      'New signing secret; the old one stays valid for the overlap period. Rotations at once each keep the others’ secrets signing as earlier ones (the newest four are kept)',
     pathParams: [webhookId],
     responses: { '200': { description: 'New secret', schema: webhookWithSecretResponseSchema } },
-    errors: ['NOT_FOUND'],
+    errors: ['NOT_FOUND', 'CONFLICT'],
   },
   sendWebhookTest: {
     operationId: 'sendWebhookTest',

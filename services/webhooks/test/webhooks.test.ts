@@ -718,6 +718,43 @@ describe('delivery', () => {
     // secrets[6] is current; 5..2 are the four kept; 1 and 0 stopped at the fifth and sixth rotation.
     expect(secrets.map(verifies)).toEqual([false, false, true, true, true, true, true]);
   });
+
+  it('when the secret is rotated five times at once, then every secret a rotation returned signs the next delivery', async () => {
+    const { id, secret: first } = await subscribe({
+      url: `${receiver.url}/rotate-at-once`,
+      events: ['signal.new'],
+    });
+    const rotations = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        request(hooks.url).post(`/v1/webhooks/${id}/rotate-secret`).set(hooks.auth(ACC)).expect(200),
+      ),
+    );
+    const returned = rotations.map((r) => r.body.data.secret as string);
+    expect(new Set(returned).size).toBe(5);
+    await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(ACC)).expect(202);
+    const [req] = await waitFor(
+      () => (forPath('/rotate-at-once').length ? forPath('/rotate-at-once') : undefined),
+      10_000,
+      50,
+      'test event',
+    );
+    const headers = {
+      'webhook-id': req!.headers['webhook-id'] as string,
+      'webhook-timestamp': req!.headers['webhook-timestamp'] as string,
+      'webhook-signature': req!.headers['webhook-signature'] as string,
+    };
+    const verifies = (secret: string) => {
+      try {
+        new Webhook(secret).verify(req!.body, headers);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    // Five rotations: the newest and four kept; the creation's secret is the sixth, stopped.
+    expect(returned.map(verifies)).toEqual([true, true, true, true, true]);
+    expect(verifies(first)).toBe(false);
+  });
 });
 
 describe('URL safety', () => {

@@ -117,7 +117,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** New signing secret; the old one stays valid for the overlap period */
+    /** New signing secret; the old one stays valid for the overlap period. Rotations at once each keep the others’ secrets signing as earlier ones (the newest four are kept) */
     post: operations['rotateWebhookSecret'];
     delete?: never;
     options?: never;
@@ -4164,6 +4164,38 @@ export interface operations {
             error?: {
               /** @enum {unknown} */
               code?: 'NOT_FOUND';
+            };
+          };
+        };
+      };
+      /** @description Error: CONFLICT */
+      409: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "CONFLICT",
+           *         "message": "The subscription kept changing while its secret was rotated; retry.",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'CONFLICT';
             };
           };
         };

@@ -137,6 +137,20 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     return r.matchedCount ? this.findSubscription(accountId, id) : null;
   }
 
+  async updateSubscriptionIfUnchanged(
+    accountId: string,
+    id: string,
+    updatedAt: Date,
+    set: Partial<SubscriptionDocument>,
+  ): Promise<SubscriptionDocument | 'changed' | null> {
+    const r = await this.c.subscriptions.updateOne(
+      { _id: id, account_id: accountId, updated_at: updatedAt },
+      { $set: set },
+    );
+    if (r.matchedCount) return this.findSubscription(accountId, id);
+    return (await this.findSubscription(accountId, id)) ? 'changed' : null;
+  }
+
   async disableSubscription(id: string, reason: string): Promise<void> {
     await this.c.subscriptions.updateOne(
       { _id: id },

@@ -34,6 +34,16 @@ export interface WebhookStore {
     id: string,
     set: Partial<SubscriptionDocument>,
   ): Promise<SubscriptionDocument | null>;
+  /**
+   * The update, only if the subscription is still as last updated at `updatedAt` (a
+   * compare-and-set): 'changed' when another update came first, null when there is none.
+   */
+  updateSubscriptionIfUnchanged(
+    accountId: string,
+    id: string,
+    updatedAt: Date,
+    set: Partial<SubscriptionDocument>,
+  ): Promise<SubscriptionDocument | 'changed' | null>;
   deleteSubscription(accountId: string, id: string): Promise<boolean>;
   insertDelivery(doc: DeliveryDocument): Promise<void>;
   /** Appends one entry; false when that position of the log was written already. */

@@ -1,5 +1,5 @@
 import type { WebhookSubscription } from '@signal/contracts';
-import { succeed, type Result } from '@signal/service-kit';
+import { fail, succeed, type Result } from '@signal/service-kit';
 import { generateSecret } from './signing';
 import { ownedSubscription, webhookNotFound, type SubscriptionDeps } from './subscription-rules';
 import { toSubscriptionView } from './views';
@@ -15,26 +15,40 @@ export const MAX_PREVIOUS_SECRETS = 4;
 /**
  * New secret signs from now on; the previous one keeps signing for the overlap, then stops. Of
  * the earlier secrets still in their overlap, the newest MAX_PREVIOUS_SECRETS keep signing; an
- * older one stops at once.
+ * older one stops at once. The secrets are replaced only if the subscription did not change
+ * since they were read (else read again): two rotations at once each keep the other's secret,
+ * where a plain write let the later drop the earlier's, whose caller then held a secret that
+ * never signed.
  */
 export async function rotateSecret(
   deps: SubscriptionDeps,
   accountId: string,
   id: string,
-): Promise<Result<WebhookSubscription & { secret: string }, 'NOT_FOUND'>> {
-  const found = await ownedSubscription(deps, accountId, id);
-  if (!found.ok) return found;
-  const now = Date.now();
+): Promise<Result<WebhookSubscription & { secret: string }, 'NOT_FOUND' | 'CONFLICT'>> {
   const secret = generateSecret();
-  const kept = found.value.secrets
-    .filter((s) => s.expires_at === null || new Date(s.expires_at).getTime() > now)
-    .map((s) => ({ ...s, expires_at: s.expires_at ?? new Date(now + deps.secretOverlapMs) }))
-    .sort((a, b) => new Date(b.created_at).getTime() - new Date(a.created_at).getTime())
-    .slice(0, MAX_PREVIOUS_SECRETS);
-  const updated = await deps.repository.updateSubscription(accountId, id, {
-    secrets: [{ secret, created_at: new Date(now), expires_at: null }, ...kept],
-    updated_at: new Date(now),
-  });
-  if (!updated) return webhookNotFound(id);
-  return succeed({ ...toSubscriptionView(updated), secret });
+  for (let tries = 0; tries < ROTATE_TRIES; tries++) {
+    const found = await ownedSubscription(deps, accountId, id);
+    if (!found.ok) return found;
+    const now = Math.max(Date.now(), new Date(found.value.updated_at).getTime() + 1);
+    const kept = found.value.secrets
+      .filter((s) => s.expires_at === null || new Date(s.expires_at).getTime() > now)
+      .map((s) => ({ ...s, expires_at: s.expires_at ?? new Date(now + deps.secretOverlapMs) }))
+      .sort((a, b) => new Date(b.created_at).getTime() - new Date(a.created_at).getTime())
+      .slice(0, MAX_PREVIOUS_SECRETS);
+    const updated = await deps.repository.updateSubscriptionIfUnchanged(
+      accountId,
+      id,
+      found.value.updated_at,
+      {
+        secrets: [{ secret, created_at: new Date(now), expires_at: null }, ...kept],
+        updated_at: new Date(now),
+      },
+    );
+    if (!updated) return webhookNotFound(id);
+    if (updated !== 'changed') return succeed({ ...toSubscriptionView(updated), secret });
+  }
+  return fail('CONFLICT', 'The subscription kept changing while its secret was rotated; retry.');
 }
+
+/** Reads and compare-and-sets before a rotation gives up: each retry follows another change. */
+const ROTATE_TRIES = 10;
