@@ -58,6 +58,9 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   return value;
 }
 
+/** The refusal of a body that is valid JSON but no object, whichever check finds it. */
+export const NOT_A_JSON_OBJECT = 'The request body must be a JSON object.';
+
 const A_OR_AN: Record<string, string> = {
   array: 'an array',
   object: 'an object',
@@ -113,7 +116,9 @@ export function validationError(
     } else if (issue.code === 'invalid_type') {
       const value = valueAt(input, issue.path);
       const name = field || where;
-      if (value === undefined) message = `${name} is required`;
+      // A body that is JSON but not an object (`[]`) is refused as body-parser's `null` is.
+      if (!field && where === 'body' && issue.expected === 'object') message = NOT_A_JSON_OBJECT;
+      else if (value === undefined) message = `${name} is required`;
       else if (value === null && field) message = `${name} must not be null`;
       // A schema's own message names the field and says more than the type.
       else if (!(field && startsWithName(message, field)))

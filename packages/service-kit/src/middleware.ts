@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { DEFAULT_ERROR_MESSAGES, ERROR_STATUS, type ErrorCode } from '@signal/contracts';
-import { AppError, isAppError, quotedForMessage, type FieldProblem } from './app-error';
+import { AppError, NOT_A_JSON_OBJECT, isAppError, quotedForMessage, type FieldProblem } from './app-error';
 import { recordedStatus } from './client-gone';
 import type { Logger } from './logger';
 import { accessLogSampleRate } from './metrics';
@@ -244,8 +244,8 @@ function fromBodyParser(err: unknown): AppError | undefined {
     // Strict parsing also refuses valid JSON that is not an object or array (`null`, `"x"`, `1`).
     const raw = typeof err === 'object' && err !== null && 'body' in err ? err.body : undefined;
     if (typeof raw === 'string' && isJson(raw))
-      return new AppError('VALIDATION_ERROR', 'The request body must be a JSON object.', {
-        details: [{ field: 'body', message: 'not a JSON object' }],
+      return new AppError('VALIDATION_ERROR', NOT_A_JSON_OBJECT, {
+        details: [{ field: 'body', message: NOT_A_JSON_OBJECT }],
       });
     return new AppError('VALIDATION_ERROR', 'The request body is not valid JSON.', {
       details: [{ field: 'body', message: 'invalid JSON' }],

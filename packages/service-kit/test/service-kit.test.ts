@@ -147,6 +147,7 @@ describe('service-kit HTTP pieces', () => {
     expect(await message(request(a).post('/echo').type('json').send('null'))).toBe(
       'The request body must be a JSON object.',
     );
+    expect(await message(tags([]))).toBe('The request body must be a JSON object.');
     expect(await message(request(a).post('/echo').type('json').send('{'))).toBe(
       'The request body is not valid JSON.',
     );
