@@ -328,6 +328,8 @@ describe('attempts stored by either release', () => {
       ...entry(2, 'failed'),
       exchange: JSON.stringify({ request: sent, response }),
     });
+    // Every release marks a delivery open at its first failed attempt (status=failed reads those).
+    await c.openDeliveries.insertOne({ _id: deliveryId, webhook_id: id, account_id: ACC, at: new Date() });
 
     const detail = await detailOf(hooks, id, deliveryId);
     expect(detail.status).toBe('failed');

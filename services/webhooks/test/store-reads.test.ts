@@ -3,6 +3,10 @@ import mongoose, { type Connection, type mongo } from 'mongoose';
 import { ensureIndexes, webhookCollections, type WebhookCollections } from '../src/data/webhook.models';
 import type { DeliveryDocument, DeliveryLogEntry } from '../src/domain/records';
 import { WebhookRepository } from '../src/data/webhook.repository';
+import { IdempotencyRepository } from '../src/data/idempotency.repository';
+import { AccountReadSlots } from '../src/domain/concurrency';
+import { listDeliveries } from '../src/domain/read-deliveries.use-cases';
+import type { SubscriptionDeps } from '../src/domain/subscription-rules';
 
 /**
  * How the webhooks store is read when a client pages through deliveries: by equalities the
@@ -94,6 +98,81 @@ describe('webhooks store reads', () => {
       expect.arrayContaining(['delivery_id_1', 'webhook_id_1']),
     );
     expect(await names(conn.collection('deliveries'))).toEqual(expect.arrayContaining(['webhook_id_1']));
+  });
+
+  it('when failed deliveries are listed, then only the open ones are read, never the subscription’s history', async () => {
+    const repository = new WebhookRepository(c);
+    const deps: SubscriptionDeps = {
+      repository,
+      idempotency: new IdempotencyRepository(c.idempotency),
+      schedule: async () => undefined,
+      guard: { allowLoopback: true },
+      secretOverlapMs: 60_000,
+      maxPerAccount: 25,
+      recoverPerMinute: 10,
+      listReads: new AccountReadSlots(2),
+    };
+    const now = Date.now();
+    await c.subscriptions.insertOne({
+      _id: 'wh_open',
+      account_id: 'acc_store',
+      url: 'https://example.com/hook',
+      description: null,
+      events: ['signal.new'],
+      types: null,
+      status: 'enabled',
+      disabled_reason: null,
+      secrets: [{ secret: 'whsec_x', created_at: new Date(now), expires_at: null }],
+      created_at: new Date(now),
+      updated_at: new Date(now),
+    });
+    const idOf = (i: number) => `dlv_01KAB3P000000000000000000${i}`;
+    const at = (i: number) => ({
+      ...delivery(idOf(i), 'wh_open'),
+      created_at: new Date(now - i * 1000),
+    });
+    await c.deliveries.insertMany([0, 1, 2, 3, 4, 5].map(at));
+    const failed = (id: string): DeliveryLogEntry => ({
+      ...attempt(id, 'wh_open', 4, 500),
+      status: 'failed',
+    });
+    // 0 and 1 succeeded, 2 waits for a retry, 3 and 5 exhausted their retries; 4 never attempted.
+    await c.deliveryLog.insertMany([
+      attempt(idOf(0), 'wh_open', 1, 200),
+      attempt(idOf(1), 'wh_open', 1, 200),
+      attempt(idOf(2), 'wh_open', 1, 500),
+      failed(idOf(3)),
+      failed(idOf(5)),
+    ]);
+    await c.openDeliveries.insertMany(
+      [idOf(2), idOf(3), idOf(5)].map((id) => ({
+        _id: id,
+        webhook_id: 'wh_open',
+        account_id: 'acc_store',
+        at: new Date(now),
+      })),
+    );
+    commands.length = 0;
+
+    const page = await listDeliveries(deps, 'acc_store', 'wh_open', { status: 'failed', limit: 1 });
+    expect(page.ok).toBe(true);
+    if (!page.ok) return;
+    expect(page.value.data.map((d) => d.id)).toEqual([idOf(3)]);
+    expect(page.value.meta).toMatchObject({ total: 2, page: 1, total_pages: 2 });
+    const next = await listDeliveries(deps, 'acc_store', 'wh_open', {
+      status: 'failed',
+      limit: 1,
+      cursor: page.value.meta.next_cursor ?? undefined,
+    });
+    expect(next.ok && next.value.data.map((d) => d.id)).toEqual([idOf(5)]);
+    expect(next.ok && next.value.meta.next_cursor).toBeNull();
+
+    const finds = commands.filter((cmd) => cmd.name === 'find');
+    const bySubscription = finds.filter(
+      (f) => /"(deliveries|delivery_log)"/.test(f.body) && f.body.includes('"webhook_id":"wh_open"'),
+    );
+    expect(bySubscription).toEqual([]);
+    for (const find of finds) expect(find.body).not.toContain('$in');
   });
 
   it('when never-attempted deliveries and subscriptions are looked up by several ids, then the results are whole and no read uses $in', async () => {

@@ -352,16 +352,32 @@ describe('test events and the delivery log', () => {
     expect(pages).toBe(3);
   });
 
-  it('when a delivery list gets a cursor it did not return, or a cursor with a page, then 400 naming cursor', async () => {
+  it('when a delivery list gets a cursor it did not return, another list’s cursor, or a cursor with a page, then 400 naming cursor', async () => {
     const { id } = await subscribe({ url: `${receiver.url}/cursor-bad`, events: ['signal.new'] });
-    for (const query of ['cursor=bm90LWEtY3Vyc29y', 'cursor=a%2Bb', 'page=2&cursor=MS4xLmRsdg']) {
-      const res = await request(hooks.url)
-        .get(`/v1/webhooks/${id}/deliveries?${query}`)
-        .set(hooks.auth(ACC))
-        .expect(400);
+    const { id: other } = await subscribe({ url: `${receiver.url}/cursor-other`, events: ['signal.new'] });
+    for (let i = 0; i < 2; i++)
+      await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(ACC)).expect(202);
+    const first = await request(hooks.url)
+      .get(`/v1/webhooks/${id}/deliveries?limit=1`)
+      .set(hooks.auth(ACC))
+      .expect(200);
+    const cursor = first.body.meta.next_cursor as string;
+    const refused = [
+      `${id}/deliveries?cursor=bm90LWEtY3Vyc29y`,
+      `${id}/deliveries?cursor=a%2Bb`,
+      `${id}/deliveries?page=2&cursor=${cursor}`,
+      `${other}/deliveries?cursor=${cursor}`,
+      `${id}/deliveries?event=webhook.test&cursor=${cursor}`,
+    ];
+    for (const path of refused) {
+      const res = await request(hooks.url).get(`/v1/webhooks/${path}`).set(hooks.auth(ACC)).expect(400);
       expect(res.body.error.code).toBe('VALIDATION_ERROR');
       expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain('cursor');
     }
+    await request(hooks.url)
+      .get(`/v1/webhooks/${id}/deliveries?cursor=${cursor}`)
+      .set(hooks.auth(ACC))
+      .expect(200);
   });
 
   it('when a test event is asked of a disabled subscription, then 409 CONFLICT asking to enable it, and nothing is queued', async () => {

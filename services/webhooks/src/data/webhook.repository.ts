@@ -204,6 +204,28 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     );
   }
 
+  /** Log entries of the given deliveries, without what their attempts sent and got (lists show neither). */
+  logSummariesOf(deliveryIds: readonly string[]): Promise<DeliveryLogEntry[]> {
+    return readEach(deliveryIds, async (id) =>
+      (await this.c.deliveryLog.find({ delivery_id: id }, WITHOUT_EXCHANGE).toArray()).map(
+        fromStoredLogEntry,
+      ),
+    );
+  }
+
+  /** Deliveries by id, without bodies; ids the store does not hold are left out. */
+  deliveryHeaders(ids: readonly string[]): Promise<DeliveryHeader[]> {
+    return readEach(ids, (id) => this.c.deliveries.find({ _id: id }, WITHOUT_PAYLOAD).toArray());
+  }
+
+  /** The ids of a subscription's open deliveries (failed an attempt, not succeeded since). */
+  async openDeliveryIds(webhookId: string): Promise<string[]> {
+    const open = await this.c.openDeliveries
+      .find({ webhook_id: webhookId }, { projection: { _id: 1 } })
+      .toArray();
+    return open.map((o) => o._id);
+  }
+
   /** Of these deliveries, the ones stored as pending with an empty log (never attempted). */
   async unattempted(ids: readonly string[]): Promise<Set<string>> {
     const [docs, entries] = await Promise.all([

@@ -2,20 +2,34 @@ import { comesAfter, decodeDeliveryCursor, encodeDeliveryCursor } from './delive
 
 const ID = 'dlv_01KAB3P0000000000000000000';
 const at = new Date('2026-11-26T09:00:00.123Z');
+const LIST = { webhookId: 'wh_01KAB3P0000000000000000000', event: 'signal.new' };
 
 describe('delivery list cursor', () => {
-  it('when a position is encoded, then decoding gives it back', () => {
-    const decoded = decodeDeliveryCursor(encodeDeliveryCursor({ page: 3, at, id: ID }));
+  it('when a position is encoded, then decoding it for the same list gives it back', () => {
+    const decoded = decodeDeliveryCursor(encodeDeliveryCursor({ page: 3, at, id: ID }, LIST), LIST);
     expect(decoded).toEqual({ ok: true, value: { page: 3, at, id: ID } });
   });
 
+  it('when a walk is past ten million pages, then its next cursor is still taken', () => {
+    const far = encodeDeliveryCursor({ page: 10_000_000, at, id: ID }, LIST);
+    expect(decodeDeliveryCursor(far, LIST)).toMatchObject({ ok: true, value: { page: 10_000_000 } });
+  });
+
+  const mark = (cursor: string) => Buffer.from(cursor, 'base64url').toString('utf8').split('.')[3];
+  const good = encodeDeliveryCursor({ page: 2, at, id: ID }, LIST);
   it.each([
-    ['not base64 of a position', 'abc'],
-    ['another id kind', Buffer.from(`2.${at.getTime()}.wh_01KAB3P0000000000000000000`).toString('base64url')],
-    ['page 0', Buffer.from(`0.${at.getTime()}.${ID}`).toString('base64url')],
-    ['no time', Buffer.from(`2..${ID}`).toString('base64url')],
-  ])('when the cursor is %s, then it is a validation error naming cursor', (_what, cursor) => {
-    const decoded = decodeDeliveryCursor(cursor);
+    ['not base64 of a position', 'abc', LIST],
+    [
+      'another id kind',
+      Buffer.from(`2.${at.getTime()}.wh_01KAB3P0000000000000000000.${mark(good)}`).toString('base64url'),
+      LIST,
+    ],
+    ['page 0', Buffer.from(`0.${at.getTime()}.${ID}.${mark(good)}`).toString('base64url'), LIST],
+    ['without a time', Buffer.from(`2..${ID}.${mark(good)}`).toString('base64url'), LIST],
+    ['another subscription’s', good, { ...LIST, webhookId: 'wh_01KAB3P0000000000000000001' }],
+    ['one made under another filter', good, { webhookId: LIST.webhookId }],
+  ])('when the cursor is %s, then it is a validation error naming cursor', (_what, cursor, list) => {
+    const decoded = decodeDeliveryCursor(cursor, list);
     expect(decoded.ok).toBe(false);
     if (!decoded.ok) {
       expect(decoded.code).toBe('VALIDATION_ERROR');

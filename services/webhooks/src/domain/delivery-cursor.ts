@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { deliveryIdSchema } from '@signal/contracts';
 import { fail, succeed, type Result } from '@signal/service-kit';
 
@@ -12,11 +13,27 @@ export interface DeliveryPosition {
   page: number;
 }
 
-/** Opaque to clients; inside: `<page>.<created_at ms>.<delivery id>`. */
-export function encodeDeliveryCursor(position: DeliveryPosition): string {
-  return Buffer.from(`${position.page}.${position.at.getTime()}.${position.id}`, 'utf8').toString(
-    'base64url',
-  );
+/** The list a cursor walks: one subscription's deliveries under one set of filters. */
+export interface DeliveryListKey {
+  webhookId: string;
+  event?: string;
+  status?: string;
+}
+
+/** A short mark of the list, so a cursor is taken only by the list that returned it. */
+function listMark(list: DeliveryListKey): string {
+  return createHash('sha256')
+    .update(`${list.webhookId}\n${list.event ?? ''}\n${list.status ?? ''}`)
+    .digest('base64url')
+    .slice(0, 10);
+}
+
+/** Opaque to clients; inside: `<page>.<created_at ms>.<delivery id>.<list mark>`. */
+export function encodeDeliveryCursor(position: DeliveryPosition, list: DeliveryListKey): string {
+  return Buffer.from(
+    `${position.page}.${position.at.getTime()}.${position.id}.${listMark(list)}`,
+    'utf8',
+  ).toString('base64url');
 }
 
 const INVALID = () =>
@@ -24,13 +41,23 @@ const INVALID = () =>
     details: [{ field: 'cursor', message: 'not a cursor this list returned' }],
   });
 
-/** The position inside a cursor, or a VALIDATION_ERROR when it is not one this list made. */
-export function decodeDeliveryCursor(cursor: string): Result<DeliveryPosition, 'VALIDATION_ERROR'> {
-  const match = /^([1-9]\d{0,6})\.(\d{1,15})\.(.+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match || !deliveryIdSchema.safeParse(match[3]).success) return INVALID();
+/**
+ * The position inside a cursor, or a VALIDATION_ERROR when it is not one this list made (another
+ * subscription's, or the same one's under other filters).
+ */
+export function decodeDeliveryCursor(
+  cursor: string,
+  list: DeliveryListKey,
+): Result<DeliveryPosition, 'VALIDATION_ERROR'> {
+  const match = /^([1-9]\d{0,14})\.(\d{1,15})\.([^.]+)\.([A-Za-z0-9_-]{10})$/.exec(
+    Buffer.from(cursor, 'base64url').toString('utf8'),
+  );
+  if (!match || !deliveryIdSchema.safeParse(match[3]).success || match[4] !== listMark(list))
+    return INVALID();
   const at = new Date(Number(match[2]));
-  if (Number.isNaN(at.getTime())) return INVALID();
-  return succeed({ page: Number(match[1]), at, id: match[3]! });
+  const page = Number(match[1]);
+  if (Number.isNaN(at.getTime()) || !Number.isSafeInteger(page)) return INVALID();
+  return succeed({ page, at, id: match[3]! });
 }
 
 /** Does a delivery come after `position` in the list's order (older, or as old with a lower id)? */

@@ -52,6 +52,12 @@ export interface WebhookStore {
   findAccountDelivery(accountId: string, webhookId: string, id: string): Promise<DeliveryDocument | null>;
   /** Log entries of the given deliveries. */
   logOf(deliveryIds: readonly string[]): Promise<DeliveryLogEntry[]>;
+  /** Log entries of the given deliveries, without their requests and responses. */
+  logSummariesOf(deliveryIds: readonly string[]): Promise<DeliveryLogEntry[]>;
+  /** Deliveries by id, without bodies; ids the store does not hold are left out. */
+  deliveryHeaders(ids: readonly string[]): Promise<DeliveryHeader[]>;
+  /** The ids of a subscription's open deliveries (failed an attempt, not succeeded since). */
+  openDeliveryIds(webhookId: string): Promise<string[]>;
   /** Every log entry of a subscription's deliveries, without their requests and responses. */
   logOfSubscription(webhookId: string): Promise<DeliveryLogEntry[]>;
   /**

@@ -4,6 +4,7 @@ import {
   comesAfter,
   decodeDeliveryCursor,
   encodeDeliveryCursor,
+  type DeliveryListKey,
   type DeliveryPosition,
 } from './delivery-cursor';
 import { withStates, type DeliveryState } from './delivery-state';
@@ -25,10 +26,10 @@ type DeliveryPage = { data: Delivery[]; meta: ListMeta };
 /**
  * A page of a subscription's deliveries, newest first: by number (`page`), or after the previous
  * page's last delivery (`cursor`), which deliveries made since do not shift. Without a status
- * filter only the page's logs are read; with one, the state of every delivery of the
- * subscription is folded (status is appended, never stored in place, so there is no status to
- * query by). An account has at most `listReads` of them in progress at once: their cost follows
- * the history.
+ * filter only the page's logs are read; with `failed`, the states of the subscription's open
+ * deliveries are folded; with another status, the state of every delivery of the subscription
+ * (status is appended, never stored in place, so there is no status to query by). An account has
+ * at most `listReads` of them in progress at once: their cost follows the history.
  */
 export async function listDeliveries(
   deps: SubscriptionDeps,
@@ -38,7 +39,7 @@ export async function listDeliveries(
 ): Promise<Result<DeliveryPage, 'NOT_FOUND' | 'RATE_LIMIT_EXCEEDED' | 'VALIDATION_ERROR'>> {
   let position: DeliveryPosition | undefined;
   if (q.cursor !== undefined) {
-    const decoded = decodeDeliveryCursor(q.cursor);
+    const decoded = decodeDeliveryCursor(q.cursor, listKeyOf(id, q));
     if (!decoded.ok) return decoded;
     position = decoded.value;
   }
@@ -83,11 +84,9 @@ async function listPage(
     rows = withStates(pageRows, await deps.repository.logOf(pageRows.map((d) => d._id)));
     total = found.total;
   } else {
-    const [docs, entries] = await Promise.all([
-      deps.repository.allDeliveries(id, q.event),
-      deps.repository.logOfSubscription(id),
-    ]);
-    const matching = withStates(docs, entries).filter((r) => r.state.status === q.status);
+    const candidates =
+      q.status === 'failed' ? await foldedOpen(deps, id, q.event) : await foldedHistory(deps, id, q.event);
+    const matching = candidates.filter((r) => r.state.status === q.status);
     const start = position ? firstAfter(matching, position) : (page - 1) * perPage;
     rows = matching.slice(start, start + perPage);
     more = start + perPage < matching.length;
@@ -99,10 +98,48 @@ async function listPage(
     meta: {
       ...pageMeta(total, page, perPage),
       next_cursor:
-        more && last ? encodeDeliveryCursor({ page: page + 1, at: last.created_at, id: last._id }) : null,
+        more && last
+          ? encodeDeliveryCursor({ page: page + 1, at: last.created_at, id: last._id }, listKeyOf(id, q))
+          : null,
     },
   });
 }
+
+/** Every delivery of the subscription with its state: the whole history, folded. */
+async function foldedHistory(deps: SubscriptionDeps, id: string, event: string | undefined) {
+  const [docs, entries] = await Promise.all([
+    deps.repository.allDeliveries(id, event),
+    deps.repository.logOfSubscription(id),
+  ]);
+  return withStates(docs, entries);
+}
+
+/**
+ * The subscription's open deliveries with their states, in the list's order. A failed delivery
+ * failed an attempt (or was kept failed while its subscription was disabled) and has not
+ * succeeded since, so it is in the open-deliveries index that recover pages through: the failed
+ * ones are found among those, at a cost that follows the subscription's failures, not its history.
+ */
+async function foldedOpen(deps: SubscriptionDeps, id: string, event: string | undefined) {
+  const ids = await deps.repository.openDeliveryIds(id);
+  const [docs, entries] = await Promise.all([
+    deps.repository.deliveryHeaders(ids),
+    deps.repository.logSummariesOf(ids),
+  ]);
+  const wanted = docs
+    .filter((d) => event === undefined || d.event === event)
+    .sort(
+      (a, b) =>
+        b.created_at.getTime() - a.created_at.getTime() || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0),
+    );
+  return withStates(wanted, entries);
+}
+
+const listKeyOf = (webhookId: string, q: DeliveryListQuery): DeliveryListKey => ({
+  webhookId,
+  event: q.event,
+  status: q.status,
+});
 
 /** Where the rows after `position` start in rows in the list's order. */
 function firstAfter(rows: Array<{ doc: DeliveryHeader }>, position: DeliveryPosition): number {
