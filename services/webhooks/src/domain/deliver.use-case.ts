@@ -87,7 +87,7 @@ async function post(
   const response: AttemptResponse = {
     status: statusCode,
     headers: storedHeaders(res.headers),
-    ...storedBody(res.body),
+    ...storedBody(res.body, res.truncated),
     body_truncated: res.truncated,
   };
   if (statusCode >= 200 && statusCode < 300) return { statusCode, error: null, request: sent, response };

@@ -16,6 +16,22 @@ describe('what a receiver sends back, as kept', () => {
     expect(Buffer.from(storedBody(invalid.subarray(2)).body, 'base64')).toEqual(invalid.subarray(2));
   });
 
+  it('when a body cut at the size kept ends inside a character, then it is text to its last whole character', () => {
+    const text = 'p' + 'é'.repeat(3000);
+    for (const cut of [4095, 4096]) {
+      const bytes = Buffer.from(text).subarray(0, cut);
+      const kept = storedBody(bytes, true);
+      expect(kept.body_encoding).toBe('text');
+      expect(kept.body).toBe(text.slice(0, 1 + Math.floor((cut - 1) / 2)));
+    }
+    const emoji = Buffer.from('ok 😀😀').subarray(0, 8);
+    expect(storedBody(emoji, true)).toEqual({ body: 'ok 😀', body_encoding: 'text' });
+    // Whole or not, bytes that are not UTF-8 stay base64; a body that was not cut is not trimmed.
+    const invalid = Buffer.from([0x6f, 0xff, 0x6b, 0xc3]);
+    expect(storedBody(invalid, true).body_encoding).toBe('base64');
+    expect(storedBody(Buffer.from('ok 😀').subarray(0, 5)).body_encoding).toBe('base64');
+  });
+
   it('when a header holds control characters or lone surrogates, then they are shown escaped and nothing else changes', () => {
     expect(escapedText('a\u0000b\u0001c\td\u007f\u0085 café')).toBe('a\\x00b\\x01c\td\\x7f\\x85 café');
     expect(escapedText('x\ud800y \ud83d\ude00')).toBe('x\\ud800y \ud83d\ude00');

@@ -9,11 +9,34 @@ import type { AttemptResponse, StoredHeader } from './records';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** The bytes as text when they are valid UTF-8 without NUL; otherwise base64 of the bytes. */
-export function storedBody(bytes: Uint8Array): Pick<AttemptResponse, 'body' | 'body_encoding'> {
+/**
+ * How many bytes of `bytes` end on a whole UTF-8 character: a body cut at the size kept can end
+ * inside a character, which says nothing about whether the receiver sent UTF-8.
+ */
+function wholeCharacters(bytes: Uint8Array): number {
+  // The last lead byte (not 10xxxxxx) among the last four, and the length it announces.
+  for (let i = bytes.length - 1; i >= Math.max(0, bytes.length - 4); i--) {
+    const b = bytes[i]!;
+    if ((b & 0xc0) === 0x80) continue;
+    const length = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return bytes.length - i < length ? i : bytes.length;
+  }
+  return bytes.length;
+}
+
+/**
+ * The bytes as text when they are valid UTF-8 without NUL; otherwise base64 of the bytes. A body
+ * cut short (`truncated`) is text when it is UTF-8 up to its last whole character, and is kept to
+ * there.
+ */
+export function storedBody(
+  bytes: Uint8Array,
+  truncated = false,
+): Pick<AttemptResponse, 'body' | 'body_encoding'> {
   if (!bytes.includes(0)) {
     try {
-      return { body: strictUtf8.decode(bytes), body_encoding: 'text' };
+      const text = truncated ? bytes.subarray(0, wholeCharacters(bytes)) : bytes;
+      return { body: strictUtf8.decode(text), body_encoding: 'text' };
     } catch {
       // Not UTF-8: kept as base64 below.
     }
