@@ -14,6 +14,7 @@
  * spawn a service or a CLI (integration and system) run its built output.
  */
 const UNIT = [
+  'packages/dashboard/test/bodies.test.ts',
   'packages/dashboard/test/polling.test.ts',
   'packages/contracts/test/bus-doc.test.ts',
   'packages/contracts/test/contracts.test.ts',

@@ -7,7 +7,17 @@ import { keysView } from './pages/keys.js';
 import { signalView, signalsView } from './pages/signals.js';
 import { statsView } from './pages/stats.js';
 import { webhooksView } from './pages/webhooks.js';
-import { act, announceNext, leavePage, sayCarried, showChrome, state, type SessionInfo } from './shell.js';
+import { h } from './dom.js';
+import {
+  act,
+  announceNext,
+  leavePage,
+  page,
+  sayCarried,
+  showChrome,
+  state,
+  type SessionInfo,
+} from './shell.js';
 import { pathOf } from './generated/routes.js';
 
 async function route(): Promise<void> {
@@ -40,8 +50,15 @@ async function route(): Promise<void> {
       return statsView();
     case 'account':
       return accountView();
-    default:
+    case undefined:
+    case 'keys':
       return keysView();
+    default:
+      // A mistyped or outdated link says so, instead of showing another page as if it were it.
+      return page(
+        'Page not found',
+        h('p', {}, `There is no page at ${location.hash}. `, h('a', { href: '#/keys' }, 'Go to API keys')),
+      );
   }
 }
 

@@ -13,7 +13,8 @@ export type ReceiverBehaviour = (req: ReceivedRequest) => {
   status: number;
   delayMs?: number;
   headers?: Record<string, string>;
-  body?: string;
+  /** Bytes are sent as they are (a receiver that answers what is not text). */
+  body?: string | Uint8Array;
 };
 
 /** A real HTTP endpoint on loopback that records what it is sent (webhook receivers, upstreams). */

@@ -345,6 +345,57 @@ describeIfBrowser('dashboard in chromium', () => {
       }
     });
 
+    it('when a receiver answers bytes that are not text, then the attempt shows them as bytes (never their base64), a page past the end says so, the webhooks list follows a test by itself, and an unknown page says it is unknown', async () => {
+      const { page: p, close } = await freshPage();
+      const receiver = await startReceiver((): ReturnType<ReceiverBehaviour> => ({
+        status: 500,
+        body: Buffer.from([0x41, 0x00, 0x42, 0xff, 0xfe, 0x43]),
+      }));
+      try {
+        const acc = await loggedIn(p);
+        const created = await request(sys.gw.url)
+          .post('/v1/webhooks')
+          .set(withKey(acc.key))
+          .send({ url: `${receiver.url}/bytes`, events: ['signal.new'] })
+          .expect(201);
+        const id = created.body.data.id as string;
+
+        // The list's row shows the test's outcome without a reload.
+        await p.goto(`${sys.gw.url}/dashboard#/webhooks`);
+        const row = p.getByRole('row').filter({ hasText: `${receiver.url}/bytes` });
+        await row.getByText('no delivery yet').waitFor();
+        await row.getByRole('button', { name: /^Send test to / }).click();
+        await row.getByText(/last delivery .*HTTP 500/).waitFor({ timeout: 20_000 });
+
+        await p.goto(`${sys.gw.url}/dashboard#/webhooks/${id}`);
+        const table = p.getByRole('table', { name: 'Deliveries, newest first' });
+        await table
+          .getByRole('button', { name: /^Attempts \(/ })
+          .first()
+          .click();
+        const attempt = p.getByRole('article', { name: /^Attempt 1 of/ });
+        const response = attempt.locator('pre.body').nth(1);
+        await response.waitFor();
+        expect(await response.innerText()).toBe('A\\x00B\\xff\\xfeC');
+        await attempt.getByText(/shown with bytes that are not text as/).waitFor();
+
+        await p.goto(`${sys.gw.url}/dashboard#/webhooks/${id}?page=999`);
+        await p.getByText('There is no page 999: the last is page 1.').waitFor();
+        expect(await p.getByText('No deliveries yet').count()).toBe(0);
+        await p.getByRole('link', { name: 'Go to the last page' }).click();
+        await table
+          .getByRole('button', { name: /^Attempts \(/ })
+          .first()
+          .waitFor();
+
+        await p.goto(`${sys.gw.url}/dashboard#/nonexistent`);
+        await p.getByRole('heading', { name: 'Page not found' }).waitFor();
+      } finally {
+        await receiver.close();
+        await close();
+      }
+    });
+
     it('when pages load, then there is no 404 (favicon), hints keep their distance, URLs break only at separators, ids stay whole where they fit (700 px), and stats by type show real figures under a filter', async () => {
       const { page: p, close } = await freshPage({ width: 700 });
       const missing: string[] = [];

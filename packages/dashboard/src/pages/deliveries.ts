@@ -26,19 +26,18 @@ import {
   page,
   type DeliveryAttempt,
 } from '../shell.js';
+import { shownBody } from '../bodies.js';
 import { lastResponseOf } from '../health.js';
 import { webhookState } from './webhooks.js';
 import { pathOf } from '../generated/routes.js';
 
-/** A body as sent or received: pretty JSON when it is JSON, else as is; scrollable, focusable. */
-function bodyBlock(label: string, body: string): HTMLElement {
-  let text = body;
-  try {
-    text = JSON.stringify(JSON.parse(body), null, 2);
-  } catch {
-    // not JSON: shown as received
-  }
-  return h('pre', { class: 'body', tabindex: 0, 'aria-label': label }, text === '' ? '(empty)' : text);
+/** A body as sent or received (see `shownBody`), scrollable and focusable, with what was done to show it. */
+function bodyBlock(label: string, body: string, encoding?: 'text' | 'base64'): HTMLElement[] {
+  const shown = shownBody(body, encoding);
+  return [
+    h('pre', { class: 'body', tabindex: 0, 'aria-label': label }, shown.text === '' ? '(empty)' : shown.text),
+    ...(shown.note ? [h('p', { class: 'muted' }, shown.note)] : []),
+  ];
 }
 
 function headerList(label: string, headers: Record<string, string>): HTMLElement {
@@ -73,7 +72,7 @@ export function attemptView(deliveryId: string, a: DeliveryAttempt): HTMLElement
       ? [
           h('p', {}, 'POST ', breakable(a.request.url)),
           headerList(`Request headers of attempt ${a.attempt}`, a.request.headers),
-          bodyBlock(`Request body of attempt ${a.attempt}`, a.request.body),
+          ...bodyBlock(`Request body of attempt ${a.attempt}`, a.request.body),
         ]
       : h(
           'p',
@@ -85,7 +84,7 @@ export function attemptView(deliveryId: string, a: DeliveryAttempt): HTMLElement
       ? [
           h('p', {}, `Status ${a.response.status}`),
           headerList(`Response headers of attempt ${a.attempt}`, a.response.headers),
-          bodyBlock(`Response body of attempt ${a.attempt}`, a.response.body),
+          ...bodyBlock(`Response body of attempt ${a.attempt}`, a.response.body, a.response.body_encoding),
           a.response.body_truncated
             ? h('p', { class: 'muted' }, 'The body went on: only its first 4 KB are kept.')
             : null,
@@ -244,7 +243,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
   /** Deliveries whose attempts are shown, with their last detail. */
   const open = new Map<string, Delivery | undefined>();
   let generation = 0;
-  const render = (deliveries: Delivery[]) => {
+  const render = (deliveries: Delivery[], meta?: { total: number; total_pages: number }) => {
     // A redraw puts the focus back where it was (the same control of the same delivery).
     const focused = document.activeElement?.closest('[data-focus]')?.getAttribute('data-focus');
     const cells = deliveries.map((d) => {
@@ -330,14 +329,21 @@ export async function deliveriesView(webhookId: string): Promise<void> {
       'Deliveries, newest first',
       ['Delivery', 'Event', 'Status', 'Last response', 'Created', 'Attempts'],
       cells.map((c) => c.row),
-      filtered
+      meta && meta.total > 0 && pageNo > meta.total_pages
         ? h(
             'span',
             {},
-            'No deliveries match these filters. ',
-            h('a', { href: `#/webhooks/${webhookId}` }, 'Show every delivery'),
+            `There is no page ${pageNo}: the last is page ${meta.total_pages}. `,
+            pager(meta.total_pages, 'Go to the last page'),
           )
-        : 'No deliveries yet: send a test above.',
+        : filtered
+          ? h(
+              'span',
+              {},
+              'No deliveries match these filters. ',
+              h('a', { href: `#/webhooks/${webhookId}` }, 'Show every delivery'),
+            )
+          : 'No deliveries yet: send a test above.',
     );
     // Each shown delivery's attempts in a full-width row under its own.
     const bodyRows = [...built.querySelectorAll('tbody > tr')];
@@ -380,7 +386,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
       lastEnd: now,
       lastTook: now - started,
     });
-    render(list.data);
+    render(list.data, list.meta);
     const meta = list.meta;
     replace(
       pagerSlot,

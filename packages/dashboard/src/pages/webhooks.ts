@@ -161,8 +161,46 @@ async function testOutcome(webhookId: string, deliveryId: string): Promise<{ tex
   return { text: 'Test sent; no answer from the endpoint yet.', ok: false };
 }
 
+/** How often a shown Webhooks page reads its subscriptions' health again by itself. */
+const HEALTH_REFRESH_MS = 30_000;
+/** The shown Webhooks page's own refresh: one at a time, whichever view drew the page last. */
+let healthTimer: ReturnType<typeof setInterval> | undefined;
+
+/** The state cell of each shown subscription, redrawn from a fresh read of the list. */
+async function redrawStates(cells: ReadonlyMap<string, HTMLElement>): Promise<WebhookSubscription[]> {
+  const fresh = (await get<WebhookSubscription[]>(pathOf('listWebhooks')).catch(() => undefined)) ?? [];
+  for (const w of fresh) {
+    const cell = cells.get(w.id);
+    if (cell) replace(cell, webhookState(w));
+  }
+  return fresh;
+}
+
+/**
+ * After a test's outcome is known, its subscription's health follows within about a second (the
+ * worker writes health in the background): the row is read again until its last delivery is
+ * newer than the test, at most five times a second apart.
+ */
+async function redrawAfterTest(cells: ReadonlyMap<string, HTMLElement>, webhookId: string, sentAt: string) {
+  for (let i = 0; i < 5; i++) {
+    const fresh = await redrawStates(cells);
+    const at = healthOf(fresh.find((w) => w.id === webhookId))?.last_delivery_at;
+    if (at && Date.parse(at) >= Date.parse(sentAt)) return;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
 export async function webhooksView(justCreated?: { secret: string }): Promise<void> {
   const hooks = (await act(() => get<WebhookSubscription[]>(pathOf('listWebhooks')))) ?? [];
+  const stateCells = new Map<string, HTMLElement>();
+  const shownOn = location.hash;
+  if (healthTimer) clearInterval(healthTimer);
+  healthTimer = setInterval(() => {
+    if (location.hash !== shownOn) {
+      clearInterval(healthTimer);
+      healthTimer = undefined;
+    } else void redrawStates(stateCells);
+  }, HEALTH_REFRESH_MS);
   const secretSlot = h('div', {});
   const editSlot = h('div', {});
   const showSecret = (secret: string, title: string) => {
@@ -178,131 +216,141 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
     secretSlot.querySelector('button')?.focus();
   };
   const reload = () => webhooksView();
-  const rows = hooks.map((w) => [
-    h('div', {}, breakable(w.url), w.description ? h('span', { class: 'muted block' }, w.description) : null),
-    w.events.join(', '),
-    w.types ? w.types.join(', ') : 'all',
-    webhookState(w),
-    h(
-      'div',
-      { class: 'actions' },
-      h('a', { href: `#/webhooks/${w.id}`, 'aria-label': `Deliveries of ${w.url}` }, 'Deliveries'),
+  const rows = hooks.map((w) => {
+    const stateCell = h('div', {}, webhookState(w));
+    stateCells.set(w.id, stateCell);
+    return [
       h(
-        'button',
-        {
-          type: 'button',
-          class: 'secondary',
-          'aria-label': `Send test to ${w.url}`,
-          onclick: async () => {
-            const d = await act(() => post<Delivery>(pathOf('sendWebhookTest', { webhook_id: w.id })));
-            if (!d) return;
-            announce(`Test event sent to ${w.url}; waiting for its answer…`);
-            const outcome = await testOutcome(w.id, d.id);
-            announce(
-              outcome.text,
-              !outcome.ok,
-              h(
-                'a',
-                { href: `#/webhooks/${w.id}`, 'aria-label': `Attempts of the test to ${w.url}` },
-                'See its attempts',
-              ),
-            );
-          },
-        },
-        'Send test',
+        'div',
+        {},
+        breakable(w.url),
+        w.description ? h('span', { class: 'muted block' }, w.description) : null,
       ),
+      w.events.join(', '),
+      w.types ? w.types.join(', ') : 'all',
+      stateCell,
       h(
-        'button',
-        {
-          type: 'button',
-          class: 'secondary',
-          'aria-label': `Edit ${w.url}`,
-          onclick: () => {
-            replace(
-              editSlot,
-              h(
-                'section',
-                { 'aria-labelledby': 'edit-h' },
-                h('h2', { id: 'edit-h' }, `Edit ${w.url}`),
-                webhookForm(w, () => void reload()),
-              ),
-            );
-            editSlot.querySelector('input')?.focus();
-          },
-        },
-        'Edit',
-      ),
-      h(
-        'button',
-        {
-          type: 'button',
-          class: 'secondary',
-          'aria-label': `${w.status === 'enabled' ? 'Disable' : 'Enable'} ${w.url}`,
-          onclick: async () => {
-            const enabled = w.status !== 'enabled';
-            if (
-              await act(
-                () => patch(pathOf('updateWebhook', { webhook_id: w.id }), { enabled }),
-                enabled ? 'Webhook enabled.' : 'Webhook disabled.',
-              )
-            )
-              await reload();
-          },
-        },
-        w.status === 'enabled' ? 'Disable' : 'Enable',
-      ),
-      h(
-        'button',
-        {
-          type: 'button',
-          class: 'secondary',
-          'aria-label': `Rotate secret of ${w.url}`,
-          onclick: async () => {
-            const ok = await confirmDialog(
-              'Rotate the signing secret?',
-              h(
-                'p',
-                {},
-                'A new secret signs from now on; the old one keeps signing too for 24 hours, so you can switch without losing deliveries.',
-              ),
-              'Rotate',
-            );
-            if (!ok) return;
-            const r = await act(
-              () =>
-                post<WebhookSubscription & { secret: string }>(
-                  pathOf('rotateWebhookSecret', { webhook_id: w.id }),
+        'div',
+        { class: 'actions' },
+        h('a', { href: `#/webhooks/${w.id}`, 'aria-label': `Deliveries of ${w.url}` }, 'Deliveries'),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'secondary',
+            'aria-label': `Send test to ${w.url}`,
+            onclick: async () => {
+              const d = await act(() => post<Delivery>(pathOf('sendWebhookTest', { webhook_id: w.id })));
+              if (!d) return;
+              announce(`Test event sent to ${w.url}; waiting for its answer…`);
+              const outcome = await testOutcome(w.id, d.id);
+              void redrawAfterTest(stateCells, w.id, d.created_at);
+              announce(
+                outcome.text,
+                !outcome.ok,
+                h(
+                  'a',
+                  { href: `#/webhooks/${w.id}`, 'aria-label': `Attempts of the test to ${w.url}` },
+                  'See its attempts',
                 ),
-              'Secret rotated.',
-            );
-            if (r) showSecret(r.secret, 'New signing secret');
+              );
+            },
           },
-        },
-        'Rotate secret',
-      ),
-      h(
-        'button',
-        {
-          type: 'button',
-          class: 'danger',
-          'aria-label': `Delete ${w.url}`,
-          onclick: async () => {
-            const ok = await confirmDialog(
-              'Delete this webhook?',
-              h('p', {}, `No more events go to ${w.url}. Its delivery log is deleted too.`),
-              'Delete',
-            );
-            if (
-              ok &&
-              (await act(() => del(pathOf('deleteWebhook', { webhook_id: w.id })), 'Webhook deleted.'))
-            )
-              await reload();
+          'Send test',
+        ),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'secondary',
+            'aria-label': `Edit ${w.url}`,
+            onclick: () => {
+              replace(
+                editSlot,
+                h(
+                  'section',
+                  { 'aria-labelledby': 'edit-h' },
+                  h('h2', { id: 'edit-h' }, `Edit ${w.url}`),
+                  webhookForm(w, () => void reload()),
+                ),
+              );
+              editSlot.querySelector('input')?.focus();
+            },
           },
-        },
-        'Delete',
+          'Edit',
+        ),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'secondary',
+            'aria-label': `${w.status === 'enabled' ? 'Disable' : 'Enable'} ${w.url}`,
+            onclick: async () => {
+              const enabled = w.status !== 'enabled';
+              if (
+                await act(
+                  () => patch(pathOf('updateWebhook', { webhook_id: w.id }), { enabled }),
+                  enabled ? 'Webhook enabled.' : 'Webhook disabled.',
+                )
+              )
+                await reload();
+            },
+          },
+          w.status === 'enabled' ? 'Disable' : 'Enable',
+        ),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'secondary',
+            'aria-label': `Rotate secret of ${w.url}`,
+            onclick: async () => {
+              const ok = await confirmDialog(
+                'Rotate the signing secret?',
+                h(
+                  'p',
+                  {},
+                  'A new secret signs from now on; the old one keeps signing too for 24 hours, so you can switch without losing deliveries.',
+                ),
+                'Rotate',
+              );
+              if (!ok) return;
+              const r = await act(
+                () =>
+                  post<WebhookSubscription & { secret: string }>(
+                    pathOf('rotateWebhookSecret', { webhook_id: w.id }),
+                  ),
+                'Secret rotated.',
+              );
+              if (r) showSecret(r.secret, 'New signing secret');
+            },
+          },
+          'Rotate secret',
+        ),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'danger',
+            'aria-label': `Delete ${w.url}`,
+            onclick: async () => {
+              const ok = await confirmDialog(
+                'Delete this webhook?',
+                h('p', {}, `No more events go to ${w.url}. Its delivery log is deleted too.`),
+                'Delete',
+              );
+              if (
+                ok &&
+                (await act(() => del(pathOf('deleteWebhook', { webhook_id: w.id })), 'Webhook deleted.'))
+              )
+                await reload();
+            },
+          },
+          'Delete',
+        ),
       ),
-    ),
-  ]);
+    ];
+  });
   page(
     'Webhooks',
     secretSlot,
