@@ -52,6 +52,7 @@ const configSchema = z
 
 const USAGE = `usage: admin <create-account|set-plan|create-key|list-keys|revoke-key|demo> [--options]
   create-account --email E [--password P] [--per-minute N] [--per-day N]
+                 (without --password the account has API keys only: no dashboard sign-in)
   set-plan       --account ACC --per-minute N --per-day N
   create-key     --account ACC --name NAME [--expires-at 2027-01-01T00:00:00Z]
   list-keys      --account ACC
