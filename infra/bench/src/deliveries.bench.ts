@@ -71,9 +71,10 @@ async function main() {
   const rows: LoadResult[] = [];
   const ratios: string[] = [];
   try {
-    const headers = { authorization: `Bearer ${benchInternalToken('webhooks', ACCOUNT)}` };
+    // Per request: the gateway's token lives a minute, and a run lasts longer (the cache renews it).
+    const auth = () => ({ authorization: `Bearer ${benchInternalToken('webhooks', ACCOUNT)}` });
     const get = async (path: string): Promise<{ meta: { next_cursor: string | null; total: number } }> => {
-      const res = await client.request({ method: 'GET', path, headers });
+      const res = await client.request({ method: 'GET', path, headers: auth() });
       const text = await res.body.text();
       if (res.statusCode !== 200) throw new Error(`${path}: ${res.statusCode} ${text}`);
       return JSON.parse(text) as { meta: { next_cursor: string | null; total: number } };
@@ -82,7 +83,7 @@ async function main() {
       const created = await client.request({
         method: 'POST',
         path: '/v1/webhooks',
-        headers: { ...headers, 'content-type': 'application/json' },
+        headers: { ...auth(), 'content-type': 'application/json' },
         body: JSON.stringify({ url: 'http://127.0.0.1:9/bench', events: ['signal.new'] }),
       });
       const webhookId = ((await created.body.json()) as { data: { id: string } }).data.id;
