@@ -667,6 +667,34 @@ describe('delivery', () => {
     }
   });
 
+  /**
+   * Sends a test event to subscription `id` and waits for its POST to `path`: its body, its
+   * signature header, and whether a secret verifies it.
+   */
+  async function testSignedTo(id: string, path: string) {
+    await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(ACC)).expect(202);
+    const [req] = await waitFor(
+      () => (forPath(path).length ? forPath(path) : undefined),
+      10_000,
+      50,
+      'test event',
+    );
+    const headers = {
+      'webhook-id': req!.headers['webhook-id'] as string,
+      'webhook-timestamp': req!.headers['webhook-timestamp'] as string,
+      'webhook-signature': req!.headers['webhook-signature'] as string,
+    };
+    const verifies = (secret: string) => {
+      try {
+        new Webhook(secret).verify(req!.body, headers);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    return { body: req!.body, signature: headers['webhook-signature'], verifies };
+  }
+
   it('when the secret is rotated, then both secrets verify during the overlap', async () => {
     const { id, secret: oldSecret } = await subscribe({
       url: `${receiver.url}/rotate`,
@@ -678,22 +706,9 @@ describe('delivery', () => {
       .expect(200);
     const newSecret = rotated.body.data.secret as string;
     expect(newSecret).not.toBe(oldSecret);
-    await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(ACC)).expect(202);
-    const [req] = await waitFor(
-      () => (forPath('/rotate').length ? forPath('/rotate') : undefined),
-      10_000,
-      50,
-      'test event',
-    );
-    const headers = {
-      'webhook-id': req!.headers['webhook-id'] as string,
-      'webhook-timestamp': req!.headers['webhook-timestamp'] as string,
-      'webhook-signature': req!.headers['webhook-signature'] as string,
-    };
-    expect((new Webhook(newSecret).verify(req!.body, headers) as { event: string }).event).toBe(
-      'webhook.test',
-    );
-    expect(new Webhook(oldSecret).verify(req!.body, headers)).toBeTruthy();
+    const delivered = await testSignedTo(id, '/rotate');
+    expect(JSON.parse(delivered.body).event).toBe('webhook.test');
+    expect([newSecret, oldSecret].map(delivered.verifies)).toEqual([true, true]);
   });
 
   it('when the secret is rotated six times in its overlap, then deliveries carry the current and four earlier signatures, and the oldest secrets stop signing', async () => {
@@ -709,30 +724,10 @@ describe('delivery', () => {
         .expect(200);
       secrets.push(rotated.body.data.secret as string);
     }
-    await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(ACC)).expect(202);
-    const [req] = await waitFor(
-      () => (forPath('/rotate-many').length ? forPath('/rotate-many') : undefined),
-      10_000,
-      50,
-      'test event',
-    );
-    const signature = req!.headers['webhook-signature'] as string;
-    expect(signature.split(' ')).toHaveLength(5);
-    const headers = {
-      'webhook-id': req!.headers['webhook-id'] as string,
-      'webhook-timestamp': req!.headers['webhook-timestamp'] as string,
-      'webhook-signature': signature,
-    };
-    const verifies = (secret: string) => {
-      try {
-        new Webhook(secret).verify(req!.body, headers);
-        return true;
-      } catch {
-        return false;
-      }
-    };
+    const delivered = await testSignedTo(id, '/rotate-many');
+    expect(delivered.signature.split(' ')).toHaveLength(5);
     // secrets[6] is current; 5..2 are the four kept; 1 and 0 stopped at the fifth and sixth rotation.
-    expect(secrets.map(verifies)).toEqual([false, false, true, true, true, true, true]);
+    expect(secrets.map(delivered.verifies)).toEqual([false, false, true, true, true, true, true]);
   });
 
   it('when the secret is rotated five times at once, then every secret a rotation returned signs the next delivery', async () => {
@@ -747,29 +742,10 @@ describe('delivery', () => {
     );
     const returned = rotations.map((r) => r.body.data.secret as string);
     expect(new Set(returned).size).toBe(5);
-    await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(ACC)).expect(202);
-    const [req] = await waitFor(
-      () => (forPath('/rotate-at-once').length ? forPath('/rotate-at-once') : undefined),
-      10_000,
-      50,
-      'test event',
-    );
-    const headers = {
-      'webhook-id': req!.headers['webhook-id'] as string,
-      'webhook-timestamp': req!.headers['webhook-timestamp'] as string,
-      'webhook-signature': req!.headers['webhook-signature'] as string,
-    };
-    const verifies = (secret: string) => {
-      try {
-        new Webhook(secret).verify(req!.body, headers);
-        return true;
-      } catch {
-        return false;
-      }
-    };
+    const delivered = await testSignedTo(id, '/rotate-at-once');
     // Five rotations: the newest and four kept; the creation's secret is the sixth, stopped.
-    expect(returned.map(verifies)).toEqual([true, true, true, true, true]);
-    expect(verifies(first)).toBe(false);
+    expect(returned.map(delivered.verifies)).toEqual([true, true, true, true, true]);
+    expect(delivered.verifies(first)).toBe(false);
   });
 });
 
