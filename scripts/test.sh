@@ -59,7 +59,7 @@ source scripts/lib/toolchain.sh
 # The infrastructure is stopped at the end only when this run started some of it: a test
 # instance already up (a developer's `infra/local/infra.sh up`) stays up.
 : >.run/logs/infra.log
-infra/local/infra.sh up >.run/logs/infra.env 2>.run/logs/infra.log & infra_pid=$!
+INFRA_ASYNC_COMMIT=1 infra/local/infra.sh up >.run/logs/infra.env 2>.run/logs/infra.log & infra_pid=$!
 stop_infra() {
   wait "$infra_pid" 2>/dev/null || true
   if grep -q ': started' .run/logs/infra.log; then infra/local/infra.sh down || true

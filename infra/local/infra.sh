@@ -7,6 +7,8 @@
 #   INFRA_PERSIST=1 infra/local/infra.sh up|down   -> the run command's mode: the local
 #       MongoDB-wire data is kept across down/up (tests leave it unset: throwaway data)
 #   infra/local/infra.sh reset  -> stops it and wipes the kept data
+#   INFRA_ASYNC_COMMIT=1 infra/local/infra.sh up   -> the test command's: the throwaway database's
+#       commits do not wait for the disk (PostgreSQL's synchronous_commit = off)
 #   CLUSTER=1 infra/local/infra.sh up   -> REDIS_URL and AMQP_URL name the Redis Cluster and the
 #       three-node RabbitMQ of infra/local/cluster.sh (started if need be; `cluster.sh down` stops them)
 #
@@ -111,6 +113,13 @@ mongo_up() {
         # A throwaway database of our own, new on every `up`, dropped on `down`.
         psql -h 127.0.0.1 -U postgres -q -c "DROP DATABASE IF EXISTS $PG_DB" >/dev/null 2>&1 || true
         psql -h 127.0.0.1 -U postgres -q -c "CREATE DATABASE $PG_DB ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0" >/dev/null
+        # The test command's: its data ends with the instance, so a commit need not wait for the
+        # disk (a crash loses at most the last moments of a database dropped anyway); the tests
+        # write thousands of small documents, each its own commit (~25 % of an insert's time
+        # here). Not for benches: their store-bound figures stand for a durable store.
+        if [ -n "${INFRA_ASYNC_COMMIT:-}" ]; then
+          psql -h 127.0.0.1 -U postgres -q -c "ALTER DATABASE $PG_DB SET synchronous_commit = off" >/dev/null
+        fi
         touch "$STATE/pg-db.created"; db="$PG_DB"
       fi
       # One PostgreSQL (100 connections) serves every instance on the machine (tests, benches,
