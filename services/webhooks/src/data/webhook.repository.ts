@@ -199,17 +199,17 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
 
   /** Log entries of the given deliveries. */
   logOf(deliveryIds: readonly string[]): Promise<DeliveryLogEntry[]> {
-    return readEach(deliveryIds, async (id) =>
-      (await this.c.deliveryLog.find({ delivery_id: id }).toArray()).map(fromStoredLogEntry),
-    );
+    return this.entriesOf(deliveryIds, {});
   }
 
   /** Log entries of the given deliveries, without what their attempts sent and got (lists show neither). */
   logSummariesOf(deliveryIds: readonly string[]): Promise<DeliveryLogEntry[]> {
+    return this.entriesOf(deliveryIds, WITHOUT_EXCHANGE);
+  }
+
+  private entriesOf(deliveryIds: readonly string[], options: mongo.FindOptions): Promise<DeliveryLogEntry[]> {
     return readEach(deliveryIds, async (id) =>
-      (await this.c.deliveryLog.find({ delivery_id: id }, WITHOUT_EXCHANGE).toArray()).map(
-        fromStoredLogEntry,
-      ),
+      (await this.c.deliveryLog.find({ delivery_id: id }, options).toArray()).map(fromStoredLogEntry),
     );
   }
 
@@ -228,10 +228,8 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
 
   /** Of these deliveries, the ones stored as pending with an empty log (never attempted). */
   async unattempted(ids: readonly string[]): Promise<Set<string>> {
-    const [docs, entries] = await Promise.all([
-      readEach(ids, (id) => this.c.deliveries.find({ _id: id }, WITHOUT_PAYLOAD).toArray()),
-      this.logOf(ids),
-    ]);
+    // Whether a log is empty needs no entry's request or response.
+    const [docs, entries] = await Promise.all([this.deliveryHeaders(ids), this.logSummariesOf(ids)]);
     const logged = new Set(entries.map((e) => e.delivery_id));
     return new Set(docs.filter((d) => d.status === 'pending' && !logged.has(d._id)).map((d) => d._id));
   }

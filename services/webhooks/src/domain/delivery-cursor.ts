@@ -60,9 +60,15 @@ export function decodeDeliveryCursor(
   return succeed({ page, at, id: match[3]! });
 }
 
+/** The list's order, newest first: `created_at desc, _id desc` (a sort comparator). */
+export function newestFirst(
+  a: { created_at: Date; _id: string },
+  b: { created_at: Date; _id: string },
+): number {
+  return b.created_at.getTime() - a.created_at.getTime() || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0);
+}
+
 /** Does a delivery come after `position` in the list's order (older, or as old with a lower id)? */
 export function comesAfter(delivery: { created_at: Date; _id: string }, position: DeliveryPosition): boolean {
-  const t = delivery.created_at.getTime();
-  const at = position.at.getTime();
-  return t < at || (t === at && delivery._id < position.id);
+  return newestFirst(delivery, { created_at: position.at, _id: position.id }) > 0;
 }

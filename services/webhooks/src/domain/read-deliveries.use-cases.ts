@@ -4,6 +4,7 @@ import {
   comesAfter,
   decodeDeliveryCursor,
   encodeDeliveryCursor,
+  newestFirst,
   type DeliveryListKey,
   type DeliveryPosition,
 } from './delivery-cursor';
@@ -126,12 +127,7 @@ async function foldedOpen(deps: SubscriptionDeps, id: string, event: string | un
     deps.repository.deliveryHeaders(ids),
     deps.repository.logSummariesOf(ids),
   ]);
-  const wanted = docs
-    .filter((d) => event === undefined || d.event === event)
-    .sort(
-      (a, b) =>
-        b.created_at.getTime() - a.created_at.getTime() || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0),
-    );
+  const wanted = docs.filter((d) => event === undefined || d.event === event).sort(newestFirst);
   return withStates(wanted, entries);
 }
 
