@@ -259,7 +259,8 @@ function operation(route: RouteDef): Json {
             name: 'Idempotency-Key',
             in: 'header',
             required: false,
-            description: '1–255 visible ASCII characters, unique per intended creation',
+            description:
+              '1–255 visible ASCII characters, unique per intended request (sent again unchanged on its retries)',
             schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
           },
         ]

@@ -122,7 +122,7 @@ export interface RouteDef {
   headerParams?: readonly HeaderParam[];
   /** A dashboard session is taken as well as an API key (the gateway proxies it either way). */
   sessionToo?: boolean;
-  /** Takes an Idempotency-Key header: the same key and body within 24 h return the first result. */
+  /** Takes an Idempotency-Key header: the same request again within 24 h gets the first result. */
   idempotencyKey?: boolean;
   body?: z.ZodType;
   /** The body may be left out (the route then reads it as `{}`). */
@@ -147,6 +147,10 @@ const deliveryId: PathParam = {
 
 const IDEMPOTENCY =
   'With an Idempotency-Key, a retry with the same body within 24 h returns the same result (200, Idempotent-Replayed: true); another body is 409.';
+
+/** The same, for an action (it changes or sends something) rather than a creation. */
+const ACTION_ONCE =
+  'With an Idempotency-Key, a repeat within 24 h answers as the first request did (Idempotent-Replayed: true) and does not act again; the key sent with another request is 409 IDEMPOTENCY_CONFLICT.';
 
 const replayed = (description: string, schema: z.ZodType): SuccessResponse => ({
   description,
@@ -314,11 +318,17 @@ export const ROUTES = {
     owner: 'webhooks',
     caller: 'apiKey',
     tag: 'Webhook subscriptions',
-    summary:
-      'New signing secret; the old one stays valid for the overlap period. Rotations at once each keep the others’ secrets signing as earlier ones (the newest four are kept)',
+    summary: `New signing secret; the old one stays valid for the overlap period. Rotations at once each keep the others’ secrets signing as earlier ones (the newest four are kept). ${ACTION_ONCE} A repeat answers with the secret the first rotation made, while it still signs (409 CONFLICT once it does not)`,
     pathParams: [webhookId],
-    responses: { '200': { description: 'New secret', schema: webhookWithSecretResponseSchema } },
-    errors: ['NOT_FOUND', 'CONFLICT'],
+    idempotencyKey: true,
+    responses: {
+      '200': {
+        description: 'New secret (a repeat: the one the first request made)',
+        schema: webhookWithSecretResponseSchema,
+        headers: ['Idempotent-Replayed'],
+      },
+    },
+    errors: ['NOT_FOUND', 'CONFLICT', 'IDEMPOTENCY_CONFLICT'],
   },
   sendWebhookTest: {
     operationId: 'sendWebhookTest',
@@ -327,13 +337,15 @@ export const ROUTES = {
     owner: 'webhooks',
     caller: 'apiKey',
     tag: 'Webhook subscriptions',
-    summary:
-      'Send a signed test event: webhook.test, or a sample of any event (`event`) in that event’s payload shape, marked `test: true`; 409 CONFLICT while the subscription is disabled',
+    summary: `Send a signed test event: webhook.test, or a sample of any event (\`event\`) in that event’s payload shape, marked \`test: true\`; 409 CONFLICT while the subscription is disabled. ${ACTION_ONCE} A repeat answers with the delivery the first request queued, as it stands`,
     pathParams: [webhookId],
+    idempotencyKey: true,
     body: webhookTestInputSchema,
     bodyOptional: true,
-    responses: { '202': { description: 'Queued', schema: deliveryResponseSchema } },
-    errors: ['NOT_FOUND', 'CONFLICT', 'VALIDATION_ERROR'],
+    responses: {
+      '202': { description: 'Queued', schema: deliveryResponseSchema, headers: ['Idempotent-Replayed'] },
+    },
+    errors: ['NOT_FOUND', 'CONFLICT', 'VALIDATION_ERROR', 'IDEMPOTENCY_CONFLICT'],
   },
   recoverWebhook: {
     operationId: 'recoverWebhook',
@@ -343,11 +355,18 @@ export const ROUTES = {
     caller: 'apiKey',
     tag: 'Webhook deliveries',
     summary:
-      'Attempt now every delivery created since `since` that is failed or pending (waiting for a retry): a failed one gets one more attempt (failed again if it fails), a pending one has its waiting attempt made now. One page per call (`limit`, at most 100): pass `next_cursor` as `cursor` to go on. Idempotent: a repeat finds them queued, succeeded, or with their latest attempt already asked for (by retry or an earlier recover; their own retry timer makes the next), and queues none again. Limited per account (10 calls a minute by default): 429 RATE_LIMIT_EXCEEDED with Retry-After. 409 CONFLICT while the subscription is disabled',
+      'Attempt now every delivery created since `since` that is failed or pending (waiting for a retry): a failed one gets one more attempt (failed again if it fails), a pending one has its waiting attempt made now. One page per call (`limit`, at most 100): pass `next_cursor` as `cursor` to go on. Idempotent: a repeat finds them queued, succeeded, or with their latest attempt already asked for (by retry or an earlier recover; their own retry timer makes the next), and queues none again. Limited per account (10 calls a minute by default): 429 RATE_LIMIT_EXCEEDED with Retry-After. 409 CONFLICT while the subscription is disabled. With an Idempotency-Key, a repeat within 24 h answers as the first call did (Idempotent-Replayed: true) and is not counted; the key sent with another request is 409 IDEMPOTENCY_CONFLICT',
     pathParams: [webhookId],
+    idempotencyKey: true,
     body: recoverWebhookInputSchema,
-    responses: { '202': { description: 'Queued', schema: recoverWebhookResponseSchema } },
-    errors: ['NOT_FOUND', 'CONFLICT', 'VALIDATION_ERROR', 'RATE_LIMIT_EXCEEDED'],
+    responses: {
+      '202': {
+        description: 'Queued',
+        schema: recoverWebhookResponseSchema,
+        headers: ['Idempotent-Replayed'],
+      },
+    },
+    errors: ['NOT_FOUND', 'CONFLICT', 'VALIDATION_ERROR', 'RATE_LIMIT_EXCEEDED', 'IDEMPOTENCY_CONFLICT'],
   },
   listWebhookDeliveries: {
     operationId: 'listWebhookDeliveries',
@@ -382,11 +401,13 @@ export const ROUTES = {
     owner: 'webhooks',
     caller: 'apiKey',
     tag: 'Webhook deliveries',
-    summary:
-      'Attempt a delivery now: a failed one once more (failed again if it fails), a pending one without waiting for its retry timer (the timer then finds it done). 409 CONFLICT for a succeeded delivery or a disabled subscription',
+    summary: `Attempt a delivery now: a failed one once more (failed again if it fails), a pending one without waiting for its retry timer (the timer then finds it done). 409 CONFLICT for a succeeded delivery or a disabled subscription. ${ACTION_ONCE} A repeat answers with the delivery as it stands`,
     pathParams: [webhookId, deliveryId],
-    responses: { '202': { description: 'Queued', schema: deliveryResponseSchema } },
-    errors: ['NOT_FOUND', 'CONFLICT'],
+    idempotencyKey: true,
+    responses: {
+      '202': { description: 'Queued', schema: deliveryResponseSchema, headers: ['Idempotent-Replayed'] },
+    },
+    errors: ['NOT_FOUND', 'CONFLICT', 'IDEMPOTENCY_CONFLICT'],
   },
   login: {
     operationId: 'login',

@@ -31,7 +31,10 @@ const urlField = z
   )
   .url('url must be an absolute URL')
   .refine((u) => !u.includes('#'), 'url must not have a #fragment: a fragment is never sent')
-  .refine((u) => !/%(?![0-9A-Fa-f]{2})/.test(u), 'url holds a malformed percent-escape (% and two hex digits)')
+  .refine(
+    (u) => !/%(?![0-9A-Fa-f]{2})/.test(u),
+    'url holds a malformed percent-escape (% and two hex digits)',
+  )
   // Port 0 names no listening socket: every delivery would fail.
   .refine((u) => !URL.canParse(u) || new URL(u).port !== '0', 'url must not use port 0');
 
@@ -60,7 +63,9 @@ export const updateWebhookInputSchema = z
     enabled: z
       .boolean()
       .optional()
-      .describe('true enables the subscription (status `enabled`: after a 410 disabled it, say), false disables it'),
+      .describe(
+        'true enables the subscription (status `enabled`: after a 410 disabled it, say), false disables it',
+      ),
   })
   .refine((u) => Object.keys(u).length > 0, {
     message: 'nothing to update: give url, events, types, description or enabled (true or false)',
@@ -262,31 +267,33 @@ export type Delivery = Omit<z.infer<typeof deliverySchema>, 'event'> & {
   attempts?: DeliveryAttempt[];
 };
 
-export const deliveryListQuerySchema = z.strictObject({
-  status: z
-    .enum(DELIVERY_STATUSES, { error: `status must be one of ${DELIVERY_STATUSES.join(', ')}` })
-    .optional()
-    .describe('Only deliveries in this state'),
-  // Checked like status: an unknown event name would match nothing and read as an empty log.
-  event: z
-    .enum(DELIVERY_EVENTS, { error: `event must be one of ${DELIVERY_EVENTS.join(', ')}` })
-    .optional()
-    .describe('Only deliveries of this event'),
-  limit: wholeNumberParam('limit', 1, MAX_PAGE_SIZE)
-    .optional()
-    .describe(`Results per page; default ${DEFAULT_PAGE_SIZE}, max ${MAX_PAGE_SIZE}`),
-  page: wholeNumberParam('page', 1, 1_000_000).optional().describe('Page number, from 1 (default 1)'),
-  cursor: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,200}$/, 'cursor must be a value returned in meta.next_cursor')
-    .optional()
-    .describe(
-      'Keyset cursor from meta.next_cursor: the page after the previous page’s last delivery, which deliveries made since do not shift; excludes page',
-    ),
-}).refine((q) => !(q.cursor !== undefined && q.page !== undefined), {
-  message: 'page and cursor cannot be used together',
-  path: ['cursor'],
-});
+export const deliveryListQuerySchema = z
+  .strictObject({
+    status: z
+      .enum(DELIVERY_STATUSES, { error: `status must be one of ${DELIVERY_STATUSES.join(', ')}` })
+      .optional()
+      .describe('Only deliveries in this state'),
+    // Checked like status: an unknown event name would match nothing and read as an empty log.
+    event: z
+      .enum(DELIVERY_EVENTS, { error: `event must be one of ${DELIVERY_EVENTS.join(', ')}` })
+      .optional()
+      .describe('Only deliveries of this event'),
+    limit: wholeNumberParam('limit', 1, MAX_PAGE_SIZE)
+      .optional()
+      .describe(`Results per page; default ${DEFAULT_PAGE_SIZE}, max ${MAX_PAGE_SIZE}`),
+    page: wholeNumberParam('page', 1, 1_000_000).optional().describe('Page number, from 1 (default 1)'),
+    cursor: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,200}$/, 'cursor must be a value returned in meta.next_cursor')
+      .optional()
+      .describe(
+        'Keyset cursor from meta.next_cursor: the page after the previous page’s last delivery, which deliveries made since do not shift; excludes page',
+      ),
+  })
+  .refine((q) => !(q.cursor !== undefined && q.page !== undefined), {
+    message: 'page and cursor cannot be used together',
+    path: ['cursor'],
+  });
 
 /** Body of POST /v1/webhooks/:id/test (optional): which event's shape the test takes. */
 export const webhookTestInputSchema = z

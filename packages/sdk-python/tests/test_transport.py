@@ -103,8 +103,21 @@ class RetryTests(TransportCase):
     def test_when_a_post_the_server_does_not_deduplicate_loses_its_connection_then_it_is_not_sent_again(self) -> None:
         server = self.serve(lambda s, r, h: Response(drop=True))
         with self.assertRaises(SignalConnectionError):
-            self.client(server).webhooks.send_test("wh_1")
+            self.client(server).auth.login("a@example.com", "pw")
         self.assertEqual((len(server.requests), self.waits), (1, []))
+
+    def test_when_a_webhook_action_loses_its_connection_then_it_is_sent_again_with_its_idempotency_key(self) -> None:
+        server = self.serve(lambda s, r, h: Response(drop=True) if len(s.requests) % 2 == 1 else ok({"id": "wh_1"}))
+        client = self.client(server)
+        client.webhooks.rotate_secret("wh_1")
+        client.webhooks.send_test("wh_1")
+        client.webhooks.deliveries.retry("wh_1", "dlv_1")
+        client.webhooks.recover("wh_1", "2026-01-01T00:00:00Z")
+        self.assertEqual(len(server.requests), 8)
+        for first, again in zip(server.requests[0::2], server.requests[1::2]):
+            self.assertEqual(first.path, again.path)
+            self.assertTrue(first.headers["idempotency-key"])
+            self.assertEqual(first.headers["idempotency-key"], again.headers["idempotency-key"])
 
     def test_when_no_response_comes_within_the_timeout_then_a_timeout_error_follows_the_retries(self) -> None:
         def script(s: ScriptedServer, r: Recorded, _h: Any) -> Response:

@@ -44,7 +44,8 @@ export interface SignalClientOptions {
   /**
    * Retries after the first attempt on 429 and 503; on network errors and timeouts for non-POST
    * requests; and on network errors, timeouts and 5xx for the POSTs the server deduplicates on
-   * their Idempotency-Key (webhooks.create, account.createKey) when one is sent. Default 3.
+   * their Idempotency-Key (webhooks: create, rotateSecret, sendTest, recover, deliveries.retry;
+   * account.createKey) when one is sent. Default 3.
    */
   maxRetries?: number;
   /**
@@ -100,16 +101,14 @@ const isRequestOptions = (v: ListWebhooksParams | WebhookTestInput | RequestOpti
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
- * The POST routes whose server responds to a repeat of the same Idempotency-Key and body with what
- * the first request made (200, `Idempotent-Replayed: true`) and a key reused for another body
- * with 409 IDEMPOTENCY_CONFLICT. Only these are sent again when their response is lost: the
- * repeat cannot make a second webhook or key.
+ * The POST routes whose server answers a repeat of the same Idempotency-Key and request as the
+ * first request did (`Idempotent-Replayed: true`) and a key reused for another request with 409
+ * IDEMPOTENCY_CONFLICT, as path patterns. Only these are sent again when their response is lost:
+ * the repeat cannot make a second webhook or key, rotate a secret twice or send a test twice.
  */
-const DEDUPLICATED_POSTS: ReadonlySet<string> = new Set(
-  Object.values(OPERATIONS)
-    .filter((o) => o.method === 'POST' && o.idempotencyKey)
-    .map((o) => o.path),
-);
+const DEDUPLICATED_POSTS: readonly RegExp[] = Object.values(OPERATIONS)
+  .filter((o) => o.method === 'POST' && o.idempotencyKey)
+  .map((o) => new RegExp(`^${o.path.replace(/\{[^}]+\}/g, '[^/]+')}$`));
 
 export class SignalClient {
   private readonly baseUrl: string;
@@ -442,7 +441,9 @@ export class SignalClient {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const timeoutMs = opts?.timeoutMs ?? this.timeoutMs;
     const deduplicated =
-      method === 'POST' && headers['idempotency-key'] !== undefined && DEDUPLICATED_POSTS.has(path);
+      method === 'POST' &&
+      headers['idempotency-key'] !== undefined &&
+      DEDUPLICATED_POSTS.some((p) => p.test(path));
     let waited = 0;
     /** Waits before retry `attempt` when the budgets allow it; false: give up now. */
     const waitToRetry = async (attempt: number, error: Error, retryAfter?: number, status?: number) => {

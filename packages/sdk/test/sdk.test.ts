@@ -573,7 +573,7 @@ describe('@signal/sdk transport', () => {
       retryBaseDelayMs: 10,
     });
     let before = seen.length;
-    await expect(c.webhooks.sendTest('wh_1')).rejects.toBeInstanceOf(SignalTimeoutError);
+    await expect(c.auth.login('a@example.com', 'pw')).rejects.toBeInstanceOf(SignalTimeoutError);
     expect(seen.length - before).toBe(1);
     // A create without its Idempotency-Key cannot be told from a new one: not repeated either.
     const keyless = new SignalClient({
@@ -610,21 +610,29 @@ describe('@signal/sdk transport', () => {
     expect(attempts[0]!.key).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it('when webhooks.create meets a 500, then it is retried with the same Idempotency-Key; a POST the server does not deduplicate is not', async () => {
+  it('when webhooks.create or a webhook action meets a 500, then it is retried with the same Idempotency-Key; a POST the server does not deduplicate is not', async () => {
     mode = 'error-once';
-    errored = false;
     const c = new SignalClient({ baseUrl: url, apiKey: 'k', retryBaseDelayMs: 10 });
-    const before = seen.length;
-    const made = await c.webhooks.create({ url: 'https://example.com/h', events: ['signal.new'] });
-    expect(made.id).toBe('wh_1');
-    const attempts = seen.slice(before);
-    expect(attempts).toHaveLength(2);
-    expect(attempts[1]!.key).toBe(attempts[0]!.key);
+    const deduplicated = [
+      () => c.webhooks.create({ url: 'https://example.com/h', events: ['signal.new'] }),
+      () => c.webhooks.rotateSecret('wh_1'),
+      () => c.webhooks.sendTest('wh_1'),
+      () => c.webhooks.recover('wh_1', '2026-01-01T00:00:00Z'),
+      () => c.webhooks.deliveries.retry('wh_1', 'dlv_1'),
+    ];
+    for (const call of deduplicated) {
+      errored = false;
+      const before = seen.length;
+      await call();
+      const attempts = seen.slice(before);
+      expect(attempts).toHaveLength(2);
+      expect(attempts[1]!.key).toBe(attempts[0]!.key);
+    }
 
     errored = false;
-    const rotating = seen.length;
-    await expect(c.webhooks.rotateSecret('wh_1')).rejects.toMatchObject({ status: 500 });
-    expect(seen.length - rotating).toBe(1);
+    const loggingIn = seen.length;
+    await expect(c.auth.login('a@example.com', 'pw')).rejects.toMatchObject({ status: 500 });
+    expect(seen.length - loggingIn).toBe(1);
   });
 
   it('when a request is refused with 413, then it is not sent again (the same body would be refused again), the deduplicated creates included', async () => {

@@ -2,6 +2,7 @@
 
 import json
 import random
+import re
 import threading
 import time
 import urllib.error
@@ -81,9 +82,14 @@ class _Unset:
 UNSET: Any = _Unset()
 """The default of update's fields: a field left UNSET is not sent (None clears it)."""
 
-# POSTs the server deduplicates on their Idempotency-Key (a repeat returns what the first made):
-# only these are sent again after a lost response or a 5xx, as the repeat cannot create twice.
-_DEDUPLICATED_POSTS = frozenset(op.path for op in OPERATIONS.values() if op.method == "POST" and op.idempotency_key)
+# POSTs the server deduplicates on their Idempotency-Key (a repeat answers as the first did), as
+# path patterns: only these are sent again after a lost response or a 5xx, as the repeat cannot
+# create twice, rotate a secret twice or send a test twice.
+_DEDUPLICATED_POSTS = tuple(
+    re.compile("^" + re.sub(r"\{[^}]+\}", "[^/]+", op.path) + "$")
+    for op in OPERATIONS.values()
+    if op.method == "POST" and op.idempotency_key
+)
 
 
 class SignalClient:
@@ -201,7 +207,7 @@ class SignalClient:
         url = self._url(path, query or {})
         payload = None if body is None else json.dumps(body).encode("utf-8")
         per_attempt = self.timeout if timeout is None else timeout
-        deduplicated = method == "POST" and path in _DEDUPLICATED_POSTS
+        deduplicated = method == "POST" and any(p.match(path) for p in _DEDUPLICATED_POSTS)
         attempt = 0
         while True:
             last = attempt >= self.max_retries
@@ -393,10 +399,11 @@ class Deliveries:
         path = path_of("getWebhookDelivery", webhook_id=webhook_id, delivery_id=delivery_id)
         return cast(WebhookDeliveryDetail, self._c._data("GET", path))
 
-    def retry(self, webhook_id: str, delivery_id: str) -> WebhookDelivery:
-        """Sends the delivery again (operationId retryWebhookDelivery)."""
+    def retry(self, webhook_id: str, delivery_id: str, *, idempotency_key: Optional[str] = None) -> WebhookDelivery:
+        """Sends the delivery again (operationId retryWebhookDelivery). The same ``idempotency_key``
+        again answers with the delivery as it stands, without another attempt."""
         path = path_of("retryWebhookDelivery", webhook_id=webhook_id, delivery_id=delivery_id)
-        return cast(WebhookDelivery, self._c._data("POST", path))
+        return cast(WebhookDelivery, self._c._data("POST", path, idempotency_key=idempotency_key))
 
 
 class Webhooks:
@@ -461,19 +468,21 @@ class Webhooks:
         """operationId deleteWebhook: returns what was deleted."""
         return cast(WebhookSubscription, self._c._data("DELETE", path_of("deleteWebhook", webhook_id=webhook_id)))
 
-    def rotate_secret(self, webhook_id: str) -> WebhookSubscriptionWithSecret:
-        """A new secret signs from now on; the previous one keeps signing for the overlap."""
-        return cast(
-            WebhookSubscriptionWithSecret, self._c._data("POST", path_of("rotateWebhookSecret", webhook_id=webhook_id))
-        )
+    def rotate_secret(self, webhook_id: str, *, idempotency_key: Optional[str] = None) -> WebhookSubscriptionWithSecret:
+        """A new secret signs from now on; the previous one keeps signing for the overlap. The same
+        ``idempotency_key`` again answers with the secret this rotation made, without rotating again."""
+        path = path_of("rotateWebhookSecret", webhook_id=webhook_id)
+        return cast(WebhookSubscriptionWithSecret, self._c._data("POST", path, idempotency_key=idempotency_key))
 
-    def send_test(self, webhook_id: str, event: Optional[DeliveryEvent] = None) -> WebhookDelivery:
+    def send_test(
+        self, webhook_id: str, event: Optional[DeliveryEvent] = None, *, idempotency_key: Optional[str] = None
+    ) -> WebhookDelivery:
         """Queues a signed test delivery to the subscription's URL (operationId sendWebhookTest):
         ``webhook.test``, or with ``event`` a sample of that event in its payload shape, marked
-        ``test: True``."""
+        ``test: True``. The same ``idempotency_key`` again answers with that delivery, queuing none."""
         body = None if event is None else {"event": event}
         path = path_of("sendWebhookTest", webhook_id=webhook_id)
-        return cast(WebhookDelivery, self._c._data("POST", path, body=body))
+        return cast(WebhookDelivery, self._c._data("POST", path, body=body, idempotency_key=idempotency_key))
 
     def recover(
         self,
@@ -481,18 +490,21 @@ class Webhooks:
         since: Union[str, datetime],
         cursor: Optional[str] = None,
         limit: Optional[int] = None,
+        *,
+        idempotency_key: Optional[str] = None,
     ) -> RecoverResult:
         """Attempts now every failed or pending delivery created since ``since``, one page per call
         (operationId recoverWebhook): pass the result's ``next_cursor`` as ``cursor`` until it is
         None. A failed delivery gets one more attempt, once: a repeat skips those queued or already
-        given it, and queues 0."""
+        given it, and queues 0 (with the same ``idempotency_key``, it answers as the first did)."""
         when = iso_time(since) if isinstance(since, datetime) else since
         body: Dict[str, Any] = {"since": when}
         if cursor is not None:
             body["cursor"] = cursor
         if limit is not None:
             body["limit"] = limit
-        return cast(RecoverResult, self._c._data("POST", path_of("recoverWebhook", webhook_id=webhook_id), body=body))
+        path = path_of("recoverWebhook", webhook_id=webhook_id)
+        return cast(RecoverResult, self._c._data("POST", path, body=body, idempotency_key=idempotency_key))
 
 
 class Auth:

@@ -117,7 +117,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** New signing secret; the old one stays valid for the overlap period. Rotations at once each keep the others’ secrets signing as earlier ones (the newest four are kept) */
+    /** New signing secret; the old one stays valid for the overlap period. Rotations at once each keep the others’ secrets signing as earlier ones (the newest four are kept). With an Idempotency-Key, a repeat within 24 h answers as the first request did (Idempotent-Replayed: true) and does not act again; the key sent with another request is 409 IDEMPOTENCY_CONFLICT. A repeat answers with the secret the first rotation made, while it still signs (409 CONFLICT once it does not) */
     post: operations['rotateWebhookSecret'];
     delete?: never;
     options?: never;
@@ -134,7 +134,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Send a signed test event: webhook.test, or a sample of any event (`event`) in that event’s payload shape, marked `test: true`; 409 CONFLICT while the subscription is disabled */
+    /** Send a signed test event: webhook.test, or a sample of any event (`event`) in that event’s payload shape, marked `test: true`; 409 CONFLICT while the subscription is disabled. With an Idempotency-Key, a repeat within 24 h answers as the first request did (Idempotent-Replayed: true) and does not act again; the key sent with another request is 409 IDEMPOTENCY_CONFLICT. A repeat answers with the delivery the first request queued, as it stands */
     post: operations['sendWebhookTest'];
     delete?: never;
     options?: never;
@@ -151,7 +151,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Attempt now every delivery created since `since` that is failed or pending (waiting for a retry): a failed one gets one more attempt (failed again if it fails), a pending one has its waiting attempt made now. One page per call (`limit`, at most 100): pass `next_cursor` as `cursor` to go on. Idempotent: a repeat finds them queued, succeeded, or with their latest attempt already asked for (by retry or an earlier recover; their own retry timer makes the next), and queues none again. Limited per account (10 calls a minute by default): 429 RATE_LIMIT_EXCEEDED with Retry-After. 409 CONFLICT while the subscription is disabled */
+    /** Attempt now every delivery created since `since` that is failed or pending (waiting for a retry): a failed one gets one more attempt (failed again if it fails), a pending one has its waiting attempt made now. One page per call (`limit`, at most 100): pass `next_cursor` as `cursor` to go on. Idempotent: a repeat finds them queued, succeeded, or with their latest attempt already asked for (by retry or an earlier recover; their own retry timer makes the next), and queues none again. Limited per account (10 calls a minute by default): 429 RATE_LIMIT_EXCEEDED with Retry-After. 409 CONFLICT while the subscription is disabled. With an Idempotency-Key, a repeat within 24 h answers as the first call did (Idempotent-Replayed: true) and is not counted; the key sent with another request is 409 IDEMPOTENCY_CONFLICT */
     post: operations['recoverWebhook'];
     delete?: never;
     options?: never;
@@ -202,7 +202,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Attempt a delivery now: a failed one once more (failed again if it fails), a pending one without waiting for its retry timer (the timer then finds it done). 409 CONFLICT for a succeeded delivery or a disabled subscription */
+    /** Attempt a delivery now: a failed one once more (failed again if it fails), a pending one without waiting for its retry timer (the timer then finds it done). 409 CONFLICT for a succeeded delivery or a disabled subscription. With an Idempotency-Key, a repeat within 24 h answers as the first request did (Idempotent-Replayed: true) and does not act again; the key sent with another request is 409 IDEMPOTENCY_CONFLICT. A repeat answers with the delivery as it stands */
     post: operations['retryWebhookDelivery'];
     delete?: never;
     options?: never;
@@ -2528,7 +2528,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 visible ASCII characters, unique per intended creation */
+        /** @description 1–255 visible ASCII characters, unique per intended request (sent again unchanged on its retries) */
         'Idempotency-Key'?: string;
       };
       path?: never;
@@ -4010,7 +4010,10 @@ export interface operations {
   rotateWebhookSecret: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1–255 visible ASCII characters, unique per intended request (sent again unchanged on its retries) */
+        'Idempotency-Key'?: string;
+      };
       path: {
         /** @description Subscription id `wh_…` */
         webhook_id: string;
@@ -4019,7 +4022,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description New secret */
+      /** @description New secret (a repeat: the one the first request made) */
       200: {
         headers: {
           /** @description Requests allowed in the window closest to exhaustion */
@@ -4030,6 +4033,8 @@ export interface operations {
           'X-RateLimit-Reset': number;
           /** @description Request id, also in error.request_id */
           'X-Request-Id': string;
+          /** @description `true`: this response repeats the first request's */
+          'Idempotent-Replayed': 'true';
           [name: string]: unknown;
         };
         content: {
@@ -4168,7 +4173,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error: CONFLICT */
+      /** @description Error: CONFLICT, IDEMPOTENCY_CONFLICT */
       409: {
         headers: {
           /** @description Requests allowed in the window closest to exhaustion */
@@ -4195,7 +4200,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'] & {
             error?: {
               /** @enum {unknown} */
-              code?: 'CONFLICT';
+              code?: 'CONFLICT' | 'IDEMPOTENCY_CONFLICT';
             };
           };
         };
@@ -4403,7 +4408,10 @@ export interface operations {
   sendWebhookTest: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1–255 visible ASCII characters, unique per intended request (sent again unchanged on its retries) */
+        'Idempotency-Key'?: string;
+      };
       path: {
         /** @description Subscription id `wh_…` */
         webhook_id: string;
@@ -4432,6 +4440,8 @@ export interface operations {
           'X-RateLimit-Reset': number;
           /** @description Request id, also in error.request_id */
           'X-Request-Id': string;
+          /** @description `true`: this response repeats the first request's */
+          'Idempotent-Replayed': 'true';
           [name: string]: unknown;
         };
         content: {
@@ -4558,7 +4568,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error: CONFLICT */
+      /** @description Error: CONFLICT, IDEMPOTENCY_CONFLICT */
       409: {
         headers: {
           /** @description Requests allowed in the window closest to exhaustion */
@@ -4585,7 +4595,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'] & {
             error?: {
               /** @enum {unknown} */
-              code?: 'CONFLICT';
+              code?: 'CONFLICT' | 'IDEMPOTENCY_CONFLICT';
             };
           };
         };
@@ -4793,7 +4803,10 @@ export interface operations {
   recoverWebhook: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1–255 visible ASCII characters, unique per intended request (sent again unchanged on its retries) */
+        'Idempotency-Key'?: string;
+      };
       path: {
         /** @description Subscription id `wh_…` */
         webhook_id: string;
@@ -4822,6 +4835,8 @@ export interface operations {
           'X-RateLimit-Reset': number;
           /** @description Request id, also in error.request_id */
           'X-Request-Id': string;
+          /** @description `true`: this response repeats the first request's */
+          'Idempotent-Replayed': 'true';
           [name: string]: unknown;
         };
         content: {
@@ -4940,7 +4955,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error: CONFLICT */
+      /** @description Error: CONFLICT, IDEMPOTENCY_CONFLICT */
       409: {
         headers: {
           /** @description Requests allowed in the window closest to exhaustion */
@@ -4967,7 +4982,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'] & {
             error?: {
               /** @enum {unknown} */
-              code?: 'CONFLICT';
+              code?: 'CONFLICT' | 'IDEMPOTENCY_CONFLICT';
             };
           };
         };
@@ -5860,7 +5875,10 @@ export interface operations {
   retryWebhookDelivery: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1–255 visible ASCII characters, unique per intended request (sent again unchanged on its retries) */
+        'Idempotency-Key'?: string;
+      };
       path: {
         /** @description Subscription id `wh_…` */
         webhook_id: string;
@@ -5882,6 +5900,8 @@ export interface operations {
           'X-RateLimit-Reset': number;
           /** @description Request id, also in error.request_id */
           'X-Request-Id': string;
+          /** @description `true`: this response repeats the first request's */
+          'Idempotent-Replayed': 'true';
           [name: string]: unknown;
         };
         content: {
@@ -6008,7 +6028,7 @@ export interface operations {
           };
         };
       };
-      /** @description Error: CONFLICT */
+      /** @description Error: CONFLICT, IDEMPOTENCY_CONFLICT */
       409: {
         headers: {
           /** @description Requests allowed in the window closest to exhaustion */
@@ -6035,7 +6055,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope'] & {
             error?: {
               /** @enum {unknown} */
-              code?: 'CONFLICT';
+              code?: 'CONFLICT' | 'IDEMPOTENCY_CONFLICT';
             };
           };
         };
@@ -7437,7 +7457,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description 1–255 visible ASCII characters, unique per intended creation */
+        /** @description 1–255 visible ASCII characters, unique per intended request (sent again unchanged on its retries) */
         'Idempotency-Key'?: string;
       };
       path?: never;

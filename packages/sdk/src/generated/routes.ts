@@ -50,17 +50,17 @@ export const OPERATIONS = {
   rotateWebhookSecret: {
     method: 'POST',
     path: '/v1/webhooks/{webhook_id}/rotate-secret',
-    idempotencyKey: false,
+    idempotencyKey: true,
   },
   sendWebhookTest: {
     method: 'POST',
     path: '/v1/webhooks/{webhook_id}/test',
-    idempotencyKey: false,
+    idempotencyKey: true,
   },
   recoverWebhook: {
     method: 'POST',
     path: '/v1/webhooks/{webhook_id}/recover',
-    idempotencyKey: false,
+    idempotencyKey: true,
   },
   listWebhookDeliveries: {
     method: 'GET',
@@ -75,7 +75,7 @@ export const OPERATIONS = {
   retryWebhookDelivery: {
     method: 'POST',
     path: '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry',
-    idempotencyKey: false,
+    idempotencyKey: true,
   },
   login: {
     method: 'POST',

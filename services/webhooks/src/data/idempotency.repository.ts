@@ -40,6 +40,7 @@ export class IdempotencyRepository implements IdempotencyKeys {
             resourceId: existing.resource_id,
             claimedAt: new Date(existing.expires_at.getTime() - this.ttlMs),
             finished: existing.finished_at !== undefined,
+            ...(existing.kept !== undefined ? { kept: existing.kept } : {}),
           }
         : { outcome: 'conflict' };
     }
@@ -51,8 +52,11 @@ export class IdempotencyRepository implements IdempotencyKeys {
     await this.keys.deleteOne({ _id: `${scope}:${key}` });
   }
 
-  /** The first request made its resource. */
-  async finish(scope: string, key: string): Promise<void> {
-    await this.keys.updateOne({ _id: `${scope}:${key}` }, { $set: { finished_at: new Date() } });
+  /** The first request made its resource, or performed its action and kept `kept`. */
+  async finish(scope: string, key: string, kept?: string): Promise<void> {
+    await this.keys.updateOne(
+      { _id: `${scope}:${key}` },
+      { $set: { finished_at: new Date(), ...(kept !== undefined ? { kept } : {}) } },
+    );
   }
 }

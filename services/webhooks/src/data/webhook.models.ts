@@ -9,6 +9,8 @@ export interface IdempotencyDocument {
   expires_at: Date;
   /** When the first request had made its resource (absent while it works, or from older releases). */
   finished_at?: Date;
+  /** What an action's first request kept to answer its repeats (rotate-secret, test, retry, recover). */
+  kept?: string;
 }
 
 /** The service's collections, typed, through the driver mongoose connects with. */

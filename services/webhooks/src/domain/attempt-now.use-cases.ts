@@ -1,6 +1,12 @@
-import { RECOVER_PAGE_SIZE, type Delivery, type RecoverWebhookResult } from '@signal/contracts';
+import {
+  RECOVER_PAGE_SIZE,
+  recoverWebhookResultSchema,
+  type Delivery,
+  type RecoverWebhookResult,
+} from '@signal/contracts';
 import { fail, newId, succeed, type Result } from '@signal/service-kit';
 import { foldDelivery, logEntryId, requeueSeq, type DeliveryState } from './delivery-state';
+import { performOnce, type Performed } from './perform-once';
 import type { DeliveryDocument, DeliveryLogEntry, SubscriptionDocument } from './records';
 import {
   ownedDelivery,
@@ -62,8 +68,30 @@ async function attemptNow(
   return 'queued';
 }
 
+/**
+ * Attempts one delivery now, once per Idempotency-Key: a repeat answers with the delivery as it
+ * stands now instead of asking for one more attempt.
+ */
+export function retryDelivery(
+  deps: SubscriptionDeps,
+  accountId: string,
+  id: string,
+  deliveryId: string,
+  idempotencyKey?: string,
+): Promise<Result<Performed<Delivery>, 'NOT_FOUND' | 'CONFLICT' | 'IDEMPOTENCY_CONFLICT'>> {
+  return performOnce(deps.idempotency, accountId, idempotencyKey, {
+    request: ['retryWebhookDelivery', id, deliveryId],
+    perform: () => attemptDeliveryNow(deps, accountId, id, deliveryId),
+    keep: (delivery) => delivery.id,
+    replay: async () => {
+      const found = await ownedDelivery(deps, accountId, id, deliveryId);
+      return found.ok ? succeed(toDeliveryView(found.value.doc, found.value.state)) : found;
+    },
+  });
+}
+
 /** Attempts one delivery now: a failed one once more, a pending one without waiting for its timer. */
-export async function retryDelivery(
+async function attemptDeliveryNow(
   deps: SubscriptionDeps,
   accountId: string,
   id: string,
@@ -114,13 +142,46 @@ const RECOVER_WINDOW_MS = 60_000;
  * more, a pending one's brought forward), and queues none again, so repeated calls cannot make the
  * worker POST again and again to a failing URL nor spend a pending delivery's retries in seconds
  * (retry now on one delivery still can, within the account's rate limit). Limited per account per
- * minute.
+ * minute. With an Idempotency-Key, a repeat answers as the first call did and is not counted.
  */
-export async function recoverDeliveries(
+export function recoverDeliveries(
   deps: SubscriptionDeps,
   accountId: string,
   id: string,
-  input: { since: Date; cursor?: string; limit?: number },
+  input: RecoverInput,
+  idempotencyKey?: string,
+): Promise<
+  Result<
+    Performed<RecoverWebhookResult>,
+    'NOT_FOUND' | 'CONFLICT' | 'RATE_LIMIT_EXCEEDED' | 'IDEMPOTENCY_CONFLICT'
+  >
+> {
+  return performOnce(deps.idempotency, accountId, idempotencyKey, {
+    request: ['recoverWebhook', id, input.since.toISOString(), input.cursor ?? null, input.limit ?? null],
+    perform: () => recoverPage(deps, accountId, id, input),
+    keep: (result) => JSON.stringify(result),
+    // A repeat answers as the first did (how many it queued), not with what is left to queue.
+    replay: async (kept) => {
+      const first = recoverWebhookResultSchema.safeParse(JSON.parse(kept));
+      return first.success
+        ? succeed(first.data)
+        : fail('CONFLICT', 'The first answer with this Idempotency-Key cannot be repeated; use a new one.');
+    },
+  });
+}
+
+interface RecoverInput {
+  since: Date;
+  cursor?: string;
+  limit?: number;
+}
+
+/** One page of `recoverDeliveries`. */
+async function recoverPage(
+  deps: SubscriptionDeps,
+  accountId: string,
+  id: string,
+  input: RecoverInput,
 ): Promise<Result<RecoverWebhookResult, 'NOT_FOUND' | 'CONFLICT' | 'RATE_LIMIT_EXCEEDED'>> {
   const found = await ownedSubscription(deps, accountId, id);
   if (!found.ok) return found;

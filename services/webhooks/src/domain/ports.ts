@@ -83,9 +83,10 @@ export type Claim =
   | { outcome: 'new'; resourceId: string }
   /**
    * `claimedAt`: when the first request claimed the key; `finished`: the first request made its
-   * resource (false for a record from before releases that say so, or while it is still at work).
+   * resource (false for a record from before releases that say so, or while it is still at work);
+   * `kept`: what the first request kept to answer its repeats, for an action that keeps one.
    */
-  | { outcome: 'replay'; resourceId: string; claimedAt: Date; finished: boolean }
+  | { outcome: 'replay'; resourceId: string; claimedAt: Date; finished: boolean; kept?: string }
   | { outcome: 'conflict' };
 
 /**
@@ -96,8 +97,11 @@ export interface IdempotencyKeys {
   claim(scope: string, key: string, requestHash: string, newResourceId: string): Promise<Claim>;
   /** The resource could not be made: let a retry try again. */
   release(scope: string, key: string): Promise<void>;
-  /** The first request made its resource: a replay that finds it gone knows it was deleted since. */
-  finish(scope: string, key: string): Promise<void>;
+  /**
+   * The first request made its resource (a replay that finds it gone knows it was deleted since),
+   * or performed its action, keeping `kept` to answer its repeats.
+   */
+  finish(scope: string, key: string, kept?: string): Promise<void>;
 }
 
 /**

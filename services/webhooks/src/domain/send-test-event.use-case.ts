@@ -8,7 +8,13 @@ import {
 import { fail, newId, succeed, type Result } from '@signal/service-kit';
 import { foldDelivery } from './delivery-state';
 import type { DeliveryDocument } from './records';
-import { ownedSubscription, subscriptionVersion, type SubscriptionDeps } from './subscription-rules';
+import { performOnce, type Performed } from './perform-once';
+import {
+  ownedDelivery,
+  ownedSubscription,
+  subscriptionVersion,
+  type SubscriptionDeps,
+} from './subscription-rules';
 import { toDeliveryView } from './views';
 
 /** What a sample signal's performance reads like after each event. */
@@ -53,12 +59,34 @@ function testEventData(subscriptionId: string, event: DeliveryEventName): Webhoo
   };
 }
 
-/** Queues one test delivery of `event` (default webhook.test) with a sample payload of its shape. */
-export async function sendTestEvent(
+/**
+ * Queues one test delivery of `event` (default webhook.test), once per Idempotency-Key: a repeat
+ * answers with the delivery the first request queued, as it stands now.
+ */
+export function sendTestEvent(
   deps: SubscriptionDeps,
   accountId: string,
   id: string,
   event: DeliveryEventName = WEBHOOK_TEST_EVENT,
+  idempotencyKey?: string,
+): Promise<Result<Performed<Delivery>, 'NOT_FOUND' | 'CONFLICT' | 'IDEMPOTENCY_CONFLICT'>> {
+  return performOnce(deps.idempotency, accountId, idempotencyKey, {
+    request: ['sendWebhookTest', id, event],
+    perform: () => queueTestEvent(deps, accountId, id, event),
+    keep: (delivery) => delivery.id,
+    replay: async (deliveryId) => {
+      const found = await ownedDelivery(deps, accountId, id, deliveryId);
+      return found.ok ? succeed(toDeliveryView(found.value.doc, found.value.state)) : found;
+    },
+  });
+}
+
+/** Queues one test delivery of `event` with a sample payload of its shape. */
+async function queueTestEvent(
+  deps: SubscriptionDeps,
+  accountId: string,
+  id: string,
+  event: DeliveryEventName,
 ): Promise<Result<Delivery, 'NOT_FOUND' | 'CONFLICT'>> {
   const found = await ownedSubscription(deps, accountId, id);
   if (!found.ok) return found;

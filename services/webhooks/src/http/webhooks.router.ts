@@ -10,6 +10,7 @@ import {
 } from '@signal/service-kit';
 import { Router, type Response } from 'express';
 import { createSubscription } from '../domain/create-subscription.use-case';
+import type { Performed } from '../domain/perform-once';
 import { deleteSubscription } from '../domain/delete-subscription.use-case';
 import { getDelivery, listDeliveries } from '../domain/read-deliveries.use-cases';
 import { getSubscription, listSubscriptions } from '../domain/read-subscriptions.use-cases';
@@ -22,6 +23,12 @@ import { updateSubscription } from '../domain/update-subscription.use-case';
 const account = (res: Response) => res.locals.accountId as string;
 /** The plan's subscription limit the gateway put in its token, if any. */
 const webhookLimit = (res: Response): number | undefined => (res.locals.limits as InternalLimits).webhooks;
+
+/** An action's answer; a repeat of an Idempotency-Key's first request says so, with its status. */
+function sendPerformed<T>(res: Response, status: number, { value, replayed }: Performed<T>): void {
+  if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+  res.status(status).json({ success: true, data: value });
+}
 
 /**
  * Subscriptions API, reached only through the gateway; every lookup is scoped to the caller's
@@ -63,28 +70,29 @@ export function webhooksRouter(deps: SubscriptionDeps, internalJwtKey: KeyObject
       data: valueOrThrow(await deleteSubscription(deps, account(res), params.webhook_id)),
     });
   });
-  mountRoute(r, ROUTES.rotateWebhookSecret, async ({ params }, _req, res) => {
-    res.json({
-      success: true,
-      data: valueOrThrow(await rotateSecret(deps, account(res), params.webhook_id)),
-    });
+  mountRoute(r, ROUTES.rotateWebhookSecret, async ({ params }, req, res) => {
+    const rotated = await rotateSecret(deps, account(res), params.webhook_id, idempotencyKeyOf(req));
+    res.setHeader('Cache-Control', 'no-store');
+    sendPerformed(res, 200, valueOrThrow(rotated));
   });
-  mountRoute(r, ROUTES.sendWebhookTest, async ({ params, body }, _req, res) => {
-    res.status(202).json({
-      success: true,
-      data: valueOrThrow(await sendTestEvent(deps, account(res), params.webhook_id, body.event)),
-    });
-  });
-  mountRoute(r, ROUTES.recoverWebhook, async ({ params, body }, _req, res) => {
-    res.status(202).json({
-      success: true,
-      data: valueOrThrow(
-        await recoverDeliveries(deps, account(res), params.webhook_id, {
-          ...body,
-          since: new Date(body.since),
-        }),
+  mountRoute(r, ROUTES.sendWebhookTest, async ({ params, body }, req, res) => {
+    sendPerformed(
+      res,
+      202,
+      valueOrThrow(
+        await sendTestEvent(deps, account(res), params.webhook_id, body.event, idempotencyKeyOf(req)),
       ),
-    });
+    );
+  });
+  mountRoute(r, ROUTES.recoverWebhook, async ({ params, body }, req, res) => {
+    const input = { ...body, since: new Date(body.since) };
+    sendPerformed(
+      res,
+      202,
+      valueOrThrow(
+        await recoverDeliveries(deps, account(res), params.webhook_id, input, idempotencyKeyOf(req)),
+      ),
+    );
   });
   mountRoute(r, ROUTES.listWebhookDeliveries, async ({ params, query }, _req, res) => {
     const { data, meta } = valueOrThrow(await listDeliveries(deps, account(res), params.webhook_id, query));
@@ -96,11 +104,13 @@ export function webhooksRouter(deps: SubscriptionDeps, internalJwtKey: KeyObject
       data: valueOrThrow(await getDelivery(deps, account(res), params.webhook_id, params.delivery_id)),
     });
   });
-  mountRoute(r, ROUTES.retryWebhookDelivery, async ({ params }, _req, res) => {
-    res.status(202).json({
-      success: true,
-      data: valueOrThrow(await retryDelivery(deps, account(res), params.webhook_id, params.delivery_id)),
-    });
+  mountRoute(r, ROUTES.retryWebhookDelivery, async ({ params }, req, res) => {
+    const { webhook_id, delivery_id } = params;
+    sendPerformed(
+      res,
+      202,
+      valueOrThrow(await retryDelivery(deps, account(res), webhook_id, delivery_id, idempotencyKeyOf(req))),
+    );
   });
   // A known path with a method it does not take: 405 naming the ones it does (from the route table).
   refuseOtherMethods(r, methodNotAllowedRoutes('webhooks'));
