@@ -195,8 +195,13 @@ export const deliveryAttemptResponseSchema = z
   .strictObject({
     status: z.number().int(),
     headers: headerMap.describe(
-      "The receiver's response headers (at most 50, each value cut at 1,024 characters; control characters shown as \\xNN)",
+      "The receiver's response headers (at most 50, each name cut at 256 characters and each value at 1,024; a header sent more than once as its values joined by `, `; control characters shown as \\xNN)",
     ),
+    headers_truncated: z
+      .boolean()
+      .describe(
+        'Headers went past what is kept: more than 50, or a name or value cut (false for attempts recorded before this was kept)',
+      ),
     body: z
       .string()
       .describe('The first 4 KB of the response body: as text, or base64 of the bytes (see body_encoding)'),

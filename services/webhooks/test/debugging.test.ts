@@ -18,7 +18,13 @@ interface Attempt {
   status_code: number | null;
   error: string | null;
   request: { url: string; headers: Record<string, string>; body: string } | null;
-  response: { status: number; headers: Record<string, string>; body: string; body_truncated: boolean } | null;
+  response: {
+    status: number;
+    headers: Record<string, string>;
+    headers_truncated: boolean;
+    body: string;
+    body_truncated: boolean;
+  } | null;
 }
 
 async function subscribe(hooks: WebhooksHarness, url: string) {
@@ -62,7 +68,11 @@ describe('attempt detail', () => {
     });
     receiver = await startReceiver(() => ({
       status: 500,
-      headers: { 'x-receiver-trace': 'abc-123', 'content-type': 'application/json' },
+      headers: {
+        'x-receiver-trace': 'abc-123',
+        'content-type': 'application/json',
+        'x-long-value': 'v'.repeat(1500),
+      },
       body: `{"error":"${'x'.repeat(5000)}"}`,
     }));
   });
@@ -106,6 +116,8 @@ describe('attempt detail', () => {
     expect(JSON.stringify(detail)).not.toContain(secretText);
     expect(attempt.response?.status).toBe(500);
     expect(attempt.response?.headers['x-receiver-trace']).toBe('abc-123');
+    expect(attempt.response?.headers['x-long-value']).toBe('v'.repeat(1024));
+    expect(attempt.response?.headers_truncated).toBe(true);
     expect(attempt.response?.body).toBe(`{"error":"${'x'.repeat(4096 - 10)}`);
     expect(attempt.response?.body_truncated).toBe(true);
     expect(attempt).toMatchObject({ status_code: 500, error: 'http_500' });
@@ -339,6 +351,7 @@ describe('attempts stored by either release', () => {
       response: {
         status: 500,
         headers: { 'x-receiver': 'a"b', 'content-type': 'text/plain' },
+        headers_truncated: false,
         body: 'down',
         body_encoding: 'text',
         body_truncated: false,

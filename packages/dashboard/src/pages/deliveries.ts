@@ -84,6 +84,13 @@ export function attemptView(deliveryId: string, a: DeliveryAttempt): HTMLElement
       ? [
           h('p', {}, `Status ${a.response.status}`),
           headerList(`Response headers of attempt ${a.attempt}`, a.response.headers),
+          a.response.headers_truncated
+            ? h(
+                'p',
+                { class: 'muted' },
+                'The headers went on: only the first 50 are kept, each cut at 1,024 characters.',
+              )
+            : null,
           ...bodyBlock(`Response body of attempt ${a.attempt}`, a.response.body, a.response.body_encoding),
           a.response.body_truncated
             ? h('p', { class: 'muted' }, 'The body went on: only its first 4 KB are kept.')

@@ -214,6 +214,7 @@ class DeliveryAttemptResponse(TypedDict):
 
     status: int
     headers: Dict[str, str]
+    headers_truncated: bool
     body: str
     body_encoding: Literal["text", "base64"]
     body_truncated: bool

@@ -25,6 +25,7 @@ const responseSchema = z.object({
     z.array(z.object({ name: z.string(), value: z.string() })),
     z.record(z.string(), z.string()),
   ]),
+  headers_truncated: z.boolean().optional(),
   body: z.string(),
   body_encoding: z.enum(['text', 'base64']).optional(),
   body_truncated: z.boolean(),

@@ -86,7 +86,7 @@ async function post(
   const statusCode = res.status;
   const response: AttemptResponse = {
     status: statusCode,
-    headers: storedHeaders(res.headers),
+    ...storedHeaders(res.headers),
     ...storedBody(res.body, res.truncated),
     body_truncated: res.truncated,
   };

@@ -41,11 +41,21 @@ describe('what a receiver sends back, as kept', () => {
     const many: Record<string, string> = { '$set.x': '1', 'x-long': 'v'.repeat(5000) };
     for (let i = 0; i < 60; i++) many[`x-${i}`] = String(i);
     const kept = storedHeaders(many);
-    expect(kept).toHaveLength(50);
-    expect(kept[0]).toEqual({ name: '$set.x', value: '1' });
-    expect(kept[1]!.value).toHaveLength(1024);
-    expect(storedHeaders({ 'set-cookie': ['a=1', 'b=2'], gone: undefined })).toEqual([
-      { name: 'set-cookie', value: 'a=1, b=2' },
-    ]);
+    expect(kept.headers).toHaveLength(50);
+    expect(kept.headers[0]).toEqual({ name: '$set.x', value: '1' });
+    expect(kept.headers[1]!.value).toHaveLength(1024);
+    expect(kept.headers_truncated).toBe(true);
+    expect(storedHeaders({ 'set-cookie': ['a=1', 'b=2'], gone: undefined })).toEqual({
+      headers: [{ name: 'set-cookie', value: 'a=1, b=2' }],
+      headers_truncated: false,
+    });
+  });
+
+  it('when one value is over 1,024 characters or one name over 256, then the headers are said to be truncated', () => {
+    const long = storedHeaders({ 'x-long': 'v'.repeat(1025) });
+    expect(long.headers[0]!.value).toHaveLength(1024);
+    expect(long.headers_truncated).toBe(true);
+    expect(storedHeaders({ ['n'.repeat(257)]: 'v' }).headers_truncated).toBe(true);
+    expect(storedHeaders({ 'x-exact': 'v'.repeat(1024) }).headers_truncated).toBe(false);
   });
 });

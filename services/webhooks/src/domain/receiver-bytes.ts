@@ -75,20 +75,29 @@ const MAX_HEADER_VALUE = 1024;
 const MAX_HEADER_NAME = 256;
 
 /**
- * A receiver's response headers, bounded (50, each value cut at 1,024 characters) and escaped,
- * as a list of { name, value }: a list, not an object, so that no name becomes a document key
- * (and of objects, not pairs: FerretDB keeps no array in an array).
+ * A receiver's response headers, bounded (50, each name cut at 256 characters and each value at
+ * 1,024) and escaped, as a list of { name, value }: a list, not an object, so that no name becomes
+ * a document key (and of objects, not pairs: FerretDB keeps no array in an array).
+ * `headers_truncated` says that something was left out, as `body_truncated` does of the body.
  */
-export function storedHeaders(headers: Record<string, string | string[] | undefined>): StoredHeader[] {
+export function storedHeaders(headers: Record<string, string | string[] | undefined>): {
+  headers: StoredHeader[];
+  headers_truncated: boolean;
+} {
   const out: StoredHeader[] = [];
+  let truncated = false;
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
-    if (out.length >= MAX_KEPT_HEADERS) break;
+    if (out.length >= MAX_KEPT_HEADERS) {
+      truncated = true;
+      break;
+    }
     const joined = Array.isArray(value) ? value.join(', ') : value;
+    if (name.length > MAX_HEADER_NAME || joined.length > MAX_HEADER_VALUE) truncated = true;
     out.push({
       name: escapedText(name.slice(0, MAX_HEADER_NAME)),
       value: escapedText(joined.slice(0, MAX_HEADER_VALUE)),
     });
   }
-  return out;
+  return { headers: out, headers_truncated: truncated };
 }

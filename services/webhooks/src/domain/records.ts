@@ -66,6 +66,8 @@ export interface AttemptResponse {
   status: number;
   /** Escaped, in order; an object in attempts recorded before (read, never written). */
   headers: StoredHeader[] | Record<string, string>;
+  /** Headers were left out or cut (absent in attempts recorded before it was kept: none were said to be). */
+  headers_truncated?: boolean;
   /** The first WEBHOOK_MAX_RESPONSE_BYTES (4 KB) of the body: as text, or base64 of the bytes. */
   body: string;
   /** Absent in attempts recorded before it was kept: text. */

@@ -12,6 +12,7 @@ function responseView(r: AttemptResponse): DeliveryAttemptResponse {
     headers: Array.isArray(r.headers)
       ? Object.fromEntries(r.headers.map((h) => [h.name, h.value]))
       : r.headers,
+    headers_truncated: r.headers_truncated ?? false,
     body: r.body,
     body_encoding: r.body_encoding ?? 'text',
     body_truncated: r.body_truncated,
