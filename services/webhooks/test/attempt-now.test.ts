@@ -1,10 +1,10 @@
 import { recoverWebhookResultSchema, webhookSubscriptionSchema } from '@signal/contracts';
 import { removeBrokerPrefix } from '@signal/messaging';
 import { metrics } from '@signal/service-kit';
-import { startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
+import { testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
 import request from 'supertest';
 import { attemptSeq, deliveryIdFor, logEntryId } from '../src/domain/delivery-state';
-import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
+import { startScriptedReceiver, startWebhooks, type WebhooksHarness } from './webhooks-harness';
 
 /**
  * "Attempt now", the one behaviour behind retry now and recover: a pending delivery is attempted
@@ -17,7 +17,7 @@ const ACC = 'acc_attempt_now';
 let hooks: WebhooksHarness;
 let receiver: Receiver;
 /** What the receiver answers, per path. */
-const answers = new Map<string, number[]>();
+let answers: Map<string, number[]>;
 
 beforeAll(async () => {
   hooks = await startWebhooks({
@@ -32,10 +32,7 @@ beforeAll(async () => {
       WEBHOOK_RECOVER_PER_MINUTE: '50',
     },
   });
-  receiver = await startReceiver((req) => {
-    const queue = answers.get(req.path) ?? [];
-    return { status: queue.length > 1 ? queue.shift()! : (queue[0] ?? 200) };
-  });
+  ({ receiver, answers } = await startScriptedReceiver());
 });
 afterAll(async () => {
   await hooks.stop();

@@ -1,9 +1,9 @@
 import { recoverWebhookResultSchema } from '@signal/contracts';
 import { removeBrokerPrefix } from '@signal/messaging';
-import { startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
+import { testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
-import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
+import { startScriptedReceiver, startWebhooks, type WebhooksHarness } from './webhooks-harness';
 
 /**
  * The actions on a subscription (rotate-secret, test, retry, recover) once per Idempotency-Key,
@@ -15,7 +15,7 @@ const ACC = 'acc_idem_actions';
 let hooks: WebhooksHarness;
 let receiver: Receiver;
 /** What the receiver answers, per path: each status once, the last one from then on. */
-const answers = new Map<string, number[]>();
+let answers: Map<string, number[]>;
 
 beforeAll(async () => {
   hooks = await startWebhooks({
@@ -24,10 +24,7 @@ beforeAll(async () => {
     // A delivery that failed once waits on a timer far beyond the test: only retry now moves it.
     env: { WEBHOOK_RETRY_DELAYS_MS: '600000,600000' },
   });
-  receiver = await startReceiver((req) => {
-    const queue = answers.get(req.path) ?? [];
-    return { status: queue.length > 1 ? queue.shift()! : (queue[0] ?? 200) };
-  });
+  ({ receiver, answers } = await startScriptedReceiver());
 });
 afterAll(async () => {
   await hooks.stop();
@@ -68,6 +65,15 @@ const deliveryOf = async (id: string, deliveryId: string) =>
       .set(hooks.auth(ACC))
       .expect(200)
   ).body.data as { id: string; status: string; attempts_made: number };
+
+/** Sends a test event and waits for its first attempt to be made; its delivery id. */
+async function testAttemptedOnce(id: string): Promise<string> {
+  const sent = await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(ACC)).expect(202);
+  const deliveryId = sent.body.data.id as string;
+  const attempted = async () => (await deliveryOf(id, deliveryId)).attempts_made === 1;
+  await waitFor(attempted, 10_000, 50, 'the first attempt');
+  return deliveryId;
+}
 
 describe('rotate-secret with an Idempotency-Key', () => {
   it('when a rotation is sent three times at once and again later with one key, then one rotation is made and every answer carries its secret', async () => {
@@ -153,14 +159,7 @@ describe('retry now and recover with an Idempotency-Key', () => {
   it('when a retry that made a delivery succeed is sent again with its key, then the repeat answers with the succeeded delivery, not a 409 or an attempt', async () => {
     const path = '/retry-once';
     const { id } = await subscribe(path, [500, 200]);
-    const sent = await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(ACC)).expect(202);
-    const deliveryId = sent.body.data.id as string;
-    await waitFor(
-      async () => (await deliveryOf(id, deliveryId)).attempts_made === 1,
-      10_000,
-      50,
-      'attempt 1',
-    );
+    const deliveryId = await testAttemptedOnce(id);
     const retry = `/v1/webhooks/${id}/deliveries/${deliveryId}/retry`;
     const first = await post(retry, 'retry-once-1').expect(202);
     expect(replayedOf(first)).toBe(false);
@@ -180,14 +179,7 @@ describe('retry now and recover with an Idempotency-Key', () => {
 
   it('when a recover is sent again with its key, then the repeat answers as the first did; with another since, 409 IDEMPOTENCY_CONFLICT', async () => {
     const { id } = await subscribe('/recover-once', [500]);
-    const sent = await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(ACC)).expect(202);
-    const deliveryId = sent.body.data.id as string;
-    await waitFor(
-      async () => (await deliveryOf(id, deliveryId)).attempts_made === 1,
-      10_000,
-      50,
-      'attempt 1',
-    );
+    await testAttemptedOnce(id);
     const since = new Date(Date.now() - 3_600_000).toISOString();
     const first = await post(`/v1/webhooks/${id}/recover`, 'recover-once-1', { since }).expect(202);
     expect(recoverWebhookResultSchema.parse(first.body.data)).toMatchObject({ queued: 1 });

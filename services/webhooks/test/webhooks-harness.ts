@@ -6,7 +6,14 @@ import {
   startWorkers,
   type RunningServer,
 } from '@signal/service-kit';
-import { TEST_INTERNAL_KEYS, infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
+import {
+  TEST_INTERNAL_KEYS,
+  infraUrls,
+  silentLogger,
+  startReceiver,
+  testDatabase,
+  type Receiver,
+} from '@signal/test-kit';
 import { appFromDependencies } from '../src/app';
 import { loadConfig, type WebhooksConfig } from '../src/config';
 import { connections, createDependencies, type WebhooksDependencies } from '../src/dependencies';
@@ -82,4 +89,20 @@ export async function startWebhooks(options: {
     },
     stop: () => lifecycle.run(),
   };
+}
+
+/**
+ * A receiver that answers each path from its script in `answers`: each status once, the last one
+ * from then on (200 for a path without a script).
+ */
+export async function startScriptedReceiver(): Promise<{
+  receiver: Receiver;
+  answers: Map<string, number[]>;
+}> {
+  const answers = new Map<string, number[]>();
+  const receiver = await startReceiver((req) => {
+    const queue = answers.get(req.path) ?? [];
+    return { status: queue.length > 1 ? queue.shift()! : (queue[0] ?? 200) };
+  });
+  return { receiver, answers };
 }

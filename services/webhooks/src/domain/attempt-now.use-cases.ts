@@ -9,6 +9,7 @@ import { foldDelivery, logEntryId, requeueSeq, type DeliveryState } from './deli
 import { performOnce, type Performed } from './perform-once';
 import type { DeliveryDocument, DeliveryLogEntry, SubscriptionDocument } from './records';
 import {
+  deliveryAsItStands,
   ownedDelivery,
   ownedSubscription,
   subscriptionVersion,
@@ -83,10 +84,7 @@ export function retryDelivery(
     request: ['retryWebhookDelivery', id, deliveryId],
     perform: () => attemptDeliveryNow(deps, accountId, id, deliveryId),
     keep: (delivery) => delivery.id,
-    replay: async () => {
-      const found = await ownedDelivery(deps, accountId, id, deliveryId);
-      return found.ok ? succeed(toDeliveryView(found.value.doc, found.value.state)) : found;
-    },
+    replay: () => deliveryAsItStands(deps, accountId, id, deliveryId),
   });
 }
 

@@ -10,7 +10,7 @@ import { foldDelivery } from './delivery-state';
 import type { DeliveryDocument } from './records';
 import { performOnce, type Performed } from './perform-once';
 import {
-  ownedDelivery,
+  deliveryAsItStands,
   ownedSubscription,
   subscriptionVersion,
   type SubscriptionDeps,
@@ -74,10 +74,7 @@ export function sendTestEvent(
     request: ['sendWebhookTest', id, event],
     perform: () => queueTestEvent(deps, accountId, id, event),
     keep: (delivery) => delivery.id,
-    replay: async (deliveryId) => {
-      const found = await ownedDelivery(deps, accountId, id, deliveryId);
-      return found.ok ? succeed(toDeliveryView(found.value.doc, found.value.state)) : found;
-    },
+    replay: (kept) => deliveryAsItStands(deps, accountId, id, kept),
   });
 }
 

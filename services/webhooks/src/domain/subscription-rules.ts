@@ -1,3 +1,4 @@
+import type { Delivery } from '@signal/contracts';
 import { fail, succeed, type Failure, type Result } from '@signal/service-kit';
 import type { ScheduleJob } from './delivery-jobs';
 import type { AccountReadSlots } from './concurrency';
@@ -5,6 +6,7 @@ import { foldDelivery, type DeliveryState } from './delivery-state';
 import type { IdempotencyKeys, WebhookStore } from './ports';
 import type { DeliveryDocument, SubscriptionDocument } from './records';
 import { urlProblem, type GuardPolicy } from './url-guard';
+import { toDeliveryView } from './views';
 
 /** What the subscriptions API's use cases are given. */
 export interface SubscriptionDeps {
@@ -52,6 +54,17 @@ export async function ownedDelivery(
   const d = await deps.repository.findAccountDelivery(accountId, id, deliveryId);
   if (!d) return fail('NOT_FOUND', `Delivery ${deliveryId} was not found.`);
   return succeed({ doc: d, state: foldDelivery(d, await deps.repository.logOf([d._id])) });
+}
+
+/** The delivery as a list shows it now (an action's repeat answers with it). */
+export async function deliveryAsItStands(
+  deps: SubscriptionDeps,
+  accountId: string,
+  id: string,
+  deliveryId: string,
+): Promise<Result<Delivery, 'NOT_FOUND'>> {
+  const found = await ownedDelivery(deps, accountId, id, deliveryId);
+  return found.ok ? succeed(toDeliveryView(found.value.doc, found.value.state)) : found;
 }
 
 /**
