@@ -3,6 +3,8 @@ import { removeBrokerPrefix } from '@signal/messaging';
 import { testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
+import { IdempotencyRepository } from '../src/data/idempotency.repository';
+import { webhookCollections } from '../src/data/webhook.models';
 import { startScriptedReceiver, startWebhooks, type WebhooksHarness } from './webhooks-harness';
 
 /**
@@ -198,5 +200,23 @@ describe('retry now and recover with an Idempotency-Key', () => {
       since: new Date(Date.now() - 60_000).toISOString(),
     }).expect(409);
     expect(other.body.error.code).toBe('IDEMPOTENCY_CONFLICT');
+  });
+});
+
+describe('Idempotency-Key records', () => {
+  it('when a claim comes an hour after the last sweep, then the records past their 24 h are removed and the others kept', async () => {
+    const keys = webhookCollections(hooks.deps.mongo).idempotency;
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    const records = new IdempotencyRepository(keys, 24 * 3_600_000, () => now);
+    const scope = `acc_sweep_${Date.now()}`;
+    await records.claim(scope, 'old', 'h', '');
+    now += 23 * 3_600_000;
+    await records.claim(scope, 'recent', 'h', '');
+    now += 2 * 3_600_000; // 'old' is past its 24 h, 'recent' is not; the last sweep was 2 h ago
+    await records.claim(scope, 'new', 'h', '');
+    const left = await keys
+      .find({ _id: { $in: ['old', 'recent', 'new'].map((k) => `${scope}:${k}`) } })
+      .toArray();
+    expect(left.map((r) => r._id).sort()).toEqual([`${scope}:new`, `${scope}:recent`]);
   });
 });
