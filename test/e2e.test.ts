@@ -287,11 +287,17 @@ describe('end to end through the gateway', () => {
         .set(auth)
         .send({ types: ['new'] }),
     );
-    check(
-      '/v1/webhooks/{webhook_id}/rotate-secret',
-      'post',
-      await api().post(`/v1/webhooks/${id}/rotate-secret`).set(auth),
-    );
+    // An action with an Idempotency-Key through the gateway: its repeat is the first answer again.
+    const rotate = () =>
+      api().post(`/v1/webhooks/${id}/rotate-secret`).set(auth).set('Idempotency-Key', 'doc-rotate');
+    const rotated = await rotate();
+    check('/v1/webhooks/{webhook_id}/rotate-secret', 'post', rotated);
+    const rotatedAgain = await rotate();
+    check('/v1/webhooks/{webhook_id}/rotate-secret', 'post', rotatedAgain);
+    expect([rotatedAgain.headers['idempotent-replayed'], rotatedAgain.body.data.secret]).toEqual([
+      'true',
+      rotated.body.data.secret,
+    ]);
     const test = await api().post(`/v1/webhooks/${id}/test`).set(auth);
     check('/v1/webhooks/{webhook_id}/test', 'post', test);
     await waitFor(

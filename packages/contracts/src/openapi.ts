@@ -122,6 +122,10 @@ const RETRY_AFTER = header('Seconds to wait before trying again (the same as err
   type: 'integer',
   minimum: 0,
 });
+/** The same headers where only some responses carry them. */
+const OPTIONAL_HEADER_DESCRIPTIONS = {
+  'Idempotent-Replayed': "`true`: this response repeats the first request's (absent on the first answer)",
+};
 const EXTRA_HEADERS = {
   'Idempotent-Replayed': header("`true`: this response repeats the first request's", {
     type: 'string',
@@ -274,6 +278,12 @@ function operation(route: RouteDef): Json {
         headers: {
           ...COMMON_HEADERS,
           ...Object.fromEntries((r.headers ?? []).map((h) => [h, EXTRA_HEADERS[h]])),
+          ...Object.fromEntries(
+            (r.optionalHeaders ?? []).map((h) => [
+              h,
+              { ...EXTRA_HEADERS[h], description: OPTIONAL_HEADER_DESCRIPTIONS[h], required: false },
+            ]),
+          ),
         },
         content:
           r.mediaType === 'text/event-stream'

@@ -125,6 +125,7 @@ const deliveryDetail = {
       response: {
         status: 200,
         headers: { 'content-type': 'text/plain' },
+        headers_truncated: false,
         body: 'ok',
         body_encoding: 'text',
         body_truncated: false,

@@ -83,7 +83,10 @@ export interface SuccessResponse {
   description: string;
   /** The JSON body's schema; for `text/event-stream`, what the document names the stream's text. */
   schema: z.ZodType;
+  /** Headers every response of this status carries. */
   headers?: readonly ResponseHeader[];
+  /** Headers some responses of this status carry (a repeat's `Idempotent-Replayed`). */
+  optionalHeaders?: readonly ResponseHeader[];
   /** Default `application/json`; a live stream is `text/event-stream`. */
   mediaType?: 'application/json' | 'text/event-stream';
 }
@@ -325,7 +328,7 @@ export const ROUTES = {
       '200': {
         description: 'New secret (a repeat: the one the first request made)',
         schema: webhookWithSecretResponseSchema,
-        headers: ['Idempotent-Replayed'],
+        optionalHeaders: ['Idempotent-Replayed'],
       },
     },
     errors: ['NOT_FOUND', 'CONFLICT', 'IDEMPOTENCY_CONFLICT'],
@@ -343,7 +346,11 @@ export const ROUTES = {
     body: webhookTestInputSchema,
     bodyOptional: true,
     responses: {
-      '202': { description: 'Queued', schema: deliveryResponseSchema, headers: ['Idempotent-Replayed'] },
+      '202': {
+        description: 'Queued',
+        schema: deliveryResponseSchema,
+        optionalHeaders: ['Idempotent-Replayed'],
+      },
     },
     errors: ['NOT_FOUND', 'CONFLICT', 'VALIDATION_ERROR', 'IDEMPOTENCY_CONFLICT'],
   },
@@ -363,7 +370,7 @@ export const ROUTES = {
       '202': {
         description: 'Queued',
         schema: recoverWebhookResponseSchema,
-        headers: ['Idempotent-Replayed'],
+        optionalHeaders: ['Idempotent-Replayed'],
       },
     },
     errors: ['NOT_FOUND', 'CONFLICT', 'VALIDATION_ERROR', 'RATE_LIMIT_EXCEEDED', 'IDEMPOTENCY_CONFLICT'],
@@ -405,7 +412,11 @@ export const ROUTES = {
     pathParams: [webhookId, deliveryId],
     idempotencyKey: true,
     responses: {
-      '202': { description: 'Queued', schema: deliveryResponseSchema, headers: ['Idempotent-Replayed'] },
+      '202': {
+        description: 'Queued',
+        schema: deliveryResponseSchema,
+        optionalHeaders: ['Idempotent-Replayed'],
+      },
     },
     errors: ['NOT_FOUND', 'CONFLICT', 'IDEMPOTENCY_CONFLICT'],
   },

@@ -4035,8 +4035,8 @@ export interface operations {
           'X-RateLimit-Reset': number;
           /** @description Request id, also in error.request_id */
           'X-Request-Id': string;
-          /** @description `true`: this response repeats the first request's */
-          'Idempotent-Replayed': 'true';
+          /** @description `true`: this response repeats the first request's (absent on the first answer) */
+          'Idempotent-Replayed'?: 'true';
           [name: string]: unknown;
         };
         content: {
@@ -4442,8 +4442,8 @@ export interface operations {
           'X-RateLimit-Reset': number;
           /** @description Request id, also in error.request_id */
           'X-Request-Id': string;
-          /** @description `true`: this response repeats the first request's */
-          'Idempotent-Replayed': 'true';
+          /** @description `true`: this response repeats the first request's (absent on the first answer) */
+          'Idempotent-Replayed'?: 'true';
           [name: string]: unknown;
         };
         content: {
@@ -4837,8 +4837,8 @@ export interface operations {
           'X-RateLimit-Reset': number;
           /** @description Request id, also in error.request_id */
           'X-Request-Id': string;
-          /** @description `true`: this response repeats the first request's */
-          'Idempotent-Replayed': 'true';
+          /** @description `true`: this response repeats the first request's (absent on the first answer) */
+          'Idempotent-Replayed'?: 'true';
           [name: string]: unknown;
         };
         content: {
@@ -5592,6 +5592,7 @@ export interface operations {
            *               "headers": {
            *                 "content-type": "text/plain"
            *               },
+           *               "headers_truncated": false,
            *               "body": "ok",
            *               "body_encoding": "text",
            *               "body_truncated": false
@@ -5902,8 +5903,8 @@ export interface operations {
           'X-RateLimit-Reset': number;
           /** @description Request id, also in error.request_id */
           'X-Request-Id': string;
-          /** @description `true`: this response repeats the first request's */
-          'Idempotent-Replayed': 'true';
+          /** @description `true`: this response repeats the first request's (absent on the first answer) */
+          'Idempotent-Replayed'?: 'true';
           [name: string]: unknown;
         };
         content: {
