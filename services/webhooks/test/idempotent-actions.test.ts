@@ -110,7 +110,10 @@ describe('rotate-secret with an Idempotency-Key', () => {
     const key = 'rotate-conflict-1';
     await post(`/v1/webhooks/${id}/rotate-secret`, key).expect(200);
     const asTest = await post(`/v1/webhooks/${id}/test`, key).expect(409);
-    expect(asTest.body.error.code).toBe('IDEMPOTENCY_CONFLICT');
+    expect(asTest.body.error).toMatchObject({
+      code: 'IDEMPOTENCY_CONFLICT',
+      message: expect.stringContaining('another request (another route, webhook, delivery or body)'),
+    });
     expect(await deliveriesOf(id)).toHaveLength(0);
     const { id: other } = await subscribe('/rotate-conflict-other');
     const onOther = await post(`/v1/webhooks/${other}/rotate-secret`, key).expect(409);
@@ -200,6 +203,34 @@ describe('retry now and recover with an Idempotency-Key', () => {
       since: new Date(Date.now() - 60_000).toISOString(),
     }).expect(409);
     expect(other.body.error.code).toBe('IDEMPOTENCY_CONFLICT');
+  });
+});
+
+describe('repeats after the webhook is deleted', () => {
+  it('when a test, a retry and a recover are repeated with their keys after the webhook is deleted, then each is 404 as any call on it, not the old answer', async () => {
+    const { id } = await subscribe('/deleted-after', [500]);
+    const test = await post(`/v1/webhooks/${id}/test`, 'deleted-test').expect(202);
+    const deliveryId = test.body.data.id as string;
+    await waitFor(async () => (await deliveryOf(id, deliveryId)).attempts_made === 1, 10_000, 50, 'attempt');
+    const retry = `/v1/webhooks/${id}/deliveries/${deliveryId}/retry`;
+    await post(retry, 'deleted-retry').expect(202);
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    await post(`/v1/webhooks/${id}/recover`, 'deleted-recover', { since }).expect(202);
+    await post(`/v1/webhooks/${id}/rotate-secret`, 'deleted-rotate').expect(200);
+    await request(hooks.url).delete(`/v1/webhooks/${id}`).set(hooks.auth(ACC)).expect(200);
+
+    const repeats = await Promise.all([
+      post(`/v1/webhooks/${id}/test`, 'deleted-test'),
+      post(retry, 'deleted-retry'),
+      post(`/v1/webhooks/${id}/recover`, 'deleted-recover', { since }),
+      post(`/v1/webhooks/${id}/rotate-secret`, 'deleted-rotate'),
+    ]);
+    expect(repeats.map((r) => [r.status, r.body.error?.code])).toEqual([
+      [404, 'NOT_FOUND'],
+      [404, 'NOT_FOUND'],
+      [404, 'NOT_FOUND'],
+      [404, 'NOT_FOUND'],
+    ]);
   });
 });
 

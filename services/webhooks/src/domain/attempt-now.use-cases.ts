@@ -158,8 +158,11 @@ export function recoverDeliveries(
     request: ['recoverWebhook', id, input.since.toISOString(), input.cursor ?? null, input.limit ?? null],
     perform: () => recoverPage(deps, accountId, id, input),
     keep: (result) => JSON.stringify(result),
-    // A repeat answers as the first did (how many it queued), not with what is left to queue.
+    // A repeat answers as the first did (how many it queued), not with what is left to queue;
+    // once the subscription is deleted, as any call on it does.
     replay: async (kept) => {
+      const sub = await ownedSubscription(deps, accountId, id);
+      if (!sub.ok) return sub;
       const first = recoverWebhookResultSchema.safeParse(JSON.parse(kept));
       return first.success
         ? succeed(first.data)

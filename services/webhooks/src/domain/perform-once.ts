@@ -49,7 +49,11 @@ export async function performOnce<T, C extends ErrorCode>(
   const requestHash = hashOf(action.request);
   for (let tries = 0; tries < WAIT_TRIES; tries++) {
     const claim = await keys.claim(accountId, idempotencyKey, requestHash, '');
-    if (claim.outcome === 'conflict') return fail('IDEMPOTENCY_CONFLICT');
+    if (claim.outcome === 'conflict')
+      return fail(
+        'IDEMPOTENCY_CONFLICT',
+        'This Idempotency-Key was used with another request (another route, webhook, delivery or body); a new request needs a new key.',
+      );
     if (claim.outcome === 'new') return performFirst(keys, accountId, idempotencyKey, action);
     if (claim.kept !== undefined) return performed(await action.replay(claim.kept), true);
     if (firstRequestOver(claim)) break;

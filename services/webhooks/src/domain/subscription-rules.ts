@@ -56,13 +56,18 @@ export async function ownedDelivery(
   return succeed({ doc: d, state: foldDelivery(d, await deps.repository.logOf([d._id])) });
 }
 
-/** The delivery as a list shows it now (an action's repeat answers with it). */
+/**
+ * The delivery as a list shows it now (an action's repeat answers with it); not found once its
+ * subscription is deleted, as a read of it is.
+ */
 export async function deliveryAsItStands(
   deps: SubscriptionDeps,
   accountId: string,
   id: string,
   deliveryId: string,
 ): Promise<Result<Delivery, 'NOT_FOUND'>> {
+  const sub = await ownedSubscription(deps, accountId, id);
+  if (!sub.ok) return sub;
   const found = await ownedDelivery(deps, accountId, id, deliveryId);
   return found.ok ? succeed(toDeliveryView(found.value.doc, found.value.state)) : found;
 }
