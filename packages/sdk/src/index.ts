@@ -4,8 +4,9 @@
  * Every public operation of /openapi.json has a method here (a test checks the operationIds);
  * lists paginate as async iterators; 429/503 are retried honouring Retry-After within a bounded
  * wait (`maxRetryWait`, each wait reported to `onRetry`);
- * every POST carries an Idempotency-Key (the same on each retry), and the creates the server
- * deduplicates on it are retried after a lost response or a 5xx too; every attempt has a timeout;
+ * every POST carries an Idempotency-Key (the same on each retry), and the POSTs the server
+ * deduplicates on it (the creates, the webhook actions) are retried after a lost response or a 5xx
+ * too; every attempt has a timeout;
  * errors are typed by the API's error code; `verifyWebhook` checks Standard Webhooks signatures.
  * No runtime dependencies: Node ≥ 18 (global fetch, node:crypto).
  *
