@@ -116,6 +116,27 @@ describe('login throttling', () => {
     for (let i = 0; i < 6; i++) await login(other, 'wrong', home).expect(401);
     await login(other, PASSWORD, home).set('Cookie', deviceCookie).expect(429);
   });
+
+  it('when a browser signs up and a guesser then locks its network out, then that browser still logs in as the new account', async () => {
+    const email = `signup-${randomBytes(4).toString('hex')}@example.com`;
+    const home = '198.51.100.99';
+    const signup = await request(gw.url)
+      .post('/v1/dashboard/signup')
+      .set('X-Forwarded-For', home)
+      .send({ email, password: PASSWORD })
+      .expect(201);
+    const cookies = ([] as string[]).concat(signup.headers['set-cookie'] ?? []);
+    const device = cookies.find((c) => c.startsWith('__Host-signal_device='));
+    expect(device).toMatch(/; Path=\/; HttpOnly; Secure; SameSite=Strict; Max-Age=\d+$/);
+    for (let i = 0; i < 6; i++) await login(email, `guess ${i}`, home);
+    await login(email, PASSWORD, home).expect(429);
+    await request(gw.url)
+      .post('/v1/dashboard/session')
+      .set('X-Forwarded-For', home)
+      .set('Cookie', device!.split(';')[0]!)
+      .send({ email, password: PASSWORD })
+      .expect(200);
+  });
 });
 
 describe('sessions', () => {

@@ -209,7 +209,9 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
     const account = valueOrThrow(
       await createAccount(deps.accounts, body.email, body.password, deps.defaultPlan),
     );
-    await startSession(res, account.id, 201);
+    // The browser that made the account is its own, as one that logged in is: it gets the device
+    // cookie a login hands out, so a guesser of the password never locks it out.
+    await startSession(res, account.id, 201, deps.logins.devices.issue(body.email));
   });
 
   mountRoute(router, routes.dashboardLogin, [crossSiteRefused], async ({ body }, req, res) => {
