@@ -480,7 +480,7 @@ export const ROUTES = {
     responses: {
       '201': { description: 'The new key', schema: apiKeyWithSecretResponseSchema },
       '200': replayed(
-        'The key a first request with this Idempotency-Key made',
+        'The key a first request with this Idempotency-Key made, secret included (409 CONFLICT once that key is revoked or expired)',
         apiKeyWithSecretResponseSchema,
       ),
     },

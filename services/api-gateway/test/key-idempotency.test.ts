@@ -50,6 +50,19 @@ describe('Idempotency-Key on API key creation', () => {
     expect(list.body.data.filter((k: { name: string }) => k.name === 'ci')).toHaveLength(1);
   });
 
+  it('when a creation is retried after its key was revoked, then 409 CONFLICT naming the revocation, without the secret', async () => {
+    const { token } = await session();
+    const idem = `revoked-${randomBytes(4).toString('hex')}`;
+    const first = await createKey(token, { name: 'gone' }, idem).expect(201);
+    await request(gw.url)
+      .delete(`/v1/account/keys/${first.body.data.id}`)
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
+    const again = await createKey(token, { name: 'gone' }, idem).expect(409);
+    expect(again.body.error).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('revoked') });
+    expect(JSON.stringify(again.body)).not.toContain(first.body.data.key);
+  });
+
   it('when the same key comes with another body, then 409 IDEMPOTENCY_CONFLICT and nothing is made', async () => {
     const { token } = await session();
     const idem = `conflict-${randomBytes(4).toString('hex')}`;

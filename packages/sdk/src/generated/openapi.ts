@@ -7478,7 +7478,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The key a first request with this Idempotency-Key made */
+      /** @description The key a first request with this Idempotency-Key made, secret included (409 CONFLICT once that key is revoked or expired) */
       200: {
         headers: {
           /** @description Requests allowed in the window closest to exhaustion */

@@ -83,5 +83,13 @@ async function replay(
   if (!doc || key === undefined) {
     return fail('CONFLICT', 'The first request with this Idempotency-Key is still being processed; retry.');
   }
+  // A secret goes out again only while it is the key's way in: a revoked or expired key's is kept
+  // back, as a webhook's rotated-out secret is.
+  if (doc.revoked_at !== null || (doc.expires_at !== null && doc.expires_at.getTime() <= Date.now())) {
+    return fail(
+      'CONFLICT',
+      `The key this Idempotency-Key created (${doc._id}) has been ${doc.revoked_at !== null ? 'revoked' : 'expired'} since, so its response (with its secret) is not repeated; use a new Idempotency-Key to create another.`,
+    );
+  }
   return succeed({ ...toKeyView(doc), key });
 }
