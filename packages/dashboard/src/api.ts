@@ -12,6 +12,28 @@ export class ApiError extends Error {
   }
 }
 
+/** A wait in seconds as people read it: "45 s", "2 min 8 s", "3 h 5 min". */
+export function waitText(seconds: number): string {
+  const s = Math.max(0, Math.ceil(seconds));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min${s % 60 ? ` ${s % 60} s` : ''}`;
+  const minutes = Math.floor((s % 3600) / 60);
+  return `${Math.floor(s / 3600)} h${minutes ? ` ${minutes} min` : ''}`;
+}
+
+/**
+ * A refusal's message with the wait it names: the API's messages point a client at the
+ * `retry_after` field, which a person never sees, so the dashboard puts the time in its place.
+ */
+export function messageWithWait(message: string, retryAfter: number | undefined): string {
+  // Some messages give the wait already ("Retry after 26 s.").
+  if (retryAfter === undefined || message.includes(`${retryAfter} s`)) return message;
+  const wait = waitText(retryAfter);
+  for (const field of ['the number of seconds in retry_after', 'retry_after seconds'])
+    if (message.includes(field)) return message.replace(field, wait);
+  return `${message} Try again in ${wait}.`;
+}
+
 /**
  * The message to show: the server's, plus the details it does not already say. A detail that
  * repeats the message ("url must use https" beside "url: url must use https") is dropped.
@@ -78,7 +100,11 @@ export async function call<T>(
   const details = Array.isArray(err.details)
     ? err.details.filter(isRecord).map((d) => ({ field: String(d.field), message: String(d.message) }))
     : [];
-  const message = typeof err.message === 'string' ? err.message : `Request failed (${res.status}).`;
+  const retryAfter = typeof err.retry_after === 'number' ? err.retry_after : undefined;
+  const message = messageWithWait(
+    typeof err.message === 'string' ? err.message : `Request failed (${res.status}).`,
+    retryAfter,
+  );
   throw new ApiError(
     res.status,
     typeof err.code === 'string' ? err.code : `HTTP_${res.status}`,
