@@ -15,6 +15,11 @@ export async function startStreamStandIn(): Promise<StreamStandIn> {
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' });
+    // A HEAD is answered with the stream's head alone, as the service answers it.
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
     res.write('retry: 2000\n\n');
     open.add(res);
     let n = 0;

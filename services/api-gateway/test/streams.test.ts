@@ -97,6 +97,9 @@ describe('live streams through the gateway', () => {
     const next = await request(gw.url).get('/v1/signals/sig_0').set('Authorization', `Bearer ${key}`);
     const sameWindow = next.headers['x-ratelimit-reset'] === s.res.headers['x-ratelimit-reset'];
     expect(next.headers['x-ratelimit-remaining']).toBe(sameWindow ? '58' : '59');
+    // A HEAD of the stream is not stored by a cache on the way either.
+    const head = await request(gw.url).head('/v1/signals/stream').set('Authorization', `Bearer ${key}`);
+    expect([head.status, head.headers['cache-control']]).toEqual([200, 'no-store']);
   });
 
   it("when an account has its plan's most streams open, then the next is a 429 naming the cap, on any gateway; closing one frees its slot", async () => {

@@ -199,8 +199,9 @@ async function sendOn(
     body = read.body;
   }
   // Secrets are never stored by a cache on the way (the service's own Cache-Control gives way
-  // to the gateway's).
-  if (r.via === 'key' && carriesSecrets(path)) r.head.push('Cache-Control', 'no-store');
+  // to the gateway's), nor is the live stream's head (a HEAD of it comes this way).
+  if (r.via === 'key' && (carriesSecrets(path) || STREAM_ROUTE.test(path)))
+    r.head.push('Cache-Control', 'no-store');
   const outcome = await forward(
     r.res,
     {
