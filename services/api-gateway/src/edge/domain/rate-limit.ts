@@ -51,11 +51,15 @@ export function rateView(minute: WindowState, day: WindowState): RateView {
   return { limit: w.limit, remaining: Math.max(0, w.limit - w.used), reset: Math.ceil(w.resetAt) };
 }
 
-/** Seconds until a request can pass again: until every exhausted window has reset. */
-export function retryAfterSeconds(minute: WindowState, day: WindowState, now = Date.now()): number {
+/** When (ms) a request can pass again: when every exhausted window has reset. */
+export function passesAgainAt(minute: WindowState, day: WindowState): number {
   const exhausted = [minute, day].filter((w) => w.used >= w.limit);
-  const until = Math.max(...exhausted.map((w) => w.resetAt * 1000));
-  return Math.max(1, Math.ceil((until - now) / 1000));
+  return Math.max(...exhausted.map((w) => w.resetAt * 1000));
+}
+
+/** Seconds until a request can pass again, rounded up (at least 1): the Retry-After. */
+export function retryAfterSeconds(minute: WindowState, day: WindowState, now = Date.now()): number {
+  return Math.max(1, Math.ceil((passesAgainAt(minute, day) - now) / 1000));
 }
 
 export const minuteWindowEnd = (now: number): number => (Math.floor(now / MINUTE_MS) + 1) * MINUTE_MS;

@@ -1,6 +1,7 @@
 import { isIPv6 } from 'node:net';
 import {
   LocalFallbackLimiter,
+  passesAgainAt,
   rateView,
   retryAfterSeconds,
   type RateView,
@@ -108,7 +109,9 @@ export class RequestThrottle {
     if (decision.outcome === 'allowed') return { limited: false, rate };
     const retryAfter = retryAfterSeconds(decision.minute, decision.day, now);
     if (this.blocked.size >= 100_000) this.blocked.clear();
-    this.blocked.set(group, { until: now + retryAfter * 1000, rate });
+    // Remembered until the window resets, to the millisecond: Retry-After is rounded up to whole
+    // seconds, and a client that waits exactly X-RateLimit-Reset is let in then.
+    this.blocked.set(group, { until: passesAgainAt(decision.minute, decision.day), rate });
     return { limited: true, rate, retryAfter };
   }
 }
