@@ -318,8 +318,15 @@ export class SignalClient {
       return session;
     },
     /** One page of keys, newest first (the first 100 without `page`/`limit`). */
+    /** operationId listApiKeys: one page of keys (`iterateKeys` walks them all). */
     listKeys: (params: ListApiKeysParams = {}, opts?: RequestOptions) =>
       this.data<ApiKey[]>('GET', pathOf('listApiKeys'), { ...params }, undefined, opts, 'session'),
+    /** One page of keys with its `meta` (total, pages). */
+    listKeysPage: (params: ListApiKeysParams = {}, opts?: RequestOptions): Promise<Page<ApiKey, PageMeta>> =>
+      this.page<ApiKey>('GET', pathOf('listApiKeys'), { ...params }, opts, 'session'),
+    /** Every key of the account, newest first, page by page. */
+    iterateKeys: (params: Omit<ListApiKeysParams, 'page'> = {}, opts?: RequestOptions) =>
+      this.iteratePages<ApiKey>(pathOf('listApiKeys'), { ...params }, opts, 'session'),
     createKey: (input: CreateApiKeyInput, opts?: RequestOptions) =>
       this.data<ApiKeyWithSecret>('POST', pathOf('createApiKey'), {}, input, opts, 'session'),
     revokeKey: (keyId: string, opts?: RequestOptions) =>
@@ -357,8 +364,9 @@ export class SignalClient {
     path: string,
     query: Query,
     opts?: RequestOptions,
+    auth: Auth = 'apiKey',
   ): Promise<Page<T, PageMeta>> {
-    const envelope = await this.request<T[]>(method, path, query, undefined, opts, 'apiKey');
+    const envelope = await this.request<T[]>(method, path, query, undefined, opts, auth);
     if (!envelope.meta) throw new SignalConnectionError(`${path}: the response has no meta`);
     return { data: envelope.data, meta: envelope.meta };
   }
@@ -380,9 +388,14 @@ export class SignalClient {
     }
   }
 
-  private async *iteratePages<T>(path: string, query: Query, opts?: RequestOptions): AsyncGenerator<T> {
+  private async *iteratePages<T>(
+    path: string,
+    query: Query,
+    opts?: RequestOptions,
+    auth: Auth = 'apiKey',
+  ): AsyncGenerator<T> {
     for (let page = 1; ; page += 1) {
-      const { data, meta } = await this.page<T>('GET', path, { ...query, page }, opts);
+      const { data, meta } = await this.page<T>('GET', path, { ...query, page }, opts, auth);
       yield* data;
       if (data.length === 0 || page >= meta.total_pages) return;
     }

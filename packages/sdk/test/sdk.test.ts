@@ -471,6 +471,16 @@ describe('@signal/sdk against the running system', () => {
     await dash.auth.login(acc.email, 'sdk-password');
     const created = await dash.account.createKey({ name: 'sdk' });
     expect((await dash.account.listKeys()).map((k) => k.id)).toContain(created.id);
+    // The paged forms: the meta of a page, and every key walked page by page.
+    const second = await dash.account.createKey({ name: 'sdk 2' });
+    const all = (await dash.account.listKeys({ limit: 100 })).map((k) => k.id);
+    expect(all).toEqual(expect.arrayContaining([created.id, second.id]));
+    const page = await dash.account.listKeysPage({ limit: 1 });
+    expect(page.data).toHaveLength(1);
+    expect(page.meta).toMatchObject({ page: 1, total: all.length, total_pages: all.length });
+    const walked: string[] = [];
+    for await (const k of dash.account.iterateKeys({ limit: 1 })) walked.push(k.id);
+    expect(walked.sort()).toEqual([...all].sort());
     const api = new SignalClient({ baseUrl: sys.gw.url, apiKey: created.key, maxRetries: 0 });
     await api.stats.get();
     await dash.account.revokeKey(created.id);
