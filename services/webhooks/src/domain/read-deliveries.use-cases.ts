@@ -10,7 +10,7 @@ import {
 } from './delivery-cursor';
 import { withStates, type DeliveryState } from './delivery-state';
 import type { DeliveryHeader, DeliveryStatus } from './records';
-import { ownedDelivery, ownedSubscription, type SubscriptionDeps } from './subscription-rules';
+import { deliveryAsItStands, ownedSubscription, type SubscriptionDeps } from './subscription-rules';
 import { toDeliveryView } from './views';
 
 /** The list's query: filters, and a page by number or by cursor. */
@@ -144,16 +144,9 @@ function firstAfter(rows: Array<{ doc: DeliveryHeader }>, position: DeliveryPosi
 }
 
 /** One delivery with every attempt: the request it sent (with its body) and the response it got. */
-export async function getDelivery(
+export const getDelivery = (
   deps: SubscriptionDeps,
   accountId: string,
   id: string,
   deliveryId: string,
-): Promise<Result<Delivery, 'NOT_FOUND'>> {
-  const sub = await ownedSubscription(deps, accountId, id);
-  if (!sub.ok) return sub;
-  const found = await ownedDelivery(deps, accountId, id, deliveryId);
-  if (!found.ok) return found;
-  const { doc, state } = found.value;
-  return succeed(toDeliveryView(doc, state, doc.payload));
-}
+): Promise<Result<Delivery, 'NOT_FOUND'>> => deliveryAsItStands(deps, accountId, id, deliveryId, true);

@@ -57,19 +57,22 @@ export async function ownedDelivery(
 }
 
 /**
- * The delivery as a list shows it now (an action's repeat answers with it); not found once its
- * subscription is deleted, as a read of it is.
+ * The delivery as it stands now: as a list shows it (an action's repeat answers with it), or with
+ * every attempt (`withAttempts`: its detail). Not found once its subscription is deleted.
  */
 export async function deliveryAsItStands(
   deps: SubscriptionDeps,
   accountId: string,
   id: string,
   deliveryId: string,
+  withAttempts = false,
 ): Promise<Result<Delivery, 'NOT_FOUND'>> {
   const sub = await ownedSubscription(deps, accountId, id);
   if (!sub.ok) return sub;
   const found = await ownedDelivery(deps, accountId, id, deliveryId);
-  return found.ok ? succeed(toDeliveryView(found.value.doc, found.value.state)) : found;
+  if (!found.ok) return found;
+  const { doc, state } = found.value;
+  return succeed(toDeliveryView(doc, state, withAttempts ? doc.payload : undefined));
 }
 
 /**
