@@ -317,8 +317,10 @@ export class SignalClient {
       this.sessionToken = session.token;
       return session;
     },
-    /** One page of keys, newest first (the first 100 without `page`/`limit`). */
-    /** operationId listApiKeys: one page of keys (`iterateKeys` walks them all). */
+    /**
+     * operationId listApiKeys: one page of keys, newest first (the first 100 without
+     * `page`/`limit`); `listKeysPage` adds its `meta`, `iterateKeys` walks every page.
+     */
     listKeys: (params: ListApiKeysParams = {}, opts?: RequestOptions) =>
       this.data<ApiKey[]>('GET', pathOf('listApiKeys'), { ...params }, undefined, opts, 'session'),
     /** One page of keys with its `meta` (total, pages). */
