@@ -187,6 +187,33 @@ export function onSubmit(form: HTMLFormElement, handler: () => Promise<void>): v
   });
 }
 
+/**
+ * A button's click handler that runs one click at a time: while its action runs (the request and
+ * what the page waits for after it) the button is disabled and marked busy, so a double click
+ * acts once. Used for every button that changes something.
+ */
+export function oneAtATime(handler: () => Promise<void>): (ev: Event) => Promise<void> {
+  let busy = false;
+  return async (ev) => {
+    if (busy) return;
+    busy = true;
+    const button = ev.currentTarget instanceof HTMLButtonElement ? ev.currentTarget : undefined;
+    if (button) {
+      button.disabled = true;
+      button.setAttribute('aria-busy', 'true');
+    }
+    try {
+      await handler();
+    } finally {
+      busy = false;
+      if (button) {
+        button.disabled = false;
+        button.removeAttribute('aria-busy');
+      }
+    }
+  };
+}
+
 export function page(title: string, ...children: (Node | null)[]): void {
   document.title = `${title} · Signal Service dashboard`;
   replace(main, h('h1', {}, title), ...children);

@@ -1,4 +1,5 @@
 import { startOfAMinuteIfLate, startReceiver, waitFor, type ReceiverBehaviour } from '@signal/test-kit';
+import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import request from 'supertest';
 import { signalInput } from '../../signals/test/signals-harness';
@@ -390,6 +391,78 @@ describeIfBrowser('dashboard in chromium', () => {
 
         await p.goto(`${sys.gw.url}/dashboard#/nonexistent`);
         await p.getByRole('heading', { name: 'Page not found' }).waitFor();
+      } finally {
+        await receiver.close();
+        await close();
+      }
+    });
+
+    it('when an action button is clicked twice, or its answer is lost and it is clicked again, then it acts once: one test, one rotation', async () => {
+      const { page: p, close } = await freshPage();
+      const receiver = await startReceiver(() => ({ status: 200, body: 'ok' }));
+      try {
+        const acc = await loggedIn(p);
+        const hookUrl = `${receiver.url}/once`;
+        const created = await request(sys.gw.url)
+          .post('/v1/webhooks')
+          .set(withKey(acc.key))
+          .send({ url: hookUrl, events: ['signal.new'] })
+          .expect(201);
+        const id = created.body.data.id as string;
+        await p.goto(`${sys.gw.url}/dashboard#/webhooks`);
+        const subscriptions = p.getByRole('table', { name: 'Webhook subscriptions' });
+        await subscriptions.getByText(hookUrl).waitFor();
+
+        // A double click: the button is busy from the first click until its test is answered.
+        await p.getByRole('button', { name: `Send test to ${hookUrl}` }).dblclick();
+        await p
+          .getByRole('status')
+          .getByText('Test delivered: the endpoint answered HTTP 200.')
+          .waitFor({ timeout: 20_000 });
+        const tests = await request(sys.gw.url)
+          .get(`/v1/webhooks/${id}/deliveries?event=webhook.test`)
+          .set(withKey(acc.key))
+          .expect(200);
+        expect(tests.body.meta.total).toBe(1);
+
+        // The first rotation reaches the server, but its answer never reaches the page.
+        let lost = 0;
+        await p.route(
+          `**/v1/webhooks/${id}/rotate-secret`,
+          async (route) => {
+            await route.fetch();
+            lost += 1;
+            await route.abort('failed');
+          },
+          { times: 1 },
+        );
+        const rotate = async () => {
+          await p.getByRole('button', { name: `Rotate secret of ${hookUrl}` }).click();
+          await p
+            .getByRole('dialog', { name: 'Rotate the signing secret?' })
+            .getByRole('button', { name: 'Rotate' })
+            .click();
+        };
+        await rotate();
+        await p.getByRole('status').getByText('The server could not be reached', { exact: false }).waitFor();
+        expect(lost).toBe(1);
+        await rotate();
+        const panel = p.getByRole('region', { name: 'New signing secret' });
+        await panel.waitFor();
+        const shown = (await panel.locator('output').innerText()).trim();
+
+        // One rotation: deliveries carry two signatures (the new secret's and the first's in its
+        // overlap), and the first one is the shown secret's.
+        receiver.requests.length = 0;
+        await request(sys.gw.url).post(`/v1/webhooks/${id}/test`).set(withKey(acc.key)).send({}).expect(202);
+        await waitFor(() => receiver.requests.length > 0, 15_000, 100, 'the test after the rotation');
+        const delivered = receiver.requests[0]!;
+        const signatures = String(delivered.headers['webhook-signature']).split(' ');
+        expect(signatures).toHaveLength(2);
+        const content = `${String(delivered.headers['webhook-id'])}.${String(delivered.headers['webhook-timestamp'])}.${delivered.body}`;
+        const key = Buffer.from(shown.replace(/^whsec_/, ''), 'base64');
+        const expected = `v1,${createHmac('sha256', key).update(content).digest('base64')}`;
+        expect(signatures[0]).toBe(expected);
       } finally {
         await receiver.close();
         await close();

@@ -1,6 +1,6 @@
 /** One webhook's deliveries, each with its attempts; test, re-send and recover. */
 import type { Delivery, WebhookSubscription } from '@signal/contracts';
-import { call, get, post } from '../api.js';
+import { SubmissionKey, call, get, post } from '../api.js';
 import { refreshDue, type RefreshState } from '../polling.js';
 import {
   badge,
@@ -23,6 +23,7 @@ import {
   act,
   every,
   onSubmit,
+  oneAtATime,
   page,
   type DeliveryAttempt,
 } from '../shell.js';
@@ -179,14 +180,20 @@ export async function deliveriesView(webhookId: string): Promise<void> {
     field('Test event', testEvent, 'A sample payload in this event’s shape, marked "test": true.'),
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Send test')),
   );
+  // A test whose answer never came is sent again with its key: one test delivery, not two.
+  const test = new SubmissionKey();
   onSubmit(testForm, async () => {
-    const chosen = testEvent.value;
+    const body = { event: testEvent.value };
     const d = await act(
-      () => post<Delivery>(pathOf('sendWebhookTest', { webhook_id: webhookId }), { event: chosen }),
-      `Test ${chosen} queued.`,
+      () =>
+        post<Delivery>(pathOf('sendWebhookTest', { webhook_id: webhookId }), body, {
+          idempotencyKey: test.for(body),
+        }),
+      `Test ${body.event} queued.`,
       testForm,
     );
     if (!d) return;
+    test.done();
     polling.liveUntil = Date.now() + 15_000;
     await refresh();
   });
@@ -207,6 +214,9 @@ export async function deliveriesView(webhookId: string): Promise<void> {
     ),
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Recover deliveries')),
   );
+  // Each page's request keeps its Idempotency-Key until it is answered: sent again after a lost
+  // answer, it is answered as the first was.
+  const recovery = new SubmissionKey();
   onSubmit(recoverForm, async () => {
     const at = new Date(since.value);
     if (Number.isNaN(at.getTime())) return showFormError(recoverForm, new Error('Choose a date and time.'));
@@ -222,11 +232,13 @@ export async function deliveriesView(webhookId: string): Promise<void> {
           post<{ since: string; queued: number; next_cursor?: string | null }>(
             pathOf('recoverWebhook', { webhook_id: webhookId }),
             body,
+            { idempotencyKey: recovery.for(body) },
           ),
         undefined,
         recoverForm,
       );
       if (!r) return;
+      recovery.done();
       queued += r.queued;
       from = r.since;
       cursor = r.next_cursor ?? null;
@@ -249,6 +261,16 @@ export async function deliveriesView(webhookId: string): Promise<void> {
   const liveNote = h('p', { class: 'muted' });
   /** Deliveries whose attempts are shown, with their last detail. */
   const open = new Map<string, Delivery | undefined>();
+  /** Each delivery's re-send key, kept across redraws until its request is answered. */
+  const retryKeys = new Map<string, SubmissionKey>();
+  const retryKeyOf = (deliveryId: string): SubmissionKey => {
+    let key = retryKeys.get(deliveryId);
+    if (!key) {
+      key = new SubmissionKey();
+      retryKeys.set(deliveryId, key);
+    }
+    return key;
+  };
   let generation = 0;
   const render = (deliveries: Delivery[], meta?: { total: number; total_pages: number }) => {
     // A redraw puts the focus back where it was (the same control of the same delivery).
@@ -297,21 +319,25 @@ export async function deliveriesView(webhookId: string): Promise<void> {
                       (full ?? d).status === 'failed'
                         ? `Re-send delivery ${d.id}`
                         : `Retry delivery ${d.id} now`,
-                    onclick: async () => {
+                    onclick: oneAtATime(async () => {
                       const waiting = (full ?? d).status === 'pending';
+                      const key = retryKeyOf(d.id);
                       if (
                         await act(
                           () =>
                             post(
                               pathOf('retryWebhookDelivery', { webhook_id: webhookId, delivery_id: d.id }),
+                              undefined,
+                              { idempotencyKey: key.for({}) },
                             ),
                           waiting ? 'Delivery attempted now.' : 'Delivery re-sent.',
                         )
                       ) {
+                        key.done();
                         polling.liveUntil = Date.now() + 15_000;
                         await refresh();
                       }
-                    },
+                    }),
                   },
                   (full ?? d).status === 'failed' ? 'Re-send' : 'Retry now',
                 )

@@ -17,7 +17,16 @@ import {
   table,
 } from '../dom.js';
 import { healthOf, lastResponseOf } from '../health.js';
-import { SIGNAL_TYPES, WEBHOOK_EVENTS, announce, showFormError, act, onSubmit, page } from '../shell.js';
+import {
+  SIGNAL_TYPES,
+  WEBHOOK_EVENTS,
+  announce,
+  showFormError,
+  act,
+  onSubmit,
+  oneAtATime,
+  page,
+} from '../shell.js';
 import { pathOf } from '../generated/routes.js';
 
 function webhookForm(
@@ -217,6 +226,10 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
   };
   const reload = () => webhooksView();
   const rows = hooks.map((w) => {
+    // A request whose answer never came is sent again with its key: the server answers as it did
+    // the first time (one test, one new secret) instead of acting twice.
+    const testKey = new SubmissionKey();
+    const rotationKey = new SubmissionKey();
     const stateCell = h('div', {}, webhookState(w));
     stateCells.set(w.id, stateCell);
     return [
@@ -239,9 +252,14 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
             type: 'button',
             class: 'secondary',
             'aria-label': `Send test to ${w.url}`,
-            onclick: async () => {
-              const d = await act(() => post<Delivery>(pathOf('sendWebhookTest', { webhook_id: w.id })));
+            onclick: oneAtATime(async () => {
+              const d = await act(() =>
+                post<Delivery>(pathOf('sendWebhookTest', { webhook_id: w.id }), undefined, {
+                  idempotencyKey: testKey.for({}),
+                }),
+              );
               if (!d) return;
+              testKey.done();
               announce(`Test event sent to ${w.url}; waiting for its answer…`);
               const outcome = await testOutcome(w.id, d.id);
               void redrawAfterTest(stateCells, w.id, d.created_at);
@@ -254,7 +272,7 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
                   'See its attempts',
                 ),
               );
-            },
+            }),
           },
           'Send test',
         ),
@@ -285,7 +303,7 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
             type: 'button',
             class: 'secondary',
             'aria-label': `${w.status === 'enabled' ? 'Disable' : 'Enable'} ${w.url}`,
-            onclick: async () => {
+            onclick: oneAtATime(async () => {
               const enabled = w.status !== 'enabled';
               if (
                 await act(
@@ -294,7 +312,7 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
                 )
               )
                 await reload();
-            },
+            }),
           },
           w.status === 'enabled' ? 'Disable' : 'Enable',
         ),
@@ -304,7 +322,7 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
             type: 'button',
             class: 'secondary',
             'aria-label': `Rotate secret of ${w.url}`,
-            onclick: async () => {
+            onclick: oneAtATime(async () => {
               const ok = await confirmDialog(
                 'Rotate the signing secret?',
                 h(
@@ -319,11 +337,15 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
                 () =>
                   post<WebhookSubscription & { secret: string }>(
                     pathOf('rotateWebhookSecret', { webhook_id: w.id }),
+                    undefined,
+                    { idempotencyKey: rotationKey.for({}) },
                   ),
                 'Secret rotated.',
               );
-              if (r) showSecret(r.secret, 'New signing secret');
-            },
+              if (!r) return;
+              rotationKey.done();
+              showSecret(r.secret, 'New signing secret');
+            }),
           },
           'Rotate secret',
         ),
@@ -333,7 +355,7 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
             type: 'button',
             class: 'danger',
             'aria-label': `Delete ${w.url}`,
-            onclick: async () => {
+            onclick: oneAtATime(async () => {
               const ok = await confirmDialog(
                 'Delete this webhook?',
                 h('p', {}, `No more events go to ${w.url}. Its delivery log is deleted too.`),
@@ -344,7 +366,7 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
                 (await act(() => del(pathOf('deleteWebhook', { webhook_id: w.id })), 'Webhook deleted.'))
               )
                 await reload();
-            },
+            }),
           },
           'Delete',
         ),
