@@ -94,6 +94,7 @@ export const DASHBOARD_ROUTES = {
     method: 'post',
     path: '/v1/dashboard/keys/{key_id}/roll',
     body: rollApiKeyInputSchema,
+    idempotencyKey: true,
   },
   dashboardRevokeKey: {
     operationId: 'dashboardRevokeKey',

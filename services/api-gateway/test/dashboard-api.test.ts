@@ -126,6 +126,43 @@ describe('dashboard API (cookie session)', () => {
     await request(url).get('/v1/stats').set('Authorization', `Bearer ${now.created.key}`).expect(200);
   });
 
+  it('when a roll is sent again with its Idempotency-Key, then one replacement is made and the repeat answers with it, secret included; another body with the key is 409', async () => {
+    const s = await signUp(url);
+    const auth = { Cookie: s.cookie, 'X-CSRF-Token': s.csrf };
+    const first = (await request(url).post('/v1/dashboard/keys').set(auth).send({ name: 'prod' }).expect(201))
+      .body.data;
+    const roll = (overlap: number) =>
+      request(url)
+        .post(`/v1/dashboard/keys/${first.id}/roll`)
+        .set(auth)
+        .set('Idempotency-Key', 'roll-prod-1')
+        .send({ overlap_seconds: overlap });
+    const rolled = await roll(3600).expect(201);
+    expect(rolled.headers['idempotent-replayed']).toBeUndefined();
+    const again = await roll(3600).expect(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body.data.created).toEqual(rolled.body.data.created);
+    expect(again.body.data.previous).toMatchObject({
+      id: first.id,
+      expires_at: rolled.body.data.previous.expires_at,
+    });
+    await request(url)
+      .get('/v1/stats')
+      .set('Authorization', `Bearer ${again.body.data.created.key}`)
+      .expect(200);
+    const other = await roll(0).expect(409);
+    expect(other.body.error.code).toBe('IDEMPOTENCY_CONFLICT');
+
+    const keys = await request(url).get('/v1/dashboard/keys').set(auth).expect(200);
+    expect(keys.body.data.filter((k: { name: string }) => k.name === 'prod')).toHaveLength(2);
+    // Without the key, a second roll of the same key is refused as before.
+    await request(url)
+      .post(`/v1/dashboard/keys/${first.id}/roll`)
+      .set(auth)
+      .send({ overlap_seconds: 3600 })
+      .expect(409);
+  });
+
   it('when a key is used, refused and limited, then usage per key and per account counts served, 401 and 429', async () => {
     const s = await signUp(url);
     const auth = { Cookie: s.cookie, 'X-CSRF-Token': s.csrf };

@@ -150,7 +150,7 @@ export const OPERATIONS = {
   dashboardRollKey: {
     method: 'POST',
     path: '/v1/dashboard/keys/{key_id}/roll',
-    idempotencyKey: false,
+    idempotencyKey: true,
   },
   dashboardRevokeKey: {
     method: 'DELETE',

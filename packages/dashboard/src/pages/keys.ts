@@ -20,6 +20,7 @@ import {
   state,
   announce,
   act,
+  oneAtATime,
   every,
   onSubmit,
   page,
@@ -138,7 +139,7 @@ export async function keysView(): Promise<void> {
                   type: 'button',
                   class: 'secondary',
                   'aria-label': `Roll key ${k.name} (${k.prefix}…)`,
-                  onclick: () => void roll(k),
+                  onclick: oneAtATime(() => roll(k)),
                 },
                 'Roll',
               ),
@@ -148,7 +149,7 @@ export async function keysView(): Promise<void> {
                   type: 'button',
                   class: 'danger',
                   'aria-label': `Revoke key ${k.name} (${k.prefix}…)`,
-                  onclick: () => void revoke(k),
+                  onclick: oneAtATime(() => revoke(k)),
                 },
                 'Revoke',
               ),
@@ -172,6 +173,19 @@ export async function keysView(): Promise<void> {
     )
       await refreshList();
   };
+  /**
+   * Each key's roll keeps its Idempotency-Key until it is answered: a roll whose answer was lost,
+   * asked again, shows the replacement it made (a second roll would be refused, its secret unseen).
+   */
+  const rollKeys = new Map<string, SubmissionKey>();
+  const rollKeyOf = (keyId: string): SubmissionKey => {
+    let key = rollKeys.get(keyId);
+    if (!key) {
+      key = new SubmissionKey();
+      rollKeys.set(keyId, key);
+    }
+    return key;
+  };
   const roll = async (k: KeyRow) => {
     const overlap = select('overlap', OVERLAPS, '86400');
     const ok = await confirmDialog(
@@ -181,15 +195,17 @@ export async function keysView(): Promise<void> {
       field('Overlap', overlap),
     );
     if (!ok) return;
+    const body = { overlap_seconds: Number(overlap.value) };
+    const key = rollKeyOf(k.id);
     const r = await act(() =>
       post<{ created: KeyRow & { key: string }; previous: KeyRow }>(
         pathOf('dashboardRollKey', { key_id: k.id }),
-        {
-          overlap_seconds: Number(overlap.value),
-        },
+        body,
+        { idempotencyKey: key.for(body) },
       ),
     );
     if (r) {
+      key.done();
       const old = r.previous;
       announce(
         old.status === 'active' && old.expires_at

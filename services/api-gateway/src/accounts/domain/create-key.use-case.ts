@@ -47,7 +47,7 @@ export async function createKeyOnce(
   const claim = await deps.keyRequests.claim(accountId, idempotencyKey, requestHash(input), keyId);
   if (claim.outcome === 'conflict') return fail('IDEMPOTENCY_CONFLICT');
   if (claim.outcome === 'replay') {
-    const replayed = await replay(deps, accountId, idempotencyKey, claim);
+    const replayed = await replayCreatedKey(deps, accountId, idempotencyKey, claim);
     return replayed.ok ? succeed({ created: replayed.value, replayed: true }) : replayed;
   }
   // A key that was not made leaves no claim behind: a retry with the same Idempotency-Key tries again.
@@ -66,7 +66,11 @@ export async function createKeyOnce(
   }
 }
 
-async function replay(
+/**
+ * The key a claimed Idempotency-Key made (a creation's or a roll's replacement), for its repeat:
+ * with its secret while the key works, else a CONFLICT saying why not.
+ */
+export async function replayCreatedKey(
   deps: CreateKeyDeps,
   accountId: string,
   idempotencyKey: string,

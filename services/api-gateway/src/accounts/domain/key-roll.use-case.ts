@@ -1,5 +1,7 @@
 import type { ApiKeyView } from '@signal/contracts';
 import { fail, newId, succeed, type Result } from '@signal/service-kit';
+import { createHash } from 'node:crypto';
+import { replayCreatedKey, type CreateKeyDeps } from './create-key.use-case';
 import {
   createApiKey,
   keyNotFound,
@@ -9,6 +11,11 @@ import {
   type CreateKeyFailure,
   type CreatedKey,
 } from './accounts.use-cases';
+
+export interface RolledKey {
+  created: CreatedKey;
+  previous: ApiKeyView;
+}
 
 /**
  * Roll: a new key now (same name, same expiry if any), and the old one stops after the overlap —
@@ -25,14 +32,14 @@ export async function rollApiKey(
   keyId: string,
   overlapSeconds: number,
   now = Date.now(),
-): Promise<Result<{ created: CreatedKey; previous: ApiKeyView }, CreateKeyFailure | 'SERVICE_UNAVAILABLE'>> {
+  replacementId = newId('key'),
+): Promise<Result<RolledKey, CreateKeyFailure | 'SERVICE_UNAVAILABLE'>> {
   const old = await deps.repository.findKey(accountId, keyId);
   if (!old) return keyNotFound(keyId);
   const oldExpiry = old.expires_at ? new Date(old.expires_at).getTime() : null;
   if (old.revoked_at || (oldExpiry !== null && oldExpiry <= now)) {
     return fail('CONFLICT', 'Only an active key can be rolled; create a new key instead.');
   }
-  const replacementId = newId('key');
   if (old.replaced_by || !(await deps.repository.claimRoll(accountId, keyId, replacementId))) {
     return fail('CONFLICT', 'This key is already being rolled out; roll the key that replaces it instead.');
   }
@@ -59,4 +66,55 @@ export async function rollApiKey(
   await deps.repository.setKeyExpiry(accountId, keyId, until);
   deps.cache.deleteByKeyId(keyId);
   return succeed({ created: created.value, previous: toKeyView({ ...old, expires_at: until }) });
+}
+
+/**
+ * A roll, once per Idempotency-Key (as a key creation is): a repeat of a roll whose answer was
+ * lost answers with the replacement it made, its secret included while it works, where a second
+ * roll would be a CONFLICT and leave the replacement's secret unseen. The key's claim holds the
+ * replacement's id, chosen before the roll, so concurrent repeats make one replacement.
+ */
+export async function rollApiKeyOnce(
+  deps: CreateKeyDeps,
+  accountId: string,
+  keyId: string,
+  overlapSeconds: number,
+  idempotencyKey?: string,
+): Promise<
+  Result<
+    { rolled: RolledKey; replayed: boolean },
+    CreateKeyFailure | 'SERVICE_UNAVAILABLE' | 'IDEMPOTENCY_CONFLICT'
+  >
+> {
+  if (!idempotencyKey) {
+    const rolled = await rollApiKey(deps, accountId, keyId, overlapSeconds);
+    return rolled.ok ? succeed({ rolled: rolled.value, replayed: false }) : rolled;
+  }
+  const replacementId = newId('key');
+  const request = createHash('sha256')
+    .update(JSON.stringify({ roll: keyId, overlap_seconds: overlapSeconds }))
+    .digest('base64url');
+  const claim = await deps.keyRequests.claim(accountId, idempotencyKey, request, replacementId);
+  if (claim.outcome === 'conflict') return fail('IDEMPOTENCY_CONFLICT');
+  if (claim.outcome === 'replay') {
+    const created = await replayCreatedKey(deps, accountId, idempotencyKey, claim);
+    if (!created.ok) return created;
+    const old = await deps.repository.findKey(accountId, keyId);
+    if (!old) return keyNotFound(keyId);
+    return succeed({ rolled: { created: created.value, previous: toKeyView(old) }, replayed: true });
+  }
+  // A roll that made no replacement leaves no claim behind: a retry with the key tries again.
+  const release = () => deps.keyRequests.release(accountId, idempotencyKey).catch(() => undefined);
+  try {
+    const rolled = await rollApiKey(deps, accountId, keyId, overlapSeconds, Date.now(), replacementId);
+    if (!rolled.ok) {
+      await release();
+      return rolled;
+    }
+    await deps.keyRequests.complete(accountId, idempotencyKey, deps.sealer.seal(rolled.value.created.key));
+    return succeed({ rolled: rolled.value, replayed: false });
+  } catch (err) {
+    await release();
+    throw err;
+  }
 }

@@ -22,7 +22,7 @@ import { Router, type Request, type RequestHandler, type Response } from 'expres
 import type { Plan } from '../../accounts/domain/records';
 import { createAccount, listApiKeysPage, revokeApiKey } from '../../accounts/domain/accounts.use-cases';
 import { createKeyOnce, type CreateKeyDeps } from '../../accounts/domain/create-key.use-case';
-import { rollApiKey } from '../../accounts/domain/key-roll.use-case';
+import { rollApiKeyOnce } from '../../accounts/domain/key-roll.use-case';
 import {
   changePassword,
   passwordLogin,
@@ -275,11 +275,18 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
     res.status(replayed ? 200 : 201).json({ success: true, data: withStatus(created) });
   });
 
-  mountRoute(router, routes.dashboardRollKey, async ({ params, body }, _req, res) => {
-    const rolled = valueOrThrow(
-      await rollApiKey(deps.accounts, current(res).accountId, params.key_id, body.overlap_seconds),
+  mountRoute(router, routes.dashboardRollKey, async ({ params, body }, req, res) => {
+    const { rolled, replayed } = valueOrThrow(
+      await rollApiKeyOnce(
+        deps.accounts,
+        current(res).accountId,
+        params.key_id,
+        body.overlap_seconds,
+        idempotencyKeyOf(req),
+      ),
     );
-    res.status(201).json({
+    if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+    res.status(replayed ? 200 : 201).json({
       success: true,
       data: { created: withStatus(rolled.created), previous: withStatus(rolled.previous) },
     });
