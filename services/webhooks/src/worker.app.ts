@@ -21,7 +21,7 @@ import { deliverAttempt } from './domain/deliver.use-case';
 import { fanOut } from './domain/fan-out.use-case';
 import { SubscriptionCache } from './domain/subscription-cache';
 import { guardedLookupFor, type GuardPolicy, type Lookup } from './domain/url-guard';
-import { undiciReceiverClient } from './data/receiver-client';
+import { RECEIVER_MAX_HEAD_BYTES, undiciReceiverClient } from './data/receiver-client';
 
 export interface Worker {
   /** In start order (service-kit `startWorkers`); stopped in reverse (`registerShutdown`). */
@@ -79,6 +79,7 @@ export function buildWorker(
       ...(testHooks.ca ? { ca: testHooks.ca } : {}),
     },
     keepAliveTimeout: 10_000,
+    maxHeaderSize: RECEIVER_MAX_HEAD_BYTES,
     // Per origin: room for one subscription at its limit and as many again for the others on
     // the same host, so a slow receiver's POSTs never queue its neighbours' behind them.
     connections: Math.max(64, 2 * config.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION),

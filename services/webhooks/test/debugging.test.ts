@@ -141,6 +141,54 @@ describe('attempt detail', () => {
     expect(attempt.response).toBeNull();
   });
 
+  it('when a receiver answers 2xx with a head larger than 16 KB, then the delivery succeeds with one POST and its headers cut; past 256 KB the attempt says the head was too large', async () => {
+    const big = await startReceiver(() => ({
+      status: 200,
+      headers: { 'x-huge': 'h'.repeat(20_000), 'x-after': 'kept' },
+      body: 'ok',
+    }));
+    const huge = await startReceiver(() => ({
+      status: 200,
+      headers: Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`x-h${i}`, 'h'.repeat(2_000)])),
+      body: 'ok',
+    }));
+    try {
+      const { id } = await subscribe(hooks, `${big.url}/big-head`);
+      const deliveryId = await sendTest(hooks, id);
+      const detail = await waitFor(
+        async () => {
+          const d = await detailOf(hooks, id, deliveryId);
+          return d.status === 'succeeded' ? d : undefined;
+        },
+        15_000,
+        50,
+        'the delivery to succeed',
+      );
+      expect(big.requests).toHaveLength(1);
+      const attempt = detail.attempts![0] as Attempt;
+      expect(attempt).toMatchObject({ status_code: 200, error: null });
+      expect(attempt.response?.headers['x-huge']).toBe('h'.repeat(1024));
+      expect(attempt.response?.headers['x-after']).toBe('kept');
+      expect(attempt.response?.headers_truncated).toBe(true);
+
+      const tooLarge = await subscribe(hooks, `${huge.url}/huge-head`);
+      const tooLargeId = await sendTest(hooks, tooLarge.id);
+      const refused = await waitFor(
+        async () => {
+          const d = await detailOf(hooks, tooLarge.id, tooLargeId);
+          return d.attempts?.length === 1 ? d : undefined;
+        },
+        15_000,
+        50,
+        'the attempt with a head too large',
+      );
+      expect(refused.attempts![0]).toMatchObject({ status_code: null, error: 'response_head_too_large' });
+    } finally {
+      await big.close();
+      await huge.close();
+    }
+  });
+
   it("when a test of an event type is asked for, then the receiver gets a sample in that event's shape, marked test", async () => {
     const ok = await startReceiver();
     try {

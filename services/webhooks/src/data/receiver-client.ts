@@ -16,6 +16,8 @@ function errorClass(err: unknown): string {
     code === 'UND_ERR_BODY_TIMEOUT'
   )
     return 'timeout';
+  // A head past the client's bound (RECEIVER_MAX_HEAD_BYTES): nothing of it is readable.
+  if (code === 'UND_ERR_HEADERS_OVERFLOW') return 'response_head_too_large';
   if (code === 'ECONNREFUSED') return 'connection_refused';
   if (code === 'EBLOCKEDADDRESS') return 'blocked_address';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns_error';
@@ -23,6 +25,15 @@ function errorClass(err: unknown): string {
   if (code.startsWith('ERR_TLS') || code.includes('CERT')) return 'tls_error';
   return 'network_error';
 }
+
+/**
+ * The most bytes of a receiver's response head read. Node's and undici's default, 16 KiB, made a
+ * 2xx with one long header (a framework's debug header, a large cookie) an unreadable answer that
+ * was retried, so the receiver got the delivery again and again; past this bound the attempt
+ * fails as `response_head_too_large`. What is kept of the head is bounded far lower
+ * (`storedHeaders`).
+ */
+export const RECEIVER_MAX_HEAD_BYTES = 256 * 1024;
 
 /**
  * Receivers over undici (its dispatcher checks each resolved address against the URL guard at
