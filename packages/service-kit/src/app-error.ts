@@ -97,6 +97,19 @@ function boundMessage(field: string, issue: z.core.$ZodIssue): string | undefine
   return undefined;
 }
 
+/** Unknown names a message lists at most (the rest are counted), each cut at NAME_SHOWN characters. */
+const NAMES_LISTED = 10;
+const NAME_SHOWN = 64;
+
+/** Names sent by a client, listed in a message of bounded length. */
+function namesListed(names: readonly string[]): string {
+  const shown = names
+    .slice(0, NAMES_LISTED)
+    .map((n) => (n.length > NAME_SHOWN ? `${n.slice(0, NAME_SHOWN)}…` : n))
+    .join(', ');
+  return names.length > NAMES_LISTED ? `${shown} and ${names.length - NAMES_LISTED} more` : shown;
+}
+
 /** Turns a zod failure into a VALIDATION_ERROR whose message names the field(s). */
 export function validationError(
   error: z.ZodError,
@@ -107,8 +120,9 @@ export function validationError(
     let field = issue.path.map(String).join('.');
     let message = issue.message;
     if (issue.code === 'unrecognized_keys') {
-      const keys = issue.keys.join(', ');
-      field = field ? `${field}.${issue.keys[0]}` : (issue.keys[0] ?? '');
+      const keys = namesListed(issue.keys);
+      const first = namesListed(issue.keys.slice(0, 1));
+      field = field ? `${field}.${first}` : first;
       message = `unknown ${where === 'query' ? 'parameter' : 'field'}${issue.keys.length > 1 ? 's' : ''}: ${keys}`;
     } else if (where === 'query' && field && Array.isArray(valueAt(input, issue.path))) {
       // A query parameter given twice arrives as an array, whatever the schema said of one value.

@@ -20,6 +20,7 @@ import {
   requestIdMiddleware,
 } from './middleware';
 import { metricsMiddleware } from './metrics';
+import { queryParameters } from './query-string';
 
 /** What every service's app is built from, beside its own use cases. */
 export interface ServiceAppParts {
@@ -78,6 +79,7 @@ export function createBaseApp(options: BaseAppOptions): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', options.trustProxy ?? false);
+  app.set('query parser', queryParameters);
   app.use(securityMiddleware);
   app.use(requestIdMiddleware());
   app.use(accessLogMiddleware(options.logger));

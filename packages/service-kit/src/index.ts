@@ -27,3 +27,4 @@ export * from './service-parts';
 export * from './cli';
 export * from './result';
 export * from './mount-route';
+export * from './query-string';

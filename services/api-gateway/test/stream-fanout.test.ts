@@ -144,6 +144,10 @@ describe('live streams fanned out by the gateway', () => {
     expect(body).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR' } });
     expect(bad.body).toContain('type: \\"nope\\" is not one of');
     expect(bad.body).toContain('unknown parameter: extra');
+    // A parameter after a thousand others is read too.
+    const late = await open(`${STREAM}?${'&'.repeat(1000)}type=bogus`);
+    expect(late.status).toBe(400);
+    expect(late.body).toContain('type: \\"bogus\\" is not one of');
   });
 
   it('when the connection to the signals service is cut mid-stream, then the clients see every event once, in order', async () => {

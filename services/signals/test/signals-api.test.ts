@@ -82,6 +82,21 @@ describe('GET /v1/signals', () => {
     expect(byType.body.meta.total).toBe(created.filter((s) => s.type === '3d').length);
   });
 
+  it('when a parameter comes after a thousand others, then it is read as any other: a filter after 1,000 empty pieces filters, and 1,500 unknown names are refused in a bounded message', async () => {
+    const filtered = await get(`/v1/signals?${'&'.repeat(1000)}type=3d&limit=100`).expect(200);
+    expect(filtered.body.meta.total).toBe(created.filter((s) => s.type === '3d').length);
+    expect(filtered.body.data.every((s: SignalDetail) => s.type === '3d')).toBe(true);
+    await get(`/v1/signals?${'&'.repeat(1000)}limit=abc`).expect(400);
+
+    const names = Array.from({ length: 1500 }, (_, i) => `p${i}=1`).join('&');
+    const refused = errorEnvelopeSchema.parse((await get(`/v1/signals?${names}`).expect(400)).body);
+    expect(refused.error.message).toBe(
+      'unknown parameters: p0, p1, p2, p3, p4, p5, p6, p7, p8, p9 and 1490 more',
+    );
+    const long = errorEnvelopeSchema.parse((await get(`/v1/signals?${'n'.repeat(3000)}=1`).expect(400)).body);
+    expect(long.error.message).toBe(`unknown parameter: ${'n'.repeat(64)}…`);
+  });
+
   it('when since is given, then only signals created strictly after it are listed', async () => {
     const since = created[4]!.created_at;
     const res = await get(`/v1/signals?since=${encodeURIComponent(since)}&limit=100`).expect(200);

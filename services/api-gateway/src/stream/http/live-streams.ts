@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { parse as parseQuery } from 'node:querystring';
 import {
   CREDENTIAL_EXPIRED_EVENT,
   KEY_REVOKED_EVENT,
@@ -10,7 +9,7 @@ import {
   streamFilter,
   type StreamFilter,
 } from '@signal/contracts';
-import { parseOrThrow } from '@signal/service-kit';
+import { parseOrThrow, queryParameters } from '@signal/service-kit';
 import type { OpenStream, OpenStreams, StreamEnd } from '../domain/open-streams';
 import type { ServedStream, StreamControl, StreamEndListener } from './fan-out';
 
@@ -140,7 +139,7 @@ export function streamRequestOf(
   const q = url.indexOf('?');
   const query = parseOrThrow(
     ROUTES.streamSignals.query,
-    parseQuery(q === -1 ? '' : url.slice(q + 1)),
+    queryParameters(q === -1 ? '' : url.slice(q + 1)),
     'query',
   );
   const header = typeof lastEventIdHeader === 'string' ? lastEventIdHeader.trim() : '';
