@@ -272,6 +272,19 @@ class ResourceTests(TransportCase):
         self.client(server).webhooks.create(url=SUB["url"], events=["signal.new"], types=["new"], idempotency_key="bot-1")
         self.assertEqual(server.requests[0].headers["idempotency-key"], "bot-1")
 
+    def test_when_an_id_is_empty_or_a_dot_segment_then_not_found_is_raised_before_sending(self) -> None:
+        server = self.serve(lambda s, r, h: ok([]))
+        client = self.client(server)
+        for bad in ("", ".", ".."):
+            with self.assertRaises(NotFoundError) as refused:
+                client.signals.get(bad)
+            self.assertEqual((refused.exception.status, refused.exception.code), (404, "NOT_FOUND"))
+            with self.assertRaises(NotFoundError):
+                client.webhooks.get(bad)
+            with self.assertRaises(NotFoundError):
+                client.webhooks.deliveries.get("wh_1", bad)
+        self.assertEqual(server.requests, [])
+
     def test_when_the_account_operations_run_without_a_session_then_the_client_refuses_before_sending(self) -> None:
         server = self.serve(lambda s, r, h: ok([]))
         with self.assertRaises(ValueError):

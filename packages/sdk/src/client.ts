@@ -27,7 +27,7 @@ import type {
   ChangePasswordInput,
   RetryEvent,
 } from './types.js';
-import { SignalTimeoutError, SignalConnectionError, isRecord, toApiError } from './errors.js';
+import { NotFoundError, SignalTimeoutError, SignalConnectionError, isRecord, toApiError } from './errors.js';
 import { networkFailure } from './network.js';
 import { type StreamParams, type StreamOptions, type StreamTransport, SignalStream } from './stream.js';
 import { OPERATIONS, pathOf } from './generated/routes.js';
@@ -110,6 +110,28 @@ const DEDUPLICATED_POSTS: readonly RegExp[] = Object.values(OPERATIONS)
   .filter((o) => o.method === 'POST' && o.idempotencyKey)
   .map((o) => new RegExp(`^${o.path.replace(/\{[^}]+\}/g, '[^/]+')}$`));
 
+/**
+ * The ids of a path, refused before anything is sent when one names no resource: an id that is
+ * empty, `.` or `..` (or not a string) would make the URL name another one once resolved — the
+ * list, or the webhook a delivery belongs to — and the call would return it as if it were the
+ * one asked for. It is the NotFoundError the API gives a malformed id.
+ */
+function ids<P extends Record<string, string>>(params: P): P {
+  for (const [name, id] of Object.entries(params)) {
+    const value: unknown = id;
+    if (typeof value !== 'string' || value === '' || value === '.' || value === '..')
+      throw new NotFoundError(
+        404,
+        'NOT_FOUND',
+        `${name} ${JSON.stringify(value) ?? String(value)} is not an id: nothing was sent.`,
+        undefined,
+        undefined,
+        undefined,
+      );
+  }
+  return params;
+}
+
 export class SignalClient {
   private readonly baseUrl: string;
   private readonly timeoutMs: number;
@@ -142,8 +164,8 @@ export class SignalClient {
     iterate: (params: Omit<ListSignalsParams, 'page'> = {}, opts?: RequestOptions) =>
       this.iterateCursor<SignalListItem>(pathOf('listSignals'), { ...params }, opts),
     /** operationId getSignal */
-    get: (signalId: string, opts?: RequestOptions): Promise<SignalDetail> =>
-      this.data<SignalDetail>('GET', pathOf('getSignal', { signal_id: signalId }), {}, undefined, opts),
+    get: async (signalId: string, opts?: RequestOptions): Promise<SignalDetail> =>
+      this.data<SignalDetail>('GET', pathOf('getSignal', ids({ signal_id: signalId })), {}, undefined, opts),
     /**
      * operationId streamSignals: the live events as an async iterator that reconnects and resumes
      * with Last-Event-ID, each event once (see SignalStream). With the API key, or the session
@@ -175,12 +197,12 @@ export class SignalClient {
   };
 
   /** operationId sendWebhookTest: webhook.test, or a sample of `input.event` marked `test: true`. */
-  private readonly sendTest: SendWebhookTest = (
+  private readonly sendTest: SendWebhookTest = async (
     webhookId: string,
     first: WebhookTestInput | RequestOptions = {},
     opts?: RequestOptions,
   ): Promise<Delivery> => {
-    const path = pathOf('sendWebhookTest', { webhook_id: webhookId });
+    const path = pathOf('sendWebhookTest', ids({ webhook_id: webhookId }));
     if (isRequestOptions(first)) return this.data<Delivery>('POST', path, {}, undefined, first);
     const body = first.event === undefined ? undefined : { event: first.event };
     return this.data<Delivery>('POST', path, {}, body, opts);
@@ -193,34 +215,34 @@ export class SignalClient {
     /** Every subscription, newest first, page by page. */
     iterate: (params: Omit<ListWebhooksParams, 'page'> = {}, opts?: RequestOptions) =>
       this.iteratePages<WebhookSubscription>(pathOf('listWebhooks'), { ...params }, opts),
-    get: (webhookId: string, opts?: RequestOptions) =>
+    get: async (webhookId: string, opts?: RequestOptions) =>
       this.data<WebhookSubscription>(
         'GET',
-        pathOf('getWebhook', { webhook_id: webhookId }),
+        pathOf('getWebhook', ids({ webhook_id: webhookId })),
         {},
         undefined,
         opts,
       ),
-    update: (webhookId: string, input: UpdateWebhookInput, opts?: RequestOptions) =>
+    update: async (webhookId: string, input: UpdateWebhookInput, opts?: RequestOptions) =>
       this.data<WebhookSubscription>(
         'PATCH',
-        pathOf('updateWebhook', { webhook_id: webhookId }),
+        pathOf('updateWebhook', ids({ webhook_id: webhookId })),
         {},
         input,
         opts,
       ),
-    delete: (webhookId: string, opts?: RequestOptions) =>
+    delete: async (webhookId: string, opts?: RequestOptions) =>
       this.data<WebhookSubscription>(
         'DELETE',
-        pathOf('deleteWebhook', { webhook_id: webhookId }),
+        pathOf('deleteWebhook', ids({ webhook_id: webhookId })),
         {},
         undefined,
         opts,
       ),
-    rotateSecret: (webhookId: string, opts?: RequestOptions) =>
+    rotateSecret: async (webhookId: string, opts?: RequestOptions) =>
       this.data<WebhookSubscriptionWithSecret>(
         'POST',
-        pathOf('rotateWebhookSecret', { webhook_id: webhookId }),
+        pathOf('rotateWebhookSecret', ids({ webhook_id: webhookId })),
         {},
         undefined,
         opts,
@@ -230,22 +252,22 @@ export class SignalClient {
      * operationId recoverWebhook: one more attempt for every delivery created since `since` that
      * is failed now; returns how many were queued (0 on a repeat).
      */
-    recover: (webhookId: string, since: string | Date, opts?: RequestOptions) =>
+    recover: async (webhookId: string, since: string | Date, opts?: RequestOptions) =>
       this.data<RecoverWebhookResult>(
         'POST',
-        pathOf('recoverWebhook', { webhook_id: webhookId }),
+        pathOf('recoverWebhook', ids({ webhook_id: webhookId })),
         {},
         { since: since instanceof Date ? since.toISOString() : since },
         opts,
       ),
     deliveries: {
-      list: (
+      list: async (
         webhookId: string,
         params: ListDeliveriesParams = {},
         opts?: RequestOptions,
       ): Promise<Page<Delivery, ListMeta>> =>
         this.cursorPage<Delivery>(
-          pathOf('listWebhookDeliveries', { webhook_id: webhookId }),
+          pathOf('listWebhookDeliveries', ids({ webhook_id: webhookId })),
           { ...params },
           opts,
         ),
@@ -255,23 +277,23 @@ export class SignalClient {
        */
       iterate: (webhookId: string, params: Omit<ListDeliveriesParams, 'page'> = {}, opts?: RequestOptions) =>
         this.iterateCursor<Delivery>(
-          pathOf('listWebhookDeliveries', { webhook_id: webhookId }),
+          pathOf('listWebhookDeliveries', ids({ webhook_id: webhookId })),
           { ...params },
           opts,
         ),
       /** One delivery with its attempts. */
-      get: (webhookId: string, deliveryId: string, opts?: RequestOptions) =>
+      get: async (webhookId: string, deliveryId: string, opts?: RequestOptions) =>
         this.data<DeliveryDetail>(
           'GET',
-          pathOf('getWebhookDelivery', { webhook_id: webhookId, delivery_id: deliveryId }),
+          pathOf('getWebhookDelivery', ids({ webhook_id: webhookId, delivery_id: deliveryId })),
           {},
           undefined,
           opts,
         ),
-      retry: (webhookId: string, deliveryId: string, opts?: RequestOptions) =>
+      retry: async (webhookId: string, deliveryId: string, opts?: RequestOptions) =>
         this.data<Delivery>(
           'POST',
-          pathOf('retryWebhookDelivery', { webhook_id: webhookId, delivery_id: deliveryId }),
+          pathOf('retryWebhookDelivery', ids({ webhook_id: webhookId, delivery_id: deliveryId })),
           {},
           undefined,
           opts,
@@ -331,8 +353,15 @@ export class SignalClient {
       this.iteratePages<ApiKey>(pathOf('listApiKeys'), { ...params }, opts, 'session'),
     createKey: (input: CreateApiKeyInput, opts?: RequestOptions) =>
       this.data<ApiKeyWithSecret>('POST', pathOf('createApiKey'), {}, input, opts, 'session'),
-    revokeKey: (keyId: string, opts?: RequestOptions) =>
-      this.data<ApiKey>('DELETE', pathOf('revokeApiKey', { key_id: keyId }), {}, undefined, opts, 'session'),
+    revokeKey: async (keyId: string, opts?: RequestOptions) =>
+      this.data<ApiKey>(
+        'DELETE',
+        pathOf('revokeApiKey', ids({ key_id: keyId })),
+        {},
+        undefined,
+        opts,
+        'session',
+      ),
   };
 
   // -- transport -------------------------------------------------------------------------------

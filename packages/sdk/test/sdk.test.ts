@@ -129,6 +129,13 @@ describe('@signal/sdk against the running system', () => {
     expect(err).toBeInstanceOf(NotFoundError);
     expect(err).toMatchObject({ code: 'NOT_FOUND', status: 404 });
     expect((err as NotFoundError).requestId).toMatch(/.+/);
+    // An id that names no resource is refused before a request is made (its URL would name the
+    // list, or the webhook a delivery belongs to).
+    for (const id of ['', '.', '..']) {
+      await expect(client.signals.get(id)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(client.webhooks.get(id)).rejects.toMatchObject({ code: 'NOT_FOUND', status: 404 });
+      await expect(client.webhooks.deliveries.get('wh_x', id)).rejects.toBeInstanceOf(NotFoundError);
+    }
     const bad = await client.signals.list({ limit: 1000 }).catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(ValidationError);
     const anon = new SignalClient({ baseUrl: sys.gw.url, apiKey: 'sk_live_nope' });

@@ -24,7 +24,7 @@ from typing import (
     cast,
 )
 
-from .errors import SignalConnectionError, SignalTimeoutError
+from .errors import NotFoundError, SignalConnectionError, SignalTimeoutError
 from .stream import SignalStream
 from .transport import (
     QueryValue,
@@ -67,6 +67,17 @@ from .types import (
 
 from .routes import OPERATIONS, path_of
 from .version import __version__
+
+
+def _id_path(operation: str, **ids: str) -> str:
+    """The path of ``operation`` for these ids, refused before anything is sent when one names no
+    resource: an id that is empty, ``.`` or ``..`` (or not a string) would make the URL name another
+    one once resolved (the list, or the webhook a delivery belongs to), returned as if it were the
+    one asked for. It is the NotFoundError the API gives a malformed id."""
+    for name, value in ids.items():
+        if not isinstance(value, str) or value in ("", ".", ".."):
+            raise NotFoundError(404, "NOT_FOUND", f"{name} {value!r} is not an id: nothing was sent.")
+    return path_of(operation, **ids)
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 
@@ -323,7 +334,7 @@ class Signals:
 
     def get(self, signal_id: str) -> SignalDetail:
         """operationId getSignal."""
-        return cast(SignalDetail, self._c._data("GET", path_of("getSignal", signal_id=signal_id)))
+        return cast(SignalDetail, self._c._data("GET", _id_path("getSignal", signal_id=signal_id)))
 
     def stream(
         self,
@@ -372,7 +383,7 @@ class Deliveries:
         """One page of the subscription's deliveries, newest first (operationId listWebhookDeliveries):
         by ``page``, or after the previous page by its ``meta.next_cursor`` as ``cursor``."""
         query = {"status": status, "event": event, "limit": limit, "page": page, "cursor": cursor}
-        return cast(DeliveryPage, self._c._page(path_of("listWebhookDeliveries", webhook_id=webhook_id), query))
+        return cast(DeliveryPage, self._c._page(_id_path("listWebhookDeliveries", webhook_id=webhook_id), query))
 
     def iterate(
         self,
@@ -396,13 +407,13 @@ class Deliveries:
     def get(self, webhook_id: str, delivery_id: str) -> WebhookDeliveryDetail:
         """One delivery with its ``attempts``, each with the request sent and the response
         (operationId getWebhookDelivery)."""
-        path = path_of("getWebhookDelivery", webhook_id=webhook_id, delivery_id=delivery_id)
+        path = _id_path("getWebhookDelivery", webhook_id=webhook_id, delivery_id=delivery_id)
         return cast(WebhookDeliveryDetail, self._c._data("GET", path))
 
     def retry(self, webhook_id: str, delivery_id: str, *, idempotency_key: Optional[str] = None) -> WebhookDelivery:
         """Sends the delivery again (operationId retryWebhookDelivery). The same ``idempotency_key``
         again answers with the delivery as it stands, without another attempt."""
-        path = path_of("retryWebhookDelivery", webhook_id=webhook_id, delivery_id=delivery_id)
+        path = _id_path("retryWebhookDelivery", webhook_id=webhook_id, delivery_id=delivery_id)
         return cast(WebhookDelivery, self._c._data("POST", path, idempotency_key=idempotency_key))
 
 
@@ -446,7 +457,7 @@ class Webhooks:
 
     def get(self, webhook_id: str) -> WebhookSubscription:
         """operationId getWebhook."""
-        return cast(WebhookSubscription, self._c._data("GET", path_of("getWebhook", webhook_id=webhook_id)))
+        return cast(WebhookSubscription, self._c._data("GET", _id_path("getWebhook", webhook_id=webhook_id)))
 
     def update(
         self,
@@ -461,17 +472,17 @@ class Webhooks:
         """Changes the given fields (operationId updateWebhook); ``types=None`` means every type."""
         fields = {"url": url, "events": events, "types": types, "description": description, "enabled": enabled}
         body = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in fields.items() if v is not UNSET}
-        path = path_of("updateWebhook", webhook_id=webhook_id)
+        path = _id_path("updateWebhook", webhook_id=webhook_id)
         return cast(WebhookSubscription, self._c._data("PATCH", path, body=body))
 
     def delete(self, webhook_id: str) -> WebhookSubscription:
         """operationId deleteWebhook: returns what was deleted."""
-        return cast(WebhookSubscription, self._c._data("DELETE", path_of("deleteWebhook", webhook_id=webhook_id)))
+        return cast(WebhookSubscription, self._c._data("DELETE", _id_path("deleteWebhook", webhook_id=webhook_id)))
 
     def rotate_secret(self, webhook_id: str, *, idempotency_key: Optional[str] = None) -> WebhookSubscriptionWithSecret:
         """A new secret signs from now on; the previous one keeps signing for the overlap. The same
         ``idempotency_key`` again answers with the secret this rotation made, without rotating again."""
-        path = path_of("rotateWebhookSecret", webhook_id=webhook_id)
+        path = _id_path("rotateWebhookSecret", webhook_id=webhook_id)
         return cast(WebhookSubscriptionWithSecret, self._c._data("POST", path, idempotency_key=idempotency_key))
 
     def send_test(
@@ -481,7 +492,7 @@ class Webhooks:
         ``webhook.test``, or with ``event`` a sample of that event in its payload shape, marked
         ``test: True``. The same ``idempotency_key`` again answers with that delivery, queuing none."""
         body = None if event is None else {"event": event}
-        path = path_of("sendWebhookTest", webhook_id=webhook_id)
+        path = _id_path("sendWebhookTest", webhook_id=webhook_id)
         return cast(WebhookDelivery, self._c._data("POST", path, body=body, idempotency_key=idempotency_key))
 
     def recover(
@@ -503,7 +514,7 @@ class Webhooks:
             body["cursor"] = cursor
         if limit is not None:
             body["limit"] = limit
-        path = path_of("recoverWebhook", webhook_id=webhook_id)
+        path = _id_path("recoverWebhook", webhook_id=webhook_id)
         return cast(RecoverResult, self._c._data("POST", path, body=body, idempotency_key=idempotency_key))
 
 
@@ -557,5 +568,5 @@ class Account:
 
     def revoke_key(self, key_id: str) -> ApiKey:
         """operationId revokeApiKey: from now on every request with the key fails."""
-        return cast(ApiKey, self._c._data("DELETE", path_of("revokeApiKey", key_id=key_id), auth="session"))
+        return cast(ApiKey, self._c._data("DELETE", _id_path("revokeApiKey", key_id=key_id), auth="session"))
 
