@@ -265,7 +265,10 @@ export const ROUTE_EXAMPLES: Record<OperationId, OperationExamples> = {
   recoverWebhook: {
     request: { since: at },
     response: ok({ since: at, queued: 3, next_cursor: null }),
-    invalid: invalid('since', 'since must be an ISO 8601 date-time with its zone, e.g. 2026-01-01T00:00:00Z'),
+    invalid: invalid(
+      'since',
+      'since must be an ISO 8601 date or timestamp with its zone, e.g. 2026-01-31T12:00:00Z or 2026-01-31',
+    ),
     errors: {
       ...webhookMissing,
       '409': failure('CONFLICT', 'Enable the webhook before recovering its failed deliveries.'),

@@ -131,12 +131,21 @@ export function parseIsoInstant(text: string): number | undefined {
   return instant.getTime() - (zone[1] === '-' ? -1 : 1) * (zoneHours * 60 + zoneMinutes) * 60_000;
 }
 
-/** A query parameter holding an ISO 8601 instant (`parseIsoInstant`), passed on as `toISOString()`. */
+/**
+ * A query's `+` decodes to a space (form encoding), so `…T00:00:00+02:00` written unencoded in a
+ * URL arrives as `…T00:00:00 02:00`: the space before a zone is read as the `+` it was.
+ */
+const zonePlusRestored = (text: string): string => text.replace(/^(.*\d) (\d{2}(?::?\d{2})?)$/, '$1+$2');
+
+/**
+ * A parameter holding an ISO 8601 instant (`parseIsoInstant`, a zone's `+` sent unencoded in a
+ * query included), passed on as `toISOString()`.
+ */
 export const isoInstantParam = (name: string) =>
   z
     .string()
     .transform((text, ctx) => {
-      const ms = parseIsoInstant(text);
+      const ms = parseIsoInstant(text) ?? parseIsoInstant(zonePlusRestored(text));
       if (ms === undefined) {
         ctx.addIssue({
           code: 'custom',

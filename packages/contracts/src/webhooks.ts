@@ -2,7 +2,13 @@ import { z } from 'zod';
 import { SIGNAL_TYPES, WEBHOOK_EVENTS } from './enums';
 import { prefixedIdSchema } from './ids';
 import { shortListQuerySchema } from './paging';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, signalDetailSchema, wholeNumberParam } from './signals';
+import {
+  DEFAULT_PAGE_SIZE,
+  MAX_PAGE_SIZE,
+  isoInstantParam,
+  signalDetailSchema,
+  wholeNumberParam,
+} from './signals';
 
 export const webhookIdSchema = prefixedIdSchema('wh');
 export const deliveryIdSchema = prefixedIdSchema('dlv');
@@ -319,12 +325,9 @@ export const RECOVER_PAGE_SIZE = 100;
 /** Body of POST /v1/webhooks/:id/recover. */
 export const recoverWebhookInputSchema = z
   .strictObject({
-    since: z.iso
-      .datetime({
-        offset: true,
-        error: 'since must be an ISO 8601 date-time with its zone, e.g. 2026-01-01T00:00:00Z',
-      })
-      .describe('Attempt now every failed or pending delivery created at or after this time'),
+    since: isoInstantParam('since').describe(
+      'Attempt now every failed or pending delivery created at or after this instant: an ISO 8601 timestamp with its zone (2026-01-31T12:00:00Z, +02:00 or +0200 offsets) or a date (2026-01-31: midnight UTC), as `since` of the lists',
+    ),
     cursor: prefixedIdSchema('dlv', 'cursor must be the next_cursor a previous recover call returned')
       .optional()
       .describe('`next_cursor` of the previous call: continue after the deliveries it covered'),

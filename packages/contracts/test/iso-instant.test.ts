@@ -44,4 +44,14 @@ describe('ISO 8601 instants (the since parameter)', () => {
     expect(r.success).toBe(false);
     expect(r.error?.issues[0]?.message).toMatch(/^since must be an ISO 8601 date or timestamp/);
   });
+  it.each([
+    ['2026-11-24T08:00:00 02:00', '2026-11-24T06:00:00.000Z'],
+    ['2026-11-24T08:00:00 0200', '2026-11-24T06:00:00.000Z'],
+    ['2026-11-24T08:00 02', '2026-11-24T06:00:00.000Z'],
+  ])(
+    'when since is %j (a "+" sent unencoded in a query arrives as a space), then it is that offset',
+    (text, iso) => {
+      expect(signalListQuerySchema.parse({ since: text }).since).toBe(iso);
+    },
+  );
 });

@@ -116,6 +116,12 @@ describe('GET /v1/signals', () => {
     expect(await ids(plus2)).toEqual(expected);
     expect(await ids(basic)).toEqual(expected);
     expect(await ids(micro)).toEqual(expected);
+    // An offset's `+` written unencoded in the URL arrives as a space, and is read as the `+`.
+    const unencoded = new Date(since.getTime() + 2 * 3_600_000).toISOString().replace('Z', '+02:00');
+    const plain = (
+      await get(`/v1/signals?since=${unencoded.replace('.', '%2E')}&limit=100`).expect(200)
+    ).body.data.map((s: SignalDetail) => s.id);
+    expect(plain).toEqual(expected);
     // A calendar date is midnight UTC: every signal of the run was created after it.
     const today = since.toISOString().slice(0, 10);
     expect(await ids(today)).toHaveLength(created.filter((s) => s.created_at.slice(0, 10) >= today).length);

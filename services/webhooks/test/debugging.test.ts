@@ -308,12 +308,18 @@ describe('recover', () => {
     for (const body of [
       {},
       { since: 'yesterday' },
-      { since: '2026-01-01' },
+      { since: '2026-02-30' },
+      { since: '2026-01-01T00:00:00' },
       { since: '2026-01-01T00:00:00Z', extra: 1 },
     ]) {
       const res = await recover(id, body).expect(400);
       expect(res.body.error.code).toBe('VALIDATION_ERROR');
     }
+    // A calendar date is midnight UTC, as `since` of the lists reads it; an offset too.
+    const byDate = await recover(id, { since: '2026-01-01' }).expect(202);
+    expect(byDate.body.data.since).toBe('2026-01-01T00:00:00.000Z');
+    const byOffset = await recover(id, { since: '2026-01-01T02:00:00+02:00' }).expect(202);
+    expect(byOffset.body.data.since).toBe('2026-01-01T00:00:00.000Z');
     await request(hooks.url)
       .post(`/v1/webhooks/${id}/recover`)
       .set(hooks.auth('acc_someone_else'))

@@ -835,10 +835,7 @@ export interface components {
       event?: 'signal.new' | 'signal.winner' | 'signal.dead' | 'signal.rugged' | 'webhook.test';
     };
     RecoverWebhookRequest: {
-      /**
-       * Format: date-time
-       * @description Attempt now every failed or pending delivery created at or after this time
-       */
+      /** @description Attempt now every failed or pending delivery created at or after this instant: an ISO 8601 timestamp with its zone (2026-01-31T12:00:00Z, +02:00 or +0200 offsets) or a date (2026-01-31: midnight UTC), as `since` of the lists */
       since: string;
       /** @description `next_cursor` of the previous call: continue after the deliveries it covered */
       cursor?: string;
@@ -4874,12 +4871,12 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "VALIDATION_ERROR",
-           *         "message": "since must be an ISO 8601 date-time with its zone, e.g. 2026-01-01T00:00:00Z",
+           *         "message": "since must be an ISO 8601 date or timestamp with its zone, e.g. 2026-01-31T12:00:00Z or 2026-01-31",
            *         "request_id": "req_01KAB3P…",
            *         "details": [
            *           {
            *             "field": "since",
-           *             "message": "since must be an ISO 8601 date-time with its zone, e.g. 2026-01-01T00:00:00Z"
+           *             "message": "since must be an ISO 8601 date or timestamp with its zone, e.g. 2026-01-31T12:00:00Z or 2026-01-31"
            *           }
            *         ]
            *       }
