@@ -280,6 +280,27 @@ Logs in .run/logs/. Stop with: bash scripts/up.sh down
 TXT
 }
 
+# One start, stop or reset at a time per run directory: two starts at once each passed the port
+# check, started every service twice and recorded the pids of the copies that then exited, so
+# status showed serving processes as down and reset left a MongoDB-wire server running. A
+# directory, not flock: the services started here would inherit a lock's descriptor and hold it.
+take_run_lock() {
+  local lock="$RUN/up.lock" holder
+  if ! mkdir "$lock" 2>/dev/null; then
+    holder=$(cat "$lock/pid" 2>/dev/null || true)
+    if [ -n "$holder" ] && kill -0 "$holder" 2>/dev/null; then
+      echo "error: another 'bash scripts/up.sh' (pid $holder) is running for $RUN; wait for it to finish, then see 'bash scripts/up.sh status'" >&2
+      exit 1
+    fi
+    # Its holder is gone (killed mid-way): the lock is taken over.
+    rm -rf "$lock"
+    mkdir "$lock" 2>/dev/null || { echo "error: another 'bash scripts/up.sh' is starting for $RUN" >&2; exit 1; }
+  fi
+  echo $$ >"$lock/pid"
+  trap 'rm -rf "$RUN/up.lock"' EXIT
+}
+
+case "${1:-up}" in up|down|reset|simulate) take_run_lock ;; esac
 case "${1:-up}" in
   down) down ;;
   reset) reset ;;

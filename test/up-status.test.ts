@@ -116,4 +116,21 @@ describe('bash scripts/up.sh beside a port it does not hold', () => {
       rmSync(runDir, { recursive: true, force: true });
     }
   });
+  it('when another start holds the run directory, then a second start refuses at once, naming it, and starts nothing', async () => {
+    const lockedDir = mkdtempSync(path.join(tmpdir(), 'signal-run-'));
+    // The first start, as far as the lock tells: a process that is running.
+    const first = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    try {
+      mkdirSync(path.join(lockedDir, 'up.lock'), { recursive: true });
+      writeFileSync(path.join(lockedDir, 'up.lock', 'pid'), String(first.pid));
+      const { code, out } = await upSh('up', lockedDir, '4999');
+      expect(code).toBe(1);
+      expect(out).toContain(`another 'bash scripts/up.sh' (pid ${first.pid}) is running for ${lockedDir}`);
+      expect(readdirSync(path.join(lockedDir, 'pids'))).toEqual([]);
+      expect(readdirSync(path.join(lockedDir, 'logs'))).toEqual([]);
+    } finally {
+      first.kill();
+      rmSync(lockedDir, { recursive: true, force: true });
+    }
+  });
 });
