@@ -90,7 +90,13 @@ export const wholeNumberParam = (name: string, min: number, max: number) => {
   return z.preprocess(
     // Any decimal numeral is read as a number, so -1 or 1.5 are told what is wrong with them.
     (v) => (typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v),
-    z.number({ error: whole }).int({ error: whole }).min(min, { error: range }).max(max, { error: range }),
+    // One message a value: out of range is said first (a numeral past 2^53, say, is not also
+    // "not whole"), then a fraction in range.
+    z
+      .number({ error: whole })
+      .min(min, { error: range, abort: true })
+      .max(max, { error: range, abort: true })
+      .int({ error: whole }),
   );
 };
 

@@ -55,3 +55,16 @@ describe('ISO 8601 instants (the since parameter)', () => {
     },
   );
 });
+
+describe('whole-number parameters (limit, page)', () => {
+  it.each([
+    ['99999999999999999999', 'limit must be between 1 and 100'],
+    ['101', 'limit must be between 1 and 100'],
+    ['-1', 'limit must be between 1 and 100'],
+    ['1.5', 'limit must be a whole number'],
+    ['abc', 'limit must be a whole number'],
+  ])('when limit is %j, then it is refused with the one message %j', (text, message) => {
+    const r = signalListQuerySchema.safeParse({ limit: text });
+    expect(r.error?.issues.map((i) => i.message)).toEqual([message]);
+  });
+});
