@@ -144,3 +144,17 @@ export class SubmissionKey {
     this.key = undefined;
   }
 }
+
+/** A SubmissionKey for each thing acted on (a delivery re-sent, a key rolled), kept across redraws. */
+export class SubmissionKeys {
+  private readonly keys = new Map<string, SubmissionKey>();
+
+  of(id: string): SubmissionKey {
+    let key = this.keys.get(id);
+    if (!key) {
+      key = new SubmissionKey();
+      this.keys.set(id, key);
+    }
+    return key;
+  }
+}

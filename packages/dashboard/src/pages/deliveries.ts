@@ -1,6 +1,6 @@
 /** One webhook's deliveries, each with its attempts; test, re-send and recover. */
 import type { Delivery, WebhookSubscription } from '@signal/contracts';
-import { SubmissionKey, call, get, post } from '../api.js';
+import { SubmissionKey, SubmissionKeys, call, get, post } from '../api.js';
 import { refreshDue, type RefreshState } from '../polling.js';
 import {
   badge,
@@ -262,15 +262,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
   /** Deliveries whose attempts are shown, with their last detail. */
   const open = new Map<string, Delivery | undefined>();
   /** Each delivery's re-send key, kept across redraws until its request is answered. */
-  const retryKeys = new Map<string, SubmissionKey>();
-  const retryKeyOf = (deliveryId: string): SubmissionKey => {
-    let key = retryKeys.get(deliveryId);
-    if (!key) {
-      key = new SubmissionKey();
-      retryKeys.set(deliveryId, key);
-    }
-    return key;
-  };
+  const retryKeys = new SubmissionKeys();
   let generation = 0;
   const render = (deliveries: Delivery[], meta?: { total: number; total_pages: number }) => {
     // A redraw puts the focus back where it was (the same control of the same delivery).
@@ -321,7 +313,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
                         : `Retry delivery ${d.id} now`,
                     onclick: oneAtATime(async () => {
                       const waiting = (full ?? d).status === 'pending';
-                      const key = retryKeyOf(d.id);
+                      const key = retryKeys.of(d.id);
                       if (
                         await act(
                           () =>

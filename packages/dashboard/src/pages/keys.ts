@@ -1,5 +1,5 @@
 /** Profile → API settings: the plan, the keys and their usage. */
-import { SubmissionKey, del, get, post } from '../api.js';
+import { SubmissionKey, SubmissionKeys, del, get, post } from '../api.js';
 import { usageChart } from '../charts.js';
 import {
   badge,
@@ -177,15 +177,7 @@ export async function keysView(): Promise<void> {
    * Each key's roll keeps its Idempotency-Key until it is answered: a roll whose answer was lost,
    * asked again, shows the replacement it made (a second roll would be refused, its secret unseen).
    */
-  const rollKeys = new Map<string, SubmissionKey>();
-  const rollKeyOf = (keyId: string): SubmissionKey => {
-    let key = rollKeys.get(keyId);
-    if (!key) {
-      key = new SubmissionKey();
-      rollKeys.set(keyId, key);
-    }
-    return key;
-  };
+  const rollKeys = new SubmissionKeys();
   const roll = async (k: KeyRow) => {
     const overlap = select('overlap', OVERLAPS, '86400');
     const ok = await confirmDialog(
@@ -196,7 +188,7 @@ export async function keysView(): Promise<void> {
     );
     if (!ok) return;
     const body = { overlap_seconds: Number(overlap.value) };
-    const key = rollKeyOf(k.id);
+    const key = rollKeys.of(k.id);
     const r = await act(() =>
       post<{ created: KeyRow & { key: string }; previous: KeyRow }>(
         pathOf('dashboardRollKey', { key_id: k.id }),
