@@ -67,15 +67,16 @@ stop_processes() {
   done
 }
 
-down() {
+down() { # [quiet]: reset says what it did itself
   if [ -f "$RUN/compose" ]; then docker compose down; rm -f "$RUN/compose"; return; fi
   stop_processes
   INFRA_PERSIST=1 infra/local/infra.sh down || true
-  echo "stopped (data kept; 'bash scripts/up.sh reset' wipes it)"
+  [ -n "${1:-}" ] || echo "stopped (data kept; 'bash scripts/up.sh reset' wipes it)"
 }
 
 reset() {
-  down
+  down quiet
+  echo "stopped"
   INFRA_PERSIST=1 infra/local/infra.sh reset
   # The broker is the machine's: events of the wiped data must not reach the next run.
   source scripts/lib/toolchain.sh
@@ -209,7 +210,10 @@ status() {
       printf '%-16s %-6s %-7s %s\n' "$name" "$state" "${port:--}" "$ready"
       if [ "$state" = down ]; then down_seen="$down_seen $name"; fi
     done
-    if [ -n "$down_seen" ]; then
+    local holder; holder=$(cat "$RUN/up.lock/pid" 2>/dev/null || true)
+    if [ -n "$holder" ] && kill -0 "$holder" 2>/dev/null; then
+      echo "a 'bash scripts/up.sh' (pid $holder) is running now: starting or stopping; see again when it is done."
+    elif [ -n "$down_seen" ]; then
       for name in $down_seen; do echo "down: $name (its log: $RUN/logs/$name.log)"; done
       echo "'bash scripts/up.sh' starts everything again (data kept; open streams reconnect)."
     fi

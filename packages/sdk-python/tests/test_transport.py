@@ -129,6 +129,28 @@ class RetryTests(TransportCase):
             self.client(server, timeout=0.1, max_retries=1).signals.get("sig_1")
         self.assertEqual([r.reason for r in self.retries], ["timeout"])
 
+    def test_when_the_body_trickles_past_the_timeout_then_a_timeout_error_follows_the_retries(self) -> None:
+        def script(s: ScriptedServer, r: Recorded, h: Any) -> None:
+            # The head at once, then a byte every 50 ms: no single read waits the timeout out.
+            h.send_response(200)
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Length", "1000")
+            h.end_headers()
+            try:
+                for _ in range(40):
+                    h.wfile.write(b" ")
+                    h.wfile.flush()
+                    time.sleep(0.05)
+            except OSError:
+                pass
+            h.close_connection = True
+            return None
+
+        server = self.serve(script)
+        with self.assertRaises(SignalTimeoutError):
+            self.client(server, timeout=0.3, max_retries=1).signals.get("sig_1")
+        self.assertEqual([r.reason for r in self.retries], ["timeout"])
+
     def test_when_responses_carry_the_rate_limit_headers_then_the_client_keeps_the_latest(self) -> None:
         def script(s: ScriptedServer, r: Recorded, _h: Any) -> Response:
             remaining = str(3 - len(s.requests))
@@ -275,7 +297,7 @@ class ResourceTests(TransportCase):
     def test_when_an_id_is_empty_or_a_dot_segment_then_not_found_is_raised_before_sending(self) -> None:
         server = self.serve(lambda s, r, h: ok([]))
         client = self.client(server)
-        for bad in ("", ".", ".."):
+        for bad in ("", ".", "..", "stream"):
             with self.assertRaises(NotFoundError) as refused:
                 client.signals.get(bad)
             self.assertEqual((refused.exception.status, refused.exception.code), (404, "NOT_FOUND"))

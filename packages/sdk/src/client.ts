@@ -110,16 +110,28 @@ const DEDUPLICATED_POSTS: readonly RegExp[] = Object.values(OPERATIONS)
   .filter((o) => o.method === 'POST' && o.idempotencyKey)
   .map((o) => new RegExp(`^${o.path.replace(/\{[^}]+\}/g, '[^/]+')}$`));
 
+/** The fixed words of the API's paths (`stream`, `deliveries`, …): never an id. */
+const ROUTE_WORDS: ReadonlySet<string> = new Set(
+  Object.values(OPERATIONS).flatMap((o) => o.path.split('/').filter((w) => w !== '' && !w.startsWith('{'))),
+);
+
 /**
  * The ids of a path, refused before anything is sent when one names no resource: an id that is
  * empty, `.` or `..` (or not a string) would make the URL name another one once resolved — the
- * list, or the webhook a delivery belongs to — and the call would return it as if it were the
- * one asked for. It is the NotFoundError the API gives a malformed id.
+ * list, or the webhook a delivery belongs to — and one that is a word of the paths another
+ * route (`signals.get('stream')` would open the live stream); the call would return that as if
+ * it were the one asked for. It is the NotFoundError the API gives a malformed id.
  */
 function ids<P extends Record<string, string>>(params: P): P {
   for (const [name, id] of Object.entries(params)) {
     const value: unknown = id;
-    if (typeof value !== 'string' || value === '' || value === '.' || value === '..')
+    if (
+      typeof value !== 'string' ||
+      value === '' ||
+      value === '.' ||
+      value === '..' ||
+      ROUTE_WORDS.has(value)
+    )
       throw new NotFoundError(
         404,
         'NOT_FOUND',
@@ -501,16 +513,19 @@ export class SignalClient {
     };
     for (let attempt = 1; ; attempt += 1) {
       let res: Response;
+      let text: string;
       const call = attemptSignal(opts?.signal, timeoutMs);
       try {
         res = await this.fetchImpl(url, { method, headers, body: payload, signal: call.signal });
+        // The body within the same attempt's time: a response whose body stalls is a timeout too.
+        text = await res.text();
       } catch (err) {
         call.done();
         if (opts?.signal?.aborted) throw err;
         const name = typeof err === 'object' && err !== null && 'name' in err ? String(err.name) : '';
         const timedOut = name === 'TimeoutError' || name === 'AbortError';
         const error = timedOut
-          ? new SignalTimeoutError(`${method} ${path}: no response within ${timeoutMs} ms`)
+          ? new SignalTimeoutError(`${method} ${path}: no complete response within ${timeoutMs} ms`)
           : new SignalConnectionError(`${method} ${path}: ${networkFailure(err, this.baseUrl)}`, {
               cause: err,
             });
@@ -520,7 +535,6 @@ export class SignalClient {
         if (safe && (await waitToRetry(attempt, error))) continue;
         throw error;
       }
-      const text = await res.text();
       call.done();
       let json: unknown;
       try {

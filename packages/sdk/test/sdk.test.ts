@@ -131,7 +131,7 @@ describe('@signal/sdk against the running system', () => {
     expect((err as NotFoundError).requestId).toMatch(/.+/);
     // An id that names no resource is refused before a request is made (its URL would name the
     // list, or the webhook a delivery belongs to).
-    for (const id of ['', '.', '..']) {
+    for (const id of ['', '.', '..', 'stream']) {
       await expect(client.signals.get(id)).rejects.toBeInstanceOf(NotFoundError);
       await expect(client.webhooks.get(id)).rejects.toMatchObject({ code: 'NOT_FOUND', status: 404 });
       await expect(client.webhooks.deliveries.get('wh_x', id)).rejects.toBeInstanceOf(NotFoundError);
@@ -499,7 +499,7 @@ describe('@signal/sdk transport', () => {
   let server: Server;
   let url: string;
   const seen: { method: string; key: string | undefined }[] = [];
-  let mode: 'flaky' | 'hang' | 'error-once' | 'unavailable' | 'too-large' = 'flaky';
+  let mode: 'flaky' | 'hang' | 'stall-body' | 'error-once' | 'unavailable' | 'too-large' = 'flaky';
   let errored = false;
 
   beforeAll(async () => {
@@ -507,6 +507,12 @@ describe('@signal/sdk transport', () => {
       const key = req.headers['idempotency-key'];
       seen.push({ method: req.method ?? '', key: typeof key === 'string' ? key : undefined });
       if (mode === 'hang') return; // never responds
+      if (mode === 'stall-body') {
+        // The head, then a body that never ends.
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+        res.write('{"success":');
+        return;
+      }
       if (mode === 'too-large') {
         res.writeHead(413, { 'content-type': 'application/json' });
         res.end(
@@ -578,6 +584,20 @@ describe('@signal/sdk transport', () => {
       retryBaseDelayMs: 10,
     });
     await expect(c.stats.get()).rejects.toBeInstanceOf(SignalTimeoutError);
+  });
+
+  it('when the head comes but the body stalls, then it is a SignalTimeoutError too, after the retries', async () => {
+    mode = 'stall-body';
+    const c = new SignalClient({
+      baseUrl: url,
+      apiKey: 'k',
+      timeoutMs: 200,
+      maxRetries: 1,
+      retryBaseDelayMs: 10,
+    });
+    const before = seen.length;
+    await expect(c.stats.get()).rejects.toBeInstanceOf(SignalTimeoutError);
+    expect(seen.length - before).toBe(2);
   });
 
   it('when a POST the server does not deduplicate gets no response, then it is not repeated (it may have happened)', async () => {

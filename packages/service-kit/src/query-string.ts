@@ -7,5 +7,8 @@ import { parse, type ParsedUrlQuery } from 'node:querystring';
  * bound on a request's head (16 KB) bounds how many there can be.
  */
 export function queryParameters(raw: string): ParsedUrlQuery {
-  return parse(raw, '&', '=', { maxKeys: 0 });
+  const parameters = parse(raw, '&', '=', { maxKeys: 0 });
+  // A piece without a name (`&=&`, `=x`) names nothing, as an empty piece (`&&`) does.
+  delete parameters[''];
+  return parameters;
 }

@@ -16,6 +16,7 @@ from typing import (
     Callable,
     Dict,
     Iterator,
+    List,
     Mapping,
     Optional,
     Sequence,
@@ -69,13 +70,18 @@ from .routes import OPERATIONS, path_of
 from .version import __version__
 
 
+# The fixed words of the API's paths ("stream", "deliveries", ...): never an id.
+_ROUTE_WORDS = frozenset(w for o in OPERATIONS.values() for w in o.path.split("/") if w and not w.startswith("{"))
+
+
 def _id_path(operation: str, **ids: str) -> str:
     """The path of ``operation`` for these ids, refused before anything is sent when one names no
     resource: an id that is empty, ``.`` or ``..`` (or not a string) would make the URL name another
-    one once resolved (the list, or the webhook a delivery belongs to), returned as if it were the
-    one asked for. It is the NotFoundError the API gives a malformed id."""
+    one once resolved (the list, or the webhook a delivery belongs to), and one that is a word of the
+    paths another route (``signals.get("stream")`` would open the live stream), returned as if it were
+    the one asked for. It is the NotFoundError the API gives a malformed id."""
     for name, value in ids.items():
-        if not isinstance(value, str) or value in ("", ".", ".."):
+        if not isinstance(value, str) or value in ("", ".", "..") or value in _ROUTE_WORDS:
             raise NotFoundError(404, "NOT_FOUND", f"{name} {value!r} is not an id: nothing was sent.")
     return path_of(operation, **ids)
 
@@ -223,15 +229,16 @@ class SignalClient:
         while True:
             last = attempt >= self.max_retries
             try:
+                deadline = time.monotonic() + per_attempt
                 status, res_headers, res = self._open(method, url, headers, payload, per_attempt)
-                raw = res if isinstance(res, bytes) else _read_all(res)
+                raw = res if isinstance(res, bytes) else _read_all(res, deadline)
             except (urllib.error.URLError, HTTPException, OSError) as err:
                 timed_out = is_timeout(err)
                 # A POST that got no response may have happened: it is sent again only where the
                 # server responds to a repeat with what the first made.
                 if last or (method == "POST" and not deduplicated):
                     if timed_out:
-                        raise SignalTimeoutError(f"{method} {path}: no response within {per_attempt} s") from err
+                        raise SignalTimeoutError(f"{method} {path}: no complete response within {per_attempt} s") from err
                     raise SignalConnectionError(f"{method} {path}: {err}") from err
                 attempt += 1
                 self._wait(
@@ -289,9 +296,18 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
-def _read_all(res: HTTPResponse) -> bytes:
+def _read_all(res: HTTPResponse, deadline: float) -> bytes:
+    """The whole body within the attempt's time: the socket's timeout bounds one read only, so a
+    body that trickles (or a stream's keep-alives) would hold the call for ever."""
+    chunks: List[bytes] = []
     try:
-        return res.read()
+        while True:
+            if time.monotonic() > deadline:
+                raise TimeoutError("the response's body did not complete in time")
+            chunk = res.read1(65536)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
     finally:
         res.close()
 
