@@ -209,6 +209,10 @@ export function oneAtATime(handler: () => Promise<void>): (ev: Event) => Promise
       if (button) {
         button.disabled = false;
         button.removeAttribute('aria-busy');
+        // A disabled button loses the focus (a dialog it opened could not give it back): a
+        // keyboard user is put back where they were, unless the focus has gone somewhere since.
+        const focused = document.activeElement;
+        if (button.isConnected && (focused === null || focused === document.body)) button.focus();
       }
     }
   };

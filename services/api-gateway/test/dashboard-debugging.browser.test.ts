@@ -463,6 +463,57 @@ describeIfBrowser('dashboard in chromium', () => {
         const key = Buffer.from(shown.replace(/^whsec_/, ''), 'base64');
         const expected = `v1,${createHmac('sha256', key).update(content).digest('base64')}`;
         expect(signatures[0]).toBe(expected);
+
+        // A key roll whose answer is lost, asked again from the keyboard: the dialog keeps the
+        // overlap chosen, the repeat shows the replacement's secret, and focus comes back.
+        await p.goto(`${sys.gw.url}/dashboard#/keys`);
+        await p.getByLabel('Key name').fill('rolled');
+        await p.getByRole('button', { name: 'Create key' }).click();
+        await p.getByRole('region', { name: 'New key “rolled”' }).waitFor();
+        await p.route(
+          '**/v1/dashboard/keys/*/roll',
+          async (route) => {
+            await route.fetch();
+            await route.abort('failed');
+          },
+          { times: 1 },
+        );
+        // The key's own button (its replacement, once made, has the same name and another prefix).
+        const rollLabel = await p
+          .getByRole('button', { name: /^Roll key rolled/ })
+          .getAttribute('aria-label');
+        const rollButton = p.getByRole('button', { name: rollLabel!, exact: true });
+        const rollDialog = p.getByRole('dialog', { name: 'Roll “rolled”?' });
+        // A dialog closed with Escape gives the focus back to the button that opened it.
+        await rollButton.focus();
+        await p.keyboard.press('Enter');
+        await rollDialog.waitFor();
+        await p.keyboard.press('Escape');
+        await waitFor(
+          async () => (await p.evaluate('document.activeElement?.getAttribute("aria-label")')) === rollLabel,
+          5000,
+          50,
+          'the focus back on the Roll button',
+        );
+        await rollButton.click();
+        await rollDialog.getByLabel('Overlap').selectOption('3600');
+        await rollDialog.getByRole('button', { name: 'Roll key' }).click();
+        await p.getByRole('status').getByText('The server could not be reached', { exact: false }).waitFor();
+        await rollButton.focus();
+        await p.keyboard.press('Enter');
+        expect(await rollDialog.getByLabel('Overlap').inputValue()).toBe('3600');
+        await rollDialog.getByRole('button', { name: 'Roll key' }).click();
+        await p
+          .getByRole('status')
+          .getByText(/^Key rolled\. The old key sk_live_\w+… keeps working until /)
+          .waitFor();
+        await p.getByRole('region', { name: 'New key “rolled”' }).waitFor();
+        // One replacement: the key and the one that replaces it.
+        const rolledRows = p
+          .getByRole('table', { name: 'API keys' })
+          .getByRole('row')
+          .filter({ hasText: 'rolled' });
+        await waitFor(async () => (await rolledRows.count()) === 2, 5000, 50, 'the key and its replacement');
       } finally {
         await receiver.close();
         await close();

@@ -87,6 +87,9 @@ describe('GET /v1/signals', () => {
     expect(filtered.body.meta.total).toBe(created.filter((s) => s.type === '3d').length);
     expect(filtered.body.data.every((s: SignalDetail) => s.type === '3d')).toBe(true);
     await get(`/v1/signals?${'&'.repeat(1000)}limit=abc`).expect(400);
+    // A piece without a name names nothing: ignored, as an empty piece is.
+    const nameless = await get(`/v1/signals?&=&=x&type=3d&limit=100`).expect(200);
+    expect(nameless.body.meta.total).toBe(filtered.body.meta.total);
 
     const names = Array.from({ length: 1500 }, (_, i) => `p${i}=1`).join('&');
     const refused = errorEnvelopeSchema.parse((await get(`/v1/signals?${names}`).expect(400)).body);

@@ -178,8 +178,10 @@ export async function keysView(): Promise<void> {
    * asked again, shows the replacement it made (a second roll would be refused, its secret unseen).
    */
   const rollKeys = new SubmissionKeys();
+  /** The overlap of each key's roll not answered yet: asked again, the roll is the same request. */
+  const unansweredOverlap = new Map<string, string>();
   const roll = async (k: KeyRow) => {
-    const overlap = select('overlap', OVERLAPS, '86400');
+    const overlap = select('overlap', OVERLAPS, unansweredOverlap.get(k.id) ?? '86400');
     const ok = await confirmDialog(
       `Roll “${k.name}”?`,
       h('p', {}, 'A new key is created now. Deploy it, then the old key stops after the overlap you choose.'),
@@ -189,6 +191,7 @@ export async function keysView(): Promise<void> {
     if (!ok) return;
     const body = { overlap_seconds: Number(overlap.value) };
     const key = rollKeys.of(k.id);
+    unansweredOverlap.set(k.id, overlap.value);
     const r = await act(() =>
       post<{ created: KeyRow & { key: string }; previous: KeyRow }>(
         pathOf('dashboardRollKey', { key_id: k.id }),
@@ -196,17 +199,21 @@ export async function keysView(): Promise<void> {
         { idempotencyKey: key.for(body) },
       ),
     );
-    if (r) {
-      key.done();
-      const old = r.previous;
-      announce(
-        old.status === 'active' && old.expires_at
-          ? `Key rolled. The old key ${old.prefix}… keeps working until ${fmtDate(old.expires_at)} (${fmtRelative(old.expires_at)}); the new one is ${r.created.prefix}….`
-          : `Key rolled. The old key ${old.prefix}… is revoked; the new one is ${r.created.prefix}….`,
-      );
-      showSecret(r.created.key, r.created.name);
+    if (!r) {
+      // Made or not, the list says: a replacement made before its answer was lost shows in it.
       await refreshList();
+      return;
     }
+    key.done();
+    unansweredOverlap.delete(k.id);
+    const old = r.previous;
+    announce(
+      old.status === 'active' && old.expires_at
+        ? `Key rolled. The old key ${old.prefix}… keeps working until ${fmtDate(old.expires_at)} (${fmtRelative(old.expires_at)}); the new one is ${r.created.prefix}….`
+        : `Key rolled. The old key ${old.prefix}… is revoked; the new one is ${r.created.prefix}….`,
+    );
+    showSecret(r.created.key, r.created.name);
+    await refreshList();
   };
 
   const usageSelect = h('select', { name: 'usage-subject' });
