@@ -67,6 +67,22 @@ describe('the key cap and rolls', () => {
     expect(await d.active()).toHaveLength(3);
   });
 
+  it('when a key in its overlap has its replacement revoked, then it can be rolled again, once', async () => {
+    const d = await dashboard(5);
+    const first = (await d.roll(d.keyId, 3600).expect(201)).body.data;
+    await request(gw.url)
+      .delete(`/v1/dashboard/keys/${first.created.id as string}`)
+      .set(d.auth)
+      .expect(200);
+    const second = (await d.roll(d.keyId, 3600).expect(201)).body.data;
+    expect(second.created.id).not.toBe(first.created.id);
+    expect(second.previous.id).toBe(d.keyId);
+    // The new replacement works, so the key is being rolled out again.
+    const again = await d.roll(d.keyId, 3600).expect(409);
+    expect(again.body.error.message).toContain('already being rolled out');
+    expect((await d.active()).map((k) => k.id).sort()).toEqual([d.keyId, second.created.id].sort());
+  });
+
   it('when the same key is rolled many times at once, then one roll makes a key and the others are refused', async () => {
     const d = await dashboard(20);
     const rolls = await Promise.all(Array.from({ length: 8 }, () => d.roll(d.keyId, 3600)));

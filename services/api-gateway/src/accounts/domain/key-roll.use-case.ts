@@ -12,6 +12,10 @@ import {
   type CreatedKey,
 } from './accounts.use-cases';
 
+/** Does a key still let requests in at `now` (neither revoked nor expired)? */
+const worksAt = (key: { revoked_at: Date | null; expires_at: Date | null }, now: number): boolean =>
+  key.revoked_at === null && (key.expires_at === null || new Date(key.expires_at).getTime() > now);
+
 export interface RolledKey {
   created: CreatedKey;
   previous: ApiKeyView;
@@ -40,7 +44,16 @@ export async function rollApiKey(
   if (old.revoked_at || (oldExpiry !== null && oldExpiry <= now)) {
     return fail('CONFLICT', 'Only an active key can be rolled; create a new key instead.');
   }
-  if (old.replaced_by || !(await deps.repository.claimRoll(accountId, keyId, replacementId))) {
+  // A replacement that no longer works (revoked, or expired) replaces nothing: its claim is given
+  // up so the key can be rolled again. One still being made is not found yet and keeps its claim.
+  if (old.replaced_by) {
+    const replacement = await deps.repository.findKey(accountId, old.replaced_by);
+    if (replacement && !worksAt(replacement, now))
+      await deps.repository.releaseRoll(accountId, keyId, old.replaced_by);
+    else
+      return fail('CONFLICT', 'This key is already being rolled out; roll the key that replaces it instead.');
+  }
+  if (!(await deps.repository.claimRoll(accountId, keyId, replacementId))) {
     return fail('CONFLICT', 'This key is already being rolled out; roll the key that replaces it instead.');
   }
   const created = await createApiKey(
