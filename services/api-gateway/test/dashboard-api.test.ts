@@ -47,6 +47,16 @@ describe('dashboard API (cookie session)', () => {
     expect(res.body.data.csrf_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
+  it('when a session asks for a path no route owns, then it is 404 as for an API key, never 401', async () => {
+    const s = await signUp(url);
+    for (const path of ['/v1/nope', '/v1/', '/v1/signals/sig_1/extra']) {
+      const res = await request(url).get(path).set('Cookie', s.cookie).expect(404);
+      expect(res.body.error.code).toBe('NOT_FOUND');
+    }
+    // The session still works.
+    await request(url).get('/v1/signals').set('Cookie', s.cookie).expect(200);
+  });
+
   it('when an unsafe request lacks the CSRF token or comes from another origin, then it is refused with 403 saying which', async () => {
     const s = await signUp(url);
     const noToken = await request(url).post('/v1/dashboard/keys').set('Cookie', s.cookie).send({ name: 'x' });

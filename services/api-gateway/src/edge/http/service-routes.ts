@@ -126,7 +126,7 @@ export function routeLabelOf(url: string, prefix: string): string {
  * Which requests take the API-key path: every method but OPTIONS under the API's root, except
  * the routes the gateway owns (login, account, the dashboard's API), and except dashboard-session
  * requests (a session cookie and no Authorization header) to the services' routes, which the
- * dashboard's Express router serves.
+ * dashboard's Express router serves, or to a path no route owns.
  */
 export function takesApiPath(
   method: string,
@@ -141,5 +141,8 @@ export function takesApiPath(
   if (owner === 'gateway') return false;
   if (headers.authorization !== undefined) return true;
   const cookie = typeof headers.cookie === 'string' ? headers.cookie : undefined;
-  return !(isService(owner) && readCookie(cookie, sessionCookie) !== undefined);
+  // With a session, a path no route owns goes to the Express app's 404 too, as an API key's gets
+  // a 404 after its check: the key path would answer it 401 "missing API key", and the dashboard
+  // would take that for its session's end.
+  return !((owner === undefined || isService(owner)) && readCookie(cookie, sessionCookie) !== undefined);
 }
