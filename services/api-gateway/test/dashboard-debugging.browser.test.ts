@@ -341,6 +341,16 @@ describeIfBrowser('dashboard in chromium', () => {
         expect(await p.getByText('Loading…').count()).toBe(0);
         await p.getByRole('link', { name: '← Webhooks' }).click();
         await p.getByRole('heading', { name: 'Webhooks' }).waitFor();
+        // Links that are not ids: a signal named `stream` is not the live stream, and `..` goes
+        // nowhere; the session stays.
+        await p.goto(`${sys.gw.url}/dashboard#/signals/stream`);
+        await p.getByRole('heading', { name: 'Signal' }).waitFor();
+        await p.getByRole('status').getByText('There is no signal "stream".').waitFor();
+        await p.goto(`${sys.gw.url}/dashboard#/webhooks/..`);
+        await p.getByRole('heading', { name: 'Deliveries' }).waitFor();
+        await p.locator('#status .error').waitFor();
+        await p.getByRole('link', { name: '← Webhooks' }).click();
+        await p.getByRole('heading', { name: 'Webhooks' }).waitFor();
       } finally {
         await close();
       }

@@ -2,7 +2,16 @@
 import type { SignalDetail, SignalListItem } from '@signal/contracts';
 import { call, get, isRecord } from '../api.js';
 import { badge, field, fmtDate, fmtRelative, h, replace, select, table, zoneName } from '../dom.js';
-import { SIGNAL_TYPES, SIGNAL_STATUSES, WEBHOOK_EVENTS, onLeave, act, every, page } from '../shell.js';
+import {
+  SIGNAL_TYPES,
+  SIGNAL_STATUSES,
+  WEBHOOK_EVENTS,
+  onLeave,
+  act,
+  announce,
+  every,
+  page,
+} from '../shell.js';
 import { pathOf } from '../generated/routes.js';
 
 export async function signalsView(): Promise<void> {
@@ -229,10 +238,16 @@ function matchesFilters(row: SignalListItem, params: URLSearchParams): boolean {
   return !status || row.performance.status === status;
 }
 
+/** A signal id as the API makes them (`sig_` and a ULID): anything else names no signal. */
+const SIGNAL_ID = /^sig_[0-9A-Za-z]+$/;
+
 export async function signalView(id: string): Promise<void> {
-  const s = await act(() => get<SignalDetail>(pathOf('getSignal', { signal_id: id })));
+  // Anything else is not asked for: `stream` would open the live stream, `..` name the list.
+  const isId = SIGNAL_ID.test(id);
+  const s = isId ? await act(() => get<SignalDetail>(pathOf('getSignal', { signal_id: id }))) : undefined;
   if (!s) {
     page('Signal', h('p', {}, h('a', { href: '#/signals' }, '← Signals')));
+    if (!isId) announce(`There is no signal ${JSON.stringify(id)}.`, true);
     return;
   }
   const row = (k: string, v: Node | string) => [h('dt', {}, k), h('dd', {}, v)];
