@@ -142,8 +142,8 @@ if [ -n "$browser_pid" ]; then settle browser-install "$browser_pid" || exit 1; 
 
 # The tests' typecheck (the sources were checked by the build) and lint: single-threaded tools,
 # niced so the tests they run beside keep the processor they ask for.
-beside typecheck nice pnpm exec tsc -p tsconfig.test.json --noEmit; typecheck_pid=$!
-beside lint nice pnpm exec eslint . --max-warnings 0; lint_pid=$!
+beside typecheck nice -n 19 pnpm exec tsc -p tsconfig.test.json --noEmit; typecheck_pid=$!
+beside lint nice -n 19 pnpm exec eslint . --max-warnings 0; lint_pid=$!
 
 if [ $# -gt 0 ]; then
   step "tests: $*"
