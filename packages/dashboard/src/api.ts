@@ -126,17 +126,24 @@ export const del = <T>(path: string) => call<T>('DELETE', path).then((e) => e.da
  * so the server responds with what it made instead of making a second one. A new body, or a
  * submission that succeeded, starts over with a fresh key.
  */
-export class SubmissionKey {
+export class SubmissionKey<B = unknown> {
   private key: string | undefined;
   private body = '';
+  private sent: B | undefined;
 
-  for(body: unknown): string {
+  for(body: B): string {
     const json = JSON.stringify(body);
     if (this.key === undefined || json !== this.body) {
       this.key = crypto.randomUUID();
       this.body = json;
     }
+    this.sent = body;
     return this.key;
+  }
+
+  /** The body of the submission not answered yet (none: the next one is new). */
+  pending(): B | undefined {
+    return this.key === undefined ? undefined : this.sent;
   }
 
   /** The submission got its response: the next one is a new submission. */
@@ -146,13 +153,13 @@ export class SubmissionKey {
 }
 
 /** A SubmissionKey for each thing acted on (a delivery re-sent, a key rolled), kept across redraws. */
-export class SubmissionKeys {
-  private readonly keys = new Map<string, SubmissionKey>();
+export class SubmissionKeys<B = unknown> {
+  private readonly keys = new Map<string, SubmissionKey<B>>();
 
-  of(id: string): SubmissionKey {
+  of(id: string): SubmissionKey<B> {
     let key = this.keys.get(id);
     if (!key) {
-      key = new SubmissionKey();
+      key = new SubmissionKey<B>();
       this.keys.set(id, key);
     }
     return key;

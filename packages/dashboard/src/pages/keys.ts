@@ -176,12 +176,12 @@ export async function keysView(): Promise<void> {
   /**
    * Each key's roll keeps its Idempotency-Key until it is answered: a roll whose answer was lost,
    * asked again, shows the replacement it made (a second roll would be refused, its secret unseen).
+   * The dialog offers that roll's overlap again, so the repeat is the same request.
    */
-  const rollKeys = new SubmissionKeys();
-  /** The overlap of each key's roll not answered yet: asked again, the roll is the same request. */
-  const unansweredOverlap = new Map<string, string>();
+  const rollKeys = new SubmissionKeys<{ overlap_seconds: number }>();
   const roll = async (k: KeyRow) => {
-    const overlap = select('overlap', OVERLAPS, unansweredOverlap.get(k.id) ?? '86400');
+    const unanswered = rollKeys.of(k.id).pending();
+    const overlap = select('overlap', OVERLAPS, String(unanswered?.overlap_seconds ?? 86400));
     const ok = await confirmDialog(
       `Roll “${k.name}”?`,
       h('p', {}, 'A new key is created now. Deploy it, then the old key stops after the overlap you choose.'),
@@ -191,7 +191,6 @@ export async function keysView(): Promise<void> {
     if (!ok) return;
     const body = { overlap_seconds: Number(overlap.value) };
     const key = rollKeys.of(k.id);
-    unansweredOverlap.set(k.id, overlap.value);
     const r = await act(() =>
       post<{ created: KeyRow & { key: string }; previous: KeyRow }>(
         pathOf('dashboardRollKey', { key_id: k.id }),
@@ -205,7 +204,6 @@ export async function keysView(): Promise<void> {
       return;
     }
     key.done();
-    unansweredOverlap.delete(k.id);
     const old = r.previous;
     announce(
       old.status === 'active' && old.expires_at

@@ -7,6 +7,7 @@ import {
   type CreateKeyFailure,
   type CreatedKey,
 } from './accounts.use-cases';
+import { keyStatus } from './key-status';
 import type { KeyRequestClaim, KeyRequests } from './ports';
 import type { SecretSealer } from './sealed-secret';
 
@@ -89,10 +90,11 @@ export async function replayCreatedKey(
   }
   // A secret goes out again only while it is the key's way in: a revoked or expired key's is kept
   // back, as a webhook's rotated-out secret is.
-  if (doc.revoked_at !== null || (doc.expires_at !== null && doc.expires_at.getTime() <= Date.now())) {
+  const status = keyStatus(doc);
+  if (status !== 'active') {
     return fail(
       'CONFLICT',
-      `The key this Idempotency-Key created (${doc._id}) has been ${doc.revoked_at !== null ? 'revoked' : 'expired'} since, so its response (with its secret) is not repeated; use a new Idempotency-Key to create another.`,
+      `The key this Idempotency-Key created (${doc._id}) has been ${status} since, so its response (with its secret) is not repeated; use a new Idempotency-Key to create another.`,
     );
   }
   return succeed({ ...toKeyView(doc), key });

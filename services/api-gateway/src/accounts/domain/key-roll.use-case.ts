@@ -2,6 +2,7 @@ import type { ApiKeyView } from '@signal/contracts';
 import { fail, newId, succeed, type Result } from '@signal/service-kit';
 import { createHash } from 'node:crypto';
 import { replayCreatedKey, type CreateKeyDeps } from './create-key.use-case';
+import { keyStatus } from './key-status';
 import {
   createApiKey,
   keyNotFound,
@@ -11,10 +12,6 @@ import {
   type CreateKeyFailure,
   type CreatedKey,
 } from './accounts.use-cases';
-
-/** Does a key still let requests in at `now` (neither revoked nor expired)? */
-const worksAt = (key: { revoked_at: Date | null; expires_at: Date | null }, now: number): boolean =>
-  key.revoked_at === null && (key.expires_at === null || new Date(key.expires_at).getTime() > now);
 
 export interface RolledKey {
   created: CreatedKey;
@@ -48,7 +45,7 @@ export async function rollApiKey(
   // up so the key can be rolled again. One still being made is not found yet and keeps its claim.
   if (old.replaced_by) {
     const replacement = await deps.repository.findKey(accountId, old.replaced_by);
-    if (replacement && !worksAt(replacement, now))
+    if (replacement && keyStatus(replacement, now) !== 'active')
       await deps.repository.releaseRoll(accountId, keyId, old.replaced_by);
     else
       return fail('CONFLICT', 'This key is already being rolled out; roll the key that replaces it instead.');
