@@ -10,6 +10,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # SIGNAL_RUN_DIR: another state directory (the status test reads one of its own).
 RUN="${SIGNAL_RUN_DIR:-.run}"
+# The run directory's lock and its processes' stop.
+source scripts/lib/run-dir.sh
 mkdir -p "$RUN/logs" "$RUN/pids"
 
 internal_keys() {
@@ -54,22 +56,9 @@ wait_ready() { # url seconds
 }
 
 # Stops the local processes this run directory records (TERM, then KILL a second later).
-stop_processes() {
-  local f
-  for f in "$RUN"/pids/*.pid; do
-    [ -f "$f" ] || continue
-    kill "$(cat "$f")" 2>/dev/null || true
-  done
-  sleep 1
-  for f in "$RUN"/pids/*.pid; do
-    [ -f "$f" ] || continue
-    kill -9 "$(cat "$f")" 2>/dev/null || true; rm -f "$f"
-  done
-}
-
 down() { # [quiet]: reset says what it did itself
   if [ -f "$RUN/compose" ]; then docker compose down; rm -f "$RUN/compose"; return; fi
-  stop_processes
+  stop_run_processes "$RUN"
   INFRA_PERSIST=1 infra/local/infra.sh down || true
   [ -n "${1:-}" ] || echo "stopped (data kept; 'bash scripts/up.sh reset' wipes it)"
 }
@@ -130,7 +119,7 @@ claim_ports() {
   done
   if [ -n "$running" ]; then
     echo "==> already running:$running; restarting"
-    stop_processes
+    stop_run_processes "$RUN"
   fi
   for port in 4001 4002 4003 4004 "${GATEWAY_PORT:-8080}"; do
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
@@ -284,27 +273,8 @@ Logs in .run/logs/. Stop with: bash scripts/up.sh down
 TXT
 }
 
-# One start, stop or reset at a time per run directory: two starts at once each passed the port
-# check, started every service twice and recorded the pids of the copies that then exited, so
-# status showed serving processes as down and reset left a MongoDB-wire server running. A
-# directory, not flock: the services started here would inherit a lock's descriptor and hold it.
-take_run_lock() {
-  local lock="$RUN/up.lock" holder
-  if ! mkdir "$lock" 2>/dev/null; then
-    holder=$(cat "$lock/pid" 2>/dev/null || true)
-    if [ -n "$holder" ] && kill -0 "$holder" 2>/dev/null; then
-      echo "error: another 'bash scripts/up.sh' (pid $holder) is running for $RUN; wait for it to finish, then see 'bash scripts/up.sh status'" >&2
-      exit 1
-    fi
-    # Its holder is gone (killed mid-way): the lock is taken over.
-    rm -rf "$lock"
-    mkdir "$lock" 2>/dev/null || { echo "error: another 'bash scripts/up.sh' is starting for $RUN" >&2; exit 1; }
-  fi
-  echo $$ >"$lock/pid"
-  trap 'rm -rf "$RUN/up.lock"' EXIT
-}
-
-case "${1:-up}" in up|down|reset|simulate) take_run_lock ;; esac
+# One start, stop or reset at a time per run directory (scripts/lib/run-dir.sh says why).
+case "${1:-up}" in up|down|reset|simulate) take_run_lock "$RUN" ;; esac
 case "${1:-up}" in
   down) down ;;
   reset) reset ;;

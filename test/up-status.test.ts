@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -31,6 +31,37 @@ function upSh(command: string, runDir: string, gatewayPort: string): Promise<{ c
       (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, out: stdout + stderr }),
     );
   });
+}
+
+/**
+ * A start as far as the run directory's lock goes: takes it as up.sh does and says so, then holds
+ * it until the seven others have been refused (at most 5 s: two holders would wait for a refusal
+ * that never comes), so no start comes late enough to find it free again.
+ */
+const CONTENDER = `
+  ( set -e
+    source ${JSON.stringify(path.join(ROOT, 'scripts', 'lib', 'run-dir.sh'))}
+    take_run_lock "$1"
+    echo "$$" >>"$1/holders"
+    for _ in $(seq 250); do [ "$(cat "$1/refused" 2>/dev/null | wc -l)" -ge 7 ] && break; sleep 0.02; done
+  ) || { echo refused >>"$1/refused"; exit 1; }`;
+
+/** Eight starts of one run directory at once: how each ended. */
+function contend(runDir: string): Promise<Array<{ code: number; err: string }>> {
+  return Promise.all(
+    Array.from(
+      { length: 8 },
+      () =>
+        new Promise<{ code: number; err: string }>((resolve) => {
+          execFile(
+            'bash',
+            ['-c', CONTENDER, 'contender', runDir],
+            { encoding: 'utf8' },
+            (err, _out, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, err: stderr }),
+          );
+        }),
+    ),
+  );
 }
 
 /** The STATE column of each process row. */
@@ -97,6 +128,57 @@ describe('bash scripts/up.sh status', () => {
   });
 });
 
+describe("bash scripts/up.sh's stop of its processes", () => {
+  it('when a process takes longer than a second to shut down, then the stop lets it finish and returns once its port is free', async () => {
+    const runDir = mkdtempSync(path.join(tmpdir(), 'signal-run-'));
+    mkdirSync(path.join(runDir, 'pids'));
+    // A service that drains for 1.5 s after SIGTERM, holding its port, then says so and exits.
+    const drained = path.join(runDir, 'drained');
+    const service = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const s = require('node:net').createServer().listen(0, '127.0.0.1', () => console.log(s.address().port));
+         process.on('SIGTERM', () => setTimeout(() => { require('node:fs').writeFileSync(${JSON.stringify(drained)}, 'yes'); process.exit(0); }, 1500));`,
+      ],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    try {
+      const port = Number(
+        await new Promise<string>((resolve) =>
+          service.stdout!.once('data', (d: Buffer) => resolve(d.toString())),
+        ),
+      );
+      writeFileSync(path.join(runDir, 'pids', 'signals.pid'), String(service.pid));
+      const code = await new Promise<number>((resolve) =>
+        execFile(
+          'bash',
+          [
+            '-c',
+            `source ${JSON.stringify(path.join(ROOT, 'scripts', 'lib', 'run-dir.sh'))}; stop_run_processes "$1"`,
+            'stop',
+            runDir,
+          ],
+          (err) => resolve(err ? 1 : 0),
+        ),
+      );
+      expect(code).toBe(0);
+      // It shut down by itself (not killed mid-drain), and its port is free at once.
+      expect(readFileSync(drained, 'utf8')).toBe('yes');
+      const free = createServer();
+      await new Promise<void>((resolve, reject) => {
+        free.once('error', reject);
+        free.listen(port, '127.0.0.1', resolve);
+      });
+      free.close();
+      expect(readdirSync(path.join(runDir, 'pids'))).toEqual([]);
+    } finally {
+      service.kill('SIGKILL');
+      rmSync(runDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('bash scripts/up.sh beside a port it does not hold', () => {
   it('when a port is held by a process the script did not start, then it says which and exits 1 before starting anything', async () => {
     // The gateway's port, held here (the services' fixed ports may be free, or held by a system
@@ -131,6 +213,39 @@ describe('bash scripts/up.sh beside a port it does not hold', () => {
     } finally {
       first.kill();
       rmSync(lockedDir, { recursive: true, force: true });
+    }
+  });
+  it('when eight starts take one run directory at once, again and again, then each time one holds it and the others refuse', async () => {
+    const runDir = mkdtempSync(path.join(tmpdir(), 'signal-run-'));
+    try {
+      for (let trial = 0; trial < 30; trial++) {
+        for (const file of ['holders', 'refused']) rmSync(path.join(runDir, file), { force: true });
+        const results = await contend(runDir);
+        const holders = readFileSync(path.join(runDir, 'holders'), 'utf8').trim().split('\n');
+        expect({ trial, holders: holders.length }).toEqual({ trial, holders: 1 });
+        expect(results.filter((r) => r.code === 0)).toHaveLength(1);
+        for (const r of results.filter((x) => x.code !== 0))
+          expect(r.err).toMatch(/another 'bash scripts\/up\.sh'/);
+        // Nothing is left behind: the lock went with its holder, and no contender's own copy stays.
+        expect(readdirSync(runDir).sort()).toEqual(['holders', 'refused']);
+      }
+    } finally {
+      rmSync(runDir, { recursive: true, force: true });
+    }
+  });
+  it('when the holder of the lock was killed, then one start takes it over', async () => {
+    const runDir = mkdtempSync(path.join(tmpdir(), 'signal-run-'));
+    const gone = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+    await new Promise((r) => gone.once('exit', r));
+    mkdirSync(path.join(runDir, 'up.lock'));
+    writeFileSync(path.join(runDir, 'up.lock', 'pid'), String(gone.pid));
+    try {
+      const results = await contend(runDir);
+      expect(readFileSync(path.join(runDir, 'holders'), 'utf8').trim().split('\n')).toHaveLength(1);
+      expect(results.filter((r) => r.code === 0)).toHaveLength(1);
+      expect(readdirSync(runDir).sort()).toEqual(['holders', 'refused']);
+    } finally {
+      rmSync(runDir, { recursive: true, force: true });
     }
   });
 });

@@ -31,7 +31,8 @@ export const DEFAULT_ERROR_MESSAGES: Record<ErrorCode, string> = {
   METHOD_NOT_ALLOWED: 'This method is not allowed on this resource.',
   CONFLICT: 'The request conflicts with the current state of the resource.',
   INVALID_STATUS_TRANSITION: 'This status change is not allowed.',
-  IDEMPOTENCY_CONFLICT: 'This Idempotency-Key was used with a different request body.',
+  IDEMPOTENCY_CONFLICT:
+    'This Idempotency-Key was used for a different request (another body or another resource).',
   PAYLOAD_TOO_LARGE: 'The request body is too large.',
   UNSUPPORTED_MEDIA_TYPE: 'Request bodies must be application/json.',
   RATE_LIMIT_EXCEEDED: 'Rate limit exceeded. Retry after the number of seconds in retry_after.',

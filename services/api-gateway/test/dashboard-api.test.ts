@@ -162,6 +162,19 @@ describe('dashboard API (cookie session)', () => {
       .expect(200);
     const other = await roll(0).expect(409);
     expect(other.body.error.code).toBe('IDEMPOTENCY_CONFLICT');
+    // The same key and body for another key's roll: the message names the resource as well as the body.
+    const second = (await request(url).post('/v1/dashboard/keys').set(auth).send({ name: 'ci' }).expect(201))
+      .body.data;
+    const elsewhere = await request(url)
+      .post(`/v1/dashboard/keys/${second.id}/roll`)
+      .set(auth)
+      .set('Idempotency-Key', 'roll-prod-1')
+      .send({ overlap_seconds: 3600 })
+      .expect(409);
+    expect(elsewhere.body.error).toMatchObject({
+      code: 'IDEMPOTENCY_CONFLICT',
+      message: expect.stringContaining('another resource'),
+    });
 
     const keys = await request(url).get('/v1/dashboard/keys').set(auth).expect(200);
     expect(keys.body.data.filter((k: { name: string }) => k.name === 'prod')).toHaveLength(2);

@@ -2736,7 +2736,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "IDEMPOTENCY_CONFLICT",
-           *         "message": "This Idempotency-Key was used with a different request body.",
+           *         "message": "This Idempotency-Key was used for a different request (another body or another resource).",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }
@@ -7662,7 +7662,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "IDEMPOTENCY_CONFLICT",
-           *         "message": "This Idempotency-Key was used with a different request body.",
+           *         "message": "This Idempotency-Key was used for a different request (another body or another resource).",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }
