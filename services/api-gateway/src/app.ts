@@ -110,9 +110,7 @@ export function buildApp(deps: GatewayAppDeps): Express {
     beforeOptions: guard,
   });
   app.use(noStoreForSecrets());
-  app.use(
-    docsRouter({ counted: guard, uncounted: rateHeadersOnly(deps.guard) }, deps.defaultPlan, deps.publicUrl),
-  );
+  app.use(docsRouter(rateHeadersOnly(deps.guard), deps.defaultPlan, deps.publicUrl));
   app.use(accountRouter(deps.accounts, deps.logins, deps.guard, deps.sessionThrottle));
   if (deps.dashboard)
     mountDashboard(
@@ -130,7 +128,6 @@ export function buildApp(deps: GatewayAppDeps): Express {
         streamIdleMs: deps.streamIdleMs,
         feed: deps.feed,
       },
-      guard,
       deps.dashboard,
     );
   // Whatever no route took (a path outside the API, OPTIONS, a method a route lacks) still

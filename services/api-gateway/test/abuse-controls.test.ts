@@ -85,6 +85,27 @@ describe('the per-address guard', () => {
     }
   });
 
+  it('when an address is past its limit with bad keys, then the dashboard and docs pages still load there, with the headers; loading pages spends none of its budget', async () => {
+    const pages = ['/dashboard', '/docs', '/docs/receiving-webhooks', '/openapi.json'];
+    // Pages loaded many times over the limit: none is refused, and none is counted.
+    for (let i = 0; i < GUARD_PER_MINUTE + 2; i++)
+      for (const page of pages) {
+        const res = await request(gw.url).get(page).set('Accept', 'text/html').expect(200);
+        expect(res.headers['x-ratelimit-limit']).toBe(String(GUARD_PER_MINUTE));
+      }
+    const before = await request(gw.url)
+      .get('/v1/signals')
+      .set('Authorization', 'Bearer sk_live_nope')
+      .expect(401);
+    expect(before.headers['x-ratelimit-remaining']).toBe(String(GUARD_PER_MINUTE - 1));
+    // Behind one NAT, a client sending junk keys does not take the login page from the others.
+    await exhaustAddress(gw.url);
+    for (const page of pages) {
+      const res = await request(gw.url).get(page).set('Accept', 'text/html').expect(200);
+      expect(res.headers['x-ratelimit-remaining']).toBe('0');
+    }
+  });
+
   it('when a request carries a junk session cookie, then it is a 401 with the rate-limit headers, and a 429 past the address limit', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < GUARD_PER_MINUTE + 3; i++) {

@@ -122,15 +122,10 @@ function scalarBrowserDir(): string {
 }
 
 /**
- * The docs pages. `counted`: the per-address guard; `uncounted`: the rate-limit headers alone, for
- * the files the pages load.
+ * The docs pages and the files they load. `rateHeaders`: the address's rate-limit headers,
+ * counting nothing (`rateHeadersOnly`): a public page is never refused for its address.
  */
-export function docsRouter(
-  guards: { counted: RequestHandler; uncounted: RequestHandler },
-  plan: Plan,
-  publicUrl?: string,
-): Router {
-  const { counted: guard, uncounted } = guards;
+export function docsRouter(rateHeaders: RequestHandler, plan: Plan, publicUrl?: string): Router {
   const router = Router();
   const guide = loadGuide();
   const document = buildOpenApiDocument({
@@ -144,32 +139,31 @@ export function docsRouter(
     next();
   };
   // Only a client that prefers HTML (a browser) gets the page; curl and the SDKs (*/* or JSON)
-  // fall through to the 404 envelope like any other path outside the API, uncounted here: the
-  // 404 counts the request, once.
+  // fall through to the 404 envelope like any other path outside the API, which counts them.
   const prefersHtml: RequestHandler = (req, _res, next) => {
     if (req.accepts(['application/json', 'text/html']) === 'text/html') next();
     else next('route');
   };
-  router.get('/', prefersHtml, guard, html, (_req, res) => {
+  router.get('/', prefersHtml, rateHeaders, html, (_req, res) => {
     res.setHeader('Cache-Control', 'no-cache');
     res.type('html').send(ROOT_PAGE);
   });
-  router.get('/openapi.json', guard, (_req, res) => {
+  router.get('/openapi.json', rateHeaders, (_req, res) => {
     res.json(document);
   });
-  router.get('/docs', guard, html, (_req, res) => {
+  router.get('/docs', rateHeaders, html, (_req, res) => {
     res.type('html').send(PAGE);
   });
-  router.get('/docs/init.js', uncounted, (_req, res) => {
+  router.get('/docs/init.js', rateHeaders, (_req, res) => {
     res.type('application/javascript').setHeader('Cache-Control', 'no-cache').send(INIT);
   });
-  router.get('/docs/receiving-webhooks', guard, html, (_req, res) => {
+  router.get('/docs/receiving-webhooks', rateHeaders, html, (_req, res) => {
     // Readable without JavaScript; the same text is in the reference's introduction.
     res.type('html').send(guideHtml);
   });
-  router.get('/docs/receiving-webhooks.md', guard, (_req, res) => {
+  router.get('/docs/receiving-webhooks.md', rateHeaders, (_req, res) => {
     res.type('text/markdown').send(guide ?? '# Receiving webhooks\n\nGuide not bundled.');
   });
-  router.use('/docs/assets', uncounted, express.static(scalarBrowserDir(), { index: false, maxAge: '1h' }));
+  router.use('/docs/assets', rateHeaders, express.static(scalarBrowserDir(), { index: false, maxAge: '1h' }));
   return router;
 }

@@ -1,4 +1,4 @@
-import type { Express, RequestHandler } from 'express';
+import type { Express } from 'express';
 import { defaultPlan, type GatewayConfig } from '../../config';
 import type { Plan } from '../../accounts/domain/records';
 import { RequestThrottle, clientGroup } from '../../edge/domain/throttle';
@@ -52,12 +52,7 @@ export type DashboardShared = Omit<
 >;
 
 /** The dashboard's API (and its session access to the services' routes) and its pages. */
-export function mountDashboard(
-  app: Express,
-  shared: DashboardShared,
-  guard: RequestHandler,
-  options: DashboardOptions,
-): void {
+export function mountDashboard(app: Express, shared: DashboardShared, options: DashboardOptions): void {
   app.use(dashboardApiRouter({ ...shared, ...options }));
-  app.use(dashboardPages({ counted: guard, uncounted: rateHeadersOnly(shared.addressGuard) }));
+  app.use(dashboardPages(rateHeadersOnly(shared.addressGuard)));
 }

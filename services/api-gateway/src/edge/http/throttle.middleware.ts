@@ -11,19 +11,13 @@ export function applyThrottle(res: Response, decision: ThrottleDecision): AppErr
     : undefined;
 }
 
-/** What a page's routes are guarded with: counted requests, and static files that count nothing. */
-export interface PageGuards {
-  /** Counts the request against the client's IP group, with the headers (and a 429 past it). */
-  counted: RequestHandler;
-  /**
-   * The headers alone, for the files a page loads (scripts, styles, icons): a page load never
-   * spends a dozen requests of the address's budget, and every response still carries the
-   * window (docs/api.md).
-   */
-  uncounted: RequestHandler;
-}
-
-/** The rate-limit headers of the client's IP group, counting nothing (a page's static files). */
+/**
+ * The rate-limit headers of the client's IP group, counting nothing: for the public pages (the
+ * dashboard's and the docs') and the files they load. Every response still carries the window
+ * (docs/api.md), but a page is never refused for its address: behind one NAT, a client sending
+ * junk keys made the login page itself a 429 for everyone there, logged in or not, and a user
+ * reloading the dashboard spent the budget that throttles guessed credentials.
+ */
 export function rateHeadersOnly(guard: RequestThrottle): RequestHandler {
   return (req: Request, res, next) => {
     guard.peek(req.ip ?? '').then(
