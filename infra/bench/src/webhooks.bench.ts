@@ -278,20 +278,16 @@ async function startStack(label: string, env: Record<string, string>): Promise<S
     },
     async ledger(ids) {
       const totals = { succeeded: 0, failed: 0, pending: 0 };
-      for (const status of ['succeeded', 'failed', 'pending'] as const) {
-        let next = 0;
-        await Promise.all(
-          Array.from({ length: 8 }, async () => {
-            for (let i = next++; i < ids.length; i = next++) {
-              const page = await call(
-                'GET',
-                `${fillPath(ROUTES.listWebhookDeliveries.path, { webhook_id: ids[i]! })}?status=${status}&limit=1`,
-              );
-              totals[status] += page.meta?.total ?? 0;
-            }
-          }),
-        );
-      }
+      // One list at a time: a list by status reads the subscription's history, and the API
+      // serves an account one such read at a time (429 to a second one meanwhile).
+      for (const status of ['succeeded', 'failed', 'pending'] as const)
+        for (const id of ids) {
+          const page = await call(
+            'GET',
+            `${fillPath(ROUTES.listWebhookDeliveries.path, { webhook_id: id })}?status=${status}&limit=1`,
+          );
+          totals[status] += page.meta?.total ?? 0;
+        }
       return totals;
     },
     workerPid: worker.child.pid,

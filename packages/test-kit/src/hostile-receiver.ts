@@ -1,4 +1,5 @@
 import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { readRequests } from './raw-receiver';
 
 /** What a hostile receiver answers, in turn: none of it is a success. */
 export const HOSTILE_RESPONSES = [
@@ -86,27 +87,11 @@ export async function startHostileReceiver(options: { slowMs: number }): Promise
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => undefined);
-    let buffered = Buffer.alloc(0);
-    socket.on('data', (chunk: Buffer) => {
-      buffered = Buffer.concat([buffered, chunk]);
-      const end = buffered.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      const [line = '', ...lines] = buffered.subarray(0, end).toString('latin1').split('\r\n');
-      const headers: Record<string, string> = {};
-      for (const l of lines) {
-        const colon = l.indexOf(':');
-        headers[l.slice(0, colon).trim().toLowerCase()] = l.slice(colon + 1).trim();
-      }
-      const length = Number(headers['content-length'] ?? 0);
-      if (buffered.length < end + 4 + length) return;
-      socket.removeAllListeners('data');
+    // One request per connection: each answer ends it.
+    readRequests(socket, (request, nth) => {
+      if (nth > 0) return;
       const kind = HOSTILE_RESPONSES[turn++ % HOSTILE_RESPONSES.length]!;
-      requests.push({
-        path: line.split(' ')[1] ?? '',
-        headers,
-        body: buffered.subarray(end + 4, end + 4 + length).toString('utf8'),
-        response: kind,
-      });
+      requests.push({ ...request, response: kind });
       answer(socket, kind);
     });
   });

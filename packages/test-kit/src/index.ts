@@ -5,4 +5,5 @@ export * from './internal-keys';
 export * from './fixtures';
 export * from './rate-windows';
 export * from './hostile-receiver';
+export * from './raw-receiver';
 export * from './fake-clock';

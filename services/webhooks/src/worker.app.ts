@@ -9,7 +9,6 @@ import {
   type Logger,
 } from '@signal/service-kit';
 import type { Express } from 'express';
-import { Agent } from 'undici';
 import { guardPolicy, type WebhooksConfig } from './config';
 import { InsertBatcher } from './data/insert-batcher';
 import { HealthWriter } from './data/health-writer';
@@ -21,7 +20,7 @@ import { deliverAttempt } from './domain/deliver.use-case';
 import { fanOut } from './domain/fan-out.use-case';
 import { SubscriptionCache } from './domain/subscription-cache';
 import { guardedLookupFor, type GuardPolicy, type Lookup } from './domain/url-guard';
-import { RECEIVER_MAX_HEAD_BYTES, undiciReceiverClient } from './data/receiver-client';
+import { closeReceiverAgents, nodeReceiverClient, receiverAgents } from './data/receiver-client';
 
 export interface Worker {
   /** In start order (service-kit `startWorkers`); stopped in reverse (`registerShutdown`). */
@@ -72,17 +71,13 @@ export function buildWorker(
     metrics.storeWritesAlreadyHeld,
   ])
     declare();
-  const dispatcher = new Agent({
-    connect: {
-      timeout: config.WEBHOOK_TIMEOUT_MS,
-      lookup: guardedLookupFor(guard, testHooks.resolve),
-      ...(testHooks.ca ? { ca: testHooks.ca } : {}),
-    },
-    keepAliveTimeout: 10_000,
-    maxHeaderSize: RECEIVER_MAX_HEAD_BYTES,
+  const agents = receiverAgents({
+    lookup: guardedLookupFor(guard, testHooks.resolve),
     // Per origin: room for one subscription at its limit and as many again for the others on
     // the same host, so a slow receiver's POSTs never queue its neighbours' behind them.
-    connections: Math.max(64, 2 * config.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION),
+    maxSocketsPerOrigin: Math.max(64, 2 * config.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION),
+    idleMs: 10_000,
+    ...(testHooks.ca ? { ca: testHooks.ca } : {}),
   });
   // A second write to a collection starts only with a hundred records: fewer wait for the write
   // in flight and go in the next one, so under load a batch grows with the load rather than the
@@ -184,7 +179,7 @@ export function buildWorker(
     findDelivery: (id: string) => deps.repository.findDelivery(id),
     disableSubscription: (id: string, reason: string) => deps.repository.disableSubscription(id, reason),
     subscriptions,
-    receivers: undiciReceiverClient(dispatcher),
+    receivers: nodeReceiverClient(agents),
     schedule: deps.schedule,
     logger,
     slots: new DeliverySlots({
@@ -241,7 +236,11 @@ export function buildWorker(
       { name: 'attempt-claim-writer', start: () => undefined, stop: stopOnce(() => claimWriter.flush()) },
       { name: 'open-delivery-writer', start: () => undefined, stop: stopOnce(() => openWriter.flush()) },
       { name: 'health-writer', start: () => undefined, stop: stopOnce(() => healthWriter.flush()) },
-      { name: 'http-client', start: () => undefined, stop: stopOnce(() => dispatcher.close()) },
+      {
+        name: 'http-client',
+        start: () => undefined,
+        stop: stopOnce(async () => closeReceiverAgents(agents)),
+      },
       {
         name: 'due-attempt-consumer',
         start: () => dueConsumer.start(),

@@ -4,7 +4,7 @@ import {
   webhookDataSchema,
   webhookPayloadSchema,
 } from '@signal/contracts';
-import { startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
+import { startRawReceiver, startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
 import request from 'supertest';
 import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
 import { removeBrokerPrefix } from '@signal/messaging';
@@ -186,6 +186,105 @@ describe('attempt detail', () => {
     } finally {
       await big.close();
       await huge.close();
+    }
+  });
+
+  it('when a receiver answers 100 Continue before its 200, then the delivery succeeds with one POST; a 1xx and nothing more is a timeout', async () => {
+    const interim = await startRawReceiver((socket) =>
+      socket.write('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'),
+    );
+    const silent = await startRawReceiver((socket) => socket.write('HTTP/1.1 102 Processing\r\n\r\n'));
+    try {
+      const { id } = await subscribe(hooks, `${interim.url}/continue`);
+      const deliveryId = await sendTest(hooks, id);
+      const detail = await waitFor(
+        async () => {
+          const d = await detailOf(hooks, id, deliveryId);
+          return d.attempts?.length === 1 ? d : undefined;
+        },
+        15_000,
+        50,
+        'the attempt after a 100 Continue',
+      );
+      expect(detail.status).toBe('succeeded');
+      expect(detail.attempts![0]).toMatchObject({ status_code: 200, error: null, response: { body: 'ok' } });
+      expect(interim.requests).toHaveLength(1);
+
+      const quiet = await subscribe(hooks, `${silent.url}/processing`);
+      const quietId = await sendTest(hooks, quiet.id);
+      const waited = await waitFor(
+        async () => {
+          const d = await detailOf(hooks, quiet.id, quietId);
+          return d.attempts?.length === 1 ? d : undefined;
+        },
+        30_000,
+        100,
+        'the attempt after a lone 102',
+      );
+      expect(waited.attempts![0]).toMatchObject({ status_code: null, error: 'timeout' });
+    } finally {
+      await interim.close();
+      await silent.close();
+    }
+  });
+
+  it('when a receiver closes each kept-alive connection after one answer without saying so, then every delivery succeeds at its first attempt', async () => {
+    // Each connection answers its first request and is reset by the second, as a connection the
+    // receiver closed while a request was on its way is.
+    const oneShot = await startRawReceiver((socket, _request, nth) => {
+      if (nth === 0) socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+      else socket.resetAndDestroy();
+    });
+    try {
+      const { id } = await subscribe(hooks, `${oneShot.url}/one-shot`);
+      for (let i = 0; i < 4; i++) {
+        const deliveryId = await sendTest(hooks, id);
+        const detail = await waitFor(
+          async () => {
+            const d = await detailOf(hooks, id, deliveryId);
+            return d.attempts?.length ? d : undefined;
+          },
+          15_000,
+          50,
+          'the first attempt',
+        );
+        expect({ i, status: detail.status, attempts: detail.attempts!.length }).toEqual({
+          i,
+          status: 'succeeded',
+          attempts: 1,
+        });
+      }
+      // The later deliveries did meet a closed connection first (the receiver reset it).
+      expect(oneShot.requests.filter((r) => r.nth > 0).length).toBeGreaterThan(0);
+      expect(oneShot.requests.filter((r) => r.nth === 0)).toHaveLength(4);
+    } finally {
+      await oneShot.close();
+    }
+  });
+
+  it('when a response head holds a control byte, then the attempt is an invalid_response with no response kept', async () => {
+    const garbled = await startRawReceiver((socket) =>
+      socket.end('HTTP/1.1 200 OK\r\nX-Bad: a\u0001b\r\nContent-Length: 2\r\n\r\nok'),
+    );
+    try {
+      const { id } = await subscribe(hooks, `${garbled.url}/garbled`);
+      const deliveryId = await sendTest(hooks, id);
+      const detail = await waitFor(
+        async () => {
+          const d = await detailOf(hooks, id, deliveryId);
+          return d.attempts?.length === 1 ? d : undefined;
+        },
+        15_000,
+        50,
+        'the attempt',
+      );
+      expect(detail.attempts![0]).toMatchObject({
+        status_code: null,
+        error: 'invalid_response',
+        response: null,
+      });
+    } finally {
+      await garbled.close();
     }
   });
 

@@ -1,80 +1,172 @@
-import { request, type Dispatcher } from 'undici';
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
 import type { ReceiverClient, ReceiverResponse } from '../domain/ports';
 
 const field = (value: unknown, key: string): unknown =>
   typeof value === 'object' && value !== null && key in value ? Reflect.get(value, key) : undefined;
 
+const codeOf = (err: unknown): string => {
+  const raw = field(err, 'code') ?? field(field(err, 'cause'), 'code');
+  return typeof raw === 'string' ? raw : '';
+};
+
 /** What went wrong in words the deliveries log keeps (`timeout`, `connection_refused`, …). */
 function errorClass(err: unknown): string {
   const name = field(err, 'name');
-  const rawCode = field(err, 'code') ?? field(field(err, 'cause'), 'code');
-  const code = typeof rawCode === 'string' ? rawCode : '';
-  if (
-    name === 'TimeoutError' ||
-    name === 'AbortError' ||
-    code === 'UND_ERR_HEADERS_TIMEOUT' ||
-    code === 'UND_ERR_BODY_TIMEOUT'
-  )
-    return 'timeout';
+  const code = codeOf(err);
+  if (name === 'TimeoutError' || name === 'AbortError' || code === 'ETIMEDOUT') return 'timeout';
   // A head past the client's bound (RECEIVER_MAX_HEAD_BYTES): nothing of it is readable.
-  if (code === 'UND_ERR_HEADERS_OVERFLOW') return 'response_head_too_large';
+  if (code === 'HPE_HEADER_OVERFLOW') return 'response_head_too_large';
+  // Bytes that are not an HTTP response (control bytes in a header, a garbled status line).
+  if (code.startsWith('HPE_')) return 'invalid_response';
   if (code === 'ECONNREFUSED') return 'connection_refused';
   if (code === 'EBLOCKEDADDRESS') return 'blocked_address';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns_error';
-  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'connection_reset';
+  if (code === 'ECONNRESET' || code === 'EPIPE') return 'connection_reset';
   if (code.startsWith('ERR_TLS') || code.includes('CERT')) return 'tls_error';
   return 'network_error';
 }
 
 /**
- * The most bytes of a receiver's response head read. Node's and undici's default, 16 KiB, made a
- * 2xx with one long header (a framework's debug header, a large cookie) an unreadable answer that
- * was retried, so the receiver got the delivery again and again; past this bound the attempt
- * fails as `response_head_too_large`. What is kept of the head is bounded far lower
- * (`storedHeaders`).
+ * The most bytes of a receiver's response head read. Node's default, 16 KiB, made a 2xx with one
+ * long header (a framework's debug header, a large cookie) an unreadable answer that was retried,
+ * so the receiver got the delivery again and again; past this bound the attempt fails as
+ * `response_head_too_large`. What is kept of the head is bounded far lower (`storedHeaders`).
  */
 export const RECEIVER_MAX_HEAD_BYTES = 256 * 1024;
 
+/** Keep-alive connections to receivers, one pool per origin, each checked by the URL guard. */
+export interface ReceiverAgents {
+  http: http.Agent;
+  https: https.Agent;
+}
+
+export interface ReceiverAgentOptions {
+  /** Resolves a receiver's host, refusing addresses the URL guard blocks (at connect time). */
+  lookup: LookupFunction;
+  /** Connections per origin. */
+  maxSocketsPerOrigin: number;
+  /** An idle connection is closed after this long. */
+  idleMs: number;
+  /** Extra trusted CA (tests' TLS receivers). */
+  ca?: string;
+}
+
+export function receiverAgents(o: ReceiverAgentOptions): ReceiverAgents {
+  const common = { keepAlive: true, maxSockets: o.maxSocketsPerOrigin, timeout: o.idleMs, lookup: o.lookup };
+  return {
+    http: new http.Agent(common),
+    https: new https.Agent({ ...common, ...(o.ca ? { ca: o.ca } : {}) }),
+  };
+}
+
+export function closeReceiverAgents(agents: ReceiverAgents): void {
+  agents.http.destroy();
+  agents.https.destroy();
+}
+
 /**
- * Receivers over undici (its dispatcher checks each resolved address against the URL guard at
- * connect time). A response body is read up to `maxResponseBytes` and the rest dropped.
+ * A kept-alive connection the receiver had closed when the request went out on it: the receiver
+ * never read the request, so it goes again on another connection, within the same attempt.
  */
-export function undiciReceiverClient(dispatcher: Dispatcher): ReceiverClient {
+const STALE_CONNECTION = Symbol('stale connection');
+
+/** Times one attempt may find kept-alive connections closed before it fails as `connection_reset`. */
+const MAX_STALE_CONNECTIONS = 2;
+
+/**
+ * Receivers over node:http, whose client reads what RFC 9110 lets a server send: interim 1xx
+ * responses before the final one (a `100 Continue` nobody asked for failed every attempt on
+ * undici, which refuses them). A response body is read up to `maxResponseBytes` and the rest
+ * dropped; the whole attempt, connection included, is bounded by `timeoutMs`.
+ */
+export function nodeReceiverClient(agents: ReceiverAgents): ReceiverClient {
   return {
     async post(url, headers, body, limits): Promise<ReceiverResponse> {
-      try {
-        const res = await request(url, {
-          method: 'POST',
-          dispatcher,
-          headers,
-          body,
-          signal: AbortSignal.timeout(limits.timeoutMs),
-        });
-        const chunks: Buffer[] = [];
-        let read = 0;
-        let truncated = false;
-        for await (const chunk of res.body) {
-          const part = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-          if (read < limits.maxResponseBytes) chunks.push(part.subarray(0, limits.maxResponseBytes - read));
-          read += part.length;
-          if (read > limits.maxResponseBytes) {
-            truncated = true;
-            res.body.destroy();
-            break;
-          }
-        }
+      const signal = AbortSignal.timeout(limits.timeoutMs);
+      // A receiver may close a kept-alive connection after any response without saying so (HTTP/1.1
+      // allows it); a request sent on it meanwhile is reset before any answer. Node marks such a
+      // request `reusedSocket`, and its documentation retries it: the receiver never saw it.
+      for (let stale = 0; ; stale++) {
+        const outcome = await postOnce(agents, url, headers, body, limits.maxResponseBytes, signal);
+        if (outcome !== STALE_CONNECTION) return outcome;
+        if (stale === MAX_STALE_CONNECTIONS || signal.aborted)
+          return { ok: false, error: 'connection_reset' };
+      }
+    },
+  };
+}
+
+function postOnce(
+  agents: ReceiverAgents,
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  maxResponseBytes: number,
+  signal: AbortSignal,
+): Promise<ReceiverResponse | typeof STALE_CONNECTION> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const settle = (outcome: ReceiverResponse | typeof STALE_CONNECTION) => {
+      if (settled) return;
+      settled = true;
+      resolve(outcome);
+    };
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch (err) {
+      settle({ ok: false, error: errorClass(err) });
+      return;
+    }
+    const secure = target.protocol === 'https:';
+    const req = (secure ? https : http).request(target, {
+      method: 'POST',
+      agent: secure ? agents.https : agents.http,
+      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      maxHeaderSize: RECEIVER_MAX_HEAD_BYTES,
+      signal,
+    });
+    let answered = false;
+    req.on('error', (err) => {
+      if (!answered && req.reusedSocket && codeOf(err) === 'ECONNRESET' && !signal.aborted) {
+        settle(STALE_CONNECTION);
+        return;
+      }
+      settle({ ok: false, error: errorClass(err) });
+    });
+    req.on('response', (res) => {
+      answered = true;
+      const chunks: Buffer[] = [];
+      let read = 0;
+      const finish = (truncated: boolean) => {
         const retryAfter = res.headers['retry-after'];
-        return {
+        settle({
           ok: true,
-          status: res.statusCode,
+          status: res.statusCode ?? 0,
           headers: res.headers,
           body: Buffer.concat(chunks),
           truncated,
           retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
-        };
-      } catch (err) {
-        return { ok: false, error: errorClass(err) };
-      }
-    },
-  };
+        });
+      };
+      res.on('data', (chunk: Buffer) => {
+        if (settled) return;
+        if (read < maxResponseBytes) chunks.push(chunk.subarray(0, maxResponseBytes - read));
+        read += chunk.length;
+        if (read > maxResponseBytes) {
+          finish(true);
+          res.destroy();
+        }
+      });
+      res.on('end', () => finish(false));
+      res.on('error', (err) => settle({ ok: false, error: errorClass(err) }));
+      // The connection ended before the body did (no 'end'): the answer is incomplete.
+      res.on('close', () => {
+        if (!res.complete) settle({ ok: false, error: signal.aborted ? 'timeout' : 'connection_reset' });
+      });
+    });
+    req.end(body);
+  });
 }

@@ -149,7 +149,7 @@ export type ReceiverResponse =
     }
   | { ok: false; error: string };
 
-/** Port: POSTs a delivery to a receiver (data/receiver-client.ts, on undici). */
+/** Port: POSTs a delivery to a receiver (data/receiver-client.ts, on node:http). */
 export interface ReceiverClient {
   post(
     url: string,
