@@ -363,6 +363,31 @@ describeIfBrowser('dashboard in chromium', () => {
     await shot('08-stats');
   });
 
+  it('when the session ends while the live signal list is open, then the page goes to log in and says so', async () => {
+    const fresh = await freshPage();
+    try {
+      const acc = await loggedIn(fresh.page);
+      await fresh.page.goto(`${sys.gw.url}/dashboard#/signals`);
+      await fresh.page.getByRole('heading', { name: 'Signals' }).waitFor();
+      await fresh.page.getByText('(connected)').waitFor();
+      // A password change elsewhere ends every session: the gateway ends the page's stream, and
+      // the browser's reconnection is refused (401), after which EventSource never retries.
+      const login = await request(sys.gw.url)
+        .post('/v1/auth/login')
+        .send({ email: acc.email, password: 'double click passphrase' })
+        .expect(200);
+      await request(sys.gw.url)
+        .post('/v1/account/password')
+        .set('Authorization', `Bearer ${login.body.data.token as string}`)
+        .send({ current_password: 'double click passphrase', new_password: 'another long passphrase' })
+        .expect(200);
+      await fresh.page.getByRole('heading', { name: 'Log in' }).waitFor();
+      await fresh.page.getByText('Your session has ended; please log in again.').waitFor();
+    } finally {
+      await fresh.close();
+    }
+  });
+
   const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
   it('when the login page shows, then the log-out control is neither visible nor reachable with Tab', async () => {

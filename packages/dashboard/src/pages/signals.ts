@@ -161,9 +161,22 @@ export async function signalsView(): Promise<void> {
     stream = new EventSource(`${pathOf('streamSignals')}?${q.toString()}`);
     liveState.textContent = '(connecting…)';
     stream.addEventListener('open', () => (liveState.textContent = '(connected)'));
+    const opened = stream;
     stream.addEventListener('error', (ev) => {
       // A connection that failed (EventSource retries by itself), not the stream's own `error`.
-      if (!(ev instanceof MessageEvent)) liveState.textContent = '(reconnecting…)';
+      if (ev instanceof MessageEvent) return;
+      liveState.textContent = '(reconnecting…)';
+      // EventSource gives up for good on an answer that is not a stream: a 401 once the session
+      // ended (its expiry, a log-out or a password change elsewhere), a 429. The session is
+      // asked for then: an ended one goes to log in, as any action's 401 does; otherwise the
+      // stream opens again a moment later.
+      if (opened.readyState !== EventSource.CLOSED) return;
+      void act(() => get(pathOf('dashboardSession'))).then((session) => {
+        if (session === undefined) return;
+        setTimeout(() => {
+          if (stream === opened && live.checked) openStream();
+        }, 2000);
+      });
     });
     for (const name of WEBHOOK_EVENTS)
       stream.addEventListener(name, (ev: MessageEvent<string>) => onEvent(name, ev));
