@@ -3,6 +3,10 @@ import { shortListQuerySchema } from './paging';
 
 export const API_KEY_PREFIX = 'sk_live_';
 
+/** Where a key stands, as every key view says it. */
+export const API_KEY_STATUSES = ['active', 'expired', 'revoked'] as const;
+export type ApiKeyStatus = (typeof API_KEY_STATUSES)[number];
+
 export const createApiKeyInputSchema = z
   .strictObject({
     name: z.string().trim().min(1, 'name is required').max(100),
@@ -19,6 +23,11 @@ export const apiKeySchema = z
     expires_at: z.iso.datetime({ offset: true }).nullable(),
     last_used_at: z.iso.datetime({ offset: true }).nullable(),
     revoked_at: z.iso.datetime({ offset: true }).nullable(),
+    status: z
+      .enum(API_KEY_STATUSES)
+      .describe(
+        'active: it works; expired: past its expires_at; revoked: revoked (or rolled with no overlap)',
+      ),
   })
   .meta({ id: 'ApiKey' });
 export type ApiKeyView = z.infer<typeof apiKeySchema>;

@@ -141,6 +141,7 @@ const apiKey = {
   expires_at: null,
   last_used_at: at,
   revoked_at: null,
+  status: 'active',
 };
 const session = { token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9…', expires_at: at };
 const ok = (data: unknown, extra: Json = {}) => ({ success: true, data, ...extra });
@@ -322,7 +323,7 @@ export const ROUTE_EXAMPLES: Record<OperationId, OperationExamples> = {
     errors: idempotencyConflict,
   },
   revokeApiKey: {
-    response: ok({ ...apiKey, revoked_at: at }),
+    response: ok({ ...apiKey, revoked_at: at, status: 'revoked' }),
     invalid: malformedPath,
     errors: { '404': failure('NOT_FOUND', `API key ${apiKey.id} was not found.`) },
   },

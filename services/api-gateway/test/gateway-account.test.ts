@@ -65,12 +65,14 @@ describe('account API (dashboard)', () => {
     expect(JSON.stringify(list.body)).not.toMatch(/hash/);
     const listed = list.body.data.find((k: { id: string }) => k.id === created.body.data.id);
     expect(listed.prefix).toBe(key.slice(0, 14));
+    expect([created.body.data.status, listed.status]).toEqual(['active', 'active']);
 
     const revoked = await request(gw.url)
       .delete(`/v1/account/keys/${created.body.data.id}`)
       .set('Authorization', `Bearer ${token}`)
       .expect(200);
     expect(revoked.body.data.revoked_at).not.toBeNull();
+    expect(revoked.body.data.status).toBe('revoked');
     await request(gw.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(401);
   });
 
@@ -245,16 +247,20 @@ describe('Redis outage policy', () => {
   });
 });
 
-describe("the pages' static files", () => {
-  it('when a page loads its scripts, styles and icon, then each carries the rate-limit headers of the address and spends none of its requests', async () => {
+describe('the public pages and their static files', () => {
+  it('when a page and its scripts, styles and icon load, then each carries the rate-limit headers of the address and spends none of its requests', async () => {
     // Every request below falls in one minute window of the address.
     await startOfAMinuteIfLate(10_000);
+    // A request without a key counts against the address (and says what is left).
     const counted = async () => {
-      const res = await request(gw.url).get('/openapi.json').expect(200);
+      const res = await request(gw.url).get('/v1/signals').expect(401);
       return Number(res.headers['x-ratelimit-remaining']);
     };
     const before = await counted();
     for (const path of [
+      '/dashboard',
+      '/docs',
+      '/openapi.json',
       '/dashboard/assets/styles.css',
       '/dashboard/assets/favicon.svg',
       '/favicon.ico',

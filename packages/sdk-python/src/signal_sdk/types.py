@@ -18,6 +18,7 @@ WebhookEvent = Literal["signal.new", "signal.winner", "signal.dead", "signal.rug
 DeliveryEvent = Literal["signal.new", "signal.winner", "signal.dead", "signal.rugged", "webhook.test"]
 DeliveryStatus = Literal["pending", "succeeded", "failed"]
 StatsPeriod = Literal["24h", "7d", "30d", "all"]
+ApiKeyStatus = Literal["active", "expired", "revoked"]
 SubscriptionStatus = Literal["enabled", "disabled"]
 ErrorCode = Literal[
     "VALIDATION_ERROR",
@@ -341,6 +342,7 @@ class ApiKey(TypedDict):
     expires_at: Optional[str]
     last_used_at: Optional[str]
     revoked_at: Optional[str]
+    status: ApiKeyStatus
 
 
 class ApiKeyWithSecret(ApiKey):

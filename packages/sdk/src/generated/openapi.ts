@@ -865,6 +865,11 @@ export interface components {
       expires_at: string | null;
       last_used_at: string | null;
       revoked_at: string | null;
+      /**
+       * @description active: it works; expired: past its expires_at; revoked: revoked (or rolled with no overlap)
+       * @enum {string}
+       */
+      status: 'active' | 'expired' | 'revoked';
     };
     ApiKeyWithSecret: {
       id: string;
@@ -876,6 +881,11 @@ export interface components {
       expires_at: string | null;
       last_used_at: string | null;
       revoked_at: string | null;
+      /**
+       * @description active: it works; expired: past its expires_at; revoked: revoked (or rolled with no overlap)
+       * @enum {string}
+       */
+      status: 'active' | 'expired' | 'revoked';
       /** @description The API key; shown only once */
       key: string;
     };
@@ -7201,7 +7211,8 @@ export interface operations {
            *           "created_at": "2026-01-15T09:30:00.000Z",
            *           "expires_at": null,
            *           "last_used_at": "2026-01-15T09:30:00.000Z",
-           *           "revoked_at": null
+           *           "revoked_at": null,
+           *           "status": "active"
            *         }
            *       ],
            *       "meta": {
@@ -7502,6 +7513,7 @@ export interface operations {
            *         "expires_at": null,
            *         "last_used_at": "2026-01-15T09:30:00.000Z",
            *         "revoked_at": null,
+           *         "status": "active",
            *         "key": "sk_live_…shown once…"
            *       }
            *     }
@@ -7534,6 +7546,7 @@ export interface operations {
            *         "expires_at": null,
            *         "last_used_at": "2026-01-15T09:30:00.000Z",
            *         "revoked_at": null,
+           *         "status": "active",
            *         "key": "sk_live_…shown once…"
            *       }
            *     }
@@ -7879,7 +7892,8 @@ export interface operations {
            *         "created_at": "2026-01-15T09:30:00.000Z",
            *         "expires_at": null,
            *         "last_used_at": "2026-01-15T09:30:00.000Z",
-           *         "revoked_at": "2026-01-15T09:30:00.000Z"
+           *         "revoked_at": "2026-01-15T09:30:00.000Z",
+           *         "status": "revoked"
            *       }
            *     }
            */

@@ -27,6 +27,7 @@ export function toKeyView(k: ApiKey): ApiKeyView {
     expires_at: iso(k.expires_at),
     last_used_at: iso(k.last_used_at),
     revoked_at: iso(k.revoked_at),
+    status: keyStatus(k),
   };
 }
 

@@ -1,5 +1,7 @@
+import type { ApiKeyStatus } from '@signal/contracts';
+
 /** Where a key stands: it works, it ran out at its expiry, or it was revoked. */
-export type KeyStatus = 'active' | 'expired' | 'revoked';
+export type KeyStatus = ApiKeyStatus;
 
 /** A key's status from its revocation and expiry (stored as dates, shown as ISO strings). */
 export function keyStatus(

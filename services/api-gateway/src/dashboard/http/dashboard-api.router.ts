@@ -4,7 +4,6 @@ import {
   SESSION_USAGE_KEY,
   expressPath,
   routePrefixes,
-  type ApiKeyView,
 } from '@signal/contracts';
 import {
   AppError,
@@ -46,7 +45,6 @@ import { readCookie } from '../../http/cookies';
 import { loginClientOf, setDeviceCookie } from '../../sessions/http/device-cookie';
 import { proxyTo } from './session-proxy';
 import type { OpenStreams } from '../../stream/domain/open-streams';
-import { keyStatus } from '../../accounts/domain/key-status';
 import { usageSummary } from '../domain/usage-summary.use-case';
 import { admitSessionApiRequest, type SessionApiRequestDeps } from '../domain/session-api-request.use-case';
 import type { StreamFeed } from '../../stream/http/stream-feed';
@@ -113,9 +111,6 @@ const noStore: RequestHandler = (_req, res, next) => {
   res.setHeader('Cache-Control', 'no-store');
   next();
 };
-
-/** A key as the dashboard lists it: with its status spelled out. */
-const withStatus = (k: ApiKeyView) => ({ ...k, status: keyStatus(k) });
 
 /**
  * The dashboard's API under /v1/dashboard (cookie session + CSRF token), and the public webhooks,
@@ -264,7 +259,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
 
   mountRoute(router, routes.dashboardListKeys, async ({ query }, _req, res) => {
     const { data, meta } = await listApiKeysPage(deps.accounts, current(res).accountId, query);
-    res.json({ success: true, data: data.map(withStatus), meta });
+    res.json({ success: true, data, meta });
   });
 
   mountRoute(router, routes.dashboardCreateKey, async ({ body }, req, res) => {
@@ -272,7 +267,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
       await createKeyOnce(deps.accounts, current(res).accountId, body, idempotencyKeyOf(req)),
     );
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
-    res.status(replayed ? 200 : 201).json({ success: true, data: withStatus(created) });
+    res.status(replayed ? 200 : 201).json({ success: true, data: created });
   });
 
   mountRoute(router, routes.dashboardRollKey, async ({ params, body }, req, res) => {
@@ -288,13 +283,13 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
     res.status(replayed ? 200 : 201).json({
       success: true,
-      data: { created: withStatus(rolled.created), previous: withStatus(rolled.previous) },
+      data: rolled
     });
   });
 
   mountRoute(router, routes.dashboardRevokeKey, async ({ params }, _req, res) => {
     const revoked = valueOrThrow(await revokeApiKey(deps.accounts, current(res).accountId, params.key_id));
-    res.json({ success: true, data: withStatus(revoked) });
+    res.json({ success: true, data: revoked });
   });
 
   mountRoute(router, routes.dashboardUsage, async ({ query }, _req, res) => {
