@@ -4,42 +4,32 @@
 # directory, or exits 1 naming the one that is (scripts/up.sh). Two starts at once each passed
 # the port check, started every service twice and recorded the pids of the copies that then
 # exited, so status showed serving processes as down and reset left a MongoDB-wire server
-# running. A directory, not flock: the services started here would inherit a lock's descriptor
-# and hold it. The lock appears with its holder's pid already in it (a directory renamed into
-# place), so a second start never finds it empty and takes it for a killed holder's.
+# running. The lock is a directory holding its holder's pid, for as long as the holder runs; it
+# is looked at and taken under flock(1) on a file beside it, held only for that moment and only
+# in a subshell, so no service started afterwards inherits the descriptor, and a holder killed
+# mid-way leaves a lock the next start sees is dead and takes over (one start: the flock).
 take_run_lock() {
-  local dir=$1
-  local lock="$dir/up.lock" mine="$dir/up.lock.$$" holder stale
-  if ! _place_run_lock "$mine" "$lock"; then
-    holder=$(cat "$lock/pid" 2>/dev/null || true)
-    if [ -n "$holder" ] && kill -0 "$holder" 2>/dev/null; then
-      echo "error: another 'bash scripts/up.sh' (pid $holder) is running for $dir; wait for it to finish, then see 'bash scripts/up.sh status'" >&2
-      exit 1
-    fi
-    # Its holder is gone (killed mid-way): the lock is taken over, by one start only. The rename
-    # away succeeds for one of them, and a lock that changed hands since it was read goes back.
-    stale="$dir/up.lock.stale.$$"
-    if mv -T "$lock" "$stale" 2>/dev/null && [ "$(cat "$stale/pid" 2>/dev/null || true)" != "$holder" ]; then
-      mv -T "$stale" "$lock" 2>/dev/null || true
-      echo "error: another 'bash scripts/up.sh' is starting for $dir" >&2
-      exit 1
-    fi
-    rm -rf "$stale"
-    if ! _place_run_lock "$mine" "$lock"; then
-      echo "error: another 'bash scripts/up.sh' is starting for $dir" >&2
-      exit 1
-    fi
+  local dir=$1 lock="$1/up.lock" holder
+  holder=$(
+    (
+      flock -w 10 9 || { echo '?'; exit 0; }
+      current=$(cat "$lock/pid" 2>/dev/null || true)
+      if [ -n "$current" ] && kill -0 "$current" 2>/dev/null; then
+        echo "$current"
+        exit 0
+      fi
+      rm -rf "$lock"
+      mkdir -p "$lock" && echo "$$" >"$lock/pid"
+    ) 9>"$dir/up.lock.guard"
+  )
+  if [ "$holder" = '?' ]; then
+    echo "error: another 'bash scripts/up.sh' is starting for $dir" >&2
+    exit 1
+  elif [ -n "$holder" ]; then
+    echo "error: another 'bash scripts/up.sh' (pid $holder) is running for $dir; wait for it to finish, then see 'bash scripts/up.sh status'" >&2
+    exit 1
   fi
   trap "rm -rf '$lock'" EXIT
-}
-
-# A directory holding this shell's pid, renamed to LOCK: fails when LOCK is there already.
-_place_run_lock() { # mine lock
-  rm -rf "$1"
-  mkdir -p "$1" && echo $$ >"$1/pid"
-  if mv -T "$1" "$2" 2>/dev/null; then return 0; fi
-  rm -rf "$1"
-  return 1
 }
 
 # `stop_run_processes DIR`: each process of DIR/pids gets SIGTERM and up to 10 s to shut down as
