@@ -1,5 +1,5 @@
-import { createServer, type AddressInfo, type Socket } from 'node:net';
-import { readRequests } from './raw-receiver';
+import type { Socket } from 'node:net';
+import { startRawReceiver } from './raw-receiver';
 
 /** What a hostile receiver answers, in turn: none of it is a success. */
 export const HOSTILE_RESPONSES = [
@@ -43,7 +43,6 @@ const raw = (status: string, headers: Buffer[], body: Buffer) =>
  */
 export async function startHostileReceiver(options: { slowMs: number }): Promise<HostileReceiver> {
   const requests: HostileRequest[] = [];
-  const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   let turn = 0;
   const answer = (socket: Socket, kind: HostileResponse) => {
@@ -83,27 +82,19 @@ export async function startHostileReceiver(options: { slowMs: number }): Promise
         return socket.resetAndDestroy();
     }
   };
-  const server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => undefined);
-    // One request per connection: each answer ends it.
-    readRequests(socket, (request, nth) => {
-      if (nth > 0) return;
-      const kind = HOSTILE_RESPONSES[turn++ % HOSTILE_RESPONSES.length]!;
-      requests.push({ ...request, response: kind });
-      answer(socket, kind);
-    });
+  // One request per connection: each answer ends it.
+  const receiver = await startRawReceiver((socket, request, nth) => {
+    if (nth > 0) return;
+    const kind = HOSTILE_RESPONSES[turn++ % HOSTILE_RESPONSES.length]!;
+    requests.push({ ...request, response: kind });
+    answer(socket, kind);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: receiver.url,
     requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const t of timers) clearTimeout(t);
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
+    close: () => {
+      for (const t of timers) clearTimeout(t);
+      return receiver.close();
+    },
   };
 }

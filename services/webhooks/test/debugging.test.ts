@@ -55,6 +55,18 @@ const detailOf = async (hooks: WebhooksHarness, id: string, deliveryId: string) 
     ).body.data,
   );
 
+/** The delivery once its first attempt is recorded (`what` names the wait in a timeout). */
+const firstAttempt = (hooks: WebhooksHarness, id: string, deliveryId: string, what: string, ms = 15_000) =>
+  waitFor(
+    async () => {
+      const d = await detailOf(hooks, id, deliveryId);
+      return d.attempts?.length ? d : undefined;
+    },
+    ms,
+    50,
+    what,
+  );
+
 describe('attempt detail', () => {
   const broker = testBrokerPrefix('wh_debug', removeBrokerPrefix);
   let hooks: WebhooksHarness;
@@ -85,15 +97,7 @@ describe('attempt detail', () => {
   it('when an attempt fails with a response, then the delivery shows the request sent (URL, headers, body) and the response (status, headers, first 4 KB of the body), and its next attempt time', async () => {
     const { id, secret } = await subscribe(hooks, `${receiver.url}/detail?x=1`);
     const deliveryId = await sendTest(hooks, id);
-    const detail = await waitFor(
-      async () => {
-        const d = await detailOf(hooks, id, deliveryId);
-        return d.attempts?.length === 1 ? d : undefined;
-      },
-      15_000,
-      50,
-      'the first attempt',
-    );
+    const detail = await firstAttempt(hooks, id, deliveryId, 'the first attempt', 15_000);
     const received = receiver.requests[0]!;
     const attempt = detail.attempts![0] as Attempt;
     expect(detail.status).toBe('pending');
@@ -126,15 +130,7 @@ describe('attempt detail', () => {
   it('when an attempt gets no response, then its request is shown and its response is null', async () => {
     const { id } = await subscribe(hooks, 'http://127.0.0.1:1/refused');
     const deliveryId = await sendTest(hooks, id);
-    const detail = await waitFor(
-      async () => {
-        const d = await detailOf(hooks, id, deliveryId);
-        return d.attempts?.length === 1 ? d : undefined;
-      },
-      15_000,
-      50,
-      'the first attempt',
-    );
+    const detail = await firstAttempt(hooks, id, deliveryId, 'the first attempt', 15_000);
     const attempt = detail.attempts![0] as Attempt;
     expect(attempt.error).toBe('connection_refused');
     expect(attempt.request?.url).toBe('http://127.0.0.1:1/refused');
@@ -173,14 +169,12 @@ describe('attempt detail', () => {
 
       const tooLarge = await subscribe(hooks, `${huge.url}/huge-head`);
       const tooLargeId = await sendTest(hooks, tooLarge.id);
-      const refused = await waitFor(
-        async () => {
-          const d = await detailOf(hooks, tooLarge.id, tooLargeId);
-          return d.attempts?.length === 1 ? d : undefined;
-        },
-        15_000,
-        50,
+      const refused = await firstAttempt(
+        hooks,
+        tooLarge.id,
+        tooLargeId,
         'the attempt with a head too large',
+        15_000,
       );
       expect(refused.attempts![0]).toMatchObject({ status_code: null, error: 'response_head_too_large' });
     } finally {
@@ -197,30 +191,14 @@ describe('attempt detail', () => {
     try {
       const { id } = await subscribe(hooks, `${interim.url}/continue`);
       const deliveryId = await sendTest(hooks, id);
-      const detail = await waitFor(
-        async () => {
-          const d = await detailOf(hooks, id, deliveryId);
-          return d.attempts?.length === 1 ? d : undefined;
-        },
-        15_000,
-        50,
-        'the attempt after a 100 Continue',
-      );
+      const detail = await firstAttempt(hooks, id, deliveryId, 'the attempt after a 100 Continue', 15_000);
       expect(detail.status).toBe('succeeded');
       expect(detail.attempts![0]).toMatchObject({ status_code: 200, error: null, response: { body: 'ok' } });
       expect(interim.requests).toHaveLength(1);
 
       const quiet = await subscribe(hooks, `${silent.url}/processing`);
       const quietId = await sendTest(hooks, quiet.id);
-      const waited = await waitFor(
-        async () => {
-          const d = await detailOf(hooks, quiet.id, quietId);
-          return d.attempts?.length === 1 ? d : undefined;
-        },
-        30_000,
-        100,
-        'the attempt after a lone 102',
-      );
+      const waited = await firstAttempt(hooks, quiet.id, quietId, 'the attempt after a lone 102', 30_000);
       expect(waited.attempts![0]).toMatchObject({ status_code: null, error: 'timeout' });
     } finally {
       await interim.close();
@@ -239,15 +217,7 @@ describe('attempt detail', () => {
       const { id } = await subscribe(hooks, `${oneShot.url}/one-shot`);
       for (let i = 0; i < 4; i++) {
         const deliveryId = await sendTest(hooks, id);
-        const detail = await waitFor(
-          async () => {
-            const d = await detailOf(hooks, id, deliveryId);
-            return d.attempts?.length ? d : undefined;
-          },
-          15_000,
-          50,
-          'the first attempt',
-        );
+        const detail = await firstAttempt(hooks, id, deliveryId, 'the first attempt', 15_000);
         expect({ i, status: detail.status, attempts: detail.attempts!.length }).toEqual({
           i,
           status: 'succeeded',
@@ -269,15 +239,7 @@ describe('attempt detail', () => {
     try {
       const { id } = await subscribe(hooks, `${garbled.url}/garbled`);
       const deliveryId = await sendTest(hooks, id);
-      const detail = await waitFor(
-        async () => {
-          const d = await detailOf(hooks, id, deliveryId);
-          return d.attempts?.length === 1 ? d : undefined;
-        },
-        15_000,
-        50,
-        'the attempt',
-      );
+      const detail = await firstAttempt(hooks, id, deliveryId, 'the attempt', 15_000);
       expect(detail.attempts![0]).toMatchObject({
         status_code: null,
         error: 'invalid_response',
