@@ -55,7 +55,6 @@ wait_ready() { # url seconds
   echo "error: $1 is not ready; see $RUN/logs/" >&2; return 1
 }
 
-# Stops the local processes this run directory records (TERM, then KILL a second later).
 down() { # [quiet]: reset says what it did itself
   if [ -f "$RUN/compose" ]; then docker compose down; rm -f "$RUN/compose"; return; fi
   stop_run_processes "$RUN"

@@ -121,6 +121,8 @@ export async function signalsView(): Promise<void> {
   // id by itself. A new signal becomes a row, a status change updates its row, a `reset` (the
   // stream could not resume) reads the list again.
   let stream: EventSource | undefined;
+  /** How long a stream the browser gave up waits before it is opened again (doubling, to 60 s). */
+  let reopenMs = 1000;
   // Events that arrive before the first page is read wait for it (then a row it already has is
   // updated, not added twice): the stream opens first, so nothing between the two is missed.
   let waiting: Array<[string, MessageEvent<string>]> | undefined = [];
@@ -160,7 +162,10 @@ export async function signalsView(): Promise<void> {
     if (params.get('type')) q.set('type', params.get('type')!);
     stream = new EventSource(`${pathOf('streamSignals')}?${q.toString()}`);
     liveState.textContent = '(connecting…)';
-    stream.addEventListener('open', () => (liveState.textContent = '(connected)'));
+    stream.addEventListener('open', () => {
+      liveState.textContent = '(connected)';
+      reopenMs = 1000;
+    });
     const opened = stream;
     stream.addEventListener('error', (ev) => {
       // A connection that failed (EventSource retries by itself), not the stream's own `error`.
@@ -173,9 +178,11 @@ export async function signalsView(): Promise<void> {
       if (opened.readyState !== EventSource.CLOSED) return;
       void act(() => get(pathOf('dashboardSession'))).then((session) => {
         if (session === undefined) return;
+        // A refusal that lasts (every stream slot taken: 429) is asked again less and less often.
+        reopenMs = Math.min(reopenMs * 2, 60_000);
         setTimeout(() => {
           if (stream === opened && live.checked) openStream();
-        }, 2000);
+        }, reopenMs);
       });
     });
     for (const name of WEBHOOK_EVENTS)
