@@ -183,11 +183,17 @@ describe('attempt detail', () => {
     }
   });
 
-  it('when a receiver answers 100 Continue before its 200, then the delivery succeeds with one POST; a 1xx and nothing more is a timeout', async () => {
+  it('when a receiver answers 100 Continue before its 200, then the delivery succeeds with one POST; a 1xx and nothing more is a timeout, a 101 an invalid_response', async () => {
     const interim = await startRawReceiver((socket) =>
       socket.write('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'),
     );
     const silent = await startRawReceiver((socket) => socket.write('HTTP/1.1 102 Processing\r\n\r\n'));
+    // A 101 nobody asked for, then a 200 on what would be another protocol: no answer to a POST.
+    const upgrading = await startRawReceiver((socket) =>
+      socket.write(
+        'HTTP/1.1 101 Switching Protocols\r\nUpgrade: foo\r\nConnection: Upgrade\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok',
+      ),
+    );
     try {
       const { id } = await subscribe(hooks, `${interim.url}/continue`);
       const deliveryId = await sendTest(hooks, id);
@@ -200,9 +206,15 @@ describe('attempt detail', () => {
       const quietId = await sendTest(hooks, quiet.id);
       const waited = await firstAttempt(hooks, quiet.id, quietId, 'the attempt after a lone 102', 30_000);
       expect(waited.attempts![0]).toMatchObject({ status_code: null, error: 'timeout' });
+
+      const upgraded = await subscribe(hooks, `${upgrading.url}/upgrade`);
+      const upgradedId = await sendTest(hooks, upgraded.id);
+      const refused = await firstAttempt(hooks, upgraded.id, upgradedId, 'the attempt after a 101', 15_000);
+      expect(refused.attempts![0]).toMatchObject({ status_code: null, error: 'invalid_response' });
     } finally {
       await interim.close();
       await silent.close();
+      await upgrading.close();
     }
   });
 

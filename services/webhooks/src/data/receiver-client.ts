@@ -108,9 +108,13 @@ function postOnce(
 ): Promise<ReceiverResponse | typeof STALE_CONNECTION> {
   return new Promise((resolve) => {
     let settled = false;
+    // The attempt ends at its deadline whatever state the exchange is in: a request node:http
+    // has let go of (an upgrade) emits nothing more.
+    const deadline = () => settle({ ok: false, error: 'timeout' });
     const settle = (outcome: ReceiverResponse | typeof STALE_CONNECTION) => {
       if (settled) return;
       settled = true;
+      signal.removeEventListener('abort', deadline);
       resolve(outcome);
     };
     let target: URL;
@@ -129,6 +133,13 @@ function postOnce(
       signal,
     });
     let answered = false;
+    signal.addEventListener('abort', deadline, { once: true });
+    // A 101 nobody asked for is no answer to a POST: node:http hands the connection over and the
+    // request would wait for nothing.
+    req.on('upgrade', (_res, socket) => {
+      socket.destroy();
+      settle({ ok: false, error: 'invalid_response' });
+    });
     req.on('error', (err) => {
       if (!answered && req.reusedSocket && codeOf(err) === 'ECONNRESET' && !signal.aborted) {
         settle(STALE_CONNECTION);
