@@ -2,7 +2,7 @@
  * What every page shares: the page's frame (title, status line, navigation), the signed-in
  * session, and how an action reports its outcome.
  */
-import type { ApiKeyView, Delivery, UsageBucket } from '@signal/contracts';
+import type { Delivery, UsageBucket } from '@signal/contracts';
 import { ApiError } from './api.js';
 import { clearFieldErrors, fieldErrors, h, replace } from './dom.js';
 
@@ -22,7 +22,6 @@ export interface SessionInfo {
   csrf_token: string;
   expires_at: string;
 }
-export type KeyRow = ApiKeyView & { status: 'active' | 'expired' | 'revoked' };
 export interface WindowLeft {
   limit: number;
   used: number;

@@ -565,6 +565,17 @@ describe('@signal/sdk transport', () => {
     await new Promise<void>((r) => server.close(() => r()));
   });
 
+  /** A client of the test server that gives up on a request after 200 ms, `maxRetries` times over. */
+  const quickClient = (maxRetries: number, options: { idempotencyKeys?: boolean } = {}) =>
+    new SignalClient({
+      baseUrl: url,
+      apiKey: 'k',
+      timeoutMs: 200,
+      maxRetries,
+      retryBaseDelayMs: 10,
+      ...options,
+    });
+
   it('when a POST meets a 503, then it is retried with the same Idempotency-Key', async () => {
     const c = new SignalClient({ baseUrl: url, apiKey: 'k' });
     const made = await c.webhooks.create({ url: 'https://example.com/h', events: ['signal.new'] });
@@ -576,25 +587,13 @@ describe('@signal/sdk transport', () => {
 
   it('when the server does not respond, then the SDK gives up after its timeout with SignalTimeoutError', async () => {
     mode = 'hang';
-    const c = new SignalClient({
-      baseUrl: url,
-      apiKey: 'k',
-      timeoutMs: 200,
-      maxRetries: 1,
-      retryBaseDelayMs: 10,
-    });
+    const c = quickClient(1);
     await expect(c.stats.get()).rejects.toBeInstanceOf(SignalTimeoutError);
   });
 
   it('when the head comes but the body stalls, then it is a SignalTimeoutError too, after the retries', async () => {
     mode = 'stall-body';
-    const c = new SignalClient({
-      baseUrl: url,
-      apiKey: 'k',
-      timeoutMs: 200,
-      maxRetries: 1,
-      retryBaseDelayMs: 10,
-    });
+    const c = quickClient(1);
     const before = seen.length;
     await expect(c.stats.get()).rejects.toBeInstanceOf(SignalTimeoutError);
     expect(seen.length - before).toBe(2);
@@ -602,25 +601,12 @@ describe('@signal/sdk transport', () => {
 
   it('when a POST the server does not deduplicate gets no response, then it is not repeated (it may have happened)', async () => {
     mode = 'hang';
-    const c = new SignalClient({
-      baseUrl: url,
-      apiKey: 'k',
-      timeoutMs: 200,
-      maxRetries: 3,
-      retryBaseDelayMs: 10,
-    });
+    const c = quickClient(3);
     let before = seen.length;
     await expect(c.auth.login('a@example.com', 'pw')).rejects.toBeInstanceOf(SignalTimeoutError);
     expect(seen.length - before).toBe(1);
     // A create without its Idempotency-Key cannot be told from a new one: not repeated either.
-    const keyless = new SignalClient({
-      baseUrl: url,
-      apiKey: 'k',
-      timeoutMs: 200,
-      maxRetries: 3,
-      retryBaseDelayMs: 10,
-      idempotencyKeys: false,
-    });
+    const keyless = quickClient(3, { idempotencyKeys: false });
     before = seen.length;
     await expect(
       keyless.webhooks.create({ url: 'https://example.com/h', events: ['signal.new'] }),
@@ -630,13 +616,7 @@ describe('@signal/sdk transport', () => {
 
   it('when webhooks.create gets no response, then it is sent again with the same Idempotency-Key until the retries run out', async () => {
     mode = 'hang';
-    const c = new SignalClient({
-      baseUrl: url,
-      apiKey: 'k',
-      timeoutMs: 200,
-      maxRetries: 2,
-      retryBaseDelayMs: 10,
-    });
+    const c = quickClient(2);
     const before = seen.length;
     await expect(
       c.webhooks.create({ url: 'https://example.com/h', events: ['signal.new'] }),

@@ -1,4 +1,5 @@
 /** Profile → API settings: the plan, the keys and their usage. */
+import type { ApiKeyView } from '@signal/contracts';
 import { SubmissionKey, SubmissionKeys, del, get, post } from '../api.js';
 import { usageChart } from '../charts.js';
 import {
@@ -24,7 +25,6 @@ import {
   every,
   onSubmit,
   page,
-  type KeyRow,
   type WindowLeft,
   type Usage,
 } from '../shell.js';
@@ -38,7 +38,7 @@ const OVERLAPS: [string, string][] = [
 ];
 
 /** An API key's status for people: revoked, expired, or active with how long it has left. */
-function keyState(k: KeyRow): HTMLElement {
+function keyState(k: ApiKeyView): HTMLElement {
   if (k.status !== 'active' || !k.expires_at) return badge(k.status);
   return h(
     'span',
@@ -49,7 +49,7 @@ function keyState(k: KeyRow): HTMLElement {
 }
 
 export async function keysView(): Promise<void> {
-  const keys = (await act(() => get<KeyRow[]>(pathOf('dashboardListKeys')))) ?? [];
+  const keys = (await act(() => get<ApiKeyView[]>(pathOf('dashboardListKeys')))) ?? [];
   const plan = state.session!.account.plan;
   const secretSlot = h('div', {});
   const showSecret = (key: string, keyName: string) => {
@@ -95,7 +95,7 @@ export async function keysView(): Promise<void> {
     if (expires.value) body.expires_at = new Date(`${expires.value}T00:00`).toISOString();
     const idempotencyKey = submission.for(body);
     const created = await act(
-      () => post<KeyRow & { key: string }>(pathOf('dashboardCreateKey'), body, { idempotencyKey }),
+      () => post<ApiKeyView & { key: string }>(pathOf('dashboardCreateKey'), body, { idempotencyKey }),
       'Key created.',
       create,
     );
@@ -111,14 +111,14 @@ export async function keysView(): Promise<void> {
   let listRequests = 0;
   const refreshList = async () => {
     const request = ++listRequests;
-    const rows = await act(() => get<KeyRow[]>(pathOf('dashboardListKeys')));
+    const rows = await act(() => get<ApiKeyView[]>(pathOf('dashboardListKeys')));
     // A response overtaken by a later refresh (or a failed one) does not replace the newer list.
     if (!rows || request !== listRequests) return;
     replace(listSlot, keyTable(rows));
     const chosen = usageSelect.value;
     replace(usageSelect, ...usageOptions(rows, chosen));
   };
-  const keyTable = (rows: KeyRow[]) =>
+  const keyTable = (rows: ApiKeyView[]) =>
     table(
       'API keys',
       ['Name', 'Prefix', 'Created', 'Last used', 'Expires', 'Status', 'Actions'],
@@ -157,7 +157,7 @@ export async function keysView(): Promise<void> {
           : '—',
       ]),
     );
-  const revoke = async (k: KeyRow) => {
+  const revoke = async (k: ApiKeyView) => {
     const ok = await confirmDialog(
       `Revoke “${k.name}”?`,
       h(
@@ -169,7 +169,10 @@ export async function keysView(): Promise<void> {
     );
     if (!ok) return;
     if (
-      await act(() => del<KeyRow>(pathOf('dashboardRevokeKey', { key_id: k.id })), `Key “${k.name}” revoked.`)
+      await act(
+        () => del<ApiKeyView>(pathOf('dashboardRevokeKey', { key_id: k.id })),
+        `Key “${k.name}” revoked.`,
+      )
     )
       await refreshList();
   };
@@ -179,7 +182,7 @@ export async function keysView(): Promise<void> {
    * The dialog offers that roll's overlap again, so the repeat is the same request.
    */
   const rollKeys = new SubmissionKeys<{ overlap_seconds: number }>();
-  const roll = async (k: KeyRow) => {
+  const roll = async (k: ApiKeyView) => {
     const unanswered = rollKeys.of(k.id).pending();
     const overlap = select('overlap', OVERLAPS, String(unanswered?.overlap_seconds ?? 86400));
     const ok = await confirmDialog(
@@ -192,7 +195,7 @@ export async function keysView(): Promise<void> {
     const body = { overlap_seconds: Number(overlap.value) };
     const key = rollKeys.of(k.id);
     const r = await act(() =>
-      post<{ created: KeyRow & { key: string }; previous: KeyRow }>(
+      post<{ created: ApiKeyView & { key: string }; previous: ApiKeyView }>(
         pathOf('dashboardRollKey', { key_id: k.id }),
         body,
         { idempotencyKey: key.for(body) },
@@ -215,7 +218,7 @@ export async function keysView(): Promise<void> {
   };
 
   const usageSelect = h('select', { name: 'usage-subject' });
-  const usageOptions = (rows: KeyRow[], chosen = '') => [
+  const usageOptions = (rows: ApiKeyView[], chosen = '') => [
     h('option', { value: '', selected: chosen === '' }, 'Whole account'),
     h(
       'option',
