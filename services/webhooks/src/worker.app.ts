@@ -73,9 +73,6 @@ export function buildWorker(
     declare();
   const agents = receiverAgents({
     lookup: guardedLookupFor(guard, testHooks.resolve),
-    // Per origin: room for one subscription at its limit and as many again for the others on
-    // the same host, so a slow receiver's POSTs never queue its neighbours' behind them.
-    maxSocketsPerOrigin: Math.max(64, 2 * config.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION),
     idleMs: 10_000,
     ...(testHooks.ca ? { ca: testHooks.ca } : {}),
   });

@@ -27,19 +27,24 @@ interface Attempt {
   } | null;
 }
 
-async function subscribe(hooks: WebhooksHarness, url: string) {
+async function subscribe(hooks: WebhooksHarness, url: string, account = ACC) {
   const res = await request(hooks.url)
     .post('/v1/webhooks')
-    .set(hooks.auth(ACC))
+    .set(hooks.auth(account))
     .send({ url, events: ['signal.new'] })
     .expect(201);
   return res.body.data as { id: string; secret: string };
 }
 
-async function sendTest(hooks: WebhooksHarness, id: string, body: Record<string, unknown> = {}) {
+async function sendTest(
+  hooks: WebhooksHarness,
+  id: string,
+  body: Record<string, unknown> = {},
+  account = ACC,
+) {
   const res = await request(hooks.url)
     .post(`/v1/webhooks/${id}/test`)
-    .set(hooks.auth(ACC))
+    .set(hooks.auth(account))
     .send(body)
     .expect(202);
   return res.body.data.id as string;
@@ -244,6 +249,34 @@ describe('attempt detail', () => {
     }
   });
 
+  it('when every kept-alive connection to a receiver was closed by it, then a delivery goes again on a new connection and succeeds at its first attempt', async () => {
+    // Each connection answers its first request (after a pause, so that three deliveries at once
+    // open three) and resets the next: three idle connections, all closed, wait in the pool.
+    const closing = await startRawReceiver((socket, _request, nth) => {
+      if (nth === 0) setTimeout(() => socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'), 300);
+      else socket.resetAndDestroy();
+    });
+    try {
+      const { id } = await subscribe(hooks, `${closing.url}/closing`);
+      const first = await Promise.all([0, 1, 2].map(() => sendTest(hooks, id)));
+      for (const deliveryId of first)
+        expect((await firstAttempt(hooks, id, deliveryId, 'an opening delivery')).status).toBe('succeeded');
+      expect(closing.requests.filter((r) => r.nth === 0)).toHaveLength(3);
+
+      const deliveryId = await sendTest(hooks, id);
+      const detail = await firstAttempt(hooks, id, deliveryId, 'the delivery after the closes');
+      expect({ status: detail.status, attempts: detail.attempts!.length }).toEqual({
+        status: 'succeeded',
+        attempts: 1,
+      });
+      // It met a closed connection first, then went on a new one (its first request).
+      expect(closing.requests.filter((r) => r.nth > 0).length).toBeGreaterThan(0);
+      expect(closing.requests.filter((r) => r.nth === 0)).toHaveLength(4);
+    } finally {
+      await closing.close();
+    }
+  });
+
   it('when a response head holds a control byte, then the attempt is an invalid_response with no response kept', async () => {
     const garbled = await startRawReceiver((socket) =>
       socket.end('HTTP/1.1 200 OK\r\nX-Bad: a\u0001b\r\nContent-Length: 2\r\n\r\nok'),
@@ -292,6 +325,60 @@ describe('attempt detail', () => {
       expect(bad.body.error.message).toContain('event must be one of');
     } finally {
       await ok.close();
+    }
+  });
+});
+
+describe('receivers of several accounts on one host', () => {
+  const broker = testBrokerPrefix('wh_host', removeBrokerPrefix);
+  let hooks: WebhooksHarness;
+  beforeAll(async () => {
+    // Attempts wait far longer than this test takes: a POST held by the slow receiver stays open.
+    hooks = await startWebhooks({
+      label: 'wh_host',
+      prefix: broker.prefix,
+      env: { WEBHOOK_TIMEOUT_MS: '30000', WEBHOOK_RETRY_DELAYS_MS: '60000' },
+    });
+  });
+  afterAll(async () => {
+    await hooks.stop();
+    await broker.cleanup();
+  });
+
+  it("when one account's receivers on a host hold more POSTs than a connection pool per host would, then another account's delivery to that host goes out at once and succeeds", async () => {
+    const SLOW = 'acc_slow_neighbour';
+    let slowOpen = 0;
+    let slowOpenWhenFastArrived: number | undefined;
+    const host = await startRawReceiver((socket, req) => {
+      if (req.path.startsWith('/slow')) {
+        // Never answered: held until the test ends.
+        slowOpen++;
+        socket.once('close', () => slowOpen--);
+        return;
+      }
+      slowOpenWhenFastArrived ??= slowOpen;
+      socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+    });
+    try {
+      // 7 subscriptions at their 10 POSTs in flight each: 70 held, past the 64 connections a
+      // host had before.
+      const slow = [];
+      for (let i = 0; i < 7; i++) slow.push(await subscribe(hooks, `${host.url}/slow/${i}`, SLOW));
+      for (const { id } of slow) for (let n = 0; n < 10; n++) await sendTest(hooks, id, {}, SLOW);
+      await waitFor(async () => (slowOpen === 70 ? true : undefined), 20_000, 50, '70 POSTs held');
+
+      const { id } = await subscribe(hooks, `${host.url}/fast`);
+      const deliveryId = await sendTest(hooks, id);
+      const detail = await firstAttempt(hooks, id, deliveryId, 'the delivery beside the held POSTs');
+      expect({ status: detail.status, attempts: detail.attempts!.length }).toEqual({
+        status: 'succeeded',
+        attempts: 1,
+      });
+      expect(host.requests.filter((r) => r.path === '/fast')).toHaveLength(1);
+      // It went out while every held POST was still open: it waited for none of them.
+      expect(slowOpenWhenFastArrived).toBe(70);
+    } finally {
+      await host.close();
     }
   });
 });

@@ -36,17 +36,24 @@ function errorClass(err: unknown): string {
  */
 export const RECEIVER_MAX_HEAD_BYTES = 256 * 1024;
 
-/** Keep-alive connections to receivers, one pool per origin, each checked by the URL guard. */
+/**
+ * Connections to receivers, each checked by the URL guard: kept-alive ones, one pool per origin
+ * with no cap of its own, and new ones for a request that found a kept-alive connection closed.
+ * How many POSTs are in flight is the worker's slots' to bound (per subscription, per account):
+ * a cap per origin would be shared by every subscription on that host, whatever its account, so
+ * one account's slow receiver would queue another's POSTs behind its own, their timeouts
+ * running while they waited for a connection.
+ */
 export interface ReceiverAgents {
   http: http.Agent;
   https: https.Agent;
+  /** One new connection per request, closed after it. */
+  fresh: { http: http.Agent; https: https.Agent };
 }
 
 export interface ReceiverAgentOptions {
   /** Resolves a receiver's host, refusing addresses the URL guard blocks (at connect time). */
   lookup: LookupFunction;
-  /** Connections per origin. */
-  maxSocketsPerOrigin: number;
   /** An idle connection is closed after this long. */
   idleMs: number;
   /** Extra trusted CA (tests' TLS receivers). */
@@ -54,26 +61,25 @@ export interface ReceiverAgentOptions {
 }
 
 export function receiverAgents(o: ReceiverAgentOptions): ReceiverAgents {
-  const common = { keepAlive: true, maxSockets: o.maxSocketsPerOrigin, timeout: o.idleMs, lookup: o.lookup };
+  const tls = o.ca ? { ca: o.ca } : {};
+  const kept = { keepAlive: true, timeout: o.idleMs, lookup: o.lookup };
+  const fresh = { keepAlive: false, lookup: o.lookup };
   return {
-    http: new http.Agent(common),
-    https: new https.Agent({ ...common, ...(o.ca ? { ca: o.ca } : {}) }),
+    http: new http.Agent(kept),
+    https: new https.Agent({ ...kept, ...tls }),
+    fresh: { http: new http.Agent(fresh), https: new https.Agent({ ...fresh, ...tls }) },
   };
 }
 
 export function closeReceiverAgents(agents: ReceiverAgents): void {
-  agents.http.destroy();
-  agents.https.destroy();
+  for (const agent of [agents.http, agents.https, agents.fresh.http, agents.fresh.https]) agent.destroy();
 }
 
 /**
  * A kept-alive connection the receiver had closed when the request went out on it: the receiver
- * never read the request, so it goes again on another connection, within the same attempt.
+ * never read the request, so it goes again on a new connection, within the same attempt.
  */
 const STALE_CONNECTION = Symbol('stale connection');
-
-/** Times one attempt may find kept-alive connections closed before it fails as `connection_reset`. */
-const MAX_STALE_CONNECTIONS = 2;
 
 /**
  * Receivers over node:http, whose client reads what RFC 9110 lets a server send: interim 1xx
@@ -87,13 +93,13 @@ export function nodeReceiverClient(agents: ReceiverAgents): ReceiverClient {
       const signal = AbortSignal.timeout(limits.timeoutMs);
       // A receiver may close a kept-alive connection after any response without saying so (HTTP/1.1
       // allows it); a request sent on it meanwhile is reset before any answer. Node marks such a
-      // request `reusedSocket`, and its documentation retries it: the receiver never saw it.
-      for (let stale = 0; ; stale++) {
-        const outcome = await postOnce(agents, url, headers, body, limits.maxResponseBytes, signal);
-        if (outcome !== STALE_CONNECTION) return outcome;
-        if (stale === MAX_STALE_CONNECTIONS || signal.aborted)
-          return { ok: false, error: 'connection_reset' };
-      }
+      // request `reusedSocket`, and its documentation retries it: the receiver never saw it. The
+      // retry takes a new connection: the pool's other idle ones may have been closed alike (a
+      // receiver that closes each after one answer), and a reset on a new one is the receiver's.
+      const outcome = await postOnce(agents, url, headers, body, limits.maxResponseBytes, signal, false);
+      if (outcome !== STALE_CONNECTION) return outcome;
+      const again = await postOnce(agents, url, headers, body, limits.maxResponseBytes, signal, true);
+      return again === STALE_CONNECTION ? { ok: false, error: 'connection_reset' } : again;
     },
   };
 }
@@ -105,6 +111,7 @@ function postOnce(
   body: string,
   maxResponseBytes: number,
   signal: AbortSignal,
+  onNewConnection: boolean,
 ): Promise<ReceiverResponse | typeof STALE_CONNECTION> {
   return new Promise((resolve) => {
     let settled = false;
@@ -127,7 +134,7 @@ function postOnce(
     const secure = target.protocol === 'https:';
     const req = (secure ? https : http).request(target, {
       method: 'POST',
-      agent: secure ? agents.https : agents.http,
+      agent: onNewConnection ? agents.fresh[secure ? 'https' : 'http'] : secure ? agents.https : agents.http,
       headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
       maxHeaderSize: RECEIVER_MAX_HEAD_BYTES,
       signal,
