@@ -118,6 +118,23 @@ describe('authentication', () => {
     expectRateHeaders(res);
   });
 
+  it('when a session token from a login is sent to an API route, then the 401 says API routes take an API key', async () => {
+    const { email } = await gw.account({ per_minute: 60, per_day: 10_000 }, 'a-session-password-1');
+    const login = await request(gw.url)
+      .post('/v1/auth/login')
+      .send({ email, password: 'a-session-password-1' })
+      .expect(200);
+    const token = String(login.body.data.token);
+    const res = await request(gw.url).get('/v1/signals').set('Authorization', `Bearer ${token}`).expect(401);
+    const body = errorEnvelopeSchema.parse(res.body);
+    expect(body.error.code).toBe('UNAUTHORIZED');
+    expect(body.error.message).toContain('session token');
+    expect(body.error.message).toContain('API key');
+    expectRateHeaders(res);
+    // The token itself still works where sessions do.
+    await request(gw.url).get('/v1/account/keys').set('Authorization', `Bearer ${token}`).expect(200);
+  });
+
   it.each([
     ['an empty session cookie', '__Host-signal_session='],
     ['a blank session cookie', '__Host-signal_session=  ; theme=dark'],
@@ -158,7 +175,10 @@ describe('authentication', () => {
   it('when a JSON client asks for /, then its 404 counts once against its address, as any other path outside the API', async () => {
     const window = async (path: string) => {
       const res = await request(gw.url).get(path).set('Accept', '*/*').expect(404);
-      return { remaining: Number(res.headers['x-ratelimit-remaining']), reset: res.headers['x-ratelimit-reset'] };
+      return {
+        remaining: Number(res.headers['x-ratelimit-remaining']),
+        reset: res.headers['x-ratelimit-reset'],
+      };
     };
     // Three requests in one window (a minute that turns between them starts the count again).
     let seen: Array<{ remaining: number; reset: unknown }> = [];

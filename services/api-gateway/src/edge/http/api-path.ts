@@ -246,16 +246,25 @@ function refusalDetails(
       return { retryAfter: result.retryAfter };
     case 'UNAUTHORIZED':
       // The key alone, without its scheme: the commonest first mistake, so it is named.
-      return authorization !== undefined && /^\s*sk_/.test(authorization)
-        ? {
-            message:
-              'The Authorization header needs the Bearer scheme: send `Authorization: Bearer <API key>`.',
-          }
-        : {};
+      if (authorization !== undefined && /^\s*sk_/.test(authorization))
+        return {
+          message:
+            'The Authorization header needs the Bearer scheme: send `Authorization: Bearer <API key>`.',
+        };
+      // A session token from POST /v1/auth/login (a JWT): the next commonest, named too.
+      if (authorization !== undefined && SESSION_TOKEN.test(authorization))
+        return {
+          message:
+            'This is a session token from POST /v1/auth/login, which works on /v1/account and /v1/dashboard routes only: API routes take an API key (`Authorization: Bearer <API key>`; create one with POST /v1/account/keys or in the dashboard).',
+        };
+      return {};
     default:
       return {};
   }
 }
+
+/** A bearer JWT (three base64url parts, a JSON header first): what a login returns. */
+const SESSION_TOKEN = /^\s*Bearer\s+eyJ[\w-]*\.[\w-]+\.[\w-]+\s*$/i;
 
 /** The limiter decision a result stands for (the ratelimit_decisions_total label). */
 function decisionOf(result: AuthResult): string {
