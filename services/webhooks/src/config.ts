@@ -33,7 +33,8 @@ export const configSchema = z
      * Attempts in flight or waiting per subscription per worker, and never more than a quarter
      * of its account's (WEBHOOK_CONCURRENCY_PER_ACCOUNT, or less when other accounts are busy):
      * one slow receiver cannot starve the rest of its account. Beyond it a job waits a second
-     * in the broker.
+     * in the broker. There is no bound per receiving host: subscriptions on one host (a relay
+     * service's, whatever their accounts) never wait for each other's connections.
      */
     WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: env.int(10, 1),
     /**
