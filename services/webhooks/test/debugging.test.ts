@@ -102,7 +102,7 @@ describe('attempt detail', () => {
   it('when an attempt fails with a response, then the delivery shows the request sent (URL, headers, body) and the response (status, headers, first 4 KB of the body), and its next attempt time', async () => {
     const { id, secret } = await subscribe(hooks, `${receiver.url}/detail?x=1`);
     const deliveryId = await sendTest(hooks, id);
-    const detail = await firstAttempt(hooks, id, deliveryId, 'the first attempt', 15_000);
+    const detail = await firstAttempt(hooks, id, deliveryId, 'the first attempt');
     const received = receiver.requests[0]!;
     const attempt = detail.attempts![0] as Attempt;
     expect(detail.status).toBe('pending');
@@ -135,7 +135,7 @@ describe('attempt detail', () => {
   it('when an attempt gets no response, then its request is shown and its response is null', async () => {
     const { id } = await subscribe(hooks, 'http://127.0.0.1:1/refused');
     const deliveryId = await sendTest(hooks, id);
-    const detail = await firstAttempt(hooks, id, deliveryId, 'the first attempt', 15_000);
+    const detail = await firstAttempt(hooks, id, deliveryId, 'the first attempt');
     const attempt = detail.attempts![0] as Attempt;
     expect(attempt.error).toBe('connection_refused');
     expect(attempt.request?.url).toBe('http://127.0.0.1:1/refused');
@@ -174,13 +174,7 @@ describe('attempt detail', () => {
 
       const tooLarge = await subscribe(hooks, `${huge.url}/huge-head`);
       const tooLargeId = await sendTest(hooks, tooLarge.id);
-      const refused = await firstAttempt(
-        hooks,
-        tooLarge.id,
-        tooLargeId,
-        'the attempt with a head too large',
-        15_000,
-      );
+      const refused = await firstAttempt(hooks, tooLarge.id, tooLargeId, 'the attempt with a head too large');
       expect(refused.attempts![0]).toMatchObject({ status_code: null, error: 'response_head_too_large' });
     } finally {
       await big.close();
@@ -202,7 +196,7 @@ describe('attempt detail', () => {
     try {
       const { id } = await subscribe(hooks, `${interim.url}/continue`);
       const deliveryId = await sendTest(hooks, id);
-      const detail = await firstAttempt(hooks, id, deliveryId, 'the attempt after a 100 Continue', 15_000);
+      const detail = await firstAttempt(hooks, id, deliveryId, 'the attempt after a 100 Continue');
       expect(detail.status).toBe('succeeded');
       expect(detail.attempts![0]).toMatchObject({ status_code: 200, error: null, response: { body: 'ok' } });
       expect(interim.requests).toHaveLength(1);
@@ -214,7 +208,7 @@ describe('attempt detail', () => {
 
       const upgraded = await subscribe(hooks, `${upgrading.url}/upgrade`);
       const upgradedId = await sendTest(hooks, upgraded.id);
-      const refused = await firstAttempt(hooks, upgraded.id, upgradedId, 'the attempt after a 101', 15_000);
+      const refused = await firstAttempt(hooks, upgraded.id, upgradedId, 'the attempt after a 101');
       expect(refused.attempts![0]).toMatchObject({ status_code: null, error: 'invalid_response' });
     } finally {
       await interim.close();
@@ -234,7 +228,7 @@ describe('attempt detail', () => {
       const { id } = await subscribe(hooks, `${oneShot.url}/one-shot`);
       for (let i = 0; i < 4; i++) {
         const deliveryId = await sendTest(hooks, id);
-        const detail = await firstAttempt(hooks, id, deliveryId, 'the first attempt', 15_000);
+        const detail = await firstAttempt(hooks, id, deliveryId, 'the first attempt');
         expect({ i, status: detail.status, attempts: detail.attempts!.length }).toEqual({
           i,
           status: 'succeeded',
@@ -284,7 +278,7 @@ describe('attempt detail', () => {
     try {
       const { id } = await subscribe(hooks, `${garbled.url}/garbled`);
       const deliveryId = await sendTest(hooks, id);
-      const detail = await firstAttempt(hooks, id, deliveryId, 'the attempt', 15_000);
+      const detail = await firstAttempt(hooks, id, deliveryId, 'the attempt');
       expect(detail.attempts![0]).toMatchObject({
         status_code: null,
         error: 'invalid_response',

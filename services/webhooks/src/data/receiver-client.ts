@@ -44,11 +44,15 @@ export const RECEIVER_MAX_HEAD_BYTES = 256 * 1024;
  * one account's slow receiver would queue another's POSTs behind its own, their timeouts
  * running while they waited for a connection.
  */
-export interface ReceiverAgents {
+export interface ReceiverAgents extends AgentPair {
+  /** One new connection per request, closed after it. */
+  fresh: AgentPair;
+}
+
+/** An agent for each scheme. */
+interface AgentPair {
   http: http.Agent;
   https: https.Agent;
-  /** One new connection per request, closed after it. */
-  fresh: { http: http.Agent; https: https.Agent };
 }
 
 export interface ReceiverAgentOptions {
@@ -96,22 +100,21 @@ export function nodeReceiverClient(agents: ReceiverAgents): ReceiverClient {
       // request `reusedSocket`, and its documentation retries it: the receiver never saw it. The
       // retry takes a new connection: the pool's other idle ones may have been closed alike (a
       // receiver that closes each after one answer), and a reset on a new one is the receiver's.
-      const outcome = await postOnce(agents, url, headers, body, limits.maxResponseBytes, signal, false);
+      const outcome = await postOnce(agents, url, headers, body, limits.maxResponseBytes, signal);
       if (outcome !== STALE_CONNECTION) return outcome;
-      const again = await postOnce(agents, url, headers, body, limits.maxResponseBytes, signal, true);
+      const again = await postOnce(agents.fresh, url, headers, body, limits.maxResponseBytes, signal);
       return again === STALE_CONNECTION ? { ok: false, error: 'connection_reset' } : again;
     },
   };
 }
 
 function postOnce(
-  agents: ReceiverAgents,
+  agents: AgentPair,
   url: string,
   headers: Record<string, string>,
   body: string,
   maxResponseBytes: number,
   signal: AbortSignal,
-  onNewConnection: boolean,
 ): Promise<ReceiverResponse | typeof STALE_CONNECTION> {
   return new Promise((resolve) => {
     let settled = false;
@@ -134,7 +137,7 @@ function postOnce(
     const secure = target.protocol === 'https:';
     const req = (secure ? https : http).request(target, {
       method: 'POST',
-      agent: onNewConnection ? agents.fresh[secure ? 'https' : 'http'] : secure ? agents.https : agents.http,
+      agent: secure ? agents.https : agents.http,
       headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
       maxHeaderSize: RECEIVER_MAX_HEAD_BYTES,
       signal,
