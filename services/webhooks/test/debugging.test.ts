@@ -217,6 +217,81 @@ describe('attempt detail', () => {
     }
   });
 
+  it('when a receiver streams 100 Continue without end, then the attempt is a response_head_too_large at once; a few interim responses are read past', async () => {
+    // The flood: what a receiver can send at line rate, which node:http would parse until the
+    // attempt's timeout, the worker's one thread busy with it.
+    const flooding = await startRawReceiver((socket) => {
+      const block = Buffer.from('HTTP/1.1 100 Continue\r\n\r\n'.repeat(1000));
+      const pump = () => {
+        while (!socket.destroyed && socket.write(block));
+        if (!socket.destroyed) socket.once('drain', pump);
+      };
+      pump();
+    });
+    const hinting = await startRawReceiver((socket) =>
+      socket.write(
+        'HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n'.repeat(3) +
+          'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok',
+      ),
+    );
+    try {
+      const { id } = await subscribe(hooks, `${flooding.url}/flood`);
+      const deliveryId = await sendTest(hooks, id);
+      const flooded = await firstAttempt(hooks, id, deliveryId, 'the attempt against the flood');
+      expect(flooded.attempts![0]).toMatchObject({
+        status_code: null,
+        error: 'response_head_too_large',
+        response: null,
+      });
+      expect(flooding.requests).toHaveLength(1);
+
+      const hinted = await subscribe(hooks, `${hinting.url}/hints`);
+      const hintedId = await sendTest(hooks, hinted.id);
+      const detail = await firstAttempt(
+        hooks,
+        hinted.id,
+        hintedId,
+        'the attempt after four interim responses',
+      );
+      expect(detail.attempts![0]).toMatchObject({ status_code: 200, error: null, response: { body: 'ok' } });
+    } finally {
+      await flooding.close();
+      await hinting.close();
+    }
+  });
+
+  it('when a status line has a control byte in its reason phrase or a code outside 100–599, then the attempt is an invalid_response with no response', async () => {
+    const lines = [
+      'HTTP/1.1 200 O\x00K',
+      'HTTP/1.1 200 \x1b[31mRED',
+      'HTTP/1.1 999 Nine',
+      'HTTP/1.1 000 Zero',
+    ];
+    const receivers = await Promise.all(
+      lines.map((line) =>
+        startRawReceiver((socket) => socket.write(`${line}\r\nContent-Length: 2\r\n\r\nok`, 'latin1')),
+      ),
+    );
+    try {
+      for (const [i, receiver] of receivers.entries()) {
+        const { id } = await subscribe(hooks, `${receiver.url}/status-line-${i}`);
+        const deliveryId = await sendTest(hooks, id);
+        const detail = await firstAttempt(
+          hooks,
+          id,
+          deliveryId,
+          `the attempt answered ${JSON.stringify(lines[i])}`,
+        );
+        expect({ line: lines[i], attempt: detail.attempts![0] }).toMatchObject({
+          line: lines[i],
+          attempt: { status_code: null, error: 'invalid_response', response: null },
+        });
+      }
+    } finally {
+      await Promise.all(receivers.map((r) => r.close()));
+    }
+  });
+
   it('when a receiver closes each kept-alive connection after one answer without saying so, then every delivery succeeds at its first attempt', async () => {
     // Each connection answers its first request and is reset by the second, as a connection the
     // receiver closed while a request was on its way is.

@@ -37,6 +37,33 @@ function errorClass(err: unknown): string {
 export const RECEIVER_MAX_HEAD_BYTES = 256 * 1024;
 
 /**
+ * The most interim (1xx) responses read past before the final one. Real servers send one or two
+ * (`100 Continue`, `103 Early Hints`); node:http parses any number, each a head of its own under
+ * `maxHeaderSize`, so a receiver streaming `100 Continue` without end kept the worker's one
+ * thread parsing them until the attempt's timeout, and every other account's deliveries waited
+ * for the CPU. Past this count, or past `RECEIVER_MAX_HEAD_BYTES` of interim heads together,
+ * the attempt is a `response_head_too_large`.
+ */
+export const RECEIVER_MAX_INTERIM_RESPONSES = 16;
+
+// eslint-disable-next-line no-control-regex -- the point is to find control bytes
+const CONTROL_BYTE = /[\x00-\x08\x0a-\x1f\x7f]/;
+
+/**
+ * A status line RFC 9112 does not allow: a code outside 100–599 (RFC 9110 §15), or a reason
+ * phrase with a control byte other than tab (llhttp reads past them).
+ */
+const invalidStatusLine = (status: number | undefined, reason: string | undefined): boolean =>
+  status === undefined || status < 100 || status > 599 || CONTROL_BYTE.test(reason ?? '');
+
+/** The bytes of an interim response's head as it came: status line, headers, blank line. */
+function interimHeadBytes(info: http.InformationEvent): number {
+  let n = 17 + info.statusMessage.length;
+  for (const part of info.rawHeaders) n += part.length + 2;
+  return n;
+}
+
+/**
  * Connections to receivers, each checked by the URL guard: kept-alive ones, one pool per origin
  * with no cap of its own, and new ones for a request that found a kept-alive connection closed.
  * How many POSTs are in flight is the worker's slots' to bound (per subscription, per account):
@@ -144,6 +171,22 @@ function postOnce(
     });
     let answered = false;
     signal.addEventListener('abort', deadline, { once: true });
+    let interimCount = 0;
+    let interimBytes = 0;
+    req.on('information', (info) => {
+      if (settled) return;
+      if (invalidStatusLine(info.statusCode, info.statusMessage)) {
+        settle({ ok: false, error: 'invalid_response' });
+        req.destroy();
+        return;
+      }
+      interimCount += 1;
+      interimBytes += interimHeadBytes(info);
+      if (interimCount > RECEIVER_MAX_INTERIM_RESPONSES || interimBytes > RECEIVER_MAX_HEAD_BYTES) {
+        settle({ ok: false, error: 'response_head_too_large' });
+        req.destroy();
+      }
+    });
     // A 101 nobody asked for is no answer to a POST: node:http hands the connection over and the
     // request would wait for nothing.
     req.on('upgrade', (_res, socket) => {
@@ -159,6 +202,11 @@ function postOnce(
     });
     req.on('response', (res) => {
       answered = true;
+      if (invalidStatusLine(res.statusCode, res.statusMessage)) {
+        settle({ ok: false, error: 'invalid_response' });
+        res.destroy();
+        return;
+      }
       const chunks: Buffer[] = [];
       let read = 0;
       const finish = (truncated: boolean) => {
