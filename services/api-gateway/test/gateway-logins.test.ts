@@ -186,6 +186,39 @@ describe('sessions', () => {
     await login(email, 'another long password').expect(200);
   });
 
+  it("when attackers' failed logins hold an email, then its signed-in owner still changes the password after a typo, and a session guessing the current password waits after its own 5 free failures", async () => {
+    const email = await newAccount();
+    const bearer = (await login(email, PASSWORD, '198.51.100.50').expect(200)).body.data.token as string;
+    const change = (token: string, current: string) =>
+      request(gw.url)
+        .post('/v1/account/password')
+        .set('Authorization', `Bearer ${token}`)
+        .set('X-Forwarded-For', '198.51.100.50')
+        .send({ current_password: current, new_password: 'another long password' });
+    // The attack: one guess from each of 16 addresses, past the email's 10 free failures; the
+    // email now holds every network that has failed for it.
+    for (let n = 1; n <= 16; n++) await login(email, `guess ${n}`, `192.0.2.${100 + n}`).expect(401);
+    expect((await login(email, PASSWORD, '192.0.2.101').expect(429)).body.error.code).toBe(
+      'RATE_LIMIT_EXCEEDED',
+    );
+    // The owner's session is judged by its own mistakes: a typo, then the right password.
+    await change(bearer, 'a typo').expect(401);
+    const changed = await change(bearer, PASSWORD).expect(200);
+    const token = changed.body.data.token as string;
+    // A session guessing: 5 free failures, the 6th starts the waits (even the right one waits).
+    for (let i = 0; i < 6; i++) await change(token, `guess ${i}`).expect(401);
+    const waiting = await change(token, 'another long password').expect(429);
+    expect(waiting.body.error).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', retry_after: 1 });
+    // Another session of the account is not held by this one's guesses.
+    const other = (await login(email, 'another long password', '198.51.100.51').expect(200)).body.data
+      .token as string;
+    await request(gw.url)
+      .post('/v1/account/password')
+      .set('Authorization', `Bearer ${other}`)
+      .send({ current_password: 'another long password', new_password: 'a third long password' })
+      .expect(200);
+  });
+
   it('when the dashboard changes the password, then its own browser gets a new session and the others end', async () => {
     const email = await newAccount();
     const open = async () => {

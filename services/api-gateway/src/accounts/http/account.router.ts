@@ -123,17 +123,11 @@ export function accountRouter(
   // Every account path, known or not, wants a session first (so a wrong method is a 401 too).
   router.use(pathPrefix(ROUTES.changePassword.path), session);
 
-  mountRoute(router, ROUTES.changePassword, async ({ body }, req, res) => {
-    const { accountId } = current(res);
-    const result = await changePassword(
-      logins,
-      accountId,
-      body.current_password,
-      body.new_password,
-      loginClientOf(req),
-    );
+  mountRoute(router, ROUTES.changePassword, async ({ body }, _req, res) => {
+    const asking = current(res);
+    const result = await changePassword(logins, asking, body.current_password, body.new_password);
     if (!result.ok) throw failedLogin(res, failureError(result));
-    const { token, session } = logins.sessions.issue('api', accountId);
+    const { token, session } = logins.sessions.issue('api', asking.accountId);
     res.json({ success: true, data: sessionBody(token, session) });
   });
 

@@ -242,15 +242,10 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
 
   // Every session of the account ends (this browser gets a new one at once). A wrong current
   // password is the form's field error, not a 401: the dashboard reads a 401 as its session ended.
-  mountRoute(router, routes.dashboardChangePassword, async ({ body }, req, res) => {
-    const { accountId } = current(res);
-    const result = await changePassword(
-      deps.logins,
-      accountId,
-      body.current_password,
-      body.new_password,
-      loginClientOf(req),
-    );
+  mountRoute(router, routes.dashboardChangePassword, async ({ body }, _req, res) => {
+    const asking = current(res);
+    const { accountId } = asking;
+    const result = await changePassword(deps.logins, asking, body.current_password, body.new_password);
     if (!result.ok && result.code === 'UNAUTHORIZED')
       throw new AppError('VALIDATION_ERROR', result.message, { details: result.details });
     if (!result.ok) throw failureError(result);
@@ -283,7 +278,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
     res.status(replayed ? 200 : 201).json({
       success: true,
-      data: rolled
+      data: rolled,
     });
   });
 

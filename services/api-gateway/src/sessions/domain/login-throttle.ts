@@ -38,6 +38,19 @@ export const EMAIL_POLICY: LoginPolicy = { free: 10, maxWaitMs: MAX_WAIT, memory
 export const NETWORK_POLICY: LoginPolicy = { free: 20, maxWaitMs: MAX_WAIT, memoryMs: HOUR };
 /** One browser with a device cookie: its own mistakes only. */
 export const DEVICE_POLICY: LoginPolicy = { free: 5, maxWaitMs: MAX_WAIT, memoryMs: HOUR };
+/**
+ * A signed-in session checking its account's current password (a password change): its own
+ * mistakes only, as a device's. Failed logins for the email from elsewhere never hold it, so an
+ * attacker guessing the password cannot keep its owner from changing it; a stolen session
+ * guessing the current password waits as a guessing device does.
+ */
+export const SESSION_POLICY: LoginPolicy = { free: 5, maxWaitMs: MAX_WAIT, memoryMs: HOUR };
+
+/** The subject a session's current-password checks count against. */
+export const sessionSubject = (sessionId: string): LoginSubject => ({
+  key: `session:${sessionId}`,
+  policy: SESSION_POLICY,
+});
 
 /** The wait after the `failures`-th failure in a row. */
 export function waitAfter(failures: number, policy: LoginPolicy): number {

@@ -1,6 +1,6 @@
 import { fail, succeed, type Result } from '@signal/service-kit';
 import type { PasswordAccounts } from '../../accounts/domain/ports';
-import { reserveLogin, type LoginAttempts } from './login-throttle';
+import { reserveLogin, sessionSubject, type LoginAttempts } from './login-throttle';
 import type { DeviceCookies } from './device-cookies';
 import type { PasswordHasher } from '../../accounts/domain/password';
 import type { SessionStore } from './sessions';
@@ -67,27 +67,30 @@ const wrongPassword = () =>
   });
 
 /**
- * The current password is checked as a login would be (throttled the same way) →
- * every session of the account so far is revoked (first: if that cannot happen the password
- * stays as it was) → the new password is stored. The caller issues the client a new session.
+ * The current password is checked, counted against the session that asks (its own failures
+ * alone decide its waits: domain/login-throttle.ts, `SESSION_POLICY`) → every session of the
+ * account so far is revoked (first: if that cannot happen the password stays as it was) → the
+ * new password is stored. The caller issues the client a new session.
  */
 export async function changePassword(
   deps: PasswordLoginDeps,
-  accountId: string,
+  session: { accountId: string; sessionId: string },
   currentPassword: string,
   newPassword: string,
-  client: LoginClient,
   now = Date.now(),
 ): Promise<PasswordChangeResult> {
-  const account = await deps.accounts.findAccount(accountId);
-  if (!account) return wrongPassword();
-  const login = await passwordLogin(deps, account.email, currentPassword, client, now);
-  if (!login.ok) return login.code === 'UNAUTHORIZED' ? wrongPassword() : login;
+  const subject = sessionSubject(session.sessionId);
+  const reserved = await deps.attempts.reserve(subject, now, true);
+  if (!reserved.ok) return tooManyFailures(reserved.waitMs);
+  const account = await deps.accounts.findAccount(session.accountId);
+  const ok = await deps.passwords.verify(currentPassword, account?.password_hash ?? null);
+  if (!account || !ok) return wrongPassword();
+  await deps.attempts.clear(subject);
   try {
-    await deps.sessions.revokeAll(accountId, now);
+    await deps.sessions.revokeAll(session.accountId, now);
   } catch (cause) {
     return fail('SERVICE_UNAVAILABLE', undefined, { retryAfter: 1, cause });
   }
-  await deps.accounts.setPasswordHash(accountId, await deps.passwords.hash(newPassword));
+  await deps.accounts.setPasswordHash(session.accountId, await deps.passwords.hash(newPassword));
   return succeed(undefined);
 }
