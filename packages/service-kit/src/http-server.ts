@@ -115,17 +115,35 @@ export async function startHttpServer(
   };
 }
 
+/** How many Host header lines the request has (node:http keeps the first of several). */
+function hostLines(raw: readonly string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') n += 1;
+  }
+  return n;
+}
+
 /**
- * HTTP/1.1 requires Host (RFC 9112 §3.2): a request without it gets the 400 envelope (with the
- * extra headers a refused request carries: the gateway's rate-limit headers) and the connection
- * ends.
+ * HTTP/1.1 requires one Host (RFC 9112 §3.2: a server MUST answer 400 to a request without it
+ * or with more than one): such a request gets the 400 envelope (with the extra headers a refused
+ * request carries: the gateway's rate-limit headers) and the connection ends. Two Host lines
+ * are what a request smuggled past a proxy that reads the other one looks like.
  */
 function withHost(listener: RequestListener, refusalHeaders?: RefusalHeaders): RequestListener {
   return (req, res) => {
-    if (req.headers.host !== undefined || req.httpVersion !== '1.1') return listener(req, res);
+    const missing = req.headers.host === undefined && req.httpVersion === '1.1';
+    const repeated = !missing && hostLines(req.rawHeaders) > 1;
+    if (!missing && !repeated) return listener(req, res);
     const requestId = requestIdOf(req.headers['x-request-id']);
     const { status, body } = errorResponse(
-      { code: 'VALIDATION_ERROR', message: 'The Host header is required.' },
+      {
+        code: 'VALIDATION_ERROR',
+        message: missing
+          ? 'The Host header is required.'
+          : 'A request carries one Host header; this one has several.',
+      },
       requestId,
     );
     const send = (extra: Array<[string, string]>) => {

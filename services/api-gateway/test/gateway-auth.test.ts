@@ -580,6 +580,18 @@ describe('request bodies refused on their headers', () => {
     expect(response).toMatch(/\r\nX-RateLimit-Limit: \d+\r\n/i);
   });
 
+  it('when a request has two Host headers, then the 400 envelope naming them, and the connection ends', async () => {
+    const { key } = await gw.account();
+    const response = await rawExchange(
+      `GET /v1/signals HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${key}\r\nHost: elsewhere\r\n\r\n`,
+    );
+    expect(response).toMatch(/^HTTP\/1\.1 400 /);
+    expect(response).toMatch(/\r\nConnection: close\r\n/i);
+    expect(response).toMatch(/\r\nX-Request-Id: req_/i);
+    expect(response).toContain('"message":"A request carries one Host header; this one has several."');
+    expect(response).not.toContain('"success":true');
+  });
+
   it('when a request asks for a tunnel with CONNECT, then the 400 envelope with rate-limit headers, and the connection ends', async () => {
     const response = await rawExchange('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
     expect(response).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
