@@ -145,15 +145,29 @@ function postOnce(
 ): Promise<ReceiverResponse | typeof STALE_CONNECTION> {
   return new Promise((resolve) => {
     let settled = false;
-    // The attempt ends at its deadline whatever state the exchange is in: a request node:http
-    // has let go of (an upgrade) emits nothing more.
-    const deadline = () => settle({ ok: false, error: 'timeout' });
+    /** Ends the exchange (once the request exists). */
+    let cancel = (): void => undefined;
+    // The attempt ends at its deadline whatever state the exchange is in (a request node:http
+    // has let go of, an upgrade, emits nothing more), judged once the bytes already received are
+    // read: the deadline's timer runs before the event loop's poll for I/O, `setImmediate` after
+    // it. A worker kept busy past a deadline (its CPU taken) would otherwise record an answer
+    // that came in time as a timeout, and its retry would POST the delivery again.
+    const expire = () => {
+      if (settled) return;
+      settle({ ok: false, error: 'timeout' });
+      cancel();
+    };
+    const deadline = () => setImmediate(expire);
     const settle = (outcome: ReceiverResponse | typeof STALE_CONNECTION) => {
       if (settled) return;
       settled = true;
       signal.removeEventListener('abort', deadline);
       resolve(outcome);
     };
+    if (signal.aborted) {
+      settle({ ok: false, error: 'timeout' });
+      return;
+    }
     let target: URL;
     try {
       target = new URL(url);
@@ -167,8 +181,8 @@ function postOnce(
       agent: secure ? agents.https : agents.http,
       headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
       maxHeaderSize: RECEIVER_MAX_HEAD_BYTES,
-      signal,
     });
+    cancel = () => req.destroy();
     let answered = false;
     signal.addEventListener('abort', deadline, { once: true });
     let interimCount = 0;
