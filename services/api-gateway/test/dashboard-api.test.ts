@@ -1,7 +1,9 @@
 import type { UsageBucket } from '@signal/contracts';
-import { startOfAMinuteIfLate, waitFor } from '@signal/test-kit';
+import { connectRedis } from '@signal/service-kit';
+import { infraUrls, silentLogger, startOfAMinuteIfLate, waitFor } from '@signal/test-kit';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
+import { RateLimitStore } from '../src/edge/data/rate-limit.store';
 import { startGateway, type GatewayHarness } from './gateway-harness';
 import { startSystem, type SystemHarness } from './system-harness';
 
@@ -116,6 +118,17 @@ describe('dashboard API (cookie session)', () => {
       key: expect.stringMatching(/^sk_live_/),
     });
     expect(Date.parse(previous.expires_at) - Date.now()).toBeGreaterThan(3500_000);
+    // The old key's streams read its end where every gateway checks them (their test: open-streams).
+    const accountId = jwt.decode(s.cookie.slice(s.cookie.indexOf('=') + 1), { json: true })?.sub;
+    const redis = await connectRedis(infraUrls().redisUrl, silentLogger);
+    try {
+      const states = await new RateLimitStore(redis, sys.gw.config.REDIS_PREFIX).statesAmong([
+        { accountId: String(accountId), keyId: first.id as string },
+      ]);
+      expect(states).toEqual([{ revoked: false, endsAt: Date.parse(previous.expires_at) }]);
+    } finally {
+      redis.disconnect();
+    }
     await request(url).get('/v1/stats').set('Authorization', `Bearer ${first.key}`).expect(200);
     await request(url).get('/v1/stats').set('Authorization', `Bearer ${created.key}`).expect(200);
 

@@ -53,6 +53,24 @@ export async function rollApiKey(
   if (!(await deps.repository.claimRoll(accountId, keyId, replacementId))) {
     return fail('CONFLICT', 'This key is already being rolled out; roll the key that replaces it instead.');
   }
+  const until = new Date(Math.min(now + overlapSeconds * 1000, oldExpiry ?? Number.POSITIVE_INFINITY));
+  // Streams opened with the old key read its end from Redis with the revocations (requests read
+  // it from the key's record, reloaded within a minute). Marked before the replacement exists:
+  // a roll that cannot reach Redis changes nothing and is retried.
+  const marked = overlapSeconds > 0;
+  if (marked) {
+    try {
+      await deps.limiter.markEnd(accountId, keyId, until);
+    } catch (err) {
+      await deps.repository.releaseRoll(accountId, keyId, replacementId).catch(() => undefined);
+      return fail('SERVICE_UNAVAILABLE', 'The roll could not be applied everywhere; retry.', {
+        retryAfter: 1,
+        cause: err,
+      });
+    }
+  }
+  // A roll that makes no replacement takes its mark back: the old key goes on as it was.
+  const unmark = () => (marked ? deps.limiter.clearEnd(accountId, keyId).catch(() => undefined) : undefined);
   const created = await createApiKey(
     deps,
     accountId,
@@ -62,17 +80,18 @@ export async function rollApiKey(
     overlapSeconds === 0 ? keyId : undefined,
   ).catch(async (err: unknown) => {
     await deps.repository.releaseRoll(accountId, keyId, replacementId).catch(() => undefined);
+    await unmark();
     throw err;
   });
   if (!created.ok) {
     await deps.repository.releaseRoll(accountId, keyId, replacementId);
+    await unmark();
     return created;
   }
   if (overlapSeconds === 0) {
     const revoked = await revokeApiKey(deps, accountId, keyId);
     return revoked.ok ? succeed({ created: created.value, previous: revoked.value }) : revoked;
   }
-  const until = new Date(Math.min(now + overlapSeconds * 1000, oldExpiry ?? Number.POSITIVE_INFINITY));
   await deps.repository.setKeyExpiry(accountId, keyId, until);
   deps.cache.deleteByKeyId(keyId);
   return succeed({ created: created.value, previous: toKeyView({ ...old, expires_at: until }) });

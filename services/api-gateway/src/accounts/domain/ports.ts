@@ -54,6 +54,10 @@ export interface KeyInvalidation {
  */
 export interface AccountLimits {
   markRevoked(accountId: string, keyId: string): Promise<void>;
+  /** A rolled key's end, for the streams it has open (they read it with the revocations). */
+  markEnd(accountId: string, keyId: string, at: Date): Promise<void>;
+  /** Takes back a mark of a roll that made no replacement. */
+  clearEnd(accountId: string, keyId: string): Promise<void>;
   setPlan(accountId: string, perMinute: number, perDay: number): Promise<void>;
 }
 

@@ -8,6 +8,10 @@ import {
   type WindowDecision,
   windowDecision,
 } from '../domain/rate-limit';
+import type { KeyState } from '../../stream/domain/open-streams';
+
+/** How long a rolled key's end is kept: the longest overlap a roll gives (7 days), and a day. */
+const KEY_ENDS_TTL_MS = 8 * 86_400_000;
 
 /**
  * Both windows (minute and UTC day) are checked and, only if both have room, counted — in
@@ -226,8 +230,50 @@ export class RateLimitStore implements SharedLimiter {
     });
   }
 
+  /**
+   * Each key's state for the open streams' check: revoked, and the end a roll gave it. One
+   * pipeline, both reads of a key in its account's slot.
+   */
+  async statesAmong(keys: ReadonlyArray<{ accountId: string; keyId: string }>): Promise<KeyState[]> {
+    const revokedSet = (k: { accountId: string }) => `${this.tag(k.accountId)}:revoked`;
+    const results = await pipelineEach(this.redis, keys, revokedSet, (p, k) => {
+      p.sismember(revokedSet(k), k.keyId);
+      p.hget(`${this.tag(k.accountId)}:key_ends`, k.keyId);
+    });
+    return results.map(([revoked, ends]) => {
+      for (const reply of [revoked, ends]) {
+        const [err] = reply ?? [new Error('no reply from the pipeline')];
+        if (err) throw err;
+      }
+      const endsAt = Number(ends?.[1]);
+      return {
+        revoked: revoked?.[1] === 1,
+        endsAt: ends?.[1] != null && Number.isFinite(endsAt) ? endsAt : null,
+      };
+    });
+  }
+
+  async clearEnd(accountId: string, keyId: string): Promise<void> {
+    await this.redis.hdel(`${this.tag(accountId)}:key_ends`, keyId);
+  }
+
   async markRevoked(accountId: string, keyId: string): Promise<void> {
     await this.redis.sadd(`${this.tag(accountId)}:revoked`, keyId);
+  }
+
+  /**
+   * A rolled key's end, for the streams it has open (requests learn it from the key's record).
+   * Kept as long as the longest overlap (7 days) from the last roll of the account.
+   */
+  async markEnd(accountId: string, keyId: string, at: Date): Promise<void> {
+    const ends = `${this.tag(accountId)}:key_ends`;
+    const replies = await this.redis
+      .multi()
+      .hset(ends, keyId, String(at.getTime()))
+      .pexpire(ends, KEY_ENDS_TTL_MS)
+      .exec();
+    const failed = replies?.find(([err]) => err);
+    if (!replies || failed) throw failed?.[0] ?? new Error('the transaction was discarded');
   }
 
   async setPlan(accountId: string, perMinute: number, perDay: number): Promise<void> {

@@ -19,9 +19,16 @@ export interface StreamSlots {
   release(accountId: string, streamId: string): Promise<void>;
 }
 
-/** Port: which of these keys are revoked now (data/rate-limit.store.ts). */
+/** What the shared store says of a key now: revoked, and the end a roll gave it (none: no roll). */
+export interface KeyState {
+  revoked: boolean;
+  /** Unix ms: a roll with an overlap ends the old key then. */
+  endsAt: number | null;
+}
+
+/** Port: the state of these keys now (data/rate-limit.store.ts). */
 export interface Revocations {
-  revokedAmong(keys: ReadonlyArray<{ accountId: string; keyId: string }>): Promise<boolean[]>;
+  statesAmong(keys: ReadonlyArray<{ accountId: string; keyId: string }>): Promise<KeyState[]>;
 }
 
 /** Port: which of these dashboard sessions have ended (sessions/data/session-revocations.store.ts). */
@@ -45,7 +52,10 @@ export interface OpenStream {
   keyId?: string;
   /** The dashboard session it was opened with (none: an API key). */
   session?: { sessionId: string; issuedAt: number };
-  /** When its credential stops being valid (Unix ms), if it does. */
+  /**
+   * When its credential stops being valid (Unix ms), if it does: brought forward when its key is
+   * rolled while the stream is open.
+   */
   expiresAt: number | null;
   /** Ends the stream, telling the client why. */
   stop(reason: StreamEnd): void;
@@ -67,6 +77,8 @@ export class OpenStreams {
     private readonly slots: StreamSlots,
     private readonly revocations: Revocations,
     private readonly sessions?: EndedSessions,
+    /** How often `check` runs on its own (0: only when called, as a test drives it). */
+    private readonly checkEveryMs = CHECK_EVERY_MS,
   ) {}
 
   /** Admits a stream if its account has a free slot; false: all `max` are taken (with how many). */
@@ -89,7 +101,8 @@ export class OpenStreams {
 
   /**
    * Ends every stream whose key was revoked, whose session ended (logout, password change,
-   * revocation, renewal's retirement) or whose credential expired; keeps slots alive.
+   * revocation, renewal's retirement) or whose credential expired, a rolled key's overlap
+   * included (the roll's end is read with the revocation); keeps slots alive.
    */
   async check(now = Date.now()): Promise<void> {
     if (this.checking) return;
@@ -104,11 +117,16 @@ export class OpenStreams {
           byKey.set(`${s.accountId} ${s.keyId}`, { accountId: s.accountId, keyId: s.keyId });
       if (byKey.size > 0) {
         const keys = [...byKey.values()];
-        const answers = await this.revocations.revokedAmong(keys);
-        const revoked = new Set(keys.filter((_, i) => answers[i]).map((k) => `${k.accountId} ${k.keyId}`));
-        if (revoked.size > 0)
-          for (const s of [...this.open.values()])
-            if (s.keyId !== undefined && revoked.has(`${s.accountId} ${s.keyId}`)) s.stop('revoked');
+        const states = await this.revocations.statesAmong(keys);
+        const stateOf = new Map(keys.map((k, i) => [`${k.accountId} ${k.keyId}`, states[i]]));
+        for (const s of [...this.open.values()]) {
+          const state = s.keyId !== undefined ? stateOf.get(`${s.accountId} ${s.keyId}`) : undefined;
+          if (state?.revoked) s.stop('revoked');
+          else if (state?.endsAt != null && (s.expiresAt === null || state.endsAt < s.expiresAt)) {
+            s.expiresAt = state.endsAt;
+            if (state.endsAt <= now) s.stop('expired');
+          }
+        }
       }
       const bySession = [...this.open.values()].filter(
         (s): s is OpenStream & { session: { sessionId: string; issuedAt: number } } =>
@@ -144,8 +162,8 @@ export class OpenStreams {
   }
 
   private ensureTimer(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.check(), CHECK_EVERY_MS);
+    if (this.timer || this.checkEveryMs <= 0) return;
+    this.timer = setInterval(() => void this.check(), this.checkEveryMs);
     this.timer.unref();
   }
 

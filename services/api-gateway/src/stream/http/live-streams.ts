@@ -58,7 +58,8 @@ export class LiveStream implements OpenStream, StreamControl, StreamEndListener 
     readonly accountId: string,
     readonly keyId: string | undefined,
     readonly session: { sessionId: string; issuedAt: number } | undefined,
-    readonly expiresAt: number | null,
+    /** Brought forward when its key is rolled while it is open (OpenStreams.check). */
+    public expiresAt: number | null,
     readonly idleTimeoutMs: number,
   ) {}
 
