@@ -107,7 +107,10 @@ export function buildApp(deps: GatewayAppDeps): Express {
     parseJson: false,
     // The public paths of every service: the gateway is where clients ask.
     allowFor: allowHeaderFor('gateway', 'signals', 'stats', 'webhooks'),
-    beforeOptions: guard,
+    // An OPTIONS answer names a public path's methods, what the OpenAPI document says: like the
+    // docs pages it carries the address's rate headers and counts nothing, so a client with a
+    // valid key is never refused it for what others sent from its address.
+    beforeOptions: rateHeadersOnly(deps.guard),
   });
   app.use(noStoreForSecrets());
   app.use(docsRouter(rateHeadersOnly(deps.guard), deps.defaultPlan, deps.publicUrl));

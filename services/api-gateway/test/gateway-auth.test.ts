@@ -204,6 +204,22 @@ describe('authentication', () => {
     },
   );
 
+  it('when OPTIONS asks about a public path, then it counts nothing against the address, as the docs pages do', async () => {
+    const options = async () => {
+      const res = await request(gw.url).options('/v1/stats').expect(204);
+      return {
+        remaining: Number(res.headers['x-ratelimit-remaining']),
+        reset: res.headers['x-ratelimit-reset'],
+      };
+    };
+    // Three in one window (a minute that turns between them starts the count again).
+    let seen: Array<{ remaining: number; reset: unknown }> = [];
+    for (let i = 0; i < 3 && new Set(seen.map((w) => w.reset)).size !== 1; i++)
+      seen = [await options(), await options(), await options()];
+    expect(new Set(seen.map((w) => w.remaining)).size).toBe(1);
+    expect(seen[0]!.remaining).toBeGreaterThan(0);
+  });
+
   it('when the key was revoked, then the 401 an unknown key gets: same code, same message', async () => {
     const { key, keyId, accountId } = await gw.account();
     await api(key).expect(200);
