@@ -116,8 +116,8 @@ describe('the gateway stores on a Redis Cluster', () => {
       accounts.flatMap(() => ['allowed', 'allowed', 'limited']),
     );
     await limiter.markRevoked('acc_7', 'key_acc_7');
-    const revoked = await limiter.revokedAmong(accounts.map((a) => ({ accountId: a, keyId: `key_${a}` })));
-    expect(revoked).toEqual(accounts.map((a) => a === 'acc_7'));
+    const states = await limiter.statesAmong(accounts.map((a) => ({ accountId: a, keyId: `key_${a}` })));
+    expect(states.map((s) => s.revoked)).toEqual(accounts.map((a) => a === 'acc_7'));
   });
 
   it('when streams of many accounts are taken and renewed together, then each account keeps its slot count', async () => {

@@ -96,6 +96,7 @@ export interface GatewayAppDeps {
 /** The Express app: login, account keys, docs, dashboard, health, and every error envelope. */
 export function buildApp(deps: GatewayAppDeps): Express {
   const guard = ipGuard(deps.guard);
+  const headersOnly = rateHeadersOnly(deps.guard);
   const app = createBaseApp({
     service: 'api-gateway',
     logger: deps.logger,
@@ -110,10 +111,10 @@ export function buildApp(deps: GatewayAppDeps): Express {
     // An OPTIONS answer names a public path's methods, what the OpenAPI document says: like the
     // docs pages it carries the address's rate headers and counts nothing, so a client with a
     // valid key is never refused it for what others sent from its address.
-    beforeOptions: rateHeadersOnly(deps.guard),
+    beforeOptions: headersOnly,
   });
   app.use(noStoreForSecrets());
-  app.use(docsRouter(rateHeadersOnly(deps.guard), deps.defaultPlan, deps.publicUrl));
+  app.use(docsRouter(headersOnly, deps.defaultPlan, deps.publicUrl));
   app.use(accountRouter(deps.accounts, deps.logins, deps.guard, deps.sessionThrottle));
   if (deps.dashboard)
     mountDashboard(

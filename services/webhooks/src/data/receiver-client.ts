@@ -183,23 +183,22 @@ function postOnce(
       maxHeaderSize: RECEIVER_MAX_HEAD_BYTES,
     });
     cancel = () => req.destroy();
+    /** The answer is refused for what it is: the attempt fails with `error`, the exchange ends. */
+    const refuse = (error: string) => {
+      settle({ ok: false, error });
+      req.destroy();
+    };
     let answered = false;
     signal.addEventListener('abort', deadline, { once: true });
     let interimCount = 0;
     let interimBytes = 0;
     req.on('information', (info) => {
       if (settled) return;
-      if (invalidStatusLine(info.statusCode, info.statusMessage)) {
-        settle({ ok: false, error: 'invalid_response' });
-        req.destroy();
-        return;
-      }
+      if (invalidStatusLine(info.statusCode, info.statusMessage)) return refuse('invalid_response');
       interimCount += 1;
       interimBytes += interimHeadBytes(info);
-      if (interimCount > RECEIVER_MAX_INTERIM_RESPONSES || interimBytes > RECEIVER_MAX_HEAD_BYTES) {
-        settle({ ok: false, error: 'response_head_too_large' });
-        req.destroy();
-      }
+      if (interimCount > RECEIVER_MAX_INTERIM_RESPONSES || interimBytes > RECEIVER_MAX_HEAD_BYTES)
+        refuse('response_head_too_large');
     });
     // A 101 nobody asked for is no answer to a POST: node:http hands the connection over and the
     // request would wait for nothing.
@@ -216,11 +215,7 @@ function postOnce(
     });
     req.on('response', (res) => {
       answered = true;
-      if (invalidStatusLine(res.statusCode, res.statusMessage)) {
-        settle({ ok: false, error: 'invalid_response' });
-        res.destroy();
-        return;
-      }
+      if (invalidStatusLine(res.statusCode, res.statusMessage)) return refuse('invalid_response');
       const chunks: Buffer[] = [];
       let read = 0;
       const finish = (truncated: boolean) => {

@@ -244,12 +244,11 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
   // password is the form's field error, not a 401: the dashboard reads a 401 as its session ended.
   mountRoute(router, routes.dashboardChangePassword, async ({ body }, _req, res) => {
     const asking = current(res);
-    const { accountId } = asking;
     const result = await changePassword(deps.logins, asking, body.current_password, body.new_password);
     if (!result.ok && result.code === 'UNAUTHORIZED')
       throw new AppError('VALIDATION_ERROR', result.message, { details: result.details });
     if (!result.ok) throw failureError(result);
-    await startSession(res, accountId);
+    await startSession(res, asking.accountId);
   });
 
   mountRoute(router, routes.dashboardListKeys, async ({ query }, _req, res) => {

@@ -218,18 +218,6 @@ export class RateLimitStore implements SharedLimiter {
   }
 
   /** Which of these keys are revoked now: one pipelined round trip (one per node of a Cluster). */
-  async revokedAmong(keys: ReadonlyArray<{ accountId: string; keyId: string }>): Promise<boolean[]> {
-    const revokedSet = (k: { accountId: string }) => `${this.tag(k.accountId)}:revoked`;
-    const results = await pipelineEach(this.redis, keys, revokedSet, (p, k) =>
-      p.sismember(revokedSet(k), k.keyId),
-    );
-    return results.map(([reply]) => {
-      const [err, value] = reply ?? [new Error('no reply from the pipeline'), undefined];
-      if (err) throw err;
-      return value === 1;
-    });
-  }
-
   /**
    * Each key's state for the open streams' check: revoked, and the end a roll gave it. One
    * pipeline, both reads of a key in its account's slot.
