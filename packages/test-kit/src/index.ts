@@ -7,3 +7,4 @@ export * from './rate-windows';
 export * from './hostile-receiver';
 export * from './raw-receiver';
 export * from './fake-clock';
+export * from './dns-server';

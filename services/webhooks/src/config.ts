@@ -1,4 +1,5 @@
 import { env, internalKeyEnv, observabilityEnv, parseConfig } from '@signal/service-kit';
+import { Resolver } from 'node:dns';
 import { z } from 'zod';
 import type { GuardPolicy } from './domain/url-guard';
 
@@ -6,6 +7,23 @@ const delays = z
   .string()
   .regex(/^\d+(,\d+)*$/, 'must be comma-separated milliseconds, e.g. 10000,120000,900000')
   .transform((s) => s.split(',').map(Number));
+
+/** Name servers as c-ares takes them (`1.1.1.1`, `1.1.1.1:53`, `[2606:4700::1111]:53`): refused at start-up if it would not. */
+const nameServers = z
+  .string()
+  .transform((s) =>
+    s
+      .split(',')
+      .map((part) => part.trim())
+      .filter((part) => part !== ''),
+  )
+  .superRefine((servers, ctx) => {
+    try {
+      new Resolver().setServers(servers);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: err instanceof Error ? err.message : String(err) });
+    }
+  });
 
 export const configSchema = z
   .object({
@@ -107,6 +125,20 @@ export const configSchema = z
      * and tests. Private, link-local and every other special range stay refused.
      */
     WEBHOOK_ALLOW_LOOPBACK_URLS: env.bool(false),
+    /**
+     * Name servers receivers' host names are asked of, comma-separated IP addresses with an
+     * optional port; empty: the system's (/etc/resolv.conf). The worker asks them itself, on its
+     * event loop, and keeps each answer for its TTL (at most 5 minutes; a name with no address or
+     * no answer, 5 seconds): the system resolver (getaddrinfo) takes one of four shared threads
+     * per lookup, so names whose servers never answer made every account's new connections
+     * wait (docs/decisions/webhook-dns-resolver.md).
+     */
+    WEBHOOK_DNS_SERVERS: nameServers.default([]),
+    /**
+     * A name server's first try's timeout; the second waits twice as long, then the attempt fails
+     * as `dns_error`. Keep both tries (3×) under WEBHOOK_TIMEOUT_MS.
+     */
+    WEBHOOK_DNS_TIMEOUT_MS: env.int(1000, 10),
   })
   .refine((c) => !(c.NODE_ENV === 'production' && c.WEBHOOK_ALLOW_LOOPBACK_URLS), {
     message: 'must not be true in production',

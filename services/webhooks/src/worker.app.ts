@@ -21,6 +21,7 @@ import { fanOut } from './domain/fan-out.use-case';
 import { SubscriptionCache } from './domain/subscription-cache';
 import { guardedLookupFor, type GuardPolicy, type Lookup } from './domain/url-guard';
 import { closeReceiverAgents, nodeReceiverClient, receiverAgents } from './data/receiver-client';
+import { receiverResolver } from './data/receiver-resolver';
 
 export interface Worker {
   /** In start order (service-kit `startWorkers`); stopped in reverse (`registerShutdown`). */
@@ -71,8 +72,14 @@ export function buildWorker(
     metrics.storeWritesAlreadyHeld,
   ])
     declare();
+  const resolve =
+    testHooks.resolve ??
+    receiverResolver({
+      servers: config.WEBHOOK_DNS_SERVERS,
+      timeoutMs: config.WEBHOOK_DNS_TIMEOUT_MS,
+    }).lookup;
   const agents = receiverAgents({
-    lookup: guardedLookupFor(guard, testHooks.resolve),
+    lookup: guardedLookupFor(guard, resolve),
     idleMs: 10_000,
     ...(testHooks.ca ? { ca: testHooks.ca } : {}),
   });

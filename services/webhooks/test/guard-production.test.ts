@@ -1,28 +1,36 @@
 import { execFileSync } from 'node:child_process';
-import { lookup as dnsLookup } from 'node:dns';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { TEST_INTERNAL_KEYS, infraUrls, testBrokerPrefix, waitFor } from '@signal/test-kit';
+import {
+  TEST_INTERNAL_KEYS,
+  infraUrls,
+  startDnsServer,
+  testBrokerPrefix,
+  waitFor,
+  type TestDnsServer,
+} from '@signal/test-kit';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { configSchema } from '../src/config';
-import type { Lookup } from '../src/domain/url-guard';
 import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
 import { removeBrokerPrefix } from '@signal/messaging';
 
 /**
- * End to end with the SSRF guard as production runs it (NODE_ENV=production, no loopback
- * setting): a subscription to an https name is delivered, because this test's resolver maps the
- * name to its local receiver and lets exactly that address through. Both exist only in code
- * passed by this test (WorkerTestHooks); no setting reaches them, and production refuses the
- * one setting that widens the guard.
+ * End to end with the SSRF guard and the resolver as production runs them (NODE_ENV=production,
+ * no loopback setting): a subscription to an https name is delivered, because this test's name
+ * server (on loopback, named by WEBHOOK_DNS_SERVERS) maps the name to its local receiver and the
+ * guard lets exactly that address through. The guard's exception exists only in code passed by
+ * this test (WorkerTestHooks); no setting reaches it, and production refuses the one setting that
+ * widens the guard.
  */
 const NAME = 'receiver.webhooks-e2e.test';
 const METADATA_NAME = 'metadata.webhooks-e2e.test';
 const OTHER_LOOPBACK_NAME = 'other.webhooks-e2e.test';
+const SILENT_NAME = 'silent.webhooks-e2e.test';
+let dns: TestDnsServer;
 const ACC = 'acc_guard';
 const broker = testBrokerPrefix('wh_guard', removeBrokerPrefix);
 const dir = mkdtempSync(path.join(tmpdir(), 'wh-guard-'));
@@ -61,18 +69,6 @@ function certificate(): { key: string; cert: string } {
   return { key: readFileSync(key, 'utf8'), cert: readFileSync(cert, 'utf8') };
 }
 
-/** The test's DNS: its names → fixed addresses, everything else → the system resolver. */
-const testResolver: Lookup = (hostname, options, callback) => {
-  const fixed: Record<string, string> = {
-    [NAME]: '127.0.0.1',
-    [METADATA_NAME]: '169.254.169.254',
-    [OTHER_LOOPBACK_NAME]: '127.0.0.2',
-  };
-  const address = fixed[hostname];
-  if (address === undefined) return dnsLookup(hostname, options, callback);
-  callback(null, [{ address, family: 4 }]);
-};
-
 beforeAll(async () => {
   const tls = certificate();
   server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
@@ -87,13 +83,25 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
+  dns = await startDnsServer({
+    names: {
+      [NAME]: ['127.0.0.1'],
+      [METADATA_NAME]: ['169.254.169.254'],
+      [OTHER_LOOPBACK_NAME]: ['127.0.0.2'],
+    },
+    silent: [SILENT_NAME],
+  });
   hooks = await startWebhooks({
     label: 'wh_guard',
     prefix: broker.prefix,
-    env: { NODE_ENV: 'production', WEBHOOK_ALLOW_LOOPBACK_URLS: 'false' },
+    env: {
+      NODE_ENV: 'production',
+      WEBHOOK_ALLOW_LOOPBACK_URLS: 'false',
+      WEBHOOK_DNS_SERVERS: dns.address,
+      WEBHOOK_DNS_TIMEOUT_MS: '200',
+    },
     testHooks: {
       guard: { allowLoopback: false, allowAddresses: new Set(['127.0.0.1']) },
-      resolve: testResolver,
       ca: tls.cert,
     },
   });
@@ -103,6 +111,7 @@ afterAll(async () => {
   server.closeAllConnections();
   await new Promise((r) => server.close(r));
   await broker.cleanup();
+  await dns.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -177,6 +186,18 @@ describe('the SSRF guard in production mode, end to end', () => {
       expect(received).toHaveLength(before);
     },
   );
+
+  it.each([
+    ['does not exist', 'nothing.webhooks-e2e.test'],
+    ['has name servers that never answer', SILENT_NAME],
+  ])("when a receiver's name %s, then nothing is sent and the attempt is dns_error", async (_what, name) => {
+    const before = received.length;
+    const { id } = await subscribe(`https://${name}:${port}/hook`);
+    const attempt = await firstAttempt(id);
+    expect(attempt.attempts[0]).toMatchObject({ status_code: null, error: 'dns_error' });
+    expect(received).toHaveLength(before);
+    expect(dns.questions).toContain(`A ${name}`);
+  });
 
   it('when a subscription names a loopback or private address, then production refuses it at creation', async () => {
     for (const url of [

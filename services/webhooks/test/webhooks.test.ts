@@ -16,7 +16,8 @@ import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { signalInput, startSignals, type SignalsHarness } from '../../signals/test/signals-harness';
 import { MAX_PREVIOUS_SECRETS } from '../src/domain/rotate-secret.use-case';
-import { guardedLookup } from '../src/domain/url-guard';
+import { PRODUCTION_POLICY, guardedLookupFor } from '../src/domain/url-guard';
+import { receiverResolver } from '../src/data/receiver-resolver';
 import { publishEvents } from './bus-events';
 import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
 import { removeBrokerPrefix } from '@signal/messaging';
@@ -786,8 +787,12 @@ describe('URL safety', () => {
   });
 
   it('when a hostname resolves to a private address at connect time, then the connection is refused', async () => {
+    const { lookup } = receiverResolver({
+      servers: [],
+      timeoutMs: 1000,
+    });
     const err = await new Promise<NodeJS.ErrnoException | null>((resolve) =>
-      guardedLookup('localhost', {}, (e) => resolve(e)),
+      guardedLookupFor(PRODUCTION_POLICY, lookup)('localhost', {}, (e) => resolve(e)),
     );
     expect(err?.code).toBe('EBLOCKEDADDRESS');
   });

@@ -1,4 +1,4 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 
 /**
@@ -183,7 +183,7 @@ const INTERNAL_NAME = /(^|\.)(localhost|local|internal|localdomain|home\.arpa|in
  * Creation-time check of a subscription URL: scheme, credentials, internal names and literal
  * addresses. The WHATWG URL parser already turns decimal, octal and hex IPv4 forms
  * (`2130706433`, `0177.0.0.1`, `0x7f.1`) into dotted quads, so they meet the same rules.
- * Names are checked again at connect time (guardedLookup), against DNS rebinding.
+ * Names are checked again at connect time (guardedLookupFor), against DNS rebinding.
  */
 export function urlProblem(raw: string, policy: GuardPolicy = PRODUCTION_POLICY): string | undefined {
   let url: URL;
@@ -227,7 +227,7 @@ export type Lookup = (hostname: string, options: object, callback: LookupCallbac
  * a name that resolves (or re-resolves, DNS rebinding) to an internal address is never
  * connected to. One refused address refuses the name: the connection could otherwise pick it.
  */
-export function guardedLookupFor(policy: GuardPolicy, resolve: Lookup = dnsLookup): Lookup {
+export function guardedLookupFor(policy: GuardPolicy, resolve: Lookup): Lookup {
   return (hostname, options, callback) => {
     resolve(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, []);
@@ -245,6 +245,3 @@ export function guardedLookupFor(policy: GuardPolicy, resolve: Lookup = dnsLooku
     });
   };
 }
-
-/** The production guard. */
-export const guardedLookup: Lookup = guardedLookupFor(PRODUCTION_POLICY);
