@@ -145,11 +145,15 @@ export function receiverResolver(options: ReceiverResolverOptions): ReceiverReso
     return asked;
   }
 
-  const lookup: Lookup = (hostname, options, callback) => {
+  /** An address is itself and `localhost` is loopback; any other name is asked of DNS. */
+  const answerOf = (hostname: string): Answer | Promise<Answer> => {
     const family = isIP(hostname);
-    if (family !== 0) return callback(null, [{ address: hostname, family }]);
-    if (LOCALHOST.test(hostname)) return callback(null, LOOPBACK);
-    const name = hostname.toLowerCase().replace(/\.$/, '');
+    if (family !== 0) return { addresses: [{ address: hostname, family }], until: Infinity };
+    if (LOCALHOST.test(hostname)) return { addresses: LOOPBACK, until: Infinity };
+    return answerFor(hostname.toLowerCase().replace(/\.$/, ''));
+  };
+
+  const lookup: Lookup = (hostname, _options, callback) => {
     const reply = (answer: Answer) => {
       if (!answer.error) return callback(null, answer.addresses);
       const err: NodeJS.ErrnoException = new Error(
@@ -160,7 +164,7 @@ export function receiverResolver(options: ReceiverResolverOptions): ReceiverReso
     };
     // Always a later turn, a kept answer too: net's connect expects its lookup to answer after
     // it returns.
-    void Promise.resolve(answerFor(name)).then(reply);
+    void Promise.resolve(answerOf(hostname)).then(reply);
   };
 
   return {
