@@ -65,6 +65,19 @@ export const configSchema = z
      * suite's many accounts) is refused unless NODE_ENV=test.
      */
     PASSWORD_HASHING: z.enum(['owasp', 'fast-tests-only']).default('owasp'),
+    /**
+     * Password hashes (logins, sign-ups, password changes) computed at once per gateway process;
+     * each is ~240 ms of one core at OWASP's cost. Unbounded, four logins at once took both cores
+     * of a 2-core gateway from every API consumer's requests (docs/decisions/password-work-bounded.md).
+     */
+    PASSWORD_HASHES_AT_ONCE: env.int(1, 1),
+    /**
+     * Sign-ins waiting for a hash, all clients together; one more is 503 with Retry-After: 1.
+     * Clients (an IPv4 address, an IPv6 /64) take turns in rotation.
+     */
+    PASSWORD_HASHES_WAITING: env.int(32, 0),
+    /** Sign-ins one client may have waiting for a hash; one more is 429 with Retry-After: 1. */
+    PASSWORD_HASHES_WAITING_PER_CLIENT: env.int(4, 0),
     /** Dashboard self-service sign-up; default: open outside production, closed in production. */
     SIGNUP_ENABLED: z.enum(['true', 'false']).optional(),
     SIGNALS_URL: env.url(['http', 'https']),

@@ -22,6 +22,7 @@ import { KeyCache } from './edge/domain/key-cache';
 import { ResilientLoginAttempts } from './sessions/domain/login-throttle';
 import type { PasswordLoginDeps } from './sessions/domain/password-login.use-case';
 import { passwordHashing, scryptPasswords } from './accounts/domain/password';
+import { PasswordWork } from './accounts/domain/password-work';
 import { SecretSealer } from './accounts/domain/sealed-secret';
 import { SessionStore } from './sessions/domain/sessions';
 import { DeviceCookies } from './sessions/domain/device-cookies';
@@ -103,6 +104,11 @@ export async function createDependencies(
   };
   const usage = new UsageStore(redis, config.REDIS_PREFIX, logger);
   const passwords = scryptPasswords(passwordHashing[config.PASSWORD_HASHING]);
+  const work = new PasswordWork({
+    running: config.PASSWORD_HASHES_AT_ONCE,
+    waiting: config.PASSWORD_HASHES_WAITING,
+    waitingPerClient: config.PASSWORD_HASHES_WAITING_PER_CLIENT,
+  });
   const sessionRevocations = new SessionRevocationStore(redis, config.REDIS_PREFIX);
   return {
     mongo,
@@ -115,6 +121,7 @@ export async function createDependencies(
       cache,
       pepper: config.API_KEY_PEPPER,
       passwords,
+      work,
       capDefaults: defaultCaps(config),
       keyRequests: new KeyRequestStore(mongo),
       sealer: new SecretSealer(config.API_KEY_PEPPER, 'api-key idempotent replay'),
@@ -122,6 +129,7 @@ export async function createDependencies(
     logins: {
       accounts: repository,
       passwords,
+      work,
       attempts: new ResilientLoginAttempts(new LoginAttemptStore(redis, config.REDIS_PREFIX)),
       sessions: new SessionStore(
         config.SESSION_JWT_SECRET,

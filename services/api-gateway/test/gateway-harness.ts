@@ -12,6 +12,7 @@ import { appFromDependencies } from '../src/app';
 import { loadConfig, type GatewayConfig } from '../src/config';
 import { createDependencies, type GatewayDependencies } from '../src/dependencies';
 import type { Plan } from '../src/accounts/domain/records';
+import type { PasswordHasher } from '../src/accounts/domain/password';
 import { createAccount, createApiKey } from '../src/accounts/domain/accounts.use-cases';
 
 export interface GatewayHarness {
@@ -32,6 +33,8 @@ export interface GatewayOptions {
   env?: Record<string, string>;
   /** Share database and Redis prefix with another instance (multi-instance tests). */
   share?: { dbName: string; redisPrefix: string };
+  /** Wraps the password hasher (a test that holds a derivation until it lets it end). */
+  passwords?: (real: PasswordHasher) => PasswordHasher;
 }
 
 export async function startGateway(options: GatewayOptions): Promise<GatewayHarness> {
@@ -62,9 +65,18 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHarn
     SIGNUPS_PER_ADDRESS_PER_DAY: '100000',
     // ~2 ms per account instead of ~320 ms of CPU; the cost's own tests ask for owasp.
     PASSWORD_HASHING: 'fast-tests-only',
+    // Tests that log in many times at once are about the throttle; the bound on password work
+    // has its own test.
+    PASSWORD_HASHES_WAITING: '10000',
+    PASSWORD_HASHES_WAITING_PER_CLIENT: '10000',
     ...options.env,
   });
   const deps = await createDependencies(config, silentLogger);
+  if (options.passwords) {
+    const wrapped = options.passwords(deps.logins.passwords);
+    deps.logins.passwords = wrapped;
+    deps.accounts.passwords = wrapped;
+  }
   const app = appFromDependencies(config, deps, silentLogger, new GracefulShutdown(silentLogger));
   const http: RunningServer = await startHttpServer(app, 0);
   let n = 0;

@@ -1,7 +1,8 @@
 import { randomBytes, scryptSync } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
-import { PASSWORD_COST } from '../src/accounts/domain/password';
+import { waitFor } from '@signal/test-kit';
+import { PASSWORD_COST, type PasswordHasher } from '../src/accounts/domain/password';
 import { startGateway, type GatewayHarness } from './gateway-harness';
 
 let gw: GatewayHarness;
@@ -333,5 +334,69 @@ describe('password storage', () => {
     const after = await owasp.deps.repository.findAccountByEmail(email);
     expect(after?.password_hash).toMatch(new RegExp(`^scrypt\\$${PASSWORD_COST.N}\\$`));
     await login(email, PASSWORD, undefined, owasp).expect(200);
+  });
+});
+
+describe('password work', () => {
+  // One derivation at a time, one waiting in all, one per client: the test holds each
+  // derivation until it lets it end, so what waits and what is refused is decided by the gate.
+  let held: GatewayHarness;
+  const derivations: Array<() => void> = [];
+  let started = 0;
+  const holding = (real: PasswordHasher): PasswordHasher => ({
+    hash: (password) => real.hash(password),
+    needsRehash: (stored) => real.needsRehash(stored),
+    async verify(password, stored) {
+      started += 1;
+      await new Promise<void>((end) => derivations.push(end));
+      return real.verify(password, stored);
+    },
+  });
+
+  beforeAll(async () => {
+    held = await startGateway({
+      ...gatewayOptions('gw_password_work', 'fast-tests-only'),
+      env: {
+        ...gatewayOptions('', 'fast-tests-only').env,
+        PASSWORD_HASHES_AT_ONCE: '1',
+        PASSWORD_HASHES_WAITING: '1',
+        PASSWORD_HASHES_WAITING_PER_CLIENT: '1',
+      },
+      passwords: holding,
+    });
+  });
+  afterAll(async () => {
+    for (const end of derivations.splice(0)) end();
+    await held.stop();
+  });
+
+  it('when sign-ins outnumber the places, then one derives, one waits its turn, and the rest are told to retry in a second', async () => {
+    const email = await newAccount(held);
+    const first = login(email, PASSWORD, '203.0.113.1', held).then((r) => r);
+    await waitFor(() => started === 1, 10_000, 5, 'the first derivation');
+    const waiting = login(email, PASSWORD, '203.0.113.1', held).then((r) => r);
+    // The same client's next is over its waiting share; another client finds no waiting place.
+    const sameClient = await login(email, PASSWORD, '203.0.113.1', held);
+    expect(sameClient.status).toBe(429);
+    expect(sameClient.body.error).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', retry_after: 1 });
+    expect(sameClient.headers['retry-after']).toBe('1');
+    // Six times: past the five free failures, had a refusal counted as one.
+    for (let i = 0; i < 6; i++) {
+      const otherClient = await login(email, 'a wrong password', '198.51.100.9', held);
+      expect(otherClient.status).toBe(503);
+      expect(otherClient.body.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', retry_after: 1 });
+      expect(otherClient.headers['retry-after']).toBe('1');
+    }
+    expect(started).toBe(1);
+    derivations.shift()?.();
+    await waitFor(() => started === 2, 10_000, 5, 'the waiting derivation');
+    derivations.shift()?.();
+    expect((await first).status).toBe(200);
+    expect((await waiting).status).toBe(200);
+    // Refused for want of a turn is not a failed login: the refused client logs in at once.
+    const later = login(email, PASSWORD, '198.51.100.9', held).then((r) => r);
+    await waitFor(() => started === 3, 10_000, 5, 'the later derivation');
+    derivations.shift()?.();
+    expect((await later).status).toBe(200);
   });
 });

@@ -6,6 +6,7 @@ import type { AccountStore } from '../accounts/domain/ports';
 import type { PasswordAccounts } from '../accounts/domain/ports';
 import { KeyCache } from '../edge/domain/key-cache';
 import { scryptPasswords } from '../accounts/domain/password';
+import { PasswordWork } from '../accounts/domain/password-work';
 import { defaultCaps } from '../config';
 
 export interface AdminConfig {
@@ -48,6 +49,8 @@ export async function createDependencies(
       cache: new KeyCache(),
       pepper: config.API_KEY_PEPPER,
       passwords: scryptPasswords(),
+      // One operator, one command at a time.
+      work: new PasswordWork({ running: 1, waiting: Infinity, waitingPerClient: Infinity }),
       capDefaults: defaultCaps(config),
     },
     async close() {

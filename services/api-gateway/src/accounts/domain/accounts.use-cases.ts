@@ -6,6 +6,7 @@ import { keyStatus } from './key-status';
 import { planCaps, type PlanCaps } from './plan-caps';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
 import type { PasswordHasher } from './password';
+import type { PasswordWork, PasswordWorkRefusal } from './password-work';
 
 export interface AccountDeps {
   repository: AccountStore;
@@ -13,6 +14,8 @@ export interface AccountDeps {
   cache: KeyInvalidation;
   pepper: string;
   passwords: PasswordHasher;
+  /** Whose turn it is to hash: the process's bound on password work. */
+  work: PasswordWork;
   /** The caps of a plan that sets none of its own. */
   capDefaults: PlanCaps;
 }
@@ -36,12 +39,17 @@ export async function createAccount(
   email: string,
   password: string | undefined,
   plan: Plan,
-): Promise<Result<{ id: string; email: string; plan: Plan }, 'CONFLICT'>> {
+): Promise<Result<{ id: string; email: string; plan: Plan }, 'CONFLICT' | PasswordWorkRefusal>> {
+  // Sign-ups take their turns as one client: a burst of them waits behind itself, not logins.
+  const hashed = password
+    ? await deps.work.run('sign-up', () => deps.passwords.hash(password))
+    : succeed(null);
+  if (!hashed.ok) return hashed;
   const id = newId('acc');
   const outcome = await deps.repository.insertAccount({
     _id: id,
     email: email.toLowerCase(),
-    password_hash: password ? await deps.passwords.hash(password) : null,
+    password_hash: hashed.value,
     plan,
     created_at: new Date(),
   });

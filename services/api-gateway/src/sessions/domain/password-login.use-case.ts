@@ -3,11 +3,15 @@ import type { PasswordAccounts } from '../../accounts/domain/ports';
 import { reserveLogin, sessionSubject, type LoginAttempts } from './login-throttle';
 import type { DeviceCookies } from './device-cookies';
 import type { PasswordHasher } from '../../accounts/domain/password';
+import type { PasswordWork } from '../../accounts/domain/password-work';
+import { clientGroup } from '../../edge/domain/throttle';
 import type { SessionStore } from './sessions';
 
 export interface PasswordLoginDeps {
   accounts: PasswordAccounts;
   passwords: PasswordHasher;
+  /** Whose turn it is to hash: the process's bound on password work. */
+  work: PasswordWork;
   attempts: LoginAttempts;
   sessions: SessionStore;
   devices: DeviceCookies;
@@ -45,6 +49,20 @@ export async function passwordLogin(
   client: LoginClient,
   now = Date.now(),
 ): Promise<LoginResult> {
+  // Its turn first: an attempt refused for want of one is not counted as a failure.
+  const done = await deps.work.run(clientGroup(client.ip), () =>
+    checkLogin(deps, email, password, client, now),
+  );
+  return done.ok ? done.value : done;
+}
+
+async function checkLogin(
+  deps: PasswordLoginDeps,
+  email: string,
+  password: string,
+  client: LoginClient,
+  now: number,
+): Promise<LoginResult> {
   const deviceId = deps.devices.deviceFor(client.deviceCookie, email);
   const reserved = await reserveLogin(deps.attempts, email, { ip: client.ip, deviceId }, now);
   if (!reserved.ok) return tooManyFailures(reserved.waitMs);
@@ -78,6 +96,19 @@ export async function changePassword(
   currentPassword: string,
   newPassword: string,
   now = Date.now(),
+): Promise<PasswordChangeResult> {
+  const done = await deps.work.run(`account:${session.accountId}`, () =>
+    replacePassword(deps, session, currentPassword, newPassword, now),
+  );
+  return done.ok ? done.value : done;
+}
+
+async function replacePassword(
+  deps: PasswordLoginDeps,
+  session: { accountId: string; sessionId: string },
+  currentPassword: string,
+  newPassword: string,
+  now: number,
 ): Promise<PasswordChangeResult> {
   const subject = sessionSubject(session.sessionId);
   const reserved = await deps.attempts.reserve(subject, now, true);
