@@ -4,9 +4,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
-import { deleteKeysMatching, parseCliArgs, readCommandLine, type RedisClient } from '@signal/service-kit';
+import { parseCliArgs, readCommandLine, type RedisClient } from '@signal/service-kit';
 import { Cluster } from 'ioredis';
-import mongoose from 'mongoose';
 import { Agent, request } from 'undici';
 import { comparePerRequest, summarize, type LoadedProfile } from './cpu-profile';
 import {
@@ -14,8 +13,7 @@ import {
   SECRETS,
   benchApiKey,
   benchInternalToken,
-  dropBrokerPrefix,
-  infra,
+  dropBenchData,
   load,
   startService,
   wholeNumberOption,
@@ -310,22 +308,6 @@ async function seedSignal(signalsUrl: string): Promise<string> {
 }
 
 /** Drops the run's keys (on the run's own Redis connection), databases and broker names. */
-async function cleanup(db: string, redis: RedisClient): Promise<void> {
-  await deleteKeysMatching(redis, `${db}:*`).catch(() => undefined);
-  await dropBrokerPrefix(`${db}.`).catch(() => undefined);
-  const conn = await mongoose.createConnection(infra().MONGO_URL).asPromise();
-  for (const name of [`${db}_signals`, `${db}_gateway`]) {
-    await Promise.race([
-      conn
-        .useDb(name)
-        .dropDatabase()
-        .catch(() => undefined),
-      new Promise((r) => setTimeout(r, 10_000)),
-    ]);
-  }
-  await conn.close(true);
-}
-
 async function main() {
   mkdirSync(OUT, { recursive: true });
   rmSync(PROFILES, { recursive: true, force: true });
@@ -656,7 +638,7 @@ async function main() {
   } finally {
     nginx?.kill('SIGTERM');
     for (const p of started.reverse()) await p.stop();
-    await cleanup(db, redis);
+    await dropBenchData(db, redis, [`${db}_signals`, `${db}_gateway`]);
     redis.disconnect();
   }
   const profileFiles = new Map<string, string>();

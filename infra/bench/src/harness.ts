@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   InternalTokenCache,
+  deleteKeysMatching,
   redisClient,
   signInternalToken,
   numberOption,
@@ -15,6 +16,7 @@ import {
 import { brokerNames, deleteBrokerNames } from '@signal/messaging';
 import { connect } from 'amqplib';
 import autocannon from 'autocannon';
+import mongoose from 'mongoose';
 
 export const ROOT = path.join(__dirname, '..', '..', '..');
 
@@ -53,6 +55,26 @@ export function infra() {
 /** The bench's own Redis connection, to wherever REDIS_URL points (a TCP server or a Unix socket). */
 export function benchRedis(): RedisClient {
   return redisClient(infra().REDIS_URL);
+}
+
+/**
+ * What a bench run named `db` left behind: its Redis keys (`<db>:`), its broker names (`<db>.`)
+ * and the given databases (each drop given 10 s: a store that hangs does not hold the run).
+ */
+export async function dropBenchData(db: string, redis: RedisClient, databases: string[]): Promise<void> {
+  await deleteKeysMatching(redis, `${db}:*`).catch(() => undefined);
+  await dropBrokerPrefix(`${db}.`).catch(() => undefined);
+  const conn = await mongoose.createConnection(infra().MONGO_URL).asPromise();
+  for (const name of databases) {
+    await Promise.race([
+      conn
+        .useDb(name)
+        .dropDatabase()
+        .catch(() => undefined),
+      new Promise((r) => setTimeout(r, 10_000)),
+    ]);
+  }
+  await conn.close(true);
 }
 
 /**
