@@ -39,11 +39,10 @@ export async function createAccount(
   email: string,
   password: string | undefined,
   plan: Plan,
+  /** Whose turn the hash takes: the sign-up's client (its network); the CLI is one operator. */
+  from = 'operator',
 ): Promise<Result<{ id: string; email: string; plan: Plan }, 'CONFLICT' | PasswordWorkRefusal>> {
-  // Sign-ups take their turns as one client: a burst of them waits behind itself, not logins.
-  const hashed = password
-    ? await deps.work.run('sign-up', () => deps.passwords.hash(password))
-    : succeed(null);
+  const hashed = password ? await deps.work.run(from, () => deps.passwords.hash(password)) : succeed(null);
   if (!hashed.ok) return hashed;
   const id = newId('acc');
   const outcome = await deps.repository.insertAccount({

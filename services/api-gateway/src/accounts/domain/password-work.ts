@@ -35,7 +35,7 @@ export class PasswordWork {
       if (queue.length >= this.limits.waitingPerClient)
         return fail(
           'RATE_LIMIT_EXCEEDED',
-          'Sign-ins from this client are already waiting: retry in a second.',
+          'This client already has sign-ins waiting for their turn: retry in a second.',
           { retryAfter: 1 },
         );
       if (this.waitingNow >= this.limits.waiting)

@@ -19,6 +19,7 @@ import {
 } from '@signal/service-kit';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Plan } from '../../accounts/domain/records';
+import { clientGroup } from '../../edge/domain/throttle';
 import { createAccount, listApiKeysPage, revokeApiKey } from '../../accounts/domain/accounts.use-cases';
 import { createKeyOnce, type CreateKeyDeps } from '../../accounts/domain/create-key.use-case';
 import { rollApiKeyOnce } from '../../accounts/domain/key-roll.use-case';
@@ -200,9 +201,15 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
       throw new AppError('FORBIDDEN', 'Sign-up is closed; ask the operator for an account.');
     next();
   };
-  mountRoute(router, routes.dashboardSignup, [crossSiteRefused, signupOpen], async ({ body }, _req, res) => {
+  mountRoute(router, routes.dashboardSignup, [crossSiteRefused, signupOpen], async ({ body }, req, res) => {
     const account = valueOrThrow(
-      await createAccount(deps.accounts, body.email, body.password, deps.defaultPlan),
+      await createAccount(
+        deps.accounts,
+        body.email,
+        body.password,
+        deps.defaultPlan,
+        clientGroup(req.ip ?? ''),
+      ),
     );
     // The browser that made the account is its own, as one that logged in is: it gets the device
     // cookie a login hands out, so a guesser of the password never locks it out.
