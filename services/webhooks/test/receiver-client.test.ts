@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { lookup } from 'node:dns';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import type { LookupFunction } from 'node:net';
 import path from 'node:path';
 import { closeReceiverAgents, nodeReceiverClient, receiverAgents } from '../src/data/receiver-client';
 
@@ -79,6 +80,43 @@ describe('the receiver client', () => {
       while ((!existsSync(marker) || Date.now() < posted + timeoutMs + 50) && Date.now() < giveUp);
       expect(existsSync(marker)).toBe(true);
       await expect(attempt).resolves.toMatchObject({ ok: true, status: 200 });
+    } finally {
+      closeReceiverAgents(agents);
+    }
+  });
+
+  it("when the worker's thread is busy while it connects to a name with IPv4 and IPv6 addresses, then the POST goes out, not a timeout", async () => {
+    const marker = path.join(dir, 'answered');
+    child = spawn(process.execPath, ['-e', RECEIVER, marker, '0'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const port = Number((await lineFrom(child, 'port ')).slice('port '.length));
+    // Both loopback families, as `localhost` resolves; the receiver listens on IPv4 only, so a
+    // connection abandoned for the next address finds nobody.
+    const bothFamilies: LookupFunction = (_host, _options, callback) =>
+      callback(null, [
+        { address: '127.0.0.1', family: 4 },
+        { address: '::1', family: 6 },
+      ]);
+    const agents = receiverAgents({ lookup: bothFamilies, idleMs: 1000 });
+    const busy = () => {
+      const until = Date.now() + 600;
+      while (Date.now() < until);
+    };
+    try {
+      const client = nodeReceiverClient(agents);
+      // The thread taken at each point a connection's start can meet it: 600 ms, past Node's own
+      // 250 ms per address.
+      for (const takeThread of [process.nextTick, setImmediate, queueMicrotask]) {
+        const attempt = client.post(
+          `http://hooks.example:${port}/hook`,
+          { 'content-type': 'application/json' },
+          '{}',
+          { timeoutMs: 30_000, maxResponseBytes: 4096 },
+        );
+        takeThread(busy);
+        await expect(attempt).resolves.toMatchObject({ ok: true, status: 200 });
+      }
     } finally {
       closeReceiverAgents(agents);
     }

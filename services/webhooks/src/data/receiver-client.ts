@@ -91,10 +91,22 @@ export interface ReceiverAgentOptions {
   ca?: string;
 }
 
+/**
+ * How long a connection to one of a name's addresses is given before the next address is tried
+ * too (Node's happy eyeballs, when a name has IPv4 and IPv6 addresses). Node's 250 ms is kept by a
+ * timer, and timers run before the event loop reads its sockets: a worker busy for 250 ms
+ * (other accounts' work) abandoned a connection that had already succeeded, tried the next
+ * address, and failed the attempt as a `timeout` that never reached the receiver (one of two
+ * `localhost` attempts, ::1 refused). Two seconds leaves a family that never answers time to
+ * be passed over within the attempt's 5.
+ */
+export const RECEIVER_ADDRESS_ATTEMPT_MS = 2_000;
+
 export function receiverAgents(o: ReceiverAgentOptions): ReceiverAgents {
   const tls = o.ca ? { ca: o.ca } : {};
-  const kept = { keepAlive: true, timeout: o.idleMs, lookup: o.lookup };
-  const fresh = { keepAlive: false, lookup: o.lookup };
+  const connect = { lookup: o.lookup, autoSelectFamilyAttemptTimeout: RECEIVER_ADDRESS_ATTEMPT_MS };
+  const kept = { keepAlive: true, timeout: o.idleMs, ...connect };
+  const fresh = { keepAlive: false, ...connect };
   return {
     http: new http.Agent(kept),
     https: new https.Agent({ ...kept, ...tls }),
