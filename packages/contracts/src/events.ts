@@ -107,6 +107,12 @@ export const webhookDeliveryJobSchema = z.object({
    * (an insert the store already holds costs FerretDB one transaction per document of its batch).
    */
   marked_open: z.boolean().optional(),
+  /**
+   * Times this job has been put back to wait for a place (its subscription or its account full):
+   * each wait doubles (deferralDelayMs), so a stalled account's backlog does not go round the
+   * broker every second. A worker that predates it ignores it and waits a second.
+   */
+  deferred: z.number().int().min(0).max(10_000).optional(),
 });
 export type WebhookDeliveryJob = z.infer<typeof webhookDeliveryJobSchema>;
 

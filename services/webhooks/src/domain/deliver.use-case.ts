@@ -11,7 +11,7 @@ import type {
   SubscriptionDocument,
 } from './records';
 import type { DeliverySlots } from './concurrency';
-import { parseRetryAfter, retryDelayMs, type ScheduleJob } from './delivery-jobs';
+import { deferralDelayMs, parseRetryAfter, retryDelayMs, type ScheduleJob } from './delivery-jobs';
 import { attemptSeq, logEntryId } from './delivery-state';
 import type {
   AttemptClaims,
@@ -260,11 +260,12 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
   const place = await deps.slots.acquire(sub.account_id, sub._id);
   if (place !== true) {
     // The subscription at its limit (a slow receiver), its account at its share of the worker,
-    // or its account's line full: wait a second outside the worker rather than hold a job
+    // or its account's line full: wait outside the worker (longer each time) rather than hold a job
     // another account's delivery or the account's other subscriptions could use.
     metrics.webhookAttempts().inc({ outcome: 'deferred' });
     metrics.webhookDeferrals().inc({ reason: place });
-    await deps.schedule(job, 1000);
+    const deferred = job.deferred ?? 0;
+    await deps.schedule({ ...job, deferred: deferred + 1 }, deferralDelayMs(deferred));
     return;
   }
   const attemptId = logEntryId(deliveryId, attemptSeq(job.attempt));

@@ -1,4 +1,4 @@
-import { parseRetryAfter, retryDelayMs } from './delivery-jobs';
+import { deferralDelayMs, parseRetryAfter, retryDelayMs } from './delivery-jobs';
 import { DeliverySlots, type Place, type SlotLimits } from './concurrency';
 
 describe('retry spacing', () => {
@@ -23,6 +23,21 @@ describe('retry spacing', () => {
     expect(parseRetryAfter('Thu, 01 Jan 2026 00:01:00 GMT', now)).toBe(60_000);
     expect(parseRetryAfter('soon')).toBeUndefined();
     expect(parseRetryAfter(undefined)).toBeUndefined();
+  });
+});
+
+describe('waits for a place', () => {
+  it('when a job is put back again and again, then each wait doubles from 1 s up to 16 s', () => {
+    const middle = () => 0.5;
+    expect([0, 1, 2, 3, 4, 5, 50].map((n) => deferralDelayMs(n, middle))).toEqual([
+      1000, 2000, 4000, 8000, 16_000, 16_000, 16_000,
+    ]);
+  });
+
+  it('when jobs are put back together, then their waits spread ±20 %', () => {
+    expect(deferralDelayMs(0, () => 0)).toBe(800);
+    expect(deferralDelayMs(0, () => 1)).toBe(1200);
+    expect(deferralDelayMs(9, () => 0)).toBe(12_800);
   });
 });
 
