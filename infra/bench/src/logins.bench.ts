@@ -21,7 +21,7 @@ import {
  *
  * What a login flood takes from the API's consumers. One account's client logs in again and
  * again with its right password (`--flooders` loops, each sending the next login as soon as the
- * last is answered, whatever the answer) while another account's API key reads through the same
+ * last is answered, or after its Retry-After when told to wait) while another account's API key reads through the same
  * gateway process (autocannon, `--connections`, GET /v1/signals/sig_0: a 404 the signals service
  * answers without a store call). Two gateways, interleaved round by round (medians):
  *   (b) as production runs it: one password hash at a time (PASSWORD_HASHES_AT_ONCE=1),
@@ -89,6 +89,10 @@ function flood(url: string, email: string): Flood {
       await res.body.dump();
       state.answered += 1;
       if (res.statusCode === 200) state.ok += 1;
+      // Told to retry later (its turn refused), it does: what is measured is the hashing, not a
+      // flood of refusals any route would answer alike.
+      const retryAfter = Number(res.headers['retry-after']);
+      if (res.statusCode >= 429 && retryAfter > 0) await new Promise((r) => setTimeout(r, retryAfter * 1000));
     }
   };
   const loops = Array.from({ length: flooders }, loop);
