@@ -50,15 +50,15 @@ export const configSchema = z
     /**
      * Attempts in flight or waiting per subscription per worker, and never more than a quarter
      * of its account's (WEBHOOK_CONCURRENCY_PER_ACCOUNT, or less when other accounts are busy):
-     * one slow receiver cannot starve the rest of its account. Beyond it a job waits a second
-     * in the broker. There is no bound per receiving host: subscriptions on one host (a relay
+     * one slow receiver cannot starve the rest of its account. Beyond it a job waits in the
+     * broker, a second the first time, twice as long each time after, up to 16. There is no bound per receiving host: subscriptions on one host (a relay
      * service's, whatever their accounts) never wait for each other's connections.
      */
     WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: env.int(10, 1),
     /**
      * POSTs in flight per account per worker, at most; more jobs of the account may wait in the
-     * worker, unacknowledged, for one of them to finish (at most WEBHOOK_TIMEOUT_MS, then a
-     * second in the broker). Everything an account holds, in flight or waiting, is within its
+     * worker, unacknowledged, for one of them to finish (at most WEBHOOK_TIMEOUT_MS, then in the
+     * broker, 1 s doubling to 16 s). Everything an account holds, in flight or waiting, is within its
      * fair share of WEBHOOK_WORKER_PREFETCH (half of it alone, a third each with another busy
      * account, …) and what others leave idle, always leaving a share free: one account's slow
      * receivers cannot take every job the worker holds.
@@ -74,8 +74,8 @@ export const configSchema = z
      */
     WEBHOOK_WORKER_PREFETCH: env.int(4000, 1),
     /**
-     * Jobs over their account's share put back to wait a second in the broker, at most this many
-     * a second per worker; the rest wait in the worker, unacknowledged, for a place of their
+     * Jobs over their account's share put back to wait in the broker (a second, doubling each time
+     * the same job is put back, up to 16), at most this many a second per worker; the rest wait in the worker, unacknowledged, for a place of their
      * account (at most WEBHOOK_TIMEOUT_MS), unless none of the account's POSTs finished for a
      * second (its receivers hang): those are put back whatever the budget. A put-back lets the
      * worker reach what is behind a busy account in the queue, and costs the broker ~0.5 ms of
