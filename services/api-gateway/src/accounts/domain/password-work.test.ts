@@ -56,19 +56,24 @@ describe('password work', () => {
     const work = new PasswordWork({ running: 1, waiting: 10, waitingPerClient: 1 });
     const order: string[] = [];
     const a = latch(order, 'a');
-    const running = work.run('net-1', a.work);
-    const waiting = work.run('net-1', latch(order, 'b').work);
+    const b = latch(order, 'b');
+    const runs = [work.run('net-1', a.work), work.run('net-1', b.work)];
     expect(await work.run('net-1', latch(order, 'c').work)).toMatchObject({
       ok: false,
       code: 'RATE_LIMIT_EXCEEDED',
       retryAfter: 1,
     });
-    const other = work.run('net-2', async () => 'd');
+    runs.push(work.run('net-2', async () => 'd'));
     expect(work.load).toEqual({ running: 1, waiting: 2 });
     a.end();
-    await running;
-    void waiting;
-    void other;
+    await turn();
+    b.end();
+    expect(await Promise.all(runs)).toEqual([
+      { ok: true, value: 'a' },
+      { ok: true, value: 'b' },
+      { ok: true, value: 'd' },
+    ]);
+    expect(order).toEqual(['a', 'b']);
   });
 
   it('when everyone together has the most waiting, then the next is refused as unavailable', async () => {
