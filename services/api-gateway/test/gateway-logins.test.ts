@@ -187,6 +187,33 @@ describe('sessions', () => {
     await login(email, 'another long password').expect(200);
   });
 
+  it('when one session sends two password changes at once, then one changes the password and the other is told the session has ended', async () => {
+    const email = await newAccount();
+    const bearer = (await login(email, PASSWORD).expect(200)).body.data.token as string;
+    const change = (to: string) =>
+      request(gw.url)
+        .post('/v1/account/password')
+        .set('Authorization', `Bearer ${bearer}`)
+        .send({ current_password: PASSWORD, new_password: to })
+        .then((r) => r);
+    const answers = await Promise.all([
+      change('first new long password'),
+      change('second new long password'),
+    ]);
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 401]);
+    const refused = answers.find((r) => r.status === 401)!;
+    expect(refused.body.error).toMatchObject({
+      code: 'UNAUTHORIZED',
+      message: expect.stringMatching(/session has ended/),
+    });
+    expect(refused.body.error.details).toBeUndefined();
+    // The password is the one the 200 answered for, and its new session works.
+    const won = answers.find((r) => r.status === 200)!;
+    await keys(won.body.data.token as string).expect(200);
+    const stands = won === answers[0] ? 'first new long password' : 'second new long password';
+    await login(email, stands).expect(200);
+  });
+
   it("when attackers' failed logins hold an email, then its signed-in owner still changes the password after a typo, and a session guessing the current password waits after its own 5 free failures", async () => {
     const email = await newAccount();
     const bearer = (await login(email, PASSWORD, '198.51.100.50').expect(200)).body.data.token as string;
@@ -398,5 +425,33 @@ describe('password work', () => {
     await waitFor(() => started === 3, 10_000, 5, 'the later derivation');
     derivations.shift()?.();
     expect((await later).status).toBe(200);
+  });
+
+  it('when a session logs out while its password change waits for its turn, then the change is refused and the password stays', async () => {
+    const email = await newAccount(held);
+    const first = login(email, PASSWORD, '203.0.113.21', held).then((r) => r);
+    await waitFor(() => derivations.length === 1, 10_000, 5, 'the first login');
+    derivations.shift()?.();
+    const token = ((await first).body.data as { token: string }).token;
+    // Another client's login holds the one place; the change waits behind it.
+    const holding = login(email, PASSWORD, '203.0.113.22', held).then((r) => r);
+    await waitFor(() => derivations.length === 1, 10_000, 5, 'the holding login');
+    const change = request(held.url)
+      .post('/v1/account/password')
+      .set('Authorization', `Bearer ${token}`)
+      .send({ current_password: PASSWORD, new_password: 'a changed long password' })
+      .then((r) => r);
+    await waitFor(() => held.deps.logins.work.load.waiting === 1, 10_000, 5, 'the change waiting');
+    await request(held.url).post('/v1/auth/logout').set('Authorization', `Bearer ${token}`).expect(200);
+    derivations.shift()?.();
+    expect((await holding).status).toBe(200);
+    // Its turn come, the change finds its session ended before it looks at the password.
+    const refused = await change;
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.message).toMatch(/session has ended/);
+    const again = login(email, PASSWORD, '203.0.113.23', held).then((r) => r);
+    await waitFor(() => derivations.length === 1, 10_000, 5, 'the login with the old password');
+    derivations.shift()?.();
+    expect((await again).status).toBe(200);
   });
 });

@@ -252,7 +252,8 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
   mountRoute(router, routes.dashboardChangePassword, async ({ body }, _req, res) => {
     const asking = current(res);
     const result = await changePassword(deps.logins, asking, body.current_password, body.new_password);
-    if (!result.ok && result.code === 'UNAUTHORIZED')
+    // A wrong current password names its field; an ended session does not, and stays a 401.
+    if (!result.ok && result.code === 'UNAUTHORIZED' && result.details !== undefined)
       throw new AppError('VALIDATION_ERROR', result.message, { details: result.details });
     if (!result.ok) throw failureError(result);
     await startSession(res, asking.accountId);

@@ -5,7 +5,7 @@ import type { DeviceCookies } from './device-cookies';
 import type { PasswordHasher } from '../../accounts/domain/password';
 import type { PasswordWork } from '../../accounts/domain/password-work';
 import { clientGroup } from '../../edge/domain/throttle';
-import type { SessionStore } from './sessions';
+import type { Session, SessionStore } from './sessions';
 
 export interface PasswordLoginDeps {
   accounts: PasswordAccounts;
@@ -84,15 +84,19 @@ const wrongPassword = () =>
     details: [{ field: 'current_password', message: "current_password is not this account's password" }],
   });
 
+const sessionEnded = () => fail('UNAUTHORIZED', 'This session has ended; log in again.');
+
 /**
  * The current password is checked, counted against the session that asks (its own failures
- * alone decide its waits: domain/login-throttle.ts, `SESSION_POLICY`) → every session of the
- * account so far is revoked (first: if that cannot happen the password stays as it was) → the
- * new password is stored. The caller issues the client a new session.
+ * alone decide its waits: domain/login-throttle.ts, `SESSION_POLICY`) → the asking session is
+ * ended, once (a session that ended meanwhile, or that another change ended first, changes
+ * nothing) → every session of the account so far is revoked (first: if that cannot happen the
+ * password stays as it was) → the new password is stored. The caller issues the client a new
+ * session.
  */
 export async function changePassword(
   deps: PasswordLoginDeps,
-  session: { accountId: string; sessionId: string },
+  session: Session,
   currentPassword: string,
   newPassword: string,
   now = Date.now(),
@@ -105,11 +109,18 @@ export async function changePassword(
 
 async function replacePassword(
   deps: PasswordLoginDeps,
-  session: { accountId: string; sessionId: string },
+  session: Session,
   currentPassword: string,
   newPassword: string,
   now: number,
 ): Promise<PasswordChangeResult> {
+  // The session was checked when the request came; it may have ended while the request waited
+  // for its turn (a logout, another change with it before this one): then it changes nothing.
+  try {
+    if (await deps.sessions.hasEnded(session)) return sessionEnded();
+  } catch (cause) {
+    return fail('SERVICE_UNAVAILABLE', undefined, { retryAfter: 1, cause });
+  }
   const subject = sessionSubject(session.sessionId);
   const reserved = await deps.attempts.reserve(subject, now, true);
   if (!reserved.ok) return tooManyFailures(reserved.waitMs);
@@ -118,6 +129,8 @@ async function replacePassword(
   if (!account || !ok) return wrongPassword();
   await deps.attempts.clear(subject);
   try {
+    // Ended here, once: of two changes with one session on two gateways at once, one goes on.
+    if (!(await deps.sessions.endOnce(session, now))) return sessionEnded();
     await deps.sessions.revokeAll(session.accountId, now);
   } catch (cause) {
     return fail('SERVICE_UNAVAILABLE', undefined, { retryAfter: 1, cause });

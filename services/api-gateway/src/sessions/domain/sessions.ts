@@ -132,6 +132,21 @@ export class SessionStore {
     );
   }
 
+  /** Whether a session that was valid when its request came has ended since. */
+  hasEnded(session: Session): Promise<boolean> {
+    return this.revocations.isRevoked(session);
+  }
+
+  /**
+   * Ends this session now, once: false when it had ended already (a logout, a renewal, a
+   * password change). Atomic across gateways: of two requests ending one session, one gets true.
+   */
+  async endOnce(session: Session, now = Date.now()): Promise<boolean> {
+    if (await this.hasEnded(session)) return false;
+    const ttl = Math.max(1, Math.ceil((session.expiresAt - now) / 1000));
+    return this.revocations.retire(session.sessionId, now, ttl);
+  }
+
   /** Every session of the account issued so far (a password change), whatever its kind. */
   async revokeAll(accountId: string, now = Date.now()): Promise<void> {
     await this.revocations.revokeAllBefore(accountId, now, this.ttlSeconds + 60);
