@@ -317,7 +317,12 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     const appError = isAppError(err)
       ? err
       : (fromBodyParser(err) ?? new AppError('INTERNAL_ERROR', undefined, { cause: err }));
-    if (appError.status >= 500)
+    // A 503 with no cause is a refusal by design (work shed while busy: password turns, a
+    // store's fallback bound), counted by its own metrics: a warning without a stack, or a
+    // flood of them buries the errors. Anything else at 5xx failed, and is logged as such.
+    if (appError.status === 503 && appError.cause === undefined)
+      logger.warn({ code: appError.code, message: appError.message }, 'request refused while busy');
+    else if (appError.status >= 500)
       logger.error({ err: appError.cause ?? err, code: appError.code }, 'request failed');
     if (res.headersSent) {
       res.destroy();
