@@ -2,18 +2,21 @@ import { RedisScript, type RedisClient } from '@signal/service-kit';
 import { type LoginAttempts, type LoginSubject, type Reservation } from '../domain/login-throttle';
 
 /**
- * Reserves an attempt: refused (nothing counted) while `until` is ahead and the wait is enforced,
- * else one more failure and the wait it earns, in one atomic call, so concurrent attempts on any
+ * Reserves an attempt: refused (nothing counted) while the subject is past its free failures,
+ * `until` is ahead and the wait is enforced, else one more failure and the wait it earns (within
+ * the free failures there is no wait: an `until` a concurrent attempt stamped with a later clock
+ * refuses nothing), in one atomic call, so concurrent attempts on any
  * number of gateways each see the ones before them.
  * The wait is domain/login-throttle.ts's waitAfter. ARGV: now, free failures, max wait, memory
  * (ms), enforce (1/0). Reply: {0, failures before this one} reserved, else {1, the wait left in ms}.
  */
 const RESERVE = new RedisScript(`
 local now = tonumber(ARGV[1])
-local until_at = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')
-if ARGV[5] == '1' and until_at > now then return {1, until_at - now} end
-local failures = redis.call('HINCRBY', KEYS[1], 'failures', 1)
 local free, max_wait = tonumber(ARGV[2]), tonumber(ARGV[3])
+local until_at = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')
+local before = tonumber(redis.call('HGET', KEYS[1], 'failures') or '0')
+if ARGV[5] == '1' and before > free and until_at > now then return {1, until_at - now} end
+local failures = redis.call('HINCRBY', KEYS[1], 'failures', 1)
 local wait = 0
 if failures > free then wait = math.min(max_wait, 1000 * 2 ^ math.min(30, failures - free - 1)) end
 redis.call('HSET', KEYS[1], 'until', now + wait, 'last', now)

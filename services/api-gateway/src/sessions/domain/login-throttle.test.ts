@@ -25,6 +25,14 @@ async function fail(
 }
 
 describe('login throttle rules', () => {
+  it('when an attempt stamped with an earlier clock reserves after one stamped later, within the free failures, then it is not held', async () => {
+    const attempts = new LocalLoginAttempts();
+    const origin = { ip: '198.51.100.7' };
+    // Two attempts of one network at once (one per gateway): the later-stamped reserves first.
+    expect((await reserveLogin(attempts, VICTIM, origin, 1_000_050)).ok).toBe(true);
+    expect((await reserveLogin(attempts, VICTIM, origin, 1_000_000)).ok).toBe(true);
+  });
+
   it('when one network keeps failing for an email, then after 5 free failures that network waits for it', async () => {
     const attempts = new LocalLoginAttempts();
     expect(await fail(attempts, VICTIM, { ip: '198.51.100.1' }, 6, 0)).toBe(0);

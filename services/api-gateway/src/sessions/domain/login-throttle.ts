@@ -159,7 +159,9 @@ export class LocalLoginAttempts implements LoginAttempts {
 
   async reserve(s: LoginSubject, now: number, enforce: boolean): Promise<Reservation> {
     const current = this.current(s, now);
-    if (enforce && current && current.until > now) return { ok: false, waitMs: current.until - now };
+    // Within the free failures there is no wait, whatever `until` a concurrent attempt stamped.
+    if (enforce && current && current.failures > s.policy.free && current.until > now)
+      return { ok: false, waitMs: current.until - now };
     const earlier = current?.failures ?? 0;
     const failures = earlier + 1;
     if (this.state.size >= 100_000) this.state.clear();

@@ -47,11 +47,13 @@ export async function passwordLogin(
   email: string,
   password: string,
   client: LoginClient,
-  now = Date.now(),
+  clock: () => number = Date.now,
 ): Promise<LoginResult> {
-  // Its turn first: an attempt refused for want of one is not counted as a failure.
+  // Its turn first: an attempt refused for want of one is not counted as a failure. The clock is
+  // read when the turn comes: a time read before the wait is stale by the wait, and a reservation
+  // stamped later would look like a wait ahead of it.
   const done = await deps.work.run(clientGroup(client.ip), () =>
-    checkLogin(deps, email, password, client, now),
+    checkLogin(deps, email, password, client, clock()),
   );
   return done.ok ? done.value : done;
 }
@@ -99,10 +101,10 @@ export async function changePassword(
   session: Session,
   currentPassword: string,
   newPassword: string,
-  now = Date.now(),
+  clock: () => number = Date.now,
 ): Promise<PasswordChangeResult> {
   const done = await deps.work.run(`account:${session.accountId}`, () =>
-    replacePassword(deps, session, currentPassword, newPassword, now),
+    replacePassword(deps, session, currentPassword, newPassword, clock()),
   );
   return done.ok ? done.value : done;
 }
