@@ -509,6 +509,9 @@ describeIfBrowser('dashboard in chromium', () => {
         await rollDialog.getByLabel('Overlap').selectOption('3600');
         await rollDialog.getByRole('button', { name: 'Roll key' }).click();
         await p.getByRole('status').getByText('The server could not be reached', { exact: false }).waitFor();
+        // The status shows before the button is enabled again (its action ends after it): a
+        // disabled button takes no focus, and Enter would open nothing.
+        await waitFor(() => rollButton.isEnabled(), 5000, 50, 'the Roll button enabled again');
         await rollButton.focus();
         await p.keyboard.press('Enter');
         expect(await rollDialog.getByLabel('Overlap').inputValue()).toBe('3600');
