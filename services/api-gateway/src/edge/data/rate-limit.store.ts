@@ -217,10 +217,9 @@ export class RateLimitStore implements SharedLimiter {
     }
   }
 
-  /** Which of these keys are revoked now: one pipelined round trip (one per node of a Cluster). */
   /**
    * Each key's state for the open streams' check: revoked, and the end a roll gave it. One
-   * pipeline, both reads of a key in its account's slot.
+   * pipelined round trip (one per node of a Cluster), both reads of a key in its account's slot.
    */
   async statesAmong(keys: ReadonlyArray<{ accountId: string; keyId: string }>): Promise<KeyState[]> {
     const revokedSet = (k: { accountId: string }) => `${this.tag(k.accountId)}:revoked`;
