@@ -22,6 +22,7 @@ const UNIT = [
   'packages/contracts/test/event-versions.test.ts',
   'packages/contracts/test/iso-instant.test.ts',
   'packages/messaging/test/bus-names.test.ts',
+  'packages/messaging/test/lanes.test.ts',
   'packages/service-kit/test/batcher.test.ts',
   'packages/service-kit/test/cli.test.ts',
   'packages/service-kit/test/config.test.ts',

@@ -39,7 +39,8 @@ const code = (s) => `\`${s}\``;
 
 /** docs/bus.md: every exchange and queue, who writes and who reads, and each message's fields. */
 function busTable(contracts, doc) {
-  const { BUS_EXCHANGE, BUS_QUEUES, BUS_DELAY_CASCADE, BUS_HEADERS, MESSAGE_POLICIES } = contracts;
+  const { BUS_EXCHANGE, BUS_QUEUES, BUS_DELAY_CASCADE, BUS_DELIVERY_LANES, BUS_HEADERS, MESSAGE_POLICIES } =
+    contracts;
   const rows = [
     `| ${code(BUS_EXCHANGE.address)} (topic exchange) | ${BUS_EXCHANGE.events.map(code).join(', ')} | ${BUS_EXCHANGE.producer} | the queues below |`,
     ...BUS_QUEUES.map((q) => {
@@ -56,6 +57,7 @@ function busTable(contracts, doc) {
       const p = MESSAGE_POLICIES[q.policy];
       return `| ${code(q.address)} (+ ${code('.retry.quorum')}, ${code('.dead')}) | ${from}; ${p.maxAttempts} attempts, ${p.retryDelayMs} ms apart | ${producers} | ${q.consumer} |`;
     }),
+    `| ${code(BUS_DELIVERY_LANES.address)} (up to ${BUS_DELIVERY_LANES.max}) | first attempts of fan-out, an account's in its own lane or its second (FNV-1a of its id); not taken within ${BUS_DELIVERY_LANES.spillMs} ms → ${code(BUS_DELIVERY_LANES.into)}; failures to its ${code('.retry.quorum')}, ${code('.dead')} | ${BUS_DELIVERY_LANES.producer} | ${BUS_DELIVERY_LANES.consumer} |`,
     `| ${code(BUS_DELAY_CASCADE.address)} (${BUS_DELAY_CASCADE.levels} levels) | delivery jobs not due yet, wait in the routing key | ${BUS_DELAY_CASCADE.producers.join(', ')} | the broker (level 0 → ${code(BUS_DELAY_CASCADE.target)}) |`,
   ];
   const messages = doc.components.messages;

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# pnpm bench <gateway|signals|stats|webhooks|deliveries|stream|key-path|logins> [options] (and pnpm chaos [options]): builds, brings up the local
+# pnpm bench <gateway|signals|stats|webhooks|neighbours|deliveries|stream|key-path|logins> [options] (and pnpm chaos [options]): builds, brings up the local
 # infrastructure (stopping what it started afterwards) and runs one benchmark. Every benchmark
 # prints its figures beside a baseline measured in the same run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 name="${1:-}"; shift || true
-case "$name" in gateway|signals|stats|webhooks|deliveries|stream|key-path|logins|chaos) ;; *) echo "usage: pnpm bench <gateway|signals|stats|webhooks|deliveries|stream|key-path|logins> [--options]" >&2; exit 2 ;; esac
+case "$name" in gateway|signals|stats|webhooks|neighbours|deliveries|stream|key-path|logins|chaos) ;; *) echo "usage: pnpm bench <gateway|signals|stats|webhooks|neighbours|deliveries|stream|key-path|logins> [--options]" >&2; exit 2 ;; esac
 source scripts/lib/toolchain.sh
 pnpm install --frozen-lockfile --reporter=append-only >/dev/null
 pnpm run -s build

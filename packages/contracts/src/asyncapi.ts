@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   BUS_DELAY_CASCADE,
+  BUS_DELIVERY_LANES,
   BUS_EXCHANGE,
   BUS_HEADERS,
   BUS_QUEUES,
@@ -205,6 +206,43 @@ export function buildAsyncApiDocument(): Json {
         messages: messageRefs,
       };
   }
+
+  const lanesId = 'webhooksDeliveryLanes';
+  const lanes = BUS_DELIVERY_LANES;
+  channels[lanesId] = {
+    address: lanes.address,
+    title: 'Lanes of first attempts',
+    description:
+      `First attempts from fan-out, each account's in its own lane, FNV-1a (32 bits) of the account id modulo ` +
+      `the lanes the worker is configured with (\`WEBHOOK_LANES\`, at most ${lanes.max}), or in its second lane, ` +
+      'FNV-1a of the id again from the first hash, modulo the other lanes, added to its own (while the worker ' +
+      "holds a backlog from its own), so one account's backlog waits in its own lanes. " +
+      `A job not taken within ${lanes.spillMs} ms dead-letters into \`${lanes.into}\` ` +
+      `(a lane no worker reads any more hands its jobs on); a failed handling goes to \`${lanes.into}\`'s ` +
+      'retry and dead-letter queues.',
+    parameters: {
+      lane: {
+        description: `0–${lanes.max - 1}`,
+        enum: Array.from({ length: lanes.max }, (_, i) => String(i)),
+      },
+    },
+    messages: { [DELIVERY_JOB_ID]: ref(`#/components/messages/${DELIVERY_JOB_ID}`) },
+    bindings: queueBinding(lanes.address),
+  };
+  operations[`${idOf(lanes.producer)}SendsWebhooksDeliveryLanes`] = {
+    action: 'send',
+    channel: ref(`#/channels/${lanesId}`),
+    summary: 'Sent through the default exchange (routing key = queue name), persistent, publisher-confirmed.',
+    tags: [{ name: lanes.producer }],
+    messages: [ref(`#/channels/${lanesId}/messages/${DELIVERY_JOB_ID}`)],
+  };
+  operations[`${idOf(lanes.consumer)}ReceivesWebhooksDeliveryLanes`] = {
+    action: 'receive',
+    channel: ref(`#/channels/${lanesId}`),
+    summary: `Manual acknowledgement after the work is stored; a handling may take ${MESSAGE_POLICIES['webhooks.deliveries'].handlerTimeoutMs} ms.`,
+    tags: [{ name: lanes.consumer }],
+    messages: [ref(`#/channels/${lanesId}/messages/${DELIVERY_JOB_ID}`)],
+  };
 
   const cascadeId = 'webhooksDelayCascade';
   channels[cascadeId] = {

@@ -49,7 +49,7 @@ export const BUS_QUEUES: readonly BusQueue[] = [
   {
     address: 'webhooks.signal-events',
     description:
-      "Fan-out to subscriptions: one delivery per matching subscription, each a job on 'webhooks.deliveries'.",
+      "Fan-out to subscriptions: one delivery per matching subscription, each a job in a lane of its account ('webhooks.deliveries.lane.{lane}').",
     consumer: 'webhooks-worker',
     bindings: WEBHOOK_EVENTS,
     policy: 'webhooks.signal-events',
@@ -65,7 +65,7 @@ export const BUS_QUEUES: readonly BusQueue[] = [
   {
     address: 'webhooks.deliveries',
     description:
-      'First attempts of deliveries (fan-out, re-sends, test events) and attempts with no wait left.',
+      'First attempts of deliveries that no lane holds (re-sends, test events, older releases’ fan-out, jobs spilled from a lane) and attempts with no wait left.',
     consumer: 'webhooks-worker',
     policy: 'webhooks.deliveries',
     directProducers: ['webhooks-api', 'webhooks-worker'],
@@ -77,6 +77,22 @@ export const BUS_QUEUES: readonly BusQueue[] = [
     policy: 'webhooks.deliveries',
   },
 ];
+
+/**
+ * The lanes of first attempts: fan-out sends an account's to its own lane (FNV-1a of the account
+ * id modulo the lanes a worker is configured with) or its second (FNV-1a again, from the first
+ * hash, over the other lanes), and the worker reads every lane. A job not taken within `spillMs`
+ * dead-letters into `into`, which every release reads; a lane's failed handlings go to `into`'s
+ * retry and dead-letter queues.
+ */
+export const BUS_DELIVERY_LANES = {
+  address: 'webhooks.deliveries.lane.{lane}',
+  max: 32,
+  spillMs: 60_000,
+  into: 'webhooks.deliveries',
+  producer: 'webhooks-worker' as Deployable,
+  consumer: 'webhooks-worker' as Deployable,
+} as const;
 
 /**
  * The webhook retries' delay cascade (packages/messaging/src/delay-cascade.ts): an exchange and a

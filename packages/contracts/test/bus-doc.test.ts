@@ -70,6 +70,8 @@ describe('the bus document', () => {
     const receivers = Object.values(doc.operations)
       .filter((o) => o.action === 'receive')
       .map((o) => `${o.channel.$ref} ${o.tags.map((t) => t.name).join()}`);
-    expect(receivers).toHaveLength(contracts.BUS_QUEUES.length);
+    // Each queue, and the lanes (one channel with a parameter), has one consumer.
+    expect(receivers).toHaveLength(contracts.BUS_QUEUES.length + 1);
+    expect(receivers).toContain('#/channels/webhooksDeliveryLanes webhooks-worker');
   });
 });

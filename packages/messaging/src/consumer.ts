@@ -38,6 +38,12 @@ export interface ConsumerOptions<S extends z.ZodType> {
   prefetch: number;
   queueType?: QueueType;
   bindings?: { exchange: string; routingKeys: string[] };
+  /**
+   * Another queue whose retry and dead-letter queues take this one's failures, and how this
+   * queue is declared (see `declareSpillingQueue`): many queues of one kind (the webhook
+   * worker's lanes) share one pair of side queues rather than each keeping its own.
+   */
+  sharesSideQueuesOf?: { queue: string; arguments: Record<string, unknown> };
   handler: (message: z.infer<S>, meta: MessageMeta) => Promise<void>;
 }
 
@@ -94,6 +100,24 @@ export async function declareConsumerQueues(
   await channel.assertQueue(`${queue}.dead`, { durable: true, arguments: { 'x-queue-type': queueType } });
 }
 
+/**
+ * A queue whose messages not taken within `spillMs` move to `into` (dead-lettered at least
+ * once on quorum queues). A queue that loses its consumers (a rollback to a release that does
+ * not read it, fewer of them configured) so hands its messages to one that every release reads
+ * rather than keeping them; RabbitMQ expires a message only at the head, which is where the
+ * oldest of a queue with one TTL is.
+ */
+export function spillingQueueArguments(
+  queueType: QueueType,
+  spillMs: number,
+  into: string,
+): Record<string, unknown> {
+  return {
+    ...expiringQueueArguments(queueType, spillMs, { exchange: '', routingKey: into }),
+    ...(queueType === 'classic' ? { 'x-queue-type': 'classic' } : {}),
+  };
+}
+
 /** The routing key a message was first published with (kept across retry and dead queues). */
 export const ROUTING_KEY_HEADER = 'x-routing-key';
 
@@ -133,6 +157,11 @@ export class Consumer<S extends z.ZodType> {
 
   constructor(private readonly options: ConsumerOptions<S>) {}
 
+  /** Messages taken from the queue and not yet acknowledged (at most the prefetch). */
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
   async start(): Promise<void> {
     await this.options.client.addSetup(async () => {
       if (this.stopped) return;
@@ -141,10 +170,15 @@ export class Consumer<S extends z.ZodType> {
   }
 
   private async subscribe(): Promise<void> {
-    const { client, queue, prefetch, policy, bindings, queueType } = this.options;
+    const { client, queue, prefetch, policy, bindings, queueType, sharesSideQueuesOf } = this.options;
     const channel = await client.createChannel();
     channel.on('error', () => undefined);
-    await declareConsumerQueues(channel, queue, policy.retryDelayMs, queueType);
+    if (sharesSideQueuesOf === undefined)
+      await declareConsumerQueues(channel, queue, policy.retryDelayMs, queueType);
+    else {
+      await declareConsumerQueues(channel, sharesSideQueuesOf.queue, policy.retryDelayMs, queueType);
+      await channel.assertQueue(queue, { durable: true, arguments: sharesSideQueuesOf.arguments });
+    }
     if (bindings) {
       await channel.assertExchange(bindings.exchange, 'topic', { durable: true });
       for (const key of bindings.routingKeys) await channel.bindQueue(queue, bindings.exchange, key);
@@ -158,11 +192,15 @@ export class Consumer<S extends z.ZodType> {
       probe.on('error', () => undefined);
       try {
         const depths: QueueDepth[] = [];
-        for (const [kind, name] of [
-          ['ready', queue],
-          ['retry', retryQueueName(queue, this.options.queueType)],
-          ['dead', `${queue}.dead`],
-        ] as const)
+        // Shared side queues are reported by their own queue's consumer.
+        const side =
+          sharesSideQueuesOf === undefined
+            ? ([
+                ['retry', retryQueueName(queue, this.options.queueType)],
+                ['dead', `${queue}.dead`],
+              ] as const)
+            : [];
+        for (const [kind, name] of [['ready', queue] as const, ...side])
           depths.push({ queue, kind, messages: (await probe.checkQueue(name)).messageCount });
         return depths;
       } finally {
@@ -198,6 +236,7 @@ export class Consumer<S extends z.ZodType> {
 
   private async process(channel: ConfirmChannel, msg: ConsumeMessage, meta: MessageMeta): Promise<void> {
     const { logger, queue, schema, policy, handler } = this.options;
+    const sideOf = this.options.sharesSideQueuesOf?.queue ?? queue;
     const attempt = meta.attempt;
     const handled = (outcome: 'ack' | 'retry' | 'dead' | 'poison') =>
       metrics.messagesHandled().inc({ queue, outcome });
@@ -211,7 +250,7 @@ export class Consumer<S extends z.ZodType> {
           { queue, messageId: meta.messageId, err: (err as Error).message },
           'poison message → dead-letter',
         );
-        await sendConfirmed(channel, `${queue}.dead`, msg, { 'x-error': 'invalid message' });
+        await sendConfirmed(channel, `${sideOf}.dead`, msg, { 'x-error': 'invalid message' });
         channel.ack(msg);
         handled('poison');
         return;
@@ -245,7 +284,7 @@ export class Consumer<S extends z.ZodType> {
             { queue, messageId: meta.messageId, attempt, err: reason },
             'store unavailable; will retry',
           );
-          await sendConfirmed(channel, retryQueueName(queue, this.options.queueType), msg, {
+          await sendConfirmed(channel, retryQueueName(sideOf, this.options.queueType), msg, {
             [ATTEMPT_HEADER]: attempt,
           });
           handled('retry');
@@ -254,14 +293,14 @@ export class Consumer<S extends z.ZodType> {
             { queue, messageId: meta.messageId, attempt, err: reason },
             'message failed for good → dead-letter',
           );
-          await sendConfirmed(channel, `${queue}.dead`, msg, { 'x-error': reason.slice(0, 200) });
+          await sendConfirmed(channel, `${sideOf}.dead`, msg, { 'x-error': reason.slice(0, 200) });
           handled('dead');
         } else {
           logger.warn(
             { queue, messageId: meta.messageId, attempt, err: reason },
             'message failed; will retry',
           );
-          await sendConfirmed(channel, retryQueueName(queue, this.options.queueType), msg, {
+          await sendConfirmed(channel, retryQueueName(sideOf, this.options.queueType), msg, {
             [ATTEMPT_HEADER]: attempt + 1,
           });
           handled('retry');

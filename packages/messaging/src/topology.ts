@@ -1,4 +1,4 @@
-import { DELAY_BUCKETS_MS, SIGNAL_EVENTS_EXCHANGE } from '@signal/contracts';
+import { BUS_DELIVERY_LANES, DELAY_BUCKETS_MS, SIGNAL_EVENTS_EXCHANGE } from '@signal/contracts';
 import { connect, type ConfirmChannel } from 'amqplib';
 import type { QueueType } from './consumer';
 import { deleteDelayCascade, type DelayLevelName } from './delay-cascade';
@@ -12,6 +12,11 @@ export function brokerNames(prefix = '') {
     /** The signals service's live-stream feeder (every replica consumes it: competing consumers). */
     streamQueue: `${prefix}signals.stream-events`,
     deliveriesQueue: `${prefix}webhooks.deliveries`,
+    /**
+     * The lanes of first attempts from fan-out: an account's go to one lane (by a hash of its
+     * id), so a backlog of one account's waits in its lane, not before every account's.
+     */
+    deliveryLane: (lane: number) => `${prefix}webhooks.deliveries.lane.${lane}`,
     /** Attempts whose wait is over (out of the delay cascade): never queued behind first attempts. */
     deliveriesDueQueue: `${prefix}webhooks.deliveries.due`,
     /**
@@ -35,6 +40,33 @@ export function delayLevelNames(names: BrokerNames, queueType: QueueType): Delay
 }
 export type BrokerNames = ReturnType<typeof brokerNames>;
 
+/** The most lanes a worker may be configured with (and what `purge` removes). */
+export const MAX_DELIVERY_LANES = BUS_DELIVERY_LANES.max;
+
+/** FNV-1a (32 bits) of a string's UTF-16 code units, from `basis`. */
+function fnv1a(text: string, basis = 0x811c9dc5): number {
+  let hash = basis;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash;
+}
+
+/**
+ * The two lanes an account's first attempts may take: its own (FNV-1a of its id, modulo the
+ * lanes) and a second, different one (FNV-1a of its id again, from the first hash, over the
+ * other lanes). Every worker and every release computes the same pair, so an account's first
+ * attempts wait in at most two places whichever worker fans them out; two accounts share both
+ * lanes one time in C(lanes, 2) (1 in 120 of 16 lanes). With one lane, both are lane 0.
+ */
+export function lanesOf(accountId: string, lanes: number): [number, number] {
+  const first = fnv1a(accountId);
+  const own = first % lanes;
+  if (lanes === 1) return [own, own];
+  return [own, (own + 1 + (fnv1a(accountId, first) % (lanes - 1))) % lanes];
+}
+
 export async function declareEventExchange(channel: ConfirmChannel, exchange: string): Promise<void> {
   await channel.assertExchange(exchange, 'topic', { durable: true });
 }
@@ -57,6 +89,9 @@ export async function deleteBrokerNames(
     for (const suffix of ['', '.retry', '.retry.quorum', '.dead'])
       await channel.deleteQueue(`${q}${suffix}`).catch(() => undefined);
   }
+  // Lanes have no side queues of their own (their failures go to the first-attempt queue's).
+  for (let lane = 0; lane < MAX_DELIVERY_LANES; lane++)
+    await channel.deleteQueue(names.deliveryLane(lane)).catch(() => undefined);
   for (const ms of DELAY_BUCKETS_MS)
     await channel.deleteQueue(names.deliveryDelayQueue(ms)).catch(() => undefined);
   await deleteDelayCascade(channel, names.deliveryDelayLevel);

@@ -22,6 +22,7 @@ describe('the bus document against the declared topology', () => {
         names.deliveriesQueue,
         names.deliveriesDueQueue,
         names.deliveryDelayLevel(0).replace(/0$/, '{level}'),
+        names.deliveryLane(0).replace(/0$/, '{lane}'),
       ].sort(),
     );
   });

@@ -57,7 +57,8 @@ export const env = {
     }),
   secret: (minLength = 32) =>
     z.string({ error: 'is required' }).min(minLength, `must be at least ${minLength} characters`),
-  int: (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback),
+  int: (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+    z.coerce.number().int().min(min).max(max).default(fallback),
   bool: (fallback: boolean) =>
     z
       .enum(['true', 'false', '1', '0'])

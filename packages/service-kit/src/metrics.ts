@@ -176,6 +176,18 @@ export const metrics = {
         help: "Webhook jobs over their account's share waiting in the worker for a place or a put-back",
       }),
   ),
+  /**
+   * Webhooks worker: first attempts from a lane waiting in the worker for a place of their
+   * subscription (at its limit in flight), each at most a receiver timeout. Steady above zero:
+   * receivers that hang or answer slowly, whose account's lanes back up while they wait.
+   */
+  webhookJobsWaitingForSubscription: lazy(
+    () =>
+      new Gauge({
+        name: 'webhook_jobs_waiting_for_subscription',
+        help: 'Webhook first attempts from a lane waiting in the worker for a place of their subscription',
+      }),
+  ),
   /** A document refused when written alone, after its batch's write failed (the rest landed). */
   storeWritesRefused: lazy(
     () =>

@@ -1,3 +1,4 @@
+import { MAX_DELIVERY_LANES } from '@signal/messaging';
 import { env, internalKeyEnv, observabilityEnv, parseConfig } from '@signal/service-kit';
 import { Resolver } from 'node:dns';
 import { z } from 'zod';
@@ -83,6 +84,26 @@ export const configSchema = z
      * up (docs/benchmarks.md, webhooks).
      */
     WEBHOOK_PUT_BACKS_PER_SECOND: env.int(50, 1),
+    /**
+     * Lanes of first attempts. Fan-out puts an account's first attempts in its own lane (a hash
+     * of its id), or in a second one (another hash) while this worker holds half a lane's
+     * prefetch from its own; the worker takes from every lane. One account's backlog (a burst,
+     * receivers that hang) waits in its lanes, and another account's first attempts are taken at
+     * once unless both its lanes are the busy account's (1 time in 120 with 16 lanes). With fewer
+     * lanes more accounts share them; with one, an account whose receivers hang holds every other
+     * account's first attempts behind its own (docs/benchmarks.md, "Hostile neighbours"). A job
+     * not taken from its lane within a minute moves to `webhooks.deliveries`, which every release
+     * reads (a rollback, fewer lanes).
+     */
+    WEBHOOK_LANES: env.int(16, 1, MAX_DELIVERY_LANES),
+    /**
+     * Jobs a worker holds at once per lane: the most one account takes from a lane (POSTs in
+     * flight, jobs waiting for a place or their record), beyond which its first attempts wait in
+     * the lane at no cost to anyone. A first attempt whose subscription has its limit in flight
+     * waits here too, at most WEBHOOK_TIMEOUT_MS, rather than going round the broker. All lanes
+     * full, a worker holds WEBHOOK_LANES times this many jobs (with ~1 KB payloads, ~3 KB each).
+     */
+    WEBHOOK_LANE_PREFETCH: env.int(1000, 1),
     /** Bus events a worker fans out at once. */
     WEBHOOK_FANOUT_PREFETCH: env.int(50, 1),
     /**

@@ -1,4 +1,4 @@
-import { MESSAGE_POLICIES, type WebhookDeliveryJob } from '@signal/contracts';
+import { BUS_DELIVERY_LANES, MESSAGE_POLICIES, type WebhookDeliveryJob } from '@signal/contracts';
 import {
   AmqpClient,
   brokerNames,
@@ -8,7 +8,9 @@ import {
   delayRoutingKey,
   delayUnits,
   entryLevel,
+  spillingQueueArguments,
   type BrokerNames,
+  type QueueType,
 } from '@signal/messaging';
 import {
   connectMongo,
@@ -36,19 +38,36 @@ export interface WebhooksDependencies {
 }
 
 /**
- * First attempts go to the delivery queue; every wait (retries, a subscription at its cap) goes
- * through the delay cascade (fixed-TTL queues, see messaging) into a queue of its own, so a
- * due retry never waits behind a backlog of first attempts.
+ * How a lane is declared: a job not taken within the bus contract's wait (60 s) moves to the
+ * first-attempt queue, which every release reads, so a lane no worker reads any more (a rollback
+ * to a release before lanes, fewer lanes configured) hands its jobs on. Fixed: a queue's
+ * arguments cannot change once it is declared.
+ */
+export const laneArguments = (names: BrokerNames, queueType: QueueType) =>
+  spillingQueueArguments(queueType, BUS_DELIVERY_LANES.spillMs, names.deliveriesQueue);
+
+/**
+ * First attempts go to their account's lane (fan-out) or the first-attempt queue (test events,
+ * re-sends, older releases); every wait (retries, a subscription at its cap) goes through the
+ * delay cascade (fixed-TTL queues, see messaging) into a queue of its own, so a due retry never
+ * waits behind a backlog of first attempts. Every lane is declared before anything is published
+ * (by the API too): a job sent to a queue that does not exist is dropped by the broker.
  */
 async function declareDeliveryTopology(
   channel: ConfirmChannel,
   names: BrokerNames,
-  queueType: 'quorum' | 'classic',
+  queueType: QueueType,
+  lanes: number,
 ) {
   const policy = MESSAGE_POLICIES['webhooks.deliveries'];
   await declareConsumerQueues(channel, names.deliveriesQueue, policy.retryDelayMs, queueType);
   await declareConsumerQueues(channel, names.deliveriesDueQueue, policy.retryDelayMs, queueType);
   await declareDelayCascade(channel, delayLevelNames(names, queueType), names.deliveriesDueQueue, queueType);
+  for (let lane = 0; lane < lanes; lane++)
+    await channel.assertQueue(names.deliveryLane(lane), {
+      durable: true,
+      arguments: laneArguments(names, queueType),
+    });
 }
 
 export async function createDependencies(
@@ -61,7 +80,9 @@ export async function createDependencies(
   await ensureIndexes(collections);
   const names = brokerNames(config.AMQP_PREFIX);
   const amqp = new AmqpClient({ url: config.AMQP_URL, logger, name });
-  await amqp.addSetup((ch) => declareDeliveryTopology(ch, names, config.AMQP_QUEUE_TYPE));
+  await amqp.addSetup((ch) =>
+    declareDeliveryTopology(ch, names, config.AMQP_QUEUE_TYPE, config.WEBHOOK_LANES),
+  );
   const delayLevel = delayLevelNames(names, config.AMQP_QUEUE_TYPE);
   amqp.start();
 
@@ -70,15 +91,21 @@ export async function createDependencies(
   // which hands it to `webhooks.deliveries.due` when due (a job with no wait left goes straight
   // to `webhooks.deliveries`); one longer than a pass (68 min) comes back early and is sent
   // round again (see deliverAttempt).
-  const schedule: ScheduleJob = async (job: WebhookDeliveryJob, delayMs?: number) => {
+  const schedule: ScheduleJob = async (job: WebhookDeliveryJob, delayMs?: number, lane?: number) => {
     const dueAt = delayMs !== undefined ? Date.now() + Math.max(0, delayMs) : (job.due_at ?? Date.now());
     const units = delayUnits(dueAt - Date.now());
     const body = Buffer.from(JSON.stringify({ ...job, due_at: dueAt }));
     const messageId = `${job.delivery_id}:${job.attempt}`;
-    // Only first attempts go to the first-attempt queue: a later attempt due now (a retry, a
+    // Only first attempts go to a first-attempt queue: a later attempt due now (a retry, a
     // "retry now", a recovered delivery) goes to the due queue, so another account's recovered
-    // or retried work never stands in line before anyone's first attempts.
-    const nowQueue = job.attempt > 1 ? names.deliveriesDueQueue : names.deliveriesQueue;
+    // or retried work never stands in line before anyone's first attempts. Fan-out's first
+    // attempts go to the lane it chose for their account.
+    const nowQueue =
+      job.attempt > 1
+        ? names.deliveriesDueQueue
+        : lane !== undefined
+          ? names.deliveryLane(lane)
+          : names.deliveriesQueue;
     if (units === 0) await amqp.publish('', nowQueue, body, { messageId });
     else
       await amqp.publish(delayLevel(entryLevel(units)), delayRoutingKey(units), body, {

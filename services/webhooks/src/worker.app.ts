@@ -1,5 +1,5 @@
 import { MESSAGE_POLICIES, WEBHOOK_EVENTS } from '@signal/contracts';
-import { Consumer } from '@signal/messaging';
+import { Consumer, lanesOf } from '@signal/messaging';
 import {
   readinessTiming,
   serviceApp,
@@ -14,10 +14,11 @@ import { InsertBatcher } from './data/insert-batcher';
 import { HealthWriter } from './data/health-writer';
 import type { AttemptClaims, OpenDeliveries } from './domain/ports';
 import type { AttemptClaim, DeliveryDocument, DeliveryLogEntry, OpenDelivery } from './domain/records';
-import { healthChecks, type WebhooksDependencies } from './dependencies';
+import { healthChecks, laneArguments, type WebhooksDependencies } from './dependencies';
 import { DeliverySlots } from './domain/concurrency';
 import { deliverAttempt } from './domain/deliver.use-case';
 import { fanOut } from './domain/fan-out.use-case';
+import { chooseLane } from './domain/lanes';
 import { SubscriptionCache } from './domain/subscription-cache';
 import { guardedLookupFor, type GuardPolicy, type Lookup } from './domain/url-guard';
 import { closeReceiverAgents, nodeReceiverClient, receiverAgents } from './data/receiver-client';
@@ -48,8 +49,8 @@ function stopOnce(stop: () => Promise<void>): () => Promise<void> {
 
 /**
  * Delivery worker: fan-out of bus events, then signed POSTs with retries through RabbitMQ.
- * Its background parts, in start order: the two batched writers (deliveries, delivery log),
- * the HTTP client, the delivery consumer, the fan-out consumer. Stopping runs the other way:
+ * Its background parts, in start order: the batched writers, the HTTP client, the consumers of
+ * due attempts, of the shared first-attempt queue and of the lanes, then the fan-out consumer. Stopping runs the other way:
  * no new events, attempts in hand finish, their records are written, connections close.
  */
 export function buildWorker(
@@ -68,6 +69,7 @@ export function buildWorker(
     metrics.webhookDeferrals,
     metrics.webhookEventToDelivery,
     metrics.webhookJobsWaitingOverShare,
+    metrics.webhookJobsWaitingForSubscription,
     metrics.storeWritesRefused,
     metrics.storeWritesAlreadyHeld,
   ])
@@ -166,6 +168,12 @@ export function buildWorker(
           deliveries: deliveryWriter,
           open,
           schedule: deps.schedule,
+          laneFor: (accountId) =>
+            chooseLane(
+              lanesOf(accountId, config.WEBHOOK_LANES),
+              (lane) => laneConsumers[lane]?.inFlightCount ?? 0,
+              config.WEBHOOK_LANE_PREFETCH,
+            ),
           subscriptionsFor: (name) => subscriptions.subscriptionsFor(name),
           unattempted: (ids) => deps.repository.unattempted(ids),
         },
@@ -173,6 +181,14 @@ export function buildWorker(
         meta.redelivered || meta.attempt > 1,
       );
     },
+  });
+  const slots = new DeliverySlots({
+    capacity: config.WEBHOOK_WORKER_PREFETCH,
+    perAccount: config.WEBHOOK_CONCURRENCY_PER_ACCOUNT,
+    perSubscription: config.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION,
+    // A job in its account's line waits for one POST in flight to finish: a receiver timeout.
+    maxWaitMs: config.WEBHOOK_TIMEOUT_MS,
+    putBacksPerSecond: config.WEBHOOK_PUT_BACKS_PER_SECOND,
   });
   const deliverDeps = {
     log: logWriter,
@@ -186,20 +202,14 @@ export function buildWorker(
     receivers: nodeReceiverClient(agents),
     schedule: deps.schedule,
     logger,
-    slots: new DeliverySlots({
-      capacity: config.WEBHOOK_WORKER_PREFETCH,
-      perAccount: config.WEBHOOK_CONCURRENCY_PER_ACCOUNT,
-      perSubscription: config.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION,
-      // A job in its account's line waits for one POST in flight to finish: a receiver timeout.
-      maxWaitMs: config.WEBHOOK_TIMEOUT_MS,
-      putBacksPerSecond: config.WEBHOOK_PUT_BACKS_PER_SECOND,
-    }),
+    slots,
     retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     maxResponseBytes: config.WEBHOOK_MAX_RESPONSE_BYTES,
     maxRetryAfterMs: config.WEBHOOK_MAX_RETRY_AFTER_MS,
     guard,
   };
+  const laneDeps = { ...deliverDeps, slots: slots.forLanes() };
   // An attempt may wait up to a receiver timeout over its account's share, as long again in its
   // account's line, take the whole receiver timeout and then its record's write: the handler's
   // own limit must be longer, or a long configured timeout would retry attempts still running.
@@ -210,21 +220,32 @@ export function buildWorker(
       3 * config.WEBHOOK_TIMEOUT_MS + 10_000,
     ),
   };
-  // First attempts, and attempts whose wait is over: each queue has its own consumer, and both
-  // run deliverAttempt.
-  const attemptConsumer = (queue: string) =>
+  // First attempts (each lane, and the shared queue), and attempts whose wait is over: each
+  // queue has its own consumer, and all run deliverAttempt.
+  const attemptConsumer = (queue: string, prefetch: number, lane?: true) =>
     new Consumer({
       client: deps.amqp,
       logger,
       queue,
       schema: deliveryPolicy.schema,
       policy: deliveryPolicy,
-      prefetch: config.WEBHOOK_WORKER_PREFETCH,
+      prefetch,
       queueType: config.AMQP_QUEUE_TYPE,
-      handler: (job) => deliverAttempt(deliverDeps, job),
+      ...(lane
+        ? {
+            sharesSideQueuesOf: {
+              queue: deps.names.deliveriesQueue,
+              arguments: laneArguments(deps.names, config.AMQP_QUEUE_TYPE),
+            },
+          }
+        : {}),
+      handler: (job) => deliverAttempt(lane ? laneDeps : deliverDeps, job),
     });
-  const deliveryConsumer = attemptConsumer(deps.names.deliveriesQueue);
-  const dueConsumer = attemptConsumer(deps.names.deliveriesDueQueue);
+  const deliveryConsumer = attemptConsumer(deps.names.deliveriesQueue, config.WEBHOOK_WORKER_PREFETCH);
+  const dueConsumer = attemptConsumer(deps.names.deliveriesDueQueue, config.WEBHOOK_WORKER_PREFETCH);
+  const laneConsumers = Array.from({ length: config.WEBHOOK_LANES }, (_, lane) =>
+    attemptConsumer(deps.names.deliveryLane(lane), config.WEBHOOK_LANE_PREFETCH, true),
+  );
   const health = serviceApp({
     service: 'webhooks-worker',
     logger,
@@ -254,6 +275,15 @@ export function buildWorker(
         name: 'delivery-consumer',
         start: () => deliveryConsumer.start(),
         stop: stopOnce(() => deliveryConsumer.stop()),
+      },
+      {
+        name: 'lane-consumers',
+        start: async () => {
+          for (const consumer of laneConsumers) await consumer.start();
+        },
+        stop: stopOnce(async () => {
+          await Promise.all(laneConsumers.map((consumer) => consumer.stop()));
+        }),
       },
       {
         name: 'fan-out-consumer',

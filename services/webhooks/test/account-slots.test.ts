@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { DELAY_LEVELS, brokerNames, removeBrokerPrefix } from '@signal/messaging';
+import { DELAY_LEVELS, brokerNames, lanesOf, removeBrokerPrefix } from '@signal/messaging';
 import { metrics } from '@signal/service-kit';
 import { infraUrls, startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
 import { connect } from 'amqplib';
@@ -148,7 +148,10 @@ describe("an account's line in the worker", () => {
       // 4 POSTs held at the receiver; the other 4 jobs taken from the queue, waiting in the worker.
       await waitFor(() => gated.held() >= 4, 30_000, 20, 'the account’s 4 POSTs in flight');
       await waitFor(
-        async () => (await tap.ready(hooks.deps.names.deliveriesQueue)) === 0,
+        async () =>
+          (await tap.ready(
+            hooks.deps.names.deliveryLane(lanesOf('acc_slots_line', hooks.config.WEBHOOK_LANES)[0]),
+          )) === 0,
         30_000,
         20,
         'every job taken by the worker',
@@ -181,8 +184,15 @@ describe("an account's line in the worker", () => {
 describe("jobs over an account's share, with put-backs over their budget", () => {
   it('when an account holds its share, its POSTs are finishing and put-backs are spent, then its further jobs wait in the worker and each arrives once', async () => {
     const broker = testBrokerPrefix('wh_slots_budget', removeBrokerPrefix);
-    // Each POST takes 300 ms: the account's places free steadily, never all at once.
-    const receiver = await startReceiver(() => ({ status: 200, delayMs: 300 }));
+    // Each path's first POST fails at once; its retry takes 300 ms: the account's places free
+    // steadily, never all at once. First attempts come from the account's lane, whose prefetch is
+    // its bound; retries come from the due queue, shared by every account, where shares hold.
+    const answered = new Map<string, number>();
+    const receiver = await startReceiver((req) => {
+      const n = (answered.get(req.path) ?? 0) + 1;
+      answered.set(req.path, n);
+      return n === 1 ? { status: 500 } : { status: 200, delayMs: 300 };
+    });
     // Alone, the account may hold half of the worker's 8 jobs: its 4 POSTs; the budget puts back one job a second.
     const hooks = await startWebhooks({
       label: 'wh_slots_budget',
@@ -192,6 +202,7 @@ describe("jobs over an account's share, with put-backs over their budget", () =>
         WEBHOOK_CONCURRENCY_PER_ACCOUNT: '4',
         WEBHOOK_PUT_BACKS_PER_SECOND: '1',
         WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
+        WEBHOOK_RETRY_DELAYS_MS: '100',
       },
     });
     const tap = await tapDelayCascade(broker.prefix);
@@ -202,19 +213,22 @@ describe("jobs over an account's share, with put-backs over their budget", () =>
       await publishEvents(broker.prefix, 1);
       await waitFor(async () => (await waitingOverShare()) > 0, 30_000, 5, 'jobs waiting over the share');
       await waitFor(
-        () => receiver.requests.length >= subscriptions,
+        () => [...answered.values()].filter((n) => n >= 2).length >= subscriptions,
         60_000,
         20,
         'each subscription to get the event',
       );
-      // Every job over the share was put back at the budget's pace or served from the worker:
+      // Every retry over the share was put back at the budget's pace or served from the worker:
       // without a budget each of the 20 goes through the broker, most of them more than once.
+      // The cascade also carries each of the 24 retries once.
       expect({
-        paths: receiver.requests.map((r) => r.path).sort(),
-        fewerPutBacksThanJobsOverTheShare: (await tap.copies()) < subscriptions - 4,
+        paths: [...new Set(receiver.requests.map((r) => r.path))].sort(),
+        requests: receiver.requests.length,
+        fewerPutBacksThanJobsOverTheShare: (await tap.copies()) - subscriptions < subscriptions - 4,
         waitingOverShare: await waitingOverShare(),
       }).toEqual({
         paths: Array.from({ length: subscriptions }, (_, i) => `/s${i}`).sort(),
+        requests: 2 * subscriptions,
         fewerPutBacksThanJobsOverTheShare: true,
         waitingOverShare: 0,
       });

@@ -39,6 +39,12 @@ export class AccountShares {
     return true;
   }
 
+  /** Counts a place held whatever the share (a job from a lane: see `DeliverySlots.forLanes`). */
+  take(accountId: string): void {
+    this.held.set(accountId, (this.held.get(accountId) ?? 0) + 1);
+    this.total += 1;
+  }
+
   release(accountId: string): void {
     const n = this.held.get(accountId);
     if (n === undefined) return;
@@ -77,8 +83,14 @@ export type Refusal = 'subscription_full' | 'account_share' | 'line_timeout';
 /** An attempt's places, held (true), or why not. */
 export type Place = true | Refusal;
 
+/** What an attempt asks of the worker's places: them, then to give them back. */
+export interface AttemptPlaces {
+  acquire(accountId: string, subscriptionId: string): Promise<Place> | Place;
+  release(accountId: string, subscriptionId: string): void;
+}
+
 interface Waiter {
-  grant(place: Place): void;
+  grant(place: Promise<Place> | Place): void;
   timer: NodeJS.Timeout;
 }
 
@@ -162,11 +174,14 @@ const STALLED_MS = 1000;
  * and its jobs over its share are put back at once, as many as the broker takes, so that what
  * is behind them is reached.
  */
-export class DeliverySlots {
+export class DeliverySlots implements AttemptPlaces {
   private readonly shares: AccountShares;
   private readonly subscriptions = new Map<string, number>();
   private readonly accounts = new Map<string, AccountLine>();
   private readonly putBacks: PutBackBudget;
+  /** Jobs from lanes waiting for a place of their subscription, by subscription, oldest first. */
+  private readonly parked = new Map<string, Set<Waiter>>();
+  private parkedCount = 0;
   /** Jobs over their account's share waiting here, by account, oldest first. */
   private readonly held = new Map<string, Set<Held>>();
   /** The same jobs in the order they came, from `heldNext` on; ones already gone are skipped. */
@@ -180,6 +195,7 @@ export class DeliverySlots {
     this.putBacks = new PutBackBudget(limits.putBacksPerSecond);
     // Exported from the start, so that a dashboard reads 0 rather than nothing.
     metrics.webhookJobsWaitingOverShare().set(0);
+    metrics.webhookJobsWaitingForSubscription().set(0);
   }
 
   /** How many POSTs in flight or waiting one subscription of `accountId` may have now. */
@@ -200,6 +216,29 @@ export class DeliverySlots {
     return new Promise<Place>((grant) => this.hold(accountId, subscriptionId, grant));
   }
 
+  /**
+   * The same places for jobs taken from a lane. The lane's prefetch is what an account may take
+   * of the worker from it (fan-out puts an account's first attempts in its lanes), so these jobs are
+   * never refused or held for the account's share: refused, one put back would make room only
+   * for the account's next job from the same lane, round the broker for nothing. They count in
+   * the shares all the same, so that jobs from the shared queues see what the worker holds.
+   *
+   * A job from a lane whose subscription is at its limit waits here, in the subscription's own
+   * line, for one of its POSTs to finish, at most `maxWaitMs`; then it is put back. Put back at
+   * once (as jobs from the shared queues are), every job of a receiver that hangs went round
+   * the broker again and again while it waited: 25 receivers of one account that hang or fail
+   * made 26,000 put-backs in 35 s, RabbitMQ took a core, and every other account's deliveries
+   * waited for the broker (docs/benchmarks.md, "Hostile neighbours"). Waiting here costs only the
+   * account: the jobs hold places of its lane's prefetch, so at worst its lane stops while they
+   * wait, and an account puts back at most its lane's prefetch every `maxWaitMs`.
+   */
+  forLanes(): AttemptPlaces {
+    return {
+      acquire: (accountId, subscriptionId) => this.place(accountId, subscriptionId, true),
+      release: (accountId, subscriptionId) => this.release(accountId, subscriptionId),
+    };
+  }
+
   /** Gives back an attempt's places; the oldest job in its account's line takes the POST's. */
   release(accountId: string, subscriptionId: string): void {
     const line = this.accounts.get(accountId);
@@ -216,13 +255,16 @@ export class DeliverySlots {
       waiter.grant(true);
     }
     this.admitHeld(accountId);
+    this.unpark(accountId, subscriptionId);
   }
 
   /** Places for one job now: held, a wait in the account's line, or why not. */
-  private place(accountId: string, subscriptionId: string): Promise<Place> | Place {
+  private place(accountId: string, subscriptionId: string, fromLane = false): Promise<Place> | Place {
     const sub = this.subscriptions.get(subscriptionId) ?? 0;
-    if (sub >= this.subscriptionLimit(accountId)) return 'subscription_full';
-    if (!this.shares.tryAcquire(accountId)) return 'account_share';
+    if (sub >= this.subscriptionLimit(accountId))
+      return fromLane ? this.park(subscriptionId) : 'subscription_full';
+    if (fromLane) this.shares.take(accountId);
+    else if (!this.shares.tryAcquire(accountId)) return 'account_share';
     // A new line counts as moving: its first POSTs have had no time to finish.
     const line = this.accounts.get(accountId) ?? {
       running: 0,
@@ -244,10 +286,48 @@ export class DeliverySlots {
           this.letGo(accountId, subscriptionId, line);
           resolve('line_timeout');
           this.admitHeld(accountId);
+          this.unpark(accountId, subscriptionId);
         }, this.limits.maxWaitMs),
       };
       line.waiting.add(waiter);
     });
+  }
+
+  /** Keeps a lane's job for a subscription at its limit until one of its places is free, or `maxWaitMs`. */
+  private park(subscriptionId: string): Promise<Place> {
+    return new Promise<Place>((resolve) => {
+      const line = this.parked.get(subscriptionId) ?? new Set<Waiter>();
+      this.parked.set(subscriptionId, line);
+      const waiter: Waiter = {
+        grant: resolve,
+        timer: setTimeout(() => {
+          this.unparkOne(subscriptionId, line, waiter);
+          resolve('subscription_full');
+        }, this.limits.maxWaitMs),
+      };
+      line.add(waiter);
+      this.parkedCount += 1;
+      metrics.webhookJobsWaitingForSubscription().set(this.parkedCount);
+    });
+  }
+
+  private unparkOne(subscriptionId: string, line: Set<Waiter>, waiter: Waiter): void {
+    line.delete(waiter);
+    if (line.size === 0) this.parked.delete(subscriptionId);
+    clearTimeout(waiter.timer);
+    this.parkedCount -= 1;
+    metrics.webhookJobsWaitingForSubscription().set(this.parkedCount);
+  }
+
+  /** The oldest lane job waiting for `subscriptionId` takes the place it has again, if it has one. */
+  private unpark(accountId: string, subscriptionId: string): void {
+    const line = this.parked.get(subscriptionId);
+    const next = line?.values().next();
+    if (line === undefined || next === undefined || next.done === true) return;
+    if ((this.subscriptions.get(subscriptionId) ?? 0) >= this.subscriptionLimit(accountId)) return;
+    const waiter = next.value;
+    this.unparkOne(subscriptionId, line, waiter);
+    waiter.grant(this.place(accountId, subscriptionId, true));
   }
 
   /** What one job held in the account's share and its subscription, given back. */

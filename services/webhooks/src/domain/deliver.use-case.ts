@@ -10,7 +10,7 @@ import type {
   DeliveryStatus,
   SubscriptionDocument,
 } from './records';
-import type { DeliverySlots } from './concurrency';
+import type { AttemptPlaces } from './concurrency';
 import { deferralDelayMs, parseRetryAfter, retryDelayMs, type ScheduleJob } from './delivery-jobs';
 import { attemptSeq, logEntryId } from './delivery-state';
 import type {
@@ -43,7 +43,7 @@ export interface DeliverDeps {
   schedule: ScheduleJob;
   logger: Logger;
   /** Per-account share, line and POSTs in flight, and per-subscription limit of attempts. */
-  slots: DeliverySlots;
+  slots: AttemptPlaces;
   retryDelaysMs: number[];
   timeoutMs: number;
   maxResponseBytes: number;

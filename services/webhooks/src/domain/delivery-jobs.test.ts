@@ -166,6 +166,54 @@ function busyAndMoving(slots: DeliverySlots): void {
   expect(slots.acquire('acc', 'wh_1')).toBe(true);
 }
 
+describe('jobs from a lane', () => {
+  it('when an account over its share has a job from its lane, then it gets its place (the lane bounds the account), counted in the shares', () => {
+    const slots = new DeliverySlots(limits({ capacity: 12 }));
+    const lanes = slots.forLanes();
+    for (let i = 0; i < 10; i++) expect(lanes.acquire('busy', `wh_busy_${i}`)).toBe(true);
+    // Its share of 12 alone is 6: a job of the account from a shared queue is refused…
+    expect(slots.acquire('busy', 'wh_busy_shared')).toBe('account_share');
+    // …a newcomer gets its share (12 / 3) and no more, the lane's 10 places counted in the total…
+    for (let i = 0; i < 4; i++) expect(slots.acquire('newcomer', `wh_new_${i}`)).toBe(true);
+    expect(slots.acquire('newcomer', 'wh_new_4')).toBe('account_share');
+    // …and what the lane gives back is room for it again.
+    for (let i = 0; i < 10; i++) lanes.release('busy', `wh_busy_${i}`);
+    expect(slots.acquire('newcomer', 'wh_new_4')).toBe(true);
+  });
+
+  it("when a lane's job finds its subscription at its limit, then it waits for the subscription's next free place, oldest first", async () => {
+    const slots = new DeliverySlots(limits({ perSubscription: 2 }));
+    const lanes = slots.forLanes();
+    expect(lanes.acquire('acc', 'a')).toBe(true);
+    expect(lanes.acquire('acc', 'a')).toBe(true);
+    const first = lanes.acquire('acc', 'a');
+    const second = lanes.acquire('acc', 'a');
+    expect([typeof first, typeof second]).toEqual(['object', 'object']);
+    // A job of the shared queues for the same subscription is still refused (put back).
+    expect(slots.acquire('acc', 'a')).toBe('subscription_full');
+    // The account's other subscriptions are not held by it.
+    expect(lanes.acquire('acc', 'b')).toBe(true);
+    const order: string[] = [];
+    void Promise.resolve(first).then((p) => order.push(`first ${String(p)}`));
+    void Promise.resolve(second).then((p) => order.push(`second ${String(p)}`));
+    lanes.release('acc', 'a');
+    await Promise.resolve(first);
+    expect(order).toEqual(['first true']);
+    lanes.release('acc', 'a');
+    await Promise.resolve(second);
+    expect(order).toEqual(['first true', 'second true']);
+  });
+
+  it("when a lane's job waits for its subscription longer than the wait allowed, then it is put back, holding nothing", async () => {
+    const slots = new DeliverySlots(limits({ perSubscription: 1, maxWaitMs: 10 }));
+    const lanes = slots.forLanes();
+    expect(lanes.acquire('acc', 'a')).toBe(true);
+    await expect(Promise.resolve(lanes.acquire('acc', 'a'))).resolves.toBe('subscription_full');
+    lanes.release('acc', 'a');
+    expect(lanes.acquire('acc', 'a')).toBe(true);
+  });
+});
+
 describe('put-backs within a budget', () => {
   it("when the put-back budget is spent, then a job over its account's share waits in the worker and takes the first place its account frees", async () => {
     // Alone, the account may hold half of 4; the budget puts back one job a second.

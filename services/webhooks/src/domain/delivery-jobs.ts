@@ -1,7 +1,10 @@
 import type { WebhookDeliveryJob } from '@signal/contracts';
 
-/** Puts a delivery attempt on the queue now, or after `delayMs` through the broker's delay cascade. */
-export type ScheduleJob = (job: WebhookDeliveryJob, delayMs?: number) => Promise<void>;
+/**
+ * Puts a delivery attempt on the queue now, or after `delayMs` through the broker's delay
+ * cascade; a first attempt due now given a `lane` goes to that lane.
+ */
+export type ScheduleJob = (job: WebhookDeliveryJob, delayMs?: number, lane?: number) => Promise<void>;
 
 /** Retry n (1-based) waits delays[n-1] ±20 %; a receiver's Retry-After wins when longer, up to a cap. */
 export function retryDelayMs(

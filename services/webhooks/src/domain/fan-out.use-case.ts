@@ -24,6 +24,8 @@ export interface FanOutDeps {
   /** Deliveries kept as failed (a disabled subscription's) are open to recover. */
   open: OpenDeliveries;
   schedule: ScheduleJob;
+  /** The lane for an account's next first attempt. */
+  laneFor(accountId: string): number;
   subscriptionsFor(event: WebhookEventName): Promise<SubscriptionDocument[]>;
   /** Of these deliveries, the ones whose log is still empty (never attempted). */
   unattempted(deliveryIds: string[]): Promise<Set<string>>;
@@ -32,7 +34,8 @@ export interface FanOutDeps {
 /**
  * Turns a bus event into deliveries: every subscription that wants it gets one delivery, all of
  * them in one write (shared with other events of the same moment), with ids derived from
- * (subscription, event) → each pending delivery's first attempt is queued. Disabled
+ * (subscription, event) → each pending delivery's first attempt is queued in a lane of its
+ * account. Disabled
  * subscriptions get their delivery kept as failed.
  *
  * A first delivery of the event queues the attempts while the write is under way (the job
@@ -62,14 +65,18 @@ export async function fanOut(deps: FanOutDeps, event: SignalEventRead, seenBefor
   const queue = (list: DeliveryDocument[]) =>
     Promise.all(
       list.map((d) =>
-        deps.schedule({
-          delivery_id: d._id,
-          attempt: 1,
-          webhook_id: d.webhook_id,
-          event: d.event,
-          payload: d.payload,
-          job_id: newId('job'),
-        }),
+        deps.schedule(
+          {
+            delivery_id: d._id,
+            attempt: 1,
+            webhook_id: d.webhook_id,
+            event: d.event,
+            payload: d.payload,
+            job_id: newId('job'),
+          },
+          undefined,
+          deps.laneFor(d.account_id),
+        ),
       ),
     );
   const markFailed = () =>

@@ -1,0 +1,163 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { lanesOf, removeBrokerPrefix } from '@signal/messaging';
+import { infraUrls, startReceiver, testBrokerPrefix, waitFor } from '@signal/test-kit';
+import { connect } from 'amqplib';
+import request from 'supertest';
+import { publishEvents } from './bus-events';
+import { startWebhooks } from './webhooks-harness';
+
+/**
+ * First attempts wait in their account's lane: one account's backlog, however long, is not a
+ * line another account's first attempts stand in. Counted, not timed: the slow account's
+ * receiver answers nothing until the test lets it.
+ */
+
+/** Holds every request (body read, no answer) until `open()`; then answers all, and all later ones, 200. */
+async function startGatedReceiver() {
+  const held: ServerResponse[] = [];
+  const paths: string[] = [];
+  const sockets = new Set<Socket>();
+  let gateOpen = false;
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    req.resume();
+    paths.push(req.url ?? '');
+    if (gateOpen) res.writeHead(200).end('ok');
+    else held.push(res);
+  });
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    /** Requests received, answered or not. */
+    received: () => paths.length,
+    open() {
+      gateOpen = true;
+      for (const res of held.splice(0)) res.writeHead(200).end('ok');
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Messages ready in a queue, as the broker counts them. */
+async function readyIn(queue: string): Promise<number> {
+  const conn = await connect(infraUrls().amqpUrl);
+  try {
+    const ch = await conn.createChannel();
+    return (await ch.checkQueue(queue)).messageCount;
+  } finally {
+    await conn.close();
+  }
+}
+
+const LANES = 16;
+/** Jobs the worker takes from a lane at once: all the slow account may hold of each of its lanes. */
+const LANE_PREFETCH = 4;
+const SLOW = 'acc_lane_slow';
+const slowLanes = lanesOf(SLOW, LANES);
+/** The first `acc_lane_<role>_<k>` whose lanes meet `rule`. */
+function accountWhere(role: string, rule: (lanes: [number, number]) => boolean): string {
+  for (let k = 0; ; k++) if (rule(lanesOf(`acc_lane_${role}_${k}`, LANES))) return `acc_lane_${role}_${k}`;
+}
+/** An account in neither of the slow account's lanes. */
+const FAST = accountWhere('fast', (lanes) => !lanes.some((l) => slowLanes.includes(l)));
+/** An account whose own lane is the slow account's own lane, its second lane another. */
+const SHARING = accountWhere(
+  'sharing',
+  ([own, second]) => own === slowLanes[0] && !slowLanes.includes(second),
+);
+
+describe('lanes of first attempts', () => {
+  it("when one account's backlog fills its lanes, then an account in other lanes and one sharing its lane get their first attempts while it waits, and every job arrives once", async () => {
+    const broker = testBrokerPrefix('wh_lanes', removeBrokerPrefix);
+    const gated = await startGatedReceiver();
+    const healthy = await startReceiver(() => ({ status: 200 }));
+    const hooks = await startWebhooks({
+      label: 'wh_lanes',
+      prefix: broker.prefix,
+      env: {
+        WEBHOOK_LANES: String(LANES),
+        WEBHOOK_LANE_PREFETCH: String(LANE_PREFETCH),
+        // Longer than the test: no held attempt gives up and lets the backlog move.
+        WEBHOOK_TIMEOUT_MS: '60000',
+        WEBHOOK_RETRY_DELAYS_MS: '60000',
+      },
+    });
+    const readyInSlowLanes = async () =>
+      (await readyIn(hooks.deps.names.deliveryLane(slowLanes[0]))) +
+      (await readyIn(hooks.deps.names.deliveryLane(slowLanes[1])));
+    try {
+      for (let i = 0; i < 4; i++)
+        await request(hooks.url)
+          .post('/v1/webhooks')
+          .set(hooks.auth(SLOW))
+          .send({ url: `${gated.url}/slow${i}`, events: ['signal.new'] })
+          .expect(201);
+      await publishEvents(broker.prefix, 10);
+      // The worker holds what the slow account's lanes let it take (a lane's prefetch from its
+      // own, and from its second if fan-out sent jobs there); the rest wait in the two lanes.
+      let seen = -1;
+      await waitFor(
+        async () => {
+          const received = gated.received();
+          const settled = received === seen && (await readyInSlowLanes()) === 40 - received;
+          seen = received;
+          return received >= LANE_PREFETCH && settled;
+        },
+        20_000,
+        500,
+        "the slow account's lanes to hold its backlog",
+      );
+
+      for (const [account, path] of [
+        [FAST, '/fast'],
+        [SHARING, '/sharing'],
+      ] as const)
+        await request(hooks.url)
+          .post('/v1/webhooks')
+          .set(hooks.auth(account))
+          .send({ url: `${healthy.url}${path}`, events: ['signal.new'] })
+          .expect(201);
+      await publishEvents(broker.prefix, 2);
+      await waitFor(() => healthy.requests.length === 4, 30_000, 20, "the other accounts' deliveries");
+
+      // Every job of the slow account is held by the worker (at most a prefetch from each of
+      // its two lanes) or waits in its lanes; none went to the shared queue.
+      const slowReceived = gated.received();
+      expect({
+        fast: healthy.requests.filter((r) => r.path === '/fast').length,
+        sharing: healthy.requests.filter((r) => r.path === '/sharing').length,
+        slowHeldAtMostTwoPrefetches: slowReceived <= 2 * LANE_PREFETCH,
+        slowHeldOrWaitingInItsLanes: slowReceived + (await readyInSlowLanes()),
+        inTheSharedQueue: await readyIn(hooks.deps.names.deliveriesQueue),
+      }).toEqual({
+        fast: 2,
+        sharing: 2,
+        slowHeldAtMostTwoPrefetches: true,
+        slowHeldOrWaitingInItsLanes: 48,
+        inTheSharedQueue: 0,
+      });
+
+      gated.open();
+      await waitFor(() => gated.received() >= 48, 30_000, 50, "the slow account's backlog");
+      await waitFor(async () => (await readyInSlowLanes()) === 0, 10_000, 50, 'the slow lanes to be empty');
+      expect({ slowReceived: gated.received(), others: healthy.requests.length }).toEqual({
+        slowReceived: 48,
+        others: 4,
+      });
+    } finally {
+      gated.open();
+      await hooks.stop();
+      await gated.close();
+      await healthy.close();
+      await broker.cleanup();
+    }
+  }, 120_000);
+});
