@@ -100,8 +100,9 @@ export const configSchema = z
      * Jobs a worker holds at once per lane: the most one account takes from a lane (POSTs in
      * flight, jobs waiting for a place or their record), beyond which its first attempts wait in
      * the lane at no cost to anyone. A first attempt whose subscription has its limit in flight
-     * waits here too, at most WEBHOOK_TIMEOUT_MS, rather than going round the broker. All lanes
-     * full, a worker holds WEBHOOK_LANES times this many jobs (with ~1 KB payloads, ~3 KB each).
+     * waits here too (up to 12 × WEBHOOK_TIMEOUT_MS, a quarter of these places per subscription)
+     * rather than going round the broker. All lanes full, a worker holds WEBHOOK_LANES times this
+     * many jobs (with ~1 KB payloads, ~3 KB each).
      */
     WEBHOOK_LANE_PREFETCH: env.int(1000, 1),
     /** Bus events a worker fans out at once. */

@@ -47,11 +47,11 @@ export const laneArguments = (names: BrokerNames, queueType: QueueType) =>
   spillingQueueArguments(queueType, BUS_DELIVERY_LANES.spillMs, names.deliveriesQueue);
 
 /**
- * First attempts go to their account's lane (fan-out) or the first-attempt queue (test events,
- * re-sends, older releases); every wait (retries, a subscription at its cap) goes through the
- * delay cascade (fixed-TTL queues, see messaging) into a queue of its own, so a due retry never
- * waits behind a backlog of first attempts. Every lane is declared before anything is published
- * (by the API too): a job sent to a queue that does not exist is dropped by the broker.
+ * First attempts go to a lane of their account (fan-out's) or the first-attempt queue (test
+ * events, re-sends, older releases); every wait (retries, a subscription at its cap) goes through
+ * the delay cascade (fixed-TTL queues, see messaging) into a queue of its own, so a due retry
+ * never waits behind a backlog of first attempts. Every lane is declared before anything is
+ * published (by the API too): a job sent to a queue that does not exist is dropped by the broker.
  */
 async function declareDeliveryTopology(
   channel: ConfirmChannel,

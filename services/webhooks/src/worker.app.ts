@@ -50,8 +50,9 @@ function stopOnce(stop: () => Promise<void>): () => Promise<void> {
 /**
  * Delivery worker: fan-out of bus events, then signed POSTs with retries through RabbitMQ.
  * Its background parts, in start order: the batched writers, the HTTP client, the consumers of
- * due attempts, of the shared first-attempt queue and of the lanes, then the fan-out consumer. Stopping runs the other way:
- * no new events, attempts in hand finish, their records are written, connections close.
+ * due attempts, of the shared first-attempt queue and of the lanes, then the fan-out consumer.
+ * Stopping runs the other way: no new events, attempts in hand finish, their records are
+ * written, connections close.
  */
 export function buildWorker(
   config: WebhooksConfig,
@@ -182,6 +183,10 @@ export function buildWorker(
       );
     },
   });
+  // A lane's job waits for its subscription up to a dozen receiver timeouts (a minute by
+  // default), so that most jobs of a receiver that hangs are served in turn from the worker
+  // rather than going round the broker.
+  const parkMaxMs = 12 * config.WEBHOOK_TIMEOUT_MS;
   const slots = new DeliverySlots({
     capacity: config.WEBHOOK_WORKER_PREFETCH,
     perAccount: config.WEBHOOK_CONCURRENCY_PER_ACCOUNT,
@@ -189,6 +194,8 @@ export function buildWorker(
     // A job in its account's line waits for one POST in flight to finish: a receiver timeout.
     maxWaitMs: config.WEBHOOK_TIMEOUT_MS,
     putBacksPerSecond: config.WEBHOOK_PUT_BACKS_PER_SECOND,
+    laneCapacity: config.WEBHOOK_LANE_PREFETCH,
+    parkMaxMs,
   });
   const deliverDeps = {
     log: logWriter,
@@ -222,13 +229,15 @@ export function buildWorker(
   };
   // First attempts (each lane, and the shared queue), and attempts whose wait is over: each
   // queue has its own consumer, and all run deliverAttempt.
+  // A lane's job may first wait for its subscription.
+  const lanePolicy = { ...deliveryPolicy, handlerTimeoutMs: deliveryPolicy.handlerTimeoutMs + parkMaxMs };
   const attemptConsumer = (queue: string, prefetch: number, lane?: true) =>
     new Consumer({
       client: deps.amqp,
       logger,
       queue,
       schema: deliveryPolicy.schema,
-      policy: deliveryPolicy,
+      policy: lane ? lanePolicy : deliveryPolicy,
       prefetch,
       queueType: config.AMQP_QUEUE_TYPE,
       ...(lane

@@ -1,57 +1,16 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { DELAY_LEVELS, brokerNames, lanesOf, removeBrokerPrefix } from '@signal/messaging';
 import { metrics } from '@signal/service-kit';
 import { infraUrls, startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
 import { connect } from 'amqplib';
 import request from 'supertest';
 import { publishEvents } from './bus-events';
-import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
+import { startGatedReceiver, startWebhooks, type WebhooksHarness } from './webhooks-harness';
 
 /**
  * How an account's places in the worker are spent, counted rather than timed: one slow
  * subscription holds at most a quarter of its account's POSTs in flight, and jobs of an account
  * with all its POSTs in flight wait in the worker for one to finish, not in the broker.
  */
-
-/** Holds every request (headers read, no answer) until `open()`; then answers all, and all later ones, 200. */
-async function startGatedReceiver() {
-  const held: Array<{ path: string; res: ServerResponse }> = [];
-  const answered: string[] = [];
-  const sockets = new Set<Socket>();
-  let gateOpen = false;
-  const answer = (path: string, res: ServerResponse) => {
-    answered.push(path);
-    res.writeHead(200).end('ok');
-  };
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    req.resume();
-    const path = req.url ?? '';
-    if (gateOpen) answer(path, res);
-    else held.push({ path, res });
-  });
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    /** Requests received and not answered. */
-    held: () => held.length,
-    /** Paths answered 200 (each request once). */
-    answered,
-    open() {
-      gateOpen = true;
-      for (const h of held.splice(0)) answer(h.path, h.res);
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 /**
  * A queue of the test's own bound to every level of the delivery delay cascade: it gets a copy

@@ -1,50 +1,15 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { lanesOf, removeBrokerPrefix } from '@signal/messaging';
 import { infraUrls, startReceiver, testBrokerPrefix, waitFor } from '@signal/test-kit';
 import { connect } from 'amqplib';
 import request from 'supertest';
 import { publishEvents } from './bus-events';
-import { startWebhooks } from './webhooks-harness';
+import { startGatedReceiver, startWebhooks } from './webhooks-harness';
 
 /**
  * First attempts wait in their account's lane: one account's backlog, however long, is not a
  * line another account's first attempts stand in. Counted, not timed: the slow account's
  * receiver answers nothing until the test lets it.
  */
-
-/** Holds every request (body read, no answer) until `open()`; then answers all, and all later ones, 200. */
-async function startGatedReceiver() {
-  const held: ServerResponse[] = [];
-  const paths: string[] = [];
-  const sockets = new Set<Socket>();
-  let gateOpen = false;
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    req.resume();
-    paths.push(req.url ?? '');
-    if (gateOpen) res.writeHead(200).end('ok');
-    else held.push(res);
-  });
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    /** Requests received, answered or not. */
-    received: () => paths.length,
-    open() {
-      gateOpen = true;
-      for (const res of held.splice(0)) res.writeHead(200).end('ok');
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 /** Messages ready in a queue, as the broker counts them. */
 async function readyIn(queue: string): Promise<number> {
@@ -78,6 +43,8 @@ describe('lanes of first attempts', () => {
   it("when one account's backlog fills its lanes, then an account in other lanes and one sharing its lane get their first attempts while it waits, and every job arrives once", async () => {
     const broker = testBrokerPrefix('wh_lanes', removeBrokerPrefix);
     const gated = await startGatedReceiver();
+    /** Requests the slow account's receiver got, answered or not. */
+    const received = () => gated.held() + gated.answered.length;
     const healthy = await startReceiver(() => ({ status: 200 }));
     const hooks = await startWebhooks({
       label: 'wh_lanes',
@@ -106,10 +73,10 @@ describe('lanes of first attempts', () => {
       let seen = -1;
       await waitFor(
         async () => {
-          const received = gated.received();
-          const settled = received === seen && (await readyInSlowLanes()) === 40 - received;
-          seen = received;
-          return received >= LANE_PREFETCH && settled;
+          const now = received();
+          const settled = now === seen && (await readyInSlowLanes()) === 40 - now;
+          seen = now;
+          return now >= LANE_PREFETCH && settled;
         },
         20_000,
         500,
@@ -130,7 +97,7 @@ describe('lanes of first attempts', () => {
 
       // Every job of the slow account is held by the worker (at most a prefetch from each of
       // its two lanes) or waits in its lanes; none went to the shared queue.
-      const slowReceived = gated.received();
+      const slowReceived = received();
       expect({
         fast: healthy.requests.filter((r) => r.path === '/fast').length,
         sharing: healthy.requests.filter((r) => r.path === '/sharing').length,
@@ -146,9 +113,9 @@ describe('lanes of first attempts', () => {
       });
 
       gated.open();
-      await waitFor(() => gated.received() >= 48, 30_000, 50, "the slow account's backlog");
+      await waitFor(() => received() >= 48, 30_000, 50, "the slow account's backlog");
       await waitFor(async () => (await readyInSlowLanes()) === 0, 10_000, 50, 'the slow lanes to be empty');
-      expect({ slowReceived: gated.received(), others: healthy.requests.length }).toEqual({
+      expect({ slowReceived: received(), others: healthy.requests.length }).toEqual({
         slowReceived: 48,
         others: 4,
       });

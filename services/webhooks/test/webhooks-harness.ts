@@ -1,3 +1,5 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import {
   GracefulShutdown,
   registerShutdown,
@@ -105,4 +107,43 @@ export async function startScriptedReceiver(): Promise<{
     return { status: queue.length > 1 ? queue.shift()! : (queue[0] ?? 200) };
   });
   return { receiver, answers };
+}
+
+/** Holds every request (headers read, no answer) until `open()`; then answers all, and all later ones, 200. */
+export async function startGatedReceiver() {
+  const held: Array<{ path: string; res: ServerResponse }> = [];
+  const answered: string[] = [];
+  const sockets = new Set<Socket>();
+  let gateOpen = false;
+  const answer = (path: string, res: ServerResponse) => {
+    answered.push(path);
+    res.writeHead(200).end('ok');
+  };
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    req.resume();
+    const path = req.url ?? '';
+    if (gateOpen) answer(path, res);
+    else held.push({ path, res });
+  });
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    /** Requests received and not answered. */
+    held: () => held.length,
+    /** Paths answered 200 (each request once). */
+    answered,
+    open() {
+      gateOpen = true;
+      for (const h of held.splice(0)) answer(h.path, h.res);
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
 }

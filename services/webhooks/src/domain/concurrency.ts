@@ -1,4 +1,5 @@
 import { metrics } from '@signal/service-kit';
+import { deferralDelayMs } from './delivery-jobs';
 
 /**
  * Shares the jobs a worker holds among accounts. A consumer holds at most `capacity` jobs (its
@@ -65,6 +66,10 @@ export interface SlotLimits {
   maxWaitMs: number;
   /** Jobs over their account's share put back to wait outside the worker, at most, a second. */
   putBacksPerSecond: number;
+  /** Jobs a worker takes from one lane at once (its prefetch): a quarter may wait for one subscription. */
+  laneCapacity: number;
+  /** Longest a lane's job waits in the worker for a place of its subscription. */
+  parkMaxMs: number;
 }
 
 /**
@@ -86,8 +91,14 @@ export type Place = true | Refusal;
 /** What an attempt asks of the worker's places: them, then to give them back. */
 export interface AttemptPlaces {
   acquire(accountId: string, subscriptionId: string): Promise<Place> | Place;
-  release(accountId: string, subscriptionId: string): void;
+  /** Gives the places back; `tookMs`, how long the POST took, paces the subscription's waits. */
+  release(accountId: string, subscriptionId: string, tookMs?: number): void;
+  /** How long a job refused its places waits outside the worker, after `deferred` earlier put-backs. */
+  waitOutsideMs(accountId: string, subscriptionId: string, refusal: Refusal, deferred: number): number;
 }
+
+/** The longest wait outside for a subscription at its limit, however long its line. */
+const MAX_WAIT_OUTSIDE_MS = 15 * 60_000;
 
 interface Waiter {
   grant(place: Promise<Place> | Place): void;
@@ -182,6 +193,8 @@ export class DeliverySlots implements AttemptPlaces {
   /** Jobs from lanes waiting for a place of their subscription, by subscription, oldest first. */
   private readonly parked = new Map<string, Set<Waiter>>();
   private parkedCount = 0;
+  /** How long a POST of each subscription busy here takes, on average (dropped when it is idle). */
+  private readonly postMs = new Map<string, number>();
   /** Jobs over their account's share waiting here, by account, oldest first. */
   private readonly held = new Map<string, Set<Held>>();
   /** The same jobs in the order they came, from `heldNext` on; ones already gone are skipped. */
@@ -224,25 +237,52 @@ export class DeliverySlots implements AttemptPlaces {
    * the shares all the same, so that jobs from the shared queues see what the worker holds.
    *
    * A job from a lane whose subscription is at its limit waits here, in the subscription's own
-   * line, for one of its POSTs to finish, at most `maxWaitMs`; then it is put back. Put back at
-   * once (as jobs from the shared queues are), every job of a receiver that hangs went round
-   * the broker again and again while it waited: 25 receivers of one account that hang or fail
-   * made 26,000 put-backs in 35 s, RabbitMQ took a core, and every other account's deliveries
-   * waited for the broker (docs/benchmarks.md, "Hostile neighbours"). Waiting here costs only the
-   * account: the jobs hold places of its lane's prefetch, so at worst its lane stops while they
-   * wait, and an account puts back at most its lane's prefetch every `maxWaitMs`.
+   * line, for one of its POSTs to finish, at most `parkMaxMs`, and while fewer than a quarter of
+   * a lane's jobs wait for that subscription; otherwise it is put back (`waitOutsideMs`). Put
+   * back at once (as jobs from the shared queues are), every job of a receiver that hangs went
+   * round the broker again and again while it waited: 25 receivers of one account that hang or
+   * fail made 26,000 put-backs in 35 s, RabbitMQ took a core, and every other account's
+   * deliveries waited for the broker (docs/benchmarks.md, "Lanes of first attempts"). Waiting
+   * here costs only the account: the jobs hold places of its lanes' prefetch.
    */
   forLanes(): AttemptPlaces {
     return {
       acquire: (accountId, subscriptionId) => this.place(accountId, subscriptionId, true),
-      release: (accountId, subscriptionId) => this.release(accountId, subscriptionId),
+      release: (accountId, subscriptionId, tookMs) => this.release(accountId, subscriptionId, tookMs),
+      waitOutsideMs: (accountId, subscriptionId, refusal, deferred) =>
+        this.waitOutsideMs(accountId, subscriptionId, refusal, deferred),
     };
   }
 
+  /**
+   * How long a refused job waits outside the worker: 1 s doubling to 16 s (±20 %) after each
+   * put-back, and for a subscription at its limit at least what the jobs ahead of it here need at
+   * the pace its POSTs take: (POSTs in flight + jobs waiting for it) × a POST's time / its limit,
+   * at most 15 minutes. A subscription whose receiver hangs (5 s a POST, 10 at once, 250 jobs
+   * waiting) so sends its put-backs away for about two minutes, not 1, 2, 4, … seconds: each
+   * trip through the broker costs ~0.5 ms of its CPU, and at 1 s doubling one account's receivers
+   * that hang sent hundreds a second round it for as long as they hung (a black-box burst:
+   * ~400–500 a second for minutes, every other account's deliveries p90 12–16 s).
+   */
+  waitOutsideMs(accountId: string, subscriptionId: string, refusal: Refusal, deferred: number): number {
+    const backoff = deferralDelayMs(deferred);
+    if (refusal !== 'subscription_full') return backoff;
+    const ahead =
+      (this.subscriptions.get(subscriptionId) ?? 0) + (this.parked.get(subscriptionId)?.size ?? 0);
+    const perPostMs = this.postMs.get(subscriptionId) ?? this.limits.maxWaitMs;
+    const paced = (ahead * perPostMs) / this.subscriptionLimit(accountId);
+    return Math.min(MAX_WAIT_OUTSIDE_MS, Math.max(backoff, Math.round(paced * (0.8 + 0.4 * Math.random()))));
+  }
+
   /** Gives back an attempt's places; the oldest job in its account's line takes the POST's. */
-  release(accountId: string, subscriptionId: string): void {
+  release(accountId: string, subscriptionId: string, tookMs?: number): void {
     const line = this.accounts.get(accountId);
     if (line === undefined || line.running === 0) return;
+    if (tookMs !== undefined) {
+      // A moving average over about the last ten POSTs of the subscription.
+      const before = this.postMs.get(subscriptionId);
+      this.postMs.set(subscriptionId, before === undefined ? tookMs : before + (tookMs - before) / 10);
+    }
     line.running -= 1;
     line.finishedAt = Date.now();
     this.letGo(accountId, subscriptionId, line);
@@ -293,8 +333,15 @@ export class DeliverySlots implements AttemptPlaces {
     });
   }
 
-  /** Keeps a lane's job for a subscription at its limit until one of its places is free, or `maxWaitMs`. */
-  private park(subscriptionId: string): Promise<Place> {
+  /**
+   * Keeps a lane's job for a subscription at its limit until one of its places is free, or
+   * `parkMaxMs`; refused at once when a quarter of a lane's jobs already wait for the
+   * subscription, so that one receiver that hangs never holds all its account's lane.
+   */
+  private park(subscriptionId: string): Promise<Place> | Place {
+    const waiting = this.parked.get(subscriptionId)?.size ?? 0;
+    if (waiting >= Math.max(1, Math.floor(this.limits.laneCapacity / SUBSCRIPTION_PART)))
+      return 'subscription_full';
     return new Promise<Place>((resolve) => {
       const line = this.parked.get(subscriptionId) ?? new Set<Waiter>();
       this.parked.set(subscriptionId, line);
@@ -303,7 +350,7 @@ export class DeliverySlots implements AttemptPlaces {
         timer: setTimeout(() => {
           this.unparkOne(subscriptionId, line, waiter);
           resolve('subscription_full');
-        }, this.limits.maxWaitMs),
+        }, this.limits.parkMaxMs),
       };
       line.add(waiter);
       this.parkedCount += 1;
@@ -334,8 +381,10 @@ export class DeliverySlots implements AttemptPlaces {
   private letGo(accountId: string, subscriptionId: string, line: AccountLine): void {
     this.shares.release(accountId);
     const sub = (this.subscriptions.get(subscriptionId) ?? 1) - 1;
-    if (sub <= 0) this.subscriptions.delete(subscriptionId);
-    else this.subscriptions.set(subscriptionId, sub);
+    if (sub <= 0) {
+      this.subscriptions.delete(subscriptionId);
+      if (!this.parked.has(subscriptionId)) this.postMs.delete(subscriptionId);
+    } else this.subscriptions.set(subscriptionId, sub);
     if (line.running === 0 && line.waiting.size === 0) this.accounts.delete(accountId);
   }
 

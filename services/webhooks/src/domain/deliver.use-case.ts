@@ -11,7 +11,7 @@ import type {
   SubscriptionDocument,
 } from './records';
 import type { AttemptPlaces } from './concurrency';
-import { deferralDelayMs, parseRetryAfter, retryDelayMs, type ScheduleJob } from './delivery-jobs';
+import { parseRetryAfter, retryDelayMs, type ScheduleJob } from './delivery-jobs';
 import { attemptSeq, logEntryId } from './delivery-state';
 import type {
   AttemptClaims,
@@ -265,7 +265,10 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
     metrics.webhookAttempts().inc({ outcome: 'deferred' });
     metrics.webhookDeferrals().inc({ reason: place });
     const deferred = job.deferred ?? 0;
-    await deps.schedule({ ...job, deferred: deferred + 1 }, deferralDelayMs(deferred));
+    await deps.schedule(
+      { ...job, deferred: deferred + 1 },
+      deps.slots.waitOutsideMs(sub.account_id, sub._id, place, deferred),
+    );
     return;
   }
   const attemptId = logEntryId(deliveryId, attemptSeq(job.attempt));
@@ -297,7 +300,7 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
     }
     result = await post(deps, sub, deliveryId, input.payload);
   } finally {
-    deps.slots.release(sub.account_id, sub._id);
+    deps.slots.release(sub.account_id, sub._id, Date.now() - startedAt.getTime());
   }
   const made: AttemptRecord = {
     attempt: job.attempt,

@@ -48,6 +48,8 @@ const limits = (over: Partial<SlotLimits> = {}): SlotLimits => ({
   maxWaitMs: 60_000,
   // No budget to speak of: every job over its share is put back at once.
   putBacksPerSecond: 1_000_000,
+  laneCapacity: 1000,
+  parkMaxMs: 60_000,
   ...over,
 });
 
@@ -205,12 +207,52 @@ describe('jobs from a lane', () => {
   });
 
   it("when a lane's job waits for its subscription longer than the wait allowed, then it is put back, holding nothing", async () => {
-    const slots = new DeliverySlots(limits({ perSubscription: 1, maxWaitMs: 10 }));
+    const slots = new DeliverySlots(limits({ perSubscription: 1, parkMaxMs: 10 }));
     const lanes = slots.forLanes();
     expect(lanes.acquire('acc', 'a')).toBe(true);
     await expect(Promise.resolve(lanes.acquire('acc', 'a'))).resolves.toBe('subscription_full');
     lanes.release('acc', 'a');
     expect(lanes.acquire('acc', 'a')).toBe(true);
+  });
+});
+
+describe('waits outside for a subscription at its limit', () => {
+  it("when a quarter of a lane's jobs already wait for one subscription, then the next is put back at once and the account's others still wait", () => {
+    const lanes = new DeliverySlots(limits({ perSubscription: 1, laneCapacity: 8 })).forLanes();
+    expect(lanes.acquire('acc', 'hangs')).toBe(true);
+    expect(typeof lanes.acquire('acc', 'hangs')).toBe('object');
+    expect(typeof lanes.acquire('acc', 'hangs')).toBe('object');
+    expect(lanes.acquire('acc', 'hangs')).toBe('subscription_full');
+    expect(lanes.acquire('acc', 'other')).toBe(true);
+    expect(typeof lanes.acquire('acc', 'other')).toBe('object');
+  });
+
+  it('when a subscription has jobs ahead of a refused one, then it waits what they need at the pace its POSTs take, within 15 minutes', () => {
+    const slots = new DeliverySlots(limits({ perSubscription: 2, laneCapacity: 1000, maxWaitMs: 5000 }));
+    const lanes = slots.forLanes();
+    // Two POSTs in flight, each taking 5 s (as the last ones did), and 48 jobs waiting here.
+    lanes.acquire('acc', 'hangs');
+    lanes.acquire('acc', 'hangs');
+    lanes.release('acc', 'hangs', 5000);
+    lanes.acquire('acc', 'hangs');
+    for (let i = 0; i < 48; i++) lanes.acquire('acc', 'hangs');
+    // (2 + 48) × 5 s / 2 at once = 125 s, ±20 %.
+    const waits = Array.from({ length: 20 }, () =>
+      slots.waitOutsideMs('acc', 'hangs', 'subscription_full', 0),
+    );
+    expect(Math.min(...waits)).toBeGreaterThanOrEqual(100_000);
+    expect(Math.max(...waits)).toBeLessThanOrEqual(150_000);
+    // Another refusal, or a subscription with nothing ahead, waits the put-back's own 1 s doubling.
+    expect(slots.waitOutsideMs('acc', 'hangs', 'account_share', 0)).toBeLessThanOrEqual(1200);
+    expect(slots.waitOutsideMs('acc', 'idle', 'subscription_full', 3)).toBeGreaterThanOrEqual(6400);
+    expect(slots.waitOutsideMs('acc', 'idle', 'subscription_full', 3)).toBeLessThanOrEqual(9600);
+  });
+
+  it('when the jobs ahead would take hours, then the wait is 15 minutes', () => {
+    const slots = new DeliverySlots(limits({ perSubscription: 1, laneCapacity: 100_000, maxWaitMs: 60_000 }));
+    const lanes = slots.forLanes();
+    for (let i = 0; i < 1000; i++) lanes.acquire('acc', 'hangs');
+    expect(slots.waitOutsideMs('acc', 'hangs', 'subscription_full', 0)).toBe(15 * 60_000);
   });
 });
 
