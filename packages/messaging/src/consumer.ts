@@ -40,7 +40,7 @@ export interface ConsumerOptions<S extends z.ZodType> {
   bindings?: { exchange: string; routingKeys: string[] };
   /**
    * Another queue whose retry and dead-letter queues take this one's failures, and how this
-   * queue is declared (see `declareSpillingQueue`): many queues of one kind (the webhook
+   * queue is declared (e.g. `spillingQueueArguments`): many queues of one kind (the webhook
    * worker's lanes) share one pair of side queues rather than each keeping its own.
    */
   sharesSideQueuesOf?: { queue: string; arguments: Record<string, unknown> };
