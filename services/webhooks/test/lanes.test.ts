@@ -1,4 +1,5 @@
 import { lanesOf, removeBrokerPrefix } from '@signal/messaging';
+import { metrics } from '@signal/service-kit';
 import { infraUrls, startReceiver, testBrokerPrefix, waitFor } from '@signal/test-kit';
 import { connect } from 'amqplib';
 import request from 'supertest';
@@ -124,6 +125,54 @@ describe('lanes of first attempts', () => {
       await hooks.stop();
       await gated.close();
       await healthy.close();
+      await broker.cleanup();
+    }
+  }, 120_000);
+
+  it('when a subscription is deleted while its jobs wait in the worker for it, then its receiver gets nothing more', async () => {
+    const broker = testBrokerPrefix('wh_lanes_gone', removeBrokerPrefix);
+    const gated = await startGatedReceiver();
+    const hooks = await startWebhooks({
+      label: 'wh_lanes_gone',
+      prefix: broker.prefix,
+      env: {
+        WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: '1',
+        WEBHOOK_TIMEOUT_MS: '60000',
+        WEBHOOK_RETRY_DELAYS_MS: '60000',
+      },
+    });
+    const waitingForSubscription = async () =>
+      (await metrics.webhookJobsWaitingForSubscription().get()).values[0]?.value ?? 0;
+    try {
+      const created = await request(hooks.url)
+        .post('/v1/webhooks')
+        .set(hooks.auth('acc_lane_gone'))
+        .send({ url: `${gated.url}/gone`, events: ['signal.new'] })
+        .expect(201);
+      await publishEvents(broker.prefix, 5);
+      // One POST held at the receiver, the other four jobs waiting in the worker for it.
+      await waitFor(
+        async () => gated.held() === 1 && (await waitingForSubscription()) === 4,
+        20_000,
+        20,
+        'one POST held and four jobs waiting for the subscription',
+      );
+      await request(hooks.url)
+        .delete(`/v1/webhooks/${created.body.data.id as string}`)
+        .set(hooks.auth('acc_lane_gone'))
+        .expect(200);
+      gated.open();
+      await waitFor(
+        async () => (await waitingForSubscription()) === 0,
+        20_000,
+        20,
+        'the waiting jobs to leave',
+      );
+      expect({ received: gated.held() + gated.answered.length }).toEqual({ received: 1 });
+    } finally {
+      gated.open();
+      await hooks.stop();
+      await gated.close();
       await broker.cleanup();
     }
   }, 120_000);

@@ -95,6 +95,8 @@ export interface AttemptPlaces {
   release(accountId: string, subscriptionId: string, tookMs?: number): void;
   /** How long a job refused its places waits outside the worker, after `deferred` earlier put-backs. */
   waitOutsideMs(accountId: string, subscriptionId: string, refusal: Refusal, deferred: number): number;
+  /** A job put back before has come back for `subscriptionId`. */
+  cameBack(subscriptionId: string): void;
 }
 
 /** The longest wait outside for a subscription at its limit, however long its line. */
@@ -195,6 +197,10 @@ export class DeliverySlots implements AttemptPlaces {
   private parkedCount = 0;
   /** How long a POST of each subscription busy here takes, on average (dropped when it is idle). */
   private readonly postMs = new Map<string, number>();
+  /** Jobs of each subscription put back by this worker and not come back yet (to any worker). */
+  private readonly away = new Map<string, number>();
+  /** Lane jobs waiting for their subscription, by account. */
+  private readonly parkedByAccount = new Map<string, number>();
   /** Jobs over their account's share waiting here, by account, oldest first. */
   private readonly held = new Map<string, Set<Held>>();
   /** The same jobs in the order they came, from `heldNext` on; ones already gone are skipped. */
@@ -251,27 +257,39 @@ export class DeliverySlots implements AttemptPlaces {
       release: (accountId, subscriptionId, tookMs) => this.release(accountId, subscriptionId, tookMs),
       waitOutsideMs: (accountId, subscriptionId, refusal, deferred) =>
         this.waitOutsideMs(accountId, subscriptionId, refusal, deferred),
+      cameBack: (subscriptionId) => this.cameBack(subscriptionId),
     };
   }
 
   /**
    * How long a refused job waits outside the worker: 1 s doubling to 16 s (±20 %) after each
-   * put-back, and for a subscription at its limit at least what the jobs ahead of it here need at
-   * the pace its POSTs take: (POSTs in flight + jobs waiting for it) × a POST's time / its limit,
-   * at most 15 minutes. A subscription whose receiver hangs (5 s a POST, 10 at once, 250 jobs
-   * waiting) so sends its put-backs away for about two minutes, not 1, 2, 4, … seconds: each
-   * trip through the broker costs ~0.5 ms of its CPU, and at 1 s doubling one account's receivers
-   * that hang sent hundreds a second round it for as long as they hung (a black-box burst:
-   * ~400–500 a second for minutes, every other account's deliveries p90 12–16 s).
+   * put-back, and for a subscription at its limit at least what the jobs ahead of it need at the
+   * pace its POSTs take: (POSTs in flight + jobs waiting for it here + jobs this worker put back
+   * that have not come back) × a POST's time / its limit, at most 15 minutes. A subscription
+   * whose receiver hangs (5 s a POST, 10 at once, 250 jobs waiting) so sends its put-backs away
+   * for about two minutes, not 1, 2, 4, … seconds: each trip through the broker costs ~0.5 ms of
+   * its CPU, and at 1 s doubling one account's receivers that hang sent hundreds a second round
+   * it for as long as they hung (a black-box burst: ~400–500 a second for minutes, every other
+   * account's deliveries p90 12–16 s). The jobs away count once the lanes are empty: those put
+   * back in a burst come back together, and seeing only the POSTs in flight they went round again
+   * every few seconds (the next black-box run: up to ~1,000 a second for minutes).
    */
   waitOutsideMs(accountId: string, subscriptionId: string, refusal: Refusal, deferred: number): number {
     const backoff = deferralDelayMs(deferred);
+    const away = this.away.get(subscriptionId) ?? 0;
+    this.away.set(subscriptionId, away + 1);
     if (refusal !== 'subscription_full') return backoff;
     const ahead =
-      (this.subscriptions.get(subscriptionId) ?? 0) + (this.parked.get(subscriptionId)?.size ?? 0);
+      (this.subscriptions.get(subscriptionId) ?? 0) + (this.parked.get(subscriptionId)?.size ?? 0) + away;
     const perPostMs = this.postMs.get(subscriptionId) ?? this.limits.maxWaitMs;
     const paced = (ahead * perPostMs) / this.subscriptionLimit(accountId);
     return Math.min(MAX_WAIT_OUTSIDE_MS, Math.max(backoff, Math.round(paced * (0.8 + 0.4 * Math.random()))));
+  }
+
+  cameBack(subscriptionId: string): void {
+    const away = (this.away.get(subscriptionId) ?? 0) - 1;
+    if (away > 0) this.away.set(subscriptionId, away);
+    else this.away.delete(subscriptionId);
   }
 
   /** Gives back an attempt's places; the oldest job in its account's line takes the POST's. */
@@ -302,7 +320,7 @@ export class DeliverySlots implements AttemptPlaces {
   private place(accountId: string, subscriptionId: string, fromLane = false): Promise<Place> | Place {
     const sub = this.subscriptions.get(subscriptionId) ?? 0;
     if (sub >= this.subscriptionLimit(accountId))
-      return fromLane ? this.park(subscriptionId) : 'subscription_full';
+      return fromLane ? this.park(accountId, subscriptionId) : 'subscription_full';
     if (fromLane) this.shares.take(accountId);
     else if (!this.shares.tryAcquire(accountId)) return 'account_share';
     // A new line counts as moving: its first POSTs have had no time to finish.
@@ -336,11 +354,18 @@ export class DeliverySlots implements AttemptPlaces {
   /**
    * Keeps a lane's job for a subscription at its limit until one of its places is free, or
    * `parkMaxMs`; refused at once when a quarter of a lane's jobs already wait for the
-   * subscription, so that one receiver that hangs never holds all its account's lane.
+   * subscription, or half of them for the account: one receiver that hangs never holds all its
+   * account's lane, and an account's receivers never hold all of a lane that is another
+   * account's own too (a black-box run: 20 receivers that hang held a lane whole, and an account
+   * sharing it waited there for the minute it takes a job to move to the shared queue).
    */
-  private park(subscriptionId: string): Promise<Place> | Place {
+  private park(accountId: string, subscriptionId: string): Promise<Place> | Place {
     const waiting = this.parked.get(subscriptionId)?.size ?? 0;
-    if (waiting >= Math.max(1, Math.floor(this.limits.laneCapacity / SUBSCRIPTION_PART)))
+    const ofAccount = this.parkedByAccount.get(accountId) ?? 0;
+    if (
+      waiting >= Math.max(1, Math.floor(this.limits.laneCapacity / SUBSCRIPTION_PART)) ||
+      ofAccount >= Math.max(1, Math.floor(this.limits.laneCapacity / 2))
+    )
       return 'subscription_full';
     return new Promise<Place>((resolve) => {
       const line = this.parked.get(subscriptionId) ?? new Set<Waiter>();
@@ -348,21 +373,25 @@ export class DeliverySlots implements AttemptPlaces {
       const waiter: Waiter = {
         grant: resolve,
         timer: setTimeout(() => {
-          this.unparkOne(subscriptionId, line, waiter);
+          this.unparkOne(accountId, subscriptionId, line, waiter);
           resolve('subscription_full');
         }, this.limits.parkMaxMs),
       };
       line.add(waiter);
       this.parkedCount += 1;
+      this.parkedByAccount.set(accountId, ofAccount + 1);
       metrics.webhookJobsWaitingForSubscription().set(this.parkedCount);
     });
   }
 
-  private unparkOne(subscriptionId: string, line: Set<Waiter>, waiter: Waiter): void {
+  private unparkOne(accountId: string, subscriptionId: string, line: Set<Waiter>, waiter: Waiter): void {
     line.delete(waiter);
     if (line.size === 0) this.parked.delete(subscriptionId);
     clearTimeout(waiter.timer);
     this.parkedCount -= 1;
+    const ofAccount = (this.parkedByAccount.get(accountId) ?? 1) - 1;
+    if (ofAccount > 0) this.parkedByAccount.set(accountId, ofAccount);
+    else this.parkedByAccount.delete(accountId);
     metrics.webhookJobsWaitingForSubscription().set(this.parkedCount);
   }
 
@@ -373,7 +402,7 @@ export class DeliverySlots implements AttemptPlaces {
     if (line === undefined || next === undefined || next.done === true) return;
     if ((this.subscriptions.get(subscriptionId) ?? 0) >= this.subscriptionLimit(accountId)) return;
     const waiter = next.value;
-    this.unparkOne(subscriptionId, line, waiter);
+    this.unparkOne(accountId, subscriptionId, line, waiter);
     waiter.grant(this.place(accountId, subscriptionId, true));
   }
 

@@ -237,13 +237,15 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
   const input = await attemptInput(deps, job);
   if (!input) return;
   const { deliveryId, webhookId } = input;
-  const sub =
+  // A job put back before is back: it no longer waits outside for its subscription.
+  if ((job.deferred ?? 0) > 0) deps.slots.cameBack(webhookId);
+  const lookUp = () =>
     job.subscription_at !== undefined
-      ? await deps.subscriptions.findAtLeast(webhookId, job.subscription_at)
+      ? deps.subscriptions.findAtLeast(webhookId, job.subscription_at)
       : job.event === undefined
-        ? await deps.subscriptions.findById(webhookId)
-        : await deps.subscriptions.findForEvent(job.event, webhookId);
-  if (!sub || sub.status !== 'enabled') {
+        ? deps.subscriptions.findById(webhookId)
+        : deps.subscriptions.findForEvent(job.event, webhookId);
+  const gone = async (sub: SubscriptionDocument | null) => {
     await deps.log.insert([
       logEntry(deliveryId, webhookId, job.attempt, { status: 'failed', next_attempt_at: null }),
     ]);
@@ -255,9 +257,20 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
         account_id: sub.account_id,
         at: new Date(),
       });
-    return;
+  };
+  const sub = await lookUp();
+  if (!sub || sub.status !== 'enabled') return gone(sub);
+  const asked = deps.slots.acquire(sub.account_id, sub._id);
+  const place = await asked;
+  if (place === true && asked instanceof Promise) {
+    // It waited (up to a minute for its subscription): the subscription may have been deleted
+    // or disabled meanwhile, and a deleted subscription's receiver gets nothing more.
+    const now = await lookUp();
+    if (!now || now.status !== 'enabled') {
+      deps.slots.release(sub.account_id, sub._id);
+      return gone(now);
+    }
   }
-  const place = await deps.slots.acquire(sub.account_id, sub._id);
   if (place !== true) {
     // The subscription at its limit (a slow receiver), its account at its share of the worker,
     // or its account's line full: wait outside the worker (longer each time) rather than hold a job
