@@ -91,11 +91,10 @@ export const metrics = {
         help: 'Messages waiting in a consumer queue and its retry and dead-letter queues (read at scrape)',
         labelNames: ['queue', 'kind'],
         async collect() {
+          const readings = await Promise.all([...queueDepthSources].map((probe) => probe.read()));
           this.reset();
-          for (const source of queueDepthSources) {
-            const depths = await source().catch(() => []);
+          for (const depths of readings)
             for (const d of depths) this.set({ queue: d.queue, kind: d.kind }, d.messages);
-          }
         },
       }),
   ),
@@ -232,13 +231,55 @@ export interface QueueDepth {
   kind: 'ready' | 'retry' | 'dead';
   messages: number;
 }
-const queueDepthSources = new Set<() => Promise<QueueDepth[]>>();
 
-/** A consumer reports its queues' depths at each scrape (asked of the broker then, not polled). */
+/**
+ * How long a scrape waits for the broker's answer about a consumer's queues before it reports
+ * the last answer instead: a broker under a burst takes seconds per question, and a scrape that
+ * waits on each of a worker's ~20 consumers in turn timed out (17 s) just when the depths matter.
+ */
+const QUEUE_DEPTH_WAIT_MS = 1000;
+
+/**
+ * One consumer's depths, asked of the broker at a scrape (not polled) and kept: a question still
+ * unanswered when the scrape's wait ends goes on, and its answer serves a later scrape; one
+ * question at a time, so slow answers never pile up. Until a first answer, and after a failed
+ * one, it reports nothing.
+ */
+class QueueDepthProbe {
+  private last: QueueDepth[] = [];
+  private asking: Promise<void> | undefined;
+
+  constructor(private readonly ask: () => Promise<QueueDepth[]>) {}
+
+  async read(): Promise<QueueDepth[]> {
+    this.asking ??= this.ask().then(
+      (depths) => {
+        this.last = depths;
+        this.asking = undefined;
+      },
+      () => {
+        // The broker refused or went away: no depths rather than old ones.
+        this.last = [];
+        this.asking = undefined;
+      },
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, QUEUE_DEPTH_WAIT_MS);
+    });
+    await Promise.race([this.asking, waited]);
+    clearTimeout(timer);
+    return this.last;
+  }
+}
+const queueDepthSources = new Set<QueueDepthProbe>();
+
+/** A consumer reports its queues' depths at each scrape (see `QueueDepthProbe`). */
 export function registerQueueDepthSource(source: () => Promise<QueueDepth[]>): () => void {
   metrics.queueDepth();
-  queueDepthSources.add(source);
-  return () => queueDepthSources.delete(source);
+  const probe = new QueueDepthProbe(source);
+  queueDepthSources.add(probe);
+  return () => queueDepthSources.delete(probe);
 }
 
 export function metricsMiddleware(service: string): RequestHandler {
