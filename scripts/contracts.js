@@ -57,7 +57,7 @@ function busTable(contracts, doc) {
       const p = MESSAGE_POLICIES[q.policy];
       return `| ${code(q.address)} (+ ${code('.retry.quorum')}, ${code('.dead')}) | ${from}; ${p.maxAttempts} attempts, ${p.retryDelayMs} ms apart | ${producers} | ${q.consumer} |`;
     }),
-    `| ${code(BUS_DELIVERY_LANES.address)} (up to ${BUS_DELIVERY_LANES.max}) | first attempts of fan-out, an account's in its own lane or its second (FNV-1a of its id); not taken within ${BUS_DELIVERY_LANES.spillMs} ms → ${code(BUS_DELIVERY_LANES.into)}; failures to its ${code('.retry.quorum')}, ${code('.dead')} | ${BUS_DELIVERY_LANES.producer} | ${BUS_DELIVERY_LANES.consumer} |`,
+    `| ${code(BUS_DELIVERY_LANES.address)} (up to ${BUS_DELIVERY_LANES.max}) | first attempts of fan-out, an account's in its own lane or its second (FNV-1a of its id), and test events, in their account's own; not taken within ${BUS_DELIVERY_LANES.spillMs} ms → ${code(BUS_DELIVERY_LANES.into)}; failures to its ${code('.retry.quorum')}, ${code('.dead')} | ${BUS_DELIVERY_LANES.producers.join(', ')} | ${BUS_DELIVERY_LANES.consumer} |`,
     `| ${code(BUS_DELAY_CASCADE.address)} (${BUS_DELAY_CASCADE.levels} levels) | delivery jobs not due yet, wait in the routing key | ${BUS_DELAY_CASCADE.producers.join(', ')} | the broker (level 0 → ${code(BUS_DELAY_CASCADE.target)}) |`,
   ];
   const messages = doc.components.messages;

@@ -216,7 +216,8 @@ export function buildAsyncApiDocument(): Json {
       `First attempts from fan-out, each account's in its own lane, FNV-1a (32 bits) of the account id modulo ` +
       `the lanes the worker is configured with (\`WEBHOOK_LANES\`, at most ${lanes.max}), or in its second lane, ` +
       'FNV-1a of the id again from the first hash, modulo the other lanes, added to its own (while the worker ' +
-      "holds a backlog from its own), so one account's backlog waits in its own lanes. " +
+      "holds a backlog from its own), so one account's backlog waits in its own lanes; test events from the " +
+      "API in their account's own lane. " +
       `A job not taken within ${lanes.spillMs} ms dead-letters into \`${lanes.into}\` ` +
       `(a lane no worker reads any more hands its jobs on); a failed handling goes to \`${lanes.into}\`'s ` +
       'retry and dead-letter queues.',
@@ -229,13 +230,15 @@ export function buildAsyncApiDocument(): Json {
     messages: { [DELIVERY_JOB_ID]: ref(`#/components/messages/${DELIVERY_JOB_ID}`) },
     bindings: queueBinding(lanes.address),
   };
-  operations[`${idOf(lanes.producer)}SendsWebhooksDeliveryLanes`] = {
-    action: 'send',
-    channel: ref(`#/channels/${lanesId}`),
-    summary: 'Sent through the default exchange (routing key = queue name), persistent, publisher-confirmed.',
-    tags: [{ name: lanes.producer }],
-    messages: [ref(`#/channels/${lanesId}/messages/${DELIVERY_JOB_ID}`)],
-  };
+  for (const producer of lanes.producers)
+    operations[`${idOf(producer)}SendsWebhooksDeliveryLanes`] = {
+      action: 'send',
+      channel: ref(`#/channels/${lanesId}`),
+      summary:
+        'Sent through the default exchange (routing key = queue name), persistent, publisher-confirmed.',
+      tags: [{ name: producer }],
+      messages: [ref(`#/channels/${lanesId}/messages/${DELIVERY_JOB_ID}`)],
+    };
   operations[`${idOf(lanes.consumer)}ReceivesWebhooksDeliveryLanes`] = {
     action: 'receive',
     channel: ref(`#/channels/${lanesId}`),

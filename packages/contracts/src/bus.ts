@@ -65,7 +65,7 @@ export const BUS_QUEUES: readonly BusQueue[] = [
   {
     address: 'webhooks.deliveries',
     description:
-      'First attempts of deliveries that no lane holds (re-sends, test events, older releases’ fan-out, jobs spilled from a lane) and attempts with no wait left.',
+      'First attempts of deliveries that no lane holds (older releases’ fan-out and test events, jobs spilled from a lane) and attempts with no wait left.',
     consumer: 'webhooks-worker',
     policy: 'webhooks.deliveries',
     directProducers: ['webhooks-api', 'webhooks-worker'],
@@ -81,7 +81,8 @@ export const BUS_QUEUES: readonly BusQueue[] = [
 /**
  * The lanes of first attempts: fan-out sends an account's to its own lane (FNV-1a of the account
  * id modulo the lanes a worker is configured with) or its second (FNV-1a again, from the first
- * hash, over the other lanes), and the worker reads every lane. A job not taken within `spillMs`
+ * hash, over the other lanes), the API an account's test events to its own lane, and the worker
+ * reads every lane. A job not taken within `spillMs`
  * dead-letters into `into`, which every release reads; a lane's failed handlings go to `into`'s
  * retry and dead-letter queues.
  */
@@ -90,7 +91,7 @@ export const BUS_DELIVERY_LANES = {
   max: 32,
   spillMs: 60_000,
   into: 'webhooks.deliveries',
-  producer: 'webhooks-worker' as Deployable,
+  producers: ['webhooks-worker', 'webhooks-api'] as readonly Deployable[],
   consumer: 'webhooks-worker' as Deployable,
 } as const;
 

@@ -1,3 +1,4 @@
+import { lanesOf } from '@signal/messaging';
 import { guardPolicy, type WebhooksConfig } from './config';
 import { AccountReadSlots } from './domain/concurrency';
 import { apiServesWith, healthChecks, type WebhooksDependencies } from './dependencies';
@@ -44,6 +45,7 @@ export function appFromDependencies(
       repository: deps.repository,
       idempotency: deps.idempotency,
       schedule: deps.schedule,
+      testLaneOf: (accountId) => lanesOf(accountId, config.WEBHOOK_LANES)[0],
       guard: guardPolicy(config),
       secretOverlapMs: config.WEBHOOK_SECRET_OVERLAP_MS,
       maxPerAccount: config.WEBHOOKS_MAX_PER_ACCOUNT,

@@ -93,7 +93,8 @@ export const configSchema = z
      * lanes more accounts share them; with one, an account whose receivers hang holds every other
      * account's first attempts behind its own (docs/benchmarks.md, "Hostile neighbours"). A job
      * not taken from its lane within a minute moves to `webhooks.deliveries`, which every release
-     * reads (a rollback, fewer lanes).
+     * reads (a rollback, fewer lanes). The API reads it too (a test event goes to its account's
+     * own lane): the same on both.
      */
     WEBHOOK_LANES: env.int(16, 1, MAX_DELIVERY_LANES),
     /**

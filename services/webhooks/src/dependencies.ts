@@ -47,10 +47,11 @@ export const laneArguments = (names: BrokerNames, queueType: QueueType) =>
   spillingQueueArguments(queueType, BUS_DELIVERY_LANES.spillMs, names.deliveriesQueue);
 
 /**
- * First attempts go to a lane of their account (fan-out's) or the first-attempt queue (test
- * events, re-sends, older releases); every wait (retries, a subscription at its cap) goes through
- * the delay cascade (fixed-TTL queues, see messaging) into a queue of its own, so a due retry
- * never waits behind a backlog of first attempts. Every lane is declared before anything is
+ * First attempts go to a lane of their account (fan-out's choice, a test event's own lane) or
+ * the first-attempt queue (older releases' first attempts, what a lane spilled); every wait
+ * (retries, a subscription at its cap) goes through the delay cascade (fixed-TTL queues, see
+ * messaging) into a queue of its own, so a due retry never waits behind a backlog of first
+ * attempts. Every lane is declared before anything is
  * published (by the API too): a job sent to a queue that does not exist is dropped by the broker.
  */
 async function declareDeliveryTopology(
@@ -99,7 +100,7 @@ export async function createDependencies(
     // Only first attempts go to a first-attempt queue: a later attempt due now (a retry, a
     // "retry now", a recovered delivery) goes to the due queue, so another account's recovered
     // or retried work never stands in line before anyone's first attempts. Fan-out's first
-    // attempts go to the lane it chose for their account.
+    // attempts and test events go to the lane chosen for their account.
     const nowQueue =
       job.attempt > 1
         ? names.deliveriesDueQueue

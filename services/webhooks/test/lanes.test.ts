@@ -1,6 +1,6 @@
 import { lanesOf, removeBrokerPrefix } from '@signal/messaging';
 import { metrics } from '@signal/service-kit';
-import { infraUrls, startReceiver, testBrokerPrefix, waitFor } from '@signal/test-kit';
+import { infraUrls, startReceiver, testBrokerPrefix, uniqueName, waitFor } from '@signal/test-kit';
 import { connect } from 'amqplib';
 import request from 'supertest';
 import { publishEvents } from './bus-events';
@@ -11,6 +11,27 @@ import { startGatedReceiver, startWebhooks } from './webhooks-harness';
  * line another account's first attempts stand in. Counted, not timed: the slow account's
  * receiver answers nothing until the test lets it.
  */
+
+/**
+ * Moves every message of queue `from` to the back of queue `to`, as the broker moves a lane's
+ * jobs that waited past the bus contract's wait (the spill) into the first-attempt queue.
+ */
+async function spill(from: string, to: string): Promise<number> {
+  const conn = await connect(infraUrls().amqpUrl);
+  try {
+    const ch = await conn.createConfirmChannel();
+    let moved = 0;
+    for (let msg = await ch.get(from); msg; msg = await ch.get(from)) {
+      ch.sendToQueue(to, msg.content, msg.properties);
+      await ch.waitForConfirms();
+      ch.ack(msg);
+      moved++;
+    }
+    return moved;
+  } finally {
+    await conn.close();
+  }
+}
 
 /** Messages ready in a queue, as the broker counts them. */
 async function readyIn(queue: string): Promise<number> {
@@ -123,6 +144,66 @@ describe('lanes of first attempts', () => {
     } finally {
       gated.open();
       await hooks.stop();
+      await gated.close();
+      await healthy.close();
+      await broker.cleanup();
+    }
+  }, 120_000);
+
+  it("when an account sends a test event while another account's spilled backlog fills the first-attempt queue, then it waits in its own lane, not behind that backlog, and arrives", async () => {
+    const broker = testBrokerPrefix('wh_lanes_test', removeBrokerPrefix);
+    const dbName = uniqueName('t_wh_lanes_test');
+    const gated = await startGatedReceiver();
+    const healthy = await startReceiver(() => ({ status: 200 }));
+    const env = {
+      WEBHOOK_LANES: String(LANES),
+      WEBHOOK_TIMEOUT_MS: '60000',
+      WEBHOOK_RETRY_DELAYS_MS: '60000',
+    };
+    // The API first, alone: the queues are read before any worker takes from them.
+    const api = await startWebhooks({
+      label: 'wh_lanes_test',
+      prefix: broker.prefix,
+      worker: false,
+      dbName,
+      env,
+    });
+    let worker: Awaited<ReturnType<typeof startWebhooks>> | undefined;
+    const subscribe = async (account: string, url: string) => {
+      const created = await request(api.url)
+        .post('/v1/webhooks')
+        .set(api.auth(account))
+        .send({ url, events: ['signal.new'] })
+        .expect(201);
+      return created.body.data.id as string;
+    };
+    const sendTest = (account: string, id: string) =>
+      request(api.url).post(`/v1/webhooks/${id}/test`).set(api.auth(account)).expect(202);
+    try {
+      const slowId = await subscribe(SLOW, `${gated.url}/slow`);
+      for (let i = 0; i < 20; i++) await sendTest(SLOW, slowId);
+      // The slow account's test events wait in its own lane, and spill as if they waited there
+      // past the bus contract's wait.
+      expect(await spill(api.deps.names.deliveryLane(slowLanes[0]), api.deps.names.deliveriesQueue)).toBe(20);
+      const fastId = await subscribe(FAST, `${healthy.url}/fast`);
+      await sendTest(FAST, fastId);
+      expect({
+        inItsOwnLane: await readyIn(api.deps.names.deliveryLane(lanesOf(FAST, LANES)[0])),
+        inTheFirstAttemptQueue: await readyIn(api.deps.names.deliveriesQueue),
+      }).toEqual({ inItsOwnLane: 1, inTheFirstAttemptQueue: 20 });
+
+      worker = await startWebhooks({ label: 'wh_lanes_test_worker', prefix: broker.prefix, dbName, env });
+      await waitFor(() => healthy.requests.length === 1, 30_000, 20, "the other account's test event");
+      expect({
+        path: healthy.requests[0]?.path,
+        test: JSON.parse(healthy.requests[0]?.body ?? '{}').data?.test,
+        slowAnswered: gated.answered.length,
+      }).toEqual({ path: '/fast', test: true, slowAnswered: 0 });
+    } finally {
+      gated.open();
+      await worker?.stop();
+      await api.deps.mongo.dropDatabase().catch(() => undefined);
+      await api.stop();
       await gated.close();
       await healthy.close();
       await broker.cleanup();

@@ -106,6 +106,7 @@ describe('webhooks store reads', () => {
       repository,
       idempotency: new IdempotencyRepository(c.idempotency),
       schedule: async () => undefined,
+      testLaneOf: () => 0,
       guard: { allowLoopback: true },
       secretOverlapMs: 60_000,
       maxPerAccount: 25,

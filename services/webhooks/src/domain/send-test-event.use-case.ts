@@ -111,14 +111,18 @@ async function queueTestEvent(
     created_at: now,
   };
   await deps.repository.insertDelivery(delivery);
-  await deps.schedule({
-    delivery_id: delivery._id,
-    attempt: 1,
-    webhook_id: delivery.webhook_id,
-    event: delivery.event,
-    payload: delivery.payload,
-    subscription_at: subscriptionVersion(sub),
-    job_id: newId('job'),
-  });
+  await deps.schedule(
+    {
+      delivery_id: delivery._id,
+      attempt: 1,
+      webhook_id: delivery.webhook_id,
+      event: delivery.event,
+      payload: delivery.payload,
+      subscription_at: subscriptionVersion(sub),
+      job_id: newId('job'),
+    },
+    undefined,
+    deps.testLaneOf(accountId),
+  );
   return succeed(toDeliveryView(delivery, foldDelivery(delivery, [])));
 }

@@ -13,6 +13,12 @@ export interface SubscriptionDeps {
   repository: WebhookStore;
   idempotency: IdempotencyKeys;
   schedule: ScheduleJob;
+  /**
+   * The lane of an account's test events: its own. The API sees no worker's backlog, and the
+   * first-attempt queue holds whatever lanes spilled, so a test sent there waits behind another
+   * account's backlog.
+   */
+  testLaneOf(accountId: string): number;
   guard: GuardPolicy;
   secretOverlapMs: number;
   /** Subscriptions an account may hold when its token carries no plan limit. */
