@@ -1,4 +1,6 @@
 import type { ConfirmChannel } from 'amqplib';
+import { registerQueueDepthSource } from '@signal/service-kit';
+import type { AmqpClient } from './amqp-client';
 import { expiringQueueArguments, type QueueType } from './consumer';
 
 /**
@@ -73,6 +75,29 @@ export async function declareDelayCascade(
     if (level === 0) await channel.bindQueue(targetQueue, name(0), levelPattern(0, 0));
     else await channel.bindExchange(name(level - 1), name(level), levelPattern(level, 0));
   }
+}
+
+/**
+ * Reports the messages waiting in a cascade, all levels together, at each scrape
+ * (`queue_messages{kind="delayed"}`, labelled with the cascade's name: its level 0's without
+ * `.L0`). No other depth shows them: after a burst to receivers that hang, 44,000 retries and
+ * put-backs waited in the cascade while every queue's depth read 0.
+ */
+export function reportDelayCascadeDepth(client: AmqpClient, name: DelayLevelName): () => void {
+  const queue = name(0).replace(/\.L0$/, '');
+  return registerQueueDepthSource(async () => {
+    // A channel of its own: asking about a missing queue closes the channel it is asked on.
+    const probe = await client.createChannel();
+    probe.on('error', () => undefined);
+    try {
+      let messages = 0;
+      for (let level = 0; level < DELAY_LEVELS; level++)
+        messages += (await probe.checkQueue(name(level))).messageCount;
+      return [{ queue, kind: 'delayed' as const, messages }];
+    } finally {
+      await probe.close().catch(() => undefined);
+    }
+  });
 }
 
 /** Removes a cascade (tests, benches). */

@@ -88,7 +88,7 @@ export const metrics = {
     () =>
       new Gauge({
         name: 'queue_messages',
-        help: 'Messages waiting in a consumer queue and its retry and dead-letter queues (read at scrape)',
+        help: 'Messages waiting in a consumer queue, its retry and dead-letter queues, or a delay cascade (read at scrape)',
         labelNames: ['queue', 'kind'],
         async collect() {
           const readings = await Promise.all([...queueDepthSources].map((probe) => probe.read()));
@@ -228,7 +228,8 @@ export const metrics = {
 
 export interface QueueDepth {
   queue: string;
-  kind: 'ready' | 'retry' | 'dead';
+  /** `delayed`: in a delay cascade, waiting for their time (no consumer sees them until then). */
+  kind: 'ready' | 'retry' | 'dead' | 'delayed';
   messages: number;
 }
 

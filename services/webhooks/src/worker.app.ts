@@ -1,5 +1,5 @@
 import { MESSAGE_POLICIES, WEBHOOK_EVENTS } from '@signal/contracts';
-import { Consumer, lanesOf } from '@signal/messaging';
+import { Consumer, delayLevelNames, lanesOf, reportDelayCascadeDepth } from '@signal/messaging';
 import {
   readinessTiming,
   serviceApp,
@@ -255,6 +255,7 @@ export function buildWorker(
   const laneConsumers = Array.from({ length: config.WEBHOOK_LANES }, (_, lane) =>
     attemptConsumer(deps.names.deliveryLane(lane), config.WEBHOOK_LANE_PREFETCH, true),
   );
+  let stopDelayDepth: (() => void) | undefined;
   const health = serviceApp({
     service: 'webhooks-worker',
     logger,
@@ -274,6 +275,18 @@ export function buildWorker(
         name: 'http-client',
         start: () => undefined,
         stop: stopOnce(async () => closeReceiverAgents(agents)),
+      },
+      {
+        name: 'delay-cascade-depth',
+        start: () => {
+          stopDelayDepth = reportDelayCascadeDepth(
+            deps.amqp,
+            delayLevelNames(deps.names, config.AMQP_QUEUE_TYPE),
+          );
+        },
+        stop: async () => {
+          stopDelayDepth?.();
+        },
       },
       {
         name: 'due-attempt-consumer',

@@ -4,6 +4,7 @@ import path from 'node:path';
 import {
   infraUrls,
   stablePorts,
+  startReceiver,
   startTcpProxy,
   testBrokerPrefix,
   uniqueName,
@@ -12,7 +13,11 @@ import {
   TEST_INTERNAL_KEYS,
 } from '@signal/test-kit';
 import { removeBrokerPrefix } from '@signal/messaging';
+import { metrics } from '@signal/service-kit';
 import mongoose from 'mongoose';
+import request from 'supertest';
+import { publishEvents } from './bus-events';
+import { startWebhooks } from './webhooks-harness';
 
 const WORKER = path.join(__dirname, '..', 'dist', 'worker.js');
 
@@ -54,20 +59,25 @@ describe("the worker's metrics while the broker stops answering", () => {
       return { status: res.status, text: await res.text() };
     };
     const lane0 = `${broker.prefix}webhooks.deliveries.lane.0|ready`;
+    const shared = `${broker.prefix}webhooks.deliveries|dead`;
+    const cascade = `${broker.prefix}webhooks.delay.quorum|delayed`;
     try {
       const ready = async () =>
         (await fetch(`http://127.0.0.1:${healthPort}/readyz`).catch(() => undefined))?.status === 200;
       await waitFor(ready, 30_000, 100, 'the worker to be ready');
-      // Every consumer's queues are read (its own, its lanes, their retry and dead queues).
+      // Every consumer's queues are read (its own, its lanes, their retry and dead queues), and
+      // the delay cascade; a scrape reports what the broker answered within its wait.
+      let before = new Map<string, number>();
       await waitFor(
-        async () => queueDepths((await scrape()).text).has(lane0),
+        async () => {
+          before = queueDepths((await scrape()).text);
+          return [lane0, shared, cascade].every((key) => before.has(key));
+        },
         30_000,
         200,
-        'the lane depths',
+        'the depths',
       );
-      const before = queueDepths((await scrape()).text);
-      expect(before.get(lane0)).toBe(0);
-      expect(before.get(`${broker.prefix}webhooks.deliveries|dead`)).toBe(0);
+      expect([before.get(lane0), before.get(shared), before.get(cascade)]).toEqual([0, 0, 0]);
 
       proxy.stall();
       const held = await scrape();
@@ -94,4 +104,34 @@ describe("the worker's metrics while the broker stops answering", () => {
       await conn.close();
     }
   }, 180_000);
+
+  it('when an attempt fails and its retry waits, then the depths count it as delayed until it is due', async () => {
+    const broker = testBrokerPrefix('wh_metrics_delayed', removeBrokerPrefix);
+    const failing = await startReceiver(() => ({ status: 500 }));
+    const hooks = await startWebhooks({
+      label: 'wh_metrics_delayed',
+      prefix: broker.prefix,
+      env: { WEBHOOK_RETRY_DELAYS_MS: '600000' },
+    });
+    const delayed = async () =>
+      (await metrics.queueDepth().get()).values.find(
+        (v) => v.labels.queue === `${broker.prefix}webhooks.delay.quorum` && v.labels.kind === 'delayed',
+      )?.value;
+    try {
+      // A scrape reports what the broker answered within its wait: the first may not have it yet.
+      await waitFor(async () => (await delayed()) === 0, 30_000, 100, 'the cascade read empty');
+      await request(hooks.url)
+        .post('/v1/webhooks')
+        .set(hooks.auth('acc_metrics_delayed'))
+        .send({ url: `${failing.url}/fails`, events: ['signal.new'] })
+        .expect(201);
+      await publishEvents(broker.prefix, 3);
+      await waitFor(async () => (await delayed()) === 3, 30_000, 100, 'three retries waiting');
+      expect(failing.requests.length).toBe(3);
+    } finally {
+      await hooks.stop();
+      await failing.close();
+      await broker.cleanup();
+    }
+  }, 120_000);
 });
