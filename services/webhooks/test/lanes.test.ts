@@ -210,6 +210,57 @@ describe('lanes of first attempts', () => {
     }
   }, 120_000);
 
+  it('when a test event is sent to a subscription busy with its own deliveries, then it waits in the worker for the next place, not outside it, and arrives', async () => {
+    const broker = testBrokerPrefix('wh_lanes_busy_test', removeBrokerPrefix);
+    const gated = await startGatedReceiver();
+    const hooks = await startWebhooks({
+      label: 'wh_lanes_busy_test',
+      prefix: broker.prefix,
+      env: {
+        WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: '1',
+        WEBHOOK_TIMEOUT_MS: '60000',
+        WEBHOOK_RETRY_DELAYS_MS: '60000',
+      },
+    });
+    const waitingForSubscription = async () =>
+      (await metrics.webhookJobsWaitingForSubscription().get()).values[0]?.value ?? 0;
+    const putBacks = async () =>
+      (await metrics.webhookDeferrals().get()).values.reduce((n, v) => n + v.value, 0);
+    try {
+      const created = await request(hooks.url)
+        .post('/v1/webhooks')
+        .set(hooks.auth('acc_lane_busy_test'))
+        .send({ url: `${gated.url}/busy`, events: ['signal.new'] })
+        .expect(201);
+      const id = created.body.data.id as string;
+      await publishEvents(broker.prefix, 1);
+      await waitFor(() => gated.held() === 1, 20_000, 20, 'the delivery held at the receiver');
+      const putBacksBefore = await putBacks();
+      await request(hooks.url)
+        .post(`/v1/webhooks/${id}/test`)
+        .set(hooks.auth('acc_lane_busy_test'))
+        .expect(202);
+      await waitFor(
+        async () => (await waitingForSubscription()) === 1,
+        20_000,
+        20,
+        'the test event waiting for its subscription',
+      );
+      expect({ held: gated.held(), putBacks: (await putBacks()) - putBacksBefore }).toEqual({
+        held: 1,
+        putBacks: 0,
+      });
+      gated.open();
+      await waitFor(() => gated.answered.length === 2, 20_000, 20, 'the delivery and the test event');
+      expect(gated.answered).toEqual(['/busy', '/busy']);
+    } finally {
+      gated.open();
+      await hooks.stop();
+      await gated.close();
+      await broker.cleanup();
+    }
+  }, 120_000);
+
   it('when a subscription is deleted while its jobs wait in the worker for it, then its receiver gets nothing more', async () => {
     const broker = testBrokerPrefix('wh_lanes_gone', removeBrokerPrefix);
     const gated = await startGatedReceiver();
