@@ -82,9 +82,8 @@ export const BUS_QUEUES: readonly BusQueue[] = [
  * The lanes of first attempts: fan-out sends an account's to its own lane (FNV-1a of the account
  * id modulo the lanes a worker is configured with) or its second (FNV-1a again, from the first
  * hash, over the other lanes), the API an account's test events to its own lane, and the worker
- * reads every lane. A job not taken within `spillMs`
- * dead-letters into `into`, which every release reads; a lane's failed handlings go to `into`'s
- * retry and dead-letter queues.
+ * reads every lane. A job not taken within `spillMs` dead-letters into `into`, which every
+ * release reads; a lane's failed handlings go to `into`'s retry and dead-letter queues.
  */
 export const BUS_DELIVERY_LANES = {
   address: 'webhooks.deliveries.lane.{lane}',

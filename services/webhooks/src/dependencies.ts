@@ -51,8 +51,8 @@ export const laneArguments = (names: BrokerNames, queueType: QueueType) =>
  * the first-attempt queue (older releases' first attempts, what a lane spilled); every wait
  * (retries, a subscription at its cap) goes through the delay cascade (fixed-TTL queues, see
  * messaging) into a queue of its own, so a due retry never waits behind a backlog of first
- * attempts. Every lane is declared before anything is
- * published (by the API too): a job sent to a queue that does not exist is dropped by the broker.
+ * attempts. Every lane is declared before anything is published (by the API too): a job sent to
+ * a queue that does not exist is dropped by the broker.
  */
 async function declareDeliveryTopology(
   channel: ConfirmChannel,

@@ -61,6 +61,29 @@ const SHARING = accountWhere(
   ([own, second]) => own === slowLanes[0] && !slowLanes.includes(second),
 );
 
+/** Jobs waiting in the worker for a place of their subscription (the gauge). */
+const waitingForSubscription = async () =>
+  (await metrics.webhookJobsWaitingForSubscription().get()).values[0]?.value ?? 0;
+
+/**
+ * A worker that gives each subscription one POST at a time and never gives up on one within a
+ * test, and a receiver that holds every request until the test opens it.
+ */
+async function oneAtATime(label: string) {
+  const broker = testBrokerPrefix(label, removeBrokerPrefix);
+  const gated = await startGatedReceiver();
+  const hooks = await startWebhooks({
+    label,
+    prefix: broker.prefix,
+    env: {
+      WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: '1',
+      WEBHOOK_TIMEOUT_MS: '60000',
+      WEBHOOK_RETRY_DELAYS_MS: '60000',
+    },
+  });
+  return { broker, gated, hooks };
+}
+
 describe('lanes of first attempts', () => {
   it("when one account's backlog fills its lanes, then an account in other lanes and one sharing its lane get their first attempts while it waits, and every job arrives once", async () => {
     const broker = testBrokerPrefix('wh_lanes', removeBrokerPrefix);
@@ -211,19 +234,7 @@ describe('lanes of first attempts', () => {
   }, 120_000);
 
   it('when a test event is sent to a subscription busy with its own deliveries, then it waits in the worker for the next place, not outside it, and arrives', async () => {
-    const broker = testBrokerPrefix('wh_lanes_busy_test', removeBrokerPrefix);
-    const gated = await startGatedReceiver();
-    const hooks = await startWebhooks({
-      label: 'wh_lanes_busy_test',
-      prefix: broker.prefix,
-      env: {
-        WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: '1',
-        WEBHOOK_TIMEOUT_MS: '60000',
-        WEBHOOK_RETRY_DELAYS_MS: '60000',
-      },
-    });
-    const waitingForSubscription = async () =>
-      (await metrics.webhookJobsWaitingForSubscription().get()).values[0]?.value ?? 0;
+    const { broker, gated, hooks } = await oneAtATime('wh_lanes_busy_test');
     const putBacks = async () =>
       (await metrics.webhookDeferrals().get()).values.reduce((n, v) => n + v.value, 0);
     try {
@@ -262,19 +273,7 @@ describe('lanes of first attempts', () => {
   }, 120_000);
 
   it('when a subscription is deleted while its jobs wait in the worker for it, then its receiver gets nothing more', async () => {
-    const broker = testBrokerPrefix('wh_lanes_gone', removeBrokerPrefix);
-    const gated = await startGatedReceiver();
-    const hooks = await startWebhooks({
-      label: 'wh_lanes_gone',
-      prefix: broker.prefix,
-      env: {
-        WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: '1',
-        WEBHOOK_TIMEOUT_MS: '60000',
-        WEBHOOK_RETRY_DELAYS_MS: '60000',
-      },
-    });
-    const waitingForSubscription = async () =>
-      (await metrics.webhookJobsWaitingForSubscription().get()).values[0]?.value ?? 0;
+    const { broker, gated, hooks } = await oneAtATime('wh_lanes_gone');
     try {
       const created = await request(hooks.url)
         .post('/v1/webhooks')

@@ -14,9 +14,10 @@ export interface SubscriptionDeps {
   idempotency: IdempotencyKeys;
   schedule: ScheduleJob;
   /**
-   * The lane of an account's test events: its own. The API sees no worker's backlog, and the
-   * first-attempt queue holds whatever lanes spilled, so a test sent there waits behind another
-   * account's backlog.
+   * The lane of an account's test events: its own (the API sees no worker's backlog). There a
+   * test event is served as fan-out's first attempts are: for a subscription busy with its own
+   * deliveries it waits in the worker for the next place. Sent to the first-attempt queue it was
+   * put back to wait outside, behind all of the subscription's work (46 s at p50 in a burst).
    */
   testLaneOf(accountId: string): number;
   guard: GuardPolicy;
