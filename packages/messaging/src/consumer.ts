@@ -50,6 +50,23 @@ export interface ConsumerOptions<S extends z.ZodType> {
 export const ATTEMPT_HEADER = 'x-attempt';
 
 /**
+ * Runs `ask` on a channel of its own, closed afterwards: asking about a missing queue closes the
+ * channel it is asked on, which must never be a consumer's.
+ */
+export async function withProbeChannel<T>(
+  client: AmqpClient,
+  ask: (probe: ConfirmChannel) => Promise<T>,
+): Promise<T> {
+  const probe = await client.createChannel();
+  probe.on('error', () => undefined);
+  try {
+    return await ask(probe);
+  } finally {
+    await probe.close().catch(() => undefined);
+  }
+}
+
+/**
  * The queue a failed message waits in before it comes back. On quorum queues it is a quorum
  * queue too: a classic queue lives on one node, and while that node is down no client can
  * declare it, so every reconnect's setup failed and a client never published again after losing
@@ -186,11 +203,8 @@ export class Consumer<S extends z.ZodType> {
     await channel.prefetch(prefetch);
     this.channel = channel;
     this.unregisterDepths?.();
-    this.unregisterDepths = registerQueueDepthSource(async () => {
-      // A channel of its own: asking about a missing queue closes the channel it is asked on.
-      const probe = await client.createChannel();
-      probe.on('error', () => undefined);
-      try {
+    this.unregisterDepths = registerQueueDepthSource(() =>
+      withProbeChannel(client, async (probe) => {
         const depths: QueueDepth[] = [];
         // Shared side queues are reported by their own queue's consumer.
         const side =
@@ -203,10 +217,8 @@ export class Consumer<S extends z.ZodType> {
         for (const [kind, name] of [['ready', queue] as const, ...side])
           depths.push({ queue, kind, messages: (await probe.checkQueue(name)).messageCount });
         return depths;
-      } finally {
-        await probe.close().catch(() => undefined);
-      }
-    });
+      }),
+    );
     const { consumerTag } = await channel.consume(queue, (msg) => {
       if (!msg) return;
       const work = this.handle(channel, msg).finally(() => this.inFlight.delete(work));

@@ -1,7 +1,7 @@
 import type { ConfirmChannel } from 'amqplib';
 import { registerQueueDepthSource } from '@signal/service-kit';
 import type { AmqpClient } from './amqp-client';
-import { expiringQueueArguments, type QueueType } from './consumer';
+import { expiringQueueArguments, withProbeChannel, type QueueType } from './consumer';
 
 /**
  * Delays kept inside the broker, with no process touching a message on the way: a binary
@@ -85,19 +85,14 @@ export async function declareDelayCascade(
  */
 export function reportDelayCascadeDepth(client: AmqpClient, name: DelayLevelName): () => void {
   const queue = name(0).replace(/\.L0$/, '');
-  return registerQueueDepthSource(async () => {
-    // A channel of its own: asking about a missing queue closes the channel it is asked on.
-    const probe = await client.createChannel();
-    probe.on('error', () => undefined);
-    try {
+  return registerQueueDepthSource(() =>
+    withProbeChannel(client, async (probe) => {
       let messages = 0;
       for (let level = 0; level < DELAY_LEVELS; level++)
         messages += (await probe.checkQueue(name(level))).messageCount;
       return [{ queue, kind: 'delayed' as const, messages }];
-    } finally {
-      await probe.close().catch(() => undefined);
-    }
-  });
+    }),
+  );
 }
 
 /** Removes a cascade (tests, benches). */

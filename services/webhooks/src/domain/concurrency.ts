@@ -93,8 +93,11 @@ export interface AttemptPlaces {
   acquire(accountId: string, subscriptionId: string): Promise<Place> | Place;
   /** Gives the places back; `tookMs`, how long the POST took, paces the subscription's waits. */
   release(accountId: string, subscriptionId: string, tookMs?: number): void;
-  /** How long a job refused its places waits outside the worker, after `deferred` earlier put-backs. */
-  waitOutsideMs(accountId: string, subscriptionId: string, refusal: Refusal, deferred: number): number;
+  /**
+   * Counts a job refused its places as put back (away until `cameBack`) and returns how long it
+   * waits outside the worker, after `deferred` earlier put-backs.
+   */
+  sendAway(accountId: string, subscriptionId: string, refusal: Refusal, deferred: number): number;
   /** A job put back before has come back for `subscriptionId`. */
   cameBack(subscriptionId: string): void;
 }
@@ -244,7 +247,7 @@ export class DeliverySlots implements AttemptPlaces {
    *
    * A job from a lane whose subscription is at its limit waits here, in the subscription's own
    * line, for one of its POSTs to finish, at most `parkMaxMs`, and while fewer than a quarter of
-   * a lane's jobs wait for that subscription; otherwise it is put back (`waitOutsideMs`). Put
+   * a lane's jobs wait for that subscription; otherwise it is put back (`sendAway`). Put
    * back at once (as jobs from the shared queues are), every job of a receiver that hangs went
    * round the broker again and again while it waited: 25 receivers of one account that hang or
    * fail made 26,000 put-backs in 35 s, RabbitMQ took a core, and every other account's
@@ -255,14 +258,14 @@ export class DeliverySlots implements AttemptPlaces {
     return {
       acquire: (accountId, subscriptionId) => this.place(accountId, subscriptionId, true),
       release: (accountId, subscriptionId, tookMs) => this.release(accountId, subscriptionId, tookMs),
-      waitOutsideMs: (accountId, subscriptionId, refusal, deferred) =>
-        this.waitOutsideMs(accountId, subscriptionId, refusal, deferred),
+      sendAway: (accountId, subscriptionId, refusal, deferred) =>
+        this.sendAway(accountId, subscriptionId, refusal, deferred),
       cameBack: (subscriptionId) => this.cameBack(subscriptionId),
     };
   }
 
   /**
-   * How long a refused job waits outside the worker: 1 s doubling to 16 s (±20 %) after each
+   * Counts a refused job as away and returns how long it waits outside the worker: 1 s doubling to 16 s (±20 %) after each
    * put-back, and for a subscription at its limit at least what the jobs ahead of it need at the
    * pace its POSTs take: (POSTs in flight + jobs waiting for it here + jobs this worker put back
    * that have not come back) × a POST's time / its limit, at most 15 minutes. A subscription
@@ -274,7 +277,7 @@ export class DeliverySlots implements AttemptPlaces {
    * back in a burst come back together, and seeing only the POSTs in flight they went round again
    * every few seconds (the next black-box run: up to ~1,000 a second for minutes).
    */
-  waitOutsideMs(accountId: string, subscriptionId: string, refusal: Refusal, deferred: number): number {
+  sendAway(accountId: string, subscriptionId: string, refusal: Refusal, deferred: number): number {
     const backoff = deferralDelayMs(deferred);
     const away = this.away.get(subscriptionId) ?? 0;
     this.away.set(subscriptionId, away + 1);

@@ -280,7 +280,7 @@ export async function deliverAttempt(deps: DeliverDeps, job: WebhookDeliveryJob)
     const deferred = job.deferred ?? 0;
     await deps.schedule(
       { ...job, deferred: deferred + 1 },
-      deps.slots.waitOutsideMs(sub.account_id, sub._id, place, deferred),
+      deps.slots.sendAway(sub.account_id, sub._id, place, deferred),
     );
     return;
   }

@@ -237,20 +237,20 @@ describe('waits outside for a subscription at its limit', () => {
     lanes.acquire('acc', 'hangs');
     for (let i = 0; i < 48; i++) lanes.acquire('acc', 'hangs');
     // (2 + 48) × 5 s / 2 at once = 125 s, ±20 %.
-    const first = slots.waitOutsideMs('acc', 'hangs', 'subscription_full', 0);
+    const first = slots.sendAway('acc', 'hangs', 'subscription_full', 0);
     expect(first).toBeGreaterThanOrEqual(100_000);
     expect(first).toBeLessThanOrEqual(150_000);
     // Each job put back counts ahead of the next until it comes back: 50 away, (2 + 48 + 50) × 5 s / 2.
-    for (let i = 0; i < 49; i++) slots.waitOutsideMs('acc', 'hangs', 'subscription_full', 0);
-    const withAway = slots.waitOutsideMs('acc', 'hangs', 'subscription_full', 0);
+    for (let i = 0; i < 49; i++) slots.sendAway('acc', 'hangs', 'subscription_full', 0);
+    const withAway = slots.sendAway('acc', 'hangs', 'subscription_full', 0);
     expect(withAway).toBeGreaterThanOrEqual(200_000);
     expect(withAway).toBeLessThanOrEqual(300_000);
     for (let i = 0; i < 51; i++) slots.cameBack('hangs');
-    expect(slots.waitOutsideMs('acc', 'hangs', 'subscription_full', 0)).toBeLessThanOrEqual(150_000);
+    expect(slots.sendAway('acc', 'hangs', 'subscription_full', 0)).toBeLessThanOrEqual(150_000);
     // Another refusal, or a subscription with nothing ahead, waits the put-back's own 1 s doubling.
-    expect(slots.waitOutsideMs('acc', 'hangs', 'account_share', 0)).toBeLessThanOrEqual(1200);
-    expect(slots.waitOutsideMs('acc', 'idle', 'subscription_full', 3)).toBeGreaterThanOrEqual(6400);
-    expect(slots.waitOutsideMs('acc', 'idle', 'subscription_full', 3)).toBeLessThanOrEqual(9600);
+    expect(slots.sendAway('acc', 'hangs', 'account_share', 0)).toBeLessThanOrEqual(1200);
+    expect(slots.sendAway('acc', 'idle', 'subscription_full', 3)).toBeGreaterThanOrEqual(6400);
+    expect(slots.sendAway('acc', 'idle', 'subscription_full', 3)).toBeLessThanOrEqual(9600);
   });
 
   it("when an account's lane jobs already fill half a lane waiting for its subscriptions, then its next is put back and the lane keeps room for others", () => {
@@ -271,7 +271,7 @@ describe('waits outside for a subscription at its limit', () => {
     const slots = new DeliverySlots(limits({ perSubscription: 1, laneCapacity: 100_000, maxWaitMs: 60_000 }));
     const lanes = slots.forLanes();
     for (let i = 0; i < 1000; i++) lanes.acquire('acc', 'hangs');
-    expect(slots.waitOutsideMs('acc', 'hangs', 'subscription_full', 0)).toBe(15 * 60_000);
+    expect(slots.sendAway('acc', 'hangs', 'subscription_full', 0)).toBe(15 * 60_000);
   });
 });
 
