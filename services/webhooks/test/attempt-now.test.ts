@@ -209,6 +209,33 @@ describe('recover', () => {
     expect((await recover(id, { since }).expect(202)).body.data.queued).toBe(0);
   });
 
+  it('when older deliveries are open too, then the first page of a recover since a time holds deliveries created since, not the oldest open ones', async () => {
+    const id = await subscribe('/recover-since', [500]);
+    const older = [await sendTest(id), await sendTest(id), await sendTest(id)];
+    for (const d of older)
+      await until(id, d, (x) => x.attempts_made === 1, 'each older first attempt to fail');
+    // Past the allowance recover gives the processes' clocks (5 s): these were opened before `since`.
+    await new Promise((resolve) => setTimeout(resolve, 5_500));
+    const since = new Date().toISOString();
+    const newer = [await sendTest(id), await sendTest(id)];
+    for (const d of newer)
+      await until(id, d, (x) => x.attempts_made === 1, 'each newer first attempt to fail');
+
+    const pages = [];
+    let cursor: string | null | undefined;
+    do {
+      const res = await recover(id, { since, limit: 1, ...(cursor ? { cursor } : {}) }).expect(202);
+      const page = recoverWebhookResultSchema.parse(res.body.data);
+      pages.push(page.queued);
+      cursor = page.next_cursor;
+    } while (cursor);
+    // One delivery created since per page, then an empty last page: no page spent on older ones.
+    expect(pages).toEqual([1, 1, 0]);
+    for (const d of newer)
+      await until(id, d, (x) => x.attempts_made === 2, 'each newer delivery to be recovered');
+    for (const d of older) expect((await delivery(id, d)).attempts_made).toBe(1);
+  });
+
   it('when recover is given a cursor that no recover call returned, then it is a 400 naming the cursor, never "nothing left"', async () => {
     const id = await subscribe('/recover-bad-cursor', [500, 500, 500, 500]);
     const since = new Date(Date.now() - 1000).toISOString();

@@ -305,12 +305,18 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
   }
 
   /**
-   * A page of a subscription's open deliveries in id order, after `after`: an equality the
-   * store serves from an index, so its cost follows the open deliveries, never the history.
+   * A page of a subscription's open deliveries opened at or after `openedSince`, in id order,
+   * after `after`: an equality the store serves from an index, so its cost follows the open
+   * deliveries, never the history.
    */
-  pageOpenDeliveries(webhookId: string, after: string | undefined, limit: number): Promise<OpenDelivery[]> {
+  pageOpenDeliveries(
+    webhookId: string,
+    openedSince: Date,
+    after: string | undefined,
+    limit: number,
+  ): Promise<OpenDelivery[]> {
     return this.c.openDeliveries
-      .find({ webhook_id: webhookId, ...(after ? { _id: { $gt: after } } : {}) })
+      .find({ webhook_id: webhookId, at: { $gte: openedSince }, ...(after ? { _id: { $gt: after } } : {}) })
       .sort({ _id: 1 })
       .limit(limit)
       .toArray();

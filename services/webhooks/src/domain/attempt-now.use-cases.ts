@@ -130,6 +130,8 @@ function spentByRequest(log: readonly DeliveryLogEntry[], state: DeliveryState):
 /** Deliveries of a page looked at at once (each a few equality reads, a log append and a publish). */
 const RECOVER_CONCURRENCY = 16;
 const RECOVER_WINDOW_MS = 60_000;
+/** How far apart the clocks of two processes may be (one writes a delivery's time, one its open entry's). */
+const CLOCK_SKEW_MS = 5_000;
 
 /**
  * Attempts now every failed or pending delivery of the webhook created at or after `since`, one
@@ -201,7 +203,12 @@ async function recoverPage(
     );
   }
   const limit = input.limit ?? RECOVER_PAGE_SIZE;
-  const page = await deps.repository.pageOpenDeliveries(id, input.cursor, limit);
+  // A delivery is opened by an attempt (or kept failed) after it is created, so one created at or
+  // after `since` was opened at or after it, give or take the clocks of the processes that wrote
+  // the two times: the page skips what cannot match, and what may (created before, opened after)
+  // is told apart by the delivery's own time below.
+  const openedSince = new Date(input.since.getTime() - CLOCK_SKEW_MS);
+  const page = await deps.repository.pageOpenDeliveries(id, openedSince, input.cursor, limit);
   const now = new Date();
   let queued = 0;
   for (let i = 0; i < page.length; i += RECOVER_CONCURRENCY) {

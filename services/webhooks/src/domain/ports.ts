@@ -72,8 +72,16 @@ export interface WebhookStore {
   ): Promise<{ rows: DeliveryHeader[]; total: number }>;
   /** Every delivery of a subscription, newest first, without bodies. */
   allDeliveries(webhookId: string, event: string | undefined): Promise<DeliveryHeader[]>;
-  /** A page of a subscription's open deliveries (failed an attempt, not succeeded since), by id, after `after`. */
-  pageOpenDeliveries(webhookId: string, after: string | undefined, limit: number): Promise<OpenDelivery[]>;
+  /**
+   * A page of a subscription's open deliveries (failed an attempt, not succeeded since) opened at
+   * or after `openedSince`, by id, after `after`.
+   */
+  pageOpenDeliveries(
+    webhookId: string,
+    openedSince: Date,
+    after: string | undefined,
+    limit: number,
+  ): Promise<OpenDelivery[]>;
   /** Counts one recover call of an account in a window; the calls so far, this one included. */
   countRecoverCall(accountId: string, windowStart: number, windowMs: number): Promise<number>;
 }
