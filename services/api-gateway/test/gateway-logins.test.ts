@@ -62,6 +62,19 @@ describe('login throttling', () => {
     await login(email, PASSWORD).expect(200);
   });
 
+  it("when a guessing network is refused while the email waits longer than the network's own wait, then Retry-After is the email's", async () => {
+    const email = await newAccount();
+    const guesser = '198.51.100.70';
+    // Six failures from the guesser (its own wait: 1 s), ten more from ten other networks: the
+    // email, at 16 failures, waits 32 s.
+    for (let i = 0; i < 6; i++) await login(email, 'wrong password', guesser).expect(401);
+    for (let n = 1; n <= 10; n++) await login(email, 'wrong password', `192.0.2.${100 + n}`).expect(401);
+    const refused = await login(email, PASSWORD, guesser).expect(429);
+    // Waiting the 1 s its own failures earned would only meet the email's wait next.
+    expect(refused.body.error.retry_after).toBeGreaterThan(16);
+    expect(refused.headers['retry-after']).toBe(String(refused.body.error.retry_after));
+  });
+
   it('when one IPv6 /64 fails with many other emails, then a right password for an email it has not failed for logs in from it, and one it has failed for waits', async () => {
     const victim = await newAccount();
     const typo = await newAccount();

@@ -71,4 +71,10 @@ export class LoginAttemptStore implements LoginAttempts {
   async clear(s: LoginSubject): Promise<void> {
     await this.redis.del(this.key(s));
   }
+
+  async waitOf(s: LoginSubject, now: number): Promise<number> {
+    const [failures = 0, until = 0] = (await this.redis.hmget(this.key(s), 'failures', 'until')).map(Number);
+    // As RESERVE judges: within the free failures there is no wait.
+    return failures > s.policy.free ? Math.max(0, until - now) : 0;
+  }
 }

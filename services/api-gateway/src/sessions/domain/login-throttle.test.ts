@@ -72,6 +72,19 @@ describe('login throttle rules', () => {
     expect((await reserveLogin(attempts, VICTIM, { ip: '198.51.100.1', deviceId }, 0)).ok).toBe(false);
   });
 
+  it('when the email waits longer than the network that is refused, then the refusal names the longer wait, and after it the attempt is judged', async () => {
+    const attempts = new LocalLoginAttempts();
+    const guesser = { ip: '198.51.100.20' };
+    // Six failures from one network (its pair waits 1 s), ten more from ten others: the email,
+    // at 16 failures, waits 32 s.
+    await fail(attempts, VICTIM, guesser, 6, 0);
+    for (let n = 1; n <= 10; n++) await fail(attempts, VICTIM, { ip: `192.0.2.${n}` }, 1, 0);
+    expect(await reserveLogin(attempts, VICTIM, guesser, 0)).toEqual({ ok: false, waitMs: 32_000 });
+    // Past the pair's own second the email still refuses, with what is left of its wait.
+    expect(await reserveLogin(attempts, VICTIM, guesser, 1_000)).toEqual({ ok: false, waitMs: 31_000 });
+    expect((await reserveLogin(attempts, VICTIM, guesser, 32_000)).ok).toBe(true);
+  });
+
   it('when a success follows, then it clears the device or the pair and takes back its share of the others', async () => {
     const attempts = new LocalLoginAttempts();
     await fail(attempts, VICTIM, { ip: '198.51.100.1' }, 6, 0);

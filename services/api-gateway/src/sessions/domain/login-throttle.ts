@@ -76,6 +76,8 @@ export interface LoginAttempts {
   reserve(subject: LoginSubject, now: number, enforce: boolean): Promise<Reservation>;
   /** Takes back one reservation that did not turn into a failure. */
   release(subject: LoginSubject): Promise<void>;
+  /** The wait an enforced attempt on the subject has left (0: none), counting nothing. */
+  waitOf(subject: LoginSubject, now: number): Promise<number>;
   /** A success: the subject's failures are forgotten. */
   clear(subject: LoginSubject): Promise<void>;
 }
@@ -110,7 +112,9 @@ export type LoginReservation = { ok: true; succeeded(): Promise<void> } | { ok: 
 
 /**
  * Reserves one attempt by the rules above; a subject that refuses undoes the reservations
- * already made for the others.
+ * already made for the others. A refusal's wait is the longest of the subjects that judge the
+ * attempt, so a client that waits it is not refused again by one judged after the first that
+ * refused (each subject's wait counts from its own last failure).
  */
 export async function reserveLogin(
   attempts: LoginAttempts,
@@ -125,16 +129,18 @@ export async function reserveLogin(
     return r.ok ? { ok: true, succeeded: () => attempts.clear(device) } : r;
   }
   const pair = await attempts.reserve(subjects.pair, now, true);
-  if (!pair.ok) return pair;
+  // A pair that waits has failed before: the email and the network judge its attempts too.
+  if (!pair.ok) return longestWait(attempts, pair.waitMs, [subjects.email, subjects.network], now);
   // A network that has not failed for this email is judged by the pair alone (still counted in
   // the others, so a guesser that keeps at it from here waits for them next time).
   const enforce = pair.earlier > 0;
   const made: LoginSubject[] = [subjects.pair];
-  for (const s of [subjects.email, subjects.network]) {
+  const judgedAfterPair = [subjects.email, subjects.network];
+  for (const [i, s] of judgedAfterPair.entries()) {
     const r = await attempts.reserve(s, now, enforce);
     if (!r.ok) {
       await Promise.all(made.map((m) => attempts.release(m)));
-      return r;
+      return longestWait(attempts, r.waitMs, judgedAfterPair.slice(i + 1), now);
     }
     made.push(s);
   }
@@ -148,6 +154,17 @@ export async function reserveLogin(
       ]);
     },
   };
+}
+
+/** A refusal with the longest of `waitMs` and the waits the other judging subjects have left. */
+async function longestWait(
+  attempts: LoginAttempts,
+  waitMs: number,
+  others: readonly LoginSubject[],
+  now: number,
+): Promise<{ ok: false; waitMs: number }> {
+  const waits = await Promise.all(others.map((s) => attempts.waitOf(s, now)));
+  return { ok: false, waitMs: Math.max(waitMs, ...waits) };
 }
 
 /**
@@ -185,6 +202,11 @@ export class LocalLoginAttempts implements LoginAttempts {
     this.state.delete(s.key);
   }
 
+  async waitOf(s: LoginSubject, now: number): Promise<number> {
+    const current = this.current(s, now);
+    return current && current.failures > s.policy.free ? Math.max(0, current.until - now) : 0;
+  }
+
   private current(s: LoginSubject, now: number) {
     const e = this.state.get(s.key);
     return e && now - e.last < s.policy.memoryMs ? e : undefined;
@@ -208,5 +230,9 @@ export class ResilientLoginAttempts implements LoginAttempts {
 
   clear(subject: LoginSubject): Promise<void> {
     return this.shared.clear(subject).catch(() => this.local.clear(subject));
+  }
+
+  waitOf(subject: LoginSubject, now: number): Promise<number> {
+    return this.shared.waitOf(subject, now).catch(() => this.local.waitOf(subject, now));
   }
 }
