@@ -1,5 +1,10 @@
 import { RedisScript, type RedisClient } from '@signal/service-kit';
-import { type LoginAttempts, type LoginSubject, type Reservation } from '../domain/login-throttle';
+import {
+  type LoginAttempts,
+  type LoginSubject,
+  type Reservation,
+  type Standing,
+} from '../domain/login-throttle';
 
 /**
  * Reserves an attempt: refused (nothing counted) while the subject is past its free failures,
@@ -72,9 +77,9 @@ export class LoginAttemptStore implements LoginAttempts {
     await this.redis.del(this.key(s));
   }
 
-  async waitOf(s: LoginSubject, now: number): Promise<number> {
+  async standing(s: LoginSubject, now: number): Promise<Standing> {
     const [failures = 0, until = 0] = (await this.redis.hmget(this.key(s), 'failures', 'until')).map(Number);
     // As RESERVE judges: within the free failures there is no wait.
-    return failures > s.policy.free ? Math.max(0, until - now) : 0;
+    return { failures, waitMs: failures > s.policy.free ? Math.max(0, until - now) : 0 };
   }
 }

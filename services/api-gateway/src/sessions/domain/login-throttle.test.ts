@@ -85,6 +85,17 @@ describe('login throttle rules', () => {
     expect((await reserveLogin(attempts, VICTIM, guesser, 32_000)).ok).toBe(true);
   });
 
+  it('when an attempt is refused for the email, then it moves no wait of its network: after the wait it was told, it is judged', async () => {
+    const attempts = new LocalLoginAttempts();
+    const guesser = { ip: '198.51.100.21' };
+    // The guesser's pair waits until 1,000 (6 failures at 0); five other networks fail at 500,
+    // and the email, at 11 failures, waits until 1,500.
+    await fail(attempts, VICTIM, guesser, 6, 0);
+    for (let n = 1; n <= 5; n++) await fail(attempts, VICTIM, { ip: `192.0.2.${n}` }, 1, 500);
+    expect(await reserveLogin(attempts, VICTIM, guesser, 1_000)).toEqual({ ok: false, waitMs: 500 });
+    expect((await reserveLogin(attempts, VICTIM, guesser, 1_500)).ok).toBe(true);
+  });
+
   it('when a success follows, then it clears the device or the pair and takes back its share of the others', async () => {
     const attempts = new LocalLoginAttempts();
     await fail(attempts, VICTIM, { ip: '198.51.100.1' }, 6, 0);

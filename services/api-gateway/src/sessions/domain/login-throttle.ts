@@ -63,6 +63,12 @@ export interface LoginSubject {
   policy: LoginPolicy;
 }
 
+/** What a subject holds against an attempt now. */
+export interface Standing {
+  failures: number;
+  waitMs: number;
+}
+
 /** Reserved (with the failures the subject had before this one), or the wait left. */
 export type Reservation = { ok: true; earlier: number } | { ok: false; waitMs: number };
 
@@ -76,8 +82,8 @@ export interface LoginAttempts {
   reserve(subject: LoginSubject, now: number, enforce: boolean): Promise<Reservation>;
   /** Takes back one reservation that did not turn into a failure. */
   release(subject: LoginSubject): Promise<void>;
-  /** The wait an enforced attempt on the subject has left (0: none), counting nothing. */
-  waitOf(subject: LoginSubject, now: number): Promise<number>;
+  /** The subject's failures and the wait an enforced attempt has left (0: none), counting nothing. */
+  standing(subject: LoginSubject, now: number): Promise<Standing>;
   /** A success: the subject's failures are forgotten. */
   clear(subject: LoginSubject): Promise<void>;
 }
@@ -111,10 +117,12 @@ export function loginSubjects(
 export type LoginReservation = { ok: true; succeeded(): Promise<void> } | { ok: false; waitMs: number };
 
 /**
- * Reserves one attempt by the rules above; a subject that refuses undoes the reservations
- * already made for the others. A refusal's wait is the longest of the subjects that judge the
- * attempt, so a client that waits it is not refused again by one judged after the first that
- * refused (each subject's wait counts from its own last failure).
+ * Reserves one attempt by the rules above. An attempt a wait refuses counts nothing: the waits of
+ * the subjects that judge it are read first, and the refusal names the longest, so a client that
+ * waits it is not refused again by another subject (a reservation taken back moves its subject's
+ * wait to start from the attempt that took it). Only an attempt that came in with no wait left
+ * is reserved; if a concurrent one made a subject refuse meanwhile, the reservations already
+ * made are taken back and the refusal again names the longest wait.
  */
 export async function reserveLogin(
   attempts: LoginAttempts,
@@ -128,8 +136,16 @@ export async function reserveLogin(
     const r = await attempts.reserve(device, now, true);
     return r.ok ? { ok: true, succeeded: () => attempts.clear(device) } : r;
   }
+  const [pairNow, emailNow, networkNow] = await Promise.all([
+    attempts.standing(subjects.pair, now),
+    attempts.standing(subjects.email, now),
+    attempts.standing(subjects.network, now),
+  ]);
+  // The pair always judges; the email and the network once the pair has failed before.
+  const judging = pairNow.failures > 0 ? [pairNow, emailNow, networkNow] : [pairNow];
+  const waitMs = Math.max(...judging.map((j) => j.waitMs));
+  if (waitMs > 0) return { ok: false, waitMs };
   const pair = await attempts.reserve(subjects.pair, now, true);
-  // A pair that waits has failed before: the email and the network judge its attempts too.
   if (!pair.ok) return longestWait(attempts, pair.waitMs, [subjects.email, subjects.network], now);
   // A network that has not failed for this email is judged by the pair alone (still counted in
   // the others, so a guesser that keeps at it from here waits for them next time).
@@ -163,8 +179,8 @@ async function longestWait(
   others: readonly LoginSubject[],
   now: number,
 ): Promise<{ ok: false; waitMs: number }> {
-  const waits = await Promise.all(others.map((s) => attempts.waitOf(s, now)));
-  return { ok: false, waitMs: Math.max(waitMs, ...waits) };
+  const standings = await Promise.all(others.map((s) => attempts.standing(s, now)));
+  return { ok: false, waitMs: Math.max(waitMs, ...standings.map((s) => s.waitMs)) };
 }
 
 /**
@@ -202,9 +218,11 @@ export class LocalLoginAttempts implements LoginAttempts {
     this.state.delete(s.key);
   }
 
-  async waitOf(s: LoginSubject, now: number): Promise<number> {
+  async standing(s: LoginSubject, now: number): Promise<Standing> {
     const current = this.current(s, now);
-    return current && current.failures > s.policy.free ? Math.max(0, current.until - now) : 0;
+    if (!current) return { failures: 0, waitMs: 0 };
+    const waiting = current.failures > s.policy.free;
+    return { failures: current.failures, waitMs: waiting ? Math.max(0, current.until - now) : 0 };
   }
 
   private current(s: LoginSubject, now: number) {
@@ -232,7 +250,7 @@ export class ResilientLoginAttempts implements LoginAttempts {
     return this.shared.clear(subject).catch(() => this.local.clear(subject));
   }
 
-  waitOf(subject: LoginSubject, now: number): Promise<number> {
-    return this.shared.waitOf(subject, now).catch(() => this.local.waitOf(subject, now));
+  standing(subject: LoginSubject, now: number): Promise<Standing> {
+    return this.shared.standing(subject, now).catch(() => this.local.standing(subject, now));
   }
 }
