@@ -216,10 +216,21 @@ last_signal() {
     echo "last signal:     unknown (no demo key in $RUN/demo-api-key: run 'bash scripts/up.sh')"; return 0
   fi
   key=$(cat "$RUN/demo-api-key")
-  created=$(curl -fsS -m 5 -H "Authorization: Bearer $key" "$gateway/v1/signals?limit=1" 2>/dev/null |
-    sed -n 's/.*"created_at":"\([^"]*\)".*/\1/p' | head -n 1) || true
+  local answer status retry
+  answer=$(mktemp)
+  status=$(curl -sS -m 5 -o "$answer" -D "$answer.head" -w '%{http_code}' \
+    -H "Authorization: Bearer $key" "$gateway/v1/signals?limit=1" 2>/dev/null) || status=000
+  created=$(sed -n 's/.*"created_at":"\([^"]*\)".*/\1/p' "$answer" | head -n 1)
+  retry=$(tr -d '\r' <"$answer.head" 2>/dev/null | sed -n 's/^[Rr]etry-[Aa]fter: *//p' | head -n 1)
+  rm -f "$answer" "$answer.head"
   if [ -z "$created" ]; then
-    echo "last signal:     unknown (the gateway at $gateway did not answer with a signal)"; return 0
+    case "$status" in
+      429) echo "last signal:     unknown (the demo key is over its rate limit: 429, retry in ${retry:-a few} s)" ;;
+      401) echo "last signal:     unknown (the gateway refused the demo key: 401, revoked or expired)" ;;
+      000) echo "last signal:     unknown (the gateway at $gateway did not answer)" ;;
+      *) echo "last signal:     unknown (the gateway at $gateway answered $status with no signal)" ;;
+    esac
+    return 0
   fi
   age=$(( $(date +%s) - $(date -d "$created" +%s) ))
   echo "last signal:     ${age} s ago ($created)"

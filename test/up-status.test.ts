@@ -126,6 +126,24 @@ describe('bash scripts/up.sh status', () => {
     expect(Number.isNaN(Date.parse(age![2]!))).toBe(false);
     expect(out).toContain("the demo feed is not running: 'bash scripts/up.sh simulate' starts it");
   });
+
+  it('when the demo key is over its limit or refused, then the last signal is unknown and the status says why', async () => {
+    // A day's limit of one request, used up here (away from midnight UTC, when the day turns).
+    const toMidnight = 86_400_000 - (Date.now() % 86_400_000);
+    if (toMidnight < 60_000) await new Promise((r) => setTimeout(r, toMidnight + 1_000));
+    const { key } = await sys.gw.account({ per_minute: 60, per_day: 1 });
+    await request(sys.gw.url).get('/v1/signals?limit=1').set('Authorization', `Bearer ${key}`).expect(200);
+    writeFileSync(path.join(runDir, 'demo-api-key'), `${key}\n`, { mode: 0o600 });
+    const limited = await status(runDir, new URL(sys.gw.url).port);
+    expect(limited.code).toBe(0);
+    expect(limited.out).toMatch(
+      /last signal: +unknown \(the demo key is over its rate limit: 429, retry in \d+ s\)/,
+    );
+
+    writeFileSync(path.join(runDir, 'demo-api-key'), `sk_live_${'x'.repeat(40)}\n`, { mode: 0o600 });
+    const refused = await status(runDir, new URL(sys.gw.url).port);
+    expect(refused.out).toMatch(/last signal: +unknown \(the gateway refused the demo key: 401/);
+  });
 });
 
 describe("bash scripts/up.sh's stop of its processes", () => {
