@@ -34,7 +34,7 @@ export const DEFAULT_ERROR_MESSAGES: Record<ErrorCode, string> = {
   IDEMPOTENCY_CONFLICT:
     'This Idempotency-Key was used for a different request (another body or another resource).',
   PAYLOAD_TOO_LARGE: 'The request body is too large.',
-  UNSUPPORTED_MEDIA_TYPE: 'Request bodies must be application/json.',
+  UNSUPPORTED_MEDIA_TYPE: 'Request bodies must be JSON (Content-Type: application/json).',
   RATE_LIMIT_EXCEEDED: 'Rate limit exceeded. Retry after the number of seconds in retry_after.',
   INTERNAL_ERROR: 'An internal error occurred.',
   SERVICE_UNAVAILABLE: 'The service is temporarily unavailable. Retry shortly.',

@@ -186,9 +186,7 @@ function commonErrorExamples(route: RouteDef): Record<string, Json> {
       'API keys cannot manage the account (keys, password, sessions); use a dashboard session.',
     ),
     '413': failure('PAYLOAD_TOO_LARGE', tooLarge),
-    '415': apiKey
-      ? failure('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be JSON (Content-Type: application/json).')
-      : failure('UNSUPPORTED_MEDIA_TYPE'),
+    '415': failure('UNSUPPORTED_MEDIA_TYPE'),
     '429': failure('RATE_LIMIT_EXCEEDED', undefined, { retry_after: 12 }),
     '500': failure('INTERNAL_ERROR'),
     '503': failure('SERVICE_UNAVAILABLE', undefined, { retry_after: 1 }),

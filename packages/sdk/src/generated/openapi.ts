@@ -6436,7 +6436,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "Request bodies must be application/json.",
+           *         "message": "Request bodies must be JSON (Content-Type: application/json).",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }
@@ -6740,7 +6740,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "Request bodies must be application/json.",
+           *         "message": "Request bodies must be JSON (Content-Type: application/json).",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }
@@ -7055,7 +7055,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "Request bodies must be application/json.",
+           *         "message": "Request bodies must be JSON (Content-Type: application/json).",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }
@@ -7739,7 +7739,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "UNSUPPORTED_MEDIA_TYPE",
-           *         "message": "Request bodies must be application/json.",
+           *         "message": "Request bodies must be JSON (Content-Type: application/json).",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }

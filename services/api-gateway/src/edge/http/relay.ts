@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ErrorCode } from '@signal/contracts';
+import { DEFAULT_ERROR_MESSAGES, type ErrorCode } from '@signal/contracts';
 import {
   CLIENT_GONE_STATUS,
   hasBody,
@@ -122,7 +122,7 @@ export const STREAMING = 'streaming';
 
 const TARGET_TOO_LARGE = 'The request target and headers are too large to pass on.';
 const BODY_TOO_LARGE = 'The request body is larger than any route takes (64 KiB).';
-const NOT_JSON = 'Request bodies must be JSON (Content-Type: application/json).';
+const NOT_JSON = DEFAULT_ERROR_MESSAGES.UNSUPPORTED_MEDIA_TYPE;
 
 /**
  * The service's token for the account: the webhooks service's carries the plan's subscription
