@@ -50,6 +50,12 @@ export interface BaseAppOptions extends ServiceAppParts {
    * the response instead.
    */
   beforeOptions?: RequestHandler;
+  /**
+   * Runs before `/healthz` and `/readyz` answer (the gateway adds the address's rate-limit
+   * headers, counting nothing); it must call `next` without an error and never wait long: a
+   * liveness probe that waits restarts the process.
+   */
+  beforeHealth?: RequestHandler;
 }
 
 /** The security headers every response carries (helmet's defaults), chosen once. */
@@ -100,6 +106,7 @@ export function createBaseApp(options: BaseAppOptions): Express {
     else respond();
   });
   app.use(metricsMiddleware(options.service));
+  if (options.beforeHealth) app.use(['/healthz', '/readyz'], options.beforeHealth);
   app.use(healthRouter(options.checks, options.lifecycle, options.servesWith, options.readiness));
   if (options.parseJson !== false) app.use(jsonBodyMiddleware(options.jsonLimit));
   return app;

@@ -40,7 +40,12 @@ import { connectionLimit } from './edge/http/connection-limit';
 import { lingerBeforeClose } from './edge/http/lingering-close';
 import { rateLimitHeaders } from './edge/http/rate-limit-headers';
 import type { SharedLimiter } from './edge/domain/rate-limit';
-import { ipGuard, rateHeadersOnly, rateHeadersOnUncountedErrors } from './edge/http/throttle.middleware';
+import {
+  ipGuard,
+  rateHeadersOnProbes,
+  rateHeadersOnly,
+  rateHeadersOnUncountedErrors,
+} from './edge/http/throttle.middleware';
 import { StreamFeed } from './stream/http/stream-feed';
 import type { Upstream } from './http/upstream';
 import type { OpenStreams } from './stream/domain/open-streams';
@@ -93,6 +98,9 @@ export interface GatewayAppDeps {
   dashboard?: DashboardOptions;
 }
 
+/** How long a probe waits for its rate-limit headers before it answers without them. */
+const PROBE_HEADERS_WITHIN_MS = 100;
+
 /** The Express app: login, account keys, docs, dashboard, health, and every error envelope. */
 export function buildApp(deps: GatewayAppDeps): Express {
   const guard = ipGuard(deps.guard);
@@ -112,6 +120,7 @@ export function buildApp(deps: GatewayAppDeps): Express {
     // docs pages it carries the address's rate headers and counts nothing, so a client with a
     // valid key is never refused it for what others sent from its address.
     beforeOptions: headersOnly,
+    beforeHealth: rateHeadersOnProbes(deps.guard, PROBE_HEADERS_WITHIN_MS),
   });
   app.use(noStoreForSecrets());
   app.use(docsRouter(headersOnly, deps.defaultPlan, deps.publicUrl));
@@ -137,8 +146,8 @@ export function buildApp(deps: GatewayAppDeps): Express {
   // Whatever no route took (a path outside the API, OPTIONS, a method a route lacks) still
   // responds with the rate-limit headers every response carries (docs/api.md), counted against
   // the client's IP like any request without a usable key — so probing for routes is throttled
-  // too. Only /healthz and /readyz respond without them: probes are the orchestrator's, not a
-  // client's, and counting them could rate-limit a node's kubelet into restarting the gateway.
+  // too. /healthz and /readyz carry them counting nothing (counting probes could rate-limit a
+  // node's kubelet into restarting the gateway).
   app.use(guard);
   app.use(rateHeadersOnUncountedErrors(deps.guard));
   return finishApp(app, deps.logger);

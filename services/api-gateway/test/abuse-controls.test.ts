@@ -106,6 +106,19 @@ describe('the per-address guard', () => {
     }
   });
 
+  it('when the probes are asked many times over the limit, then each answers with the headers, none is counted, and none is refused past the limit', async () => {
+    for (let i = 0; i < GUARD_PER_MINUTE + 2; i++)
+      for (const probe of ['/healthz', '/readyz']) {
+        const res = await request(gw.url).get(probe);
+        expect(res.status).toBeLessThan(500);
+        expect(res.headers['x-ratelimit-limit']).toBe(String(GUARD_PER_MINUTE));
+        expect(res.headers['x-ratelimit-remaining']).toBe(String(GUARD_PER_MINUTE));
+      }
+    await exhaustAddress(gw.url);
+    const past = await request(gw.url).get('/healthz').expect(200);
+    expect(past.headers['x-ratelimit-remaining']).toBe('0');
+  });
+
   it('when a request carries a junk session cookie, then it is a 401 with the rate-limit headers, and a 429 past the address limit', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < GUARD_PER_MINUTE + 3; i++) {

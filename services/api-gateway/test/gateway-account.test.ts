@@ -202,6 +202,20 @@ describe('Redis outage policy', () => {
     await proxy.close();
   });
 
+  it('when Redis stops answering with its connections open, then /healthz answers without waiting for its rate-limit headers', async () => {
+    const before = await request(fragile.url).get('/healthz').expect(200);
+    expect(before.headers['x-ratelimit-limit']).toBeDefined();
+    proxy.stall();
+    try {
+      // The store's reply (or its 1 s command timeout) would come after the probe's bound.
+      const stalled = await request(fragile.url).get('/healthz').expect(200);
+      expect(stalled.body.data).toEqual({ status: 'ok' });
+      expect(stalled.headers['x-ratelimit-limit']).toBeUndefined();
+    } finally {
+      proxy.resume();
+    }
+  });
+
   it('when Redis goes away, then recently seen keys keep working on a local limiter, unknown ones get 503, nothing hangs; and it recovers', async () => {
     const known = await fragile.account({ per_minute: 3, per_day: 100 });
     const fresh = valueOrThrow(await createApiKey(fragile.deps.accounts, known.accountId, 'never used'));

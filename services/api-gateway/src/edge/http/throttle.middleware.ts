@@ -1,5 +1,6 @@
 import { AppError } from '@signal/service-kit';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import type { RateView } from '../domain/rate-limit';
 import type { RequestThrottle, ThrottleDecision } from '../domain/throttle';
 import { setRateLimitHeaders } from './rate-limit-headers';
 
@@ -27,6 +28,27 @@ export function rateHeadersOnly(guard: RequestThrottle): RequestHandler {
       },
       (err: unknown) => next(err),
     );
+  };
+}
+
+/**
+ * The rate-limit headers on the probes (`/healthz`, `/readyz`), counting nothing, as on the
+ * public pages: the spec has every response carry them. A probe never waits on the store for
+ * them: after `withinMs` (or on an error) it answers without the headers, since a liveness probe
+ * that waits restarts the gateway.
+ */
+export function rateHeadersOnProbes(guard: RequestThrottle, withinMs: number): RequestHandler {
+  return (req: Request, res, next) => {
+    let answered = false;
+    const answer = (rate?: RateView) => {
+      if (answered) return;
+      answered = true;
+      clearTimeout(timer);
+      if (rate) setRateLimitHeaders(res, rate);
+      next();
+    };
+    const timer = setTimeout(() => answer(), withinMs);
+    guard.peek(req.ip ?? '').then(answer, () => answer());
   };
 }
 
