@@ -73,13 +73,17 @@ export class RequestThrottle {
     return undefined;
   }
 
-  /** The group's windows in Redis (the local fallback while Redis is away), this request counted or not. */
-  private async windows(group: string, now: number, counted: boolean): Promise<WindowDecision> {
-    const subject = {
+  private subjectOf(group: string) {
+    return {
       subject: `${this.options.name}:${group}`,
       perMinute: this.options.perMinute,
       perDay: this.options.perDay ?? Number.MAX_SAFE_INTEGER,
     };
+  }
+
+  /** The group's windows in Redis (the local fallback while Redis is away), this request counted or not. */
+  private async windows(group: string, now: number, counted: boolean): Promise<WindowDecision> {
+    const subject = this.subjectOf(group);
     try {
       return await (counted ? this.limiter.count(subject, now) : this.limiter.peek(subject, now));
     } catch {
@@ -96,6 +100,18 @@ export class RequestThrottle {
     const remembered = this.blockedNow(group, now);
     if (remembered) return remembered.rate;
     const decision = await this.windows(group, now, false);
+    return rateView(decision.minute, decision.day);
+  }
+
+  /**
+   * This client's window as this process alone knows it (a 429 it remembers, else the per-instance
+   * limiter the throttle falls back on), with no I/O: for a response that must not wait on Redis.
+   */
+  peekLocally(id: string, now = Date.now()): RateView {
+    const group = this.group(id);
+    const remembered = this.blockedNow(group, now);
+    if (remembered) return remembered.rate;
+    const decision = this.fallback.peek(this.subjectOf(group), now);
     return rateView(decision.minute, decision.day);
   }
 

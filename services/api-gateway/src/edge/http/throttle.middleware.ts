@@ -34,21 +34,22 @@ export function rateHeadersOnly(guard: RequestThrottle): RequestHandler {
 /**
  * The rate-limit headers on the probes (`/healthz`, `/readyz`), counting nothing, as on the
  * public pages: the spec has every response carry them. A probe never waits on the store for
- * them: after `withinMs` (or on an error) it answers without the headers, since a liveness probe
- * that waits restarts the gateway.
+ * them (a liveness probe that waits restarts the gateway): after `withinMs`, or on an error, it
+ * answers with the window as this process knows it, the one a Redis outage falls back on.
  */
 export function rateHeadersOnProbes(guard: RequestThrottle, withinMs: number): RequestHandler {
   return (req: Request, res, next) => {
     let answered = false;
-    const answer = (rate?: RateView) => {
+    const answer = (rate: RateView) => {
       if (answered) return;
       answered = true;
       clearTimeout(timer);
-      if (rate) setRateLimitHeaders(res, rate);
+      setRateLimitHeaders(res, rate);
       next();
     };
-    const timer = setTimeout(() => answer(), withinMs);
-    guard.peek(req.ip ?? '').then(answer, () => answer());
+    const locally = () => answer(guard.peekLocally(req.ip ?? ''));
+    const timer = setTimeout(locally, withinMs);
+    guard.peek(req.ip ?? '').then(answer, locally);
   };
 }
 
