@@ -81,7 +81,14 @@ async function oneAtATime(label: string) {
       WEBHOOK_RETRY_DELAYS_MS: '60000',
     },
   });
-  return { broker, gated, hooks };
+  /** Lets every held request go, then stops the worker, the receiver and the broker's queues. */
+  const stop = async () => {
+    gated.open();
+    await hooks.stop();
+    await gated.close();
+    await broker.cleanup();
+  };
+  return { broker, gated, hooks, stop };
 }
 
 describe('lanes of first attempts', () => {
@@ -234,7 +241,7 @@ describe('lanes of first attempts', () => {
   }, 120_000);
 
   it('when a test event is sent to a subscription busy with its own deliveries, then it waits in the worker for the next place, not outside it, and arrives', async () => {
-    const { broker, gated, hooks } = await oneAtATime('wh_lanes_busy_test');
+    const { broker, gated, hooks, stop } = await oneAtATime('wh_lanes_busy_test');
     const putBacks = async () =>
       (await metrics.webhookDeferrals().get()).values.reduce((n, v) => n + v.value, 0);
     try {
@@ -265,15 +272,12 @@ describe('lanes of first attempts', () => {
       await waitFor(() => gated.answered.length === 2, 20_000, 20, 'the delivery and the test event');
       expect(gated.answered).toEqual(['/busy', '/busy']);
     } finally {
-      gated.open();
-      await hooks.stop();
-      await gated.close();
-      await broker.cleanup();
+      await stop();
     }
   }, 120_000);
 
   it('when a subscription is deleted while its jobs wait in the worker for it, then its receiver gets nothing more', async () => {
-    const { broker, gated, hooks } = await oneAtATime('wh_lanes_gone');
+    const { broker, gated, hooks, stop } = await oneAtATime('wh_lanes_gone');
     try {
       const created = await request(hooks.url)
         .post('/v1/webhooks')
@@ -301,10 +305,7 @@ describe('lanes of first attempts', () => {
       );
       expect({ received: gated.held() + gated.answered.length }).toEqual({ received: 1 });
     } finally {
-      gated.open();
-      await hooks.stop();
-      await gated.close();
-      await broker.cleanup();
+      await stop();
     }
   }, 120_000);
 });
