@@ -3,6 +3,9 @@ import { shortListQuerySchema } from './paging';
 
 export const API_KEY_PREFIX = 'sk_live_';
 
+/** An API key's id (`key_` and the id's characters): a value of another form names no key. */
+export const apiKeyIdSchema = z.string().regex(/^key_[0-9A-Za-z]{1,40}$/, 'key_id must be a key id');
+
 /** Where a key stands, as every key view says it. */
 export const API_KEY_STATUSES = ['active', 'expired', 'revoked'] as const;
 export type ApiKeyStatus = (typeof API_KEY_STATUSES)[number];

@@ -6,7 +6,7 @@ import {
   loginInputSchema,
 } from './accounts';
 import { rollApiKeyInputSchema, signupInputSchema, usageQuerySchema } from './dashboard';
-import { pathPrefix, type HttpMethod } from './routes';
+import { keyIdParam, pathPrefix, type HttpMethod, type PathParam } from './routes';
 
 /**
  * The dashboard's own API (cookie session + CSRF token), each route once, as ROUTES gives the
@@ -19,6 +19,8 @@ export interface DashboardRouteDef {
   operationId: string;
   method: HttpMethod;
   path: string;
+  /** Its `{…}` parameters' forms: a value of another form is a 404 before any lookup. */
+  pathParams?: readonly PathParam[];
   query?: z.ZodType;
   body?: z.ZodType;
   /** Takes an Idempotency-Key header: the same key and body within 24 h return the first result. */
@@ -93,6 +95,7 @@ export const DASHBOARD_ROUTES = {
     operationId: 'dashboardRollKey',
     method: 'post',
     path: '/v1/dashboard/keys/{key_id}/roll',
+    pathParams: [keyIdParam],
     body: rollApiKeyInputSchema,
     idempotencyKey: true,
   },
@@ -100,6 +103,7 @@ export const DASHBOARD_ROUTES = {
     operationId: 'dashboardRevokeKey',
     method: 'delete',
     path: '/v1/dashboard/keys/{key_id}',
+    pathParams: [keyIdParam],
   },
   dashboardUsage: {
     operationId: 'dashboardUsage',

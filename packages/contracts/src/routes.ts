@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  apiKeyIdSchema,
   apiKeySchema,
   apiKeyWithSecretSchema,
   changePasswordInputSchema,
@@ -140,6 +141,13 @@ const webhookId: PathParam = {
   description: 'Subscription id `wh_…`',
   schema: webhookIdSchema,
   notFound: 'Webhook not found.',
+};
+/** An API key's id, on the account's and the dashboard's key routes. */
+export const keyIdParam: PathParam = {
+  name: 'key_id',
+  description: 'Key id `key_…`',
+  schema: apiKeyIdSchema,
+  notFound: 'API key not found.',
 };
 const deliveryId: PathParam = {
   name: 'delivery_id',
@@ -494,7 +502,7 @@ export const ROUTES = {
     caller: 'session',
     tag: 'Account (dashboard session)',
     summary: 'Revoke a key, immediately and everywhere',
-    pathParams: [{ name: 'key_id', description: 'Key id `key_…`' }],
+    pathParams: [keyIdParam],
     responses: { '200': { description: 'Revoked', schema: apiKeyResponseSchema } },
     errors: ['NOT_FOUND'],
   },

@@ -80,6 +80,13 @@ export const signalDetailResponseSchema = z
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
 /**
+ * A decimal numeral as the number it writes, anything else as it is: any numeral, so -1 or 1.5
+ * are told what is wrong with them by the number's own rules.
+ */
+export const numeralAsNumber = (v: unknown): unknown =>
+  typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v;
+
+/**
  * A query parameter holding a whole number: an integer from `min` to `max` in the schema (the
  * document says so to clients), read from the query string's digits; every failure names the
  * parameter. Only plain digits become numbers (`0x10`, `1e1`, ` 5` stay text and are refused).
@@ -88,8 +95,7 @@ export const wholeNumberParam = (name: string, min: number, max: number) => {
   const range = `${name} must be between ${min} and ${max}`;
   const whole = `${name} must be a whole number`;
   return z.preprocess(
-    // Any decimal numeral is read as a number, so -1 or 1.5 are told what is wrong with them.
-    (v) => (typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v),
+    numeralAsNumber,
     // One message a value: out of range is said first (a numeral past 2^53, say, is not also
     // "not whole"), then a fraction in range.
     z

@@ -35,7 +35,8 @@ export interface ServiceAppParts {
 
 export interface BaseAppOptions extends ServiceAppParts {
   service: string;
-  jsonLimit?: string;
+  /** The largest JSON body the service's routes take, in bytes (default 100 KiB). */
+  jsonLimitBytes?: number;
   trustProxy?: boolean | string | number;
   /** false for the gateway, which streams bodies to the services untouched. */
   parseJson?: boolean;
@@ -108,7 +109,7 @@ export function createBaseApp(options: BaseAppOptions): Express {
   app.use(metricsMiddleware(options.service));
   if (options.beforeHealth) app.use(['/healthz', '/readyz'], options.beforeHealth);
   app.use(healthRouter(options.checks, options.lifecycle, options.servesWith, options.readiness));
-  if (options.parseJson !== false) app.use(jsonBodyMiddleware(options.jsonLimit));
+  if (options.parseJson !== false) app.use(jsonBodyMiddleware(options.jsonLimitBytes ?? 100 * 1024));
   return app;
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
-import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
+import express, { type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
 import { DEFAULT_ERROR_MESSAGES, ERROR_STATUS, type ErrorCode } from '@signal/contracts';
 import { AppError, NOT_A_JSON_OBJECT, isAppError, quotedForMessage, type FieldProblem } from './app-error';
 import { recordedStatus } from './client-gone';
@@ -104,12 +104,59 @@ export function isJsonMediaType(contentType: string | string[] | undefined): boo
 }
 
 /**
- * JSON bodies only: a body of another type is a 415, a too-large one a 413, broken JSON a 400.
- * An empty body is fine (e.g. POST …/test).
+ * Why a body is refused from the request's head alone, before a byte of it is read, or
+ * undefined: not JSON (415: what the body reader would say once it had read it all), or declared
+ * larger than `maxBytes` (413). Refusing on the head responds at once and never invites an
+ * upload (`Expect: 100-continue`) that would be dropped.
  */
-export function jsonBodyMiddleware(limit = '100kb'): RequestHandler[] {
+export function bodyRefusalOf(
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+  maxBytes: number,
+): 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | undefined {
+  if (!hasBody(headers)) return undefined;
+  if (!isJsonMediaType(headers['content-type'])) return 'UNSUPPORTED_MEDIA_TYPE';
+  if (Number(headers['content-length'] ?? 0) > maxBytes) return 'PAYLOAD_TOO_LARGE';
+  return undefined;
+}
+
+/**
+ * A refusal of a request whose body is left unread: its connection ends with the response
+ * (`Connection: close`), since what is left of the body cannot be told from a next request, and
+ * reading it all first (body-parser's way) lets a client hold the connection for as long as it
+ * keeps sending. The server bounds what it still reads before it closes.
+ */
+export const unreadBodyRefused = (code: ErrorCode, message?: string): AppError =>
+  new AppError(code, message, { headers: { Connection: 'close' } });
+
+/** The refusal `bodyRefusalOf` names, worded with the limit it applied. */
+const refusalOf = (code: 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE', maxBytes: number): AppError =>
+  unreadBodyRefused(
+    code,
+    code === 'PAYLOAD_TOO_LARGE'
+      ? `The request body is larger than this route takes (${Math.round(maxBytes / 1024)} KiB).`
+      : undefined,
+  );
+
+/**
+ * Refuses, before it is read, a body `bodyRefusalOf` refuses, on any route behind it, with the
+ * largest body the request's route takes (`maxBytesOf`): for an app whose routes take JSON or
+ * nothing.
+ */
+export function refuseUnreadBodies(maxBytesOf: (req: Request) => number): RequestHandler {
+  return (req, _res, next) => {
+    const maxBytes = maxBytesOf(req);
+    const refusal = bodyRefusalOf(req.headers, maxBytes);
+    next(refusal ? refusalOf(refusal, maxBytes) : undefined);
+  };
+}
+
+/**
+ * JSON bodies only: a body of another type is a 415, a too-large one a 413 (at once when its
+ * length says so), broken JSON a 400. An empty body is fine (e.g. POST …/test).
+ */
+export function jsonBodyMiddleware(limitBytes: number): RequestHandler[] {
   const parse = express.json({
-    limit,
+    limit: limitBytes,
     strict: true,
     type: () => true,
     // JSON text is UTF-8 (RFC 8259): bytes that are not would be decoded to U+FFFD and stored
@@ -121,11 +168,13 @@ export function jsonBodyMiddleware(limit = '100kb'): RequestHandler[] {
   return [
     (req, _res, next) => {
       if (!BODY_METHODS.has(req.method) || !hasBody(req.headers)) return next();
-      if (!isJsonMediaType(req.headers['content-type'])) return next(new AppError('UNSUPPORTED_MEDIA_TYPE'));
+      const refusal = bodyRefusalOf(req.headers, limitBytes);
+      if (refusal) return next(refusalOf(refusal, limitBytes));
       const contentType = String(req.headers['content-type']);
       const charset = CHARSET.exec(contentType)?.[1];
       if (charset !== undefined && charset.toLowerCase() !== 'utf-8') {
-        if (!/^(utf8|(us-)?ascii)$/i.test(charset)) return next(charsetRefused(charset));
+        if (!/^(utf8|(us-)?ascii)$/i.test(charset))
+          return next(unreadBodyRefused('UNSUPPORTED_MEDIA_TYPE', charsetMessage(charset)));
         // Other names of UTF-8, and ASCII (its subset), which the body parser does not know.
         req.headers['content-type'] = contentType.replace(CHARSET, '; charset=utf-8');
       }
@@ -159,11 +208,9 @@ const NOT_UTF8 = 'The request body is not valid UTF-8.';
  */
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
 
-const charsetRefused = (charset: string) =>
-  new AppError(
-    'UNSUPPORTED_MEDIA_TYPE',
-    `charset "${quotedForMessage(charset)}" is not supported: JSON bodies are UTF-8.`,
-  );
+const charsetMessage = (charset: string) =>
+  `charset "${quotedForMessage(charset)}" is not supported: JSON bodies are UTF-8.`;
+const charsetRefused = (charset: string) => new AppError('UNSUPPORTED_MEDIA_TYPE', charsetMessage(charset));
 
 /** Why a string cannot be stored as sent: U+0000, or a lone surrogate. */
 type TextProblem = 'nul' | 'surrogate';

@@ -32,7 +32,7 @@ function app() {
     logger,
     lifecycle,
     checks: { ok: async () => undefined },
-    jsonLimit: '1kb',
+    jsonLimitBytes: 1024,
   });
   a.post('/echo', (req, res) => {
     const body = parseOrThrow(z.strictObject({ name: z.string().min(1) }), req.body ?? {}, 'body');
@@ -177,7 +177,7 @@ describe('service-kit HTTP pieces', () => {
       logger,
       lifecycle: { shuttingDown: false },
       checks: {},
-      jsonLimit: '1mb',
+      jsonLimitBytes: 1024 * 1024,
     });
     roomy.post('/any', (_req, res) => res.json({ success: true }));
     const deep = `{"tags":${'['.repeat(20_000)}"a\\u0000"${']'.repeat(20_000)}}`;

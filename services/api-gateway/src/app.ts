@@ -1,10 +1,12 @@
 import type { RequestListener } from 'node:http';
 import { allowHeaderFor } from '@signal/contracts';
 import {
+  bodyRefusalOf,
   createBaseApp,
   finishApp,
   hasBody,
   readinessTiming,
+  refuseUnreadBodies,
   securityHeaderList,
   type HealthCheck,
   type InternalTokenCache,
@@ -26,7 +28,7 @@ import type { RequestThrottle } from './edge/domain/throttle';
 import type { UsageLedger } from './edge/domain/usage';
 import { accountRouter } from './accounts/http/account.router';
 import { apiPath } from './edge/http/api-path';
-import { takesApiPath } from './edge/http/service-routes';
+import { serviceRouteOf, takesApiPath } from './edge/http/service-routes';
 import { clientIpOf, trustProxySetting } from './edge/http/client-ip';
 import {
   dashboardOptions,
@@ -37,7 +39,8 @@ import {
 import { docsRouter } from './api-docs/http/docs.router';
 import { noStoreForSecrets } from './edge/http/no-store.middleware';
 import { connectionLimit } from './edge/http/connection-limit';
-import { lingerBeforeClose } from './edge/http/lingering-close';
+import { boundBodyPast, lingerBeforeClose } from './edge/http/lingering-close';
+import { MAX_API_BODY_BYTES, OWN_ROUTES_MAX_BODY_BYTES } from './http/upstream';
 import { rateLimitHeaders } from './edge/http/rate-limit-headers';
 import type { SharedLimiter } from './edge/domain/rate-limit';
 import {
@@ -122,6 +125,9 @@ export function buildApp(deps: GatewayAppDeps): Express {
     beforeOptions: headersOnly,
     beforeHealth: rateHeadersOnProbes(deps.guard, PROBE_HEADERS_WITHIN_MS),
   });
+  // Every route here takes JSON or nothing: a body of another type, or declared larger than its
+  // route takes, is refused before a byte of it is read, whatever the path.
+  app.use(refuseUnreadBodies((req) => maxBodyOf(req.url)));
   app.use(noStoreForSecrets());
   app.use(docsRouter(headersOnly, deps.defaultPlan, deps.publicUrl));
   app.use(accountRouter(deps.accounts, deps.logins, deps.guard, deps.sessionThrottle));
@@ -152,6 +158,13 @@ export function buildApp(deps: GatewayAppDeps): Express {
   app.use(rateHeadersOnUncountedErrors(deps.guard));
   return finishApp(app, deps.logger);
 }
+
+/**
+ * The largest body a request to the Express app's routes takes: a service's route (a dashboard
+ * session's request, which the session relay forwards) or the gateway's own.
+ */
+const maxBodyOf = (url: string | undefined): number =>
+  serviceRouteOf(url ?? '/') ? MAX_API_BODY_BYTES : OWN_ROUTES_MAX_BODY_BYTES;
 
 /**
  * The only public entry point, on node:http. Requests with an API key for the services' routes
@@ -193,8 +206,12 @@ export function buildGateway(deps: GatewayAppDeps): HttpEntry {
       if (takesApiPath(req.method ?? 'GET', req.url ?? '', req.headers, SESSION_COOKIE))
         return api.handle(req, res);
       // An upload announced with Expect: 100-continue: the API path invites the body only once
-      // the request passed auth, limits and the body checks; Express's routes take theirs at once.
-      if (continued) res.writeContinue();
+      // the request passed auth, limits and the body checks; Express's routes once its head
+      // passed theirs (a refused one gets its refusal instead).
+      if (continued && !bodyRefusalOf(req.headers, maxBodyOf(req.url))) res.writeContinue();
+      // A body with no declared length is read up to the limit, and past it only as far as a
+      // lingering close reads.
+      if (hasBody(req.headers)) boundBodyPast(req, maxBodyOf(req.url));
       app(req, res);
     };
   return {

@@ -101,6 +101,46 @@ describe('dashboard API (cookie session)', () => {
     await request(url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(401);
   });
 
+  it('when a key route is given an id of another form (a NUL, another prefix, overlong), then it is 404 NOT_FOUND, never a 500', async () => {
+    const s = await signUp(url);
+    const auth = { Cookie: s.cookie, 'X-CSRF-Token': s.csrf };
+    const token = (
+      await request(url)
+        .post('/v1/auth/login')
+        .send({ email: s.email, password: 'a long enough password' })
+        .expect(200)
+    ).body.data.token as string;
+    for (const id of ['%00', 'key_%00', 'abc', `key_${'a'.repeat(60)}`]) {
+      const calls = [
+        request(url).delete(`/v1/account/keys/${id}`).set('Authorization', `Bearer ${token}`),
+        request(url).delete(`/v1/dashboard/keys/${id}`).set(auth),
+        request(url).post(`/v1/dashboard/keys/${id}/roll`).set(auth).send({ overlap_seconds: 0 }),
+      ];
+      for (const res of await Promise.all(calls)) {
+        expect([id, res.status, res.body.error?.code]).toEqual([id, 404, 'NOT_FOUND']);
+      }
+    }
+  });
+
+  it('when a roll names its overlap as a numeral string, then it is read as the number', async () => {
+    const s = await signUp(url);
+    const auth = { Cookie: s.cookie, 'X-CSRF-Token': s.csrf };
+    const first = (await request(url).post('/v1/dashboard/keys').set(auth).send({ name: 'prod' }).expect(201))
+      .body.data;
+    const rolled = await request(url)
+      .post(`/v1/dashboard/keys/${first.id}/roll`)
+      .set(auth)
+      .send({ overlap_seconds: '3600' })
+      .expect(201);
+    expect(Date.parse(rolled.body.data.previous.expires_at) - Date.now()).toBeGreaterThan(3500_000);
+    const refused = await request(url)
+      .post(`/v1/dashboard/keys/${rolled.body.data.created.id}/roll`)
+      .set(auth)
+      .send({ overlap_seconds: '30' })
+      .expect(400);
+    expect(refused.body.error.message).toContain('overlap_seconds must be 0 or at least 60');
+  });
+
   it('when a key is rolled with an overlap, then both work until the old one expires; with 0 the old one stops at once', async () => {
     const s = await signUp(url);
     const auth = { Cookie: s.cookie, 'X-CSRF-Token': s.csrf };

@@ -27,7 +27,7 @@ export interface SignalsAppDeps extends ServiceAppParts {
 
 export function buildApp(deps: SignalsAppDeps): Express {
   return serviceApp(
-    { service: 'signals', ...deps, jsonLimit: '5mb' },
+    { service: 'signals', ...deps, jsonLimitBytes: 5 * 1024 * 1024 },
     signalsRouter(deps.reads, deps.internalJwtKey, deps.streams),
     ingestRouter(deps.repository, deps.effects, deps.ingestToken),
   );

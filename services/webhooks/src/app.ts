@@ -22,7 +22,7 @@ export interface WebhooksAppDeps extends ServiceAppParts {
 
 export function buildApp(deps: WebhooksAppDeps): Express {
   return serviceApp(
-    { service: 'webhooks', ...deps, jsonLimit: '64kb' },
+    { service: 'webhooks', ...deps, jsonLimitBytes: 64 * 1024 },
     webhooksRouter(deps.subscriptions, deps.internalJwtKey),
   );
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorCode } from '@signal/contracts';
-import { CLIENT_GONE_STATUS, hasBody, isJsonMediaType } from '@signal/service-kit';
+import { CLIENT_GONE_STATUS, bodyRefusalOf } from '@signal/service-kit';
 import { Pool, type Dispatcher } from 'undici';
 
 /** Response headers the gateway never passes on: connection-level ones and those it sets itself. */
@@ -87,19 +87,12 @@ export async function closeUpstream(upstream: Upstream): Promise<void> {
 /** The largest body a public route takes (the webhooks service reads at most 64 KiB). */
 export const MAX_API_BODY_BYTES = 64 * 1024;
 
-/**
- * Why a body is refused before any of it is read, or undefined: declared larger than any route
- * takes (413), or not JSON (415: what the services' body reader would respond once it had read it
- * all). Refusing on the headers responds at once and never invites an upload that would be dropped.
- */
-export function bodyRefusal(
-  headers: IncomingMessage['headers'],
-): 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | undefined {
-  if (!hasBody(headers)) return undefined;
-  if (!isJsonMediaType(headers['content-type'])) return 'UNSUPPORTED_MEDIA_TYPE';
-  if (Number(headers['content-length'] ?? 0) > MAX_API_BODY_BYTES) return 'PAYLOAD_TOO_LARGE';
-  return undefined;
-}
+/** The largest body the gateway's own routes take (login, sign-up, keys, the dashboard's API). */
+export const OWN_ROUTES_MAX_BODY_BYTES = 16 * 1024;
+
+/** Why a body to a service's route is refused before any of it is read (`bodyRefusalOf`). */
+export const bodyRefusal = (headers: IncomingMessage['headers']) =>
+  bodyRefusalOf(headers, MAX_API_BODY_BYTES);
 
 export type ClientBody = { ok: true; body: Buffer } | { ok: false; code: 'PAYLOAD_TOO_LARGE' | 'ABORTED' };
 

@@ -35,6 +35,7 @@ import {
   failedLogin,
   refuseCredential,
 } from '../../edge/http/throttle.middleware';
+import { OWN_ROUTES_MAX_BODY_BYTES } from '../../http/upstream';
 
 const sessionOf = new WeakMap<Response, Session>();
 
@@ -103,7 +104,7 @@ export function accountRouter(
   const session = requireSession(logins, guard, sessionThrottle);
   // Counted before the body is read: a malformed login carries the headers too.
   router.use(expressPath(ROUTES.login.path), countLogin(guard));
-  router.use(routePrefixes('gateway'), ...jsonBodyMiddleware('16kb'));
+  router.use(routePrefixes('gateway'), ...jsonBodyMiddleware(OWN_ROUTES_MAX_BODY_BYTES));
 
   mountRoute(router, ROUTES.login, async ({ body: { email, password } }, req, res) => {
     const result = await passwordLogin(logins, email, password, loginClientOf(req));

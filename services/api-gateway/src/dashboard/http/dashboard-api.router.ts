@@ -50,6 +50,7 @@ import { usageSummary } from '../domain/usage-summary.use-case';
 import { admitSessionApiRequest, type SessionApiRequestDeps } from '../domain/session-api-request.use-case';
 import type { StreamFeed } from '../../stream/http/stream-feed';
 import type { Upstream } from '../../http/upstream';
+import { OWN_ROUTES_MAX_BODY_BYTES } from '../../http/upstream';
 
 export interface DashboardApiDeps {
   /** The account use cases, and the shared limiter that also counts the session's requests. */
@@ -175,7 +176,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
   // Counted before the body is read: a malformed login or sign-up carries the headers too.
   router.post(expressPath(routes.dashboardLogin.path), countLogin(deps.addressGuard));
   router.post(expressPath(routes.dashboardSignup.path), ipGuard(deps.signupThrottle));
-  router.use(DASHBOARD_API_PATH, noStore, ...jsonBodyMiddleware('16kb'));
+  router.use(DASHBOARD_API_PATH, noStore, ...jsonBodyMiddleware(OWN_ROUTES_MAX_BODY_BYTES));
 
   mountRoute(router, routes.dashboardConfig, [guard], (_input, _req, res) => {
     res.json({ success: true, data: { signup_enabled: deps.signupEnabled } });

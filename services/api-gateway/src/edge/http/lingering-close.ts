@@ -55,6 +55,41 @@ export function lingerBeforeClose(req: IncomingMessage, limits: LingerLimits = L
   };
 }
 
+/**
+ * A body with no declared length (chunked) past `maxBytes`: the route's body reader refuses it,
+ * but reads the rest to its end before it answers (body-parser's way, to keep the connection).
+ * Past the limit, what is still read is bounded as a lingering close bounds it, and the
+ * connection is cut beyond that: a client cannot hold it for as long as it keeps sending.
+ */
+export function boundBodyPast(
+  req: IncomingMessage,
+  maxBytes: number,
+  limits: LingerLimits = LINGER_LIMITS,
+): void {
+  if (req.headers['content-length'] !== undefined || req.complete) return;
+  const socket = req.socket;
+  const start = socket.bytesRead;
+  // Chunk framing adds a few bytes a chunk: twice the limit is past it in any framing.
+  const refusedPast = start + 2 * maxBytes;
+  let refusedAt: { bytes: number; ms: number } | undefined;
+  const check = setInterval(() => {
+    if (req.complete || socket.destroyed) return stop();
+    const bytes = socket.bytesRead;
+    if (!refusedAt) {
+      if (bytes > refusedPast) refusedAt = { bytes, ms: Date.now() };
+      return;
+    }
+    if (bytes - refusedAt.bytes > limits.maxBytes || Date.now() - refusedAt.ms >= limits.maxMs) {
+      stop();
+      socket.destroy();
+    }
+  }, LINGER_CHECK_MS);
+  check.unref();
+  const stop = () => clearInterval(check);
+  req.once('end', stop);
+  socket.once('close', stop);
+}
+
 /** How often a lingering connection's bytes and time are looked at. */
 const LINGER_CHECK_MS = 100;
 

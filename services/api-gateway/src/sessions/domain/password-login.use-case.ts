@@ -29,8 +29,9 @@ export type LoginFailure = 'UNAUTHORIZED' | 'RATE_LIMIT_EXCEEDED' | 'SERVICE_UNA
 /** A success: the account, and the device cookie the browser keeps for this email. */
 export type LoginResult = Result<{ accountId: string; deviceCookie: string }, LoginFailure>;
 
-const tooManyFailures = (waitMs: number) =>
-  fail('RATE_LIMIT_EXCEEDED', 'Too many failed logins: wait retry_after seconds.', {
+/** A wait after failures: of logins, or of a session's current password when it changes it. */
+const tooManyFailures = (waitMs: number, what = 'failed logins') =>
+  fail('RATE_LIMIT_EXCEEDED', `Too many ${what}: wait retry_after seconds.`, {
     retryAfter: Math.ceil(waitMs / 1000),
   });
 
@@ -125,7 +126,7 @@ async function replacePassword(
   }
   const subject = sessionSubject(session.sessionId);
   const reserved = await deps.attempts.reserve(subject, now, true);
-  if (!reserved.ok) return tooManyFailures(reserved.waitMs);
+  if (!reserved.ok) return tooManyFailures(reserved.waitMs, 'wrong current passwords');
   const account = await deps.accounts.findAccount(session.accountId);
   const ok = await deps.passwords.verify(currentPassword, account?.password_hash ?? null);
   if (!account || !ok) return wrongPassword();
