@@ -115,6 +115,44 @@ describe('subscriptions API', () => {
     expect(res.body.error.message).toContain(field);
   });
 
+  it('when a receiver URL does not show where it would be POSTed (no // before the host, a percent-encoded host), then 400 at creation and update, and nothing is stored', async () => {
+    const account = 'acc_webhooks_written_url';
+    const noSlashes = `${receiver.url.replace('http://', 'http:/')}/ok`; // the parser reads http://127.0.0.1:…/ok
+    const refusals: [string, string][] = [
+      [noSlashes, 'url must be written as scheme://host'],
+      [`${receiver.url.replace('http://', 'http:')}/ok`, 'url must be written as scheme://host'],
+      [
+        'https://ex%41mple.com/',
+        'url host must be written as the host it names: ex%41mple.com is read as example.com',
+      ],
+    ];
+    for (const [url, message] of refusals) {
+      const res = await request(hooks.url)
+        .post('/v1/webhooks')
+        .set(hooks.auth(account))
+        .send({ url, events: ['signal.new'] })
+        .expect(400);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      expect(res.body.error.message).toContain(message);
+    }
+    const list = await request(hooks.url).get('/v1/webhooks').set(hooks.auth(account)).expect(200);
+    expect(list.body.data).toEqual([]);
+
+    // Written in full, in any case, with a percent-encoded path: accepted and shown as sent.
+    const written = `${receiver.url.replace('http://', 'HTTP://')}/caf%C3%A9`;
+    const { id } = await subscribe({ url: written, events: ['signal.new'] }, account);
+    for (const [url, message] of refusals) {
+      const res = await request(hooks.url)
+        .patch(`/v1/webhooks/${id}`)
+        .set(hooks.auth(account))
+        .send({ url })
+        .expect(400);
+      expect(res.body.error.message).toContain(message);
+    }
+    const got = await request(hooks.url).get(`/v1/webhooks/${id}`).set(hooks.auth(account)).expect(200);
+    expect(got.body.data.url).toBe(written);
+  });
+
   it('when called without the gateway token, then 401', async () => {
     await request(hooks.url).get('/v1/webhooks').expect(401);
   });

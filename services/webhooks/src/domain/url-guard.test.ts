@@ -142,6 +142,71 @@ describe('the SSRF guard on subscription URLs (production policy)', () => {
   });
 });
 
+describe('the URL as written (it must show where it is POSTed)', () => {
+  const dev: GuardPolicy = { allowLoopback: true };
+
+  it.each([
+    ['http:/127.0.0.1:3000/ok', 'http://127.0.0.1:3000'],
+    ['http:127.0.0.1:3000/ok', 'http://127.0.0.1:3000'],
+    ['http:///127.0.0.1:3000/ok', 'http://127.0.0.1:3000'],
+    ['https:/hooks.example.com/h', 'https://hooks.example.com'],
+    ['https:\\\\hooks.example.com/h', 'https://hooks.example.com'],
+  ])(
+    'when the url %s has no // before its host, then it is refused as not written scheme://host, naming %s',
+    (url, origin) => {
+      for (const policy of [dev, PRODUCTION_POLICY]) {
+        const problem = urlProblem(url, policy);
+        expect(problem).toContain('url must be written as scheme://host');
+        expect(problem).toContain(origin);
+      }
+    },
+  );
+
+  it.each([
+    ['https://ex%41mple.com/', 'example.com'],
+    ['https://hooks%2eexample.com/h', 'hooks.example.com'],
+    ['https://%31%32%37.0.0.1/h', '127.0.0.1'],
+    ['https://134744072/h', '8.8.8.8'], // decimal 8.8.8.8
+    ['https://0x08080808/h', '8.8.8.8'],
+    ['https://010.8.8.8/h', '8.8.8.8'], // octal: not 10.8.8.8
+    ['https://8.8.2056/h', '8.8.8.8'],
+    ['https://ｅxample.com/h', 'example.com'], // a full-width e
+    ['https://example。com/h', 'example.com'], // an ideographic full stop
+    ['https://exa\u00admple.com/h', 'example.com'], // a soft hyphen, dropped
+  ])(
+    'when the host of %s is not written as the host it names, then it is refused naming %s',
+    (url, named) => {
+      const problem = urlProblem(url, PRODUCTION_POLICY);
+      expect(problem).toMatch(/^url host must be written as the host it names: .* is read as /);
+      expect(problem).toContain(`is read as ${named} `);
+      expect(problem).toContain('no percent-encoding');
+    },
+  );
+
+  it.each([
+    'https://hooks.example.com/h',
+    'HTTPS://Hooks.Example.COM/H', // scheme and host in any case
+    'https://hooks.example.com:8443/caf%C3%A9?q=%20', // a port, a percent-encoded path and query
+    'https://hooks.example.com/café', // non-ASCII letters in the path, sent percent-encoded
+    'https://bücher.example/h', // an internationalised name
+    'https://BÜCHER.example/h',
+    'https://xn--bcher-kva.example/h',
+    'https://hooks.example.com./h', // a trailing dot
+    'https://8.8.8.8/h',
+    'https://8.8.8.8./h',
+    'https://[2606:4700:4700::1111]/h',
+    'https://[2606:4700:4700:0:0:0:0:1111]:8443/h', // the same address, uncompressed
+  ])('when the url %s shows the host it names, then it is accepted', (url) => {
+    expect(urlProblem(url, PRODUCTION_POLICY)).toBeUndefined();
+  });
+
+  it('when loopback receivers are allowed, then http://127.0.0.1 and http://[::1] written in full are still accepted', () => {
+    expect(urlProblem('http://127.0.0.1:3000/ok', dev)).toBeUndefined();
+    expect(urlProblem('http://[0:0:0:0:0:0:0:1]:3000/ok', dev)).toBeUndefined();
+    expect(urlProblem('HTTP://LOCALHOST:3000/ok', dev)).toBeUndefined();
+  });
+});
+
 describe('the development policy', () => {
   const dev: GuardPolicy = { allowLoopback: true };
 

@@ -1,5 +1,6 @@
 import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
+import { domainToUnicode } from 'node:url';
 
 /**
  * The SSRF guard: which addresses a webhook may reach. Pure rules over parsed bytes, no
@@ -179,11 +180,66 @@ export const isBlockedAddress = (address: string, policy: GuardPolicy = PRODUCTI
 
 const INTERNAL_NAME = /(^|\.)(localhost|local|internal|localdomain|home\.arpa|intranet|lan)$/;
 
+/** Scheme, `//` and the authority as written: up to the path, query or fragment. */
+const WRITTEN_AUTHORITY = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/?#\\]*)/;
+
+/** The host as written in an authority: after any userinfo, before any port; brackets kept. */
+function writtenHost(authority: string): string {
+  const hostPort = authority.slice(authority.lastIndexOf('@') + 1);
+  if (hostPort.startsWith('[')) {
+    const end = hostPort.indexOf(']');
+    return end < 0 ? hostPort : hostPort.slice(0, end + 1);
+  }
+  const colon = hostPort.indexOf(':');
+  return colon < 0 ? hostPort : hostPort.slice(0, colon);
+}
+
+/** Is the host as written the host the parser names (`url.hostname`), up to letter case? */
+function sameHost(written: string, named: string): boolean {
+  if (written.includes('%')) return false;
+  if (written.startsWith('[') && named.startsWith('[')) {
+    // An IPv6 literal may be written in any of its forms: they name one address.
+    const a = ipv6Groups(written.slice(1, -1));
+    const b = ipv6Groups(named.slice(1, -1));
+    return a !== undefined && b !== undefined && a.join(':') === b.join(':');
+  }
+  // eslint-disable-next-line no-control-regex -- ASCII is U+0000 to U+007F
+  if (/^[\u0000-\u007f]*$/.test(written)) {
+    const lower = written.toLowerCase();
+    // The parser drops an IPv4 address's trailing dot (a name keeps its own): the same address.
+    return lower === named || (isIP(named) === 4 && lower === `${named}.`);
+  }
+  // An internationalised name: as written (its letters in any case and composition), it must be
+  // the Unicode form of the punycode name the parser makes; mappings that change the letters
+  // (full-width forms, ideographic full stops, dropped soft hyphens) are not.
+  return written.normalize('NFC').toLowerCase() === domainToUnicode(named);
+}
+
 /**
- * Creation-time check of a subscription URL: scheme, credentials, internal names and literal
- * addresses. The WHATWG URL parser already turns decimal, octal and hex IPv4 forms
- * (`2130706433`, `0177.0.0.1`, `0x7f.1`) into dotted quads, so they meet the same rules.
- * Names are checked again at connect time (guardedLookupFor), against DNS rebinding.
+ * Why the URL as written does not show where it is POSTed, or undefined when it does. The URL
+ * parser reads `http:/h/x`, `http:h/x` and `https:///h/x` as `http://h/x`, decodes a
+ * percent-encoded host (`ex%41mple.com` is example.com), reads `2130706433` and `0x7f.1` as
+ * dotted quads, and maps look-alike letters onto others: stored as sent, the URL shown would not
+ * be the one POSTed to.
+ */
+function writtenProblem(raw: string, url: URL): string | undefined {
+  const authority = WRITTEN_AUTHORITY.exec(raw)?.[1];
+  if (!authority) {
+    return `url must be written as scheme://host… (two slashes, then the host): as written it would be POSTed to ${url.origin}`;
+  }
+  const written = writtenHost(authority);
+  if (sameHost(written, url.hostname)) return undefined;
+  const named =
+    isIP(url.hostname) !== 0 || url.hostname.startsWith('[') ? url.hostname : domainToUnicode(url.hostname);
+  return `url host must be written as the host it names: ${written} is read as ${named} (write the host with no percent-encoding, an IPv4 address as four decimal numbers)`;
+}
+
+/**
+ * Creation-time check of a subscription URL: scheme, the URL as written, credentials, internal
+ * names and literal addresses. The WHATWG URL parser turns decimal, octal and hex IPv4 forms
+ * (`2130706433`, `0177.0.0.1`, `0x7f.1`) into dotted quads; written so, the URL is refused, as it
+ * would not show the address it is sent to. Names are checked again at connect time
+ * (guardedLookupFor), against DNS rebinding.
  */
 export function urlProblem(raw: string, policy: GuardPolicy = PRODUCTION_POLICY): string | undefined {
   let url: URL;
@@ -192,6 +248,9 @@ export function urlProblem(raw: string, policy: GuardPolicy = PRODUCTION_POLICY)
   } catch {
     return 'url must be an absolute URL';
   }
+  const written =
+    url.protocol === 'https:' || url.protocol === 'http:' ? writtenProblem(raw, url) : undefined;
+  if (written) return written;
   if (url.username || url.password) return 'url must not contain credentials';
   const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
   const literal = isIP(host) !== 0;
