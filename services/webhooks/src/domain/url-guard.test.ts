@@ -232,6 +232,47 @@ describe('the development policy', () => {
   });
 });
 
+describe('which refusal an http URL gets', () => {
+  const dev: GuardPolicy = { allowLoopback: true };
+
+  it.each([
+    ['http://10.0.0.1/x', '10.0.0.1'],
+    ['http://192.168.1.1/x', '192.168.1.1'],
+    ['http://169.254.169.254/latest', '169.254.169.254'],
+    ['http://100.64.0.1/x', '100.64.0.1'],
+    ['http://[fd00::1]/x', 'fd00::1'],
+  ])(
+    'when an http URL names a literal address in a refused range (%s), then the refusal says the address is not public, not "use https"',
+    (url, address) => {
+      for (const policy of [dev, PRODUCTION_POLICY]) {
+        const problem = urlProblem(url, policy);
+        expect(problem).toMatch(/^url must point to a public address: /);
+        expect(problem).toContain(`${address} is not one`);
+        expect(problem).not.toContain('https');
+        // https would be refused the same way: the message names the real cause.
+        expect(urlProblem(url.replace('http:', 'https:'), policy)).toBe(problem);
+      }
+    },
+  );
+
+  it('when an http URL names an internal host in production, then the refusal says the host is not public, not "use https"', () => {
+    expect(urlProblem('http://localhost/x', PRODUCTION_POLICY)).toBe('url must point to a public host');
+    expect(urlProblem('http://127.0.0.1/x', PRODUCTION_POLICY)).toMatch(
+      /^url must point to a public address: /,
+    );
+    expect(urlProblem('http://printer.local/x', dev)).toBe('url must point to a public host');
+  });
+
+  it('when an http URL names a public host or address, then the refusal says to use https, which would fix it', () => {
+    expect(urlProblem('http://8.8.8.8/x', PRODUCTION_POLICY)).toBe('url must use https');
+    expect(urlProblem('http://[2606:4700:4700::1111]/x', PRODUCTION_POLICY)).toBe('url must use https');
+    expect(urlProblem('http://8.8.8.8/x', dev)).toMatch(
+      /^url must use https \(http is accepted for loopback/,
+    );
+    expect(urlProblem('https://8.8.8.8/x', PRODUCTION_POLICY)).toBeUndefined();
+  });
+});
+
 describe('the connect-time lookup', () => {
   const resolverReturning =
     (...addresses: LookupAddress[]): Lookup =>

@@ -236,10 +236,12 @@ function writtenProblem(raw: string, url: URL): string | undefined {
 
 /**
  * Creation-time check of a subscription URL: scheme, the URL as written, credentials, internal
- * names and literal addresses. The WHATWG URL parser turns decimal, octal and hex IPv4 forms
- * (`2130706433`, `0177.0.0.1`, `0x7f.1`) into dotted quads; written so, the URL is refused, as it
- * would not show the address it is sent to. Names are checked again at connect time
- * (guardedLookupFor), against DNS rebinding.
+ * names and literal addresses. Where it goes is checked before http is: a private address or an
+ * internal name is refused as such, never with "use https", which would not make it reachable.
+ * The WHATWG URL parser turns decimal, octal and hex IPv4 forms (`2130706433`, `0177.0.0.1`,
+ * `0x7f.1`) into dotted quads; written so, the URL is refused, as it would not show the address
+ * it is sent to. Names are checked again at connect time (guardedLookupFor), against DNS
+ * rebinding.
  */
 export function urlProblem(raw: string, policy: GuardPolicy = PRODUCTION_POLICY): string | undefined {
   let url: URL;
@@ -248,29 +250,27 @@ export function urlProblem(raw: string, policy: GuardPolicy = PRODUCTION_POLICY)
   } catch {
     return 'url must be an absolute URL';
   }
-  const written =
-    url.protocol === 'https:' || url.protocol === 'http:' ? writtenProblem(raw, url) : undefined;
+  // Where loopback receivers are allowed, http is too, for them only: say so, or the message
+  // contradicts the http://127.0.0.1 URLs this installation accepts.
+  const httpsOnly = policy.allowLoopback
+    ? 'url must use https (http is accepted for loopback addresses only: localhost, 127.0.0.0/8, ::1)'
+    : 'url must use https';
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return httpsOnly;
+  const written = writtenProblem(raw, url);
   if (written) return written;
   if (url.username || url.password) return 'url must not contain credentials';
   const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
-  const literal = isIP(host) !== 0;
+  if (isIP(host) !== 0) {
+    const problem = addressProblem(host, policy);
+    if (problem) return `url must point to a public address: ${host} is not one (${problem})`;
+  } else if (!(host === 'localhost' && policy.allowLoopback)) {
+    if (INTERNAL_NAME.test(host) || !host.includes('.')) return 'url must point to a public host';
+  }
+  // A public destination (or an allowed loopback one): only now would https be the fix.
   const loopbackTarget =
     policy.allowLoopback &&
     (host === 'localhost' || host === '::1' || (isIP(host) === 4 && isLoopback4(ipv4ToInt(host) ?? 0)));
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopbackTarget)) {
-    // Where loopback receivers are allowed, http is too, for them only: say so, or the message
-    // contradicts the http://127.0.0.1 URLs this installation accepts.
-    return policy.allowLoopback
-      ? 'url must use https (http is accepted for loopback addresses only: localhost, 127.0.0.0/8, ::1)'
-      : 'url must use https';
-  }
-  if (!literal) {
-    if (host === 'localhost' && policy.allowLoopback) return undefined;
-    if (INTERNAL_NAME.test(host) || !host.includes('.')) return 'url must point to a public host';
-    return undefined;
-  }
-  const problem = addressProblem(host, policy);
-  return problem ? `url must point to a public address (${problem})` : undefined;
+  return url.protocol === 'http:' && !loopbackTarget ? httpsOnly : undefined;
 }
 
 type LookupCallback = (
