@@ -328,9 +328,14 @@ export const recoverWebhookInputSchema = z
     since: isoInstantParam('since').describe(
       'Attempt now every failed or pending delivery created at or after this instant: an ISO 8601 timestamp with its zone (2026-01-31T12:00:00Z, +02:00 or +0200 offsets) or a date (2026-01-31: midnight UTC), as `since` of the lists',
     ),
+    // null is accepted as well as omission: it is the last page's `next_cursor`, so a client
+    // passing back the `next_cursor` it got must not be refused.
     cursor: prefixedIdSchema('dlv', 'cursor must be the next_cursor a previous recover call returned')
+      .nullable()
       .optional()
-      .describe('`next_cursor` of the previous call: continue after the deliveries it covered'),
+      .describe(
+        '`next_cursor` of the previous call: continue after the deliveries it covered; omitted or null = the first page',
+      ),
     limit: wholeNumberParam('limit', 1, RECOVER_PAGE_SIZE)
       .optional()
       .describe(`Deliveries covered by this call; default and max ${RECOVER_PAGE_SIZE}`),

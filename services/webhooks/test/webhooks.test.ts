@@ -451,6 +451,45 @@ describe('test events and the delivery log', () => {
     expect(signalIdSchema.safeParse(payload.data.id).success).toBe(true);
     expect(payload.data).toMatchObject({ test: true, subscription_id: id });
   });
+
+  it('when recover is given cursor null (the next_cursor of its last page passed back), then it is taken as no cursor: 202, and the failed delivery is attempted', async () => {
+    // An account of its own: recover is limited per account per minute.
+    const account = 'acc_webhooks_recover_null';
+    let status = 500;
+    const failing = await startReceiver(() => ({ status }));
+    try {
+      const { id } = await subscribe({ url: `${failing.url}/recover-null`, events: ['signal.new'] }, account);
+      const since = new Date(Date.now() - 1000).toISOString();
+      await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(account)).expect(202);
+      await waitFor(
+        async () => {
+          const r = await request(hooks.url)
+            .get(`/v1/webhooks/${id}/deliveries?status=failed`)
+            .set(hooks.auth(account));
+          return r.body.data?.length === 1;
+        },
+        15_000,
+        100,
+        'the test event failed after its retries',
+      );
+      const attempted = failing.requests.length;
+      status = 200;
+      const recover = (cursor: string | null) =>
+        request(hooks.url)
+          .post(`/v1/webhooks/${id}/recover`)
+          .set(hooks.auth(account))
+          .send({ since, cursor });
+
+      const first = await recover(null).expect(202);
+      expect(first.body.data).toEqual({ since, queued: 1, next_cursor: null });
+      await waitFor(() => failing.requests.length === attempted + 1, 10_000, 50, 'the recovered attempt');
+      // The last page's next_cursor, passed straight back, is accepted too.
+      const again = await recover(first.body.data.next_cursor).expect(202);
+      expect(again.body.data).toEqual({ since, queued: 0, next_cursor: null });
+    } finally {
+      await failing.close();
+    }
+  });
 });
 
 describe('delivery', () => {

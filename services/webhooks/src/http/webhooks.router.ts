@@ -85,7 +85,8 @@ export function webhooksRouter(deps: SubscriptionDeps, internalJwtKey: KeyObject
     );
   });
   mountRoute(r, ROUTES.recoverWebhook, async ({ params, body }, req, res) => {
-    const input = { ...body, since: new Date(body.since) };
+    // cursor: null (the last page's next_cursor) is no cursor.
+    const input = { ...body, since: new Date(body.since), cursor: body.cursor ?? undefined };
     sendPerformed(
       res,
       202,
