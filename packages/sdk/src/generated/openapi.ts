@@ -837,8 +837,8 @@ export interface components {
     RecoverWebhookRequest: {
       /** @description Attempt now every failed or pending delivery created at or after this instant: an ISO 8601 timestamp with its zone (2026-01-31T12:00:00Z, +02:00 or +0200 offsets) or a date (2026-01-31: midnight UTC), as `since` of the lists */
       since: string;
-      /** @description `next_cursor` of the previous call: continue after the deliveries it covered */
-      cursor?: string;
+      /** @description `next_cursor` of the previous call: continue after the deliveries it covered; omitted or null = the first page */
+      cursor?: string | null;
       /** @description Deliveries covered by this call; default and max 100 */
       limit?: number;
     };
