@@ -26,6 +26,15 @@ async function signUp(url: string): Promise<Session & { res: request.Response }>
   return { cookie, csrf: res.body.data.csrf_token as string, email, res };
 }
 
+/** A signed-up session, its headers, and a key of its to roll. */
+async function sessionWithKey(url: string) {
+  const s = await signUp(url);
+  const auth = { Cookie: s.cookie, 'X-CSRF-Token': s.csrf };
+  const first = (await request(url).post('/v1/dashboard/keys').set(auth).send({ name: 'prod' }).expect(201))
+    .body.data;
+  return { s, auth, first };
+}
+
 describe('dashboard API (cookie session)', () => {
   let sys: SystemHarness;
   let url: string;
@@ -123,10 +132,7 @@ describe('dashboard API (cookie session)', () => {
   });
 
   it('when a roll names its overlap as a numeral string, then it is read as the number', async () => {
-    const s = await signUp(url);
-    const auth = { Cookie: s.cookie, 'X-CSRF-Token': s.csrf };
-    const first = (await request(url).post('/v1/dashboard/keys').set(auth).send({ name: 'prod' }).expect(201))
-      .body.data;
+    const { auth, first } = await sessionWithKey(url);
     const rolled = await request(url)
       .post(`/v1/dashboard/keys/${first.id}/roll`)
       .set(auth)
@@ -142,10 +148,7 @@ describe('dashboard API (cookie session)', () => {
   });
 
   it('when a key is rolled with an overlap, then both work until the old one expires; with 0 the old one stops at once', async () => {
-    const s = await signUp(url);
-    const auth = { Cookie: s.cookie, 'X-CSRF-Token': s.csrf };
-    const first = (await request(url).post('/v1/dashboard/keys').set(auth).send({ name: 'prod' }).expect(201))
-      .body.data;
+    const { s, auth, first } = await sessionWithKey(url);
     const rolled = await request(url)
       .post(`/v1/dashboard/keys/${first.id}/roll`)
       .set(auth)
@@ -190,10 +193,7 @@ describe('dashboard API (cookie session)', () => {
   });
 
   it('when a roll is sent again with its Idempotency-Key, then one replacement is made and the repeat answers with it, secret included; another body with the key is 409', async () => {
-    const s = await signUp(url);
-    const auth = { Cookie: s.cookie, 'X-CSRF-Token': s.csrf };
-    const first = (await request(url).post('/v1/dashboard/keys').set(auth).send({ name: 'prod' }).expect(201))
-      .body.data;
+    const { auth, first } = await sessionWithKey(url);
     const roll = (overlap: number) =>
       request(url)
         .post(`/v1/dashboard/keys/${first.id}/roll`)
