@@ -49,8 +49,7 @@ import type { OpenStreams } from '../../stream/domain/open-streams';
 import { usageSummary } from '../domain/usage-summary.use-case';
 import { admitSessionApiRequest, type SessionApiRequestDeps } from '../domain/session-api-request.use-case';
 import type { StreamFeed } from '../../stream/http/stream-feed';
-import type { Upstream } from '../../http/upstream';
-import { OWN_ROUTES_MAX_BODY_BYTES } from '../../http/upstream';
+import { OWN_ROUTES_MAX_BODY_BYTES, type Upstream } from '../../http/upstream';
 
 export interface DashboardApiDeps {
   /** The account use cases, and the shared limiter that also counts the session's requests. */

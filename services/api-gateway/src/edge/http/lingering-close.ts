@@ -85,7 +85,12 @@ export function boundBodyPast(
     }
   }, LINGER_CHECK_MS);
   check.unref();
-  const stop = () => clearInterval(check);
+  // A kept-alive connection carries many requests: each takes its listener off when it is done.
+  const stop = () => {
+    clearInterval(check);
+    req.off('end', stop);
+    socket.off('close', stop);
+  };
   req.once('end', stop);
   socket.once('close', stop);
 }
