@@ -146,18 +146,19 @@ describe('the URL as written (it must show where it is POSTed)', () => {
   const dev: GuardPolicy = { allowLoopback: true };
 
   it.each([
-    ['http:/127.0.0.1:3000/ok', 'http://127.0.0.1:3000'],
-    ['http:127.0.0.1:3000/ok', 'http://127.0.0.1:3000'],
-    ['http:///127.0.0.1:3000/ok', 'http://127.0.0.1:3000'],
-    ['https:/hooks.example.com/h', 'https://hooks.example.com'],
-    ['https:\\\\hooks.example.com/h', 'https://hooks.example.com'],
+    ['http:/127.0.0.1:3000/ok', 'http://127.0.0.1:3000/ok'],
+    ['http:127.0.0.1:3000/ok', 'http://127.0.0.1:3000/ok'],
+    ['http:///127.0.0.1:3000/ok', 'http://127.0.0.1:3000/ok'],
+    ['http:/127.0.0.1:3000/a/b?q=1', 'http://127.0.0.1:3000/a/b?q=1'],
+    ['https:/hooks.example.com/h', 'https://hooks.example.com/h'],
+    ['https:\\\\hooks.example.com/h', 'https://hooks.example.com/h'],
   ])(
-    'when the url %s has no // before its host, then it is refused as not written scheme://host, naming %s',
-    (url, origin) => {
+    'when the url %s has no // before its host, then it is refused as not written scheme://host, naming the whole URL %s',
+    (url, href) => {
       for (const policy of [dev, PRODUCTION_POLICY]) {
         const problem = urlProblem(url, policy);
         expect(problem).toContain('url must be written as scheme://host');
-        expect(problem).toContain(origin);
+        expect(problem).toContain(`would be POSTed to ${href}`);
       }
     },
   );

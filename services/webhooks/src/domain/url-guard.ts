@@ -225,7 +225,7 @@ function sameHost(written: string, named: string): boolean {
 function writtenProblem(raw: string, url: URL): string | undefined {
   const authority = WRITTEN_AUTHORITY.exec(raw)?.[1];
   if (!authority) {
-    return `url must be written as scheme://host… (two slashes, then the host): as written it would be POSTed to ${url.origin}`;
+    return `url must be written as scheme://host… (two slashes, then the host): as written it would be POSTed to ${url.href}`;
   }
   const written = writtenHost(authority);
   if (sameHost(written, url.hostname)) return undefined;
