@@ -7,6 +7,8 @@ export class ApiError extends Error {
     readonly requestId?: string,
     /** The fields the server refused, each with its message (shown under its control). */
     readonly details: readonly { field: string; message: string }[] = [],
+    /** Seconds the API asked to wait before asking again (`retry_after`: a 429, some 503s). */
+    readonly retryAfter?: number,
   ) {
     super(message);
   }
@@ -96,21 +98,27 @@ export async function call<T>(
     // The one decode point: the gateway's own contract (its tests validate these shapes).
     return json as unknown as Envelope<T>;
   }
+  throw apiError(res.status, json);
+}
+
+/** The error a refused request's body describes (the API's envelope), as the pages show it. */
+export function apiError(status: number, json: unknown): ApiError {
   const err = isRecord(json) && isRecord(json.error) ? json.error : {};
   const details = Array.isArray(err.details)
     ? err.details.filter(isRecord).map((d) => ({ field: String(d.field), message: String(d.message) }))
     : [];
   const retryAfter = typeof err.retry_after === 'number' ? err.retry_after : undefined;
   const message = messageWithWait(
-    typeof err.message === 'string' ? err.message : `Request failed (${res.status}).`,
+    typeof err.message === 'string' ? err.message : `Request failed (${status}).`,
     retryAfter,
   );
-  throw new ApiError(
-    res.status,
-    typeof err.code === 'string' ? err.code : `HTTP_${res.status}`,
+  return new ApiError(
+    status,
+    typeof err.code === 'string' ? err.code : `HTTP_${status}`,
     errorMessage(message, details),
     typeof err.request_id === 'string' ? err.request_id : undefined,
     details,
+    retryAfter,
   );
 }
 

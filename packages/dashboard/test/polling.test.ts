@@ -1,4 +1,4 @@
-import { MAX_GAP_MS, refreshDue, type RefreshState } from '../src/polling';
+import { MAX_GAP_MS, notBeforeAfter, refreshDue, type RefreshState } from '../src/polling';
 
 const at = (s: number) => 1_000_000 + s * 1000;
 const state = (over: Partial<RefreshState>): RefreshState => ({
@@ -6,6 +6,7 @@ const state = (over: Partial<RefreshState>): RefreshState => ({
   liveUntil: 0,
   lastEnd: at(0),
   lastTook: 50,
+  notBefore: 0,
   ...over,
 });
 
@@ -30,5 +31,18 @@ describe('when the deliveries list refreshes itself', () => {
     const slow = state({ dueAt: at(0), liveUntil: at(60), lastTook: 3000 });
     expect(refreshDue(at(11), slow)).toBe(false);
     expect(refreshDue(at(12), slow)).toBe(true);
+  });
+
+  it('when a refresh was refused with retry_after, then no refresh is due before it', () => {
+    // A 429 with retry_after 34 while a test keeps the list live (every 2 s otherwise).
+    const refused = state({ liveUntil: at(60), dueAt: at(0), notBefore: notBeforeAfter(at(0), 429, 34) });
+    for (let s = 2; s < 34; s += 2) expect(refreshDue(at(s), refused)).toBe(false);
+    expect(refreshDue(at(34), refused)).toBe(true);
+    // A 503 with retry_after waits it too; one without, and other refusals, hold nothing.
+    expect(notBeforeAfter(at(0), 503, 5)).toBe(at(5));
+    expect(notBeforeAfter(at(0), 503, undefined)).toBe(0);
+    expect(notBeforeAfter(at(0), 409, undefined)).toBe(0);
+    // A 429 that names no wait waits the slowest pace.
+    expect(notBeforeAfter(at(0), 429, undefined)).toBe(at(0) + MAX_GAP_MS);
   });
 });

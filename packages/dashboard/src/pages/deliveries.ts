@@ -1,7 +1,7 @@
 /** One webhook's deliveries, each with its attempts; test, re-send and recover. */
 import type { Delivery, WebhookSubscription } from '@signal/contracts';
-import { SubmissionKey, SubmissionKeys, call, get, post } from '../api.js';
-import { refreshDue, type RefreshState } from '../polling.js';
+import { ApiError, SubmissionKey, SubmissionKeys, call, get, post, waitText } from '../api.js';
+import { notBeforeAfter, refreshDue, type RefreshState } from '../polling.js';
 import {
   badge,
   breakable,
@@ -162,12 +162,31 @@ export async function deliveriesView(webhookId: string): Promise<void> {
    * due, never while nothing is pending, and never sooner than four times the last read took. The
    * page reads through the account's plan like any client, so it does not poll a delivery whose
    * next attempt is minutes away every 2 seconds, nor a long history's slow page back to back.
+   * A read the API refused with a wait (429: the plan's limit) holds every read until it is over.
    */
   const polling: RefreshState = {
     dueAt: Number.POSITIVE_INFINITY,
     liveUntil: 0,
     lastEnd: 0,
     lastTook: 0,
+    notBefore: 0,
+  };
+  /** A read whose refusal names a wait holds the page's next reads until then. */
+  const held =
+    <T>(read: () => Promise<T>) =>
+    () =>
+      read().catch((err: unknown) => {
+        if (err instanceof ApiError)
+          polling.notBefore = Math.max(
+            polling.notBefore,
+            notBeforeAfter(Date.now(), err.status, err.retryAfter),
+          );
+        throw err;
+      });
+  /** After an action that queued deliveries: the list follows them for 15 s (once any hold ends). */
+  const follow = async () => {
+    polling.liveUntil = Math.max(Date.now(), polling.notBefore) + 15_000;
+    await refresh();
   };
   const testEvent = select(
     'event',
@@ -194,8 +213,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
     );
     if (!d) return;
     test.done();
-    polling.liveUntil = Date.now() + 15_000;
-    await refresh();
+    await follow();
   });
 
   const since = h('input', {
@@ -249,8 +267,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
         ? `No failed or waiting deliveries since ${fmtDate(from)}: nothing queued.`
         : `${queued} deliver${queued === 1 ? 'y' : 'ies'} since ${fmtDate(from)} queued for an attempt now.`,
     );
-    polling.liveUntil = Date.now() + 15_000;
-    await refresh();
+    await follow();
   });
 
   const q = new URLSearchParams({ limit: '20', page: String(pageNo) });
@@ -283,7 +300,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
           onclick: async () => {
             if (open.has(d.id)) open.delete(d.id);
             else open.set(d.id, undefined);
-            await refresh();
+            await refresh(true);
           },
         },
         `Attempts (${count})`,
@@ -326,8 +343,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
                         )
                       ) {
                         key.done();
-                        polling.liveUntil = Date.now() + 15_000;
-                        await refresh();
+                        await follow();
                       }
                     }),
                   },
@@ -381,22 +397,36 @@ export async function deliveriesView(webhookId: string): Promise<void> {
     if (focused) listSlot.querySelector<HTMLElement>(`[data-focus="${CSS.escape(focused)}"]`)?.focus();
   };
 
-  const refresh = async () => {
+  /** Reads the list again; `asked` by the developer (a click), a read held by a refusal says so. */
+  const refresh = async (asked = false) => {
+    const wait = polling.notBefore - Date.now();
+    if (wait > 0) {
+      if (asked)
+        announce(`The API asked to wait: the deliveries are read again in ${waitText(wait / 1000)}.`, true);
+      return;
+    }
     const gen = ++generation;
     const started = Date.now();
-    const list = await act(() =>
-      call<Delivery[]>(
-        'GET',
-        `${pathOf('listWebhookDeliveries', { webhook_id: webhookId })}?${q.toString()}`,
+    const list = await act(
+      held(() =>
+        call<Delivery[]>(
+          'GET',
+          `${pathOf('listWebhookDeliveries', { webhook_id: webhookId })}?${q.toString()}`,
+        ),
       ),
     );
-    if (!list || gen !== generation) return;
+    if (!list) {
+      // A refused read counts as a read: the next waits its gap (and any wait it was told).
+      if (gen === generation) Object.assign(polling, { lastEnd: Date.now(), lastTook: Date.now() - started });
+      return;
+    }
+    if (gen !== generation) return;
     const ids = new Set(list.data.map((d) => d.id));
     for (const id of open.keys()) if (!ids.has(id)) open.delete(id);
     await Promise.all(
       [...open.keys()].map(async (id) => {
-        const full = await act(() =>
-          get<Delivery>(pathOf('getWebhookDelivery', { webhook_id: webhookId, delivery_id: id })),
+        const full = await act(
+          held(() => get<Delivery>(pathOf('getWebhookDelivery', { webhook_id: webhookId, delivery_id: id }))),
         );
         if (full) open.set(id, full);
       }),
@@ -458,7 +488,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
     h(
       'div',
       { class: 'actions' },
-      h('button', { type: 'button', class: 'secondary', onclick: () => void refresh() }, 'Refresh'),
+      h('button', { type: 'button', class: 'secondary', onclick: () => void refresh(true) }, 'Refresh'),
     ),
     liveNote,
     listSlot,
