@@ -128,6 +128,10 @@ describeIfBrowser('dashboard in chromium', () => {
           50,
           '410',
         );
+        // The page's header follows the subscription by itself (no reload): disabled, with why.
+        const header = p.locator('dl.detail');
+        await header.getByText('The endpoint responded 410 Gone.').waitFor({ timeout: 20_000 });
+        await header.getByText('disabled', { exact: true }).waitFor();
         await p.goto(`${sys.gw.url}/dashboard#/webhooks`);
         const subscriptions = p.getByRole('table', { name: 'Webhook subscriptions' });
         await waitFor(

@@ -281,6 +281,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
   /** Each delivery's re-send key, kept across redraws until its request is answered. */
   const retryKeys = new SubmissionKeys();
   let generation = 0;
+  let hookJustRead = true;
   const render = (deliveries: Delivery[], meta?: { total: number; total_pages: number }) => {
     // A redraw puts the focus back where it was (the same control of the same delivery).
     const focused = document.activeElement?.closest('[data-focus]')?.getAttribute('data-focus');
@@ -407,14 +408,24 @@ export async function deliveriesView(webhookId: string): Promise<void> {
     }
     const gen = ++generation;
     const started = Date.now();
-    const list = await act(
-      held(() =>
-        call<Delivery[]>(
-          'GET',
-          `${pathOf('listWebhookDeliveries', { webhook_id: webhookId })}?${q.toString()}`,
+    // The subscription is read with its deliveries: its state and health (a 410 disabled it, the
+    // failures of the last 24 h, the last delivery) are as of the same moment as the list.
+    const [list, fresh] = await Promise.all([
+      act(
+        held(() =>
+          call<Delivery[]>(
+            'GET',
+            `${pathOf('listWebhookDeliveries', { webhook_id: webhookId })}?${q.toString()}`,
+          ),
         ),
       ),
-    );
+      // (The page's first read has it from just now.)
+      hookJustRead
+        ? undefined
+        : act(held(() => get<WebhookSubscription>(pathOf('getWebhook', { webhook_id: webhookId })))),
+    ]);
+    hookJustRead = false;
+    if (fresh && gen === generation) showHook(fresh);
     if (!list) {
       // A refused read counts as a read: the next waits its gap (and any wait it was told).
       if (gen === generation) Object.assign(polling, { lastEnd: Date.now(), lastTook: Date.now() - started });
@@ -462,6 +473,20 @@ export async function deliveriesView(webhookId: string): Promise<void> {
       pendingDue.length ? ' Updates by itself while a delivery is pending, after its next attempt.' : '',
     );
   };
+  /** The subscription as last read: its URL, state and health, description and events. */
+  const header = h('dl', { class: 'detail card' });
+  const showHook = (w: WebhookSubscription) =>
+    replace(
+      header,
+      h('dt', {}, 'Endpoint'),
+      h('dd', {}, breakable(w.url)),
+      h('dt', {}, 'Status'),
+      h('dd', {}, webhookState(w)),
+      ...(w.description ? [h('dt', {}, 'Description'), h('dd', {}, w.description)] : []),
+      h('dt', {}, 'Events'),
+      h('dd', {}, w.events.join(', ')),
+    );
+  showHook(hook);
   const pager = (p: number, label: string) => {
     const nq = new URLSearchParams(params);
     nq.set('page', String(p));
@@ -471,17 +496,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
   page(
     'Deliveries',
     h('p', {}, h('a', { href: '#/webhooks' }, '← Webhooks')),
-    h(
-      'dl',
-      { class: 'detail card' },
-      h('dt', {}, 'Endpoint'),
-      h('dd', {}, breakable(hook.url)),
-      h('dt', {}, 'Status'),
-      h('dd', {}, webhookState(hook)),
-      ...(hook.description ? [h('dt', {}, 'Description'), h('dd', {}, hook.description)] : []),
-      h('dt', {}, 'Events'),
-      h('dd', {}, hook.events.join(', ')),
-    ),
+    header,
     testForm,
     recoverForm,
     filters,
