@@ -112,7 +112,9 @@ describeIfBrowser('dashboard in chromium', () => {
         await p.getByRole('button', { name: 'Recover deliveries' }).click();
         await p
           .getByRole('status')
-          .getByText(/^(No failed or waiting deliveries since|\d+ deliver(y|ies) since)/)
+          .getByText(
+            /^(Nothing newly queued since .*: deliveries already queued, or just attempted by a retry or recover, are not queued again, and no other failed or is waiting\.|\d+ deliver(y|ies) since .* queued for an attempt now\.)$/,
+          )
           .waitFor();
 
         // The event filter offers the event names, not free text.

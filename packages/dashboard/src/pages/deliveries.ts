@@ -264,7 +264,8 @@ export async function deliveriesView(webhookId: string): Promise<void> {
     }
     announce(
       queued === 0
-        ? `No failed or waiting deliveries since ${fmtDate(from)}: nothing queued.`
+        ? // The response does not tell "all were queued already" from "none failed or waits".
+          `Nothing newly queued since ${fmtDate(from)}: deliveries already queued, or just attempted by a retry or recover, are not queued again, and no other failed or is waiting.`
         : `${queued} deliver${queued === 1 ? 'y' : 'ies'} since ${fmtDate(from)} queued for an attempt now.`,
     );
     await follow();
