@@ -65,6 +65,11 @@ export function announce(message: string, isError = false, ...more: Node[]): voi
   );
 }
 
+/** Clears the status line if it still says `message` (nothing since has replaced it). */
+export function unsay(message: string): void {
+  if (statusEl.textContent?.trim() === message.trim()) replace(statusEl);
+}
+
 /** A message for the page an action goes on to (the status line is cleared on every page change). */
 let carried: { message: string; isError: boolean } | null = null;
 export function announceNext(message: string, isError = false): void {
@@ -124,7 +129,8 @@ function clearFormError(form: HTMLFormElement): void {
 
 /**
  * Runs an action, reports its outcome (in the status line, or in `form` when the action is a
- * form's), and sends expired sessions to log in.
+ * form's), and sends expired sessions to log in. A form's refusal clears the status line: what
+ * it said was an earlier action's outcome, and must not read as this one's.
  */
 export async function act<T>(
   what: () => Promise<T>,
@@ -143,8 +149,10 @@ export async function act<T>(
       location.hash = '#/login';
       return undefined;
     }
-    if (form) showFormError(form, err);
-    else announce(errorText(err), true);
+    if (form) {
+      replace(statusEl);
+      showFormError(form, err);
+    } else announce(errorText(err), true);
     return undefined;
   }
 }
@@ -173,6 +181,8 @@ export function onSubmit(form: HTMLFormElement, handler: () => Promise<void>): v
     ev.preventDefault();
     if (busy) return;
     busy = true;
+    // The previous submission's refusal is not this one's: it goes until this one is answered.
+    clearFormError(form);
     const buttons = [...form.querySelectorAll<HTMLButtonElement>('button[type="submit"]')];
     for (const b of buttons) b.disabled = true;
     form.setAttribute('aria-busy', 'true');

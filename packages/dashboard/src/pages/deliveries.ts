@@ -19,6 +19,8 @@ import {
 import {
   DELIVERY_EVENTS,
   announce,
+  errorText,
+  unsay,
   showFormError,
   act,
   every,
@@ -164,6 +166,8 @@ export async function deliveriesView(webhookId: string): Promise<void> {
    * next attempt is minutes away every 2 seconds, nor a long history's slow page back to back.
    * A read the API refused with a wait (429: the plan's limit) holds every read until it is over.
    */
+  /** What the last refused read said in the status line (a later read that succeeds clears it). */
+  let readError: string | undefined;
   const polling: RefreshState = {
     dueAt: Number.POSITIVE_INFINITY,
     liveUntil: 0,
@@ -176,6 +180,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
     <T>(read: () => Promise<T>) =>
     () =>
       read().catch((err: unknown) => {
+        readError = errorText(err);
         if (err instanceof ApiError)
           polling.notBefore = Math.max(
             polling.notBefore,
@@ -403,12 +408,16 @@ export async function deliveriesView(webhookId: string): Promise<void> {
   const refresh = async (asked = false) => {
     const wait = polling.notBefore - Date.now();
     if (wait > 0) {
-      if (asked)
-        announce(`The API asked to wait: the deliveries are read again in ${waitText(wait / 1000)}.`, true);
+      if (asked) {
+        readError = `The API asked to wait: the deliveries are read again in ${waitText(wait / 1000)}.`;
+        announce(readError, true);
+      }
       return;
     }
     const gen = ++generation;
     const started = Date.now();
+    const shownError = readError;
+    readError = undefined;
     // The subscription is read with its deliveries: its state and health (a 410 disabled it, the
     // failures of the last 24 h, the last delivery) are as of the same moment as the list.
     const [list, fresh] = await Promise.all([
@@ -444,6 +453,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
       }),
     );
     if (gen !== generation) return;
+    if (shownError && readError === undefined) unsay(shownError);
     const pendingDue = [...list.data, ...[...open.values()].flatMap((d) => (d ? [d] : []))]
       .filter((d) => d.status === 'pending')
       .map((d) => (d.next_attempt_at ? Date.parse(d.next_attempt_at) : Date.now()));
