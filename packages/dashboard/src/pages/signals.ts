@@ -1,6 +1,6 @@
 /** The signals list (live from the stream) and one signal. */
 import type { SignalDetail, SignalListItem } from '@signal/contracts';
-import { call, get, isRecord } from '../api.js';
+import { ApiError, apiError, call, get, isRecord, waitText } from '../api.js';
 import { badge, field, fmtDate, fmtRelative, h, replace, select, table, zoneName } from '../dom.js';
 import {
   SIGNAL_TYPES,
@@ -9,8 +9,10 @@ import {
   onLeave,
   act,
   announce,
+  errorText,
   every,
   page,
+  unsay,
 } from '../shell.js';
 import { pathOf } from '../generated/routes.js';
 
@@ -157,32 +159,63 @@ export async function signalsView(): Promise<void> {
     } else return;
     render(total);
   };
+  /** The refusal shown in the status line (it goes once a stream opens) and the pending reopen. */
+  let refusal: string | undefined;
+  let reopenTimer: ReturnType<typeof setTimeout> | undefined;
   const openStream = () => {
+    clearTimeout(reopenTimer);
     const q = new URLSearchParams({ events: WEBHOOK_EVENTS.join(',') });
     if (params.get('type')) q.set('type', params.get('type')!);
-    stream = new EventSource(`${pathOf('streamSignals')}?${q.toString()}`);
+    const url = `${pathOf('streamSignals')}?${q.toString()}`;
+    stream = new EventSource(url);
     liveState.textContent = '(connecting…)';
     stream.addEventListener('open', () => {
       liveState.textContent = '(connected)';
       reopenMs = 1000;
+      if (refusal) unsay(refusal);
+      refusal = undefined;
     });
     const opened = stream;
     stream.addEventListener('error', (ev) => {
       // A connection that failed (EventSource retries by itself), not the stream's own `error`.
       if (ev instanceof MessageEvent) return;
       liveState.textContent = '(reconnecting…)';
-      // EventSource gives up for good on an answer that is not a stream: a 401 once the session
-      // ended (its expiry, a log-out or a password change elsewhere), a 429. The session is
-      // asked for then: an ended one goes to log in, as any action's 401 does; otherwise the
-      // stream opens again a moment later.
+      // EventSource gives up for good on an answer that is not a stream (a 401 once the session
+      // ended, a 429 with every stream of the plan open) and never says which. The stream's
+      // request is made again to read its answer: an ended session goes to log in, as any
+      // action's 401 does; a refusal is said, and the stream opens again after the wait it
+      // names, longer and longer while it lasts (to 60 s), or when "Connect now" is clicked.
       if (opened.readyState !== EventSource.CLOSED) return;
-      void act(() => get(pathOf('dashboardSession'))).then((session) => {
-        if (session === undefined) return;
-        // A refusal that lasts (every stream slot taken: 429) is asked again less and less often.
+      void streamRefusal(url).then((err) => {
+        if (stream !== opened || !live.checked) return;
+        if (err?.status === 401) {
+          void act(() => Promise.reject(err));
+          return;
+        }
         reopenMs = Math.min(reopenMs * 2, 60_000);
-        setTimeout(() => {
+        const waitMs = Math.max(reopenMs, (err?.retryAfter ?? 0) * 1000);
+        reopenTimer = setTimeout(() => {
           if (stream === opened && live.checked) openStream();
-        }, reopenMs);
+        }, waitMs);
+        if (!err) return;
+        const wait = waitText(waitMs / 1000);
+        liveState.textContent = `(refused: trying again in ${wait})`;
+        refusal = `Live updates refused: ${errorText(err)} They are asked for again in ${wait}.`;
+        announce(
+          refusal,
+          true,
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'secondary',
+              onclick: () => {
+                if (stream === opened && live.checked) openStream();
+              },
+            },
+            'Connect now',
+          ),
+        );
       });
     });
     for (const name of WEBHOOK_EVENTS)
@@ -190,6 +223,7 @@ export async function signalsView(): Promise<void> {
     stream.addEventListener('reset', () => void load(false));
   };
   const closeStream = () => {
+    clearTimeout(reopenTimer);
     stream?.close();
     stream = undefined;
     liveState.textContent = '';
@@ -305,4 +339,35 @@ export async function signalView(id: string): Promise<void> {
       ...row('Updated', fmtDate(s.updated_at)),
     ),
   );
+}
+
+/**
+ * Why the stream at `url` was refused: its request made again and its answer read (a stream that
+ * opens this time is closed at once: nothing refused it, EventSource may open it again).
+ */
+async function streamRefusal(url: string): Promise<ApiError | undefined> {
+  const stop = new AbortController();
+  try {
+    const res = await fetch(url, {
+      headers: { accept: 'text/event-stream' },
+      credentials: 'same-origin',
+      cache: 'no-store',
+      signal: stop.signal,
+    });
+    if (res.ok) {
+      stop.abort();
+      return undefined;
+    }
+    const json: unknown = await res.json().catch(() => undefined);
+    const err = apiError(res.status, json);
+    // The message without the API's own "Try again in 5 s": the page names the wait it keeps.
+    const bare =
+      isRecord(json) && isRecord(json.error)
+        ? apiError(res.status, { error: { ...json.error, retry_after: undefined } })
+        : err;
+    return new ApiError(err.status, err.code, bare.message, err.requestId, err.details, err.retryAfter);
+  } catch {
+    stop.abort();
+    return new ApiError(0, 'NETWORK', 'The server could not be reached. Check your connection.');
+  }
 }
