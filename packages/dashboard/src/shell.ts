@@ -171,6 +171,25 @@ export function every(ms: number, tick: () => Promise<void> | void): void {
 }
 
 /**
+ * Offers a button, or says why not: a button whose action the state shown can only have refused
+ * (a test to a disabled webhook, a roll of a key already being rolled out) is disabled, with a
+ * title saying why; `why` undefined offers it. A busy button given back stays as this left it.
+ */
+export function offer(button: HTMLButtonElement, why: string | undefined): HTMLButtonElement {
+  button.disabled = why !== undefined;
+  if (why === undefined) {
+    button.removeAttribute('title');
+    delete button.dataset.unavailable;
+  } else {
+    button.title = why;
+    button.dataset.unavailable = why;
+  }
+  return button;
+}
+
+const usable = (b: HTMLButtonElement) => b.dataset.unavailable === undefined;
+
+/**
  * Handles a form's submissions one at a time: while one is in flight its submit buttons are
  * disabled and further submits (a double-click, Enter pressed twice) are ignored, so one
  * intent makes one request.
@@ -179,18 +198,18 @@ export function onSubmit(form: HTMLFormElement, handler: () => Promise<void>): v
   let busy = false;
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
-    if (busy) return;
+    const buttons = [...form.querySelectorAll<HTMLButtonElement>('button[type="submit"]')];
+    if (busy || (buttons.length > 0 && !buttons.some(usable))) return;
     busy = true;
     // The previous submission's refusal is not this one's: it goes until this one is answered.
     clearFormError(form);
-    const buttons = [...form.querySelectorAll<HTMLButtonElement>('button[type="submit"]')];
     for (const b of buttons) b.disabled = true;
     form.setAttribute('aria-busy', 'true');
     try {
       await handler();
     } finally {
       busy = false;
-      for (const b of buttons) b.disabled = false;
+      for (const b of buttons) b.disabled = !usable(b);
       form.removeAttribute('aria-busy');
     }
   });
@@ -216,7 +235,7 @@ export function oneAtATime(handler: () => Promise<void>): (ev: Event) => Promise
     } finally {
       busy = false;
       if (button) {
-        button.disabled = false;
+        button.disabled = !usable(button);
         button.removeAttribute('aria-busy');
         // A disabled button loses the focus (a dialog it opened could not give it back): a
         // keyboard user is put back where they were, unless the focus has gone somewhere since.

@@ -134,6 +134,9 @@ describeIfBrowser('dashboard in chromium', () => {
         const header = p.locator('dl.detail');
         await header.getByText('The endpoint responded 410 Gone.').waitFor({ timeout: 20_000 });
         await header.getByText('disabled', { exact: true }).waitFor();
+        // A disabled webhook's test and recover would be refused (409): not offered.
+        expect(await p.getByRole('button', { name: 'Send test' }).isDisabled()).toBe(true);
+        expect(await p.getByRole('button', { name: 'Recover deliveries' }).isDisabled()).toBe(true);
         await p.goto(`${sys.gw.url}/dashboard#/webhooks`);
         const subscriptions = p.getByRole('table', { name: 'Webhook subscriptions' });
         await waitFor(
@@ -292,6 +295,10 @@ describeIfBrowser('dashboard in chromium', () => {
           .filter({ hasText: 'expiring' });
         await waitFor(async () => (await rows.count()) === 2, 5000, 50, 'both keys listed');
         await rows.getByText('expires in 24 h').waitFor();
+        // The old key is being rolled out: a second roll would be refused, so it is not offered.
+        const notOffered = rows.locator('button[title^="Already being rolled out"]');
+        expect(await notOffered.count()).toBe(1);
+        expect(await notOffered.isDisabled()).toBe(true);
         await expectAccessible('keys-after-roll', p);
       } finally {
         await close();

@@ -19,6 +19,7 @@ import {
 import {
   DELIVERY_EVENTS,
   announce,
+  offer,
   errorText,
   unsay,
   showFormError,
@@ -198,11 +199,15 @@ export async function deliveriesView(webhookId: string): Promise<void> {
     DELIVERY_EVENTS.map((e): [string, string] => [e, e]),
     'webhook.test',
   );
+  // Test, recover and re-send are refused (409) while the subscription is disabled: not offered.
+  const testButton = h('button', { type: 'submit' }, 'Send test');
+  const recoverButton = h('button', { type: 'submit' }, 'Recover deliveries');
+  let disabledWhy: string | undefined;
   const testForm = h(
     'form',
     { class: 'card', 'aria-label': 'Send a test event' },
     field('Test event', testEvent, 'A sample payload in this event’s shape, marked "test": true.'),
-    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Send test')),
+    h('div', { class: 'actions' }, testButton),
   );
   // A test whose answer never came is sent again with its key: one test delivery, not two.
   const test = new SubmissionKey();
@@ -235,7 +240,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
       since,
       `Your time zone: ${zoneName()}. Each gets one attempt now; asking again queues none twice.`,
     ),
-    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Recover deliveries')),
+    h('div', { class: 'actions' }, recoverButton),
   );
   // Each page's request keeps its Idempotency-Key until it is answered: sent again after a lost
   // answer, it is answered as the first was.
@@ -325,36 +330,39 @@ export async function deliveriesView(webhookId: string): Promise<void> {
             { class: 'actions' },
             toggle,
             (full ?? d).status === 'failed' || (full ?? d).status === 'pending'
-              ? h(
-                  'button',
-                  {
-                    type: 'button',
-                    class: 'secondary',
-                    'data-focus': `resend:${d.id}`,
-                    'aria-label':
-                      (full ?? d).status === 'failed'
-                        ? `Re-send delivery ${d.id}`
-                        : `Retry delivery ${d.id} now`,
-                    onclick: oneAtATime(async () => {
-                      const waiting = (full ?? d).status === 'pending';
-                      const key = retryKeys.of(d.id);
-                      if (
-                        await act(
-                          () =>
-                            post(
-                              pathOf('retryWebhookDelivery', { webhook_id: webhookId, delivery_id: d.id }),
-                              undefined,
-                              { idempotencyKey: key.for({}) },
-                            ),
-                          waiting ? 'Delivery attempted now.' : 'Delivery re-sent.',
-                        )
-                      ) {
-                        key.done();
-                        await follow();
-                      }
-                    }),
-                  },
-                  (full ?? d).status === 'failed' ? 'Re-send' : 'Retry now',
+              ? offer(
+                  h(
+                    'button',
+                    {
+                      type: 'button',
+                      class: 'secondary',
+                      'data-focus': `resend:${d.id}`,
+                      'aria-label':
+                        (full ?? d).status === 'failed'
+                          ? `Re-send delivery ${d.id}`
+                          : `Retry delivery ${d.id} now`,
+                      onclick: oneAtATime(async () => {
+                        const waiting = (full ?? d).status === 'pending';
+                        const key = retryKeys.of(d.id);
+                        if (
+                          await act(
+                            () =>
+                              post(
+                                pathOf('retryWebhookDelivery', { webhook_id: webhookId, delivery_id: d.id }),
+                                undefined,
+                                { idempotencyKey: key.for({}) },
+                              ),
+                            waiting ? 'Delivery attempted now.' : 'Delivery re-sent.',
+                          )
+                        ) {
+                          key.done();
+                          await follow();
+                        }
+                      }),
+                    },
+                    (full ?? d).status === 'failed' ? 'Re-send' : 'Retry now',
+                  ),
+                  disabledWhy,
                 )
               : null,
           ),
@@ -486,7 +494,11 @@ export async function deliveriesView(webhookId: string): Promise<void> {
   };
   /** The subscription as last read: its URL, state and health, description and events. */
   const header = h('dl', { class: 'detail card' });
-  const showHook = (w: WebhookSubscription) =>
+  const showHook = (w: WebhookSubscription) => {
+    disabledWhy =
+      w.status === 'disabled' ? 'This webhook is disabled: enable it on the Webhooks page first.' : undefined;
+    offer(testButton, disabledWhy);
+    offer(recoverButton, disabledWhy);
     replace(
       header,
       h('dt', {}, 'Endpoint'),
@@ -497,6 +509,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
       h('dt', {}, 'Events'),
       h('dd', {}, w.events.join(', ')),
     );
+  };
   showHook(hook);
   const pager = (p: number, label: string) => {
     const nq = new URLSearchParams(params);

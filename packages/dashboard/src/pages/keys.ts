@@ -21,6 +21,7 @@ import {
   state,
   announce,
   act,
+  offer,
   oneAtATime,
   every,
   onSubmit,
@@ -38,6 +39,13 @@ const OVERLAPS: [string, string][] = [
 ];
 
 /** An API key's status for people: revoked, expired, or active with how long it has left. */
+/**
+ * Keys this dashboard rolled with an overlap (old key id → its replacement's prefix): a second
+ * roll of one is refused (409 "already being rolled out"), so it is not offered. The API's key
+ * view does not say which keys are being rolled out; these are the ones the dashboard knows of.
+ */
+const rolledOut = new Map<string, string>();
+
 function keyState(k: ApiKeyView): HTMLElement {
   if (k.status !== 'active' || !k.expires_at) return badge(k.status);
   return h(
@@ -133,15 +141,20 @@ export async function keysView(): Promise<void> {
           ? h(
               'div',
               { class: 'actions' },
-              h(
-                'button',
-                {
-                  type: 'button',
-                  class: 'secondary',
-                  'aria-label': `Roll key ${k.name} (${k.prefix}…)`,
-                  onclick: oneAtATime(() => roll(k)),
-                },
-                'Roll',
+              offer(
+                h(
+                  'button',
+                  {
+                    type: 'button',
+                    class: 'secondary',
+                    'aria-label': `Roll key ${k.name} (${k.prefix}…)`,
+                    onclick: oneAtATime(() => roll(k)),
+                  },
+                  'Roll',
+                ),
+                rolledOut.has(k.id)
+                  ? `Already being rolled out: roll its replacement (${rolledOut.get(k.id)}…) instead.`
+                  : undefined,
               ),
               h(
                 'button',
@@ -208,6 +221,7 @@ export async function keysView(): Promise<void> {
     }
     key.done();
     const old = r.previous;
+    if (old.status === 'active') rolledOut.set(old.id, r.created.prefix);
     announce(
       old.status === 'active' && old.expires_at
         ? `Key rolled. The old key ${old.prefix}… keeps working until ${fmtDate(old.expires_at)} (${fmtRelative(old.expires_at)}); the new one is ${r.created.prefix}….`

@@ -21,6 +21,7 @@ import {
   SIGNAL_TYPES,
   WEBHOOK_EVENTS,
   announce,
+  offer,
   showFormError,
   act,
   onSubmit,
@@ -170,6 +171,10 @@ async function testOutcome(webhookId: string, deliveryId: string): Promise<{ tex
   return { text: 'Test sent; no answer from the endpoint yet.', ok: false };
 }
 
+/** Why a test to `w` can only be refused (409 while it is disabled), or nothing. */
+const testRefusal = (w: WebhookSubscription) =>
+  w.status === 'disabled' ? 'This webhook is disabled: enable it to send a test.' : undefined;
+
 /** How often a shown Webhooks page reads its subscriptions' health again by itself. */
 const HEALTH_REFRESH_MS = 30_000;
 /** The shown Webhooks page's own refresh: one at a time, whichever view drew the page last. */
@@ -181,6 +186,8 @@ async function redrawStates(cells: ReadonlyMap<string, HTMLElement>): Promise<We
   for (const w of fresh) {
     const cell = cells.get(w.id);
     if (cell) replace(cell, webhookState(w));
+    const test = document.querySelector<HTMLButtonElement>(`button[data-test-of="${CSS.escape(w.id)}"]`);
+    if (test) offer(test, testRefusal(w));
   }
   return fresh;
 }
@@ -246,35 +253,39 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
         'div',
         { class: 'actions' },
         h('a', { href: `#/webhooks/${w.id}`, 'aria-label': `Deliveries of ${w.url}` }, 'Deliveries'),
-        h(
-          'button',
-          {
-            type: 'button',
-            class: 'secondary',
-            'aria-label': `Send test to ${w.url}`,
-            onclick: oneAtATime(async () => {
-              const d = await act(() =>
-                post<Delivery>(pathOf('sendWebhookTest', { webhook_id: w.id }), undefined, {
-                  idempotencyKey: testKey.for({}),
-                }),
-              );
-              if (!d) return;
-              testKey.done();
-              announce(`Test event sent to ${w.url}; waiting for its answer…`);
-              const outcome = await testOutcome(w.id, d.id);
-              void redrawAfterTest(stateCells, w.id, d.created_at);
-              announce(
-                outcome.text,
-                !outcome.ok,
-                h(
-                  'a',
-                  { href: `#/webhooks/${w.id}`, 'aria-label': `Attempts of the test to ${w.url}` },
-                  'See its attempts',
-                ),
-              );
-            }),
-          },
-          'Send test',
+        offer(
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'secondary',
+              'data-test-of': w.id,
+              'aria-label': `Send test to ${w.url}`,
+              onclick: oneAtATime(async () => {
+                const d = await act(() =>
+                  post<Delivery>(pathOf('sendWebhookTest', { webhook_id: w.id }), undefined, {
+                    idempotencyKey: testKey.for({}),
+                  }),
+                );
+                if (!d) return;
+                testKey.done();
+                announce(`Test event sent to ${w.url}; waiting for its answer…`);
+                const outcome = await testOutcome(w.id, d.id);
+                void redrawAfterTest(stateCells, w.id, d.created_at);
+                announce(
+                  outcome.text,
+                  !outcome.ok,
+                  h(
+                    'a',
+                    { href: `#/webhooks/${w.id}`, 'aria-label': `Attempts of the test to ${w.url}` },
+                    'See its attempts',
+                  ),
+                );
+              }),
+            },
+            'Send test',
+          ),
+          testRefusal(w),
         ),
         h(
           'button',
