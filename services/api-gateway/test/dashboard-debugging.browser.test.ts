@@ -57,6 +57,7 @@ describeIfBrowser('dashboard in chromium', () => {
         const states = table.locator('td[data-label="Status"]');
         await states.getByText('failed', { exact: true }).waitFor({ timeout: 20_000 });
         expect(receiver.requests).toHaveLength(4);
+        await p.getByText('Page 1 of 1 (1 delivery)').waitFor();
         await table.getByRole('button', { name: 'Attempts (4)' }).click();
         const attempts = p.getByRole('region', { name: /^Attempts of dlv_/ });
         await attempts.getByRole('article').nth(3).waitFor();

@@ -479,7 +479,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
         ? h(
             'p',
             {},
-            `Page ${meta.page} of ${Math.max(1, meta.total_pages)} (${meta.total} deliveries) `,
+            `Page ${meta.page} of ${Math.max(1, meta.total_pages)} (${meta.total.toLocaleString()} deliver${meta.total === 1 ? 'y' : 'ies'}) `,
             meta.page > 1 ? pager(meta.page - 1, 'Previous') : null,
             ' ',
             meta.page < meta.total_pages ? pager(meta.page + 1, 'Next') : null,
