@@ -31,6 +31,12 @@ export const apiKeySchema = z
       .describe(
         'active: it works; expired: past its expires_at; revoked: revoked (or rolled with no overlap)',
       ),
+    replaced_by: z
+      .string()
+      .nullable()
+      .describe(
+        'The id of the key that replaced it when it was rolled (it works until its expires_at, or not at all after a roll with no overlap); null for a key never rolled',
+      ),
   })
   .meta({ id: 'ApiKey' });
 export type ApiKeyView = z.infer<typeof apiKeySchema>;

@@ -142,6 +142,7 @@ const apiKey = {
   last_used_at: at,
   revoked_at: null,
   status: 'active',
+  replaced_by: null,
 };
 const session = { token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9…', expires_at: at };
 const ok = (data: unknown, extra: Json = {}) => ({ success: true, data, ...extra });

@@ -159,7 +159,15 @@ describe('dashboard API (cookie session)', () => {
       name: 'prod',
       status: 'active',
       key: expect.stringMatching(/^sk_live_/),
+      replaced_by: null,
     });
+    // The old key says what replaced it, in the roll's answer and in the list from then on.
+    expect(previous.replaced_by).toBe(created.id);
+    const listed = (await request(url).get('/v1/dashboard/keys').set(auth).expect(200)).body.data as Array<{
+      id: string;
+      replaced_by: string | null;
+    }>;
+    expect(listed.find((k) => k.id === first.id)?.replaced_by).toBe(created.id);
     expect(Date.parse(previous.expires_at) - Date.now()).toBeGreaterThan(3500_000);
     // The old key's streams read its end where every gateway checks them (their test: open-streams).
     const accountId = jwt.decode(s.cookie.slice(s.cookie.indexOf('=') + 1), { json: true })?.sub;

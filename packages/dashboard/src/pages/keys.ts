@@ -38,14 +38,19 @@ const OVERLAPS: [string, string][] = [
   ['604800', 'Keep the old key 7 days'],
 ];
 
-/** An API key's status for people: revoked, expired, or active with how long it has left. */
 /**
- * Keys this dashboard rolled with an overlap (old key id → its replacement's prefix): a second
- * roll of one is refused (409 "already being rolled out"), so it is not offered. The API's key
- * view does not say which keys are being rolled out; these are the ones the dashboard knows of.
+ * Why a key is not offered a roll, or undefined: one already rolled (`replaced_by`) and still
+ * working through its overlap is refused a second roll (409 "already being rolled out"), unless
+ * this page's roll of it went unanswered: asked again, it answers with the replacement it made,
+ * secret included.
  */
-const rolledOut = new Map<string, string>();
+function rollRefusal(k: ApiKeyView, rows: readonly ApiKeyView[], unanswered: boolean): string | undefined {
+  if (!k.replaced_by || unanswered) return undefined;
+  const replacement = rows.find((r) => r.id === k.replaced_by);
+  return `Already being rolled out: roll its replacement${replacement ? ` (${replacement.prefix}…)` : ''} instead.`;
+}
 
+/** An API key's status for people: revoked, expired, or active with how long it has left. */
 function keyState(k: ApiKeyView): HTMLElement {
   if (k.status !== 'active' || !k.expires_at) return badge(k.status);
   return h(
@@ -152,9 +157,7 @@ export async function keysView(): Promise<void> {
                   },
                   'Roll',
                 ),
-                rolledOut.has(k.id)
-                  ? `Already being rolled out: roll its replacement (${rolledOut.get(k.id)}…) instead.`
-                  : undefined,
+                rollRefusal(k, rows, rollKeys.of(k.id).pending() !== undefined),
               ),
               h(
                 'button',
@@ -221,7 +224,6 @@ export async function keysView(): Promise<void> {
     }
     key.done();
     const old = r.previous;
-    if (old.status === 'active') rolledOut.set(old.id, r.created.prefix);
     announce(
       old.status === 'active' && old.expires_at
         ? `Key rolled. The old key ${old.prefix}… keeps working until ${fmtDate(old.expires_at)} (${fmtRelative(old.expires_at)}); the new one is ${r.created.prefix}….`

@@ -343,6 +343,8 @@ class ApiKey(TypedDict):
     last_used_at: Optional[str]
     revoked_at: Optional[str]
     status: ApiKeyStatus
+    replaced_by: Optional[str]
+    """The id of the key that replaced it when it was rolled; None for a key never rolled."""
 
 
 class ApiKeyWithSecret(ApiKey):

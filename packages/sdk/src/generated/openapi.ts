@@ -870,6 +870,8 @@ export interface components {
        * @enum {string}
        */
       status: 'active' | 'expired' | 'revoked';
+      /** @description The id of the key that replaced it when it was rolled (it works until its expires_at, or not at all after a roll with no overlap); null for a key never rolled */
+      replaced_by: string | null;
     };
     ApiKeyWithSecret: {
       id: string;
@@ -886,6 +888,8 @@ export interface components {
        * @enum {string}
        */
       status: 'active' | 'expired' | 'revoked';
+      /** @description The id of the key that replaced it when it was rolled (it works until its expires_at, or not at all after a roll with no overlap); null for a key never rolled */
+      replaced_by: string | null;
       /** @description The API key; shown only once */
       key: string;
     };
@@ -7212,7 +7216,8 @@ export interface operations {
            *           "expires_at": null,
            *           "last_used_at": "2026-01-15T09:30:00.000Z",
            *           "revoked_at": null,
-           *           "status": "active"
+           *           "status": "active",
+           *           "replaced_by": null
            *         }
            *       ],
            *       "meta": {
@@ -7514,6 +7519,7 @@ export interface operations {
            *         "last_used_at": "2026-01-15T09:30:00.000Z",
            *         "revoked_at": null,
            *         "status": "active",
+           *         "replaced_by": null,
            *         "key": "sk_live_…shown once…"
            *       }
            *     }
@@ -7547,6 +7553,7 @@ export interface operations {
            *         "last_used_at": "2026-01-15T09:30:00.000Z",
            *         "revoked_at": null,
            *         "status": "active",
+           *         "replaced_by": null,
            *         "key": "sk_live_…shown once…"
            *       }
            *     }
@@ -7893,7 +7900,8 @@ export interface operations {
            *         "expires_at": null,
            *         "last_used_at": "2026-01-15T09:30:00.000Z",
            *         "revoked_at": "2026-01-15T09:30:00.000Z",
-           *         "status": "revoked"
+           *         "status": "revoked",
+           *         "replaced_by": null
            *       }
            *     }
            */

@@ -31,6 +31,7 @@ export function toKeyView(k: ApiKey): ApiKeyView {
     last_used_at: iso(k.last_used_at),
     revoked_at: iso(k.revoked_at),
     status: keyStatus(k),
+    replaced_by: k.replaced_by ?? null,
   };
 }
 

@@ -94,7 +94,10 @@ export async function rollApiKey(
   }
   await deps.repository.setKeyExpiry(accountId, keyId, until);
   deps.cache.deleteByKeyId(keyId);
-  return succeed({ created: created.value, previous: toKeyView({ ...old, expires_at: until }) });
+  return succeed({
+    created: created.value,
+    previous: toKeyView({ ...old, expires_at: until, replaced_by: replacementId }),
+  });
 }
 
 /**
