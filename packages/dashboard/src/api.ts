@@ -101,17 +101,18 @@ export async function call<T>(
   throw apiError(res.status, json);
 }
 
-/** The error a refused request's body describes (the API's envelope), as the pages show it. */
-export function apiError(status: number, json: unknown): ApiError {
+/**
+ * The error a refused request's body describes (the API's envelope), as the pages show it; its
+ * message says the wait (`retry_after`) unless `sayWait` is false (a page that names its own).
+ */
+export function apiError(status: number, json: unknown, sayWait = true): ApiError {
   const err = isRecord(json) && isRecord(json.error) ? json.error : {};
   const details = Array.isArray(err.details)
     ? err.details.filter(isRecord).map((d) => ({ field: String(d.field), message: String(d.message) }))
     : [];
   const retryAfter = typeof err.retry_after === 'number' ? err.retry_after : undefined;
-  const message = messageWithWait(
-    typeof err.message === 'string' ? err.message : `Request failed (${status}).`,
-    retryAfter,
-  );
+  const said = typeof err.message === 'string' ? err.message : `Request failed (${status}).`;
+  const message = sayWait ? messageWithWait(said, retryAfter) : said;
   return new ApiError(
     status,
     typeof err.code === 'string' ? err.code : `HTTP_${status}`,

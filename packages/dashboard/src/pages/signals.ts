@@ -359,13 +359,8 @@ async function streamRefusal(url: string): Promise<ApiError | undefined> {
       return undefined;
     }
     const json: unknown = await res.json().catch(() => undefined);
-    const err = apiError(res.status, json);
-    // The message without the API's own "Try again in 5 s": the page names the wait it keeps.
-    const bare =
-      isRecord(json) && isRecord(json.error)
-        ? apiError(res.status, { error: { ...json.error, retry_after: undefined } })
-        : err;
-    return new ApiError(err.status, err.code, bare.message, err.requestId, err.details, err.retryAfter);
+    // Without the API's own "Try again in 5 s": the page names the wait it keeps.
+    return apiError(res.status, json, false);
   } catch {
     stop.abort();
     return new ApiError(0, 'NETWORK', 'The server could not be reached. Check your connection.');

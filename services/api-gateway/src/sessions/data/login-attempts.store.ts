@@ -4,6 +4,7 @@ import {
   type LoginSubject,
   type Reservation,
   type Standing,
+  standingOf,
 } from '../domain/login-throttle';
 
 /**
@@ -79,7 +80,6 @@ export class LoginAttemptStore implements LoginAttempts {
 
   async standing(s: LoginSubject, now: number): Promise<Standing> {
     const [failures = 0, until = 0] = (await this.redis.hmget(this.key(s), 'failures', 'until')).map(Number);
-    // As RESERVE judges: within the free failures there is no wait.
-    return { failures, waitMs: failures > s.policy.free ? Math.max(0, until - now) : 0 };
+    return standingOf(failures, until, s.policy, now);
   }
 }

@@ -69,6 +69,12 @@ export interface Standing {
   waitMs: number;
 }
 
+/** A subject's standing from its failures and the end of its wait, as RESERVE judges: within the free failures there is no wait. */
+export const standingOf = (failures: number, until: number, policy: LoginPolicy, now: number): Standing => ({
+  failures,
+  waitMs: failures > policy.free ? Math.max(0, until - now) : 0,
+});
+
 /** Reserved (with the failures the subject had before this one), or the wait left. */
 export type Reservation = { ok: true; earlier: number } | { ok: false; waitMs: number };
 
@@ -220,9 +226,7 @@ export class LocalLoginAttempts implements LoginAttempts {
 
   async standing(s: LoginSubject, now: number): Promise<Standing> {
     const current = this.current(s, now);
-    if (!current) return { failures: 0, waitMs: 0 };
-    const waiting = current.failures > s.policy.free;
-    return { failures: current.failures, waitMs: waiting ? Math.max(0, current.until - now) : 0 };
+    return standingOf(current?.failures ?? 0, current?.until ?? 0, s.policy, now);
   }
 
   private current(s: LoginSubject, now: number) {
