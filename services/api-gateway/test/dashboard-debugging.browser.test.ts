@@ -421,6 +421,46 @@ describeIfBrowser('dashboard in chromium', () => {
       }
     });
 
+    it('when the next page of deliveries is open and new deliveries arrive, then its rows stay where they were and Previous goes back a page', async () => {
+      const { page: p, close } = await freshPage();
+      const receiver = await startReceiver(() => ({ status: 200, body: 'ok' }));
+      try {
+        const acc = await loggedIn(p);
+        const created = await request(sys.gw.url)
+          .post('/v1/webhooks')
+          .set(withKey(acc.key))
+          .send({ url: `${receiver.url}/pages`, events: ['signal.new'] })
+          .expect(201);
+        const id = created.body.data.id as string;
+        const sendTest = () =>
+          request(sys.gw.url).post(`/v1/webhooks/${id}/test`).set(withKey(acc.key)).send({}).expect(202);
+        // One more than a page of 20, one at a time so that each has its own place in the order.
+        for (let i = 0; i < 21; i++) await sendTest();
+        await p.goto(`${sys.gw.url}/dashboard#/webhooks/${id}`);
+        await p.getByText('Page 1 of 2 (21 deliveries)').waitFor();
+        await p.getByRole('link', { name: 'Next' }).click();
+        await p.getByText('Page 2 of 2 (21 deliveries)').waitFor();
+        const table = p.getByRole('table', { name: 'Deliveries, newest first' });
+        const firstId = () => table.locator('td[data-label="Delivery"]').first().innerText();
+        const before = await firstId();
+        expect(await table.locator('td[data-label="Delivery"]').count()).toBe(1);
+
+        // A new delivery lands on page 1: read again, the open page keeps its row.
+        await sendTest();
+        await p.getByRole('button', { name: 'Refresh' }).click();
+        await p.getByText('(22 deliveries)').waitFor();
+        expect(await firstId()).toBe(before);
+        expect(await table.locator('td[data-label="Delivery"]').count()).toBe(1);
+
+        await p.getByRole('link', { name: 'Previous' }).click();
+        await p.getByText('Page 1 of 2 (22 deliveries)').waitFor();
+        expect(await table.locator('td[data-label="Delivery"]').count()).toBe(20);
+      } finally {
+        await receiver.close();
+        await close();
+      }
+    });
+
     it('when an action button is clicked twice, or its answer is lost and it is clicked again, then it acts once: one test, one rotation', async () => {
       const { page: p, close } = await freshPage();
       const receiver = await startReceiver(() => ({ status: 200, body: 'ok' }));

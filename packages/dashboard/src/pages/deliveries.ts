@@ -281,7 +281,12 @@ export async function deliveriesView(webhookId: string): Promise<void> {
     await follow();
   });
 
-  const q = new URLSearchParams({ limit: '20', page: String(pageNo) });
+  // Next pages are read by the list's cursor: deliveries made since then do not shift the rows a
+  // developer is reading while the page refreshes itself (a page number would).
+  const cursor = params.get('cursor');
+  const q = new URLSearchParams({ limit: '20' });
+  if (cursor) q.set('cursor', cursor);
+  else q.set('page', String(pageNo));
   if (params.get('status')) q.set('status', params.get('status')!);
   if (params.get('event')) q.set('event', params.get('event')!);
   const listSlot = h('div', {});
@@ -385,7 +390,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
       'Deliveries, newest first',
       ['Delivery', 'Event', 'Status', 'Last response', 'Created', 'Attempts'],
       cells.map((c) => c.row),
-      meta && meta.total > 0 && pageNo > meta.total_pages
+      meta && meta.total > 0 && !cursor && pageNo > meta.total_pages
         ? h(
             'span',
             {},
@@ -482,7 +487,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
             `Page ${meta.page} of ${Math.max(1, meta.total_pages)} (${meta.total.toLocaleString()} deliver${meta.total === 1 ? 'y' : 'ies'}) `,
             meta.page > 1 ? pager(meta.page - 1, 'Previous') : null,
             ' ',
-            meta.page < meta.total_pages ? pager(meta.page + 1, 'Next') : null,
+            meta.next_cursor ? pager({ cursor: meta.next_cursor }, 'Next') : null,
           )
         : null,
     );
@@ -511,9 +516,14 @@ export async function deliveriesView(webhookId: string): Promise<void> {
     );
   };
   showHook(hook);
-  const pager = (p: number, label: string) => {
+  /** A link to a page by its number (Previous, the last page) or by the list's cursor (Next). */
+  const pager = (to: number | { cursor: string }, label: string) => {
     const nq = new URLSearchParams(params);
-    nq.set('page', String(p));
+    nq.delete('page');
+    nq.delete('cursor');
+    if (typeof to === 'number') {
+      if (to > 1) nq.set('page', String(to));
+    } else nq.set('cursor', to.cursor);
     return h('a', { href: `#/webhooks/${webhookId}?${nq.toString()}` }, label);
   };
 
