@@ -157,7 +157,7 @@ describe('the gateway stores on a Redis Cluster', () => {
     await sessions.revokeAllBefore('acc_1', NOW - 5_000, 60);
     expect(await sessions.isRevoked(session, NOW)).toBe(true);
     const other: Session = { ...session, sessionId: 'ses_2', accountId: 'acc_2' };
-    await sessions.revoke('ses_2', 60);
+    await sessions.revoke(other, 60);
     expect(await sessions.isRevoked(other, NOW)).toBe(true);
   });
 

@@ -181,7 +181,7 @@ const STREAM_FORMAT = [
   'the stream goes on live, and the event carries the id to resume from), `overflow` (the client',
   'read too slowly: the stream ends, reconnect with Last-Event-ID), `reconnect` (the server is',
   'shutting down: reconnect with Last-Event-ID), `error` (data `{code, message}`: the API key was',
-  'revoked (UNAUTHORIZED) or expired (KEY_EXPIRED); the stream ends, do not reconnect with it).',
+  'revoked (UNAUTHORIZED: the stream ends at once) or expired (KEY_EXPIRED); do not reconnect with it).',
   'Only signal events carry an `id:`. Comment lines (`: keep-alive`) arrive at least every 15 s.',
 ].join(' ');
 

@@ -1,5 +1,5 @@
 import {
-  CREDENTIAL_EXPIRED_EVENT,
+  KEY_EXPIRED_EVENT,
   KEY_REVOKED_EVENT,
   OVERFLOW_EVENT,
   RECONNECT_EVENT,
@@ -50,11 +50,11 @@ describe('SSE frames', () => {
       code: 'UNAUTHORIZED',
       message: 'The session ended; log in again.',
     });
-    expect(dataOf(CREDENTIAL_EXPIRED_EVENT)).toEqual({
+    expect(dataOf(KEY_EXPIRED_EVENT)).toEqual({
       code: 'KEY_EXPIRED',
-      message: 'The credential expired.',
+      message: 'This API key has expired. Generate a new key in your dashboard under API settings.',
     });
-    for (const frame of [KEY_REVOKED_EVENT, SESSION_ENDED_EVENT, CREDENTIAL_EXPIRED_EVENT]) {
+    for (const frame of [KEY_REVOKED_EVENT, SESSION_ENDED_EVENT, KEY_EXPIRED_EVENT]) {
       expect(frame).toMatch(/^event: error\ndata: \{.*\}\n\n$/);
     }
   });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SIGNAL_TYPES, WEBHOOK_EVENTS } from './enums';
+import { DEFAULT_ERROR_MESSAGES } from './errors';
 
 /**
  * The live stream of signal events, `GET /v1/signals/stream` (Server-Sent Events; its route is
@@ -134,9 +135,10 @@ export const SESSION_ENDED_EVENT = errorEvent({
   code: 'UNAUTHORIZED',
   message: 'The session ended; log in again.',
 });
-export const CREDENTIAL_EXPIRED_EVENT = errorEvent({
+/** A key's expiry says what a request with it is told (spec: generate a new key). */
+export const KEY_EXPIRED_EVENT = errorEvent({
   code: 'KEY_EXPIRED',
-  message: 'The credential expired.',
+  message: DEFAULT_ERROR_MESSAGES.KEY_EXPIRED,
 });
 
 /**

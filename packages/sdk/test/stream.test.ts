@@ -155,7 +155,7 @@ describe('client.signals.stream against a local event stream', () => {
     server = await sseServer((req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.end(
-        'retry: 10\n\nevent: error\ndata: {"code":"KEY_EXPIRED","message":"The credential expired."}\n\n',
+        'retry: 10\n\nevent: error\ndata: {"code":"KEY_EXPIRED","message":"This API key has expired. Generate a new key in your dashboard under API settings."}\n\n',
       );
       return true;
     });
@@ -164,7 +164,10 @@ describe('client.signals.stream against a local event stream', () => {
       for await (const e of client.signals.stream()) void e;
     })().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AuthenticationError);
-    expect(err).toMatchObject({ code: 'KEY_EXPIRED', message: 'The credential expired.' });
+    expect(err).toMatchObject({
+      code: 'KEY_EXPIRED',
+      message: 'This API key has expired. Generate a new key in your dashboard under API settings.',
+    });
     expect(server.opened).toHaveLength(1);
   });
 

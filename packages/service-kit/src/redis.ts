@@ -36,6 +36,15 @@ export function clusterOf(client: RedisClient): Cluster | undefined {
   return client instanceof Cluster ? client : undefined;
 }
 
+/**
+ * A second client to the same server or Cluster, with the same options: what a subscriber needs
+ * (a subscribed connection runs no other command).
+ */
+export function duplicateOf(client: RedisClient): RedisClient {
+  if (client instanceof Cluster) return client.duplicate();
+  return client.duplicate();
+}
+
 /** The ioredis options a Cluster URL sets on the connection to each node. */
 export type ClusterNodeTarget = Pick<RedisOptions, 'username' | 'password' | 'tls'>;
 

@@ -106,6 +106,12 @@ export const configSchema = z
      * otherwise end a quiet stream.
      */
     STREAM_HEARTBEAT_MS: z.coerce.number().int().min(10).max(9000).default(5000),
+    /**
+     * How often open streams are checked against their credentials by themselves: what ends a
+     * stream at its key's expiry, and a revocation whose notice was lost (Redis away). Revocations
+     * and ended sessions are announced to every gateway and end their streams at once.
+     */
+    STREAM_CHECK_INTERVAL_MS: env.int(500, 50),
     /** A stream whose unsent output passes this is sent `overflow` and ended (a client not reading). */
     STREAM_MAX_BUFFERED_BYTES: env.int(256 * 1024, 1024),
     /**

@@ -15,6 +15,7 @@ import { RateLimitStore } from './edge/data/rate-limit.store';
 import { UsageStore } from './edge/data/usage.store';
 import { LoginAttemptStore } from './sessions/data/login-attempts.store';
 import { SessionRevocationStore } from './sessions/data/session-revocations.store';
+import { RedisCredentialChanges } from './stream/data/credential-changes';
 import { KeyRequestStore } from './accounts/data/key-requests.store';
 import type { AuthDeps } from './edge/domain/authenticate.use-case';
 import type { CreateKeyDeps } from './accounts/domain/create-key.use-case';
@@ -69,7 +70,8 @@ export async function createDependencies(
     if (wasReady) cache.clear();
     wasReady = true;
   });
-  const limiter = new RateLimitStore(redis, config.REDIS_PREFIX);
+  const credentialChanges = new RedisCredentialChanges(redis, config.REDIS_PREFIX);
+  const limiter = new RateLimitStore(redis, config.REDIS_PREFIX, credentialChanges);
   const lastTouched = new Map<string, number>();
   const auth: AuthDeps = {
     keys: repository,
@@ -109,7 +111,14 @@ export async function createDependencies(
     waiting: config.PASSWORD_HASHES_WAITING,
     waitingPerClient: config.PASSWORD_HASHES_WAITING_PER_CLIENT,
   });
-  const sessionRevocations = new SessionRevocationStore(redis, config.REDIS_PREFIX);
+  const sessionRevocations = new SessionRevocationStore(redis, config.REDIS_PREFIX, credentialChanges);
+  const streams = new OpenStreams(
+    new StreamSlotStore(redis, config.REDIS_PREFIX),
+    limiter,
+    sessionRevocations,
+    config.STREAM_CHECK_INTERVAL_MS,
+  );
+  const changesHeard = await credentialChanges.listen((accountId) => streams.credentialsChanged(accountId));
   return {
     mongo,
     redis,
@@ -142,7 +151,7 @@ export async function createDependencies(
     },
     usage,
     upstreams,
-    streams: new OpenStreams(new StreamSlotStore(redis, config.REDIS_PREFIX), limiter, sessionRevocations),
+    streams,
     workers: [],
     tokens: new InternalTokenCache((audience, accountId, ttl, limits) =>
       signInternalToken(config.INTERNAL_JWT_PRIVATE_KEY, audience, accountId, ttl, limits),
@@ -150,6 +159,7 @@ export async function createDependencies(
     async close() {
       await Promise.all(Object.values(upstreams).map(closeUpstream));
       await usage.close();
+      await changesHeard.close();
       redis.disconnect();
       await mongo.close();
     },

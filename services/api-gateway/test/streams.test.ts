@@ -102,7 +102,7 @@ describe('live streams through the gateway', () => {
     expect([head.status, head.headers['cache-control']]).toEqual([200, 'no-store']);
   });
 
-  it("when an account has its plan's most streams open, then the next is a 429 naming the cap, on any gateway; closing one frees its slot", async () => {
+  it("when an account has its plan's most streams open, then the next is a 429 naming the cap, on any gateway (a query that is not valid a 400); closing one frees its slot", async () => {
     const { key } = await gw.account({ per_minute: 60, per_day: 10_000, max_streams: 2 });
     const other = await startGateway({
       label: 'gw_streams_b',
@@ -120,6 +120,11 @@ describe('live streams through the gateway', () => {
       expect(refused.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
       expect(refused.body.error.message).toContain('the most its plan allows (2)');
       expect(refused.headers['x-ratelimit-limit']).toBe('60');
+      // A query that is not valid is told so whatever streams are open: no slot would serve it.
+      const invalid = await request(other.url)
+        .get('/v1/signals/stream?type=bogus')
+        .set('Authorization', `Bearer ${key}`);
+      expect([invalid.status, invalid.body.error.code]).toEqual([400, 'VALIDATION_ERROR']);
       const first = streams.shift()!;
       first.close();
       await first.ended;
@@ -147,6 +152,59 @@ describe('live streams through the gateway', () => {
     expect(text.trimEnd().split('\n\n').at(-1)).toBe(
       'event: error\ndata: {"code":"UNAUTHORIZED","message":"The API key was revoked."}',
     );
+  });
+});
+
+describe('live streams when a credential ends on another gateway', () => {
+  // The gateway holding the streams never checks them by itself during the test: only the
+  // announcement of the other gateway's revocation can end them.
+  let holder: GatewayHarness;
+  let other: GatewayHarness;
+  beforeAll(async () => {
+    other = await gatewayFor('gw_streams_notices');
+    holder = await startGateway({
+      label: 'gw_streams_notices_b',
+      upstreams: { signals: serviceUrl, stats: serviceUrl, webhooks: serviceUrl },
+      share: { dbName: other.config.GATEWAY_DB, redisPrefix: other.config.REDIS_PREFIX },
+      env: { STREAM_CHECK_INTERVAL_MS: '3600000' },
+    });
+  });
+  afterAll(async () => {
+    await holder.stop();
+    await other.stop();
+  });
+
+  it('when a key is revoked through the API of another gateway, then its open stream ends at once with the reason, without waiting for a check', async () => {
+    const password = 'revocation passphrase';
+    const { key, keyId, email } = await other.account(undefined, password);
+    const s = await openStream(holder.url, key);
+    await s.events(1);
+    const login = await request(other.url).post('/v1/auth/login').send({ email, password }).expect(200);
+    await request(other.url)
+      .delete(`/v1/account/keys/${keyId}`)
+      .set('Authorization', `Bearer ${login.body.data.token as string}`)
+      .expect(200);
+    const text = await s.ended;
+    expect(text.trimEnd().split('\n\n').at(-1)).toBe(
+      'event: error\ndata: {"code":"UNAUTHORIZED","message":"The API key was revoked."}',
+    );
+  });
+
+  it('when a dashboard session logs out on another gateway, then the streams it opened end at once', async () => {
+    const signup = await request(other.url)
+      .post('/v1/dashboard/signup')
+      .send({ email: `notice-${Date.now()}@example.com`, password: 'a-long-enough-password' })
+      .expect(201);
+    const cookie = ([] as string[]).concat(signup.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
+    const s = await openStream(holder.url, '', { cookie });
+    expect(s.res.statusCode).toBe(200);
+    await s.events(1);
+    await request(other.url)
+      .delete('/v1/dashboard/session')
+      .set({ Cookie: cookie, 'X-CSRF-Token': signup.body.data.csrf_token as string })
+      .expect(200);
+    const text = await s.ended;
+    expect(text.trimEnd().split('\n\n').at(-1)).toMatch(/^event: error\ndata: \{"code":"UNAUTHORIZED"/);
   });
 });
 

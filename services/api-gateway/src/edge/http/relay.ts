@@ -229,16 +229,23 @@ async function sendOn(
 }
 
 /**
- * A live stream: a slot of the account's cap (429 naming it when all are taken), then the stream
- * from the gateway's shared feed until either side ends it, its key or session ends or expires,
- * or the gateway shuts down. The query is checked after the slot is taken, as the service
- * checked it when every stream was proxied.
+ * A live stream: its query checked (a 400 names the field, whatever streams are open), a slot of
+ * the account's cap (429 naming it when all are taken), then the stream from the gateway's shared
+ * feed until either side ends it, its key or session ends or expires, or the gateway shuts down.
  */
 async function openStream(
   deps: RelayDeps,
   r: RelayRequest,
   caller: RelayCaller,
 ): Promise<Relayed | typeof STREAMING> {
+  let how: ReturnType<typeof streamRequestOf>;
+  try {
+    how = streamRequestOf(r.url, r.req.headers['last-event-id']);
+  } catch (err) {
+    if (!isAppError(err)) throw err;
+    caller.release?.();
+    return refused(r, { code: err.code, message: err.message, details: err.details });
+  }
   const admission = await admitStream(
     deps.streams,
     {
@@ -258,13 +265,6 @@ async function openStream(
   let attached = false;
   try {
     if (r.via === 'key') r.head.push('Cache-Control', 'no-store');
-    let how: ReturnType<typeof streamRequestOf>;
-    try {
-      how = streamRequestOf(r.url, r.req.headers['last-event-id']);
-    } catch (err) {
-      if (!isAppError(err)) throw err;
-      return refused(r, { code: err.code, message: err.message, details: err.details });
-    }
     const served = await deps.feed.open(
       r.res,
       { headers: r.head, ownHeaderNames: r.ownHeaderNames },

@@ -1,6 +1,6 @@
 import { pipelineEach, type RedisClient } from '@signal/service-kit';
-import type { EndedSessions, StreamSession } from '../../stream/domain/open-streams';
-import type { Session, SessionRevocations } from '../domain/sessions';
+import type { CredentialChanges, EndedSessions, StreamSession } from '../../stream/domain/open-streams';
+import type { Session, SessionRef, SessionRevocations } from '../domain/sessions';
 
 /**
  * Revoked sessions in Redis: `session:revoked:<id>` per logout or renewal (the moment, in ms,
@@ -13,7 +13,14 @@ export class SessionRevocationStore implements SessionRevocations, EndedSessions
   constructor(
     private readonly redis: RedisClient,
     private readonly prefix: string,
+    /** Told of each session ended now, so that every gateway checks that account's streams. */
+    private readonly changes?: Pick<CredentialChanges, 'announce'>,
   ) {}
+
+  /** The write is made; a notice that does not go out leaves the periodic check to apply it. */
+  private async announce(accountId: string): Promise<void> {
+    await this.changes?.announce(accountId).catch(() => undefined);
+  }
 
   private revokedKey(sessionId: string): string {
     return `${this.prefix}session:revoked:${sessionId}`;
@@ -52,18 +59,23 @@ export class SessionRevocationStore implements SessionRevocations, EndedSessions
     return sessions.map((s, i) => ended(s, value(2 * i), value(2 * i + 1), now));
   }
 
-  async retire(sessionId: string, endsAt: number, ttlSeconds: number): Promise<boolean> {
-    return (
-      (await this.redis.set(this.revokedKey(sessionId), String(endsAt), 'EX', ttlSeconds, 'NX')) === 'OK'
-    );
+  async retire(session: SessionRef, endsAt: number, ttlSeconds: number): Promise<boolean> {
+    const retired =
+      (await this.redis.set(this.revokedKey(session.sessionId), String(endsAt), 'EX', ttlSeconds, 'NX')) ===
+      'OK';
+    // A renewal's retirement ends later (its grace): the periodic check ends its streams then.
+    if (retired && endsAt <= Date.now()) await this.announce(session.accountId);
+    return retired;
   }
 
-  async revoke(sessionId: string, ttlSeconds: number): Promise<void> {
-    await this.redis.set(this.revokedKey(sessionId), '1', 'EX', ttlSeconds);
+  async revoke(session: SessionRef, ttlSeconds: number): Promise<void> {
+    await this.redis.set(this.revokedKey(session.sessionId), '1', 'EX', ttlSeconds);
+    await this.announce(session.accountId);
   }
 
   async revokeAllBefore(accountId: string, issuedBefore: number, ttlSeconds: number): Promise<void> {
     await this.redis.set(this.validAfterKey(accountId), String(issuedBefore), 'EX', ttlSeconds);
+    await this.announce(accountId);
   }
 }
 

@@ -35,15 +35,18 @@ export interface Session {
   expiresAt: number;
 }
 
+/** Which session, of which account (the account's open streams are checked when it ends). */
+export type SessionRef = Pick<Session, 'accountId' | 'sessionId'>;
+
 /** Port: revoked sessions, shared by every gateway (data/session-revocations.store.ts). */
 export interface SessionRevocations {
   isRevoked(session: Session): Promise<boolean>;
-  revoke(sessionId: string, ttlSeconds: number): Promise<void>;
+  revoke(session: SessionRef, ttlSeconds: number): Promise<void>;
   /**
    * Ends a session at `endsAt` (Unix ms) unless it was already ended or retired; true when this
    * call retired it (so exactly one renewal replaces a session).
    */
-  retire(sessionId: string, endsAt: number, ttlSeconds: number): Promise<boolean>;
+  retire(session: SessionRef, endsAt: number, ttlSeconds: number): Promise<boolean>;
   /** Every session of the account issued before `issuedBefore` (Unix ms) is refused. */
   revokeAllBefore(accountId: string, issuedBefore: number, ttlSeconds: number): Promise<void>;
 }
@@ -120,16 +123,13 @@ export class SessionStore {
   async renew(session: Session, now = Date.now()): Promise<{ token: string; session: Session } | undefined> {
     if (session.expiresAt - now > (this.ttlSeconds * 1000) / 2) return undefined;
     const ttl = Math.max(1, Math.ceil((session.expiresAt - now) / 1000));
-    if (!(await this.revocations.retire(session.sessionId, now + this.renewalGraceMs, ttl))) return undefined;
+    if (!(await this.revocations.retire(session, now + this.renewalGraceMs, ttl))) return undefined;
     return this.issue(session.kind, session.accountId, now);
   }
 
   /** Logout: this session only. */
   revoke(session: Session): Promise<void> {
-    return this.revocations.revoke(
-      session.sessionId,
-      Math.max(1, Math.ceil((session.expiresAt - Date.now()) / 1000)),
-    );
+    return this.revocations.revoke(session, Math.max(1, Math.ceil((session.expiresAt - Date.now()) / 1000)));
   }
 
   /** Whether a session that was valid when its request came has ended since. */
@@ -144,7 +144,7 @@ export class SessionStore {
   async endOnce(session: Session, now = Date.now()): Promise<boolean> {
     if (await this.hasEnded(session)) return false;
     const ttl = Math.max(1, Math.ceil((session.expiresAt - now) / 1000));
-    return this.revocations.retire(session.sessionId, now, ttl);
+    return this.revocations.retire(session, now, ttl);
   }
 
   /** Every session of the account issued so far (a password change), whatever its kind. */

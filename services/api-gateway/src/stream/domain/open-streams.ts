@@ -1,7 +1,10 @@
 /**
  * Live streams (GET /v1/signals/stream) open through this gateway process: each holds a slot of
- * its account's cap (shared by every gateway, in Redis), and ends within a second of its key
- * being revoked or expiring, of its session ending, or of the gateway shutting down.
+ * its account's cap (shared by every gateway, in Redis), and ends when its key is revoked or
+ * expires, its session ends, or the gateway shuts down. A revocation or a session's end is
+ * announced to every gateway (`CredentialChanges`), which checks that account's streams at once:
+ * an event published after the revoking request was answered does not reach its streams. The
+ * periodic check is what catches an expiry and a notice lost while Redis was away.
  */
 
 /** Port: the account's stream slots, shared by every gateway (data/stream-slots.store.ts). */
@@ -36,6 +39,17 @@ export interface EndedSessions {
   endedAmong(sessions: ReadonlyArray<StreamSession>, now: number): Promise<boolean[]>;
 }
 
+/**
+ * Port: the word every gateway process gets when an account's key is revoked or rolled, or one
+ * of its sessions ends (data/credential-changes.ts). Best effort: the periodic check is the floor.
+ */
+export interface CredentialChanges {
+  /** Tells every gateway that this account's credentials changed. */
+  announce(accountId: string): Promise<void>;
+  /** Calls `onChange` with each account announced, and once with none after a lost connection. */
+  listen(onChange: (accountId: string | undefined) => void): Promise<{ close(): Promise<void> }>;
+}
+
 /** The dashboard session a stream was opened with. */
 export interface StreamSession {
   accountId: string;
@@ -61,7 +75,7 @@ export interface OpenStream {
   stop(reason: StreamEnd): void;
 }
 
-/** How often open streams are checked against revocation and expiry (the 1 s promise). */
+/** How often open streams are checked against expiry, and revocations whose notice was lost. */
 export const CHECK_EVERY_MS = 500;
 /** How often slots are kept (they lapse after SLOT_TTL_MS: a gateway that died frees its own). */
 export const KEEP_EVERY_MS = 10_000;
@@ -70,6 +84,9 @@ export const SLOT_TTL_MS = 30_000;
 export class OpenStreams {
   private readonly open = new Map<string, OpenStream>();
   private checking = false;
+  /** Accounts announced since their streams were last looked at (see `credentialsChanged`). */
+  private readonly changed = new Set<string>();
+  private checkingChanged = false;
   private lastKept = 0;
   private timer: NodeJS.Timeout | undefined;
 
@@ -108,39 +125,7 @@ export class OpenStreams {
     if (this.checking) return;
     this.checking = true;
     try {
-      for (const s of this.open.values()) if (s.expiresAt !== null && s.expiresAt <= now) s.stop('expired');
-      // One look-up per key, however many streams it has open (a client fanning one key out to
-      // thousands of streams is the common case, and this runs twice a second).
-      const byKey = new Map<string, { accountId: string; keyId: string }>();
-      for (const s of this.open.values())
-        if (s.keyId !== undefined && !byKey.has(`${s.accountId} ${s.keyId}`))
-          byKey.set(`${s.accountId} ${s.keyId}`, { accountId: s.accountId, keyId: s.keyId });
-      if (byKey.size > 0) {
-        const keys = [...byKey.values()];
-        const states = await this.revocations.statesAmong(keys);
-        const stateOf = new Map(keys.map((k, i) => [`${k.accountId} ${k.keyId}`, states[i]]));
-        for (const s of [...this.open.values()]) {
-          const state = s.keyId !== undefined ? stateOf.get(`${s.accountId} ${s.keyId}`) : undefined;
-          if (state?.revoked) s.stop('revoked');
-          else if (state?.endsAt != null && (s.expiresAt === null || state.endsAt < s.expiresAt)) {
-            s.expiresAt = state.endsAt;
-            if (state.endsAt <= now) s.stop('expired');
-          }
-        }
-      }
-      const bySession = [...this.open.values()].filter(
-        (s): s is OpenStream & { session: { sessionId: string; issuedAt: number } } =>
-          s.session !== undefined,
-      );
-      if (bySession.length > 0 && this.sessions) {
-        const ended = await this.sessions.endedAmong(
-          bySession.map((s) => ({ accountId: s.accountId, ...s.session })),
-          now,
-        );
-        bySession.forEach((s, i) => {
-          if (ended[i]) s.stop('session-ended');
-        });
-      }
+      await this.endInvalid([...this.open.values()], now);
       if (now - this.lastKept >= KEEP_EVERY_MS && this.open.size > 0) {
         this.lastKept = now;
         await this.slots.renew(
@@ -152,6 +137,74 @@ export class OpenStreams {
       // Redis away: the next check tries again; a revocation is applied once it responds.
     } finally {
       this.checking = false;
+    }
+  }
+
+  /**
+   * An account's key was revoked or rolled, or one of its sessions ended (`CredentialChanges`):
+   * its streams here are checked now rather than at the next tick. Announcements that arrive
+   * during a check are checked together right after it; `undefined` (notices may have been lost)
+   * checks every stream.
+   */
+  credentialsChanged(accountId: string | undefined): void {
+    if (accountId === undefined) {
+      void this.check();
+      return;
+    }
+    this.changed.add(accountId);
+    if (this.checkingChanged) return;
+    this.checkingChanged = true;
+    void (async () => {
+      try {
+        while (this.changed.size > 0) {
+          const accounts = new Set(this.changed);
+          this.changed.clear();
+          const streams = [...this.open.values()].filter((s) => accounts.has(s.accountId));
+          // Redis away: the periodic check applies the change once it responds.
+          if (streams.length > 0) await this.endInvalid(streams, Date.now()).catch(() => undefined);
+        }
+      } finally {
+        this.checkingChanged = false;
+      }
+    })();
+  }
+
+  /**
+   * Ends those of `streams` whose credential expired, whose key was revoked or rolled to an end
+   * that has passed, or whose session ended.
+   */
+  private async endInvalid(streams: OpenStream[], now: number): Promise<void> {
+    for (const s of streams) if (s.expiresAt !== null && s.expiresAt <= now) s.stop('expired');
+    // One look-up per key, however many streams it has open (a client fanning one key out to
+    // thousands of streams is the common case, and this runs twice a second).
+    const byKey = new Map<string, { accountId: string; keyId: string }>();
+    for (const s of streams)
+      if (s.keyId !== undefined && !byKey.has(`${s.accountId} ${s.keyId}`))
+        byKey.set(`${s.accountId} ${s.keyId}`, { accountId: s.accountId, keyId: s.keyId });
+    if (byKey.size > 0) {
+      const keys = [...byKey.values()];
+      const states = await this.revocations.statesAmong(keys);
+      const stateOf = new Map(keys.map((k, i) => [`${k.accountId} ${k.keyId}`, states[i]]));
+      for (const s of streams) {
+        const state = s.keyId !== undefined ? stateOf.get(`${s.accountId} ${s.keyId}`) : undefined;
+        if (state?.revoked) s.stop('revoked');
+        else if (state?.endsAt != null && (s.expiresAt === null || state.endsAt < s.expiresAt)) {
+          s.expiresAt = state.endsAt;
+          if (state.endsAt <= now) s.stop('expired');
+        }
+      }
+    }
+    const bySession = streams.filter(
+      (s): s is OpenStream & { session: { sessionId: string; issuedAt: number } } => s.session !== undefined,
+    );
+    if (bySession.length > 0 && this.sessions) {
+      const ended = await this.sessions.endedAmong(
+        bySession.map((s) => ({ accountId: s.accountId, ...s.session })),
+        now,
+      );
+      bySession.forEach((s, i) => {
+        if (ended[i]) s.stop('session-ended');
+      });
     }
   }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
-  CREDENTIAL_EXPIRED_EVENT,
+  KEY_EXPIRED_EVENT,
   KEY_REVOKED_EVENT,
   RECONNECT_EVENT,
   ROUTES,
@@ -26,7 +26,7 @@ export const STREAM_ROUTE = new RegExp(
 const LAST_EVENT: Record<StreamEnd, string> = {
   revoked: KEY_REVOKED_EVENT,
   'session-ended': SESSION_ENDED_EVENT,
-  expired: CREDENTIAL_EXPIRED_EVENT,
+  expired: KEY_EXPIRED_EVENT,
   shutdown: RECONNECT_EVENT,
 };
 
@@ -69,7 +69,9 @@ export class LiveStream implements OpenStream, StreamControl, StreamEndListener 
   }
 
   stop(reason: StreamEnd): void {
-    this.client?.stop(LAST_EVENT[reason]);
+    // A session's expiry is its end: log in again (no key to generate).
+    const end = reason === 'expired' && this.keyId === undefined ? 'session-ended' : reason;
+    this.client?.stop(LAST_EVENT[end]);
   }
 
   /** The stream ended (any way): its slot is free. */
