@@ -383,11 +383,14 @@ describe('password work', () => {
   let held: GatewayHarness;
   const derivations: Array<() => void> = [];
   let started = 0;
+  /** The passwords verified, in the order their derivations started. */
+  const verified: string[] = [];
   const holding = (real: PasswordHasher): PasswordHasher => ({
     hash: (password) => real.hash(password),
     needsRehash: (stored) => real.needsRehash(stored),
     async verify(password, stored) {
       started += 1;
+      verified.push(password);
       await new Promise<void>((end) => derivations.push(end));
       return real.verify(password, stored);
     },
@@ -438,6 +441,41 @@ describe('password work', () => {
     await waitFor(() => started === 3, 10_000, 5, 'the later derivation');
     derivations.shift()?.();
     expect((await later).status).toBe(200);
+  });
+
+  it("when strangers' sign-ins from many addresses fill every waiting place, then a browser with the email's device cookie still waits, and has the next turn", async () => {
+    const email = await newAccount(held);
+    const home = '203.0.113.31';
+    const session = request(held.url)
+      .post('/v1/dashboard/session')
+      .set('X-Forwarded-For', home)
+      .send({ email, password: PASSWORD })
+      .then((r) => r);
+    await waitFor(() => derivations.length === 1, 10_000, 5, 'the first login');
+    derivations.shift()?.();
+    const cookies = ([] as string[]).concat((await session).headers['set-cookie'] ?? []);
+    const deviceCookie = cookies.find((c) => c.startsWith('__Host-signal_device='))!.split(';')[0]!;
+
+    // Strangers: one derives, one waits in the one waiting place, a third is told to retry.
+    const guesses = ['192.0.2.41', '192.0.2.42'].map((from) =>
+      login(email, `guess from ${from}`, from, held).then((r) => r),
+    );
+    await waitFor(() => held.deps.logins.work.load.waiting === 1, 10_000, 5, 'a stranger waiting');
+    await login(email, 'guess from 192.0.2.43', '192.0.2.43', held).expect(503);
+    // The owner's browser is not refused: it waits, and goes before the stranger who came first.
+    const owner = login(email, PASSWORD, home, held)
+      .set('Cookie', deviceCookie)
+      .then((r) => r);
+    await waitFor(() => held.deps.logins.work.load.waiting === 2, 10_000, 5, 'the owner waiting');
+    const before = verified.length;
+    derivations.shift()?.();
+    await waitFor(() => verified.length === before + 1, 10_000, 5, 'the next derivation');
+    expect(verified.at(-1)).toBe(PASSWORD);
+    derivations.shift()?.();
+    expect((await owner).status).toBe(200);
+    await waitFor(() => derivations.length === 1, 10_000, 5, "the waiting stranger's turn");
+    derivations.shift()?.();
+    expect((await Promise.all(guesses)).map((r) => r.status)).toEqual([401, 401]);
   });
 
   it('when a session logs out while its password change waits for its turn, then the change is refused and the password stays', async () => {

@@ -90,6 +90,33 @@ describe('password work', () => {
     expect(work.load).toEqual({ running: 1, waiting: 2 });
   });
 
+  it("when anyone's work fills every waiting place, then a known asker's still waits, in a lane of its own served first", async () => {
+    const work = new PasswordWork({ running: 1, waiting: 2, waitingPerClient: 5 });
+    const order: string[] = [];
+    const latches = new Map(['s1', 's2', 's3', 'k1', 'k2'].map((n) => [n, latch(order, n)]));
+    const runs = ['s1', 's2', 's3'].map((n, i) => work.run(`stranger-${i}`, latches.get(n)!.work));
+    expect(await work.run('stranger-4', latch(order, 's4').work)).toMatchObject({
+      ok: false,
+      code: 'SERVICE_UNAVAILABLE',
+    });
+    runs.push(
+      work.run('owner-1', latches.get('k1')!.work, 'known'),
+      work.run('owner-2', latches.get('k2')!.work, 'known'),
+    );
+    expect(await work.run('owner-3', latch(order, 'k3').work, 'known')).toMatchObject({
+      ok: false,
+      code: 'SERVICE_UNAVAILABLE',
+    });
+    expect(work.load).toEqual({ running: 1, waiting: 4 });
+    for (let ended = 0; ended < 5; ended++) {
+      await turn();
+      expect(order).toHaveLength(ended + 1);
+      latches.get(order[ended]!)!.end();
+    }
+    await Promise.all(runs);
+    expect(order).toEqual(['s1', 'k1', 'k2', 's2', 's3']);
+  });
+
   it('when work fails, then its place passes on and the failure reaches its caller', async () => {
     const work = new PasswordWork({ running: 1, waiting: 10, waitingPerClient: 10 });
     const failing = work.run('a', () => Promise.reject(new Error('store down')));

@@ -9,6 +9,10 @@ import { fail, succeed, type Result } from '@signal/service-kit';
  * so a client flooding logins waits behind its own and delays another's login by at most one
  * turn per other waiting client. Past `waitingPerClient` (one client) or `waiting` (everyone),
  * a request is refused at once with a retry in a second.
+ * Work that proves who asks (a login from a device that logged in to the email before, a
+ * password change from a session) waits in a lane of its own, served first and bounded alike:
+ * strangers' logins from any number of addresses fill only their own lane, so they neither
+ * refuse nor hold a known browser's login for more than the derivations already running.
  * (docs/decisions/password-work-bounded.md)
  */
 export interface PasswordWorkLimits {
@@ -19,34 +23,50 @@ export interface PasswordWorkLimits {
 
 export type PasswordWorkRefusal = 'RATE_LIMIT_EXCEEDED' | 'SERVICE_UNAVAILABLE';
 
+/** `known`: the asker is proven (a device cookie for the email, a session); `anyone`: not. */
+export type PasswordWorkLane = 'known' | 'anyone';
+
+/** One lane's waiting work: each client's turns, in arrival order; the map's order is the rotation's. */
+interface Lane {
+  turns: Map<string, Array<() => void>>;
+  waiting: number;
+}
+
 export class PasswordWork {
   private runningNow = 0;
-  private waitingNow = 0;
-  /** Each client's waiting turns, in arrival order; the map's order is the rotation's. */
-  private readonly turns = new Map<string, Array<() => void>>();
+  /** Served in this order: a known asker's turn comes before anyone's. */
+  private readonly lanes: Record<PasswordWorkLane, Lane> = {
+    known: { turns: new Map(), waiting: 0 },
+    anyone: { turns: new Map(), waiting: 0 },
+  };
 
   constructor(private readonly limits: PasswordWorkLimits) {}
 
   /** `work`'s value once it has had its turn, or why it had none. */
-  async run<T>(client: string, work: () => Promise<T>): Promise<Result<T, PasswordWorkRefusal>> {
+  async run<T>(
+    client: string,
+    work: () => Promise<T>,
+    laneName: PasswordWorkLane = 'anyone',
+  ): Promise<Result<T, PasswordWorkRefusal>> {
     if (this.runningNow < this.limits.running) this.runningNow += 1;
     else {
-      const queue = this.turns.get(client) ?? [];
+      const lane = this.lanes[laneName];
+      const queue = lane.turns.get(client) ?? [];
       if (queue.length >= this.limits.waitingPerClient)
         return fail(
           'RATE_LIMIT_EXCEEDED',
           'This client already has sign-ins waiting for their turn: retry in a second.',
           { retryAfter: 1 },
         );
-      if (this.waitingNow >= this.limits.waiting)
+      if (lane.waiting >= this.limits.waiting)
         return fail('SERVICE_UNAVAILABLE', 'Too many sign-ins at once: retry in a second.', {
           retryAfter: 1,
         });
-      this.waitingNow += 1;
+      lane.waiting += 1;
       // The place is handed over by the work that ends (`next`): it stays counted as running.
       await new Promise<void>((start) => {
         queue.push(start);
-        this.turns.set(client, queue);
+        lane.turns.set(client, queue);
       });
     }
     try {
@@ -58,21 +78,25 @@ export class PasswordWork {
 
   /** Where the running count stands: derivations running, requests waiting. */
   get load(): { running: number; waiting: number } {
-    return { running: this.runningNow, waiting: this.waitingNow };
+    return { running: this.runningNow, waiting: this.lanes.known.waiting + this.lanes.anyone.waiting };
   }
 
-  /** The next client in the rotation takes the place that ended, and goes to the back. */
+  /**
+   * The next client in the rotation of the first lane with work waiting takes the place that
+   * ended, and goes to the back of its lane.
+   */
   private next(): void {
-    for (const [client, queue] of this.turns) {
-      this.turns.delete(client);
-      const start = queue.shift();
-      if (queue.length > 0) this.turns.set(client, queue);
-      if (start) {
-        this.waitingNow -= 1;
-        start();
-        return;
+    for (const lane of [this.lanes.known, this.lanes.anyone])
+      for (const [client, queue] of lane.turns) {
+        lane.turns.delete(client);
+        const start = queue.shift();
+        if (queue.length > 0) lane.turns.set(client, queue);
+        if (start) {
+          lane.waiting -= 1;
+          start();
+          return;
+        }
       }
-    }
     this.runningNow -= 1;
   }
 }

@@ -25,14 +25,16 @@ if ARGV[5] == '1' and before > free and until_at > now then return {1, until_at 
 local failures = redis.call('HINCRBY', KEYS[1], 'failures', 1)
 local wait = 0
 if failures > free then wait = math.min(max_wait, 1000 * 2 ^ math.min(30, failures - free - 1)) end
-redis.call('HSET', KEYS[1], 'until', now + wait, 'last', now)
+redis.call('HSET', KEYS[1], 'until', now + wait, 'last', now, 'prev', until_at)
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return {0, failures - 1}
 `);
 
 /**
  * Takes one reservation back: one failure fewer, and the wait that count earns from the last
- * reservation (a success must not leave the network waiting for a failure it never made).
+ * reservation, but never past the wait the subject had before the last reservation (\`prev\`): a
+ * success must neither leave the network waiting for a failure it never made nor restart a wait
+ * it came in under (the owner's login elsewhere lengthening its email's wait).
  * ARGV: free failures, max wait.
  */
 const RELEASE = new RedisScript(`
@@ -43,11 +45,17 @@ local free, max_wait = tonumber(ARGV[1]), tonumber(ARGV[2])
 local wait = 0
 if failures > free then wait = math.min(max_wait, 1000 * 2 ^ math.min(30, failures - free - 1)) end
 local last = tonumber(redis.call('HGET', KEYS[1], 'last') or '0')
-redis.call('HSET', KEYS[1], 'until', last + wait)
+local until_at = last + wait
+local prev = tonumber(redis.call('HGET', KEYS[1], 'prev') or '')
+if prev ~= nil and prev < until_at then until_at = prev end
+redis.call('HSET', KEYS[1], 'until', until_at)
 return 0
 `);
 
-/** One hash per subject (`failures`, `until` and `last` in ms), expiring `memoryMs` after the last attempt. */
+/**
+ * One hash per subject (`failures`, `until`, `last` and `prev`, the `until` before the last
+ * reservation, in ms), expiring `memoryMs` after the last attempt.
+ */
 export class LoginAttemptStore implements LoginAttempts {
   constructor(
     private readonly redis: RedisClient,

@@ -194,7 +194,8 @@ async function longestWait(
  * throttled (per instance) instead of failing or running unthrottled.
  */
 export class LocalLoginAttempts implements LoginAttempts {
-  private readonly state = new Map<string, { failures: number; until: number; last: number }>();
+  /** `prev`: the `until` before the last reservation (a release never waits past it). */
+  private readonly state = new Map<string, { failures: number; until: number; last: number; prev: number }>();
 
   async reserve(s: LoginSubject, now: number, enforce: boolean): Promise<Reservation> {
     const current = this.current(s, now);
@@ -204,7 +205,12 @@ export class LocalLoginAttempts implements LoginAttempts {
     const earlier = current?.failures ?? 0;
     const failures = earlier + 1;
     if (this.state.size >= 100_000) this.state.clear();
-    this.state.set(s.key, { failures, until: now + waitAfter(failures, s.policy), last: now });
+    this.state.set(s.key, {
+      failures,
+      until: now + waitAfter(failures, s.policy),
+      last: now,
+      prev: current?.until ?? 0,
+    });
     return { ok: true, earlier };
   }
 
@@ -216,7 +222,7 @@ export class LocalLoginAttempts implements LoginAttempts {
       this.state.set(s.key, {
         ...e,
         failures: e.failures - 1,
-        until: e.last + waitAfter(e.failures - 1, s.policy),
+        until: Math.min(e.prev, e.last + waitAfter(e.failures - 1, s.policy)),
       });
   }
 

@@ -53,8 +53,13 @@ export async function passwordLogin(
   // Its turn first: an attempt refused for want of one is not counted as a failure. The clock is
   // read when the turn comes: a time read before the wait is stale by the wait, and a reservation
   // stamped later would look like a wait ahead of it.
-  const done = await deps.work.run(clientGroup(client.ip), () =>
-    checkLogin(deps, email, password, client, clock()),
+  // A browser whose device cookie is for this email waits in the known lane: strangers' logins
+  // from many addresses cannot hold its turn (accounts/domain/password-work.ts).
+  const deviceId = deps.devices.deviceFor(client.deviceCookie, email);
+  const done = await deps.work.run(
+    clientGroup(client.ip),
+    () => checkLogin(deps, email, password, { ip: client.ip, deviceId }, clock()),
+    deviceId !== undefined ? 'known' : 'anyone',
   );
   return done.ok ? done.value : done;
 }
@@ -63,11 +68,11 @@ async function checkLogin(
   deps: PasswordLoginDeps,
   email: string,
   password: string,
-  client: LoginClient,
+  client: { ip: string; deviceId: string | undefined },
   now: number,
 ): Promise<LoginResult> {
-  const deviceId = deps.devices.deviceFor(client.deviceCookie, email);
-  const reserved = await reserveLogin(deps.attempts, email, { ip: client.ip, deviceId }, now);
+  const { deviceId } = client;
+  const reserved = await reserveLogin(deps.attempts, email, client, now);
   if (!reserved.ok) return tooManyFailures(reserved.waitMs);
   const account = await deps.accounts.findAccountByEmail(email.trim().toLowerCase());
   const ok = await deps.passwords.verify(password, account?.password_hash ?? null);
@@ -104,8 +109,10 @@ export async function changePassword(
   newPassword: string,
   clock: () => number = Date.now,
 ): Promise<PasswordChangeResult> {
-  const done = await deps.work.run(`account:${session.accountId}`, () =>
-    replacePassword(deps, session, currentPassword, newPassword, clock()),
+  const done = await deps.work.run(
+    `account:${session.accountId}`,
+    () => replacePassword(deps, session, currentPassword, newPassword, clock()),
+    'known',
   );
   return done.ok ? done.value : done;
 }
