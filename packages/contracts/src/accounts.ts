@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { shortListQuerySchema } from './paging';
+import { numeralAsNumber } from './signals';
 
 export const API_KEY_PREFIX = 'sk_live_';
 
@@ -46,6 +47,37 @@ export const keyListQuerySchema = shortListQuerySchema;
 export const apiKeyWithSecretSchema = apiKeySchema
   .extend({ key: z.string().describe('The API key; shown only once') })
   .meta({ id: 'ApiKeyWithSecret' });
+
+/** 0 = the old key is revoked at once; otherwise it keeps working this long (1 minute to 7 days). */
+export const MAX_ROLL_OVERLAP_SECONDS = 7 * 24 * 3600;
+export const rollApiKeyInputSchema = z
+  .strictObject({
+    // A whole number may be written as a numeral string, as in every body (docs/api.md).
+    overlap_seconds: z.preprocess(
+      numeralAsNumber,
+      z
+        .number({ error: 'overlap_seconds must be a number' })
+        .int()
+        .min(0)
+        .max(MAX_ROLL_OVERLAP_SECONDS, 'overlap_seconds must be at most 7 days')
+        .refine((s) => s === 0 || s >= 60, 'overlap_seconds must be 0 or at least 60')
+        .describe(
+          'How long the old key keeps working: 0 revokes it at once; otherwise 60 s to 7 days (604800)',
+        ),
+    ),
+  })
+  .meta({ id: 'RollApiKeyRequest' });
+
+/** A roll: the replacement (its secret shown once) and the key it replaced, with its new end. */
+export const rolledApiKeySchema = z
+  .strictObject({
+    created: apiKeyWithSecretSchema,
+    previous: apiKeySchema.describe(
+      'The key rolled: revoked at once (overlap 0), or working until its expires_at; replaced_by names the new key',
+    ),
+  })
+  .meta({ id: 'RolledApiKey' });
+export type RolledApiKeyView = z.infer<typeof rolledApiKeySchema>;
 
 /** A dashboard session (login, password change): the bearer token and when it stops working. */
 export const sessionSchema = z

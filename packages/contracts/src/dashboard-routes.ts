@@ -4,8 +4,9 @@ import {
   createApiKeyInputSchema,
   keyListQuerySchema,
   loginInputSchema,
+  rollApiKeyInputSchema,
 } from './accounts';
-import { rollApiKeyInputSchema, signupInputSchema, usageQuerySchema } from './dashboard';
+import { signupInputSchema, usageQuerySchema } from './dashboard';
 import { keyIdParam, pathPrefix, type HttpMethod, type PathParam } from './routes';
 
 /**

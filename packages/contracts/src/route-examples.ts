@@ -323,6 +323,35 @@ export const ROUTE_EXAMPLES: Record<OperationId, OperationExamples> = {
     invalid: invalid('expires_at', 'expires_at must be in the future', 'must be in the future'),
     errors: idempotencyConflict,
   },
+  rollApiKey: {
+    request: { overlap_seconds: 3600 },
+    response: ok({
+      created: {
+        ...apiKey,
+        id: 'key_01KAB3N4P5Q6R7S8T9V0W1X2Z9',
+        prefix: 'sk_live_9xQ2mL',
+        last_used_at: null,
+        key: 'sk_live_…shown once…',
+      },
+      previous: {
+        ...apiKey,
+        expires_at: '2026-01-15T10:30:00.000Z',
+        replaced_by: 'key_01KAB3N4P5Q6R7S8T9V0W1X2Z9',
+      },
+    }),
+    invalid: invalid(
+      'overlap_seconds',
+      'overlap_seconds must be 0 or at least 60',
+      'overlap_seconds must be 0 or at least 60',
+    ),
+    errors: {
+      '404': failure('NOT_FOUND', `API key ${apiKey.id} was not found.`),
+      '409': failure(
+        'CONFLICT',
+        'This key is already being rolled out; roll the key that replaces it instead.',
+      ),
+    },
+  },
   revokeApiKey: {
     response: ok({ ...apiKey, revoked_at: at, status: 'revoked' }),
     invalid: malformedPath,

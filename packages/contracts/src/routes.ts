@@ -3,6 +3,8 @@ import {
   apiKeyIdSchema,
   apiKeySchema,
   apiKeyWithSecretSchema,
+  rollApiKeyInputSchema,
+  rolledApiKeySchema,
   changePasswordInputSchema,
   createApiKeyInputSchema,
   keyListQuerySchema,
@@ -70,6 +72,7 @@ export const logoutResponseSchema = envelope(
 export const apiKeyResponseSchema = envelope('ApiKeyResponse', apiKeySchema);
 export const apiKeyWithSecretResponseSchema = envelope('ApiKeyWithSecretResponse', apiKeyWithSecretSchema);
 export const apiKeyListResponseSchema = listEnvelope('ApiKeyListResponse', apiKeySchema);
+export const rolledApiKeyResponseSchema = envelope('RolledApiKeyResponse', rolledApiKeySchema);
 
 /** Who may call a route: decides its security and the refusals every call of it can get. */
 export type Caller = 'apiKey' | 'session' | 'anyone';
@@ -493,6 +496,26 @@ export const ROUTES = {
       ),
     },
     errors: ['VALIDATION_ERROR', 'IDEMPOTENCY_CONFLICT', 'CONFLICT'],
+  },
+  rollApiKey: {
+    operationId: 'rollApiKey',
+    method: 'post',
+    path: '/v1/account/keys/{key_id}/roll',
+    owner: 'gateway',
+    caller: 'session',
+    tag: 'Account (dashboard session)',
+    summary: `Roll a key: a new key now (shown once); the old one revoked at once or working for overlap_seconds more. A key is rolled once (409 CONFLICT) until its replacement stops working. ${IDEMPOTENCY}`,
+    idempotencyKey: true,
+    pathParams: [keyIdParam],
+    body: rollApiKeyInputSchema,
+    responses: {
+      '201': { description: 'The new key and the one it replaced', schema: rolledApiKeyResponseSchema },
+      '200': replayed(
+        'The roll a first request with this Idempotency-Key made, the new secret included while that key works',
+        rolledApiKeyResponseSchema,
+      ),
+    },
+    errors: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT', 'IDEMPOTENCY_CONFLICT'],
   },
   revokeApiKey: {
     operationId: 'revokeApiKey',

@@ -40,6 +40,7 @@ def operation_methods(client: SignalClient) -> Dict[str, Callable[..., Any]]:
         "changePassword": client.account.change_password,
         "listApiKeys": client.account.list_keys,
         "createApiKey": client.account.create_key,
+        "rollApiKey": client.account.roll_key,
         "revokeApiKey": client.account.revoke_key,
     }
 

@@ -332,9 +332,17 @@ class AccountLiveTests(unittest.TestCase):
         self.assertIn(created["id"], [k["id"] for k in session.account.list_keys(limit=100).data])
         with_key = SignalClient(created["key"], base_url=env["SIGNAL_BASE_URL"])
         self.assertIsInstance(with_key.signals.list(limit=1).data, list)
-        self.assertIsNotNone(session.account.revoke_key(created["id"])["revoked_at"])
+        # A roll without overlap: the new key works at once, the old one no more.
+        rolled = session.account.roll_key(created["id"], overlap_seconds=0)
+        self.assertEqual(rolled["previous"]["replaced_by"], rolled["created"]["id"])
+        self.assertEqual(rolled["previous"]["status"], "revoked")
         with self.assertRaises(AuthenticationError):
             with_key.signals.list(limit=1)
+        with_new = SignalClient(rolled["created"]["key"], base_url=env["SIGNAL_BASE_URL"])
+        self.assertIsInstance(with_new.signals.list(limit=1).data, list)
+        self.assertIsNotNone(session.account.revoke_key(rolled["created"]["id"])["revoked_at"])
+        with self.assertRaises(AuthenticationError):
+            with_new.signals.list(limit=1)
         self.assertEqual(session.auth.logout().get("logged_out"), True)
         with self.assertRaises(ValueError):
             session.account.list_keys()

@@ -14,6 +14,8 @@ import type {
   RecoverWebhookResult,
   ApiKey,
   ApiKeyWithSecret,
+  RolledApiKey,
+  RollApiKeyInput,
   Session,
   Page,
   ListSignalsParams,
@@ -365,6 +367,20 @@ export class SignalClient {
       this.iteratePages<ApiKey>(pathOf('listApiKeys'), { ...params }, opts, 'session'),
     createKey: (input: CreateApiKeyInput, opts?: RequestOptions) =>
       this.data<ApiKeyWithSecret>('POST', pathOf('createApiKey'), {}, input, opts, 'session'),
+    /**
+     * operationId rollApiKey: a new key now (`created.key`, shown only here); the old one revoked
+     * at once (`overlap_seconds: 0`) or working that much longer. Sent with an Idempotency-Key,
+     * so a retry after a lost answer gets the same new key.
+     */
+    rollKey: (keyId: string, input: RollApiKeyInput, opts?: RequestOptions) =>
+      this.data<RolledApiKey>(
+        'POST',
+        pathOf('rollApiKey', ids({ key_id: keyId })),
+        {},
+        input,
+        opts,
+        'session',
+      ),
     revokeKey: async (keyId: string, opts?: RequestOptions) =>
       this.data<ApiKey>(
         'DELETE',

@@ -33,6 +33,8 @@ export type RecoverWebhookResult = Schemas['RecoverWebhookResult'];
 export type DeliveryStatus = Delivery['status'];
 export type ApiKey = Schemas['ApiKey'];
 export type ApiKeyWithSecret = Schemas['ApiKeyWithSecret'];
+/** A roll: `created` (its `key` shown only here) and `previous`, the key it replaced. */
+export type RolledApiKey = Schemas['RolledApiKey'];
 export type Session = Schemas['Session'];
 export type ErrorCode = Schemas['ErrorEnvelope']['error']['code'];
 /** What a webhook request carries, one shape per `event` (narrow on it). */
@@ -52,6 +54,7 @@ export type ListWebhooksParams = QueryOf<'listWebhooks'>;
 export type ListDeliveriesParams = QueryOf<'listWebhookDeliveries'>;
 export type ListApiKeysParams = QueryOf<'listApiKeys'>;
 export type CreateApiKeyInput = Schemas['CreateApiKeyRequest'];
+export type RollApiKeyInput = Schemas['RollApiKeyRequest'];
 export type ChangePasswordInput = Schemas['ChangePasswordRequest'];
 
 /** What `onRetry` is told before each wait. */

@@ -94,6 +94,7 @@ describe('@signal/sdk against the running system', () => {
       changePassword: client.account.changePassword,
       listApiKeys: client.account.listKeys,
       createApiKey: client.account.createKey,
+      rollApiKey: client.account.rollKey,
       revokeApiKey: client.account.revokeKey,
     };
     const documented = Object.values(doc.paths).flatMap((item) =>
@@ -490,6 +491,19 @@ describe('@signal/sdk against the running system', () => {
     expect(walked.sort()).toEqual([...all].sort());
     const api = new SignalClient({ baseUrl: sys.gw.url, apiKey: created.key, maxRetries: 0 });
     await api.stats.get();
+    // A roll with an hour's overlap: both keys work; the old one says what replaced it.
+    const rolled = await dash.account.rollKey(second.id, { overlap_seconds: 3600 });
+    expect(rolled.previous).toMatchObject({
+      id: second.id,
+      replaced_by: rolled.created.id,
+      status: 'active',
+    });
+    expect(rolled.previous.expires_at).not.toBeNull();
+    await new SignalClient({ baseUrl: sys.gw.url, apiKey: second.key, maxRetries: 0 }).stats.get();
+    await new SignalClient({ baseUrl: sys.gw.url, apiKey: rolled.created.key, maxRetries: 0 }).stats.get();
+    await expect(dash.account.rollKey(second.id, { overlap_seconds: 0 })).rejects.toMatchObject({
+      code: 'CONFLICT',
+    });
     await dash.account.revokeKey(created.id);
     await expect(api.stats.get()).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
   });

@@ -128,6 +128,37 @@ describe('account API (dashboard)', () => {
     expect(res.body.error.code).toBe('FORBIDDEN');
   });
 
+  it('when a script rolls a key by the API, then the new key works at once, the old one through its overlap, a repeat with the Idempotency-Key gets the same new key, and a second roll is a conflict', async () => {
+    const { email, key, keyId } = await gw.account(undefined, 'roll by script');
+    const auth = { Authorization: `Bearer ${await session(email, 'roll by script')}` };
+    const roll = (body: object, idempotencyKey?: string) => {
+      const req = request(gw.url).post(`/v1/account/keys/${keyId}/roll`).set(auth);
+      return (idempotencyKey ? req.set('Idempotency-Key', idempotencyKey) : req).send(body);
+    };
+    const bad = await roll({ overlap_seconds: 30 }).expect(400);
+    expect(bad.body.error.details).toEqual([
+      { field: 'overlap_seconds', message: 'overlap_seconds must be 0 or at least 60' },
+    ]);
+    const rolled = await roll({ overlap_seconds: 3600 }, 'ci-roll-1').expect(201);
+    const { created, previous } = rolled.body.data;
+    expect(created.key).toMatch(/^sk_live_/);
+    expect(previous).toMatchObject({ id: keyId, replaced_by: created.id, status: 'active' });
+    expect(Date.parse(previous.expires_at)).toBeGreaterThan(Date.parse(created.created_at));
+    for (const k of [key, created.key as string])
+      await request(gw.url).get('/v1/signals').set('Authorization', `Bearer ${k}`).expect(200);
+    const again = await roll({ overlap_seconds: 3600 }, 'ci-roll-1').expect(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body.data.created).toMatchObject({ id: created.id, key: created.key });
+    const second = await roll({ overlap_seconds: 0 }).expect(409);
+    expect(second.body.error.code).toBe('CONFLICT');
+    // A key manages no keys, its own roll included.
+    await request(gw.url)
+      .post(`/v1/account/keys/${keyId}/roll`)
+      .set('Authorization', `Bearer ${key}`)
+      .send({ overlap_seconds: 0 })
+      .expect(403);
+  });
+
   it('when the password is wrong or the email unknown, then the same 401', async () => {
     const { email } = await gw.account(undefined, 'right-password');
     const wrong = await request(gw.url).post('/v1/auth/login').send({ email, password: 'wrong' }).expect(401);

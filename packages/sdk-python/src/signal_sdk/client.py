@@ -50,6 +50,7 @@ from .types import (
     Page,
     PageMeta,
     RecoverResult,
+    RolledApiKey,
     Session,
     SignalDetail,
     SignalListItem,
@@ -580,6 +581,20 @@ class Account:
         return cast(
             ApiKeyWithSecret,
             self._c._data("POST", path_of("createApiKey"), body=body, auth="session", idempotency_key=idempotency_key),
+        )
+
+    def roll_key(self, key_id: str, *, overlap_seconds: int, idempotency_key: Optional[str] = None) -> RolledApiKey:
+        """operationId rollApiKey: a new key now (``created["key"]``, shown only here); the old one
+        revoked at once (``overlap_seconds=0``) or working that much longer (60 s to 7 days)."""
+        return cast(
+            RolledApiKey,
+            self._c._data(
+                "POST",
+                _id_path("rollApiKey", key_id=key_id),
+                body={"overlap_seconds": overlap_seconds},
+                auth="session",
+                idempotency_key=idempotency_key,
+            ),
         )
 
     def revoke_key(self, key_id: str) -> ApiKey:

@@ -35,6 +35,7 @@ OPERATIONS: Dict[str, Operation] = {
     "changePassword": Operation("POST", "/v1/account/password", False),
     "listApiKeys": Operation("GET", "/v1/account/keys", False),
     "createApiKey": Operation("POST", "/v1/account/keys", True),
+    "rollApiKey": Operation("POST", "/v1/account/keys/{key_id}/roll", True),
     "revokeApiKey": Operation("DELETE", "/v1/account/keys/{key_id}", False),
 }
 

@@ -353,6 +353,14 @@ class ApiKeyWithSecret(ApiKey):
     key: str
 
 
+class RolledApiKey(TypedDict):
+    """What rolling a key returns: the new key (``created["key"]`` shown only then) and the
+    key it replaced (``previous``: revoked, or working until its ``expires_at``)."""
+
+    created: ApiKeyWithSecret
+    previous: ApiKey
+
+
 class Session(TypedDict):
     """A dashboard session (login, change of password)."""
 

@@ -279,6 +279,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/account/keys/{key_id}/roll': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Roll a key: a new key now (shown once); the old one revoked at once or working for overlap_seconds more. A key is rolled once (409 CONFLICT) until its replacement stops working. With an Idempotency-Key, a retry with the same body within 24 h returns the same result (200, Idempotent-Replayed: true); another body is 409. */
+    post: operations['rollApiKey'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/account/keys/{key_id}': {
     parameters: {
       query?: never;
@@ -893,6 +910,15 @@ export interface components {
       /** @description The API key; shown only once */
       key: string;
     };
+    RollApiKeyRequest: {
+      /** @description How long the old key keeps working: 0 revokes it at once; otherwise 60 s to 7 days (604800) */
+      overlap_seconds: number;
+    };
+    RolledApiKey: {
+      created: components['schemas']['ApiKeyWithSecret'];
+      /** @description The key rolled: revoked at once (overlap 0), or working until its expires_at; replaced_by names the new key */
+      previous: components['schemas']['ApiKey'];
+    };
     Session: {
       /** @description Bearer token for the session routes */
       token: string;
@@ -973,6 +999,11 @@ export interface components {
       success: true;
       data: components['schemas']['ApiKey'][];
       meta: components['schemas']['PageMeta'];
+    };
+    RolledApiKeyResponse: {
+      /** @constant */
+      success: true;
+      data: components['schemas']['RolledApiKey'];
     };
   };
   responses: never;
@@ -7691,6 +7722,460 @@ export interface operations {
             error?: {
               /** @enum {unknown} */
               code?: 'IDEMPOTENCY_CONFLICT' | 'CONFLICT';
+            };
+          };
+        };
+      };
+      /** @description Error: PAYLOAD_TOO_LARGE */
+      413: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "PAYLOAD_TOO_LARGE",
+           *         "message": "The request body is too large.",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'PAYLOAD_TOO_LARGE';
+            };
+          };
+        };
+      };
+      /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+      415: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "UNSUPPORTED_MEDIA_TYPE",
+           *         "message": "Request bodies must be JSON (Content-Type: application/json).",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'UNSUPPORTED_MEDIA_TYPE';
+            };
+          };
+        };
+      };
+      /** @description Error: RATE_LIMIT_EXCEEDED */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again (the same as error.retry_after) */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "RATE_LIMIT_EXCEEDED",
+           *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
+           *         "request_id": "req_01KAB3P…",
+           *         "retry_after": 12
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'RATE_LIMIT_EXCEEDED';
+            };
+          };
+        };
+      };
+      /** @description Error: INTERNAL_ERROR */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "INTERNAL_ERROR",
+           *         "message": "An internal error occurred.",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'INTERNAL_ERROR';
+            };
+          };
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again (the same as error.retry_after) */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "SERVICE_UNAVAILABLE",
+           *         "message": "The service is temporarily unavailable. Retry shortly.",
+           *         "request_id": "req_01KAB3P…",
+           *         "retry_after": 1
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'SERVICE_UNAVAILABLE';
+            };
+          };
+        };
+      };
+    };
+  };
+  rollApiKey: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description 1–255 visible ASCII characters, unique per intended request (sent again unchanged on its retries) */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        /** @description Key id `key_…` */
+        key_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "overlap_seconds": 3600
+         *     }
+         */
+        'application/json': components['schemas']['RollApiKeyRequest'];
+      };
+    };
+    responses: {
+      /** @description The roll a first request with this Idempotency-Key made, the new secret included while that key works */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          /** @description `true`: this response repeats the first request's */
+          'Idempotent-Replayed': 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "data": {
+           *         "created": {
+           *           "id": "key_01KAB3N4P5Q6R7S8T9V0W1X2Z9",
+           *           "name": "production",
+           *           "prefix": "sk_live_9xQ2mL",
+           *           "created_at": "2026-01-15T09:30:00.000Z",
+           *           "expires_at": null,
+           *           "last_used_at": null,
+           *           "revoked_at": null,
+           *           "status": "active",
+           *           "replaced_by": null,
+           *           "key": "sk_live_…shown once…"
+           *         },
+           *         "previous": {
+           *           "id": "key_01KAB3N4P5Q6R7S8T9V0W1X2Y3",
+           *           "name": "production",
+           *           "prefix": "sk_live_4eC39H",
+           *           "created_at": "2026-01-15T09:30:00.000Z",
+           *           "expires_at": "2026-01-15T10:30:00.000Z",
+           *           "last_used_at": "2026-01-15T09:30:00.000Z",
+           *           "revoked_at": null,
+           *           "status": "active",
+           *           "replaced_by": "key_01KAB3N4P5Q6R7S8T9V0W1X2Z9"
+           *         }
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['RolledApiKeyResponse'];
+        };
+      };
+      /** @description The new key and the one it replaced */
+      201: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "data": {
+           *         "created": {
+           *           "id": "key_01KAB3N4P5Q6R7S8T9V0W1X2Z9",
+           *           "name": "production",
+           *           "prefix": "sk_live_9xQ2mL",
+           *           "created_at": "2026-01-15T09:30:00.000Z",
+           *           "expires_at": null,
+           *           "last_used_at": null,
+           *           "revoked_at": null,
+           *           "status": "active",
+           *           "replaced_by": null,
+           *           "key": "sk_live_…shown once…"
+           *         },
+           *         "previous": {
+           *           "id": "key_01KAB3N4P5Q6R7S8T9V0W1X2Y3",
+           *           "name": "production",
+           *           "prefix": "sk_live_4eC39H",
+           *           "created_at": "2026-01-15T09:30:00.000Z",
+           *           "expires_at": "2026-01-15T10:30:00.000Z",
+           *           "last_used_at": "2026-01-15T09:30:00.000Z",
+           *           "revoked_at": null,
+           *           "status": "active",
+           *           "replaced_by": "key_01KAB3N4P5Q6R7S8T9V0W1X2Z9"
+           *         }
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['RolledApiKeyResponse'];
+        };
+      };
+      /** @description Error: VALIDATION_ERROR */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "VALIDATION_ERROR",
+           *         "message": "overlap_seconds must be 0 or at least 60",
+           *         "request_id": "req_01KAB3P…",
+           *         "details": [
+           *           {
+           *             "field": "overlap_seconds",
+           *             "message": "overlap_seconds must be 0 or at least 60"
+           *           }
+           *         ]
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'VALIDATION_ERROR';
+            };
+          };
+        };
+      };
+      /** @description Error: UNAUTHORIZED */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "UNAUTHORIZED",
+           *         "message": "A dashboard session is required: POST /v1/auth/login.",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'UNAUTHORIZED';
+            };
+          };
+        };
+      };
+      /** @description Error: FORBIDDEN */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "FORBIDDEN",
+           *         "message": "API keys cannot manage the account (keys, password, sessions); use a dashboard session.",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'FORBIDDEN';
+            };
+          };
+        };
+      };
+      /** @description Error: NOT_FOUND */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "NOT_FOUND",
+           *         "message": "API key key_01KAB3N4P5Q6R7S8T9V0W1X2Y3 was not found.",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'NOT_FOUND';
+            };
+          };
+        };
+      };
+      /** @description Error: CONFLICT, IDEMPOTENCY_CONFLICT */
+      409: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "CONFLICT",
+           *         "message": "This key is already being rolled out; roll the key that replaces it instead.",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'CONFLICT' | 'IDEMPOTENCY_CONFLICT';
             };
           };
         };

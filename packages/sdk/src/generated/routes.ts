@@ -102,6 +102,11 @@ export const OPERATIONS = {
     path: '/v1/account/keys',
     idempotencyKey: true,
   },
+  rollApiKey: {
+    method: 'POST',
+    path: '/v1/account/keys/{key_id}/roll',
+    idempotencyKey: true,
+  },
   revokeApiKey: {
     method: 'DELETE',
     path: '/v1/account/keys/{key_id}',

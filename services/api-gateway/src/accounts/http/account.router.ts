@@ -19,6 +19,7 @@ import {
 import { Router, type RequestHandler, type Response } from 'express';
 import { listApiKeysPage, revokeApiKey } from '../domain/accounts.use-cases';
 import { createKeyOnce, type CreateKeyDeps } from '../domain/create-key.use-case';
+import { rollApiKeyOnce } from '../domain/key-roll.use-case';
 import {
   changePassword,
   passwordLogin,
@@ -142,6 +143,19 @@ export function accountRouter(
     );
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
     res.status(replayed ? 200 : 201).json({ success: true, data: created });
+  });
+  mountRoute(router, ROUTES.rollApiKey, async ({ params, body }, req, res) => {
+    const { rolled, replayed } = valueOrThrow(
+      await rollApiKeyOnce(
+        accounts,
+        current(res).accountId,
+        params.key_id,
+        body.overlap_seconds,
+        idempotencyKeyOf(req),
+      ),
+    );
+    if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+    res.status(replayed ? 200 : 201).json({ success: true, data: rolled });
   });
   mountRoute(router, ROUTES.revokeApiKey, async ({ params }, _req, res) => {
     res.json({
