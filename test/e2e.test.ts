@@ -415,10 +415,24 @@ describe('end to end through the gateway', () => {
       await api().delete('/v1/account/keys/%ZZ').set(session),
     );
     check('/v1/account/keys', 'get', await api().get('/v1/account/keys').set(session));
+    const rolled = await api()
+      .post(`/v1/account/keys/${newKey.body.data.id}/roll`)
+      .set(session)
+      .send({ overlap_seconds: 0 });
+    check('/v1/account/keys/{key_id}/roll', 'post', rolled);
+    expect(rolled.status).toBe(201);
+    likeExample(
+      '/v1/account/keys/{key_id}/roll',
+      'post',
+      await api()
+        .post(`/v1/account/keys/${newKey.body.data.id}/roll`)
+        .set(session)
+        .send({ overlap_seconds: 30 }),
+    );
     check(
       '/v1/account/keys/{key_id}',
       'delete',
-      await api().delete(`/v1/account/keys/${newKey.body.data.id}`).set(session),
+      await api().delete(`/v1/account/keys/${rolled.body.data.created.id}`).set(session),
     );
     check('/v1/signals', 'get', await api().get('/v1/signals'));
     const changed = await api()
