@@ -11,12 +11,13 @@ import {
   RedisScript,
   type RedisClient,
 } from '@signal/service-kit';
-import { silentLogger } from '@signal/test-kit';
+import { silentLogger, waitFor } from '@signal/test-kit';
 import { RateLimitStore } from '../../services/api-gateway/src/edge/data/rate-limit.store';
 import { StreamSlotStore } from '../../services/api-gateway/src/stream/data/stream-slots.store';
 import { UsageStore } from '../../services/api-gateway/src/edge/data/usage.store';
 import { LoginAttemptStore } from '../../services/api-gateway/src/sessions/data/login-attempts.store';
 import { SessionRevocationStore } from '../../services/api-gateway/src/sessions/data/session-revocations.store';
+import { RedisCredentialChanges } from '../../services/api-gateway/src/stream/data/credential-changes';
 import type { Session } from '../../services/api-gateway/src/sessions/domain/sessions';
 import { EventLog } from '../../services/signals/src/data/event-log';
 import type { LogEntry } from '../../services/signals/src/domain/live-stream';
@@ -159,6 +160,27 @@ describe('the gateway stores on a Redis Cluster', () => {
     const other: Session = { ...session, sessionId: 'ses_2', accountId: 'acc_2' };
     await sessions.revoke(other, 60);
     expect(await sessions.isRevoked(other, NOW)).toBe(true);
+  });
+
+  it('when sessions end and keys are revoked for accounts on every master, then a listener on its own connection hears each account', async () => {
+    const heard: Array<string | undefined> = [];
+    const changes = new RedisCredentialChanges(redis, `${prefix}cc:`);
+    const listening = await changes.listen((accountId) => heard.push(accountId));
+    try {
+      const sessions = new SessionRevocationStore(redis, `${prefix}cc:`, changes);
+      const limiter = new RateLimitStore(redis, `${prefix}cc:`, changes);
+      const some = accounts.slice(0, 12);
+      for (const a of some) {
+        await sessions.revoke({ accountId: a, sessionId: `ses_${a}` }, 60);
+        await limiter.markRevoked(a, `key_${a}`);
+      }
+      const expected = some.flatMap((a) => [a, a]);
+      await waitFor(() => heard.length >= expected.length, 10_000, 10, 'every announcement heard');
+      // Published through whichever node the client picks: the order between nodes is the bus's.
+      expect([...heard].sort()).toEqual([...expected].sort());
+    } finally {
+      await listening.close();
+    }
   });
 
   it('when login attempts of many subjects are reserved, then each is throttled on its own', async () => {
