@@ -8,7 +8,7 @@ import {
   type WindowDecision,
   windowDecision,
 } from '../domain/rate-limit';
-import type { CredentialChanges, KeyState } from '../../stream/domain/open-streams';
+import { announceChange, type CredentialChanges, type KeyState } from '../../stream/domain/open-streams';
 
 /** How long a rolled key's end is kept: the longest overlap a roll gives (7 days), and a day. */
 const KEY_ENDS_TTL_MS = 8 * 86_400_000;
@@ -104,11 +104,6 @@ export class RateLimitStore implements SharedLimiter {
     /** Told of each revocation and roll, so that every gateway checks that account's streams now. */
     private readonly changes?: Pick<CredentialChanges, 'announce'>,
   ) {}
-
-  /** The write is made; a notice that does not go out leaves the periodic check to apply it. */
-  private async announce(accountId: string): Promise<void> {
-    await this.changes?.announce(accountId).catch(() => undefined);
-  }
 
   private tag(subject: string): string {
     return `${this.prefix}{${subject}}`;
@@ -253,7 +248,7 @@ export class RateLimitStore implements SharedLimiter {
 
   async markRevoked(accountId: string, keyId: string): Promise<void> {
     await this.redis.sadd(`${this.tag(accountId)}:revoked`, keyId);
-    await this.announce(accountId);
+    await announceChange(this.changes, accountId);
   }
 
   /**
@@ -269,7 +264,7 @@ export class RateLimitStore implements SharedLimiter {
       .exec();
     const failed = replies?.find(([err]) => err);
     if (!replies || failed) throw failed?.[0] ?? new Error('the transaction was discarded');
-    await this.announce(accountId);
+    await announceChange(this.changes, accountId);
   }
 
   async setPlan(accountId: string, perMinute: number, perDay: number): Promise<void> {

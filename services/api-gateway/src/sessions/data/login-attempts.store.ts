@@ -32,7 +32,7 @@ return {0, failures - 1}
 
 /**
  * Takes one reservation back: one failure fewer, and the wait that count earns from the last
- * reservation, but never past the wait the subject had before the last reservation (\`prev\`): a
+ * reservation, but never past the wait the subject had before the last reservation (`prev`): a
  * success must neither leave the network waiting for a failure it never made nor restart a wait
  * it came in under (the owner's login elsewhere lengthening its email's wait).
  * ARGV: free failures, max wait.

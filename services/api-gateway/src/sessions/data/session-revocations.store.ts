@@ -1,5 +1,10 @@
 import { pipelineEach, type RedisClient } from '@signal/service-kit';
-import type { CredentialChanges, EndedSessions, StreamSession } from '../../stream/domain/open-streams';
+import {
+  announceChange,
+  type CredentialChanges,
+  type EndedSessions,
+  type StreamSession,
+} from '../../stream/domain/open-streams';
 import type { Session, SessionRef, SessionRevocations } from '../domain/sessions';
 
 /**
@@ -16,11 +21,6 @@ export class SessionRevocationStore implements SessionRevocations, EndedSessions
     /** Told of each session ended now, so that every gateway checks that account's streams. */
     private readonly changes?: Pick<CredentialChanges, 'announce'>,
   ) {}
-
-  /** The write is made; a notice that does not go out leaves the periodic check to apply it. */
-  private async announce(accountId: string): Promise<void> {
-    await this.changes?.announce(accountId).catch(() => undefined);
-  }
 
   private revokedKey(sessionId: string): string {
     return `${this.prefix}session:revoked:${sessionId}`;
@@ -64,18 +64,18 @@ export class SessionRevocationStore implements SessionRevocations, EndedSessions
       (await this.redis.set(this.revokedKey(session.sessionId), String(endsAt), 'EX', ttlSeconds, 'NX')) ===
       'OK';
     // A renewal's retirement ends later (its grace): the periodic check ends its streams then.
-    if (retired && endsAt <= Date.now()) await this.announce(session.accountId);
+    if (retired && endsAt <= Date.now()) await announceChange(this.changes, session.accountId);
     return retired;
   }
 
   async revoke(session: SessionRef, ttlSeconds: number): Promise<void> {
     await this.redis.set(this.revokedKey(session.sessionId), '1', 'EX', ttlSeconds);
-    await this.announce(session.accountId);
+    await announceChange(this.changes, session.accountId);
   }
 
   async revokeAllBefore(accountId: string, issuedBefore: number, ttlSeconds: number): Promise<void> {
     await this.redis.set(this.validAfterKey(accountId), String(issuedBefore), 'EX', ttlSeconds);
-    await this.announce(accountId);
+    await announceChange(this.changes, accountId);
   }
 }
 

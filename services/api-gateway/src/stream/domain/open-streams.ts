@@ -50,6 +50,17 @@ export interface CredentialChanges {
   listen(onChange: (accountId: string | undefined) => void): Promise<{ close(): Promise<void> }>;
 }
 
+/**
+ * Announces a change whose write is made: a notice that does not go out (Redis away) leaves the
+ * periodic check to apply it, so it fails nothing.
+ */
+export async function announceChange(
+  changes: Pick<CredentialChanges, 'announce'> | undefined,
+  accountId: string,
+): Promise<void> {
+  await changes?.announce(accountId).catch(() => undefined);
+}
+
 /** The dashboard session a stream was opened with. */
 export interface StreamSession {
   accountId: string;
