@@ -1,5 +1,6 @@
 import { infraUrls, silentLogger, testDatabase } from '@signal/test-kit';
 import { spawnSync } from 'node:child_process';
+import { get, type IncomingMessage } from 'node:http';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
@@ -228,6 +229,56 @@ describe('operator CLI', () => {
       }),
     ).rejects.toThrow('development only');
     expect(await gw.deps.repository.findAccountByEmail('prod-demo@signal.local')).toBeNull();
+  });
+
+  it("when the operator revokes a key with the CLI, then its live stream on a gateway ends at once, as the API's revocation ends it", async () => {
+    // A gateway that never checks its streams by itself in the test: only the CLI's notice ends it.
+    const holder = await startGateway({
+      label: 'admin_cli_streams',
+      upstreams: { signals: signals.url, stats: 'http://127.0.0.1:9', webhooks: 'http://127.0.0.1:9' },
+      share: { dbName: gw.config.GATEWAY_DB, redisPrefix: gw.config.REDIS_PREFIX },
+      env: { STREAM_CHECK_INTERVAL_MS: '3600000' },
+    });
+    const ops = await createDependencies(
+      {
+        MONGO_URL: infraUrls().mongoUrl,
+        GATEWAY_DB: gw.config.GATEWAY_DB,
+        REDIS_URL: infraUrls().redisUrl,
+        REDIS_PREFIX: gw.config.REDIS_PREFIX,
+        API_KEY_PEPPER: gw.config.API_KEY_PEPPER,
+        DEFAULT_PLAN_MAX_KEYS: 20,
+        DEFAULT_PLAN_MAX_WEBHOOKS: 25,
+        DEFAULT_PLAN_MAX_STREAMS: 5,
+      },
+      silentLogger,
+    );
+    try {
+      const { accountId, key, keyId } = await gw.account();
+      const stream = await new Promise<IncomingMessage>((resolve, reject) =>
+        get(`${holder.url}/v1/signals/stream`, { headers: { authorization: `Bearer ${key}` } }, resolve).once(
+          'error',
+          reject,
+        ),
+      );
+      expect(stream.statusCode).toBe(200);
+      let text = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => (text += chunk));
+      const ended = new Promise<void>((done) => stream.once('close', () => done()));
+      await run(
+        ['revoke-key', '--account', accountId, '--key', keyId],
+        ops.accounts,
+        () => undefined,
+        DEVELOPMENT,
+      );
+      await ended;
+      expect(text.trimEnd().split('\n\n').at(-1)).toBe(
+        'event: error\ndata: {"code":"UNAUTHORIZED","message":"The API key was revoked."}',
+      );
+    } finally {
+      await ops.close();
+      await holder.stop();
+    }
   });
 
   it('when Redis cannot be reached, then the CLI stops with a clear message instead of a stream error', async () => {

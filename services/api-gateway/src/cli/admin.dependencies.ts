@@ -1,6 +1,7 @@
 import { connectMongo, connectRedis, type Logger } from '@signal/service-kit';
 import { AccountRepository } from '../accounts/data/account.repository';
 import { RateLimitStore } from '../edge/data/rate-limit.store';
+import { RedisCredentialChanges } from '../stream/data/credential-changes';
 import type { AccountDeps } from '../accounts/domain/accounts.use-cases';
 import type { AccountStore } from '../accounts/domain/ports';
 import type { PasswordAccounts } from '../accounts/domain/ports';
@@ -45,7 +46,12 @@ export async function createDependencies(
   return {
     accounts: {
       repository,
-      limiter: new RateLimitStore(redis, config.REDIS_PREFIX),
+      // Its revocations end the key's streams on every gateway at once, as the API's do.
+      limiter: new RateLimitStore(
+        redis,
+        config.REDIS_PREFIX,
+        new RedisCredentialChanges(redis, config.REDIS_PREFIX),
+      ),
       cache: new KeyCache(),
       pepper: config.API_KEY_PEPPER,
       passwords: scryptPasswords(),

@@ -125,8 +125,8 @@ export type LoginReservation = { ok: true; succeeded(): Promise<void> } | { ok: 
 /**
  * Reserves one attempt by the rules above. An attempt a wait refuses counts nothing: the waits of
  * the subjects that judge it are read first, and the refusal names the longest, so a client that
- * waits it is not refused again by another subject (a reservation taken back moves its subject's
- * wait to start from the attempt that took it). Only an attempt that came in with no wait left
+ * waits it is not refused again by another subject (a reservation taken back leaves its
+ * subject's wait where it stood before the attempt). Only an attempt that came in with no wait left
  * is reserved; if a concurrent one made a subject refuse meanwhile, the reservations already
  * made are taken back and the refusal again names the longest wait.
  */
