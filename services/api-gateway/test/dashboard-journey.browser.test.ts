@@ -328,6 +328,19 @@ describeIfBrowser('dashboard in chromium', () => {
       // How long ago the newest signal came, counting by itself.
       const last = page.locator('[data-last-signal]');
       expect(await last.innerText()).toMatch(/^Last matching signal \d+ s ago\.$/);
+      // Live off, a signal made meanwhile, Live on: the stream resumes after the last event it
+      // gave, so the signal arrives as a row, still with no list request.
+      const liveBox = page.getByRole('checkbox', { name: /^Live/ });
+      await liveBox.uncheck();
+      const meanwhile = await request(sys.signals.url)
+        .post('/internal/signals')
+        .set(sys.signals.ingestAuth)
+        .send(signalInput({ type: 'premium' }))
+        .expect(201);
+      await liveBox.check();
+      await page.getByText('3 signals match; showing 3.').waitFor();
+      await page.getByRole('link', { name: `${String(meanwhile.body.data.id).slice(0, 14)}…` }).waitFor();
+      expect(listCalls).toEqual([]);
     } finally {
       page.off('request', countLists);
     }
@@ -337,7 +350,7 @@ describeIfBrowser('dashboard in chromium', () => {
       page.waitForResponse((r) => /\/v1\/signals\?.*status=active/.test(r.url())),
       page.getByRole('button', { name: 'Apply filters' }).click(),
     ]);
-    await page.getByText('2 signals match; showing 2.').waitFor();
+    await page.getByText('3 signals match; showing 3.').waitFor();
     await page.getByText('(connected)').waitFor();
     const leavingId = String(newestId);
     const leaving = page.getByRole('link', { name: `${leavingId.slice(0, 14)}…` });
@@ -347,7 +360,7 @@ describeIfBrowser('dashboard in chromium', () => {
       .set(sys.signals.ingestAuth)
       .send({ status: 'dead' })
       .expect(200);
-    await page.getByText('1 signals match; showing 1.').waitFor();
+    await page.getByText('2 signals match; showing 2.').waitFor();
     expect(await leaving.count()).toBe(0);
     await expectAccessible('signals');
     await shot('07-signals');

@@ -120,9 +120,13 @@ export async function signalsView(): Promise<void> {
   more.addEventListener('click', () => void load(true));
   // Live: the signal stream (GET /v1/signals/stream), not polling. Opening it is one request of
   // the plan and its events cost nothing; EventSource reconnects and resumes from the last event
-  // id by itself. A new signal becomes a row, a status change updates its row, a `reset` (the
-  // stream could not resume) reads the list again.
+  // id by itself, and a stream this page opens again (after a refusal, or Live ticked again)
+  // resumes from it too (`last_event_id`), so the signals made meanwhile arrive. A new signal
+  // becomes a row, a status change updates its row, a `reset` (the stream could not resume)
+  // reads the list again.
   let stream: EventSource | undefined;
+  /** The id of the last event received (none yet: the stream starts from now). */
+  let lastEventId = '';
   /** How long a stream the browser gave up waits before it is opened again (doubling, to 60 s). */
   let reopenMs = 1000;
   // Events that arrive before the first page is read wait for it (then a row it already has is
@@ -137,7 +141,13 @@ export async function signalsView(): Promise<void> {
     if (!event) return;
     const at = rows.findIndex((r) => r.id === event.row.id);
     if (at >= 0) {
-      const updated = { ...rows[at]!, performance: event.row.performance };
+      const shown = rows[at]!;
+      // The event carries the signal as it is now: its market cap moves with its status.
+      const metrics =
+        event.mcapCurrent === undefined
+          ? shown.metrics
+          : { ...shown.metrics, mcap_current: event.mcapCurrent };
+      const updated = { ...shown, performance: event.row.performance, metrics };
       // A status change can take a row out of a status filter: it leaves the page and the count.
       if (matchesFilters(updated, params)) rows[at] = updated;
       else {
@@ -166,6 +176,7 @@ export async function signalsView(): Promise<void> {
     clearTimeout(reopenTimer);
     const q = new URLSearchParams({ events: WEBHOOK_EVENTS.join(',') });
     if (params.get('type')) q.set('type', params.get('type')!);
+    if (lastEventId) q.set('last_event_id', lastEventId);
     const url = `${pathOf('streamSignals')}?${q.toString()}`;
     stream = new EventSource(url);
     liveState.textContent = '(connecting…)';
@@ -219,8 +230,14 @@ export async function signalsView(): Promise<void> {
       });
     });
     for (const name of WEBHOOK_EVENTS)
-      stream.addEventListener(name, (ev: MessageEvent<string>) => onEvent(name, ev));
-    stream.addEventListener('reset', () => void load(false));
+      stream.addEventListener(name, (ev: MessageEvent<string>) => {
+        if (ev.lastEventId) lastEventId = ev.lastEventId;
+        onEvent(name, ev);
+      });
+    stream.addEventListener('reset', (ev: MessageEvent<string>) => {
+      if (ev.lastEventId) lastEventId = ev.lastEventId;
+      void load(false);
+    });
   };
   const closeStream = () => {
     clearTimeout(reopenTimer);
@@ -243,7 +260,10 @@ const numberIn = (o: Record<string, unknown>, k: string): number => (typeof o[k]
 const textIn = (o: Record<string, unknown>, k: string): string => (typeof o[k] === 'string' ? o[k] : '');
 
 /** A stream event's signal as a list row (the webhook payload: the signal as it is now), or nothing. */
-function streamEvent(name: string, text: string): { row: SignalListItem } | undefined {
+function streamEvent(
+  name: string,
+  text: string,
+): { row: SignalListItem; mcapCurrent: number | undefined } | undefined {
   let payload: unknown;
   try {
     payload = JSON.parse(text);
@@ -259,6 +279,7 @@ function streamEvent(name: string, text: string): { row: SignalListItem } | unde
   const type = textIn(d, 'type');
   if (!SIGNAL_STATUSES.some((s) => s === status) || !SIGNAL_TYPES.some((t) => t === type)) return undefined;
   return {
+    mcapCurrent: typeof metrics.mcap_current === 'number' ? metrics.mcap_current : undefined,
     row: {
       id: textIn(d, 'id'),
       token: {
