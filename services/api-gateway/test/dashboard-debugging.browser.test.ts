@@ -243,7 +243,7 @@ describeIfBrowser('dashboard in chromium', () => {
       }
     });
 
-    it('when a key expiry day is picked in New York, then it shows as that day with its zone, past days cannot be picked (and a past one sent is refused once, at its field), and after a roll the old key says when it expires', async () => {
+    it('when a key expiry day is picked in New York, then it shows as that day with its zone, past days cannot be picked (and a past one sent is refused once, at its field), and after a roll the old key says when it expires and is offered a roll again once its replacement is revoked', async () => {
       const { page: p, close } = await freshPage(toNewYork);
       try {
         await loggedIn(p);
@@ -301,6 +301,23 @@ describeIfBrowser('dashboard in chromium', () => {
         expect(await notOffered.count()).toBe(1);
         expect(await notOffered.isDisabled()).toBe(true);
         await expectAccessible('keys-after-roll', p);
+        // Its replacement revoked, the old key (still in its overlap) is offered a roll again.
+        await rows
+          .filter({ hasNotText: 'expires in 24 h' })
+          .getByRole('button', { name: /^Revoke key expiring/ })
+          .click();
+        await p
+          .getByRole('dialog', { name: 'Revoke “expiring”?' })
+          .getByRole('button', { name: 'Revoke key' })
+          .click();
+        await p.getByRole('status').getByText('Key “expiring” revoked.').waitFor();
+        await waitFor(async () => (await notOffered.count()) === 0, 5000, 50, 'the roll offered again');
+        expect(
+          await rows
+            .filter({ hasText: 'expires in 24 h' })
+            .getByRole('button', { name: /^Roll key/ })
+            .isEnabled(),
+        ).toBe(true);
       } finally {
         await close();
       }

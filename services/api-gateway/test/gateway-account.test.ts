@@ -159,6 +159,27 @@ describe('account API (dashboard)', () => {
       .expect(403);
   });
 
+  it('when a key in its overlap is rolled again once its replacement was revoked, then the new key keeps the expiry the key was given, not the overlap', async () => {
+    const { email } = await gw.account(undefined, 'roll twice');
+    const auth = { Authorization: `Bearer ${await session(email, 'roll twice')}` };
+    const given = new Date(Date.now() + 30 * 86_400_000).toISOString();
+    const first = await request(gw.url)
+      .post('/v1/account/keys')
+      .set(auth)
+      .send({ name: 'given expiry', expires_at: given })
+      .expect(201);
+    const k1 = first.body.data.id as string;
+    const roll = (id: string, overlap: number) =>
+      request(gw.url).post(`/v1/account/keys/${id}/roll`).set(auth).send({ overlap_seconds: overlap });
+    const k2 = (await roll(k1, 3600).expect(201)).body.data.created;
+    expect(Date.parse(k2.expires_at)).toBe(Date.parse(given));
+    // The replacement is rolled without overlap (revoked), so k1, still in its hour, rolls again.
+    await roll(k2.id as string, 0).expect(201);
+    const again = await roll(k1, 3600).expect(201);
+    expect(Date.parse(again.body.data.created.expires_at)).toBe(Date.parse(given));
+    expect(Date.parse(again.body.data.previous.expires_at)).toBeLessThan(Date.parse(given));
+  });
+
   it('when the password is wrong or the email unknown, then the same 401', async () => {
     const { email } = await gw.account(undefined, 'right-password');
     const wrong = await request(gw.url).post('/v1/auth/login').send({ email, password: 'wrong' }).expect(401);

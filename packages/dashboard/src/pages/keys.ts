@@ -47,6 +47,8 @@ const OVERLAPS: [string, string][] = [
 function rollRefusal(k: ApiKeyView, rows: readonly ApiKeyView[], unanswered: boolean): string | undefined {
   if (!k.replaced_by || unanswered) return undefined;
   const replacement = rows.find((r) => r.id === k.replaced_by);
+  // A replacement that no longer works (revoked, expired) replaces nothing: the key rolls again.
+  if (replacement && replacement.status !== 'active') return undefined;
   return `Already being rolled out: roll its replacement${replacement ? ` (${replacement.prefix}…)` : ''} instead.`;
 }
 

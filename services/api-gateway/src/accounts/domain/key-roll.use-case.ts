@@ -3,6 +3,7 @@ import { fail, newId, succeed, type Result } from '@signal/service-kit';
 import { createHash } from 'node:crypto';
 import { replayCreatedKey, type CreateKeyDeps } from './create-key.use-case';
 import { keyStatus } from './key-status';
+import type { ApiKey } from './records';
 import {
   createApiKey,
   keyNotFound,
@@ -41,6 +42,9 @@ export async function rollApiKey(
   if (old.revoked_at || (oldExpiry !== null && oldExpiry <= now)) {
     return fail('CONFLICT', 'Only an active key can be rolled; create a new key instead.');
   }
+  // The replacement keeps the expiry the key was given, not the end an earlier roll's overlap
+  // gave it (a key rolled again once its replacement was revoked).
+  const givenExpiry = await expiryGiven(deps, accountId, old);
   // A replacement that no longer works (revoked, or expired) replaces nothing: its claim is given
   // up so the key can be rolled again. One still being made is not found yet and keeps its claim.
   if (old.replaced_by) {
@@ -75,7 +79,7 @@ export async function rollApiKey(
     deps,
     accountId,
     old.name,
-    oldExpiry !== null ? new Date(oldExpiry) : undefined,
+    givenExpiry ?? undefined,
     replacementId,
     overlapSeconds === 0 ? keyId : undefined,
   ).catch(async (err: unknown) => {
@@ -149,4 +153,19 @@ export async function rollApiKeyOnce(
     await release();
     throw err;
   }
+}
+
+/**
+ * The expiry a key was given when it was made, which each key that replaced it keeps: a roll
+ * sets the old key's `expires_at` to its overlap's end, so the given one is read at the end of
+ * its chain of replacements (each link one roll; a replacement not made yet ends the walk).
+ */
+async function expiryGiven(deps: AccountDeps, accountId: string, key: ApiKey): Promise<Date | null> {
+  let current = key;
+  for (let hops = 0; current.replaced_by && hops < 100; hops++) {
+    const next = await deps.repository.findKey(accountId, current.replaced_by);
+    if (!next) break;
+    current = next;
+  }
+  return current.expires_at ? new Date(current.expires_at) : null;
 }
