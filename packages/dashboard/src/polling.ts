@@ -9,6 +9,15 @@
 export const MIN_GAP_MS = 2000;
 export const MAX_GAP_MS = 30_000;
 export const QUIET_FACTOR = 4;
+/**
+ * The shortest gap between reads that follow pending deliveries by themselves (not an action's
+ * live window): on a busy subscription some delivery is always about to be retried, and each read
+ * counts on the account's plan, which the page must not spend for its keys (every 4 s was 26 of
+ * a 60-a-minute plan with the subscription's reads).
+ */
+export const DUE_GAP_MS = 10_000;
+/** How old the header's reading of the subscription may grow while the list refreshes itself. */
+export const HEADER_EVERY_MS = 30_000;
 
 export interface RefreshState {
   /** When the soonest pending delivery shown is due; +∞ when none is pending. */
@@ -35,5 +44,6 @@ export function refreshDue(now: number, s: RefreshState): boolean {
   if (now < s.lastEnd + Math.max(MIN_GAP_MS, QUIET_FACTOR * s.lastTook)) return false;
   if (now < s.liveUntil) return true;
   if (s.dueAt === Number.POSITIVE_INFINITY) return false;
+  if (now < s.lastEnd + DUE_GAP_MS) return false;
   return now >= Math.min(s.lastEnd + MAX_GAP_MS, s.dueAt + 1000);
 }

@@ -21,6 +21,13 @@ describe('when the deliveries list refreshes itself', () => {
     expect(refreshDue(at(0) + MAX_GAP_MS, state({ dueAt: at(900) }))).toBe(true);
   });
 
+  it('when pending deliveries keep falling due, then it asks at most every 10 s by itself', () => {
+    const busy = state({ dueAt: at(1) });
+    expect(refreshDue(at(2), busy)).toBe(false);
+    expect(refreshDue(at(9), busy)).toBe(false);
+    expect(refreshDue(at(10), busy)).toBe(true);
+  });
+
   it('when a test was just sent, then it asks every 2 s until the live window ends', () => {
     expect(refreshDue(at(1), state({ liveUntil: at(15) }))).toBe(false);
     expect(refreshDue(at(2), state({ liveUntil: at(15) }))).toBe(true);

@@ -1,7 +1,7 @@
 /** One webhook's deliveries, each with its attempts; test, re-send and recover. */
 import type { Delivery, WebhookSubscription } from '@signal/contracts';
 import { ApiError, SubmissionKey, SubmissionKeys, call, get, post, waitText } from '../api.js';
-import { notBeforeAfter, refreshDue, type RefreshState } from '../polling.js';
+import { HEADER_EVERY_MS, notBeforeAfter, refreshDue, type RefreshState } from '../polling.js';
 import {
   badge,
   breakable,
@@ -298,6 +298,9 @@ export async function deliveriesView(webhookId: string): Promise<void> {
   const retryKeys = new SubmissionKeys();
   let generation = 0;
   let hookJustRead = true;
+  /** When the subscription shown in the header was read, and each listed delivery's status then. */
+  let hookReadAt = Date.now();
+  let shownStatus = new Map<string, string>();
   const render = (deliveries: Delivery[], meta?: { total: number; total_pages: number }) => {
     // A redraw puts the focus back where it was (the same control of the same delivery).
     const focused = document.activeElement?.closest('[data-focus]')?.getAttribute('data-focus');
@@ -431,9 +434,16 @@ export async function deliveriesView(webhookId: string): Promise<void> {
     const started = Date.now();
     const shownError = readError;
     readError = undefined;
-    // The subscription is read with its deliveries: its state and health (a 410 disabled it, the
-    // failures of the last 24 h, the last delivery) are as of the same moment as the list.
-    const [list, fresh] = await Promise.all([
+    // The subscription (its state and health: a 410 disabled it, the failures of the last 24 h,
+    // the last delivery) is read with its deliveries when asked, or once its reading is
+    // HEADER_EVERY_MS old; else after them, when the list shows a delivery that is new to the
+    // page or changed status (a 410 may have disabled it). Each read counts on the account's plan, as any client's does.
+    const readHookNow = !hookJustRead && (asked || Date.now() - hookReadAt >= HEADER_EVERY_MS);
+    const readHook = () => {
+      hookReadAt = Date.now();
+      return act(held(() => get<WebhookSubscription>(pathOf('getWebhook', { webhook_id: webhookId }))));
+    };
+    const [list, freshWithList] = await Promise.all([
       act(
         held(() =>
           call<Delivery[]>(
@@ -443,11 +453,14 @@ export async function deliveriesView(webhookId: string): Promise<void> {
         ),
       ),
       // (The page's first read has it from just now.)
-      hookJustRead
-        ? undefined
-        : act(held(() => get<WebhookSubscription>(pathOf('getWebhook', { webhook_id: webhookId })))),
+      readHookNow ? readHook() : undefined,
     ]);
+    const firstRead = hookJustRead;
     hookJustRead = false;
+    // A delivery new to the page or with another status may have changed the subscription.
+    const changed = list?.data.some((d) => shownStatus.get(d.id) !== d.status) ?? false;
+    const fresh = freshWithList ?? (!firstRead && changed && list ? await readHook() : undefined);
+    if (list) shownStatus = new Map(list.data.map((d) => [d.id, d.status]));
     if (fresh && gen === generation) showHook(fresh);
     if (!list) {
       // A refused read counts as a read: the next waits its gap (and any wait it was told).
