@@ -257,7 +257,9 @@ export const deliverySchema = z
     last_error: z
       .string()
       .nullable()
-      .describe('Error of the latest attempt; null when it succeeded or none was made'),
+      .describe(
+        'Error of the latest attempt, or subscription_disabled when it was not made because the subscription was disabled (the delivery is kept failed, for recover); null when it succeeded or none was made',
+      ),
     created_at: z.iso.datetime({ offset: true }),
     updated_at: z.iso.datetime({ offset: true }),
   })

@@ -34,12 +34,16 @@ export function healthOf(subscription: unknown): WebhookHealth | undefined {
   };
 }
 
+/** A delivery's `last_error` when no attempt was made: its subscription was disabled when it was due. */
+export const NOT_SENT_WHILE_DISABLED = 'subscription_disabled';
+
 /** What the receiver answered a delivery's latest attempt: "HTTP 500", "timeout", or nothing known. */
 export function lastResponseOf(delivery: unknown): string | undefined {
   if (!isRecord(delivery)) return undefined;
   const status = count(delivery.last_response_status);
   if (status !== null) return `HTTP ${status}`;
   const error = text(delivery.last_error);
+  if (error === NOT_SENT_WHILE_DISABLED) return 'not sent: webhook disabled';
   if (error) return error;
   // The detail carries every attempt: its last one says it.
   const attempts = Array.isArray(delivery.attempts) ? delivery.attempts.filter(isRecord) : [];

@@ -713,7 +713,7 @@ describe('delivery', () => {
     }
   }, 180_000);
 
-  it('when the receiver responds 410 Gone, then the subscription is disabled and later events are kept as failed', async () => {
+  it('when the receiver responds 410 Gone, then the subscription is disabled and later events are kept as failed, saying why', async () => {
     const gone = await startReceiver(() => ({ status: 410 }));
     try {
       const { id } = await subscribe({ url: `${gone.url}/gone`, events: ['signal.new'] });
@@ -739,6 +739,16 @@ describe('delivery', () => {
         'two deliveries',
       );
       expect(deliveries.map((d: { status: string }) => d.status)).toEqual(['failed', 'failed']);
+      // The later one says why it was not sent; the first, what its attempt got.
+      expect(
+        deliveries.map((d: { last_error: string | null; attempts_made: number }) => [
+          d.last_error,
+          d.attempts_made,
+        ]),
+      ).toEqual([
+        ['subscription_disabled', 0],
+        ['http_410', 1],
+      ]);
       expect(gone.requests).toHaveLength(1);
     } finally {
       await gone.close();

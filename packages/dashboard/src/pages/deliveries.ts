@@ -31,7 +31,7 @@ import {
   type DeliveryAttempt,
 } from '../shell.js';
 import { shownBody } from '../bodies.js';
-import { lastResponseOf } from '../health.js';
+import { lastResponseOf, NOT_SENT_WHILE_DISABLED } from '../health.js';
 import { webhookState } from './webhooks.js';
 import { pathOf } from '../generated/routes.js';
 
@@ -382,7 +382,13 @@ export async function deliveriesView(webhookId: string): Promise<void> {
               full
                 ? full.attempts?.length
                   ? full.attempts.map((a) => attemptView(d.id, a))
-                  : h('p', { class: 'muted' }, 'No attempt yet.')
+                  : h(
+                      'p',
+                      { class: 'muted' },
+                      full.last_error === NOT_SENT_WHILE_DISABLED
+                        ? 'Not attempted: the webhook was disabled when it was due. Enable it, then recover its deliveries.'
+                        : 'No attempt yet.',
+                    )
                 : h('p', { class: 'muted' }, 'Loading…'),
             )
           : null,

@@ -805,7 +805,7 @@ export interface components {
       next_attempt_at: string | null;
       /** @description HTTP status of the latest attempt; null before the first, or when no response came */
       last_response_status: number | null;
-      /** @description Error of the latest attempt; null when it succeeded or none was made */
+      /** @description Error of the latest attempt, or subscription_disabled when it was not made because the subscription was disabled (the delivery is kept failed, for recover); null when it succeeded or none was made */
       last_error: string | null;
       /** Format: date-time */
       created_at: string;
@@ -824,7 +824,7 @@ export interface components {
       next_attempt_at: string | null;
       /** @description HTTP status of the latest attempt; null before the first, or when no response came */
       last_response_status: number | null;
-      /** @description Error of the latest attempt; null when it succeeded or none was made */
+      /** @description Error of the latest attempt, or subscription_disabled when it was not made because the subscription was disabled (the delivery is kept failed, for recover); null when it succeeded or none was made */
       last_error: string | null;
       /** Format: date-time */
       created_at: string;

@@ -10,6 +10,11 @@ export interface DeliveryState {
   attempts: AttemptRecord[];
   /** The highest attempt number used so far (made or dropped): a re-send queues the next. */
   last_attempt: number;
+  /**
+   * Why the latest attempt failed, or why it was not made (`subscription_disabled`: the
+   * subscription was off when it was due); null once one succeeded. A re-send queued keeps it.
+   */
+  last_error: string | null;
 }
 
 /** Log position of attempt k (made or dropped), and of the re-send that queued it. */
@@ -28,6 +33,11 @@ export function foldDelivery(doc: DeliveryHeader, entries: readonly DeliveryLogE
     updated_at: doc.updated_at ?? doc.created_at,
     attempts,
     last_attempt: doc.attempts_made ?? 0,
+    // A delivery made failed, with no attempt, is one its subscription was disabled for when the
+    // event came (fan-out.use-case.ts keeps it for recover).
+    last_error:
+      attempts.at(-1)?.error ??
+      (doc.status === 'failed' && attempts.length === 0 ? 'subscription_disabled' : null),
   };
   for (const e of [...entries].sort((a, b) => a.seq - b.seq)) {
     if (e.kind === 'attempt' && e.started_at !== null) {
@@ -49,6 +59,7 @@ export function foldDelivery(doc: DeliveryHeader, entries: readonly DeliveryLogE
       updated_at: e.at,
       attempts,
       last_attempt: Math.max(state.last_attempt, e.kind === 'requeued' ? e.attempt - 1 : e.attempt),
+      last_error: e.kind === 'requeued' ? state.last_error : e.error,
     };
   }
   return state;

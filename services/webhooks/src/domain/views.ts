@@ -48,7 +48,7 @@ export function toDeliveryView(d: DeliveryHeader, state: DeliveryState, payload?
     attempts_made: state.attempts_made,
     next_attempt_at: iso(state.next_attempt_at),
     last_response_status: state.attempts.at(-1)?.status_code ?? null,
-    last_error: state.attempts.at(-1)?.error ?? null,
+    last_error: state.last_error,
     created_at: new Date(d.created_at).toISOString(),
     updated_at: new Date(state.updated_at).toISOString(),
     ...(payload !== undefined
