@@ -98,6 +98,10 @@ export const changePasswordInputSchema = z
     current_password: z.string().min(1).max(200),
     new_password: z.string().min(12, 'new_password must have at least 12 characters').max(200),
   })
+  .refine((b) => b.new_password !== b.current_password, {
+    message: 'new_password must differ from the current password',
+    path: ['new_password'],
+  })
   .meta({ id: 'ChangePasswordRequest' });
 
 /**

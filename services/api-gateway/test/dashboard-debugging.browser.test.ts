@@ -332,7 +332,7 @@ describeIfBrowser('dashboard in chromium', () => {
         await p.getByLabel('Current password').fill('not my passphrase at all');
         await p.getByLabel('New password').fill('a brand new passphrase');
         await p.getByRole('button', { name: 'Change password' }).click();
-        await p.getByText("current_password is not this account's password").waitFor();
+        await p.getByText('This is not the current password.').waitFor();
         expect(await p.getByLabel('Current password').getAttribute('aria-invalid')).toBe('true');
         // Still signed in, on the same page: a wrong password is no ended session.
         expect(await p.getByRole('heading', { name: 'Account' }).count()).toBe(1);

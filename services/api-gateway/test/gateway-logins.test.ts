@@ -167,7 +167,7 @@ describe('sessions', () => {
     await keys(b).expect(200);
   });
 
-  it('when the password changes, then every earlier session of both kinds ends, the old password fails and the new one works', async () => {
+  it('when the password changes, then every earlier session of both kinds ends, the old password fails and the new one works (the same one again is refused)', async () => {
     const email = await newAccount();
     const bearer = (await login(email, PASSWORD).expect(200)).body.data.token as string;
     const dashboard = await request(gw.url)
@@ -184,7 +184,17 @@ describe('sessions', () => {
       .expect(401);
     // A 401 here is no ended session: the field it names says so.
     expect(wrong.body.error.details).toEqual([
-      { field: 'current_password', message: "current_password is not this account's password" },
+      { field: 'current_password', message: 'This is not the current password.' },
+    ]);
+    await keys(bearer).expect(200);
+    // The same password again changes nothing, and says so at its field (no session ends).
+    const same = await request(gw.url)
+      .post('/v1/account/password')
+      .set('Authorization', `Bearer ${bearer}`)
+      .send({ current_password: PASSWORD, new_password: PASSWORD })
+      .expect(400);
+    expect(same.body.error.details).toEqual([
+      { field: 'new_password', message: 'new_password must differ from the current password' },
     ]);
     await keys(bearer).expect(200);
     const changed = await request(gw.url)
@@ -230,12 +240,12 @@ describe('sessions', () => {
   it("when attackers' failed logins hold an email, then its signed-in owner still changes the password after a typo, and a session guessing the current password waits after its own 5 free failures", async () => {
     const email = await newAccount();
     const bearer = (await login(email, PASSWORD, '198.51.100.50').expect(200)).body.data.token as string;
-    const change = (token: string, current: string) =>
+    const change = (token: string, current: string, next = 'another long password') =>
       request(gw.url)
         .post('/v1/account/password')
         .set('Authorization', `Bearer ${token}`)
         .set('X-Forwarded-For', '198.51.100.50')
-        .send({ current_password: current, new_password: 'another long password' });
+        .send({ current_password: current, new_password: next });
     // The attack: one guess from each of 16 addresses, past the email's 10 free failures; the
     // email now holds every network that has failed for it.
     for (let n = 1; n <= 16; n++) await login(email, `guess ${n}`, `192.0.2.${100 + n}`).expect(401);
@@ -248,7 +258,7 @@ describe('sessions', () => {
     const token = changed.body.data.token as string;
     // A session guessing: 5 free failures, the 6th starts the waits (even the right one waits).
     for (let i = 0; i < 6; i++) await change(token, `guess ${i}`).expect(401);
-    const waiting = await change(token, 'another long password').expect(429);
+    const waiting = await change(token, 'another long password', 'a third long password').expect(429);
     expect(waiting.body.error).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', retry_after: 1 });
     // Another session of the account is not held by this one's guesses.
     const other = (await login(email, 'another long password', '198.51.100.51').expect(200)).body.data
@@ -297,7 +307,7 @@ describe('sessions', () => {
       .expect(400);
     expect(refused.body.error).toMatchObject({
       code: 'VALIDATION_ERROR',
-      details: [{ field: 'current_password', message: expect.stringContaining('current_password') }],
+      details: [{ field: 'current_password', message: 'This is not the current password.' }],
     });
     // Still signed in, and the password is the one it was.
     await request(gw.url).get('/v1/dashboard/keys').set('Cookie', cookie).expect(200);

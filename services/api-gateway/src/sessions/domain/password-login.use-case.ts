@@ -89,7 +89,7 @@ export type PasswordChangeResult = Result<void, LoginFailure>;
 /** A wrong current password, naming its field: a client tells it from an ended session by that. */
 const wrongPassword = () =>
   fail('UNAUTHORIZED', 'The current password is wrong.', {
-    details: [{ field: 'current_password', message: "current_password is not this account's password" }],
+    details: [{ field: 'current_password', message: 'This is not the current password.' }],
   });
 
 const sessionEnded = () => fail('UNAUTHORIZED', 'This session has ended; log in again.');
