@@ -17,6 +17,7 @@ const UNIT = [
   'packages/dashboard/test/bodies.test.ts',
   'packages/dashboard/test/polling.test.ts',
   'packages/dashboard/test/wait.test.ts',
+  'packages/dashboard/test/relative.test.ts',
   'packages/contracts/test/bus-doc.test.ts',
   'packages/contracts/test/contracts.test.ts',
   'packages/contracts/test/event-versions.test.ts',

@@ -61,13 +61,18 @@ export function announce(message: string, isError = false, ...more: Node[]): voi
   const spaced = more.flatMap((n) => [' ', n]);
   replace(
     statusEl,
-    isError ? h('p', { class: 'error', role: 'alert' }, message, ...spaced) : h('p', {}, message, ...spaced),
+    isError
+      ? h('p', { class: 'error', role: 'alert', 'data-message': message }, message, ...spaced)
+      : h('p', { 'data-message': message }, message, ...spaced),
   );
 }
 
-/** Clears the status line if it still says `message` (nothing since has replaced it). */
+/**
+ * Clears the status line if it still says `message` (nothing since has replaced it), with the
+ * buttons said beside it ("Connect now").
+ */
 export function unsay(message: string): void {
-  if (statusEl.textContent?.trim() === message.trim()) replace(statusEl);
+  if (statusEl.firstElementChild?.getAttribute('data-message') === message) replace(statusEl);
 }
 
 /** A message for the page an action goes on to (the status line is cleared on every page change). */

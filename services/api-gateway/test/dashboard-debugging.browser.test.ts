@@ -1,5 +1,6 @@
 import { startOfAMinuteIfLate, startReceiver, waitFor, type ReceiverBehaviour } from '@signal/test-kit';
 import { createHmac } from 'node:crypto';
+import { get, type ClientRequest } from 'node:http';
 import path from 'node:path';
 import request from 'supertest';
 import { signalInput } from '../../signals/test/signals-harness';
@@ -474,6 +475,45 @@ describeIfBrowser('dashboard in chromium', () => {
         expect(await table.locator('td[data-label="Delivery"]').count()).toBe(20);
       } finally {
         await receiver.close();
+        await close();
+      }
+    });
+
+    it("when the plan's live streams are all open, then the Signals page says why, and once one closes Connect now connects and the refusal goes", async () => {
+      const { page: p, close } = await freshPage();
+      const held: ClientRequest[] = [];
+      try {
+        const acc = await loggedIn(p);
+        // The plan's five streams, held open with the account's key.
+        for (let i = 0; i < 5; i++)
+          await new Promise<void>((resolve, reject) => {
+            const req = get(`${sys.gw.url}/v1/signals/stream`, { headers: withKey(acc.key) }, (res) => {
+              expect(res.statusCode).toBe(200);
+              resolve();
+            });
+            req.once('error', reject);
+            held.push(req);
+          });
+        await p.goto(`${sys.gw.url}/dashboard#/signals`);
+        const refusal = p.getByRole('alert').filter({ hasText: /^Live updates refused: / });
+        await refusal.waitFor({ timeout: 20_000 });
+        await p.getByText(/\(refused: trying again in /).waitFor();
+        held.pop()?.destroy();
+        // The slot is freed once the gateway sees the client go: Connect now until it connects.
+        await waitFor(
+          async () => {
+            if (await p.getByText('(connected)').count()) return true;
+            const connect = p.getByRole('button', { name: 'Connect now' });
+            if (await connect.count()) await connect.click();
+            return false;
+          },
+          20_000,
+          300,
+          'connected',
+        );
+        expect(await refusal.count()).toBe(0);
+      } finally {
+        for (const req of held) req.destroy();
         await close();
       }
     });

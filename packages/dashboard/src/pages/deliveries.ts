@@ -104,21 +104,21 @@ export function attemptView(deliveryId: string, a: DeliveryAttempt): HTMLElement
   );
 }
 
-/** A delivery's state for people: pending ones say when their next attempt is. */
-function deliveryState(d: Delivery): HTMLElement {
+/**
+ * A delivery's state for people: pending ones say when their next attempt is, or that it is
+ * being made (its time has come: the attempt is on its way or waiting for the receiver).
+ */
+function deliveryState(d: Delivery, now = Date.now()): HTMLElement {
+  const due = d.status === 'pending' && d.next_attempt_at ? d.next_attempt_at : undefined;
   return h(
     'span',
     {},
     badge(d.status),
-    d.status === 'pending' && d.next_attempt_at
-      ? h(
-          'span',
-          { class: 'muted block' },
-          'next attempt ',
-          timeEl(d.next_attempt_at),
-          ` (${fmtRelative(d.next_attempt_at)})`,
-        )
-      : null,
+    due === undefined
+      ? null
+      : Date.parse(due) <= now
+        ? h('span', { class: 'muted block' }, 'attempt under way (due ', timeEl(due), ')')
+        : h('span', { class: 'muted block' }, 'next attempt ', timeEl(due), ` (${fmtRelative(due)})`),
   );
 }
 
