@@ -443,7 +443,8 @@ export async function deliveriesView(webhookId: string): Promise<void> {
     // The subscription (its state and health: a 410 disabled it, the failures of the last 24 h,
     // the last delivery) is read with its deliveries when asked, or once its reading is
     // HEADER_EVERY_MS old; else after them, when the list shows a delivery that is new to the
-    // page or changed status (a 410 may have disabled it). Each read counts on the account's plan, as any client's does.
+    // page or changed status (a 410 may have disabled it). Each read counts on the account's
+    // plan, as any client's does.
     const readHookNow = !hookJustRead && (asked || Date.now() - hookReadAt >= HEADER_EVERY_MS);
     const readHook = () => {
       hookReadAt = Date.now();

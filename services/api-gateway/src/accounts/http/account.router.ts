@@ -94,6 +94,15 @@ const sessionBody = (token: string, s: Session) => ({
   expires_at: new Date(s.expiresAt).toISOString(),
 });
 
+/**
+ * The answer to a create or a roll made once per Idempotency-Key: 201 with what it made, or 200
+ * with `Idempotent-Replayed: true` when a repeat found what the first request made.
+ */
+export function sendMadeOnce(res: Response, made: { value: unknown; replayed: boolean }): void {
+  if (made.replayed) res.setHeader('Idempotent-Replayed', 'true');
+  res.status(made.replayed ? 200 : 201).json({ success: true, data: made.value });
+}
+
 /** Accounts by API (for scripts): log in and out, change the password, manage this account's keys. */
 export function accountRouter(
   accounts: CreateKeyDeps,
@@ -141,8 +150,7 @@ export function accountRouter(
     const { created, replayed } = valueOrThrow(
       await createKeyOnce(accounts, current(res).accountId, body, idempotencyKeyOf(req)),
     );
-    if (replayed) res.setHeader('Idempotent-Replayed', 'true');
-    res.status(replayed ? 200 : 201).json({ success: true, data: created });
+    sendMadeOnce(res, { value: created, replayed });
   });
   mountRoute(router, ROUTES.rollApiKey, async ({ params, body }, req, res) => {
     const { rolled, replayed } = valueOrThrow(
@@ -154,8 +162,7 @@ export function accountRouter(
         idempotencyKeyOf(req),
       ),
     );
-    if (replayed) res.setHeader('Idempotent-Replayed', 'true');
-    res.status(replayed ? 200 : 201).json({ success: true, data: rolled });
+    sendMadeOnce(res, { value: rolled, replayed });
   });
   mountRoute(router, ROUTES.revokeApiKey, async ({ params }, _req, res) => {
     res.json({

@@ -23,6 +23,7 @@ import { clientGroup } from '../../edge/domain/throttle';
 import { createAccount, listApiKeysPage, revokeApiKey } from '../../accounts/domain/accounts.use-cases';
 import { createKeyOnce, type CreateKeyDeps } from '../../accounts/domain/create-key.use-case';
 import { rollApiKeyOnce } from '../../accounts/domain/key-roll.use-case';
+import { sendMadeOnce } from '../../accounts/http/account.router';
 import {
   changePassword,
   passwordLogin,
@@ -268,8 +269,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
     const { created, replayed } = valueOrThrow(
       await createKeyOnce(deps.accounts, current(res).accountId, body, idempotencyKeyOf(req)),
     );
-    if (replayed) res.setHeader('Idempotent-Replayed', 'true');
-    res.status(replayed ? 200 : 201).json({ success: true, data: created });
+    sendMadeOnce(res, { value: created, replayed });
   });
 
   mountRoute(router, routes.dashboardRollKey, async ({ params, body }, req, res) => {
@@ -282,11 +282,7 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
         idempotencyKeyOf(req),
       ),
     );
-    if (replayed) res.setHeader('Idempotent-Replayed', 'true');
-    res.status(replayed ? 200 : 201).json({
-      success: true,
-      data: rolled,
-    });
+    sendMadeOnce(res, { value: rolled, replayed });
   });
 
   mountRoute(router, routes.dashboardRevokeKey, async ({ params }, _req, res) => {
