@@ -470,6 +470,7 @@ describe('password work', () => {
     const guesses = ['192.0.2.41', '192.0.2.42'].map((from) =>
       login(email, `guess from ${from}`, from, held).then((r) => r),
     );
+    await waitFor(() => derivations.length === 1, 10_000, 5, "a stranger's derivation");
     await waitFor(() => held.deps.logins.work.load.waiting === 1, 10_000, 5, 'a stranger waiting');
     await login(email, 'guess from 192.0.2.43', '192.0.2.43', held).expect(503);
     // The owner's browser is not refused: it waits, and goes before the stranger who came first.
