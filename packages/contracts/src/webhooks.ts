@@ -179,6 +179,8 @@ export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 
 /** The event of the deliveries POST /v1/webhooks/:id/test makes; no subscription asks for it. */
 export const WEBHOOK_TEST_EVENT = 'webhook.test';
+/** A delivery's `last_error` when it was not attempted: its subscription was disabled when it was due. */
+export const NOT_SENT_WHILE_DISABLED = 'subscription_disabled';
 /** Every event a delivery can carry: the subscribable ones and the test event. */
 export const DELIVERY_EVENTS = [...WEBHOOK_EVENTS, WEBHOOK_TEST_EVENT] as const;
 export type DeliveryEventName = (typeof DELIVERY_EVENTS)[number];
@@ -258,7 +260,7 @@ export const deliverySchema = z
       .string()
       .nullable()
       .describe(
-        'Error of the latest attempt, or subscription_disabled when it was not made because the subscription was disabled (the delivery is kept failed, for recover); null when it succeeded or none was made',
+        `Error of the latest attempt, or ${NOT_SENT_WHILE_DISABLED} when it was not made because the subscription was disabled (the delivery is kept failed, for recover); null when it succeeded or none was made`,
       ),
     created_at: z.iso.datetime({ offset: true }),
     updated_at: z.iso.datetime({ offset: true }),

@@ -34,7 +34,11 @@ export function healthOf(subscription: unknown): WebhookHealth | undefined {
   };
 }
 
-/** A delivery's `last_error` when no attempt was made: its subscription was disabled when it was due. */
+/**
+ * A delivery's `last_error` when no attempt was made: its subscription was disabled when it was
+ * due (the contracts' NOT_SENT_WHILE_DISABLED; the page's bundle carries its own copy, as of the
+ * event names in shell.ts).
+ */
 export const NOT_SENT_WHILE_DISABLED = 'subscription_disabled';
 
 /** What the receiver answered a delivery's latest attempt: "HTTP 500", "timeout", or nothing known. */

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { DUE_TOLERANCE_MS, type WebhookDeliveryJob } from '@signal/contracts';
+import { DUE_TOLERANCE_MS, NOT_SENT_WHILE_DISABLED, type WebhookDeliveryJob } from '@signal/contracts';
 import { currentTraceId, isMongoUnavailable, metrics, newId, type Logger } from '@signal/service-kit';
 import type {
   AttemptRecord,
@@ -135,7 +135,7 @@ function logEntry(
     started_at: made?.started_at ?? null,
     duration_ms: made?.duration_ms ?? null,
     status_code: made?.status_code ?? null,
-    error: made?.error ?? (made ? null : 'subscription_disabled'),
+    error: made?.error ?? (made ? null : NOT_SENT_WHILE_DISABLED),
     trace_id: currentTraceId() ?? null,
     ...(made ? { request: made.request ?? null, response: made.response ?? null } : {}),
   };

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { NOT_SENT_WHILE_DISABLED } from '@signal/contracts';
 import type { AttemptRecord, DeliveryHeader, DeliveryLogEntry, DeliveryStatus } from './records';
 
 /** A delivery as a client sees it: its document plus every entry of its log, folded. */
@@ -37,7 +38,7 @@ export function foldDelivery(doc: DeliveryHeader, entries: readonly DeliveryLogE
     // event came (fan-out.use-case.ts keeps it for recover).
     last_error:
       attempts.at(-1)?.error ??
-      (doc.status === 'failed' && attempts.length === 0 ? 'subscription_disabled' : null),
+      (doc.status === 'failed' && attempts.length === 0 ? NOT_SENT_WHILE_DISABLED : null),
   };
   for (const e of [...entries].sort((a, b) => a.seq - b.seq)) {
     if (e.kind === 'attempt' && e.started_at !== null) {

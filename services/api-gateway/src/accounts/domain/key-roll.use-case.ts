@@ -42,18 +42,19 @@ export async function rollApiKey(
   if (old.revoked_at || (oldExpiry !== null && oldExpiry <= now)) {
     return fail('CONFLICT', 'Only an active key can be rolled; create a new key instead.');
   }
-  // The replacement keeps the expiry the key was given, not the end an earlier roll's overlap
-  // gave it (a key rolled again once its replacement was revoked).
-  const givenExpiry = await expiryGiven(deps, accountId, old);
   // A replacement that no longer works (revoked, or expired) replaces nothing: its claim is given
   // up so the key can be rolled again. One still being made is not found yet and keeps its claim.
+  // The new key keeps the expiry the key was given, read from the dead replacement's chain (the
+  // key's own `expires_at` is the earlier roll's overlap end).
+  let givenFrom = old;
   if (old.replaced_by) {
     const replacement = await deps.repository.findKey(accountId, old.replaced_by);
-    if (replacement && keyStatus(replacement, now) !== 'active')
-      await deps.repository.releaseRoll(accountId, keyId, old.replaced_by);
-    else
+    if (!replacement || keyStatus(replacement, now) === 'active')
       return fail('CONFLICT', 'This key is already being rolled out; roll the key that replaces it instead.');
+    await deps.repository.releaseRoll(accountId, keyId, old.replaced_by);
+    givenFrom = replacement;
   }
+  const givenExpiry = await expiryGiven(deps, accountId, givenFrom);
   if (!(await deps.repository.claimRoll(accountId, keyId, replacementId))) {
     return fail('CONFLICT', 'This key is already being rolled out; roll the key that replaces it instead.');
   }
