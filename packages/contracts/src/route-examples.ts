@@ -285,7 +285,7 @@ export const ROUTE_EXAMPLES: Record<OperationId, OperationExamples> = {
   },
   listWebhookDeliveries: {
     response: ok([delivery], {
-      meta: { total: 1, page: 1, per_page: 20, total_pages: 1, next_cursor: null },
+      meta: { total: 1, page: 1, per_page: 20, total_pages: 1, next_cursor: null, prev_cursor: null },
     }),
     invalid: invalid('status', 'status must be one of pending, succeeded, failed'),
     errors: webhookMissing,

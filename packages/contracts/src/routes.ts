@@ -13,18 +13,14 @@ import {
 } from './accounts';
 import type { ErrorCode } from './errors';
 import { pageMetaSchema } from './paging';
-import {
-  listMetaSchema,
-  signalDetailResponseSchema,
-  signalListQuerySchema,
-  signalListResponseSchema,
-} from './signals';
+import { signalDetailResponseSchema, signalListQuerySchema, signalListResponseSchema } from './signals';
 import { statsQuerySchema, statsResponseSchema } from './stats';
 import { STREAM_RETRY_MS, signalStreamQuerySchema } from './stream';
 import {
   createWebhookInputSchema,
   deliveryDetailSchema,
   deliveryIdSchema,
+  deliveryListMetaSchema,
   deliveryListQuerySchema,
   deliverySchema,
   recoverWebhookInputSchema,
@@ -61,7 +57,7 @@ export const webhookListResponseSchema = listEnvelope(
 export const deliveryResponseSchema = envelope('WebhookDeliveryResponse', deliverySchema);
 export const deliveryDetailResponseSchema = envelope('WebhookDeliveryDetailResponse', deliveryDetailSchema);
 export const deliveryListResponseSchema = z
-  .strictObject({ success: z.literal(true), data: z.array(deliverySchema), meta: listMetaSchema })
+  .strictObject({ success: z.literal(true), data: z.array(deliverySchema), meta: deliveryListMetaSchema })
   .meta({ id: 'WebhookDeliveryListResponse' });
 export const recoverWebhookResponseSchema = envelope('RecoverWebhookResponse', recoverWebhookResultSchema);
 export const sessionResponseSchema = envelope('SessionResponse', sessionSchema);
@@ -394,7 +390,7 @@ export const ROUTES = {
     caller: 'apiKey',
     tag: 'Webhook deliveries',
     summary:
-      'Delivery log, newest first, each with its latest response status (each delivery’s attempts are in its detail). Page by `page`, or walk by `cursor` (pass `meta.next_cursor`; deliveries made meanwhile do not shift the walk, and `meta.page` counts the pages walked). An account’s lists are read at most 2 at a time (their cost follows the history): one more is 429 RATE_LIMIT_EXCEEDED with Retry-After',
+      'Delivery log, newest first, each with its latest response status (each delivery’s attempts are in its detail). Page by `page`, or walk by `cursor` (pass `meta.next_cursor` for the next page, `meta.prev_cursor` for the one before; deliveries made meanwhile do not shift the walk, and `meta.page` counts the pages walked). An account’s lists are read at most 2 at a time (their cost follows the history): one more is 429 RATE_LIMIT_EXCEEDED with Retry-After',
     pathParams: [webhookId],
     query: deliveryListQuerySchema,
     responses: { '200': { description: 'Deliveries', schema: deliveryListResponseSchema } },

@@ -6,6 +6,7 @@ import {
   DEFAULT_PAGE_SIZE,
   MAX_PAGE_SIZE,
   isoInstantParam,
+  listMetaSchema,
   signalDetailSchema,
   wholeNumberParam,
 } from './signals';
@@ -299,16 +300,31 @@ export const deliveryListQuerySchema = z
     page: wholeNumberParam('page', 1, 1_000_000).optional().describe('Page number, from 1 (default 1)'),
     cursor: z
       .string()
-      .regex(/^[A-Za-z0-9_-]{1,200}$/, 'cursor must be a value returned in meta.next_cursor')
+      .regex(
+        /^[A-Za-z0-9_-]{1,200}$/,
+        'cursor must be a value returned in meta.next_cursor or meta.prev_cursor',
+      )
       .optional()
       .describe(
-        'Keyset cursor from meta.next_cursor: the page after the previous page’s last delivery, which deliveries made since do not shift; excludes page',
+        'Keyset cursor from meta.next_cursor (the page after the previous page’s last delivery) or meta.prev_cursor (the page before its first), which deliveries made since do not shift; excludes page',
       ),
   })
   .refine((q) => !(q.cursor !== undefined && q.page !== undefined), {
     message: 'page and cursor cannot be used together',
     path: ['cursor'],
   });
+
+export const deliveryListMetaSchema = listMetaSchema
+  .extend({
+    prev_cursor: z
+      .string()
+      .nullable()
+      .describe(
+        'Opaque cursor for the page before this one, newer deliveries (pass as `cursor`); null on the first page. A walk back past deliveries made since it began stays on page 1',
+      ),
+  })
+  .meta({ id: 'DeliveryListMeta' });
+export type DeliveryListMeta = z.infer<typeof deliveryListMetaSchema>;
 
 /** Body of POST /v1/webhooks/:id/test (optional): which event's shape the test takes. */
 export const webhookTestInputSchema = z

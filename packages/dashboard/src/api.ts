@@ -60,7 +60,14 @@ export const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !=
 
 export interface Envelope<T> {
   data: T;
-  meta?: { total: number; page: number; per_page: number; total_pages: number; next_cursor?: string | null };
+  meta?: {
+    total: number;
+    page: number;
+    per_page: number;
+    total_pages: number;
+    next_cursor?: string | null;
+    prev_cursor?: string | null;
+  };
 }
 
 export interface CallOptions {

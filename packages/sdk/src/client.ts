@@ -4,6 +4,7 @@ import type {
   SignalListItem,
   SignalDetail,
   ListMeta,
+  DeliveryListMeta,
   PageMeta,
   Statistics,
   WebhookSubscription,
@@ -279,12 +280,20 @@ export class SignalClient {
         webhookId: string,
         params: ListDeliveriesParams = {},
         opts?: RequestOptions,
-      ): Promise<Page<Delivery, ListMeta>> =>
-        this.cursorPage<Delivery>(
-          pathOf('listWebhookDeliveries', ids({ webhook_id: webhookId })),
+      ): Promise<Page<Delivery, DeliveryListMeta>> => {
+        const path = pathOf('listWebhookDeliveries', ids({ webhook_id: webhookId }));
+        const { data, meta } = await this.request<Delivery[]>(
+          'GET',
+          path,
           { ...params },
+          undefined,
           opts,
-        ),
+          'apiKey',
+        );
+        if (!meta || !('prev_cursor' in meta))
+          throw new SignalConnectionError(`${path}: the response has no cursor meta`);
+        return { data, meta };
+      },
       /**
        * Every delivery, newest first, following `meta.next_cursor`: deliveries made during the
        * walk do not shift it, so none comes twice.
@@ -507,7 +516,7 @@ export class SignalClient {
     body: unknown,
     opts: RequestOptions | undefined,
     auth: Auth,
-  ): Promise<{ data: T; meta?: ListMeta | PageMeta }> {
+  ): Promise<{ data: T; meta?: ListMeta | DeliveryListMeta | PageMeta }> {
     const headers = this.headers(method, body, opts, auth);
     const url = this.url(path, query);
     const payload = body === undefined ? undefined : JSON.stringify(body);

@@ -13,6 +13,8 @@ export type SignalDetail = Schemas['SignalDetail'];
 export type SignalType = SignalListItem['type'];
 export type SignalStatus = SignalListItem['performance']['status'];
 export type ListMeta = Schemas['ListMeta'];
+/** A delivery list's `meta`: `prev_cursor` too, to walk back as the walk came. */
+export type DeliveryListMeta = Schemas['DeliveryListMeta'];
 export type PageMeta = Schemas['PageMeta'];
 export type Statistics = Schemas['Statistics'];
 export type StatsPeriod = NonNullable<QueryOf<'getStats'>['period']>;

@@ -439,7 +439,7 @@ describeIfBrowser('dashboard in chromium', () => {
       }
     });
 
-    it('when the next page of deliveries is open and new deliveries arrive, then its rows stay where they were and Previous goes back a page', async () => {
+    it('when the next page of deliveries is open and new deliveries arrive, then its rows stay where they were, Previous brings back the page read before as it was, and Newest shows the new one', async () => {
       const { page: p, close } = await freshPage();
       const receiver = await startReceiver(() => ({ status: 200, body: 'ok' }));
       try {
@@ -456,9 +456,12 @@ describeIfBrowser('dashboard in chromium', () => {
         for (let i = 0; i < 21; i++) await sendTest();
         await p.goto(`${sys.gw.url}/dashboard#/webhooks/${id}`);
         await p.getByText('Page 1 of 2 (21 deliveries)').waitFor();
+        const table = p.getByRole('table', { name: 'Deliveries, newest first' });
+        const rowIds = () => table.locator('td[data-label="Delivery"]').allInnerTexts();
+        const firstPage = await rowIds();
+        expect(firstPage).toHaveLength(20);
         await p.getByRole('link', { name: 'Next' }).click();
         await p.getByText('Page 2 of 2 (21 deliveries)').waitFor();
-        const table = p.getByRole('table', { name: 'Deliveries, newest first' });
         const firstId = () => table.locator('td[data-label="Delivery"]').first().innerText();
         const before = await firstId();
         expect(await table.locator('td[data-label="Delivery"]').count()).toBe(1);
@@ -470,9 +473,26 @@ describeIfBrowser('dashboard in chromium', () => {
         expect(await firstId()).toBe(before);
         expect(await table.locator('td[data-label="Delivery"]').count()).toBe(1);
 
+        // Back by the cursor: the page read first, as it was, not shifted by the new delivery.
         await p.getByRole('link', { name: 'Previous' }).click();
         await p.getByText('Page 1 of 2 (22 deliveries)').waitFor();
-        expect(await table.locator('td[data-label="Delivery"]').count()).toBe(20);
+        await waitFor(
+          async () => ((await firstId()) === firstPage[0] ? true : undefined),
+          10_000,
+          50,
+          'page 1 back',
+        );
+        expect(await rowIds()).toEqual(firstPage);
+        // The new delivery is newer still: Newest shows it first.
+        await p.getByRole('link', { name: 'Newest' }).click();
+        await waitFor(
+          async () => ((await firstId()) !== firstPage[0] ? true : undefined),
+          10_000,
+          50,
+          'newest',
+        );
+        expect((await rowIds()).slice(1)).toEqual(firstPage.slice(0, 19));
+        expect(await p.getByRole('link', { name: 'Newest' }).count()).toBe(0);
       } finally {
         await receiver.close();
         await close();

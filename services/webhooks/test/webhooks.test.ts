@@ -391,6 +391,67 @@ describe('test events and the delivery log', () => {
     expect(pages).toBe(3);
   });
 
+  it('when the delivery log is walked back by prev_cursor after deliveries were made, then each page comes back with its rows, and the newer ones are a page before the first', async () => {
+    const { id } = await subscribe({ url: `${receiver.url}/cursor-back`, events: ['signal.new'] });
+    const sendTest = async () =>
+      (await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(ACC)).expect(202)).body.data
+        .id as string;
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) made.push(await sendTest());
+    const newestFirst = [...made].reverse();
+    type Meta = { page: number; next_cursor: string | null; prev_cursor: string | null };
+    type ListBody = { data: Array<{ id: string }>; meta: Meta };
+    const list = async (query: string): Promise<ListBody> =>
+      (
+        await request(hooks.url)
+          .get(`/v1/webhooks/${id}/deliveries?${query}`)
+          .set(hooks.auth(ACC))
+          .expect(200)
+      ).body as ListBody;
+    const ids = (page: ListBody) => page.data.map((d) => d.id);
+
+    const first = await list('limit=2');
+    expect(first.meta.prev_cursor).toBeNull();
+    const second = await list(`limit=2&cursor=${first.meta.next_cursor}`);
+    const third = await list(`limit=2&cursor=${second.meta.next_cursor}`);
+    expect(ids(third)).toEqual(newestFirst.slice(4));
+    // Two deliveries made now would shift page numbers by two; the walk back is not moved.
+    const newer = [await sendTest(), await sendTest()];
+    const back2 = await list(`limit=2&cursor=${third.meta.prev_cursor}`);
+    expect(ids(back2)).toEqual(newestFirst.slice(2, 4));
+    expect(back2.meta.page).toBe(2);
+    expect(back2.meta.next_cursor).toEqual(expect.any(String));
+    const back1 = await list(`limit=2&cursor=${back2.meta.prev_cursor}`);
+    expect(ids(back1)).toEqual(newestFirst.slice(0, 2));
+    expect(back1.meta.page).toBe(1);
+    // Forward again from the page walked back to: the same rows as the first time.
+    expect(ids(await list(`limit=2&cursor=${back1.meta.next_cursor}`))).toEqual(newestFirst.slice(2, 4));
+    // The deliveries made during the walk are the page before it, and nothing is before them.
+    const newest = await list(`limit=2&cursor=${back1.meta.prev_cursor}`);
+    expect(ids(newest)).toEqual([...newer].reverse());
+    expect(newest.meta.prev_cursor).toBeNull();
+
+    // The same walk back over one status: the fold of every delivery, cut before the cursor.
+    const all = [...[...newer].reverse(), ...newestFirst];
+    await waitFor(
+      async () => {
+        const done = await list('status=succeeded&limit=100');
+        return done.data.length === all.length ? done : undefined;
+      },
+      15_000,
+      100,
+      'every test delivery succeeded',
+    );
+    const last = await list('status=succeeded&limit=3&page=3');
+    expect(ids(last)).toEqual(all.slice(6));
+    const middle = await list(`status=succeeded&limit=3&cursor=${last.meta.prev_cursor}`);
+    expect(ids(middle)).toEqual(all.slice(3, 6));
+    expect(middle.meta.page).toBe(2);
+    const top = await list(`status=succeeded&limit=3&cursor=${middle.meta.prev_cursor}`);
+    expect(ids(top)).toEqual(all.slice(0, 3));
+    expect(top.meta).toMatchObject({ page: 1, prev_cursor: null });
+  });
+
   it('when a delivery list gets a cursor it did not return, another list’s cursor, or a cursor with a page, then 400 naming cursor', async () => {
     const { id } = await subscribe({ url: `${receiver.url}/cursor-bad`, events: ['signal.new'] });
     const { id: other } = await subscribe({ url: `${receiver.url}/cursor-other`, events: ['signal.new'] });

@@ -505,9 +505,16 @@ export async function deliveriesView(webhookId: string): Promise<void> {
             'p',
             {},
             `Page ${meta.page} of ${Math.max(1, meta.total_pages)} (${meta.total.toLocaleString()} deliver${meta.total === 1 ? 'y' : 'ies'}) `,
-            meta.page > 1 ? pager(meta.page - 1, 'Previous') : null,
+            // Back by the list's cursor too: the rows come back as they were read.
+            meta.prev_cursor
+              ? pager({ cursor: meta.prev_cursor }, 'Previous')
+              : meta.page > 1
+                ? pager(meta.page - 1, 'Previous')
+                : null,
             ' ',
             meta.next_cursor ? pager({ cursor: meta.next_cursor }, 'Next') : null,
+            // A walk by cursor can always start again from the newest deliveries.
+            cursor && meta.prev_cursor ? [' ', pager(1, 'Newest')] : null,
           )
         : null,
     );
@@ -536,7 +543,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
     );
   };
   showHook(hook);
-  /** A link to a page by its number (Previous, the last page) or by the list's cursor (Next). */
+  /** A link to a page by its number (the newest, the last) or by the list's cursor (Previous, Next). */
   const pager = (to: number | { cursor: string }, label: string) => {
     const nq = new URLSearchParams(params);
     nq.delete('page');

@@ -43,6 +43,7 @@ from .types import (
     ApiKeyPage,
     ApiKeyWithSecret,
     DeliveryEvent,
+    DeliveryListMeta,
     DeliveryPage,
     DeliveryStatus,
     ListMeta,
@@ -398,7 +399,8 @@ class Deliveries:
         cursor: Optional[str] = None,
     ) -> DeliveryPage:
         """One page of the subscription's deliveries, newest first (operationId listWebhookDeliveries):
-        by ``page``, or after the previous page by its ``meta.next_cursor`` as ``cursor``."""
+        by ``page``, or by a page's ``meta.next_cursor`` (the page after it) or ``meta.prev_cursor``
+        (the page before it) as ``cursor``."""
         query = {"status": status, "event": event, "limit": limit, "page": page, "cursor": cursor}
         return cast(DeliveryPage, self._c._page(_id_path("listWebhookDeliveries", webhook_id=webhook_id), query))
 
@@ -416,7 +418,7 @@ class Deliveries:
         while True:
             result = self.list(webhook_id, status=status, event=event, limit=limit, cursor=cursor)
             yield from result.data
-            meta: ListMeta = result.meta
+            meta: DeliveryListMeta = result.meta
             if not result.data or not meta.get("next_cursor"):
                 return
             cursor = meta["next_cursor"]

@@ -125,8 +125,14 @@ class ListMeta(TypedDict):
     next_cursor: Optional[str]
 
 
+class DeliveryListMeta(ListMeta):
+    """``meta`` of a delivery list: ``prev_cursor`` walks back (None on the first page)."""
+
+    prev_cursor: Optional[str]
+
+
 class PageMeta(TypedDict):
-    """``meta`` of the other lists (subscriptions, deliveries, keys): page numbers only."""
+    """``meta`` of the other lists (subscriptions, keys): page numbers only."""
 
     total: int
     page: int
@@ -388,7 +394,7 @@ class Page(Generic[T, M]):
 
 SignalPage = Page[SignalListItem, ListMeta]
 WebhookPage = Page[WebhookSubscription, PageMeta]
-DeliveryPage = Page[WebhookDelivery, ListMeta]
+DeliveryPage = Page[WebhookDelivery, DeliveryListMeta]
 ApiKeyPage = Page[ApiKey, PageMeta]
 
 JsonObject = Dict[str, object]

@@ -166,7 +166,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Delivery log, newest first, each with its latest response status (each delivery’s attempts are in its detail). Page by `page`, or walk by `cursor` (pass `meta.next_cursor`; deliveries made meanwhile do not shift the walk, and `meta.page` counts the pages walked). An account’s lists are read at most 2 at a time (their cost follows the history): one more is 429 RATE_LIMIT_EXCEEDED with Retry-After */
+    /** Delivery log, newest first, each with its latest response status (each delivery’s attempts are in its detail). Page by `page`, or walk by `cursor` (pass `meta.next_cursor` for the next page, `meta.prev_cursor` for the one before; deliveries made meanwhile do not shift the walk, and `meta.page` counts the pages walked). An account’s lists are read at most 2 at a time (their cost follows the history): one more is 429 RATE_LIMIT_EXCEEDED with Retry-After */
     get: operations['listWebhookDeliveries'];
     put?: never;
     post?: never;
@@ -844,6 +844,16 @@ export interface components {
         response: components['schemas']['WebhookAttemptResponse'] | null;
       }[];
     };
+    DeliveryListMeta: {
+      total: number;
+      page: number;
+      per_page: number;
+      total_pages: number;
+      /** @description Opaque cursor for the next page (pass as `cursor`); null on the last page */
+      next_cursor: string | null;
+      /** @description Opaque cursor for the page before this one, newer deliveries (pass as `cursor`); null on the first page. A walk back past deliveries made since it began stays on page 1 */
+      prev_cursor: string | null;
+    };
     WebhookTestRequest: {
       /**
        * @description The event to send a sample of, in that event's payload shape and marked `test: true`; omitted = webhook.test
@@ -964,7 +974,7 @@ export interface components {
       /** @constant */
       success: true;
       data: components['schemas']['WebhookDelivery'][];
-      meta: components['schemas']['ListMeta'];
+      meta: components['schemas']['DeliveryListMeta'];
     };
     RecoverWebhookResponse: {
       /** @constant */
@@ -5242,7 +5252,7 @@ export interface operations {
         limit?: number;
         /** @description Page number, from 1 (default 1) */
         page?: number;
-        /** @description Keyset cursor from meta.next_cursor: the page after the previous page’s last delivery, which deliveries made since do not shift; excludes page */
+        /** @description Keyset cursor from meta.next_cursor (the page after the previous page’s last delivery) or meta.prev_cursor (the page before its first), which deliveries made since do not shift; excludes page */
         cursor?: string;
       };
       header?: never;
@@ -5291,7 +5301,8 @@ export interface operations {
            *         "page": 1,
            *         "per_page": 20,
            *         "total_pages": 1,
-           *         "next_cursor": null
+           *         "next_cursor": null,
+           *         "prev_cursor": null
            *       }
            *     }
            */

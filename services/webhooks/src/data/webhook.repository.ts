@@ -1,7 +1,7 @@
 import { duplicateKeyPositions, eachById, idTimeMs, isDuplicateKeyError } from '@signal/service-kit';
 import type { WebhookEventName } from '@signal/contracts';
 import type { mongo } from 'mongoose';
-import type { SubscriptionSource, WebhookStore } from '../domain/ports';
+import type { DeliveryMark, SubscriptionSource, WebhookStore } from '../domain/ports';
 import type {
   AttemptClaim,
   DeliveryDocument,
@@ -243,15 +243,33 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
 
   /**
    * A page of a subscription's deliveries, newest first, and how many there are: from a number of
-   * deliveries skipped, or from after a delivery (a keyset, which deliveries made since do not shift).
+   * deliveries skipped, or from after or before a delivery (a keyset, which deliveries made since
+   * do not shift). Before a delivery, the page is the `limit` deliveries nearest it.
    */
   async pageDeliveries(
     webhookId: string,
     event: string | undefined,
-    from: { skip: number } | { after: { at: Date; id: string } },
+    from: { skip: number } | { after: DeliveryMark } | { before: DeliveryMark },
     limit: number,
   ): Promise<{ rows: DeliveryHeader[]; total: number }> {
     const q: mongo.Filter<DeliveryDocument> = { webhook_id: webhookId, ...(event ? { event } : {}) };
+    const total = this.c.deliveries.countDocuments(q);
+    if ('before' in from) {
+      // Read oldest first from the delivery, so the limit keeps the nearest ones.
+      const { at, id } = from.before;
+      const [nearest, counted] = await Promise.all([
+        this.c.deliveries
+          .find(
+            { ...q, $or: [{ created_at: { $gt: at } }, { created_at: at, _id: { $gt: id } }] },
+            WITHOUT_PAYLOAD,
+          )
+          .sort({ created_at: 1, _id: 1 })
+          .limit(limit)
+          .toArray(),
+        total,
+      ]);
+      return { rows: nearest.reverse(), total: counted };
+    }
     const page = this.c.deliveries
       .find(
         'after' in from
@@ -266,11 +284,11 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
         WITHOUT_PAYLOAD,
       )
       .sort({ created_at: -1, _id: -1 });
-    const [rows, total] = await Promise.all([
+    const [rows, counted] = await Promise.all([
       ('skip' in from ? page.skip(from.skip) : page).limit(limit).toArray(),
-      this.c.deliveries.countDocuments(q),
+      total,
     ]);
-    return { rows, total };
+    return { rows, total: counted };
   }
 
   /** Every delivery of a subscription, newest first, without bodies. */

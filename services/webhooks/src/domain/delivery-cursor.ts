@@ -4,13 +4,16 @@ import { fail, succeed, type Result } from '@signal/service-kit';
 
 /**
  * Where a walk of a subscription's deliveries stands: after the delivery `id` created at `at`
- * (the list's order is `created_at desc, _id desc`), on page `page` of the walk.
+ * (the list's order is `created_at desc, _id desc`), or before it when the walk goes back, on
+ * page `page` of the walk.
  */
 export interface DeliveryPosition {
   at: Date;
   id: string;
   /** The page the walk reaches next: what `meta.page` reports for it. */
   page: number;
+  /** The page is the one ending just before the delivery (`meta.prev_cursor`), not after it. */
+  before?: true;
 }
 
 /** The list a cursor walks: one subscription's deliveries under one set of filters. */
@@ -28,16 +31,19 @@ function listMark(list: DeliveryListKey): string {
     .slice(0, 10);
 }
 
-/** Opaque to clients; inside: `<page>.<created_at ms>.<delivery id>.<list mark>`. */
+/**
+ * Opaque to clients; inside: `<page>.<created_at ms>.<delivery id>.<list mark>`, with `b` in front
+ * of the page for a walk back.
+ */
 export function encodeDeliveryCursor(position: DeliveryPosition, list: DeliveryListKey): string {
   return Buffer.from(
-    `${position.page}.${position.at.getTime()}.${position.id}.${listMark(list)}`,
+    `${position.before ? 'b' : ''}${position.page}.${position.at.getTime()}.${position.id}.${listMark(list)}`,
     'utf8',
   ).toString('base64url');
 }
 
 const INVALID = () =>
-  fail('VALIDATION_ERROR', 'cursor must be a value returned in meta.next_cursor', {
+  fail('VALIDATION_ERROR', 'cursor must be a value returned in meta.next_cursor or meta.prev_cursor', {
     details: [{ field: 'cursor', message: 'not a cursor this list returned' }],
   });
 
@@ -49,15 +55,17 @@ export function decodeDeliveryCursor(
   cursor: string,
   list: DeliveryListKey,
 ): Result<DeliveryPosition, 'VALIDATION_ERROR'> {
-  const match = /^([1-9]\d{0,14})\.(\d{1,15})\.([^.]+)\.([A-Za-z0-9_-]{10})$/.exec(
+  const match = /^(b?)([1-9]\d{0,14})\.(\d{1,15})\.([^.]+)\.([A-Za-z0-9_-]{10})$/.exec(
     Buffer.from(cursor, 'base64url').toString('utf8'),
   );
-  if (!match || !deliveryIdSchema.safeParse(match[3]).success || match[4] !== listMark(list))
+  if (!match || !deliveryIdSchema.safeParse(match[4]).success || match[5] !== listMark(list))
     return INVALID();
-  const at = new Date(Number(match[2]));
-  const page = Number(match[1]);
+  const at = new Date(Number(match[3]));
+  const page = Number(match[2]);
   if (Number.isNaN(at.getTime()) || !Number.isSafeInteger(page)) return INVALID();
-  return succeed({ page, at, id: match[3]! });
+  const position: DeliveryPosition = { page, at, id: match[4]! };
+  if (match[1]) position.before = true;
+  return succeed(position);
 }
 
 /** The list's order, newest first: `created_at desc, _id desc` (a sort comparator). */
@@ -71,4 +79,12 @@ export function newestFirst(
 /** Does a delivery come after `position` in the list's order (older, or as old with a lower id)? */
 export function comesAfter(delivery: { created_at: Date; _id: string }, position: DeliveryPosition): boolean {
   return newestFirst(delivery, { created_at: position.at, _id: position.id }) > 0;
+}
+
+/** Does a delivery come before `position` in the list's order (newer, or as new with a higher id)? */
+export function comesBefore(
+  delivery: { created_at: Date; _id: string },
+  position: DeliveryPosition,
+): boolean {
+  return newestFirst(delivery, { created_at: position.at, _id: position.id }) < 0;
 }

@@ -13,6 +13,12 @@ import type {
  * store (MongoDB), Idempotency-Key records, batched writes, the receivers' HTTP client.
  */
 
+/** A delivery's place in the list's order. */
+export interface DeliveryMark {
+  at: Date;
+  id: string;
+}
+
 /** Subscriptions, deliveries and the delivery log as the subscriptions API's use cases use them. */
 export interface WebhookStore {
   insertSubscription(doc: SubscriptionDocument): Promise<void>;
@@ -62,12 +68,13 @@ export interface WebhookStore {
   logOfSubscription(webhookId: string): Promise<DeliveryLogEntry[]>;
   /**
    * A page of a subscription's deliveries, newest first, and how many there are: from a number of
-   * deliveries skipped, or from after a delivery (created at `at`, with id `id`).
+   * deliveries skipped, or from after or before a delivery (created at `at`, with id `id`); before
+   * one, the `limit` nearest it.
    */
   pageDeliveries(
     webhookId: string,
     event: string | undefined,
-    from: { skip: number } | { after: { at: Date; id: string } },
+    from: { skip: number } | { after: DeliveryMark } | { before: DeliveryMark },
     limit: number,
   ): Promise<{ rows: DeliveryHeader[]; total: number }>;
   /** Every delivery of a subscription, newest first, without bodies. */

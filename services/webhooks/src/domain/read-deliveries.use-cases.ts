@@ -1,7 +1,8 @@
-import { pageMeta, type Delivery, type ListMeta } from '@signal/contracts';
+import { pageMeta, type Delivery, type DeliveryListMeta } from '@signal/contracts';
 import { fail, succeed, type Result } from '@signal/service-kit';
 import {
   comesAfter,
+  comesBefore,
   decodeDeliveryCursor,
   encodeDeliveryCursor,
   newestFirst,
@@ -22,11 +23,12 @@ export interface DeliveryListQuery {
   cursor?: string;
 }
 
-type DeliveryPage = { data: Delivery[]; meta: ListMeta };
+type DeliveryPage = { data: Delivery[]; meta: DeliveryListMeta };
 
 /**
  * A page of a subscription's deliveries, newest first: by number (`page`), or after the previous
- * page's last delivery (`cursor`), which deliveries made since do not shift. Without a status
+ * page's last delivery or before its first (`cursor`: `next_cursor`, `prev_cursor`), which
+ * deliveries made since do not shift. Without a status
  * filter only the page's logs are read; with `failed`, the states of the subscription's open
  * deliveries are folded; with another status, the state of every delivery of the subscription
  * (status is appended, never stored in place, so there is no status to query by). An account has
@@ -70,37 +72,73 @@ async function listPage(
   const perPage = q.limit ?? 20;
   const page = position?.page ?? q.page ?? 1;
   let rows: Array<{ doc: DeliveryHeader; state: DeliveryState }>;
-  let more: boolean;
+  /** Deliveries come after the page (older), and before it (newer). */
+  let later: boolean;
+  let earlier: boolean;
   let total: number;
   if (q.status === undefined) {
-    // One more than the page: whether a next page exists, without a second read.
+    // One more than the page: whether a page lies beyond it, without a second read.
     const found = await deps.repository.pageDeliveries(
       id,
       q.event,
-      position ? { after: position } : { skip: (page - 1) * perPage },
+      position?.before
+        ? { before: position }
+        : position
+          ? { after: position }
+          : { skip: (page - 1) * perPage },
       perPage + 1,
     );
-    more = found.rows.length > perPage;
-    const pageRows = found.rows.slice(0, perPage);
+    const beyond = found.rows.length > perPage;
+    let pageRows: DeliveryHeader[];
+    if (position?.before) {
+      // Newest first, the one beyond is the first: the page is the ones nearest the position.
+      pageRows = found.rows.slice(beyond ? 1 : 0);
+      // The delivery the walk came back from is after the page.
+      later = true;
+      earlier = beyond;
+    } else {
+      pageRows = found.rows.slice(0, perPage);
+      later = beyond;
+      earlier = position !== undefined || page > 1;
+    }
     rows = withStates(pageRows, await deps.repository.logOf(pageRows.map((d) => d._id)));
     total = found.total;
   } else {
     const candidates =
       q.status === 'failed' ? await foldedOpen(deps, id, q.event) : await foldedHistory(deps, id, q.event);
     const matching = candidates.filter((r) => r.state.status === q.status);
-    const start = position ? firstAfter(matching, position) : (page - 1) * perPage;
-    rows = matching.slice(start, start + perPage);
-    more = start + perPage < matching.length;
+    let start: number;
+    let end: number;
+    if (position?.before) {
+      end = firstAtOrAfter(matching, position);
+      start = Math.max(0, end - perPage);
+    } else {
+      start = position ? firstAfter(matching, position) : (page - 1) * perPage;
+      end = start + perPage;
+    }
+    rows = matching.slice(start, end);
+    later = end < matching.length;
+    earlier = start > 0;
     total = matching.length;
   }
+  const first = rows[0]?.doc;
   const last = rows[rows.length - 1]?.doc;
+  const list = listKeyOf(id, q);
   return succeed({
     data: rows.map((r) => toDeliveryView(r.doc, r.state)),
     meta: {
       ...pageMeta(total, page, perPage),
       next_cursor:
-        more && last
-          ? encodeDeliveryCursor({ page: page + 1, at: last.created_at, id: last._id }, listKeyOf(id, q))
+        later && last
+          ? encodeDeliveryCursor({ page: page + 1, at: last.created_at, id: last._id }, list)
+          : null,
+      // A walk back past newer deliveries made since stays on page 1: pages count the walk.
+      prev_cursor:
+        earlier && first
+          ? encodeDeliveryCursor(
+              { page: Math.max(1, page - 1), at: first.created_at, id: first._id, before: true },
+              list,
+            )
           : null,
     },
   });
@@ -140,6 +178,12 @@ const listKeyOf = (webhookId: string, q: DeliveryListQuery): DeliveryListKey => 
 /** Where the rows after `position` start in rows in the list's order. */
 function firstAfter(rows: Array<{ doc: DeliveryHeader }>, position: DeliveryPosition): number {
   const i = rows.findIndex((r) => comesAfter(r.doc, position));
+  return i === -1 ? rows.length : i;
+}
+
+/** Where the rows before `position` end in rows in the list's order (the position's own, if there). */
+function firstAtOrAfter(rows: Array<{ doc: DeliveryHeader }>, position: DeliveryPosition): number {
+  const i = rows.findIndex((r) => !comesBefore(r.doc, position));
   return i === -1 ? rows.length : i;
 }
 
