@@ -329,24 +329,25 @@ describe('test events and the delivery log', () => {
     expect(news.body.data).toEqual([]);
   });
 
-  it('when the delivery log is walked by cursor while deliveries are made, then each delivery comes once, in order, and the walk ends', async () => {
-    const { id } = await subscribe({ url: `${receiver.url}/cursor-walk`, events: ['signal.new'] });
+  type ListBody = {
+    data: Array<{ id: string }>;
+    meta: {
+      total: number;
+      page: number;
+      per_page: number;
+      total_pages: number;
+      next_cursor: string | null;
+      prev_cursor: string | null;
+    };
+  };
+  /** A subscription with five test deliveries made one at a time, and its delivery list. */
+  const deliveryLog = async (path: string) => {
+    const { id } = await subscribe({ url: `${receiver.url}/${path}`, events: ['signal.new'] });
     const sendTest = async () =>
       (await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(ACC)).expect(202)).body.data
         .id as string;
     const made: string[] = [];
     for (let i = 0; i < 5; i++) made.push(await sendTest());
-    const newestFirst = [...made].reverse();
-    type ListBody = {
-      data: Array<{ id: string }>;
-      meta: {
-        total: number;
-        page: number;
-        per_page: number;
-        total_pages: number;
-        next_cursor: string | null;
-      };
-    };
     const list = async (query: string): Promise<ListBody> =>
       (
         await request(hooks.url)
@@ -354,6 +355,11 @@ describe('test events and the delivery log', () => {
           .set(hooks.auth(ACC))
           .expect(200)
       ).body as ListBody;
+    return { sendTest, made, newestFirst: [...made].reverse(), list };
+  };
+
+  it('when the delivery log is walked by cursor while deliveries are made, then each delivery comes once, in order, and the walk ends', async () => {
+    const { sendTest, made, newestFirst, list } = await deliveryLog('cursor-walk');
 
     const first = await list('limit=2');
     expect(first.data.map((d) => d.id)).toEqual(newestFirst.slice(0, 2));
@@ -392,22 +398,7 @@ describe('test events and the delivery log', () => {
   });
 
   it('when the delivery log is walked back by prev_cursor after deliveries were made, then each page comes back with its rows, and the newer ones are a page before the first', async () => {
-    const { id } = await subscribe({ url: `${receiver.url}/cursor-back`, events: ['signal.new'] });
-    const sendTest = async () =>
-      (await request(hooks.url).post(`/v1/webhooks/${id}/test`).set(hooks.auth(ACC)).expect(202)).body.data
-        .id as string;
-    const made: string[] = [];
-    for (let i = 0; i < 5; i++) made.push(await sendTest());
-    const newestFirst = [...made].reverse();
-    type Meta = { page: number; next_cursor: string | null; prev_cursor: string | null };
-    type ListBody = { data: Array<{ id: string }>; meta: Meta };
-    const list = async (query: string): Promise<ListBody> =>
-      (
-        await request(hooks.url)
-          .get(`/v1/webhooks/${id}/deliveries?${query}`)
-          .set(hooks.auth(ACC))
-          .expect(200)
-      ).body as ListBody;
+    const { sendTest, newestFirst, list } = await deliveryLog('cursor-back');
     const ids = (page: ListBody) => page.data.map((d) => d.id);
 
     const first = await list('limit=2');
