@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { shortListQuerySchema } from './paging';
 import { numeralAsNumber } from './signals';
+import { shownAsSent } from './text';
 
 export const API_KEY_PREFIX = 'sk_live_';
 
@@ -13,7 +14,7 @@ export type ApiKeyStatus = (typeof API_KEY_STATUSES)[number];
 
 export const createApiKeyInputSchema = z
   .strictObject({
-    name: z.string().trim().min(1, 'name is required').max(100),
+    name: shownAsSent(z.string().trim().min(1, 'name is required').max(100), 'name'),
     expires_at: z.iso.datetime({ offset: true }).optional(),
   })
   .meta({ id: 'CreateApiKeyRequest' });
@@ -57,9 +58,9 @@ export const rollApiKeyInputSchema = z
       numeralAsNumber,
       z
         .number({ error: 'overlap_seconds must be a number' })
-        .int()
-        .min(0)
-        .max(MAX_ROLL_OVERLAP_SECONDS, 'overlap_seconds must be at most 7 days')
+        .int('overlap_seconds must be a whole number of seconds')
+        .max(MAX_ROLL_OVERLAP_SECONDS, 'overlap_seconds must be at most 7 days (604800)')
+        // One rule for every number below 60 but 0 (a negative one included): one message.
         .refine((s) => s === 0 || s >= 60, 'overlap_seconds must be 0 or at least 60')
         .describe(
           'How long the old key keeps working: 0 revokes it at once; otherwise 60 s to 7 days (604800)',

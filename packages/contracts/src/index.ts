@@ -15,6 +15,7 @@ export * from './route-examples';
 export * from './openapi';
 export * from './webhook-payload';
 export * from './stream';
+export * from './text';
 export * from './stream-reset';
 export * from './stream-rules';
 export * from './bus';

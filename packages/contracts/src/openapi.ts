@@ -133,14 +133,17 @@ const EXTRA_HEADERS = {
   }),
 };
 
+/** Methods whose body is read (and refused when it is not JSON), whether the route takes one. */
+const readsBody = (method: string): boolean => method === 'post' || method === 'patch' || method === 'delete';
+
 /**
  * The error codes an operation can return. Besides its own: any request can be refused (401,
  * 429), fail (500, 503) or carry headers too large (413, from Node or, on the API-key path, the
  * gateway's forward limit); the API-key path also returns KEY_EXPIRED and a service's 504, the
  * session routes 403 to an API key; a path parameter with a malformed percent-escape is a 400;
- * every POST/PATCH body is read as JSON whether the operation needs one or not (broken JSON 400,
- * another media type 415, over the size limit 413), and the API-key path refuses a body that is
- * not JSON on any method but GET before a service sees it (so a DELETE with one is a 415 too).
+ * every POST/PATCH/DELETE body is read as JSON whether the operation needs one or not (broken
+ * JSON 400, another media type 415, over the size limit 413), and the API-key path refuses a body
+ * that is not JSON on any method but GET before a service sees it.
  */
 function errorCodes(route: RouteDef): ErrorCode[] {
   const codes: ErrorCode[] = [
@@ -154,7 +157,7 @@ function errorCodes(route: RouteDef): ErrorCode[] {
   if (caller === 'apiKey') codes.push('KEY_EXPIRED', 'GATEWAY_TIMEOUT');
   if (caller === 'session') codes.push('FORBIDDEN');
   if ((route.pathParams ?? []).length > 0) codes.push('VALIDATION_ERROR');
-  if (method === 'post' || method === 'patch') codes.push('VALIDATION_ERROR', 'UNSUPPORTED_MEDIA_TYPE');
+  if (readsBody(method)) codes.push('VALIDATION_ERROR', 'UNSUPPORTED_MEDIA_TYPE');
   if (caller === 'apiKey' && method !== 'get') codes.push('UNSUPPORTED_MEDIA_TYPE');
   return [...new Set([...codes, ...(route.errors ?? [])])];
 }
@@ -174,7 +177,7 @@ function commonErrorExamples(route: RouteDef): Record<string, Json> {
       ? 'The request body is larger than any route takes (64 KiB).'
       : apiKey
         ? 'The request target and headers are too large to pass on.'
-        : method === 'post' || method === 'patch'
+        : readsBody(method)
           ? DEFAULT_ERROR_MESSAGES.PAYLOAD_TOO_LARGE
           : 'The request headers are too large.';
   return {

@@ -164,8 +164,8 @@ const invalid = (field: string, message: string, detail = message) =>
 /** Every path parameter is percent-decoded first: `%ZZ` is refused before the id is looked at. */
 const malformedPath = invalid(
   'path',
-  'The path holds a malformed percent-escape.',
-  'malformed percent-escape',
+  'The path holds a percent-escape that does not decode: % and two hex digits, of UTF-8 bytes.',
+  'a percent-escape that does not decode',
 );
 const limitOutOfRange = invalid('limit', `limit must be between 1 and ${MAX_PAGE_SIZE}`);
 const webhookMissing = { '404': failure('NOT_FOUND', `Webhook ${webhook.id} was not found.`) };

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SIGNAL_TYPES, WEBHOOK_EVENTS } from './enums';
 import { prefixedIdSchema } from './ids';
 import { shortListQuerySchema } from './paging';
+import { hasHiddenCharacters, shownAsSent } from './text';
 import {
   DEFAULT_PAGE_SIZE,
   MAX_PAGE_SIZE,
@@ -36,6 +37,12 @@ const urlField = z
     (u) => !URI_EXCLUDED.test(u),
     'url must not contain spaces, control characters or any of "<>\\^`{|}: percent-encode them (a space is %20)',
   )
+  // An IRI's letters are welcome; what reorders or hides them is not (the URL shown is not the
+  // one POSTed to).
+  .refine(
+    (u) => !hasHiddenCharacters(u),
+    'url must not contain control characters or text-direction marks (such as U+202E)',
+  )
   .url('url must be an absolute URL')
   .refine((u) => !u.includes('#'), 'url must not have a #fragment: a fragment is never sent')
   .refine(
@@ -55,7 +62,10 @@ export const createWebhookInputSchema = z
       .nullable()
       .optional()
       .describe('Restrict to these signal types; omitted or null = every type'),
-    description: z.string().max(200).nullable().optional().describe('A note for yourself; null = none'),
+    description: shownAsSent(z.string().max(200), 'description')
+      .nullable()
+      .optional()
+      .describe('A note for yourself; null = none'),
   })
   .meta({ id: 'CreateWebhookRequest' });
 export type CreateWebhookInput = z.infer<typeof createWebhookInputSchema>;
@@ -66,7 +76,7 @@ export const updateWebhookInputSchema = z
     events: eventsField.optional(),
     types: typesField.nullable().optional(),
     // null clears it (the service returns null for "no description").
-    description: z.string().max(200).nullable().optional(),
+    description: shownAsSent(z.string().max(200), 'description').nullable().optional(),
     enabled: z
       .boolean()
       .optional()

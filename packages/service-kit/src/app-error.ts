@@ -1,4 +1,9 @@
-import { DEFAULT_ERROR_MESSAGES, ERROR_STATUS, type ErrorCode } from '@signal/contracts';
+import {
+  DEFAULT_ERROR_MESSAGES,
+  ERROR_STATUS,
+  replaceHiddenCharacters,
+  type ErrorCode,
+} from '@signal/contracts';
 import type { z } from 'zod';
 
 export interface FieldProblem {
@@ -39,8 +44,8 @@ export class AppError extends Error {
  * `max` characters (a 3,000-character id or a NUL came back whole in the 404 message).
  */
 export function quotedForMessage(value: string, max = 80): string {
-  // eslint-disable-next-line no-control-regex -- the point is to find control characters
-  const clean = value.replace(/[\u0000-\u001f\u007f-\u009f]/g, '\uFFFD');
+  // Controls and text-direction marks: a message shown in a terminal or a page reads as sent.
+  const clean = replaceHiddenCharacters(value, '\uFFFD');
   return clean.length > max ? `${clean.slice(0, max)}…` : clean;
 }
 

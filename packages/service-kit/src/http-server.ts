@@ -115,35 +115,65 @@ export async function startHttpServer(
   };
 }
 
-/** How many Host header lines the request has (node:http keeps the first of several). */
-function hostLines(raw: readonly string[]): number {
-  let n = 0;
+/**
+ * Headers a request carries once. Of several, node:http keeps the first Host, Authorization and
+ * Content-Type and joins the others' values with commas: a proxy in front that reads another
+ * line authenticates (or parses) the request as something else, and a joined key or id is one
+ * the client never sent.
+ */
+const ONCE = [
+  'Host',
+  'Authorization',
+  'Content-Type',
+  'Content-Encoding',
+  'Idempotency-Key',
+  'Last-Event-ID',
+];
+const ONCE_LOWER = ONCE.map((name) => name.toLowerCase());
+const ONCE_LENGTHS = new Set(ONCE.map((name) => name.length));
+
+/** The first header of `ONCE` the request carries more than once, as its name is spelled. */
+function repeatedHeader(raw: readonly string[]): string | undefined {
+  let seen = 0;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
-    if (name.length === 4 && name.toLowerCase() === 'host') n += 1;
+    if (!ONCE_LENGTHS.has(name.length)) continue;
+    const k = ONCE_LOWER.indexOf(name.toLowerCase());
+    if (k === -1) continue;
+    if (seen & (1 << k)) return ONCE[k];
+    seen |= 1 << k;
   }
-  return n;
+  return undefined;
+}
+
+/** What the request's header lines break of the rules below, if anything. */
+function headerProblemOf(
+  req: IncomingMessage,
+): { message: string; detail: { field: string; message: string } } | undefined {
+  if (req.headers.host === undefined && req.httpVersion === '1.1')
+    return { message: 'The Host header is required.', detail: { field: 'Host', message: 'required' } };
+  const repeated = repeatedHeader(req.rawHeaders);
+  if (repeated === undefined) return undefined;
+  return {
+    message: `A request carries one ${repeated} header; this one has several.`,
+    detail: { field: repeated, message: 'sent more than once' },
+  };
 }
 
 /**
  * HTTP/1.1 requires one Host (RFC 9112 §3.2: a server MUST answer 400 to a request without it
- * or with more than one): such a request gets the 400 envelope (with the extra headers a refused
- * request carries: the gateway's rate-limit headers) and the connection ends. Two Host lines
- * are what a request smuggled past a proxy that reads the other one looks like.
+ * or with more than one), and a field that is not a list comes once (RFC 9110 §5.3): such a
+ * request gets the 400 envelope (with the extra headers a refused request carries: the gateway's
+ * rate-limit headers) and the connection ends. Two Host or Authorization lines are what a request
+ * smuggled past a proxy that reads the other one looks like.
  */
 function withHost(listener: RequestListener, refusalHeaders?: RefusalHeaders): RequestListener {
   return (req, res) => {
-    const missing = req.headers.host === undefined && req.httpVersion === '1.1';
-    const repeated = !missing && hostLines(req.rawHeaders) > 1;
-    if (!missing && !repeated) return listener(req, res);
+    const problem = headerProblemOf(req);
+    if (!problem) return listener(req, res);
     const requestId = requestIdOf(req.headers['x-request-id']);
     const { status, body } = errorResponse(
-      {
-        code: 'VALIDATION_ERROR',
-        message: missing
-          ? 'The Host header is required.'
-          : 'A request carries one Host header; this one has several.',
-      },
+      { code: 'VALIDATION_ERROR', message: problem.message, details: [problem.detail] },
       requestId,
     );
     const send = (extra: Array<[string, string]>) => {

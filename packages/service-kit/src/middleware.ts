@@ -89,7 +89,8 @@ export function accessLogMiddleware(logger: Logger): RequestHandler {
   };
 }
 
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+/** Methods whose body is read: a DELETE's too, since a route that takes none still checks one. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Does a request carry a body (a length above zero, or chunked)? */
 export function hasBody(headers: Readonly<Record<string, string | string[] | undefined>>): boolean {
@@ -103,21 +104,40 @@ export function isJsonMediaType(contentType: string | string[] | undefined): boo
   return media === 'application/json' || /^application\/[!#$%&'*+.^_`|~0-9a-z-]+\+json$/.test(media);
 }
 
+/** Why a body is refused on its head: the code, and what to say when the code's default is not it. */
+export interface BodyRefusal {
+  code: 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE';
+  message?: string;
+}
+
 /**
  * Why a body is refused from the request's head alone, before a byte of it is read, or
- * undefined: not JSON (415: what the body reader would say once it had read it all), or declared
- * larger than `maxBytes` (413). Refusing on the head responds at once and never invites an
- * upload (`Expect: 100-continue`) that would be dropped.
+ * undefined: not JSON, a charset other than UTF-8 or a Content-Encoding the body reader does not
+ * inflate (415: what the body reader would say once it had read it all), or declared larger than
+ * `maxBytes` (413). Refusing on the head responds at once and never invites an upload
+ * (`Expect: 100-continue`) that would be dropped.
  */
 export function bodyRefusalOf(
   headers: Readonly<Record<string, string | string[] | undefined>>,
   maxBytes: number,
-): 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | undefined {
+): BodyRefusal | undefined {
   if (!hasBody(headers)) return undefined;
-  if (!isJsonMediaType(headers['content-type'])) return 'UNSUPPORTED_MEDIA_TYPE';
-  if (Number(headers['content-length'] ?? 0) > maxBytes) return 'PAYLOAD_TOO_LARGE';
+  const type = headers['content-type'];
+  if (!isJsonMediaType(type)) return { code: 'UNSUPPORTED_MEDIA_TYPE' };
+  const charset = CHARSET.exec(String(type))?.[1];
+  if (charset !== undefined && !UTF8_NAMES.test(charset))
+    return { code: 'UNSUPPORTED_MEDIA_TYPE', message: charsetMessage(charset) };
+  const encoding = headers['content-encoding'];
+  if (encoding !== undefined && !BODY_ENCODINGS.has(String(encoding).toLowerCase()))
+    return { code: 'UNSUPPORTED_MEDIA_TYPE', message: encodingMessage(String(encoding)) };
+  if (Number(headers['content-length'] ?? 0) > maxBytes) return { code: 'PAYLOAD_TOO_LARGE' };
   return undefined;
 }
+
+/** The Content-Encodings the body reader inflates: one of these, as it reads the header. */
+const BODY_ENCODINGS = new Set(['identity', 'gzip', 'deflate', 'br', 'zstd']);
+const encodingMessage = (encoding: string) =>
+  `Content-Encoding "${quotedForMessage(encoding)}" is not supported: send the body as is, or gzip, deflate, br or zstd.`;
 
 /**
  * A refusal of a request whose body is left unread: its connection ends with the response
@@ -129,12 +149,12 @@ export const unreadBodyRefused = (code: ErrorCode, message?: string): AppError =
   new AppError(code, message, { headers: { Connection: 'close' } });
 
 /** The refusal `bodyRefusalOf` names, worded with the limit it applied. */
-const refusalOf = (code: 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE', maxBytes: number): AppError =>
+const refusalOf = (refusal: BodyRefusal, maxBytes: number): AppError =>
   unreadBodyRefused(
-    code,
-    code === 'PAYLOAD_TOO_LARGE'
+    refusal.code,
+    refusal.code === 'PAYLOAD_TOO_LARGE'
       ? `The request body is larger than this route takes (${Math.round(maxBytes / 1024)} KiB).`
-      : undefined,
+      : refusal.message,
   );
 
 /**
@@ -171,13 +191,9 @@ export function jsonBodyMiddleware(limitBytes: number): RequestHandler[] {
       const refusal = bodyRefusalOf(req.headers, limitBytes);
       if (refusal) return next(refusalOf(refusal, limitBytes));
       const contentType = String(req.headers['content-type']);
-      const charset = CHARSET.exec(contentType)?.[1];
-      if (charset !== undefined && charset.toLowerCase() !== 'utf-8') {
-        if (!/^(utf8|(us-)?ascii)$/i.test(charset))
-          return next(unreadBodyRefused('UNSUPPORTED_MEDIA_TYPE', charsetMessage(charset)));
-        // Other names of UTF-8, and ASCII (its subset), which the body parser does not know.
+      // Other names of UTF-8, and ASCII (its subset), which the body parser does not know.
+      if (CHARSET.exec(contentType)?.[1]?.toLowerCase() !== 'utf-8')
         req.headers['content-type'] = contentType.replace(CHARSET, '; charset=utf-8');
-      }
       return parse(req, _res, next);
     },
     (req, _res, next) => {
@@ -207,6 +223,8 @@ const NOT_UTF8 = 'The request body is not valid UTF-8.';
  * and the bytes are checked as UTF-8 whatever the label.
  */
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
+/** The charset names a JSON body may declare: UTF-8's, and ASCII's (its subset). */
+const UTF8_NAMES = /^(utf-?8|(us-)?ascii)$/i;
 
 const charsetMessage = (charset: string) =>
   `charset "${quotedForMessage(charset)}" is not supported: JSON bodies are UTF-8.`;
@@ -281,9 +299,13 @@ function isJson(text: string): boolean {
 function fromBodyParser(err: unknown): AppError | undefined {
   // Express decodes path parameters with decodeURIComponent: `/v1/webhooks/%ZZ` throws here.
   if (err instanceof URIError)
-    return new AppError('VALIDATION_ERROR', 'The path holds a malformed percent-escape.', {
-      details: [{ field: 'path', message: 'malformed percent-escape' }],
-    });
+    return new AppError(
+      'VALIDATION_ERROR',
+      'The path holds a percent-escape that does not decode: % and two hex digits, of UTF-8 bytes.',
+      {
+        details: [{ field: 'path', message: 'a percent-escape that does not decode' }],
+      },
+    );
   // body-parser's errors say what went wrong in `type`.
   const type = typeof err === 'object' && err !== null && 'type' in err ? err.type : undefined;
   if (type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE');
@@ -306,10 +328,7 @@ function fromBodyParser(err: unknown): AppError | undefined {
   const named = (key: 'encoding' | 'charset') =>
     typeof err === 'object' && err !== null && key in err ? String(Reflect.get(err, key)) : '';
   if (type === 'encoding.unsupported')
-    return new AppError(
-      'UNSUPPORTED_MEDIA_TYPE',
-      `Content-Encoding "${quotedForMessage(named('encoding'))}" is not supported: send the body as is, or gzip, deflate, br or zstd.`,
-    );
+    return new AppError('UNSUPPORTED_MEDIA_TYPE', encodingMessage(named('encoding')));
   if (type === 'charset.unsupported') return charsetRefused(named('charset'));
   if (type === 'request.aborted') return new AppError('VALIDATION_ERROR', 'The request body was cut off.');
   // Other client faults the body reader or the file sender (sendFile, express.static) report

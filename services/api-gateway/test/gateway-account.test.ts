@@ -76,6 +76,46 @@ describe('account API (dashboard)', () => {
     await request(gw.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(401);
   });
 
+  it('when a key is revoked with a body that is not JSON, then 400 naming the body, and the key still works', async () => {
+    const { email } = await gw.account(undefined, 'broken bodies');
+    const token = await session(email, 'broken bodies');
+    const created = await request(gw.url)
+      .post('/v1/account/keys')
+      .set('Authorization', `Bearer ${token}`)
+      .send({ name: 'kept' })
+      .expect(201);
+    const refused = await request(gw.url)
+      .delete(`/v1/account/keys/${created.body.data.id}`)
+      .set('Authorization', `Bearer ${token}`)
+      .set('Content-Type', 'application/json')
+      .send('{{{')
+      .expect(400);
+    expect(refused.body.error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      message: 'The request body is not valid JSON.',
+    });
+    await request(gw.url)
+      .get('/v1/signals')
+      .set('Authorization', `Bearer ${created.body.data.key}`)
+      .expect(200);
+  });
+
+  it('when a key is named with control characters or a text-direction mark, then 400 naming name, and no key is made', async () => {
+    const { email } = await gw.account(undefined, 'hidden characters');
+    const auth = { Authorization: `Bearer ${await session(email, 'hidden characters')}` };
+    for (const name of ['a\u001b[31mb', 'invoice\u202efdp.exe']) {
+      const res = await request(gw.url).post('/v1/account/keys').set(auth).send({ name }).expect(400);
+      expect(res.body.error.details).toEqual([
+        {
+          field: 'name',
+          message: 'name must not contain control characters or text-direction marks (such as U+202E)',
+        },
+      ]);
+    }
+    const list = await request(gw.url).get('/v1/account/keys').set(auth).expect(200);
+    expect(list.body.meta.total).toBe(1);
+  });
+
   it('when the keys are listed by page, then each page carries meta, and unknown or bad parameters are a 400', async () => {
     const { email } = await gw.account(undefined, 'paging passphrase');
     const token = await session(email, 'paging passphrase');

@@ -625,6 +625,51 @@ describe('request bodies refused on their headers', () => {
     expect(response).toContain('"success":true');
   });
 
+  it.each([
+    [
+      'a charset other than UTF-8',
+      'Content-Type: application/json; charset=latin1',
+      'charset "latin1" is not supported: JSON bodies are UTF-8.',
+    ],
+    [
+      'a Content-Encoding the services do not inflate',
+      'Content-Type: application/json\r\nContent-Encoding: compress',
+      'Content-Encoding "compress" is not supported: send the body as is, or gzip, deflate, br or zstd.',
+    ],
+  ])(
+    'when an upload that asks to continue declares %s, then 415 at once naming it, never invited, and the connection ends',
+    async (_what, headers, message) => {
+      const { key } = await gw.account();
+      const response = await rawExchange(
+        post(key, `${headers}\r\nContent-Length: 30000\r\nExpect: 100-continue\r\n`),
+      );
+      expect(response).not.toContain('100 Continue');
+      expect(response).toMatch(/^HTTP\/1\.1 415 /);
+      expect(response).toMatch(/\r\nConnection: close\r\n/i);
+      expect(response).toContain(`"message":${JSON.stringify(message)}`);
+    },
+  );
+
+  it.each(['Authorization', 'Idempotency-Key', 'Content-Type'])(
+    'when a request carries two %s headers, then the 400 envelope naming it, and the connection ends',
+    async (name) => {
+      const { key } = await gw.account();
+      const { key: other } = await gw.account();
+      const lines = {
+        Authorization: `Authorization: Bearer ${key}\r\nAuthorization: Bearer ${other}\r\n`,
+        'Idempotency-Key': `Authorization: Bearer ${key}\r\nIdempotency-Key: a1\r\nIdempotency-Key: a2\r\n`,
+        'Content-Type': `Authorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Type: text/plain\r\n`,
+      }[name];
+      const response = await rawExchange(
+        `POST /v1/webhooks HTTP/1.1\r\nHost: gw\r\n${lines}Content-Length: 2\r\n\r\n{}`,
+      );
+      expect(response).toMatch(/^HTTP\/1\.1 400 /);
+      expect(response).toMatch(/\r\nConnection: close\r\n/i);
+      expect(response).toContain(`"message":"A request carries one ${name} header; this one has several."`);
+      expect(response).not.toContain('"success":true');
+    },
+  );
+
   it('when a body is not JSON, then 415 at once without reading it', async () => {
     const { key } = await gw.account();
     const response = await rawExchange(post(key, 'Content-Type: text/plain\r\nContent-Length: 5000000\r\n'));

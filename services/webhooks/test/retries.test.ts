@@ -231,10 +231,16 @@ describe('ids and paging that cannot exist', () => {
     if (method !== 'HEAD') expect(res.body.error.code).toBe('NOT_FOUND');
   });
 
-  it('when a path holds a malformed percent-escape, then 400 with the envelope, never 500', async () => {
-    const res = await request(hooks.url).get('/v1/webhooks/%ZZ').set(hooks.auth(ACC));
+  it.each([
+    ['a malformed percent-escape', '%ZZ'],
+    ['well-formed percent-escapes of bytes that are not UTF-8', 'wh_%C0%AF%FF'],
+  ])('when a path holds %s, then 400 with the envelope saying it does not decode, never 500', async (_what, id) => {
+    const res = await request(hooks.url).get(`/v1/webhooks/${id}`).set(hooks.auth(ACC));
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('VALIDATION_ERROR');
+    expect(res.body.error.message).toBe(
+      'The path holds a percent-escape that does not decode: % and two hex digits, of UTF-8 bytes.',
+    );
   });
 
   it('when page is beyond any plausible list, then 400 naming page, never 500', async () => {

@@ -244,6 +244,55 @@ describe('subscriptions API', () => {
     expect(res.body.error.message).toMatch(/^description must not contain the NUL character/);
   });
 
+  it('when a description or URL holds a control character or a text-direction mark, then 400 naming it at creation and update, and nothing is stored', async () => {
+    const refused = [
+      { url: `${receiver.url}/esc`, events: ['signal.new'], description: 'x\u001b[2Jy' },
+      { url: `${receiver.url}/rlo`, events: ['signal.new'], description: 'paid\u202e' },
+      { url: `${receiver.url}/\u202eh`, events: ['signal.new'] },
+    ];
+    for (const body of refused) {
+      const res = await request(hooks.url).post('/v1/webhooks').set(hooks.auth(ACC)).send(body).expect(400);
+      const field = 'description' in body ? 'description' : 'url';
+      expect(res.body.error.details).toEqual([
+        {
+          field,
+          message: `${field} must not contain control characters or text-direction marks (such as U+202E)`,
+        },
+      ]);
+    }
+    const { id } = await subscribe({
+      url: `${receiver.url}/kept`,
+      events: ['signal.new'],
+      description: 'kept',
+    });
+    await request(hooks.url)
+      .patch(`/v1/webhooks/${id}`)
+      .set(hooks.auth(ACC))
+      .send({ description: 'a\u0007b' })
+      .expect(400);
+    const kept = await request(hooks.url).get(`/v1/webhooks/${id}`).set(hooks.auth(ACC)).expect(200);
+    expect(kept.body.data.description).toBe('kept');
+    const all = await request(hooks.url).get('/v1/webhooks?limit=100').set(hooks.auth(ACC)).expect(200);
+    expect(all.body.data.map((w: { url: string }) => w.url)).not.toContain(`${receiver.url}/esc`);
+  });
+
+  it('when a subscription is deleted with a body that is not JSON, then 400 naming the body, and it is kept', async () => {
+    const { id } = await subscribe({ url: `${receiver.url}/delete-body`, events: ['signal.new'] });
+    for (const [type, body] of [
+      ['application/json', '{{{'],
+      ['application/json', 'not gzip'],
+    ] as const) {
+      const req = request(hooks.url)
+        .delete(`/v1/webhooks/${id}`)
+        .set(hooks.auth(ACC))
+        .set('Content-Type', type);
+      if (body === 'not gzip') req.set('Content-Encoding', 'gzip');
+      const res = await req.send(body).expect(400);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+    }
+    await request(hooks.url).get(`/v1/webhooks/${id}`).set(hooks.auth(ACC)).expect(200);
+  });
+
   it('when the same Idempotency-Key comes with types null and then without types, then the second is a replay', async () => {
     const key = `null-types-${Date.now()}`;
     const body = { url: `${receiver.url}/null-types-replay`, events: ['signal.new'] };

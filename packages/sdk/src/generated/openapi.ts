@@ -1708,12 +1708,12 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "VALIDATION_ERROR",
-           *         "message": "The path holds a malformed percent-escape.",
+           *         "message": "The path holds a percent-escape that does not decode: % and two hex digits, of UTF-8 bytes.",
            *         "request_id": "req_01KAB3P…",
            *         "details": [
            *           {
            *             "field": "path",
-           *             "message": "malformed percent-escape"
+           *             "message": "a percent-escape that does not decode"
            *           }
            *         ]
            *       }
@@ -3081,12 +3081,12 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "VALIDATION_ERROR",
-           *         "message": "The path holds a malformed percent-escape.",
+           *         "message": "The path holds a percent-escape that does not decode: % and two hex digits, of UTF-8 bytes.",
            *         "request_id": "req_01KAB3P…",
            *         "details": [
            *           {
            *             "field": "path",
-           *             "message": "malformed percent-escape"
+           *             "message": "a percent-escape that does not decode"
            *           }
            *         ]
            *       }
@@ -3409,12 +3409,12 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "VALIDATION_ERROR",
-           *         "message": "The path holds a malformed percent-escape.",
+           *         "message": "The path holds a percent-escape that does not decode: % and two hex digits, of UTF-8 bytes.",
            *         "request_id": "req_01KAB3P…",
            *         "details": [
            *           {
            *             "field": "path",
-           *             "message": "malformed percent-escape"
+           *             "message": "a percent-escape that does not decode"
            *           }
            *         ]
            *       }
@@ -4144,12 +4144,12 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "VALIDATION_ERROR",
-           *         "message": "The path holds a malformed percent-escape.",
+           *         "message": "The path holds a percent-escape that does not decode: % and two hex digits, of UTF-8 bytes.",
            *         "request_id": "req_01KAB3P…",
            *         "details": [
            *           {
            *             "field": "path",
-           *             "message": "malformed percent-escape"
+           *             "message": "a percent-escape that does not decode"
            *           }
            *         ]
            *       }
@@ -5677,12 +5677,12 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "VALIDATION_ERROR",
-           *         "message": "The path holds a malformed percent-escape.",
+           *         "message": "The path holds a percent-escape that does not decode: % and two hex digits, of UTF-8 bytes.",
            *         "request_id": "req_01KAB3P…",
            *         "details": [
            *           {
            *             "field": "path",
-           *             "message": "malformed percent-escape"
+           *             "message": "a percent-escape that does not decode"
            *           }
            *         ]
            *       }
@@ -6001,12 +6001,12 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "VALIDATION_ERROR",
-           *         "message": "The path holds a malformed percent-escape.",
+           *         "message": "The path holds a percent-escape that does not decode: % and two hex digits, of UTF-8 bytes.",
            *         "request_id": "req_01KAB3P…",
            *         "details": [
            *           {
            *             "field": "path",
-           *             "message": "malformed percent-escape"
+           *             "message": "a percent-escape that does not decode"
            *           }
            *         ]
            *       }
@@ -8423,12 +8423,12 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "VALIDATION_ERROR",
-           *         "message": "The path holds a malformed percent-escape.",
+           *         "message": "The path holds a percent-escape that does not decode: % and two hex digits, of UTF-8 bytes.",
            *         "request_id": "req_01KAB3P…",
            *         "details": [
            *           {
            *             "field": "path",
-           *             "message": "malformed percent-escape"
+           *             "message": "a percent-escape that does not decode"
            *           }
            *         ]
            *       }
@@ -8557,7 +8557,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "PAYLOAD_TOO_LARGE",
-           *         "message": "The request headers are too large.",
+           *         "message": "The request body is too large.",
            *         "request_id": "req_01KAB3P…"
            *       }
            *     }
@@ -8566,6 +8566,38 @@ export interface operations {
             error?: {
               /** @enum {unknown} */
               code?: 'PAYLOAD_TOO_LARGE';
+            };
+          };
+        };
+      };
+      /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+      415: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "UNSUPPORTED_MEDIA_TYPE",
+           *         "message": "Request bodies must be JSON (Content-Type: application/json).",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'UNSUPPORTED_MEDIA_TYPE';
             };
           };
         };

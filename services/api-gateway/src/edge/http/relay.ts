@@ -167,8 +167,9 @@ const refused = (r: RelayRequest, refusal: Refusal): Relayed => ({
 
 /**
  * What the headers alone refuse: a request target and headers the service's parser would refuse,
- * and on the key path a body that is not JSON or is declared larger than any route takes (which
- * refuses at once and never invites an upload that would be dropped).
+ * and on the key path a body that is not JSON (or not UTF-8, or in an encoding the services do not
+ * inflate) or is declared larger than any route takes (which refuses at once and never invites an
+ * upload that would be dropped).
  */
 function refusalOnHeaders(r: RelayRequest, withBody: boolean): Refusal | undefined {
   // What is left of an unread body cannot be told from a next request (and is not waited for).
@@ -177,7 +178,11 @@ function refusalOnHeaders(r: RelayRequest, withBody: boolean): Refusal | undefin
     return { code: 'PAYLOAD_TOO_LARGE', message: TARGET_TOO_LARGE, close };
   const problem = close ? bodyRefusal(r.req.headers) : undefined;
   if (problem)
-    return { code: problem, message: problem === 'PAYLOAD_TOO_LARGE' ? BODY_TOO_LARGE : NOT_JSON, close };
+    return {
+      code: problem.code,
+      message: problem.code === 'PAYLOAD_TOO_LARGE' ? BODY_TOO_LARGE : (problem.message ?? NOT_JSON),
+      close,
+    };
   return undefined;
 }
 
