@@ -9,7 +9,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from signal_sdk import AuthenticationError, RetryInfo, SignalClient, SignalConnectionError
+from signal_sdk import AuthenticationError, RateLimitError, RetryInfo, ServerError, SignalClient, SignalConnectionError
 
 from .support import Response, Recorded, ScriptedServer, error
 
@@ -297,6 +297,22 @@ class OpeningTests(StreamCase):
         self.assertEqual([e.id for e in got], ["e1"])
         self.assertEqual([(r.wait, r.status, r.reason, r.request_id) for r in self.retries], [(2.0, 429, "rate_limited", "req_test")])
 
+    def test_when_opening_stays_rate_limited_past_max_retries_then_the_refusal_is_raised_with_its_message(self) -> None:
+        server = self.serve(
+            lambda n, r, h: error(429, "RATE_LIMIT_EXCEEDED", "at most 5 streams", headers={"Retry-After": "1"}, retry_after=1)
+        )
+        with self.assertRaises(RateLimitError) as raised:
+            self.take(self.client(server).signals.stream(), 1)
+        self.assertEqual((raised.exception.retry_after, str(raised.exception.message)), (1, "at most 5 streams"))
+        # The first try and max_retries (3) more, as any request.
+        self.assertEqual(len(server.requests), 4)
+
+    def test_when_opening_is_refused_until_max_reconnects_then_the_refusal_is_raised_not_a_connection_error(self) -> None:
+        server = self.serve(lambda n, r, h: error(503, "SERVICE_UNAVAILABLE", "down", headers={"Retry-After": "1"}, retry_after=1))
+        with self.assertRaises(ServerError) as raised:
+            self.take(self.client(server).signals.stream(max_reconnects=2), 1)
+        self.assertEqual((raised.exception.message, len(server.requests)), ("down", 3))
+
     def test_when_the_key_is_refused_then_the_error_is_raised_without_reconnecting(self) -> None:
         server = self.serve(lambda n, r, h: error(401, "UNAUTHORIZED", "Invalid or missing API key"))
         with self.assertRaises(AuthenticationError):
@@ -314,6 +330,22 @@ class OpeningTests(StreamCase):
         # No event or heartbeat came on any connection: the back-off doubles from the hint.
         self.assertEqual(self.waits[0], 0.1)
         self.assertTrue(0.16 <= self.waits[1] <= 0.24 and 0.32 <= self.waits[2] <= 0.48, self.waits)
+
+    def test_when_each_connection_brings_an_event_before_it_drops_then_max_reconnects_never_runs_out(self) -> None:
+        for _ in range(5):
+            self.log.publish()
+
+        def on_connection(n: int, r: Recorded, h: BaseHTTPRequestHandler) -> None:
+            # One event after the client's last, then the connection ends.
+            after = self.log.after(r.headers.get("last-event-id"))
+            sse = SseHandler(h, self.stop)
+            if after:
+                sse.write(frame(after[0]))
+
+        server = self.serve(on_connection)
+        got = self.take(self.client(server).signals.stream(max_reconnects=1), 5)
+        self.assertEqual([e.id for e in got], ["e1", "e2", "e3", "e4", "e5"])
+        self.assertEqual(len(server.requests), 5)
 
     def test_when_connections_fail_before_any_byte_then_the_waits_double(self) -> None:
         server = self.serve(lambda n, r, h: Response(drop=True))

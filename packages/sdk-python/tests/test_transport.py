@@ -244,6 +244,18 @@ class ResourceTests(TransportCase):
         self.assertEqual(first, {"type": ["new"], "since": ["2026-01-02T03:04:05.000Z"], "limit": ["2"]})
         self.assertEqual(len(server.requests), 2)
 
+    def test_when_a_time_has_no_zone_then_it_is_refused_before_anything_is_sent(self) -> None:
+        server = self.serve(lambda s, r, h: ok([], {"total": 0, "page": 1, "per_page": 20, "total_pages": 0, "next_cursor": None}))
+        client = self.client(server)
+        naive = datetime(2026, 1, 2, 3, 4, 5)
+        for call in (
+            lambda: client.signals.list(since=naive),
+            lambda: client.webhooks.recover("wh_1", naive),
+        ):
+            with self.assertRaisesRegex(ValueError, "has no time zone"):
+                call()
+        self.assertEqual(server.requests, [])
+
     def test_when_deliveries_are_iterated_then_the_cursor_is_followed_until_it_is_null(self) -> None:
         pages = {None: ("dlv_2", 1, "c2"), "c2": ("dlv_1", 2, None)}
 

@@ -13,6 +13,7 @@ import type {
   DeliveryDetail,
   WebhookTestInput,
   RecoverWebhookResult,
+  RecoverWebhookPage,
   ApiKey,
   ApiKeyWithSecret,
   RolledApiKey,
@@ -90,6 +91,20 @@ export interface ListWebhooks {
   (params: ListWebhooksParams, opts?: RequestOptions): Promise<WebhookSubscription[]>;
 }
 
+/**
+ * `webhooks.recover`: request options alone (the first page, as callers written before paging
+ * do), or the page to go on from.
+ */
+export interface RecoverWebhook {
+  (webhookId: string, since: string | Date, opts?: RequestOptions): Promise<RecoverWebhookResult>;
+  (
+    webhookId: string,
+    since: string | Date,
+    page: RecoverWebhookPage,
+    opts?: RequestOptions,
+  ): Promise<RecoverWebhookResult>;
+}
+
 /** `webhooks.sendTest`: request options alone (callers that do not choose the test event), or the event. */
 export interface SendWebhookTest {
   (webhookId: string, opts?: RequestOptions): Promise<Delivery>;
@@ -97,9 +112,10 @@ export interface SendWebhookTest {
 }
 
 const REQUEST_OPTION_KEYS = ['idempotencyKey', 'signal', 'timeoutMs'] as const;
-/** Tells the two forms of `webhooks.list` and `webhooks.sendTest` apart: their keys do not overlap. */
-const isRequestOptions = (v: ListWebhooksParams | WebhookTestInput | RequestOptions): v is RequestOptions =>
-  REQUEST_OPTION_KEYS.some((k) => k in v);
+/** Tells the two forms of `webhooks.list`, `sendTest` and `recover` apart: their keys do not overlap. */
+const isRequestOptions = (
+  v: ListWebhooksParams | WebhookTestInput | RecoverWebhookPage | RequestOptions,
+): v is RequestOptions => REQUEST_OPTION_KEYS.some((k) => k in v);
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -223,6 +239,18 @@ export class SignalClient {
     return this.data<Delivery>('POST', path, {}, body, opts);
   };
 
+  private readonly recover: RecoverWebhook = async (
+    webhookId: string,
+    since: string | Date,
+    first: RecoverWebhookPage | RequestOptions = {},
+    opts?: RequestOptions,
+  ): Promise<RecoverWebhookResult> => {
+    const path = pathOf('recoverWebhook', ids({ webhook_id: webhookId }));
+    const body = { since: since instanceof Date ? since.toISOString() : since };
+    if (isRequestOptions(first)) return this.data<RecoverWebhookResult>('POST', path, {}, body, first);
+    return this.data<RecoverWebhookResult>('POST', path, {}, { ...body, ...first }, opts);
+  };
+
   readonly webhooks = {
     create: (input: CreateWebhookInput, opts?: RequestOptions) =>
       this.data<WebhookSubscriptionWithSecret>('POST', pathOf('createWebhook'), {}, input, opts),
@@ -264,17 +292,11 @@ export class SignalClient {
       ),
     sendTest: this.sendTest,
     /**
-     * operationId recoverWebhook: one more attempt for every delivery created since `since` that
-     * is failed now; returns how many were queued (0 on a repeat).
+     * operationId recoverWebhook: attempts now every failed or pending delivery created since
+     * `since`, one page per call (at most `limit`, 100 by default): pass the result's
+     * `next_cursor` as `cursor` until it is null. Returns how many were queued (0 on a repeat).
      */
-    recover: async (webhookId: string, since: string | Date, opts?: RequestOptions) =>
-      this.data<RecoverWebhookResult>(
-        'POST',
-        pathOf('recoverWebhook', ids({ webhook_id: webhookId })),
-        {},
-        { since: since instanceof Date ? since.toISOString() : since },
-        opts,
-      ),
+    recover: this.recover,
     deliveries: {
       list: async (
         webhookId: string,

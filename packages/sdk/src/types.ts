@@ -32,6 +32,8 @@ export type DeliveryAttemptResponse = Schemas['WebhookAttemptResponse'];
 export type WebhookTestEvent = NonNullable<Schemas['WebhookTestRequest']['event']>;
 export type WebhookTestInput = Schemas['WebhookTestRequest'];
 export type RecoverWebhookResult = Schemas['RecoverWebhookResult'];
+/** One page of `webhooks.recover`: after `cursor` (a result's `next_cursor`), at most `limit`. */
+export type RecoverWebhookPage = Omit<Schemas['RecoverWebhookRequest'], 'since'>;
 export type DeliveryStatus = Delivery['status'];
 export type ApiKey = Schemas['ApiKey'];
 export type ApiKeyWithSecret = Schemas['ApiKeyWithSecret'];

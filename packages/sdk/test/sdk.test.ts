@@ -360,6 +360,36 @@ describe('@signal/sdk against the running system', () => {
     await client.webhooks.delete(hook.id);
   });
 
+  it('when a client recovers page by page with limit and cursor, then each delivery waiting for a retry is queued once and the walk ends', async () => {
+    // Nothing listens on port 9: every attempt fails and waits for its retry.
+    const hook = await client.webhooks.create({
+      url: 'http://127.0.0.1:9/sdk-recover-pages',
+      events: ['signal.new'],
+    });
+    const since = new Date(Date.now() - 60_000);
+    const tests = [];
+    for (let i = 0; i < 3; i++) tests.push(await client.webhooks.sendTest(hook.id));
+    for (const t of tests)
+      await waitFor(
+        async () => (await client.webhooks.deliveries.get(hook.id, t.id)).attempts.length > 0,
+        10_000,
+        100,
+        'a failed attempt',
+      );
+    let queued = 0;
+    let calls: number;
+    let page = await client.webhooks.recover(hook.id, since, { limit: 1 });
+    for (calls = 1; ; calls++) {
+      queued += page.queued;
+      if (!page.next_cursor || calls === 10) break;
+      page = await client.webhooks.recover(hook.id, since, { cursor: page.next_cursor, limit: 1 });
+    }
+    expect(page.next_cursor).toBeNull();
+    expect(queued).toBe(3);
+    expect(calls).toBeGreaterThanOrEqual(3);
+    await client.webhooks.delete(hook.id);
+  });
+
   it('when the stream’s connection drops while signals are published, then the SDK resumes through the gateway with Last-Event-ID: none lost, none twice', async () => {
     const ingest = async () =>
       (

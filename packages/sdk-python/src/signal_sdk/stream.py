@@ -54,6 +54,7 @@ class StreamTransport(Protocol):
     attempt, the wait before a retry and the longest wait it accepts."""
 
     max_retry_wait: float
+    max_retries: int
 
     def _url(self, path: str, query: Mapping[str, QueryValue]) -> str: ...
 
@@ -107,6 +108,7 @@ class SignalStream:
         self.retry_hint: Optional[float] = None
         """Seconds, from the server's ``retry:`` field."""
         self.reconnects = 0
+        """Reconnects over the stream's life (``max_reconnects`` counts those in a row without data)."""
         self._seen: "OrderedDict[str, None]" = OrderedDict()
         self._events_gen: Optional[Iterator[StreamEvent]] = None
         self._closed = threading.Event()
@@ -158,7 +160,9 @@ class SignalStream:
     def _run(self) -> Iterator[StreamEvent]:
         c = self._client
         url = c._url(STREAM_PATH, self._query)
+        # Reconnects in a row without an event or heartbeat, and 429s in a row at opening.
         failures = 0
+        refusals = 0
         while not self._closed.is_set():
             headers = c._headers("GET", False, "api_key", None)
             headers["Accept"] = "text/event-stream"
@@ -169,6 +173,7 @@ class SignalStream:
             reason = "stream_ended"
             server_wait: Optional[float] = None
             request_id: Optional[str] = None
+            refused: Optional[SignalApiError] = None
             try:
                 status, res_headers, res = c._open("GET", url, headers, None, self.idle_timeout)
                 if isinstance(res, bytes):
@@ -179,6 +184,13 @@ class SignalStream:
                     error: SignalApiError = error_from(status, decoded, res_headers)
                     if status not in (429, 503) and status < 500:
                         raise error
+                    if status == 429:
+                        # The account's streams are all open (or its rate is spent): retried as any
+                        # request is, max_retries times, then the refusal is the caller's to see.
+                        refusals += 1
+                        if refusals > c.max_retries:
+                            raise error
+                    refused = error
                     reason = "rate_limited" if status == 429 else "unavailable" if status == 503 else "server_error"
                     request_id = error.request_id
                     if error.retry_after is not None:
@@ -192,6 +204,7 @@ class SignalStream:
                     if not content_type.startswith("text/event-stream"):
                         res.close()
                         raise SignalConnectionError(f"GET {STREAM_PATH}: responded {content_type!r}, not an event stream")
+                    refusals = 0
                     try:
                         for event in self._events(res):
                             # An event or heartbeat came on this connection: the next reconnect starts the back-off anew.
@@ -220,8 +233,11 @@ class SignalStream:
                 reason = "timeout" if is_timeout(err) else "connection"
             if self._closed.is_set():
                 return
-            if self.max_reconnects is not None and self.reconnects >= self.max_reconnects:
-                raise SignalConnectionError(f"GET {STREAM_PATH}: ended after {self.reconnects} reconnects")
+            if self.max_reconnects is not None and failures >= self.max_reconnects:
+                # A refusal says why itself (its code, message and Retry-After).
+                if refused is not None:
+                    raise refused
+                raise SignalConnectionError(f"GET {STREAM_PATH}: no data after {failures} reconnects in a row")
             failures += 1
             self.reconnects += 1
             if server_wait is not None:

@@ -51,8 +51,13 @@ def rate_limit_of(headers: Message) -> Optional[RateLimit]:
 
 
 def iso_time(value: datetime) -> str:
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
+    """The instant in UTC, as the API reads times. A datetime without ``tzinfo`` names no instant
+    (UTC? this machine's zone?), and the API refuses a time without a zone: so does this, before
+    anything is sent, rather than guess and filter by the wrong hours."""
+    if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
+        raise ValueError(
+            f"{value.isoformat()} has no time zone: pass an aware datetime, such as datetime.now(timezone.utc)"
+        )
     return value.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
