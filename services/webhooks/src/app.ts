@@ -50,7 +50,11 @@ export function appFromDependencies(
       secretOverlapMs: config.WEBHOOK_SECRET_OVERLAP_MS,
       maxPerAccount: config.WEBHOOKS_MAX_PER_ACCOUNT,
       recoverPerMinute: config.WEBHOOK_RECOVER_PER_MINUTE,
-      listReads: new AccountReadSlots(config.WEBHOOK_LIST_READS_PER_ACCOUNT),
+      listReads: new AccountReadSlots(
+        config.WEBHOOK_LIST_READS_PER_ACCOUNT,
+        config.WEBHOOK_LIST_READ_MS_PER_SECOND,
+        config.WEBHOOK_LIST_READ_BURST_MS,
+      ),
     },
   });
 }

@@ -131,6 +131,15 @@ export const configSchema = z
      */
     WEBHOOK_LIST_READS_PER_ACCOUNT: env.int(2, 1),
     /**
+     * Milliseconds of delivery-list reading one account may take of each second in each webhooks
+     * API process, once its lists took WEBHOOK_LIST_READ_BURST_MS more than that: past it, a list
+     * is 429 RATE_LIMIT_EXCEEDED with the Retry-After its time takes to pay back, so one account's
+     * lists of a long history cannot take the store's time from every other account's reads.
+     */
+    WEBHOOK_LIST_READ_MS_PER_SECOND: env.int(250, 10),
+    /** Milliseconds of delivery-list reading an account may take at once beyond the rate above. */
+    WEBHOOK_LIST_READ_BURST_MS: env.int(2000, 0),
+    /**
      * How often the worker writes what recorded attempts changed in each subscription's health:
      * a change of outcome (succeeded or failed, another status code or error) shows within this.
      */

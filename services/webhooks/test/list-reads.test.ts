@@ -17,7 +17,8 @@ beforeAll(async () => {
     label: 'wh_list_reads',
     prefix: broker.prefix,
     worker: false,
-    env: { WEBHOOK_LIST_READS_PER_ACCOUNT: '1' },
+    // The count alone: the time a list takes never holds the next here (below, it does).
+    env: { WEBHOOK_LIST_READS_PER_ACCOUNT: '1', WEBHOOK_LIST_READ_BURST_MS: '600000' },
   });
 });
 afterAll(async () => {
@@ -25,27 +26,36 @@ afterAll(async () => {
   await broker.cleanup();
 });
 
-it('when an account asks for more delivery lists at once than it may, then the others get 429 with Retry-After, and lists read one at a time all succeed', async () => {
-  const created = await request(hooks.url)
+/** Deliveries made by `longHistory` so far: their ids are unique across the file's stores. */
+let made = 0;
+
+/** A subscription of `account` with a history long enough that each list takes a while to read on any store. */
+async function longHistory(h: WebhooksHarness, account: string, size: number): Promise<string> {
+  const created = await request(h.url)
     .post('/v1/webhooks')
-    .set(hooks.auth(ACC))
+    .set(h.auth(account))
     .send({ url: 'http://127.0.0.1:9/h', events: ['signal.new'] })
     .expect(201);
   const id = created.body.data.id as string;
-  // A history long enough that each list takes a while to read on any store.
   const payload = JSON.stringify({ filler: 'x'.repeat(600) });
   const now = Date.now();
-  const docs: DeliveryDocument[] = Array.from({ length: 2000 }, (_, i) => ({
-    _id: `dlv_${String(i).padStart(26, '0')}`,
-    account_id: ACC,
+  const docs: DeliveryDocument[] = Array.from({ length: size }, (_, i) => ({
+    _id: `dlv_${String(made + i).padStart(26, '0')}`,
+    account_id: account,
     webhook_id: id,
-    event_id: `evt_${i}`,
+    event_id: `evt_${account}_${i}`,
     event: 'signal.new',
     payload,
     status: 'failed',
     created_at: new Date(now - i * 1000),
   }));
-  expect((await hooks.deps.repository.insertDeliveries(docs)).size).toBe(0);
+  made += size;
+  expect((await h.deps.repository.insertDeliveries(docs)).size).toBe(0);
+  return id;
+}
+
+it('when an account asks for more delivery lists at once than it may, then the others get 429 with Retry-After, and lists read one at a time all succeed', async () => {
+  const id = await longHistory(hooks, ACC, 2000);
 
   const list = () => request(hooks.url).get(`/v1/webhooks/${id}/deliveries?limit=5`).set(hooks.auth(ACC));
   const atOnce = await Promise.all([list(), list(), list(), list()]);
@@ -62,4 +72,41 @@ it('when an account asks for more delivery lists at once than it may, then the o
   for (let i = 0; i < 3; i++) expect((await list()).status).toBe(200);
   // Another account's list is its own.
   await request(hooks.url).get(`/v1/webhooks/${id}/deliveries`).set(hooks.auth('acc_other')).expect(404);
+});
+
+describe('the store time of an account’s lists', () => {
+  let paced: WebhooksHarness;
+  const pacedBroker = testBrokerPrefix('wh_list_time', removeBrokerPrefix);
+  beforeAll(async () => {
+    paced = await startWebhooks({
+      label: 'wh_list_time',
+      prefix: pacedBroker.prefix,
+      worker: false,
+      // No burst, and 10 ms paid back a second: one list's time holds the account's next.
+      env: { WEBHOOK_LIST_READ_MS_PER_SECOND: '10', WEBHOOK_LIST_READ_BURST_MS: '0' },
+    });
+  });
+  afterAll(async () => {
+    await paced.stop();
+    await pacedBroker.cleanup();
+  });
+
+  it('when an account’s lists took the store time it may have, then its next is 429 with the wait its time takes to pay back, and another account’s list is read', async () => {
+    const heavy = await longHistory(paced, 'acc_time_heavy', 500);
+    const light = await longHistory(paced, 'acc_time_light', 5);
+    const list = (account: string, id: string) =>
+      request(paced.url).get(`/v1/webhooks/${id}/deliveries?limit=5`).set(paced.auth(account));
+    expect((await list('acc_time_heavy', heavy)).status).toBe(200);
+    const refused = await list('acc_time_heavy', heavy);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+    expect(refused.body.error.message).toMatch(
+      /took the store's time they may have lately: retry after \d+ s/,
+    );
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(refused.body.error.retry_after).toBe(Number(refused.headers['retry-after']));
+    const other = await list('acc_time_light', light);
+    expect(other.status).toBe(200);
+    expect(other.body.meta.total).toBe(5);
+  });
 });

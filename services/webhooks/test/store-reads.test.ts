@@ -111,7 +111,7 @@ describe('webhooks store reads', () => {
       secretOverlapMs: 60_000,
       maxPerAccount: 25,
       recoverPerMinute: 10,
-      listReads: new AccountReadSlots(2),
+      listReads: new AccountReadSlots(2, 250),
     };
     const now = Date.now();
     await c.subscriptions.insertOne({

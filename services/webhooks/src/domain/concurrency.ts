@@ -511,28 +511,67 @@ export class DeliverySlots implements AttemptPlaces {
   }
 }
 
+/** A read's place (`release` gives it back), or how long until the account may read again. */
+export type ReadPlace = { ok: true; release: () => void } | { ok: false; retryAfterS: number };
+
+/** What one account's reads took lately: their time, drained at the budget's rate since `at`. */
+interface ReadDebt {
+  ms: number;
+  at: number;
+}
+
 /**
- * Reads an account may have in progress at once in this process, for reads whose cost follows a
- * subscription's history (a delivery list: docs/benchmarks.md, "A page of a subscription's
- * deliveries"). The store is shared: without a bound one account's concurrent lists of a long
- * history would hold it for every other account's reads and writes.
+ * Reads whose cost follows a subscription's history (a delivery list: docs/benchmarks.md, "A
+ * page of a subscription's deliveries"), bounded per account in this process two ways. At most
+ * `perAccount` at once; and their time: each read's time is owed, paid back at `msPerSecond`
+ * each second, and an account owing more than `burstMs` waits until it owes less. The store is
+ * shared: bounded by count alone, one account's reads of a long history, one after another,
+ * took most of the store's CPU and made another account's short list 7–18× slower (a black-box
+ * run: two reads at a time of 0.4 s each, the other account's p50 49 → 374–884 ms). By time, an
+ * account's reads take at most about `msPerSecond` of each second of the store, whatever they
+ * cost one by one: a short list is never held back, a long history's pages are paced.
  */
 export class AccountReadSlots {
   private readonly held = new Map<string, number>();
-  constructor(private readonly perAccount: number) {}
+  private readonly debts = new Map<string, ReadDebt>();
+  constructor(
+    private readonly perAccount: number,
+    private readonly msPerSecond: number,
+    private readonly burstMs = 2000,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
-  /** A place for one read of `accountId`, and the function that gives it back; undefined when all are taken. */
-  tryAcquire(accountId: string): (() => void) | undefined {
+  /** A place for one read of `accountId`, or the seconds until it may read again. */
+  tryAcquire(accountId: string): ReadPlace {
+    const started = this.now();
+    const owed = this.owed(accountId, started);
+    if (owed > this.burstMs)
+      return { ok: false, retryAfterS: Math.max(1, Math.ceil((owed - this.burstMs) / this.msPerSecond)) };
     const n = this.held.get(accountId) ?? 0;
-    if (n >= this.perAccount) return undefined;
+    if (n >= this.perAccount) return { ok: false, retryAfterS: 1 };
     this.held.set(accountId, n + 1);
     let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const left = (this.held.get(accountId) ?? 1) - 1;
-      if (left <= 0) this.held.delete(accountId);
-      else this.held.set(accountId, left);
+    return {
+      ok: true,
+      release: () => {
+        if (released) return;
+        released = true;
+        const left = (this.held.get(accountId) ?? 1) - 1;
+        if (left <= 0) this.held.delete(accountId);
+        else this.held.set(accountId, left);
+        const ended = this.now();
+        this.debts.set(accountId, { ms: this.owed(accountId, ended) + (ended - started), at: ended });
+      },
     };
+  }
+
+  /** What `accountId` owes at `now`; an account that owes nothing more is forgotten. */
+  private owed(accountId: string, now: number): number {
+    const debt = this.debts.get(accountId);
+    if (debt === undefined) return 0;
+    const ms = debt.ms - ((now - debt.at) * this.msPerSecond) / 1000;
+    if (ms > 0) return ms;
+    this.debts.delete(accountId);
+    return 0;
   }
 }

@@ -32,7 +32,8 @@ type DeliveryPage = { data: Delivery[]; meta: DeliveryListMeta };
  * filter only the page's logs are read; with `failed`, the states of the subscription's open
  * deliveries are folded; with another status, the state of every delivery of the subscription
  * (status is appended, never stored in place, so there is no status to query by). An account has
- * at most `listReads` of them in progress at once: their cost follows the history.
+ * at most `listReads` of them in progress at once, and their store time is paced: their cost
+ * follows the history.
  */
 export async function listDeliveries(
   deps: SubscriptionDeps,
@@ -46,17 +47,17 @@ export async function listDeliveries(
     if (!decoded.ok) return decoded;
     position = decoded.value;
   }
-  const release = deps.listReads.tryAcquire(accountId);
-  if (!release)
+  const place = deps.listReads.tryAcquire(accountId);
+  if (!place.ok)
     return fail(
       'RATE_LIMIT_EXCEEDED',
-      'Other delivery lists of this account are being read: retry after 1 s, or read them one at a time.',
-      { retryAfter: 1 },
+      `This account's delivery lists are being read, or took the store's time they may have lately: retry after ${place.retryAfterS} s, and read them one at a time.`,
+      { retryAfter: place.retryAfterS },
     );
   try {
     return await listPage(deps, accountId, id, q, position);
   } finally {
-    release();
+    place.release();
   }
 }
 
