@@ -182,6 +182,33 @@ describe('attempt detail', () => {
     }
   });
 
+  it('when a receiver answers headers named after what every object has, or one name twice, then the attempt shows each as sent', async () => {
+    const odd = await startRawReceiver((socket) =>
+      socket.write(
+        'HTTP/1.1 200 OK\r\n__proto__: polluted\r\nConstructor: x\r\nContent-Type: text/plain\r\nContent-Type: text/html\r\nContent-Length: 2\r\n\r\nok',
+      ),
+    );
+    try {
+      const { id } = await subscribe(hooks, `${odd.url}/proto`);
+      const deliveryId = await sendTest(hooks, id);
+      await firstAttempt(hooks, id, deliveryId, 'the attempt with odd header names');
+      // Read as a client reads it: the contract's parse would drop a __proto__ key itself.
+      const raw = await request(hooks.url)
+        .get(`/v1/webhooks/${id}/deliveries/${deliveryId}`)
+        .set(hooks.auth(ACC))
+        .expect(200);
+      const headers: Record<string, string> = JSON.parse(raw.text).data.attempts[0].response.headers;
+      expect(Object.entries(headers)).toEqual([
+        ['__proto__', 'polluted'],
+        ['constructor', 'x'],
+        ['content-type', 'text/plain, text/html'],
+        ['content-length', '2'],
+      ]);
+    } finally {
+      await odd.close();
+    }
+  });
+
   it('when a receiver answers 100 Continue before its 200, then the delivery succeeds with one POST; a 1xx and nothing more is a timeout, a 101 an invalid_response', async () => {
     const interim = await startRawReceiver((socket) =>
       socket.write('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'),

@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { ReceiverClient, ReceiverResponse } from '../domain/ports';
+import { headerLinesOf } from '../domain/receiver-bytes';
 
 const field = (value: unknown, key: string): unknown =>
   typeof value === 'object' && value !== null && key in value ? Reflect.get(value, key) : undefined;
@@ -235,7 +236,7 @@ function postOnce(
         settle({
           ok: true,
           status: res.statusCode ?? 0,
-          headers: res.headers,
+          headers: headerLinesOf(res.rawHeaders),
           body: Buffer.concat(chunks),
           truncated,
           retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,

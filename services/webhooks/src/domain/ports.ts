@@ -1,4 +1,5 @@
 import type { WebhookEventName } from '@signal/contracts';
+import type { HeaderLine } from './receiver-bytes';
 import type {
   AttemptRecord,
   DeliveryDocument,
@@ -155,8 +156,8 @@ export type ReceiverResponse =
   | {
       ok: true;
       status: number;
-      /** As the receiver sent them (the worker bounds and escapes them before keeping them). */
-      headers: Record<string, string | string[] | undefined>;
+      /** As the receiver sent them, line by line (the worker bounds and escapes them before keeping them). */
+      headers: readonly HeaderLine[];
       /** The first `maxResponseBytes` of the body, as bytes. */
       body: Uint8Array;
       truncated: boolean;

@@ -1,4 +1,4 @@
-import { escapedText, storedBody, storedHeaders } from './receiver-bytes';
+import { escapedText, headerLinesOf, storedBody, storedHeaders, type HeaderLine } from './receiver-bytes';
 
 describe('what a receiver sends back, as kept', () => {
   it('when the body is UTF-8 without NUL, then it is kept as text', () => {
@@ -38,24 +38,45 @@ describe('what a receiver sends back, as kept', () => {
   });
 
   it('when headers come, then they are kept as at most 50 { name, value } (no name becomes a document key), values cut at 1,024', () => {
-    const many: Record<string, string> = { '$set.x': '1', 'x-long': 'v'.repeat(5000) };
-    for (let i = 0; i < 60; i++) many[`x-${i}`] = String(i);
+    const many: HeaderLine[] = [
+      ['$set.x', '1'],
+      ['x-long', 'v'.repeat(5000)],
+    ];
+    for (let i = 0; i < 60; i++) many.push([`x-${i}`, String(i)]);
     const kept = storedHeaders(many);
     expect(kept.headers).toHaveLength(50);
     expect(kept.headers[0]).toEqual({ name: '$set.x', value: '1' });
     expect(kept.headers[1]!.value).toHaveLength(1024);
     expect(kept.headers_truncated).toBe(true);
-    expect(storedHeaders({ 'set-cookie': ['a=1', 'b=2'], gone: undefined })).toEqual({
-      headers: [{ name: 'set-cookie', value: 'a=1, b=2' }],
+    expect(
+      storedHeaders([
+        ['set-cookie', 'a=1'],
+        ['x-one', 'x'],
+        ['set-cookie', 'b=2'],
+      ]),
+    ).toEqual({
+      headers: [
+        { name: 'set-cookie', value: 'a=1, b=2' },
+        { name: 'x-one', value: 'x' },
+      ],
       headers_truncated: false,
     });
   });
 
   it('when one value is over 1,024 characters or one name over 256, then the headers are said to be truncated', () => {
-    const long = storedHeaders({ 'x-long': 'v'.repeat(1025) });
+    const long = storedHeaders([['x-long', 'v'.repeat(1025)]]);
     expect(long.headers[0]!.value).toHaveLength(1024);
     expect(long.headers_truncated).toBe(true);
-    expect(storedHeaders({ ['n'.repeat(257)]: 'v' }).headers_truncated).toBe(true);
-    expect(storedHeaders({ 'x-exact': 'v'.repeat(1024) }).headers_truncated).toBe(false);
+    expect(storedHeaders([['n'.repeat(257), 'v']]).headers_truncated).toBe(true);
+    expect(storedHeaders([['x-exact', 'v'.repeat(1024)]]).headers_truncated).toBe(false);
+  });
+
+  it('when a receiver names headers after what every object has (__proto__, constructor), then each is kept as any other', () => {
+    const lines = headerLinesOf(['__proto__', 'polluted', 'Constructor', 'x', 'Content-Length', '2']);
+    expect(storedHeaders(lines).headers).toEqual([
+      { name: '__proto__', value: 'polluted' },
+      { name: 'constructor', value: 'x' },
+      { name: 'content-length', value: '2' },
+    ]);
   });
 });

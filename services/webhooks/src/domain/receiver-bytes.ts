@@ -74,25 +74,42 @@ const MAX_KEPT_HEADERS = 50;
 const MAX_HEADER_VALUE = 1024;
 const MAX_HEADER_NAME = 256;
 
+/** One header line of a response as it came: its name lower-cased, its value. */
+export type HeaderLine = readonly [name: string, value: string];
+
+/** Header lines from node:http's `rawHeaders` ([name, value, …]), names lower-cased. */
+export function headerLinesOf(raw: readonly string[]): HeaderLine[] {
+  const lines: HeaderLine[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) lines.push([raw[i]!.toLowerCase(), raw[i + 1]!]);
+  return lines;
+}
+
 /**
  * A receiver's response headers, bounded (50, each name cut at 256 characters and each value at
  * 1,024) and escaped, as a list of { name, value }: a list, not an object, so that no name becomes
- * a document key (and of objects, not pairs: FerretDB keeps no array in an array).
+ * a document key (and of objects, not pairs: FerretDB keeps no array in an array). The lines of
+ * one name are joined with ", ", in the order they came. Read from the lines, not from node's
+ * header object, which drops a `__proto__` header and all but the first of some names.
  * `headers_truncated` says that something was left out, as `body_truncated` does of the body.
  */
-export function storedHeaders(headers: Record<string, string | string[] | undefined>): {
+export function storedHeaders(lines: readonly HeaderLine[]): {
   headers: StoredHeader[];
   headers_truncated: boolean;
 } {
+  const byName = new Map<string, string[]>();
+  for (const [name, value] of lines) {
+    const values = byName.get(name);
+    if (values) values.push(value);
+    else byName.set(name, [value]);
+  }
   const out: StoredHeader[] = [];
   let truncated = false;
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
+  for (const [name, values] of byName) {
     if (out.length >= MAX_KEPT_HEADERS) {
       truncated = true;
       break;
     }
-    const joined = Array.isArray(value) ? value.join(', ') : value;
+    const joined = values.join(', ');
     if (name.length > MAX_HEADER_NAME || joined.length > MAX_HEADER_VALUE) truncated = true;
     out.push({
       name: escapedText(name.slice(0, MAX_HEADER_NAME)),
