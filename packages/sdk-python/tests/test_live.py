@@ -330,6 +330,11 @@ class AccountLiveTests(unittest.TestCase):
         created = session.account.create_key("python live test")
         self.assertTrue(created["key"].startswith(created["prefix"]))
         self.assertIn(created["id"], [k["id"] for k in session.account.list_keys(limit=100).data])
+        # Walked a key a page: every key once, the one just made among them.
+        walked = [k["id"] for k in session.account.iterate_keys(limit=1)]
+        self.assertEqual(len(walked), len(set(walked)))
+        self.assertEqual(len(walked), session.account.list_keys(limit=1).meta["total"])
+        self.assertIn(created["id"], walked)
         with_key = SignalClient(created["key"], base_url=env["SIGNAL_BASE_URL"])
         self.assertIsInstance(with_key.signals.list(limit=1).data, list)
         # A roll without overlap: the new key works at once, the old one no more.

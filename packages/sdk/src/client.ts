@@ -49,7 +49,7 @@ export interface SignalClientOptions {
    * Retries after the first attempt on 429 and 503; on network errors and timeouts for non-POST
    * requests; and on network errors, timeouts and 5xx for the POSTs the server deduplicates on
    * their Idempotency-Key (webhooks: create, rotateSecret, sendTest, recover, deliveries.retry;
-   * account.createKey) when one is sent. Default 3.
+   * account.createKey, account.rollKey) when one is sent. Default 3.
    */
   maxRetries?: number;
   /**
@@ -255,6 +255,12 @@ export class SignalClient {
     create: (input: CreateWebhookInput, opts?: RequestOptions) =>
       this.data<WebhookSubscriptionWithSecret>('POST', pathOf('createWebhook'), {}, input, opts),
     list: this.listWebhooks,
+    /** One page of subscriptions with its `meta` (total, pages), as Python's `webhooks.list`. */
+    listPage: (
+      params: ListWebhooksParams = {},
+      opts?: RequestOptions,
+    ): Promise<Page<WebhookSubscription, PageMeta>> =>
+      this.page<WebhookSubscription>('GET', pathOf('listWebhooks'), { ...params }, opts),
     /** Every subscription, newest first, page by page. */
     iterate: (params: Omit<ListWebhooksParams, 'page'> = {}, opts?: RequestOptions) =>
       this.iteratePages<WebhookSubscription>(pathOf('listWebhooks'), { ...params }, opts),

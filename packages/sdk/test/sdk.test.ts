@@ -209,6 +209,9 @@ describe('@signal/sdk against the running system', () => {
     const all: string[] = [];
     for await (const w of own.webhooks.iterate({ limit: 1 })) all.push(w.id);
     expect(all).toEqual([newer.id, older.id]);
+    const second = await own.webhooks.listPage({ limit: 1, page: 2 });
+    expect(ids(second.data)).toEqual([older.id]);
+    expect(second.meta).toEqual({ total: 2, page: 2, per_page: 1, total_pages: 2 });
     await expect(own.webhooks.list({ limit: 0 })).rejects.toBeInstanceOf(ValidationError);
   });
 

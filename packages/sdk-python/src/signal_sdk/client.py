@@ -573,6 +573,10 @@ class Account:
         """operationId listApiKeys."""
         return cast(ApiKeyPage, self._c._page(path_of("listApiKeys"), {"page": page, "limit": limit}, auth="session"))
 
+    def iterate_keys(self, *, limit: Optional[int] = None) -> Iterator[ApiKey]:
+        """Every key of the account, newest first, page after page (as TypeScript's ``iterateKeys``)."""
+        return self._c._pages(path_of("listApiKeys"), {"limit": limit}, auth="session")
+
     def create_key(
         self, name: str, *, expires_at: Union[str, datetime, None] = None, idempotency_key: Optional[str] = None
     ) -> ApiKeyWithSecret:
