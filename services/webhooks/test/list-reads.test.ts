@@ -101,7 +101,7 @@ describe('the store time of an account’s lists', () => {
     expect(refused.status).toBe(429);
     expect(refused.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
     expect(refused.body.error.message).toMatch(
-      /took the store's time they may have lately: retry after \d+ s/,
+      /^This account's delivery lists took more of the store's time than they may lately \(their cost follows the history\): retry after \d+ s\.$/,
     );
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(refused.body.error.retry_after).toBe(Number(refused.headers['retry-after']));

@@ -511,8 +511,12 @@ export class DeliverySlots implements AttemptPlaces {
   }
 }
 
-/** A read's place (`release` gives it back), or how long until the account may read again. */
-export type ReadPlace = { ok: true; release: () => void } | { ok: false; retryAfterS: number };
+/**
+ * A read's place (`release` gives it back), or why not and how long until the account may read
+ * again: its reads in progress are as many as it may have, or took the time it may have lately.
+ */
+export type ReadPlace =
+  { ok: true; release: () => void } | { ok: false; why: 'in_progress' | 'time'; retryAfterS: number };
 
 /** What one account's reads took lately: their time, drained at the budget's rate since `at`. */
 interface ReadDebt {
@@ -545,10 +549,12 @@ export class AccountReadSlots {
   tryAcquire(accountId: string): ReadPlace {
     const started = this.now();
     const owed = this.owed(accountId, started);
-    if (owed > this.burstMs)
-      return { ok: false, retryAfterS: Math.max(1, Math.ceil((owed - this.burstMs) / this.msPerSecond)) };
+    if (owed > this.burstMs) {
+      const retryAfterS = Math.max(1, Math.ceil((owed - this.burstMs) / this.msPerSecond));
+      return { ok: false, why: 'time', retryAfterS };
+    }
     const n = this.held.get(accountId) ?? 0;
-    if (n >= this.perAccount) return { ok: false, retryAfterS: 1 };
+    if (n >= this.perAccount) return { ok: false, why: 'in_progress', retryAfterS: 1 };
     this.held.set(accountId, n + 1);
     let released = false;
     return {

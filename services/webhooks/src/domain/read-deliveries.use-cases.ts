@@ -51,7 +51,9 @@ export async function listDeliveries(
   if (!place.ok)
     return fail(
       'RATE_LIMIT_EXCEEDED',
-      `This account's delivery lists are being read, or took the store's time they may have lately: retry after ${place.retryAfterS} s, and read them one at a time.`,
+      place.why === 'in_progress'
+        ? 'Other delivery lists of this account are being read: retry after 1 s, or read them one at a time.'
+        : `This account's delivery lists took more of the store's time than they may lately (their cost follows the history): retry after ${place.retryAfterS} s.`,
       { retryAfter: place.retryAfterS },
     );
   try {

@@ -11,7 +11,7 @@ describe('reads an account may have in progress at once', () => {
     const slots = new AccountReadSlots(2, 1000, 2000, () => 0);
     const a1 = held(slots.tryAcquire('acc_a'));
     held(slots.tryAcquire('acc_a'));
-    expect(slots.tryAcquire('acc_a')).toEqual({ ok: false, retryAfterS: 1 });
+    expect(slots.tryAcquire('acc_a')).toEqual({ ok: false, why: 'in_progress', retryAfterS: 1 });
     held(slots.tryAcquire('acc_b'));
     a1();
     // Giving a place back twice frees one place, not two.
@@ -42,7 +42,7 @@ describe('the store time an account’s reads may take', () => {
     for (let i = 0; i < 5; i++) expect(read(p, 'acc_heavy', 500).ok).toBe(true);
     // One more: 2,375 owed, 375 past the burst, paid back in 1.5 s.
     expect(read(p, 'acc_heavy', 500).ok).toBe(true);
-    expect(p.slots.tryAcquire('acc_heavy')).toEqual({ ok: false, retryAfterS: 2 });
+    expect(p.slots.tryAcquire('acc_heavy')).toEqual({ ok: false, why: 'time', retryAfterS: 2 });
     expect(read(p, 'acc_light', 20).ok).toBe(true);
   });
 
@@ -50,7 +50,7 @@ describe('the store time an account’s reads may take', () => {
     const p = paced();
     expect(read(p, 'acc_heavy', 4000).ok).toBe(true);
     // 4,000 ms owed, 2,000 past the burst: 8 s at 250 a second.
-    expect(p.slots.tryAcquire('acc_heavy')).toEqual({ ok: false, retryAfterS: 8 });
+    expect(p.slots.tryAcquire('acc_heavy')).toEqual({ ok: false, why: 'time', retryAfterS: 8 });
     p.clock.ms += 7000;
     expect(p.slots.tryAcquire('acc_heavy').ok).toBe(false);
     p.clock.ms += 1000;
