@@ -197,7 +197,10 @@ export function fieldErrors(
     const control = form.querySelector<HTMLInputElement | HTMLSelectElement>(`[name="${CSS.escape(name)}"]`);
     const errorEl = control?.id ? form.querySelector<HTMLElement>(`[id="${control.id}-error"]`) : null;
     if (!control || !errorEl) continue;
-    errorEl.textContent = d.message.startsWith(name) ? d.message : `${name} ${d.message}`;
+    // A fragment ("must be in the future") takes its field's name in front; a message naming its
+    // field, or a sentence of its own ("This is not the current password."), reads as is.
+    const fragment = !d.message.startsWith(name) && /^[a-z]/.test(d.message);
+    errorEl.textContent = fragment ? `${name} ${d.message}` : d.message;
     errorEl.hidden = false;
     control.setAttribute('aria-invalid', 'true');
     const hint = form.querySelector(`[id="${control.id}-hint"]`) ? `${control.id}-hint ` : '';

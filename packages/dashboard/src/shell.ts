@@ -254,7 +254,10 @@ export function oneAtATime(handler: () => Promise<void>): (ev: Event) => Promise
 export function page(title: string, ...children: (Node | null)[]): void {
   document.title = `${title} · Signal Service dashboard`;
   replace(main, h('h1', {}, title), ...children);
-  main.focus();
+  // A page drawn anew starts at its top, not where the last one was scrolled to (the focus moves
+  // to it without scrolling: focusing the main region scrolled it to the header's height).
+  main.focus({ preventScroll: true });
+  window.scrollTo(0, 0);
   for (const a of nav.querySelectorAll('a')) {
     const current = a.getAttribute('href') === `#/${location.hash.split('/')[1] ?? ''}`;
     if (current) a.setAttribute('aria-current', 'page');

@@ -284,7 +284,7 @@ describeIfBrowser('dashboard in chromium', () => {
 
         await p.getByRole('button', { name: /^Roll key expiring/ }).click();
         await p
-          .getByRole('dialog', { name: 'Roll “expiring”?' })
+          .getByRole('dialog', { name: /^Roll “expiring” \(sk_live_\w+…\)\?$/ })
           .getByRole('button', { name: 'Roll key' })
           .click();
         await p
@@ -334,6 +334,10 @@ describeIfBrowser('dashboard in chromium', () => {
         await p.getByLabel('New password').fill('a brand new passphrase');
         await p.getByRole('button', { name: 'Change password' }).click();
         await p.getByText('This is not the current password.').waitFor();
+        // The sentence alone, without the API's field name in front of it.
+        expect(await p.locator('.field-error:not([hidden])').first().innerText()).toBe(
+          'This is not the current password.',
+        );
         expect(await p.getByLabel('Current password').getAttribute('aria-invalid')).toBe('true');
         // Still signed in, on the same page: a wrong password is no ended session.
         expect(await p.getByRole('heading', { name: 'Account' }).count()).toBe(1);
@@ -439,6 +443,54 @@ describeIfBrowser('dashboard in chromium', () => {
       }
     });
 
+    it('when a test fails on the deliveries page, then the status line says what came of it; the webhooks list says when it was read; a long key name wraps; a new page opens at its top', async () => {
+      const { page: p, close } = await freshPage();
+      const receiver = await startReceiver(() => ({ status: 500, body: 'no' }));
+      try {
+        const acc = await loggedIn(p);
+        const created = await request(sys.gw.url)
+          .post('/v1/webhooks')
+          .set(withKey(acc.key))
+          .send({ url: `${receiver.url}/outcome`, events: ['signal.new'] })
+          .expect(201);
+        const id = created.body.data.id as string;
+
+        await p.goto(`${sys.gw.url}/dashboard#/webhooks`);
+        await p.getByText(/^Up to date as of .+; read again every 10 s\.\s*$/).waitFor();
+        expect(await p.getByRole('button', { name: 'Refresh' }).count()).toBe(1);
+
+        await p.goto(`${sys.gw.url}/dashboard#/webhooks/${id}`);
+        await p.getByRole('button', { name: 'Send test' }).click();
+        // Not left at "queued": the outcome, as the Webhooks page says it.
+        await p
+          .getByRole('status')
+          .filter({ hasText: /^Test not delivered yet: HTTP 500; it is retried/ })
+          .waitFor({ timeout: 25_000 });
+
+        // A name as long as the form takes wraps in its cell: the table stays within the page.
+        // A short window, so that the page below scrolls.
+        await p.setViewportSize({ width: 1280, height: 500 });
+        await p.goto(`${sys.gw.url}/dashboard#/keys`);
+        await p.getByRole('heading', { name: 'API settings' }).waitFor();
+        await p.getByLabel('Key name').fill('x'.repeat(100));
+        await p.getByRole('button', { name: 'Create key' }).click();
+        await p.getByRole('table', { name: 'API keys' }).getByText('x'.repeat(100)).waitFor();
+        // Its Revoke button stays in view: the name wraps rather than widen its column.
+        const revoke = await p.getByRole('button', { name: /^Revoke key x{100}/ }).boundingBox();
+        expect(revoke!.x + revoke!.width).toBeLessThanOrEqual(p.viewportSize()!.width);
+
+        // Scrolled down one page, a link to another opens it at its top.
+        await p.evaluate('window.scrollTo(0, document.body.scrollHeight)');
+        expect(Number(await p.evaluate('window.scrollY'))).toBeGreaterThan(0);
+        await p.getByRole('link', { name: 'Stats' }).first().click();
+        await p.getByRole('heading', { name: 'Stats' }).waitFor();
+        expect(Number(await p.evaluate('window.scrollY'))).toBe(0);
+      } finally {
+        await receiver.close();
+        await close();
+      }
+    });
+
     it('when the next page of deliveries is open and new deliveries arrive, then its rows stay where they were, Previous brings back the page read before as it was, and Newest shows the new one', async () => {
       const { page: p, close } = await freshPage();
       const receiver = await startReceiver(() => ({ status: 200, body: 'ok' }));
@@ -461,7 +513,8 @@ describeIfBrowser('dashboard in chromium', () => {
         const firstPage = await rowIds();
         expect(firstPage).toHaveLength(20);
         await p.getByRole('link', { name: 'Next' }).click();
-        await p.getByText('Page 2 of 2 (21 deliveries)').waitFor();
+        // Walked by cursor, a page is named by its neighbours, not by a number that would move.
+        await p.getByText('21 deliveries in all, newest first.').waitFor();
         const firstId = () => table.locator('td[data-label="Delivery"]').first().innerText();
         const before = await firstId();
         expect(await table.locator('td[data-label="Delivery"]').count()).toBe(1);
@@ -469,13 +522,12 @@ describeIfBrowser('dashboard in chromium', () => {
         // A new delivery lands on page 1: read again, the open page keeps its row.
         await sendTest();
         await p.getByRole('button', { name: 'Refresh' }).click();
-        await p.getByText('(22 deliveries)').waitFor();
+        await p.getByText('22 deliveries in all, newest first.').waitFor();
         expect(await firstId()).toBe(before);
         expect(await table.locator('td[data-label="Delivery"]').count()).toBe(1);
 
         // Back by the cursor: the page read first, as it was, not shifted by the new delivery.
         await p.getByRole('link', { name: 'Previous' }).click();
-        await p.getByText('Page 1 of 2 (22 deliveries)').waitFor();
         await waitFor(
           async () => ((await firstId()) === firstPage[0] ? true : undefined),
           10_000,
@@ -492,6 +544,7 @@ describeIfBrowser('dashboard in chromium', () => {
           'newest',
         );
         expect((await rowIds()).slice(1)).toEqual(firstPage.slice(0, 19));
+        await p.getByText('Page 1 of 2 (22 deliveries)').waitFor();
         expect(await p.getByRole('link', { name: 'Newest' }).count()).toBe(0);
       } finally {
         await receiver.close();
@@ -624,7 +677,7 @@ describeIfBrowser('dashboard in chromium', () => {
           .getByRole('button', { name: /^Roll key rolled/ })
           .getAttribute('aria-label');
         const rollButton = p.getByRole('button', { name: rollLabel!, exact: true });
-        const rollDialog = p.getByRole('dialog', { name: 'Roll “rolled”?' });
+        const rollDialog = p.getByRole('dialog', { name: /^Roll “rolled” \(sk_live_\w+…\)\?$/ });
         // A dialog closed with Escape gives the focus back to the button that opened it.
         await rollButton.focus();
         await p.keyboard.press('Enter');

@@ -32,7 +32,7 @@ import {
 } from '../shell.js';
 import { shownBody } from '../bodies.js';
 import { lastResponseOf, NOT_SENT_WHILE_DISABLED } from '../health.js';
-import { webhookState } from './webhooks.js';
+import { testOutcome, webhookState } from './webhooks.js';
 import { pathOf } from '../generated/routes.js';
 
 /** A body as sent or received (see `shownBody`), scrollable and focusable, with what was done to show it. */
@@ -118,11 +118,18 @@ function deliveryState(d: Delivery, now = Date.now()): HTMLElement {
       ? null
       : Date.parse(due) <= now
         ? h('span', { class: 'muted block' }, 'attempt under way (due ', timeEl(due), ')')
-        : h('span', { class: 'muted block' }, 'next attempt ', timeEl(due), ` (${fmtRelative(due)})`),
+        : h(
+            'span',
+            { class: 'muted block' },
+            'next attempt ',
+            timeEl(due),
+            h('span', { 'data-due': due }, ` (${fmtRelative(due)})`),
+          ),
   );
 }
 
 export async function deliveriesView(webhookId: string): Promise<void> {
+  const shownOn = location.hash;
   const hook = await act(() => get<WebhookSubscription>(pathOf('getWebhook', { webhook_id: webhookId })));
   if (!hook) {
     // Not found (deleted, a wrong link): the error is announced; the page offers the way back.
@@ -224,6 +231,11 @@ export async function deliveriesView(webhookId: string): Promise<void> {
     if (!d) return;
     test.done();
     await follow();
+    // What came of it, said where "queued" was: delivered, refused, timed out, or still waiting.
+    // Followed beside the form, which takes the next test at once.
+    void testOutcome(webhookId, d.id).then((outcome) => {
+      if (location.hash === shownOn) announce(outcome.text, !outcome.ok);
+    });
   });
 
   const since = h('input', {
@@ -504,7 +516,11 @@ export async function deliveriesView(webhookId: string): Promise<void> {
         ? h(
             'p',
             {},
-            `Page ${meta.page} of ${Math.max(1, meta.total_pages)} (${meta.total.toLocaleString()} deliver${meta.total === 1 ? 'y' : 'ies'}) `,
+            // Walked by cursor, a page's place moves with each delivery made since: it is named
+            // by its neighbours (Previous, Next, Newest), not by a number that would not hold.
+            cursor
+              ? `${meta.total.toLocaleString()} deliver${meta.total === 1 ? 'y' : 'ies'} in all, newest first. `
+              : `Page ${meta.page} of ${Math.max(1, meta.total_pages)} (${meta.total.toLocaleString()} deliver${meta.total === 1 ? 'y' : 'ies'}) `,
             // Back by the list's cursor too: the rows come back as they were read.
             meta.prev_cursor
               ? pager({ cursor: meta.prev_cursor }, 'Previous')
@@ -572,6 +588,12 @@ export async function deliveriesView(webhookId: string): Promise<void> {
   );
   await refresh();
   every(2000, async () => {
-    if (refreshDue(Date.now(), polling)) await refresh();
+    // Between reads, "in 7 s" counts down: a time that has come reads as the attempt it is.
+    const now = Date.now();
+    for (const el of listSlot.querySelectorAll<HTMLElement>('[data-due]')) {
+      const due = el.dataset.due ?? '';
+      el.textContent = Date.parse(due) <= now ? ' (attempt under way)' : ` (${fmtRelative(due)})`;
+    }
+    if (refreshDue(now, polling)) await refresh();
   });
 }

@@ -53,13 +53,19 @@ function rollRefusal(k: ApiKeyView, rows: readonly ApiKeyView[], unanswered: boo
 }
 
 /** An API key's status for people: revoked, expired, or active with how long it has left. */
-function keyState(k: ApiKeyView): HTMLElement {
-  if (k.status !== 'active' || !k.expires_at) return badge(k.status);
+function keyState(k: ApiKeyView, rows: readonly ApiKeyView[]): HTMLElement {
+  // A rolled key says what replaced it, in the row itself (not only in a button's tooltip).
+  const replacement = k.replaced_by ? rows.find((r) => r.id === k.replaced_by) : undefined;
+  const replaced = replacement
+    ? h('span', { class: 'muted block' }, `replaced by ${replacement.prefix}…`)
+    : null;
+  if (k.status !== 'active' || !k.expires_at) return h('span', {}, badge(k.status), replaced);
   return h(
     'span',
     {},
     badge(k.status),
     h('span', { class: 'muted block' }, `expires ${fmtRelative(k.expires_at)}`),
+    replaced,
   );
 }
 
@@ -73,7 +79,8 @@ export async function keysView(): Promise<void> {
       secretPanel(
         `New key “${keyName}”`,
         key,
-        'Copy it now: it is shown only once. Use it as Authorization: Bearer <key>.',
+        'Copy it now: it is shown only once. Use it as Authorization: Bearer <key>, for example: curl -H "Authorization: Bearer <key>" ' +
+          `${location.origin}/v1/signals?limit=5`,
         // Only the panel goes: the list is already fresh. (Re-rendering the whole view here would
         // race with what the developer does next: a revoke confirmed before that render's list
         // arrives would be drawn over by the older list, showing the revoked key as active.)
@@ -138,12 +145,12 @@ export async function keysView(): Promise<void> {
       'API keys',
       ['Name', 'Prefix', 'Created', 'Last used', 'Expires', 'Status', 'Actions'],
       rows.map((k) => [
-        k.name,
+        h('span', { class: 'free-text' }, k.name),
         h('code', {}, `${k.prefix}…`),
         timeEl(k.created_at),
         timeEl(k.last_used_at),
         timeEl(k.expires_at),
-        keyState(k),
+        keyState(k, rows),
         k.status === 'active'
           ? h(
               'div',
@@ -204,7 +211,7 @@ export async function keysView(): Promise<void> {
     const unanswered = rollKeys.of(k.id).pending();
     const overlap = select('overlap', OVERLAPS, String(unanswered?.overlap_seconds ?? 86400));
     const ok = await confirmDialog(
-      `Roll “${k.name}”?`,
+      `Roll “${k.name}” (${k.prefix}…)?`,
       h('p', {}, 'A new key is created now. Deploy it, then the old key stops after the overlap you choose.'),
       'Roll key',
       field('Overlap', overlap),

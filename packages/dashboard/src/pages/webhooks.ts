@@ -3,6 +3,7 @@ import type { Delivery, WebhookSubscription } from '@signal/contracts';
 import { SubmissionKey, del, get, patch, post } from '../api.js';
 import {
   badge,
+  fmtDate,
   fmtRelative,
   timeEl,
   breakable,
@@ -150,7 +151,10 @@ function healthLines(health: NonNullable<ReturnType<typeof healthOf>>): HTMLElem
  * Waits for a test delivery's outcome (its detail, read once a second for up to 20 s, while the
  * page stays): what to tell the developer once it is known, or that it is still waiting.
  */
-async function testOutcome(webhookId: string, deliveryId: string): Promise<{ text: string; ok: boolean }> {
+export async function testOutcome(
+  webhookId: string,
+  deliveryId: string,
+): Promise<{ text: string; ok: boolean }> {
   const shownOn = location.hash;
   for (let i = 0; i < 20 && location.hash === shownOn; i++) {
     await new Promise((r) => setTimeout(r, 1000));
@@ -176,13 +180,15 @@ const testRefusal = (w: WebhookSubscription) =>
   w.status === 'disabled' ? 'This webhook is disabled: enable it to send a test.' : undefined;
 
 /** How often a shown Webhooks page reads its subscriptions' health again by itself. */
-const HEALTH_REFRESH_MS = 30_000;
+const HEALTH_REFRESH_MS = 10_000;
 /** The shown Webhooks page's own refresh: one at a time, whichever view drew the page last. */
 let healthTimer: ReturnType<typeof setInterval> | undefined;
 
 /** The state cell of each shown subscription, redrawn from a fresh read of the list. */
 async function redrawStates(cells: ReadonlyMap<string, HTMLElement>): Promise<WebhookSubscription[]> {
-  const fresh = (await get<WebhookSubscription[]>(pathOf('listWebhooks')).catch(() => undefined)) ?? [];
+  const read = await get<WebhookSubscription[]>(pathOf('listWebhooks')).catch(() => undefined);
+  if (read) showReadAt(Date.now());
+  const fresh = read ?? [];
   for (const w of fresh) {
     const cell = cells.get(w.id);
     if (cell) replace(cell, webhookState(w));
@@ -190,6 +196,14 @@ async function redrawStates(cells: ReadonlyMap<string, HTMLElement>): Promise<We
     if (test) offer(test, testRefusal(w));
   }
   return fresh;
+}
+
+/** The Webhooks page's line saying when its states were read (they update by themselves). */
+const READ_AT_ID = 'hooks-read-at';
+function showReadAt(at: number): void {
+  const line = document.getElementById(READ_AT_ID);
+  if (line)
+    line.textContent = `Up to date as of ${fmtDate(new Date(at).toISOString())}; read again every ${HEALTH_REFRESH_MS / 1000} s. `;
 }
 
 /**
@@ -244,7 +258,7 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
         'div',
         {},
         breakable(w.url),
-        w.description ? h('span', { class: 'muted block' }, w.description) : null,
+        w.description ? h('span', { class: 'muted block free-text' }, w.description) : null,
       ),
       w.events.join(', '),
       w.types ? w.types.join(', ') : 'all',
@@ -391,6 +405,13 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
       'section',
       { 'aria-labelledby': 'hooks-h' },
       h('h2', { id: 'hooks-h' }, 'Subscriptions'),
+      // A page left open shows its states' age, and can be read again at once.
+      h(
+        'p',
+        { class: 'muted' },
+        h('span', { id: READ_AT_ID }),
+        h('button', { type: 'button', class: 'secondary', onclick: () => void webhooksView() }, 'Refresh'),
+      ),
       table(
         'Webhook subscriptions',
         ['URL', 'Events', 'Types', 'Status', 'Actions'],
@@ -408,5 +429,6 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
       }),
     ),
   );
+  showReadAt(Date.now());
   if (justCreated) showSecret(justCreated.secret, 'Signing secret');
 }

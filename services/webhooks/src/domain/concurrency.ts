@@ -516,7 +516,8 @@ export class DeliverySlots implements AttemptPlaces {
  * again: its reads in progress are as many as it may have, or took the time it may have lately.
  */
 export type ReadPlace =
-  { ok: true; release: () => void } | { ok: false; why: 'in_progress' | 'time'; retryAfterS: number };
+  | { ok: true; release: (examined?: number) => void }
+  | { ok: false; why: 'in_progress' | 'time'; retryAfterS: number };
 
 /** What one account's reads took lately: their time, drained at the budget's rate since `at`. */
 interface ReadDebt {
@@ -525,15 +526,25 @@ interface ReadDebt {
 }
 
 /**
+ * What one read is charged at most: a floor, and so much a delivery it read (its subscription's
+ * history, or the part a filter folds). A read's wall time includes its wait for the store while
+ * other accounts load it: charged whole, a three-row list that waited 2.5 s behind them was
+ * refused its next read (a black-box run), so a read owes no more than its size could cost.
+ */
+const READ_FLOOR_MS = 20;
+const READ_MS_PER_DELIVERY = 1;
+
+/**
  * Reads whose cost follows a subscription's history (a delivery list: docs/benchmarks.md, "A
  * page of a subscription's deliveries"), bounded per account in this process two ways. At most
- * `perAccount` at once; and their time: each read's time is owed, paid back at `msPerSecond`
- * each second, and an account owing more than `burstMs` waits until it owes less. The store is
- * shared: bounded by count alone, one account's reads of a long history, one after another,
- * took most of the store's CPU and made another account's short list 7–18× slower (a black-box
- * run: two reads at a time of 0.4 s each, the other account's p50 49 → 374–884 ms). By time, an
- * account's reads take at most about `msPerSecond` of each second of the store, whatever they
- * cost one by one: a short list is never held back, a long history's pages are paced.
+ * `perAccount` at once; and their time: each read's time is owed (at most what its size could
+ * cost: `READ_MS_PER_DELIVERY`), paid back at `msPerSecond` each second, and an account owing
+ * more than `burstMs` waits until it owes less. The store is shared: bounded by count alone, one
+ * account's reads of a long history, one after another, took most of the store's CPU and made
+ * another account's short list 7–18× slower (a black-box run: two reads at a time of 0.4 s
+ * each, the other account's p50 49 → 374–884 ms). The accounts that owe share twice one
+ * account's rate: one alone pays back at `msPerSecond`, four at half of it each, so several
+ * accounts reading long histories together take no more of the store than two would.
  */
 export class AccountReadSlots {
   private readonly held = new Map<string, number>();
@@ -550,7 +561,7 @@ export class AccountReadSlots {
     const started = this.now();
     const owed = this.owed(accountId, started);
     if (owed > this.burstMs) {
-      const retryAfterS = Math.max(1, Math.ceil((owed - this.burstMs) / this.msPerSecond));
+      const retryAfterS = Math.max(1, Math.ceil((owed - this.burstMs) / this.rate()));
       return { ok: false, why: 'time', retryAfterS };
     }
     const n = this.held.get(accountId) ?? 0;
@@ -559,23 +570,31 @@ export class AccountReadSlots {
     let released = false;
     return {
       ok: true,
-      release: () => {
+      release: (examined?: number) => {
         if (released) return;
         released = true;
         const left = (this.held.get(accountId) ?? 1) - 1;
         if (left <= 0) this.held.delete(accountId);
         else this.held.set(accountId, left);
         const ended = this.now();
-        this.debts.set(accountId, { ms: this.owed(accountId, ended) + (ended - started), at: ended });
+        const took = ended - started;
+        const charged =
+          examined === undefined ? took : Math.min(took, READ_FLOOR_MS + examined * READ_MS_PER_DELIVERY);
+        this.debts.set(accountId, { ms: this.owed(accountId, ended) + charged, at: ended });
       },
     };
+  }
+
+  /** The rate each owing account pays back at now: its own, shared past two accounts' worth. */
+  private rate(): number {
+    return Math.min(this.msPerSecond, (2 * this.msPerSecond) / Math.max(1, this.debts.size));
   }
 
   /** What `accountId` owes at `now`; an account that owes nothing more is forgotten. */
   private owed(accountId: string, now: number): number {
     const debt = this.debts.get(accountId);
     if (debt === undefined) return 0;
-    const ms = debt.ms - ((now - debt.at) * this.msPerSecond) / 1000;
+    const ms = debt.ms - ((now - debt.at) * this.rate()) / 1000;
     if (ms > 0) return ms;
     this.debts.delete(accountId);
     return 0;

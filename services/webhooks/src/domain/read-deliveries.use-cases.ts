@@ -56,10 +56,12 @@ export async function listDeliveries(
         : `This account's delivery lists took more of the store's time than they may lately (their cost follows the history): retry after ${place.retryAfterS} s.`,
       { retryAfter: place.retryAfterS },
     );
+  // How many deliveries the read went through: what its time is charged against.
+  const cost: { examined?: number } = {};
   try {
-    return await listPage(deps, accountId, id, q, position);
+    return await listPage(deps, accountId, id, q, position, cost);
   } finally {
-    place.release();
+    place.release(cost.examined);
   }
 }
 
@@ -69,6 +71,7 @@ async function listPage(
   id: string,
   q: DeliveryListQuery,
   position: DeliveryPosition | undefined,
+  cost: { examined?: number },
 ): Promise<Result<DeliveryPage, 'NOT_FOUND'>> {
   const sub = await ownedSubscription(deps, accountId, id);
   if (!sub.ok) return sub;
@@ -106,9 +109,12 @@ async function listPage(
     }
     rows = withStates(pageRows, await deps.repository.logOf(pageRows.map((d) => d._id)));
     total = found.total;
+    // The store reads the subscription's (event's) history to count and sort it.
+    cost.examined = found.total;
   } else {
     const candidates =
       q.status === 'failed' ? await foldedOpen(deps, id, q.event) : await foldedHistory(deps, id, q.event);
+    cost.examined = candidates.length;
     const matching = candidates.filter((r) => r.state.status === q.status);
     let start: number;
     let end: number;

@@ -65,4 +65,28 @@ describe('the store time an account’s reads may take', () => {
       p.clock.ms += 80;
     }
   });
+
+  it('when a short list waited long behind other accounts, then it is charged what its size could cost, and the next is read', () => {
+    const p = paced();
+    const place = p.slots.tryAcquire('acc_victim');
+    p.clock.ms += 2500;
+    if (place.ok) place.release(3);
+    // Charged 20 + 3 ms, not the 2,500 it waited.
+    expect(p.slots.tryAcquire('acc_victim').ok).toBe(true);
+  });
+
+  it('when several accounts owe at once, then they share twice one account’s rate, and each waits longer', () => {
+    const p = paced();
+    const owe = (accountId: string) => {
+      const place = p.slots.tryAcquire(accountId);
+      p.clock.ms += 3000;
+      if (place.ok) place.release();
+    };
+    owe('acc_a');
+    // Alone: 3,000 owed, 1,000 past the burst, paid back at 250 a second.
+    expect(p.slots.tryAcquire('acc_a')).toEqual({ ok: false, why: 'time', retryAfterS: 4 });
+    for (const other of ['acc_b', 'acc_c', 'acc_d']) owe(other);
+    // Four owing: 500 a second shared, 125 each; acc_d owes 3,000, 1,000 past the burst: 8 s.
+    expect(p.slots.tryAcquire('acc_d')).toEqual({ ok: false, why: 'time', retryAfterS: 8 });
+  });
 });
