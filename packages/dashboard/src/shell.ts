@@ -75,6 +75,14 @@ export function unsay(message: string): void {
   if (statusEl.firstElementChild?.getAttribute('data-message') === message) replace(statusEl);
 }
 
+/**
+ * Says `message` in place of `previous` if the status line still says it: an outcome learnt
+ * later never covers what was said since (another action's answer).
+ */
+export function sayInstead(previous: string, message: string, isError = false): void {
+  if (statusEl.firstElementChild?.getAttribute('data-message') === previous) announce(message, isError);
+}
+
 /** A message for the page an action goes on to (the status line is cleared on every page change). */
 let carried: { message: string; isError: boolean } | null = null;
 export function announceNext(message: string, isError = false): void {

@@ -19,6 +19,7 @@ import {
 import {
   DELIVERY_EVENTS,
   announce,
+  sayInstead,
   offer,
   errorText,
   unsay,
@@ -220,12 +221,13 @@ export async function deliveriesView(webhookId: string): Promise<void> {
   const test = new SubmissionKey();
   onSubmit(testForm, async () => {
     const body = { event: testEvent.value };
+    const queued = `Test ${body.event} queued.`;
     const d = await act(
       () =>
         post<Delivery>(pathOf('sendWebhookTest', { webhook_id: webhookId }), body, {
           idempotencyKey: test.for(body),
         }),
-      `Test ${body.event} queued.`,
+      queued,
       testForm,
     );
     if (!d) return;
@@ -234,7 +236,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
     // What came of it, said where "queued" was: delivered, refused, timed out, or still waiting.
     // Followed beside the form, which takes the next test at once.
     void testOutcome(webhookId, d.id).then((outcome) => {
-      if (location.hash === shownOn) announce(outcome.text, !outcome.ok);
+      if (location.hash === shownOn) sayInstead(queued, outcome.text, !outcome.ok);
     });
   });
 
