@@ -105,6 +105,13 @@ export function attemptView(deliveryId: string, a: DeliveryAttempt): HTMLElement
   );
 }
 
+/** "1 delivery", "1,234 deliveries". */
+const howMany = (n: number): string => `${n.toLocaleString()} deliver${n === 1 ? 'y' : 'ies'}`;
+
+/** How far off an attempt due at `due` is, as said after its time: " (in 7 s)", or that it is being made. */
+const dueNote = (due: string, now: number): string =>
+  Date.parse(due) <= now ? ' (attempt under way)' : ` (${fmtRelative(due)})`;
+
 /**
  * A delivery's state for people: pending ones say when their next attempt is, or that it is
  * being made (its time has come: the attempt is on its way or waiting for the receiver).
@@ -124,7 +131,7 @@ function deliveryState(d: Delivery, now = Date.now()): HTMLElement {
             { class: 'muted block' },
             'next attempt ',
             timeEl(due),
-            h('span', { 'data-due': due }, ` (${fmtRelative(due)})`),
+            h('span', { 'data-due': due }, dueNote(due, now)),
           ),
   );
 }
@@ -521,8 +528,8 @@ export async function deliveriesView(webhookId: string): Promise<void> {
             // Walked by cursor, a page's place moves with each delivery made since: it is named
             // by its neighbours (Previous, Next, Newest), not by a number that would not hold.
             cursor
-              ? `${meta.total.toLocaleString()} deliver${meta.total === 1 ? 'y' : 'ies'} in all, newest first. `
-              : `Page ${meta.page} of ${Math.max(1, meta.total_pages)} (${meta.total.toLocaleString()} deliver${meta.total === 1 ? 'y' : 'ies'}) `,
+              ? `${howMany(meta.total)} in all, newest first. `
+              : `Page ${meta.page} of ${Math.max(1, meta.total_pages)} (${howMany(meta.total)}) `,
             // Back by the list's cursor too: the rows come back as they were read.
             meta.prev_cursor
               ? pager({ cursor: meta.prev_cursor }, 'Previous')
@@ -592,10 +599,8 @@ export async function deliveriesView(webhookId: string): Promise<void> {
   every(2000, async () => {
     // Between reads, "in 7 s" counts down: a time that has come reads as the attempt it is.
     const now = Date.now();
-    for (const el of listSlot.querySelectorAll<HTMLElement>('[data-due]')) {
-      const due = el.dataset.due ?? '';
-      el.textContent = Date.parse(due) <= now ? ' (attempt under way)' : ` (${fmtRelative(due)})`;
-    }
+    for (const el of listSlot.querySelectorAll<HTMLElement>('[data-due]'))
+      el.textContent = dueNote(el.dataset.due ?? '', now);
     if (refreshDue(now, polling)) await refresh();
   });
 }
