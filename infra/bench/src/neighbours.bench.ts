@@ -164,6 +164,8 @@ async function runOnce(
     AMQP_PREFIX: prefix,
     WEBHOOK_ALLOW_LOOPBACK_URLS: 'true',
     WEBHOOK_LANES: String(lanes),
+    // The victim's delivery pages read at the end are the bench's instrument: not paced.
+    WEBHOOK_LIST_READ_BURST_MS: '600000',
   };
   const hanging = await startReceiver('hang');
   const failing = await startReceiver(500);
