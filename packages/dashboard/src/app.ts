@@ -11,6 +11,7 @@ import { h } from './dom.js';
 import {
   act,
   announceNext,
+  goToLogin,
   leavePage,
   page,
   sayCarried,
@@ -30,7 +31,7 @@ async function route(): Promise<void> {
       state.session = s;
       setCsrf(s.csrf_token);
     } else {
-      location.hash = '#/login';
+      goToLogin();
       return;
     }
   }

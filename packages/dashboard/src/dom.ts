@@ -288,7 +288,12 @@ export async function copyText(text: string): Promise<boolean> {
 }
 
 /** The panel that shows a secret once, with a copy button. */
-export function secretPanel(title: string, secret: string, note: string, onDone: () => void): HTMLElement {
+export function secretPanel(
+  title: string,
+  secret: string,
+  note: Child | Child[],
+  onDone: () => void,
+): HTMLElement {
   const out = h('output', { 'aria-label': title }, secret);
   const copied = h('span', { role: 'status', class: 'muted' });
   const panel = h(

@@ -42,6 +42,26 @@ const nav = document.getElementById('nav')!;
 const who = document.getElementById('who')!;
 /** The signed-in session (null until the router reads it or a log-in makes it). */
 export const state: { session: SessionInfo | null } = { session: null };
+
+const AUTH_PAGE = /^#\/(login|signup)(?:[?/]|$)/;
+
+/**
+ * Sends the browser to log in, keeping the page it was on (`#/login?next=…`): a session that
+ * ended mid-task, or a link to a delivery opened logged out, leads back there after logging in
+ * rather than to API keys.
+ */
+export function goToLogin(): void {
+  const here = location.hash;
+  if (AUTH_PAGE.test(here)) return;
+  const back = here.length > 2 ? `?next=${encodeURIComponent(here.slice(1))}` : '';
+  location.hash = `#/login${back}`;
+}
+
+/** Where logging in leads: the dashboard page `goToLogin` kept (only a page of this app), else API keys. */
+export function pageAfterLogin(): string {
+  const next = new URLSearchParams(location.hash.split('?')[1] ?? '').get('next');
+  return next !== null && next.startsWith('/') && !AUTH_PAGE.test(`#${next}`) ? `#${next}` : '#/keys';
+}
 /** What stops when the page changes: its timers and streams. */
 let stopTimers: (() => void)[] = [];
 
@@ -156,10 +176,10 @@ export async function act<T>(
     if (done) announce(done);
     return r;
   } catch (err) {
-    if (err instanceof ApiError && err.status === 401 && location.hash !== '#/login') {
+    if (err instanceof ApiError && err.status === 401 && !AUTH_PAGE.test(location.hash)) {
       state.session = null;
       announceNext('Your session has ended; please log in again.', true);
-      location.hash = '#/login';
+      goToLogin();
       return undefined;
     }
     if (form) {

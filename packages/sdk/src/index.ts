@@ -7,7 +7,8 @@
  * every POST carries an Idempotency-Key (the same on each retry), and the POSTs the server
  * deduplicates on it (the creates, the webhook actions) are retried after a lost response or a 5xx
  * too; every attempt has a timeout;
- * errors are typed by the API's error code; `verifyWebhook` checks Standard Webhooks signatures.
+ * errors are typed by the API's error code; `verifyWebhook` checks Standard Webhooks signatures
+ * (`signWebhook` makes them, for testing a handler).
  * No runtime dependencies: Node ≥ 18 (global fetch, node:crypto).
  *
  * The modules: `types` (generated from the OpenAPI document), `errors`, `client`, `webhooks`
@@ -35,7 +36,7 @@ export {
   type SendWebhookTest,
   type SignalClientOptions,
 } from './client.js';
-export { WebhookVerificationError, verifyWebhook } from './webhooks.js';
+export { WebhookVerificationError, generateWebhookSecret, signWebhook, verifyWebhook } from './webhooks.js';
 export {
   SIGNAL_STREAM_PATH,
   SignalStream,

@@ -1,5 +1,5 @@
 /** Webhook verification (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature). */
-import { timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { webhookSignature } from './signature.js';
 import type { WebhookPayload } from './types.js';
 import { isRecord } from './errors.js';
@@ -67,6 +67,32 @@ export function verifyWebhook(
   }
   // The single decode point of a delivery: signed by the service, shaped by its contract.
   return payload as WebhookPayload;
+}
+
+/**
+ * The headers the service sends with `body` signed by `secret` (or each of several, as during a
+ * rotation): for testing a webhook handler without the service. The id and time default to a new
+ * `msg_` id and now; pass them to reproduce one delivery.
+ */
+export function signWebhook(
+  body: string | Uint8Array,
+  secret: string | string[],
+  options: { id?: string; timestamp?: number | Date } = {},
+): { 'webhook-id': string; 'webhook-timestamp': string; 'webhook-signature': string } {
+  const id = options.id ?? `msg_${randomBytes(12).toString('hex')}`;
+  const at = options.timestamp ?? new Date();
+  const seconds = String(at instanceof Date ? Math.floor(at.getTime() / 1000) : Math.floor(at));
+  const raw = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
+  const signed = `${id}.${seconds}.${raw}`;
+  const signature = (Array.isArray(secret) ? secret : [secret])
+    .map((s) => `v1,${webhookSignature(s, signed).toString('base64')}`)
+    .join(' ');
+  return { 'webhook-id': id, 'webhook-timestamp': seconds, 'webhook-signature': signature };
+}
+
+/** A new secret in the service's form (`whsec_` and base64 of 24 random bytes): for local tests. */
+export function generateWebhookSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64')}`;
 }
 
 /** The events a delivery can carry, listed once: one added or dropped in the document fails compiling here. */

@@ -9,6 +9,8 @@ import {
   SignalTimeoutError,
   ValidationError,
   WebhookVerificationError,
+  generateWebhookSecret,
+  signWebhook,
   verifyWebhook,
   ServerError,
   type ApiKey,
@@ -167,6 +169,19 @@ describe('@signal/sdk against the running system', () => {
         'whsec_' + Buffer.from('x'.repeat(32)).toString('base64'),
       ),
     ).toThrow(WebhookVerificationError);
+    // signWebhook makes what the service sent for the same id and time, so a handler tested with it
+    // meets production's headers.
+    const header = (name: string): string => String(received.headers[name]);
+    expect(
+      signWebhook(received.body, created.secret, {
+        id: header('webhook-id'),
+        timestamp: Number(header('webhook-timestamp')),
+      }),
+    ).toEqual({
+      'webhook-id': header('webhook-id'),
+      'webhook-timestamp': header('webhook-timestamp'),
+      'webhook-signature': header('webhook-signature'),
+    });
 
     await waitFor(
       async () => (await client.webhooks.deliveries.get(created.id, test.id)).status === 'succeeded',
@@ -622,6 +637,24 @@ describe('@signal/sdk transport', () => {
       retryBaseDelayMs: 10,
       ...options,
     });
+
+  it('when a handler is tested with signWebhook and a generated secret, then verifyWebhook accepts it under either secret of a rotation and refuses another', () => {
+    const [secret, old] = [generateWebhookSecret(), generateWebhookSecret()];
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    expect(secret).not.toBe(old);
+    const body = JSON.stringify({ event: 'webhook.test', timestamp: new Date().toISOString(), data: {} });
+    const headers = signWebhook(body, [secret, old]);
+    expect(headers['webhook-id']).toMatch(/^msg_[0-9a-f]{24}$/);
+    expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
+    expect(verifyWebhook(body, headers, secret).event).toBe('webhook.test');
+    expect(verifyWebhook(Buffer.from(body), signWebhook(body, old), [secret, old]).event).toBe(
+      'webhook.test',
+    );
+    expect(() => verifyWebhook(body, headers, generateWebhookSecret())).toThrow(WebhookVerificationError);
+    const stale = signWebhook(body, secret, { timestamp: new Date(Date.parse('2020-01-01T00:00:00Z')) });
+    expect(stale['webhook-timestamp']).toBe('1577836800');
+    expect(() => verifyWebhook(body, stale, secret)).toThrow('outside the tolerance');
+  });
 
   it('when a POST meets a 503, then it is retried with the same Idempotency-Key', async () => {
     const c = new SignalClient({ baseUrl: url, apiKey: 'k' });

@@ -168,6 +168,13 @@ describeIfBrowser('dashboard in chromium', () => {
       .check();
     await page.getByRole('button', { name: 'Create webhook' }).click();
     await page.getByRole('region', { name: 'Signing secret' }).waitFor();
+    // The panel's pointer to verifying deliveries is a link to the guide this origin serves.
+    const guide = page
+      .getByRole('region', { name: 'Signing secret' })
+      .getByRole('link', { name: 'Receiving webhooks' });
+    const guideHref = (await guide.getAttribute('href')) ?? '';
+    expect(guideHref).toBe('/docs/receiving-webhooks');
+    expect((await request(sys.gw.url).get(guideHref).expect(200)).text).toContain('webhook-signature');
     await shot('05-webhook-created');
     await expectAccessible('webhooks');
 
@@ -396,12 +403,44 @@ describeIfBrowser('dashboard in chromium', () => {
         .expect(200);
       await fresh.page.getByRole('heading', { name: 'Log in' }).waitFor();
       await fresh.page.getByText('Your session has ended; please log in again.').waitFor();
+      // Logging in again leads back to the page the session ended on, not to API keys.
+      await fresh.page.getByLabel('Email').fill(acc.email);
+      await fresh.page.getByLabel('Password').fill('another long passphrase');
+      await fresh.page.getByRole('button', { name: 'Log in' }).click();
+      await fresh.page.getByRole('heading', { name: 'Signals' }).waitFor();
+      expect(await fresh.page.evaluate<string>('location.hash')).toBe('#/signals');
     } finally {
       await fresh.close();
     }
   });
 
   const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+  it('when a link to a dashboard page is opened logged out, then logging in leads to that page; a login link naming no page of the app leads to API keys', async () => {
+    const { page: p, close } = await freshPage();
+    try {
+      const password = 'a link opened logged out';
+      const acc = await sys.gw.account(undefined, password);
+      const logIn = async () => {
+        await p.getByRole('heading', { name: 'Log in' }).waitFor();
+        await p.getByLabel('Email').fill(acc.email);
+        await p.getByLabel('Password').fill(password);
+        await p.getByRole('button', { name: 'Log in' }).click();
+      };
+      await p.goto(`${sys.gw.url}/dashboard#/stats?period=7d`);
+      await logIn();
+      await p.getByRole('heading', { name: 'Stats' }).waitFor();
+      expect(await p.evaluate<string>('location.hash')).toBe('#/stats?period=7d');
+
+      await p.getByRole('button', { name: 'Log out' }).click();
+      await p.goto(`${sys.gw.url}/dashboard#/login?next=${encodeURIComponent('//elsewhere.example/x')}`);
+      await logIn();
+      await p.getByRole('heading', { name: 'API settings' }).waitFor();
+      expect(await p.evaluate<string>('location.href')).toBe(`${sys.gw.url}/dashboard#/keys`);
+    } finally {
+      await close();
+    }
+  });
 
   it('when the login page shows, then the log-out control is neither visible nor reachable with Tab', async () => {
     const { page: p, close } = await freshPage();

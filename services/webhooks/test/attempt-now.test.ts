@@ -248,6 +248,20 @@ describe('recover', () => {
     }
   });
 
+  it('when recover is given a since later than the server’s time, then it is a 400 naming since and both times, never 202 with nothing queued', async () => {
+    const id = await subscribe('/recover-future', [500, 500, 500, 500]);
+    const d = await sendTest(id);
+    await until(id, d, (x) => x.attempts_made === 1, 'the first attempt to fail');
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString();
+    const res = await recover(id, { since: tomorrow }).expect(400);
+    expect(res.body.error.code).toBe('VALIDATION_ERROR');
+    expect(res.body.error.details).toEqual([{ field: 'since', message: expect.stringContaining(tomorrow) }]);
+    expect(res.body.error.message).toContain("later than the server's time");
+    // A client clock a little ahead is not a mistake: it is taken, and finds what it finds.
+    const soon = new Date(Date.now() + 60_000).toISOString();
+    expect((await recover(id, { since: soon }).expect(202)).body.data.queued).toBe(0);
+  });
+
   it('when a failed delivery is recovered, then it gets one attempt, and when that fails it is failed again, with no retries', async () => {
     // 410 disables the subscription and fails the delivery at its first attempt.
     const id = await subscribe('/recover-failed', [410, 500]);

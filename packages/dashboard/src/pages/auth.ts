@@ -1,7 +1,16 @@
 /** The log-in and sign-up pages. */
 import { ApiError, get, post, setCsrf } from '../api.js';
 import { field, h, replace } from '../dom.js';
-import { state, announceNext, act, onSubmit, page, showChrome, type SessionInfo } from '../shell.js';
+import {
+  state,
+  announceNext,
+  act,
+  onSubmit,
+  page,
+  pageAfterLogin,
+  showChrome,
+  type SessionInfo,
+} from '../shell.js';
 import { pathOf } from '../generated/routes.js';
 
 export async function authView(mode: 'login' | 'signup'): Promise<void> {
@@ -66,7 +75,7 @@ export async function authView(mode: 'login' | 'signup'): Promise<void> {
     setCsrf(info.csrf_token);
     showChrome();
     announceNext(mode === 'login' ? 'Logged in.' : 'Account created. Create your first API key below.');
-    location.hash = '#/keys';
+    location.hash = mode === 'login' ? pageAfterLogin() : '#/keys';
   });
   page(
     mode === 'login' ? 'Log in' : 'Sign up',

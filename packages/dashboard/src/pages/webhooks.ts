@@ -239,7 +239,15 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
       secretPanel(
         title,
         secret,
-        'Verify deliveries with it (see “Receiving webhooks” in the docs). It is shown only now.',
+        [
+          'Verify deliveries with it (see ',
+          h(
+            'a',
+            { href: '/docs/receiving-webhooks', target: '_blank', rel: 'noopener' },
+            'Receiving webhooks',
+          ),
+          '). It is shown only now.',
+        ],
         () => undefined,
       ),
     );

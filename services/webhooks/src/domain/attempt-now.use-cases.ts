@@ -153,9 +153,14 @@ export function recoverDeliveries(
 ): Promise<
   Result<
     Performed<RecoverWebhookResult>,
-    'NOT_FOUND' | 'CONFLICT' | 'RATE_LIMIT_EXCEEDED' | 'IDEMPOTENCY_CONFLICT'
+    'NOT_FOUND' | 'CONFLICT' | 'RATE_LIMIT_EXCEEDED' | 'IDEMPOTENCY_CONFLICT' | 'VALIDATION_ERROR'
   >
 > {
+  const future = sinceInTheFuture(input.since, Date.now());
+  if (future !== undefined)
+    return Promise.resolve(
+      fail('VALIDATION_ERROR', future, { details: [{ field: 'since', message: future }] }),
+    );
   return performOnce(deps.idempotency, accountId, idempotencyKey, {
     request: ['recoverWebhook', id, input.since.toISOString(), input.cursor ?? null, input.limit ?? null],
     perform: () => recoverPage(deps, accountId, id, input),
@@ -171,6 +176,22 @@ export function recoverDeliveries(
         : fail('CONFLICT', 'The first answer with this Idempotency-Key cannot be repeated; use a new one.');
     },
   });
+}
+
+/**
+ * How far past the server's clock `since` may be and still be a client clock running ahead: a
+ * later one finds nothing, which answered 202 with `queued: 0` hides a mistaken time (a local
+ * time sent as UTC, seconds read as milliseconds) as "nothing to recover".
+ */
+const SINCE_AHEAD_MS = 5 * 60_000;
+
+/** Why `since` cannot be meant, when it is later than `nowMs` by more than a clock's drift. */
+export function sinceInTheFuture(since: Date, nowMs: number): string | undefined {
+  if (since.getTime() - nowMs <= SINCE_AHEAD_MS) return undefined;
+  return (
+    `since (${since.toISOString()}) is later than the server's time (${new Date(nowMs).toISOString()}): ` +
+    'recover queues deliveries created from since on, so it would find none. Send a past time, in UTC or with its offset.'
+  );
 }
 
 interface RecoverInput {
