@@ -1,5 +1,6 @@
 import { lanesOf } from '@signal/messaging';
 import { guardPolicy, type WebhooksConfig } from './config';
+import { ReadDebtRepository } from './data/read-debt.repository';
 import { AccountReadSlots } from './domain/concurrency';
 import { apiServesWith, healthChecks, type WebhooksDependencies } from './dependencies';
 import {
@@ -54,6 +55,7 @@ export function appFromDependencies(
         config.WEBHOOK_LIST_READS_PER_ACCOUNT,
         config.WEBHOOK_LIST_READ_MS_PER_SECOND,
         config.WEBHOOK_LIST_READ_BURST_MS,
+        new ReadDebtRepository(deps.collections.listReadDebts),
       ),
     },
   });

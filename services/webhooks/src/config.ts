@@ -131,8 +131,8 @@ export const configSchema = z
      */
     WEBHOOK_LIST_READS_PER_ACCOUNT: env.int(2, 1),
     /**
-     * Milliseconds of delivery-list reading one account may take of each second in each webhooks
-     * API process, once its lists took WEBHOOK_LIST_READ_BURST_MS more than that: past it, a list
+     * Milliseconds of delivery-list reading one account may take of each second, across every
+     * webhooks API process, once its lists took WEBHOOK_LIST_READ_BURST_MS more than that: past it, a list
      * is 429 RATE_LIMIT_EXCEEDED with the Retry-After its time takes to pay back, so one account's
      * lists of a long history cannot take the store's time from every other account's reads.
      */

@@ -109,4 +109,28 @@ describe('the store time of an account’s lists', () => {
     expect(other.status).toBe(200);
     expect(other.body.meta.total).toBe(5);
   });
+
+  it('when an account reads through two API processes on one store, then the second process refuses what the first one’s read took', async () => {
+    const second = await startWebhooks({
+      label: 'wh_list_time_second',
+      prefix: pacedBroker.prefix,
+      worker: false,
+      dbName: paced.config.WEBHOOKS_DB,
+      env: { WEBHOOK_LIST_READ_MS_PER_SECOND: '10', WEBHOOK_LIST_READ_BURST_MS: '0' },
+    });
+    try {
+      const heavy = await longHistory(paced, 'acc_time_replicas', 500);
+      const list = (h: WebhooksHarness) =>
+        request(h.url).get(`/v1/webhooks/${heavy}/deliveries?limit=5`).set(h.auth('acc_time_replicas'));
+      expect((await list(paced)).status).toBe(200);
+      // Kept per process, the second one's budget was untouched and it read (a replica each gave
+      // an account the rate again).
+      const refused = await list(second);
+      expect(refused.status).toBe(429);
+      expect(refused.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    } finally {
+      await second.stop();
+    }
+  });
 });

@@ -4,6 +4,7 @@ import { ensureIndexes, webhookCollections, type WebhookCollections } from '../s
 import type { DeliveryDocument, DeliveryLogEntry } from '../src/domain/records';
 import { WebhookRepository } from '../src/data/webhook.repository';
 import { IdempotencyRepository } from '../src/data/idempotency.repository';
+import { ReadDebtRepository } from '../src/data/read-debt.repository';
 import { AccountReadSlots } from '../src/domain/concurrency';
 import { listDeliveries } from '../src/domain/read-deliveries.use-cases';
 import type { SubscriptionDeps } from '../src/domain/subscription-rules';
@@ -111,7 +112,7 @@ describe('webhooks store reads', () => {
       secretOverlapMs: 60_000,
       maxPerAccount: 25,
       recoverPerMinute: 10,
-      listReads: new AccountReadSlots(2, 250),
+      listReads: new AccountReadSlots(2, 250, 2000, new ReadDebtRepository(c.listReadDebts)),
     };
     const now = Date.now();
     await c.subscriptions.insertOne({

@@ -23,6 +23,18 @@ export interface WebhookCollections {
   openDeliveries: mongo.Collection<OpenDelivery>;
   recoverCalls: mongo.Collection<RecoverCallsDocument>;
   subscriptionPlaces: mongo.Collection<SubscriptionPlacesDocument>;
+  listReadDebts: mongo.Collection<ListReadDebtDocument>;
+}
+
+/**
+ * What an account's delivery lists owe of the store's time (`_id` = the account): one document
+ * per account that read a long history lately, shared by every API replica.
+ */
+export interface ListReadDebtDocument {
+  _id: string;
+  ms: number;
+  at: number;
+  clear_at: number;
 }
 
 /**
@@ -55,6 +67,7 @@ export function webhookCollections(connection: Connection): WebhookCollections {
     openDeliveries: db.collection<OpenDelivery>('open_deliveries'),
     recoverCalls: db.collection<RecoverCallsDocument>('recover_calls'),
     subscriptionPlaces: db.collection<SubscriptionPlacesDocument>('subscription_places'),
+    listReadDebts: db.collection<ListReadDebtDocument>('list_read_debts'),
   };
 }
 
@@ -79,4 +92,6 @@ export async function ensureIndexes(c: WebhookCollections): Promise<void> {
   // Recover: a subscription's open deliveries (failed or pending after a failure), single field
   // for the same reason; the page is cut by `_id` from there.
   await c.openDeliveries.createIndex({ webhook_id: 1 });
+  // How many accounts owe list-reading time now (the rate they share), and the old ones' removal.
+  await c.listReadDebts.createIndex({ clear_at: 1 });
 }

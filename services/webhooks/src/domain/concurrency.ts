@@ -1,5 +1,6 @@
 import { metrics } from '@signal/service-kit';
 import { deferralDelayMs } from './delivery-jobs';
+import type { ReadDebt, ReadDebts } from './ports';
 
 /**
  * Shares the jobs a worker holds among accounts. A consumer holds at most `capacity` jobs (its
@@ -516,14 +517,8 @@ export class DeliverySlots implements AttemptPlaces {
  * again: its reads in progress are as many as it may have, or took the time it may have lately.
  */
 export type ReadPlace =
-  | { ok: true; release: (examined?: number) => void }
+  | { ok: true; /** Never rejects. */ release: (examined?: number) => Promise<void> }
   | { ok: false; why: 'in_progress' | 'time'; retryAfterS: number };
-
-/** What one account's reads took lately: their time, drained at the budget's rate since `at`. */
-interface ReadDebt {
-  ms: number;
-  at: number;
-}
 
 /**
  * What one read is charged at most: a floor, and so much a delivery it read (its subscription's
@@ -534,69 +529,106 @@ interface ReadDebt {
 const READ_FLOOR_MS = 20;
 const READ_MS_PER_DELIVERY = 1;
 
+/** How long a count of the accounts owing is used before it is read again. */
+const OWING_COUNT_MS = 1000;
+
+/** Tries of a debt's write that meet another process's write first, before the charge is let go. */
+const DEBT_WRITE_TRIES = 5;
+
 /**
  * Reads whose cost follows a subscription's history (a delivery list: docs/benchmarks.md, "A
- * page of a subscription's deliveries"), bounded per account in this process two ways. At most
- * `perAccount` at once; and their time: each read's time is owed (at most what its size could
- * cost: `READ_MS_PER_DELIVERY`), paid back at `msPerSecond` each second, and an account owing
- * more than `burstMs` waits until it owes less. The store is shared: bounded by count alone, one
- * account's reads of a long history, one after another, took most of the store's CPU and made
- * another account's short list 7–18× slower (a black-box run: two reads at a time of 0.4 s
- * each, the other account's p50 49 → 374–884 ms). The accounts that owe share twice one
- * account's rate: one alone pays back at `msPerSecond`, four at half of it each, so several
- * accounts reading long histories together take no more of the store than two would.
+ * page of a subscription's deliveries"), bounded per account two ways. At most `perAccount` at
+ * once in this process; and their time, across every process: each read's time is owed (at most
+ * what its size could cost: `READ_MS_PER_DELIVERY`) in the shared `debts`, paid back at
+ * `msPerSecond` each second, and an account owing more than `burstMs` waits until it owes less.
+ * The store is shared: bounded by count alone, one account's reads of a long history, one after
+ * another, took most of the store's CPU and made another account's short list 7–18× slower (a
+ * black-box run: two reads at a time of 0.4 s each, the other account's p50 49 → 374–884 ms); the
+ * debt is kept in the store, since kept per process, N API replicas gave an account N times the
+ * rate. The accounts that owe share twice one account's rate: one alone pays back at
+ * `msPerSecond`, four at half of it each, so several accounts reading long histories together
+ * take no more of the store than two would.
  */
 export class AccountReadSlots {
   private readonly held = new Map<string, number>();
-  private readonly debts = new Map<string, ReadDebt>();
+  private owingCount: { value: number; at: number } | undefined;
   constructor(
     private readonly perAccount: number,
     private readonly msPerSecond: number,
-    private readonly burstMs = 2000,
-    private readonly now: () => number = () => performance.now(),
+    private readonly burstMs: number,
+    private readonly debts: ReadDebts,
+    /** Wall-clock time: debts written by one process are read by another. */
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** A place for one read of `accountId`, or the seconds until it may read again. */
-  tryAcquire(accountId: string): ReadPlace {
-    const started = this.now();
-    const owed = this.owed(accountId, started);
-    if (owed > this.burstMs) {
-      const retryAfterS = Math.max(1, Math.ceil((owed - this.burstMs) / this.rate()));
-      return { ok: false, why: 'time', retryAfterS };
-    }
+  async tryAcquire(accountId: string): Promise<ReadPlace> {
     const n = this.held.get(accountId) ?? 0;
     if (n >= this.perAccount) return { ok: false, why: 'in_progress', retryAfterS: 1 };
+    // Held before the store is asked, so reads arriving meanwhile count it.
     this.held.set(accountId, n + 1);
+    const giveBack = () => {
+      const left = (this.held.get(accountId) ?? 1) - 1;
+      if (left <= 0) this.held.delete(accountId);
+      else this.held.set(accountId, left);
+    };
+    let started: number;
+    try {
+      started = this.now();
+      const rate = await this.rate(started);
+      const owed = owedAt(await this.debts.get(accountId), started, rate);
+      if (owed > this.burstMs) {
+        giveBack();
+        const retryAfterS = Math.max(1, Math.ceil((owed - this.burstMs) / rate));
+        return { ok: false, why: 'time', retryAfterS };
+      }
+    } catch (err) {
+      giveBack();
+      throw err;
+    }
     let released = false;
     return {
       ok: true,
-      release: (examined?: number) => {
+      release: async (examined?: number) => {
         if (released) return;
         released = true;
-        const left = (this.held.get(accountId) ?? 1) - 1;
-        if (left <= 0) this.held.delete(accountId);
-        else this.held.set(accountId, left);
+        giveBack();
         const ended = this.now();
         const took = ended - started;
         const charged =
           examined === undefined ? took : Math.min(took, READ_FLOOR_MS + examined * READ_MS_PER_DELIVERY);
-        this.debts.set(accountId, { ms: this.owed(accountId, ended) + charged, at: ended });
+        // The read succeeded whatever happens to its charge: a debt that cannot be written now
+        // (the store failing, which fails the reads too) leaves this one read uncharged.
+        await this.charge(accountId, charged, ended).catch(() => undefined);
       },
     };
   }
 
-  /** The rate each owing account pays back at now: its own, shared past two accounts' worth. */
-  private rate(): number {
-    return Math.min(this.msPerSecond, (2 * this.msPerSecond) / Math.max(1, this.debts.size));
+  /** Adds `ms` to what `accountId` owes, over any other process's write meanwhile. */
+  private async charge(accountId: string, ms: number, now: number): Promise<void> {
+    const rate = await this.rate(now);
+    for (let i = 0; i < DEBT_WRITE_TRIES; i++) {
+      const was = await this.debts.get(accountId);
+      const owed = owedAt(was, now, rate) + ms;
+      const next = { ms: owed, at: now, clearAt: now + (owed * 1000) / rate };
+      if (await this.debts.swap(accountId, was, next)) {
+        // An account that owes from now on shares the rate at once, not at the next count.
+        if (owedAt(was, now, rate) === 0 && this.owingCount !== undefined) this.owingCount.value += 1;
+        return;
+      }
+    }
   }
 
-  /** What `accountId` owes at `now`; an account that owes nothing more is forgotten. */
-  private owed(accountId: string, now: number): number {
-    const debt = this.debts.get(accountId);
-    if (debt === undefined) return 0;
-    const ms = debt.ms - ((now - debt.at) * this.rate()) / 1000;
-    if (ms > 0) return ms;
-    this.debts.delete(accountId);
-    return 0;
+  /** The rate each owing account pays back at now: its own, shared past two accounts' worth. */
+  private async rate(now: number): Promise<number> {
+    if (this.owingCount === undefined || now - this.owingCount.at >= OWING_COUNT_MS)
+      this.owingCount = { value: await this.debts.owing(now), at: now };
+    return Math.min(this.msPerSecond, (2 * this.msPerSecond) / Math.max(1, this.owingCount.value));
   }
+}
+
+/** What a debt comes to at `now`, paid back at `rate` ms a second since it was written. */
+function owedAt(debt: ReadDebt | undefined, now: number, rate: number): number {
+  if (debt === undefined) return 0;
+  return Math.max(0, debt.ms - (Math.max(0, now - debt.at) * rate) / 1000);
 }

@@ -196,3 +196,26 @@ export interface OpenDeliveries {
 export interface HealthRecorder {
   note(webhookId: string, attempt: AttemptRecord): void;
 }
+
+/**
+ * What an account's delivery lists owe of the store's time (`ms` as of wall-clock time `at`), and
+ * when it is paid back at the rate of its writing (`clearAt`): kept in the store every webhooks
+ * API process reads, so N processes pace an account as one does.
+ */
+export interface ReadDebt {
+  ms: number;
+  at: number;
+  clearAt: number;
+}
+
+export interface ReadDebts {
+  /** The account's debt as last written, if any. */
+  get(accountId: string): Promise<ReadDebt | undefined>;
+  /**
+   * Writes `next` if the account's debt is still `was` (none: undefined); false when another
+   * process wrote in between, so the caller reads it again and adds to what is there.
+   */
+  swap(accountId: string, was: ReadDebt | undefined, next: ReadDebt): Promise<boolean>;
+  /** How many accounts owe at `now` (their `clearAt` later). */
+  owing(now: number): Promise<number>;
+}

@@ -47,7 +47,7 @@ export async function listDeliveries(
     if (!decoded.ok) return decoded;
     position = decoded.value;
   }
-  const place = deps.listReads.tryAcquire(accountId);
+  const place = await deps.listReads.tryAcquire(accountId);
   if (!place.ok)
     return fail(
       'RATE_LIMIT_EXCEEDED',
@@ -61,7 +61,8 @@ export async function listDeliveries(
   try {
     return await listPage(deps, accountId, id, q, position, cost);
   } finally {
-    place.release(cost.examined);
+    // The charge is written before the answer, so the account's next read meets it.
+    await place.release(cost.examined);
   }
 }
 
