@@ -489,6 +489,28 @@ describe('password work', () => {
     expect((await Promise.all(guesses)).map((r) => r.status)).toEqual([401, 401]);
   });
 
+  it("when logins to made-up emails from a user's own address fill its waiting place, then that user's login to its account still waits, and has the next turn", async () => {
+    const email = await newAccount(held);
+    const nat = '203.0.113.51';
+    // A flood from the user's NAT: one derives, one waits, a third is told to retry.
+    const flood = [1, 2].map((i) => login(`nobody-${i}@example.com`, 'made up', nat, held).then((r) => r));
+    await waitFor(() => derivations.length === 1, 10_000, 5, "the flood's derivation");
+    await waitFor(() => held.deps.logins.work.load.waiting === 1, 10_000, 5, 'the flood waiting');
+    await login('nobody-3@example.com', 'made up', nat, held).expect(429);
+    // The user, from the same address, with no device cookie (curl, a new browser): not refused.
+    const user = login(email, PASSWORD, nat, held).then((r) => r);
+    await waitFor(() => held.deps.logins.work.load.waiting === 2, 10_000, 5, 'the user waiting');
+    const before = verified.length;
+    derivations.shift()?.();
+    await waitFor(() => verified.length === before + 1, 10_000, 5, 'the next derivation');
+    expect(verified.at(-1)).toBe(PASSWORD);
+    derivations.shift()?.();
+    expect((await user).status).toBe(200);
+    await waitFor(() => derivations.length === 1, 10_000, 5, "the flood's waiting turn");
+    derivations.shift()?.();
+    expect((await Promise.all(flood)).map((r) => r.status)).toEqual([401, 401]);
+  });
+
   it('when a session logs out while its password change waits for its turn, then the change is refused and the password stays', async () => {
     const email = await newAccount(held);
     const first = login(email, PASSWORD, '203.0.113.21', held).then((r) => r);

@@ -117,6 +117,25 @@ describe('password work', () => {
     expect(order).toEqual(['s1', 'k1', 'k2', 's2', 's3']);
   });
 
+  it('when logins to emails with no account fill their client’s places, then the same client’s login to an account still waits, and is served before them', async () => {
+    const work = new PasswordWork({ running: 1, waiting: 10, waitingPerClient: 2 });
+    const order: string[] = [];
+    const latches = new Map(['n1', 'n2', 'n3', 'u1'].map((n) => [n, latch(order, n)]));
+    const runs = ['n1', 'n2', 'n3'].map((n) => work.run('nat', latches.get(n)!.work, 'no_account'));
+    expect(await work.run('nat', latch(order, 'n4').work, 'no_account')).toMatchObject({
+      ok: false,
+      code: 'RATE_LIMIT_EXCEEDED',
+    });
+    runs.push(work.run('nat', latches.get('u1')!.work, 'anyone'));
+    for (let ended = 0; ended < 4; ended++) {
+      await turn();
+      expect(order).toHaveLength(ended + 1);
+      latches.get(order[ended]!)!.end();
+    }
+    await Promise.all(runs);
+    expect(order).toEqual(['n1', 'u1', 'n2', 'n3']);
+  });
+
   it('when work fails, then its place passes on and the failure reaches its caller', async () => {
     const work = new PasswordWork({ running: 1, waiting: 10, waitingPerClient: 10 });
     const failing = work.run('a', () => Promise.reject(new Error('store down')));

@@ -13,6 +13,9 @@ import { fail, succeed, type Result } from '@signal/service-kit';
  * password change from a session) waits in a lane of its own, served first and bounded alike:
  * strangers' logins from any number of addresses fill only their own lane, so they neither
  * refuse nor hold a known browser's login for more than the derivations already running.
+ * Logins to an email with no account (no password there to be right) wait in the last lane:
+ * a flood of made-up emails, from the address a user shares with it (a NAT), neither refuses
+ * nor holds that user's login to its account for more than the derivations already running.
  * (docs/decisions/password-work-bounded.md)
  */
 export interface PasswordWorkLimits {
@@ -23,8 +26,11 @@ export interface PasswordWorkLimits {
 
 export type PasswordWorkRefusal = 'RATE_LIMIT_EXCEEDED' | 'SERVICE_UNAVAILABLE';
 
-/** `known`: the asker is proven (a device cookie for the email, a session); `anyone`: not. */
-export type PasswordWorkLane = 'known' | 'anyone';
+/**
+ * `known`: the asker is proven (a device cookie for the email, a session); `anyone`: not;
+ * `no_account`: a login to an email that has no account, which no password opens.
+ */
+export type PasswordWorkLane = 'known' | 'anyone' | 'no_account';
 
 /** One lane's waiting work: each client's turns, in arrival order; the map's order is the rotation's. */
 interface Lane {
@@ -34,10 +40,11 @@ interface Lane {
 
 export class PasswordWork {
   private runningNow = 0;
-  /** Served in this order: a known asker's turn comes before anyone's. */
+  /** Served in this order: a known asker's turn comes before anyone's, and anyone's before no account's. */
   private readonly lanes: Record<PasswordWorkLane, Lane> = {
     known: { turns: new Map(), waiting: 0 },
     anyone: { turns: new Map(), waiting: 0 },
+    no_account: { turns: new Map(), waiting: 0 },
   };
 
   constructor(private readonly limits: PasswordWorkLimits) {}
@@ -78,7 +85,8 @@ export class PasswordWork {
 
   /** Where the running count stands: derivations running, requests waiting. */
   get load(): { running: number; waiting: number } {
-    return { running: this.runningNow, waiting: this.lanes.known.waiting + this.lanes.anyone.waiting };
+    const { known, anyone, no_account: noAccount } = this.lanes;
+    return { running: this.runningNow, waiting: known.waiting + anyone.waiting + noAccount.waiting };
   }
 
   /**
@@ -86,7 +94,7 @@ export class PasswordWork {
    * ended, and goes to the back of its lane.
    */
   private next(): void {
-    for (const lane of [this.lanes.known, this.lanes.anyone])
+    for (const lane of [this.lanes.known, this.lanes.anyone, this.lanes.no_account])
       for (const [client, queue] of lane.turns) {
         lane.turns.delete(client);
         const start = queue.shift();

@@ -36,7 +36,8 @@ const tooManyFailures = (waitMs: number, what = 'failed logins') =>
   });
 
 /**
- * The attempt is counted as a failure before anything else, against the device its cookie
+ * Its turn (by lane: a proven device, an email with an account, one without) → the attempt is
+ * counted as a failure before anything else, against the device its cookie
  * proves for this email, or else against the network and the email (refused without looking
  * while a subject that judges it is waiting: domain/login-throttle.ts) → check the password at
  * its stored cost (unknown emails spend the same) → a failure stays counted → a success takes
@@ -55,11 +56,20 @@ export async function passwordLogin(
   // stamped later would look like a wait ahead of it.
   // A browser whose device cookie is for this email waits in the known lane: strangers' logins
   // from many addresses cannot hold its turn (accounts/domain/password-work.ts).
+  // A login to an email with no account waits behind every other (a flood of made-up emails
+  // from a user's own NAT takes only its own lane); whether an email has an account is no
+  // secret (sign-up says so), and its password is checked at the same cost when its turn comes.
   const deviceId = deps.devices.deviceFor(client.deviceCookie, email);
+  const lane =
+    deviceId !== undefined
+      ? 'known'
+      : (await deps.accounts.findAccountByEmail(email.trim().toLowerCase()))
+        ? 'anyone'
+        : 'no_account';
   const done = await deps.work.run(
     clientGroup(client.ip),
     () => checkLogin(deps, email, password, { ip: client.ip, deviceId }, clock()),
-    deviceId !== undefined ? 'known' : 'anyone',
+    lane,
   );
   return done.ok ? done.value : done;
 }
