@@ -4,7 +4,7 @@ import {
   replaceHiddenCharacters,
   type ErrorCode,
 } from '@signal/contracts';
-import type { z } from 'zod';
+import { z } from 'zod';
 
 export interface FieldProblem {
   field: string;
@@ -115,20 +115,73 @@ function namesListed(names: readonly string[]): string {
   return names.length > NAMES_LISTED ? `${shown} and ${names.length - NAMES_LISTED} more` : shown;
 }
 
-/** Turns a zod failure into a VALIDATION_ERROR whose message names the field(s). */
+/** The names an object schema takes at its top level (none for another schema). */
+function namesTaken(schema: z.ZodType): readonly string[] {
+  if (schema instanceof z.ZodObject) return Object.keys(schema.shape);
+  if (schema instanceof z.ZodPipe && schema.in instanceof z.ZodType) return namesTaken(schema.in);
+  return [];
+}
+
+/** Edits (insert, delete, replace, swap of two neighbours) from `a` to `b`, or more than `most`. */
+function editsBetween(a: string, b: string, most: number): number {
+  if (Math.abs(a.length - b.length) > most) return most + 1;
+  let before: number[] = [];
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        next[j] = Math.min(next[j]!, before[j - 2]! + 1);
+    }
+    before = row;
+    row = next;
+  }
+  return row[b.length]!;
+}
+
+/**
+ * The name meant by an unknown one, when one taken is that close: another letter case, a
+ * plural's `s`, a typo or two (`event` for `events`, `limt` for `limit`); none for short names.
+ */
+export function nameMeant(unknown: string, taken: readonly string[]): string | undefined {
+  const lower = unknown.toLowerCase();
+  const near = taken.filter((name) => {
+    const l = name.toLowerCase();
+    if (l === lower || l === `${lower}s` || `${l}s` === lower) return true;
+    return lower.length >= 4 && editsBetween(lower, l, 2) <= (lower.length >= 7 ? 2 : 1);
+  });
+  return near.length === 1 ? near[0] : undefined;
+}
+
+/**
+ * Turns a zod failure into a VALIDATION_ERROR whose message names the field(s): an unknown
+ * name each a detail of its own, with the name meant when one taken (`taken`) is that close.
+ */
 export function validationError(
   error: z.ZodError,
   where: 'query' | 'body' | 'path',
   input?: unknown,
+  taken: readonly string[] = [],
 ): AppError {
-  const details: FieldProblem[] = error.issues.map((issue) => {
-    let field = issue.path.map(String).join('.');
+  const problems = error.issues.map((issue): { said: string; details: FieldProblem[] } => {
+    const field = issue.path.map(String).join('.');
     let message = issue.message;
     if (issue.code === 'unrecognized_keys') {
-      const keys = namesListed(issue.keys);
-      const first = namesListed(issue.keys.slice(0, 1));
-      field = field ? `${field}.${first}` : first;
-      message = `unknown ${where === 'query' ? 'parameter' : 'field'}${issue.keys.length > 1 ? 's' : ''}: ${keys}`;
+      const kind = where === 'query' ? 'parameter' : 'field';
+      const named = issue.keys.slice(0, NAMES_LISTED).map((key) => {
+        const shown = namesListed([key]);
+        const meant = field ? undefined : nameMeant(key, taken);
+        return {
+          field: field ? `${field}.${shown}` : shown,
+          label: meant === undefined ? shown : `${shown} (did you mean ${meant}?)`,
+        };
+      });
+      const more = issue.keys.length - named.length;
+      const plural = issue.keys.length > 1 ? 's' : '';
+      const said = `unknown ${kind}${plural}: ${named.map((n) => n.label).join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+      const details = named.map((n) => ({ field: n.field, message: `unknown ${kind}: ${n.label}` }));
+      return { said, details };
     } else if (where === 'query' && field && Array.isArray(valueAt(input, issue.path))) {
       // A query parameter given twice arrives as an array, whatever the schema said of one value.
       message = `${field} must be given once`;
@@ -145,9 +198,10 @@ export function validationError(
     } else if (field && !startsWithName(message, field)) {
       message = boundMessage(field, issue) ?? `${field}: ${message}`;
     }
-    return { field: field || where, message };
+    return { said: message, details: [{ field: field || where, message }] };
   });
-  return new AppError('VALIDATION_ERROR', details.map((d) => d.message).join('; '), { details });
+  const details = problems.flatMap((p) => p.details);
+  return new AppError('VALIDATION_ERROR', problems.map((p) => p.said).join('; '), { details });
 }
 
 export function parseOrThrow<S extends z.ZodType>(
@@ -156,6 +210,6 @@ export function parseOrThrow<S extends z.ZodType>(
   where: 'query' | 'body' | 'path',
 ): z.infer<S> {
   const result = schema.safeParse(input);
-  if (!result.success) throw validationError(result.error, where, input);
+  if (!result.success) throw validationError(result.error, where, input, namesTaken(schema));
   return result.data;
 }

@@ -144,6 +144,10 @@ describe('live streams fanned out by the gateway', () => {
     expect(body).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR' } });
     expect(bad.body).toContain('type: \\"nope\\" is not one of');
     expect(bad.body).toContain('unknown parameter: extra');
+    // The singular of a list parameter is named for what it is.
+    const singular = await open(`${STREAM}?event=signal.new`);
+    expect(singular.status).toBe(400);
+    expect(singular.body).toContain('unknown parameter: event (did you mean events?)');
     // A parameter after a thousand others is read too.
     const late = await open(`${STREAM}?${'&'.repeat(1000)}type=bogus`);
     expect(late.status).toBe(400);

@@ -303,7 +303,7 @@ describe('live stream', () => {
     ['type=wallet,bogus', 'type: "bogus" is not one of'],
     ['events=signal.updated', 'events: "signal.updated" is not one of'],
     ['type=', 'type must be a comma-separated list'],
-    ['types=wallet', 'unknown parameter: types'],
+    ['types=wallet', 'unknown parameter: types (did you mean type?)'],
     ['type=new&type=3d', 'type must be given once'],
   ])('when the query is %s, then 400 VALIDATION_ERROR names the problem', async (query, message) => {
     const res = await request(svc.url).get(`${STREAM}?${query}`).set(auth(svc)).expect(400);

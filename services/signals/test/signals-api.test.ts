@@ -98,6 +98,13 @@ describe('GET /v1/signals', () => {
     );
     const long = errorEnvelopeSchema.parse((await get(`/v1/signals?${'n'.repeat(3000)}=1`).expect(400)).body);
     expect(long.error.message).toBe(`unknown parameter: ${'n'.repeat(64)}…`);
+    // Each unknown name is a detail of its own, and a near miss names the parameter meant.
+    const near = errorEnvelopeSchema.parse((await get('/v1/signals?limt=5&foo=1').expect(400)).body);
+    expect(near.error.message).toBe('unknown parameters: limt (did you mean limit?), foo');
+    expect(near.error.details).toEqual([
+      { field: 'limt', message: 'unknown parameter: limt (did you mean limit?)' },
+      { field: 'foo', message: 'unknown parameter: foo' },
+    ]);
   });
 
   it('when since is given, then only signals created strictly after it are listed', async () => {
