@@ -59,6 +59,8 @@ export const rollApiKeyInputSchema = z
       z
         .number({ error: 'overlap_seconds must be a number' })
         .int('overlap_seconds must be a whole number of seconds')
+        // The document says no negative (its minimum); the message is the rule's, once.
+        .min(0, { error: 'overlap_seconds must be 0 or at least 60', abort: true })
         .max(MAX_ROLL_OVERLAP_SECONDS, 'overlap_seconds must be at most 7 days (604800)')
         // One rule for every number below 60 but 0 (a negative one included): one message.
         .refine((s) => s === 0 || s >= 60, 'overlap_seconds must be 0 or at least 60')

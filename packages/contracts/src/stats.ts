@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { SIGNAL_TYPES, STATS_PERIODS, type SignalType } from './enums';
 
 const typeStats = z.strictObject({
-  total: z.number().int(),
-  winners: z.number().int(),
+  total: z.number().int().nonnegative(),
+  winners: z.number().int().nonnegative(),
   win_rate: z
     .number()
     .describe(
@@ -13,8 +13,8 @@ const typeStats = z.strictObject({
 
 export const statisticsSchema = z
   .strictObject({
-    total_signals: z.number().int(),
-    winners: z.number().int(),
+    total_signals: z.number().int().nonnegative(),
+    winners: z.number().int().nonnegative(),
     win_rate: z
       .number()
       .describe(

@@ -8,6 +8,7 @@ import {
 } from 'node:http';
 import type { Socket } from 'node:net';
 import { ERROR_STATUS, type ErrorCode } from '@signal/contracts';
+import { securityHeaderList } from './base-app';
 import { errorResponse, requestIdOf } from './middleware';
 
 export interface RunningServer {
@@ -67,21 +68,36 @@ export async function startHttpServer(
     typeof entry === 'function' ? { listener: entry } : entry;
   // Node responds to an HTTP/1.1 request without Host with a bare 400 (no envelope, no request
   // id); it is refused here instead, like every other malformed request.
-  const server = createServer({ requireHostHeader: false }, withHost(listener, unparsableHeaders));
+  const server = createServer(
+    { requireHostHeader: false },
+    withHost(listener, unparsableHeaders, securityHeaderList()),
+  );
   if (onConnection) server.on('connection', onConnection);
-  if (checkContinue) server.on('checkContinue', withHost(checkContinue, unparsableHeaders));
+  if (checkContinue)
+    server.on('checkContinue', withHost(checkContinue, unparsableHeaders, securityHeaderList()));
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = 66_000;
   server.requestTimeout = 30_000;
   if (stalledMs !== undefined) server.timeout = stalledMs;
+  // Every response carries the security headers, the refusals written here below Express too.
+  const security = pairsOf(securityHeaderList());
   const refuse = (err: Error & { code?: string }, socket: Socket) => {
-    if (!unparsableHeaders) return respondToUnparsable(err, socket, []);
+    if (!unparsableHeaders) return respondToUnparsable(err, socket, security);
     unparsableHeaders(socket.remoteAddress).then(
-      (headers) => respondToUnparsable(err, socket, headers),
-      () => respondToUnparsable(err, socket, []),
+      (headers) => respondToUnparsable(err, socket, [...security, ...headers]),
+      () => respondToUnparsable(err, socket, security),
     );
   };
   server.on('clientError', refuse);
+  // A request whose body stopped coming is told so (the 400 of a request not received in time)
+  // before its connection closes, rather than cut without a word once it stalled `stalledMs`.
+  // Any other stalled connection (a response its client stopped reading, a keep-alive
+  // connection idle past its time, a head sent in part) is cut, as node:http does.
+  server.on('timeout', (socket: Socket) => {
+    if (requestOpen(socket) && !responseStarted(socket))
+      refuse(Object.assign(new Error('stalled'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket);
+    else socket.destroy();
+  });
   // CONNECT asks for a tunnel, which nothing here is: Node would drop the connection without a
   // word. It gets the 400 envelope instead, and the connection ends (the bytes that follow are
   // the tunnel's, not HTTP).
@@ -90,7 +106,7 @@ export async function startHttpServer(
   );
   // An expectation other than 100-continue: Node would send a bare 417. RFC 9110 §10.1.1 lets a
   // server ignore it, so the request is served as if it had none (with the envelope on refusal).
-  server.on('checkExpectation', withHost(listener, unparsableHeaders));
+  server.on('checkExpectation', withHost(listener, unparsableHeaders, securityHeaderList()));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
@@ -167,7 +183,11 @@ function headerProblemOf(
  * rate-limit headers) and the connection ends. Two Host or Authorization lines are what a request
  * smuggled past a proxy that reads the other one looks like.
  */
-function withHost(listener: RequestListener, refusalHeaders?: RefusalHeaders): RequestListener {
+function withHost(
+  listener: RequestListener,
+  refusalHeaders: RefusalHeaders | undefined,
+  security: readonly string[],
+): RequestListener {
   return (req, res) => {
     const problem = headerProblemOf(req);
     if (!problem) return listener(req, res);
@@ -177,6 +197,7 @@ function withHost(listener: RequestListener, refusalHeaders?: RefusalHeaders): R
       requestId,
     );
     const send = (extra: Array<[string, string]>) => {
+      for (let i = 0; i < security.length; i += 2) res.setHeader(security[i]!, security[i + 1]!);
       for (const [name, value] of extra) res.setHeader(name, value);
       res.writeHead(status, {
         'Content-Type': 'application/json; charset=utf-8',
@@ -189,6 +210,19 @@ function withHost(listener: RequestListener, refusalHeaders?: RefusalHeaders): R
     if (!refusalHeaders) return send([]);
     refusalHeaders(req.socket.remoteAddress).then(send, () => send([]));
   };
+}
+
+/** Whether a request's head was read on this socket and its exchange has not ended. */
+function requestOpen(socket: Socket): boolean {
+  const current: unknown = Reflect.get(socket, '_httpMessage');
+  return typeof current === 'object' && current !== null;
+}
+
+/** `[name, value, name, value, …]` as pairs. */
+function pairsOf(flat: readonly string[]): Array<[string, string]> {
+  const pairs: Array<[string, string]> = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i]!, flat[i + 1]!]);
+  return pairs;
 }
 
 /**

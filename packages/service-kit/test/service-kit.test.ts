@@ -18,8 +18,10 @@ import {
   parseOrThrow,
   requireInternalAuth,
   signInternalToken,
+  startHttpServer,
   verifyInternalToken,
   type InternalLimits,
+  type RunningServer,
 } from '../src';
 
 const logger = pino({ level: 'silent' });
@@ -370,6 +372,60 @@ describe('requests whose client leaves', () => {
       expect(await gone()).toMatchObject({ labels: { status: '499' }, value: 1 });
     } finally {
       server.close();
+    }
+  });
+});
+
+describe('refusals written below Express', () => {
+  /** What the server sends on a raw connection for `bytes`, read until it closes the connection. */
+  const exchange = (port: number, bytes: string): Promise<string> =>
+    new Promise((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      let got = '';
+      socket.on('data', (chunk) => (got += chunk.toString('latin1')));
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(got));
+      socket.write(bytes);
+    });
+  const headOf = (raw: string) => raw.split('\r\n\r\n')[0]!.toLowerCase();
+  const bodyOf = (raw: string): unknown => JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
+
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startHttpServer({ listener: app().app, stalledMs: 1000 }, 0);
+  });
+  afterAll(() => server.close(100));
+
+  it('when a body stops coming, then the client is told the request was not received in time before the connection closes, not cut without a word', async () => {
+    const raw = await exchange(
+      server.port,
+      'POST /echo HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":',
+    );
+    expect(raw).toMatch(/^HTTP\/1\.1 400 /);
+    expect(headOf(raw)).toContain('connection: close');
+    expect(bodyOf(raw)).toMatchObject({
+      success: false,
+      error: { code: 'VALIDATION_ERROR', message: 'The request was not received in time.' },
+    });
+  });
+
+  it('when node:http refuses a request or a head repeats Host, then the refusal carries the security headers every response does', async () => {
+    const tooLarge = await exchange(
+      server.port,
+      `GET /page HTTP/1.1\r\nHost: t\r\nX-Big: ${'y'.repeat(17_000)}\r\n\r\n`,
+    );
+    const twoHosts = await exchange(server.port, 'GET /page HTTP/1.1\r\nHost: t\r\nHost: u\r\n\r\n');
+    const badMethod = await exchange(server.port, 'FOO /page HTTP/1.1\r\nHost: t\r\n\r\n');
+    for (const [raw, status] of [
+      [tooLarge, 413],
+      [twoHosts, 400],
+      [badMethod, 400],
+    ] as const) {
+      expect(raw.startsWith(`HTTP/1.1 ${status} `)).toBe(true);
+      expect(headOf(raw)).toContain('x-content-type-options: nosniff');
+      expect(headOf(raw)).toContain('content-security-policy:');
+      expect(headOf(raw)).toContain('strict-transport-security:');
+      expect(bodyOf(raw)).toMatchObject({ success: false, error: { request_id: expect.any(String) } });
     }
   });
 });
