@@ -49,7 +49,8 @@ def run_polling(stop, every=10.0):
             since = poll_new_signals(since)
             pause = every
         except RateLimitError as err:
-            # The client waits out short limits itself; a longer one (the day's quota) lands here.
+            # The client waits out short limits itself (max_retry_wait, 5 s); a longer one (the
+            # rest of the minute, the day's quota) lands here.
             print(f"rate limited: pausing {err.retry_after} s")
             pause = err.retry_after or every
         stop.wait(pause)
@@ -60,12 +61,18 @@ class WebhookHandler(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         try:
             event = verify_webhook(body, self.headers, WEBHOOK_SECRETS)
-        except WebhookVerificationError:
+        except WebhookVerificationError as err:
+            print(f"webhook refused: {err}")
             self.send_response(400)
             self.end_headers()
             return
         self.send_response(200)  # respond first: the service waits 5 s at most
         self.end_headers()
+        if event["data"].get("test"):
+            # A test delivery (the dashboard's Send test, webhooks.send_test) carries a sample
+            # signal marked test: True: trade on none of them.
+            print(f"test {event['event']} skipped")
+            return
         if event["event"] == "signal.winner":
             on_winner(event["data"])
 

@@ -354,6 +354,19 @@ class OpeningTests(StreamCase):
         self.assertEqual(self.waits[0], 1.0)
         self.assertTrue(1.6 <= self.waits[1] <= 2.4 and 3.2 <= self.waits[2] <= 4.8, self.waits)
 
+    def test_when_reconnects_keep_failing_then_the_back_off_grows_past_the_call_budget_up_to_max_backoff(self) -> None:
+        server = self.serve(lambda n, r, h: Response(drop=True))
+        with self.assertRaises(SignalConnectionError):
+            self.take(self.client(server).signals.stream(max_reconnects=7), 1)
+        # 1, 2, 4, 8, 16, 32, 64 s (±20 % after the first) up to the 30 s cap: the client's
+        # max_retry_wait (5 s, one call's budget) does not cap a stream's back-off.
+        self.assertTrue(6.4 <= self.waits[3] <= 9.6 and self.waits[6] == 30.0, self.waits)
+        waits = list(self.waits)
+        self.waits.clear()
+        with self.assertRaises(SignalConnectionError):
+            self.take(self.client(server).signals.stream(max_reconnects=3, max_backoff=1.5), 1)
+        self.assertEqual((self.waits[0], self.waits[2]), (1.0, 1.5), (waits, self.waits))
+
     def test_when_the_response_is_not_an_event_stream_then_it_is_a_connection_error(self) -> None:
         server = self.serve(lambda n, r, h: Response(200, {"success": True, "data": []}))
         with self.assertRaisesRegex(SignalConnectionError, "not an event stream"):

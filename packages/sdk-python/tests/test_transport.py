@@ -1,5 +1,6 @@
 """Unit tests of the client's transport against a scripted HTTP server on loopback (no services)."""
 
+import socket
 import time
 import unittest
 import urllib.parse
@@ -55,16 +56,16 @@ class RetryTests(TransportCase):
     def test_when_429_carries_retry_after_then_the_client_waits_it_reports_it_and_resends_the_same_idempotency_key(self) -> None:
         def script(s: ScriptedServer, r: Recorded, _h: Any) -> Response:
             if len(s.requests) < 3:
-                return error(429, "RATE_LIMIT_EXCEEDED", retry_after=7, headers={"Retry-After": "7"})
+                return error(429, "RATE_LIMIT_EXCEEDED", retry_after=2, headers={"Retry-After": "2"})
             return Response(201, {"success": True, "data": {**SUB, "secret": "whsec_QUJD"}})
 
         server = self.serve(script)
         created = self.client(server).webhooks.create(url=SUB["url"], events=["signal.new"])
         self.assertEqual(created["secret"], "whsec_QUJD")
-        self.assertEqual(self.waits, [7.0, 7.0])
+        self.assertEqual(self.waits, [2.0, 2.0])
         self.assertEqual(
             [(r.attempt, r.wait, r.status, r.reason, r.request_id, r.path) for r in self.retries],
-            [(1, 7.0, 429, "rate_limited", "req_test", "/v1/webhooks"), (2, 7.0, 429, "rate_limited", "req_test", "/v1/webhooks")],
+            [(1, 2.0, 429, "rate_limited", "req_test", "/v1/webhooks"), (2, 2.0, 429, "rate_limited", "req_test", "/v1/webhooks")],
         )
         keys = {r.headers["idempotency-key"] for r in server.requests}
         self.assertEqual(len(server.requests), 3)
@@ -77,6 +78,23 @@ class RetryTests(TransportCase):
             self.client(server, max_retry_wait=60).signals.list()
         self.assertEqual((caught.exception.retry_after, caught.exception.request_id, caught.exception.status), (3600, "req_test", 429))
         self.assertEqual((self.waits, len(server.requests)), ([], 1))
+
+    def test_when_retry_after_is_longer_than_the_default_budget_of_5_s_then_rate_limit_error_is_raised_at_once(self) -> None:
+        server = self.serve(lambda s, r, h: error(429, "RATE_LIMIT_EXCEEDED", "slow down", headers={"Retry-After": "6"}))
+        client = self.client(server)
+        self.assertEqual(client.max_retry_wait, 5.0)
+        with self.assertRaises(RateLimitError) as caught:
+            client.signals.list()
+        self.assertEqual(caught.exception.retry_after, 6)
+        self.assertEqual((self.waits, self.retries, len(server.requests)), ([], [], 1))
+
+    def test_when_the_waits_of_one_call_together_would_pass_max_retry_wait_then_the_last_error_is_raised(self) -> None:
+        # Each Retry-After of 3 s fits the budget of 5 s alone; two of them together do not.
+        server = self.serve(lambda s, r, h: error(503, "SERVICE_UNAVAILABLE", "down", headers={"Retry-After": "3"}))
+        with self.assertRaises(ServerError) as caught:
+            self.client(server, max_retries=5).stats.get()
+        self.assertEqual((caught.exception.status, caught.exception.retry_after), (503, 3))
+        self.assertEqual((self.waits, len(server.requests)), ([3.0], 2))
 
     def test_when_429_outlasts_max_retries_then_the_last_rate_limit_error_is_raised(self) -> None:
         server = self.serve(lambda s, r, h: error(429, "RATE_LIMIT_EXCEEDED", headers={"Retry-After": "1"}))
@@ -99,6 +117,15 @@ class RetryTests(TransportCase):
         server = self.serve(lambda s, r, h: Response(drop=True) if len(s.requests) == 1 else ok({"id": "sig_1"}))
         self.assertEqual(self.client(server).signals.get("sig_1")["id"], "sig_1")
         self.assertEqual([r.reason for r in self.retries], ["connection"])
+
+    def test_when_nothing_listens_at_the_base_url_then_the_connection_error_names_the_url_and_the_reason(self) -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        base_url = f"http://127.0.0.1:{port}"
+        with self.assertRaises(SignalConnectionError) as caught:
+            SignalClient("sk_test_key", base_url=base_url, max_retries=0).signals.list()
+        self.assertEqual(str(caught.exception), f"GET /v1/signals: cannot reach {base_url} (ECONNREFUSED)")
 
     def test_when_a_post_the_server_does_not_deduplicate_loses_its_connection_then_it_is_not_sent_again(self) -> None:
         server = self.serve(lambda s, r, h: Response(drop=True))
@@ -225,6 +252,19 @@ class ErrorTests(TransportCase):
 
 
 class ResourceTests(TransportCase):
+    def test_when_webhooks_are_listed_then_the_page_iterates_and_counts_its_subscriptions(self) -> None:
+        meta = {"total": 3, "page": 1, "per_page": 2, "total_pages": 2}
+        server = self.serve(lambda s, r, h: ok([SUB, {**SUB, "id": "wh_2"}], meta))
+        page = self.client(server).webhooks.list(limit=2)
+        self.assertEqual([hook["id"] for hook in page], ["wh_1", "wh_2"])
+        self.assertEqual((len(page), page[1]["id"], page.meta["total"]), (2, "wh_2", 3))
+        self.assertEqual(server.requests[0].path, "/v1/webhooks?limit=2")
+
+    def test_when_a_page_is_empty_then_it_has_no_items_and_is_falsy(self) -> None:
+        server = self.serve(lambda s, r, h: ok([], {"total": 0, "page": 1, "per_page": 100, "total_pages": 0}))
+        page = self.client(server).webhooks.list()
+        self.assertEqual((list(page), len(page), bool(page)), ([], 0, False))
+
     def test_when_signals_are_iterated_then_the_cursor_is_followed_until_it_is_null(self) -> None:
         pages = {
             None: ([{"id": "sig_3"}, {"id": "sig_2"}], "c2"),

@@ -46,6 +46,52 @@ class MalformedInputTests(unittest.TestCase):
                     verify_webhook(body, headers, secret, now=NOW)  # type: ignore[arg-type]
 
 
+class MisuseTests(unittest.TestCase):
+    """A call that cannot verify anything is the caller's mistake: a TypeError that names it, never
+    a WebhookVerificationError (which a forged request gets)."""
+
+    MISSING_SECRET = "secret is missing: pass the subscription's whsec_ signing secret (is SIGNAL_WEBHOOK_SECRET set?)"
+
+    def test_when_the_body_is_parsed_json_then_it_is_a_type_error_saying_to_pass_the_raw_body(self) -> None:
+        secret = generate_secret()
+        headers = sign_webhook(BODY, secret, timestamp=NOW)
+        for parsed in (json.loads(BODY), [1, 2], 42):
+            with self.subTest(type(parsed).__name__):
+                with self.assertRaises(TypeError) as caught:
+                    verify_webhook(parsed, headers, secret, now=NOW)  # type: ignore[arg-type]
+                self.assertNotIsInstance(caught.exception, WebhookVerificationError)
+                self.assertTrue(
+                    str(caught.exception).startswith(
+                        "body must be the raw request body (string or bytes) exactly as received, not parsed JSON"
+                    ),
+                    caught.exception,
+                )
+
+    def test_when_no_body_was_read_then_it_is_a_type_error_saying_the_body_is_missing(self) -> None:
+        secret = generate_secret()
+        with self.assertRaisesRegex(TypeError, "^body is missing: pass the raw request body"):
+            verify_webhook(None, sign_webhook(BODY, secret, timestamp=NOW), secret, now=NOW)  # type: ignore[arg-type]
+
+    def test_when_the_secret_is_none_empty_or_one_of_a_rotation_is_then_it_is_a_type_error_naming_the_missing_secret(self) -> None:
+        secret = generate_secret()
+        headers = sign_webhook(BODY, secret, timestamp=NOW)
+        for missing in (None, "", [], [secret, None], [""]):
+            with self.subTest(repr(missing)):
+                with self.assertRaises(TypeError) as caught:
+                    verify_webhook(BODY, headers, missing, now=NOW)  # type: ignore[arg-type]
+                self.assertEqual(str(caught.exception), self.MISSING_SECRET)
+                self.assertNotIsInstance(caught.exception, WebhookVerificationError)
+        with self.assertRaisesRegex(TypeError, "^secret is missing"):
+            sign_webhook(BODY, None)  # type: ignore[arg-type]
+
+    def test_when_the_body_is_bytes_of_any_kind_then_it_verifies_as_the_text_does(self) -> None:
+        secret = generate_secret()
+        headers = sign_webhook(BODY, secret, timestamp=NOW)
+        for body in (BODY.encode(), bytearray(BODY.encode()), memoryview(BODY.encode())):
+            with self.subTest(type(body).__name__):
+                self.assertEqual(verify_webhook(body, headers, secret, now=NOW)["data"]["id"], "sig_1")
+
+
 class VerifyTests(unittest.TestCase):
     def test_when_the_service_signs_a_body_then_it_verifies_and_returns_the_payload(self) -> None:
         secret = generate_secret()

@@ -29,6 +29,7 @@ import type {
   ListApiKeysParams,
   CreateApiKeyInput,
   ChangePasswordInput,
+  RateLimit,
   RetryEvent,
 } from './types.js';
 import { NotFoundError, SignalTimeoutError, SignalConnectionError, isRecord, toApiError } from './errors.js';
@@ -84,7 +85,8 @@ type Auth = 'apiKey' | 'session' | 'none';
 
 /**
  * `webhooks.list`: request options alone (so callers written for the unpaginated list keep
- * working), or a page query; it returns the page's subscriptions (newest first) either way.
+ * working), or a page query; it returns the page's subscriptions (newest first) either way. One
+ * object holding both (`{ page, signal }`, from untyped code) is taken as both.
  */
 export interface ListWebhooks {
   (opts?: RequestOptions): Promise<WebhookSubscription[]>;
@@ -93,7 +95,8 @@ export interface ListWebhooks {
 
 /**
  * `webhooks.recover`: request options alone (the first page, as callers written before paging
- * do), or the page to go on from.
+ * do), or the page to go on from. One object holding both (`{ cursor, idempotencyKey }`, from
+ * untyped code) is taken as both.
  */
 export interface RecoverWebhook {
   (webhookId: string, since: string | Date, opts?: RequestOptions): Promise<RecoverWebhookResult>;
@@ -105,17 +108,67 @@ export interface RecoverWebhook {
   ): Promise<RecoverWebhookResult>;
 }
 
-/** `webhooks.sendTest`: request options alone (callers that do not choose the test event), or the event. */
+/**
+ * `webhooks.sendTest`: request options alone (callers that do not choose the test event), or the
+ * event. One object holding both (`{ event, idempotencyKey }`, from untyped code) is taken as both.
+ */
 export interface SendWebhookTest {
   (webhookId: string, opts?: RequestOptions): Promise<Delivery>;
   (webhookId: string, input: WebhookTestInput, opts?: RequestOptions): Promise<Delivery>;
 }
 
-const REQUEST_OPTION_KEYS = ['idempotencyKey', 'signal', 'timeoutMs'] as const;
-/** Tells the two forms of `webhooks.list`, `sendTest` and `recover` apart: their keys do not overlap. */
-const isRequestOptions = (
-  v: ListWebhooksParams | WebhookTestInput | RecoverWebhookPage | RequestOptions,
-): v is RequestOptions => REQUEST_OPTION_KEYS.some((k) => k in v);
+/**
+ * The request options of `webhooks.list`, `sendTest` and `recover`, whose first object may be
+ * their query or body, their request options, or (from untyped code) both at once: the options
+ * found in it, with those of the last argument. Sorting the keys, rather than taking an object
+ * with any option key for options only, keeps a body field beside them (`{ event,
+ * idempotencyKey }` sends the event). An option given in both places with two values is refused:
+ * no choice between them would be the one the caller meant.
+ */
+function requestOptions(
+  call: string,
+  inline: RequestOptions,
+  opts: RequestOptions | undefined,
+): RequestOptions | undefined {
+  const { idempotencyKey, signal, timeoutMs } = inline;
+  if (idempotencyKey === undefined && signal === undefined && timeoutMs === undefined) return opts;
+  const twice = (['idempotencyKey', 'signal', 'timeoutMs'] as const).filter(
+    (k) => inline[k] !== undefined && opts?.[k] !== undefined && opts[k] !== inline[k],
+  );
+  if (twice.length > 0)
+    throw new TypeError(
+      `${call}: ${twice.join(', ')} given twice, in the first object and in the request options, ` +
+        'with different values: pass it once. Nothing was sent.',
+    );
+  return {
+    idempotencyKey: opts?.idempotencyKey ?? idempotencyKey,
+    signal: opts?.signal ?? signal,
+    timeoutMs: opts?.timeoutMs ?? timeoutMs,
+  };
+}
+
+/**
+ * A Date as the API reads times. An invalid one (`new Date('nope')`) is refused naming its
+ * parameter, before anything is sent, where toISOString would throw a bare RangeError.
+ */
+function isoTime(name: string, value: Date): string {
+  if (Number.isNaN(value.getTime()))
+    throw new TypeError(
+      `${name} is an invalid Date: pass a valid Date or an ISO 8601 time such as 2026-01-15T09:30:00Z. Nothing was sent.`,
+    );
+  return value.toISOString();
+}
+
+/** The `X-RateLimit-*` headers of a response, when it carries all three as whole numbers. */
+function rateLimitOf(headers: Headers): RateLimit | undefined {
+  const read = (name: string) => {
+    const value = headers.get(`x-ratelimit-${name}`)?.trim();
+    return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
+  };
+  const [limit, remaining, reset] = [read('limit'), read('remaining'), read('reset')];
+  if (limit === undefined || remaining === undefined || reset === undefined) return undefined;
+  return { limit, remaining, reset };
+}
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -172,6 +225,7 @@ export class SignalClient {
   private readonly retryBaseDelayMs: number;
   private readonly fetchImpl: typeof fetch;
   private sessionToken: string | undefined;
+  private latestRateLimit: RateLimit | undefined;
 
   constructor(private readonly options: SignalClientOptions) {
     if (!options.baseUrl) throw new TypeError('baseUrl is required');
@@ -183,6 +237,15 @@ export class SignalClient {
     this.retryBaseDelayMs = options.retryBaseDelayMs ?? 500;
     this.fetchImpl = options.fetch ?? fetch;
     this.sessionToken = options.sessionToken;
+  }
+
+  /**
+   * The `X-RateLimit-*` headers (`limit`, `remaining`, `reset` in Unix seconds) of the latest
+   * response that carried them, an error's included: pace a client by it before it meets a
+   * `429`. Undefined until a response carried them, as Python's `client.rate_limit` is None.
+   */
+  get rateLimit(): RateLimit | undefined {
+    return this.latestRateLimit;
   }
 
   // -- signals ---------------------------------------------------------------------------------
@@ -217,38 +280,39 @@ export class SignalClient {
   // -- webhooks --------------------------------------------------------------------------------
 
   /** operationId listWebhooks: one page, the first 100 without `page`/`limit`. */
-  private readonly listWebhooks: ListWebhooks = (
-    first: ListWebhooksParams | RequestOptions = {},
+  private readonly listWebhooks: ListWebhooks = async (
+    first: ListWebhooksParams & RequestOptions = {},
     opts?: RequestOptions,
   ): Promise<WebhookSubscription[]> => {
-    if (isRequestOptions(first))
-      return this.data<WebhookSubscription[]>('GET', pathOf('listWebhooks'), {}, undefined, first);
+    const options = requestOptions('webhooks.list', first, opts);
     const query = { page: first.page, limit: first.limit };
-    return this.data<WebhookSubscription[]>('GET', pathOf('listWebhooks'), query, undefined, opts);
+    return this.data<WebhookSubscription[]>('GET', pathOf('listWebhooks'), query, undefined, options);
   };
 
   /** operationId sendWebhookTest: webhook.test, or a sample of `input.event` marked `test: true`. */
   private readonly sendTest: SendWebhookTest = async (
     webhookId: string,
-    first: WebhookTestInput | RequestOptions = {},
+    first: WebhookTestInput & RequestOptions = {},
     opts?: RequestOptions,
   ): Promise<Delivery> => {
     const path = pathOf('sendWebhookTest', ids({ webhook_id: webhookId }));
-    if (isRequestOptions(first)) return this.data<Delivery>('POST', path, {}, undefined, first);
+    const options = requestOptions('webhooks.sendTest', first, opts);
     const body = first.event === undefined ? undefined : { event: first.event };
-    return this.data<Delivery>('POST', path, {}, body, opts);
+    return this.data<Delivery>('POST', path, {}, body, options);
   };
 
   private readonly recover: RecoverWebhook = async (
     webhookId: string,
     since: string | Date,
-    first: RecoverWebhookPage | RequestOptions = {},
+    first: RecoverWebhookPage & RequestOptions = {},
     opts?: RequestOptions,
   ): Promise<RecoverWebhookResult> => {
     const path = pathOf('recoverWebhook', ids({ webhook_id: webhookId }));
-    const body = { since: since instanceof Date ? since.toISOString() : since };
-    if (isRequestOptions(first)) return this.data<RecoverWebhookResult>('POST', path, {}, body, first);
-    return this.data<RecoverWebhookResult>('POST', path, {}, { ...body, ...first }, opts);
+    const options = requestOptions('webhooks.recover', first, opts);
+    // The page's fields as given (an unknown one is the server's to refuse), without the options.
+    const { idempotencyKey: _key, signal: _signal, timeoutMs: _timeout, ...page } = first;
+    const body = { since: since instanceof Date ? isoTime('since', since) : since, ...page };
+    return this.data<RecoverWebhookResult>('POST', path, {}, body, options);
   };
 
   readonly webhooks = {
@@ -501,7 +565,7 @@ export class SignalClient {
     const u = new URL(this.baseUrl + path);
     for (const [k, v] of Object.entries(query)) {
       if (v === undefined || v === null) continue;
-      u.searchParams.set(k, v instanceof Date ? v.toISOString() : String(v));
+      u.searchParams.set(k, v instanceof Date ? isoTime(k, v) : String(v));
     }
     return u.toString();
   }
@@ -589,6 +653,7 @@ export class SignalClient {
         throw error;
       }
       call.done();
+      this.latestRateLimit = rateLimitOf(res.headers) ?? this.latestRateLimit;
       let json: unknown;
       try {
         json = text ? JSON.parse(text) : undefined;

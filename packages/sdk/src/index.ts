@@ -32,6 +32,7 @@ export {
 export {
   SignalClient,
   type ListWebhooks,
+  type RecoverWebhook,
   type RequestOptions,
   type SendWebhookTest,
   type SignalClientOptions,

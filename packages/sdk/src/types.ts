@@ -61,6 +61,19 @@ export type CreateApiKeyInput = Schemas['CreateApiKeyRequest'];
 export type RollApiKeyInput = Schemas['RollApiKeyRequest'];
 export type ChangePasswordInput = Schemas['ChangePasswordRequest'];
 
+/**
+ * The `X-RateLimit-*` headers of the latest response that carried them: the account's window
+ * (minute or day) with fewer requests left. Pace a client by it before it meets a `429`.
+ */
+export interface RateLimit {
+  /** Requests the window allows. */
+  limit: number;
+  /** Requests left in it. */
+  remaining: number;
+  /** Unix time (seconds) when the window resets. */
+  reset: number;
+}
+
 /** What `onRetry` is told before each wait. */
 export interface RetryEvent {
   method: string;

@@ -19,9 +19,50 @@ function header(headers: HeaderBag, name: string): string | undefined {
 }
 
 /**
+ * The raw body as text. Anything but a string or bytes is a mistake of the caller's code, not of
+ * the request (a body parsed by express.json(), or none read at all), so it is a TypeError that
+ * says what to pass, never the WebhookVerificationError a forged request gets.
+ */
+function rawBody(body: unknown): string {
+  if (typeof body === 'string') return body;
+  if (body instanceof Uint8Array)
+    return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  if (body === undefined || body === null)
+    throw new TypeError(
+      'body is missing: pass the raw request body (string or bytes) exactly as received ' +
+        "(with Express: express.text({ type: '*/*' }) or express.raw({ type: '*/*' }) on the route)",
+    );
+  throw new TypeError(
+    'body must be the raw request body (string or bytes) exactly as received, not parsed JSON ' +
+      "(with Express: express.text({ type: '*/*' }) or express.raw({ type: '*/*' }) on the route, not express.json())",
+  );
+}
+
+/**
+ * The secrets to verify with. An empty or missing one is a configuration mistake (an unset
+ * environment variable, most often): a TypeError that says so, not a verification failure that
+ * would look like a forged request.
+ */
+function secretsOf(secret: unknown): string[] {
+  const given: unknown[] = Array.isArray(secret) ? secret : [secret];
+  if (given.length === 0 || given.some((s) => s === undefined || s === null || s === ''))
+    throw new TypeError(
+      "secret is missing: pass the subscription's whsec_ signing secret (is SIGNAL_WEBHOOK_SECRET set?)",
+    );
+  const found = given.filter((s): s is string => typeof s === 'string');
+  if (found.length !== given.length)
+    throw new TypeError(
+      "secret must be the subscription's whsec_ signing secret as a string, or an array of them during a rotation",
+    );
+  return found;
+}
+
+/**
  * Verifies a delivery's signature and freshness and returns its parsed payload.
  * Pass the raw body exactly as received (not re-serialised JSON). During a secret rotation,
- * pass the new and the old secret: either one verifies.
+ * pass the new and the old secret: either one verifies. Throws WebhookVerificationError for a
+ * request that does not verify, and TypeError for a call that cannot verify anything (a parsed
+ * body, a missing secret).
  */
 export function verifyWebhook(
   body: string | Uint8Array,
@@ -29,6 +70,8 @@ export function verifyWebhook(
   secret: string | string[],
   options: { toleranceSeconds?: number; now?: Date } = {},
 ): WebhookPayload {
+  const raw = rawBody(body);
+  const secrets = secretsOf(secret);
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');
@@ -39,14 +82,13 @@ export function verifyWebhook(
   if (Math.abs(now - Number(timestamp)) > tolerance) {
     throw new WebhookVerificationError('webhook-timestamp outside the tolerance');
   }
-  const raw = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
   const signed = `${id}.${timestamp}.${raw}`;
   const given = signatures
     .split(' ')
     .map((s) => s.split(','))
     .filter((p): p is [string, string] => p.length === 2 && p[0] === 'v1')
     .map((p) => Buffer.from(p[1], 'base64'));
-  const ok = (Array.isArray(secret) ? secret : [secret]).some((s) => {
+  const ok = secrets.some((s) => {
     const expected = webhookSignature(s, signed);
     return given.some((g) => g.length === expected.length && timingSafeEqual(g, expected));
   });
@@ -82,9 +124,8 @@ export function signWebhook(
   const id = options.id ?? `msg_${randomBytes(12).toString('hex')}`;
   const at = options.timestamp ?? new Date();
   const seconds = String(at instanceof Date ? Math.floor(at.getTime() / 1000) : Math.floor(at));
-  const raw = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
-  const signed = `${id}.${seconds}.${raw}`;
-  const signature = (Array.isArray(secret) ? secret : [secret])
+  const signed = `${id}.${seconds}.${rawBody(body)}`;
+  const signature = secretsOf(secret)
     .map((s) => `v1,${webhookSignature(s, signed).toString('base64')}`)
     .join(' ');
   return { 'webhook-id': id, 'webhook-timestamp': seconds, 'webhook-signature': signature };

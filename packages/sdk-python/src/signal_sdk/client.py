@@ -34,6 +34,7 @@ from .transport import (
     error_from,
     is_timeout,
     iso_time,
+    network_failure,
     parse_retry_after,
     query_string,
     rate_limit_of,
@@ -115,10 +116,13 @@ class SignalClient:
     """The Signal Service API.
 
     ``SignalClient(api_key, base_url="https://api.example.com")``. 429 and 503 are retried up to
-    ``max_retries`` times, waiting what Retry-After asks for; a response that asks for more than
-    ``max_retry_wait`` seconds (a used-up daily quota) is raised at once as RateLimitError (with
-    ``retry_after``) for the caller to plan around. Before every wait ``on_retry(RetryInfo)`` is
-    called. ``timeout`` is per attempt, in seconds.
+    ``max_retries`` times, waiting what Retry-After asks for, within ``max_retry_wait``: the most
+    one call spends waiting between its attempts, all waits together, in seconds (default 5, as
+    the TypeScript SDK's ``maxRetryWait``). A wait that would pass it (a 429 whose Retry-After is
+    the rest of the minute, or a used-up daily quota) is not started: the RateLimitError (with
+    ``retry_after``) is raised at once for the caller to plan around, so a call never sits silent
+    for long. Before every wait ``on_retry(RetryInfo)`` is called.
+    ``timeout`` is per attempt, in seconds.
     """
 
     def __init__(
@@ -129,7 +133,7 @@ class SignalClient:
         timeout: float = 10.0,
         max_retries: int = 3,
         on_retry: Optional[Callable[[RetryInfo], None]] = None,
-        max_retry_wait: float = 60.0,
+        max_retry_wait: float = 5.0,
         retry_base_wait: float = 0.5,
         session_token: Optional[str] = None,
         user_agent: Optional[str] = None,
@@ -228,6 +232,8 @@ class SignalClient:
         per_attempt = self.timeout if timeout is None else timeout
         deduplicated = method == "POST" and any(p.match(path) for p in _DEDUPLICATED_POSTS)
         attempt = 0
+        # Seconds waited so far: all the call's waits together stay within max_retry_wait.
+        waited = 0.0
         while True:
             last = attempt >= self.max_retries
             try:
@@ -236,23 +242,16 @@ class SignalClient:
                 raw = res if isinstance(res, bytes) else _read_all(res, deadline)
             except (urllib.error.URLError, HTTPException, OSError) as err:
                 timed_out = is_timeout(err)
+                wait = self.retry_wait(attempt + 1, None)
                 # A POST that got no response may have happened: it is sent again only where the
                 # server responds to a repeat with what the first made.
-                if last or (method == "POST" and not deduplicated):
+                if last or (method == "POST" and not deduplicated) or waited + wait > self.max_retry_wait:
                     if timed_out:
                         raise SignalTimeoutError(f"{method} {path}: no complete response within {per_attempt} s") from err
-                    raise SignalConnectionError(f"{method} {path}: {err}") from err
+                    raise SignalConnectionError(f"{method} {path}: {network_failure(err, self.base_url)}") from err
                 attempt += 1
-                self._wait(
-                    RetryInfo(
-                        attempt,
-                        self.retry_wait(attempt, None),
-                        method,
-                        path,
-                        None,
-                        "timeout" if timed_out else "connection",
-                    )
-                )
+                waited += wait
+                self._wait(RetryInfo(attempt, wait, method, path, None, "timeout" if timed_out else "connection"))
                 continue
             self.rate_limit = rate_limit_of(res_headers) or self.rate_limit
             try:
@@ -268,9 +267,10 @@ class SignalClient:
             if last or not retried:
                 raise error
             wait = self.retry_wait(attempt + 1, error.retry_after)
-            if wait > self.max_retry_wait:
+            if waited + wait > self.max_retry_wait:
                 raise error
             attempt += 1
+            waited += wait
             reason = "rate_limited" if status == 429 else "unavailable" if status == 503 else "server_error"
             self._wait(RetryInfo(attempt, wait, method, path, status, reason, error.request_id))
 
@@ -362,6 +362,7 @@ class Signals:
         last_event_id: Optional[str] = None,
         idle_timeout: float = 45.0,
         max_reconnects: Optional[int] = None,
+        max_backoff: float = 30.0,
     ) -> SignalStream:
         """The live stream GET /v1/signals/stream, an iterator of StreamEvent that reconnects and
         resumes by Last-Event-ID: see signal_sdk.stream."""
@@ -372,6 +373,7 @@ class Signals:
             last_event_id=last_event_id,
             idle_timeout=idle_timeout,
             max_reconnects=max_reconnects,
+            max_backoff=max_backoff,
         )
 
 
@@ -467,7 +469,9 @@ class Webhooks:
         )
 
     def list(self, *, page: Optional[int] = None, limit: Optional[int] = None) -> WebhookPage:
-        """One page of subscriptions, newest first (operationId listWebhooks)."""
+        """One page of subscriptions, newest first (operationId listWebhooks), the first 100
+        without ``page``/``limit``: iterate it (``for hook in client.webhooks.list()``), ``len()``
+        it, or read ``.data`` and ``.meta`` (total, pages); ``iterate()`` walks every page."""
         return cast(WebhookPage, self._c._page(path_of("listWebhooks"), {"page": page, "limit": limit}))
 
     def iterate(self, *, limit: Optional[int] = None) -> Iterator[WebhookSubscription]:

@@ -7,8 +7,10 @@ the last event it handed out as ``Last-Event-ID``; the server then sends every m
 missed meanwhile, in order. An id the server no longer knows gets one ``reset`` event: the
 consumer re-syncs from ``client.signals.list``/``iterate`` and the live events follow. The
 server's ``retry:`` hint is the first reconnect's wait; consecutive failures double it up to
-the client's ``max_retry_wait``. Ids already handed out are remembered (the latest 1024), so an
-event the server sends again after a reconnect is not handed out twice.
+``max_backoff`` (default 30 s, as the TypeScript SDK's ``maxBackoffMs``); a refusal whose
+Retry-After is longer than the client's ``max_retry_wait`` is raised. Ids already handed out
+are remembered (the latest 1024), so an event the server sends again after a reconnect is not
+handed out twice.
 """
 
 import json
@@ -99,12 +101,17 @@ class SignalStream:
         last_event_id: Optional[str] = None,
         idle_timeout: float = 45.0,
         max_reconnects: Optional[int] = None,
+        max_backoff: float = 30.0,
     ) -> None:
         self._client = client
         self._query: Dict[str, Any] = {"type": _as_list(type), "events": _as_list(events)}
         self.last_event_id = last_event_id
         self.idle_timeout = idle_timeout
         self.max_reconnects = max_reconnects
+        self.max_backoff = max_backoff
+        """The longest wait between reconnects, in seconds: the back-off's own cap, apart from the
+        client's ``max_retry_wait`` (a call's retry budget, a few seconds), so a stream whose
+        server is down a while asks again every half minute, not every few seconds."""
         self.retry_hint: Optional[float] = None
         """Seconds, from the server's ``retry:`` field."""
         self.reconnects = 0
@@ -245,7 +252,7 @@ class SignalStream:
             else:
                 base = self.retry_hint if self.retry_hint is not None else 1.0
                 wait = base if failures == 1 else base * 2 ** (failures - 1) * (0.8 + random.random() * 0.4)
-                wait = min(c.max_retry_wait, wait)
+                wait = min(self.max_backoff, wait)
             c._wait(RetryInfo(failures, wait, "GET", STREAM_PATH, status, reason, request_id), self._closed)
 
     def _events(self, res: Any) -> Iterator[Optional[StreamEvent]]:

@@ -1,6 +1,7 @@
 """What a request needs besides the client: query strings, Retry-After, the error a response
 stands for, the retry notice. The client and the stream both use it; it imports neither."""
 
+import errno
 import socket
 import time
 import urllib.error
@@ -113,6 +114,26 @@ def error_from(status: int, body: Any, headers: Message) -> SignalApiError:
     )
     cls = ERROR_CLASSES.get(code, SignalApiError)
     return cls(status, code, message, request_id, retry_after, details)
+
+
+def network_failure(err: BaseException, base_url: str) -> str:
+    """What a failed connection says of the network, for a person: ``cannot reach <base URL>
+    (<reason>)``, as the TypeScript SDK says it. urllib's own words (``<urlopen error [Errno 111]
+    Connection refused>``) name neither the address nor the reason plainly, and a wrong base URL is
+    the commonest first mistake."""
+    reason: BaseException = err
+    if isinstance(err, urllib.error.URLError) and isinstance(err.reason, BaseException):
+        reason = err.reason
+    elif isinstance(err, urllib.error.URLError):
+        return f"cannot reach {base_url} ({err.reason})"
+    if isinstance(reason, socket.gaierror):
+        # A name that does not resolve: node's word for it, so both SDKs say the same.
+        unknown = {getattr(socket, n) for n in ("EAI_NONAME", "EAI_NODATA") if hasattr(socket, n)}
+        return f"cannot reach {base_url} ({'ENOTFOUND' if reason.errno in unknown else reason.strerror or reason})"
+    code = getattr(reason, "errno", None)
+    if isinstance(code, int) and code in errno.errorcode:
+        return f"cannot reach {base_url} ({errno.errorcode[code]})"
+    return f"cannot reach {base_url} ({reason or type(reason).__name__})"
 
 
 def is_timeout(err: BaseException) -> bool:

@@ -10,7 +10,7 @@ subclass (``NotRequired`` needs Python 3.11).
 """
 
 from dataclasses import dataclass
-from typing import Dict, Generic, List, Literal, Optional, TypedDict, TypeVar, Union
+from typing import Dict, Generic, Iterator, List, Literal, Optional, TypedDict, TypeVar, Union
 
 SignalType = Literal["new", "3d", "7d", "30d", "wallet", "premium"]
 SignalStatus = Literal["active", "winner", "dead", "rugged"]
@@ -386,10 +386,21 @@ M = TypeVar("M")
 
 @dataclass(frozen=True)
 class Page(Generic[T, M]):
-    """One page of a list: its items and the list's ``meta``."""
+    """One page of a list: its items and the list's ``meta``. A page is a sequence of its items
+    as well: ``for hook in client.webhooks.list()``, ``len(page)`` (this page's items; the list's
+    total is ``page.meta["total"]``), ``page[0]``. An empty page is falsy."""
 
     data: List[T]
     meta: M
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __getitem__(self, index: int) -> T:
+        return self.data[index]
 
 
 SignalPage = Page[SignalListItem, ListMeta]

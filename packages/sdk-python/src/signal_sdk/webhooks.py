@@ -64,6 +64,45 @@ def _given_signatures(header: str) -> Iterable[bytes]:
             continue
 
 
+def _raw_body(body: object) -> Union[bytes, str]:
+    """The body as given, when it is the raw one. Anything else is a mistake of the caller's code,
+    not of the request (``request.get_json()`` passed on, or no body read): a TypeError that says
+    what to pass, never the WebhookVerificationError a forged request gets."""
+    if isinstance(body, (str, bytes)):
+        return body
+    if isinstance(body, (bytearray, memoryview)):
+        return bytes(body)
+    if body is None:
+        raise TypeError(
+            "body is missing: pass the raw request body (string or bytes) exactly as received "
+            "(Flask: request.get_data(); http.server: self.rfile.read(length))"
+        )
+    raise TypeError(
+        "body must be the raw request body (string or bytes) exactly as received, not parsed JSON "
+        "(Flask: request.get_data(), not request.get_json())"
+    )
+
+
+def _secrets_of(secret: Union[str, Sequence[str], None]) -> List[str]:
+    """The secrets to verify with. An empty or missing one is a configuration mistake (an unset
+    environment variable, most often): a TypeError that says so, not a verification failure that
+    would look like a forged request."""
+    given: Sequence[object]
+    if secret is None or isinstance(secret, (str, bytes)):
+        given = (secret,)
+    else:
+        try:
+            given = tuple(secret)
+        except TypeError:
+            given = (secret,)
+    if not given or any(s is None or s == "" for s in given):
+        raise TypeError("secret is missing: pass the subscription's whsec_ signing secret (is SIGNAL_WEBHOOK_SECRET set?)")
+    found = [s for s in given if isinstance(s, str)]
+    if len(found) != len(given):
+        raise TypeError("secret must be the subscription's whsec_ signing secret as a str, or a list of them during a rotation")
+    return found
+
+
 def verify_webhook(
     body: Union[bytes, str],
     headers: Headers,
@@ -78,8 +117,12 @@ def verify_webhook(
     rotation pass ``[new_secret, old_secret]``: the service signs with every live secret (the
     header then carries several signatures) and any one of them verifies. A timestamp more than
     ``tolerance_seconds`` away from ``now`` is refused, so a captured request cannot be replayed
-    later. Raises WebhookVerificationError.
+    later. Raises WebhookVerificationError for a request that does not verify, and TypeError for
+    a call that cannot verify anything: a body that is not the raw one (parsed JSON, None) or a
+    missing secret.
     """
+    body = _raw_body(body)
+    secrets_list = _secrets_of(secret)
     msg_id = _header(headers, "webhook-id")
     timestamp = _header(headers, "webhook-timestamp")
     signatures = _header(headers, "webhook-signature")
@@ -101,7 +144,7 @@ def verify_webhook(
     except (UnicodeEncodeError, TypeError, ValueError) as err:
         raise WebhookVerificationError("body or webhook-id is not encodable") from err
     given = list(_given_signatures(signatures))
-    keys = [_key(s) for s in ([secret] if isinstance(secret, str) else secret)]
+    keys = [_key(s) for s in secrets_list]
     # One MAC per secret, however many signatures the header carries (each is then a compare).
     expected = [hmac.new(k, signed_prefix + raw, hashlib.sha256).digest() for k in keys]
     if not any(hmac.compare_digest(g, e) for e in expected for g in given):
@@ -128,10 +171,11 @@ def sign_webhook(
     timestamp: Optional[int] = None,
 ) -> Dict[str, str]:
     """The headers the service sends with ``body``: for testing a webhook handler locally."""
-    raw = body.encode("utf-8") if isinstance(body, str) else bytes(body)
+    given = _raw_body(body)
+    raw = given.encode("utf-8") if isinstance(given, str) else given
     msg_id = msg_id or f"msg_{_secrets.token_hex(12)}"
     ts = str(int(time.time()) if timestamp is None else timestamp)
-    secrets_list = [secret] if isinstance(secret, str) else list(secret)
+    secrets_list = _secrets_of(secret)
     signature = " ".join(
         "v1," + base64.b64encode(_signature(_key(s), msg_id, ts, raw)).decode("ascii") for s in secrets_list
     )
