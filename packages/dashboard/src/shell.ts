@@ -60,8 +60,10 @@ export function goToLogin(): void {
 /** Where logging in leads: the dashboard page `goToLogin` kept (only a page of this app), else API keys. */
 export function pageAfterLogin(): string {
   const next = new URLSearchParams(location.hash.split('?')[1] ?? '').get('next');
-  return next !== null && next.startsWith('/') && !AUTH_PAGE.test(`#${next}`) ? `#${next}` : '#/keys';
+  // A path of this app's hash routes (`/webhooks/…`), never `//host/…`, nor log in or sign up again.
+  return next !== null && /^\/[a-z]/.test(next) && !AUTH_PAGE.test(`#${next}`) ? `#${next}` : '#/keys';
 }
+
 /** What stops when the page changes: its timers and streams. */
 let stopTimers: (() => void)[] = [];
 

@@ -433,6 +433,7 @@ describeIfBrowser('dashboard in chromium', () => {
       expect(await p.evaluate<string>('location.hash')).toBe('#/stats?period=7d');
 
       await p.getByRole('button', { name: 'Log out' }).click();
+      await p.getByRole('heading', { name: 'Log in' }).waitFor();
       await p.goto(`${sys.gw.url}/dashboard#/login?next=${encodeURIComponent('//elsewhere.example/x')}`);
       await logIn();
       await p.getByRole('heading', { name: 'API settings' }).waitFor();
