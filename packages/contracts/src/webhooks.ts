@@ -142,7 +142,12 @@ export const webhookWithSecretSchema = webhookSubscriptionSchema
   .extend({ secret: z.string().describe('Signing secret `whsec_…`; shown only here') })
   .meta({ id: 'WebhookSubscriptionWithSecret' });
 
-/** A signal event's data: the signal as it is now; `performance` on every event but signal.new. */
+/**
+ * A signal event's data: the signal as it is now; `performance` on every event but signal.new.
+ * A sample of the event sent by `POST /v1/webhooks/{webhook_id}/test` carries `test: true`, the
+ * subscription and a message too: declared here, so a typed receiver tells a sample from a real
+ * signal by `data.test` (a trading bot that acted on a sample "winner" would trade on it).
+ */
 export const webhookDataSchema = z.object({
   id: z.string(),
   token: signalDetailSchema.shape.token,
@@ -150,6 +155,12 @@ export const webhookDataSchema = z.object({
   type: signalDetailSchema.shape.type,
   is_premium: z.boolean(),
   performance: signalDetailSchema.shape.performance.optional(),
+  test: z
+    .literal(true)
+    .optional()
+    .describe('Present (true) only on a sample sent with POST /v1/webhooks/{webhook_id}/test: act on none'),
+  subscription_id: z.string().optional().describe('On a sample only: the subscription it was sent for'),
+  message: z.string().optional().describe('On a sample only'),
 });
 const signalChangeDataSchema = webhookDataSchema.extend({
   performance: signalDetailSchema.shape.performance,

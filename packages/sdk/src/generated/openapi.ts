@@ -663,6 +663,15 @@ export interface components {
               status: 'active' | 'winner' | 'dead' | 'rugged';
               time_to_ath_hours: number;
             };
+            /**
+             * @description Present (true) only on a sample sent with POST /v1/webhooks/{webhook_id}/test: act on none
+             * @constant
+             */
+            test?: true;
+            /** @description On a sample only: the subscription it was sent for */
+            subscription_id?: string;
+            /** @description On a sample only */
+            message?: string;
           };
         }
       | {
@@ -711,6 +720,15 @@ export interface components {
               status: 'active' | 'winner' | 'dead' | 'rugged';
               time_to_ath_hours: number;
             };
+            /**
+             * @description Present (true) only on a sample sent with POST /v1/webhooks/{webhook_id}/test: act on none
+             * @constant
+             */
+            test?: true;
+            /** @description On a sample only: the subscription it was sent for */
+            subscription_id?: string;
+            /** @description On a sample only */
+            message?: string;
           };
         }
       | {
