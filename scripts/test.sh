@@ -150,7 +150,7 @@ if [ $# -gt 0 ]; then
   pnpm exec jest --ci --maxWorkers="${JEST_WORKERS:-2}" "$@" || status=$?
 else
   step "tests: integration + system"
-  jest_run integration-system --selectProjects integration system --maxWorkers="${JEST_WORKERS:-4}" || status=1
+  jest_run integration-system --selectProjects integration system --maxWorkers="${JEST_WORKERS:-5}" || status=1
 fi
 settle typecheck "$typecheck_pid" || status=1
 settle lint "$lint_pid" || status=1
