@@ -20,7 +20,7 @@ import { signalInput } from '../services/signals/test/signals-harness';
  */
 
 export const BATCH = 12; // requests in flight together
-export const RUNS = Number(process.env.FUZZ_RUNS ?? 200); // 200 × 12 = 2,400 requests a run (a new seed each run)
+export const RUNS = Number(process.env.FUZZ_RUNS ?? 150); // 150 × 12 = 1,800 requests a run (a new seed each run)
 /** A request with no response after this is a hang (a bound on hangs, not on response times). */
 export const NO_RESPONSE_AFTER_MS = 30_000;
 
