@@ -1,5 +1,6 @@
 """A real HTTP server on loopback for the unit tests: records each request, responds by a script."""
 
+import importlib.util
 import json
 import os
 import threading
@@ -98,3 +99,14 @@ def live_env() -> Dict[str, str]:
     if not all(os.environ.get(v) for v in LIVE_VARS):
         raise unittest.SkipTest("live tests need SIGNAL_BASE_URL and SIGNAL_API_KEY (the jest test sets them)")
     return dict(os.environ)
+
+
+def load_example() -> Any:
+    """examples/trading_bot.py as a fresh module (it reads its environment when it loads)."""
+    spec = importlib.util.spec_from_file_location(
+        "trading_bot", os.path.join(os.path.dirname(__file__), "..", "examples", "trading_bot.py")
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -3,7 +3,6 @@ over real Redis, RabbitMQ and the MongoDB-wire server), started by
 packages/sdk-python/test/python-sdk.test.ts, which passes the addresses and keys in the
 environment. Signals are ingested through the signals service's ingest API, as the producer does."""
 
-import importlib.util
 import json
 import os
 import signal
@@ -29,7 +28,7 @@ from signal_sdk import (
     verify_webhook,
 )
 
-from .support import Response, Recorded, ScriptedServer, live_env
+from .support import Response, Recorded, ScriptedServer, live_env, load_example
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -367,14 +366,6 @@ class RateLimitLiveTests(unittest.TestCase):
         self.assertTrue(err.request_id)
         # Its Retry-After is beyond max_retry_wait=0: raised at once, no wait.
         self.assertEqual(waits, [])
-
-
-def load_example() -> Any:
-    spec = importlib.util.spec_from_file_location("trading_bot", os.path.join(HERE, "..", "examples", "trading_bot.py"))
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 class StopAfter(threading.Event):

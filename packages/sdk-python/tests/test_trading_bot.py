@@ -2,7 +2,6 @@
 deliveries signed as the service signs them (no services)."""
 
 import contextlib
-import importlib.util
 import io
 import json
 import os
@@ -16,7 +15,8 @@ from unittest import mock
 
 from signal_sdk import generate_secret, sign_webhook
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from .support import load_example
+
 
 SIGNAL: Dict[str, Any] = {
     "id": "sig_1",
@@ -31,11 +31,7 @@ SIGNAL: Dict[str, Any] = {
 def load_bot(secret: str) -> Any:
     env = {"SIGNAL_API_KEY": "sk_test_key", "SIGNAL_WEBHOOK_SECRET": secret, "SIGNAL_BASE_URL": "http://127.0.0.1:9"}
     with mock.patch.dict(os.environ, env):
-        spec = importlib.util.spec_from_file_location("trading_bot", os.path.join(HERE, "..", "examples", "trading_bot.py"))
-        assert spec and spec.loader
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
+        return load_example()
 
 
 class TradingBotWebhookTests(unittest.TestCase):
