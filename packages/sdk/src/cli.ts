@@ -15,7 +15,7 @@ import {
   type SignalType,
   type WebhookEvent,
 } from './index.js';
-import { webhookSignature } from './signature.js';
+import { signWebhook } from './webhooks.js';
 
 const USAGE = `Usage: signal listen --forward-to <url> [options]
 
@@ -68,17 +68,6 @@ export function isLoopback(url: URL): boolean {
   if (isIP(host) === 4) return host.startsWith('127.');
   if (isIP(host) === 6) return host === '::1' || host === '0:0:0:0:0:0:0:1' || /^::ffff:127\./.test(host);
   return false;
-}
-
-/** The Standard Webhooks headers of `body` sent as message `id` at `seconds`. */
-export function signDelivery(
-  secret: string,
-  id: string,
-  seconds: number,
-  body: string,
-): Record<string, string> {
-  const mac = webhookSignature(secret, `${id}.${seconds}.${body}`).toString('base64');
-  return { 'webhook-id': id, 'webhook-timestamp': String(seconds), 'webhook-signature': `v1,${mac}` };
 }
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
@@ -227,7 +216,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       }
       const body = JSON.stringify(e.data);
       const deliveryId = deliveryIdOf(e.id);
-      const headers = signDelivery(opts.secret, deliveryId, Math.floor(Date.now() / 1000), body);
+      const headers = signWebhook(body, opts.secret, { id: deliveryId });
       const status = await forward(opts.forwardTo, headers, body);
       process.stdout.write(
         `${new Date().toISOString()}  ${e.event}  ${e.id}  ${e.data.data.id}  ${deliveryId}  --> POST ${opts.forwardTo.href} [${status}]\n`,

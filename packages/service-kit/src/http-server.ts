@@ -68,19 +68,19 @@ export async function startHttpServer(
     typeof entry === 'function' ? { listener: entry } : entry;
   // Node responds to an HTTP/1.1 request without Host with a bare 400 (no envelope, no request
   // id); it is refused here instead, like every other malformed request.
+  // Every response carries the security headers, the refusals written here below Express too.
+  const securityList = securityHeaderList();
   const server = createServer(
     { requireHostHeader: false },
-    withHost(listener, unparsableHeaders, securityHeaderList()),
+    withHost(listener, unparsableHeaders, securityList),
   );
   if (onConnection) server.on('connection', onConnection);
-  if (checkContinue)
-    server.on('checkContinue', withHost(checkContinue, unparsableHeaders, securityHeaderList()));
+  if (checkContinue) server.on('checkContinue', withHost(checkContinue, unparsableHeaders, securityList));
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = 66_000;
   server.requestTimeout = 30_000;
   if (stalledMs !== undefined) server.timeout = stalledMs;
-  // Every response carries the security headers, the refusals written here below Express too.
-  const security = pairsOf(securityHeaderList());
+  const security = pairsOf(securityList);
   const refuse = (err: Error & { code?: string }, socket: Socket) => {
     if (!unparsableHeaders) return respondToUnparsable(err, socket, security);
     unparsableHeaders(socket.remoteAddress).then(
@@ -106,7 +106,7 @@ export async function startHttpServer(
   );
   // An expectation other than 100-continue: Node would send a bare 417. RFC 9110 §10.1.1 lets a
   // server ignore it, so the request is served as if it had none (with the envelope on refusal).
-  server.on('checkExpectation', withHost(listener, unparsableHeaders, securityHeaderList()));
+  server.on('checkExpectation', withHost(listener, unparsableHeaders, securityList));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
