@@ -105,13 +105,11 @@ export function winners(p: WebhookPayload): number | undefined {
 export const pending = [client.signals.list(params), wrong];
 `;
     const tsc = path.join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
-    for (const [file, module] of [
-      ['esm.mts', 'nodenext'],
-      ['cjs.cts', 'nodenext'],
-    ] as const) {
-      writeFileSync(path.join(scratch, file), source);
-      const flags = ['--noEmit', '--strict', '--module', module, '--lib', 'es2022,dom'];
-      expect(run(process.execPath, [tsc, ...flags, file], scratch)).toBe('');
-    }
+    // One compiler run for both: under nodenext a .mts file is an ES module and a .cts file
+    // CommonJS, each resolving the package through its own export condition.
+    const files = ['esm.mts', 'cjs.cts'];
+    for (const file of files) writeFileSync(path.join(scratch, file), source);
+    const flags = ['--noEmit', '--strict', '--module', 'nodenext', '--lib', 'es2022,dom'];
+    expect(run(process.execPath, [tsc, ...flags, ...files], scratch)).toBe('');
   });
 });
