@@ -129,7 +129,11 @@ mongo_up() {
       # any given pool_max_conn_idle_time into 1 min anyway (its pool/uri.go): idle ones go back after a
       # minute. No TLS on loopback: pgx's default (sslmode=prefer) encrypted every row between
       # two processes of one machine, about a tenth of the PostgreSQL backends' CPU (perf).
-      setsid nohup "$bin" -listen "127.0.0.1:$port" -handler postgresql \
+      # GOGC=400: FerretDB decodes every row it reads into short-lived documents, and Go's
+      # collector at its default 100 took a tenth of its samples; at 400 the same tests cost it a
+      # fifth less CPU (1,834 → 1,451 ticks, the timeline model and webhooks files, three and two
+      # runs) for a heap of a few hundred MB at most.
+      GOGC="${GOGC:-400}" setsid nohup "$bin" -listen "127.0.0.1:$port" -handler postgresql \
         -postgresql-url "postgres://postgres@127.0.0.1:5432/$db?sslmode=disable&pool_max_conns=60&pool_max_conn_idle_time=1m&pool_health_check_period=2s" \
         -max-concurrent-commands 24 \
         >"$STATE/mongo.log" 2>&1 &
@@ -137,7 +141,7 @@ mongo_up() {
       local dir="$STATE/ferretdb-data"
       if [ -n "${INFRA_PERSIST:-}" ]; then dir="$RUN/data/ferretdb-sqlite"; else rm -rf "$dir"; fi
       mkdir -p "$dir"
-      setsid nohup "$bin" -listen "127.0.0.1:$port" -handler sqlite -sqlite-url "file:$dir/" >"$STATE/mongo.log" 2>&1 &
+      GOGC="${GOGC:-400}" setsid nohup "$bin" -listen "127.0.0.1:$port" -handler sqlite -sqlite-url "file:$dir/" >"$STATE/mongo.log" 2>&1 &  # GOGC: as above
     fi
     echo $! >"$STATE/mongo.pid"
     log "mongo: FerretDB 1.24.2 with the $backend backend"
