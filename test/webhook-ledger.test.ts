@@ -18,7 +18,8 @@ import { isReady, runBuilt, type Running } from './built-services';
  * The delivery ledger on the deployed worker (its built process, its run defaults but short
  * retries): account A's receiver answers only hostile responses (NUL, invalid UTF-8, odd header
  * bytes, 3 MB, too slow, reset) while account B's answers 200. Per A delivery, POSTs received =
- * attempts recorded ≤ 1 + 3; per B delivery exactly one POST, recorded succeeded.
+ * attempts recorded ≤ 1 + 3; per B delivery POSTs = attempts recorded, the last succeeded:
+ * one, unless the worker saw B's answer come after its limit (then those attempts are timeouts).
  */
 const A = 'acc_sys_ledger_hostile';
 const B = 'acc_sys_ledger_healthy';
@@ -26,6 +27,7 @@ const EVENTS = 30;
 
 interface Row {
   id: string;
+  webhook_id: string;
   status: string;
   attempts_made: number;
 }
@@ -37,7 +39,7 @@ const countBy = (ids: string[]) => {
 };
 
 describe('the delivery ledger across accounts, on the built worker', () => {
-  it("when A's receiver is hostile and B's healthy, then A's POSTs equal its recorded attempts (≤ 4 each) and each B delivery is POSTed once, recorded succeeded", async () => {
+  it("when A's receiver is hostile and B's healthy, then A's POSTs equal its recorded attempts (≤ 4 each) and B's too, each succeeded, a second POST only after a timeout", async () => {
     const broker = testBrokerPrefix('sys_ledger', removeBrokerPrefix);
     const dbName = uniqueName('t_sys_ledger');
     const hostile = await startHostileReceiver({ slowMs: 8000 });
@@ -109,8 +111,25 @@ describe('the delivery ledger across accounts, on the built worker', () => {
 
       const bPosts = countBy(healthy.requests.map((r) => String(r.headers['webhook-id'])));
       expect(new Set(bRows.map((d) => d.id))).toEqual(new Set(bPosts.keys()));
-      expect(new Set(bPosts.values())).toEqual(new Set([1]));
-      expect(new Set(bRows.map((d) => d.attempts_made))).toEqual(new Set([1]));
+      // Every POST B received is an attempt on record: none repeated by a retried write (the
+      // shared-fate bug this file guards made B's POSTs outnumber its recorded attempts).
+      expect(new Map(bRows.map((d) => [d.id, d.attempts_made]))).toEqual(bPosts);
+      // One POST each, unless the worker saw the answer come after its limit: on a saturated CI
+      // machine the in-process receiver's 200 can (once in a run seen: a second POST). At least
+      // once is the contract; then every attempt before the last is a timeout on record.
+      const repeated = bRows.filter((d) => d.attempts_made > 1);
+      for (const d of repeated) {
+        const detail = (
+          await request(api.url)
+            .get(`/v1/webhooks/${d.webhook_id}/deliveries/${d.id}`)
+            .set(api.auth(B))
+            .expect(200)
+        ).body.data as { attempts: { error: string | null }[] };
+        expect(detail.attempts.map((t) => t.error)).toEqual([
+          ...Array<string>(d.attempts_made - 1).fill('timeout'),
+          null,
+        ]);
+      }
     } finally {
       worker?.child.kill('SIGTERM');
       await worker?.exited;
