@@ -7,7 +7,7 @@
 #   bash scripts/test.sh                  everything
 #   bash scripts/test.sh <jest args...>   build, lint, typecheck and jest with those arguments (no chaos)
 #   JEST_WORKERS=2 bash scripts/test.sh   the integration and system tiers on two workers
-#                                         (default 4: their tests mostly wait on processes and I/O)
+#                                         (default 5: their tests mostly wait on processes and I/O)
 # Its infrastructure is the "test" instance of infra/local/infra.sh: its own MongoDB-wire server
 # and database, beside (never instead of) a system that `bash scripts/up.sh` runs in this checkout.
 #

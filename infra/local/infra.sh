@@ -131,8 +131,7 @@ mongo_up() {
       # two processes of one machine, about a tenth of the PostgreSQL backends' CPU (perf).
       # GOGC=400: FerretDB decodes every row it reads into short-lived documents, and Go's
       # collector at its default 100 took a tenth of its samples; at 400 the same tests cost it a
-      # fifth less CPU (1,834 → 1,451 ticks, the timeline model and webhooks files, three and two
-      # runs) for a heap of a few hundred MB at most.
+      # fifth less CPU (docs/development.md) for a heap of a few hundred MB at most.
       GOGC="${GOGC:-400}" setsid nohup "$bin" -listen "127.0.0.1:$port" -handler postgresql \
         -postgresql-url "postgres://postgres@127.0.0.1:5432/$db?sslmode=disable&pool_max_conns=60&pool_max_conn_idle_time=1m&pool_health_check_period=2s" \
         -max-concurrent-commands 24 \

@@ -8,9 +8,9 @@ import { startSystem, type SystemHarness } from './system-harness';
  * The dashboard in a real browser: Debian's Chromium, driven by playwright-core — no browser
  * download. Screenshots go to .run/artifacts/. Debian's headless shell (package
  * chromium-headless-shell, installed by scripts/test.sh) when it is there: the same Blink as the
- * full browser without its desktop layers, as Playwright itself runs headless, and half the
- * processor time for these files (101 → 52 CPU-seconds for the debugging file on a two-core VM,
- * docs/development.md). The full `chromium` otherwise; CHROMIUM_PATH names another.
+ * full browser without its desktop layers, as Playwright itself runs headless, at half the
+ * processor time for these files (docs/development.md). The full `chromium` otherwise;
+ * CHROMIUM_PATH names another.
  */
 const HEADLESS_SHELL = '/usr/bin/chromium-headless-shell';
 export const CHROMIUM =
