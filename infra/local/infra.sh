@@ -54,15 +54,18 @@ rabbit_up() {
   touch "$STATE/rabbitmq.started"; log "rabbitmq: started on 127.0.0.1:5672"
 }
 
-ferret_binary() {
-  local src="$ROOT/infra/ferretdb" hash cache
-  hash="$(cat "$src/go.mod" "$src/go.sum" "$src"/*.go | sha256sum | cut -c1-16)"
+# The binary for one backend: built for PostgreSQL it leaves out FerretDB's SQLite backend
+# (modernc.org/sqlite, C translated to Go), a third of a cold build's CPU (docs/development.md).
+ferret_binary() { # backend
+  local src="$ROOT/infra/ferretdb" hash cache tags=""
+  [ "$1" = postgresql ] && tags="ferretdb_no_sqlite"
+  hash="$( (cat "$src/go.mod" "$src/go.sum" "$src"/*.go; echo "tags=$tags") | sha256sum | cut -c1-16)"
   cache="${XDG_CACHE_HOME:-$HOME/.cache}/signal-service"
   mkdir -p "$cache"
   if [ ! -x "$cache/ferretdb-$hash" ]; then
     command -v go >/dev/null || { log "no MONGO_URL, no mongod and no Go toolchain to build FerretDB"; exit 1; }
-    log "building the embedded FerretDB 1.24.2 wrapper (first time only, ~1-2 min)"
-    (cd "$src" && go build -trimpath -o "$cache/ferretdb-$hash.tmp" . && mv "$cache/ferretdb-$hash.tmp" "$cache/ferretdb-$hash")
+    log "building the embedded FerretDB 1.24.2 wrapper for $1 (first time only, ~1-2 min)"
+    (cd "$src" && go build -tags "$tags" -trimpath -o "$cache/ferretdb-$hash.tmp.$$" . && mv "$cache/ferretdb-$hash.tmp.$$" "$cache/ferretdb-$hash")
   fi
   echo "$cache/ferretdb-$hash"
 }
@@ -101,8 +104,8 @@ mongo_up() {
     setsid nohup mongod --bind_ip 127.0.0.1 --port "$port" --dbpath "$STATE/mongod-data" >"$STATE/mongo.log" 2>&1 &
     echo $! >"$STATE/mongo.pid"
   else
-    local bin backend; bin="$(ferret_binary)"
-    backend="$(ferret_backend)"
+    local bin backend; backend="$(ferret_backend)"
+    bin="$(ferret_binary "$backend")"
     if [ "$backend" = postgresql ]; then
       if [ -n "${INFRA_PERSIST:-}" ]; then
         # The run command's database: kept across down/up, wiped only by `reset`.
