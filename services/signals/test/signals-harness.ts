@@ -49,7 +49,9 @@ export async function startSignals(
     AMQP_PREFIX: shared?.prefix ?? broker!.prefix,
     REDIS_URL: redisUrl,
     REDIS_PREFIX: `${db.dbName}:`,
-    TIMELINE_CHECK_INTERVAL_MS: '100',
+    // TIMELINE_CHECK_INTERVAL_MS stays at its production 1 s: the tests that lose the index or
+    // fail its updates nudge the maintenance, and a faster tick costs every idle harness a store
+    // read and a Redis call each time (docs/development.md "The test command").
     INTERNAL_JWT_PUBLIC_KEY: TEST_INTERNAL_KEYS.publicKey,
     INGEST_TOKEN,
     OUTBOX_INTERVAL_MS: '100',
