@@ -5,7 +5,7 @@
 # a note, never retried.
 #   pnpm test:stress [N] [jest args...]      e.g. pnpm test:stress 2, pnpm test:stress 3 services/stats
 #   STRESS_HOGS=4 pnpm test:stress           more hog processes (default: one per core)
-#   JEST_WORKERS=2 pnpm test:stress          jest workers (default 4, as scripts/test.sh)
+#   JEST_WORKERS=2 pnpm test:stress          jest workers (default 3, as scripts/test.sh)
 # Builds first and uses the checkout's test infrastructure (infra/local/infra.sh up; stopped at the
 # end when this run started it).
 set -euo pipefail
@@ -38,7 +38,7 @@ for run in $(seq "$runs"); do
   echo "==> stress run $run of $runs"
   rc=0
   pnpm exec jest --ci --selectProjects integration system --json --outputFile=.run/jest-stress.json \
-    --maxWorkers="${JEST_WORKERS:-4}" "$@" >".run/logs/stress-$run.log" 2>&1 || rc=$?
+    --maxWorkers="${JEST_WORKERS:-3}" "$@" >".run/logs/stress-$run.log" 2>&1 || rc=$?
   node -e '
     const r = require(process.argv[1]);
     console.log(`run ${process.argv[2]}: ${r.numPassedTests} passed, ${r.numFailedTests} failed in ${process.argv[3]} s (load average ${process.argv[4]})`);

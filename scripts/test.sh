@@ -7,7 +7,8 @@
 #   bash scripts/test.sh                  everything
 #   bash scripts/test.sh <jest args...>   build, lint, typecheck and jest with those arguments (no chaos)
 #   JEST_WORKERS=2 bash scripts/test.sh   the integration and system tiers on two workers
-#                                         (default 5: their tests mostly wait on processes and I/O)
+#                                         (default 3: fewest CPU-seconds for the shortest run on two
+#                                         cores, docs/development.md "The test command")
 # Its infrastructure is the "test" instance of infra/local/infra.sh: its own MongoDB-wire server
 # and database, beside (never instead of) a system that `bash scripts/up.sh` runs in this checkout.
 #
@@ -151,7 +152,7 @@ if [ $# -gt 0 ]; then
   pnpm exec jest --ci --maxWorkers="${JEST_WORKERS:-2}" "$@" || status=$?
 else
   step "tests: integration + system"
-  jest_run integration-system --selectProjects integration system --maxWorkers="${JEST_WORKERS:-5}" || status=1
+  jest_run integration-system --selectProjects integration system --maxWorkers="${JEST_WORKERS:-3}" || status=1
 fi
 settle typecheck "$typecheck_pid" || status=1
 settle lint "$lint_pid" || status=1
