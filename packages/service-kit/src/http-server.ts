@@ -3,6 +3,7 @@ import {
   STATUS_CODES,
   createServer,
   type IncomingMessage,
+  ServerResponse,
   type RequestListener,
   type Server,
 } from 'node:http';
@@ -91,12 +92,15 @@ export async function startHttpServer(
   server.on('clientError', refuse);
   // A request whose body stopped coming is told so (the 400 of a request not received in time)
   // before its connection closes, rather than cut without a word once it stalled `stalledMs`.
-  // Any other stalled connection (a response its client stopped reading, a keep-alive
-  // connection idle past its time, a head sent in part) is cut, as node:http does.
+  // A request received whole is the service's to answer, however long its turn takes (a login
+  // waiting for password work): the quiet is the service's, not the client's, and the service
+  // bounds its own waits. Any other stalled connection (a response its client stopped reading,
+  // a keep-alive connection idle past its time, a head sent in part) is cut, as node:http does.
   server.on('timeout', (socket: Socket) => {
-    if (requestOpen(socket) && !responseStarted(socket))
+    const exchange = openExchange(socket);
+    if (!exchange || exchange.headersSent) socket.destroy();
+    else if (!exchange.req.complete)
       refuse(Object.assign(new Error('stalled'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket);
-    else socket.destroy();
   });
   // CONNECT asks for a tunnel, which nothing here is: Node would drop the connection without a
   // word. It gets the 400 envelope instead, and the connection ends (the bytes that follow are
@@ -212,10 +216,10 @@ function withHost(
   };
 }
 
-/** Whether a request's head was read on this socket and its exchange has not ended. */
-function requestOpen(socket: Socket): boolean {
+/** The response of the request whose head was read on this socket, while that exchange lasts. */
+function openExchange(socket: Socket): ServerResponse | undefined {
   const current: unknown = Reflect.get(socket, '_httpMessage');
-  return typeof current === 'object' && current !== null;
+  return current instanceof ServerResponse ? current : undefined;
 }
 
 /** `[name, value, name, value, …]` as pairs. */
@@ -232,8 +236,7 @@ function pairsOf(flat: readonly string[]): Array<[string, string]> {
  * the client's next request. Node's own handler makes the same check on the same field.
  */
 function responseStarted(socket: Socket): boolean {
-  const current: unknown = Reflect.get(socket, '_httpMessage');
-  return typeof current === 'object' && current !== null && Reflect.get(current, 'headersSent') === true;
+  return openExchange(socket)?.headersSent === true;
 }
 
 /**

@@ -409,6 +409,30 @@ describe('refusals written below Express', () => {
     });
   });
 
+  it('when a request received whole waits past the stall time for its answer, then the answer the service gives reaches the client', async () => {
+    // A login waiting for its turn at password work: the quiet is the service's, not the client's.
+    const slow = await startHttpServer(
+      {
+        listener: (req, res) => {
+          req.resume();
+          req.on('end', () => setTimeout(() => res.end('{"success":true}'), 1500));
+        },
+        stalledMs: 1000,
+      },
+      0,
+    );
+    try {
+      const raw = await exchange(
+        slow.port,
+        'POST /held HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}',
+      );
+      expect(raw).toMatch(/^HTTP\/1\.1 200 /);
+      expect(bodyOf(raw)).toEqual({ success: true });
+    } finally {
+      await slow.close(100);
+    }
+  });
+
   it('when node:http refuses a request or a head repeats Host, then the refusal carries the security headers every response does', async () => {
     const tooLarge = await exchange(
       server.port,

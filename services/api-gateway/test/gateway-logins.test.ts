@@ -428,6 +428,8 @@ describe('password work', () => {
     const first = login(email, PASSWORD, '203.0.113.1', held).then((r) => r);
     await waitFor(() => started === 1, 10_000, 5, 'the first derivation');
     const waiting = login(email, PASSWORD, '203.0.113.1', held).then((r) => r);
+    // In its waiting place before the next is sent: two requests in flight arrive in any order.
+    await waitFor(() => held.deps.logins.work.load.waiting === 1, 10_000, 5, 'the second login waiting');
     // The same client's next is over its waiting share; another client finds no waiting place.
     const sameClient = await login(email, PASSWORD, '203.0.113.1', held);
     expect(sameClient.status).toBe(429);
