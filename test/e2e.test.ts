@@ -119,8 +119,21 @@ describe('end to end through the gateway', () => {
       100,
       'stats',
     );
-    const deliveries = await api().get(`/v1/webhooks/${webhookId}/deliveries`).set(auth).expect(200);
-    expect(deliveries.body.data.map((d: { status: string }) => d.status)).toEqual(['succeeded', 'succeeded']);
+    // The worker records an attempt once the receiver has answered it: the receiver can have both
+    // POSTs a moment before the list shows them delivered.
+    const statuses = async () =>
+      (
+        (await api().get(`/v1/webhooks/${webhookId}/deliveries`).set(auth).expect(200)).body.data as Array<{
+          status: string;
+        }>
+      ).map((d) => d.status);
+    await waitFor(
+      async () => (await statuses()).every((s) => s === 'succeeded'),
+      10_000,
+      250,
+      'both delivered',
+    );
+    expect(await statuses()).toEqual(['succeeded', 'succeeded']);
 
     const other = await gw.account();
     await api().get(`/v1/webhooks/${webhookId}`).set('Authorization', `Bearer ${other.key}`).expect(404);
