@@ -8,3 +8,4 @@ export * from './hostile-receiver';
 export * from './raw-receiver';
 export * from './fake-clock';
 export * from './dns-server';
+export * from './idempotent-retry';

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
+import { sendOnceOver } from '@signal/test-kit';
 import { startGateway, type GatewayHarness } from './gateway-harness';
 
 let gw: GatewayHarness;
@@ -80,7 +81,7 @@ describe('Idempotency-Key on API key creation', () => {
     const { token } = await session();
     const idem = `race-${randomBytes(4).toString('hex')}`;
     const responses = await Promise.all(
-      Array.from({ length: 10 }, () => createKey(token, { name: 'raced' }, idem)),
+      Array.from({ length: 10 }, () => sendOnceOver(() => createKey(token, { name: 'raced' }, idem))),
     );
     expect(responses.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
     expect(new Set(responses.map((a) => a.body.data.id)).size).toBe(1);

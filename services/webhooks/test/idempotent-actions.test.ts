@@ -1,6 +1,6 @@
 import { recoverWebhookResultSchema } from '@signal/contracts';
 import { removeBrokerPrefix } from '@signal/messaging';
-import { testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
+import { sendOnceOver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { IdempotencyRepository } from '../src/data/idempotency.repository';
@@ -82,7 +82,9 @@ describe('rotate-secret with an Idempotency-Key', () => {
     const path = '/rotate-once';
     const { id, secret: first } = await subscribe(path);
     const key = 'rotate-once-1';
-    const atOnce = await Promise.all([1, 2, 3].map(() => post(`/v1/webhooks/${id}/rotate-secret`, key)));
+    const atOnce = await Promise.all(
+      [1, 2, 3].map(() => sendOnceOver(() => post(`/v1/webhooks/${id}/rotate-secret`, key))),
+    );
     expect(atOnce.map((r) => r.status)).toEqual([200, 200, 200]);
     expect(atOnce.filter((r) => !replayedOf(r))).toHaveLength(1);
     const secret = atOnce[0]!.body.data.secret as string;
@@ -125,7 +127,9 @@ describe('test events with an Idempotency-Key', () => {
   it('when a test event is sent three times at once with one key, then one delivery is queued and POSTed, and every answer names it', async () => {
     const path = '/test-once';
     const { id } = await subscribe(path);
-    const atOnce = await Promise.all([1, 2, 3].map(() => post(`/v1/webhooks/${id}/test`, 'test-once-1')));
+    const atOnce = await Promise.all(
+      [1, 2, 3].map(() => sendOnceOver(() => post(`/v1/webhooks/${id}/test`, 'test-once-1'))),
+    );
     expect(atOnce.map((r) => r.status)).toEqual([202, 202, 202]);
     expect(atOnce.filter((r) => !replayedOf(r))).toHaveLength(1);
     const deliveryId = atOnce[0]!.body.data.id as string;

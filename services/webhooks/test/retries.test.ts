@@ -1,4 +1,4 @@
-import { startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
+import { sendOnceOver, startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
 import request from 'supertest';
 import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
 import { removeBrokerPrefix } from '@signal/messaging';
@@ -152,11 +152,13 @@ describe('idempotent subscription creation', () => {
     const key = `idem-${Date.now()}`;
     const [a, b, c] = await Promise.all(
       [1, 2, 3].map(() =>
-        request(hooks.url)
-          .post('/v1/webhooks')
-          .set(hooks.auth('acc_idem'))
-          .set('Idempotency-Key', key)
-          .send(body),
+        sendOnceOver(() =>
+          request(hooks.url)
+            .post('/v1/webhooks')
+            .set(hooks.auth('acc_idem'))
+            .set('Idempotency-Key', key)
+            .send(body),
+        ),
       ),
     );
     const ids = new Set([a!, b!, c!].map((r) => r.body.data.id));
@@ -234,14 +236,17 @@ describe('ids and paging that cannot exist', () => {
   it.each([
     ['a malformed percent-escape', '%ZZ'],
     ['well-formed percent-escapes of bytes that are not UTF-8', 'wh_%C0%AF%FF'],
-  ])('when a path holds %s, then 400 with the envelope saying it does not decode, never 500', async (_what, id) => {
-    const res = await request(hooks.url).get(`/v1/webhooks/${id}`).set(hooks.auth(ACC));
-    expect(res.status).toBe(400);
-    expect(res.body.error.code).toBe('VALIDATION_ERROR');
-    expect(res.body.error.message).toBe(
-      'The path holds a percent-escape that does not decode: % and two hex digits, of UTF-8 bytes.',
-    );
-  });
+  ])(
+    'when a path holds %s, then 400 with the envelope saying it does not decode, never 500',
+    async (_what, id) => {
+      const res = await request(hooks.url).get(`/v1/webhooks/${id}`).set(hooks.auth(ACC));
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      expect(res.body.error.message).toBe(
+        'The path holds a percent-escape that does not decode: % and two hex digits, of UTF-8 bytes.',
+      );
+    },
+  );
 
   it('when page is beyond any plausible list, then 400 naming page, never 500', async () => {
     const id = await subscribe('http://127.0.0.1:9/paging');
