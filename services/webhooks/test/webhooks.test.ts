@@ -955,6 +955,9 @@ describe('URL safety', () => {
         'https://[::1]/h',
         'https://localhost/h',
         'https://169.254.169.254/latest',
+        // Names no receiver can have: a label DNS cannot hold, an underscore no certificate names.
+        `https://${'a'.repeat(64)}.example.com/h`,
+        'https://my_hooks.example.com/h',
       ]) {
         const res = await request(strict.url)
           .post('/v1/webhooks')

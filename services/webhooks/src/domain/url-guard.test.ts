@@ -142,6 +142,38 @@ describe('the SSRF guard on subscription URLs (production policy)', () => {
   });
 });
 
+describe('host names DNS and certificates can hold', () => {
+  const label63 = 'a'.repeat(63);
+
+  it.each([
+    `https://${label63}.example.com/h`,
+    `https://${[label63, label63, label63, 'a'.repeat(58)].join('.')}.io/h`, // 253 characters
+    'https://my-hooks.example.com/h',
+    'https://bücher.de/h', // its ASCII form: xn--bcher-kva.de
+    'https://hooks.example.com./h', // the root's dot
+  ])('when the host is %s, then it is accepted', (url) => {
+    expect(urlProblem(url, PRODUCTION_POLICY)).toBeUndefined();
+  });
+
+  it.each([
+    [`https://${'a'.repeat(64)}.example.com/h`, 'has a label longer than 63 characters (64)'],
+    [
+      `https://${[label63, label63, label63, 'a'.repeat(59)].join('.')}.io/h`,
+      'is longer than 253 characters',
+    ],
+    ['https://hooks..example.com/h', 'has an empty label (two dots in a row)'],
+    ['https://my_hooks.example.com/h', 'has an underscore, which no certificate for a host can name'],
+    ['https://-hooks.example.com/h', 'has a label with a character other than letters'],
+    ['https://hooks-.example.com/h', 'has a label with a character other than letters'],
+    ['https://ho*oks.example.com/h', 'has a label with a character other than letters'],
+    ['https://ho$oks.example.com/h', 'has a label with a character other than letters'],
+  ])('when the host of %s cannot name a receiver, then it is refused saying why', (url, why) => {
+    const problem = urlProblem(url, PRODUCTION_POLICY);
+    expect(problem).toMatch(/^url host must be a host name: /);
+    expect(problem).toContain(why);
+  });
+});
+
 describe('the URL as written (it must show where it is POSTed)', () => {
   const dev: GuardPolicy = { allowLoopback: true };
 

@@ -234,6 +234,29 @@ function writtenProblem(raw: string, url: URL): string | undefined {
   return `url host must be written as the host it names: ${written} is read as ${named} (write the host with no percent-encoding, an IPv4 address as four decimal numbers)`;
 }
 
+/** A label of a host name: letters, digits and hyphens, neither first nor last a hyphen. */
+const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
+
+/**
+ * Why a name (as the URL parser gives it: lower case, an internationalised one in its ASCII
+ * form, no trailing dot) cannot name a receiver, or undefined. The URL parser takes names DNS
+ * cannot hold (a label past 63 octets, an empty one) and characters no host name has
+ * (RFC 1123: letters, digits, hyphens); an underscore, which DNS stores for other records, names
+ * no host a publicly trusted certificate can cover (CA/Browser Forum, 2019). Stored, such a URL
+ * would fail every delivery; refused, the client learns why at once.
+ */
+function hostNameProblem(host: string): string | undefined {
+  if (host.length > 253) return 'is longer than 253 characters';
+  for (const label of host.split('.')) {
+    if (label.length === 0) return 'has an empty label (two dots in a row)';
+    if (label.length > 63) return `has a label longer than 63 characters (${label.length})`;
+    if (label.includes('_')) return 'has an underscore, which no certificate for a host can name';
+    if (!HOST_LABEL.test(label))
+      return 'has a label with a character other than letters, digits and hyphens, or a hyphen at its start or end';
+  }
+  return undefined;
+}
+
 /**
  * Creation-time check of a subscription URL: scheme, the URL as written, credentials, internal
  * names and literal addresses. Where it goes is checked before http is: a private address or an
@@ -265,6 +288,8 @@ export function urlProblem(raw: string, policy: GuardPolicy = PRODUCTION_POLICY)
     if (problem) return `url must point to a public address: ${host} is not one (${problem})`;
   } else if (!(host === 'localhost' && policy.allowLoopback)) {
     if (INTERNAL_NAME.test(host) || !host.includes('.')) return 'url must point to a public host';
+    const problem = hostNameProblem(host);
+    if (problem) return `url host must be a host name: ${host} ${problem}`;
   }
   // A public destination (or an allowed loopback one): only now would https be the fix.
   const loopbackTarget =
