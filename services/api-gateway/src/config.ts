@@ -96,7 +96,7 @@ export const configSchema = z
     CLIENT_MAX_CONNECTIONS: env.int(256, 1),
     /** Bytes of a response held for a client that is not reading it before its connection is cut. */
     MAX_HELD_RESPONSE_BYTES: env.int(512 * 1024, 64 * 1024),
-    /** A connection with a request open that makes no progress (nothing read or written) this long is cut. */
+    /** A connection that makes no progress (nothing read or written) this long is cut; a request whose body stopped coming is first told so (400, "not received in time"). A request received whole waits for its answer however long the service takes (the service bounds its own waits). */
     STALLED_CONNECTION_MS: env.int(30_000, 1000),
     /** A live stream with no bytes from the service this long is dead (the service sends heartbeats). */
     STREAM_IDLE_TIMEOUT_MS: env.int(30_000, 1000),
