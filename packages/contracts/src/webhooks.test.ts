@@ -1,4 +1,4 @@
-import { recoverWebhookInputSchema, recoverWebhookResultSchema } from './webhooks';
+import { createWebhookInputSchema, recoverWebhookInputSchema, recoverWebhookResultSchema } from './webhooks';
 
 describe('the recover request', () => {
   const since = '2026-01-31T12:00:00Z';
@@ -19,5 +19,31 @@ describe('the recover request', () => {
       expect(parsed.success).toBe(false);
       expect(parsed.error?.issues[0]?.path).toEqual(['cursor']);
     }
+  });
+});
+
+describe('a receiver URL’s port', () => {
+  const messages = (url: string): string[] => {
+    const parsed = createWebhookInputSchema.safeParse({ url, events: ['signal.new'] });
+    return parsed.success ? [] : parsed.error.issues.map((i) => i.message);
+  };
+
+  it.each([
+    'https://example.com:0/h',
+    'https://example.com:65536/h',
+    'https://example.com:99999',
+    'https://user:pw@example.com:70000/h?q=1',
+    'https://[2001:db8::1]:99999/h',
+  ])('when %s is given, then the one problem named is the port’s range', (url) => {
+    expect(messages(url)).toEqual(['url port must be between 1 and 65535']);
+  });
+
+  it.each([
+    'https://example.com:1/h',
+    'https://example.com:65535/h',
+    'https://[2001:db8::1]/h',
+    'https://example.com/h:99999',
+  ])('when %s is given, then the port is accepted', (url) => {
+    expect(messages(url)).toEqual([]);
   });
 });
