@@ -125,7 +125,7 @@ export function contractChecker(raw: unknown): ContractChecker {
       const op = item[method];
       if (!op) {
         const documented = Object.keys(item).map((m) => m.toUpperCase());
-        const allow = (res.headers.allow ?? '').split(/,\s*/).filter((m) => m !== 'HEAD');
+        const allow = (res.headers.allow ?? '').split(/,\s*/).filter((m) => m !== 'HEAD' && m !== 'OPTIONS');
         if (res.status !== 405) return [`${at}: a method the path does not take is not a 405`];
         return allow.sort().join() === documented.sort().join()
           ? []

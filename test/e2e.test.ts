@@ -470,21 +470,21 @@ describe('end to end through the gateway', () => {
     expect(documented.filter((op) => !exercised.has(op))).toEqual([]);
   });
 
-  it('when a known path is asked with a method it does not take, then the response is 405 naming the methods it does', async () => {
+  it('when a known path is asked with a method it does not take, then the response is 405 naming the methods it does, in Allow as OPTIONS names them', async () => {
     const { key } = await gw.account();
     const auth = { Authorization: `Bearer ${key}` };
     const put = await api().put('/v1/signals').set(auth).send({});
     expect([put.status, put.headers.allow, put.body.error.code]).toEqual([
       405,
-      'GET, HEAD',
+      'GET, HEAD, OPTIONS',
       'METHOD_NOT_ALLOWED',
     ]);
     const postStats = await api().post('/v1/stats').set(auth).send({});
-    expect([postStats.status, postStats.headers.allow]).toEqual([405, 'GET, HEAD']);
+    expect([postStats.status, postStats.headers.allow]).toEqual([405, 'GET, HEAD, OPTIONS']);
     const hook = await api().put('/v1/webhooks/wh_01KAB3K0C9D1E2F3G4H5J6K7M8').set(auth).send({});
-    expect([hook.status, hook.headers.allow]).toEqual([405, 'GET, HEAD, PATCH, DELETE']);
+    expect([hook.status, hook.headers.allow]).toEqual([405, 'GET, HEAD, PATCH, DELETE, OPTIONS']);
     const login = await api().get('/v1/auth/login');
-    expect([login.status, login.headers.allow]).toEqual([405, 'POST']);
+    expect([login.status, login.headers.allow]).toEqual([405, 'POST, OPTIONS']);
   });
 
   it('when an account spends its minute, then the 429 carries Retry-After and the headers the document declares', async () => {

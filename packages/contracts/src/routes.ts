@@ -593,12 +593,14 @@ export function allowHeaderFor(...owners: RouteOwner[]): (path: string) => strin
 }
 
 /**
- * For each path `owner` serves, the Express path and the `Allow` value of a 405 for any other
- * method (registered after the routes themselves, so only a wrong method reaches it).
+ * For each path `owner` serves, the Express path, the methods a 405 for any other method tells
+ * the client to use, and its `Allow` value: those methods and OPTIONS, as an OPTIONS request for
+ * the path answers (registered after the routes themselves, so only a wrong method reaches it).
  */
-export function methodNotAllowedRoutes(owner: RouteOwner): { path: string; allow: string }[] {
+export function methodNotAllowedRoutes(owner: RouteOwner): { path: string; use: string; allow: string }[] {
   return [...allowedMethods(owner)].map(([path, methods]) => ({
     path: expressPath(path),
-    allow: methods.join(', '),
+    use: methods.join(', '),
+    allow: [...methods, 'OPTIONS'].join(', '),
   }));
 }

@@ -4,6 +4,7 @@ import {
   ERROR_STATUS,
   STATUS_TRANSITIONS,
   createWebhookInputSchema,
+  methodNotAllowedRoutes,
   signalEventSchema,
   prefixedIdSchema,
   signalIdSchema,
@@ -116,5 +117,16 @@ describe('OPTIONS from the route table', () => {
     expect(allowFor('/v1/signal')).toBeUndefined();
     expect(allowFor('/v1/signals/a/b')).toBeUndefined();
     expect(allowHeaderFor('stats')('/v1/signals')).toBeUndefined();
+  });
+
+  it('when a path refuses a method with 405, then its Allow is the one OPTIONS answers for that path', () => {
+    const owners = ['gateway', 'signals', 'stats', 'webhooks'] as const;
+    const refusals = owners.flatMap((owner) => methodNotAllowedRoutes(owner));
+    expect(refusals.length).toBeGreaterThan(10);
+    for (const { path, use, allow } of refusals) {
+      const concrete = path.replace(/:[a-z_]+/g, 'x_1');
+      expect([concrete, allow]).toEqual([concrete, allowFor(concrete)]);
+      expect(allow).toBe(`${use}, OPTIONS`);
+    }
   });
 });

@@ -411,11 +411,11 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
  */
 export function refuseOtherMethods(
   router: express.Router,
-  routes: ReadonlyArray<{ path: string; allow: string }>,
+  routes: ReadonlyArray<{ path: string; use: string; allow: string }>,
 ): void {
-  for (const { path, allow } of routes) {
+  for (const { path, use, allow } of routes) {
     router.all(path, (req) => {
-      throw new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allow}.`, {
+      throw new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${use}.`, {
         headers: { Allow: allow },
       });
     });
