@@ -167,6 +167,17 @@ describe('GET /v1/signals', () => {
     expect(seen).toEqual(created.map((s) => s.id));
   });
 
+  it('when a cursor from the whole list is sent with a type, then it continues after its signal within that type', async () => {
+    const first = await get('/v1/signals?limit=7').expect(200);
+    const cursor: string = first.body.meta.next_cursor;
+    const res = await get(`/v1/signals?type=3d&limit=100&cursor=${cursor}`).expect(200);
+    // The 7th signal is the cursor's position: the 3d signals older than it follow, as Stripe's
+    // starting_after continues under any filter.
+    const older = created.slice(7).filter((s) => s.type === '3d');
+    expect(older.length).toBeGreaterThan(0);
+    expect(res.body.data.map((s: SignalDetail) => s.id)).toEqual(older.map((s) => s.id));
+  });
+
   it.each([
     ['type=bogus', 'type'],
     ['status=alive', 'status'],
