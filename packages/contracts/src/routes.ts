@@ -102,9 +102,11 @@ export interface PathParam {
   description: string;
   /**
    * The form every such id has: a value of another form names nothing, so the route answers 404
-   * with `notFound` before any lookup (`%00`, overlong, another prefix).
+   * before any lookup (`%00`, overlong, another prefix), in the words of an unknown id's 404:
+   * "`notFound` <the id as sent> was not found."
    */
   schema?: z.ZodType<string>;
+  /** What the id names, as its 404 says it: `Webhook`, `API key`, `Delivery`. */
   notFound?: string;
 }
 
@@ -139,20 +141,20 @@ const webhookId: PathParam = {
   name: 'webhook_id',
   description: 'Subscription id `wh_…`',
   schema: webhookIdSchema,
-  notFound: 'Webhook not found.',
+  notFound: 'Webhook',
 };
 /** An API key's id, on the account's and the dashboard's key routes. */
 export const keyIdParam: PathParam = {
   name: 'key_id',
   description: 'Key id `key_…`',
   schema: apiKeyIdSchema,
-  notFound: 'API key not found.',
+  notFound: 'API key',
 };
 const deliveryId: PathParam = {
   name: 'delivery_id',
   description: 'Delivery id `dlv_…`',
   schema: deliveryIdSchema,
-  notFound: 'Delivery not found.',
+  notFound: 'Delivery',
 };
 
 const IDEMPOTENCY =

@@ -1,7 +1,7 @@
 import { expressPath, type HttpMethod, type PathParam } from '@signal/contracts';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { z } from 'zod';
-import { AppError, parseOrThrow } from './app-error';
+import { AppError, parseOrThrow, quotedForMessage } from './app-error';
 
 /**
  * A route of the table (`ROUTES.x` of @signal/contracts) as a router mounts it: its method, its
@@ -50,9 +50,15 @@ function paramsOf(route: MountableRoute, req: Request): Record<string, string> {
   for (const [, name = ''] of route.path.matchAll(/\{([a-z_]+)\}/g)) {
     const value = String(req.params[name]);
     const param = route.pathParams?.find((p) => p.name === name);
-    // An id of a form no resource has names nothing: 404 before any lookup.
+    // An id of a form no resource has names nothing: 404 before any lookup, in the words of an
+    // unknown id's (the id quoted as sent, so a typo shows).
     if (param?.schema && !param.schema.safeParse(value).success)
-      throw new AppError('NOT_FOUND', param.notFound);
+      throw new AppError(
+        'NOT_FOUND',
+        param.notFound === undefined
+          ? undefined
+          : `${param.notFound} ${quotedForMessage(value)} was not found.`,
+      );
     out[name] = value;
   }
   return out;

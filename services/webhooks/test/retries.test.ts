@@ -218,19 +218,26 @@ describe('idempotent subscription creation', () => {
 
 describe('ids and paging that cannot exist', () => {
   it.each([
-    ['GET', '/v1/webhooks/%00'],
-    ['HEAD', '/v1/webhooks/%00'],
-    ['DELETE', '/v1/webhooks/%00'],
-    ['GET', '/v1/webhooks/wh_nope'],
-    ['GET', `/v1/webhooks/wh_${'Z'.repeat(300)}`],
-    ['GET', '/v1/webhooks/wh_01J00000000000000000000000/deliveries/%00'],
-  ])('when %s %s, then 404 with the envelope', async (method, path) => {
+    ['GET', '/v1/webhooks/%00', 'Webhook \uFFFD was not found.'],
+    ['HEAD', '/v1/webhooks/%00', ''],
+    ['DELETE', '/v1/webhooks/%00', 'Webhook \uFFFD was not found.'],
+    ['GET', '/v1/webhooks/wh_nope', 'Webhook wh_nope was not found.'],
+    ['GET', `/v1/webhooks/wh_${'Z'.repeat(300)}`, `Webhook wh_${'Z'.repeat(77)}… was not found.`],
+    ['GET', '/v1/webhooks/wh_01J00000000000000000000000/deliveries/%00', 'Delivery \uFFFD was not found.'],
+    // An id of the right form that names nothing says it in the same words.
+    [
+      'GET',
+      '/v1/webhooks/wh_01J00000000000000000000000',
+      'Webhook wh_01J00000000000000000000000 was not found.',
+    ],
+  ])('when %s %s, then 404 with the envelope, the id quoted as sent', async (method, path, message) => {
     const agent = request(hooks.url);
     const call =
       method === 'GET' ? agent.get(path) : method === 'HEAD' ? agent.head(path) : agent.delete(path);
     const res = await call.set(hooks.auth(ACC));
     expect(res.status).toBe(404);
-    if (method !== 'HEAD') expect(res.body.error.code).toBe('NOT_FOUND');
+    if (method !== 'HEAD')
+      expect([res.body.error.code, res.body.error.message]).toEqual(['NOT_FOUND', message]);
   });
 
   it.each([
