@@ -21,7 +21,7 @@ describe('list cursor', () => {
       ok: false,
       code: 'VALIDATION_ERROR',
       message: 'cursor must be a value returned in meta.next_cursor',
-      details: [{ field: 'cursor', message: 'not a cursor returned by this API' }],
+      details: [{ field: 'cursor', message: 'cursor must be a value returned in meta.next_cursor' }],
     });
   });
 });

@@ -13,7 +13,7 @@ export function decodeCursor(cursor: string): Result<string, 'VALIDATION_ERROR'>
   // time would read as past every signal's.
   if (!signalIdSchema.safeParse(id).success || id.charAt(4) > '7') {
     return fail('VALIDATION_ERROR', 'cursor must be a value returned in meta.next_cursor', {
-      details: [{ field: 'cursor', message: 'not a cursor returned by this API' }],
+      details: [{ field: 'cursor', message: 'cursor must be a value returned in meta.next_cursor' }],
     });
   }
   return succeed(id);

@@ -48,7 +48,13 @@ describe('delivery list cursor', () => {
     expect(decoded.ok).toBe(false);
     if (!decoded.ok) {
       expect(decoded.code).toBe('VALIDATION_ERROR');
-      expect(decoded.details).toEqual([{ field: 'cursor', message: 'not a cursor this list returned' }]);
+      expect(decoded.details).toEqual([
+        {
+          field: 'cursor',
+          message:
+            'cursor must be a value this list (this subscription, these filters) returned in meta.next_cursor or meta.prev_cursor',
+        },
+      ]);
     }
   });
 

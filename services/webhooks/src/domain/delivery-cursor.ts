@@ -42,9 +42,11 @@ export function encodeDeliveryCursor(position: DeliveryPosition, list: DeliveryL
   ).toString('base64url');
 }
 
+const CURSOR_REFUSED =
+  'cursor must be a value this list (this subscription, these filters) returned in meta.next_cursor or meta.prev_cursor';
 const INVALID = () =>
-  fail('VALIDATION_ERROR', 'cursor must be a value returned in meta.next_cursor or meta.prev_cursor', {
-    details: [{ field: 'cursor', message: 'not a cursor this list returned' }],
+  fail('VALIDATION_ERROR', CURSOR_REFUSED, {
+    details: [{ field: 'cursor', message: CURSOR_REFUSED }],
   });
 
 /**
