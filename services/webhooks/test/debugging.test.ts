@@ -373,23 +373,29 @@ describe('attempt detail', () => {
     }
   });
 
-  it('when a response head holds a control byte, then the attempt is an invalid_response with no response kept', async () => {
-    const garbled = await startRawReceiver((socket) =>
-      socket.end('HTTP/1.1 200 OK\r\nX-Bad: a\u0001b\r\nContent-Length: 2\r\n\r\nok'),
-    );
-    try {
-      const { id } = await subscribe(hooks, `${garbled.url}/garbled`);
-      const deliveryId = await sendTest(hooks, id);
-      const detail = await firstAttempt(hooks, id, deliveryId, 'the attempt');
-      expect(detail.attempts![0]).toMatchObject({
-        status_code: null,
-        error: 'invalid_response',
-        response: null,
-      });
-    } finally {
-      await garbled.close();
-    }
-  });
+  it.each([
+    ['a C0 control', '\u0001'],
+    ['DEL (RFC 9110 allows neither in a field value)', '\u007f'],
+  ])(
+    'when a response head holds %s, then the attempt is an invalid_response with no response kept',
+    async (_what, byte) => {
+      const garbled = await startRawReceiver((socket) =>
+        socket.end(`HTTP/1.1 200 OK\r\nX-Bad: a${byte}b\r\nContent-Length: 2\r\n\r\nok`),
+      );
+      try {
+        const { id } = await subscribe(hooks, `${garbled.url}/garbled-${byte.charCodeAt(0)}`);
+        const deliveryId = await sendTest(hooks, id);
+        const detail = await firstAttempt(hooks, id, deliveryId, 'the attempt');
+        expect(detail.attempts![0]).toMatchObject({
+          status_code: null,
+          error: 'invalid_response',
+          response: null,
+        });
+      } finally {
+        await garbled.close();
+      }
+    },
+  );
 
   it("when a test of an event type is asked for, then the receiver gets a sample in that event's shape, marked test", async () => {
     const ok = await startReceiver();
