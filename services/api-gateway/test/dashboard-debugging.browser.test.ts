@@ -392,6 +392,52 @@ describeIfBrowser('dashboard in chromium', () => {
       }
     });
 
+    it('when the account has spent its minute, then the public lists it reads say they could not be read (never "none yet"), the refusal names its wait, and the webhooks list draws itself once the minute is over', async () => {
+      const { page: p, close } = await freshPage();
+      try {
+        const acc = await loggedIn(p);
+        const url = 'http://127.0.0.1:9/minute-spent';
+        await request(sys.gw.url)
+          .post('/v1/webhooks')
+          .set(withKey(acc.key))
+          .send({ url, events: ['signal.new'] })
+          .expect(201);
+        await p.goto(`${sys.gw.url}/dashboard#/webhooks`);
+        await p.getByRole('heading', { name: 'Webhooks' }).waitFor();
+        await startOfAMinuteIfLate(40_000);
+        // The dashboard shares the account's minute with its keys: a bot spends it.
+        let refused = false;
+        for (let i = 0; i < 80 && !refused; i++)
+          refused =
+            (await request(sys.gw.url).get('/v1/signals?limit=1').set(withKey(acc.key))).status === 429;
+        expect(refused).toBe(true);
+
+        await p.goto(`${sys.gw.url}/dashboard#/signals`);
+        await p.getByRole('heading', { name: 'Signals' }).waitFor();
+        await p
+          .getByText('Could not read the signals (the message above says why)', { exact: false })
+          .waitFor();
+        await p
+          .getByText(/Rate limit exceeded\. Retry after \d+ s\./)
+          .first()
+          .waitFor();
+        expect(await p.getByText('No signal yet.').count()).toBe(0);
+
+        await p.goto(`${sys.gw.url}/dashboard#/webhooks`);
+        await p.getByRole('heading', { name: 'Webhooks' }).waitFor();
+        await p.getByText('Could not read your webhooks', { exact: false }).waitFor();
+        await p.getByText(/^Not read: tried again every 10 s\./).waitFor();
+        expect(await p.getByText('No webhooks yet: create one below.').count()).toBe(0);
+        expect(await p.getByText(/^Up to date as of/).count()).toBe(0);
+        await p.screenshot({ path: path.join(ARTIFACTS, 'dashboard-minute-spent.png'), fullPage: true });
+        // Once the minute is over, the page's own retry reads the list and draws it: no reload.
+        await p.getByText(url).waitFor({ timeout: 90_000 });
+        await p.getByText(/^Up to date as of/).waitFor();
+      } finally {
+        await close();
+      }
+    }, 180_000);
+
     it('when a receiver answers bytes that are not text, then the attempt shows them as bytes (never their base64), a page past the end says so, the webhooks list follows a test by itself, and an unknown page says it is unknown', async () => {
       const { page: p, close } = await freshPage();
       const receiver = await startReceiver((): ReturnType<ReceiverBehaviour> => ({

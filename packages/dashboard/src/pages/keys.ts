@@ -9,6 +9,7 @@ import {
   fmtDate,
   fmtRelative,
   h,
+  notRead,
   replace,
   secretPanel,
   select,
@@ -70,7 +71,8 @@ function keyState(k: ApiKeyView, rows: readonly ApiKeyView[]): HTMLElement {
 }
 
 export async function keysView(): Promise<void> {
-  const keys = (await act(() => get<ApiKeyView[]>(pathOf('dashboardListKeys')))) ?? [];
+  // A read refused is said above the page, and in the list's place: never an empty list.
+  const keys = await act(() => get<ApiKeyView[]>(pathOf('dashboardListKeys')));
   const plan = state.session!.account.plan;
   const secretSlot = h('div', {});
   const showSecret = (key: string, keyName: string) => {
@@ -252,7 +254,7 @@ export async function keysView(): Promise<void> {
     ),
     ...rows.map((k) => h('option', { value: k.id, selected: chosen === k.id }, `${k.name} (${k.prefix}…)`)),
   ];
-  replace(usageSelect, ...usageOptions(keys));
+  replace(usageSelect, ...usageOptions(keys ?? []));
   const leftSlot = h('div', { class: 'grid left' });
   const usageSlot = h('div', {});
   const updated = h('p', { class: 'muted' });
@@ -292,7 +294,7 @@ export async function keysView(): Promise<void> {
   };
   usageSelect.addEventListener('change', () => void loadUsage());
 
-  replace(listSlot, keyTable(keys));
+  replace(listSlot, keys ? keyTable(keys) : h('p', { class: 'muted' }, notRead('your keys')));
   page(
     'API settings',
     secretSlot,

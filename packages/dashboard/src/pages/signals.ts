@@ -1,7 +1,7 @@
 /** The signals list (live from the stream) and one signal. */
 import type { SignalDetail, SignalListItem } from '@signal/contracts';
 import { ApiError, apiError, call, get, isRecord, waitText } from '../api.js';
-import { badge, field, fmtDate, fmtRelative, h, replace, select, table, zoneName } from '../dom.js';
+import { badge, field, fmtDate, fmtRelative, h, notRead, replace, select, table, zoneName } from '../dom.js';
 import {
   SIGNAL_TYPES,
   SIGNAL_STATUSES,
@@ -57,7 +57,14 @@ export async function signalsView(): Promise<void> {
   const lastSignal = h('p', { class: 'muted', 'data-last-signal': '' });
   let newestAt: number | undefined;
   const filteredView = Boolean(params.get('type') || params.get('status') || params.get('since'));
+  // Until the list is read, "no signal yet" would be a guess: a refused read (a 429 while the
+  // account's minute is spent) says so instead, and is tried again.
+  let listState: 'reading' | 'read' | 'refused' = 'reading';
   const showLastSignal = () => {
+    if (listState !== 'read') {
+      replace(lastSignal, listState === 'reading' ? 'Reading the signals…' : notRead('the signals'));
+      return;
+    }
     if (newestAt === undefined) {
       replace(lastSignal, filteredView ? 'No signal matches these filters yet.' : 'No signal yet.');
       return;
@@ -109,7 +116,12 @@ export async function signalsView(): Promise<void> {
   };
   const load = async (append: boolean) => {
     const r = await act(() => call<SignalListItem[]>('GET', query(append ? cursor : null)));
-    if (!r) return;
+    if (!r) {
+      if (listState === 'reading') listState = 'refused';
+      showLastSignal();
+      return;
+    }
+    listState = 'read';
     rows = append ? [...rows, ...r.data] : r.data;
     for (const row of rows.slice(0, 1)) noteNewest(row.created_at);
     showLastSignal();
@@ -249,6 +261,7 @@ export async function signalsView(): Promise<void> {
   onLeave(closeStream);
   page('Signals', filters, lastSignal, listSlot, more);
   every(1000, showLastSignal);
+  every(10_000, () => (listState === 'refused' ? load(false) : undefined));
   if (live.checked) openStream();
   await load(false);
   const early = waiting;

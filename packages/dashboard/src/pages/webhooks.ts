@@ -14,6 +14,7 @@ import {
   h,
   inputValue,
   replace,
+  notRead,
   secretPanel,
   table,
 } from '../dom.js';
@@ -206,6 +207,11 @@ function showReadAt(at: number): void {
     line.textContent = `Up to date as of ${fmtDate(new Date(at).toISOString())}; read again every ${HEALTH_REFRESH_MS / 1000} s. `;
 }
 
+function showNotReadYet(): void {
+  const line = document.getElementById(READ_AT_ID);
+  if (line) line.textContent = `Not read: tried again every ${HEALTH_REFRESH_MS / 1000} s. `;
+}
+
 /**
  * After a test's outcome is known, its subscription's health follows within about a second (the
  * worker writes health in the background): the row is read again until its last delivery is
@@ -221,7 +227,11 @@ async function redrawAfterTest(cells: ReadonlyMap<string, HTMLElement>, webhookI
 }
 
 export async function webhooksView(justCreated?: { secret: string }): Promise<void> {
-  const hooks = (await act(() => get<WebhookSubscription[]>(pathOf('listWebhooks')))) ?? [];
+  // A read refused (a 429 while the account's minute is spent, the service down) is said by
+  // `act` above the page; the page then says it could not read the list, never "no webhooks":
+  // a developer who believed that would create them again.
+  const read = await act(() => get<WebhookSubscription[]>(pathOf('listWebhooks')));
+  const hooks = read ?? [];
   const stateCells = new Map<string, HTMLElement>();
   const shownOn = location.hash;
   if (healthTimer) clearInterval(healthTimer);
@@ -229,7 +239,13 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
     if (location.hash !== shownOn) {
       clearInterval(healthTimer);
       healthTimer = undefined;
-    } else void redrawStates(stateCells);
+    } else if (read) void redrawStates(stateCells);
+    // Not read yet: tried again quietly, and drawn whole once it is.
+    else
+      void get<WebhookSubscription[]>(pathOf('listWebhooks')).then(
+        () => (location.hash === shownOn ? webhooksView() : undefined),
+        () => undefined,
+      );
   }, HEALTH_REFRESH_MS);
   const secretSlot = h('div', {});
   const editSlot = h('div', {});
@@ -424,7 +440,7 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
         'Webhook subscriptions',
         ['URL', 'Events', 'Types', 'Status', 'Actions'],
         rows,
-        'No webhooks yet: create one below.',
+        read ? 'No webhooks yet: create one below.' : notRead('your webhooks'),
       ),
     ),
     editSlot,
@@ -437,6 +453,7 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
       }),
     ),
   );
-  showReadAt(Date.now());
+  if (read) showReadAt(Date.now());
+  else showNotReadYet();
   if (justCreated) showSecret(justCreated.secret, 'Signing secret');
 }
