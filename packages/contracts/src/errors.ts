@@ -41,6 +41,17 @@ export const DEFAULT_ERROR_MESSAGES: Record<ErrorCode, string> = {
   GATEWAY_TIMEOUT: 'An upstream service did not respond in time.',
 };
 
+/**
+ * A code's message when the error says nothing of its own: a rate limit's names its wait
+ * (`retry_after`), so a client that shows the message (an SDK's error, the dashboard's banner)
+ * says how long, not where to look for it.
+ */
+export function defaultErrorMessage(code: ErrorCode, retryAfter?: number): string {
+  if (code === 'RATE_LIMIT_EXCEEDED' && retryAfter !== undefined)
+    return `Rate limit exceeded. Retry after ${retryAfter} s.`;
+  return DEFAULT_ERROR_MESSAGES[code];
+}
+
 /** Codes only the internal APIs return (ingestion's status changes); the public document leaves them out. */
 export const INTERNAL_ERROR_CODES = ['INVALID_STATUS_TRANSITION'] as const satisfies readonly ErrorCode[];
 export const PUBLIC_ERROR_CODES = ERROR_CODES.filter(

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_ERROR_MESSAGES, ERROR_STATUS, type ErrorCode } from './errors';
+import { DEFAULT_ERROR_MESSAGES, ERROR_STATUS, defaultErrorMessage, type ErrorCode } from './errors';
 import { ROUTE_EXAMPLES, failure } from './route-examples';
 import {
   ROUTES,
@@ -190,7 +190,9 @@ function commonErrorExamples(route: RouteDef): Record<string, Json> {
     ),
     '413': failure('PAYLOAD_TOO_LARGE', tooLarge),
     '415': failure('UNSUPPORTED_MEDIA_TYPE'),
-    '429': failure('RATE_LIMIT_EXCEEDED', undefined, { retry_after: 12 }),
+    '429': failure('RATE_LIMIT_EXCEEDED', defaultErrorMessage('RATE_LIMIT_EXCEEDED', 12), {
+      retry_after: 12,
+    }),
     '500': failure('INTERNAL_ERROR'),
     '503': failure('SERVICE_UNAVAILABLE', undefined, { retry_after: 1 }),
     '504': failure('GATEWAY_TIMEOUT', `The ${service} service did not respond in time.`),

@@ -1,5 +1,5 @@
 import {
-  DEFAULT_ERROR_MESSAGES,
+  defaultErrorMessage,
   ERROR_STATUS,
   replaceHiddenCharacters,
   type ErrorCode,
@@ -21,7 +21,7 @@ export class AppError extends Error {
 
   constructor(
     code: ErrorCode,
-    message: string = DEFAULT_ERROR_MESSAGES[code],
+    message?: string,
     extra: {
       details?: FieldProblem[];
       retryAfter?: number;
@@ -29,7 +29,7 @@ export class AppError extends Error {
       cause?: unknown;
     } = {},
   ) {
-    super(message, { cause: extra.cause });
+    super(message ?? defaultErrorMessage(code, extra.retryAfter), { cause: extra.cause });
     this.name = 'AppError';
     this.code = code;
     this.status = ERROR_STATUS[code];

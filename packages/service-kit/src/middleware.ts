@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
-import { DEFAULT_ERROR_MESSAGES, ERROR_STATUS, type ErrorCode } from '@signal/contracts';
+import { ERROR_STATUS, defaultErrorMessage, type ErrorCode } from '@signal/contracts';
 import { AppError, NOT_A_JSON_OBJECT, isAppError, quotedForMessage, type FieldProblem } from './app-error';
 import { recordedStatus } from './client-gone';
 import type { Logger } from './logger';
@@ -368,7 +368,7 @@ export function errorResponse(
       success: false,
       error: {
         code: e.code,
-        message: e.message ?? DEFAULT_ERROR_MESSAGES[e.code],
+        message: e.message ?? defaultErrorMessage(e.code, e.retryAfter),
         request_id: requestId,
         ...(e.retryAfter !== undefined ? { retry_after: e.retryAfter } : {}),
         ...(e.details ? { details: e.details } : {}),

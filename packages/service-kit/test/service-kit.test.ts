@@ -188,10 +188,12 @@ describe('service-kit HTTP pieces', () => {
     );
   });
 
-  it('when an AppError carries retryAfter, then body and Retry-After header agree', async () => {
+  it('when an AppError carries retryAfter, then body, message and Retry-After header agree', async () => {
     const res = await request(a).get('/limited').expect(429);
     expect(res.body.error.retry_after).toBe(7);
     expect(res.headers['retry-after']).toBe('7');
+    // The wait in words: a client that shows the message says how long, not where to look.
+    expect(res.body.error.message).toBe('Rate limit exceeded. Retry after 7 s.');
   });
 
   it('when a route is unknown, then 404 envelope; helmet headers are set', async () => {

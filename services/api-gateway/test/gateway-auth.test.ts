@@ -297,6 +297,7 @@ describe('rate limits', () => {
       expect(r.body.error.retry_after).toBeGreaterThan(0);
       expect(r.body.error.retry_after).toBeLessThanOrEqual(60);
       expect(r.headers['retry-after']).toBe(String(r.body.error.retry_after));
+      expect(r.body.error.message).toBe(`Rate limit exceeded. Retry after ${r.body.error.retry_after} s.`);
       expect(r.headers['x-ratelimit-remaining']).toBe('0');
     }
   });

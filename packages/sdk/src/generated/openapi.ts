@@ -1242,7 +1242,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "RATE_LIMIT_EXCEEDED",
-           *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
+           *         "message": "Rate limit exceeded. Retry after 12 s.",
            *         "request_id": "req_01KAB3P…",
            *         "retry_after": 12
            *       }
@@ -1862,7 +1862,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "RATE_LIMIT_EXCEEDED",
-           *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
+           *         "message": "Rate limit exceeded. Retry after 12 s.",
            *         "request_id": "req_01KAB3P…",
            *         "retry_after": 12
            *       }
@@ -2175,7 +2175,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "RATE_LIMIT_EXCEEDED",
-           *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
+           *         "message": "Rate limit exceeded. Retry after 12 s.",
            *         "request_id": "req_01KAB3P…",
            *         "retry_after": 12
            *       }
@@ -2481,7 +2481,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "RATE_LIMIT_EXCEEDED",
-           *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
+           *         "message": "Rate limit exceeded. Retry after 12 s.",
            *         "request_id": "req_01KAB3P…",
            *         "retry_after": 12
            *       }
@@ -2907,7 +2907,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "RATE_LIMIT_EXCEEDED",
-           *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
+           *         "message": "Rate limit exceeded. Retry after 12 s.",
            *         "request_id": "req_01KAB3P…",
            *         "retry_after": 12
            *       }
@@ -3235,7 +3235,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "RATE_LIMIT_EXCEEDED",
-           *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
+           *         "message": "Rate limit exceeded. Retry after 12 s.",
            *         "request_id": "req_01KAB3P…",
            *         "retry_after": 12
            *       }
@@ -3595,7 +3595,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "RATE_LIMIT_EXCEEDED",
-           *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
+           *         "message": "Rate limit exceeded. Retry after 12 s.",
            *         "request_id": "req_01KAB3P…",
            *         "retry_after": 12
            *       }
@@ -3964,7 +3964,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "RATE_LIMIT_EXCEEDED",
-           *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
+           *         "message": "Rate limit exceeded. Retry after 12 s.",
            *         "request_id": "req_01KAB3P…",
            *         "retry_after": 12
            *       }
@@ -4362,7 +4362,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "RATE_LIMIT_EXCEEDED",
-           *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
+           *         "message": "Rate limit exceeded. Retry after 12 s.",
            *         "request_id": "req_01KAB3P…",
            *         "retry_after": 12
            *       }
@@ -4757,7 +4757,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "RATE_LIMIT_EXCEEDED",
-           *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
+           *         "message": "Rate limit exceeded. Retry after 12 s.",
            *         "request_id": "req_01KAB3P…",
            *         "retry_after": 12
            *       }
@@ -5482,7 +5482,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "RATE_LIMIT_EXCEEDED",
-           *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
+           *         "message": "Rate limit exceeded. Retry after 12 s.",
            *         "request_id": "req_01KAB3P…",
            *         "retry_after": 12
            *       }
@@ -5831,7 +5831,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "RATE_LIMIT_EXCEEDED",
-           *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
+           *         "message": "Rate limit exceeded. Retry after 12 s.",
            *         "request_id": "req_01KAB3P…",
            *         "retry_after": 12
            *       }
@@ -6219,7 +6219,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "RATE_LIMIT_EXCEEDED",
-           *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
+           *         "message": "Rate limit exceeded. Retry after 12 s.",
            *         "request_id": "req_01KAB3P…",
            *         "retry_after": 12
            *       }
@@ -6838,7 +6838,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "RATE_LIMIT_EXCEEDED",
-           *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
+           *         "message": "Rate limit exceeded. Retry after 12 s.",
            *         "request_id": "req_01KAB3P…",
            *         "retry_after": 12
            *       }
@@ -7446,7 +7446,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "RATE_LIMIT_EXCEEDED",
-           *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
+           *         "message": "Rate limit exceeded. Retry after 12 s.",
            *         "request_id": "req_01KAB3P…",
            *         "retry_after": 12
            *       }
@@ -7840,7 +7840,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "RATE_LIMIT_EXCEEDED",
-           *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
+           *         "message": "Rate limit exceeded. Retry after 12 s.",
            *         "request_id": "req_01KAB3P…",
            *         "retry_after": 12
            *       }
@@ -8294,7 +8294,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "RATE_LIMIT_EXCEEDED",
-           *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
+           *         "message": "Rate limit exceeded. Retry after 12 s.",
            *         "request_id": "req_01KAB3P…",
            *         "retry_after": 12
            *       }
@@ -8641,7 +8641,7 @@ export interface operations {
            *       "success": false,
            *       "error": {
            *         "code": "RATE_LIMIT_EXCEEDED",
-           *         "message": "Rate limit exceeded. Retry after the number of seconds in retry_after.",
+           *         "message": "Rate limit exceeded. Retry after 12 s.",
            *         "request_id": "req_01KAB3P…",
            *         "retry_after": 12
            *       }
