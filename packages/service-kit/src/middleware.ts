@@ -39,11 +39,12 @@ export interface AccessLine {
 
 /**
  * One line per request at info (sampled by ACCESS_LOG_SAMPLE for successes; every error is
- * logged); server faults at error.
+ * logged); server faults at error. A 503 from /readyz is the probe's answer while a dependency is
+ * not there yet (every start), not a fault: at info, or each start logs errors nobody must act on.
  */
 export function writeAccessLine(logger: Logger, line: AccessLine): void {
   if (line.status < 400 && Math.random() >= accessLogSampleRate()) return;
-  const level = line.status >= 500 ? 'error' : 'info';
+  const level = line.status >= 500 && !(line.status === 503 && line.path === '/readyz') ? 'error' : 'info';
   // A line the logger's level drops is not built (every 4xx of the API path comes here).
   if (!logger.isLevelEnabled(level)) return;
   const ms = Number(process.hrtime.bigint() - line.started) / 1e6;

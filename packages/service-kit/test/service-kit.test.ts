@@ -20,6 +20,7 @@ import {
   signInternalToken,
   startHttpServer,
   verifyInternalToken,
+  writeAccessLine,
   type InternalLimits,
   type RunningServer,
 } from '../src';
@@ -323,6 +324,46 @@ describe('KeyedMutex', () => {
     await Promise.all([task('a', 'a1', 20), task('a', 'a2', 1), task('b', 'b1', 5)]);
     expect(log.indexOf('<a1')).toBeLessThan(log.indexOf('a2>'));
     expect(log.indexOf('b1>')).toBeLessThan(log.indexOf('<a1'));
+  });
+});
+
+describe('access lines', () => {
+  it('when /readyz answers 503 (a dependency not there yet), then its line is info; another 503 or 500 is an error', () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const captured = pino(
+      { level: 'info' },
+      { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+    );
+    const started = process.hrtime.bigint();
+    writeAccessLine(captured, {
+      method: 'GET',
+      path: '/readyz',
+      status: 503,
+      started,
+      requestId: undefined,
+      traceId: undefined,
+    });
+    writeAccessLine(captured, {
+      method: 'GET',
+      path: '/v1/signals',
+      status: 503,
+      started,
+      requestId: undefined,
+      traceId: undefined,
+    });
+    writeAccessLine(captured, {
+      method: 'GET',
+      path: '/readyz',
+      status: 500,
+      started,
+      requestId: undefined,
+      traceId: undefined,
+    });
+    expect(lines.map((l) => [l.path, l.status, l.level])).toEqual([
+      ['/readyz', 503, 30],
+      ['/v1/signals', 503, 50],
+      ['/readyz', 500, 50],
+    ]);
   });
 });
 
