@@ -203,7 +203,7 @@ status() {
       echo "a 'bash scripts/up.sh' (pid $holder) is running now: starting or stopping; see again when it is done."
     elif [ -n "$down_seen" ]; then
       for name in $down_seen; do echo "down: $name (its log: $RUN/logs/$name.log)"; done
-      echo "'bash scripts/up.sh' starts everything again (data kept; open streams reconnect)."
+      echo "'bash scripts/up.sh' starts everything again (the data as left: kept by 'down', wiped by 'reset'; open streams reconnect)."
     fi
   fi
   last_signal "$gateway"

@@ -364,7 +364,9 @@ export function buildOpenApiDocument({ serverUrl, plan, guideMarkdown }: Documen
         `${limits}\n\nGet a key in the [dashboard](/dashboard) under API settings. ` +
         'A method a path does not take is a 405 METHOD_NOT_ALLOWED whose `Allow` header names the ones it does. ' +
         'Responses may gain fields over time: ignore the ones you do not know. ' +
-        'Typed client: `@signal/sdk`. Guide: [Receiving webhooks](/docs/receiving-webhooks).' +
+        // The SDK's name is not on the public npm registry: said, so nobody installs another's.
+        'SDKs, built from the repository (not published to a registry): TypeScript `@signal/sdk` (`bash scripts/sdk.sh` prints its tarball: `npm install <tarball>`) and Python `signal_sdk` (`python -m pip install --no-build-isolation ./packages/sdk-python`); the repository README shows both. ' +
+        'Guide: [Receiving webhooks](/docs/receiving-webhooks).' +
         (guideMarkdown ? `\n\n${guideMarkdown.replace(/^# /m, '## ')}` : ''),
     },
     servers: [{ url: serverUrl }],
