@@ -139,6 +139,12 @@ describeIfBrowser('dashboard in chromium', () => {
         // A disabled webhook's test and recover would be refused (409): not offered.
         expect(await p.getByRole('button', { name: 'Send test' }).isDisabled()).toBe(true);
         expect(await p.getByRole('button', { name: 'Recover deliveries' }).isDisabled()).toBe(true);
+        // Why, in view beside the state, not only in the buttons' hover titles.
+        await header
+          .getByText(
+            'Send test, Recover deliveries and Re-send are off until it is enabled on the Webhooks page.',
+          )
+          .waitFor();
         await p.goto(`${sys.gw.url}/dashboard#/webhooks`);
         const subscriptions = p.getByRole('table', { name: 'Webhook subscriptions' });
         await waitFor(
@@ -376,7 +382,7 @@ describeIfBrowser('dashboard in chromium', () => {
         await p.locator('#status .error').waitFor();
         expect(await p.getByText('Loading…').count()).toBe(0);
         await p.getByRole('link', { name: '← Webhooks' }).click();
-        await p.getByRole('heading', { name: 'Webhooks' }).waitFor();
+        await p.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
         // Links that are not ids: a signal named `stream` is not the live stream, and `..` goes
         // nowhere; the session stays.
         await p.goto(`${sys.gw.url}/dashboard#/signals/stream`);
@@ -386,7 +392,7 @@ describeIfBrowser('dashboard in chromium', () => {
         await p.getByRole('heading', { name: 'Deliveries' }).waitFor();
         await p.locator('#status .error').waitFor();
         await p.getByRole('link', { name: '← Webhooks' }).click();
-        await p.getByRole('heading', { name: 'Webhooks' }).waitFor();
+        await p.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
       } finally {
         await close();
       }
@@ -403,7 +409,7 @@ describeIfBrowser('dashboard in chromium', () => {
           .send({ url, events: ['signal.new'] })
           .expect(201);
         await p.goto(`${sys.gw.url}/dashboard#/webhooks`);
-        await p.getByRole('heading', { name: 'Webhooks' }).waitFor();
+        await p.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
         await startOfAMinuteIfLate(40_000);
         // The dashboard shares the account's minute with its keys: a bot spends it.
         let refused = false;
@@ -413,7 +419,7 @@ describeIfBrowser('dashboard in chromium', () => {
         expect(refused).toBe(true);
 
         await p.goto(`${sys.gw.url}/dashboard#/signals`);
-        await p.getByRole('heading', { name: 'Signals' }).waitFor();
+        await p.getByRole('heading', { name: 'Signals', exact: true }).waitFor();
         await p
           .getByText('Could not read the signals (the message above says why)', { exact: false })
           .waitFor();
@@ -424,7 +430,7 @@ describeIfBrowser('dashboard in chromium', () => {
         expect(await p.getByText('No signal yet.').count()).toBe(0);
 
         await p.goto(`${sys.gw.url}/dashboard#/webhooks`);
-        await p.getByRole('heading', { name: 'Webhooks' }).waitFor();
+        await p.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
         await p.getByText('Could not read your webhooks', { exact: false }).waitFor();
         await p.getByText(/^Not read: tried again every 10 s\./).waitFor();
         expect(await p.getByText('No webhooks yet: create one below.').count()).toBe(0);

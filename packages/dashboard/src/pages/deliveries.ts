@@ -561,7 +561,19 @@ export async function deliveriesView(webhookId: string): Promise<void> {
       h('dt', {}, 'Endpoint'),
       h('dd', {}, breakable(w.url)),
       h('dt', {}, 'Status'),
-      h('dd', {}, webhookState(w)),
+      h(
+        'dd',
+        {},
+        webhookState(w),
+        // The buttons it turns off say why only on hover: said where the state is too.
+        disabledWhy
+          ? h(
+              'span',
+              { class: 'muted block', 'data-disabled-note': '' },
+              'Send test, Recover deliveries and Re-send are off until it is enabled on the Webhooks page.',
+            )
+          : null,
+      ),
       ...(w.description ? [h('dt', {}, 'Description'), h('dd', {}, w.description)] : []),
       h('dt', {}, 'Events'),
       h('dd', {}, w.events.join(', ')),
