@@ -95,17 +95,17 @@ export function badge(text: string): HTMLElement {
 }
 
 /**
- * A data table. Below 600 px each row becomes a card (CSS) with each cell labelled by its
- * column (data-label); the explicit ARIA roles keep the table semantics that `display` changes
- * would otherwise strip in some browsers.
- */
-/**
  * What a list the page could not read says in its place (the refusal itself is said above the
  * page): never "nothing yet", which would be read as the account's state.
  */
 export const notRead = (what: string): string =>
   `Could not read ${what} (the message above says why): this is not an empty list.`;
 
+/**
+ * A data table. Below 600 px each row becomes a card (CSS) with each cell labelled by its
+ * column (data-label); the explicit ARIA roles keep the table semantics that `display` changes
+ * would otherwise strip in some browsers.
+ */
 export function table(
   caption: string,
   headers: string[],

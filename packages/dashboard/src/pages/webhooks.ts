@@ -13,8 +13,8 @@ import {
   field,
   h,
   inputValue,
-  replace,
   notRead,
+  replace,
   secretPanel,
   table,
 } from '../dom.js';
@@ -207,6 +207,7 @@ function showReadAt(at: number): void {
     line.textContent = `Up to date as of ${fmtDate(new Date(at).toISOString())}; read again every ${HEALTH_REFRESH_MS / 1000} s. `;
 }
 
+/** The same line while the list has not been read (its read was refused): it is tried again. */
 function showNotReadYet(): void {
   const line = document.getElementById(READ_AT_ID);
   if (line) line.textContent = `Not read: tried again every ${HEALTH_REFRESH_MS / 1000} s. `;
