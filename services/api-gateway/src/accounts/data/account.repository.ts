@@ -47,8 +47,10 @@ export class AccountRepository implements AccountStore, PasswordAccounts, KeyDir
     return r.matchedCount === 1;
   }
 
-  async setPasswordHash(id: string, passwordHash: string): Promise<void> {
-    await this.accounts.updateOne({ _id: id }, { $set: { password_hash: passwordHash } });
+  async setPasswordHash(id: string, passwordHash: string, replacing?: string): Promise<boolean> {
+    const filter = replacing === undefined ? { _id: id } : { _id: id, password_hash: replacing };
+    const r = await this.accounts.updateOne(filter, { $set: { password_hash: passwordHash } });
+    return r.matchedCount === 1;
   }
 
   /**

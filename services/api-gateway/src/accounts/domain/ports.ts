@@ -65,7 +65,11 @@ export interface AccountLimits {
 export interface PasswordAccounts {
   findAccount(id: string): Promise<Account | null>;
   findAccountByEmail(email: string): Promise<Account | null>;
-  setPasswordHash(id: string, passwordHash: string): Promise<void>;
+  /**
+   * Stores a new password hash; with `replacing`, only while the stored one is still that one
+   * (false when it is not: a password change came first).
+   */
+  setPasswordHash(id: string, passwordHash: string, replacing?: string): Promise<boolean>;
 }
 
 /** Port: the keys as authentication looks them up by hash (data/account.repository.ts). */

@@ -120,7 +120,11 @@ export function accountRouter(
     const result = await passwordLogin(logins, email, password, loginClientOf(req));
     if (!result.ok) throw failedLogin(res, failureError(result));
     setDeviceCookie(res, result.value.deviceCookie);
-    const { token, session } = logins.sessions.issue('api', result.value.accountId);
+    const { token, session } = logins.sessions.issue(
+      'api',
+      result.value.accountId,
+      result.value.sessionIssuedAt,
+    );
     res.json({ success: true, data: sessionBody(token, session) });
   });
 

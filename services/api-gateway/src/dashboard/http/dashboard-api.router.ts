@@ -182,8 +182,14 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
     res.json({ success: true, data: { signup_enabled: deps.signupEnabled } });
   });
 
-  const startSession = async (res: Response, accountId: string, status = 200, deviceCookie?: string) => {
-    const { token, session: s } = sessions.issue('cookie', accountId);
+  const startSession = async (
+    res: Response,
+    accountId: string,
+    status = 200,
+    deviceCookie?: string,
+    issuedAt = Date.now(),
+  ) => {
+    const { token, session: s } = sessions.issue('cookie', accountId, issuedAt);
     setSessionCookie(res, token, sessions.ttlSeconds);
     if (deviceCookie) setDeviceCookie(res, deviceCookie);
     const account = await deps.accounts.repository.findAccount(accountId);
@@ -220,7 +226,8 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
   mountRoute(router, routes.dashboardLogin, [crossSiteRefused], async ({ body }, req, res) => {
     const result = await passwordLogin(deps.logins, body.email, body.password, loginClientOf(req));
     if (!result.ok) throw failedLogin(res, failureError(result));
-    await startSession(res, result.value.accountId, 200, result.value.deviceCookie);
+    const { accountId, deviceCookie, sessionIssuedAt } = result.value;
+    await startSession(res, accountId, 200, deviceCookie, sessionIssuedAt);
   });
 
   // Every other path under the prefix, known or not, wants a session first.

@@ -26,8 +26,14 @@ export interface LoginClient {
 /** Why a login fails: the password, waiting after failures, or a store that does not respond. */
 export type LoginFailure = 'UNAUTHORIZED' | 'RATE_LIMIT_EXCEEDED' | 'SERVICE_UNAVAILABLE';
 
-/** A success: the account, and the device cookie the browser keeps for this email. */
-export type LoginResult = Result<{ accountId: string; deviceCookie: string }, LoginFailure>;
+/**
+ * A success: the account, the device cookie the browser keeps for this email, and the time its
+ * session is issued at: when the password was read, not when the login ends (see checkLogin).
+ */
+export type LoginResult = Result<
+  { accountId: string; deviceCookie: string; sessionIssuedAt: number },
+  LoginFailure
+>;
 
 /** A wait after failures: of logins, or of a session's current password when it changes it. */
 const tooManyFailures = (waitMs: number, what = 'failed logins') =>
@@ -68,7 +74,7 @@ export async function passwordLogin(
         : 'no_account';
   const done = await deps.work.run(
     clientGroup(client.ip),
-    () => checkLogin(deps, email, password, { ip: client.ip, deviceId }, clock()),
+    () => checkLogin(deps, email, password, { ip: client.ip, deviceId }, clock),
     lane,
   );
   return done.ok ? done.value : done;
@@ -79,19 +85,33 @@ async function checkLogin(
   email: string,
   password: string,
   client: { ip: string; deviceId: string | undefined },
-  now: number,
+  clock: () => number,
 ): Promise<LoginResult> {
   const { deviceId } = client;
-  const reserved = await reserveLogin(deps.attempts, email, client, now);
+  const reserved = await reserveLogin(deps.attempts, email, client, clock());
   if (!reserved.ok) return tooManyFailures(reserved.waitMs);
+  // The session is issued as of now, before the password is read: a password change that
+  // stores its new hash after this read ends it (its cutoff is taken after the store), and one
+  // that stored it before is read here, so the old password fails. A session stamped when the
+  // login ends would outlive a change that committed while this login checked the old password.
+  const sessionIssuedAt = clock();
   const account = await deps.accounts.findAccountByEmail(email.trim().toLowerCase());
   const ok = await deps.passwords.verify(password, account?.password_hash ?? null);
   if (!account || !ok) return fail('UNAUTHORIZED', 'Invalid email or password.');
   await reserved.succeeded();
+  // Only over the hash it checked: a change stored meanwhile is never undone by the old password.
   if (deps.passwords.needsRehash(account.password_hash)) {
-    await deps.accounts.setPasswordHash(account._id, await deps.passwords.hash(password));
+    await deps.accounts.setPasswordHash(
+      account._id,
+      await deps.passwords.hash(password),
+      account.password_hash ?? undefined,
+    );
   }
-  return succeed({ accountId: account._id, deviceCookie: deps.devices.issue(email, deviceId) });
+  return succeed({
+    accountId: account._id,
+    deviceCookie: deps.devices.issue(email, deviceId),
+    sessionIssuedAt,
+  });
 }
 
 export type PasswordChangeResult = Result<void, LoginFailure>;
@@ -121,7 +141,7 @@ export async function changePassword(
 ): Promise<PasswordChangeResult> {
   const done = await deps.work.run(
     `account:${session.accountId}`,
-    () => replacePassword(deps, session, currentPassword, newPassword, clock()),
+    () => replacePassword(deps, session, currentPassword, newPassword, clock),
     'known',
   );
   return done.ok ? done.value : done;
@@ -132,8 +152,9 @@ async function replacePassword(
   session: Session,
   currentPassword: string,
   newPassword: string,
-  now: number,
+  clock: () => number,
 ): Promise<PasswordChangeResult> {
+  const now = clock();
   // The session was checked when the request came; it may have ended while the request waited
   // for its turn (a logout, another change with it before this one): then it changes nothing.
   try {
@@ -156,5 +177,16 @@ async function replacePassword(
     return fail('SERVICE_UNAVAILABLE', undefined, { retryAfter: 1, cause });
   }
   await deps.accounts.setPasswordHash(session.accountId, await deps.passwords.hash(newPassword));
+  // Again, from now: a login that read the old hash while the new one was made (the hash takes
+  // a while) has a session issued after the first cutoff; every login from here reads the new one.
+  try {
+    await deps.sessions.revokeAll(session.accountId, clock());
+  } catch (cause) {
+    return fail(
+      'SERVICE_UNAVAILABLE',
+      'The password was changed, but sessions begun while it changed could not be ended: log in with the new password and change it again.',
+      { retryAfter: 1, cause },
+    );
+  }
   return succeed(undefined);
 }

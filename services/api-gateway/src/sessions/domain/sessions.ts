@@ -123,6 +123,9 @@ export class SessionStore {
   async renew(session: Session, now = Date.now()): Promise<{ token: string; session: Session } | undefined> {
     if (session.expiresAt - now > (this.ttlSeconds * 1000) / 2) return undefined;
     const ttl = Math.max(1, Math.ceil((session.expiresAt - now) / 1000));
+    // A password change that ended it after its request was checked: no successor. Read after
+    // `now`, so a cutoff set after this read is later than the successor's issue time too.
+    if (await this.revocations.isRevoked(session)) return undefined;
     if (!(await this.revocations.retire(session, now + this.renewalGraceMs, ttl))) return undefined;
     return this.issue(session.kind, session.accountId, now);
   }
