@@ -37,7 +37,7 @@ export interface StreamResetData {
 
 /** `data` of an `overflow` or `reconnect` event. */
 export interface StreamEndData {
-  reason: 'slow_client' | 'shutdown';
+  reason: 'slow_client' | 'shutdown' | 'session_renewed';
   message: string;
 }
 
@@ -123,6 +123,20 @@ export const RECONNECT_EVENT = sseEvent({
     reason: 'shutdown',
     message:
       'The server is ending this stream. Reconnect with Last-Event-ID to resume after the last event you received.',
+  } satisfies StreamEndData),
+});
+
+/**
+ * The last event of a stream opened with a dashboard session that a renewal replaced (past half
+ * its life): the user is still signed in, so it is a word to reconnect (a browser's EventSource
+ * sends the renewed cookie), not the end of the session.
+ */
+export const SESSION_RENEWED_EVENT = sseEvent({
+  event: 'reconnect',
+  data: JSON.stringify({
+    reason: 'session_renewed',
+    message:
+      'This session was renewed: reconnect with the renewed session (a browser sends its new cookie) and Last-Event-ID to resume.',
   } satisfies StreamEndData),
 });
 

@@ -1,12 +1,14 @@
 import { get } from 'node:http';
+import { SESSION_RENEWED_EVENT } from '@signal/contracts';
 import request from 'supertest';
 import { startGateway, type GatewayHarness } from './gateway-harness';
 import { startStreamStandIn, type StreamStandIn } from './stream-stand-in';
 
 /**
- * A dashboard session's live streams end with it: logout, a password change (from the dashboard
- * or the API), and a renewal's retirement each end the session's streams with an error event, as
- * a revoked key ends its streams. The service is a stand-in streaming an event every 20 ms.
+ * A dashboard session's live streams end with it: logout and a password change (from the
+ * dashboard or the API) end the session's streams with an error event, as a revoked key ends
+ * its streams; a renewal's retirement ends them with a word to reconnect (its user is still
+ * signed in, with the renewed cookie). The service is a stand-in streaming an event every 20 ms.
  */
 let standIn: StreamStandIn;
 let serviceUrl: string;
@@ -151,7 +153,7 @@ describe('a dashboard session ends its live streams', () => {
     }
   });
 
-  it('when a renewal replaces the session, then the retired session’s stream ends', async () => {
+  it('when a renewal replaces the session, then the retired session’s stream ends with a word to reconnect, not as an ended session', async () => {
     const email = await newAccount();
     const { cookie } = await dashboardLogin(email);
     const s = await openStream(cookie);
@@ -167,7 +169,7 @@ describe('a dashboard session ends its live streams', () => {
         Date.now(),
       );
       expect(renewed).toBeDefined();
-      expect(lastFrame(await s.ended)).toBe(SESSION_ENDED);
+      expect(lastFrame(await s.ended)).toBe(SESSION_RENEWED_EVENT.trimEnd());
       await request(gw.url).get('/v1/dashboard/session').set('Cookie', cookie).expect(401);
     } finally {
       s.close();

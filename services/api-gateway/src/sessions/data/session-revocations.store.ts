@@ -3,9 +3,13 @@ import {
   announceChange,
   type CredentialChanges,
   type EndedSessions,
+  type SessionEnding,
   type StreamSession,
 } from '../../stream/domain/open-streams';
 import type { Session, SessionRef, SessionRevocations } from '../domain/sessions';
+
+/** A logout's `endsAt`: refused from the epoch on, told apart from a renewal's retirement time. */
+const LOGGED_OUT = '1';
 
 /**
  * Revoked sessions in Redis: `session:revoked:<id>` per logout or renewal (the moment, in ms,
@@ -34,14 +38,14 @@ export class SessionRevocationStore implements SessionRevocations, EndedSessions
       this.redis.get(this.revokedKey(session.sessionId)),
       this.redis.get(this.validAfterKey(session.accountId)),
     ]);
-    return ended(session, endsAt, validAfter, now);
+    return ended(session, endsAt, validAfter, now) !== undefined;
   }
 
   /**
    * The open streams' sessions, checked together: one pipeline per Redis node (a session's key
    * and its account's are in different Cluster slots).
    */
-  async endedAmong(sessions: ReadonlyArray<StreamSession>, now: number): Promise<boolean[]> {
+  async endedAmong(sessions: ReadonlyArray<StreamSession>, now: number): Promise<SessionEnding[]> {
     if (sessions.length === 0) return [];
     const keys = sessions.flatMap((s) => [this.revokedKey(s.sessionId), this.validAfterKey(s.accountId)]);
     const replies = await pipelineEach(
@@ -69,7 +73,7 @@ export class SessionRevocationStore implements SessionRevocations, EndedSessions
   }
 
   async revoke(session: SessionRef, ttlSeconds: number): Promise<void> {
-    await this.redis.set(this.revokedKey(session.sessionId), '1', 'EX', ttlSeconds);
+    await this.redis.set(this.revokedKey(session.sessionId), LOGGED_OUT, 'EX', ttlSeconds);
     await announceChange(this.changes, session.accountId);
   }
 
@@ -79,15 +83,18 @@ export class SessionRevocationStore implements SessionRevocations, EndedSessions
   }
 }
 
-/** Ended by a logout or renewal (`endsAt` reached) or by a password change after it was issued. */
+/**
+ * Ended by a password change after it was issued or by a logout (`endsAt` 1), or retired, its
+ * `endsAt` reached: by a renewal, which leaves its user signed in with the successor (a password
+ * change's own session, retired so, is ended by the change's cutoff first).
+ */
 function ended(
   session: { issuedAt: number },
   endsAt: string | null,
   validAfter: string | null,
   now: number,
-): boolean {
-  return (
-    (endsAt !== null && Number(endsAt) <= now) ||
-    (validAfter !== null && session.issuedAt < Number(validAfter))
-  );
+): SessionEnding {
+  if (validAfter !== null && session.issuedAt < Number(validAfter)) return 'ended';
+  if (endsAt === null || Number(endsAt) > now) return undefined;
+  return endsAt === LOGGED_OUT ? 'ended' : 'renewed';
 }

@@ -34,9 +34,15 @@ export interface Revocations {
   statesAmong(keys: ReadonlyArray<{ accountId: string; keyId: string }>): Promise<KeyState[]>;
 }
 
+/**
+ * How a dashboard session stands: `ended` (a logout, a password change), `renewed` (a renewal
+ * replaced it: its user is still signed in with the successor), or undefined while it holds.
+ */
+export type SessionEnding = 'ended' | 'renewed' | undefined;
+
 /** Port: which of these dashboard sessions have ended (sessions/data/session-revocations.store.ts). */
 export interface EndedSessions {
-  endedAmong(sessions: ReadonlyArray<StreamSession>, now: number): Promise<boolean[]>;
+  endedAmong(sessions: ReadonlyArray<StreamSession>, now: number): Promise<SessionEnding[]>;
 }
 
 /**
@@ -69,7 +75,7 @@ export interface StreamSession {
   issuedAt: number;
 }
 
-export type StreamEnd = 'revoked' | 'session-ended' | 'expired' | 'shutdown';
+export type StreamEnd = 'revoked' | 'session-ended' | 'session-renewed' | 'expired' | 'shutdown';
 
 export interface OpenStream {
   accountId: string;
@@ -214,7 +220,8 @@ export class OpenStreams {
         now,
       );
       bySession.forEach((s, i) => {
-        if (ended[i]) s.stop('session-ended');
+        if (ended[i] === 'ended') s.stop('session-ended');
+        else if (ended[i] === 'renewed') s.stop('session-renewed');
       });
     }
   }

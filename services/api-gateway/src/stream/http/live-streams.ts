@@ -5,6 +5,7 @@ import {
   RECONNECT_EVENT,
   ROUTES,
   SESSION_ENDED_EVENT,
+  SESSION_RENEWED_EVENT,
   SIGNAL_STREAM_PATH,
   streamFilter,
   type StreamFilter,
@@ -26,6 +27,7 @@ export const STREAM_ROUTE = new RegExp(
 const LAST_EVENT: Record<StreamEnd, string> = {
   revoked: KEY_REVOKED_EVENT,
   'session-ended': SESSION_ENDED_EVENT,
+  'session-renewed': SESSION_RENEWED_EVENT,
   expired: KEY_EXPIRED_EVENT,
   shutdown: RECONNECT_EVENT,
 };
