@@ -94,7 +94,7 @@ export async function replayCreatedKey(
   if (status !== 'active') {
     return fail(
       'CONFLICT',
-      `The key this Idempotency-Key created (${doc._id}) has been ${status} since, so its response (with its secret) is not repeated; use a new Idempotency-Key to create another.`,
+      `The key this Idempotency-Key created (${doc._id}) has been ${status} since, so its response (with its secret) is not repeated; send another request (a create, a roll) with a new Idempotency-Key.`,
     );
   }
   return succeed({ ...toKeyView(doc), key });
