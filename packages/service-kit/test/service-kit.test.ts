@@ -335,30 +335,18 @@ describe('access lines', () => {
       { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
     );
     const started = process.hrtime.bigint();
-    writeAccessLine(captured, {
-      method: 'GET',
-      path: '/readyz',
-      status: 503,
-      started,
-      requestId: undefined,
-      traceId: undefined,
-    });
-    writeAccessLine(captured, {
-      method: 'GET',
-      path: '/v1/signals',
-      status: 503,
-      started,
-      requestId: undefined,
-      traceId: undefined,
-    });
-    writeAccessLine(captured, {
-      method: 'GET',
-      path: '/readyz',
-      status: 500,
-      started,
-      requestId: undefined,
-      traceId: undefined,
-    });
+    const access = (path: string, status: number) =>
+      writeAccessLine(captured, {
+        method: 'GET',
+        path,
+        status,
+        started,
+        requestId: undefined,
+        traceId: undefined,
+      });
+    access('/readyz', 503);
+    access('/v1/signals', 503);
+    access('/readyz', 500);
     expect(lines.map((l) => [l.path, l.status, l.level])).toEqual([
       ['/readyz', 503, 30],
       ['/v1/signals', 503, 50],
