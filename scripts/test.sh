@@ -55,8 +55,8 @@ step toolchain
 source scripts/lib/toolchain.sh
 
 # The infrastructure (on a fresh machine: building the FerretDB wrapper, a minute or two), the
-# Kubernetes manifests' check (Go modules to fetch and compile: a minute or two) and the
-# browser's install (network) need neither the dependencies nor the build: they start first.
+# Go tools after it and the browser's install (network) need neither the dependencies nor the
+# build: they start first.
 # The infrastructure is stopped at the end only when this run started some of it: a test
 # instance already up (a developer's `infra/local/infra.sh up`) stays up.
 : >.run/logs/infra.log
@@ -67,9 +67,19 @@ stop_infra() {
   else echo "test infrastructure was already up: left running"; fi
 }
 trap stop_infra EXIT
+# On a cold machine the Go builds are one at a time, FerretDB's first (the tests wait for it):
+# each compiles the standard library into Go's build cache, and builds run at once each compile
+# it again (~75 CPU-seconds each). Then oasdiff (the integration tier's breaking-change check
+# builds it itself, under a lock, if it gets there first) and, niced, the Kubernetes manifests'
+# check. On a warm machine each is a cache hit.
 k8s_pid=""
 if command -v go >/dev/null || [ -x /usr/local/go/bin/go ]; then
-  beside k8s bash -c 'cd infra/k8s/validate && PATH="$PATH:/usr/local/go/bin" nice go test -count=1 ./...'
+  go_after_infra() {
+    while kill -0 "$infra_pid" 2>/dev/null; do sleep 1; done
+    infra/oasdiff/oasdiff.sh >/dev/null || echo "oasdiff did not build: the breaking-change check builds it again and says why"
+    cd infra/k8s/validate && PATH="$PATH:/usr/local/go/bin" nice go test -count=1 ./...
+  }
+  beside k8s go_after_infra
   k8s_pid=$!
 fi
 # The dashboard's browser tests drive Debian's Chromium headless shell with playwright-core (no
@@ -81,16 +91,12 @@ if [ ! -x /usr/bin/chromium-headless-shell ]; then
   browser_pid=$!
 fi
 
-# ---- contracts and compat: prepared beside the rest ----
-# oasdiff (the integration tier's breaking-change check) and the recorded release's webhooks
-# build (the compat step after chaos) are built once per machine into the user's cache; on a cold
-# machine that takes a minute or two, started now beside the build and the unit tier.
-compat_prepare() {
-  infra/oasdiff/oasdiff.sh >/dev/null
-  if [ "$1" -eq 0 ]; then infra/compat/release.sh services/webhooks >/dev/null; fi
-}
-compat_prepare $# >.run/logs/compat-prepare.log 2>&1 & compat_prepare_pid=$!
-# ---- end contracts and compat ----
+# The recorded release's webhooks build (the chaos run's worker: ~30 CPU-seconds) is built once
+# per machine into the user's cache, niced beside the build and the tiers.
+compat_prepare_pid=""
+if [ $# -eq 0 ]; then
+  nice infra/compat/release.sh services/webhooks >.run/logs/compat-prepare.log 2>&1 & compat_prepare_pid=$!
+fi
 
 step dependencies
 pnpm install --frozen-lockfile --reporter=append-only >/dev/null
@@ -179,7 +185,7 @@ if [ $# -eq 0 ]; then
     node infra/bench/dist/chaos.js --short --out .run/artifacts/chaos.json \
       --release "$(infra/compat/release.sh services/webhooks)" --at-release webhooks-worker || status=1
   else
-    cat .run/logs/compat-prepare.log; echo "compat: oasdiff or the release did not build" >&2; status=1
+    cat .run/logs/compat-prepare.log; echo "compat: the release did not build" >&2; status=1
   fi
 fi
 step done
