@@ -77,7 +77,7 @@ if command -v go >/dev/null || [ -x /usr/local/go/bin/go ]; then
   go_after_infra() {
     while kill -0 "$infra_pid" 2>/dev/null; do sleep 1; done
     infra/oasdiff/oasdiff.sh >/dev/null || echo "oasdiff did not build: the breaking-change check builds it again and says why"
-    cd infra/k8s/validate && PATH="$PATH:/usr/local/go/bin" nice go test -count=1 ./...
+    (cd infra/k8s/validate && PATH="$PATH:/usr/local/go/bin" nice go test -count=1 ./...)
   }
   beside k8s go_after_infra
   k8s_pid=$!
