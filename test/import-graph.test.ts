@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import madge from 'madge';
+import ts from 'typescript';
 
 /**
  * The import graph of every source tree has no cycle: a module can be read, tested and moved
@@ -16,7 +17,7 @@ describe('the import graph', () => {
       baseDir: ROOT,
       fileExtensions: ['ts'],
       excludeRegExp: [/node_modules/, /[\\/]dist[\\/]/, /\.d\.ts$/, /[\\/]generated[\\/]/],
-      tsConfig: path.join(ROOT, 'tsconfig.base.json'),
+      tsConfig: parsedCompilerOptions(path.join(ROOT, 'tsconfig.base.json')),
     });
   });
 
@@ -139,4 +140,15 @@ function sourcesUnder(dir: string): string[] {
         ? [path.join(dir, e.name)]
         : [],
   );
+}
+
+/**
+ * The compiler options of a tsconfig, parsed once, in the form madge's resolver takes as they
+ * are (`{ options }`). Given a path, madge hands its resolver the parsed options as JSON to
+ * convert again for every import it resolves, each time refusing an option it made itself
+ * (`configFilePath`) with a spelling suggestion: two thirds of this file's CPU.
+ */
+function parsedCompilerOptions(file: string): { options: ts.CompilerOptions } {
+  const config = ts.readJsonConfigFile(file, (name) => ts.sys.readFile(name));
+  return { options: ts.parseJsonSourceFileConfigFileContent(config, ts.sys, path.dirname(file)).options };
 }
