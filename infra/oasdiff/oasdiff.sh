@@ -17,7 +17,9 @@ if [ ! -x "$bin" ]; then
   exec 9>"$cache/oasdiff.lock"
   flock 9
   if [ ! -x "$bin" ]; then
-    (cd "$src" && go build -trimpath -o "$bin.tmp.$$" github.com/oasdiff/oasdiff && mv "$bin.tmp.$$" "$bin")
+    # Without -trimpath, like the FerretDB wrapper and the Kubernetes check: builds with the same
+    # flags share the standard library's compile in Go's build cache (scripts/test.sh).
+    (cd "$src" && go build -o "$bin.tmp.$$" github.com/oasdiff/oasdiff && mv "$bin.tmp.$$" "$bin")
   fi
 fi
 echo "$bin"
