@@ -13,8 +13,9 @@
 # and database, beside (never instead of) a system that `bash scripts/up.sh` runs in this checkout.
 #
 # On two cores the run is laid out so the critical path (install → build → integration and
-# system tests, then the short chaos run) never waits for anything else: the infrastructure,
-# the browser install and the Kubernetes check start first; the unit tier runs beside the build;
+# system tests, then the short chaos run) never waits for anything else: the infrastructure
+# and the browser install start first, the other Go builds (oasdiff, the Kubernetes check)
+# after FerretDB's; the unit tier runs beside the build;
 # the tests' typecheck and lint run (niced) beside the integration and system tiers, which run
 # as one jest run so its workers take whichever file is next, the slowest first
 # (test/slow-first-sequencer.js).
