@@ -15,6 +15,7 @@
  */
 const UNIT = [
   'packages/dashboard/test/bodies.test.ts',
+  'packages/dashboard/test/health.test.ts',
   'packages/dashboard/test/polling.test.ts',
   'packages/dashboard/test/wait.test.ts',
   'packages/dashboard/test/relative.test.ts',

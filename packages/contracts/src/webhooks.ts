@@ -250,7 +250,11 @@ export const deliveryAttemptResponseSchema = z
       .describe(
         'text: the bytes were valid UTF-8 without NUL; base64: anything else (decode to see the bytes)',
       ),
-    body_truncated: z.boolean().describe('The body went on past the 4 KB kept'),
+    body_truncated: z
+      .boolean()
+      .describe(
+        "The body went on past the 4 KB kept, or did not end (still arriving at the timeout, or cut by the receiver: the attempt's error says which)",
+      ),
   })
   .meta({ id: 'WebhookAttemptResponse' });
 
@@ -270,7 +274,9 @@ export const deliveryAttemptSchema = z.strictObject({
     ),
   response: deliveryAttemptResponseSchema
     .nullable()
-    .describe('What came back; null when no response came (timeout, connection refused, …)'),
+    .describe(
+      'What came back; of a response whose body did not end, its status, headers and what arrived of the body (the attempt fails with `timeout` or `connection_reset`). null when no response came (no answer by the timeout, connection refused, …)',
+    ),
 });
 
 /** A delivery as lists, test events and re-sends return it: its state, without the attempt log. */

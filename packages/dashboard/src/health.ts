@@ -41,19 +41,27 @@ export function healthOf(subscription: unknown): WebhookHealth | undefined {
  */
 export const NOT_SENT_WHILE_DISABLED = 'subscription_disabled';
 
+/**
+ * An attempt's outcome in a few words: "HTTP 500", "timeout", or the status and what failed after
+ * it ("HTTP 200 · timeout": a body still arriving at the deadline; "HTTP 302 ·
+ * redirect_not_followed"). An `http_<status>` error says nothing the status does not.
+ */
+export function outcomeText(status: number | null, error: string | null): string | null {
+  if (status === null) return error;
+  return error === null || error === `http_${status}` ? `HTTP ${status}` : `HTTP ${status} · ${error}`;
+}
+
 /** What the receiver answered a delivery's latest attempt: "HTTP 500", "timeout", or nothing known. */
 export function lastResponseOf(delivery: unknown): string | undefined {
   if (!isRecord(delivery)) return undefined;
   const status = count(delivery.last_response_status);
-  if (status !== null) return `HTTP ${status}`;
   const error = text(delivery.last_error);
+  if (status !== null) return outcomeText(status, error) ?? undefined;
   if (error === NOT_SENT_WHILE_DISABLED) return 'not sent: webhook disabled';
   if (error) return error;
   // The detail carries every attempt: its last one says it.
   const attempts = Array.isArray(delivery.attempts) ? delivery.attempts.filter(isRecord) : [];
   const last = attempts[attempts.length - 1];
   if (!last) return undefined;
-  const code = count(last.status_code);
-  if (code !== null) return `HTTP ${code}`;
-  return text(last.error) ?? undefined;
+  return outcomeText(count(last.status_code), text(last.error)) ?? undefined;
 }

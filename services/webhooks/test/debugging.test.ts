@@ -244,6 +244,41 @@ describe('attempt detail', () => {
     }
   });
 
+  it('when a receiver answers 200 and its body does not end (still arriving at the timeout, or cut), then the attempt fails and shows the status, headers and what arrived of the body', async () => {
+    const head = 'HTTP/1.1 200 OK\r\nX-Receiver: slow\r\nContent-Length: 100\r\n\r\nreceived';
+    const slow = await startRawReceiver((socket) => socket.write(head));
+    const cut = await startRawReceiver((socket) => socket.end(head));
+    try {
+      const late = await subscribe(hooks, `${slow.url}/slow-body`);
+      const reset = await subscribe(hooks, `${cut.url}/cut-body`);
+      const [lateId, resetId] = await Promise.all([sendTest(hooks, late.id), sendTest(hooks, reset.id)]);
+      const [lateDetail, resetDetail] = await Promise.all([
+        firstAttempt(hooks, late.id, lateId, 'the attempt whose body was still arriving', 30_000),
+        firstAttempt(hooks, reset.id, resetId, 'the attempt whose body was cut'),
+      ]);
+      for (const [detail, error] of [
+        [lateDetail, 'timeout'],
+        [resetDetail, 'connection_reset'],
+      ] as const) {
+        // Failed, so retried (a minute later here), and the log says what the receiver sent.
+        expect(detail).toMatchObject({ status: 'pending', last_response_status: 200, last_error: error });
+        expect(detail.attempts![0]).toMatchObject({
+          status_code: 200,
+          error,
+          response: {
+            status: 200,
+            headers: { 'x-receiver': 'slow', 'content-length': '100' },
+            body: 'received',
+            body_truncated: true,
+          },
+        });
+      }
+    } finally {
+      await slow.close();
+      await cut.close();
+    }
+  });
+
   it('when a receiver streams 100 Continue without end, then the attempt is a response_head_too_large at once; a few interim responses are read past', async () => {
     // The flood: what a receiver can send at line rate, which node:http would parse until the
     // attempt's timeout, the worker's one thread busy with it.

@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import type { LookupFunction } from 'node:net';
 import path from 'node:path';
+import { startRawReceiver } from '@signal/test-kit';
 import { closeReceiverAgents, nodeReceiverClient, receiverAgents } from '../src/data/receiver-client';
 
 /**
@@ -140,6 +141,37 @@ describe('the receiver client', () => {
       expect(existsSync(marker)).toBe(false);
     } finally {
       closeReceiverAgents(agents);
+    }
+  });
+
+  it('when a response head came and its body had not ended by the deadline or was cut by the receiver, then the attempt fails with the status, headers and what arrived of the body', async () => {
+    // A head that promises 100 bytes, then 7 of them: one receiver waits, the other closes.
+    const head = 'HTTP/1.1 200 OK\r\nX-Receiver: slow\r\nContent-Length: 100\r\n\r\npartial';
+    const slow = await startRawReceiver((socket) => socket.write(head));
+    const cut = await startRawReceiver((socket) => socket.end(head));
+    const agents = receiverAgents({ lookup, idleMs: 1000 });
+    const post = (url: string) =>
+      nodeReceiverClient(agents).post(`${url}/hook`, { 'content-type': 'application/json' }, '{}', {
+        timeoutMs: 500,
+        maxResponseBytes: 4096,
+      });
+    try {
+      const [late, reset] = await Promise.all([post(slow.url), post(cut.url)]);
+      const partial = {
+        status: 200,
+        headers: [
+          ['x-receiver', 'slow'],
+          ['content-length', '100'],
+        ],
+        body: Buffer.from('partial'),
+        truncated: true,
+      };
+      expect(late).toEqual({ ok: false, error: 'timeout', partial });
+      expect(reset).toEqual({ ok: false, error: 'connection_reset', partial });
+    } finally {
+      closeReceiverAgents(agents);
+      await slow.close();
+      await cut.close();
     }
   });
 });

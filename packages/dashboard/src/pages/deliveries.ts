@@ -32,7 +32,7 @@ import {
   type DeliveryAttempt,
 } from '../shell.js';
 import { shownBody } from '../bodies.js';
-import { lastResponseOf, NOT_SENT_WHILE_DISABLED } from '../health.js';
+import { lastResponseOf, NOT_SENT_WHILE_DISABLED, outcomeText } from '../health.js';
 import { testOutcome, webhookState } from './webhooks.js';
 import { pathOf } from '../generated/routes.js';
 
@@ -58,7 +58,7 @@ function headerList(label: string, headers: Record<string, string>): HTMLElement
 
 /** One attempt as Svix shows it: what was sent, what came back, when and how long. */
 export function attemptView(deliveryId: string, a: DeliveryAttempt): HTMLElement {
-  const outcome = a.status_code !== null ? `HTTP ${a.status_code}` : (a.error ?? 'no response');
+  const outcome = outcomeText(a.status_code, a.error) ?? 'no response';
   const ok = a.error === null;
   return h(
     'article',
@@ -70,7 +70,6 @@ export function attemptView(deliveryId: string, a: DeliveryAttempt): HTMLElement
       'Started ',
       timeEl(a.started_at),
       ` · took ${Math.round(a.duration_ms).toLocaleString()} ms`,
-      a.error && a.status_code !== null ? ` · ${a.error}` : '',
     ),
     h('h4', {}, 'Request'),
     a.request
@@ -98,7 +97,15 @@ export function attemptView(deliveryId: string, a: DeliveryAttempt): HTMLElement
             : null,
           ...bodyBlock(`Response body of attempt ${a.attempt}`, a.response.body, a.response.body_encoding),
           a.response.body_truncated
-            ? h('p', { class: 'muted' }, 'The body went on: only its first 4 KB are kept.')
+            ? h(
+                'p',
+                { class: 'muted' },
+                // A response that failed its attempt with a timeout or a reset is one whose body
+                // did not end; any other went on past what is kept.
+                a.error === 'timeout' || a.error === 'connection_reset'
+                  ? `The body did not end (${a.error}): what arrived of it is shown, at most 4 KB.`
+                  : 'The body went on: only its first 4 KB are kept.',
+              )
             : null,
         ]
       : h('p', { class: 'muted' }, `No response (${a.error ?? 'none'}).`),

@@ -18,7 +18,7 @@ import {
   secretPanel,
   table,
 } from '../dom.js';
-import { healthOf, lastResponseOf } from '../health.js';
+import { healthOf, lastResponseOf, outcomeText } from '../health.js';
 import {
   SIGNAL_TYPES,
   WEBHOOK_EVENTS,
@@ -133,8 +133,7 @@ function healthLines(health: NonNullable<ReturnType<typeof healthOf>>): HTMLElem
         `${health.failures_24h.toLocaleString()} failed attempt${health.failures_24h === 1 ? '' : 's'} in the last 24 h`,
       ),
     );
-  const response =
-    health.last_response_status !== null ? `HTTP ${health.last_response_status}` : health.last_error;
+  const response = outcomeText(health.last_response_status, health.last_error);
   lines.push(
     health.last_delivery_status && health.last_delivery_at
       ? h(

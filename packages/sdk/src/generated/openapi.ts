@@ -808,7 +808,7 @@ export interface components {
        * @enum {string}
        */
       body_encoding: 'text' | 'base64';
-      /** @description The body went on past the 4 KB kept */
+      /** @description The body went on past the 4 KB kept, or did not end (still arriving at the timeout, or cut by the receiver: the attempt's error says which) */
       body_truncated: boolean;
     };
     WebhookDelivery: {
@@ -858,7 +858,7 @@ export interface components {
         error: string | null;
         /** @description What was sent; null when nothing was (a refused address) or for attempts before this was kept */
         request: components['schemas']['WebhookAttemptRequest'] | null;
-        /** @description What came back; null when no response came (timeout, connection refused, …) */
+        /** @description What came back; of a response whose body did not end, its status, headers and what arrived of the body (the attempt fails with `timeout` or `connection_reset`). null when no response came (no answer by the timeout, connection refused, …) */
         response: components['schemas']['WebhookAttemptResponse'] | null;
       }[];
     };

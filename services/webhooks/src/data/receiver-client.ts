@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import type { ReceiverClient, ReceiverResponse } from '../domain/ports';
+import type { ReceivedResponse, ReceiverClient, ReceiverResponse } from '../domain/ports';
 import { headerLinesOf } from '../domain/receiver-bytes';
 
 const field = (value: unknown, key: string): unknown =>
@@ -160,6 +160,8 @@ function postOnce(
     let settled = false;
     /** Ends the exchange (once the request exists). */
     let cancel = (): void => undefined;
+    /** What came of the response so far, once its head did (a body that has not ended). */
+    let received: (() => ReceivedResponse) | undefined;
     // The attempt ends at its deadline whatever state the exchange is in (a request node:http
     // has let go of, an upgrade, emits nothing more), judged once the bytes already received are
     // read: the deadline's timer runs before the event loop's poll for I/O, `setImmediate` after
@@ -167,9 +169,11 @@ function postOnce(
     // that came in time as a timeout, and its retry would POST the delivery again.
     const expire = () => {
       if (settled) return;
-      settle({ ok: false, error: 'timeout' });
+      settle(failed('timeout'));
       cancel();
     };
+    const failed = (error: string): ReceiverResponse =>
+      received ? { ok: false, error, partial: received() } : { ok: false, error };
     const deadline = () => setImmediate(expire);
     const settle = (outcome: ReceiverResponse | typeof STALE_CONNECTION) => {
       if (settled) return;
@@ -224,20 +228,25 @@ function postOnce(
         settle(STALE_CONNECTION);
         return;
       }
-      settle({ ok: false, error: errorClass(err) });
+      settle(failed(errorClass(err)));
     });
     req.on('response', (res) => {
       answered = true;
       if (invalidStatusLine(res.statusCode, res.statusMessage)) return refuse('invalid_response');
       const chunks: Buffer[] = [];
       let read = 0;
+      const readSoFar = (): ReceivedResponse => ({
+        status: res.statusCode ?? 0,
+        headers: headerLinesOf(res.rawHeaders),
+        body: Buffer.concat(chunks),
+        truncated: true,
+      });
+      received = readSoFar;
       const finish = (truncated: boolean) => {
         const retryAfter = res.headers['retry-after'];
         settle({
           ok: true,
-          status: res.statusCode ?? 0,
-          headers: headerLinesOf(res.rawHeaders),
-          body: Buffer.concat(chunks),
+          ...readSoFar(),
           truncated,
           retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
         });
@@ -252,10 +261,10 @@ function postOnce(
         }
       });
       res.on('end', () => finish(false));
-      res.on('error', (err) => settle({ ok: false, error: errorClass(err) }));
+      res.on('error', (err) => settle(failed(errorClass(err))));
       // The connection ended before the body did (no 'end'): the answer is incomplete.
       res.on('close', () => {
-        if (!res.complete) settle({ ok: false, error: signal.aborted ? 'timeout' : 'connection_reset' });
+        if (!res.complete) settle(failed(signal.aborted ? 'timeout' : 'connection_reset'));
       });
     });
     req.end(body);

@@ -18,6 +18,7 @@ import type {
   DeliveryLogWriter,
   HealthRecorder,
   OpenDeliveries,
+  ReceivedResponse,
   ReceiverClient,
   SubscriptionLookup,
 } from './ports';
@@ -82,14 +83,14 @@ async function post(
     timeoutMs: deps.timeoutMs,
     maxResponseBytes: deps.maxResponseBytes,
   });
-  if (!res.ok) return { statusCode: null, error: res.error, request: sent, response: null };
+  // A body that did not end fails the attempt (a timeout, a reset), yet the receiver's status and
+  // what came of the body are what its owner needs to see why.
+  if (!res.ok)
+    return res.partial
+      ? { statusCode: res.partial.status, error: res.error, request: sent, response: stored(res.partial) }
+      : { statusCode: null, error: res.error, request: sent, response: null };
   const statusCode = res.status;
-  const response: AttemptResponse = {
-    status: statusCode,
-    ...storedHeaders(res.headers),
-    ...storedBody(res.body, res.truncated),
-    body_truncated: res.truncated,
-  };
+  const response = stored(res);
   if (statusCode >= 200 && statusCode < 300) return { statusCode, error: null, request: sent, response };
   if (statusCode >= 300 && statusCode < 400)
     return { statusCode, error: 'redirect_not_followed', request: sent, response };
@@ -99,6 +100,16 @@ async function post(
     retryAfterMs: statusCode === 429 || statusCode === 503 ? parseRetryAfter(res.retryAfter) : undefined,
     request: sent,
     response,
+  };
+}
+
+/** A response as the attempt keeps it: its head bounded and escaped, the first bytes of its body. */
+function stored(res: ReceivedResponse): AttemptResponse {
+  return {
+    status: res.status,
+    ...storedHeaders(res.headers),
+    ...storedBody(res.body, res.truncated),
+    body_truncated: res.truncated,
   };
 }
 

@@ -152,18 +152,29 @@ export interface SubscriptionLookup {
   forget(): void;
 }
 
+/** A response as read: its status, its head line by line, and the first bytes of its body. */
+export interface ReceivedResponse {
+  status: number;
+  /** As the receiver sent them, line by line (the worker bounds and escapes them before keeping them). */
+  headers: readonly HeaderLine[];
+  /** The first `maxResponseBytes` of the body, as bytes. */
+  body: Uint8Array;
+  /** The body went on past what was read, or did not end (see `partial`). */
+  truncated: boolean;
+}
+
 export type ReceiverResponse =
+  | ({ ok: true; retryAfter?: string } & ReceivedResponse)
   | {
-      ok: true;
-      status: number;
-      /** As the receiver sent them, line by line (the worker bounds and escapes them before keeping them). */
-      headers: readonly HeaderLine[];
-      /** The first `maxResponseBytes` of the body, as bytes. */
-      body: Uint8Array;
-      truncated: boolean;
-      retryAfter?: string;
-    }
-  | { ok: false; error: string };
+      ok: false;
+      error: string;
+      /**
+       * What came of a response whose body did not end (still arriving at the deadline, or the
+       * connection closed mid-body): the receiver's head and what arrived of the body, kept in
+       * the attempt so its log shows the status the receiver sent.
+       */
+      partial?: ReceivedResponse;
+    };
 
 /** Port: POSTs a delivery to a receiver (data/receiver-client.ts, on node:http). */
 export interface ReceiverClient {

@@ -72,7 +72,7 @@ export interface AttemptResponse {
   body: string;
   /** Absent in attempts recorded before it was kept: text. */
   body_encoding?: 'text' | 'base64';
-  /** The body went on past what was read. */
+  /** The body went on past what was read, or did not end (the attempt failed with a timeout or a reset). */
   body_truncated: boolean;
 }
 
@@ -84,7 +84,7 @@ export interface AttemptRecord {
   error: string | null;
   /** Absent in attempts recorded before requests were kept. */
   request?: AttemptRequest | null;
-  /** null when no response came (timeout, refused, …); absent in older attempts. */
+  /** null when no response came (no answer by the timeout, refused, …); absent in older attempts. */
   response?: AttemptResponse | null;
 }
 
