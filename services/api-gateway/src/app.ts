@@ -44,10 +44,10 @@ import { MAX_API_BODY_BYTES, OWN_ROUTES_MAX_BODY_BYTES } from './http/upstream';
 import { rateLimitHeaders } from './edge/http/rate-limit-headers';
 import type { SharedLimiter } from './edge/domain/rate-limit';
 import {
-  ipGuard,
   rateHeadersOnProbes,
   rateHeadersOnly,
   rateHeadersOnUncountedErrors,
+  unmatchedRequest,
 } from './edge/http/throttle.middleware';
 import { StreamFeed } from './stream/http/stream-feed';
 import type { Upstream } from './http/upstream';
@@ -101,12 +101,16 @@ export interface GatewayAppDeps {
   dashboard?: DashboardOptions;
 }
 
+/** The auth pipeline every credential on an API key's path meets (the bench may pass its own). */
+const authenticateOf = (deps: GatewayAppDeps) =>
+  deps.authenticate ??
+  ((authorization: string | undefined, ip: string) => authenticate(deps.auth, authorization, ip));
+
 /** How long a probe waits for its rate-limit headers before it answers without them. */
 const PROBE_HEADERS_WITHIN_MS = 100;
 
 /** The Express app: login, account keys, docs, dashboard, health, and every error envelope. */
 export function buildApp(deps: GatewayAppDeps): Express {
-  const guard = ipGuard(deps.guard);
   const headersOnly = rateHeadersOnly(deps.guard);
   const app = createBaseApp({
     service: 'api-gateway',
@@ -149,12 +153,13 @@ export function buildApp(deps: GatewayAppDeps): Express {
       },
       deps.dashboard,
     );
-  // Whatever no route took (a path outside the API, OPTIONS, a method a route lacks) still
-  // responds with the rate-limit headers every response carries (docs/api.md), counted against
-  // the client's IP like any request without a usable key — so probing for routes is throttled
-  // too. /healthz and /readyz carry them counting nothing (counting probes could rate-limit a
-  // node's kubelet into restarting the gateway).
-  app.use(guard);
+  // Whatever no route took (a path outside the API, a method a route lacks) still responds with
+  // the rate-limit headers every response carries (docs/api.md): counted against the client's IP
+  // like any request without a usable key — so probing for routes is throttled too — or, with an
+  // API key, against its account, as on the API's routes. /healthz and /readyz carry them
+  // counting nothing (counting probes could rate-limit a node's kubelet into restarting the
+  // gateway).
+  app.use(unmatchedRequest(deps.guard, authenticateOf(deps), deps.usage));
   app.use(rateHeadersOnUncountedErrors(deps.guard));
   return finishApp(app, deps.logger);
 }
@@ -175,7 +180,7 @@ const maxBodyOf = (url: string | undefined): number =>
 export function buildGateway(deps: GatewayAppDeps): HttpEntry {
   const securityHeaders = securityHeaderList();
   const api = apiPath({
-    authenticate: deps.authenticate ?? ((authorization, ip) => authenticate(deps.auth, authorization, ip)),
+    authenticate: authenticateOf(deps),
     upstreams: deps.upstreams,
     tokens: deps.tokens,
     timeoutMs: deps.upstreamTimeoutMs,

@@ -126,7 +126,8 @@ export const configSchema = z
     /**
      * The per-address guard: requests per client address (an IPv6 /64) and minute that carry no
      * credential or one that fails (bad keys, bad session cookies, failed logins, CSRF failures).
-     * A valid credential is never counted or refused by it.
+     * A valid API key is never counted or refused by it, on any path; a valid session neither, on
+     * the routes it works on.
      */
     IP_RATE_LIMIT_PER_MINUTE: env.int(60, 1),
     /** Sign-up attempts per client address: every attempt counts, whether it made an account or not. */

@@ -106,6 +106,32 @@ describe('the per-address guard', () => {
     }
   });
 
+  it('when an address is past its limit, then a valid key asking for a path outside the API gets its 404 with its account window, counted there; no key or a bad one there is counted against the address', async () => {
+    const { key, accountId } = await gw.account({ per_minute: 1_000, per_day: 1_000_000 });
+    const outside = ['/v2/signals', '/', '/robots.txt'];
+    // Before the limit: a valid key's request outside the API uses its account's window, not the address's.
+    const first = await request(gw.url).get('/v2/signals').set('Authorization', `Bearer ${key}`).expect(404);
+    expect(first.headers['x-ratelimit-limit']).toBe('1000');
+    const anonymous = await request(gw.url).get('/v2/signals').expect(404);
+    expect(anonymous.headers['x-ratelimit-remaining']).toBe(String(GUARD_PER_MINUTE - 1));
+    await exhaustAddress(gw.url);
+    const remaining: number[] = [];
+    for (const path of outside) {
+      const res = await request(gw.url).get(path).set('Authorization', `Bearer ${key}`).expect(404);
+      expect(res.body.error.code).toBe('NOT_FOUND');
+      expect(res.headers['x-ratelimit-limit']).toBe('1000');
+      remaining.push(Number(res.headers['x-ratelimit-remaining']));
+    }
+    // Each counted once against the account, after the first.
+    expect(remaining).toEqual([998, 997, 996]);
+    // The address stays refused without a key, and with a bad one.
+    await request(gw.url).get('/v2/signals').expect(429);
+    await request(gw.url).get('/v2/signals').set('Authorization', 'Bearer sk_live_nope').expect(429);
+    // Usage counts the key's requests outside the API as served.
+    await gw.deps.usage.flush();
+    expect(JSON.stringify(await gw.deps.usage.series(accountId))).toContain('"served":4');
+  });
+
   it('when the probes are asked many times over the limit, then each answers with the headers, none is counted, and none is refused past the limit', async () => {
     for (let i = 0; i < GUARD_PER_MINUTE + 2; i++)
       for (const probe of ['/healthz', '/readyz']) {

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ErrorCode } from '@signal/contracts';
 import {
   currentTraceId,
   errorResponse,
@@ -11,6 +10,7 @@ import {
   type Logger,
 } from '@signal/service-kit';
 import type { AuthResult } from '../domain/authenticate.use-case';
+import { refusalOf } from './auth-refusal';
 import { outcomeOf, type UsageLedger } from '../domain/usage';
 import type { ClientIp } from './client-ip';
 import { KeyPathMetrics } from './key-path-metrics';
@@ -89,16 +89,6 @@ class KeyRequest implements LiveStreamListener {
   }
 }
 
-type AuthRefusal = Exclude<AuthResult, { ok: true }>;
-
-const REFUSAL: Record<AuthRefusal['code'], ErrorCode> = {
-  UNAUTHORIZED: 'UNAUTHORIZED',
-  KEY_EXPIRED: 'KEY_EXPIRED',
-  RATE_LIMITED: 'RATE_LIMIT_EXCEEDED',
-  TOO_MANY_IN_FLIGHT: 'RATE_LIMIT_EXCEEDED',
-  UNAVAILABLE: 'SERVICE_UNAVAILABLE',
-};
-
 /**
  * The API-key path (every /v1 route the services serve), on node:http without Express: one
  * auth pipeline call (at most one Redis round trip for a known key), then the relay to the
@@ -155,7 +145,7 @@ async function serve(
     if (result.ok || result.code !== 'UNAVAILABLE') pushRateLimitHeaders(head, result.rate);
     if (!result.ok) {
       if (result.code === 'TOO_MANY_IN_FLIGHT') path.metrics.busyAccount();
-      status = sendError(r, { code: REFUSAL[result.code], close, ...refusalDetails(result, authorization) });
+      status = sendError(r, { close, ...refusalOf(result, authorization) });
     } else if (!target) {
       status = sendError(r, {
         code: 'NOT_FOUND',
@@ -229,42 +219,6 @@ function sendError(r: KeyRequest, refusal: Refusal): number {
   r.res.end(body);
   return status;
 }
-
-/** What the error response says of a refused credential, beyond its code's default message. */
-function refusalDetails(
-  result: AuthRefusal,
-  authorization: string | undefined,
-): { message?: string; retryAfter?: number } {
-  switch (result.code) {
-    case 'TOO_MANY_IN_FLIGHT':
-      return {
-        message: `This account already has ${result.limit} requests in progress, the most one gateway serves at once; retry when one completes.`,
-        retryAfter: result.retryAfter,
-      };
-    case 'RATE_LIMITED':
-    case 'UNAVAILABLE':
-      return { retryAfter: result.retryAfter };
-    case 'UNAUTHORIZED':
-      // The key alone, without its scheme: the commonest first mistake, so it is named.
-      if (authorization !== undefined && /^\s*sk_/.test(authorization))
-        return {
-          message:
-            'The Authorization header needs the Bearer scheme: send `Authorization: Bearer <API key>`.',
-        };
-      // A session token from POST /v1/auth/login (a JWT): the next commonest, named too.
-      if (authorization !== undefined && SESSION_TOKEN.test(authorization))
-        return {
-          message:
-            'This is a session token from POST /v1/auth/login, which works on /v1/account and /v1/dashboard routes only: API routes take an API key (`Authorization: Bearer <API key>`; create one with POST /v1/account/keys or in the dashboard).',
-        };
-      return {};
-    default:
-      return {};
-  }
-}
-
-/** A bearer JWT (three base64url parts, a JSON header first): what a login returns. */
-const SESSION_TOKEN = /^\s*Bearer\s+eyJ[\w-]*\.[\w-]+\.[\w-]+\s*$/i;
 
 /** The limiter decision a result stands for (the ratelimit_decisions_total label). */
 function decisionOf(result: AuthResult): string {

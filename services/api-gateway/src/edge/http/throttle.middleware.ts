@@ -1,7 +1,10 @@
 import { AppError } from '@signal/service-kit';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import type { AuthResult } from '../domain/authenticate.use-case';
 import type { RateView } from '../domain/rate-limit';
 import type { RequestThrottle, ThrottleDecision } from '../domain/throttle';
+import { outcomeOf, type UsageLedger } from '../domain/usage';
+import { refusalOf } from './auth-refusal';
 import { setRateLimitHeaders } from './rate-limit-headers';
 
 /** A throttle's decision on an Express response: the headers, and a 429 when over the limit. */
@@ -58,6 +61,39 @@ export function ipGuard(guard: RequestThrottle): RequestHandler {
   return async (req: Request, res, next) => {
     try {
       next(applyThrottle(res, await guard.count(req.ip ?? '')));
+    } catch (err) {
+      next(err);
+    }
+  };
+}
+
+/**
+ * What no route took (a path outside the API): counted against the client's address, unless it
+ * carries a credential, which is judged as the API path judges one — a valid key's 404 counts
+ * against its account and carries its window, a refused one counts against the address (or is
+ * the account's 429) — so a valid key is never refused for what others sent from its address.
+ */
+export function unmatchedRequest(
+  guard: RequestThrottle,
+  authenticate: (authorization: string | undefined, ip: string) => Promise<AuthResult>,
+  usage?: UsageLedger,
+): RequestHandler {
+  const anonymous = ipGuard(guard);
+  return async (req: Request, res, next) => {
+    const authorization = req.headers.authorization;
+    if (authorization === undefined) return anonymous(req, res, next);
+    try {
+      const result = await authenticate(authorization, req.ip ?? '');
+      const who = result.ok ? result : result.code !== 'UNAVAILABLE' ? result.owner : undefined;
+      if (who && usage)
+        res.on('finish', () => usage.count(who.accountId, who.keyId, outcomeOf(res.statusCode)));
+      if (result.ok || result.code !== 'UNAVAILABLE') setRateLimitHeaders(res, result.rate);
+      if (result.ok) {
+        result.release();
+        return next();
+      }
+      const { code, message, retryAfter } = refusalOf(result, authorization);
+      next(new AppError(code, message, { retryAfter }));
     } catch (err) {
       next(err);
     }
