@@ -67,6 +67,16 @@ export type AuthResult =
     }
   | { ok: false; code: 'UNAVAILABLE'; retryAfter: number };
 
+/** Whose usage a judged request counts as: the key's owner, when the key was found. */
+export function usageOwnerOf(result: AuthResult): KeyOwner | undefined {
+  return result.ok ? result : result.code !== 'UNAVAILABLE' ? result.owner : undefined;
+}
+
+/** The window the response's X-RateLimit-* headers describe (none when the store was unreachable). */
+export function windowOf(result: AuthResult): RateView | undefined {
+  return result.ok || result.code !== 'UNAVAILABLE' ? result.rate : undefined;
+}
+
 /** A refused credential counts against its client's IP: 401 while under the guard, 429 past it. */
 async function refuse(
   deps: AuthDeps,

@@ -9,7 +9,7 @@ import {
   writeAccessLine,
   type Logger,
 } from '@signal/service-kit';
-import type { AuthResult } from '../domain/authenticate.use-case';
+import { usageOwnerOf, windowOf, type AuthResult } from '../domain/authenticate.use-case';
 import { refusalOf } from './auth-refusal';
 import { outcomeOf, type UsageLedger } from '../domain/usage';
 import type { ClientIp } from './client-ip';
@@ -139,10 +139,11 @@ async function serve(
   let result: AuthResult | undefined;
   try {
     result = await deps.authenticate(authorization, ip);
-    const who = result.ok ? result : result.code !== 'UNAVAILABLE' ? result.owner : undefined;
+    const who = usageOwnerOf(result);
     if (who) r.usageOf = { accountId: who.accountId, keyId: who.keyId };
     path.metrics.countDecision(decisionOf(result));
-    if (result.ok || result.code !== 'UNAVAILABLE') pushRateLimitHeaders(head, result.rate);
+    const window = windowOf(result);
+    if (window) pushRateLimitHeaders(head, window);
     if (!result.ok) {
       if (result.code === 'TOO_MANY_IN_FLIGHT') path.metrics.busyAccount();
       status = sendError(r, { close, ...refusalOf(result, authorization) });

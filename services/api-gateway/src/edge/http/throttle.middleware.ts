@@ -1,6 +1,6 @@
 import { AppError } from '@signal/service-kit';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
-import type { AuthResult } from '../domain/authenticate.use-case';
+import { usageOwnerOf, windowOf, type AuthResult } from '../domain/authenticate.use-case';
 import type { RateView } from '../domain/rate-limit';
 import type { RequestThrottle, ThrottleDecision } from '../domain/throttle';
 import { outcomeOf, type UsageLedger } from '../domain/usage';
@@ -84,10 +84,11 @@ export function unmatchedRequest(
     if (authorization === undefined) return anonymous(req, res, next);
     try {
       const result = await authenticate(authorization, req.ip ?? '');
-      const who = result.ok ? result : result.code !== 'UNAVAILABLE' ? result.owner : undefined;
+      const who = usageOwnerOf(result);
       if (who && usage)
         res.on('finish', () => usage.count(who.accountId, who.keyId, outcomeOf(res.statusCode)));
-      if (result.ok || result.code !== 'UNAVAILABLE') setRateLimitHeaders(res, result.rate);
+      const window = windowOf(result);
+      if (window) setRateLimitHeaders(res, window);
       if (result.ok) {
         result.release();
         return next();
