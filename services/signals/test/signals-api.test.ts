@@ -178,6 +178,20 @@ describe('GET /v1/signals', () => {
     expect(res.body.data.map((s: SignalDetail) => s.id)).toEqual(older.map((s) => s.id));
   });
 
+  it('when a cursor from before `since` is sent, then the page is empty and is numbered as the page after the last, never past what the filtered list holds', async () => {
+    const since = encodeURIComponent(created[4]!.created_at);
+    const first = await get('/v1/signals?limit=10').expect(200);
+    const older: string = first.body.meta.next_cursor;
+    const res = await get(`/v1/signals?since=${since}&limit=2&cursor=${older}`).expect(200);
+    const afterTheLast = await get(`/v1/signals?since=${since}&limit=2&page=3`).expect(200);
+    expect(res.body).toEqual({
+      success: true,
+      data: [],
+      meta: { total: 4, page: 3, per_page: 2, total_pages: 2, next_cursor: null },
+    });
+    expect(res.body.meta).toEqual(afterTheLast.body.meta);
+  });
+
   it.each([
     ['type=bogus', 'type'],
     ['status=alive', 'status'],

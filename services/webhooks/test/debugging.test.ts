@@ -27,11 +27,11 @@ interface Attempt {
   } | null;
 }
 
-async function subscribe(hooks: WebhooksHarness, url: string, account = ACC) {
+async function subscribe(hooks: WebhooksHarness, url: string, account = ACC, fields: object = {}) {
   const res = await request(hooks.url)
     .post('/v1/webhooks')
     .set(hooks.auth(account))
-    .send({ url, events: ['signal.new'] })
+    .send({ url, events: ['signal.new'], ...fields })
     .expect(201);
   return res.body.data as { id: string; secret: string };
 }
@@ -432,10 +432,10 @@ describe('attempt detail', () => {
     },
   );
 
-  it("when a test of an event type is asked for, then the receiver gets a sample in that event's shape, marked test", async () => {
+  it("when a test of an event type is asked for, then the receiver gets a sample in that event's shape, marked test, of a type the subscription asks for, its returns following from its market caps", async () => {
     const ok = await startReceiver();
     try {
-      const { id } = await subscribe(hooks, `${ok.url}/typed`);
+      const { id } = await subscribe(hooks, `${ok.url}/typed`, ACC, { types: ['premium', '30d'] });
       for (const event of ['signal.new', 'signal.winner', 'signal.dead', 'signal.rugged', 'webhook.test']) {
         const deliveryId = await sendTest(hooks, id, { event });
         const detail = await detailOf(hooks, id, deliveryId);
@@ -454,6 +454,19 @@ describe('attempt detail', () => {
       expect(byEvent.get('signal.winner').data.performance.status).toBe('winner');
       expect(byEvent.get('signal.dead').data.performance.status).toBe('dead');
       expect(byEvent.get('signal.rugged').data.performance.status).toBe('rugged');
+      // As the signals service derives them: ROI in percent from the entry cap (150 = +150 %).
+      const percentOver = (entry: number, cap: number) => Math.round((cap / entry - 1) * 10_000) / 100;
+      for (const event of ['signal.winner', 'signal.dead', 'signal.rugged']) {
+        const { metrics, performance } = byEvent.get(event).data;
+        expect({ event, roi: performance.roi, ath_roi: performance.ath_roi }).toEqual({
+          event,
+          roi: percentOver(metrics.mcap_entry, metrics.mcap_current),
+          ath_roi: percentOver(metrics.mcap_entry, metrics.mcap_ath),
+        });
+      }
+      expect(byEvent.get('signal.winner').data.performance.roi).toBeGreaterThan(0);
+      expect(byEvent.get('signal.rugged').data.performance.roi).toBeLessThan(0);
+      expect([...byEvent.values()].map((b) => b.data.type)).toEqual(Array(5).fill('premium'));
       const bad = await request(hooks.url)
         .post(`/v1/webhooks/${id}/test`)
         .set(hooks.auth(ACC))

@@ -64,6 +64,8 @@ if cursor ~= '' then
       if m > cursor then start = start + 1 end
     end
   end
+  -- A cursor older than \`since\` lies past the window: its page is the one after the last.
+  start = math.min(start, total)
 end
 local out = {total, start}
 if start < total then

@@ -2,6 +2,7 @@ import {
   WEBHOOK_TEST_EVENT,
   type Delivery,
   type DeliveryEventName,
+  type SignalType,
   type WebhookEventName,
   type WebhookTestData,
 } from '@signal/contracts';
@@ -17,19 +18,40 @@ import {
 } from './subscription-rules';
 import { toDeliveryView } from './views';
 
-/** What a sample signal's performance reads like after each event. */
-const SAMPLE_PERFORMANCE: Record<Exclude<WebhookEventName, 'signal.new'>, WebhookTestData['performance']> = {
-  'signal.winner': { roi: 250, ath_roi: 310, status: 'winner', time_to_ath_hours: 6 },
-  'signal.dead': { roi: -85, ath_roi: 20, status: 'dead', time_to_ath_hours: 1 },
-  'signal.rugged': { roi: -99, ath_roi: 5, status: 'rugged', time_to_ath_hours: 0.5 },
+/** The sample's market caps: its entry, and what it stands at and peaked at after each event. */
+const ENTRY_MCAP = 100_000;
+const SAMPLE_MARKET: Record<DeliveryEventName, { mcap_current: number; mcap_ath: number }> = {
+  'webhook.test': { mcap_current: 150_000, mcap_ath: 180_000 },
+  'signal.new': { mcap_current: 150_000, mcap_ath: 180_000 },
+  'signal.winner': { mcap_current: 350_000, mcap_ath: 410_000 },
+  'signal.dead': { mcap_current: 15_000, mcap_ath: 120_000 },
+  'signal.rugged': { mcap_current: 1_000, mcap_ath: 105_000 },
 };
+
+/** What each status change's sample reads like beside its market caps. */
+const SAMPLE_STATUS: Record<
+  Exclude<WebhookEventName, 'signal.new'>,
+  Pick<NonNullable<WebhookTestData['performance']>, 'status' | 'time_to_ath_hours'>
+> = {
+  'signal.winner': { status: 'winner', time_to_ath_hours: 6 },
+  'signal.dead': { status: 'dead', time_to_ath_hours: 1 },
+  'signal.rugged': { status: 'rugged', time_to_ath_hours: 0.5 },
+};
+
+/** ROI in percent from the entry cap, as the signals service derives it (150 means +150 %). */
+const roiOf = (mcap: number) => Math.round((mcap / ENTRY_MCAP - 1) * 10_000) / 100;
 
 /**
  * What a test event carries: a sample signal in the shape of `event`'s data (signal.new without
  * `performance`, the others with it, as the real events come), marked `test: true`, so a
- * receiver written to the real events' payload accepts it. Its id names no signal.
+ * receiver written to the real events' payload accepts it: its ROI follows from its market caps,
+ * and its type is one the subscription asks for. Its id names no signal.
  */
-function testEventData(subscriptionId: string, event: DeliveryEventName): WebhookTestData {
+function testEventData(
+  sub: { _id: string; types?: readonly SignalType[] | null },
+  event: DeliveryEventName,
+): WebhookTestData {
+  const market = SAMPLE_MARKET[event];
   return {
     id: 'sig_00000000000000000000000000',
     token: {
@@ -41,20 +63,25 @@ function testEventData(subscriptionId: string, event: DeliveryEventName): Webhoo
       socials: { twitter: 'https://x.com/signal_test', telegram: null, website: null },
     },
     metrics: {
-      mcap_entry: 100_000,
-      mcap_current: 150_000,
-      mcap_ath: 180_000,
+      mcap_entry: ENTRY_MCAP,
+      ...market,
       volume_24h: 50_000,
       holders: 420,
       liquidity: 25_000,
     },
-    type: 'new',
+    type: sub.types?.[0] ?? 'new',
     is_premium: false,
     ...(event === 'signal.new' || event === WEBHOOK_TEST_EVENT
       ? {}
-      : { performance: SAMPLE_PERFORMANCE[event] }),
+      : {
+          performance: {
+            roi: roiOf(market.mcap_current),
+            ath_roi: roiOf(market.mcap_ath),
+            ...SAMPLE_STATUS[event],
+          },
+        }),
     test: true,
-    subscription_id: subscriptionId,
+    subscription_id: sub._id,
     message: 'This is a test event from Signal Service.',
   };
 }
@@ -105,7 +132,7 @@ async function queueTestEvent(
     payload: JSON.stringify({
       event,
       timestamp: now.toISOString(),
-      data: testEventData(sub._id, event),
+      data: testEventData(sub, event),
     }),
     status: 'pending',
     created_at: now,
