@@ -95,11 +95,23 @@ export const loginInputSchema = z
   .strictObject({ email: z.email(), password: z.string().min(1).max(200) })
   .meta({ id: 'LoginRequest' });
 
+/**
+ * A password being chosen (sign-up, a change, an operator's account): 12 to 200 characters, any
+ * of them (spaces too: a passphrase is welcome), but not spaces alone — twelve presses of the
+ * space bar are no secret, and a login form shows nothing to tell the user they chose one.
+ */
+export const newPasswordSchema = (name: string) =>
+  z
+    .string()
+    .min(12, `${name} must have at least 12 characters`)
+    .max(200)
+    .refine((v) => /\S/.test(v), `${name} must not be only spaces`);
+
 /** A password change (the current one proves it is the holder); every session so far ends. */
 export const changePasswordInputSchema = z
   .strictObject({
     current_password: z.string().min(1).max(200),
-    new_password: z.string().min(12, 'new_password must have at least 12 characters').max(200),
+    new_password: newPasswordSchema('new_password'),
   })
   .refine((b) => b.new_password !== b.current_password, {
     message: 'new_password must differ from the current password',

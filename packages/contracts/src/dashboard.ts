@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { apiKeyIdSchema } from './accounts';
+import { apiKeyIdSchema, newPasswordSchema } from './accounts';
 
 export const signupInputSchema = z.strictObject({
   email: z.email().max(254),
-  password: z.string().min(12, 'password must have at least 12 characters').max(200),
+  password: newPasswordSchema('password'),
 });
 export type SignupInput = z.infer<typeof signupInputSchema>;
 

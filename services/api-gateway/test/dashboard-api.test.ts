@@ -58,6 +58,23 @@ describe('dashboard API (cookie session)', () => {
     expect(res.body.data.csrf_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
+  it('when someone signs up with a password of spaces alone, then it is refused at its field and no account is made', async () => {
+    const email = `blank-${Date.now()}@example.com`;
+    const res = await request(url)
+      .post('/v1/dashboard/signup')
+      .send({ email, password: ' '.repeat(12) })
+      .expect(400);
+    expect(res.body.error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: [{ field: 'password', message: 'password must not be only spaces' }],
+    });
+    // No account: the same email signs up with a real passphrase.
+    await request(url)
+      .post('/v1/dashboard/signup')
+      .send({ email, password: '  spaced out passphrase  ' })
+      .expect(201);
+  });
+
   it('when a session asks for a path no route owns, then it is 404 as for an API key, never 401', async () => {
     const s = await signUp(url);
     for (const path of ['/v1/nope', '/v1/', '/v1/signals/sig_1/extra']) {

@@ -398,16 +398,18 @@ describeIfBrowser('dashboard in chromium', () => {
       }
     });
 
-    it('when the account has spent its minute, then the public lists it reads say they could not be read (never "none yet"), the refusal names its wait, and the webhooks list draws itself once the minute is over', async () => {
+    it('when the account has spent its minute, then the public lists it reads say they could not be read (never "none yet"), the refusal names its wait, and the webhooks list and the debugger of a webhook draw themselves once the minute is over', async () => {
       const { page: p, close } = await freshPage();
       try {
         const acc = await loggedIn(p);
         const url = 'http://127.0.0.1:9/minute-spent';
-        await request(sys.gw.url)
-          .post('/v1/webhooks')
-          .set(withKey(acc.key))
-          .send({ url, events: ['signal.new'] })
-          .expect(201);
+        const { id } = (
+          await request(sys.gw.url)
+            .post('/v1/webhooks')
+            .set(withKey(acc.key))
+            .send({ url, events: ['signal.new'] })
+            .expect(201)
+        ).body.data as { id: string };
         await p.goto(`${sys.gw.url}/dashboard#/webhooks`);
         await p.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
         // The dashboard shares the account's minute with its keys: a bot spends it. Spent again
@@ -442,9 +444,25 @@ describeIfBrowser('dashboard in chromium', () => {
         expect(await p.getByText('No webhooks yet: create one below.').count()).toBe(0);
         expect(await p.getByText(/^Up to date as of/).count()).toBe(0);
         await p.screenshot({ path: path.join(ARTIFACTS, 'dashboard-minute-spent.png'), fullPage: true });
-        // Once the minute is over, the page's own retry reads the list and draws it: no reload.
+
+        // The webhook's debugger, opened in a spent minute (a second tab of the same session).
+        await spendTheMinute();
+        const debuggerTab = await p.context().newPage();
+        await debuggerTab.goto(`${sys.gw.url}/dashboard#/webhooks/${id}`);
+        await debuggerTab.getByText(/^Not read: read again in \d+ s\./).waitFor();
+        await debuggerTab
+          .getByText(/Rate limit exceeded/)
+          .first()
+          .waitFor();
+        const deliveryFilters = debuggerTab.getByRole('form', { name: 'Filter deliveries' });
+        expect(await deliveryFilters.count()).toBe(0);
+
+        // Once the minute is over, each page's own retry reads and draws it: no reload.
         await p.getByText(url).waitFor({ timeout: 90_000 });
         await p.getByText(/^Up to date as of/).waitFor();
+        await deliveryFilters.waitFor({ timeout: 90_000 });
+        expect(await debuggerTab.getByText(/Rate limit exceeded/).count()).toBe(0);
+        await debuggerTab.close();
       } finally {
         await close();
       }

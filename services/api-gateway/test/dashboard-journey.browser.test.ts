@@ -188,6 +188,10 @@ describeIfBrowser('dashboard in chromium', () => {
     await subscriptions.getByText('disabled', { exact: true }).waitFor();
     await page.getByRole('button', { name: `Enable ${hookUrl}` }).click();
     await subscriptions.getByText('enabled', { exact: true }).waitFor();
+    // Enabling sends new events only: the page says so, and where the ones that failed are recovered.
+    await page.getByText(/^Webhook enabled: new events are sent from now\./).waitFor();
+    const recoverLink = page.getByRole('link', { name: 'recover them on its deliveries page' });
+    expect(await recoverLink.getAttribute('href')).toMatch(/^#\/webhooks\/wh_/);
     await page.getByRole('button', { name: `Rotate secret of ${hookUrl}` }).click();
     await page
       .getByRole('dialog', { name: 'Rotate the signing secret?' })

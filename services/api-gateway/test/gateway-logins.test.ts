@@ -203,6 +203,16 @@ describe('sessions', () => {
       { field: 'new_password', message: 'new_password must differ from the current password' },
     ]);
     await keys(bearer).expect(200);
+    // Spaces alone are no password, however many (a passphrase's spaces are welcome).
+    const blank = await request(gw.url)
+      .post('/v1/account/password')
+      .set('Authorization', `Bearer ${bearer}`)
+      .send({ current_password: PASSWORD, new_password: ' '.repeat(12) + '\u3000\t' })
+      .expect(400);
+    expect(blank.body.error.details).toEqual([
+      { field: 'new_password', message: 'new_password must not be only spaces' },
+    ]);
+    await keys(bearer).expect(200);
     const changed = await request(gw.url)
       .post('/v1/account/password')
       .set('Authorization', `Bearer ${bearer}`)

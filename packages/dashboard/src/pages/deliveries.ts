@@ -28,6 +28,7 @@ import {
   every,
   onSubmit,
   oneAtATime,
+  onLeave,
   page,
   type DeliveryAttempt,
 } from '../shell.js';
@@ -145,10 +146,40 @@ function deliveryState(d: Delivery, now = Date.now()): HTMLElement {
 
 export async function deliveriesView(webhookId: string): Promise<void> {
   const shownOn = location.hash;
-  const hook = await act(() => get<WebhookSubscription>(pathOf('getWebhook', { webhook_id: webhookId })));
+  let refused: ApiError | undefined;
+  const hook = await act(() =>
+    get<WebhookSubscription>(pathOf('getWebhook', { webhook_id: webhookId })).catch((err: unknown) => {
+      if (err instanceof ApiError) refused = err;
+      throw err;
+    }),
+  );
   if (!hook) {
-    // Not found (deleted, a wrong link): the error is announced; the page offers the way back.
-    page('Deliveries', h('p', {}, h('a', { href: '#/webhooks' }, '← Webhooks')));
+    // The refusal is announced; the page offers the way back. A refusal with a wait (the plan's
+    // minute spent by the account's keys, the service busy) is read again once the wait is over,
+    // so the debugger comes back by itself rather than stay an empty page.
+    const back = h('a', { href: '#/webhooks' }, '← Webhooks');
+    const readAgainAt = refused ? notBeforeAfter(Date.now(), refused.status, refused.retryAfter) : 0;
+    if (readAgainAt === 0) {
+      page('Deliveries', h('p', {}, back));
+      return;
+    }
+    const wait = (readAgainAt - Date.now()) / 1000;
+    page(
+      'Deliveries',
+      h(
+        'p',
+        { class: 'muted' },
+        `Not read: read again in ${waitText(wait)}. The dashboard's reads count against the account's minute with its API keys'.`,
+      ),
+      h('p', {}, back),
+    );
+    const said = errorText(refused);
+    const timer = setTimeout(() => {
+      if (location.hash !== shownOn) return;
+      unsay(said);
+      void deliveriesView(webhookId);
+    }, readAgainAt - Date.now());
+    onLeave(() => clearTimeout(timer));
     return;
   }
   const params = new URLSearchParams(location.hash.split('?')[1] ?? '');

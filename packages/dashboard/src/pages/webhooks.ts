@@ -354,13 +354,20 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
             'aria-label': `${w.status === 'enabled' ? 'Disable' : 'Enable'} ${w.url}`,
             onclick: oneAtATime(async () => {
               const enabled = w.status !== 'enabled';
-              if (
-                await act(
-                  () => patch(pathOf('updateWebhook', { webhook_id: w.id }), { enabled }),
-                  enabled ? 'Webhook enabled.' : 'Webhook disabled.',
-                )
-              )
-                await reload();
+              const done = await act(
+                () => patch(pathOf('updateWebhook', { webhook_id: w.id }), { enabled }),
+                enabled ? undefined : 'Webhook disabled.',
+              );
+              if (!done) return;
+              await reload();
+              // What failed while it was off stays failed: enabling sends new events only, and
+              // a developer who is not told so loses the rest without knowing.
+              if (enabled)
+                announce(
+                  'Webhook enabled: new events are sent from now. Deliveries that failed while it was off are not sent again by themselves:',
+                  false,
+                  h('a', { href: `#/webhooks/${w.id}` }, 'recover them on its deliveries page'),
+                );
             }),
           },
           w.status === 'enabled' ? 'Disable' : 'Enable',
