@@ -58,6 +58,8 @@ describeIfBrowser('dashboard in chromium', () => {
         const states = table.locator('td[data-label="Status"]');
         await states.getByText('failed', { exact: true }).waitFor({ timeout: 20_000 });
         expect(receiver.requests).toHaveLength(4);
+        // Its retries are spent, and the row says so (a pending row names its next attempt).
+        await states.getByText('no more automatic attempts').waitFor();
         await p.getByText('Page 1 of 1 (1 delivery)').waitFor();
         await table.getByRole('button', { name: 'Attempts (4)' }).click();
         const attempts = p.getByRole('region', { name: /^Attempts of dlv_/ });

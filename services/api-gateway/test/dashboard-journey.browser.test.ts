@@ -377,6 +377,8 @@ describeIfBrowser('dashboard in chromium', () => {
     await shot('07-signals');
     await page.getByRole('table', { name: 'Signals, newest first' }).getByRole('link').first().click();
     await page.getByText('Contract').waitFor();
+    // Both returns in one form: two decimals, the unit spaced as on the stats page.
+    await page.getByText(/^-?\d+\.\d{2} % \/ -?\d+\.\d{2} %$/).waitFor();
     await expectAccessible('signal-detail');
     await page.goto(`${sys.gw.url}/dashboard#/stats`);
     await page.getByRole('table', { name: 'By type' }).waitFor();

@@ -122,7 +122,8 @@ const dueNote = (due: string, now: number): string =>
 
 /**
  * A delivery's state for people: pending ones say when their next attempt is, or that it is
- * being made (its time has come: the attempt is on its way or waiting for the receiver).
+ * being made (its time has come: the attempt is on its way or waiting for the receiver); failed
+ * ones that nothing more is tried by itself (a failed row looks like a pending one otherwise).
  */
 function deliveryState(d: Delivery, now = Date.now()): HTMLElement {
   const due = d.status === 'pending' && d.next_attempt_at ? d.next_attempt_at : undefined;
@@ -131,7 +132,9 @@ function deliveryState(d: Delivery, now = Date.now()): HTMLElement {
     {},
     badge(d.status),
     due === undefined
-      ? null
+      ? d.status === 'failed'
+        ? h('span', { class: 'muted block' }, 'no more automatic attempts')
+        : null
       : Date.parse(due) <= now
         ? h('span', { class: 'muted block' }, 'attempt under way (due ', timeEl(due), ')')
         : h(

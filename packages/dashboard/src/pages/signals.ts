@@ -354,7 +354,7 @@ export async function signalView(id: string): Promise<void> {
       ...row('Contract', h('code', {}, s.token.contract)),
       ...row('Token age', `${s.token.age_hours} h`),
       ...row('DEX paid', s.token.dex_paid ? 'yes' : 'no'),
-      ...row('ROI / ATH ROI', `${s.performance.roi}% / ${s.performance.ath_roi}%`),
+      ...row('ROI / ATH ROI', `${s.performance.roi.toFixed(2)} % / ${s.performance.ath_roi.toFixed(2)} %`),
       ...row(
         'Time to ATH',
         s.performance.time_to_ath_hours === null ? '—' : `${s.performance.time_to_ath_hours} h`,
