@@ -521,7 +521,7 @@ describeIfBrowser('dashboard in chromium', () => {
       }
     });
 
-    it('when a test fails on the deliveries page, then the status line says what came of it; the webhooks list says when it was read; a long key name wraps; a new page opens at its top', async () => {
+    it('when a test fails on the deliveries page, then the status line says what came of it, and of a retry; the webhooks list says when it was read; a long key name wraps; a new page opens at its top', async () => {
       const { page: p, close } = await freshPage();
       const receiver = await startReceiver(() => ({ status: 500, body: 'no' }));
       try {
@@ -544,6 +544,17 @@ describeIfBrowser('dashboard in chromium', () => {
           .getByRole('status')
           .filter({ hasText: /^Test not delivered yet: HTTP 500; it is retried/ })
           .waitFor({ timeout: 25_000 });
+        // Retry now says what came of the attempt it asked for, too.
+        await p.getByRole('button', { name: /^Retry delivery dlv_\w+ now$/ }).click();
+        await p
+          .getByRole('status')
+          .filter({
+            // The attempt it asked for may be the delivery's last (this system retries twice, soon).
+            hasText:
+              /^Retry (not delivered yet: HTTP 500; it is retried|failed: HTTP 500; no more automatic attempts\.)/,
+          })
+          .waitFor({ timeout: 25_000 });
+        expect(receiver.requests.length).toBeGreaterThanOrEqual(2);
 
         // A name as long as the form takes wraps in its cell: the table stays within the page.
         // A short window, so that the page below scrolls.

@@ -34,7 +34,7 @@ import {
 } from '../shell.js';
 import { shownBody } from '../bodies.js';
 import { lastResponseOf, NOT_SENT_WHILE_DISABLED, outcomeText } from '../health.js';
-import { testOutcome, webhookState } from './webhooks.js';
+import { attemptOutcome, webhookState } from './webhooks.js';
 import { pathOf } from '../generated/routes.js';
 
 /** A body as sent or received (see `shownBody`), scrollable and focusable, with what was done to show it. */
@@ -283,7 +283,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
     await follow();
     // What came of it, said where "queued" was: delivered, refused, timed out, or still waiting.
     // Followed beside the form, which takes the next test at once.
-    void testOutcome(webhookId, d.id).then((outcome) => {
+    void attemptOutcome(webhookId, d.id, 'Test').then((outcome) => {
       if (location.hash === shownOn) sayInstead(queued, outcome.text, !outcome.ok);
     });
   });
@@ -412,7 +412,9 @@ export async function deliveriesView(webhookId: string): Promise<void> {
                           ? `Re-send delivery ${d.id}`
                           : `Retry delivery ${d.id} now`,
                       onclick: oneAtATime(async () => {
-                        const waiting = (full ?? d).status === 'pending';
+                        const before = full ?? d;
+                        const asked =
+                          before.status === 'pending' ? 'Delivery attempted now.' : 'Delivery re-sent.';
                         const key = retryKeys.of(d.id);
                         if (
                           await act(
@@ -422,11 +424,20 @@ export async function deliveriesView(webhookId: string): Promise<void> {
                                 undefined,
                                 { idempotencyKey: key.for({}) },
                               ),
-                            waiting ? 'Delivery attempted now.' : 'Delivery re-sent.',
+                            asked,
                           )
                         ) {
                           key.done();
                           await follow();
+                          // What came of the attempt, said where "attempted now" was.
+                          void attemptOutcome(
+                            webhookId,
+                            d.id,
+                            before.status === 'pending' ? 'Retry' : 'Re-send',
+                            before.attempts_made,
+                          ).then((outcome) => {
+                            if (location.hash === shownOn) sayInstead(asked, outcome.text, !outcome.ok);
+                          });
                         }
                       }),
                     },

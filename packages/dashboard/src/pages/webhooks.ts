@@ -148,12 +148,16 @@ function healthLines(health: NonNullable<ReturnType<typeof healthOf>>): HTMLElem
 }
 
 /**
- * Waits for a test delivery's outcome (its detail, read once a second for up to 20 s, while the
- * page stays): what to tell the developer once it is known, or that it is still waiting.
+ * Waits for the outcome of a delivery's next attempt (a test's first, or the one a retry or
+ * re-send asked for: the attempt after the `attemptsBefore` it had), reading its detail once a
+ * second for up to 20 s while the page stays: what to tell the developer once it is known, or
+ * that it is still waiting. `what` names it ("Test", "Delivery").
  */
-export async function testOutcome(
+export async function attemptOutcome(
   webhookId: string,
   deliveryId: string,
+  what: string,
+  attemptsBefore = 0,
 ): Promise<{ text: string; ok: boolean }> {
   const shownOn = location.hash;
   for (let i = 0; i < 20 && location.hash === shownOn; i++) {
@@ -162,17 +166,22 @@ export async function testOutcome(
       get<Delivery>(pathOf('getWebhookDelivery', { webhook_id: webhookId, delivery_id: deliveryId })),
     );
     if (!d) break;
+    // A retried delivery still reads as it was until its new attempt is recorded.
+    if (d.attempts_made <= attemptsBefore && (attemptsBefore > 0 || d.status === 'pending')) continue;
     const response = lastResponseOf(d);
     if (d.status === 'succeeded')
-      return { text: `Test delivered: the endpoint answered ${response ?? 'with success'}.`, ok: true };
-    if (d.status === 'failed') return { text: `Test failed: ${response ?? 'no response'}.`, ok: false };
-    if (d.attempts_made > 0)
+      return { text: `${what} delivered: the endpoint answered ${response ?? 'with success'}.`, ok: true };
+    if (d.status === 'failed')
       return {
-        text: `Test not delivered yet: ${response ?? 'no response'}; it is retried${d.next_attempt_at ? ` ${fmtRelative(d.next_attempt_at)}` : ''}.`,
+        text: `${what} failed: ${response ?? 'no response'}; no more automatic attempts.`,
         ok: false,
       };
+    return {
+      text: `${what} not delivered yet: ${response ?? 'no response'}; it is retried${d.next_attempt_at ? ` ${fmtRelative(d.next_attempt_at)}` : ''}.`,
+      ok: false,
+    };
   }
-  return { text: 'Test sent; no answer from the endpoint yet.', ok: false };
+  return { text: `${what} sent; no answer from the endpoint yet.`, ok: false };
 }
 
 /** Why a test to `w` can only be refused (409 while it is disabled), or nothing. */
@@ -308,7 +317,7 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
                 if (!d) return;
                 testKey.done();
                 announce(`Test event sent to ${w.url}; waiting for its answer…`);
-                const outcome = await testOutcome(w.id, d.id);
+                const outcome = await attemptOutcome(w.id, d.id, 'Test');
                 void redrawAfterTest(stateCells, w.id, d.created_at);
                 announce(
                   outcome.text,
