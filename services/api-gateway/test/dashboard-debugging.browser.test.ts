@@ -806,6 +806,30 @@ describeIfBrowser('dashboard in chromium', () => {
       }
     });
 
+    it('when a link names a signal filter the API does not know, then live updates are refused once, said so, and not asked for again', async () => {
+      const { page: p, close } = await freshPage();
+      try {
+        await loggedIn(p);
+        const streamRequests: string[] = [];
+        p.on('request', (r) => {
+          if (r.url().includes('/v1/signals/stream')) streamRequests.push(r.url());
+        });
+        await p.goto(`${sys.gw.url}/dashboard#/signals?type=zzz`);
+        const refused = p.getByText(
+          /^Live updates refused: .*type.* Not asked for again until the filters change\.$/,
+        );
+        await refused.waitFor();
+        expect(await p.getByText('(refused)', { exact: true }).count()).toBe(1);
+        const asked = streamRequests.length;
+        // Longer than the first wait a refusal with a wait gets (2 s): nothing is asked again.
+        await p.waitForTimeout(4_000);
+        expect(streamRequests).toHaveLength(asked);
+        expect(await p.getByRole('button', { name: 'Connect now' }).count()).toBe(0);
+      } finally {
+        await close();
+      }
+    });
+
     it('when pages load, then there is no 404 (favicon), hints keep their distance, URLs break only at separators, ids stay whole where they fit (700 px), and stats by type show real figures under a filter', async () => {
       const { page: p, close } = await freshPage({ width: 700 });
       const missing: string[] = [];

@@ -215,6 +215,15 @@ export async function signalsView(): Promise<void> {
           void act(() => Promise.reject(err));
           return;
         }
+        // A request the API refuses as it is (a filter it does not know, from an edited link) is
+        // refused again however often it is made, and each time counts against the plan: it is
+        // said once and not made again until the filters change.
+        if (err && err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 429) {
+          liveState.textContent = '(refused)';
+          refusal = `Live updates refused: ${errorText(err)} Not asked for again until the filters change.`;
+          announce(refusal, true);
+          return;
+        }
         reopenMs = Math.min(reopenMs * 2, 60_000);
         const waitMs = Math.max(reopenMs, (err?.retryAfter ?? 0) * 1000);
         reopenTimer = setTimeout(() => {
