@@ -182,12 +182,20 @@ export function clearFieldErrors(form: HTMLFormElement): void {
     e.hidden = true;
     e.textContent = '';
   }
-  for (const c of form.querySelectorAll('[aria-invalid]')) {
-    c.removeAttribute('aria-invalid');
-    const hint = c.id ? `${c.id}-hint` : '';
-    if (form.querySelector(`[id="${hint}"]`)) c.setAttribute('aria-describedby', hint);
-    else c.removeAttribute('aria-describedby');
+  for (const c of form.querySelectorAll('[aria-invalid]')) unmark(form, c);
+}
+
+/** A control no longer refused: its message gone, described by its hint alone again. */
+function unmark(form: HTMLFormElement, control: Element): void {
+  const errorEl = control.id ? form.querySelector<HTMLElement>(`[id="${control.id}-error"]`) : null;
+  if (errorEl) {
+    errorEl.hidden = true;
+    errorEl.textContent = '';
   }
+  control.removeAttribute('aria-invalid');
+  const hint = control.id ? `${control.id}-hint` : '';
+  if (form.querySelector(`[id="${hint}"]`)) control.setAttribute('aria-describedby', hint);
+  else control.removeAttribute('aria-describedby');
 }
 
 /**
@@ -212,6 +220,8 @@ export function fieldErrors(
     control.setAttribute('aria-invalid', 'true');
     const hint = form.querySelector(`[id="${control.id}-hint"]`) ? `${control.id}-hint ` : '';
     control.setAttribute('aria-describedby', `${hint}${errorEl.id}`);
+    // The message is about what the field held: once it is edited, it no longer says what to fix.
+    control.addEventListener('input', () => unmark(form, control), { once: true });
     first ??= control;
   }
   return first;

@@ -207,7 +207,7 @@ describeIfBrowser('dashboard in chromium', () => {
       }
     });
 
-    it('when forms are refused, then the message shows once at the field, in view, and says what this installation accepts; messages do not follow to other pages', async () => {
+    it('when forms are refused, then the message shows once at the field, in view, says what this installation accepts, and goes once the field is edited; messages do not follow to other pages', async () => {
       const { page: p, close } = await freshPage();
       try {
         const acc = await loggedIn(p);
@@ -233,6 +233,10 @@ describeIfBrowser('dashboard in chromium', () => {
         expect(box!.y + box!.height).toBeLessThanOrEqual(viewport.height);
         expect(await p.locator('#status').innerText()).toBe('');
         await expectAccessible('webhook-form-error', p);
+        // Once the field is edited, its message no longer says what to fix: it goes.
+        await p.getByLabel('Endpoint URL').pressSequentially('2');
+        await error.waitFor({ state: 'detached' });
+        expect(await p.getByLabel('Endpoint URL').getAttribute('aria-invalid')).toBeNull();
 
         // The plan's cap on subscriptions: refused in the form, with the limit.
         for (let i = 0; i < 25; i++)
