@@ -172,7 +172,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
       h(
         'p',
         { class: 'muted' },
-        `Not read: read again in ${waitText(wait)}. The dashboard's reads count against the account's minute with its API keys'.`,
+        `Not read: read again in ${waitText(wait)}. The dashboard's reads share the account's rate limit with its API keys.`,
       ),
       h('p', {}, back),
     );

@@ -151,7 +151,7 @@ function healthLines(health: NonNullable<ReturnType<typeof healthOf>>): HTMLElem
  * Waits for the outcome of a delivery's next attempt (a test's first, or the one a retry or
  * re-send asked for: the attempt after the `attemptsBefore` it had), reading its detail once a
  * second for up to 20 s while the page stays: what to tell the developer once it is known, or
- * that it is still waiting. `what` names it ("Test", "Delivery").
+ * that it is still waiting. `what` names the attempt ("Test", "Retry", "Re-send").
  */
 export async function attemptOutcome(
   webhookId: string,
