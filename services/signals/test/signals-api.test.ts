@@ -178,7 +178,7 @@ describe('GET /v1/signals', () => {
     expect(res.body.data.map((s: SignalDetail) => s.id)).toEqual(older.map((s) => s.id));
   });
 
-  it('when a cursor from before `since` is sent, then the page is empty and is numbered as the page after the last, never past what the filtered list holds', async () => {
+  it('when a cursor from before `since` is sent, then the page is empty and numbered at the end of the filtered list, as its page numbers count it', async () => {
     const since = encodeURIComponent(created[4]!.created_at);
     const first = await get('/v1/signals?limit=10').expect(200);
     const older: string = first.body.meta.next_cursor;
