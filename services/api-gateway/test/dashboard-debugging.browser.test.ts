@@ -818,6 +818,9 @@ describeIfBrowser('dashboard in chromium', () => {
         p.on('request', (r) => {
           if (r.url().includes('/v1/signals/stream')) streamRequests.push(r.url());
         });
+        // The page's clock is the test's: its timers run when the test moves it, not on the wall.
+        await p.clock.install();
+        await p.goto('about:blank');
         await p.goto(`${sys.gw.url}/dashboard#/signals?type=zzz`);
         const refused = p.getByText(
           /^Live updates refused: .*type.* Not asked for again until the filters change\.$/,
@@ -825,8 +828,14 @@ describeIfBrowser('dashboard in chromium', () => {
         await refused.waitFor();
         expect(await p.getByText('(refused)', { exact: true }).count()).toBe(1);
         const asked = streamRequests.length;
-        // Longer than the first wait a refusal with a wait gets (2 s): nothing is asked again.
-        await p.waitForTimeout(4_000);
+        // Past the longest wait a refusal with a wait gets (60 s), every timer of the page run:
+        // nothing is asked again. A request the page makes after them is the barrier: a stream
+        // they opened would have been requested before it.
+        await p.clock.runFor(120_000);
+        await Promise.all([
+          p.waitForRequest((r) => r.url().endsWith('/healthz')),
+          p.evaluate(() => fetch('/healthz').then(() => undefined)),
+        ]);
         expect(streamRequests).toHaveLength(asked);
         expect(await p.getByRole('button', { name: 'Connect now' }).count()).toBe(0);
       } finally {
