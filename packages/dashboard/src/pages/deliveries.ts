@@ -413,8 +413,8 @@ export async function deliveriesView(webhookId: string): Promise<void> {
                           : `Retry delivery ${d.id} now`,
                       onclick: oneAtATime(async () => {
                         const before = full ?? d;
-                        const asked =
-                          before.status === 'pending' ? 'Delivery attempted now.' : 'Delivery re-sent.';
+                        const retrying = before.status === 'pending';
+                        const asked = retrying ? 'Delivery attempted now.' : 'Delivery re-sent.';
                         const key = retryKeys.of(d.id);
                         if (
                           await act(
@@ -433,7 +433,7 @@ export async function deliveriesView(webhookId: string): Promise<void> {
                           void attemptOutcome(
                             webhookId,
                             d.id,
-                            before.status === 'pending' ? 'Retry' : 'Re-send',
+                            retrying ? 'Retry' : 'Re-send',
                             before.attempts_made,
                           ).then((outcome) => {
                             if (location.hash === shownOn) sayInstead(asked, outcome.text, !outcome.ok);
