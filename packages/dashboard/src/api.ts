@@ -14,6 +14,14 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * A refusal as the pages say it: the request id only when the server failed (a 5xx), where
+ * support needs it; an ordinary refusal (a wrong password, a field to fix) is its message alone.
+ */
+export function refusalText(err: ApiError): string {
+  return err.status >= 500 && err.requestId ? `${err.message} (request ${err.requestId})` : err.message;
+}
+
 /** A wait in seconds as people read it: "45 s", "2 min 8 s", "3 h 5 min". */
 export function waitText(seconds: number): string {
   const s = Math.max(0, Math.ceil(seconds));

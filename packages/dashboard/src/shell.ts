@@ -3,7 +3,7 @@
  * session, and how an action reports its outcome.
  */
 import type { Delivery, UsageBucket } from '@signal/contracts';
-import { ApiError } from './api.js';
+import { ApiError, refusalText } from './api.js';
 import { clearFieldErrors, fieldErrors, h, replace } from './dom.js';
 
 export const SIGNAL_TYPES = ['new', '3d', '7d', '30d', 'wallet', 'premium'] as const;
@@ -121,7 +121,7 @@ export function sayCarried(): void {
 }
 
 export function errorText(err: unknown): string {
-  if (err instanceof ApiError) return `${err.message}${err.requestId ? ` (request ${err.requestId})` : ''}`;
+  if (err instanceof ApiError) return refusalText(err);
   // The page's own checks (no request made) say what to fix in their message.
   if (err instanceof Error && err.message) return err.message;
   return 'Something went wrong.';

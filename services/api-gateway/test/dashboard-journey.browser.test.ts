@@ -103,6 +103,10 @@ describeIfBrowser('dashboard in chromium', () => {
     const key = await page.evaluate<string>('navigator.clipboard.readText()');
     expect(key).toMatch(/^sk_live_[0-9A-Za-z]+$/);
     expect(await secret.locator('output').innerText()).toBe(key);
+    // The example runs as pasted: it carries the key just made, not a placeholder.
+    expect(await secret.locator('code').innerText()).toBe(
+      `curl -H "Authorization: Bearer ${key}" "${new URL(page.url()).origin}/v1/signals?limit=5"`,
+    );
     await shot('02-key-created');
     await expectAccessible('api-settings');
 

@@ -81,9 +81,13 @@ export async function keysView(): Promise<void> {
       secretPanel(
         `New key “${keyName}”`,
         key,
-        // The URL quoted: unquoted, zsh reads its `?` as a pattern and runs nothing.
-        'Copy it now: it is shown only once. Use it as Authorization: Bearer <key>, for example: curl -H "Authorization: Bearer <key>" ' +
-          `"${location.origin}/v1/signals?limit=5"`,
+        // The example carries the key itself, so it runs as pasted; it lives only in this panel,
+        // which goes with the key. The URL quoted: unquoted, zsh reads its `?` as a pattern and
+        // runs nothing.
+        [
+          'Copy it now: it is shown only once. Send it as Authorization: Bearer <key>; try it with ',
+          h('code', {}, `curl -H "Authorization: Bearer ${key}" "${location.origin}/v1/signals?limit=5"`),
+        ],
         // Only the panel goes: the list is already fresh. (Re-rendering the whole view here would
         // race with what the developer does next: a revoke confirmed before that render's list
         // arrives would be drawn over by the older list, showing the revoked key as active.)
