@@ -184,7 +184,22 @@ describeIfBrowser('dashboard in chromium', () => {
 
     const hookUrl = `${sys.receiver.url}/browser`;
     const subscriptions = page.getByRole('table', { name: 'Webhook subscriptions' });
-    await page.getByRole('button', { name: `Edit ${hookUrl}` }).click();
+    // An edit left with Cancel sends nothing, closes the form and gives focus back to its Edit.
+    const patches: string[] = [];
+    const countPatch = (r: { method(): string; url(): string }) => {
+      if (r.method() === 'PATCH') patches.push(r.url());
+    };
+    page.on('request', countPatch);
+    const editButton = page.getByRole('button', { name: `Edit ${hookUrl}` });
+    await editButton.click();
+    const editForm = page.getByRole('region', { name: `Edit ${hookUrl}` });
+    await editForm.getByRole('group', { name: 'Events' }).getByLabel('signal.winner').check();
+    await editForm.getByRole('button', { name: 'Cancel' }).click();
+    await editForm.waitFor({ state: 'detached' });
+    expect(await page.evaluate('document.activeElement?.getAttribute("aria-label")')).toBe(`Edit ${hookUrl}`);
+    page.off('request', countPatch);
+    expect(patches).toEqual([]);
+    await editButton.click();
     await page.getByRole('group', { name: 'Events' }).first().getByLabel('signal.winner').check();
     await page.getByRole('button', { name: 'Save changes' }).click();
     await subscriptions.getByText('signal.new, signal.winner').waitFor();

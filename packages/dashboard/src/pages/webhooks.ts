@@ -35,6 +35,8 @@ import { pathOf } from '../generated/routes.js';
 function webhookForm(
   existing: WebhookSubscription | null,
   onSaved: (w: WebhookSubscription & { secret?: string }) => void,
+  /** An edit can be left unsaved: a Cancel beside Save, which calls this and sends nothing. */
+  onCancel?: () => void,
 ): HTMLFormElement {
   const url = h('input', {
     type: 'url',
@@ -60,6 +62,7 @@ function webhookForm(
       'div',
       { class: 'actions' },
       h('button', { type: 'submit' }, existing ? 'Save changes' : 'Create webhook'),
+      onCancel ? h('button', { type: 'button', class: 'secondary', onclick: onCancel }, 'Cancel') : null,
     ),
   );
   const submission = new SubmissionKey();
@@ -286,6 +289,32 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
     const rotationKey = new SubmissionKey();
     const stateCell = h('div', {}, webhookState(w));
     stateCells.set(w.id, stateCell);
+    const editButton = h(
+      'button',
+      {
+        type: 'button',
+        class: 'secondary',
+        'aria-label': `Edit ${w.url}`,
+        onclick: () => {
+          // Cancel closes the form unsaved and gives focus back to where the edit began.
+          const cancel = () => {
+            replace(editSlot);
+            editButton.focus();
+          };
+          replace(
+            editSlot,
+            h(
+              'section',
+              { 'aria-labelledby': 'edit-h' },
+              h('h2', { id: 'edit-h' }, `Edit ${w.url}`),
+              webhookForm(w, () => void reload(), cancel),
+            ),
+          );
+          editSlot.querySelector('input')?.focus();
+        },
+      },
+      'Edit',
+    );
     return [
       h(
         'div',
@@ -334,27 +363,7 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
           ),
           testRefusal(w),
         ),
-        h(
-          'button',
-          {
-            type: 'button',
-            class: 'secondary',
-            'aria-label': `Edit ${w.url}`,
-            onclick: () => {
-              replace(
-                editSlot,
-                h(
-                  'section',
-                  { 'aria-labelledby': 'edit-h' },
-                  h('h2', { id: 'edit-h' }, `Edit ${w.url}`),
-                  webhookForm(w, () => void reload()),
-                ),
-              );
-              editSlot.querySelector('input')?.focus();
-            },
-          },
-          'Edit',
-        ),
+        editButton,
         h(
           'button',
           {
