@@ -281,12 +281,20 @@ export function oneAtATime(handler: () => Promise<void>): (ev: Event) => Promise
   };
 }
 
+/**
+ * Whether the reader has moved from the page the document opened on. The first page leaves focus
+ * where the browser put it, so the first Tab reaches the skip link; a page drawn after a move
+ * takes focus to its main region, so a screen reader reads the new page from its top.
+ */
+let moved = false;
+window.addEventListener('hashchange', () => (moved = true), { once: true });
+
 export function page(title: string, ...children: (Node | null)[]): void {
   document.title = `${title} · Signal Service dashboard`;
   replace(main, h('h1', {}, title), ...children);
   // A page drawn anew starts at its top, not where the last one was scrolled to (the focus moves
   // to it without scrolling: focusing the main region scrolled it to the header's height).
-  main.focus({ preventScroll: true });
+  if (moved) main.focus({ preventScroll: true });
   window.scrollTo(0, 0);
   for (const a of nav.querySelectorAll('a')) {
     const current = a.getAttribute('href') === `#/${location.hash.split('/')[1] ?? ''}`;

@@ -182,6 +182,18 @@ describeIfBrowser('dashboard in chromium', () => {
     await shot('05-webhook-created');
     await expectAccessible('webhooks');
 
+    // A page opened afresh keeps focus off its main region, so the first Tab reaches the skip
+    // link; a move to another page takes focus to its main region.
+    const focused = () => page.evaluate('document.activeElement?.textContent?.trim().slice(0, 40) ?? null');
+    await page.reload();
+    await page.getByRole('table', { name: 'Webhook subscriptions' }).waitFor();
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Skip to content');
+    await page.evaluate("location.hash = '#/keys'");
+    await page.getByRole('button', { name: 'Create key' }).waitFor();
+    expect(await page.evaluate('document.activeElement?.id')).toBe('main');
+    await page.evaluate("location.hash = '#/webhooks'");
+
     const hookUrl = `${sys.receiver.url}/browser`;
     const subscriptions = page.getByRole('table', { name: 'Webhook subscriptions' });
     // An edit left with Cancel sends nothing, closes the form and gives focus back to its Edit.
