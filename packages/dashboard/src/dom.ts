@@ -202,6 +202,12 @@ function unmark(form: HTMLFormElement, control: Element): void {
  * Shows each refused field's message under its control (controls are found by name); returns
  * the first control marked, or undefined when no detail named a control of this form.
  */
+/** A control's label as the form shows it, without a note in brackets ("Expires (optional)"). */
+function labelOf(form: HTMLFormElement, control: HTMLElement): string | undefined {
+  const text = form.querySelector(`label[for="${CSS.escape(control.id)}"]`)?.textContent;
+  return text?.replace(/\s*\(.*\)\s*$/, '').trim() || undefined;
+}
+
 export function fieldErrors(
   form: HTMLFormElement,
   details: readonly { field: string; message: string }[],
@@ -212,10 +218,16 @@ export function fieldErrors(
     const control = form.querySelector<HTMLInputElement | HTMLSelectElement>(`[name="${CSS.escape(name)}"]`);
     const errorEl = control?.id ? form.querySelector<HTMLElement>(`[id="${control.id}-error"]`) : null;
     if (!control || !errorEl) continue;
-    // A fragment ("must be in the future") takes its field's name in front; a message naming its
-    // field, or a sentence of its own ("This is not the current password."), reads as is.
-    const fragment = !d.message.startsWith(name) && /^[a-z]/.test(d.message);
-    errorEl.textContent = fragment ? `${name} ${d.message}` : d.message;
+    // Said with the field's label as the form shows it ("Endpoint URL", not the API's `url`): a
+    // message naming its field takes the label in the name's place, a fragment ("must be in the
+    // future") takes it in front, and a sentence of its own ("This is not the current
+    // password.") reads as is.
+    const label = labelOf(form, control) ?? name;
+    errorEl.textContent = d.message.startsWith(`${name} `)
+      ? `${label}${d.message.slice(name.length)}`
+      : /^[a-z]/.test(d.message)
+        ? `${label} ${d.message}`
+        : d.message;
     errorEl.hidden = false;
     control.setAttribute('aria-invalid', 'true');
     const hint = form.querySelector(`[id="${control.id}-hint"]`) ? `${control.id}-hint ` : '';

@@ -223,9 +223,9 @@ describeIfBrowser('dashboard in chromium', () => {
         const error = p.locator('.field-error:not([hidden])');
         await error.waitFor();
         expect(await error.innerText()).toBe(
-          'url must use https (http is accepted for loopback addresses only: localhost, 127.0.0.0/8, ::1)',
+          'Endpoint URL must use https (http is accepted for loopback addresses only: localhost, 127.0.0.0/8, ::1)',
         );
-        expect((await p.locator('body').innerText()).split('url must use https').length - 1).toBe(1);
+        expect((await p.locator('body').innerText()).split('must use https').length - 1).toBe(1);
         expect(await p.getByLabel('Endpoint URL').getAttribute('aria-invalid')).toBe('true');
         const box = await error.boundingBox();
         const viewport = p.viewportSize()!;
@@ -276,7 +276,8 @@ describeIfBrowser('dashboard in chromium', () => {
         await p.getByRole('button', { name: 'Create key' }).click();
         const refused = p.locator('.field-error:not([hidden])');
         await refused.waitFor();
-        expect(await refused.innerText()).toBe('expires_at must be in the future');
+        // Named by its label as the form shows it, not by the API's field name (expires_at).
+        expect(await refused.innerText()).toBe('Expires must be in the future');
         expect((await p.locator('body').innerText()).split('must be in the future').length - 1).toBe(1);
 
         await p.getByLabel('Key name').fill('expiring');
