@@ -198,16 +198,16 @@ function unmark(form: HTMLFormElement, control: Element): void {
   else control.removeAttribute('aria-describedby');
 }
 
-/**
- * Shows each refused field's message under its control (controls are found by name); returns
- * the first control marked, or undefined when no detail named a control of this form.
- */
 /** A control's label as the form shows it, without a note in brackets ("Expires (optional)"). */
 function labelOf(form: HTMLFormElement, control: HTMLElement): string | undefined {
   const text = form.querySelector(`label[for="${CSS.escape(control.id)}"]`)?.textContent;
   return text?.replace(/\s*\(.*\)\s*$/, '').trim() || undefined;
 }
 
+/**
+ * Shows each refused field's message under its control (controls are found by name); returns
+ * the first control marked, or undefined when no detail named a control of this form.
+ */
 export function fieldErrors(
   form: HTMLFormElement,
   details: readonly { field: string; message: string }[],
