@@ -173,6 +173,11 @@ interface Row extends LoadResult {
    * then: http-proxy keeps an upstream socket for every request its client abandoned).
    */
   roundsOffRate: number;
+  /**
+   * Rounds whose saturated run served less than --rate, the load the same proxy is paced at: a
+   * stall (as above), left out of the saturated medians, so a round of 0 req/s is not a median.
+   */
+  roundsStalled: number;
 }
 
 /** A paced run that served at least this share of --rate is at the rate. */
@@ -222,6 +227,7 @@ async function measure(s: Scenario, signalsPid: number, redis: RedisClient, path
     proxyCpuAtRateUs: ((atRateAfter.total - atRateBefore.total) / pacedRequests) * 1e6,
     proxyMainCpuAtRateUs: ((atRateAfter.main - atRateBefore.main) / pacedRequests) * 1e6,
     roundsOffRate: paced.rps < AT_RATE * rate ? 1 : 0,
+    roundsStalled: r.rps < rate ? 1 : 0,
   };
 }
 
@@ -502,21 +508,25 @@ async function main() {
       }
       const rows = scenarios.map((s): Row => {
         const runs = samples.get(s.id)!;
+        // No saturated round left: NaN, which the ratios print as void.
+        const served = runs.filter((x) => !x.roundsStalled);
+        const atSaturation = (of: (x: Row) => number) => (served.length ? median(served.map(of)) : NaN);
         return {
           name: s.name,
-          rps: median(runs.map((x) => x.rps)),
-          p50: median(runs.map((x) => x.p50)),
-          p99: median(runs.map((x) => x.p99)),
+          rps: atSaturation((x) => x.rps),
+          p50: atSaturation((x) => x.p50),
+          p99: atSaturation((x) => x.p99),
           errors: runs.reduce((n, x) => n + x.errors, 0),
           non2xx: runs.reduce((n, x) => n + x.non2xx, 0),
-          proxyCpuUs: median(runs.map((x) => x.proxyCpuUs)),
-          signalsCpuUs: median(runs.map((x) => x.signalsCpuUs)),
-          redisCpuUs: median(runs.map((x) => x.redisCpuUs)),
+          proxyCpuUs: atSaturation((x) => x.proxyCpuUs),
+          signalsCpuUs: atSaturation((x) => x.signalsCpuUs),
+          redisCpuUs: atSaturation((x) => x.redisCpuUs),
           proxyCpuAtRateUs: median(runs.filter((x) => !x.roundsOffRate).map((x) => x.proxyCpuAtRateUs)),
           proxyMainCpuAtRateUs: median(
             runs.filter((x) => !x.roundsOffRate).map((x) => x.proxyMainCpuAtRateUs),
           ),
           roundsOffRate: runs.reduce((n, x) => n + x.roundsOffRate, 0),
+          roundsStalled: rounds - served.length,
         };
       });
       console.log(
@@ -528,10 +538,16 @@ async function main() {
           console.log(
             `${r.name}: ${r.roundsOffRate} of ${rounds} paced rounds served under ${AT_RATE * 100} % of ${rate}/s (stalled): left out of its CPU at ${rate}/s${r.roundsOffRate === rounds ? ' (none left: no figure)' : ''}`,
           );
+      for (const r of rows)
+        if (r.roundsStalled)
+          console.log(
+            `${r.name}: ${r.roundsStalled} of ${rounds} saturated rounds served under ${rate}/s (stalled): left out of its saturated figures${r.roundsStalled === rounds ? ' (none left: void)' : ''}`,
+          );
       const by = (id: Scenario['id']) => rows[scenarios.findIndex((s) => s.id === id)];
       const [a, b, c, d, p, f] = [by('a'), by('b')!, by('c'), by('d'), by('p')!, by('f')!];
       // A skipped scenario's ratios read n/a.
-      const ratio = (x: Row | undefined, y: Row | undefined) => (x && y ? (x.rps / y.rps).toFixed(2) : 'n/a');
+      const ratio = (x: Row | undefined, y: Row | undefined) =>
+        x && y ? (Number.isFinite(x.rps / y.rps) ? (x.rps / y.rps).toFixed(2) : 'void') : 'n/a';
       const ms = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)} ms`;
       console.log(
         `b/p ${ratio(b, p)} (target ≥ 1.50), p99 b ${b.p99.toFixed(2)} ms against p ${p.p99.toFixed(2)} ms (target: no higher); CPU per request at ${rate}/s: b ${b.proxyCpuAtRateUs.toFixed(0)} µs, p ${p.proxyCpuAtRateUs.toFixed(0)} µs`,
