@@ -12,12 +12,20 @@ export const apiKeyIdSchema = z.string().regex(/^key_[0-9A-Za-z]{1,40}$/, 'key_i
 export const API_KEY_STATUSES = ['active', 'expired', 'revoked'] as const;
 export type ApiKeyStatus = (typeof API_KEY_STATUSES)[number];
 
+/** A key's name: what the account holder knows it by (shown as sent, so no control characters). */
+const apiKeyNameSchema = shownAsSent(z.string().trim().min(1, 'name is required').max(100), 'name');
+
 export const createApiKeyInputSchema = z
   .strictObject({
-    name: shownAsSent(z.string().trim().min(1, 'name is required').max(100), 'name'),
+    name: apiKeyNameSchema,
     expires_at: z.iso.datetime({ offset: true }).optional(),
   })
   .meta({ id: 'CreateApiKeyRequest' });
+
+/** A key's new name; nothing else of a key changes after it is made (roll or revoke it instead). */
+export const renameApiKeyInputSchema = z
+  .strictObject({ name: apiKeyNameSchema })
+  .meta({ id: 'RenameApiKeyRequest' });
 
 export const apiKeySchema = z
   .strictObject({

@@ -5,6 +5,7 @@ import {
   keyListQuerySchema,
   loginInputSchema,
   rollApiKeyInputSchema,
+  renameApiKeyInputSchema,
 } from './accounts';
 import { signupInputSchema, usageQuerySchema } from './dashboard';
 import { keyIdParam, pathPrefix, type HttpMethod, type PathParam } from './routes';
@@ -99,6 +100,13 @@ export const DASHBOARD_ROUTES = {
     pathParams: [keyIdParam],
     body: rollApiKeyInputSchema,
     idempotencyKey: true,
+  },
+  dashboardRenameKey: {
+    operationId: 'dashboardRenameKey',
+    method: 'patch',
+    path: '/v1/dashboard/keys/{key_id}',
+    pathParams: [keyIdParam],
+    body: renameApiKeyInputSchema,
   },
   dashboardRevokeKey: {
     operationId: 'dashboardRevokeKey',

@@ -352,6 +352,12 @@ export const ROUTE_EXAMPLES: Record<OperationId, OperationExamples> = {
       ),
     },
   },
+  renameApiKey: {
+    request: { name: 'production (EU)' },
+    response: ok({ ...apiKey, name: 'production (EU)' }),
+    invalid: invalid('name', 'name is required', 'name is required'),
+    errors: { '404': failure('NOT_FOUND', `API key ${apiKey.id} was not found.`) },
+  },
   revokeApiKey: {
     response: ok({ ...apiKey, revoked_at: at, status: 'revoked' }),
     invalid: malformedPath,

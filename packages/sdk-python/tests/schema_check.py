@@ -41,6 +41,7 @@ def operation_methods(client: SignalClient) -> Dict[str, Callable[..., Any]]:
         "listApiKeys": client.account.list_keys,
         "createApiKey": client.account.create_key,
         "rollApiKey": client.account.roll_key,
+        "renameApiKey": client.account.rename_key,
         "revokeApiKey": client.account.revoke_key,
     }
 

@@ -336,6 +336,10 @@ class AccountLiveTests(unittest.TestCase):
         self.assertIn(created["id"], walked)
         with_key = SignalClient(created["key"], base_url=env["SIGNAL_BASE_URL"])
         self.assertIsInstance(with_key.signals.list(limit=1).data, list)
+        # A rename changes the name only: the same key keeps working.
+        renamed = session.account.rename_key(created["id"], "python live test (renamed)")
+        self.assertEqual((renamed["id"], renamed["name"]), (created["id"], "python live test (renamed)"))
+        self.assertIsInstance(with_key.signals.list(limit=1).data, list)
         # A roll without overlap: the new key works at once, the old one no more.
         rolled = session.account.roll_key(created["id"], overlap_seconds=0)
         self.assertEqual(rolled["previous"]["replaced_by"], rolled["created"]["id"])

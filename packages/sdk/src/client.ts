@@ -18,6 +18,7 @@ import type {
   ApiKeyWithSecret,
   RolledApiKey,
   RollApiKeyInput,
+  RenameApiKeyInput,
   Session,
   Page,
   ListSignalsParams,
@@ -482,6 +483,9 @@ export class SignalClient {
         opts,
         'session',
       ),
+    /** operationId renameApiKey: a new name; the key's secret, expiry and status stay. */
+    renameKey: (keyId: string, input: RenameApiKeyInput, opts?: RequestOptions) =>
+      this.data<ApiKey>('PATCH', pathOf('renameApiKey', ids({ key_id: keyId })), {}, input, opts, 'session'),
     revokeKey: async (keyId: string, opts?: RequestOptions) =>
       this.data<ApiKey>(
         'DELETE',

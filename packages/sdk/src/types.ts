@@ -59,6 +59,7 @@ export type ListDeliveriesParams = QueryOf<'listWebhookDeliveries'>;
 export type ListApiKeysParams = QueryOf<'listApiKeys'>;
 export type CreateApiKeyInput = Schemas['CreateApiKeyRequest'];
 export type RollApiKeyInput = Schemas['RollApiKeyRequest'];
+export type RenameApiKeyInput = Schemas['RenameApiKeyRequest'];
 export type ChangePasswordInput = Schemas['ChangePasswordRequest'];
 
 /**

@@ -97,6 +97,7 @@ describe('@signal/sdk against the running system', () => {
       listApiKeys: client.account.listKeys,
       createApiKey: client.account.createKey,
       rollApiKey: client.account.rollKey,
+      renameApiKey: client.account.renameKey,
       revokeApiKey: client.account.revokeKey,
     };
     const documented = Object.values(doc.paths).flatMap((item) =>
@@ -538,6 +539,13 @@ describe('@signal/sdk against the running system', () => {
     for await (const k of dash.account.iterateKeys({ limit: 1 })) walked.push(k.id);
     expect(walked.sort()).toEqual([...all].sort());
     const api = new SignalClient({ baseUrl: sys.gw.url, apiKey: created.key, maxRetries: 0 });
+    await api.stats.get();
+    // A rename changes the name only: the same key keeps working.
+    const renamed = await dash.account.renameKey(created.id, { name: 'sdk (renamed)' });
+    expect(renamed).toMatchObject({ id: created.id, name: 'sdk (renamed)', status: 'active' });
+    expect((await dash.account.listKeys({ limit: 100 })).find((k) => k.id === created.id)?.name).toBe(
+      'sdk (renamed)',
+    );
     await api.stats.get();
     // A roll with an hour's overlap: both keys work; the old one says what replaced it.
     const rolled = await dash.account.rollKey(second.id, { overlap_seconds: 3600 });

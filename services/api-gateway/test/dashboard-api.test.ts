@@ -109,6 +109,29 @@ describe('dashboard API (cookie session)', () => {
     await request(url).get('/v1/dashboard/keys').expect(401);
   });
 
+  it('when a session renames a key, then the list shows the new name and the key keeps working; without the CSRF token it is refused', async () => {
+    const s = await signUp(url);
+    const auth = { Cookie: s.cookie, 'X-CSRF-Token': s.csrf };
+    const created = await request(url).post('/v1/dashboard/keys').set(auth).send({ name: 'ci' }).expect(201);
+    const { key, id } = created.body.data as { key: string; id: string };
+    const refused = await request(url)
+      .patch(`/v1/dashboard/keys/${id}`)
+      .set('Cookie', s.cookie)
+      .send({ name: 'staging' })
+      .expect(403);
+    expect(refused.body.error.code).toBe('FORBIDDEN');
+    const renamed = await request(url)
+      .patch(`/v1/dashboard/keys/${id}`)
+      .set(auth)
+      .send({ name: 'staging' })
+      .expect(200);
+    expect(renamed.body.data).toMatchObject({ id, name: 'staging', status: 'active' });
+    expect(JSON.stringify(renamed.body)).not.toContain(key);
+    const list = await request(url).get('/v1/dashboard/keys').set(auth).expect(200);
+    expect(list.body.data).toEqual([expect.objectContaining({ id, name: 'staging', status: 'active' })]);
+    await request(url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(200);
+  });
+
   it('when a session creates a key, then it is shown once, works, and revoking it gives the next call 401', async () => {
     const s = await signUp(url);
     const auth = { Cookie: s.cookie, 'X-CSRF-Token': s.csrf };
@@ -141,6 +164,11 @@ describe('dashboard API (cookie session)', () => {
         request(url).delete(`/v1/account/keys/${id}`).set('Authorization', `Bearer ${token}`),
         request(url).delete(`/v1/dashboard/keys/${id}`).set(auth),
         request(url).post(`/v1/dashboard/keys/${id}/roll`).set(auth).send({ overlap_seconds: 0 }),
+        request(url).patch(`/v1/dashboard/keys/${id}`).set(auth).send({ name: 'x' }),
+        request(url)
+          .patch(`/v1/account/keys/${id}`)
+          .set('Authorization', `Bearer ${token}`)
+          .send({ name: 'x' }),
       ];
       for (const res of await Promise.all(calls)) {
         expect([id, res.status, res.body.error?.code]).toEqual([id, 404, 'NOT_FOUND']);

@@ -155,7 +155,61 @@ describe('account API (dashboard)', () => {
       .delete(`/v1/account/keys/${b.keyId}`)
       .set('Authorization', `Bearer ${tokenA}`)
       .expect(404);
+    const renamed = await request(gw.url)
+      .patch(`/v1/account/keys/${b.keyId}`)
+      .set('Authorization', `Bearer ${tokenA}`)
+      .send({ name: 'taken over' })
+      .expect(404);
+    expect(renamed.body.error).toMatchObject({
+      code: 'NOT_FOUND',
+      message: `API key ${b.keyId} was not found.`,
+    });
     await request(gw.url).get('/v1/signals').set('Authorization', `Bearer ${b.key}`).expect(200);
+    const tokenB = await session(b.email, 'password-b');
+    const listB = await request(gw.url).get('/v1/account/keys').set('Authorization', `Bearer ${tokenB}`);
+    expect(listB.body.data.map((k: { name: string }) => k.name)).not.toContain('taken over');
+  });
+
+  it('when a holder renames a key, then the name changes and nothing else: the key works, its secret is not shown, a bad name is a 400', async () => {
+    const { email, key, keyId } = await gw.account(undefined, 'renaming keys');
+    const auth = { Authorization: `Bearer ${await session(email, 'renaming keys')}` };
+    const before = (await request(gw.url).get('/v1/account/keys').set(auth).expect(200)).body.data[0];
+    const renamed = await request(gw.url)
+      .patch(`/v1/account/keys/${keyId}`)
+      .set(auth)
+      .send({ name: '  production (EU)  ' })
+      .expect(200);
+    apiKeySchema.parse(renamed.body.data);
+    expect(renamed.body.data).toEqual({ ...before, name: 'production (EU)' });
+    expect(JSON.stringify(renamed.body)).not.toContain(key);
+    const listed = await request(gw.url).get('/v1/account/keys').set(auth).expect(200);
+    expect(listed.body.data[0]).toEqual(renamed.body.data);
+    await request(gw.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(200);
+    for (const [body, message] of [
+      [{ name: '' }, 'name is required'],
+      [
+        { name: 'a\u001b[31mb' },
+        'name must not contain control characters or text-direction marks (such as U+202E)',
+      ],
+      [{ name: 'x', expires_at: '2030-01-01T00:00:00Z' }, undefined],
+    ] as const) {
+      const refused = await request(gw.url)
+        .patch(`/v1/account/keys/${keyId}`)
+        .set(auth)
+        .send(body)
+        .expect(400);
+      expect(refused.body.error.code).toBe('VALIDATION_ERROR');
+      if (message) expect(refused.body.error.details).toEqual([{ field: 'name', message }]);
+    }
+    // A revoked key can still be renamed (its name is how its history is read); it stays revoked.
+    await request(gw.url).delete(`/v1/account/keys/${keyId}`).set(auth).expect(200);
+    const old = await request(gw.url)
+      .patch(`/v1/account/keys/${keyId}`)
+      .set(auth)
+      .send({ name: 'old production' })
+      .expect(200);
+    expect(old.body.data).toMatchObject({ name: 'old production', status: 'revoked' });
+    await request(gw.url).get('/v1/signals').set('Authorization', `Bearer ${key}`).expect(401);
   });
 
   it('when an API key is used on the account API, then 403 — a key never manages keys', async () => {

@@ -107,6 +107,11 @@ export const OPERATIONS = {
     path: '/v1/account/keys/{key_id}/roll',
     idempotencyKey: true,
   },
+  renameApiKey: {
+    method: 'PATCH',
+    path: '/v1/account/keys/{key_id}',
+    idempotencyKey: false,
+  },
   revokeApiKey: {
     method: 'DELETE',
     path: '/v1/account/keys/{key_id}',
@@ -156,6 +161,11 @@ export const OPERATIONS = {
     method: 'POST',
     path: '/v1/dashboard/keys/{key_id}/roll',
     idempotencyKey: true,
+  },
+  dashboardRenameKey: {
+    method: 'PATCH',
+    path: '/v1/dashboard/keys/{key_id}',
+    idempotencyKey: false,
   },
   dashboardRevokeKey: {
     method: 'DELETE',

@@ -607,6 +607,12 @@ class Account:
             ),
         )
 
+    def rename_key(self, key_id: str, name: str) -> ApiKey:
+        """operationId renameApiKey: a new name; the key's secret, expiry and status stay."""
+        return cast(
+            ApiKey, self._c._data("PATCH", _id_path("renameApiKey", key_id=key_id), body={"name": name}, auth="session")
+        )
+
     def revoke_key(self, key_id: str) -> ApiKey:
         """operationId revokeApiKey: from now on every request with the key fails."""
         return cast(ApiKey, self._c._data("DELETE", _id_path("revokeApiKey", key_id=key_id), auth="session"))

@@ -36,6 +36,7 @@ OPERATIONS: Dict[str, Operation] = {
     "listApiKeys": Operation("GET", "/v1/account/keys", False),
     "createApiKey": Operation("POST", "/v1/account/keys", True),
     "rollApiKey": Operation("POST", "/v1/account/keys/{key_id}/roll", True),
+    "renameApiKey": Operation("PATCH", "/v1/account/keys/{key_id}", False),
     "revokeApiKey": Operation("DELETE", "/v1/account/keys/{key_id}", False),
 }
 

@@ -310,7 +310,8 @@ export interface paths {
     delete: operations['revokeApiKey'];
     options?: never;
     head?: never;
-    patch?: never;
+    /** Rename a key (active, expired or revoked): its secret, expiry and status stay as they are */
+    patch: operations['renameApiKey'];
     trace?: never;
   };
 }
@@ -899,6 +900,9 @@ export interface components {
       name: string;
       /** Format: date-time */
       expires_at?: string;
+    };
+    RenameApiKeyRequest: {
+      name: string;
     };
     ApiKey: {
       id: string;
@@ -8447,6 +8451,362 @@ export interface operations {
            *           {
            *             "field": "path",
            *             "message": "a percent-escape that does not decode"
+           *           }
+           *         ]
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'VALIDATION_ERROR';
+            };
+          };
+        };
+      };
+      /** @description Error: UNAUTHORIZED */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "UNAUTHORIZED",
+           *         "message": "A dashboard session is required: POST /v1/auth/login.",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'UNAUTHORIZED';
+            };
+          };
+        };
+      };
+      /** @description Error: FORBIDDEN */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "FORBIDDEN",
+           *         "message": "API keys cannot manage the account (keys, password, sessions); use a dashboard session.",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'FORBIDDEN';
+            };
+          };
+        };
+      };
+      /** @description Error: NOT_FOUND */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "NOT_FOUND",
+           *         "message": "API key key_01KAB3N4P5Q6R7S8T9V0W1X2Y3 was not found.",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'NOT_FOUND';
+            };
+          };
+        };
+      };
+      /** @description Error: PAYLOAD_TOO_LARGE */
+      413: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "PAYLOAD_TOO_LARGE",
+           *         "message": "The request body is too large.",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'PAYLOAD_TOO_LARGE';
+            };
+          };
+        };
+      };
+      /** @description Error: UNSUPPORTED_MEDIA_TYPE */
+      415: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "UNSUPPORTED_MEDIA_TYPE",
+           *         "message": "Request bodies must be JSON (Content-Type: application/json).",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'UNSUPPORTED_MEDIA_TYPE';
+            };
+          };
+        };
+      };
+      /** @description Error: RATE_LIMIT_EXCEEDED */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again (the same as error.retry_after) */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "RATE_LIMIT_EXCEEDED",
+           *         "message": "Rate limit exceeded. Retry after 12 s.",
+           *         "request_id": "req_01KAB3P…",
+           *         "retry_after": 12
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'RATE_LIMIT_EXCEEDED';
+            };
+          };
+        };
+      };
+      /** @description Error: INTERNAL_ERROR */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "INTERNAL_ERROR",
+           *         "message": "An internal error occurred.",
+           *         "request_id": "req_01KAB3P…"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'INTERNAL_ERROR';
+            };
+          };
+        };
+      };
+      /** @description Error: SERVICE_UNAVAILABLE */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again (the same as error.retry_after) */
+          'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "SERVICE_UNAVAILABLE",
+           *         "message": "The service is temporarily unavailable. Retry shortly.",
+           *         "request_id": "req_01KAB3P…",
+           *         "retry_after": 1
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'SERVICE_UNAVAILABLE';
+            };
+          };
+        };
+      };
+    };
+  };
+  renameApiKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Key id `key_…` */
+        key_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "production (EU)"
+         *     }
+         */
+        'application/json': components['schemas']['RenameApiKeyRequest'];
+      };
+    };
+    responses: {
+      /** @description The key, renamed */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": true,
+           *       "data": {
+           *         "id": "key_01KAB3N4P5Q6R7S8T9V0W1X2Y3",
+           *         "name": "production (EU)",
+           *         "prefix": "sk_live_4eC39H",
+           *         "created_at": "2026-01-15T09:30:00.000Z",
+           *         "expires_at": null,
+           *         "last_used_at": "2026-01-15T09:30:00.000Z",
+           *         "revoked_at": null,
+           *         "status": "active",
+           *         "replaced_by": null
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ApiKeyResponse'];
+        };
+      };
+      /** @description Error: VALIDATION_ERROR */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window closest to exhaustion */
+          'X-RateLimit-Limit': number;
+          /** @description Requests left in that window */
+          'X-RateLimit-Remaining': number;
+          /** @description Unix time (seconds) when that window resets */
+          'X-RateLimit-Reset': number;
+          /** @description Request id, also in error.request_id */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "success": false,
+           *       "error": {
+           *         "code": "VALIDATION_ERROR",
+           *         "message": "name is required",
+           *         "request_id": "req_01KAB3P…",
+           *         "details": [
+           *           {
+           *             "field": "name",
+           *             "message": "name is required"
            *           }
            *         ]
            *       }

@@ -107,6 +107,11 @@ export const OPERATIONS = {
     path: '/v1/account/keys/{key_id}/roll',
     idempotencyKey: true,
   },
+  renameApiKey: {
+    method: 'PATCH',
+    path: '/v1/account/keys/{key_id}',
+    idempotencyKey: false,
+  },
   revokeApiKey: {
     method: 'DELETE',
     path: '/v1/account/keys/{key_id}',

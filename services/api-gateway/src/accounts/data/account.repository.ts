@@ -123,6 +123,10 @@ export class AccountRepository implements AccountStore, PasswordAccounts, KeyDir
     await this.keys.updateOne({ _id: keyId, account_id: accountId }, { $set: { revoked_at: at } });
   }
 
+  async renameKey(accountId: string, keyId: string, name: string): Promise<void> {
+    await this.keys.updateOne({ _id: keyId, account_id: accountId }, { $set: { name } });
+  }
+
   /** Dashboard key roll: the old key expires at the end of the overlap. */
   async setKeyExpiry(accountId: string, keyId: string, at: Date): Promise<void> {
     await this.keys.updateOne({ _id: keyId, account_id: accountId }, { $set: { expires_at: at } });

@@ -179,6 +179,22 @@ export async function listApiKeysPage(deps: AccountDeps, accountId: string, q: S
   };
 }
 
+/**
+ * A key's new name. Only the view changes: the gateways authenticate by the key's hash and never
+ * read its name, so no cache is told.
+ */
+export async function renameApiKey(
+  deps: AccountDeps,
+  accountId: string,
+  keyId: string,
+  name: string,
+): Promise<Result<ApiKeyView, 'NOT_FOUND'>> {
+  const key = await deps.repository.findKey(accountId, keyId);
+  if (!key) return keyNotFound(keyId);
+  await deps.repository.renameKey(accountId, keyId, name);
+  return succeed(toKeyView({ ...key, name }));
+}
+
 /** Revocation lands in Redis first (every gateway checks it on every request), then MongoDB. */
 export async function revokeApiKey(
   deps: AccountDeps,

@@ -16,6 +16,7 @@ export interface AccountStore {
   /** The account's keys, newest first. */
   listKeys(accountId: string): Promise<ApiKey[]>;
   revokeKey(accountId: string, keyId: string, at: Date): Promise<void>;
+  renameKey(accountId: string, keyId: string, name: string): Promise<void>;
   setKeyExpiry(accountId: string, keyId: string, at: Date): Promise<void>;
   /**
    * Marks an active key as being replaced by `replacementId`, unless it already is (false): one

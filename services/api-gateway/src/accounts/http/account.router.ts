@@ -17,7 +17,7 @@ import {
   valueOrThrow,
 } from '@signal/service-kit';
 import { Router, type RequestHandler, type Response } from 'express';
-import { listApiKeysPage, revokeApiKey } from '../domain/accounts.use-cases';
+import { listApiKeysPage, renameApiKey, revokeApiKey } from '../domain/accounts.use-cases';
 import { createKeyOnce, type CreateKeyDeps } from '../domain/create-key.use-case';
 import { rollApiKeyOnce } from '../domain/key-roll.use-case';
 import {
@@ -167,6 +167,12 @@ export function accountRouter(
       ),
     );
     sendMadeOnce(res, { value: rolled, replayed });
+  });
+  mountRoute(router, ROUTES.renameApiKey, async ({ params, body }, _req, res) => {
+    res.json({
+      success: true,
+      data: valueOrThrow(await renameApiKey(accounts, current(res).accountId, params.key_id, body.name)),
+    });
   });
   mountRoute(router, ROUTES.revokeApiKey, async ({ params }, _req, res) => {
     res.json({

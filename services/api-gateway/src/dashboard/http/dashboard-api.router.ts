@@ -20,7 +20,12 @@ import {
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Plan } from '../../accounts/domain/records';
 import { clientGroup } from '../../edge/domain/throttle';
-import { createAccount, listApiKeysPage, revokeApiKey } from '../../accounts/domain/accounts.use-cases';
+import {
+  createAccount,
+  listApiKeysPage,
+  renameApiKey,
+  revokeApiKey,
+} from '../../accounts/domain/accounts.use-cases';
 import { createKeyOnce, type CreateKeyDeps } from '../../accounts/domain/create-key.use-case';
 import { rollApiKeyOnce } from '../../accounts/domain/key-roll.use-case';
 import { sendMadeOnce } from '../../accounts/http/account.router';
@@ -290,6 +295,13 @@ export function dashboardApiRouter(deps: DashboardApiDeps): Router {
       ),
     );
     sendMadeOnce(res, { value: rolled, replayed });
+  });
+
+  mountRoute(router, routes.dashboardRenameKey, async ({ params, body }, _req, res) => {
+    const renamed = valueOrThrow(
+      await renameApiKey(deps.accounts, current(res).accountId, params.key_id, body.name),
+    );
+    res.json({ success: true, data: renamed });
   });
 
   mountRoute(router, routes.dashboardRevokeKey, async ({ params }, _req, res) => {
