@@ -278,6 +278,8 @@ export function confirmDialog(
   body: Child | Child[],
   confirmLabel: string,
   extra?: HTMLElement,
+  /** What the confirming button looks like: `danger` for what cannot be undone. */
+  tone: 'danger' | 'primary' = 'danger',
 ): Promise<boolean> {
   return new Promise((resolve) => {
     const titleId = `dlg-${Math.random().toString(36).slice(2, 9)}`;
@@ -293,8 +295,17 @@ export function confirmDialog(
         h(
           'div',
           { class: 'actions' },
-          h('button', { type: 'submit', value: 'cancel', class: 'secondary' }, 'Cancel'),
-          h('button', { type: 'submit', value: 'ok', class: 'danger' }, confirmLabel),
+          // Cancel closes whatever the fields hold (an emptied required field included).
+          h(
+            'button',
+            { type: 'submit', value: 'cancel', class: 'secondary', formnovalidate: true },
+            'Cancel',
+          ),
+          h(
+            'button',
+            { type: 'submit', value: 'ok', ...(tone === 'danger' ? { class: 'danger' } : {}) },
+            confirmLabel,
+          ),
         ),
       ),
     );

@@ -143,6 +143,27 @@ describeIfBrowser('dashboard in chromium', () => {
       .expect(401);
     expect(after.body.error.code).toBe('UNAUTHORIZED');
 
+    // A revoked key is renamed too (its name is how its history is read) and stays revoked.
+    // Cancel closes the dialog with the name emptied, and sends nothing.
+    const renames: string[] = [];
+    page.on('request', (r) => {
+      if (r.method() === 'PATCH') renames.push(r.url());
+    });
+    const renameDialog = page.getByRole('dialog', { name: /^Rename “browser”/ });
+    await page.getByRole('button', { name: 'Rename key browser' }).click();
+    await renameDialog.getByLabel('New name').fill('');
+    await renameDialog.getByRole('button', { name: 'Cancel' }).click();
+    await renameDialog.waitFor({ state: 'detached' });
+    await page.getByRole('button', { name: 'Rename key browser' }).click();
+    await renameDialog.getByLabel('New name').fill('browser (old)');
+    await renameDialog.getByRole('button', { name: 'Rename key' }).click();
+    await page.getByRole('status').getByText('Key “browser” renamed to “browser (old)”.').waitFor();
+    await keyRows.getByText('browser (old)').waitFor();
+    expect(await keyRows.getByText('revoked').count()).toBe(1);
+    expect(renames.map((u) => new URL(u).pathname)).toEqual([
+      expect.stringMatching(/^\/v1\/dashboard\/keys\/key_[0-9A-Za-z]+$/),
+    ]);
+
     // The usage charts show the served call and the refused one.
     await page.reload();
     await page.getByRole('heading', { name: 'API settings' }).waitFor();

@@ -1,6 +1,6 @@
 /** Profile → API settings: the plan, the keys and their usage. */
 import type { ApiKeyView } from '@signal/contracts';
-import { SubmissionKey, SubmissionKeys, del, get, post } from '../api.js';
+import { SubmissionKey, SubmissionKeys, del, get, patch, post } from '../api.js';
 import { usageChart } from '../charts.js';
 import {
   badge,
@@ -158,37 +158,76 @@ export async function keysView(): Promise<void> {
         timeEl(k.last_used_at),
         timeEl(k.expires_at),
         keyState(k, rows),
-        k.status === 'active'
-          ? h(
-              'div',
-              { class: 'actions' },
-              offer(
+        h(
+          'div',
+          { class: 'actions' },
+          // Any key can be renamed (a revoked one's name is how its history is read).
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'secondary',
+              'aria-label': `Rename key ${k.name} (${k.prefix}…)`,
+              onclick: oneAtATime(() => rename(k)),
+            },
+            'Rename',
+          ),
+          ...(k.status === 'active'
+            ? [
+                offer(
+                  h(
+                    'button',
+                    {
+                      type: 'button',
+                      class: 'secondary',
+                      'aria-label': `Roll key ${k.name} (${k.prefix}…)`,
+                      onclick: oneAtATime(() => roll(k)),
+                    },
+                    'Roll',
+                  ),
+                  rollRefusal(k, rows, rollKeys.of(k.id).pending() !== undefined),
+                ),
                 h(
                   'button',
                   {
                     type: 'button',
-                    class: 'secondary',
-                    'aria-label': `Roll key ${k.name} (${k.prefix}…)`,
-                    onclick: oneAtATime(() => roll(k)),
+                    class: 'danger',
+                    'aria-label': `Revoke key ${k.name} (${k.prefix}…)`,
+                    onclick: oneAtATime(() => revoke(k)),
                   },
-                  'Roll',
+                  'Revoke',
                 ),
-                rollRefusal(k, rows, rollKeys.of(k.id).pending() !== undefined),
-              ),
-              h(
-                'button',
-                {
-                  type: 'button',
-                  class: 'danger',
-                  'aria-label': `Revoke key ${k.name} (${k.prefix}…)`,
-                  onclick: oneAtATime(() => revoke(k)),
-                },
-                'Revoke',
-              ),
-            )
-          : '—',
+              ]
+            : []),
+        ),
       ]),
     );
+  const rename = async (k: ApiKeyView) => {
+    const input = h('input', {
+      type: 'text',
+      name: 'new-name',
+      required: true,
+      maxlength: 100,
+      autocomplete: 'off',
+      value: k.name,
+    });
+    const ok = await confirmDialog(
+      `Rename “${k.name}” (${k.prefix}…)`,
+      h('p', {}, 'Only the name changes: the key itself, its expiry and its status stay as they are.'),
+      'Rename key',
+      field('New name', input),
+      'primary',
+    );
+    const newName = input.value.trim();
+    if (!ok || newName === k.name) return;
+    if (
+      await act(
+        () => patch<ApiKeyView>(pathOf('dashboardRenameKey', { key_id: k.id }), { name: newName }),
+        `Key “${k.name}” renamed to “${newName}”.`,
+      )
+    )
+      await refreshList();
+  };
   const revoke = async (k: ApiKeyView) => {
     const ok = await confirmDialog(
       `Revoke “${k.name}”?`,
