@@ -50,6 +50,18 @@ export function fmtDate(iso: string | null | undefined): string {
       });
 }
 
+/**
+ * A moment of today as the reader's clock shows it, to the second: for a message that stays on
+ * the page, where "in 9 s" would go on saying 9 s.
+ */
+export function fmtClock(iso: string): string {
+  return new Date(iso).toLocaleTimeString(undefined, {
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
+}
+
 /** A date input's value (YYYY-MM-DD) for the reader's local day `ms` falls in. */
 export function localDay(ms: number): string {
   const d = new Date(ms);

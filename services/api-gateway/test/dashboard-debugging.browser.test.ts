@@ -547,7 +547,10 @@ describeIfBrowser('dashboard in chromium', () => {
         // Not left at "queued": the outcome, as the Webhooks page says it.
         await p
           .getByRole('status')
-          .filter({ hasText: /^Test not delivered yet: HTTP 500; it is retried/ })
+          // When, as a clock time: a message that stays never goes on saying "in 9 s".
+          .filter({
+            hasText: /^Test not delivered yet: HTTP 500; it is retried at \d{1,2}:\d{2}:\d{2}( [AP]M)?\.$/,
+          })
           .waitFor({ timeout: 25_000 });
         // Retry now says what came of the attempt it asked for, too.
         await p.getByRole('button', { name: /^Retry delivery dlv_\w+ now$/ }).click();

@@ -3,6 +3,7 @@ import type { Delivery, WebhookSubscription } from '@signal/contracts';
 import { SubmissionKey, del, get, patch, post } from '../api.js';
 import {
   badge,
+  fmtClock,
   fmtDate,
   fmtRelative,
   timeEl,
@@ -180,7 +181,8 @@ export async function attemptOutcome(
         ok: false,
       };
     return {
-      text: `${what} not delivered yet: ${response ?? 'no response'}; it is retried${d.next_attempt_at ? ` ${fmtRelative(d.next_attempt_at)}` : ''}.`,
+      // A clock time: the message stays, and a countdown in it would not count.
+      text: `${what} not delivered yet: ${response ?? 'no response'}; it is retried${d.next_attempt_at ? ` at ${fmtClock(d.next_attempt_at)}` : ''}.`,
       ok: false,
     };
   }
