@@ -20,6 +20,7 @@ const UNIT = [
   'packages/dashboard/test/wait.test.ts',
   'packages/dashboard/test/relative.test.ts',
   'packages/dashboard/test/refusal-text.test.ts',
+  'packages/dashboard/test/usage-caption.test.ts',
   'packages/contracts/test/bus-doc.test.ts',
   'packages/contracts/test/contracts.test.ts',
   'packages/contracts/test/event-versions.test.ts',

@@ -1,5 +1,6 @@
 import type { UsageBucket } from '@signal/contracts';
 import { h } from './dom.js';
+import { limitCaption } from './usage-caption.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const OUTCOMES = [
@@ -26,8 +27,9 @@ export function usageChart(
   title: string,
   buckets: UsageBucket[],
   label: (iso: string) => string,
-  limit?: number,
+  plan?: { limit: number; per: 'minute' | 'day' },
 ): HTMLElement {
+  const limit = plan?.limit;
   const width = 600;
   const height = 160;
   const pad = 24;
@@ -109,14 +111,12 @@ export function usageChart(
       'figcaption',
       {},
       h('strong', {}, title),
-      limit === undefined
+      plan === undefined
         ? null
         : h(
             'span',
-            { class: 'muted', 'data-limit': limitShown ? 'line' : 'above' },
-            limitShown
-              ? ` (limit ${limit.toLocaleString()}, dashed line)`
-              : ` (limit ${limit.toLocaleString()}: above this scale, which reaches ${max.toLocaleString()})`,
+            { class: 'muted block', 'data-limit': limitShown ? 'line' : 'above' },
+            limitCaption(plan.limit, plan.per, max),
           ),
     ),
     chart,

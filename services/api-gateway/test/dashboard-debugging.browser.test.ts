@@ -185,7 +185,9 @@ describeIfBrowser('dashboard in chromium', () => {
         // said in each chart's caption rather than squashing the bars to nothing.
         await p.locator('figcaption [data-limit="above"]').nth(1).waitFor();
         expect(await p.locator('svg.chart line.limit-line').count()).toBe(0);
-        await p.getByText(/\(limit 10,000: above this scale, which reaches \d+\)/).waitFor();
+        await p
+          .getByText(/^The plan allows 10,000 requests a day, above this chart \(its scale reaches \d+\)\.$/)
+          .waitFor();
         for (let i = 0; i < 3; i++)
           await request(sys.gw.url).get('/v1/stats').set(withKey(acc.key)).expect(200);
         // No reload: the page asks again by itself.

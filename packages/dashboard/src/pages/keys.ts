@@ -327,8 +327,14 @@ export async function keysView(): Promise<void> {
       h(
         'div',
         { class: 'grid' },
-        usageChart(`Requests per minute, last hour (${zoneName()} time)`, u.minutes, time, u.plan.per_minute),
-        usageChart('Requests per day, last 30 days (UTC days)', u.days, day, u.plan.per_day),
+        usageChart(`Requests per minute, last hour (${zoneName()} time)`, u.minutes, time, {
+          limit: u.plan.per_minute,
+          per: 'minute',
+        }),
+        usageChart('Requests per day, last 30 days (UTC days)', u.days, day, {
+          limit: u.plan.per_day,
+          per: 'day',
+        }),
       ),
     );
     usageSlot.querySelectorAll('details').forEach((d, i) => {
