@@ -25,6 +25,8 @@ describeIfBrowser('dashboard in chromium', () => {
     const toNewYork = { timezoneId: 'America/New_York' };
     /** A time as the dashboard shows it: to the second, with its zone (EST/EDT in New York). */
     const SECOND_AND_ZONE = /\d{1,2}:\d{2}:\d{2}\s?(AM|PM)?\s?E[SD]T/;
+    /** The same in the browser's own zone. */
+    const SECOND_AND_ZONE_ANY = /\d{1,2}:\d{2}:\d{2}\s?(AM|PM)?\s?\S+/;
 
     it('when a receiver fails, then its attempts show request and response with bodies and times to the second, the page updates itself, a pending one shows its next attempt, recovery re-sends, and a 410 shows its reason', async () => {
       const { page: p, close } = await freshPage(toNewYork);
@@ -812,6 +814,37 @@ describeIfBrowser('dashboard in chromium', () => {
         await waitFor(async () => (await rolledRows.count()) === 2, 5000, 50, 'the key and its replacement');
       } finally {
         await receiver.close();
+        await close();
+      }
+    });
+
+    it('when a key is used while the keys page is open, then its "Last used" fills in by itself, without a reload', async () => {
+      const { page: p, close } = await freshPage();
+      try {
+        const acc = await loggedIn(p);
+        // The page's clock is the test's: its minute passes when the test moves it.
+        await p.clock.install();
+        await p.goto('about:blank');
+        await p.goto(`${sys.gw.url}/dashboard#/keys`);
+        const lastUsed = p
+          .getByRole('table', { name: 'API keys' })
+          .getByRole('row')
+          .nth(1)
+          .getByRole('cell')
+          .nth(3);
+        expect(await lastUsed.innerText()).toBe('—');
+        await request(sys.gw.url).get('/v1/stats').set(withKey(acc.key)).expect(200);
+        // The use is saved off the request path: the store holds it before the page's minute passes.
+        const listed = () => p.evaluate(() => fetch('/v1/dashboard/keys').then((r) => r.text()));
+        await waitFor(async () => /"last_used_at":"/.test(await listed()), 10_000, 100, 'last_used_at saved');
+        await p.clock.runFor(61_000);
+        await waitFor(
+          async () => SECOND_AND_ZONE_ANY.test(await lastUsed.innerText()),
+          10_000,
+          100,
+          'Last used shown',
+        );
+      } finally {
         await close();
       }
     });

@@ -138,11 +138,17 @@ export async function keysView(): Promise<void> {
 
   const listSlot = h('div', {});
   let listRequests = 0;
-  const refreshList = async () => {
+  /** The list as last drawn, to tell whether a background read changed anything. */
+  let drawn = JSON.stringify(keys ?? null);
+  /** `whenChanged`: a background read, drawn only when a key changed (a redraw costs focus). */
+  const refreshList = async (whenChanged = false) => {
     const request = ++listRequests;
     const rows = await act(() => get<ApiKeyView[]>(pathOf('dashboardListKeys')));
     // A response overtaken by a later refresh (or a failed one) does not replace the newer list.
     if (!rows || request !== listRequests) return;
+    const read = JSON.stringify(rows);
+    if (whenChanged && read === drawn) return;
+    drawn = read;
     replace(listSlot, keyTable(rows));
     const chosen = usageSelect.value;
     replace(usageSelect, ...usageOptions(rows, chosen));
@@ -374,4 +380,9 @@ export async function keysView(): Promise<void> {
   );
   await loadUsage();
   every(5000, loadUsage);
+  // "Last used" is saved at most once a minute per key: the list is read again each minute while
+  // the page is shown, and redrawn only when a key changed and the developer is not in it.
+  every(60_000, async () => {
+    if (!listSlot.contains(document.activeElement)) await refreshList(true);
+  });
 }
