@@ -442,6 +442,17 @@ describe('end to end through the gateway', () => {
         .set(session)
         .send({ overlap_seconds: 30 }),
     );
+    const renamed = await api()
+      .patch(`/v1/account/keys/${rolled.body.data.created.id}`)
+      .set(session)
+      .send({ name: 'doc (renamed)' });
+    check('/v1/account/keys/{key_id}', 'patch', renamed);
+    expect([renamed.status, renamed.body.data.name]).toEqual([200, 'doc (renamed)']);
+    likeExample(
+      '/v1/account/keys/{key_id}',
+      'patch',
+      await api().patch(`/v1/account/keys/${rolled.body.data.created.id}`).set(session).send({ name: '' }),
+    );
     check(
       '/v1/account/keys/{key_id}',
       'delete',
