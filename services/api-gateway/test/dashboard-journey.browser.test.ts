@@ -276,10 +276,13 @@ describeIfBrowser('dashboard in chromium', () => {
       300,
       'delivery succeeded in the log',
     );
-    await table.getByText('webhook.test').waitFor();
-    await table.getByRole('button', { name: 'Attempts (1)' }).click();
+    await table.getByRole('cell', { name: 'webhook.test' }).waitFor();
+    // The link names the test's delivery: its attempts are shown without a click.
     const attempts = page.getByRole('region', { name: /^Attempts of dlv_/ });
     await attempts.getByText('Status 200').waitFor();
+    expect(await table.getByRole('button', { name: 'Attempts (1)' }).getAttribute('aria-expanded')).toBe(
+      'true',
+    );
     await table.locator('td[data-label="Last response"]').getByText('HTTP 200').waitFor();
     await shot('06-deliveries');
     await expectAccessible('deliveries');
@@ -294,7 +297,7 @@ describeIfBrowser('dashboard in chromium', () => {
     expect(await table.getByText('Nothing yet.').count()).toBe(0);
     await expectAccessible('deliveries-filtered-empty');
     await table.getByRole('link', { name: 'Show every delivery' }).click();
-    await table.getByText('webhook.test').waitFor();
+    await table.getByRole('cell', { name: 'webhook.test' }).waitFor();
   });
 
   it('when subscriptions carry their health, then the list shows failing (not a green enabled), since when, failures in 24 h and the last response', async () => {

@@ -356,6 +356,10 @@ export async function deliveriesView(webhookId: string): Promise<void> {
   const liveNote = h('p', { class: 'muted' });
   /** Deliveries whose attempts are shown, with their last detail. */
   const open = new Map<string, Delivery | undefined>();
+  // A link to one delivery (`open=`, as a test's outcome gives) shows its attempts: on the page
+  // read, it is open; elsewhere it is dropped with the others not on the page.
+  const linked = params.get('open');
+  if (linked && /^dlv_[0-9A-Za-z]+$/.test(linked)) open.set(linked, undefined);
   /** Each delivery's re-send key, kept across redraws until its request is answered. */
   const retryKeys = new SubmissionKeys();
   let generation = 0;

@@ -355,7 +355,10 @@ export async function webhooksView(justCreated?: { secret: string }): Promise<vo
                   !outcome.ok,
                   h(
                     'a',
-                    { href: `#/webhooks/${w.id}`, 'aria-label': `Attempts of the test to ${w.url}` },
+                    {
+                      href: `#/webhooks/${w.id}?open=${encodeURIComponent(d.id)}`,
+                      'aria-label': `Attempts of the test to ${w.url}`,
+                    },
                     'See its attempts',
                   ),
                 );
