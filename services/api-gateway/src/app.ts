@@ -24,6 +24,7 @@ import { authenticate, type AuthDeps, type AuthResult } from './edge/domain/auth
 import type { CreateKeyDeps } from './accounts/domain/create-key.use-case';
 import type { PasswordLoginDeps } from './sessions/domain/password-login.use-case';
 import { SESSION_COOKIE } from './sessions/domain/sessions';
+import { readCookie } from './http/cookies';
 import type { RequestThrottle } from './edge/domain/throttle';
 import type { UsageLedger } from './edge/domain/usage';
 import { accountRouter } from './accounts/http/account.router';
@@ -159,7 +160,19 @@ export function buildApp(deps: GatewayAppDeps): Express {
   // API key, against its account, as on the API's routes. /healthz and /readyz carry them
   // counting nothing (counting probes could rate-limit a node's kubelet into restarting the
   // gateway).
-  app.use(unmatchedRequest(deps.guard, authenticateOf(deps), deps.usage));
+  app.use(
+    unmatchedRequest(deps.guard, authenticateOf(deps), deps.usage, {
+      // A dashboard session's request outside the routes (a mistyped link) is its own, as on
+      // the dashboard's routes; an invalid cookie is no credential, and Redis down none either.
+      accountOf: async (req) => {
+        const token = readCookie(req.header('cookie'), SESSION_COOKIE);
+        if (!token) return undefined;
+        const check = await deps.logins.sessions.verify('cookie', token);
+        return check.ok ? check.value.accountId : undefined;
+      },
+      throttle: deps.sessionThrottle,
+    }),
+  );
   app.use(rateHeadersOnUncountedErrors(deps.guard));
   return finishApp(app, deps.logger);
 }

@@ -132,6 +132,19 @@ describe('the per-address guard', () => {
     expect(JSON.stringify(await gw.deps.usage.series(accountId))).toContain('"served":4');
   });
 
+  it('when an address is past its limit, then a valid dashboard session asking for a path outside the routes gets its 404 with its session window; a junk cookie there is counted against the address', async () => {
+    const { cookie } = await signUp(gw.url);
+    await exhaustAddress(gw.url);
+    for (const path of ['/v2/signals', '/robots.txt']) {
+      const res = await request(gw.url).get(path).set('Cookie', cookie).expect(404);
+      expect(res.body.error.code).toBe('NOT_FOUND');
+      // The session's own window (600 a minute), not the address's.
+      expect(res.headers['x-ratelimit-limit']).toBe('600');
+    }
+    await request(gw.url).get('/v2/signals').set('Cookie', '__Host-signal_session=junk').expect(429);
+    await request(gw.url).get('/v2/signals').expect(429);
+  });
+
   it('when the probes are asked many times over the limit, then each answers with the headers, none is counted, and none is refused past the limit', async () => {
     for (let i = 0; i < GUARD_PER_MINUTE + 2; i++)
       for (const probe of ['/healthz', '/readyz']) {

@@ -67,21 +67,39 @@ export function ipGuard(guard: RequestThrottle): RequestHandler {
   };
 }
 
+/** A dashboard session on a request no route took: whose account it is, or none when it is not valid. */
+export interface UnmatchedSession {
+  accountOf(req: Request): Promise<string | undefined>;
+  throttle: RequestThrottle;
+}
+
 /**
  * What no route took (a path outside the API): counted against the client's address, unless it
  * carries a credential, which is judged as the API path judges one — a valid key's 404 counts
  * against its account and carries its window, a refused one counts against the address (or is
  * the account's 429) — so a valid key is never refused for what others sent from its address.
+ * A valid dashboard session cookie is judged by its session throttle, as on the dashboard's
+ * routes; one that does not verify counts against the address like no credential.
  */
 export function unmatchedRequest(
   guard: RequestThrottle,
   authenticate: (authorization: string | undefined, ip: string) => Promise<AuthResult>,
   usage?: UsageLedger,
+  session?: UnmatchedSession,
 ): RequestHandler {
   const anonymous = ipGuard(guard);
   return async (req: Request, res, next) => {
     const authorization = req.headers.authorization;
-    if (authorization === undefined) return anonymous(req, res, next);
+    if (authorization === undefined) {
+      if (!session) return anonymous(req, res, next);
+      try {
+        const accountId = await session.accountOf(req);
+        if (accountId === undefined) return anonymous(req, res, next);
+        return next(applyThrottle(res, await session.throttle.count(accountId)));
+      } catch (err) {
+        return next(err);
+      }
+    }
     try {
       const result = await authenticate(authorization, req.ip ?? '');
       const who = usageOwnerOf(result);
