@@ -168,45 +168,35 @@ export async function keysView(): Promise<void> {
           'div',
           { class: 'actions' },
           // Any key can be renamed (a revoked one's name is how its history is read).
-          h(
-            'button',
-            {
-              type: 'button',
-              class: 'secondary',
-              'aria-label': `Rename key ${k.name} (${k.prefix}…)`,
-              onclick: oneAtATime(() => rename(k)),
-            },
-            'Rename',
-          ),
+          keyAction('Rename', k, 'secondary', rename),
           ...(k.status === 'active'
             ? [
                 offer(
-                  h(
-                    'button',
-                    {
-                      type: 'button',
-                      class: 'secondary',
-                      'aria-label': `Roll key ${k.name} (${k.prefix}…)`,
-                      onclick: oneAtATime(() => roll(k)),
-                    },
-                    'Roll',
-                  ),
+                  keyAction('Roll', k, 'secondary', roll),
                   rollRefusal(k, rows, rollKeys.of(k.id).pending() !== undefined),
                 ),
-                h(
-                  'button',
-                  {
-                    type: 'button',
-                    class: 'danger',
-                    'aria-label': `Revoke key ${k.name} (${k.prefix}…)`,
-                    onclick: oneAtATime(() => revoke(k)),
-                  },
-                  'Revoke',
-                ),
+                keyAction('Revoke', k, 'danger', revoke),
               ]
             : []),
         ),
       ]),
+    );
+  /** A key's action button, named for the key it acts on (its name and prefix). */
+  const keyAction = (
+    verb: 'Rename' | 'Roll' | 'Revoke',
+    k: ApiKeyView,
+    look: 'secondary' | 'danger',
+    action: (k: ApiKeyView) => Promise<void>,
+  ) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        class: look,
+        'aria-label': `${verb} key ${k.name} (${k.prefix}…)`,
+        onclick: oneAtATime(() => action(k)),
+      },
+      verb,
     );
   const rename = async (k: ApiKeyView) => {
     const input = h('input', {
