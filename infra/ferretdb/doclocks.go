@@ -107,32 +107,36 @@ func (d *docLocks) lock(k writeKey) func() {
 	}
 }
 
-// writeKeyOf says which documents an OP_MSG command writes, or ok=false when it writes none
-// this gate needs to order (reads, inserts, deletes, anything it cannot read).
-func writeKeyOf(msg []byte) (k writeKey, ok bool) {
-	if len(msg) < headerBytes+5 {
-		return k, false
+// opMsgCommand is an OP_MSG's command: its body section and its document sequences by name.
+type opMsgCommand struct {
+	body      bson.Raw
+	sequences map[string][]bson.Raw
+}
+
+// parseOpMsg reads an OP_MSG's sections, or ok=false when it cannot (another opcode, a bad frame).
+func parseOpMsg(msg []byte) (c opMsgCommand, ok bool) {
+	if len(msg) < headerBytes+5 || int32(binary.LittleEndian.Uint32(msg[12:16])) != opMsg {
+		return c, false
 	}
 	flags := binary.LittleEndian.Uint32(msg[headerBytes : headerBytes+4])
 	end := len(msg)
 	if flags&checksumPresent != 0 {
 		end -= 4
 	}
-	var body bson.Raw
-	sequences := map[string][]bson.Raw{}
+	c.sequences = map[string][]bson.Raw{}
 	for pos := headerBytes + 4; pos < end; {
 		kind := msg[pos]
 		pos++
 		if pos+4 > end {
-			return k, false
+			return c, false
 		}
 		size := int(int32(binary.LittleEndian.Uint32(msg[pos : pos+4])))
 		if size < 5 || pos+size > end {
-			return k, false
+			return c, false
 		}
 		switch kind {
 		case 0:
-			body = bson.Raw(msg[pos : pos+size])
+			c.body = bson.Raw(msg[pos : pos+size])
 		case 1:
 			section := msg[pos+4 : pos+size]
 			nameEnd := 0
@@ -140,30 +144,34 @@ func writeKeyOf(msg []byte) (k writeKey, ok bool) {
 				nameEnd++
 			}
 			if nameEnd >= len(section) {
-				return k, false
+				return c, false
 			}
 			name := string(section[:nameEnd])
 			for docs := section[nameEnd+1:]; len(docs) >= 5; {
 				n := int(int32(binary.LittleEndian.Uint32(docs[:4])))
 				if n < 5 || n > len(docs) {
-					return k, false
+					return c, false
 				}
-				sequences[name] = append(sequences[name], bson.Raw(docs[:n]))
+				c.sequences[name] = append(c.sequences[name], bson.Raw(docs[:n]))
 				docs = docs[n:]
 			}
 		default:
-			return k, false
+			return c, false
 		}
 		pos += size
 	}
-	if body == nil {
-		return k, false
-	}
+	return c, c.body != nil
+}
+
+// writeKeyOf says which documents an OP_MSG command writes, or ok=false when it writes none
+// this gate needs to order (reads, inserts, deletes, anything it cannot read).
+func writeKeyOf(command opMsgCommand) (k writeKey, ok bool) {
+	body, sequences := command.body, command.sequences
 	first, err := body.IndexErr(0)
 	if err != nil {
 		return k, false
 	}
-	command := first.Key()
+	name := first.Key()
 	collection, isString := first.Value().StringValueOK()
 	if !isString {
 		return k, false
@@ -171,7 +179,7 @@ func writeKeyOf(msg []byte) (k writeKey, ok bool) {
 	db, _ := body.Lookup("$db").StringValueOK()
 	k.namespace = db + "." + collection
 	var filters []bson.Raw
-	switch command {
+	switch name {
 	case "update":
 		statements := sequences["updates"]
 		if arr, isArray := body.Lookup("updates").ArrayOK(); isArray {

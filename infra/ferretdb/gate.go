@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -34,12 +35,14 @@ type gate struct {
 	backend string
 	slots   chan struct{}
 	// Writes of one document run one at a time (doclocks.go says why).
-	locks  *docLocks
+	locks *docLocks
+	// The wrapper's own pageIds command (pages.go); nil where FerretDB runs on SQLite.
+	pages  *pages
 	logger *slog.Logger
 }
 
-func newGate(backend string, limit int, logger *slog.Logger) *gate {
-	return &gate{backend: backend, slots: make(chan struct{}, limit), locks: newDocLocks(), logger: logger}
+func newGate(backend string, limit int, pages *pages, logger *slog.Logger) *gate {
+	return &gate{backend: backend, slots: make(chan struct{}, limit), locks: newDocLocks(), pages: pages, logger: logger}
 }
 
 func (g *gate) serve(l net.Listener) error {
@@ -93,8 +96,14 @@ func (g *gate) handle(client net.Conn) {
 		expectReply := !(opCode == opMsg && flags&moreToCome != 0)
 		// The document locks first, then a slot: a command holding a slot never waits for a lock.
 		release := func() {}
-		if opCode == opMsg {
-			if k, ok := writeKeyOf(req); ok {
+		if command, ok := parseOpMsg(req); ok {
+			if g.pages != nil && expectReply && isPageIds(command) {
+				if _, err := client.Write(g.pages.answer(context.Background(), req, command)); err != nil {
+					return
+				}
+				continue
+			}
+			if k, ok := writeKeyOf(command); ok {
 				release = g.locks.lock(k)
 			}
 		}

@@ -78,7 +78,14 @@ func main() {
 	}
 
 	if public != nil {
-		g := newGate(ferretListen, *maxCommands, logger)
+		var pageCommand *pages
+		if *handler == "postgresql" {
+			if pageCommand, err = newPages(ctx, *postgresURL); err != nil {
+				fmt.Fprintf(os.Stderr, "ferretdb-embedded: %v\n", err)
+				os.Exit(1)
+			}
+		}
+		g := newGate(ferretListen, *maxCommands, pageCommand, logger)
 		go func() {
 			if err := g.serve(public); err != nil && ctx.Err() == nil {
 				fmt.Fprintf(os.Stderr, "ferretdb-embedded: gate: %v\n", err)

@@ -15,6 +15,7 @@ import {
 import {
   connectMongo,
   serviceConnections,
+  storePageIds,
   storeAndBrokerChecks,
   type Logger,
   type ServesWith,
@@ -119,7 +120,7 @@ export async function createDependencies(
     collections,
     amqp,
     names,
-    repository: new WebhookRepository(collections),
+    repository: new WebhookRepository(collections, await storePageIds(mongo)),
     idempotency: new IdempotencyRepository(collections.idempotency),
     schedule,
   };

@@ -1,6 +1,8 @@
+import { storePageIds } from '@signal/service-kit';
 import { isFerretDB, testDatabase } from '@signal/test-kit';
 import mongoose, { type Connection, type mongo } from 'mongoose';
 import { ensureIndexes, webhookCollections, type WebhookCollections } from '../src/data/webhook.models';
+import type { DeliveryMark } from '../src/domain/ports';
 import type { DeliveryDocument, DeliveryLogEntry } from '../src/domain/records';
 import { WebhookRepository } from '../src/data/webhook.repository';
 import { IdempotencyRepository } from '../src/data/idempotency.repository';
@@ -89,6 +91,66 @@ describe('webhooks store reads', () => {
     if (ferret) {
       const plan = await c.deliveryLog.find({ delivery_id: 'dlv_a' }).explain();
       expect(plan['filterPushdown']).toBe(true);
+    }
+  });
+
+  it('when the store pages ids itself, then every page, total and keyset walk is the sorted find’s, and no read covers the history', async () => {
+    const pageIds = await storePageIds(conn);
+    // The test command's store is the embedded FerretDB over PostgreSQL, whose wrapper answers
+    // (infra/ferretdb/pages.go); MongoDB answers "no such command" and pages with its index.
+    expect(pageIds !== undefined).toBe(ferret);
+    if (!pageIds) return;
+    const byStore = new WebhookRepository(c, pageIds);
+    const byFind = new WebhookRepository(c);
+    const start = Date.now();
+    // Three deliveries a millisecond, so the id breaks ties; two events; another subscription.
+    await c.deliveries.insertMany(
+      Array.from({ length: 45 }, (_, i) => ({
+        ...delivery(`dlv_page_${String(i).padStart(2, '0')}`, i % 9 === 4 ? 'wh_page_other' : 'wh_page'),
+        event: i % 2 ? 'signal.new' : 'signal.winner',
+        created_at: new Date(start + Math.floor(i / 3)),
+      })),
+    );
+    type From = { skip: number } | { after: DeliveryMark } | { before: DeliveryMark };
+    const both = async (event: string | undefined, from: From, limit: number) => {
+      const [store, find] = await Promise.all([
+        byStore.pageDeliveries('wh_page', event, from, limit),
+        byFind.pageDeliveries('wh_page', event, from, limit),
+      ]);
+      const ids = store.rows.map((d) => d._id);
+      expect({ ids, total: store.total }).toEqual({ ids: find.rows.map((d) => d._id), total: find.total });
+      return { rows: store.rows, ids, total: store.total };
+    };
+
+    for (const event of [undefined, 'signal.new']) {
+      for (const skip of [0, 7, 34, 60]) await both(event, { skip }, 7);
+      // A walk by keyset, forwards to the end, then back from the last page.
+      const walked: string[] = [];
+      let page = await both(event, { skip: 0 }, 7);
+      while (page.rows.length > 0) {
+        walked.push(...page.ids);
+        const last = page.rows[page.rows.length - 1];
+        if (!last) break;
+        page = await both(event, { after: { at: last.created_at, id: last._id } }, 7);
+      }
+      expect(walked.length).toBe(page.total);
+      expect(new Set(walked).size).toBe(walked.length);
+      const oldest = walked.length - 1;
+      const mark = await c.deliveries.findOne({ _id: walked[oldest] });
+      if (!mark) throw new Error('the oldest delivery is gone');
+      const back = await both(event, { before: { at: mark.created_at, id: mark._id } }, 7);
+      expect(back.ids).toEqual(walked.slice(oldest - 7, oldest));
+    }
+    expect((await both(undefined, { skip: 0 }, 50)).total).toBe(40);
+
+    commands.length = 0;
+    await byStore.pageDeliveries('wh_page', undefined, { skip: 20 }, 10);
+    const reads = commands.filter((cmd) => cmd.name !== 'pageIds');
+    expect(commands.filter((cmd) => cmd.name === 'pageIds')).toHaveLength(1);
+    expect(reads.length).toBe(10); // the page's deliveries, each by id
+    for (const read of reads) {
+      expect(read.name).toBe('find');
+      expect(read.body).not.toContain('"webhook_id"');
     }
   });
 

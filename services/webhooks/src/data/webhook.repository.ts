@@ -1,4 +1,10 @@
-import { duplicateKeyPositions, eachById, idTimeMs, isDuplicateKeyError } from '@signal/service-kit';
+import {
+  duplicateKeyPositions,
+  eachById,
+  idTimeMs,
+  isDuplicateKeyError,
+  type PageIds,
+} from '@signal/service-kit';
 import type { WebhookEventName } from '@signal/contracts';
 import type { mongo } from 'mongoose';
 import type { DeliveryMark, SubscriptionSource, WebhookStore } from '../domain/ports';
@@ -37,7 +43,15 @@ async function readEach<T>(ids: readonly string[], read: (id: string) => Promise
 
 /** Subscriptions, deliveries and the delivery log; always scoped by account where a client asks. */
 export class WebhookRepository implements WebhookStore, SubscriptionSource {
-  constructor(private readonly c: WebhookCollections) {}
+  /**
+   * `pageIds`: the store's own page of ids (the embedded FerretDB's, see service-kit's
+   * `storePageIds`), which pages a subscription's deliveries at index cost where a sorted find
+   * and a count would read its whole history; undefined on MongoDB, whose index serves the find.
+   */
+  constructor(
+    private readonly c: WebhookCollections,
+    private readonly pageIds?: PageIds,
+  ) {}
 
   async insertSubscription(doc: SubscriptionDocument): Promise<void> {
     await this.c.subscriptions.insertOne(doc);
@@ -252,6 +266,7 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     from: { skip: number } | { after: DeliveryMark } | { before: DeliveryMark },
     limit: number,
   ): Promise<{ rows: DeliveryHeader[]; total: number }> {
+    if (this.pageIds) return this.pageDeliveriesByIds(this.pageIds, webhookId, event, from, limit);
     const q: mongo.Filter<DeliveryDocument> = { webhook_id: webhookId, ...(event ? { event } : {}) };
     const total = this.c.deliveries.countDocuments(q);
     if ('before' in from) {
@@ -289,6 +304,33 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
       total,
     ]);
     return { rows, total: counted };
+  }
+
+  /** The same page from the store's page of ids, then each delivery by id. */
+  private async pageDeliveriesByIds(
+    pageIds: PageIds,
+    webhookId: string,
+    event: string | undefined,
+    from: { skip: number } | { after: DeliveryMark } | { before: DeliveryMark },
+    limit: number,
+  ): Promise<{ rows: DeliveryHeader[]; total: number }> {
+    const equal = { webhook_id: webhookId, ...(event ? { event } : {}) };
+    const mark = (m: DeliveryMark) => ({ created_at: m.at, _id: m.id });
+    // Before a delivery: oldest first from it, so the limit keeps the nearest ones.
+    const { ids, total } = await pageIds(
+      this.c.deliveries.collectionName,
+      'before' in from
+        ? { equal, sort: { created_at: 1, _id: 1 }, after: mark(from.before), limit }
+        : {
+            equal,
+            sort: { created_at: -1, _id: -1 },
+            ...('after' in from ? { after: mark(from.after) } : { skip: from.skip }),
+            limit,
+          },
+    );
+    const byId = new Map((await this.deliveryHeaders(ids)).map((d) => [d._id, d]));
+    const rows = ids.flatMap((id) => byId.get(id) ?? []);
+    return { rows: 'before' in from ? rows.reverse() : rows, total };
   }
 
   /** Every delivery of a subscription, newest first, without bodies. */

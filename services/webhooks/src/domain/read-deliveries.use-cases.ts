@@ -110,7 +110,8 @@ async function listPage(
     }
     rows = withStates(pageRows, await deps.repository.logOf(pageRows.map((d) => d._id)));
     total = found.total;
-    // The store reads the subscription's (event's) history to count and sort it.
+    // The store counts the subscription's (event's) history, and on a store without a page
+    // command of its own (service-kit's `storePageIds`) sorts it too.
     cost.examined = found.total;
   } else {
     const candidates =

@@ -1,0 +1,111 @@
+import { connectMongo, storePageIds, type PageIds } from '@signal/service-kit';
+import { isFerretDB, testDatabase } from '@signal/test-kit';
+import type { Connection } from 'mongoose';
+
+/**
+ * The wrapper's own `pageIds` command (infra/ferretdb/pages.go), as a client of the store sees
+ * it: a page of ids and a count by SQL over the collection's index, answered by the gate itself.
+ * Whether its pages are the sorted find's is checked where the webhooks API uses it
+ * (services/webhooks/test/store-reads.test.ts); here, what it does with what it cannot answer.
+ */
+const db = testDatabase('page_ids');
+let mongo: Connection;
+let pageIds: PageIds | undefined;
+let ferret: boolean;
+
+beforeAll(async () => {
+  mongo = await connectMongo(db.url, db.dbName);
+  ferret = await isFerretDB(mongo);
+  pageIds = await storePageIds(mongo);
+  const docs = mongo.collection<{ _id: string; owner: string; at: Date; n: number }>('docs');
+  await docs.createIndex({ owner: 1, at: -1 });
+  await docs.insertMany(
+    Array.from({ length: 30 }, (_, i) => ({
+      _id: `doc_${String(i).padStart(2, '0')}`,
+      owner: i % 3 ? 'a' : 'b',
+      at: new Date(1_700_000_000_000 + i),
+      n: i,
+    })),
+  );
+});
+afterAll(async () => {
+  await mongo.dropDatabase();
+  await mongo.close();
+});
+
+const command = (body: Record<string, unknown>) => {
+  const target = mongo.db;
+  if (!target) throw new Error('not connected');
+  return target.command({
+    pageIds: 'docs',
+    equal: { owner: 'a' },
+    sort: { at: -1, _id: -1 },
+    limit: 5,
+    ...body,
+  });
+};
+
+describe('the embedded store’s pageIds command', () => {
+  it('when the store is the embedded FerretDB, then it answers pageIds; MongoDB does not', () => {
+    expect(pageIds !== undefined).toBe(ferret);
+  });
+
+  it('when a page is asked by equality, sort, skip and keyset, then the ids and the count are the matching documents’', async () => {
+    if (!pageIds) return;
+    expect(
+      await pageIds('docs', { equal: { owner: 'a' }, sort: { at: -1, _id: -1 }, skip: 2, limit: 3 }),
+    ).toEqual({
+      ids: ['doc_26', 'doc_25', 'doc_23'],
+      total: 20,
+    });
+    expect(
+      await pageIds('docs', {
+        equal: { owner: 'b', n: 9 },
+        sort: { at: 1, _id: 1 },
+        limit: 5,
+      }),
+    ).toEqual({ ids: ['doc_09'], total: 1 });
+    expect(
+      await pageIds('docs', {
+        equal: { owner: 'a' },
+        sort: { at: 1, _id: 1 },
+        after: { at: new Date(1_700_000_000_000 + 4), _id: 'doc_04' },
+        limit: 2,
+      }),
+    ).toEqual({ ids: ['doc_05', 'doc_07'], total: 20 });
+  });
+
+  it('when the collection or the database does not exist, then the page is empty', async () => {
+    if (!pageIds) return;
+    expect(await pageIds('no_such_collection', { equal: {}, sort: { _id: 1 }, limit: 5 })).toEqual({
+      ids: [],
+      total: 0,
+    });
+    const other = mongo.useDb(`${db.dbName}_none`);
+    const target = other.db;
+    if (!target) throw new Error('not connected');
+    expect(await target.command({ pageIds: 'docs', equal: {}, sort: { _id: 1 }, limit: 5 })).toMatchObject({
+      ids: [],
+      total: 0,
+    });
+  });
+
+  it('when the command is malformed, then it is refused as BadValue, and the connection serves the next command', async () => {
+    if (!pageIds) return;
+    const refused = [
+      { limit: 0 },
+      { limit: 1001 },
+      { skip: -1 },
+      { sort: { at: -1, _id: 1 } },
+      { sort: {} },
+      { equal: { 'a.b': 'x' } },
+      { equal: { owner: { $gt: 'a' } } },
+      { equal: { "owner'; DROP TABLE x; --": 'a' } },
+      { after: { at: new Date() } },
+      { equal: { owner: Number.NaN } },
+    ];
+    for (const body of refused)
+      await expect(command(body)).rejects.toMatchObject({ code: 2, codeName: 'BadValue' });
+    await expect(command({})).resolves.toMatchObject({ ok: 1, total: 20 });
+  });
+});

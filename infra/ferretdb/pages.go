@@ -1,0 +1,332 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/bsontype"
+)
+
+// FerretDB 1.24 pushes down equalities only: a sorted, skipped page of a collection, and the
+// count of a filter, read and decode every matching document in Go. A page of one webhook
+// subscription's deliveries cost its whole history (1.5–1.9 s at 10,000 deliveries, linear;
+// docs/benchmarks.md, "A page of a subscription's deliveries costs its whole history").
+//
+// PostgreSQL itself can serve that page from the btree FerretDB already keeps for a compound
+// index (`(_jsonb->'webhook_id', _jsonb->'created_at' DESC)`): FerretDB's PostgreSQL backend
+// keeps each collection as a table of `_jsonb` documents, strings as JSON strings and dates as
+// milliseconds, which order as MongoDB orders them. So the gate answers one command of its own,
+// `pageIds`, by SQL: the ids of a page and the filter's count, never the documents (FerretDB's
+// decoders are internal to its module), which the client then reads by `_id`, an equality
+// FerretDB pushes down. Clients ask once at start-up whether the store answers it; MongoDB and
+// a FerretDB without this wrapper answer "no such command", and the client pages as before.
+//
+//	{ pageIds: <collection>, equal: { <field>: <value>, … }, sort: { <field>: ±1, … },
+//	  after: { <sort field>: <value>, … }?, skip: <n>?, limit: <n>, $db: <database> }
+//	→ { ids: [<_id>, …], total: <count of equal>, ok: 1 }
+//
+// `after` is a keyset: the page starts after that row in the sort's order (every sort field
+// named, one direction for all). Values are strings, dates, numbers and booleans; fields are
+// top-level names.
+
+const pageIdsCommand = "pageIds"
+
+var fieldName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+type pageRequest struct {
+	db, collection string
+	equal          []fieldValue
+	sort           []string
+	descending     bool
+	after          []string
+	skip, limit    int64
+}
+
+type fieldValue struct {
+	field string
+	json  string
+}
+
+type pageResult struct {
+	IDs   []string `bson:"ids"`
+	Total int64    `bson:"total"`
+	OK    float64  `bson:"ok"`
+}
+
+type commandError struct {
+	OK       float64 `bson:"ok"`
+	ErrMsg   string  `bson:"errmsg"`
+	Code     int32   `bson:"code"`
+	CodeName string  `bson:"codeName"`
+}
+
+type pages struct {
+	pool *pgxpool.Pool
+}
+
+func newPages(ctx context.Context, postgresURL string) (*pages, error) {
+	config, err := pgxpool.ParseConfig(postgresURL)
+	if err != nil {
+		return nil, fmt.Errorf("pages: %w", err)
+	}
+	// Pages are short reads: a few connections serve them; PostgreSQL's 100 are shared machine-wide.
+	config.MaxConns = 4
+	config.MaxConnIdleTime = time.Minute
+	pool, err := pgxpool.NewWithConfig(ctx, config)
+	if err != nil {
+		return nil, fmt.Errorf("pages: %w", err)
+	}
+	return &pages{pool: pool}, nil
+}
+
+// isPageIds says whether a command is this wrapper's own.
+func isPageIds(command opMsgCommand) bool {
+	first, err := command.body.IndexErr(0)
+	return err == nil && first.Key() == pageIdsCommand
+}
+
+// answer runs a pageIds command and returns the whole OP_MSG reply to `req`.
+func (p *pages) answer(ctx context.Context, req []byte, command opMsgCommand) []byte {
+	var doc interface{}
+	r, err := parsePageRequest(command.body)
+	if err == nil {
+		var result pageResult
+		result, err = p.page(ctx, r)
+		doc = result
+	}
+	if err != nil {
+		var bad badValue
+		if errors.As(err, &bad) {
+			doc = commandError{ErrMsg: err.Error(), Code: 2, CodeName: "BadValue"}
+		} else {
+			doc = commandError{ErrMsg: err.Error(), Code: 1, CodeName: "InternalError"}
+		}
+	}
+	return opMsgReply(req, doc)
+}
+
+type badValue struct{ msg string }
+
+func (b badValue) Error() string { return b.msg }
+
+func bad(format string, args ...interface{}) error { return badValue{fmt.Sprintf(format, args...)} }
+
+func parsePageRequest(body bson.Raw) (pageRequest, error) {
+	var r pageRequest
+	collection, ok := body.Lookup(pageIdsCommand).StringValueOK()
+	if !ok || collection == "" {
+		return r, bad("pageIds: the collection must be a string")
+	}
+	r.collection = collection
+	if r.db, ok = body.Lookup("$db").StringValueOK(); !ok {
+		return r, bad("pageIds: $db is missing")
+	}
+	equal, ok := body.Lookup("equal").DocumentOK()
+	if !ok {
+		return r, bad("pageIds: equal must be a document")
+	}
+	elements, err := equal.Elements()
+	if err != nil {
+		return r, bad("pageIds: equal: %v", err)
+	}
+	for _, e := range elements {
+		if !fieldName.MatchString(e.Key()) {
+			return r, bad("pageIds: %q is not a top-level field name", e.Key())
+		}
+		j, err := jsonbOf(e.Value())
+		if err != nil {
+			return r, err
+		}
+		r.equal = append(r.equal, fieldValue{e.Key(), j})
+	}
+	sort, ok := body.Lookup("sort").DocumentOK()
+	if !ok {
+		return r, bad("pageIds: sort must be a document")
+	}
+	if elements, err = sort.Elements(); err != nil || len(elements) == 0 {
+		return r, bad("pageIds: sort names no field")
+	}
+	for i, e := range elements {
+		direction, isNumber := e.Value().AsInt64OK()
+		if !isNumber || (direction != 1 && direction != -1) {
+			return r, bad("pageIds: sort %q must be 1 or -1", e.Key())
+		}
+		if !fieldName.MatchString(e.Key()) {
+			return r, bad("pageIds: %q is not a top-level field name", e.Key())
+		}
+		if i > 0 && (direction == -1) != r.descending {
+			return r, bad("pageIds: every sort field takes one direction")
+		}
+		r.descending = direction == -1
+		r.sort = append(r.sort, e.Key())
+	}
+	if after, isDoc := body.Lookup("after").DocumentOK(); isDoc {
+		for _, f := range r.sort {
+			v, err := after.LookupErr(f)
+			if err != nil {
+				return r, bad("pageIds: after must name every sort field (%q)", f)
+			}
+			j, err := jsonbOf(v)
+			if err != nil {
+				return r, err
+			}
+			r.after = append(r.after, j)
+		}
+	}
+	if v, err := body.LookupErr("skip"); err == nil {
+		if r.skip, ok = v.AsInt64OK(); !ok || r.skip < 0 {
+			return r, bad("pageIds: skip must be a whole number ≥ 0")
+		}
+	}
+	if r.limit, ok = body.Lookup("limit").AsInt64OK(); !ok || r.limit < 1 || r.limit > 1000 {
+		return r, bad("pageIds: limit must be a whole number from 1 to 1000")
+	}
+	return r, nil
+}
+
+// jsonbOf is a value as FerretDB's PostgreSQL backend stores it in `_jsonb`.
+func jsonbOf(v bson.RawValue) (string, error) {
+	switch v.Type {
+	case bsontype.String:
+		b, err := json.Marshal(v.StringValue())
+		return string(b), err
+	case bsontype.DateTime:
+		return strconv.FormatInt(v.DateTime(), 10), nil
+	case bsontype.Int32:
+		return strconv.FormatInt(int64(v.Int32()), 10), nil
+	case bsontype.Int64:
+		return strconv.FormatInt(v.Int64(), 10), nil
+	case bsontype.Double:
+		f := v.Double()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return "", bad("pageIds: %v is not a value a page can compare", f)
+		}
+		return strconv.FormatFloat(f, 'g', -1, 64), nil
+	case bsontype.Boolean:
+		return strconv.FormatBool(v.Boolean()), nil
+	}
+	return "", bad("pageIds: values of type %s are not supported", v.Type)
+}
+
+func field(name string) string { return "_jsonb->'" + name + "'" }
+
+func (p *pages) page(ctx context.Context, r pageRequest) (pageResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	result := pageResult{IDs: []string{}, OK: 1}
+	var table string
+	err := p.pool.QueryRow(ctx,
+		`SELECT _jsonb->>'table' FROM `+pgx.Identifier{r.db, "_ferretdb_database_metadata"}.Sanitize()+
+			` WHERE _jsonb->'_id' = to_jsonb($1::text)`, r.collection).Scan(&table)
+	var pgErr *pgconn.PgError
+	if errors.Is(err, pgx.ErrNoRows) || (errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "3F000")) {
+		// No such database or collection: an empty page, as FerretDB answers a find on one.
+		return result, nil
+	}
+	if err != nil {
+		return result, err
+	}
+	from := pgx.Identifier{r.db, table}.Sanitize()
+	var where []string
+	var args []interface{}
+	for _, e := range r.equal {
+		args = append(args, e.json)
+		where = append(where, fmt.Sprintf("%s = $%d::jsonb", field(e.field), len(args)))
+	}
+	countSQL := "SELECT count(*) FROM " + from + whereClause(where)
+	countArgs := append([]interface{}(nil), args...)
+	if r.after != nil {
+		where = append(where, keyset(r.sort, r.after, r.descending, &args))
+	}
+	direction := " ASC"
+	if r.descending {
+		direction = " DESC"
+	}
+	order := make([]string, len(r.sort))
+	for i, f := range r.sort {
+		order[i] = field(f) + direction
+	}
+	args = append(args, r.skip, r.limit)
+	pageSQL := fmt.Sprintf("SELECT _jsonb->>'_id' FROM %s%s ORDER BY %s OFFSET $%d LIMIT $%d",
+		from, whereClause(where), strings.Join(order, ", "), len(args)-1, len(args))
+
+	batch := &pgx.Batch{}
+	batch.Queue(pageSQL, args...)
+	batch.Queue(countSQL, countArgs...)
+	results := p.pool.SendBatch(ctx, batch)
+	defer results.Close()
+	rows, err := results.Query()
+	if err != nil {
+		return result, err
+	}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return result, err
+		}
+		result.IDs = append(result.IDs, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return result, err
+	}
+	if err := results.QueryRow().Scan(&result.Total); err != nil {
+		return result, err
+	}
+	return result, nil
+}
+
+func whereClause(conditions []string) string {
+	if len(conditions) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(conditions, " AND ")
+}
+
+// keyset is "after (v1, v2, …) in the sort's order" written so that its first field is a plain
+// range PostgreSQL takes to the index: f1 ≤ v1 AND (f1 < v1 OR (f2 ≤ v2 AND (f2 < v2 OR …))).
+func keyset(fields, values []string, descending bool, args *[]interface{}) string {
+	strict, loose := ">", ">="
+	if descending {
+		strict, loose = "<", "<="
+	}
+	var build func(i int) string
+	build = func(i int) string {
+		*args = append(*args, values[i])
+		f, v := field(fields[i]), fmt.Sprintf("$%d::jsonb", len(*args))
+		if i == len(fields)-1 {
+			return f + " " + strict + " " + v
+		}
+		return fmt.Sprintf("(%s %s %s AND (%s %s %s OR %s))", f, loose, v, f, strict, v, build(i+1))
+	}
+	return build(0)
+}
+
+// opMsgReply is an OP_MSG answering `req` with one body document.
+func opMsgReply(req []byte, doc interface{}) []byte {
+	body, err := bson.Marshal(doc)
+	if err != nil {
+		body, _ = bson.Marshal(commandError{ErrMsg: err.Error(), Code: 1, CodeName: "InternalError"})
+	}
+	reply := make([]byte, headerBytes+4+1, headerBytes+4+1+len(body))
+	reply = append(reply, body...)
+	binary.LittleEndian.PutUint32(reply[0:4], uint32(len(reply)))
+	binary.LittleEndian.PutUint32(reply[4:8], 0)
+	copy(reply[8:12], req[4:8]) // responseTo: the request's id
+	binary.LittleEndian.PutUint32(reply[12:16], opMsg)
+	// flags (0) and the body section's kind (0) are the zeroed bytes 16–20.
+	return reply
+}
