@@ -79,10 +79,12 @@ export async function ensureIndexes(c: WebhookCollections): Promise<void> {
   await c.subscriptions.createIndex({ events: 1, status: 1 });
   // One delivery per (subscription, event), whatever made its id.
   await c.deliveries.createIndex({ webhook_id: 1, event_id: 1 }, { unique: true });
-  // Deliveries of a subscription, newest first. The single-field twin is what FerretDB can use:
-  // the wrapper gives single-field indexes a GIN twin that serves its equality pushdown, and a
-  // compound index none (docs/decisions/embedded-mongodb-wire-default.md) — without it each
-  // page would scan every account's deliveries.
+  // Deliveries of a subscription, newest first: a page of them on MongoDB, and on the embedded
+  // FerretDB the btree its wrapper pages ids from by SQL (infra/ferretdb/pages.go). The
+  // single-field twin is what FerretDB's own equality pushdown can use: the wrapper gives
+  // single-field indexes a GIN twin, and a compound index none
+  // (docs/decisions/embedded-mongodb-wire-default.md) — without it each read by subscription
+  // would scan every account's deliveries.
   await c.deliveries.createIndex({ webhook_id: 1, created_at: -1 });
   await c.deliveries.createIndex({ webhook_id: 1 });
   // The state of one delivery, or of a page of them (one equality read per delivery). Single
