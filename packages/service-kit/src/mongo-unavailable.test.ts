@@ -14,6 +14,14 @@ describe('isMongoUnavailable', () => {
     expect(isMongoUnavailable(reserved)).toBe(true);
   });
 
+  it('when the store cannot reach PostgreSQL at all, then it is unavailable (503), not a bug (500)', () => {
+    const err = new Error(
+      'failed to connect to `user=postgres database=x`: 127.0.0.1:5432 (127.0.0.1): dial error: dial tcp 127.0.0.1:5432: connect: connection refused',
+    );
+    err.name = 'MongoServerError';
+    expect(isMongoUnavailable(err)).toBe(true);
+  });
+
   it('when the driver cannot reach a server, then it is unavailable', () => {
     const err = new Error('connect ECONNREFUSED 127.0.0.1:27017');
     err.name = 'MongoServerSelectionError';

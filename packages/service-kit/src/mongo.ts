@@ -64,9 +64,10 @@ export function isMongoUnavailable(err: unknown): boolean {
     /MongoServerSelectionError|MongoNetworkError|MongoNotConnectedError|MongoTopologyClosedError|MongoNetworkTimeoutError|PoolCleared\w*Error/.test(
       err.name,
     ) ||
-    // The last three: a MongoDB-wire server over PostgreSQL (FerretDB) whose own connections to
-    // PostgreSQL ran out; the store is there but cannot serve now, so the caller retries later.
-    /connection .* closed|ECONNREFUSED|Client must be connected|topology was destroyed|socket has been ended by the other party|too many clients|remaining connection slots|SQLSTATE 53300/i.test(
+    // The last four: a MongoDB-wire server over PostgreSQL (FerretDB, and its wrapper's own
+    // commands) whose connections to PostgreSQL ran out or are refused; the store is there but
+    // cannot serve now, so the caller retries later.
+    /connection .* closed|ECONNREFUSED|Client must be connected|topology was destroyed|socket has been ended by the other party|too many clients|remaining connection slots|SQLSTATE 53300|connect: connection refused/i.test(
       err.message,
     )
   );
