@@ -68,6 +68,12 @@ reset() {
   INFRA_PERSIST=1 infra/local/infra.sh reset
   # The broker is the machine's: events of the wiped data must not reach the next run.
   source scripts/lib/toolchain.sh
+  # The queues and the Redis keys are wiped by the project's own code: a checkout not built yet
+  # (a new clone on a machine whose run it resets) builds first, or both would be left behind.
+  if [ ! -f packages/messaging/dist/cli/purge.cli.js ] || [ ! -f packages/service-kit/dist/index.js ]; then
+    pnpm install --frozen-lockfile --reporter=append-only >/dev/null && pnpm run -s build \
+      || echo "note: could not build: the local queues and Redis keys are left as they were" >&2
+  fi
   if [ -f packages/messaging/dist/cli/purge.cli.js ] && command -v node >/dev/null; then
     AMQP_URL="${AMQP_URL:-amqp://guest:guest@127.0.0.1:5672}" node packages/messaging/dist/cli/purge.cli.js >/dev/null 2>&1 \
       || echo "note: could not purge the local queues (RabbitMQ down?)" >&2
