@@ -2,7 +2,7 @@ import { storePageIds } from '@signal/service-kit';
 import { isFerretDB, testDatabase } from '@signal/test-kit';
 import mongoose, { type Connection, type mongo } from 'mongoose';
 import { ensureIndexes, webhookCollections, type WebhookCollections } from '../src/data/webhook.models';
-import type { DeliveryMark } from '../src/domain/ports';
+import type { DeliveryPageStart } from '../src/domain/ports';
 import type { DeliveryDocument, DeliveryLogEntry } from '../src/domain/records';
 import { WebhookRepository } from '../src/data/webhook.repository';
 import { IdempotencyRepository } from '../src/data/idempotency.repository';
@@ -111,8 +111,7 @@ describe('webhooks store reads', () => {
         created_at: new Date(start + Math.floor(i / 3)),
       })),
     );
-    type From = { skip: number } | { after: DeliveryMark } | { before: DeliveryMark };
-    const both = async (event: string | undefined, from: From, limit: number) => {
+    const both = async (event: string | undefined, from: DeliveryPageStart, limit: number) => {
       const [store, find] = await Promise.all([
         byStore.pageDeliveries('wh_page', event, from, limit),
         byFind.pageDeliveries('wh_page', event, from, limit),

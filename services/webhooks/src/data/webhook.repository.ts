@@ -7,7 +7,7 @@ import {
 } from '@signal/service-kit';
 import type { WebhookEventName } from '@signal/contracts';
 import type { mongo } from 'mongoose';
-import type { DeliveryMark, SubscriptionSource, WebhookStore } from '../domain/ports';
+import type { DeliveryMark, DeliveryPageStart, SubscriptionSource, WebhookStore } from '../domain/ports';
 import type {
   AttemptClaim,
   DeliveryDocument,
@@ -263,7 +263,7 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
   async pageDeliveries(
     webhookId: string,
     event: string | undefined,
-    from: { skip: number } | { after: DeliveryMark } | { before: DeliveryMark },
+    from: DeliveryPageStart,
     limit: number,
   ): Promise<{ rows: DeliveryHeader[]; total: number }> {
     if (this.pageIds) return this.pageDeliveriesByIds(this.pageIds, webhookId, event, from, limit);
@@ -311,7 +311,7 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     pageIds: PageIds,
     webhookId: string,
     event: string | undefined,
-    from: { skip: number } | { after: DeliveryMark } | { before: DeliveryMark },
+    from: DeliveryPageStart,
     limit: number,
   ): Promise<{ rows: DeliveryHeader[]; total: number }> {
     const equal = { webhook_id: webhookId, ...(event ? { event } : {}) };

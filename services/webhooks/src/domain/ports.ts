@@ -20,6 +20,9 @@ export interface DeliveryMark {
   id: string;
 }
 
+/** Where a page of deliveries starts: past a number of them, or after or before one. */
+export type DeliveryPageStart = { skip: number } | { after: DeliveryMark } | { before: DeliveryMark };
+
 /** Subscriptions, deliveries and the delivery log as the subscriptions API's use cases use them. */
 export interface WebhookStore {
   insertSubscription(doc: SubscriptionDocument): Promise<void>;
@@ -75,7 +78,7 @@ export interface WebhookStore {
   pageDeliveries(
     webhookId: string,
     event: string | undefined,
-    from: { skip: number } | { after: DeliveryMark } | { before: DeliveryMark },
+    from: DeliveryPageStart,
     limit: number,
   ): Promise<{ rows: DeliveryHeader[]; total: number }>;
   /** Every delivery of a subscription, newest first, without bodies. */
