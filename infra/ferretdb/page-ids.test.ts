@@ -53,20 +53,20 @@ describe('the embedded store’s pageIds command', () => {
   it('when a page is asked by equality, sort, skip and keyset, then the ids and the count are the matching documents’', async () => {
     if (!pageIds) return;
     expect(
-      await pageIds('docs', { equal: { owner: 'a' }, sort: { at: -1, _id: -1 }, skip: 2, limit: 3 }),
+      await pageIds.page('docs', { equal: { owner: 'a' }, sort: { at: -1, _id: -1 }, skip: 2, limit: 3 }),
     ).toEqual({
       ids: ['doc_26', 'doc_25', 'doc_23'],
       total: 20,
     });
     expect(
-      await pageIds('docs', {
+      await pageIds.page('docs', {
         equal: { owner: 'b', n: 9 },
         sort: { at: 1, _id: 1 },
         limit: 5,
       }),
     ).toEqual({ ids: ['doc_09'], total: 1 });
     expect(
-      await pageIds('docs', {
+      await pageIds.page('docs', {
         equal: { owner: 'a' },
         sort: { at: 1, _id: 1 },
         after: { at: new Date(1_700_000_000_000 + 4), _id: 'doc_04' },
@@ -75,9 +75,20 @@ describe('the embedded store’s pageIds command', () => {
     ).toEqual({ ids: ['doc_05', 'doc_07'], total: 20 });
   });
 
+  it('when ids are asked without the count, then the reply has the same ids and no total', async () => {
+    if (!pageIds) return;
+    const query = { equal: {}, sort: { _id: -1 }, after: { _id: 'doc_10' }, limit: 4 } as const;
+    expect(await pageIds.ids('docs', query)).toEqual(['doc_09', 'doc_08', 'doc_07', 'doc_06']);
+    expect((await pageIds.page('docs', query)).ids).toEqual(['doc_09', 'doc_08', 'doc_07', 'doc_06']);
+    const reply = await command({ equal: {}, sort: { _id: 1 }, count: false });
+    expect(reply).toMatchObject({ ok: 1, ids: ['doc_00', 'doc_01', 'doc_02', 'doc_03', 'doc_04'] });
+    expect(reply).not.toHaveProperty('total');
+    expect(await pageIds.ids('no_such_collection', query)).toEqual([]);
+  });
+
   it('when the collection or the database does not exist, then the page is empty', async () => {
     if (!pageIds) return;
-    expect(await pageIds('no_such_collection', { equal: {}, sort: { _id: 1 }, limit: 5 })).toEqual({
+    expect(await pageIds.page('no_such_collection', { equal: {}, sort: { _id: 1 }, limit: 5 })).toEqual({
       ids: [],
       total: 0,
     });
@@ -103,6 +114,7 @@ describe('the embedded store’s pageIds command', () => {
       { equal: { "owner'; DROP TABLE x; --": 'a' } },
       { after: { at: new Date() } },
       { equal: { owner: Number.NaN } },
+      { count: 'no' },
     ];
     for (const body of refused)
       await expect(command(body)).rejects.toMatchObject({ code: 2, codeName: 'BadValue' });

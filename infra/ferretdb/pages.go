@@ -34,8 +34,11 @@ import (
 // a FerretDB without this wrapper answer "no such command", and the client pages as before.
 //
 //	{ pageIds: <collection>, equal: { <field>: <value>, … }, sort: { <field>: ±1, … },
-//	  after: { <sort field>: <value>, … }?, skip: <n>?, limit: <n>, $db: <database> }
+//	  after: { <sort field>: <value>, … }?, skip: <n>?, limit: <n>, count: <bool>?, $db: <database> }
 //	→ { ids: [<_id>, …], total: <count of equal>, ok: 1 }
+//
+// With `count: false` the reply has no total: a caller that only walks ids (the webhooks
+// retention sweep, page after page) does not pay for counting the whole collection each time.
 //
 // `after` is a keyset: the page starts after that row in the sort's order (every sort field
 // named, one direction for all). Values are strings, dates, numbers and booleans; fields are
@@ -52,6 +55,7 @@ type pageRequest struct {
 	descending     bool
 	after          []string
 	skip, limit    int64
+	noCount        bool
 }
 
 type fieldValue struct {
@@ -61,7 +65,7 @@ type fieldValue struct {
 
 type pageResult struct {
 	IDs   []string `bson:"ids"`
-	Total int64    `bson:"total"`
+	Total *int64   `bson:"total,omitempty"`
 	OK    float64  `bson:"ok"`
 }
 
@@ -193,6 +197,13 @@ func parsePageRequest(body bson.Raw) (pageRequest, error) {
 	if r.limit, ok = body.Lookup("limit").AsInt64OK(); !ok || r.limit < 1 || r.limit > 1000 {
 		return r, bad("pageIds: limit must be a whole number from 1 to 1000")
 	}
+	if v, err := body.LookupErr("count"); err == nil {
+		count, isBool := v.BooleanOK()
+		if !isBool {
+			return r, bad("pageIds: count must be true or false")
+		}
+		r.noCount = !count
+	}
 	return r, nil
 }
 
@@ -233,6 +244,9 @@ func (p *pages) page(ctx context.Context, r pageRequest) (pageResult, error) {
 	var pgErr *pgconn.PgError
 	if errors.Is(err, pgx.ErrNoRows) || (errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "3F000")) {
 		// No such database or collection: an empty page, as FerretDB answers a find on one.
+		if !r.noCount {
+			result.Total = new(int64)
+		}
 		return result, nil
 	}
 	if err != nil {
@@ -264,7 +278,9 @@ func (p *pages) page(ctx context.Context, r pageRequest) (pageResult, error) {
 
 	batch := &pgx.Batch{}
 	batch.Queue(pageSQL, args...)
-	batch.Queue(countSQL, countArgs...)
+	if !r.noCount {
+		batch.Queue(countSQL, countArgs...)
+	}
 	results := p.pool.SendBatch(ctx, batch)
 	defer results.Close()
 	rows, err := results.Query()
@@ -283,9 +299,14 @@ func (p *pages) page(ctx context.Context, r pageRequest) (pageResult, error) {
 	if err := rows.Err(); err != nil {
 		return result, err
 	}
-	if err := results.QueryRow().Scan(&result.Total); err != nil {
+	if r.noCount {
+		return result, nil
+	}
+	var total int64
+	if err := results.QueryRow().Scan(&total); err != nil {
 		return result, err
 	}
+	result.Total = &total
 	return result, nil
 }
 

@@ -393,7 +393,7 @@ export const ROUTES = {
     caller: 'apiKey',
     tag: 'Webhook deliveries',
     summary:
-      'Delivery log, newest first, each with its latest response status (each delivery’s attempts are in its detail). Page by `page`, or walk by `cursor` (pass `meta.next_cursor` for the next page, `meta.prev_cursor` for the one before; deliveries made meanwhile do not shift the walk, and `meta.page` counts the pages walked). An account’s lists are read at most 2 at a time (their cost follows the history): one more is 429 RATE_LIMIT_EXCEEDED with Retry-After',
+      'Delivery log, newest first, each with its latest response status (each delivery’s attempts are in its detail). Page by `page`, or walk by `cursor` (pass `meta.next_cursor` for the next page, `meta.prev_cursor` for the one before; deliveries made meanwhile do not shift the walk, and `meta.page` counts the pages walked). An account’s lists are read at most 2 at a time (their cost follows the history): one more is 429 RATE_LIMIT_EXCEEDED with Retry-After. Deliveries are kept 30 days from their event’s time, then removed with their attempts',
     pathParams: [webhookId],
     query: deliveryListQuerySchema,
     responses: { '200': { description: 'Deliveries', schema: deliveryListResponseSchema } },

@@ -17,9 +17,14 @@ export interface PageIdsQuery {
   limit: number;
 }
 
-export type PageIds = (collection: string, query: PageIdsQuery) => Promise<{ ids: string[]; total: number }>;
+/** The store's pages of ids: with the count of `equal`, or (`ids`) without it, for walks that need none. */
+export interface PageIds {
+  page(collection: string, query: PageIdsQuery): Promise<{ ids: string[]; total: number }>;
+  ids(collection: string, query: PageIdsQuery): Promise<string[]>;
+}
 
 const PageIdsReply = z.object({ ids: z.array(z.string()), total: z.number().int().nonnegative() });
+const IdsReply = z.object({ ids: z.array(z.string()) });
 
 /** MongoDB's "no such command": the store has no page command of its own. */
 const COMMAND_NOT_FOUND = 59;
@@ -37,20 +42,24 @@ const COMMAND_NOT_FOUND = 59;
 export async function storePageIds(connection: Connection): Promise<PageIds | undefined> {
   const db = connection.db;
   if (!db) throw new Error('not connected');
-  const run: PageIds = async (collection, query) =>
-    PageIdsReply.parse(
-      await db.command({
-        pageIds: collection,
-        equal: query.equal,
-        sort: query.sort,
-        ...(query.after ? { after: query.after } : {}),
-        ...(query.skip ? { skip: query.skip } : {}),
-        limit: query.limit,
-      }),
-    );
+  const command = (collection: string, query: PageIdsQuery, count: boolean) =>
+    db.command({
+      pageIds: collection,
+      equal: query.equal,
+      sort: query.sort,
+      ...(query.after ? { after: query.after } : {}),
+      ...(query.skip ? { skip: query.skip } : {}),
+      limit: query.limit,
+      // Without the count a walk over a whole collection pays for its page only.
+      ...(count ? {} : { count: false }),
+    });
+  const store: PageIds = {
+    page: async (collection, query) => PageIdsReply.parse(await command(collection, query, true)),
+    ids: async (collection, query) => IdsReply.parse(await command(collection, query, false)).ids,
+  };
   try {
-    await run('page_ids_probe', { equal: {}, sort: { _id: 1 }, limit: 1 });
-    return run;
+    await store.page('page_ids_probe', { equal: {}, sort: { _id: 1 }, limit: 1 });
+    return store;
   } catch (err) {
     if (typeof err === 'object' && err !== null && 'code' in err && err.code === COMMAND_NOT_FOUND)
       return undefined;

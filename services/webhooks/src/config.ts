@@ -150,6 +150,17 @@ export const configSchema = z
      * per this, not per flush (0: every flush).
      */
     WEBHOOK_HEALTH_REFRESH_MS: env.int(10_000, 0),
+    /**
+     * How long a delivery is kept, from its event's time (30 days): then the worker removes it
+     * with its attempts (the list, the delivery by id, retry and recover no longer find it).
+     * Deleted subscriptions' deliveries go the same way.
+     */
+    WEBHOOK_RETENTION_MS: env.int(30 * 24 * 3_600_000, 1000),
+    /**
+     * How long from the end of one retention sweep to the start of the next (every worker replica
+     * sweeps; a delivery may outlive its retention by this).
+     */
+    WEBHOOK_RETENTION_SWEEP_MS: env.int(600_000, 100),
     /** How long a rotated-out secret keeps signing (both signatures are sent). */
     WEBHOOK_SECRET_OVERLAP_MS: env.int(24 * 3_600_000, 0),
     /**

@@ -18,6 +18,7 @@ import { healthChecks, laneArguments, type WebhooksDependencies } from './depend
 import { DeliverySlots } from './domain/concurrency';
 import { deliverAttempt } from './domain/deliver.use-case';
 import { fanOut } from './domain/fan-out.use-case';
+import { DeliveryRetention } from './domain/retention';
 import { chooseLane } from './domain/lanes';
 import { SubscriptionCache } from './domain/subscription-cache';
 import { guardedLookupFor, type GuardPolicy, type Lookup } from './domain/url-guard';
@@ -255,6 +256,12 @@ export function buildWorker(
   const laneConsumers = Array.from({ length: config.WEBHOOK_LANES }, (_, lane) =>
     attemptConsumer(deps.names.deliveryLane(lane), config.WEBHOOK_LANE_PREFETCH, true),
   );
+  const retention = new DeliveryRetention({
+    store: deps.repository,
+    retentionMs: config.WEBHOOK_RETENTION_MS,
+    intervalMs: config.WEBHOOK_RETENTION_SWEEP_MS,
+    logger,
+  });
   let stopDelayDepth: (() => void) | undefined;
   const health = serviceApp({
     service: 'webhooks-worker',
@@ -307,6 +314,7 @@ export function buildWorker(
           await Promise.all(laneConsumers.map((consumer) => consumer.stop()));
         }),
       },
+      { name: 'delivery-retention', start: () => retention.start(), stop: stopOnce(() => retention.stop()) },
       {
         name: 'fan-out-consumer',
         start: () => fanOutConsumer.start(),

@@ -39,3 +39,24 @@ export async function publishEvents(
   await conn.close();
   return sent;
 }
+
+/** Publishes one signal.new event that occurred at `occurredAt`, as the signals relay does; its event and signal ids. */
+export async function publishEventAt(
+  prefix: string,
+  occurredAt: Date,
+): Promise<{ eventId: string; signalId: string }> {
+  const conn = await connect(infraUrls().amqpUrl);
+  const ch = await conn.createConfirmChannel();
+  const exchange = brokerNames(prefix).signalEvents;
+  await ch.assertExchange(exchange, 'topic', { durable: true });
+  const e = {
+    id: newId('evt'),
+    name: 'signal.new',
+    occurred_at: occurredAt.toISOString(),
+    signal: snapshot(newId('sig')),
+  };
+  ch.publish(exchange, e.name, Buffer.from(JSON.stringify(e)), { messageId: e.id, persistent: true });
+  await ch.waitForConfirms();
+  await conn.close();
+  return { eventId: e.id, signalId: e.signal.id };
+}

@@ -3,6 +3,7 @@ import { isFerretDB, testDatabase } from '@signal/test-kit';
 import mongoose, { type Connection, type mongo } from 'mongoose';
 import { ensureIndexes, webhookCollections, type WebhookCollections } from '../src/data/webhook.models';
 import type { DeliveryPageStart } from '../src/domain/ports';
+import { deliveryIdBound, deliveryIdFor } from '../src/domain/delivery-state';
 import type { DeliveryDocument, DeliveryLogEntry } from '../src/domain/records';
 import { WebhookRepository } from '../src/data/webhook.repository';
 import { IdempotencyRepository } from '../src/data/idempotency.repository';
@@ -250,5 +251,54 @@ describe('webhooks store reads', () => {
     expect([...fresh]).toEqual(['dlv_fresh']);
     expect(subscriptions).toEqual([]);
     for (const find of commands.filter((cmd) => cmd.name === 'find')) expect(find.body).not.toContain('$in');
+  });
+  it('when deliveries pass their retention, then either path removes them with their log, open marks and claims, and nothing younger or of another kind', async () => {
+    const pageIds = await storePageIds(conn);
+    const cutoff = Date.parse('2000-01-01T00:00:00Z'); // before every other test's ids
+    const bound = deliveryIdBound(cutoff);
+    const ids = async () =>
+      Promise.all(
+        [c.openDeliveries, c.deliveries, c.deliveryLog, c.attemptClaims].map(async (coll) =>
+          (await coll.find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id).sort(),
+        ),
+      );
+    const paths = [{ repository: new WebhookRepository(c), byStore: false }];
+    if (pageIds) paths.push({ repository: new WebhookRepository(c, pageIds), byStore: true });
+    for (const { repository, byStore } of paths) {
+      const before = await ids();
+      // More than one batch of the wrapper's pages; events up to a millisecond before the cutoff.
+      const old = Array.from({ length: 1001 }, (_, i) =>
+        deliveryIdFor('wh_ret', `evt_old_${i}`, cutoff - 1 - i),
+      );
+      const kept = [
+        deliveryIdFor('wh_ret', 'evt_at', cutoff),
+        deliveryIdFor('wh_ret', 'evt_new', cutoff + 1000),
+      ];
+      await c.deliveries.insertMany([...old, ...kept].map((id) => delivery(id, 'wh_ret')));
+      const marked = [old[0]!, old[1000]!, ...kept];
+      await c.deliveryLog.insertMany(marked.map((id) => attempt(id, 'wh_ret', 1, 500)));
+      await c.openDeliveries.insertMany(
+        marked.map((id) => ({ _id: id, webhook_id: 'wh_ret', account_id: 'acc_store', at: new Date() })),
+      );
+      await c.attemptClaims.insertMany(
+        marked.map((id) => ({ _id: `${id}:2`, job_id: 'job_1', at: new Date() })),
+      );
+
+      commands.length = 0;
+      expect(await repository.removeBefore(bound)).toBe(1001);
+      // On the wrapper, each delete is by `_id` (FerretDB reads every document for a range).
+      const deletes = commands.filter((cmd) => cmd.name === 'delete');
+      expect(deletes.length).toBeGreaterThan(0);
+      if (byStore) for (const d of deletes) expect(d.body).not.toContain('$lt');
+
+      const after = await ids();
+      const keptIds = [kept, kept.map((id) => `${id}:2`)];
+      const expected = [keptIds[0]!, keptIds[0]!, keptIds[1]!, keptIds[1]!];
+      after.forEach((now, k) => expect(now).toEqual([...before[k]!, ...expected[k]!].sort()));
+      // A second sweep finds nothing; then the kept ones go, so the next path starts as this one did.
+      expect(await repository.removeBefore(bound)).toBe(0);
+      await repository.removeBefore(deliveryIdBound(cutoff + 2000));
+      expect(await ids()).toEqual(before);
+    }
   });
 });

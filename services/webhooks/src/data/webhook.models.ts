@@ -24,6 +24,11 @@ export interface WebhookCollections {
   recoverCalls: mongo.Collection<RecoverCallsDocument>;
   subscriptionPlaces: mongo.Collection<SubscriptionPlacesDocument>;
   listReadDebts: mongo.Collection<ListReadDebtDocument>;
+  /**
+   * The collections whose ids begin with a delivery's id, as retention sees them (ids only), in
+   * the order it removes from them.
+   */
+  deliveryLed: Array<mongo.Collection<{ _id: string }>>;
 }
 
 /**
@@ -68,6 +73,11 @@ export function webhookCollections(connection: Connection): WebhookCollections {
     recoverCalls: db.collection<RecoverCallsDocument>('recover_calls'),
     subscriptionPlaces: db.collection<SubscriptionPlacesDocument>('subscription_places'),
     listReadDebts: db.collection<ListReadDebtDocument>('list_read_debts'),
+    // An open mark first and attempt claims last: while a sweep runs, nothing points at a delivery
+    // already gone but entries no read reaches without their delivery.
+    deliveryLed: ['open_deliveries', 'deliveries', 'delivery_log', 'attempt_claims'].map((name) =>
+      db.collection<{ _id: string }>(name),
+    ),
   };
 }
 

@@ -18,8 +18,12 @@ import type {
 } from '../domain/records';
 import type { HealthBatch } from '../domain/health';
 import { healthUpdates } from '../domain/health';
+import { DELIVERY_ID_PREFIX } from '../domain/delivery-state';
 import { fromStoredLogEntry, toStoredLogEntry } from './stored-log-entry';
 import type { WebhookCollections } from './webhook.models';
+
+/** Ids a sweep removes per round trip (the most a page of ids holds). */
+const REMOVE_BATCH = 1000;
 
 const WITHOUT_PAYLOAD = { projection: { payload: 0 } } as const;
 const WITHOUT_EXCHANGE = { projection: { request: 0, response: 0, exchange: 0 } } as const;
@@ -317,7 +321,7 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     const equal = { webhook_id: webhookId, ...(event ? { event } : {}) };
     const mark = (m: DeliveryMark) => ({ created_at: m.at, _id: m.id });
     // Before a delivery: oldest first from it, so the limit keeps the nearest ones.
-    const { ids, total } = await pageIds(
+    const { ids, total } = await pageIds.page(
       this.c.deliveries.collectionName,
       'before' in from
         ? { equal, sort: { created_at: 1, _id: 1 }, after: mark(from.before), limit }
@@ -358,6 +362,53 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
   /** One unordered insert of open-delivery entries; the positions held already. */
   insertOpen(entries: OpenDelivery[]): Promise<Set<number>> {
     return insertAll(() => this.c.openDeliveries.insertMany(entries, { ordered: false }));
+  }
+
+  /**
+   * Removes every delivery whose id sorts below `bound` (its event older than the retention) and
+   * what hangs off it: its open mark, log entries and attempt claims, whose ids begin with its
+   * own. How many deliveries went.
+   */
+  async removeBefore(bound: string): Promise<number> {
+    let deliveries = 0;
+    for (const collection of this.c.deliveryLed) {
+      const removed = await this.removeIdsBelow(collection, bound);
+      if (collection.collectionName === this.c.deliveries.collectionName) deliveries = removed;
+    }
+    return deliveries;
+  }
+
+  /** Removes a collection's documents whose ids are delivery-led and sort below `bound`; how many. */
+  private async removeIdsBelow(
+    collection: mongo.Collection<{ _id: string }>,
+    bound: string,
+  ): Promise<number> {
+    // MongoDB removes the range from its `_id` index.
+    if (!this.pageIds)
+      return (await collection.deleteMany({ _id: { $gte: DELIVERY_ID_PREFIX, $lt: bound } })).deletedCount;
+    // FerretDB pushes no range down (a range delete would read every document of the collection
+    // each sweep): the wrapper's page of ids comes from the `_id` index instead, nearest the bound
+    // first, and each id is removed by the equality FerretDB serves from it. Past the last
+    // delivery-led id are only ids of another kind: the sweep ends there.
+    let removed = 0;
+    for (;;) {
+      // Ids only: counting the whole collection for each page would cost more than the page.
+      const ids = await this.pageIds.ids(collection.collectionName, {
+        equal: {},
+        sort: { _id: -1 },
+        after: { _id: bound },
+        limit: REMOVE_BATCH,
+      });
+      const ours = ids.filter((id) => id.startsWith(DELIVERY_ID_PREFIX));
+      if (ours.length > 0)
+        removed += (
+          await collection.bulkWrite(
+            ours.map((id) => ({ deleteOne: { filter: { _id: id } } })),
+            { ordered: false },
+          )
+        ).deletedCount;
+      if (ours.length < REMOVE_BATCH) return removed;
+    }
   }
 
   async closeOpen(deliveryId: string): Promise<void> {

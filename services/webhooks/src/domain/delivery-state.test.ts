@@ -1,5 +1,12 @@
 import type { DeliveryHeader, DeliveryLogEntry } from './records';
-import { attemptSeq, deliveryIdFor, foldDelivery, logEntryId, requeueSeq } from './delivery-state';
+import {
+  attemptSeq,
+  deliveryIdBound,
+  deliveryIdFor,
+  foldDelivery,
+  logEntryId,
+  requeueSeq,
+} from './delivery-state';
 
 const created = new Date('2026-01-01T00:00:00Z');
 const doc: DeliveryHeader = {
@@ -145,5 +152,23 @@ describe('delivery ids derived from subscription and event', () => {
     const early = deliveryIdFor('wh_A', 'evt_1', Date.parse('2026-03-01T12:00:00Z'));
     const late = deliveryIdFor('wh_A', 'evt_0', Date.parse('2026-03-01T12:00:01Z'));
     expect(early < late).toBe(true);
+  });
+});
+
+describe('the retention bound', () => {
+  it('when an event came before the bound, then its delivery, log entry and claim ids sort below it, and those of the bound’s millisecond or later do not', () => {
+    const t = Date.parse('2026-03-01T12:00:00.000Z');
+    const bound = deliveryIdBound(t);
+    const id = (ms: number, n: number) => deliveryIdFor(`wh_${n}`, `evt_${n}`, ms);
+    for (let n = 0; n < 50; n++) {
+      for (const older of [id(t - 1, n), id(t - 86_400_000, n), id(0, n)]) {
+        expect(older < bound).toBe(true);
+        expect(logEntryId(older, 99) < bound).toBe(true);
+      }
+      for (const younger of [id(t, n), id(t + 1, n)]) {
+        expect(younger > bound).toBe(true);
+        expect(logEntryId(younger, 0) > bound).toBe(true);
+      }
+    }
   });
 });

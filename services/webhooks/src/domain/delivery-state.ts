@@ -91,6 +91,18 @@ function crockford(bits: bigint, chars: number): string {
   return out;
 }
 
+/** What every delivery id begins with. */
+export const DELIVERY_ID_PREFIX = 'dlv_';
+
+/**
+ * The bound below which sort the ids of deliveries whose event came before `timeMs`: and so the
+ * ids of their log entries and attempt claims, which begin with the delivery's id. An id of an
+ * event in that very millisecond sorts after it (it is longer), so nothing at `timeMs` is below.
+ */
+export function deliveryIdBound(timeMs: number): string {
+  return `${DELIVERY_ID_PREFIX}${crockford(BigInt(Math.max(0, Math.min(Math.floor(timeMs), 2 ** 48 - 1))), 10)}`;
+}
+
 /**
  * The id of the delivery of `eventId` to `webhookId`: a ULID whose time is the event's and whose
  * randomness is a hash of the pair. The same pair always gets the same id, so an event fanned
@@ -101,5 +113,5 @@ export function deliveryIdFor(webhookId: string, eventId: string, eventTimeMs: n
   const hash = createHash('sha256').update(`${webhookId}\n${eventId}`).digest();
   const random = BigInt(`0x${hash.subarray(0, 10).toString('hex')}`); // 80 bits
   const time = BigInt(Math.max(0, Math.min(Math.floor(eventTimeMs), 2 ** 48 - 1)));
-  return `dlv_${crockford(time, 10)}${crockford(random, 16)}`;
+  return `${DELIVERY_ID_PREFIX}${crockford(time, 10)}${crockford(random, 16)}`;
 }

@@ -1,0 +1,76 @@
+import type { Logger } from '@signal/service-kit';
+import { deliveryIdBound } from './delivery-state';
+
+/** Where expired deliveries go from: everything kept of them, by the bound their ids sort below. */
+export interface ExpiredDeliveries {
+  /** Removes every delivery whose id sorts below `bound`, and what hangs off it; how many deliveries went. */
+  removeBefore(bound: string): Promise<number>;
+}
+
+export interface RetentionOptions {
+  store: ExpiredDeliveries;
+  /** How long a delivery is kept, from its event's time. */
+  retentionMs: number;
+  /** How long from the end of one sweep to the start of the next. */
+  intervalMs: number;
+  logger: Logger;
+  now?: () => number;
+}
+
+/**
+ * Deliveries are kept for the retention and then removed with their log, open marks and attempt
+ * claims: without it a subscription's history, the store and the count behind every page of
+ * deliveries grow for good, and the deliveries of deleted subscriptions are kept for no one.
+ * A sweep removes what the retention passed since the last one; a store that fails it is tried
+ * again at the next (every replica sweeps: a document already gone is no error).
+ */
+export class DeliveryRetention {
+  private timer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(private readonly options: RetentionOptions) {}
+
+  start(): void {
+    this.stopped = false;
+    this.next();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.sweeping;
+  }
+
+  /** One sweep now: how many deliveries it removed. */
+  async sweep(): Promise<number> {
+    const now = (this.options.now ?? Date.now)();
+    const removed = await this.options.store.removeBefore(deliveryIdBound(now - this.options.retentionMs));
+    if (removed > 0)
+      this.options.logger.info(
+        { removed, retention_ms: this.options.retentionMs },
+        'deliveries past their retention removed',
+      );
+    return removed;
+  }
+
+  private next(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.sweeping = this.sweep()
+        .then(
+          () => undefined,
+          (err: unknown) =>
+            this.options.logger.warn(
+              { err: err instanceof Error ? err.message : String(err) },
+              'delivery retention sweep failed; the next one tries again',
+            ),
+        )
+        .finally(() => {
+          this.sweeping = undefined;
+          this.next();
+        });
+    }, this.options.intervalMs);
+    this.timer.unref();
+  }
+}
