@@ -284,6 +284,10 @@ describe('webhooks store reads', () => {
         marked.map((id) => ({ _id: `${id}:2`, job_id: 'job_1', at: new Date() })),
       );
 
+      // A worker stopping (its signal aborted) removes nothing more.
+      const seeded = await ids();
+      expect(await repository.removeBefore(bound, AbortSignal.abort())).toBe(0);
+      expect(await ids()).toEqual(seeded);
       commands.length = 0;
       expect(await repository.removeBefore(bound)).toBe(1001);
       // On the wrapper, each delete is by `_id` (FerretDB reads every document for a range).

@@ -367,12 +367,13 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
   /**
    * Removes every delivery whose id sorts below `bound` (its event older than the retention) and
    * what hangs off it: its open mark, log entries and attempt claims, whose ids begin with its
-   * own. How many deliveries went.
+   * own. How many deliveries went. Once `signal` is aborted it stops after the batch in hand.
    */
-  async removeBefore(bound: string): Promise<number> {
+  async removeBefore(bound: string, signal?: AbortSignal): Promise<number> {
     let deliveries = 0;
     for (const collection of this.c.deliveryLed) {
-      const removed = await this.removeIdsBelow(collection, bound);
+      if (signal?.aborted) break;
+      const removed = await this.removeIdsBelow(collection, bound, signal);
       if (collection.collectionName === this.c.deliveries.collectionName) deliveries = removed;
     }
     return deliveries;
@@ -382,6 +383,7 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
   private async removeIdsBelow(
     collection: mongo.Collection<{ _id: string }>,
     bound: string,
+    signal: AbortSignal | undefined,
   ): Promise<number> {
     // MongoDB removes the range from its `_id` index.
     if (!this.pageIds)
@@ -407,7 +409,7 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
             { ordered: false },
           )
         ).deletedCount;
-      if (ours.length < REMOVE_BATCH) return removed;
+      if (ours.length < REMOVE_BATCH || signal?.aborted) return removed;
     }
   }
 

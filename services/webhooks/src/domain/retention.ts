@@ -3,8 +3,12 @@ import { deliveryIdBound } from './delivery-state';
 
 /** Where expired deliveries go from: everything kept of them, by the bound their ids sort below. */
 export interface ExpiredDeliveries {
-  /** Removes every delivery whose id sorts below `bound`, and what hangs off it; how many deliveries went. */
-  removeBefore(bound: string): Promise<number>;
+  /**
+   * Removes every delivery whose id sorts below `bound`, and what hangs off it; how many
+   * deliveries went. Once `signal` is aborted it stops after the batch in hand (the next sweep
+   * goes on from there).
+   */
+  removeBefore(bound: string, signal?: AbortSignal): Promise<number>;
 }
 
 export interface RetentionOptions {
@@ -28,16 +32,20 @@ export class DeliveryRetention {
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
   private stopped = false;
+  /** Aborted by stop: a sweep with a long backlog must not hold the worker's shutdown. */
+  private abort = new AbortController();
 
   constructor(private readonly options: RetentionOptions) {}
 
   start(): void {
     this.stopped = false;
+    this.abort = new AbortController();
     this.next();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.abort.abort();
     clearTimeout(this.timer);
     await this.sweeping;
   }
@@ -45,7 +53,10 @@ export class DeliveryRetention {
   /** One sweep now: how many deliveries it removed. */
   async sweep(): Promise<number> {
     const now = (this.options.now ?? Date.now)();
-    const removed = await this.options.store.removeBefore(deliveryIdBound(now - this.options.retentionMs));
+    const removed = await this.options.store.removeBefore(
+      deliveryIdBound(now - this.options.retentionMs),
+      this.abort.signal,
+    );
     if (removed > 0)
       this.options.logger.info(
         { removed, retention_ms: this.options.retentionMs },
