@@ -19,6 +19,16 @@ function recordingStore(answers: Array<() => Promise<number>> = []) {
   return { store, bounds, signals };
 }
 
+/** The sweeper at a fixed clock, every `intervalMs`. */
+const sweeper = (store: ExpiredDeliveries, intervalMs: number) =>
+  new DeliveryRetention({
+    store,
+    retentionMs: RETENTION_MS,
+    intervalMs,
+    logger: silentLogger,
+    now: () => NOW,
+  });
+
 async function until(done: () => boolean): Promise<void> {
   while (!done()) await new Promise((r) => setTimeout(r, 1));
 }
@@ -26,13 +36,7 @@ async function until(done: () => boolean): Promise<void> {
 describe('delivery retention', () => {
   it('when started, then every interval it removes what is older than the retention, by the bound of that time', async () => {
     const { store, bounds } = recordingStore();
-    const retention = new DeliveryRetention({
-      store,
-      retentionMs: RETENTION_MS,
-      intervalMs: 2,
-      logger: silentLogger,
-      now: () => NOW,
-    });
+    const retention = sweeper(store, 2);
     retention.start();
     await until(() => bounds.length >= 3);
     await retention.stop();
@@ -44,13 +48,7 @@ describe('delivery retention', () => {
 
   it('when a sweep fails, then the next one still comes', async () => {
     const { store, bounds } = recordingStore([() => Promise.reject(new Error('store down'))]);
-    const retention = new DeliveryRetention({
-      store,
-      retentionMs: RETENTION_MS,
-      intervalMs: 2,
-      logger: silentLogger,
-      now: () => NOW,
-    });
+    const retention = sweeper(store, 2);
     retention.start();
     await until(() => bounds.length >= 2);
     await retention.stop();
@@ -60,13 +58,7 @@ describe('delivery retention', () => {
   it('when stopped during a sweep, then the sweep is told to stop and stop waits for it to end', async () => {
     let finish: (n: number) => void = () => undefined;
     const { store, signals } = recordingStore([() => new Promise<number>((resolve) => (finish = resolve))]);
-    const retention = new DeliveryRetention({
-      store,
-      retentionMs: RETENTION_MS,
-      intervalMs: 1,
-      logger: silentLogger,
-      now: () => NOW,
-    });
+    const retention = sweeper(store, 1);
     retention.start();
     await until(() => signals.length === 1);
     let stopped = false;
@@ -82,13 +74,7 @@ describe('delivery retention', () => {
 
   it('when asked for one sweep, then it answers how many deliveries went', async () => {
     const { store } = recordingStore([() => Promise.resolve(7)]);
-    const retention = new DeliveryRetention({
-      store,
-      retentionMs: RETENTION_MS,
-      intervalMs: 60_000,
-      logger: silentLogger,
-      now: () => NOW,
-    });
+    const retention = sweeper(store, 60_000);
     expect(await retention.sweep()).toBe(7);
   });
 });
