@@ -100,8 +100,12 @@ export const DELIVERY_ID_PREFIX = 'dlv_';
  * event in that very millisecond sorts after it (it is longer), so nothing at `timeMs` is below.
  */
 export function deliveryIdBound(timeMs: number): string {
-  return `${DELIVERY_ID_PREFIX}${crockford(BigInt(Math.max(0, Math.min(Math.floor(timeMs), 2 ** 48 - 1))), 10)}`;
+  return `${DELIVERY_ID_PREFIX}${ulidTime(timeMs)}`;
 }
+
+/** A ULID's time: milliseconds, within its 48 bits, as 10 Crockford characters. */
+const ulidTime = (ms: number): string =>
+  crockford(BigInt(Math.max(0, Math.min(Math.floor(ms), 2 ** 48 - 1))), 10);
 
 /**
  * The id of the delivery of `eventId` to `webhookId`: a ULID whose time is the event's and whose
@@ -112,6 +116,5 @@ export function deliveryIdBound(timeMs: number): string {
 export function deliveryIdFor(webhookId: string, eventId: string, eventTimeMs: number): string {
   const hash = createHash('sha256').update(`${webhookId}\n${eventId}`).digest();
   const random = BigInt(`0x${hash.subarray(0, 10).toString('hex')}`); // 80 bits
-  const time = BigInt(Math.max(0, Math.min(Math.floor(eventTimeMs), 2 ** 48 - 1)));
-  return `${DELIVERY_ID_PREFIX}${crockford(time, 10)}${crockford(random, 16)}`;
+  return `${DELIVERY_ID_PREFIX}${ulidTime(eventTimeMs)}${crockford(random, 16)}`;
 }
