@@ -36,7 +36,7 @@ type gate struct {
 	slots   chan struct{}
 	// Writes of one document run one at a time (doclocks.go says why).
 	locks *docLocks
-	// The wrapper's own pageIds command (pages.go); nil where FerretDB runs on SQLite.
+	// The wrapper's own commands (pageIds, removeIdRange: pages.go, idranges.go); nil where FerretDB runs on SQLite.
 	pages  *pages
 	logger *slog.Logger
 }
@@ -97,7 +97,7 @@ func (g *gate) handle(client net.Conn) {
 		// The document locks first, then a slot: a command holding a slot never waits for a lock.
 		release := func() {}
 		if command, ok := parseOpMsg(req); ok {
-			if g.pages != nil && expectReply && isPageIds(command) {
+			if g.pages != nil && expectReply && isOwnCommand(command) {
 				if _, err := client.Write(g.pages.answer(context.Background(), req, command)); err != nil {
 					return
 				}

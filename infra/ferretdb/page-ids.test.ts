@@ -1,22 +1,23 @@
-import { connectMongo, storePageIds, type PageIds } from '@signal/service-kit';
+import { connectMongo, storeIdCommands, type StoreIdCommands } from '@signal/service-kit';
 import { isFerretDB, testDatabase } from '@signal/test-kit';
 import type { Connection } from 'mongoose';
 
 /**
- * The wrapper's own `pageIds` command (infra/ferretdb/pages.go), as a client of the store sees
- * it: a page of ids and a count by SQL over the collection's index, answered by the gate itself.
+ * The wrapper's own commands, as a client of the store sees them: `pageIds` (infra/ferretdb/pages.go),
+ * a page of ids and a count by SQL over the collection's index, and `removeIdRange`
+ * (infra/ferretdb/idranges.go), answered by the gate itself.
  * Whether its pages are the sorted find's is checked where the webhooks API uses it
  * (services/webhooks/test/store-reads.test.ts); here, what it does with what it cannot answer.
  */
 const db = testDatabase('page_ids');
 let mongo: Connection;
-let pageIds: PageIds | undefined;
+let pageIds: StoreIdCommands | undefined;
 let ferret: boolean;
 
 beforeAll(async () => {
   mongo = await connectMongo(db.url, db.dbName);
   ferret = await isFerretDB(mongo);
-  pageIds = await storePageIds(mongo);
+  pageIds = await storeIdCommands(mongo);
   const docs = mongo.collection<{ _id: string; owner: string; at: Date; n: number }>('docs');
   await docs.createIndex({ owner: 1, at: -1 });
   await docs.insertMany(
@@ -75,15 +76,25 @@ describe('the embedded store’s pageIds command', () => {
     ).toEqual({ ids: ['doc_05', 'doc_07'], total: 20 });
   });
 
-  it('when ids are asked without the count, then the reply has the same ids and no total', async () => {
+  it('when a range of ids is removed, then exactly its documents go, a batch a call, and the rest reads and writes as before', async () => {
     if (!pageIds) return;
-    const query = { equal: {}, sort: { _id: -1 }, after: { _id: 'doc_10' }, limit: 4 } as const;
-    expect(await pageIds.ids('docs', query)).toEqual(['doc_09', 'doc_08', 'doc_07', 'doc_06']);
-    expect((await pageIds.page('docs', query)).ids).toEqual(['doc_09', 'doc_08', 'doc_07', 'doc_06']);
-    const reply = await command({ equal: {}, sort: { _id: 1 }, count: false });
-    expect(reply).toMatchObject({ ok: 1, ids: ['doc_00', 'doc_01', 'doc_02', 'doc_03', 'doc_04'] });
-    expect(reply).not.toHaveProperty('total');
-    expect(await pageIds.ids('no_such_collection', query)).toEqual([]);
+    const kept = mongo.collection<{ _id: string | number; n: number }>('ranges');
+    await kept.insertMany([
+      ...[...'abcdefgh'].map((letter, n) => ({ _id: `id_${letter}`, n })),
+      { _id: 'id', n: 8 },
+      { _id: 'other_a', n: 9 },
+      { _id: 7, n: 10 },
+    ]);
+    const range = { from: 'id_b', below: 'id_f' };
+    expect(await pageIds.removeIdRange('ranges', range, 3)).toBe(3);
+    expect(await pageIds.removeIdRange('ranges', range, 3)).toBe(1);
+    expect(await pageIds.removeIdRange('ranges', range, 3)).toBe(0);
+    const left = (await kept.find({}).toArray()).map((d) => String(d._id)).sort();
+    expect(left).toEqual(['7', 'id', 'id_a', 'id_f', 'id_g', 'id_h', 'other_a']);
+    expect(await kept.findOne({ _id: 'id_f' })).toMatchObject({ n: 5 });
+    await kept.insertOne({ _id: 'id_c', n: 2 });
+    expect(await kept.countDocuments({ _id: 'id_c' })).toBe(1);
+    expect(await pageIds.removeIdRange('no_such_collection', range, 5)).toBe(0);
   });
 
   it('when the collection or the database does not exist, then the page is empty', async () => {
@@ -114,10 +125,24 @@ describe('the embedded store’s pageIds command', () => {
       { equal: { "owner'; DROP TABLE x; --": 'a' } },
       { after: { at: new Date() } },
       { equal: { owner: Number.NaN } },
-      { count: 'no' },
     ];
     for (const body of refused)
       await expect(command(body)).rejects.toMatchObject({ code: 2, codeName: 'BadValue' });
+    const target = mongo.db;
+    if (!target) throw new Error('not connected');
+    const removal = { removeIdRange: 'docs', from: 'doc_00', below: 'doc_99', limit: 5 };
+    for (const body of [
+      { from: '' },
+      { from: 3 },
+      { below: 'doc_00' },
+      { below: 'a' },
+      { limit: 0 },
+      { limit: 10001 },
+    ])
+      await expect(target.command({ ...removal, ...body })).rejects.toMatchObject({
+        code: 2,
+        codeName: 'BadValue',
+      });
     await expect(command({})).resolves.toMatchObject({ ok: 1, total: 20 });
   });
 });

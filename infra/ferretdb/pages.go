@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/bsontype"
@@ -34,11 +33,8 @@ import (
 // a FerretDB without this wrapper answer "no such command", and the client pages as before.
 //
 //	{ pageIds: <collection>, equal: { <field>: <value>, … }, sort: { <field>: ±1, … },
-//	  after: { <sort field>: <value>, … }?, skip: <n>?, limit: <n>, count: <bool>?, $db: <database> }
+//	  after: { <sort field>: <value>, … }?, skip: <n>?, limit: <n>, $db: <database> }
 //	→ { ids: [<_id>, …], total: <count of equal>, ok: 1 }
-//
-// With `count: false` the reply has no total: a caller that only walks ids (the webhooks
-// retention sweep, page after page) does not pay for counting the whole collection each time.
 //
 // `after` is a keyset: the page starts after that row in the sort's order (every sort field
 // named, one direction for all). Values are strings, dates, numbers and booleans; fields are
@@ -55,7 +51,6 @@ type pageRequest struct {
 	descending     bool
 	after          []string
 	skip, limit    int64
-	noCount        bool
 }
 
 type fieldValue struct {
@@ -65,7 +60,7 @@ type fieldValue struct {
 
 type pageResult struct {
 	IDs   []string `bson:"ids"`
-	Total *int64   `bson:"total,omitempty"`
+	Total int64    `bson:"total"`
 	OK    float64  `bson:"ok"`
 }
 
@@ -95,20 +90,26 @@ func newPages(ctx context.Context, postgresURL string) (*pages, error) {
 	return &pages{pool: pool}, nil
 }
 
-// isPageIds says whether a command is this wrapper's own.
-func isPageIds(command opMsgCommand) bool {
+// isOwnCommand says whether a command is this wrapper's own (pageIds, removeIdRange).
+func isOwnCommand(command opMsgCommand) bool {
 	first, err := command.body.IndexErr(0)
-	return err == nil && first.Key() == pageIdsCommand
+	return err == nil && (first.Key() == pageIdsCommand || first.Key() == removeIDRangeCommand)
 }
 
-// answer runs a pageIds command and returns the whole OP_MSG reply to `req`.
+// answer runs one of the wrapper's own commands and returns the whole OP_MSG reply to `req`.
 func (p *pages) answer(ctx context.Context, req []byte, command opMsgCommand) []byte {
 	var doc interface{}
-	r, err := parsePageRequest(command.body)
-	if err == nil {
-		var result pageResult
-		result, err = p.page(ctx, r)
-		doc = result
+	var err error
+	if first, _ := command.body.IndexErr(0); first.Key() == removeIDRangeCommand {
+		var r removeRequest
+		if r, err = parseRemoveRequest(command.body); err == nil {
+			doc, err = p.removeRange(ctx, r)
+		}
+	} else {
+		var r pageRequest
+		if r, err = parsePageRequest(command.body); err == nil {
+			doc, err = p.page(ctx, r)
+		}
 	}
 	if err != nil {
 		var bad badValue
@@ -197,13 +198,6 @@ func parsePageRequest(body bson.Raw) (pageRequest, error) {
 	if r.limit, ok = body.Lookup("limit").AsInt64OK(); !ok || r.limit < 1 || r.limit > 1000 {
 		return r, bad("pageIds: limit must be a whole number from 1 to 1000")
 	}
-	if v, err := body.LookupErr("count"); err == nil {
-		count, isBool := v.BooleanOK()
-		if !isBool {
-			return r, bad("pageIds: count must be true or false")
-		}
-		r.noCount = !count
-	}
 	return r, nil
 }
 
@@ -237,16 +231,9 @@ func (p *pages) page(ctx context.Context, r pageRequest) (pageResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	result := pageResult{IDs: []string{}, OK: 1}
-	var table string
-	err := p.pool.QueryRow(ctx,
-		`SELECT _jsonb->>'table' FROM `+pgx.Identifier{r.db, "_ferretdb_database_metadata"}.Sanitize()+
-			` WHERE _jsonb->'_id' = to_jsonb($1::text)`, r.collection).Scan(&table)
-	var pgErr *pgconn.PgError
-	if errors.Is(err, pgx.ErrNoRows) || (errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "3F000")) {
+	table, found, err := p.tableOf(ctx, r.db, r.collection)
+	if err == nil && !found {
 		// No such database or collection: an empty page, as FerretDB answers a find on one.
-		if !r.noCount {
-			result.Total = new(int64)
-		}
 		return result, nil
 	}
 	if err != nil {
@@ -278,9 +265,7 @@ func (p *pages) page(ctx context.Context, r pageRequest) (pageResult, error) {
 
 	batch := &pgx.Batch{}
 	batch.Queue(pageSQL, args...)
-	if !r.noCount {
-		batch.Queue(countSQL, countArgs...)
-	}
+	batch.Queue(countSQL, countArgs...)
 	results := p.pool.SendBatch(ctx, batch)
 	defer results.Close()
 	rows, err := results.Query()
@@ -299,14 +284,9 @@ func (p *pages) page(ctx context.Context, r pageRequest) (pageResult, error) {
 	if err := rows.Err(); err != nil {
 		return result, err
 	}
-	if r.noCount {
-		return result, nil
-	}
-	var total int64
-	if err := results.QueryRow().Scan(&total); err != nil {
+	if err := results.QueryRow().Scan(&result.Total); err != nil {
 		return result, err
 	}
-	result.Total = &total
 	return result, nil
 }
 

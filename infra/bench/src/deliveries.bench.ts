@@ -1,4 +1,4 @@
-import { parseCliArgs, readCommandLine } from '@signal/service-kit';
+import { parseCliArgs, readCommandLine, storeIdCommands } from '@signal/service-kit';
 import mongoose from 'mongoose';
 import { Pool } from 'undici';
 import {
@@ -25,7 +25,9 @@ import {
  * 10 deep by cursor. The baseline of the unfiltered page, in the same run: the same page read as
  * a sorted find and a count straight from the store (what the API did before the store paged
  * ids itself; at most 3 requests, it costs the history). Prints p50/p99 per row and, per size,
- * failed / succeeded and page 1 / the sorted find.
+ * failed / succeeded and page 1 / the sorted find. Then what retention's removal of the history
+ * costs: its older half (deliveries, log entries, open marks) by the store's own range delete, the
+ * newer half by the wrapper's `removeIdRange` as the worker's sweep does, documents a second each.
  */
 const CLI = {
   name: 'deliveries bench',
@@ -172,8 +174,33 @@ async function main() {
         },
       );
       rows.push(found);
+      // Retention's removal, by ranges of ids: the older half the store's way, the newer half the wrapper's.
+      const half = Math.floor(size / 2);
+      const older = { from: idOf(size, 0), below: idOf(size, half) };
+      const newer = { from: idOf(size, half), below: idOf(size, size) };
+      const collections = ['open_deliveries', 'deliveries', 'delivery_log'];
+      let rangeDocs = 0;
+      const rangeStarted = Date.now();
+      for (const name of collections)
+        rangeDocs += (
+          await conn
+            .collection<StoredDelivery>(name)
+            .deleteMany({ _id: { $gte: older.from, $lt: older.below } })
+        ).deletedCount;
+      const rangeMs = Date.now() - rangeStarted;
+      const storeIds = await storeIdCommands(conn);
+      let removal = '';
+      if (storeIds) {
+        let ourDocs = 0;
+        const ourStarted = Date.now();
+        for (const name of collections)
+          for (let batch = 5000; batch === 5000; ourDocs += batch)
+            batch = await storeIds.removeIdRange(name, newer, 5000);
+        const ourMs = Math.max(1, Date.now() - ourStarted);
+        removal = `; removal ${ourDocs} documents in ${ourMs} ms (${Math.round(ourDocs / (ourMs / 1000))}/s) against the store's range delete ${rangeDocs} in ${rangeMs} ms (${Math.round(rangeDocs / (Math.max(1, rangeMs) / 1000))}/s)`;
+      }
       ratios.push(
-        `${size} deliveries: status=failed / status=succeeded p50 ${(onlyFailed.p50 / succeeded.p50).toFixed(3)}; page 1 / sorted find p50 ${(first.p50 / found.p50).toFixed(3)}; page 10 by cursor ${deep.p50.toFixed(1)} ms`,
+        `${size} deliveries: status=failed / status=succeeded p50 ${(onlyFailed.p50 / succeeded.p50).toFixed(3)}; page 1 / sorted find p50 ${(first.p50 / found.p50).toFixed(3)}; page 10 by cursor ${deep.p50.toFixed(1)} ms${removal}`,
       );
     }
     console.log(`\n${requests} sequential requests per row, one connection, the webhooks API directly\n`);

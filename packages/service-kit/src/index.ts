@@ -28,4 +28,4 @@ export * from './cli';
 export * from './result';
 export * from './mount-route';
 export * from './query-string';
-export * from './page-ids';
+export * from './store-id-commands';

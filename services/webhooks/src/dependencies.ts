@@ -15,7 +15,7 @@ import {
 import {
   connectMongo,
   serviceConnections,
-  storePageIds,
+  storeIdCommands,
   storeAndBrokerChecks,
   type Logger,
   type ServesWith,
@@ -120,7 +120,7 @@ export async function createDependencies(
     collections,
     amqp,
     names,
-    repository: new WebhookRepository(collections, await storePageIds(mongo)),
+    repository: new WebhookRepository(collections, await storeIdCommands(mongo)),
     idempotency: new IdempotencyRepository(collections.idempotency),
     schedule,
   };

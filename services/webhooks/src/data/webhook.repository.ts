@@ -3,7 +3,7 @@ import {
   eachById,
   idTimeMs,
   isDuplicateKeyError,
-  type PageIds,
+  type StoreIdCommands,
 } from '@signal/service-kit';
 import type { WebhookEventName } from '@signal/contracts';
 import type { mongo } from 'mongoose';
@@ -22,8 +22,8 @@ import { DELIVERY_ID_PREFIX } from '../domain/delivery-state';
 import { fromStoredLogEntry, toStoredLogEntry } from './stored-log-entry';
 import type { WebhookCollections } from './webhook.models';
 
-/** Ids a sweep removes per round trip (the most a page of ids holds). */
-const REMOVE_BATCH = 1000;
+/** Documents a sweep removes per statement: short enough to stop between batches. */
+const REMOVE_BATCH = 5000;
 
 const WITHOUT_PAYLOAD = { projection: { payload: 0 } } as const;
 const WITHOUT_EXCHANGE = { projection: { request: 0, response: 0, exchange: 0 } } as const;
@@ -48,13 +48,14 @@ async function readEach<T>(ids: readonly string[], read: (id: string) => Promise
 /** Subscriptions, deliveries and the delivery log; always scoped by account where a client asks. */
 export class WebhookRepository implements WebhookStore, SubscriptionSource {
   /**
-   * `pageIds`: the store's own page of ids (the embedded FerretDB's, see service-kit's
-   * `storePageIds`), which pages a subscription's deliveries at index cost where a sorted find
-   * and a count would read its whole history; undefined on MongoDB, whose index serves the find.
+   * `storeIds`: the store's own id commands (the embedded FerretDB's, see service-kit's
+   * `storeIdCommands`), which page a subscription's deliveries at index cost where a sorted find
+   * and a count would read its whole history, and remove a range of ids by one statement where
+   * FerretDB would read every document; undefined on MongoDB, whose indexes serve both.
    */
   constructor(
     private readonly c: WebhookCollections,
-    private readonly pageIds?: PageIds,
+    private readonly storeIds?: StoreIdCommands,
   ) {}
 
   async insertSubscription(doc: SubscriptionDocument): Promise<void> {
@@ -270,7 +271,7 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     from: DeliveryPageStart,
     limit: number,
   ): Promise<{ rows: DeliveryHeader[]; total: number }> {
-    if (this.pageIds) return this.pageDeliveriesByIds(this.pageIds, webhookId, event, from, limit);
+    if (this.storeIds) return this.pageDeliveriesByIds(this.storeIds, webhookId, event, from, limit);
     const q: mongo.Filter<DeliveryDocument> = { webhook_id: webhookId, ...(event ? { event } : {}) };
     const total = this.c.deliveries.countDocuments(q);
     if ('before' in from) {
@@ -312,7 +313,7 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
 
   /** The same page from the store's page of ids, then each delivery by id. */
   private async pageDeliveriesByIds(
-    pageIds: PageIds,
+    pageIds: StoreIdCommands,
     webhookId: string,
     event: string | undefined,
     from: DeliveryPageStart,
@@ -385,31 +386,17 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     bound: string,
     signal: AbortSignal | undefined,
   ): Promise<number> {
+    const range = { from: DELIVERY_ID_PREFIX, below: bound };
     // MongoDB removes the range from its `_id` index.
-    if (!this.pageIds)
-      return (await collection.deleteMany({ _id: { $gte: DELIVERY_ID_PREFIX, $lt: bound } })).deletedCount;
-    // FerretDB pushes no range down (a range delete would read every document of the collection
-    // each sweep): the wrapper's page of ids comes from the `_id` index instead, nearest the bound
-    // first, and each id is removed by the equality FerretDB serves from it. Past the last
-    // delivery-led id are only ids of another kind: the sweep ends there.
+    if (!this.storeIds)
+      return (await collection.deleteMany({ _id: { $gte: range.from, $lt: range.below } })).deletedCount;
+    // FerretDB pushes no range down (a range delete reads every document of the collection) and
+    // deletes by id one statement at a time: the wrapper removes the range by SQL, a batch a call.
     let removed = 0;
     for (;;) {
-      // Ids only: counting the whole collection for each page would cost more than the page.
-      const ids = await this.pageIds.ids(collection.collectionName, {
-        equal: {},
-        sort: { _id: -1 },
-        after: { _id: bound },
-        limit: REMOVE_BATCH,
-      });
-      const ours = ids.filter((id) => id.startsWith(DELIVERY_ID_PREFIX));
-      if (ours.length > 0)
-        removed += (
-          await collection.bulkWrite(
-            ours.map((id) => ({ deleteOne: { filter: { _id: id } } })),
-            { ordered: false },
-          )
-        ).deletedCount;
-      if (ours.length < REMOVE_BATCH || signal?.aborted) return removed;
+      const batch = await this.storeIds.removeIdRange(collection.collectionName, range, REMOVE_BATCH);
+      removed += batch;
+      if (batch < REMOVE_BATCH || signal?.aborted) return removed;
     }
   }
 

@@ -111,7 +111,7 @@ async function listPage(
     rows = withStates(pageRows, await deps.repository.logOf(pageRows.map((d) => d._id)));
     total = found.total;
     // The store counts the subscription's (event's) history, and on a store without a page
-    // command of its own (service-kit's `storePageIds`) sorts it too.
+    // command of its own (service-kit's `storeIdCommands`) sorts it too.
     cost.examined = found.total;
   } else {
     const candidates =

@@ -1,0 +1,85 @@
+import type { Connection } from 'mongoose';
+import { z } from 'zod';
+
+/** A value a page filters or resumes on: what the store compares as MongoDB does. */
+export type PageValue = string | number | boolean | Date;
+
+/**
+ * A page of a collection: the ids of the documents whose fields equal `equal`, in `sort`'s order
+ * (one direction for every field, the last one unique, such as `_id`), from after the row
+ * `after` (a keyset naming every sort field) or past `skip` rows; and how many match `equal`.
+ */
+export interface PageIdsQuery {
+  equal: Readonly<Record<string, PageValue>>;
+  sort: Readonly<Record<string, 1 | -1>>;
+  after?: Readonly<Record<string, PageValue>>;
+  skip?: number;
+  limit: number;
+}
+
+/** A range of string ids: at or above `from`, below `below`. */
+export interface IdRange {
+  from: string;
+  below: string;
+}
+
+/** The store's own commands over ids: a page of ids by an index, and the removal of a range of ids. */
+export interface StoreIdCommands {
+  /** A page of ids and how many match `equal`. */
+  page(collection: string, query: PageIdsQuery): Promise<{ ids: string[]; total: number }>;
+  /** Removes at most `limit` documents whose ids are in `range`; how many went. */
+  removeIdRange(collection: string, range: IdRange, limit: number): Promise<number>;
+}
+
+const PageIdsReply = z.object({ ids: z.array(z.string()), total: z.number().int().nonnegative() });
+const RemovedReply = z.object({ removed: z.number().int().nonnegative() });
+
+/** MongoDB's "no such command": the store has no such command of its own. */
+const COMMAND_NOT_FOUND = 59;
+
+/**
+ * The store's own id commands where it has them, else undefined (asked once, at start-up).
+ *
+ * FerretDB 1.24 reads, decodes and sorts every matching document in Go for a sorted page and a
+ * count, so a page costs what the filter matches (a webhook subscription's whole delivery
+ * history). The embedded FerretDB's wrapper answers `pageIds` by SQL over the btree of the
+ * collection's compound index (infra/ferretdb/pages.go): a page of ids and the count at index
+ * cost; the caller reads the page's documents by `_id`, which FerretDB serves by index. MongoDB
+ * serves the same page from the same index itself, and answers "no such command".
+ *
+ * Removing a range of ids is, on FerretDB, a read and decode of every document of the collection
+ * (no range is pushed down), or one statement and transaction per id; the wrapper removes the
+ * range by one SQL statement over the `_id` btree (infra/ferretdb/idranges.go). MongoDB removes
+ * it from its `_id` index with a `deleteMany`.
+ */
+export async function storeIdCommands(connection: Connection): Promise<StoreIdCommands | undefined> {
+  const db = connection.db;
+  if (!db) throw new Error('not connected');
+  const store: StoreIdCommands = {
+    page: async (collection, query) =>
+      PageIdsReply.parse(
+        await db.command({
+          pageIds: collection,
+          equal: query.equal,
+          sort: query.sort,
+          ...(query.after ? { after: query.after } : {}),
+          ...(query.skip ? { skip: query.skip } : {}),
+          limit: query.limit,
+        }),
+      ),
+    removeIdRange: async (collection, range, limit) =>
+      RemovedReply.parse(
+        await db.command({ removeIdRange: collection, from: range.from, below: range.below, limit }),
+      ).removed,
+  };
+  try {
+    // Both, or neither: a wrapper of an earlier build that pages but cannot remove is no wrapper.
+    await store.page('page_ids_probe', { equal: {}, sort: { _id: 1 }, limit: 1 });
+    await store.removeIdRange('page_ids_probe', { from: 'a', below: 'b' }, 1);
+    return store;
+  } catch (err) {
+    if (typeof err === 'object' && err !== null && 'code' in err && err.code === COMMAND_NOT_FOUND)
+      return undefined;
+    throw err;
+  }
+}
