@@ -37,12 +37,12 @@ type gate struct {
 	// Writes of one document run one at a time (doclocks.go says why).
 	locks *docLocks
 	// The wrapper's own commands (pageIds, removeIdRange: pages.go, idranges.go); nil where FerretDB runs on SQLite.
-	pages  *pages
-	logger *slog.Logger
+	commands *ownCommands
+	logger   *slog.Logger
 }
 
-func newGate(backend string, limit int, pages *pages, logger *slog.Logger) *gate {
-	return &gate{backend: backend, slots: make(chan struct{}, limit), locks: newDocLocks(), pages: pages, logger: logger}
+func newGate(backend string, limit int, commands *ownCommands, logger *slog.Logger) *gate {
+	return &gate{backend: backend, slots: make(chan struct{}, limit), locks: newDocLocks(), commands: commands, logger: logger}
 }
 
 func (g *gate) serve(l net.Listener) error {
@@ -97,8 +97,8 @@ func (g *gate) handle(client net.Conn) {
 		// The document locks first, then a slot: a command holding a slot never waits for a lock.
 		release := func() {}
 		if command, ok := parseOpMsg(req); ok {
-			if g.pages != nil && expectReply && isOwnCommand(command) {
-				if _, err := client.Write(g.pages.answer(context.Background(), req, command)); err != nil {
+			if g.commands != nil && expectReply && isOwnCommand(command) {
+				if _, err := client.Write(g.commands.answer(context.Background(), req, command)); err != nil {
 					return
 				}
 				continue

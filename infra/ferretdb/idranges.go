@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -60,7 +59,7 @@ func parseRemoveRequest(body bson.Raw) (removeRequest, error) {
 	return r, nil
 }
 
-func (p *pages) removeRange(ctx context.Context, r removeRequest) (removeResult, error) {
+func (p *ownCommands) removeRange(ctx context.Context, r removeRequest) (removeResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	result := removeResult{OK: 1}
@@ -68,18 +67,10 @@ func (p *pages) removeRange(ctx context.Context, r removeRequest) (removeResult,
 	if err != nil || !found {
 		return result, err
 	}
-	from, err := json.Marshal(r.from)
-	if err != nil {
-		return result, err
-	}
-	below, err := json.Marshal(r.below)
-	if err != nil {
-		return result, err
-	}
 	t := pgx.Identifier{r.db, table}.Sanitize()
 	tag, err := p.pool.Exec(ctx, fmt.Sprintf(
 		`DELETE FROM %[1]s WHERE ctid = ANY(ARRAY(SELECT ctid FROM %[1]s WHERE %[2]s >= $1::jsonb AND %[2]s < $2::jsonb LIMIT $3))`,
-		t, field("_id")), string(from), string(below), r.limit)
+		t, field("_id")), jsonString(r.from), jsonString(r.below), r.limit)
 	if err != nil {
 		return result, err
 	}
@@ -89,7 +80,7 @@ func (p *pages) removeRange(ctx context.Context, r removeRequest) (removeResult,
 
 // tableOf is the PostgreSQL table of a collection; found is false when the database or the
 // collection does not exist.
-func (p *pages) tableOf(ctx context.Context, db, collection string) (table string, found bool, err error) {
+func (p *ownCommands) tableOf(ctx context.Context, db, collection string) (table string, found bool, err error) {
 	err = p.pool.QueryRow(ctx,
 		`SELECT _jsonb->>'table' FROM `+pgx.Identifier{db, "_ferretdb_database_metadata"}.Sanitize()+
 			` WHERE _jsonb->'_id' = to_jsonb($1::text)`, collection).Scan(&table)

@@ -78,14 +78,14 @@ func main() {
 	}
 
 	if public != nil {
-		var pageCommand *pages
+		var commands *ownCommands
 		if *handler == "postgresql" {
-			if pageCommand, err = newPages(ctx, *postgresURL); err != nil {
+			if commands, err = newOwnCommands(ctx, *postgresURL); err != nil {
 				fmt.Fprintf(os.Stderr, "ferretdb-embedded: %v\n", err)
 				os.Exit(1)
 			}
 		}
-		g := newGate(ferretListen, *maxCommands, pageCommand, logger)
+		g := newGate(ferretListen, *maxCommands, commands, logger)
 		go func() {
 			if err := g.serve(public); err != nil && ctx.Err() == nil {
 				fmt.Fprintf(os.Stderr, "ferretdb-embedded: gate: %v\n", err)

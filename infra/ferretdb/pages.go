@@ -71,23 +71,26 @@ type commandError struct {
 	CodeName string  `bson:"codeName"`
 }
 
-type pages struct {
+// ownCommands answers the wrapper's own commands (pageIds here, removeIdRange in idranges.go) by
+// SQL over its own few connections to FerretDB's PostgreSQL.
+type ownCommands struct {
 	pool *pgxpool.Pool
 }
 
-func newPages(ctx context.Context, postgresURL string) (*pages, error) {
+func newOwnCommands(ctx context.Context, postgresURL string) (*ownCommands, error) {
 	config, err := pgxpool.ParseConfig(postgresURL)
 	if err != nil {
-		return nil, fmt.Errorf("pages: %w", err)
+		return nil, fmt.Errorf("own commands: %w", err)
 	}
-	// Pages are short reads: a few connections serve them; PostgreSQL's 100 are shared machine-wide.
+	// Short statements (a page, a batch removed): a few connections serve them; PostgreSQL's 100
+	// are shared machine-wide.
 	config.MaxConns = 4
 	config.MaxConnIdleTime = time.Minute
 	pool, err := pgxpool.NewWithConfig(ctx, config)
 	if err != nil {
-		return nil, fmt.Errorf("pages: %w", err)
+		return nil, fmt.Errorf("own commands: %w", err)
 	}
-	return &pages{pool: pool}, nil
+	return &ownCommands{pool: pool}, nil
 }
 
 // isOwnCommand says whether a command is this wrapper's own (pageIds, removeIdRange).
@@ -97,7 +100,7 @@ func isOwnCommand(command opMsgCommand) bool {
 }
 
 // answer runs one of the wrapper's own commands and returns the whole OP_MSG reply to `req`.
-func (p *pages) answer(ctx context.Context, req []byte, command opMsgCommand) []byte {
+func (p *ownCommands) answer(ctx context.Context, req []byte, command opMsgCommand) []byte {
 	var doc interface{}
 	var err error
 	if first, _ := command.body.IndexErr(0); first.Key() == removeIDRangeCommand {
@@ -205,8 +208,7 @@ func parsePageRequest(body bson.Raw) (pageRequest, error) {
 func jsonbOf(v bson.RawValue) (string, error) {
 	switch v.Type {
 	case bsontype.String:
-		b, err := json.Marshal(v.StringValue())
-		return string(b), err
+		return jsonString(v.StringValue()), nil
 	case bsontype.DateTime:
 		return strconv.FormatInt(v.DateTime(), 10), nil
 	case bsontype.Int32:
@@ -227,16 +229,19 @@ func jsonbOf(v bson.RawValue) (string, error) {
 
 func field(name string) string { return "_jsonb->'" + name + "'" }
 
-func (p *pages) page(ctx context.Context, r pageRequest) (pageResult, error) {
+// jsonString is a string as `_jsonb` holds it (a JSON string; marshalling a string cannot fail).
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func (p *ownCommands) page(ctx context.Context, r pageRequest) (pageResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	result := pageResult{IDs: []string{}, OK: 1}
 	table, found, err := p.tableOf(ctx, r.db, r.collection)
-	if err == nil && !found {
+	if err != nil || !found {
 		// No such database or collection: an empty page, as FerretDB answers a find on one.
-		return result, nil
-	}
-	if err != nil {
 		return result, err
 	}
 	from := pgx.Identifier{r.db, table}.Sanitize()

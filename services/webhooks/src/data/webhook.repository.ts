@@ -313,7 +313,7 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
 
   /** The same page from the store's page of ids, then each delivery by id. */
   private async pageDeliveriesByIds(
-    pageIds: StoreIdCommands,
+    storeIds: StoreIdCommands,
     webhookId: string,
     event: string | undefined,
     from: DeliveryPageStart,
@@ -322,7 +322,7 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     const equal = { webhook_id: webhookId, ...(event ? { event } : {}) };
     const mark = (m: DeliveryMark) => ({ created_at: m.at, _id: m.id });
     // Before a delivery: oldest first from it, so the limit keeps the nearest ones.
-    const { ids, total } = await pageIds.page(
+    const { ids, total } = await storeIds.page(
       this.c.deliveries.collectionName,
       'before' in from
         ? { equal, sort: { created_at: 1, _id: 1 }, after: mark(from.before), limit }
