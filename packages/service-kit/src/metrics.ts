@@ -188,6 +188,14 @@ export const metrics = {
       }),
   ),
   /** A document refused when written alone, after its batch's write failed (the rest landed). */
+  /** Deliveries removed past their retention, with their log entries, open marks and claims. */
+  webhookDeliveriesRemoved: lazy(
+    () =>
+      new Counter({
+        name: 'webhook_deliveries_removed_total',
+        help: 'Webhook deliveries removed past their retention (WEBHOOK_RETENTION_MS), with their attempts',
+      }),
+  ),
   storeWritesRefused: lazy(
     () =>
       new Counter({

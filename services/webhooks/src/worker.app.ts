@@ -72,6 +72,7 @@ export function buildWorker(
     metrics.webhookEventToDelivery,
     metrics.webhookJobsWaitingOverShare,
     metrics.webhookJobsWaitingForSubscription,
+    metrics.webhookDeliveriesRemoved,
     metrics.storeWritesRefused,
     metrics.storeWritesAlreadyHeld,
   ])

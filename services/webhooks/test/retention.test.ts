@@ -1,4 +1,5 @@
 import { removeBrokerPrefix } from '@signal/messaging';
+import { metrics } from '@signal/service-kit';
 import { startReceiver, testBrokerPrefix, waitFor, type Receiver } from '@signal/test-kit';
 import request from 'supertest';
 import { webhookCollections } from '../src/data/webhook.models';
@@ -30,6 +31,9 @@ afterAll(async () => {
   await broker.cleanup();
 });
 
+/** Deliveries the worker's sweeps removed, as its metrics count them. */
+const removedCount = async () => (await metrics.webhookDeliveriesRemoved().get()).values[0]?.value ?? 0;
+
 describe('delivery retention', () => {
   it('when a delivery’s event is older than the retention, then it is sent, then gone from the list, by id and from retry, while a fresh one stays', async () => {
     const created = await request(hooks.url)
@@ -38,6 +42,7 @@ describe('delivery retention', () => {
       .send({ url: `${receiver.url}/hook`, events: ['signal.new'] })
       .expect(201);
     const webhookId = created.body.data.id as string;
+    const removedBefore = await removedCount();
     const fresh = await publishEventAt(broker.prefix, new Date());
     const old = await publishEventAt(broker.prefix, new Date(Date.now() - 2 * DAY_MS));
 
@@ -89,5 +94,35 @@ describe('delivery retention', () => {
     };
     await waitFor(async () => (await leftovers()) === 0, 30_000, 50, 'no log entry, claim or open mark left');
     expect(await leftovers()).toBe(0);
+    // The removal is counted where an operator sees it.
+    expect((await removedCount()) - removedBefore).toBeGreaterThanOrEqual(1);
+  });
+
+  it('when an account recovered in a window that has ended, then that window’s count goes at the next sweep and the current one stays', async () => {
+    const created = await request(hooks.url)
+      .post('/v1/webhooks')
+      .set(hooks.auth(ACC))
+      .send({ url: `${receiver.url}/recover`, events: ['signal.new'] })
+      .expect(201);
+    await request(hooks.url)
+      .post(`/v1/webhooks/${created.body.data.id as string}/recover`)
+      .set(hooks.auth(ACC))
+      .send({ since: new Date(Date.now() - 3_600_000).toISOString() })
+      .expect(202);
+    const counts = webhookCollections(hooks.deps.mongo).recoverCalls;
+    const [current] = await counts.find({ _id: { $regex: `^${ACC}:` } }).toArray();
+    expect(current?.calls).toBe(1);
+    // A count of an earlier minute, as an account's later recover leaves it when minutes passed
+    // between (only the window just before a call's own is dropped by the call).
+    const endedAt = Date.now() - 10 * 60_000;
+    const ended = `${ACC}:${endedAt - 60_000}`;
+    await counts.insertOne({ _id: ended, calls: 3, expires_at: new Date(endedAt) });
+    await waitFor(
+      async () => (await counts.countDocuments({ _id: ended })) === 0,
+      30_000,
+      50,
+      'the ended window removed',
+    );
+    expect(await counts.findOne({ _id: current?._id })).toMatchObject({ calls: 1 });
   });
 });

@@ -400,6 +400,15 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     }
   }
 
+  /**
+   * Removes the recover-call counts of windows that ended before `now`. The collection holds about
+   * one count per account that recovered lately, so reading it whole (FerretDB pushes no range
+   * down) every sweep costs little.
+   */
+  async removeEndedRecoverWindows(now: Date): Promise<number> {
+    return (await this.c.recoverCalls.deleteMany({ expires_at: { $lt: now } })).deletedCount;
+  }
+
   async closeOpen(deliveryId: string): Promise<void> {
     await this.c.openDeliveries.deleteOne({ _id: deliveryId });
   }

@@ -1,6 +1,6 @@
 import { silentLogger } from '@signal/test-kit';
 import { deliveryIdBound } from './delivery-state';
-import { DeliveryRetention, type ExpiredDeliveries } from './retention';
+import { DeliveryRetention, type ExpiredRecords } from './retention';
 
 const NOW = Date.parse('2026-06-01T00:00:00Z');
 const RETENTION_MS = 86_400_000;
@@ -9,18 +9,23 @@ const RETENTION_MS = 86_400_000;
 function recordingStore(answers: Array<() => Promise<number>> = []) {
   const bounds: string[] = [];
   const signals: Array<AbortSignal | undefined> = [];
-  const store: ExpiredDeliveries = {
+  const windowsEndedBefore: Date[] = [];
+  const store: ExpiredRecords = {
     removeBefore(bound, signal) {
       bounds.push(bound);
       signals.push(signal);
       return (answers.shift() ?? (() => Promise.resolve(0)))();
     },
+    removeEndedRecoverWindows(now) {
+      windowsEndedBefore.push(now);
+      return Promise.resolve(0);
+    },
   };
-  return { store, bounds, signals };
+  return { store, bounds, signals, windowsEndedBefore };
 }
 
 /** The sweeper at a fixed clock, every `intervalMs`. */
-const sweeper = (store: ExpiredDeliveries, intervalMs: number) =>
+const sweeper = (store: ExpiredRecords, intervalMs: number) =>
   new DeliveryRetention({
     store,
     retentionMs: RETENTION_MS,
@@ -57,7 +62,9 @@ describe('delivery retention', () => {
 
   it('when stopped during a sweep, then the sweep is told to stop and stop waits for it to end', async () => {
     let finish: (n: number) => void = () => undefined;
-    const { store, signals } = recordingStore([() => new Promise<number>((resolve) => (finish = resolve))]);
+    const { store, signals, windowsEndedBefore } = recordingStore([
+      () => new Promise<number>((resolve) => (finish = resolve)),
+    ]);
     const retention = sweeper(store, 1);
     retention.start();
     await until(() => signals.length === 1);
@@ -70,11 +77,14 @@ describe('delivery retention', () => {
     await stopping;
     expect(stopped).toBe(true);
     expect(signals).toHaveLength(1);
+    // A stopping sweep ends with the batch in hand: nothing else is started.
+    expect(windowsEndedBefore).toHaveLength(0);
   });
 
-  it('when asked for one sweep, then it answers how many deliveries went', async () => {
-    const { store } = recordingStore([() => Promise.resolve(7)]);
+  it('when asked for one sweep, then it answers how many deliveries went and removes the recover windows ended by then', async () => {
+    const { store, windowsEndedBefore } = recordingStore([() => Promise.resolve(7)]);
     const retention = sweeper(store, 60_000);
     expect(await retention.sweep()).toBe(7);
+    expect(windowsEndedBefore).toEqual([new Date(NOW)]);
   });
 });

@@ -1,18 +1,20 @@
-import type { Logger } from '@signal/service-kit';
+import { metrics, type Logger } from '@signal/service-kit';
 import { deliveryIdBound } from './delivery-state';
 
-/** Where expired deliveries go from: everything kept of them, by the bound their ids sort below. */
-export interface ExpiredDeliveries {
+/** Where what outlived its use goes from. */
+export interface ExpiredRecords {
   /**
    * Removes every delivery whose id sorts below `bound`, and what hangs off it; how many
    * deliveries went. Once `signal` is aborted it stops after the batch in hand (the next sweep
    * goes on from there).
    */
   removeBefore(bound: string, signal?: AbortSignal): Promise<number>;
+  /** Removes the recover-call counts of windows that ended before `now`; how many. */
+  removeEndedRecoverWindows(now: Date): Promise<number>;
 }
 
 export interface RetentionOptions {
-  store: ExpiredDeliveries;
+  store: ExpiredRecords;
   /** How long a delivery is kept, from its event's time. */
   retentionMs: number;
   /** How long from the end of one sweep to the start of the next. */
@@ -25,8 +27,11 @@ export interface RetentionOptions {
  * Deliveries are kept for the retention and then removed with their log, open marks and attempt
  * claims: without it a subscription's history, the store and the count behind every page of
  * deliveries grow for good, and the deliveries of deleted subscriptions are kept for no one.
- * A sweep removes what the retention passed since the last one; a store that fails it is tried
- * again at the next (every replica sweeps: a document already gone is no error).
+ * A sweep removes what the retention passed since the last one, and the recover-call counts of
+ * windows that ended (an account's next recover drops only the window before its own, so one
+ * count per gap between its recover minutes would stay); a store that fails it is tried again at
+ * the next. Every replica sweeps: a document already gone is no error, and an empty sweep is a
+ * few index probes, less than a lease would cost to hold.
  */
 export class DeliveryRetention {
   private timer: NodeJS.Timeout | undefined;
@@ -57,6 +62,8 @@ export class DeliveryRetention {
       deliveryIdBound(now - this.options.retentionMs),
       this.abort.signal,
     );
+    metrics.webhookDeliveriesRemoved().inc(removed);
+    if (!this.abort.signal.aborted) await this.options.store.removeEndedRecoverWindows(new Date(now));
     if (removed > 0)
       this.options.logger.info(
         { removed, retention_ms: this.options.retentionMs },
