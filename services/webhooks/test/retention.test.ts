@@ -31,17 +31,22 @@ afterAll(async () => {
   await broker.cleanup();
 });
 
+/** A subscription of the account to `signal.new` at the receiver's `path`; its id. */
+async function subscribe(path: string): Promise<string> {
+  const created = await request(hooks.url)
+    .post('/v1/webhooks')
+    .set(hooks.auth(ACC))
+    .send({ url: `${receiver.url}${path}`, events: ['signal.new'] })
+    .expect(201);
+  return created.body.data.id as string;
+}
+
 /** Deliveries the worker's sweeps removed, as its metrics count them. */
 const removedCount = async () => (await metrics.webhookDeliveriesRemoved().get()).values[0]?.value ?? 0;
 
 describe('delivery retention', () => {
   it('when a delivery’s event is older than the retention, then it is sent, then gone from the list, by id and from retry, while a fresh one stays', async () => {
-    const created = await request(hooks.url)
-      .post('/v1/webhooks')
-      .set(hooks.auth(ACC))
-      .send({ url: `${receiver.url}/hook`, events: ['signal.new'] })
-      .expect(201);
-    const webhookId = created.body.data.id as string;
+    const webhookId = await subscribe('/hook');
     const removedBefore = await removedCount();
     const fresh = await publishEventAt(broker.prefix, new Date());
     const old = await publishEventAt(broker.prefix, new Date(Date.now() - 2 * DAY_MS));
@@ -99,13 +104,9 @@ describe('delivery retention', () => {
   });
 
   it('when an account recovered in a window that has ended, then that window’s count goes at the next sweep and the current one stays', async () => {
-    const created = await request(hooks.url)
-      .post('/v1/webhooks')
-      .set(hooks.auth(ACC))
-      .send({ url: `${receiver.url}/recover`, events: ['signal.new'] })
-      .expect(201);
+    const webhookId = await subscribe('/recover');
     await request(hooks.url)
-      .post(`/v1/webhooks/${created.body.data.id as string}/recover`)
+      .post(`/v1/webhooks/${webhookId}/recover`)
       .set(hooks.auth(ACC))
       .send({ since: new Date(Date.now() - 3_600_000).toISOString() })
       .expect(202);
