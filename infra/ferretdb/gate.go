@@ -36,7 +36,7 @@ type gate struct {
 	slots   chan struct{}
 	// Writes of one document run one at a time (doclocks.go says why).
 	locks *docLocks
-	// The wrapper's own commands (pageIds, removeIdRange: pages.go, idranges.go); nil where FerretDB runs on SQLite.
+	// The wrapper's own commands (pageIds, pageIdsByLatest, removeIdRange: pages.go, idranges.go); nil where FerretDB runs on SQLite.
 	commands *ownCommands
 	logger   *slog.Logger
 }

@@ -4,7 +4,8 @@ import type { Connection } from 'mongoose';
 
 /**
  * The wrapper's own commands, as a client of the store sees them: `pageIds` (infra/ferretdb/pages.go),
- * a page of ids and a count by SQL over the collection's index, and `removeIdRange`
+ * a page of ids and a count by SQL over the collection's index, `pageIdsByLatest`, the same page
+ * filtered by each document's latest record, and `removeIdRange`
  * (infra/ferretdb/idranges.go), answered by the gate itself.
  * Whether its pages are the sorted find's is checked where the webhooks API uses it
  * (services/webhooks/test/store-reads.test.ts); here, what it does with what it cannot answer.
@@ -97,6 +98,41 @@ describe('the embedded store’s pageIds command', () => {
     expect(await pageIds.removeIdRange('no_such_collection', range, 5)).toBe(0);
   });
 
+  it('when a page is asked by each document’s latest record, then it holds those whose last record (or, with none, whose own field) says so', async () => {
+    const byLatest = pageIds?.pageByLatest;
+    expect(byLatest !== undefined).toBe(ferret);
+    if (!byLatest) return;
+    const records = mongo.collection<{ _id: string; of: string; n: number; s: string }>('records');
+    await records.createIndex({ of: 1 });
+    // doc_01: last record (n 10 after n 9: by number) says yes; doc_02: its last says no;
+    // doc_04 and doc_07: none, so their own `s`; doc_06 another owner's.
+    await records.insertMany([
+      { _id: 'r1', of: 'doc_01', n: 9, s: 'no' },
+      { _id: 'r2', of: 'doc_01', n: 10, s: 'yes' },
+      { _id: 'r3', of: 'doc_02', n: 1, s: 'yes' },
+      { _id: 'r4', of: 'doc_02', n: 2, s: 'no' },
+      { _id: 'r5', of: 'doc_06', n: 1, s: 'yes' },
+    ]);
+    const docs = mongo.collection<{ _id: string; s?: string }>('docs');
+    await docs.updateOne({ _id: 'doc_04' }, { $set: { s: 'yes' } });
+    await docs.updateOne({ _id: 'doc_07' }, { $set: { s: 'no' } });
+    const latest = { from: 'records', link: 'of', order: 'n', field: 's', equals: 'yes', fallback: 's' };
+    expect(await byLatest('docs', { equal: { owner: 'a' }, sort: { _id: 1 }, limit: 10, latest })).toEqual({
+      ids: ['doc_01', 'doc_04'],
+      total: 2,
+      examined: 20,
+    });
+    expect(
+      await byLatest('docs', { equal: { owner: 'a' }, sort: { _id: 1 }, skip: 1, limit: 10, latest }),
+    ).toEqual({ ids: ['doc_04'], total: 2, examined: 20 });
+    // With no such record collection, each document's own field decides.
+    expect(
+      await byLatest('docs', { equal: {}, sort: { _id: 1 }, limit: 10, latest: { ...latest, from: 'none' } }),
+    ).toEqual({ ids: ['doc_04'], total: 1, examined: 30 });
+    await records.drop();
+    await docs.updateMany({}, { $unset: { s: '' } });
+  });
+
   it('when the collection or the database does not exist, then the page is empty', async () => {
     if (!pageIds) return;
     expect(await pageIds.page('no_such_collection', { equal: {}, sort: { _id: 1 }, limit: 5 })).toEqual({
@@ -140,6 +176,21 @@ describe('the embedded store’s pageIds command', () => {
       { limit: 10001 },
     ])
       await expect(target.command({ ...removal, ...body })).rejects.toMatchObject({
+        code: 2,
+        codeName: 'BadValue',
+      });
+    const latest = { from: 'records', link: 'of', order: 'n', field: 's', equals: 'x', fallback: 's' };
+    const byLatest = { pageIdsByLatest: 'docs', equal: {}, sort: { _id: 1 }, limit: 5 };
+    for (const body of [
+      {},
+      { latest: 'x' },
+      { latest: { ...latest, from: '' } },
+      { latest: { ...latest, link: "of'; DROP TABLE x; --" } },
+      { latest: { ...latest, order: 'a.b' } },
+      { latest: { ...latest, equals: { $gt: 'a' } } },
+      { latest: { from: 'records', link: 'of', order: 'n', field: 's', fallback: 's' } },
+    ])
+      await expect(target.command({ ...byLatest, ...body })).rejects.toMatchObject({
         code: 2,
         codeName: 'BadValue',
       });

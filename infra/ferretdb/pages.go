@@ -39,8 +39,26 @@ import (
 // `after` is a keyset: the page starts after that row in the sort's order (every sort field
 // named, one direction for all). Values are strings, dates, numbers and booleans; fields are
 // top-level names.
+//
+// A document's state may be the last of the records appended about it (a delivery's status is
+// its log's last entry's), which no filter of FerretDB's reaches without reading every document
+// and every record. `pageIdsByLatest` is the same page, of the documents whose latest record
+// says so:
+//
+//	{ pageIdsByLatest: <collection>, …pageIds' fields…,
+//	  latest: { from: <collection>, link: <field>, order: <field>, field: <field>,
+//	            equals: <value>, fallback: <field> } }
+//	→ { ids: […], total: <count of the page's filter>, examined: <count of equal>, ok: 1 }
+//
+// A document's latest record is the one of `from` whose `link` equals the document's `_id` with
+// the highest `order`; the document matches when that record's `field` equals `equals`, or, with
+// no record, when its own `fallback` field does. PostgreSQL finds each latest record by the btree
+// of `from`'s index on `link`: a page costs what it walks, and the count what the subscription
+// holds, at index cost. A wrapper without it answers "no such command", so a client never takes an
+// unfiltered page for a filtered one.
 
 const pageIdsCommand = "pageIds"
+const pageIdsByLatestCommand = "pageIdsByLatest"
 
 var fieldName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -51,6 +69,13 @@ type pageRequest struct {
 	descending     bool
 	after          []string
 	skip, limit    int64
+	latest         *latestFilter
+}
+
+// latestFilter is pageIdsByLatest's `latest`.
+type latestFilter struct {
+	from, link, order, field, fallback string
+	equals                             string
 }
 
 type fieldValue struct {
@@ -61,7 +86,9 @@ type fieldValue struct {
 type pageResult struct {
 	IDs   []string `bson:"ids"`
 	Total int64    `bson:"total"`
-	OK    float64  `bson:"ok"`
+	// What the filter read: the documents equal to `equal` (pageIdsByLatest only).
+	Examined *int64  `bson:"examined,omitempty"`
+	OK       float64 `bson:"ok"`
 }
 
 type commandError struct {
@@ -93,10 +120,18 @@ func newOwnCommands(ctx context.Context, postgresURL string) (*ownCommands, erro
 	return &ownCommands{pool: pool}, nil
 }
 
-// isOwnCommand says whether a command is this wrapper's own (pageIds, removeIdRange).
+// isOwnCommand says whether a command is this wrapper's own (pageIds, pageIdsByLatest,
+// removeIdRange).
 func isOwnCommand(command opMsgCommand) bool {
 	first, err := command.body.IndexErr(0)
-	return err == nil && (first.Key() == pageIdsCommand || first.Key() == removeIDRangeCommand)
+	if err != nil {
+		return false
+	}
+	switch first.Key() {
+	case pageIdsCommand, pageIdsByLatestCommand, removeIDRangeCommand:
+		return true
+	}
+	return false
 }
 
 // answer runs one of the wrapper's own commands and returns the whole OP_MSG reply to `req`.
@@ -110,7 +145,7 @@ func (p *ownCommands) answer(ctx context.Context, req []byte, command opMsgComma
 		}
 	} else {
 		var r pageRequest
-		if r, err = parsePageRequest(command.body); err == nil {
+		if r, err = parsePageRequest(command.body, first.Key()); err == nil {
 			doc, err = p.page(ctx, r)
 		}
 	}
@@ -131,27 +166,27 @@ func (b badValue) Error() string { return b.msg }
 
 func bad(format string, args ...interface{}) error { return badValue{fmt.Sprintf(format, args...)} }
 
-func parsePageRequest(body bson.Raw) (pageRequest, error) {
+func parsePageRequest(body bson.Raw, name string) (pageRequest, error) {
 	var r pageRequest
-	collection, ok := body.Lookup(pageIdsCommand).StringValueOK()
+	collection, ok := body.Lookup(name).StringValueOK()
 	if !ok || collection == "" {
-		return r, bad("pageIds: the collection must be a string")
+		return r, bad("%s: the collection must be a string", name)
 	}
 	r.collection = collection
 	if r.db, ok = body.Lookup("$db").StringValueOK(); !ok {
-		return r, bad("pageIds: $db is missing")
+		return r, bad("%s: $db is missing", name)
 	}
 	equal, ok := body.Lookup("equal").DocumentOK()
 	if !ok {
-		return r, bad("pageIds: equal must be a document")
+		return r, bad("%s: equal must be a document", name)
 	}
 	elements, err := equal.Elements()
 	if err != nil {
-		return r, bad("pageIds: equal: %v", err)
+		return r, bad("%s: equal: %v", name, err)
 	}
 	for _, e := range elements {
 		if !fieldName.MatchString(e.Key()) {
-			return r, bad("pageIds: %q is not a top-level field name", e.Key())
+			return r, bad("%s: %q is not a top-level field name", name, e.Key())
 		}
 		j, err := jsonbOf(e.Value())
 		if err != nil {
@@ -161,21 +196,21 @@ func parsePageRequest(body bson.Raw) (pageRequest, error) {
 	}
 	sort, ok := body.Lookup("sort").DocumentOK()
 	if !ok {
-		return r, bad("pageIds: sort must be a document")
+		return r, bad("%s: sort must be a document", name)
 	}
 	if elements, err = sort.Elements(); err != nil || len(elements) == 0 {
-		return r, bad("pageIds: sort names no field")
+		return r, bad("%s: sort names no field", name)
 	}
 	for i, e := range elements {
 		direction, isNumber := e.Value().AsInt64OK()
 		if !isNumber || (direction != 1 && direction != -1) {
-			return r, bad("pageIds: sort %q must be 1 or -1", e.Key())
+			return r, bad("%s: sort %q must be 1 or -1", name, e.Key())
 		}
 		if !fieldName.MatchString(e.Key()) {
-			return r, bad("pageIds: %q is not a top-level field name", e.Key())
+			return r, bad("%s: %q is not a top-level field name", name, e.Key())
 		}
 		if i > 0 && (direction == -1) != r.descending {
-			return r, bad("pageIds: every sort field takes one direction")
+			return r, bad("%s: every sort field takes one direction", name)
 		}
 		r.descending = direction == -1
 		r.sort = append(r.sort, e.Key())
@@ -184,7 +219,7 @@ func parsePageRequest(body bson.Raw) (pageRequest, error) {
 		for _, f := range r.sort {
 			v, err := after.LookupErr(f)
 			if err != nil {
-				return r, bad("pageIds: after must name every sort field (%q)", f)
+				return r, bad("%s: after must name every sort field (%q)", name, f)
 			}
 			j, err := jsonbOf(v)
 			if err != nil {
@@ -195,13 +230,47 @@ func parsePageRequest(body bson.Raw) (pageRequest, error) {
 	}
 	if v, err := body.LookupErr("skip"); err == nil {
 		if r.skip, ok = v.AsInt64OK(); !ok || r.skip < 0 {
-			return r, bad("pageIds: skip must be a whole number ≥ 0")
+			return r, bad("%s: skip must be a whole number ≥ 0", name)
 		}
 	}
 	if r.limit, ok = body.Lookup("limit").AsInt64OK(); !ok || r.limit < 1 || r.limit > 1000 {
-		return r, bad("pageIds: limit must be a whole number from 1 to 1000")
+		return r, bad("%s: limit must be a whole number from 1 to 1000", name)
+	}
+	if name == pageIdsByLatestCommand {
+		latest, err := parseLatest(body)
+		if err != nil {
+			return r, err
+		}
+		r.latest = &latest
 	}
 	return r, nil
+}
+
+func parseLatest(body bson.Raw) (latestFilter, error) {
+	var l latestFilter
+	doc, ok := body.Lookup("latest").DocumentOK()
+	if !ok {
+		return l, bad("pageIdsByLatest: latest must be a document")
+	}
+	names := map[string]*string{"from": &l.from, "link": &l.link, "order": &l.order, "field": &l.field, "fallback": &l.fallback}
+	for key, target := range names {
+		v, ok := doc.Lookup(key).StringValueOK()
+		if !ok || v == "" {
+			return l, bad("pageIdsByLatest: latest.%s must be a non-empty string", key)
+		}
+		if key != "from" && !fieldName.MatchString(v) {
+			return l, bad("pageIdsByLatest: latest.%s: %q is not a top-level field name", key, v)
+		}
+		*target = v
+	}
+	equals, err := doc.LookupErr("equals")
+	if err != nil {
+		return l, bad("pageIdsByLatest: latest.equals is missing")
+	}
+	if l.equals, err = jsonbOf(equals); err != nil {
+		return l, err
+	}
+	return l, nil
 }
 
 // jsonbOf is a value as FerretDB's PostgreSQL backend stores it in `_jsonb`.
@@ -239,17 +308,32 @@ func (p *ownCommands) page(ctx context.Context, r pageRequest) (pageResult, erro
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	result := pageResult{IDs: []string{}, OK: 1}
+	if r.latest != nil {
+		none := int64(0)
+		result.Examined = &none
+	}
 	table, found, err := p.tableOf(ctx, r.db, r.collection)
 	if err != nil || !found {
 		// No such database or collection: an empty page, as FerretDB answers a find on one.
 		return result, err
 	}
-	from := pgx.Identifier{r.db, table}.Sanitize()
+	// Aliased, so that a record's subquery names the document's `_id`; the other conditions name
+	// `_jsonb` alone, which at this level is the document's.
+	from := pgx.Identifier{r.db, table}.Sanitize() + " AS d"
 	var where []string
 	var args []interface{}
 	for _, e := range r.equal {
 		args = append(args, e.json)
 		where = append(where, fmt.Sprintf("%s = $%d::jsonb", field(e.field), len(args)))
+	}
+	examinedSQL := "SELECT count(*) FROM " + from + whereClause(where)
+	examinedArgs := append([]interface{}(nil), args...)
+	if r.latest != nil {
+		condition, err := p.latestCondition(ctx, r.db, *r.latest, &args)
+		if err != nil {
+			return result, err
+		}
+		where = append(where, condition)
 	}
 	countSQL := "SELECT count(*) FROM " + from + whereClause(where)
 	countArgs := append([]interface{}(nil), args...)
@@ -271,6 +355,9 @@ func (p *ownCommands) page(ctx context.Context, r pageRequest) (pageResult, erro
 	batch := &pgx.Batch{}
 	batch.Queue(pageSQL, args...)
 	batch.Queue(countSQL, countArgs...)
+	if r.latest != nil {
+		batch.Queue(examinedSQL, examinedArgs...)
+	}
 	results := p.pool.SendBatch(ctx, batch)
 	defer results.Close()
 	rows, err := results.Query()
@@ -292,7 +379,29 @@ func (p *ownCommands) page(ctx context.Context, r pageRequest) (pageResult, erro
 	if err := results.QueryRow().Scan(&result.Total); err != nil {
 		return result, err
 	}
+	if r.latest != nil {
+		var examined int64
+		if err := results.QueryRow().Scan(&examined); err != nil {
+			return result, err
+		}
+		result.Examined = &examined
+	}
 	return result, nil
+}
+
+// latestCondition is "the document's latest record in `from` says `equals`, or it has none and
+// its `fallback` does". With no such collection, no document has a record.
+func (p *ownCommands) latestCondition(ctx context.Context, db string, l latestFilter, args *[]interface{}) (string, error) {
+	*args = append(*args, l.equals)
+	equals := fmt.Sprintf("$%d::jsonb", len(*args))
+	own := "d._jsonb->'" + l.fallback + "'"
+	table, found, err := p.tableOf(ctx, db, l.from)
+	if err != nil || !found {
+		return own + " = " + equals, err
+	}
+	records := pgx.Identifier{db, table}.Sanitize()
+	return fmt.Sprintf("coalesce((SELECT r._jsonb->'%s' FROM %s AS r WHERE r._jsonb->'%s' = d._jsonb->'_id' ORDER BY r._jsonb->'%s' DESC LIMIT 1), %s) = %s",
+		l.field, records, l.link, l.order, own, equals), nil
 }
 
 func whereClause(conditions []string) string {

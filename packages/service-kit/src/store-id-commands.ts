@@ -23,15 +23,41 @@ export interface IdRange {
   below: string;
 }
 
+/**
+ * Documents whose latest record says `equals`: a document's latest record is the one of `from`
+ * whose `link` equals its `_id` with the highest `order`, and it matches when that record's
+ * `field` equals `equals`, or, with no record, when its own `fallback` field does.
+ */
+export interface LatestRecordFilter {
+  from: string;
+  link: string;
+  order: string;
+  field: string;
+  equals: PageValue;
+  fallback: string;
+}
+
 /** The store's own commands over ids: a page of ids by an index, and the removal of a range of ids. */
 export interface StoreIdCommands {
   /** A page of ids and how many match `equal`. */
   page(collection: string, query: PageIdsQuery): Promise<{ ids: string[]; total: number }>;
+  /**
+   * A page of the ids whose latest record matches too, how many match, and how many `equal`
+   * matched (what the filter read). Undefined where the store cannot (a wrapper of an earlier
+   * build): the caller filters as before.
+   */
+  pageByLatest:
+    | ((
+        collection: string,
+        query: PageIdsQuery & { latest: LatestRecordFilter },
+      ) => Promise<{ ids: string[]; total: number; examined: number }>)
+    | undefined;
   /** Removes at most `limit` documents whose ids are in `range`; how many went. */
   removeIdRange(collection: string, range: IdRange, limit: number): Promise<number>;
 }
 
 const PageIdsReply = z.object({ ids: z.array(z.string()), total: z.number().int().nonnegative() });
+const PageByLatestReply = PageIdsReply.extend({ examined: z.number().int().nonnegative() });
 const RemovedReply = z.object({ removed: z.number().int().nonnegative() });
 
 /** MongoDB's "no such command": the store has no such command of its own. */
@@ -51,35 +77,54 @@ const COMMAND_NOT_FOUND = 59;
  * (no range is pushed down), or one statement and transaction per id; the wrapper removes the
  * range by one SQL statement over the `_id` btree (infra/ferretdb/idranges.go). MongoDB removes
  * it from its `_id` index with a `deleteMany`.
+ *
+ * A filter on the latest of a document's records (a delivery's status, its log's last entry's)
+ * is, on FerretDB, every document and every record read and folded; the wrapper answers
+ * `pageIdsByLatest` by SQL, each latest record found by the btree of its link. A wrapper that
+ * pages and removes but has not this command gives `pageByLatest` undefined.
  */
 export async function storeIdCommands(connection: Connection): Promise<StoreIdCommands | undefined> {
   const db = connection.db;
   if (!db) throw new Error('not connected');
+  const pageFields = (query: PageIdsQuery) => ({
+    equal: query.equal,
+    sort: query.sort,
+    ...(query.after ? { after: query.after } : {}),
+    ...(query.skip ? { skip: query.skip } : {}),
+    limit: query.limit,
+  });
+  const pageByLatest: NonNullable<StoreIdCommands['pageByLatest']> = async (collection, query) =>
+    PageByLatestReply.parse(
+      await db.command({ pageIdsByLatest: collection, ...pageFields(query), latest: query.latest }),
+    );
   const store: StoreIdCommands = {
     page: async (collection, query) =>
-      PageIdsReply.parse(
-        await db.command({
-          pageIds: collection,
-          equal: query.equal,
-          sort: query.sort,
-          ...(query.after ? { after: query.after } : {}),
-          ...(query.skip ? { skip: query.skip } : {}),
-          limit: query.limit,
-        }),
-      ),
+      PageIdsReply.parse(await db.command({ pageIds: collection, ...pageFields(query) })),
+    pageByLatest: undefined,
     removeIdRange: async (collection, range, limit) =>
       RemovedReply.parse(
         await db.command({ removeIdRange: collection, from: range.from, below: range.below, limit }),
       ).removed,
   };
+  const probe: PageIdsQuery = { equal: {}, sort: { _id: 1 }, limit: 1 };
+  // Both, or neither: a wrapper of an earlier build that pages but cannot remove is no wrapper.
+  if (!(await answered(() => store.page('page_ids_probe', probe)))) return undefined;
+  if (!(await answered(() => store.removeIdRange('page_ids_probe', { from: 'a', below: 'b' }, 1))))
+    return undefined;
+  const latest = { from: 'page_ids_probe', link: 'of', order: 'n', field: 's', equals: 'x', fallback: 's' };
+  if (await answered(() => pageByLatest('page_ids_probe', { ...probe, latest })))
+    store.pageByLatest = pageByLatest;
+  return store;
+}
+
+/** Whether the store answers a command of its own; false on "no such command". */
+async function answered(ask: () => Promise<unknown>): Promise<boolean> {
   try {
-    // Both, or neither: a wrapper of an earlier build that pages but cannot remove is no wrapper.
-    await store.page('page_ids_probe', { equal: {}, sort: { _id: 1 }, limit: 1 });
-    await store.removeIdRange('page_ids_probe', { from: 'a', below: 'b' }, 1);
-    return store;
+    await ask();
+    return true;
   } catch (err) {
     if (typeof err === 'object' && err !== null && 'code' in err && err.code === COMMAND_NOT_FOUND)
-      return undefined;
+      return false;
     throw err;
   }
 }

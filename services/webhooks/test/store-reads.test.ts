@@ -3,8 +3,8 @@ import { isFerretDB, testDatabase } from '@signal/test-kit';
 import mongoose, { type Connection, type mongo } from 'mongoose';
 import { ensureIndexes, webhookCollections, type WebhookCollections } from '../src/data/webhook.models';
 import type { DeliveryPageStart } from '../src/domain/ports';
-import { deliveryIdBound, deliveryIdFor } from '../src/domain/delivery-state';
-import type { DeliveryDocument, DeliveryLogEntry } from '../src/domain/records';
+import { deliveryIdBound, deliveryIdFor, withStates } from '../src/domain/delivery-state';
+import type { DeliveryDocument, DeliveryLogEntry, DeliveryStatus } from '../src/domain/records';
 import { WebhookRepository } from '../src/data/webhook.repository';
 import { IdempotencyRepository } from '../src/data/idempotency.repository';
 import { ReadDebtRepository } from '../src/data/read-debt.repository';
@@ -152,6 +152,89 @@ describe('webhooks store reads', () => {
       expect(read.name).toBe('find');
       expect(read.body).not.toContain('"webhook_id"');
     }
+  });
+
+  it('when the store pages by status, then every page, total and keyset walk is the fold of every log’s', async () => {
+    const pageIds = await storeIdCommands(conn);
+    expect(pageIds?.pageByLatest !== undefined).toBe(ferret);
+    const pageByStatus = new WebhookRepository(c, pageIds).pageDeliveriesByStatus;
+    if (!pageByStatus) return;
+    const byFind = new WebhookRepository(c);
+    const wh = 'wh_status';
+    const failed = (id: string, k: number): DeliveryLogEntry => ({
+      ...attempt(id, wh, k, 500),
+      status: 'failed',
+    });
+    const resent = (id: string, k: number): DeliveryLogEntry => ({
+      ...attempt(id, wh, k, 200),
+      _id: `${id}:${2 * k - 1}`,
+      seq: 2 * k - 1,
+      kind: 'requeued',
+      status: 'pending',
+      started_at: null,
+      status_code: null,
+    });
+    // Each delivery's story, by its log; the status is its last entry's by seq (numerically:
+    // seq 10 comes after seq 8), or the stored one with no entry.
+    const stories: Array<(id: string) => DeliveryLogEntry[]> = [
+      () => [],
+      (id) => [attempt(id, wh, 1, 200)],
+      (id) => [attempt(id, wh, 1, 500)],
+      (id) => [...[1, 2, 3, 4].map((k) => attempt(id, wh, k, 500)), attempt(id, wh, 5, 200)],
+      (id) => [attempt(id, wh, 1, 200), resent(id, 2)],
+      (id) => [attempt(id, wh, 1, 500), attempt(id, wh, 2, 500), failed(id, 3)],
+      (id) => [failed(id, 1), resent(id, 2), attempt(id, wh, 2, 200)],
+    ];
+    const start = Date.now();
+    const docs: DeliveryDocument[] = Array.from({ length: 50 }, (_, i) => ({
+      ...delivery(`dlv_status_${String(i).padStart(2, '0')}`, i % 10 === 9 ? 'wh_status_other' : wh),
+      event: i % 2 ? 'signal.new' : 'signal.winner',
+      // Kept failed with no attempt (its subscription was off): the stored status stands.
+      status: i % 8 === 7 ? 'failed' : 'pending',
+      created_at: new Date(start + Math.floor(i / 3)),
+    }));
+    await c.deliveries.insertMany(docs);
+    await c.deliveryLog.insertMany(
+      docs.flatMap((d, i) => (d.status === 'failed' ? [] : (stories[i % stories.length]?.(d._id) ?? []))),
+    );
+    const STATUSES: DeliveryStatus[] = ['pending', 'succeeded', 'failed'];
+    const folded = async (event: string | undefined, status: DeliveryStatus) =>
+      withStates(await byFind.allDeliveries(wh, event), await byFind.logOfSubscription(wh))
+        .filter((r) => r.state.status === status)
+        .map((r) => r.doc._id);
+
+    for (const event of [undefined, 'signal.new'])
+      for (const status of STATUSES) {
+        const expected = await folded(event, status);
+        const examined = await c.deliveries.countDocuments({ webhook_id: wh, ...(event ? { event } : {}) });
+        expect(expected.length).toBeGreaterThan(2);
+        for (const skip of [0, 3, 40]) {
+          const page = await pageByStatus(wh, event, status, { skip }, 4);
+          expect({ ids: page.rows.map((d) => d._id), total: page.total, examined: page.examined }).toEqual({
+            ids: expected.slice(skip, skip + 4),
+            total: expected.length,
+            examined,
+          });
+        }
+        // By keyset forwards to the end, then back from the oldest.
+        const walked: string[] = [];
+        let page = await pageByStatus(wh, event, status, { skip: 0 }, 4);
+        for (let last = page.rows.at(-1); last; last = page.rows.at(-1)) {
+          walked.push(...page.rows.map((d) => d._id));
+          page = await pageByStatus(wh, event, status, { after: { at: last.created_at, id: last._id } }, 4);
+        }
+        expect(walked).toEqual(expected);
+        const oldest = docs.find((d) => d._id === expected.at(-1));
+        if (!oldest) throw new Error('no oldest delivery');
+        const back = await pageByStatus(
+          wh,
+          event,
+          status,
+          { before: { at: oldest.created_at, id: oldest._id } },
+          2,
+        );
+        expect(back.rows.map((d) => d._id)).toEqual(expected.slice(-3, -1));
+      }
   });
 
   it('when the service starts, then the fields a client pages by have single-field indexes (FerretDB serves equality only from those)', async () => {

@@ -3,6 +3,8 @@ import {
   eachById,
   idTimeMs,
   isDuplicateKeyError,
+  type LatestRecordFilter,
+  type PageIdsQuery,
   type StoreIdCommands,
 } from '@signal/service-kit';
 import type { WebhookEventName } from '@signal/contracts';
@@ -53,10 +55,35 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
    * and a count would read its whole history, and remove a range of ids by one statement where
    * FerretDB would read every document; undefined on MongoDB, whose indexes serve both.
    */
+  readonly pageDeliveriesByStatus: WebhookStore['pageDeliveriesByStatus'];
+
   constructor(
     private readonly c: WebhookCollections,
     private readonly storeIds?: StoreIdCommands,
-  ) {}
+  ) {
+    const byLatest = storeIds?.pageByLatest;
+    // A delivery's status is its log's last entry's (by `seq`), or, with no entry yet, the one it
+    // was stored with: the store finds each delivery's last entry by the log's `delivery_id` index.
+    this.pageDeliveriesByStatus =
+      byLatest &&
+      ((webhookId, event, status, from, limit) => {
+        const latest: LatestRecordFilter = {
+          from: c.deliveryLog.collectionName,
+          link: 'delivery_id',
+          order: 'seq',
+          field: 'status',
+          equals: status,
+          fallback: 'status',
+        };
+        return this.pageDeliveriesByIds(
+          (collection, query) => byLatest(collection, { ...query, latest }),
+          webhookId,
+          event,
+          from,
+          limit,
+        );
+      });
+  }
 
   async insertSubscription(doc: SubscriptionDocument): Promise<void> {
     await this.c.subscriptions.insertOne(doc);
@@ -271,7 +298,15 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     from: DeliveryPageStart,
     limit: number,
   ): Promise<{ rows: DeliveryHeader[]; total: number }> {
-    if (this.storeIds) return this.pageDeliveriesByIds(this.storeIds, webhookId, event, from, limit);
+    const storeIds = this.storeIds;
+    if (storeIds)
+      return this.pageDeliveriesByIds(
+        (collection, query) => storeIds.page(collection, query),
+        webhookId,
+        event,
+        from,
+        limit,
+      );
     const q: mongo.Filter<DeliveryDocument> = { webhook_id: webhookId, ...(event ? { event } : {}) };
     const total = this.c.deliveries.countDocuments(q);
     if ('before' in from) {
@@ -312,17 +347,17 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
   }
 
   /** The same page from the store's page of ids, then each delivery by id. */
-  private async pageDeliveriesByIds(
-    storeIds: StoreIdCommands,
+  private async pageDeliveriesByIds<Counted extends { ids: string[]; total: number }>(
+    pageIds: (collection: string, query: PageIdsQuery) => Promise<Counted>,
     webhookId: string,
     event: string | undefined,
     from: DeliveryPageStart,
     limit: number,
-  ): Promise<{ rows: DeliveryHeader[]; total: number }> {
+  ): Promise<Omit<Counted, 'ids'> & { rows: DeliveryHeader[] }> {
     const equal = { webhook_id: webhookId, ...(event ? { event } : {}) };
     const mark = (m: DeliveryMark) => ({ created_at: m.at, _id: m.id });
     // Before a delivery: oldest first from it, so the limit keeps the nearest ones.
-    const { ids, total } = await storeIds.page(
+    const { ids, ...counted } = await pageIds(
       this.c.deliveries.collectionName,
       'before' in from
         ? { equal, sort: { created_at: 1, _id: 1 }, after: mark(from.before), limit }
@@ -335,7 +370,7 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     );
     const byId = new Map((await this.deliveryHeaders(ids)).map((d) => [d._id, d]));
     const rows = ids.flatMap((id) => byId.get(id) ?? []);
-    return { rows: 'before' in from ? rows.reverse() : rows, total };
+    return { ...counted, rows: 'before' in from ? rows.reverse() : rows };
   }
 
   /** Every delivery of a subscription, newest first, without bodies. */

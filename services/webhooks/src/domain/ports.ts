@@ -5,6 +5,7 @@ import type {
   DeliveryDocument,
   DeliveryHeader,
   DeliveryLogEntry,
+  DeliveryStatus,
   OpenDelivery,
   SubscriptionDocument,
 } from './records';
@@ -81,6 +82,20 @@ export interface WebhookStore {
     from: DeliveryPageStart,
     limit: number,
   ): Promise<{ rows: DeliveryHeader[]; total: number }>;
+  /**
+   * The same page of the deliveries whose status (their log's last entry's) is `status`, how many
+   * there are, and how many deliveries the store read to tell; undefined where the store cannot
+   * (MongoDB, a store wrapper of an earlier build): the caller folds the logs itself.
+   */
+  readonly pageDeliveriesByStatus:
+    | ((
+        webhookId: string,
+        event: string | undefined,
+        status: DeliveryStatus,
+        from: DeliveryPageStart,
+        limit: number,
+      ) => Promise<{ rows: DeliveryHeader[]; total: number; examined: number }>)
+    | undefined;
   /** Every delivery of a subscription, newest first, without bodies. */
   allDeliveries(webhookId: string, event: string | undefined): Promise<DeliveryHeader[]>;
   /**

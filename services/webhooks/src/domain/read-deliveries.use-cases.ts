@@ -30,10 +30,11 @@ type DeliveryPage = { data: Delivery[]; meta: DeliveryListMeta };
  * page's last delivery or before its first (`cursor`: `next_cursor`, `prev_cursor`), which
  * deliveries made since do not shift. Without a status
  * filter only the page's logs are read; with `failed`, the states of the subscription's open
- * deliveries are folded; with another status, the state of every delivery of the subscription
- * (status is appended, never stored in place, so there is no status to query by). An account has
- * at most `listReads` of them in progress at once, and their store time is paced: their cost
- * follows the history.
+ * deliveries are folded; with another status, the store pages the deliveries whose log's last
+ * entry says it where it can (the embedded store's `pageIdsByLatest`), and elsewhere the state of
+ * every delivery of the subscription is folded here (status is appended, never stored in place,
+ * so there is no status to query by). An account has at most `listReads` of them in progress at
+ * once, and their store time is paced: their cost follows the history.
  */
 export async function listDeliveries(
   deps: SubscriptionDeps,
@@ -83,18 +84,19 @@ async function listPage(
   let later: boolean;
   let earlier: boolean;
   let total: number;
-  if (q.status === undefined) {
+  const byStatus = deps.repository.pageDeliveriesByStatus;
+  const storePaged = q.status === undefined || (q.status !== 'failed' && byStatus !== undefined);
+  if (storePaged) {
+    const from = position?.before
+      ? { before: position }
+      : position
+        ? { after: position }
+        : { skip: (page - 1) * perPage };
     // One more than the page: whether a page lies beyond it, without a second read.
-    const found = await deps.repository.pageDeliveries(
-      id,
-      q.event,
-      position?.before
-        ? { before: position }
-        : position
-          ? { after: position }
-          : { skip: (page - 1) * perPage },
-      perPage + 1,
-    );
+    const found: { rows: DeliveryHeader[]; total: number; examined?: number } =
+      q.status !== undefined && byStatus
+        ? await byStatus(id, q.event, q.status, from, perPage + 1)
+        : await deps.repository.pageDeliveries(id, q.event, from, perPage + 1);
     const beyond = found.rows.length > perPage;
     let pageRows: DeliveryHeader[];
     if (position?.before) {
@@ -111,8 +113,9 @@ async function listPage(
     rows = withStates(pageRows, await deps.repository.logOf(pageRows.map((d) => d._id)));
     total = found.total;
     // The store counts the subscription's (event's) history, and on a store without a page
-    // command of its own (service-kit's `storeIdCommands`) sorts it too.
-    cost.examined = found.total;
+    // command of its own (service-kit's `storeIdCommands`) sorts it too; by status it reads the
+    // last log entry of each delivery of it.
+    cost.examined = found.examined ?? found.total;
   } else {
     const candidates =
       q.status === 'failed' ? await foldedOpen(deps, id, q.event) : await foldedHistory(deps, id, q.event);
