@@ -49,14 +49,14 @@ async function readEach<T>(ids: readonly string[], read: (id: string) => Promise
 
 /** Subscriptions, deliveries and the delivery log; always scoped by account where a client asks. */
 export class WebhookRepository implements WebhookStore, SubscriptionSource {
+  readonly pageDeliveriesByStatus: WebhookStore['pageDeliveriesByStatus'];
+
   /**
    * `storeIds`: the store's own id commands (the embedded FerretDB's, see service-kit's
    * `storeIdCommands`), which page a subscription's deliveries at index cost where a sorted find
    * and a count would read its whole history, and remove a range of ids by one statement where
    * FerretDB would read every document; undefined on MongoDB, whose indexes serve both.
    */
-  readonly pageDeliveriesByStatus: WebhookStore['pageDeliveriesByStatus'];
-
   constructor(
     private readonly c: WebhookCollections,
     private readonly storeIds?: StoreIdCommands,
