@@ -246,22 +246,21 @@ describe('webhooks store reads', () => {
     expect(await names(conn.collection('deliveries'))).toEqual(expect.arrayContaining(['webhook_id_1']));
   });
 
-  it('when failed deliveries are listed, then only the open ones are read, never the subscription’s history', async () => {
-    const repository = new WebhookRepository(c);
-    const deps: SubscriptionDeps = {
-      repository,
-      idempotency: new IdempotencyRepository(c.idempotency),
-      schedule: async () => undefined,
-      testLaneOf: () => 0,
-      guard: { allowLoopback: true },
-      secretOverlapMs: 60_000,
-      maxPerAccount: 25,
-      recoverPerMinute: 10,
-      listReads: new AccountReadSlots(2, 250, 2000, new ReadDebtRepository(c.listReadDebts)),
-    };
-    const now = Date.now();
-    await c.subscriptions.insertOne({
-      _id: 'wh_open',
+  /** What the subscriptions API's use cases run on, over `repository`. */
+  const depsOf = (repository: WebhookRepository): SubscriptionDeps => ({
+    repository,
+    idempotency: new IdempotencyRepository(c.idempotency),
+    schedule: async () => undefined,
+    testLaneOf: () => 0,
+    guard: { allowLoopback: true },
+    secretOverlapMs: 60_000,
+    maxPerAccount: 25,
+    recoverPerMinute: 10,
+    listReads: new AccountReadSlots(2, 250, 1_000_000, new ReadDebtRepository(c.listReadDebts)),
+  });
+  const subscription = (id: string, now: number) =>
+    c.subscriptions.insertOne({
+      _id: id,
       account_id: 'acc_store',
       url: 'https://example.com/hook',
       description: null,
@@ -273,6 +272,11 @@ describe('webhooks store reads', () => {
       created_at: new Date(now),
       updated_at: new Date(now),
     });
+
+  it('when failed deliveries are listed, then only the open ones are read, never the subscription’s history', async () => {
+    const deps = depsOf(new WebhookRepository(c, await storeIdCommands(conn)));
+    const now = Date.now();
+    await subscription('wh_open', now);
     const idOf = (i: number) => `dlv_01KAB3P000000000000000000${i}`;
     const at = (i: number) => ({
       ...delivery(idOf(i), 'wh_open'),
@@ -320,6 +324,58 @@ describe('webhooks store reads', () => {
     );
     expect(bySubscription).toEqual([]);
     for (const find of finds) expect(find.body).not.toContain('$in');
+    expect(commands.filter((cmd) => cmd.name === 'pageIdsByLatest')).toEqual([]);
+  });
+
+  it('when more deliveries are open than are worth folding, then the store pages the failed ones, as the fold lists them', async () => {
+    const storeIds = await storeIdCommands(conn);
+    if (!storeIds?.pageByLatest) return;
+    const byStore = depsOf(new WebhookRepository(c, storeIds));
+    const byFold = depsOf(new WebhookRepository(c));
+    const now = Date.now();
+    await subscription('wh_many_open', now);
+    const idOf = (i: number) => `dlv_01KAB3Q0000000000000000${String(i).padStart(3, '0')}`;
+    const docs = Array.from({ length: 160 }, (_, i) => ({
+      ...delivery(idOf(i), 'wh_many_open'),
+      created_at: new Date(now - i * 1000),
+    }));
+    await c.deliveries.insertMany(docs);
+    // Every fourth succeeded; of the rest, every fifth waits for a retry, the others failed.
+    const stateOf = (i: number) => (i % 4 === 0 ? 200 : i % 5 === 0 ? 500 : 0);
+    await c.deliveryLog.insertMany(
+      docs.map((d, i) =>
+        stateOf(i) === 0
+          ? { ...attempt(d._id, 'wh_many_open', 4, 500), status: 'failed' }
+          : attempt(d._id, 'wh_many_open', 1, stateOf(i)),
+      ),
+    );
+    await c.openDeliveries.insertMany(
+      docs
+        .filter((_, i) => stateOf(i) !== 200)
+        .map((d) => ({ _id: d._id, webhook_id: 'wh_many_open', account_id: 'acc_store', at: new Date(now) })),
+    );
+    const pages = async (deps: SubscriptionDeps) => {
+      const seen: Array<{ ids: string[]; total: number }> = [];
+      let cursor: string | undefined;
+      for (;;) {
+        const page = await listDeliveries(deps, 'acc_store', 'wh_many_open', {
+          status: 'failed',
+          limit: 40,
+          cursor,
+        });
+        if (!page.ok) throw new Error(`${page.code}: ${page.message ?? ''}`);
+        seen.push({ ids: page.value.data.map((d) => d.id), total: page.value.meta.total });
+        if (!page.value.meta.next_cursor) return seen;
+        cursor = page.value.meta.next_cursor;
+      }
+    };
+    commands.length = 0;
+    const stored = await pages(byStore);
+    expect(commands.filter((cmd) => cmd.name === 'pageIdsByLatest').length).toBe(stored.length);
+    const folded = await pages(byFold);
+    expect(stored).toEqual(folded);
+    expect(stored.flatMap((p) => p.ids)).toHaveLength(96);
+    expect(stored[0]?.total).toBe(96);
   });
 
   it('when never-attempted deliveries and subscriptions are looked up by several ids, then the results are whole and no read uses $in', async () => {
