@@ -41,6 +41,8 @@ afterAll(async () => {
   await conn.close();
 });
 
+const STATUSES: DeliveryStatus[] = ['pending', 'succeeded', 'failed'];
+
 const delivery = (id: string, webhookId: string): DeliveryDocument => ({
   _id: id,
   account_id: 'acc_store',
@@ -197,7 +199,6 @@ describe('webhooks store reads', () => {
     await c.deliveryLog.insertMany(
       docs.flatMap((d, i) => (d.status === 'failed' ? [] : (stories[i % stories.length]?.(d._id) ?? []))),
     );
-    const STATUSES: DeliveryStatus[] = ['pending', 'succeeded', 'failed'];
     const folded = async (event: string | undefined, status: DeliveryStatus) =>
       withStates(await byFind.allDeliveries(wh, event), await byFind.logOfSubscription(wh))
         .filter((r) => r.state.status === status)
@@ -327,7 +328,7 @@ describe('webhooks store reads', () => {
     expect(commands.filter((cmd) => cmd.name === 'pageIdsByLatest')).toEqual([]);
   });
 
-  it('when more deliveries are open than are worth folding, then the store pages the failed ones, as the fold lists them', async () => {
+  it('when more deliveries are open than are worth folding, then the store pages the failed ones (and the others), as the fold lists them', async () => {
     const storeIds = await storeIdCommands(conn);
     if (!storeIds?.pageByLatest) return;
     const byStore = depsOf(new WebhookRepository(c, storeIds));
@@ -354,12 +355,12 @@ describe('webhooks store reads', () => {
         .filter((_, i) => stateOf(i) !== 200)
         .map((d) => ({ _id: d._id, webhook_id: 'wh_many_open', account_id: 'acc_store', at: new Date(now) })),
     );
-    const pages = async (deps: SubscriptionDeps) => {
+    const pages = async (deps: SubscriptionDeps, status: DeliveryStatus) => {
       const seen: Array<{ ids: string[]; total: number }> = [];
       let cursor: string | undefined;
       for (;;) {
         const page = await listDeliveries(deps, 'acc_store', 'wh_many_open', {
-          status: 'failed',
+          status,
           limit: 40,
           cursor,
         });
@@ -369,13 +370,18 @@ describe('webhooks store reads', () => {
         cursor = page.value.meta.next_cursor;
       }
     };
-    commands.length = 0;
-    const stored = await pages(byStore);
-    expect(commands.filter((cmd) => cmd.name === 'pageIdsByLatest').length).toBe(stored.length);
-    const folded = await pages(byFold);
-    expect(stored).toEqual(folded);
-    expect(stored.flatMap((p) => p.ids)).toHaveLength(96);
-    expect(stored[0]?.total).toBe(96);
+    // Where the store cannot page by status (MongoDB, an older wrapper), the use case folds: both
+    // list the same pages.
+    const totals: Record<string, number> = {};
+    for (const status of STATUSES) {
+      commands.length = 0;
+      const stored = await pages(byStore, status);
+      expect(commands.filter((cmd) => cmd.name === 'pageIdsByLatest').length).toBe(stored.length);
+      expect(stored).toEqual(await pages(byFold, status));
+      expect(stored.flatMap((p) => p.ids)).toHaveLength(stored[0]?.total ?? -1);
+      totals[status] = stored[0]?.total ?? -1;
+    }
+    expect(totals).toEqual({ failed: 96, pending: 24, succeeded: 40 });
   });
 
   it('when never-attempted deliveries and subscriptions are looked up by several ids, then the results are whole and no read uses $in', async () => {
