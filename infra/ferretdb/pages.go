@@ -26,7 +26,7 @@ import (
 // PostgreSQL itself can serve that page from the btree FerretDB already keeps for a compound
 // index (`(_jsonb->'webhook_id', _jsonb->'created_at' DESC)`): FerretDB's PostgreSQL backend
 // keeps each collection as a table of `_jsonb` documents, strings as JSON strings and dates as
-// milliseconds, which order as MongoDB orders them. So the gate answers one command of its own,
+// milliseconds, which order as MongoDB orders them. So the gate answers a command of its own,
 // `pageIds`, by SQL: the ids of a page and the filter's count, never the documents (FerretDB's
 // decoders are internal to its module), which the client then reads by `_id`, an equality
 // FerretDB pushes down. Clients ask once at start-up whether the store answers it; MongoDB and
