@@ -21,6 +21,7 @@ import type {
 import type { HealthBatch } from '../domain/health';
 import { healthUpdates } from '../domain/health';
 import { DELIVERY_ID_PREFIX } from '../domain/delivery-state';
+import { removeInBatches } from './paced-batches';
 import { fromStoredLogEntry, toStoredLogEntry } from './stored-log-entry';
 import type { WebhookCollections } from './webhook.models';
 
@@ -426,13 +427,14 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     if (!this.storeIds)
       return (await collection.deleteMany({ _id: { $gte: range.from, $lt: range.below } })).deletedCount;
     // FerretDB pushes no range down (a range delete reads every document of the collection) and
-    // deletes by id one statement at a time: the wrapper removes the range by SQL, a batch a call.
-    let removed = 0;
-    for (;;) {
-      const batch = await this.storeIds.removeIdRange(collection.collectionName, range, REMOVE_BATCH);
-      removed += batch;
-      if (batch < REMOVE_BATCH || signal?.aborted) return removed;
-    }
+    // deletes by id one statement at a time: the wrapper removes the range by SQL, a batch a call,
+    // with a rest between batches so that a long backlog never holds the store from others.
+    const storeIds = this.storeIds;
+    return removeInBatches(
+      () => storeIds.removeIdRange(collection.collectionName, range, REMOVE_BATCH),
+      REMOVE_BATCH,
+      signal,
+    );
   }
 
   /**
