@@ -407,8 +407,9 @@ describe('webhooks store reads', () => {
           (await coll.find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id).sort(),
         ),
       );
-    const paths = [{ repository: new WebhookRepository(c), byStore: false }];
-    if (pageIds) paths.push({ repository: new WebhookRepository(c, pageIds), byStore: true });
+    // Batches of 64, so that the 300 old deliveries go in several on either path.
+    const paths = [{ repository: new WebhookRepository(c, undefined, 64), byStore: false }];
+    if (pageIds) paths.push({ repository: new WebhookRepository(c, pageIds, 64), byStore: true });
     for (const { repository, byStore } of paths) {
       const before = await ids();
       // Events up to a millisecond before the cutoff (the wrapper's batches are its own test's).
@@ -440,6 +441,11 @@ describe('webhooks store reads', () => {
       const names = new Set(commands.map((cmd) => cmd.name));
       expect(names.has(byStore ? 'removeIdRange' : 'delete')).toBe(true);
       if (byStore) expect(names.has('delete')).toBe(false);
+      // The deliveries went in five batches (4 × 64 + 44), the three marked ones of each other
+      // collection in one.
+      const batches = commands.filter((cmd) => cmd.name === (byStore ? 'removeIdRange' : 'delete'));
+      expect(batches.filter((cmd) => cmd.body.includes('"deliveries"'))).toHaveLength(5);
+      expect(batches).toHaveLength(8);
 
       const after = await ids();
       const keptIds = [kept, kept.map((id) => `${id}:2`)];

@@ -57,10 +57,13 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
    * `storeIdCommands`), which page a subscription's deliveries at index cost where a sorted find
    * and a count would read its whole history, and remove a range of ids by one statement where
    * FerretDB would read every document; undefined on MongoDB, whose indexes serve both.
+   * `removeBatch`: documents retention removes per statement (a test's smaller batches cross
+   * several with a few hundred documents).
    */
   constructor(
     private readonly c: WebhookCollections,
     private readonly storeIds?: StoreIdCommands,
+    private readonly removeBatch = REMOVE_BATCH,
   ) {
     const byLatest = storeIds?.pageByLatest;
     // A delivery's status is its log's last entry's (by `seq`), or, with no entry yet, the one it
@@ -423,16 +426,30 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     signal: AbortSignal | undefined,
   ): Promise<number> {
     const range = { from: DELIVERY_ID_PREFIX, below: bound };
-    // MongoDB removes the range from its `_id` index.
-    if (!this.storeIds)
-      return (await collection.deleteMany({ _id: { $gte: range.from, $lt: range.below } })).deletedCount;
-    // FerretDB pushes no range down (a range delete reads every document of the collection) and
-    // deletes by id one statement at a time: the wrapper removes the range by SQL, a batch a call,
-    // with a rest between batches so that a long backlog never holds the store from others.
+    // A batch at a time, with a rest between batches, so that a long backlog never holds the store
+    // from every account's reads and writes (nor, on MongoDB, floods the oplog at once).
     const storeIds = this.storeIds;
+    // FerretDB pushes no range down (a range delete reads every document of the collection) and
+    // deletes by id one statement at a time: the wrapper removes a batch of the range by SQL.
+    if (storeIds)
+      return removeInBatches(
+        () => storeIds.removeIdRange(collection.collectionName, range, this.removeBatch),
+        this.removeBatch,
+        signal,
+      );
+    // MongoDB serves both from its `_id` index: the batch's last id, then the range up to it.
     return removeInBatches(
-      () => storeIds.removeIdRange(collection.collectionName, range, REMOVE_BATCH),
-      REMOVE_BATCH,
+      async () => {
+        const last = await collection
+          .find({ _id: { $gte: range.from, $lt: range.below } }, { projection: { _id: 1 } })
+          .sort({ _id: 1 })
+          .skip(this.removeBatch - 1)
+          .limit(1)
+          .next();
+        const upTo = last ? { $lte: last._id } : { $lt: range.below };
+        return (await collection.deleteMany({ _id: { $gte: range.from, ...upTo } })).deletedCount;
+      },
+      this.removeBatch,
       signal,
     );
   }
