@@ -63,7 +63,8 @@ func (p *ownCommands) removeRange(ctx context.Context, r removeRequest) (removeR
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	result := removeResult{OK: 1}
-	table, found, err := p.tableOf(ctx, r.db, r.collection)
+	tables, err := p.tablesOf(ctx, r.db, r.collection)
+	table, found := tables[r.collection]
 	if err != nil || !found {
 		return result, err
 	}
@@ -78,15 +79,29 @@ func (p *ownCommands) removeRange(ctx context.Context, r removeRequest) (removeR
 	return result, nil
 }
 
-// tableOf is the PostgreSQL table of a collection; found is false when the database or the
-// collection does not exist.
-func (p *ownCommands) tableOf(ctx context.Context, db, collection string) (table string, found bool, err error) {
-	err = p.pool.QueryRow(ctx,
-		`SELECT _jsonb->>'table' FROM `+pgx.Identifier{db, "_ferretdb_database_metadata"}.Sanitize()+
-			` WHERE _jsonb->'_id' = to_jsonb($1::text)`, collection).Scan(&table)
-	var pgErr *pgconn.PgError
-	if errors.Is(err, pgx.ErrNoRows) || (errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "3F000")) {
-		return "", false, nil
+// tablesOf is the PostgreSQL table of each of the collections that exists, by one read of
+// FerretDB's metadata; a collection or database that does not exist has none.
+func (p *ownCommands) tablesOf(ctx context.Context, db string, collections ...string) (map[string]string, error) {
+	tables := map[string]string{}
+	rows, err := p.pool.Query(ctx,
+		`SELECT _jsonb->>'_id', _jsonb->>'table' FROM `+pgx.Identifier{db, "_ferretdb_database_metadata"}.Sanitize()+
+			` WHERE _jsonb->>'_id' = ANY($1::text[])`, collections)
+	if err == nil {
+		for rows.Next() {
+			var collection, table string
+			if err = rows.Scan(&collection, &table); err != nil {
+				break
+			}
+			tables[collection] = table
+		}
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
 	}
-	return table, err == nil, err
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "3F000") {
+		return map[string]string{}, nil
+	}
+	return tables, err
 }

@@ -308,11 +308,14 @@ func (p *ownCommands) page(ctx context.Context, r pageRequest) (pageResult, erro
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	result := pageResult{IDs: []string{}, OK: 1}
+	var examined int64
+	collections := []string{r.collection}
 	if r.latest != nil {
-		none := int64(0)
-		result.Examined = &none
+		result.Examined = &examined
+		collections = append(collections, r.latest.from)
 	}
-	table, found, err := p.tableOf(ctx, r.db, r.collection)
+	tables, err := p.tablesOf(ctx, r.db, collections...)
+	table, found := tables[r.collection]
 	if err != nil || !found {
 		// No such database or collection: an empty page, as FerretDB answers a find on one.
 		return result, err
@@ -329,11 +332,7 @@ func (p *ownCommands) page(ctx context.Context, r pageRequest) (pageResult, erro
 	examinedSQL := "SELECT count(*) FROM " + from + whereClause(where)
 	examinedArgs := append([]interface{}(nil), args...)
 	if r.latest != nil {
-		condition, err := p.latestCondition(ctx, r.db, *r.latest, &args)
-		if err != nil {
-			return result, err
-		}
-		where = append(where, condition)
+		where = append(where, latestCondition(r.db, *r.latest, tables[r.latest.from], &args))
 	}
 	countSQL := "SELECT count(*) FROM " + from + whereClause(where)
 	countArgs := append([]interface{}(nil), args...)
@@ -380,28 +379,25 @@ func (p *ownCommands) page(ctx context.Context, r pageRequest) (pageResult, erro
 		return result, err
 	}
 	if r.latest != nil {
-		var examined int64
 		if err := results.QueryRow().Scan(&examined); err != nil {
 			return result, err
 		}
-		result.Examined = &examined
 	}
 	return result, nil
 }
 
-// latestCondition is "the document's latest record in `from` says `equals`, or it has none and
-// its `fallback` does". With no such collection, no document has a record.
-func (p *ownCommands) latestCondition(ctx context.Context, db string, l latestFilter, args *[]interface{}) (string, error) {
+// latestCondition is "the document's latest record in `from` (its table `recordsTable`) says
+// `equals`, or it has none and its `fallback` does". With no such table, no document has a record.
+func latestCondition(db string, l latestFilter, recordsTable string, args *[]interface{}) string {
 	*args = append(*args, l.equals)
 	equals := fmt.Sprintf("$%d::jsonb", len(*args))
 	own := "d._jsonb->'" + l.fallback + "'"
-	table, found, err := p.tableOf(ctx, db, l.from)
-	if err != nil || !found {
-		return own + " = " + equals, err
+	if recordsTable == "" {
+		return own + " = " + equals
 	}
-	records := pgx.Identifier{db, table}.Sanitize()
+	records := pgx.Identifier{db, recordsTable}.Sanitize()
 	return fmt.Sprintf("coalesce((SELECT r._jsonb->'%s' FROM %s AS r WHERE r._jsonb->'%s' = d._jsonb->'_id' ORDER BY r._jsonb->'%s' DESC LIMIT 1), %s) = %s",
-		l.field, records, l.link, l.order, own, equals), nil
+		l.field, records, l.link, l.order, own, equals)
 }
 
 func whereClause(conditions []string) string {

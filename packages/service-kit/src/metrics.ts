@@ -187,7 +187,6 @@ export const metrics = {
         help: 'Webhook first attempts from a lane waiting in the worker for a place of their subscription',
       }),
   ),
-  /** A document refused when written alone, after its batch's write failed (the rest landed). */
   /** Deliveries removed past their retention, with their log entries, open marks and claims. */
   webhookDeliveriesRemoved: lazy(
     () =>
@@ -196,6 +195,7 @@ export const metrics = {
         help: 'Webhook deliveries removed past their retention (WEBHOOK_RETENTION_MS), with their attempts',
       }),
   ),
+  /** A document refused when written alone, after its batch's write failed (the rest landed). */
   storeWritesRefused: lazy(
     () =>
       new Counter({

@@ -426,32 +426,25 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     signal: AbortSignal | undefined,
   ): Promise<number> {
     const range = { from: DELIVERY_ID_PREFIX, below: bound };
+    const storeIds = this.storeIds;
+    const batch = storeIds
+      ? // FerretDB pushes no range down (a range delete reads every document of the collection)
+        // and deletes by id one statement at a time: the wrapper removes a batch of it by SQL.
+        () => storeIds.removeIdRange(collection.collectionName, range, this.removeBatch)
+      : // MongoDB serves both from its `_id` index: the batch's last id, then the range up to it.
+        async () => {
+          const last = await collection
+            .find({ _id: { $gte: range.from, $lt: range.below } }, { projection: { _id: 1 } })
+            .sort({ _id: 1 })
+            .skip(this.removeBatch - 1)
+            .limit(1)
+            .next();
+          const upTo = last ? { $lte: last._id } : { $lt: range.below };
+          return (await collection.deleteMany({ _id: { $gte: range.from, ...upTo } })).deletedCount;
+        };
     // A batch at a time, with a rest between batches, so that a long backlog never holds the store
     // from every account's reads and writes (nor, on MongoDB, floods the oplog at once).
-    const storeIds = this.storeIds;
-    // FerretDB pushes no range down (a range delete reads every document of the collection) and
-    // deletes by id one statement at a time: the wrapper removes a batch of the range by SQL.
-    if (storeIds)
-      return removeInBatches(
-        () => storeIds.removeIdRange(collection.collectionName, range, this.removeBatch),
-        this.removeBatch,
-        signal,
-      );
-    // MongoDB serves both from its `_id` index: the batch's last id, then the range up to it.
-    return removeInBatches(
-      async () => {
-        const last = await collection
-          .find({ _id: { $gte: range.from, $lt: range.below } }, { projection: { _id: 1 } })
-          .sort({ _id: 1 })
-          .skip(this.removeBatch - 1)
-          .limit(1)
-          .next();
-        const upTo = last ? { $lte: last._id } : { $lt: range.below };
-        return (await collection.deleteMany({ _id: { $gte: range.from, ...upTo } })).deletedCount;
-      },
-      this.removeBatch,
-      signal,
-    );
+    return removeInBatches(batch, this.removeBatch, signal);
   }
 
   /**
