@@ -31,7 +31,7 @@ beforeAll(async () => {
 afterAll(() => svc.stop());
 
 describe('simulator', () => {
-  it('when it backfills 120 signals and runs live for 3, then they are stored over 30 days, varied, and resolved', async () => {
+  it('when it backfills 120 signals and runs live for 3, then they are stored over 30 days, varied, resolved, with every social link', async () => {
     const out = await simulate(svc.url, '--backfill', '120', '--count', '3', '--rate', '20', '--seed', '42');
     expect(out.code).toBe(0);
     expect(out.stderr).toMatch(/backfill \[#+\] 100% 120\/120/);
@@ -55,6 +55,10 @@ describe('simulator', () => {
     expect(Math.max(...ages)).toBeGreaterThan(10 * 86_400_000);
     const winner = (await request(svc.url).get('/v1/signals?status=winner&limit=1').set(auth)).body.data[0];
     expect(winner.performance.roi).toBeGreaterThan(100);
+    // The spec types each social link as a URL: the demo feed fills all three.
+    const detail = (await request(svc.url).get(`/v1/signals/${winner.id}`).set(auth).expect(200)).body.data;
+    for (const link of ['twitter', 'telegram', 'website'])
+      expect(new URL(detail.token.socials[link]).protocol).toBe('https:');
   }, 180_000);
 
   it('when the ingest token is missing or the arguments are bad, then it says so and exits non-zero', async () => {

@@ -89,10 +89,11 @@ export function newToken(r: () => number, createdAt?: Date): CreateSignalInput {
       contract,
       age_hours: Math.round(r() * 72 * 10) / 10,
       dex_paid: r() < 0.6,
+      // Every link present: the spec types each as a URL, so the demo feed never shows a null.
       socials: {
-        twitter: r() < 0.85 ? `https://x.com/${handle}` : undefined,
-        telegram: r() < 0.7 ? `https://t.me/${handle}` : undefined,
-        website: r() < 0.4 ? `https://${handle}.fun` : undefined,
+        twitter: `https://x.com/${handle}`,
+        telegram: `https://t.me/${handle}`,
+        website: `https://${handle}.fun`,
       },
     },
     metrics: {
