@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -60,8 +59,6 @@ func parseRemoveRequest(body bson.Raw) (removeRequest, error) {
 }
 
 func (p *ownCommands) removeRange(ctx context.Context, r removeRequest) (removeResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
 	result := removeResult{OK: 1}
 	tables, err := p.tablesOf(ctx, r.db, r.collection)
 	table, found := tables[r.collection]

@@ -1,5 +1,5 @@
 import { connectMongo, storeIdCommands, type StoreIdCommands } from '@signal/service-kit';
-import { isFerretDB, testDatabase } from '@signal/test-kit';
+import { holdStoreTables, isFerretDB, testDatabase } from '@signal/test-kit';
 import type { Connection } from 'mongoose';
 
 /**
@@ -161,6 +161,8 @@ describe('the embedded store’s pageIds command', () => {
       { equal: { "owner'; DROP TABLE x; --": 'a' } },
       { after: { at: new Date() } },
       { equal: { owner: Number.NaN } },
+      { maxTimeMS: -1 },
+      { maxTimeMS: 'soon' },
     ];
     for (const body of refused)
       await expect(command(body)).rejects.toMatchObject({ code: 2, codeName: 'BadValue' });
@@ -195,5 +197,28 @@ describe('the embedded store’s pageIds command', () => {
         codeName: 'BadValue',
       });
     await expect(command({})).resolves.toMatchObject({ ok: 1, total: 20 });
+  });
+
+  it('when a command runs past its maxTimeMS, then it is MaxTimeMSExpired (50), and the next one is answered once the store answers', async () => {
+    if (!pageIds) return;
+    const held = await holdStoreTables(db.dbName);
+    if (!held) return;
+    const removal = { removeIdRange: 'docs', from: 'doc_00', below: 'doc_99', limit: 5, maxTimeMS: 200 };
+    const target = mongo.db;
+    if (!target) throw new Error('not connected');
+    try {
+      const expired = {
+        code: 50,
+        codeName: 'MaxTimeMSExpired',
+        errmsg: 'operation exceeded time limit (200 ms)',
+      };
+      await expect(command({ maxTimeMS: 200 })).rejects.toMatchObject(expired);
+      await expect(target.command(removal)).rejects.toMatchObject(expired);
+    } finally {
+      await held.release();
+    }
+    // No limit (0, as MongoDB reads it) is the wrapper's own; the store is answering again.
+    await expect(command({ maxTimeMS: 0 })).resolves.toMatchObject({ ok: 1, total: 20 });
+    await expect(command({ maxTimeMS: 5000 })).resolves.toMatchObject({ ok: 1, total: 20 });
   });
 });

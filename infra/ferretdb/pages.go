@@ -134,30 +134,68 @@ func isOwnCommand(command opMsgCommand) bool {
 	return false
 }
 
-// answer runs one of the wrapper's own commands and returns the whole OP_MSG reply to `req`.
+// maxCommandTime bounds every own command, and `maxTimeMS` bounds one further, as MongoDB's
+// commands take it: a statement whose caller stopped waiting does not go on holding PostgreSQL.
+const maxCommandTime = 30 * time.Second
+
+// commandTimeLimit is a command's time limit: its `maxTimeMS`, or the wrapper's bound when it gives
+// none, 0 (MongoDB's "no limit") or more.
+func commandTimeLimit(body bson.Raw) (time.Duration, error) {
+	v, err := body.LookupErr("maxTimeMS")
+	if err != nil {
+		return maxCommandTime, nil
+	}
+	ms, ok := v.AsInt64OK()
+	if !ok || ms < 0 {
+		return 0, bad("maxTimeMS must be a whole number ≥ 0")
+	}
+	if ms == 0 || ms > maxCommandTime.Milliseconds() {
+		return maxCommandTime, nil
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// answer runs one of the wrapper's own commands and returns the whole OP_MSG reply to `req`. A
+// command past its time limit is MongoDB's MaxTimeMSExpired (50), which clients tell from a fault.
 func (p *ownCommands) answer(ctx context.Context, req []byte, command opMsgCommand) []byte {
 	var doc interface{}
-	var err error
-	if first, _ := command.body.IndexErr(0); first.Key() == removeIDRangeCommand {
-		var r removeRequest
-		if r, err = parseRemoveRequest(command.body); err == nil {
-			doc, err = p.removeRange(ctx, r)
-		}
-	} else {
-		var r pageRequest
-		if r, err = parsePageRequest(command.body, first.Key()); err == nil {
-			doc, err = p.page(ctx, r)
-		}
+	limit, err := commandTimeLimit(command.body)
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	if err == nil {
+		doc, err = p.run(ctx, command)
 	}
 	if err != nil {
 		var bad badValue
 		if errors.As(err, &bad) {
 			doc = commandError{ErrMsg: err.Error(), Code: 2, CodeName: "BadValue"}
+		} else if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			doc = commandError{
+				ErrMsg:   fmt.Sprintf("operation exceeded time limit (%d ms)", limit.Milliseconds()),
+				Code:     50,
+				CodeName: "MaxTimeMSExpired",
+			}
 		} else {
 			doc = commandError{ErrMsg: err.Error(), Code: 1, CodeName: "InternalError"}
 		}
 	}
 	return opMsgReply(req, doc)
+}
+
+// run parses and runs one own command: its result document.
+func (p *ownCommands) run(ctx context.Context, command opMsgCommand) (interface{}, error) {
+	if first, _ := command.body.IndexErr(0); first.Key() != removeIDRangeCommand {
+		r, err := parsePageRequest(command.body, first.Key())
+		if err != nil {
+			return nil, err
+		}
+		return p.page(ctx, r)
+	}
+	r, err := parseRemoveRequest(command.body)
+	if err != nil {
+		return nil, err
+	}
+	return p.removeRange(ctx, r)
 }
 
 type badValue struct{ msg string }
@@ -305,8 +343,6 @@ func jsonString(s string) string {
 }
 
 func (p *ownCommands) page(ctx context.Context, r pageRequest) (pageResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
 	result := pageResult{IDs: []string{}, OK: 1}
 	var examined int64
 	collections := []string{r.collection}

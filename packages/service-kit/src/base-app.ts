@@ -11,7 +11,7 @@ import {
   type ServesWith,
 } from './health';
 import type { Logger } from './logger';
-import { isMongoUnavailable } from './mongo';
+import { isMongoUnavailable, isStoreTimeLimitExceeded } from './mongo';
 import {
   accessLogMiddleware,
   errorMiddleware,
@@ -113,7 +113,10 @@ export function createBaseApp(options: BaseAppOptions): Express {
   return app;
 }
 
-/** Back half: unknown routes → 404 envelope, dependency faults → 503, the one error handler. */
+/**
+ * Back half: unknown routes → 404 envelope, dependency faults → 503, a store read past its time
+ * limit → 504, the one error handler.
+ */
 export function finishApp(app: Express, logger: Logger): Express {
   app.use(notFoundMiddleware());
   app.use(dependencyErrorMapper());
@@ -139,6 +142,12 @@ function dependencyErrorMapper(): ErrorRequestHandler {
         }),
       );
     }
+    if (!(err instanceof AppError) && isStoreTimeLimitExceeded(err))
+      return next(
+        new AppError('GATEWAY_TIMEOUT', 'The database did not finish this read within its time limit.', {
+          cause: err,
+        }),
+      );
     next(err);
   };
 }

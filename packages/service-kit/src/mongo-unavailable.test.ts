@@ -1,4 +1,4 @@
-import { isMongoUnavailable } from './mongo';
+import { isMongoUnavailable, isStoreTimeLimitExceeded } from './mongo';
 
 describe('isMongoUnavailable', () => {
   it('when the store refuses for lack of PostgreSQL connections, then it is unavailable (503), not a bug (500)', () => {
@@ -33,5 +33,15 @@ describe('isMongoUnavailable', () => {
     dup.name = 'MongoServerError';
     expect(isMongoUnavailable(dup)).toBe(false);
     expect(isMongoUnavailable('not an error')).toBe(false);
+  });
+
+  it('when the store stopped an operation at its maxTimeMS, then it is a time limit reached (504), not unavailability', () => {
+    const expired = Object.assign(new Error('operation exceeded time limit (200 ms)'), { code: 50 });
+    expired.name = 'MongoServerError';
+    expect(isStoreTimeLimitExceeded(expired)).toBe(true);
+    expect(isMongoUnavailable(expired)).toBe(false);
+    expect(
+      isStoreTimeLimitExceeded(Object.assign(new Error('E11000 duplicate key error'), { code: 11000 })),
+    ).toBe(false);
   });
 });

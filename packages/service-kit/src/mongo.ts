@@ -73,6 +73,17 @@ export function isMongoUnavailable(err: unknown): boolean {
   );
 }
 
+/** MongoDB's answer to an operation past its `maxTimeMS` (the embedded store's own commands answer so too). */
+const MAX_TIME_MS_EXPIRED = 50;
+
+/**
+ * Did the store stop an operation at the time limit it was given (→ 504)? The store is there;
+ * the read was larger than its caller would wait for.
+ */
+export function isStoreTimeLimitExceeded(err: unknown): boolean {
+  return errorCode(err) === MAX_TIME_MS_EXPIRED;
+}
+
 /** The `code` of a driver error (a server error number), if it has one. */
 const errorCode = (err: unknown): unknown =>
   typeof err === 'object' && err !== null && 'code' in err ? err.code : undefined;

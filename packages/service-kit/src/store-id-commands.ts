@@ -15,6 +15,8 @@ export interface PageIdsQuery {
   after?: Readonly<Record<string, PageValue>>;
   skip?: number;
   limit: number;
+  /** How long the store may take before it stops with MaxTimeMSExpired (its own bound otherwise). */
+  maxTimeMS?: number;
 }
 
 /** A range of string ids: at or above `from`, below `below`. */
@@ -92,6 +94,7 @@ export async function storeIdCommands(connection: Connection): Promise<StoreIdCo
     ...(query.after ? { after: query.after } : {}),
     ...(query.skip ? { skip: query.skip } : {}),
     limit: query.limit,
+    ...(query.maxTimeMS !== undefined ? { maxTimeMS: query.maxTimeMS } : {}),
   });
   const pageByLatest: NonNullable<StoreIdCommands['pageByLatest']> = async (collection, query) =>
     PageByLatestReply.parse(

@@ -9,3 +9,4 @@ export * from './raw-receiver';
 export * from './fake-clock';
 export * from './dns-server';
 export * from './idempotent-retry';
+export * from './held-store';

@@ -140,6 +140,12 @@ export const configSchema = z
     /** Milliseconds of delivery-list reading an account may take at once beyond the rate above. */
     WEBHOOK_LIST_READ_BURST_MS: env.int(2000, 0),
     /**
+     * Milliseconds the store may take over one delivery list's read before it stops it: the list
+     * is 504 GATEWAY_TIMEOUT and the store reads no longer for a client gone. Under the gateway's
+     * UPSTREAM_TIMEOUT_MS (10 s), which answers 504 itself then.
+     */
+    WEBHOOK_LIST_READ_MAX_MS: env.int(9000, 100),
+    /**
      * How often the worker writes what recorded attempts changed in each subscription's health:
      * a change of outcome (succeeded or failed, another status code or error) shows within this.
      */

@@ -120,7 +120,9 @@ export async function createDependencies(
     collections,
     amqp,
     names,
-    repository: new WebhookRepository(collections, await storeIdCommands(mongo)),
+    repository: new WebhookRepository(collections, await storeIdCommands(mongo), {
+      listReadMaxMs: config.WEBHOOK_LIST_READ_MAX_MS,
+    }),
     idempotency: new IdempotencyRepository(collections.idempotency),
     schedule,
   };

@@ -1,5 +1,5 @@
 import { removeBrokerPrefix } from '@signal/messaging';
-import { testBrokerPrefix } from '@signal/test-kit';
+import { holdStoreTables, testBrokerPrefix } from '@signal/test-kit';
 import request from 'supertest';
 import type { DeliveryDocument } from '../src/domain/records';
 import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
@@ -132,5 +132,55 @@ describe('the store time of an account’s lists', () => {
     } finally {
       await second.stop();
     }
+  });
+});
+
+describe('the time limit of a list’s read', () => {
+  let limited: WebhooksHarness;
+  const limitedBroker = testBrokerPrefix('wh_list_max', removeBrokerPrefix);
+  beforeAll(async () => {
+    limited = await startWebhooks({
+      label: 'wh_list_max',
+      prefix: limitedBroker.prefix,
+      worker: false,
+      env: { WEBHOOK_LIST_READ_MAX_MS: '300', WEBHOOK_LIST_READ_BURST_MS: '600000' },
+    });
+  });
+  afterAll(async () => {
+    await limited.stop();
+    await limitedBroker.cleanup();
+  });
+
+  it('when the store does not finish a list’s read within WEBHOOK_LIST_READ_MAX_MS, then the list is 504 GATEWAY_TIMEOUT, and read once the store answers', async () => {
+    const id = await longHistory(limited, 'acc_list_max', 30);
+    const list = (query: string) =>
+      request(limited.url).get(`/v1/webhooks/${id}/deliveries${query}`).set(limited.auth('acc_list_max'));
+    // The deliveries and their log wait on a lock, as on a store too slow to answer; the
+    // subscription itself is read as ever.
+    const { deliveries, deliveryLog } = limited.deps.collections;
+    const held = await holdStoreTables(limited.config.WEBHOOKS_DB, [
+      deliveries.collectionName,
+      deliveryLog.collectionName,
+    ]);
+    if (!held) return;
+    try {
+      for (const query of ['', '?status=succeeded']) {
+        const stopped = await list(query);
+        expect(stopped.status).toBe(504);
+        expect(stopped.body).toMatchObject({
+          success: false,
+          error: {
+            code: 'GATEWAY_TIMEOUT',
+            message: 'The database did not finish this read within its time limit.',
+          },
+        });
+      }
+    } finally {
+      await held.release();
+    }
+    const read = await list('?limit=5');
+    expect(read.status).toBe(200);
+    expect(read.body.meta.total).toBe(30);
+    expect((await list('?status=succeeded')).body.meta.total).toBe(0);
   });
 });

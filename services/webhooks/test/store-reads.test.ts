@@ -1,5 +1,5 @@
 import { storeIdCommands } from '@signal/service-kit';
-import { isFerretDB, testDatabase } from '@signal/test-kit';
+import { holdStoreTables, isFerretDB, testDatabase } from '@signal/test-kit';
 import mongoose, { type Connection, type mongo } from 'mongoose';
 import { ensureIndexes, webhookCollections, type WebhookCollections } from '../src/data/webhook.models';
 import type { DeliveryPageStart } from '../src/domain/ports';
@@ -397,6 +397,36 @@ describe('webhooks store reads', () => {
     expect(subscriptions).toEqual([]);
     for (const find of commands.filter((cmd) => cmd.name === 'find')) expect(find.body).not.toContain('$in');
   });
+  it('when a list’s reads outlast their time limit, then either path stops them with MaxTimeMSExpired, and reads again once the store answers', async () => {
+    const pageIds = await storeIdCommands(conn);
+    await c.deliveries.insertMany(['dlv_max_1', 'dlv_max_2'].map((id) => delivery(id, 'wh_max')));
+    const options = { listReadMaxMs: 200 };
+    const byFind = new WebhookRepository(c, undefined, options);
+    const byStore = pageIds && new WebhookRepository(c, pageIds, options);
+    const reads = (r: WebhookRepository) => [
+      () => r.pageDeliveries('wh_max', undefined, { skip: 0 }, 5),
+      () => r.pageDeliveries('wh_max', undefined, { after: { at: new Date(), id: 'dlv_max_9' } }, 5),
+      () => r.pageDeliveriesByStatus?.('wh_max', undefined, 'pending', { skip: 0 }, 5),
+      () => r.allDeliveries('wh_max', undefined),
+      () => r.logOfSubscription('wh_max'),
+    ];
+    const held = await holdStoreTables(db.dbName, [
+      c.deliveries.collectionName,
+      c.deliveryLog.collectionName,
+    ]);
+    if (!held) return;
+    try {
+      for (const read of [...reads(byFind), ...(byStore ? reads(byStore) : [])]) {
+        const stopped = read();
+        // The fold path's repository has no status page (undefined): nothing to stop.
+        if (stopped) await expect(stopped).rejects.toMatchObject({ code: 50 });
+      }
+    } finally {
+      await held.release();
+    }
+    expect((await byFind.pageDeliveries('wh_max', undefined, { skip: 0 }, 5)).total).toBe(2);
+    if (byStore) expect((await byStore.pageDeliveries('wh_max', undefined, { skip: 0 }, 5)).total).toBe(2);
+  });
   it('when deliveries pass their retention, then either path removes them with their log, open marks and claims, and nothing younger or of another kind', async () => {
     const pageIds = await storeIdCommands(conn);
     const cutoff = Date.parse('2000-01-01T00:00:00Z'); // before every other test's ids
@@ -408,8 +438,9 @@ describe('webhooks store reads', () => {
         ),
       );
     // Batches of 64, so that the 300 old deliveries go in several on either path.
-    const paths = [{ repository: new WebhookRepository(c, undefined, 64), byStore: false }];
-    if (pageIds) paths.push({ repository: new WebhookRepository(c, pageIds, 64), byStore: true });
+    const paths = [{ repository: new WebhookRepository(c, undefined, { removeBatch: 64 }), byStore: false }];
+    if (pageIds)
+      paths.push({ repository: new WebhookRepository(c, pageIds, { removeBatch: 64 }), byStore: true });
     for (const { repository, byStore } of paths) {
       const before = await ids();
       // Events up to a millisecond before the cutoff (the wrapper's batches are its own test's).

@@ -28,6 +28,17 @@ import type { WebhookCollections } from './webhook.models';
 /** Documents a sweep removes per statement: short enough to stop between batches. */
 const REMOVE_BATCH = 5000;
 
+export interface WebhookRepositoryOptions {
+  /** Documents retention removes per statement (a test's smaller batches cross several with a few hundred). */
+  removeBatch?: number;
+  /**
+   * How long the store may take over one read of a delivery list whose cost follows the
+   * subscription's history (its page and count, or its fold) before it stops with
+   * MaxTimeMSExpired: past the gateway's wait it reads for no one.
+   */
+  listReadMaxMs?: number;
+}
+
 const WITHOUT_PAYLOAD = { projection: { payload: 0 } } as const;
 const WITHOUT_EXCHANGE = { projection: { request: 0, response: 0, exchange: 0 } } as const;
 
@@ -51,20 +62,23 @@ async function readEach<T>(ids: readonly string[], read: (id: string) => Promise
 /** Subscriptions, deliveries and the delivery log; always scoped by account where a client asks. */
 export class WebhookRepository implements WebhookStore, SubscriptionSource {
   readonly pageDeliveriesByStatus: WebhookStore['pageDeliveriesByStatus'];
+  private readonly removeBatch: number;
+  /** The time limit of a list's reads, as the store takes it. */
+  private readonly listRead: { maxTimeMS?: number };
 
   /**
    * `storeIds`: the store's own id commands (the embedded FerretDB's, see service-kit's
    * `storeIdCommands`), which page a subscription's deliveries at index cost where a sorted find
    * and a count would read its whole history, and remove a range of ids by one statement where
    * FerretDB would read every document; undefined on MongoDB, whose indexes serve both.
-   * `removeBatch`: documents retention removes per statement (a test's smaller batches cross
-   * several with a few hundred documents).
    */
   constructor(
     private readonly c: WebhookCollections,
     private readonly storeIds?: StoreIdCommands,
-    private readonly removeBatch = REMOVE_BATCH,
+    options: WebhookRepositoryOptions = {},
   ) {
+    this.removeBatch = options.removeBatch ?? REMOVE_BATCH;
+    this.listRead = options.listReadMaxMs === undefined ? {} : { maxTimeMS: options.listReadMaxMs };
     const byLatest = storeIds?.pageByLatest;
     // A delivery's status is its log's last entry's (by `seq`), or, with no entry yet, the one it
     // was stored with: the store finds each delivery's last entry by the log's `delivery_id` index.
@@ -80,7 +94,7 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
           fallback: 'status',
         };
         return this.pageDeliveriesByIds(
-          (collection, query) => byLatest(collection, { ...query, latest }),
+          (collection, query) => byLatest(collection, { ...query, ...this.listRead, latest }),
           webhookId,
           event,
           from,
@@ -286,9 +300,11 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
 
   /** Every log entry of a subscription's deliveries, without what its attempt sent and got (lists show neither). */
   async logOfSubscription(webhookId: string): Promise<DeliveryLogEntry[]> {
-    return (await this.c.deliveryLog.find({ webhook_id: webhookId }, WITHOUT_EXCHANGE).toArray()).map(
-      fromStoredLogEntry,
-    );
+    return (
+      await this.c.deliveryLog
+        .find({ webhook_id: webhookId }, { ...WITHOUT_EXCHANGE, ...this.listRead })
+        .toArray()
+    ).map(fromStoredLogEntry);
   }
 
   /**
@@ -305,14 +321,14 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     const storeIds = this.storeIds;
     if (storeIds)
       return this.pageDeliveriesByIds(
-        (collection, query) => storeIds.page(collection, query),
+        (collection, query) => storeIds.page(collection, { ...query, ...this.listRead }),
         webhookId,
         event,
         from,
         limit,
       );
     const q: mongo.Filter<DeliveryDocument> = { webhook_id: webhookId, ...(event ? { event } : {}) };
-    const total = this.c.deliveries.countDocuments(q);
+    const total = this.c.deliveries.countDocuments(q, this.listRead);
     if ('before' in from) {
       // Read oldest first from the delivery, so the limit keeps the nearest ones.
       const { at, id } = from.before;
@@ -320,7 +336,7 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
         this.c.deliveries
           .find(
             { ...q, $or: [{ created_at: { $gt: at } }, { created_at: at, _id: { $gt: id } }] },
-            WITHOUT_PAYLOAD,
+            { ...WITHOUT_PAYLOAD, ...this.listRead },
           )
           .sort({ created_at: 1, _id: 1 })
           .limit(limit)
@@ -340,7 +356,7 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
               ],
             }
           : q,
-        WITHOUT_PAYLOAD,
+        { ...WITHOUT_PAYLOAD, ...this.listRead },
       )
       .sort({ created_at: -1, _id: -1 });
     const [rows, counted] = await Promise.all([
@@ -380,7 +396,10 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
   /** Every delivery of a subscription, newest first, without bodies. */
   allDeliveries(webhookId: string, event: string | undefined): Promise<DeliveryHeader[]> {
     const q: mongo.Filter<DeliveryDocument> = { webhook_id: webhookId, ...(event ? { event } : {}) };
-    return this.c.deliveries.find(q, WITHOUT_PAYLOAD).sort({ created_at: -1, _id: -1 }).toArray();
+    return this.c.deliveries
+      .find(q, { ...WITHOUT_PAYLOAD, ...this.listRead })
+      .sort({ created_at: -1, _id: -1 })
+      .toArray();
   }
 
   /** One log entry by its id. */
