@@ -8,23 +8,33 @@ import { startWebhooks, type WebhooksHarness } from './webhooks-harness';
  * A delivery list's cost follows the subscription's history (docs/benchmarks.md), and the store
  * is shared: an account has at most WEBHOOK_LIST_READS_PER_ACCOUNT lists in progress at once.
  */
-const broker = testBrokerPrefix('wh_list_reads', removeBrokerPrefix);
 const ACC = 'acc_list_reads';
-let hooks: WebhooksHarness;
+// The count alone: the time a list takes never holds the next here (below, it does).
+const countBound = apiFor('wh_list_reads', {
+  WEBHOOK_LIST_READS_PER_ACCOUNT: '1',
+  WEBHOOK_LIST_READ_BURST_MS: '600000',
+});
 
-beforeAll(async () => {
-  hooks = await startWebhooks({
-    label: 'wh_list_reads',
-    prefix: broker.prefix,
-    worker: false,
-    // The count alone: the time a list takes never holds the next here (below, it does).
-    env: { WEBHOOK_LIST_READS_PER_ACCOUNT: '1', WEBHOOK_LIST_READ_BURST_MS: '600000' },
+/**
+ * A webhooks API of its own with `env` for a block's tests: started before them and stopped after;
+ * `api()` is it, `prefix` its broker names'.
+ */
+function apiFor(label: string, env: Record<string, string>) {
+  const names = testBrokerPrefix(label, removeBrokerPrefix);
+  let started: WebhooksHarness | undefined;
+  beforeAll(async () => {
+    started = await startWebhooks({ label, prefix: names.prefix, worker: false, env });
   });
-});
-afterAll(async () => {
-  await hooks.stop();
-  await broker.cleanup();
-});
+  afterAll(async () => {
+    await started?.stop();
+    await names.cleanup();
+  });
+  const api = (): WebhooksHarness => {
+    if (!started) throw new Error(`${label} has not started`);
+    return started;
+  };
+  return { api, prefix: names.prefix };
+}
 
 /** Deliveries made by `longHistory` so far: their ids are unique across the file's stores. */
 let made = 0;
@@ -55,6 +65,7 @@ async function longHistory(h: WebhooksHarness, account: string, size: number): P
 }
 
 it('when an account asks for more delivery lists at once than it may, then the others get 429 with Retry-After, and lists read one at a time all succeed', async () => {
+  const hooks = countBound.api();
   const id = await longHistory(hooks, ACC, 2000);
 
   const list = () => request(hooks.url).get(`/v1/webhooks/${id}/deliveries?limit=5`).set(hooks.auth(ACC));
@@ -75,23 +86,12 @@ it('when an account asks for more delivery lists at once than it may, then the o
 });
 
 describe('the store time of an account’s lists', () => {
-  let paced: WebhooksHarness;
-  const pacedBroker = testBrokerPrefix('wh_list_time', removeBrokerPrefix);
-  beforeAll(async () => {
-    paced = await startWebhooks({
-      label: 'wh_list_time',
-      prefix: pacedBroker.prefix,
-      worker: false,
-      // No burst, and 10 ms paid back a second: one list's time holds the account's next.
-      env: { WEBHOOK_LIST_READ_MS_PER_SECOND: '10', WEBHOOK_LIST_READ_BURST_MS: '0' },
-    });
-  });
-  afterAll(async () => {
-    await paced.stop();
-    await pacedBroker.cleanup();
-  });
+  // No burst, and 10 ms paid back a second: one list's time holds the account's next.
+  const pacedEnv = { WEBHOOK_LIST_READ_MS_PER_SECOND: '10', WEBHOOK_LIST_READ_BURST_MS: '0' };
+  const { api, prefix } = apiFor('wh_list_time', pacedEnv);
 
   it('when an account’s lists took the store time it may have, then its next is 429 with the wait its time takes to pay back, and another account’s list is read', async () => {
+    const paced = api();
     const heavy = await longHistory(paced, 'acc_time_heavy', 500);
     const light = await longHistory(paced, 'acc_time_light', 5);
     const list = (account: string, id: string) =>
@@ -111,12 +111,13 @@ describe('the store time of an account’s lists', () => {
   });
 
   it('when an account reads through two API processes on one store, then the second process refuses what the first one’s read took', async () => {
+    const paced = api();
     const second = await startWebhooks({
       label: 'wh_list_time_second',
-      prefix: pacedBroker.prefix,
+      prefix,
       worker: false,
       dbName: paced.config.WEBHOOKS_DB,
-      env: { WEBHOOK_LIST_READ_MS_PER_SECOND: '10', WEBHOOK_LIST_READ_BURST_MS: '0' },
+      env: pacedEnv,
     });
     try {
       const heavy = await longHistory(paced, 'acc_time_replicas', 500);
@@ -136,22 +137,13 @@ describe('the store time of an account’s lists', () => {
 });
 
 describe('the time limit of a list’s read', () => {
-  let limited: WebhooksHarness;
-  const limitedBroker = testBrokerPrefix('wh_list_max', removeBrokerPrefix);
-  beforeAll(async () => {
-    limited = await startWebhooks({
-      label: 'wh_list_max',
-      prefix: limitedBroker.prefix,
-      worker: false,
-      env: { WEBHOOK_LIST_READ_MAX_MS: '300', WEBHOOK_LIST_READ_BURST_MS: '600000' },
-    });
-  });
-  afterAll(async () => {
-    await limited.stop();
-    await limitedBroker.cleanup();
+  const { api } = apiFor('wh_list_max', {
+    WEBHOOK_LIST_READ_MAX_MS: '300',
+    WEBHOOK_LIST_READ_BURST_MS: '600000',
   });
 
   it('when the store does not finish a list’s read within WEBHOOK_LIST_READ_MAX_MS, then the list is 504 GATEWAY_TIMEOUT, and read once the store answers', async () => {
+    const limited = api();
     const id = await longHistory(limited, 'acc_list_max', 30);
     const list = (query: string) =>
       request(limited.url).get(`/v1/webhooks/${id}/deliveries${query}`).set(limited.auth('acc_list_max'));
