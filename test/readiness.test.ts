@@ -1,4 +1,5 @@
 import {
+  holdStoreTables,
   infraUrls,
   startTcpProxy,
   testBrokerPrefix,
@@ -255,6 +256,90 @@ describe('readiness of the stats service', () => {
         await stats().expect(200);
       },
       svc.url,
+    );
+  });
+});
+
+describe('the time limit of reads from MongoDB while the read model is away', () => {
+  const broker = testBrokerPrefix('ready_limits', removeBrokerPrefix);
+  // A fallback read gets 300 ms: then 503, and the store is to stop it.
+  const limit = { STORE_FALLBACK_CONCURRENCY: '1', STORE_FALLBACK_DEADLINE_MS: '300' };
+  let net: Cuttable;
+  let signals: SignalsHarness;
+  let stats: StatsHarness;
+
+  beforeAll(async () => {
+    net = await proxies();
+    // The outbox sweep reads the signals' table too: not while it is held here.
+    signals = await startSignals('ready_limit_signals', {
+      ...net.env,
+      ...limit,
+      OUTBOX_SWEEP_INTERVAL_MS: '3600000',
+    });
+    stats = await startStats('ready_limit_stats', broker.prefix, { ...net.env, ...limit });
+    await request(signals.url)
+      .post('/internal/signals')
+      .set(signals.ingestAuth)
+      .send(signalInput())
+      .expect(201);
+    await until(signals.url, 'ready');
+    await until(stats.url, 'ready');
+  });
+  afterAll(async () => {
+    await signals?.stop();
+    await stats?.stop();
+    await net?.close();
+    await broker.cleanup();
+  });
+
+  /**
+   * With the table of `dbName`'s `collection` held, `ask` is 503 + Retry-After at the deadline,
+   * and the store stops the reads it was making for it (no request waits on the table any more);
+   * once it is free, `ask` is answered.
+   */
+  async function stoppedAtTheDeadline(
+    dbName: string,
+    collection: string,
+    ask: () => request.Test,
+  ): Promise<void> {
+    const held = await holdStoreTables(dbName, [collection]);
+    if (!held) return;
+    try {
+      const refused = await ask();
+      expect(refused.status).toBe(503);
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(refused.body.error.code).toBe('SERVICE_UNAVAILABLE');
+      // Without the store's own limit its reads would wait on the tables until they are free.
+      await waitFor(async () => (await held.waiting()) === 0, 10_000, 50, 'the store to stop the reads');
+    } finally {
+      await held.release();
+    }
+    await ask().expect(200);
+  }
+
+  it('when MongoDB does not answer a signal list within STORE_FALLBACK_DEADLINE_MS, then 503, and the store stops reading for it', async () => {
+    await whileCut(
+      [net.redis],
+      async () => {
+        await until(signals.url, 'degraded', ['timeline']);
+        await stoppedAtTheDeadline(signals.config.SIGNALS_DB, 'signals', () =>
+          request(signals.url).get('/v1/signals').set('Authorization', `Bearer ${signals.token()}`),
+        );
+      },
+      signals.url,
+    );
+  });
+
+  it('when MongoDB does not answer the statistics within STORE_FALLBACK_DEADLINE_MS, then 503, and the store stops reading for them', async () => {
+    await whileCut(
+      [net.redis],
+      async () => {
+        await until(stats.url, 'degraded', ['aggregates']);
+        await stoppedAtTheDeadline(stats.deps.mongo.name, 'signal_projection', () =>
+          request(stats.url).get('/v1/stats').set(stats.auth),
+        );
+      },
+      stats.url,
     );
   });
 });

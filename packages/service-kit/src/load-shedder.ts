@@ -1,3 +1,4 @@
+import { isStoreTimeLimitExceeded } from './mongo';
 import { fail, succeed, type Failure, type Result } from './result';
 
 /**
@@ -11,7 +12,10 @@ import { fail, succeed, type Failure, type Result } from './result';
  * An admitted call that has not returned within `deadlineMs` is refused as well, so that a slow
  * query on a saturated store reaches the client as a retryable 503 before the gateway's timeout
  * turns it into a 504; the call keeps its place until it really ends, so the store never has
- * more than `max` of them.
+ * more than `max` of them. A call gives its store reads `deadlineMs` as their time limit
+ * (`maxTimeMS`), so the store stops them at the deadline too, and gives the place back then,
+ * rather than reading on for a client already answered; the store's refusal at that limit is
+ * answered as the deadline is.
  */
 export class LoadShedder {
   private running = 0;
@@ -19,7 +23,7 @@ export class LoadShedder {
   constructor(
     readonly max: number,
     private readonly what: string,
-    private readonly deadlineMs = 5000,
+    readonly deadlineMs = 5000,
   ) {}
 
   /** The call's value, or SERVICE_UNAVAILABLE when it was refused or outlasted the deadline. */
@@ -33,7 +37,11 @@ export class LoadShedder {
     });
     work.catch(() => undefined); // refused at the deadline already: its late failure is nobody's
     try {
-      return await Promise.race([work.then(succeed), deadline]);
+      const answered = work.then(succeed, (err: unknown) => {
+        if (isStoreTimeLimitExceeded(err)) return this.busy();
+        throw err;
+      });
+      return await Promise.race([answered, deadline]);
     } finally {
       clearTimeout(timer);
     }

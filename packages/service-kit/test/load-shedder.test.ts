@@ -24,9 +24,23 @@ describe('LoadShedder', () => {
     let finish!: () => void;
     const slow = shedder.run(() => new Promise<string>((r) => (finish = () => r('late'))));
     await expect(slow).resolves.toMatchObject({ ok: false, code: 'SERVICE_UNAVAILABLE' });
-    await expect(shedder.run(async () => 'ran')).resolves.toMatchObject({ ok: false, code: 'SERVICE_UNAVAILABLE' });
+    await expect(shedder.run(async () => 'ran')).resolves.toMatchObject({
+      ok: false,
+      code: 'SERVICE_UNAVAILABLE',
+    });
     finish();
     await new Promise((r) => setImmediate(r));
+    await expect(shedder.run(async () => 'ran')).resolves.toEqual({ ok: true, value: 'ran' });
+  });
+
+  it('when the store stops a call at its time limit, then the call is refused as at the deadline and its place is free', async () => {
+    const shedder = new LoadShedder(1, 'The store', 60_000);
+    const expired = Object.assign(new Error('operation exceeded time limit'), { code: 50 });
+    await expect(shedder.run(() => Promise.reject(expired))).resolves.toMatchObject({
+      ok: false,
+      code: 'SERVICE_UNAVAILABLE',
+      retryAfter: 1,
+    });
     await expect(shedder.run(async () => 'ran')).resolves.toEqual({ ok: true, value: 'ran' });
   });
 });

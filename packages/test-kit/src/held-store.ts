@@ -6,6 +6,8 @@ const run = promisify(execFile);
 
 /** Tables of a test database held under an exclusive lock until `release`. */
 export interface HeldStore {
+  /** How many requests of other sessions wait on a lock in the database (reads and writes held). */
+  waiting(): Promise<number>;
   release(): Promise<void>;
 }
 
@@ -67,7 +69,10 @@ async function hold(database: string, schema: string, tables: string[]): Promise
     if (Number((await psql(database, granted))[0]) >= tables.length) break;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+  const waitingSql = `SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+    JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = '${schema}' AND NOT l.granted`;
   return {
+    waiting: async () => Number((await psql(database, waitingSql))[0]),
     async release() {
       session.stdin.end('COMMIT;\n');
       await exited;

@@ -27,6 +27,11 @@ export const configSchema = z.object({
   /** List queries on MongoDB at once while the timeline index is away; more get 503 + Retry-After. */
   STORE_FALLBACK_CONCURRENCY: env.int(4, 1),
   /**
+   * Milliseconds such a fallback read may take: then it is 503 + Retry-After and the store stops
+   * it (its time limit), so the store never reads on for a client already answered.
+   */
+  STORE_FALLBACK_DEADLINE_MS: env.int(5000, 100),
+  /**
    * How long the live stream's event log keeps an event (a client reconnecting with Last-Event-ID
    * within it misses nothing). The API promises at least 24 hours.
    */

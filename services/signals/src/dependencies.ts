@@ -143,7 +143,11 @@ export async function createDependencies(
       repository,
       logger,
       indexMissed: () => indexMaintenance.runSoon(),
-      storeReads: new LoadShedder(config.STORE_FALLBACK_CONCURRENCY, 'Listing from the database'),
+      storeReads: new LoadShedder(
+        config.STORE_FALLBACK_CONCURRENCY,
+        'Listing from the database',
+        config.STORE_FALLBACK_DEADLINE_MS,
+      ),
     },
     effects: {
       async written(snapshots, outbox) {

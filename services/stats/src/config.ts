@@ -23,6 +23,11 @@ export const configSchema = z.object({
   STATS_CHECK_INTERVAL_MS: env.int(1000, 50),
   /** Aggregations of the projection at once while the aggregates are away; more get 503 + Retry-After. */
   STORE_FALLBACK_CONCURRENCY: env.int(4, 1),
+  /**
+   * Milliseconds such a fallback read may take: then it is 503 + Retry-After and the store stops
+   * it (its time limit), so the store never reads on for a client already answered.
+   */
+  STORE_FALLBACK_DEADLINE_MS: env.int(5000, 100),
   /** For the rebuild command: where to read the signals export. */
   SIGNALS_URL: z.string().url().optional(),
   INGEST_TOKEN: z.string().optional(),

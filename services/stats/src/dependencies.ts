@@ -138,6 +138,7 @@ export async function createDependencies(config: StatsConfig, logger: Logger): P
       storeReads: new LoadShedder(
         config.STORE_FALLBACK_CONCURRENCY,
         'Computing statistics from the database',
+        config.STORE_FALLBACK_DEADLINE_MS,
       ),
     },
     rebuildAggregates,

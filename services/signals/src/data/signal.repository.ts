@@ -3,6 +3,7 @@ import { duplicateKeyPositions, isDuplicateKeyError } from '@signal/service-kit'
 import type { Connection, mongo } from 'mongoose';
 import type {
   InsertSignalOutcome,
+  ReadLimit,
   SignalFilter,
   SignalQueryStore,
   SignalSource,
@@ -50,19 +51,20 @@ export class SignalRepository implements SignalWriteStore, SignalQueryStore, Sig
     return q;
   }
 
-  list(filter: SignalFilter, skip: number, limit: number): Promise<StoredSignal[]> {
+  list(filter: SignalFilter, skip: number, limit: number, within: ReadLimit = {}): Promise<StoredSignal[]> {
     return this.signals
       .find(this.toQuery(filter), {
         projection: PUBLIC_PROJECTION,
         sort: { created_at: -1, _id: -1 },
         skip,
         limit,
+        ...within,
       })
       .toArray();
   }
 
-  count(filter: SignalFilter): Promise<number> {
-    return this.signals.countDocuments(this.toQuery(filter));
+  count(filter: SignalFilter, within: ReadLimit = {}): Promise<number> {
+    return this.signals.countDocuments(this.toQuery(filter), within);
   }
 
   findById(id: string): Promise<StoredSignal | null> {

@@ -6,7 +6,7 @@ import {
 } from '@signal/contracts';
 import { idTimeMs, succeed, type LoadShedder, type Logger, type Result } from '@signal/service-kit';
 import { decodeCursor, encodeCursor } from './cursor';
-import type { SignalFilter, SignalQueryStore, SignalReadIndex } from './ports';
+import type { ReadLimit, SignalFilter, SignalQueryStore, SignalReadIndex } from './ports';
 import { detailToListItem, toListItem } from './signal.mapper';
 
 export interface ListDeps {
@@ -66,7 +66,9 @@ export async function listSignals(
     deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'timeline index unreachable');
   }
   deps.indexMissed();
-  return deps.storeReads.run(() => listFromStore(deps.repository, query, perPage, cursorId));
+  // The store stops the read at the deadline the client is answered by.
+  const within = { maxTimeMS: deps.storeReads.deadlineMs };
+  return deps.storeReads.run(() => listFromStore(deps.repository, query, perPage, cursorId, within));
 }
 
 function meta(total: number, page: number, perPage: number, nextId: string | null): ListMeta {
@@ -88,6 +90,7 @@ export async function listFromStore(
   query: SignalListQuery,
   perPage: number,
   cursorId: string | undefined,
+  within: ReadLimit = {},
 ): Promise<SignalPage> {
   const filter: SignalFilter = {
     type: query.type,
@@ -98,16 +101,16 @@ export async function listFromStore(
   let rowsPromise;
   if (cursorId) {
     rowsPromise = Promise.all([
-      repository.list({ ...filter, beforeId: cursorId }, 0, perPage + 1),
-      repository.count({ ...filter, fromId: cursorId }),
+      repository.list({ ...filter, beforeId: cursorId }, 0, perPage + 1, within),
+      repository.count({ ...filter, fromId: cursorId }, within),
     ]).then(([rows, newer]) => {
       page = Math.floor(newer / perPage) + 1;
       return rows;
     });
   } else {
-    rowsPromise = repository.list(filter, (page - 1) * perPage, perPage + 1);
+    rowsPromise = repository.list(filter, (page - 1) * perPage, perPage + 1, within);
   }
-  const [rows, total] = await Promise.all([rowsPromise, repository.count(filter)]);
+  const [rows, total] = await Promise.all([rowsPromise, repository.count(filter, within)]);
   const hasMore = rows.length > perPage;
   const pageRows = hasMore ? rows.slice(0, perPage) : rows;
   const last = pageRows[pageRows.length - 1];

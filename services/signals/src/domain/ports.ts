@@ -44,9 +44,14 @@ export interface SignalWriteStore {
 }
 
 /** The store as the read use cases use it (the fallback while the index is incomplete). */
+/** How long the store may take over a read before it stops it (MaxTimeMSExpired); none: no limit. */
+export interface ReadLimit {
+  maxTimeMS?: number;
+}
+
 export interface SignalQueryStore {
-  list(filter: SignalFilter, skip: number, limit: number): Promise<StoredSignal[]>;
-  count(filter: SignalFilter): Promise<number>;
+  list(filter: SignalFilter, skip: number, limit: number, within?: ReadLimit): Promise<StoredSignal[]>;
+  count(filter: SignalFilter, within?: ReadLimit): Promise<number>;
   findById(id: string): Promise<StoredSignal | null>;
 }
 

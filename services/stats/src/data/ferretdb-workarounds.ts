@@ -34,11 +34,13 @@ type SumRow = z.infer<typeof sumRowsSchema>[number];
 export async function groupSumsByType(
   projection: mongo.Collection<ProjectedSignal>,
   match: mongo.Filter<ProjectedSignal>,
+  maxTimeMS?: number,
 ): Promise<GroupRow[]> {
+  const within = maxTimeMS !== undefined ? { maxTimeMS } : {};
   const sumBy = async (value: 1 | '$is_winner' | '$roi'): Promise<SumRow[]> =>
     sumRowsSchema.parse(
       await projection
-        .aggregate([{ $match: match }, { $group: { _id: '$type', v: { $sum: value } } }])
+        .aggregate([{ $match: match }, { $group: { _id: '$type', v: { $sum: value } } }], within)
         .toArray(),
     );
   const [totals, winners, roiSums] = await Promise.all([sumBy(1), sumBy('$is_winner'), sumBy('$roi')]);

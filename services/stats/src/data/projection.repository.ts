@@ -67,14 +67,23 @@ export class ProjectionRepository implements ProjectionStore {
   }
 
   /** Counts, winners and ROI sums per type. */
-  groupByType(type: SignalType | undefined, since: Date | undefined): Promise<GroupRow[]> {
-    return groupSumsByType(this.projection, this.filter(type, since));
+  groupByType(
+    type: SignalType | undefined,
+    since: Date | undefined,
+    maxTimeMS?: number,
+  ): Promise<GroupRow[]> {
+    return groupSumsByType(this.projection, this.filter(type, since), maxTimeMS);
   }
 
-  async bestRoi(type: SignalType | undefined, since: Date | undefined): Promise<number | undefined> {
+  async bestRoi(
+    type: SignalType | undefined,
+    since: Date | undefined,
+    maxTimeMS?: number,
+  ): Promise<number | undefined> {
     const top = await this.projection.findOne(this.filter(type, since), {
       projection: { roi: 1 },
       sort: { roi: -1 },
+      ...(maxTimeMS !== undefined ? { maxTimeMS } : {}),
     });
     return top?.roi;
   }

@@ -54,8 +54,9 @@ async function aggregateFromStore(
   const cached = await deps.cache.get(key);
   if (cached.stats) return cached.stats;
   const [rows, best] = await Promise.all([
-    deps.repository.groupByType(undefined, since),
-    deps.repository.bestRoi(type, since),
+    // The store stops the reads at the deadline the client is answered by.
+    deps.repository.groupByType(undefined, since, deps.storeReads.deadlineMs),
+    deps.repository.bestRoi(type, since, deps.storeReads.deadlineMs),
   ]);
   const stats = toStatistics(rows, best, type);
   await deps.cache.set(key, cached.gen, stats);

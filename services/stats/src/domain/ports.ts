@@ -23,10 +23,17 @@ export interface ProjectionStore {
   apply(doc: ProjectedSignal): Promise<boolean>;
   /** The same for many states (at most one per signal); returns the ids whose state changed. */
   applyMany(docs: ProjectedSignal[]): Promise<Set<string>>;
-  /** Rows per type for created_at > since (all time without `since`). */
-  groupByType(type: SignalType | undefined, since: Date | undefined): Promise<GroupRow[]>;
-  /** The highest ROI for created_at > since, if any signal is there. */
-  bestRoi(type: SignalType | undefined, since: Date | undefined): Promise<number | undefined>;
+  /**
+   * Rows per type for created_at > since (all time without `since`). `maxTimeMS`: how long the
+   * store may take before it stops the read (MaxTimeMSExpired); none, no limit.
+   */
+  groupByType(type: SignalType | undefined, since: Date | undefined, maxTimeMS?: number): Promise<GroupRow[]>;
+  /** The highest ROI for created_at > since, if any signal is there; `maxTimeMS` as above. */
+  bestRoi(
+    type: SignalType | undefined,
+    since: Date | undefined,
+    maxTimeMS?: number,
+  ): Promise<number | undefined>;
   /** Every projected signal once, in batches (the aggregates' rebuild). */
   streamAll(batchSize: number): AsyncGenerator<ProjectedSignal[]>;
 }

@@ -20,7 +20,7 @@ describe('toStatistics', () => {
     expect(s.by_type.new).toEqual({ total: 3, winners: 1, win_rate: 33.33 });
   });
 
-  it('when a type filters the figures, then the totals are that type\'s and by_type keeps every type\'s real figures', () => {
+  it("when a type filters the figures, then the totals are that type's and by_type keeps every type's real figures", () => {
     const s = toStatistics(
       [
         { _id: 'new', total: 3, winners: 1, roi_sum: 300 },
