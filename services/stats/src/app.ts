@@ -1,12 +1,6 @@
 import type { StatsConfig } from './config';
 import { healthChecks, servesWith, type StatsDependencies } from './dependencies';
-import {
-  readinessTiming,
-  serviceApp,
-  type Lifecycle,
-  type Logger,
-  type ServiceAppParts,
-} from '@signal/service-kit';
+import { readinessTiming, serviceApp, type Lifecycle, type Logger, type ServiceAppParts } from '@signal/service-kit';
 import type { KeyObject } from 'node:crypto';
 import type { Express } from 'express';
 import type { StatsReadDeps } from './domain/get-stats.use-case';
