@@ -309,8 +309,16 @@ describe('the time limit of reads from MongoDB while the read model is away', ()
       expect(refused.status).toBe(503);
       expect(refused.headers['retry-after']).toBe('1');
       expect(refused.body.error.code).toBe('SERVICE_UNAVAILABLE');
-      // Without the store's own limit its reads would wait on the tables until they are free.
-      await waitFor(async () => (await held.waiting()) === 0, 10_000, 50, 'the store to stop the reads');
+      // Without the store's own limit its reads would wait on the table until it is free.
+      let waiting: string[] = [];
+      await waitFor(
+        async () => (waiting = await held.waiting()).length === 0,
+        10_000,
+        50,
+        'the store to stop the reads',
+      ).catch((err: unknown) => {
+        throw new Error(`${String(err)}; still waiting: ${waiting.join(' | ')}`);
+      });
     } finally {
       await held.release();
     }

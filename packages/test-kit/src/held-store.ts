@@ -6,8 +6,8 @@ const run = promisify(execFile);
 
 /** Tables of a test database held under an exclusive lock until `release`. */
 export interface HeldStore {
-  /** How many requests of other sessions wait on a lock in the database (reads and writes held). */
-  waiting(): Promise<number>;
+  /** The statements of clients waiting on a lock in the database (reads and writes held; not upkeep). */
+  waiting(): Promise<string[]>;
   release(): Promise<void>;
 }
 
@@ -69,10 +69,14 @@ async function hold(database: string, schema: string, tables: string[]): Promise
     if (Number((await psql(database, granted))[0]) >= tables.length) break;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  const waitingSql = `SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
-    JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = '${schema}' AND NOT l.granted`;
+  // Clients' requests only: PostgreSQL's and the store wrapper's own upkeep (ANALYZE and VACUUM
+  // of a new or changed table) may wait on a held table too, and are nobody's reads.
+  const waitingSql = `SELECT regexp_replace(a.query, '\\s+', ' ', 'g') FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+    JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_stat_activity a ON a.pid = l.pid
+    WHERE n.nspname = '${schema}' AND NOT l.granted AND a.backend_type = 'client backend'
+      AND a.query !~* '^\\s*(analyze|vacuum)'`;
   return {
-    waiting: async () => Number((await psql(database, waitingSql))[0]),
+    waiting: () => psql(database, waitingSql),
     async release() {
       session.stdin.end('COMMIT;\n');
       await exited;
