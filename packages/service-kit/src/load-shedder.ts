@@ -12,9 +12,9 @@ import { fail, succeed, type Failure, type Result } from './result';
  * An admitted call that has not returned within `deadlineMs` is refused as well, so that a slow
  * query on a saturated store reaches the client as a retryable 503 before the gateway's timeout
  * turns it into a 504; the call keeps its place until it really ends, so the store never has
- * more than `max` of them. A call gives its store reads `deadlineMs` as their time limit
- * (`maxTimeMS`), so the store stops them at the deadline too, and gives the place back then,
- * rather than reading on for a client already answered; the store's refusal at that limit is
+ * more than `max` of them. Callers give the call's store reads `deadlineMs` as their time limit
+ * (`maxTimeMS`): the store stops them at the deadline too and the place is free then, rather
+ * than held by a read for a client already answered; the store's refusal at that limit is
  * answered as the deadline is.
  */
 export class LoadShedder {

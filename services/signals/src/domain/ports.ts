@@ -43,12 +43,12 @@ export interface SignalWriteStore {
   ): Promise<boolean>;
 }
 
-/** The store as the read use cases use it (the fallback while the index is incomplete). */
 /** How long the store may take over a read before it stops it (MaxTimeMSExpired); none: no limit. */
 export interface ReadLimit {
   maxTimeMS?: number;
 }
 
+/** The store as the read use cases use it (the fallback while the index is incomplete). */
 export interface SignalQueryStore {
   list(filter: SignalFilter, skip: number, limit: number, within?: ReadLimit): Promise<StoredSignal[]>;
   count(filter: SignalFilter, within?: ReadLimit): Promise<number>;
