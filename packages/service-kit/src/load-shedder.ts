@@ -12,7 +12,7 @@ import { fail, succeed, type Failure, type Result } from './result';
  * An admitted call that has not returned within `deadlineMs` is refused as well, so that a slow
  * query on a saturated store reaches the client as a retryable 503 before the gateway's timeout
  * turns it into a 504; the call keeps its place until it really ends, so the store never has
- * more than `max` of them. Callers give the call's store reads `deadlineMs` as their time limit
+ * more than `max` of them. The call is handed the deadline as its store reads' time limit
  * (`maxTimeMS`): the store stops them at the deadline too and the place is free then, rather
  * than held by a read for a client already answered; the store's refusal at that limit is
  * answered as the deadline is.
@@ -23,14 +23,16 @@ export class LoadShedder {
   constructor(
     readonly max: number,
     private readonly what: string,
-    readonly deadlineMs = 5000,
+    private readonly deadlineMs = 5000,
   ) {}
 
   /** The call's value, or SERVICE_UNAVAILABLE when it was refused or outlasted the deadline. */
-  async run<T>(call: () => Promise<T>): Promise<Result<T, 'SERVICE_UNAVAILABLE'>> {
+  async run<T>(
+    call: (within: { maxTimeMS: number }) => Promise<T>,
+  ): Promise<Result<T, 'SERVICE_UNAVAILABLE'>> {
     if (this.running >= this.max) return this.busy();
     this.running += 1;
-    const work = call().finally(() => (this.running -= 1));
+    const work = call({ maxTimeMS: this.deadlineMs }).finally(() => (this.running -= 1));
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<Failure<'SERVICE_UNAVAILABLE'>>((resolve) => {
       timer = setTimeout(() => resolve(this.busy()), this.deadlineMs);

@@ -67,8 +67,7 @@ export async function listSignals(
   }
   deps.indexMissed();
   // The store stops the read at the deadline the client is answered by.
-  const within = { maxTimeMS: deps.storeReads.deadlineMs };
-  return deps.storeReads.run(() => listFromStore(deps.repository, query, perPage, cursorId, within));
+  return deps.storeReads.run((within) => listFromStore(deps.repository, query, perPage, cursorId, within));
 }
 
 function meta(total: number, page: number, perPage: number, nextId: string | null): ListMeta {

@@ -41,7 +41,10 @@ export async function getStats(
     );
   }
   deps.aggregatesMissed();
-  return deps.storeReads.run(() => aggregateFromStore(deps, query.type, period, since));
+  // The store stops the reads at the deadline the client is answered by.
+  return deps.storeReads.run(({ maxTimeMS }) =>
+    aggregateFromStore(deps, query.type, period, since, maxTimeMS),
+  );
 }
 
 async function aggregateFromStore(
@@ -49,14 +52,14 @@ async function aggregateFromStore(
   type: StatsQuery['type'],
   period: string,
   since: Date | undefined,
+  maxTimeMS: number,
 ): Promise<Statistics> {
   const key = `${type ?? '*'}:${period}`;
   const cached = await deps.cache.get(key);
   if (cached.stats) return cached.stats;
   const [rows, best] = await Promise.all([
-    // The store stops the reads at the deadline the client is answered by.
-    deps.repository.groupByType(undefined, since, deps.storeReads.deadlineMs),
-    deps.repository.bestRoi(type, since, deps.storeReads.deadlineMs),
+    deps.repository.groupByType(undefined, since, maxTimeMS),
+    deps.repository.bestRoi(type, since, maxTimeMS),
   ]);
   const stats = toStatistics(rows, best, type);
   await deps.cache.set(key, cached.gen, stats);
