@@ -302,19 +302,21 @@ export function wholeNumberOption(
   return readCommandLine(cli, () => numberOption(values[name], name));
 }
 
-/** CPU time (µs) used so far by each named group of this machine's processes (Linux /proc). */
+/** CPU time (µs) used by each named group of this machine's processes between two readings. */
 export type CpuGroups = Map<string, number>;
+
+/** One reading: CPU time (µs) used so far by each process, by the group it belongs to. */
+export type CpuReading = Map<string, Map<number, number>>;
 
 /** Linux counts process CPU in clock ticks of 10 ms (USER_HZ 100 on every mainstream kernel). */
 const MICROS_PER_TICK = 10_000;
 
 /**
  * CPU time used so far by the processes `groupOf` names (undefined: not counted), read from
- * /proc. Empty where there is no /proc. A process that ends between two readings takes its time
- * with it, so a short-lived one (a PostgreSQL backend closed mid-run) is undercounted.
+ * /proc, process by process. Empty where there is no /proc.
  */
-export function cpuByGroup(groupOf: (pid: number, command: string) => string | undefined): CpuGroups {
-  const groups: CpuGroups = new Map();
+export function cpuByGroup(groupOf: (pid: number, command: string) => string | undefined): CpuReading {
+  const groups: CpuReading = new Map();
   let pids: string[];
   try {
     pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
@@ -330,7 +332,9 @@ export function cpuByGroup(groupOf: (pid: number, command: string) => string | u
       // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const ticks = Number(fields[11]) + Number(fields[12]);
-      groups.set(group, (groups.get(group) ?? 0) + ticks * MICROS_PER_TICK);
+      const byPid = groups.get(group) ?? new Map<number, number>();
+      byPid.set(Number(p), ticks * MICROS_PER_TICK);
+      groups.set(group, byPid);
     } catch {
       // Gone between the listing and the read.
     }
@@ -338,7 +342,18 @@ export function cpuByGroup(groupOf: (pid: number, command: string) => string | u
   return groups;
 }
 
-/** What each group used between two readings (µs). */
-export function cpuBetween(before: CpuGroups, after: CpuGroups): CpuGroups {
-  return new Map([...after].map(([group, us]) => [group, us - (before.get(group) ?? 0)]));
+/**
+ * What each group used between two readings (µs): each process of the second reading, less what
+ * it had used at the first (nothing, if it started since). A process that ended between the two
+ * takes its time with it (a PostgreSQL backend closed mid-run is undercounted), and is never
+ * counted as time given back.
+ */
+export function cpuBetween(before: CpuReading, after: CpuReading): CpuGroups {
+  return new Map(
+    [...after].map(([group, byPid]) => {
+      let used = 0;
+      for (const [pid, us] of byPid) used += us - (before.get(group)?.get(pid) ?? 0);
+      return [group, used];
+    }),
+  );
 }

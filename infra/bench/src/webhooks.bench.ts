@@ -20,13 +20,14 @@ import {
   ROOT,
   startService,
   wholeNumberOption,
+  type CpuGroups,
   type Proc,
 } from './harness';
 
 /**
  * pnpm bench webhooks [--scenario all|steady|fanout|retries] [--rate 100] [--seconds 10]
  *   [--subscribers 10] [--failing 0] [--cpu-prof] [--warmup 2] [--fanout-subscribers 1000] [--retry-deliveries 100000]
- *   [--retry-subscribers 20] [--retry-rate 30] [--max-delay 900] [--other-work 0]
+ *   [--retry-subscribers 20] [--retry-rate 30] [--max-delay 900] [--other-work 0] [--floor]
  *
  * Three scenarios, each against a fresh webhooks API + worker (own database, own queues):
  *  steady  — --rate events/s for --seconds to --subscribers receivers, after --warmup seconds
@@ -41,7 +42,10 @@ import {
  *            100 ms on one core, the machine shared as in production. Delivered = first attempts completed (any response), per second
  *            of the offered window; backlog = (event, subscriber) pairs offered and not yet
  *            attempted, sampled every second; commit → first byte = publish to the receiver's
- *            first byte of the attempt. One summary line;
+ *            first byte of the attempt. One summary line; --floor: then the same events,
+ *            receivers and rate through the platform's floor (webhook-floor.ts: durable jobs, a
+ *            delivery and a log entry stored per attempt, nothing of the service's own), with
+ *            its ratio to direct and its CPU per first attempt beside ours;
  *  fanout  — one event to --fanout-subscribers subscriptions (target: all within 3 s);
  *  retries — --retry-deliveries deliveries whose first attempt gets a 503 with a
  *            Retry-After drawn from 1 s … --max-delay s (the delays are the receivers', so the
@@ -57,7 +61,7 @@ import {
 const CLI = {
   name: 'webhooks bench',
   usage:
-    'usage: pnpm bench webhooks [--scenario all|steady|fanout|retries] [--rate 100] [--seconds 10] [--subscribers 10] [--failing 0] [--cpu-prof] [--warmup 2] [--fanout-subscribers 1000] [--retry-deliveries 100000] [--retry-subscribers 20] [--retry-rate 30] [--max-delay 900] [--other-work 0]',
+    'usage: pnpm bench webhooks [--scenario all|steady|fanout|retries] [--rate 100] [--seconds 10] [--subscribers 10] [--failing 0] [--cpu-prof] [--warmup 2] [--fanout-subscribers 1000] [--retry-deliveries 100000] [--retry-subscribers 20] [--retry-rate 30] [--max-delay 900] [--other-work 0] [--floor]',
 };
 const opts = readCommandLine(CLI, () =>
   parseCliArgs(process.argv.slice(2), {
@@ -74,6 +78,7 @@ const opts = readCommandLine(CLI, () =>
     'retry-rate': { type: 'string', default: '30' },
     'max-delay': { type: 'string', default: '900' },
     'other-work': { type: 'string', default: '0' },
+    floor: { type: 'boolean', default: false },
   }),
 );
 const num = (name: keyof typeof opts): number => wholeNumberOption(CLI, opts, name);
@@ -342,9 +347,15 @@ function signalEvent(signalId: string) {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Where events are published: a stack's bus exchange, or the floor's. */
+interface EventTarget {
+  channel: ConfirmChannel;
+  exchange: string;
+}
+
 /** Publishes `count` events at `rate`/s; the publish time of each, by its signal id. */
 async function publish(
-  stack: Stack,
+  stack: EventTarget,
   count: number,
   rate: number,
   published = new Map<string, number>(),
@@ -497,6 +508,151 @@ function slopePerSecond(samples: Array<[number, number]>): number {
 
 // ---------------------------------------------------------------------------------------------
 
+/** What one pipeline (the service, or the floor) did with the measured events of a steady run. */
+interface FirstAttemptRun {
+  published: Map<string, number>;
+  figures: Figures;
+  /** First attempts completed (any response) per second of the offered window. */
+  delivered: number;
+  backlog: Array<[number, number]>;
+  drainedAfter: number;
+  /** CPU (µs) per group over the measured events. */
+  cpu: CpuGroups;
+  warm?: Figures;
+}
+
+/**
+ * Publishes a warm-up and then the measured events at `rate`/s to `target`, samples the backlog
+ * once a second while publishing, waits until every pair is attempted and every first attempt
+ * completed, and reads each process group's CPU over the measured part.
+ */
+async function firstAttemptRun(
+  target: EventTarget,
+  rx: Receivers,
+  shape: { rate: number; seconds: number; subscribers: number; warmup: number },
+  cpuGroups: (pid: number, command: string) => string | undefined,
+  label: string,
+): Promise<FirstAttemptRun> {
+  const { rate, seconds, subscribers, warmup } = shape;
+  const total = rate * seconds;
+  const ofRun = (published: Map<string, number>) => (keys: Iterable<string>) => {
+    let n = 0;
+    for (const key of keys) if (published.has(key.slice(0, key.indexOf('|')))) n += 1;
+    return n;
+  };
+  let warm: Figures | undefined;
+  const warmPublished = new Map<string, number>();
+  if (warmup > 0) {
+    await publish(target, warmup, rate, warmPublished);
+    const attempted = () => ofRun(warmPublished)(rx.seen.keys());
+    await until(
+      `${label} warm-up`,
+      () => attempted() >= warmup * subscribers,
+      attempted,
+      warmup * subscribers,
+      180_000,
+    );
+    warm = systemFigures(warmPublished, rx);
+  }
+  // Backlog: pairs of the measured events offered (published × subscribers) and not yet
+  // attempted, once a second while they are published.
+  const published = new Map<string, number>();
+  const attempted = () => ofRun(published)(rx.seen.keys());
+  const completed = () => ofRun(published)(rx.completed.keys());
+  const backlog: Array<[number, number]> = [];
+  const cpuBefore = cpuByGroup(cpuGroups);
+  const publishStart = Date.now();
+  const sampler = setInterval(
+    () => backlog.push([(Date.now() - publishStart) / 1000, published.size * subscribers - attempted()]),
+    1000,
+  );
+  await publish(target, total, rate, published);
+  clearInterval(sampler);
+  const all = total * subscribers;
+  await until(`${label} first attempts`, () => attempted() >= all, attempted, all, 180_000);
+  const drainedAfter = (Date.now() - publishStart) / 1000 - seconds;
+  // Every first attempt completed (the slow receivers answer SLOW_RECEIVER_MS later).
+  await until(`${label} first attempts completed`, () => completed() >= all, completed, all, 60_000);
+  const cpu = cpuBetween(cpuBefore, cpuByGroup(cpuGroups));
+  return {
+    published,
+    figures: systemFigures(published, rx),
+    delivered: completedPerSecond(published, rx),
+    backlog,
+    drainedAfter,
+    cpu,
+    ...(warm ? { warm } : {}),
+  };
+}
+
+/** Every RabbitMQ, FerretDB and PostgreSQL process on the machine, and the named ones. */
+const machineGroups =
+  (named: Map<number | undefined, string>) =>
+  (pid: number, command: string): string | undefined =>
+    named.get(pid) ??
+    (pid === process.pid
+      ? 'bench'
+      : command.includes('beam.smp')
+        ? 'RabbitMQ'
+        : /ferretdb/i.test(command)
+          ? 'FerretDB'
+          : command.startsWith('postgres')
+            ? 'PostgreSQL'
+            : undefined);
+
+/** `total = a, b, …` in µs per first attempt, largest first. */
+function cpuPerAttempt(cpu: CpuGroups, firstAttempts: number): { total: number; line: string } {
+  const total = [...cpu.values()].reduce((a, b) => a + b, 0) / firstAttempts;
+  const parts = [...cpu]
+    .sort((a, b) => b[1] - a[1])
+    .map(([group, us]) => `${group} ${(us / firstAttempts).toFixed(0)}`);
+  return { total, line: `${total.toFixed(0)} = ${parts.join(', ')}` };
+}
+
+const backlogLine = (run: FirstAttemptRun, seconds: number) =>
+  `backlog (pairs offered, not yet attempted): ${run.backlog.map(([, b]) => b).join(' ')}; growth over the second half ${slopePerSecond(run.backlog.filter(([t]) => t >= seconds / 2)).toFixed(1)} pairs/s; all attempted ${Math.max(0, run.drainedAfter).toFixed(1)} s after the last publish`;
+
+/**
+ * The floor (webhook-floor.ts) against the same receivers, at the same rate, after the service's
+ * stack is gone (its retries would otherwise land in the floor's figures): its own queues,
+ * exchange and database, removed afterwards.
+ */
+async function floorRun(
+  rx: Receivers,
+  shape: { rate: number; seconds: number; subscribers: number; warmup: number },
+  connections: number,
+): Promise<FirstAttemptRun> {
+  const db = `bench_webhooks_floor_${Date.now()}`;
+  const prefix = `${db}.`;
+  const floor = await startService('infra/bench/dist/webhook-floor.js', 4504, {
+    FLOOR_DB: db,
+    FLOOR_PREFIX: prefix,
+    FLOOR_URLS: rx.urls.join(','),
+    FLOOR_CONNECTIONS: String(connections),
+  });
+  const conn = await connect(infra().AMQP_URL);
+  try {
+    const channel = await conn.createConfirmChannel();
+    const target = { channel, exchange: `${prefix}signal.events` };
+    return await firstAttemptRun(
+      target,
+      rx,
+      shape,
+      machineGroups(new Map([[floor.child.pid, 'floor']])),
+      'floor',
+    );
+  } finally {
+    await floor.stop();
+    const cleanup = await conn.createChannel();
+    for (const q of ['floor.events', 'floor.jobs', 'floor.retry']) await cleanup.deleteQueue(`${prefix}${q}`);
+    await cleanup.deleteExchange(`${prefix}signal.events`);
+    await conn.close().catch(() => undefined);
+    const m = await mongoose.createConnection(infra().MONGO_URL, { dbName: db }).asPromise();
+    await m.dropDatabase();
+    await m.close();
+  }
+}
+
 async function steady(): Promise<void> {
   const rate = num('rate');
   const seconds = num('seconds');
@@ -530,104 +686,66 @@ async function steady(): Promise<void> {
   // worker may give one subscription the concurrency the direct baseline gives it (its
   // connections per receiver below), within its own limit of a quarter of the account's POSTs.
   const slowInFlight = Math.ceil((rate * SLOW_RECEIVER_MS) / 1000) + 16;
+  // Enough connections that a slow receiver's requests in flight do not queue its neighbours'.
+  const connections = fleet.slow > 0 ? slowInFlight : 16;
+  const shape = { rate, seconds, subscribers, warmup };
   const stack = await startStack(
     'steady',
     fleet.slow > 0 ? { WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: String(Math.max(50, slowInFlight)) } : {},
   );
+  let stackStopped = false;
   try {
     const ids = await stack.subscribe(rx.urls);
-    const pairs = () => [...rx.seen.keys()].filter((k) => !k.startsWith('base_')).length;
-    let warm: Figures | undefined;
-    if (warmup > 0) {
-      const warmPublished = await publish(stack, warmup, rate);
-      await until('warm-up', () => pairs() >= warmup * subscribers, pairs, warmup * subscribers, 180_000);
-      warm = systemFigures(warmPublished, rx);
-    }
-    // Backlog: pairs of the measured events offered (published × subscribers) and not yet
-    // attempted, once a second while they are published.
-    const published = new Map<string, number>();
-    const attempted = () => {
-      let n = 0;
-      for (const key of rx.seen.keys()) if (published.has(key.slice(0, key.indexOf('|')))) n += 1;
-      return n;
-    };
-    const backlog: Array<[number, number]> = [];
+    const attemptsBefore = await stack.attemptsByOutcome();
     // Every RabbitMQ, FerretDB and PostgreSQL process on the machine counts: run alone (the
     // bench's own FerretDB, the shared broker and database), or the figures carry others' work.
-    const cpuGroups = (pid: number, command: string): string | undefined =>
-      pid === stack.workerPid
-        ? 'worker'
-        : pid === process.pid
-          ? 'bench'
-          : pid === stack.api.child.pid
-            ? 'API'
-            : command.includes('beam.smp')
-              ? 'RabbitMQ'
-              : /ferretdb/i.test(command)
-                ? 'FerretDB'
-                : command.startsWith('postgres')
-                  ? 'PostgreSQL'
-                  : undefined;
-    const cpuBefore = cpuByGroup(cpuGroups);
-    const attemptsBefore = await stack.attemptsByOutcome();
-    const publishStart = Date.now();
-    const sampler = setInterval(
-      () => backlog.push([(Date.now() - publishStart) / 1000, published.size * subscribers - attempted()]),
-      1000,
+    const groups = machineGroups(
+      new Map([
+        [stack.workerPid, 'worker'],
+        [stack.api.child.pid, 'API'],
+      ]),
     );
-    await publish(stack, total, rate, published);
-    clearInterval(sampler);
-    const all = (warmup + total) * subscribers;
-    await until('first attempts', () => pairs() >= all, pairs, all, 180_000);
-    const drainedAfter = (Date.now() - publishStart) / 1000 - seconds;
-    // Every first attempt completed (the slow receivers answer SLOW_RECEIVER_MS later).
-    await until(
-      'first attempts completed',
-      () => [...rx.completed.keys()].filter((k) => !k.startsWith('base_')).length >= all,
-      () => [...rx.completed.keys()].filter((k) => !k.startsWith('base_')).length,
-      all,
-      60_000,
-    );
-    const cpu = cpuBetween(cpuBefore, cpuByGroup(cpuGroups));
+    const run = await firstAttemptRun(stack, rx, shape, groups, 'service');
     const attemptsAfter = await stack.attemptsByOutcome();
-    const system = systemFigures(published, rx);
-    const delivered = completedPerSecond(published, rx);
-    // Enough connections that a slow receiver's requests in flight do not queue its neighbours'.
-    const connections = fleet.slow > 0 ? slowInFlight : 16;
     const baseline = await direct(rx.urls, total, rate, connections);
     header();
-    row('signed delivery through queue + worker', system);
+    row('signed delivery through queue + worker', run.figures);
     row('direct undici POST, same receivers and rate', baseline);
-    if (warm) row('(warm-up, not in the figures above)', warm);
-    const ratio = delivered / baseline.perSecond;
-    const late = backlog.filter(([t]) => t >= seconds / 2);
-    const growth = slopePerSecond(late);
-    console.log(
-      `backlog (pairs offered, not yet attempted): ${backlog.map(([, b]) => b).join(' ')}; growth over the second half ${growth.toFixed(1)} pairs/s; all attempted ${Math.max(0, drainedAfter).toFixed(1)} s after the last publish`,
-    );
+    if (run.warm) row('(warm-up, not in the figures above)', run.warm);
+    const ratio = run.delivered / baseline.perSecond;
+    console.log(backlogLine(run, seconds));
     console.log(
       `ratio first attempts/s system/direct ${ratio.toFixed(2)}; target ≥ 0.9 and the backlog does not grow`,
     );
     // Per first attempt of the measured events: what each process used while they were made
     // (retries of earlier events included), and the jobs put back to wait outside the worker.
     const firstAttempts = total * subscribers;
-    const perAttempt = [...cpu]
-      .sort((a, b) => b[1] - a[1])
-      .map(([group, us]) => `${group} ${(us / firstAttempts).toFixed(0)}`);
-    const cpuTotal = [...cpu.values()].reduce((a, b) => a + b, 0);
-    console.log(
-      `CPU per first attempt (µs, /proc over the measured run): ${(cpuTotal / firstAttempts).toFixed(0)} = ${perAttempt.join(', ')}`,
-    );
+    const ours = cpuPerAttempt(run.cpu, firstAttempts);
+    console.log(`CPU per first attempt (µs, /proc over the measured run): ${ours.line}`);
     const outcomes = Object.keys(attemptsAfter)
       .sort()
       .map((k) => `${k} ${(attemptsAfter[k] ?? 0) - (attemptsBefore[k] ?? 0)}`);
     console.log(`worker attempts by outcome over the measured run: ${outcomes.join(', ')}`);
     const balanced = await checkLedger(stack, ids, warmup + total, rx);
+    const summary = `webhooks: offered ${rate * subscribers}/s, delivered ${run.delivered.toFixed(0)}/s (${ratio.toFixed(2)}× direct), ${balanced ? 'ledger balanced' : 'ledger VOID (does not balance)'}, p99 commit→first byte ${run.figures.p99} ms`;
+    console.log(summary);
+    if (!opts.floor) return;
+    stackStopped = true;
+    await stack.stop();
+    console.log(`\n## floor (webhook-floor.ts): the same events, receivers and rate, no service`);
+    const floor = await floorRun(rx, shape, connections);
+    const floorRatio = floor.delivered / baseline.perSecond;
+    const floorCpu = cpuPerAttempt(floor.cpu, firstAttempts);
+    header();
+    row('floor: signed delivery through queue + floor', floor.figures);
+    console.log(backlogLine(floor, seconds));
+    console.log(`floor CPU per first attempt (µs): ${floorCpu.line}`);
+    console.log(summary);
     console.log(
-      `webhooks: offered ${rate * subscribers}/s, delivered ${delivered.toFixed(0)}/s (${ratio.toFixed(2)}× direct), ${balanced ? 'ledger balanced' : 'ledger VOID (does not balance)'}, p99 commit→first byte ${system.p99} ms`,
+      `floor: delivered ${floor.delivered.toFixed(0)}/s (${floorRatio.toFixed(2)}× direct), p99 commit→first byte ${floor.figures.p99} ms, ${floorCpu.total.toFixed(0)} µs of CPU per first attempt; ours ${(ours.total / floorCpu.total).toFixed(2)}× the floor's CPU`,
     );
   } finally {
-    await stack.stop();
+    if (!stackStopped) await stack.stop();
     await rx.close();
     busy?.kill();
   }
