@@ -79,7 +79,8 @@ export async function createDependencies(
 ): Promise<WebhooksDependencies> {
   const mongo = await connectMongo(config.MONGO_URL, config.WEBHOOKS_DB, logger);
   const collections = webhookCollections(mongo);
-  await ensureIndexes(collections);
+  const storeIds = await storeIdCommands(mongo);
+  await ensureIndexes(collections, { pagedByStore: storeIds?.pageByLatest !== undefined });
   const names = brokerNames(config.AMQP_PREFIX);
   const amqp = new AmqpClient({ url: config.AMQP_URL, logger, name });
   await amqp.addSetup((ch) =>
@@ -120,7 +121,7 @@ export async function createDependencies(
     collections,
     amqp,
     names,
-    repository: new WebhookRepository(collections, await storeIdCommands(mongo), {
+    repository: new WebhookRepository(collections, storeIds, {
       listReadMaxMs: config.WEBHOOK_LIST_READ_MAX_MS,
     }),
     idempotency: new IdempotencyRepository(collections.idempotency),

@@ -33,8 +33,8 @@ beforeAll(async () => {
       commands.push({ name: e.commandName, body: JSON.stringify(e.command) }),
     );
   c = webhookCollections(conn);
-  await ensureIndexes(c);
   ferret = await isFerretDB(conn);
+  await ensureIndexes(c, { pagedByStore: false });
 });
 afterAll(async () => {
   await conn.dropDatabase();
@@ -245,6 +245,24 @@ describe('webhooks store reads', () => {
       expect.arrayContaining(['delivery_id_1', 'webhook_id_1']),
     );
     expect(await names(conn.collection('deliveries'))).toEqual(expect.arrayContaining(['webhook_id_1']));
+  });
+
+  it('when the store pages deliveries by itself, then no webhook_id single-field index is written per attempt', async () => {
+    const lean = await mongoose
+      .createConnection(db.url, { dbName: `${db.dbName}_lean`, serverSelectionTimeoutMS: 5000 })
+      .asPromise();
+    try {
+      await ensureIndexes(webhookCollections(lean), { pagedByStore: true });
+      const names = async (collection: string) =>
+        (await lean.collection(collection).listIndexes().toArray()).map(
+          (index: { name?: string }) => index.name,
+        );
+      expect((await names('deliveries')).sort()).toEqual(['_id_', 'webhook_id_1_created_at_-1']);
+      expect((await names('delivery_log')).sort()).toEqual(['_id_', 'delivery_id_1']);
+    } finally {
+      await lean.dropDatabase();
+      await lean.close();
+    }
   });
 
   /** What the subscriptions API's use cases run on, over `repository`. */

@@ -81,26 +81,39 @@ export function webhookCollections(connection: Connection): WebhookCollections {
   };
 }
 
-/** Every index the service reads by, declared once and created at start-up (idempotent). */
-export async function ensureIndexes(c: WebhookCollections): Promise<void> {
+/**
+ * Every index the service reads by, declared once and created at start-up (idempotent).
+ *
+ * `pagedByStore`: the store pages a subscription's deliveries by itself, by status too (the
+ * embedded FerretDB's wrapper: service-kit's `storeIdCommands` with `pageByLatest`). Then no read
+ * finds deliveries or log entries by `webhook_id` through the driver — the wrapper's SQL pages by
+ * the compound index and finds each delivery's last entry by `delivery_id` — and the two
+ * single-field `webhook_id` indexes, with their GIN twins four index entries of the fourteen an
+ * attempt's documents otherwise write, are not created. On any other store (MongoDB) lists read by
+ * them. Nor is a unique (webhook_id, event_id) index: every writer derives a delivery's `_id` from
+ * the pair (`deliveryIdFor`) or from a fresh event id (a test event), so `_id` keeps the pair unique.
+ * Indexes an earlier release created stay until an operator drops them (docs/operations.md).
+ */
+export async function ensureIndexes(c: WebhookCollections, store: { pagedByStore: boolean }): Promise<void> {
   // An account's subscriptions, newest first (list, and ownership checks by id + account).
   await c.subscriptions.createIndex({ account_id: 1, created_at: -1 });
   // Fan-out: subscriptions that want an event.
   await c.subscriptions.createIndex({ events: 1, status: 1 });
-  // One delivery per (subscription, event), whatever made its id.
-  await c.deliveries.createIndex({ webhook_id: 1, event_id: 1 }, { unique: true });
   // Deliveries of a subscription, newest first: a page of them on MongoDB, and on the embedded
-  // FerretDB the btree its wrapper pages ids from by SQL (infra/ferretdb/pages.go). The
-  // single-field twin is what FerretDB's own equality pushdown can use: the wrapper gives
-  // single-field indexes a GIN twin, and a compound index none
-  // (docs/decisions/embedded-mongodb-wire-default.md) — without it each read by subscription
-  // would scan every account's deliveries.
+  // FerretDB the btree its wrapper pages ids from by SQL (infra/ferretdb/pages.go).
   await c.deliveries.createIndex({ webhook_id: 1, created_at: -1 });
-  await c.deliveries.createIndex({ webhook_id: 1 });
-  // The state of one delivery, or of a page of them (one equality read per delivery). Single
-  // field for the same reason; a delivery has a handful of entries, ordered by seq in memory.
+  // The state of one delivery, or of a page of them (one equality read per delivery; the
+  // wrapper's last entry of each). Single field: the wrapper gives single-field indexes the GIN
+  // twin FerretDB's equality pushdown uses, and a compound index none
+  // (docs/decisions/embedded-mongodb-wire-default.md). A delivery has a handful of entries,
+  // ordered by seq in memory.
   await c.deliveryLog.createIndex({ delivery_id: 1 });
-  await c.deliveryLog.createIndex({ webhook_id: 1 });
+  if (!store.pagedByStore) {
+    // A subscription's deliveries and log entries by equality: single field for the same reason,
+    // or each read by subscription would scan every account's deliveries.
+    await c.deliveries.createIndex({ webhook_id: 1 });
+    await c.deliveryLog.createIndex({ webhook_id: 1 });
+  }
   // Recover: a subscription's open deliveries (failed or pending after a failure), single field
   // for the same reason; the page is cut by `_id` from there.
   await c.openDeliveries.createIndex({ webhook_id: 1 });
