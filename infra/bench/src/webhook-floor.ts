@@ -3,6 +3,11 @@ import { Agent, createServer, request } from 'node:http';
 import { payloadFor, type WebhookEvent } from '@signal/contracts';
 import { connect, type ConsumeMessage } from 'amqplib';
 import mongoose from 'mongoose';
+import { storeIdCommands } from '@signal/service-kit';
+import { ensureIndexes, webhookCollections } from '@signal/webhooks/dist/data/webhook.models';
+import { toStoredLogEntry } from '@signal/webhooks/dist/data/stored-log-entry';
+import { attemptSeq, deliveryIdFor, logEntryId } from '@signal/webhooks/dist/domain/delivery-state';
+import { headerLinesOf, storedBody, storedHeaders } from '@signal/webhooks/dist/domain/receiver-bytes';
 import { requiredEnv } from './proxy-env';
 
 /**
@@ -18,7 +23,14 @@ import { requiredEnv } from './proxy-env';
  * baseline is what the platform allows. Environment: AMQP_URL, MONGO_URL, FLOOR_DB, FLOOR_PREFIX
  * (its exchange is `${FLOOR_PREFIX}signal.events`), FLOOR_URLS (comma-separated receivers),
  * FLOOR_CONNECTIONS (per receiver origin), PORT (readiness).
+ *
+ * FLOOR_STORE=service: the same floor writing what the service writes, where it writes it: its
+ * collections and indexes (`ensureIndexes`), its delivery documents, an attempt claim before each
+ * POST, its log entry (the request and response as one string), a failure's open mark. Against
+ * the plain floor it is the cost of the service's data model; ours against it, the rest of our
+ * worker's design (fair shares, lanes, cache, health, metrics, logs).
  */
+const serviceStore = process.env.FLOOR_STORE === 'service';
 const prefix = requiredEnv('FLOOR_PREFIX');
 const urls = requiredEnv('FLOOR_URLS').split(',');
 const connections = Number(requiredEnv('FLOOR_CONNECTIONS'));
@@ -35,8 +47,8 @@ const subscriptions = urls.map((url, i) => ({
 const agent = new Agent({ keepAlive: true, maxSockets: connections });
 
 /** Inserts of one collection, one write in flight, the next carrying whatever arrived meanwhile. */
-function batcher(collection: mongoose.mongo.Collection<mongoose.mongo.Document>) {
-  let waiting: Array<{ doc: mongoose.mongo.Document; done: (err?: unknown) => void }> = [];
+function batcher<T extends mongoose.mongo.Document>(collection: mongoose.mongo.Collection<T>) {
+  let waiting: Array<{ doc: mongoose.mongo.OptionalUnlessRequiredId<T>; done: (err?: unknown) => void }> = [];
   let running = false;
   const flush = async () => {
     running = true;
@@ -55,38 +67,46 @@ function batcher(collection: mongoose.mongo.Collection<mongoose.mongo.Document>)
     }
     running = false;
   };
-  return (doc: mongoose.mongo.Document) =>
+  return (doc: mongoose.mongo.OptionalUnlessRequiredId<T>) =>
     new Promise<void>((resolve, reject) => {
       waiting.push({ doc, done: (err) => (err === undefined ? resolve() : reject(err)) });
       if (!running) void flush();
     });
 }
 
-function post(sub: (typeof subscriptions)[number], id: string, body: string): Promise<number> {
+interface Answer {
+  status: number;
+  rawHeaders: string[];
+  body: Buffer;
+  headers: Record<string, string>;
+}
+
+function post(sub: (typeof subscriptions)[number], id: string, body: string): Promise<Answer> {
   const timestamp = Math.floor(Date.now() / 1000);
   const signature = createHmac('sha256', sub.key).update(`${id}.${timestamp}.${body}`).digest('base64');
+  const headers = {
+    'content-type': 'application/json',
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': `v1,${signature}`,
+  };
+  const failed = { status: 0, rawHeaders: [], body: Buffer.alloc(0), headers };
   return new Promise((resolve) => {
-    const req = request(
-      sub.url,
-      {
-        method: 'POST',
-        agent,
-        timeout: TIMEOUT_MS,
-        headers: {
-          'content-type': 'application/json',
-          'webhook-id': id,
-          'webhook-timestamp': String(timestamp),
-          'webhook-signature': `v1,${signature}`,
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', () => resolve(0));
-      },
-    );
+    const req = request(sub.url, { method: 'POST', agent, timeout: TIMEOUT_MS, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          rawHeaders: res.rawHeaders,
+          body: Buffer.concat(chunks),
+          headers,
+        }),
+      );
+      res.on('error', () => resolve(failed));
+    });
     req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(0));
+    req.on('error', () => resolve(failed));
     req.end(body);
   });
 }
@@ -96,13 +116,119 @@ interface Job {
   sub: number;
   attempt: number;
   body: string;
+  /** Its delivery's open mark is written (service shape: a failure again writes none). */
+  open?: boolean;
+}
+
+type Subscription = (typeof subscriptions)[number];
+const ACCOUNT = 'acc_floor';
+
+/** What the floor writes, in one of the two shapes. */
+interface FloorStore {
+  deliveryId(sub: Subscription, event: WebhookEvent): string;
+  delivery(id: string, sub: Subscription, event: WebhookEvent, body: string, at: Date): Promise<void>;
+  /** Before the POST (service shape only). */
+  claim(job: Job): Promise<void>;
+  entry(job: Job, sub: Subscription, started: Date, answer: Answer, nextAt: Date | null): Promise<void>;
+  /** A failure's open mark (service shape only). */
+  open(job: Job, sub: Subscription, at: Date): Promise<void>;
+}
+
+/** A plain floor's document: its own id, nothing else typed. */
+interface PlainDocument {
+  _id: string;
+  [field: string]: unknown;
+}
+
+async function plainStore(client: mongoose.mongo.MongoClient, dbName: string): Promise<FloorStore> {
+  const db = client.db(dbName);
+  const deliveries = batcher(db.collection<PlainDocument>('deliveries'));
+  const entries = batcher(db.collection<PlainDocument>('delivery_log'));
+  return {
+    deliveryId: (sub, event) => `${sub.id}:${event.id}`,
+    delivery: (_id, sub, event, payload, at) =>
+      deliveries({ _id, webhook_id: sub.id, event_id: event.id, payload, created_at: at }),
+    claim: () => Promise.resolve(),
+    entry: (job, _sub, started, answer) =>
+      entries({
+        _id: `${job.delivery}:${job.attempt}`,
+        delivery_id: job.delivery,
+        attempt: job.attempt,
+        status: answer.status,
+        at: started,
+        duration_ms: Date.now() - started.getTime(),
+      }),
+    open: () => Promise.resolve(),
+  };
+}
+
+async function serviceShapedStore(url: string, dbName: string): Promise<FloorStore> {
+  const connection = await mongoose.createConnection(url, { dbName }).asPromise();
+  const c = webhookCollections(connection);
+  // The indexes the service creates on this store.
+  const storeIds = await storeIdCommands(connection);
+  await ensureIndexes(c, { pagedByStore: storeIds?.pageByLatest !== undefined });
+  const deliveries = batcher(c.deliveries);
+  const claims = batcher(c.attemptClaims);
+  const entries = batcher(c.deliveryLog);
+  const open = batcher(c.openDeliveries);
+  const attemptId = (job: Job) => logEntryId(job.delivery, attemptSeq(job.attempt));
+  return {
+    deliveryId: (sub, event) => deliveryIdFor(sub.id, event.id, Date.parse(event.occurred_at)),
+    delivery: (_id, sub, event, payload, created_at) =>
+      deliveries({
+        _id,
+        account_id: ACCOUNT,
+        webhook_id: sub.id,
+        event_id: event.id,
+        event: event.name,
+        payload,
+        status: 'pending',
+        created_at,
+      }),
+    claim: (job) =>
+      claims({ _id: attemptId(job), job_id: `job_${job.delivery}_${job.attempt}`, at: new Date() }),
+    entry: (job, sub, started, answer, nextAt) => {
+      const ok = answer.status >= 200 && answer.status < 300;
+      const seq = attemptSeq(job.attempt);
+      return entries(
+        toStoredLogEntry({
+          _id: logEntryId(job.delivery, seq),
+          delivery_id: job.delivery,
+          webhook_id: sub.id,
+          seq,
+          kind: 'attempt',
+          attempt: job.attempt,
+          status: ok ? 'succeeded' : nextAt ? 'pending' : 'failed',
+          next_attempt_at: nextAt,
+          at: new Date(),
+          started_at: started,
+          duration_ms: Date.now() - started.getTime(),
+          status_code: answer.status === 0 ? null : answer.status,
+          error: ok ? null : answer.status === 0 ? 'connection_error' : `http_${answer.status}`,
+          trace_id: null,
+          request: { url: sub.url.href, headers: answer.headers },
+          response:
+            answer.status === 0
+              ? null
+              : {
+                  status: answer.status,
+                  ...storedHeaders(headerLinesOf(answer.rawHeaders)),
+                  ...storedBody(answer.body),
+                  body_truncated: false,
+                },
+        }),
+      );
+    },
+    open: (job, sub, at) => open({ _id: job.delivery, webhook_id: sub.id, account_id: ACCOUNT, at }),
+  };
 }
 
 async function main() {
   const client = await new mongoose.mongo.MongoClient(requiredEnv('MONGO_URL')).connect();
-  const db = client.db(requiredEnv('FLOOR_DB'));
-  const insertDelivery = batcher(db.collection('deliveries'));
-  const insertEntry = batcher(db.collection('delivery_log'));
+  const store = serviceStore
+    ? await serviceShapedStore(requiredEnv('MONGO_URL'), requiredEnv('FLOOR_DB'))
+    : await plainStore(client, requiredEnv('FLOOR_DB'));
   const amqp = await connect(requiredEnv('AMQP_URL'));
   const publisher = await amqp.createConfirmChannel();
   const events = await amqp.createChannel();
@@ -138,15 +264,9 @@ async function main() {
     const now = new Date();
     void Promise.all(
       subscriptions.map((sub, i) => {
-        const delivery = `${sub.id}:${event.id}`;
+        const delivery = store.deliveryId(sub, event);
         return Promise.all([
-          insertDelivery({
-            _id: delivery,
-            webhook_id: sub.id,
-            event_id: event.id,
-            payload: body,
-            created_at: now,
-          }),
+          store.delivery(delivery, sub, event, body, now),
           send(jobQueue, { delivery, sub: i, attempt: 1, body }),
         ]);
       }),
@@ -161,21 +281,24 @@ async function main() {
     if (msg === null) return;
     const job = JSON.parse(msg.content.toString('utf8')) as Job;
     const sub = subscriptions[job.sub]!;
-    const started = Date.now();
-    void post(sub, job.delivery, job.body)
-      .then(async (status) => {
-        const ok = status >= 200 && status < 300;
-        await insertEntry({
-          _id: `${job.delivery}:${job.attempt}`,
-          delivery_id: job.delivery,
-          attempt: job.attempt,
-          status,
-          ok,
-          at: new Date(started),
-          duration_ms: Date.now() - started,
-        });
-        const delay = RETRY_DELAYS_MS[job.attempt - 1];
-        if (!ok && delay !== undefined) await send(retryQueue, { ...job, attempt: job.attempt + 1 }, delay);
+    const started = new Date();
+    void store
+      .claim(job)
+      .then(() => post(sub, job.delivery, job.body))
+      .then(async (answer) => {
+        const ok = answer.status >= 200 && answer.status < 300;
+        const delay = ok ? undefined : RETRY_DELAYS_MS[job.attempt - 1];
+        await store.entry(
+          job,
+          sub,
+          started,
+          answer,
+          delay === undefined ? null : new Date(Date.now() + delay),
+        );
+        if (ok) return;
+        if (!job.open) await store.open(job, sub, started);
+        if (delay !== undefined)
+          await send(retryQueue, { ...job, attempt: job.attempt + 1, open: true }, delay);
       })
       .then(
         () => jobs.ack(msg),

@@ -42,10 +42,12 @@ import {
  *            100 ms on one core, the machine shared as in production. Delivered = first attempts completed (any response), per second
  *            of the offered window; backlog = (event, subscriber) pairs offered and not yet
  *            attempted, sampled every second; commit → first byte = publish to the receiver's
- *            first byte of the attempt. One summary line; --floor: then the same events,
- *            receivers and rate through the platform's floor (webhook-floor.ts: durable jobs, a
- *            delivery and a log entry stored per attempt, nothing of the service's own), with
- *            its ratio to direct and its CPU per first attempt beside ours;
+ *            first byte of the attempt. One summary line; --floor: then as many events to the
+ *            same receivers at the same rate through the platform's floor (webhook-floor.ts:
+ *            durable jobs, a delivery and a log entry stored per attempt, nothing of the
+ *            service's own), and through the same floor writing the service's documents to its
+ *            collections (FLOOR_STORE=service), each with its ratio to direct and its CPU per
+ *            first attempt beside ours;
  *  fanout  — one event to --fanout-subscribers subscriptions (target: all within 3 s);
  *  retries — --retry-deliveries deliveries whose first attempt gets a 503 with a
  *            Retry-After drawn from 1 s … --max-delay s (the delays are the receivers', so the
@@ -621,14 +623,16 @@ async function floorRun(
   rx: Receivers,
   shape: { rate: number; seconds: number; subscribers: number; warmup: number },
   connections: number,
+  store: 'plain' | 'service',
 ): Promise<FirstAttemptRun> {
-  const db = `bench_webhooks_floor_${Date.now()}`;
+  const db = `bench_webhooks_floor_${store}_${Date.now()}`;
   const prefix = `${db}.`;
   const floor = await startService('infra/bench/dist/webhook-floor.js', 4504, {
     FLOOR_DB: db,
     FLOOR_PREFIX: prefix,
     FLOOR_URLS: rx.urls.join(','),
     FLOOR_CONNECTIONS: String(connections),
+    FLOOR_STORE: store,
   });
   const conn = await connect(infra().AMQP_URL);
   try {
@@ -732,18 +736,27 @@ async function steady(): Promise<void> {
     if (!opts.floor) return;
     stackStopped = true;
     await stack.stop();
-    console.log(`\n## floor (webhook-floor.ts): the same events, receivers and rate, no service`);
-    const floor = await floorRun(rx, shape, connections);
-    const floorRatio = floor.delivered / baseline.perSecond;
-    const floorCpu = cpuPerAttempt(floor.cpu, firstAttempts);
-    header();
-    row('floor: signed delivery through queue + floor', floor.figures);
-    console.log(backlogLine(floor, seconds));
-    console.log(`floor CPU per first attempt (µs): ${floorCpu.line}`);
-    console.log(summary);
-    console.log(
-      `floor: delivered ${floor.delivered.toFixed(0)}/s (${floorRatio.toFixed(2)}× direct), p99 commit→first byte ${floor.figures.p99} ms, ${floorCpu.total.toFixed(0)} µs of CPU per first attempt; ours ${(ours.total / floorCpu.total).toFixed(2)}× the floor's CPU`,
-    );
+    // The plain floor, then the same floor writing the service's documents to its collections.
+    const floors: Array<[string, FirstAttemptRun]> = [];
+    for (const store of ['plain', 'service'] as const) {
+      const name = store === 'plain' ? 'floor' : 'floor with our store';
+      console.log(
+        `\n## ${name} (webhook-floor.ts${store === 'plain' ? '' : ', FLOOR_STORE=service'}): the same receivers and rate, no service`,
+      );
+      const floor = await floorRun(rx, shape, connections, store);
+      header();
+      row(`${name}: signed delivery`, floor.figures);
+      console.log(backlogLine(floor, seconds));
+      console.log(`${name}: CPU per first attempt (µs): ${cpuPerAttempt(floor.cpu, firstAttempts).line}`);
+      floors.push([name, floor]);
+    }
+    console.log(`\n${summary}`);
+    for (const [name, floor] of floors) {
+      const cpu = cpuPerAttempt(floor.cpu, firstAttempts).total;
+      console.log(
+        `${name}: delivered ${floor.delivered.toFixed(0)}/s (${(floor.delivered / baseline.perSecond).toFixed(2)}× direct), p99 commit→first byte ${floor.figures.p99} ms, ${cpu.toFixed(0)} µs of CPU per first attempt; ours ${(ours.total / cpu).toFixed(2)}× that`,
+      );
+    }
   } finally {
     if (!stackStopped) await stack.stop();
     await rx.close();
