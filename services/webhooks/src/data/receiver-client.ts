@@ -134,16 +134,26 @@ const STALE_CONNECTION = Symbol('stale connection');
 export function nodeReceiverClient(agents: ReceiverAgents): ReceiverClient {
   return {
     async post(url, headers, body, limits): Promise<ReceiverResponse> {
-      const signal = AbortSignal.timeout(limits.timeoutMs);
-      // A receiver may close a kept-alive connection after any response without saying so (HTTP/1.1
-      // allows it); a request sent on it meanwhile is reset before any answer. Node marks such a
-      // request `reusedSocket`, and its documentation retries it: the receiver never saw it. The
-      // retry takes a new connection: the pool's other idle ones may have been closed alike (a
-      // receiver that closes each after one answer), and a reset on a new one is the receiver's.
-      const outcome = await postOnce(agents, url, headers, body, limits.maxResponseBytes, signal);
-      if (outcome !== STALE_CONNECTION) return outcome;
-      const again = await postOnce(agents.fresh, url, headers, body, limits.maxResponseBytes, signal);
-      return again === STALE_CONNECTION ? { ok: false, error: 'connection_reset' } : again;
+      // The attempt's deadline, cleared as soon as it ends: `AbortSignal.timeout` would keep a
+      // timer and a signal alive for the whole timeout after every attempt and then build a
+      // DOMException for each (thousands a second, a share of the worker's garbage collection).
+      const deadline = new AbortController();
+      const timer = setTimeout(() => deadline.abort(), limits.timeoutMs);
+      const signal = deadline.signal;
+      try {
+        // A receiver may close a kept-alive connection after any response without saying so
+        // (HTTP/1.1 allows it); a request sent on it meanwhile is reset before any answer. Node
+        // marks such a request `reusedSocket`, and its documentation retries it: the receiver
+        // never saw it. The retry takes a new connection: the pool's other idle ones may have
+        // been closed alike (a receiver that closes each after one answer), and a reset on a new
+        // one is the receiver's.
+        const outcome = await postOnce(agents, url, headers, body, limits.maxResponseBytes, signal);
+        if (outcome !== STALE_CONNECTION) return outcome;
+        const again = await postOnce(agents.fresh, url, headers, body, limits.maxResponseBytes, signal);
+        return again === STALE_CONNECTION ? { ok: false, error: 'connection_reset' } : again;
+      } finally {
+        clearTimeout(timer);
+      }
     },
   };
 }
