@@ -343,6 +343,23 @@ export function cpuByGroup(groupOf: (pid: number, command: string) => string | u
 }
 
 /**
+ * Every RabbitMQ, FerretDB and PostgreSQL process on the machine by what it runs, and the
+ * processes `named` by their id: the groups a bench of the broker and the store reads (run alone,
+ * or the figures carry others' work).
+ */
+export const machineGroups =
+  (named: ReadonlyMap<number | undefined, string>) =>
+  (pid: number, command: string): string | undefined =>
+    named.get(pid) ??
+    (command.includes('beam.smp')
+      ? 'RabbitMQ'
+      : /ferretdb/i.test(command)
+        ? 'FerretDB'
+        : command.startsWith('postgres')
+          ? 'PostgreSQL'
+          : undefined);
+
+/**
  * What each group used between two readings (µs): each process of the second reading, less what
  * it had used at the first (nothing, if it started since). A process that ended between the two
  * takes its time with it (a PostgreSQL backend closed mid-run is undercounted), and is never

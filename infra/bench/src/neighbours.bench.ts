@@ -12,6 +12,7 @@ import {
   benchInternalToken,
   cpuBetween,
   cpuByGroup,
+  machineGroups,
   dropBrokerPrefix,
   infra,
   percentile,
@@ -179,16 +180,7 @@ async function runOnce(
     WORKER_METRICS_PORT: String(WORKER_METRICS_PORT),
   });
   // Every RabbitMQ, FerretDB and PostgreSQL process on the machine counts: run it alone.
-  const groupOf = (pid: number, command: string): string | undefined =>
-    pid === worker.child.pid
-      ? 'worker'
-      : command.includes('beam.smp')
-        ? 'RabbitMQ'
-        : /ferretdb/i.test(command)
-          ? 'FerretDB'
-          : command.startsWith('postgres')
-            ? 'PostgreSQL'
-            : undefined;
+  const groupOf = machineGroups(new Map([[worker.child.pid, 'worker']]));
   const pool = new Pool(api.url, { connections: 8 });
   const conn = await connect(infra().AMQP_URL);
   try {

@@ -16,6 +16,7 @@ import {
   cpuByGroup,
   dropBrokerPrefix,
   infra,
+  machineGroups,
   percentile,
   ROOT,
   startService,
@@ -587,21 +588,6 @@ async function firstAttemptRun(
   };
 }
 
-/** Every RabbitMQ, FerretDB and PostgreSQL process on the machine, and the named ones. */
-const machineGroups =
-  (named: Map<number | undefined, string>) =>
-  (pid: number, command: string): string | undefined =>
-    named.get(pid) ??
-    (pid === process.pid
-      ? 'bench'
-      : command.includes('beam.smp')
-        ? 'RabbitMQ'
-        : /ferretdb/i.test(command)
-          ? 'FerretDB'
-          : command.startsWith('postgres')
-            ? 'PostgreSQL'
-            : undefined);
-
 /** `total = a, b, …` in µs per first attempt, largest first. */
 function cpuPerAttempt(cpu: CpuGroups, firstAttempts: number): { total: number; line: string } {
   const total = [...cpu.values()].reduce((a, b) => a + b, 0) / firstAttempts;
@@ -642,7 +628,12 @@ async function floorRun(
       target,
       rx,
       shape,
-      machineGroups(new Map([[floor.child.pid, 'floor']])),
+      machineGroups(
+        new Map([
+          [floor.child.pid, 'floor'],
+          [process.pid, 'bench'],
+        ]),
+      ),
       'floor',
     );
   } finally {
@@ -707,6 +698,7 @@ async function steady(): Promise<void> {
       new Map([
         [stack.workerPid, 'worker'],
         [stack.api.child.pid, 'API'],
+        [process.pid, 'bench'],
       ]),
     );
     const run = await firstAttemptRun(stack, rx, shape, groups, 'service');
