@@ -1,4 +1,4 @@
-import { isStoreTimeLimitExceeded } from './mongo';
+import { isStoreTimeLimitExceeded, type ReadLimit } from './mongo';
 import { fail, succeed, type Failure, type Result } from './result';
 
 /**
@@ -27,9 +27,7 @@ export class LoadShedder {
   ) {}
 
   /** The call's value, or SERVICE_UNAVAILABLE when it was refused or outlasted the deadline. */
-  async run<T>(
-    call: (within: { maxTimeMS: number }) => Promise<T>,
-  ): Promise<Result<T, 'SERVICE_UNAVAILABLE'>> {
+  async run<T>(call: (within: Required<ReadLimit>) => Promise<T>): Promise<Result<T, 'SERVICE_UNAVAILABLE'>> {
     if (this.running >= this.max) return this.busy();
     this.running += 1;
     const work = call({ maxTimeMS: this.deadlineMs }).finally(() => (this.running -= 1));

@@ -73,6 +73,14 @@ export function isMongoUnavailable(err: unknown): boolean {
   );
 }
 
+/**
+ * How long the store may take over a read before it stops it with MaxTimeMSExpired
+ * (`isStoreTimeLimitExceeded`); none: no limit. A driver read's options take it as it is.
+ */
+export interface ReadLimit {
+  maxTimeMS?: number;
+}
+
 /** MongoDB's answer to an operation past its `maxTimeMS` (the embedded store's own commands answer so too). */
 const MAX_TIME_MS_EXPIRED = 50;
 

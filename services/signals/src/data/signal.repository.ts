@@ -1,9 +1,8 @@
 import { SIGNAL_EVENT_VERSION, type SignalEvent } from '@signal/contracts';
-import { duplicateKeyPositions, isDuplicateKeyError } from '@signal/service-kit';
+import { duplicateKeyPositions, isDuplicateKeyError, type ReadLimit } from '@signal/service-kit';
 import type { Connection, mongo } from 'mongoose';
 import type {
   InsertSignalOutcome,
-  ReadLimit,
   SignalFilter,
   SignalQueryStore,
   SignalSource,

@@ -4,9 +4,16 @@ import {
   type SignalListItem,
   type SignalListQuery,
 } from '@signal/contracts';
-import { idTimeMs, succeed, type LoadShedder, type Logger, type Result } from '@signal/service-kit';
+import {
+  idTimeMs,
+  succeed,
+  type LoadShedder,
+  type Logger,
+  type ReadLimit,
+  type Result,
+} from '@signal/service-kit';
 import { decodeCursor, encodeCursor } from './cursor';
-import type { ReadLimit, SignalFilter, SignalQueryStore, SignalReadIndex } from './ports';
+import type { SignalFilter, SignalQueryStore, SignalReadIndex } from './ports';
 import { detailToListItem, toListItem } from './signal.mapper';
 
 export interface ListDeps {

@@ -1,5 +1,5 @@
 import type { SignalDetail, SignalEvent, SignalSnapshot, SignalStatus, SignalType } from '@signal/contracts';
-import type { RedisReadModel } from '@signal/service-kit';
+import type { ReadLimit, RedisReadModel } from '@signal/service-kit';
 import type { SignalDocument, SignalStateChange, StoredSignal } from './signal';
 
 /**
@@ -41,11 +41,6 @@ export interface SignalWriteStore {
     set: SignalStateChange,
     event: SignalEvent,
   ): Promise<boolean>;
-}
-
-/** How long the store may take over a read before it stops it (MaxTimeMSExpired); none: no limit. */
-export interface ReadLimit {
-  maxTimeMS?: number;
 }
 
 /** The store as the read use cases use it (the fallback while the index is incomplete). */

@@ -1,5 +1,5 @@
 import { signalTypeSchema, type SignalType } from '@signal/contracts';
-import { KeyedMutex } from '@signal/service-kit';
+import { KeyedMutex, type ReadLimit } from '@signal/service-kit';
 import type { mongo } from 'mongoose';
 import { z } from 'zod';
 import type { GroupRow } from '../domain/ports';
@@ -34,9 +34,8 @@ type SumRow = z.infer<typeof sumRowsSchema>[number];
 export async function groupSumsByType(
   projection: mongo.Collection<ProjectedSignal>,
   match: mongo.Filter<ProjectedSignal>,
-  maxTimeMS?: number,
+  within: ReadLimit = {},
 ): Promise<GroupRow[]> {
-  const within = maxTimeMS !== undefined ? { maxTimeMS } : {};
   const sumBy = async (value: 1 | '$is_winner' | '$roi'): Promise<SumRow[]> =>
     sumRowsSchema.parse(
       await projection

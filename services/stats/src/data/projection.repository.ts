@@ -1,5 +1,5 @@
 import type { SignalType } from '@signal/contracts';
-import { duplicateKeyPositions, isDuplicateKeyError } from '@signal/service-kit';
+import { duplicateKeyPositions, isDuplicateKeyError, type ReadLimit } from '@signal/service-kit';
 import type { Connection, mongo } from 'mongoose';
 import type { GroupRow, ProjectionStore } from '../domain/ports';
 import type { ProjectedSignal } from '../domain/projection';
@@ -70,20 +70,20 @@ export class ProjectionRepository implements ProjectionStore {
   groupByType(
     type: SignalType | undefined,
     since: Date | undefined,
-    maxTimeMS?: number,
+    within: ReadLimit = {},
   ): Promise<GroupRow[]> {
-    return groupSumsByType(this.projection, this.filter(type, since), maxTimeMS);
+    return groupSumsByType(this.projection, this.filter(type, since), within);
   }
 
   async bestRoi(
     type: SignalType | undefined,
     since: Date | undefined,
-    maxTimeMS?: number,
+    within: ReadLimit = {},
   ): Promise<number | undefined> {
     const top = await this.projection.findOne(this.filter(type, since), {
       projection: { roi: 1 },
       sort: { roi: -1 },
-      ...(maxTimeMS !== undefined ? { maxTimeMS } : {}),
+      ...within,
     });
     return top?.roi;
   }

@@ -1,5 +1,5 @@
 import type { Statistics, StatsQuery } from '@signal/contracts';
-import { succeed, type LoadShedder, type Logger, type Result } from '@signal/service-kit';
+import { succeed, type LoadShedder, type Logger, type ReadLimit, type Result } from '@signal/service-kit';
 import type { AggregatesStore, ProjectionStore, StatsResponseCache } from './ports';
 import { periodStart, toStatistics } from './statistics';
 
@@ -42,9 +42,7 @@ export async function getStats(
   }
   deps.aggregatesMissed();
   // The store stops the reads at the deadline the client is answered by.
-  return deps.storeReads.run(({ maxTimeMS }) =>
-    aggregateFromStore(deps, query.type, period, since, maxTimeMS),
-  );
+  return deps.storeReads.run((within) => aggregateFromStore(deps, query.type, period, since, within));
 }
 
 async function aggregateFromStore(
@@ -52,14 +50,14 @@ async function aggregateFromStore(
   type: StatsQuery['type'],
   period: string,
   since: Date | undefined,
-  maxTimeMS: number,
+  within: ReadLimit,
 ): Promise<Statistics> {
   const key = `${type ?? '*'}:${period}`;
   const cached = await deps.cache.get(key);
   if (cached.stats) return cached.stats;
   const [rows, best] = await Promise.all([
-    deps.repository.groupByType(undefined, since, maxTimeMS),
-    deps.repository.bestRoi(type, since, maxTimeMS),
+    deps.repository.groupByType(undefined, since, within),
+    deps.repository.bestRoi(type, since, within),
   ]);
   const stats = toStatistics(rows, best, type);
   await deps.cache.set(key, cached.gen, stats);

@@ -1,5 +1,5 @@
 import type { SignalType, Statistics } from '@signal/contracts';
-import type { RedisReadModel } from '@signal/service-kit';
+import type { ReadLimit, RedisReadModel } from '@signal/service-kit';
 import type { ProjectedSignal } from './projection';
 
 /**
@@ -23,16 +23,13 @@ export interface ProjectionStore {
   apply(doc: ProjectedSignal): Promise<boolean>;
   /** The same for many states (at most one per signal); returns the ids whose state changed. */
   applyMany(docs: ProjectedSignal[]): Promise<Set<string>>;
-  /**
-   * Rows per type for created_at > since (all time without `since`). `maxTimeMS`: how long the
-   * store may take before it stops the read (MaxTimeMSExpired); none, no limit.
-   */
-  groupByType(type: SignalType | undefined, since: Date | undefined, maxTimeMS?: number): Promise<GroupRow[]>;
-  /** The highest ROI for created_at > since, if any signal is there; `maxTimeMS` as above. */
+  /** Rows per type for created_at > since (all time without `since`), read `within` its limit. */
+  groupByType(type: SignalType | undefined, since: Date | undefined, within?: ReadLimit): Promise<GroupRow[]>;
+  /** The highest ROI for created_at > since, if any signal is there, read `within` its limit. */
   bestRoi(
     type: SignalType | undefined,
     since: Date | undefined,
-    maxTimeMS?: number,
+    within?: ReadLimit,
   ): Promise<number | undefined>;
   /** Every projected signal once, in batches (the aggregates' rebuild). */
   streamAll(batchSize: number): AsyncGenerator<ProjectedSignal[]>;

@@ -5,6 +5,7 @@ import {
   isDuplicateKeyError,
   type LatestRecordFilter,
   type PageIdsQuery,
+  type ReadLimit,
   type StoreIdCommands,
 } from '@signal/service-kit';
 import type { WebhookEventName } from '@signal/contracts';
@@ -64,7 +65,7 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
   readonly pageDeliveriesByStatus: WebhookStore['pageDeliveriesByStatus'];
   private readonly removeBatch: number;
   /** The time limit of a list's reads, as the store takes it. */
-  private readonly listRead: { maxTimeMS?: number };
+  private readonly listRead: ReadLimit;
 
   /**
    * `storeIds`: the store's own id commands (the embedded FerretDB's, see service-kit's
