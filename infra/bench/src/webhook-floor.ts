@@ -140,8 +140,9 @@ interface PlainDocument {
   [field: string]: unknown;
 }
 
-async function plainStore(client: mongoose.mongo.MongoClient, dbName: string): Promise<FloorStore> {
-  const db = client.db(dbName);
+function plainStore(connection: mongoose.Connection): FloorStore {
+  const db = connection.db;
+  if (!db) throw new Error('MongoDB connection is not open');
   const deliveries = batcher(db.collection<PlainDocument>('deliveries'));
   const entries = batcher(db.collection<PlainDocument>('delivery_log'));
   return {
@@ -162,8 +163,7 @@ async function plainStore(client: mongoose.mongo.MongoClient, dbName: string): P
   };
 }
 
-async function serviceShapedStore(url: string, dbName: string): Promise<FloorStore> {
-  const connection = await mongoose.createConnection(url, { dbName }).asPromise();
+async function serviceShapedStore(connection: mongoose.Connection): Promise<FloorStore> {
   const c = webhookCollections(connection);
   // The indexes the service creates on this store.
   const storeIds = await storeIdCommands(connection);
@@ -225,10 +225,10 @@ async function serviceShapedStore(url: string, dbName: string): Promise<FloorSto
 }
 
 async function main() {
-  const client = await new mongoose.mongo.MongoClient(requiredEnv('MONGO_URL')).connect();
-  const store = serviceStore
-    ? await serviceShapedStore(requiredEnv('MONGO_URL'), requiredEnv('FLOOR_DB'))
-    : await plainStore(client, requiredEnv('FLOOR_DB'));
+  const connection = await mongoose
+    .createConnection(requiredEnv('MONGO_URL'), { dbName: requiredEnv('FLOOR_DB') })
+    .asPromise();
+  const store = serviceStore ? await serviceShapedStore(connection) : plainStore(connection);
   const amqp = await connect(requiredEnv('AMQP_URL'));
   const publisher = await amqp.createConfirmChannel();
   const events = await amqp.createChannel();
@@ -313,7 +313,7 @@ async function main() {
     void amqp
       .close()
       .catch(() => undefined)
-      .then(() => client.close())
+      .then(() => connection.close())
       .finally(() => process.exit(0));
   });
 }
