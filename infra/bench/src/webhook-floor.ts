@@ -29,8 +29,17 @@ import { requiredEnv } from './proxy-env';
  * POST, its log entry (the request and response as one string), a failure's open mark. Against
  * the plain floor it is the cost of the service's data model; ours against it, the rest of our
  * worker's design (fair shares, lanes, cache, health, metrics, logs).
+ *
+ * FLOOR_WITHOUT (service shape only; comma-separated): `claim` writes no attempt claim, `log-index`
+ * drops the log's `delivery_id` index after `ensureIndexes`: what each piece of our data model
+ * costs, measured by leaving it out.
  */
 const serviceStore = process.env.FLOOR_STORE === 'service';
+const LEFT_OUT = ['claim', 'log-index'];
+const leftOut = new Set((process.env.FLOOR_WITHOUT ?? '').split(',').filter((s) => s !== ''));
+for (const piece of leftOut)
+  if (!LEFT_OUT.includes(piece) || !serviceStore)
+    throw new Error(`FLOOR_WITHOUT: ${piece} is not one of ${LEFT_OUT.join(', ')} of FLOOR_STORE=service`);
 const prefix = requiredEnv('FLOOR_PREFIX');
 const urls = requiredEnv('FLOOR_URLS').split(',');
 const connections = Number(requiredEnv('FLOOR_CONNECTIONS'));
@@ -168,6 +177,7 @@ async function serviceShapedStore(connection: mongoose.Connection): Promise<Floo
   // The indexes the service creates on this store.
   const storeIds = await storeIdCommands(connection);
   await ensureIndexes(c, { pagedByStore: storeIds?.pageByLatest !== undefined });
+  if (leftOut.has('log-index')) await c.deliveryLog.dropIndex('delivery_id_1');
   const deliveries = batcher(c.deliveries);
   const claims = batcher(c.attemptClaims);
   const entries = batcher(c.deliveryLog);
@@ -187,7 +197,9 @@ async function serviceShapedStore(connection: mongoose.Connection): Promise<Floo
         created_at,
       }),
     claim: (job) =>
-      claims({ _id: attemptId(job), job_id: `job_${job.delivery}_${job.attempt}`, at: new Date() }),
+      leftOut.has('claim')
+        ? Promise.resolve()
+        : claims({ _id: attemptId(job), job_id: `job_${job.delivery}_${job.attempt}`, at: new Date() }),
     entry: (job, sub, started, answer, nextAt) => {
       const ok = answer.status >= 200 && answer.status < 300;
       const seq = attemptSeq(job.attempt);

@@ -48,7 +48,8 @@ import {
  *            durable jobs, a delivery and a log entry stored per attempt, nothing of the
  *            service's own), and through the same floor writing the service's documents to its
  *            collections (FLOOR_STORE=service), each with its ratio to direct and its CPU per
- *            first attempt beside ours;
+ *            first attempt beside ours; --floor-without claim,log-index: that second floor
+ *            without those pieces of the service's data model (what each costs);
  *  fanout  — one event to --fanout-subscribers subscriptions (target: all within 3 s);
  *  retries — --retry-deliveries deliveries whose first attempt gets a 503 with a
  *            Retry-After drawn from 1 s … --max-delay s (the delays are the receivers', so the
@@ -64,7 +65,7 @@ import {
 const CLI = {
   name: 'webhooks bench',
   usage:
-    'usage: pnpm bench webhooks [--scenario all|steady|fanout|retries] [--rate 100] [--seconds 10] [--subscribers 10] [--failing 0] [--cpu-prof] [--warmup 2] [--fanout-subscribers 1000] [--retry-deliveries 100000] [--retry-subscribers 20] [--retry-rate 30] [--max-delay 900] [--other-work 0] [--floor]',
+    'usage: pnpm bench webhooks [--scenario all|steady|fanout|retries] [--rate 100] [--seconds 10] [--subscribers 10] [--failing 0] [--cpu-prof] [--warmup 2] [--fanout-subscribers 1000] [--retry-deliveries 100000] [--retry-subscribers 20] [--retry-rate 30] [--max-delay 900] [--other-work 0] [--floor] [--floor-without claim,log-index]',
 };
 const opts = readCommandLine(CLI, () =>
   parseCliArgs(process.argv.slice(2), {
@@ -82,6 +83,7 @@ const opts = readCommandLine(CLI, () =>
     'max-delay': { type: 'string', default: '900' },
     'other-work': { type: 'string', default: '0' },
     floor: { type: 'boolean', default: false },
+    'floor-without': { type: 'string', default: '' },
   }),
 );
 const num = (name: keyof typeof opts): number => wholeNumberOption(CLI, opts, name);
@@ -90,6 +92,12 @@ type ScenarioName = (typeof SCENARIOS)[number];
 const chosen: readonly ScenarioName[] =
   opts.scenario === 'all' ? SCENARIOS : SCENARIOS.filter((s) => s === opts.scenario);
 if (chosen.length === 0) exitWithUsage(CLI, `--scenario must be all, ${SCENARIOS.join(', ')}`);
+const FLOOR_PIECES = ['claim', 'log-index'];
+if (
+  opts['floor-without'] !== '' &&
+  (!opts.floor || opts['floor-without'].split(',').some((piece) => !FLOOR_PIECES.includes(piece)))
+)
+  exitWithUsage(CLI, '--floor-without takes claim, log-index or both (comma-separated), with --floor');
 
 // ---------------------------------------------------------------------------------------------
 // Receivers: R servers on loopback; subscriber i is path /s<i> on server i % R. Every request is
@@ -610,6 +618,7 @@ async function floorRun(
   shape: { rate: number; seconds: number; subscribers: number; warmup: number },
   connections: number,
   store: 'plain' | 'service',
+  without: string,
 ): Promise<FirstAttemptRun> {
   const db = `bench_webhooks_floor_${store}_${Date.now()}`;
   const prefix = `${db}.`;
@@ -619,6 +628,7 @@ async function floorRun(
     FLOOR_URLS: rx.urls.join(','),
     FLOOR_CONNECTIONS: String(connections),
     FLOOR_STORE: store,
+    FLOOR_WITHOUT: store === 'service' ? without : '',
   });
   const conn = await connect(infra().AMQP_URL);
   try {
@@ -731,11 +741,15 @@ async function steady(): Promise<void> {
     // The plain floor, then the same floor writing the service's documents to its collections.
     const floors: Array<[string, FirstAttemptRun]> = [];
     for (const store of ['plain', 'service'] as const) {
-      const name = store === 'plain' ? 'floor' : 'floor with our store';
+      const without = opts['floor-without'];
+      const name =
+        store === 'plain'
+          ? 'floor'
+          : `floor with our store${without === '' ? '' : `, without ${without.split(',').join(' and ')}`}`;
       console.log(
-        `\n## ${name} (webhook-floor.ts${store === 'plain' ? '' : ', FLOOR_STORE=service'}): the same receivers and rate, no service`,
+        `\n## ${name} (webhook-floor.ts${store === 'plain' ? '' : `, FLOOR_STORE=service${without === '' ? '' : ` FLOOR_WITHOUT=${without}`}`}): the same receivers and rate, no service`,
       );
-      const floor = await floorRun(rx, shape, connections, store);
+      const floor = await floorRun(rx, shape, connections, store, without);
       header();
       row(`${name}: signed delivery`, floor.figures);
       console.log(backlogLine(floor, seconds));
