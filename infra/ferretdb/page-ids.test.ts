@@ -5,8 +5,8 @@ import type { Connection } from 'mongoose';
 /**
  * The wrapper's own commands, as a client of the store sees them: `pageIds` (infra/ferretdb/pages.go),
  * a page of ids and a count by SQL over the collection's index, `pageIdsByLatest`, the same page
- * filtered by each document's latest record, and `removeIdRange`
- * (infra/ferretdb/idranges.go), answered by the gate itself.
+ * filtered by each document's latest record, `removeIdRange` (infra/ferretdb/idranges.go) and
+ * `idsByPrefix` (infra/ferretdb/idprefixes.go), answered by the gate itself.
  * Whether its pages are the sorted find's is checked where the webhooks API uses it
  * (services/webhooks/test/store-reads.test.ts); here, what it does with what it cannot answer.
  */
@@ -133,6 +133,41 @@ describe('the embedded store’s pageIds command', () => {
     await docs.updateMany({}, { $unset: { s: '' } });
   });
 
+  it('when ids are asked by prefix, then those that begin with a prefix and the separator come, grouped by prefix, and records linked so are a document’s latest', async () => {
+    const byPrefix = pageIds?.idsByPrefix;
+    expect(byPrefix !== undefined).toBe(ferret);
+    if (!byPrefix || !pageIds?.pageByLatest) return;
+    const records = mongo.collection<{ _id: string; n: number; s: string }>('linked');
+    // `doc_01x:1` sorts above `doc_01;` and `doc_010:1` below `doc_01:`: neither is doc_01's.
+    await records.insertMany([
+      { _id: 'doc_01:1', n: 1, s: 'no' },
+      { _id: 'doc_01:2', n: 2, s: 'yes' },
+      { _id: 'doc_01x:1', n: 1, s: 'no' },
+      { _id: 'doc_010:1', n: 1, s: 'no' },
+      { _id: 'doc_02:1', n: 1, s: 'no' },
+    ]);
+    expect(await byPrefix('linked', ['doc_02', 'doc_01', 'doc_03'], ':')).toEqual([
+      'doc_02:1',
+      'doc_01:1',
+      'doc_01:2',
+    ]);
+    expect(await byPrefix('linked', [], ':')).toEqual([]);
+    expect(await byPrefix('no_such_collection', ['doc_01'], ':')).toEqual([]);
+    const latest = {
+      from: 'linked',
+      link: 'unused',
+      separator: ':',
+      order: 'n',
+      field: 's',
+      equals: 'yes',
+      fallback: 's',
+    };
+    expect(
+      await pageIds.pageByLatest('docs', { equal: { owner: 'a' }, sort: { _id: 1 }, limit: 10, latest }),
+    ).toEqual({ ids: ['doc_01'], total: 1, examined: 20 });
+    await records.drop();
+  });
+
   it('when the collection or the database does not exist, then the page is empty', async () => {
     if (!pageIds) return;
     expect(await pageIds.page('no_such_collection', { equal: {}, sort: { _id: 1 }, limit: 5 })).toEqual({
@@ -191,8 +226,27 @@ describe('the embedded store’s pageIds command', () => {
       { latest: { ...latest, order: 'a.b' } },
       { latest: { ...latest, equals: { $gt: 'a' } } },
       { latest: { from: 'records', link: 'of', order: 'n', field: 's', fallback: 's' } },
+      { latest: { ...latest, separator: '::' } },
+      { latest: { ...latest, separator: '~' } },
+      { latest: { ...latest, separator: 1 } },
     ])
       await expect(target.command({ ...byLatest, ...body })).rejects.toMatchObject({
+        code: 2,
+        codeName: 'BadValue',
+      });
+    const prefixes = { idsByPrefix: 'docs', prefixes: ['doc_01'], separator: ':' };
+    for (const body of [
+      { idsByPrefix: '' },
+      { prefixes: 'doc_01' },
+      { prefixes: [''] },
+      { prefixes: [1] },
+      { prefixes: Array.from({ length: 1001 }, (_, i) => `p${i}`) },
+      { separator: '' },
+      { separator: ' ' },
+      { separator: '~' },
+      { separator: '::' },
+    ])
+      await expect(target.command({ ...prefixes, ...body })).rejects.toMatchObject({
         code: 2,
         codeName: 'BadValue',
       });

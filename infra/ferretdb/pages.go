@@ -50,6 +50,8 @@ import (
 //	            equals: <value>, fallback: <field> } }
 //	→ { ids: […], total: <count of the page's filter>, examined: <count of equal>, ok: 1 }
 //
+// (`link` or `separator`: with a separator, a record is the document's when its `_id` is the
+// document's, the separator and more, found by a range of `from`'s `_id` btree; idprefixes.go.)
 // A document's latest record is the one of `from` whose `link` equals the document's `_id` with
 // the highest `order`; the document matches when that record's `field` equals `equals`, or, with
 // no record, when its own `fallback` field does. PostgreSQL finds each latest record by the btree
@@ -76,6 +78,9 @@ type pageRequest struct {
 type latestFilter struct {
 	from, link, order, field, fallback string
 	equals                             string
+	// separator, when given, links a record to the document whose `_id` and it begin the record's
+	// `_id` (idprefixes.go), and `link` is not read.
+	separator string
 }
 
 type fieldValue struct {
@@ -128,7 +133,7 @@ func isOwnCommand(command opMsgCommand) bool {
 		return false
 	}
 	switch first.Key() {
-	case pageIdsCommand, pageIdsByLatestCommand, removeIDRangeCommand:
+	case pageIdsCommand, pageIdsByLatestCommand, removeIDRangeCommand, idsByPrefixCommand:
 		return true
 	}
 	return false
@@ -184,18 +189,26 @@ func (p *ownCommands) answer(ctx context.Context, req []byte, command opMsgComma
 
 // run parses and runs one own command: its result document.
 func (p *ownCommands) run(ctx context.Context, command opMsgCommand) (interface{}, error) {
-	if first, _ := command.body.IndexErr(0); first.Key() != removeIDRangeCommand {
-		r, err := parsePageRequest(command.body, first.Key())
+	first, _ := command.body.IndexErr(0)
+	switch first.Key() {
+	case removeIDRangeCommand:
+		r, err := parseRemoveRequest(command.body)
 		if err != nil {
 			return nil, err
 		}
-		return p.page(ctx, r)
+		return p.removeRange(ctx, r)
+	case idsByPrefixCommand:
+		r, err := parsePrefixRequest(command.body)
+		if err != nil {
+			return nil, err
+		}
+		return p.idsByPrefix(ctx, r)
 	}
-	r, err := parseRemoveRequest(command.body)
+	r, err := parsePageRequest(command.body, first.Key())
 	if err != nil {
 		return nil, err
 	}
-	return p.removeRange(ctx, r)
+	return p.page(ctx, r)
 }
 
 type badValue struct{ msg string }
@@ -290,8 +303,17 @@ func parseLatest(body bson.Raw) (latestFilter, error) {
 	if !ok {
 		return l, bad("pageIdsByLatest: latest must be a document")
 	}
+	if separator, err := doc.LookupErr("separator"); err == nil {
+		s, isString := separator.StringValueOK()
+		if l.separator, _, err = parseSeparator(s, isString); err != nil {
+			return l, bad("pageIdsByLatest: latest.%v", err)
+		}
+	}
 	names := map[string]*string{"from": &l.from, "link": &l.link, "order": &l.order, "field": &l.field, "fallback": &l.fallback}
 	for key, target := range names {
+		if key == "link" && l.separator != "" {
+			continue
+		}
 		v, ok := doc.Lookup(key).StringValueOK()
 		if !ok || v == "" {
 			return l, bad("pageIdsByLatest: latest.%s must be a non-empty string", key)
@@ -432,8 +454,17 @@ func latestCondition(db string, l latestFilter, recordsTable string, args *[]int
 		return own + " = " + equals
 	}
 	records := pgx.Identifier{db, recordsTable}.Sanitize()
-	return fmt.Sprintf("coalesce((SELECT r._jsonb->'%s' FROM %s AS r WHERE r._jsonb->'%s' = d._jsonb->'_id' ORDER BY r._jsonb->'%s' DESC LIMIT 1), %s) = %s",
-		l.field, records, l.link, l.order, own, equals)
+	link := "r._jsonb->'" + l.link + "' = d._jsonb->'_id'"
+	if l.separator != "" {
+		// The record's `_id` in [document's + separator, document's + the next character): a
+		// range of the `_id` btree.
+		_, next, _ := parseSeparator(l.separator, true)
+		*args = append(*args, l.separator, next)
+		link = fmt.Sprintf("r._jsonb->'_id' >= to_jsonb((d._jsonb->>'_id') || $%d::text) AND r._jsonb->'_id' < to_jsonb((d._jsonb->>'_id') || $%d::text)",
+			len(*args)-1, len(*args))
+	}
+	return fmt.Sprintf("coalesce((SELECT r._jsonb->'%s' FROM %s AS r WHERE %s ORDER BY r._jsonb->'%s' DESC LIMIT 1), %s) = %s",
+		l.field, records, link, l.order, own, equals)
 }
 
 func whereClause(conditions []string) string {

@@ -176,8 +176,11 @@ async function serviceShapedStore(connection: mongoose.Connection): Promise<Floo
   const c = webhookCollections(connection);
   // The indexes the service creates on this store.
   const storeIds = await storeIdCommands(connection);
-  await ensureIndexes(c, { pagedByStore: storeIds?.pageByLatest !== undefined });
-  if (leftOut.has('log-index')) await c.deliveryLog.dropIndex('delivery_id_1');
+  await ensureIndexes(c, {
+    pagedByStore: storeIds?.pageByLatest !== undefined,
+    // The log index as the service has it on this store; `log-index` leaves it out anyway.
+    logByIdPrefix: storeIds?.idsByPrefix !== undefined || leftOut.has('log-index'),
+  });
   const deliveries = batcher(c.deliveries);
   const claims = batcher(c.attemptClaims);
   const entries = batcher(c.deliveryLog);

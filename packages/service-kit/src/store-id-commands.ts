@@ -33,6 +33,11 @@ export interface IdRange {
 export interface LatestRecordFilter {
   from: string;
   link: string;
+  /**
+   * Records whose `_id` is the document's `_id`, this one character and more are the document's,
+   * found by the `_id` index (`link` is then not read). Only where the store has `idsByPrefix`.
+   */
+  separator?: string;
   order: string;
   field: string;
   equals: PageValue;
@@ -56,11 +61,19 @@ export interface StoreIdCommands {
     | undefined;
   /** Removes at most `limit` documents whose ids are in `range`; how many went. */
   removeIdRange(collection: string, range: IdRange, limit: number): Promise<number>;
+  /**
+   * The ids that begin with one of `prefixes` (at most 1,000) and `separator` (one character no
+   * prefix holds), at most 1,000 per prefix, found by the `_id` index. Undefined where the store
+   * cannot (a wrapper of an earlier build).
+   */
+  idsByPrefix:
+    ((collection: string, prefixes: readonly string[], separator: string) => Promise<string[]>) | undefined;
 }
 
 const PageIdsReply = z.object({ ids: z.array(z.string()), total: z.number().int().nonnegative() });
 const PageByLatestReply = PageIdsReply.extend({ examined: z.number().int().nonnegative() });
 const RemovedReply = z.object({ removed: z.number().int().nonnegative() });
+const IdsReply = z.object({ ids: z.array(z.string()) });
 
 /** MongoDB's "no such command": the store has no such command of its own. */
 const COMMAND_NOT_FOUND = 59;
@@ -84,6 +97,12 @@ const COMMAND_NOT_FOUND = 59;
  * is, on FerretDB, every document and every record read and folded; the wrapper answers
  * `pageIdsByLatest` by SQL, each latest record found by the btree of its link. A wrapper that
  * pages and removes but has not this command gives `pageByLatest` undefined.
+ *
+ * Records whose `_id` begins with their document's (a delivery's log entries) are found on
+ * FerretDB by an index on a link field, two index entries (its btree and GIN twin) every record
+ * writes; the wrapper finds them by a range of the `_id` btree instead (`idsByPrefix`, and
+ * `pageIdsByLatest` with a `separator`; infra/ferretdb/idprefixes.go). A wrapper without it gives
+ * `idsByPrefix` undefined, and the caller keeps its link index.
  */
 export async function storeIdCommands(connection: Connection): Promise<StoreIdCommands | undefined> {
   const db = connection.db;
@@ -108,7 +127,10 @@ export async function storeIdCommands(connection: Connection): Promise<StoreIdCo
       RemovedReply.parse(
         await db.command({ removeIdRange: collection, from: range.from, below: range.below, limit }),
       ).removed,
+    idsByPrefix: undefined,
   };
+  const idsByPrefix: NonNullable<StoreIdCommands['idsByPrefix']> = async (collection, prefixes, separator) =>
+    IdsReply.parse(await db.command({ idsByPrefix: collection, prefixes: [...prefixes], separator })).ids;
   const probe: PageIdsQuery = { equal: {}, sort: { _id: 1 }, limit: 1 };
   // Both, or neither: a wrapper of an earlier build that pages but cannot remove is no wrapper.
   if (!(await answered(() => store.page('page_ids_probe', probe)))) return undefined;
@@ -117,6 +139,7 @@ export async function storeIdCommands(connection: Connection): Promise<StoreIdCo
   const latest = { from: 'page_ids_probe', link: 'of', order: 'n', field: 's', equals: 'x', fallback: 's' };
   if (await answered(() => pageByLatest('page_ids_probe', { ...probe, latest })))
     store.pageByLatest = pageByLatest;
+  if (await answered(() => idsByPrefix('page_ids_probe', ['a'], ':'))) store.idsByPrefix = idsByPrefix;
   return store;
 }
 

@@ -80,7 +80,10 @@ export async function createDependencies(
   const mongo = await connectMongo(config.MONGO_URL, config.WEBHOOKS_DB, logger);
   const collections = webhookCollections(mongo);
   const storeIds = await storeIdCommands(mongo);
-  await ensureIndexes(collections, { pagedByStore: storeIds?.pageByLatest !== undefined });
+  await ensureIndexes(collections, {
+    pagedByStore: storeIds?.pageByLatest !== undefined,
+    logByIdPrefix: storeIds?.idsByPrefix !== undefined,
+  });
   const names = brokerNames(config.AMQP_PREFIX);
   const amqp = new AmqpClient({ url: config.AMQP_URL, logger, name });
   await amqp.addSetup((ch) =>

@@ -34,7 +34,7 @@ beforeAll(async () => {
     );
   c = webhookCollections(conn);
   // Both read paths run here: the driver's (MongoDB's) reads by the webhook_id indexes too.
-  await ensureIndexes(c, { pagedByStore: false });
+  await ensureIndexes(c, { pagedByStore: false, logByIdPrefix: false });
   ferret = await isFerretDB(conn);
 });
 afterAll(async () => {
@@ -248,18 +248,77 @@ describe('webhooks store reads', () => {
     expect(await names(conn.collection('deliveries'))).toEqual(expect.arrayContaining(['webhook_id_1']));
   });
 
-  it('when the store pages deliveries by itself, then no webhook_id single-field index is written per attempt', async () => {
+  it('when the store pages deliveries and lists log entries by id itself, then no webhook_id or delivery_id single-field index is written per attempt', async () => {
     const lean = await mongoose
       .createConnection(db.url, { dbName: `${db.dbName}_lean`, serverSelectionTimeoutMS: 5000 })
       .asPromise();
     try {
-      await ensureIndexes(webhookCollections(lean), { pagedByStore: true });
+      // The log gets no index now, so nothing else would create it before its first entry.
+      await lean.createCollection('delivery_log');
+      await ensureIndexes(webhookCollections(lean), { pagedByStore: true, logByIdPrefix: true });
       const names = async (collection: string) =>
         (await lean.collection(collection).listIndexes().toArray()).map(
           (index: { name?: string }) => index.name,
         );
       expect((await names('deliveries')).sort()).toEqual(['_id_', 'webhook_id_1_created_at_-1']);
-      expect((await names('delivery_log')).sort()).toEqual(['_id_', 'delivery_id_1']);
+      expect(await names('delivery_log')).toEqual(['_id_']);
+    } finally {
+      await lean.dropDatabase();
+      await lean.close();
+    }
+  });
+
+  it('when the log has no delivery_id index, then a delivery’s entries and a page by status are found by entry ids, and only the delivery’s own', async () => {
+    const storeIds = await storeIdCommands(conn);
+    if (!ferret) {
+      // MongoDB has no wrapper: the service keeps the delivery_id index there.
+      expect(storeIds).toBeUndefined();
+      return;
+    }
+    expect(storeIds?.idsByPrefix).toBeDefined();
+    const lean = await mongoose
+      .createConnection(db.url, {
+        dbName: `${db.dbName}_by_id`,
+        monitorCommands: true,
+        serverSelectionTimeoutMS: 5000,
+      })
+      .asPromise();
+    const finds: string[] = [];
+    lean.getClient().on('commandStarted', (e: mongo.CommandStartedEvent) => {
+      if (e.commandName === 'find') finds.push(JSON.stringify(e.command.filter));
+    });
+    try {
+      const l = webhookCollections(lean);
+      await ensureIndexes(l, { pagedByStore: true, logByIdPrefix: true });
+      const repository = new WebhookRepository(l, await storeIdCommands(lean));
+      // `dlv_P1` sorts below `dlv_P:` and `dlv_PQ` above `dlv_P;`: neither's entries are dlv_P's.
+      const ids = ['dlv_P', 'dlv_P1', 'dlv_PQ', 'dlv_R', 'dlv_S'];
+      await l.deliveries.insertMany(ids.map((id) => delivery(id, 'wh_by_id')));
+      await l.deliveryLog.insertMany([
+        attempt('dlv_P', 'wh_by_id', 1, 500),
+        attempt('dlv_P', 'wh_by_id', 2, 200),
+        attempt('dlv_P1', 'wh_by_id', 1, 200),
+        attempt('dlv_PQ', 'wh_by_id', 1, 200),
+        attempt('dlv_R', 'wh_by_id', 1, 500),
+      ]);
+
+      const log = await repository.logOf(['dlv_P', 'dlv_R', 'dlv_S']);
+      expect(log.map((e) => e._id).sort()).toEqual(['dlv_P:2', 'dlv_P:4', 'dlv_R:2']);
+      const summaries = await repository.logSummariesOf(['dlv_P']);
+      expect(summaries.map((e) => [e._id, e.status])).toEqual(
+        expect.arrayContaining([
+          ['dlv_P:2', 'pending'],
+          ['dlv_P:4', 'succeeded'],
+        ]),
+      );
+      expect(finds.some((f) => f.includes('delivery_id'))).toBe(false);
+
+      const page = (status: DeliveryStatus) =>
+        repository.pageDeliveriesByStatus?.('wh_by_id', undefined, status, { skip: 0 }, 10);
+      expect((await page('succeeded'))?.rows.map((d) => d._id).sort()).toEqual(['dlv_P', 'dlv_P1', 'dlv_PQ']);
+      // dlv_R's last attempt failed and waits; dlv_S has no entry and keeps its stored status.
+      expect((await page('pending'))?.rows.map((d) => d._id).sort()).toEqual(['dlv_R', 'dlv_S']);
+      expect(await repository.unattempted(['dlv_P', 'dlv_R', 'dlv_S'])).toEqual(new Set(['dlv_S']));
     } finally {
       await lean.dropDatabase();
       await lean.close();

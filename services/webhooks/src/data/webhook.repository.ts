@@ -21,7 +21,7 @@ import type {
 } from '../domain/records';
 import type { HealthBatch } from '../domain/health';
 import { healthUpdates } from '../domain/health';
-import { DELIVERY_ID_PREFIX } from '../domain/delivery-state';
+import { DELIVERY_ID_PREFIX, LOG_ID_SEPARATOR } from '../domain/delivery-state';
 import { removeInBatches } from './paced-batches';
 import { fromStoredLogEntry, toStoredLogEntry } from './stored-log-entry';
 import type { WebhookCollections } from './webhook.models';
@@ -42,6 +42,8 @@ export interface WebhookRepositoryOptions {
 
 const WITHOUT_PAYLOAD = { projection: { payload: 0 } } as const;
 const WITHOUT_EXCHANGE = { projection: { request: 0, response: 0, exchange: 0 } } as const;
+/** The most prefixes the store's `idsByPrefix` takes in one call. */
+const ID_PREFIXES_PER_CALL = 1000;
 
 /** Runs an unordered insertMany; the positions refused as duplicates (any other failure throws). */
 async function insertAll(insert: () => Promise<unknown>): Promise<Set<number>> {
@@ -82,13 +84,15 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     this.listRead = options.listReadMaxMs === undefined ? {} : { maxTimeMS: options.listReadMaxMs };
     const byLatest = storeIds?.pageByLatest;
     // A delivery's status is its log's last entry's (by `seq`), or, with no entry yet, the one it
-    // was stored with: the store finds each delivery's last entry by the log's `delivery_id` index.
+    // was stored with: the store finds each delivery's last entry by the log's `_id` index (entry
+    // ids begin with their delivery's), or by its `delivery_id` index on a wrapper without that.
     this.pageDeliveriesByStatus =
       byLatest &&
       ((webhookId, event, status, from, limit) => {
         const latest: LatestRecordFilter = {
           from: c.deliveryLog.collectionName,
           link: 'delivery_id',
+          ...(storeIds.idsByPrefix ? { separator: LOG_ID_SEPARATOR } : {}),
           order: 'seq',
           field: 'status',
           equals: status,
@@ -272,9 +276,29 @@ export class WebhookRepository implements WebhookStore, SubscriptionSource {
     return this.entriesOf(deliveryIds, WITHOUT_EXCHANGE);
   }
 
-  private entriesOf(deliveryIds: readonly string[], options: mongo.FindOptions): Promise<DeliveryLogEntry[]> {
-    return readEach(deliveryIds, async (id) =>
-      (await this.c.deliveryLog.find({ delivery_id: id }, options).toArray()).map(fromStoredLogEntry),
+  private async entriesOf(
+    deliveryIds: readonly string[],
+    options: mongo.FindOptions,
+  ): Promise<DeliveryLogEntry[]> {
+    const byPrefix = this.storeIds?.idsByPrefix;
+    if (!byPrefix)
+      return readEach(deliveryIds, async (id) =>
+        (await this.c.deliveryLog.find({ delivery_id: id }, options).toArray()).map(fromStoredLogEntry),
+      );
+    // An entry's id is its delivery's, the separator and its seq: the store lists them by its
+    // `_id` index (no `delivery_id` index is kept there), and each is read by `_id`.
+    const unique = [...new Set(deliveryIds)];
+    const ids: string[] = [];
+    for (let i = 0; i < unique.length; i += ID_PREFIXES_PER_CALL)
+      ids.push(
+        ...(await byPrefix(
+          this.c.deliveryLog.collectionName,
+          unique.slice(i, i + ID_PREFIXES_PER_CALL),
+          LOG_ID_SEPARATOR,
+        )),
+      );
+    return readEach(ids, async (id) =>
+      (await this.c.deliveryLog.find({ _id: id }, options).toArray()).map(fromStoredLogEntry),
     );
   }
 

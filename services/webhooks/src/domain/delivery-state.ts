@@ -21,7 +21,10 @@ export interface DeliveryState {
 /** Log position of attempt k (made or dropped), and of the re-send that queued it. */
 export const attemptSeq = (attempt: number): number => 2 * attempt;
 export const requeueSeq = (attempt: number): number => 2 * attempt - 1;
-export const logEntryId = (deliveryId: string, seq: number): string => `${deliveryId}:${seq}`;
+/** What follows a delivery's id in its log entries' ids; no delivery id holds it. */
+export const LOG_ID_SEPARATOR = ':';
+export const logEntryId = (deliveryId: string, seq: number): string =>
+  `${deliveryId}${LOG_ID_SEPARATOR}${seq}`;
 
 /** The state after every entry, in log order (entries may come in any order). */
 export function foldDelivery(doc: DeliveryHeader, entries: readonly DeliveryLogEntry[]): DeliveryState {
