@@ -54,15 +54,11 @@ func parseSeparator(s string, ok bool) (string, string, error) {
 
 func parsePrefixRequest(body bson.Raw) (prefixRequest, error) {
 	var r prefixRequest
-	var ok bool
-	if r.collection, ok = body.Lookup(idsByPrefixCommand).StringValueOK(); !ok || r.collection == "" {
-		return r, bad("idsByPrefix: the collection must be a string")
-	}
-	if r.db, ok = body.Lookup("$db").StringValueOK(); !ok {
-		return r, bad("idsByPrefix: $db is missing")
+	var err error
+	if r.db, r.collection, err = commandTarget(body, idsByPrefixCommand); err != nil {
+		return r, err
 	}
 	separator, isString := body.Lookup("separator").StringValueOK()
-	var err error
 	if r.separator, _, err = parseSeparator(separator, isString); err != nil {
 		return r, bad("idsByPrefix: %v", err)
 	}

@@ -39,13 +39,11 @@ type removeResult struct {
 
 func parseRemoveRequest(body bson.Raw) (removeRequest, error) {
 	var r removeRequest
+	var err error
+	if r.db, r.collection, err = commandTarget(body, removeIDRangeCommand); err != nil {
+		return r, err
+	}
 	var ok bool
-	if r.collection, ok = body.Lookup(removeIDRangeCommand).StringValueOK(); !ok || r.collection == "" {
-		return r, bad("removeIdRange: the collection must be a string")
-	}
-	if r.db, ok = body.Lookup("$db").StringValueOK(); !ok {
-		return r, bad("removeIdRange: $db is missing")
-	}
 	if r.from, ok = body.Lookup("from").StringValueOK(); !ok || r.from == "" {
 		return r, bad("removeIdRange: from must be a non-empty string")
 	}

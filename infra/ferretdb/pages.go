@@ -217,16 +217,25 @@ func (b badValue) Error() string { return b.msg }
 
 func bad(format string, args ...interface{}) error { return badValue{fmt.Sprintf(format, args...)} }
 
-func parsePageRequest(body bson.Raw, name string) (pageRequest, error) {
-	var r pageRequest
+// commandTarget is an own command's collection (the value of its first field, `name`) and database.
+func commandTarget(body bson.Raw, name string) (db, collection string, err error) {
 	collection, ok := body.Lookup(name).StringValueOK()
 	if !ok || collection == "" {
-		return r, bad("%s: the collection must be a string", name)
+		return "", "", bad("%s: the collection must be a string", name)
 	}
-	r.collection = collection
-	if r.db, ok = body.Lookup("$db").StringValueOK(); !ok {
-		return r, bad("%s: $db is missing", name)
+	if db, ok = body.Lookup("$db").StringValueOK(); !ok {
+		return "", "", bad("%s: $db is missing", name)
 	}
+	return db, collection, nil
+}
+
+func parsePageRequest(body bson.Raw, name string) (pageRequest, error) {
+	var r pageRequest
+	var err error
+	if r.db, r.collection, err = commandTarget(body, name); err != nil {
+		return r, err
+	}
+	var ok bool
 	equal, ok := body.Lookup("equal").DocumentOK()
 	if !ok {
 		return r, bad("%s: equal must be a document", name)
