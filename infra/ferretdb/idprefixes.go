@@ -17,8 +17,9 @@ import (
 //	{ idsByPrefix: <collection>, prefixes: [<string>, …], separator: <one character>, $db: <database> }
 //	→ { ids: [<_id>, …], ok: 1 }
 //
-// The ids that begin with a prefix and the separator (at most 1,000 per prefix, at most 1,000
-// prefixes), grouped by prefix in the order given; the caller reads the documents by `_id`. The
+// The ids that begin with a prefix and the separator (at most 10,000 per prefix, at most 1,000
+// prefixes), grouped by prefix in the order given and in id order within one; the caller reads
+// the documents by `_id`. The
 // range is [prefix + separator, prefix + the next character) in the store's C collation, so
 // the separator must be a character no prefix holds. `pageIdsByLatest` takes the same link
 // (`latest.separator`).
@@ -27,7 +28,7 @@ const idsByPrefixCommand = "idsByPrefix"
 
 const (
 	maxPrefixes      = 1000
-	maxIDsPerPrefix  = 1000
+	maxIDsPerPrefix  = 10000
 	firstSeparator   = '!'
 	lastSeparator    = '}'
 	separatorMessage = "separator must be one character from ! to }"
@@ -89,10 +90,10 @@ func (p *ownCommands) idsByPrefix(ctx context.Context, r prefixRequest) (prefixR
 	}
 	_, next, _ := parseSeparator(r.separator, true)
 	rows, err := p.pool.Query(ctx, fmt.Sprintf(
-		`SELECT e._jsonb->>'_id' FROM unnest($1::text[]) WITH ORDINALITY AS p(prefix, n)
-		 CROSS JOIN LATERAL (SELECT _jsonb FROM %s WHERE %s >= to_jsonb(p.prefix || $2::text)
-		   AND %s < to_jsonb(p.prefix || $3::text) LIMIT %d) AS e ORDER BY p.n`,
-		pgx.Identifier{r.db, table}.Sanitize(), field("_id"), field("_id"), maxIDsPerPrefix),
+		`SELECT e.id FROM unnest($1::text[]) WITH ORDINALITY AS p(prefix, n)
+		 CROSS JOIN LATERAL (SELECT _jsonb->>'_id' AS id FROM %s WHERE %s >= to_jsonb(p.prefix || $2::text)
+		   AND %s < to_jsonb(p.prefix || $3::text) ORDER BY %s LIMIT %d) AS e ORDER BY p.n, e.id`,
+		pgx.Identifier{r.db, table}.Sanitize(), field("_id"), field("_id"), field("_id"), maxIDsPerPrefix),
 		r.prefixes, r.separator, next)
 	if err != nil {
 		return result, err

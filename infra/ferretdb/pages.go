@@ -235,7 +235,6 @@ func parsePageRequest(body bson.Raw, name string) (pageRequest, error) {
 	if r.db, r.collection, err = commandTarget(body, name); err != nil {
 		return r, err
 	}
-	var ok bool
 	equal, ok := body.Lookup("equal").DocumentOK()
 	if !ok {
 		return r, bad("%s: equal must be a document", name)

@@ -63,7 +63,7 @@ export interface StoreIdCommands {
   removeIdRange(collection: string, range: IdRange, limit: number): Promise<number>;
   /**
    * The ids that begin with one of `prefixes` (at most 1,000) and `separator` (one character no
-   * prefix holds), at most 1,000 per prefix, found by the `_id` index. Undefined where the store
+   * prefix holds), at most 10,000 per prefix, found by the `_id` index. Undefined where the store
    * cannot (a wrapper of an earlier build).
    */
   idsByPrefix:
