@@ -137,10 +137,12 @@ jest_run() { # report-name [jest args...]
 }
 
 step "build (unit tier beside it)"
-# The unit tier needs neither a build nor infrastructure: it runs beside the build, on one worker.
+# The unit tier needs neither a build nor infrastructure: it runs beside the build, on one worker,
+# niced like the typecheck and lint, so the build and then the integration and system tiers (the
+# critical path) keep the processor they ask for; it has the whole of those tiers to finish in.
 unit_pid=""
 if [ $# -eq 0 ]; then
-  beside unit pnpm exec jest --ci --selectProjects unit --maxWorkers=1 --json --outputFile=.run/jest-unit.json
+  beside unit nice -n 19 pnpm exec jest --ci --selectProjects unit --maxWorkers=1 --json --outputFile=.run/jest-unit.json
   unit_pid=$!
 fi
 pnpm run -s build || { echo "build failed" >&2; exit 1; }
