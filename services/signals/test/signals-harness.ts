@@ -1,5 +1,6 @@
 import {
   GracefulShutdown,
+  connectRedis,
   deleteKeysMatching,
   registerShutdown,
   signInternalToken,
@@ -89,6 +90,12 @@ export async function startSignals(
     async stop() {
       await lifecycle.run();
       await broker?.cleanup();
+      if (shared?.dbName) return;
+      // What the wipe above could not remove goes too: a test that cut Redis through its proxy can
+      // leave the service's client unable to reach it at the wipe. Through the Redis itself.
+      const redis = await connectRedis(redisUrl, silentLogger).catch(() => undefined);
+      if (redis) await deleteKeysMatching(redis, `${config.REDIS_PREFIX}*`).catch(() => undefined);
+      redis?.disconnect();
     },
   };
 }

@@ -1,5 +1,6 @@
 import {
   GracefulShutdown,
+  connectRedis,
   deleteKeysMatching,
   startWorkers,
   signInternalToken,
@@ -62,6 +63,11 @@ export async function startStats(
       await deleteKeysMatching(deps.redis, `${prefix}stats:*`).catch(() => undefined);
       await deps.mongo.dropDatabase().catch(() => undefined);
       await deps.close();
+      // Again through the Redis itself: a test that cut Redis through its proxy can leave the
+      // service's client unable to reach it above.
+      const redis = await connectRedis(redisUrl, silentLogger).catch(() => undefined);
+      if (redis) await deleteKeysMatching(redis, `${prefix}stats:*`).catch(() => undefined);
+      redis?.disconnect();
     },
   };
 }
