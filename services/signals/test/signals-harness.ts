@@ -63,21 +63,20 @@ export async function startSignals(
   await startWorkers(deps.workers);
   const app = appFromDependencies(config, deps, silentLogger, lifecycle);
   const http: RunningServer = await startHttpServer(app, 0);
-  // A harness with a database of its own wipes it (and its index) once HTTP and the workers have
-  // stopped, before the connections close: a running index maintenance would take a cleared
-  // index for a lost one and rebuild it, and the relay would re-apply snapshots to it.
+  // A harness with a database of its own drops it once HTTP and the workers have stopped, before
+  // the connections close; its Redis keys (the index, the event stream) go in `stop`, once
+  // nothing of the service can write them again: a running index maintenance would take a
+  // cleared index for a lost one and rebuild it, and the relay would re-apply snapshots to it.
   const wipe: Array<[string, () => Promise<void>]> = shared?.dbName
     ? []
     : [
         [
           'test data',
-          async () => {
-            await deps.mongo.dropDatabase().catch(() => undefined);
-            await deps.index.model.clear().catch(() => undefined);
-            await deleteKeysMatching(deps.redis, `${config.REDIS_PREFIX}signal-events:*`).catch(
+          () =>
+            deps.mongo.dropDatabase().then(
               () => undefined,
-            );
-          },
+              () => undefined,
+            ),
         ],
       ];
   registerShutdown(lifecycle, { http, workers: deps.workers, connections: [...wipe, ...connections(deps)] });
@@ -91,8 +90,8 @@ export async function startSignals(
       await lifecycle.run();
       await broker?.cleanup();
       if (shared?.dbName) return;
-      // What the wipe above could not remove goes too: a test that cut Redis through its proxy can
-      // leave the service's client unable to reach it at the wipe. Through the Redis itself.
+      // Through the Redis itself, not the service's client: a test may reach Redis through a
+      // proxy it cut, and the keys must go all the same.
       const redis = await connectRedis(redisUrl, silentLogger).catch(() => undefined);
       if (redis) await deleteKeysMatching(redis, `${config.REDIS_PREFIX}*`).catch(() => undefined);
       redis?.disconnect();

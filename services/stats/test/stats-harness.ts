@@ -59,12 +59,10 @@ export async function startStats(
       // take the cleared aggregates for lost ones and rebuild their ready mark, and the consumer
       // could write counters after the wipe.
       for (const w of [...deps.workers].reverse()) await w.stop();
-      // Every stats key of this prefix: the aggregates (`stats:{agg}:`) and the cache.
-      await deleteKeysMatching(deps.redis, `${prefix}stats:*`).catch(() => undefined);
       await deps.mongo.dropDatabase().catch(() => undefined);
       await deps.close();
-      // Again through the Redis itself: a test that cut Redis through its proxy can leave the
-      // service's client unable to reach it above.
+      // Every stats key of this prefix (the aggregates, `stats:{agg}:`, and the cache), through
+      // the Redis itself, not the service's client: a test may reach Redis through a proxy it cut.
       const redis = await connectRedis(redisUrl, silentLogger).catch(() => undefined);
       if (redis) await deleteKeysMatching(redis, `${prefix}stats:*`).catch(() => undefined);
       redis?.disconnect();
