@@ -101,9 +101,9 @@ export interface StoreReads {
  * `pagedByStore`: the store pages a subscription's deliveries by itself, by status too (the
  * embedded FerretDB's wrapper: service-kit's `storeIdCommands` with `pageByLatest`). Then no read
  * finds deliveries or log entries by `webhook_id` through the driver — the wrapper's SQL pages by
- * the compound index and finds each delivery's last entry by `delivery_id` — so the two
- * single-field `webhook_id` indexes are not created (with their GIN twins, four of the fourteen
- * index entries an attempt's documents otherwise write). On any other store (MongoDB) lists read
+ * the compound index and finds each delivery's last entry by the log's `_id` or `delivery_id`
+ * index — so the two single-field `webhook_id` indexes are not created (with their GIN twins,
+ * four of the fourteen index entries an attempt's documents otherwise write). On any other store (MongoDB) lists read
  * by them. Nor is a unique (webhook_id, event_id) index: every writer derives a delivery's `_id` from
  * the pair (`deliveryIdFor`) or from a fresh event id (a test event), so `_id` keeps the pair unique.
  * `logByIdPrefix`: no read finds log entries by `delivery_id` (a delivery's entries and each
