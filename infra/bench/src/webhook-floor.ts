@@ -31,8 +31,9 @@ import { requiredEnv } from './proxy-env';
  * worker's design (fair shares, lanes, cache, health, metrics, logs).
  *
  * FLOOR_WITHOUT (service shape only; comma-separated): `claim` writes no attempt claim, `log-index`
- * drops the log's `delivery_id` index after `ensureIndexes`: what each piece of our data model
- * costs, measured by leaving it out.
+ * creates no `delivery_id` index on the log (as the service does anyway where the store's wrapper
+ * lists ids by prefix, so then it changes nothing): what each piece of our data model costs,
+ * measured by leaving it out.
  */
 const serviceStore = process.env.FLOOR_STORE === 'service';
 const LEFT_OUT = ['claim', 'log-index'];

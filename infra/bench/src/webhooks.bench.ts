@@ -49,7 +49,8 @@ import {
  *            service's own), and through the same floor writing the service's documents to its
  *            collections (FLOOR_STORE=service), each with its ratio to direct and its CPU per
  *            first attempt beside ours; --floor-without claim,log-index: that second floor
- *            without those pieces of the service's data model (what each costs);
+ *            without those pieces of the service's data model (what each costs; the log index
+ *            is already gone where the store's wrapper lists ids by prefix);
  *  fanout  — one event to --fanout-subscribers subscriptions (target: all within 3 s);
  *  retries — --retry-deliveries deliveries whose first attempt gets a 503 with a
  *            Retry-After drawn from 1 s … --max-delay s (the delays are the receivers', so the
